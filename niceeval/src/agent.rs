@@ -1,0 +1,364 @@
+//! The agent under test: the [`Agent`] trait, what it receives ([`Request`]), how it reports
+//! what it does ([`EventSink`]), and the in-process adapter [`agent_fn`].
+//!
+//! An agent turns one input into a stream of [`Event`]s. It does not build a [`crate::Turn`]
+//! itself: the eval handle derives the turn (reply, data, status, usage) from the events the
+//! agent emitted, so every adapter — in-process closure, replayed transcript, subprocess, remote
+//! model — is judged by the same rules, and events emitted before a crash or a timeout are kept.
+
+pub mod replay;
+
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::event::{ActionStatus, Event, Role};
+
+/// Something that can be evaluated: receives input, emits events.
+///
+/// Implement it with [`macro@async_trait`] (re-exported by niceeval), or wrap a closure with
+/// [`agent_fn`].
+///
+/// ```
+/// use niceeval::{async_trait, Agent, AgentError, Request};
+///
+/// struct Echo;
+///
+/// #[async_trait]
+/// impl Agent for Echo {
+///     async fn send(&self, request: Request) -> Result<(), AgentError> {
+///         request.events.say(format!("you said: {}", request.input.text));
+///         Ok(())
+///     }
+/// }
+/// ```
+#[async_trait::async_trait]
+pub trait Agent: Send + Sync {
+    /// Handles one turn: read `request.input`, emit events through `request.events`.
+    ///
+    /// Returning `Err` fails the turn: an `error` event is recorded and
+    /// [`crate::Eval::send`] returns the error, so `?` ends the eval as an execution error.
+    async fn send(&self, request: Request) -> Result<(), AgentError>;
+
+    /// A short name for reports (defaults to the type name).
+    fn name(&self) -> String {
+        std::any::type_name::<Self>()
+            .rsplit("::")
+            .next()
+            .unwrap_or("agent")
+            .to_string()
+    }
+}
+
+#[async_trait::async_trait]
+impl<A: Agent + ?Sized> Agent for Arc<A> {
+    async fn send(&self, request: Request) -> Result<(), AgentError> {
+        (**self).send(request).await
+    }
+    fn name(&self) -> String {
+        (**self).name()
+    }
+}
+
+#[async_trait::async_trait]
+impl<A: Agent + ?Sized> Agent for Box<A> {
+    async fn send(&self, request: Request) -> Result<(), AgentError> {
+        (**self).send(request).await
+    }
+    fn name(&self) -> String {
+        (**self).name()
+    }
+}
+
+/// Why an agent could not complete a turn.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct AgentError {
+    message: String,
+}
+
+impl AgentError {
+    /// An error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        AgentError {
+            message: message.into(),
+        }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl From<String> for AgentError {
+    fn from(message: String) -> Self {
+        AgentError::new(message)
+    }
+}
+
+impl From<&str> for AgentError {
+    fn from(message: &str) -> Self {
+        AgentError::new(message)
+    }
+}
+
+/// What the eval sends to the agent: text, optionally with structured data.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Input {
+    /// The user message.
+    pub text: String,
+    /// Structured input, when the eval sent JSON.
+    pub data: Option<Value>,
+}
+
+impl From<&str> for Input {
+    fn from(text: &str) -> Self {
+        Input {
+            text: text.to_string(),
+            data: None,
+        }
+    }
+}
+
+impl From<String> for Input {
+    fn from(text: String) -> Self {
+        Input { text, data: None }
+    }
+}
+
+impl From<&String> for Input {
+    fn from(text: &String) -> Self {
+        Input::from(text.as_str())
+    }
+}
+
+impl From<Value> for Input {
+    fn from(data: Value) -> Self {
+        let text = match &data {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        Input {
+            text,
+            data: Some(data),
+        }
+    }
+}
+
+/// One message of the conversation so far, as the agent sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Message {
+    /// Who spoke.
+    pub role: Role,
+    /// What was said.
+    pub text: String,
+}
+
+/// Everything an agent gets for one turn. Owned, so closures can move it into futures.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Request {
+    /// This turn's input.
+    pub input: Input,
+    /// Identifier of the conversation; changes on [`crate::Eval::new_session`].
+    pub session: String,
+    /// Earlier messages of this session, oldest first (this turn's input not included).
+    pub history: Vec<Message>,
+    /// When this turn answers an `input.requested` event: that event's request.
+    pub responding_to: Option<Value>,
+    /// Where the agent reports what it does.
+    pub events: EventSink,
+}
+
+/// The channel an agent reports events through. Cheap to clone; all clones feed the same turn.
+///
+/// ```
+/// use niceeval::{EventSink, Event};
+/// use serde_json::json;
+///
+/// let sink = EventSink::default();
+/// sink.tool_call("lookup_order", json!({"id": "123"}), json!({"status": "shipped"}));
+/// sink.say("Your order has shipped.");
+/// let events = sink.snapshot();
+/// assert_eq!(events.len(), 3);
+/// assert_eq!(events[2], Event::assistant("Your order has shipped."));
+/// ```
+#[derive(Clone, Default)]
+pub struct EventSink {
+    inner: Arc<Mutex<SinkState>>,
+}
+
+#[derive(Default)]
+struct SinkState {
+    events: Vec<Event>,
+    data: Option<Value>,
+    next_call: u64,
+}
+
+impl fmt::Debug for EventSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventSink")
+            .field("events", &self.lock().events.len())
+            .finish()
+    }
+}
+
+impl EventSink {
+    fn lock(&self) -> MutexGuard<'_, SinkState> {
+        // A panicking agent must not hide the events it emitted before the panic.
+        self.inner
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Records one event.
+    pub fn emit(&self, event: Event) {
+        self.lock().events.push(event);
+    }
+
+    /// Records an assistant message.
+    pub fn say(&self, text: impl Into<String>) {
+        self.emit(Event::assistant(text));
+    }
+
+    /// Records a completed tool call (an `action.called` and its `action.result`); returns the
+    /// generated call id.
+    pub fn tool_call(&self, name: impl Into<String>, input: Value, output: Value) -> String {
+        self.tool_call_with_status(name, input, output, ActionStatus::Completed)
+    }
+
+    /// Records a tool call that ended with `status`; returns the generated call id.
+    pub fn tool_call_with_status(
+        &self,
+        name: impl Into<String>,
+        input: Value,
+        output: Value,
+        status: ActionStatus,
+    ) -> String {
+        let call_id = self.next_call_id();
+        self.emit(Event::ActionCalled {
+            call_id: call_id.clone(),
+            name: name.into(),
+            input,
+        });
+        self.emit(Event::ActionResult {
+            call_id: call_id.clone(),
+            output,
+            status,
+        });
+        call_id
+    }
+
+    /// A fresh call id, unique within this sink (`call_1`, `call_2`, ...).
+    pub fn next_call_id(&self) -> String {
+        let mut state = self.lock();
+        state.next_call += 1;
+        format!("call_{}", state.next_call)
+    }
+
+    /// Records token usage for one model call.
+    pub fn usage(&self, input_tokens: u64, output_tokens: u64) {
+        self.emit(Event::Usage {
+            input_tokens,
+            output_tokens,
+            cache_read_tokens: 0,
+            cost_usd: None,
+            model: None,
+        });
+    }
+
+    /// Sets the turn's structured output ([`crate::Turn::data`]).
+    pub fn set_data(&self, data: Value) {
+        self.lock().data = Some(data);
+    }
+
+    /// A copy of the events recorded so far.
+    pub fn snapshot(&self) -> Vec<Event> {
+        self.lock().events.clone()
+    }
+
+    /// Takes the recorded events and data out of the sink.
+    pub(crate) fn drain(&self) -> (Vec<Event>, Option<Value>) {
+        let mut state = self.lock();
+        (std::mem::take(&mut state.events), state.data.take())
+    }
+}
+
+/// Wraps an async closure as an [`Agent`].
+///
+/// ```
+/// use niceeval::{agent_fn, Agent, Request};
+///
+/// let agent = agent_fn(|request: Request| async move {
+///     request.events.say(format!("echo: {}", request.input.text));
+///     Ok(())
+/// });
+/// # fn assert_agent(_: &impl Agent) {}
+/// # assert_agent(&agent);
+/// ```
+pub fn agent_fn<F, Fut>(f: F) -> FnAgent<F>
+where
+    F: Fn(Request) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<(), AgentError>> + Send,
+{
+    FnAgent { f }
+}
+
+/// The agent returned by [`agent_fn`].
+pub struct FnAgent<F> {
+    f: F,
+}
+
+impl<F> fmt::Debug for FnAgent<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FnAgent")
+    }
+}
+
+#[async_trait::async_trait]
+impl<F, Fut> Agent for FnAgent<F>
+where
+    F: Fn(Request) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<(), AgentError>> + Send,
+{
+    async fn send(&self, request: Request) -> Result<(), AgentError> {
+        (self.f)(request).await
+    }
+
+    fn name(&self) -> String {
+        "agent_fn".to_string()
+    }
+}
+
+/// Builds the default agent described by `[agent]` in `niceeval.toml`. Relative paths resolve
+/// against the directory of the file (`config_path`).
+pub(crate) fn from_config(
+    agent: &crate::config::AgentConfig,
+    config_path: Option<&std::path::Path>,
+) -> Result<Arc<dyn Agent>, String> {
+    let file = config_path
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| crate::config::FILE_NAME.to_string());
+    match agent.kind.as_str() {
+        "replay" => {
+            let path = agent
+                .settings
+                .get("path")
+                .and_then(|v| v.as_str())
+                .ok_or_else(|| {
+                    format!("{file}: [agent] type = \"replay\" needs `path = \"transcript.jsonl\"`")
+                })?;
+            let base = config_path
+                .and_then(|p| p.parent())
+                .unwrap_or_else(|| std::path::Path::new("."));
+            Ok(Arc::new(replay::replay(base.join(path))))
+        }
+        other => Err(format!(
+            "{file}: [agent] type = {other:?} is not a known agent type; valid types: \"replay\""
+        )),
+    }
+}

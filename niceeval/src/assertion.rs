@@ -1,0 +1,598 @@
+//! What an assertion is: the [`Assertion`] trait every matcher implements, the value it looks at
+//! ([`Subject`] via [`Checkable`]), what it returns ([`Grade`]), its severity and threshold
+//! ([`Settings`], chained through [`Expect`]), the pass rule, and the recorded
+//! [`AssertionResult`].
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Whether a failed assertion fails the eval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// A hard requirement: not passing fails the eval.
+    Gate,
+    /// A quality signal: below its threshold the eval still passes, with a mark (fails under
+    /// strict).
+    Soft,
+}
+
+impl Severity {
+    /// `gate` or `soft`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Gate => "gate",
+            Severity::Soft => "soft",
+        }
+    }
+}
+
+/// The pass rule for one assertion.
+///
+/// - gate without threshold: passes when `score > 0`;
+/// - gate or soft with threshold: passes when `score >= threshold`;
+/// - soft without threshold: always passes (it is a recorded signal).
+///
+/// ```
+/// use niceeval::{passes, Severity::*};
+///
+/// assert!(passes(Gate, None, 0.1));
+/// assert!(!passes(Gate, None, 0.0));
+/// assert!(passes(Gate, Some(0.5), 0.5));
+/// assert!(!passes(Soft, Some(0.5), 0.49));
+/// assert!(passes(Soft, None, 0.0));
+/// ```
+pub fn passes(severity: Severity, threshold: Option<f64>, score: f64) -> bool {
+    match (severity, threshold) {
+        (_, Some(threshold)) => score >= threshold,
+        (Severity::Gate, None) => score > 0.0,
+        (Severity::Soft, None) => true,
+    }
+}
+
+/// What kind of mechanism produced an assertion result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum AssertionKind {
+    /// `t.check` / `t.require` on a value.
+    Value,
+    /// Evaluated over the event stream after the body.
+    Scoped,
+    /// A token, cost or call budget.
+    Efficiency,
+    /// Graded by a judge model.
+    Judge,
+}
+
+/// Severity, threshold, weight and metric of one assertion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Gate or soft.
+    pub severity: Severity,
+    /// Score needed to pass, if any.
+    pub threshold: Option<f64>,
+    /// Weight in the eval's mean score (0 records without counting).
+    pub weight: f64,
+    /// Named metric this assertion contributes to.
+    pub metric: Option<String>,
+}
+
+impl Settings {
+    /// A gate without threshold (the default of matchers and scoped assertions).
+    pub fn gate() -> Self {
+        Settings {
+            severity: Severity::Gate,
+            threshold: None,
+            weight: 1.0,
+            metric: None,
+        }
+    }
+
+    /// A soft assertion with an optional threshold.
+    pub fn soft(threshold: Option<f64>) -> Self {
+        Settings {
+            severity: Severity::Soft,
+            threshold,
+            ..Settings::gate()
+        }
+    }
+
+    /// Makes it soft with this threshold (what `.at_least(x)` does).
+    pub fn at_least(&mut self, threshold: f64) {
+        self.severity = Severity::Soft;
+        self.threshold = Some(threshold);
+    }
+
+    /// Makes it a gate, keeping the threshold (what `.gate()` does).
+    pub fn make_gate(&mut self) {
+        self.severity = Severity::Gate;
+    }
+}
+
+/// The value an assertion looks at: text, JSON, or nothing (`None`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Subject<'a> {
+    /// A string value.
+    Text(Cow<'a, str>),
+    /// A JSON value (numbers, objects, arrays, booleans, null; strings arrive as [`Subject::Text`]).
+    Json(Cow<'a, Value>),
+    /// An absent value (`None`).
+    Missing,
+}
+
+impl Subject<'_> {
+    /// The text form: strings as they are, other JSON as compact JSON, missing as `None`.
+    pub fn text(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Subject::Text(text) => Some(Cow::Borrowed(text)),
+            Subject::Json(value) => Some(match value.as_ref() {
+                Value::String(s) => Cow::Borrowed(s.as_str()),
+                other => Cow::Owned(other.to_string()),
+            }),
+            Subject::Missing => None,
+        }
+    }
+
+    /// The JSON form: text becomes a JSON string, missing becomes `None`.
+    pub fn json(&self) -> Option<Cow<'_, Value>> {
+        match self {
+            Subject::Text(text) => Some(Cow::Owned(Value::String(text.to_string()))),
+            Subject::Json(value) => Some(Cow::Borrowed(value.as_ref())),
+            Subject::Missing => None,
+        }
+    }
+
+    /// Structured data: JSON as it is; text parsed as JSON (the form `matches::<T>()` and
+    /// `matches_schema` use on a reply). `Err` says why there is no data.
+    pub fn parsed(&self) -> Result<Cow<'_, Value>, String> {
+        match self {
+            Subject::Json(value) => Ok(Cow::Borrowed(value.as_ref())),
+            Subject::Text(text) => serde_json::from_str(text)
+                .map(Cow::Owned)
+                .map_err(|e| format!("the text {} is not JSON ({e})", crate::excerpt::quote(text))),
+            Subject::Missing => Err("there is no value (None)".to_string()),
+        }
+    }
+
+    /// A short, quoted, elided rendering for reasons.
+    pub fn preview(&self) -> String {
+        match self {
+            Subject::Text(text) => crate::excerpt::quote(text),
+            Subject::Json(value) => crate::excerpt::json(value),
+            Subject::Missing => "None".to_string(),
+        }
+    }
+}
+
+/// A value that assertions can look at. Implemented for strings, JSON, options, numbers and
+/// booleans, and for references to any of them.
+pub trait Checkable {
+    /// This value as a [`Subject`].
+    fn subject(&self) -> Subject<'_>;
+}
+
+impl<T: Checkable + ?Sized> Checkable for &T {
+    fn subject(&self) -> Subject<'_> {
+        (**self).subject()
+    }
+}
+
+impl Checkable for str {
+    fn subject(&self) -> Subject<'_> {
+        Subject::Text(Cow::Borrowed(self))
+    }
+}
+
+impl Checkable for String {
+    fn subject(&self) -> Subject<'_> {
+        Subject::Text(Cow::Borrowed(self))
+    }
+}
+
+impl Checkable for Cow<'_, str> {
+    fn subject(&self) -> Subject<'_> {
+        Subject::Text(Cow::Borrowed(self))
+    }
+}
+
+impl Checkable for Value {
+    fn subject(&self) -> Subject<'_> {
+        match self {
+            Value::String(s) => Subject::Text(Cow::Borrowed(s)),
+            other => Subject::Json(Cow::Borrowed(other)),
+        }
+    }
+}
+
+impl<T: Checkable> Checkable for Option<T> {
+    fn subject(&self) -> Subject<'_> {
+        match self {
+            Some(value) => value.subject(),
+            None => Subject::Missing,
+        }
+    }
+}
+
+macro_rules! checkable_via_json {
+    ($($ty:ty),*) => {$(
+        impl Checkable for $ty {
+            fn subject(&self) -> Subject<'_> {
+                Subject::Json(Cow::Owned(Value::from(*self)))
+            }
+        }
+    )*};
+}
+
+checkable_via_json!(bool, u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
+
+/// What an assertion says about one value: a score in [0, 1] and why.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Grade {
+    /// Score in [0, 1].
+    pub score: f64,
+    /// Why: shows the relevant part of the value.
+    pub reason: String,
+    /// The assertion could not be evaluated (an execution error, not a failed check).
+    pub error: Option<String>,
+    /// Results of nested assertions (assertion sets, grader checks).
+    pub children: Vec<AssertionResult>,
+}
+
+impl Grade {
+    /// Score 1.
+    pub fn pass(reason: impl Into<String>) -> Self {
+        Grade::score(1.0, reason)
+    }
+
+    /// Score 0.
+    pub fn fail(reason: impl Into<String>) -> Self {
+        Grade::score(0.0, reason)
+    }
+
+    /// Score 1 when `ok`, else 0.
+    pub fn from_bool(ok: bool, reason: impl Into<String>) -> Self {
+        Grade::score(if ok { 1.0 } else { 0.0 }, reason)
+    }
+
+    /// Any score.
+    pub fn score(score: f64, reason: impl Into<String>) -> Self {
+        Grade {
+            score,
+            reason: reason.into(),
+            ..Grade::default()
+        }
+    }
+
+    /// The assertion could not be evaluated.
+    pub fn error(message: impl Into<String>) -> Self {
+        let message = message.into();
+        Grade {
+            score: 0.0,
+            reason: message.clone(),
+            error: Some(message),
+            children: Vec::new(),
+        }
+    }
+}
+
+/// A check on a value: the trait behind every matcher.
+///
+/// Implement `describe` and `evaluate`; override `settings` for a soft default. The chaining
+/// methods (`at_least`, `gate`, `weight`, `metric`) come for free.
+///
+/// ```
+/// use niceeval::prelude::*;
+/// use niceeval::{Grade, Subject};
+///
+/// struct Shouting;
+///
+/// impl Assertion for Shouting {
+///     fn describe(&self) -> String {
+///         "is all caps".into()
+///     }
+///     fn evaluate(&self, value: &Subject<'_>) -> Grade {
+///         let text = value.text().unwrap_or_default();
+///         Grade::from_bool(text.chars().all(|c| !c.is_lowercase()), format!("got {}", value.preview()))
+///     }
+/// }
+///
+/// let grade = Shouting.evaluate(&"HELLO".subject());
+/// assert_eq!(grade.score, 1.0);
+/// let soft = Shouting.at_least(0.5);
+/// assert_eq!(soft.settings().threshold, Some(0.5));
+/// ```
+pub trait Assertion {
+    /// A short name for reports, e.g. `includes("refund")`.
+    fn describe(&self) -> String;
+
+    /// Grades one value.
+    fn evaluate(&self, value: &Subject<'_>) -> Grade;
+
+    /// Severity, threshold, weight and metric; a gate without threshold unless overridden.
+    fn settings(&self) -> Settings {
+        Settings::gate()
+    }
+
+    /// Makes this assertion soft with a threshold.
+    fn at_least(self, threshold: f64) -> Expect<Self>
+    where
+        Self: Sized,
+    {
+        Expect::new(self).at_least(threshold)
+    }
+
+    /// Makes this assertion a gate (keeping any threshold).
+    fn gate(self) -> Expect<Self>
+    where
+        Self: Sized,
+    {
+        Expect::new(self).gate()
+    }
+
+    /// Sets this assertion's weight in the eval's mean score.
+    fn weight(self, weight: f64) -> Expect<Self>
+    where
+        Self: Sized,
+    {
+        Expect::new(self).weight(weight)
+    }
+
+    /// Counts this assertion towards a named metric.
+    fn metric(self, name: impl Into<String>) -> Expect<Self>
+    where
+        Self: Sized,
+    {
+        Expect::new(self).metric(name)
+    }
+}
+
+impl<A: Assertion + ?Sized> Assertion for Box<A> {
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+    fn evaluate(&self, value: &Subject<'_>) -> Grade {
+        (**self).evaluate(value)
+    }
+    fn settings(&self) -> Settings {
+        (**self).settings()
+    }
+}
+
+/// An assertion with its settings changed by chaining (`.at_least`, `.gate`, ...).
+#[derive(Debug, Clone)]
+#[must_use = "an assertion does nothing until passed to t.check or t.require"]
+pub struct Expect<A> {
+    inner: A,
+    settings: Settings,
+}
+
+impl<A: Assertion> Expect<A> {
+    /// Wraps an assertion with its own default settings.
+    pub fn new(inner: A) -> Self {
+        let settings = inner.settings();
+        Expect { inner, settings }
+    }
+
+    /// Soft, passing at `score >= threshold`.
+    pub fn at_least(mut self, threshold: f64) -> Self {
+        self.settings.at_least(threshold);
+        self
+    }
+
+    /// A gate; keeps the threshold.
+    pub fn gate(mut self) -> Self {
+        self.settings.make_gate();
+        self
+    }
+
+    /// Weight in the eval's mean score.
+    pub fn weight(mut self, weight: f64) -> Self {
+        self.settings.weight = weight;
+        self
+    }
+
+    /// Named metric.
+    pub fn metric(mut self, name: impl Into<String>) -> Self {
+        self.settings.metric = Some(name.into());
+        self
+    }
+
+    /// The wrapped assertion.
+    pub fn inner(&self) -> &A {
+        &self.inner
+    }
+}
+
+impl<A: Assertion> Assertion for Expect<A> {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn evaluate(&self, value: &Subject<'_>) -> Grade {
+        self.inner.evaluate(value)
+    }
+    fn settings(&self) -> Settings {
+        self.settings.clone()
+    }
+}
+
+/// One recorded assertion: what was checked, how it scored, and whether it passed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AssertionResult {
+    /// What was checked, e.g. `includes("refund")`.
+    pub name: String,
+    /// Which mechanism produced it.
+    pub kind: AssertionKind,
+    /// Gate or soft.
+    pub severity: Severity,
+    /// Score in [0, 1].
+    pub score: f64,
+    /// Score needed to pass, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// Whether it passed under the pass rule.
+    pub passed: bool,
+    /// Why.
+    pub reason: String,
+    /// Weight in the eval's mean score.
+    #[serde(default = "one")]
+    pub weight: f64,
+    /// Named metric.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    /// Set when the assertion could not be evaluated (an execution error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Nested results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<AssertionResult>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl AssertionResult {
+    /// Builds the result of grading under `settings`, applying the pass rule. A score outside
+    /// [0, 1] or NaN is an author bug and becomes an execution error.
+    pub fn from_grade(
+        name: String,
+        kind: AssertionKind,
+        settings: &Settings,
+        grade: Grade,
+    ) -> AssertionResult {
+        let Grade {
+            score,
+            reason,
+            mut error,
+            children,
+        } = grade;
+        if error.is_none() && !(0.0..=1.0).contains(&score) {
+            error = Some(format!(
+                "the assertion produced score {score}, outside [0, 1]; scores must be between 0 and 1"
+            ));
+        }
+        let score = if score.is_nan() {
+            0.0
+        } else {
+            score.clamp(0.0, 1.0)
+        };
+        let passed = error.is_none() && passes(settings.severity, settings.threshold, score);
+        AssertionResult {
+            name,
+            kind,
+            severity: settings.severity,
+            score,
+            threshold: settings.threshold,
+            passed,
+            reason: match &error {
+                Some(message) if reason.is_empty() => message.clone(),
+                _ => reason,
+            },
+            weight: settings.weight,
+            metric: settings.metric.clone(),
+            error,
+            children,
+        }
+    }
+
+    /// Evaluates a value assertion on a value.
+    pub fn evaluate(assertion: &dyn Assertion, value: &Subject<'_>) -> AssertionResult {
+        let settings = assertion.settings();
+        let grade = assertion.evaluate(value);
+        AssertionResult::from_grade(assertion.describe(), AssertionKind::Value, &settings, grade)
+    }
+
+    /// A soft assertion that scored below its threshold.
+    pub fn is_below_threshold(&self) -> bool {
+        self.error.is_none() && self.severity == Severity::Soft && !self.passed
+    }
+
+    /// A gate that did not pass (for any reason other than an execution error).
+    pub fn is_failed_gate(&self) -> bool {
+        self.error.is_none() && self.severity == Severity::Gate && !self.passed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fixed(f64);
+    impl Assertion for Fixed {
+        fn describe(&self) -> String {
+            "fixed".into()
+        }
+        fn evaluate(&self, _: &Subject<'_>) -> Grade {
+            Grade::score(self.0, "")
+        }
+    }
+
+    #[test]
+    fn pass_rule_table() {
+        use Severity::*;
+        let table = [
+            (Gate, None, 0.0, false),
+            (Gate, None, 0.01, true),
+            (Gate, None, 1.0, true),
+            (Gate, Some(0.8), 0.79, false),
+            (Gate, Some(0.8), 0.8, true),
+            (Gate, Some(0.0), 0.0, true),
+            (Soft, None, 0.0, true),
+            (Soft, None, 1.0, true),
+            (Soft, Some(0.6), 0.59, false),
+            (Soft, Some(0.6), 0.6, true),
+        ];
+        for (severity, threshold, score, expected) in table {
+            assert_eq!(
+                passes(severity, threshold, score),
+                expected,
+                "{severity:?} {threshold:?} {score}"
+            );
+        }
+    }
+
+    #[test]
+    fn chaining_last_call_sets_severity_and_gate_keeps_threshold() {
+        let a = Fixed(0.5).at_least(0.7).gate();
+        assert_eq!(a.settings().severity, Severity::Gate);
+        assert_eq!(a.settings().threshold, Some(0.7));
+        let b = Fixed(0.5).gate().at_least(0.3);
+        assert_eq!(b.settings().severity, Severity::Soft);
+        let c = Fixed(0.5).weight(2.0).metric("m");
+        assert_eq!(c.settings().weight, 2.0);
+        assert_eq!(c.settings().metric.as_deref(), Some("m"));
+    }
+
+    #[test]
+    fn out_of_range_score_is_an_execution_error() {
+        for bad in [1.5, -0.1, f64::NAN] {
+            let r = AssertionResult::evaluate(&Fixed(bad), &Subject::Missing);
+            assert!(r.error.is_some(), "{bad}");
+            assert!(!r.passed);
+            assert!(!r.is_failed_gate());
+        }
+    }
+
+    #[test]
+    fn checkable_forms() {
+        assert_eq!("a".subject(), Subject::Text("a".into()));
+        assert_eq!(None::<Value>.subject(), Subject::Missing);
+        assert_eq!(
+            Some(serde_json::json!("s")).subject(),
+            Subject::Text("s".into())
+        );
+        assert_eq!(
+            3u64.subject().text().as_deref(),
+            Some("3"),
+            "numbers render as JSON text"
+        );
+        assert!(Subject::Text("{\"a\":1}".into()).parsed().is_ok());
+        assert!(Subject::Text("nope".into())
+            .parsed()
+            .unwrap_err()
+            .contains("is not JSON"));
+    }
+}

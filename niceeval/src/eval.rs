@@ -1,0 +1,251 @@
+//! The [`Eval`] handle (`t`): talks to the agent under test and records assertions.
+
+use std::sync::Arc;
+
+use crate::agent::{Agent, EventSink, Input, Message, Request};
+use crate::assertion::{Assertion, AssertionResult, Checkable};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::event::{Event, Role, Usage};
+use crate::record::Record;
+use crate::scope::{Scoped, ScopedCheck};
+use crate::turn::{Turn, TurnStatus};
+
+/// The handle an eval body receives as `t`.
+///
+/// Value assertions ([`Eval::check`], [`Eval::require`]) take `&self`, so they borrow naturally
+/// alongside `t.reply()`: `t.check(t.reply(), includes("x"))` compiles.
+pub struct Eval {
+    id: String,
+    agent: Option<Arc<dyn Agent>>,
+    config: Arc<Config>,
+    record: Arc<Record>,
+    events: Vec<Event>,
+    turns: Vec<Turn>,
+    session: u32,
+    history: Vec<Message>,
+}
+
+impl std::fmt::Debug for Eval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Eval")
+            .field("id", &self.id)
+            .field("turns", &self.turns.len())
+            .field("events", &self.events.len())
+            .finish()
+    }
+}
+
+impl Eval {
+    pub(crate) fn new(
+        id: String,
+        agent: Option<Arc<dyn Agent>>,
+        config: Arc<Config>,
+        record: Arc<Record>,
+    ) -> Self {
+        Eval {
+            id,
+            agent,
+            config,
+            record,
+            events: Vec::new(),
+            turns: Vec::new(),
+            session: 1,
+            history: Vec::new(),
+        }
+    }
+
+    /// A handle outside any test, for trying assertions in examples and unit tests. Its record is
+    /// discarded; `send` works when `agent` is given.
+    ///
+    /// ```
+    /// use niceeval::prelude::*;
+    ///
+    /// let t = Eval::detached(None);
+    /// let r = t.check("hello", includes("ell"));
+    /// assert!(r.passed);
+    /// ```
+    pub fn detached(agent: Option<Arc<dyn Agent>>) -> Self {
+        Eval::new(
+            "detached".to_string(),
+            agent,
+            Arc::new(Config::default()),
+            Arc::new(Record::default()),
+        )
+    }
+
+    /// The eval's id (`module::path::name`).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The configuration in effect.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Sends a message to the agent and waits for its turn to end.
+    ///
+    /// Returns `Err` when there is no agent or the agent failed the turn (an agent error or an
+    /// `error` event); propagate it with `?` to end the eval as an execution error. The turn's
+    /// events are recorded either way.
+    pub async fn send(&mut self, input: impl Into<Input>) -> Result<Turn> {
+        self.run_turn(input.into(), None).await
+    }
+
+    /// Answers a turn parked on `input.requested` and continues the run.
+    pub async fn respond(&mut self, answer: impl Into<Input>) -> Result<Turn> {
+        let request = self
+            .turns
+            .last()
+            .and_then(|t| t.pending_request().cloned())
+            .ok_or(Error::NotParked)?;
+        self.run_turn(answer.into(), Some(request)).await
+    }
+
+    async fn run_turn(
+        &mut self,
+        input: Input,
+        responding_to: Option<serde_json::Value>,
+    ) -> Result<Turn> {
+        let agent = self.agent.clone().ok_or_else(|| Error::NoAgent {
+            eval: self.id.clone(),
+        })?;
+        let sink = EventSink::default();
+        let user = Event::user(input.text.clone());
+        let first_event = self.record.begin_turn(user.clone(), sink.clone());
+        let request = Request {
+            input: input.clone(),
+            session: format!("session-{}", self.session),
+            history: self.history.clone(),
+            responding_to,
+            events: sink.clone(),
+        };
+        let outcome = agent.send(request).await;
+        let (mut emitted, data) = sink.drain();
+        if let Err(e) = &outcome {
+            emitted.push(Event::Error {
+                message: e.message().to_string(),
+            });
+        }
+        self.record.end_turn(&emitted);
+        let mut events = Vec::with_capacity(emitted.len() + 1);
+        events.push(user);
+        events.extend(emitted);
+        self.events.extend_from_slice(&events);
+        let turn = Turn::from_events(self.turns.len(), first_event, events, data);
+        self.history.push(Message {
+            role: Role::User,
+            text: input.text,
+        });
+        if !turn.message.is_empty() {
+            self.history.push(Message {
+                role: Role::Assistant,
+                text: turn.message.clone(),
+            });
+        }
+        self.turns.push(turn.clone());
+        if turn.status == TurnStatus::Failed {
+            let message = turn
+                .events
+                .iter()
+                .rev()
+                .find_map(|e| match e {
+                    Event::Error { message } => Some(message.clone()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| "the turn failed".to_string());
+            return Err(Error::Agent {
+                agent: agent.name(),
+                message,
+            });
+        }
+        Ok(turn)
+    }
+
+    /// Starts a new conversation: the agent gets a new session id and an empty history. Events
+    /// and assertions of the run are kept.
+    pub fn new_session(&mut self) {
+        self.session += 1;
+        self.history.clear();
+    }
+
+    /// The last assistant message of the run (empty before the first reply).
+    pub fn reply(&self) -> &str {
+        self.turns
+            .iter()
+            .rev()
+            .find(|t| !t.message.is_empty())
+            .map_or("", |t| t.message.as_str())
+    }
+
+    /// Every event of the run so far, across turns and sessions.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// Every turn of the run so far.
+    pub fn turns(&self) -> &[Turn] {
+        &self.turns
+    }
+
+    /// Tokens (and reported cost) summed over the run's `usage` events.
+    pub fn usage(&self) -> Usage {
+        Usage::from_events(&self.events)
+    }
+
+    /// Checks `value` now, records the result and continues.
+    ///
+    /// ```
+    /// use niceeval::prelude::*;
+    ///
+    /// let t = Eval::detached(None);
+    /// let r = t.check(json!({"n": 3}), equals(json!({"n": 3})));
+    /// assert!(r.passed);
+    /// ```
+    pub fn check<V: Checkable, A: Assertion>(&self, value: V, assertion: A) -> AssertionResult {
+        let result = AssertionResult::evaluate(&assertion, &value.subject());
+        self.record.push_result(result.clone());
+        result
+    }
+
+    /// Like [`Eval::check`], but returns `Err` when the assertion does not pass, so `?` stops the
+    /// body. The failure is recorded; the outcome follows from it (a failed gate fails the eval).
+    ///
+    /// ```
+    /// use niceeval::prelude::*;
+    ///
+    /// let t = Eval::detached(None);
+    /// assert!(t.require("{}", matches_schema(json!({"type": "object"}))).is_ok());
+    /// assert!(t.require("[]", matches_schema(json!({"type": "object"}))).is_err());
+    /// ```
+    pub fn require<V: Checkable, A: Assertion>(
+        &self,
+        value: V,
+        assertion: A,
+    ) -> Result<AssertionResult> {
+        let result = self.check(value, assertion);
+        if result.passed {
+            Ok(result)
+        } else {
+            Err(Error::Required {
+                name: result.name.clone(),
+                reason: result.reason.clone(),
+            })
+        }
+    }
+
+    /// Marks the run skipped and returns the error that stops the body: write
+    /// `return t.skip("why");` in a body returning `niceeval::Result`. The skip is recorded even
+    /// if the returned error is ignored. A failed gate or an execution error still wins over it.
+    pub fn skip(&self, reason: impl Into<String>) -> Result {
+        let reason = reason.into();
+        self.record.skip(reason.clone());
+        Err(Error::Skipped(reason))
+    }
+
+    /// Registers a scoped check over the whole run, evaluated after the body returns.
+    pub fn expect_run<C: ScopedCheck + 'static>(&self, check: C) -> Scoped<C> {
+        Scoped::new(self.record.clone(), check, None)
+    }
+}

@@ -1,0 +1,359 @@
+//! The event stream: what an agent did during a run, as serde values.
+//!
+//! Every agent adapter reports its work as [`Event`]s. Scoped assertions, usage totals, reports
+//! and transcripts are all computed from this one stream, so an event is the unit of truth about
+//! a run. The JSON shape (a `type` tag plus snake_case fields) is the wire format of recorded
+//! transcripts and of the command agent's stdout.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One thing that happened during a run.
+///
+/// Serialized as an object tagged by `type`:
+///
+/// ```
+/// use niceeval::Event;
+///
+/// let event = Event::ActionCalled {
+///     call_id: "c1".into(),
+///     name: "lookup_order".into(),
+///     input: serde_json::json!({ "id": "123" }),
+/// };
+/// let line = serde_json::to_string(&event).unwrap();
+/// assert_eq!(
+///     line,
+///     r#"{"type":"action.called","call_id":"c1","name":"lookup_order","input":{"id":"123"}}"#
+/// );
+/// let back: Event = serde_json::from_str(&line).unwrap();
+/// assert_eq!(back, event);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+pub enum Event {
+    /// A message in the conversation (`role` is `user`, `assistant` or `system`).
+    #[serde(rename = "message")]
+    Message {
+        /// Who spoke.
+        role: Role,
+        /// What was said.
+        text: String,
+    },
+    /// The agent called a tool (an action).
+    #[serde(rename = "action.called")]
+    ActionCalled {
+        /// Identifier pairing this call with its [`Event::ActionResult`].
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// Tool input (arguments) as JSON.
+        #[serde(default)]
+        input: Value,
+    },
+    /// A tool call finished.
+    #[serde(rename = "action.result")]
+    ActionResult {
+        /// The call this result belongs to.
+        call_id: String,
+        /// Tool output as JSON.
+        #[serde(default)]
+        output: Value,
+        /// How the call ended.
+        status: ActionStatus,
+    },
+    /// The agent delegated to a subagent.
+    #[serde(rename = "subagent.called")]
+    SubagentCalled {
+        /// Identifier pairing this call with its [`Event::SubagentCompleted`].
+        call_id: String,
+        /// Subagent name.
+        name: String,
+        /// Where the subagent runs, for remote agents.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        remote_url: Option<String>,
+    },
+    /// A subagent call finished.
+    #[serde(rename = "subagent.completed")]
+    SubagentCompleted {
+        /// The call this completion belongs to.
+        call_id: String,
+        /// How the subagent call ended.
+        status: ActionStatus,
+    },
+    /// The agent loaded a skill.
+    #[serde(rename = "skill.loaded")]
+    SkillLoaded {
+        /// Skill name.
+        name: String,
+    },
+    /// The agent asked a human for input; the run parks until [`crate::Eval::respond`].
+    #[serde(rename = "input.requested")]
+    InputRequested {
+        /// What the agent asked for (free-form JSON: a question, a form, ...).
+        request: Value,
+    },
+    /// Reasoning text the agent exposed.
+    #[serde(rename = "thinking")]
+    Thinking {
+        /// The reasoning text.
+        text: String,
+    },
+    /// The agent failed; the turn ends as [`crate::TurnStatus::Failed`].
+    #[serde(rename = "error")]
+    Error {
+        /// What went wrong.
+        message: String,
+    },
+    /// Tokens (and optionally money) spent by a model call.
+    #[serde(rename = "usage")]
+    Usage {
+        /// Prompt tokens.
+        #[serde(default)]
+        input_tokens: u64,
+        /// Completion tokens.
+        #[serde(default)]
+        output_tokens: u64,
+        /// Prompt tokens served from the provider's cache.
+        #[serde(default)]
+        cache_read_tokens: u64,
+        /// Cost reported by the agent, in USD; wins over the price-table estimate.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+        /// The model that spent the tokens, used to estimate cost from the price table.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
+}
+
+impl Event {
+    /// The wire name of this event's kind, e.g. `"action.called"`.
+    ///
+    /// ```
+    /// assert_eq!(niceeval::Event::SkillLoaded { name: "x".into() }.kind(), "skill.loaded");
+    /// ```
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Message { .. } => "message",
+            Event::ActionCalled { .. } => "action.called",
+            Event::ActionResult { .. } => "action.result",
+            Event::SubagentCalled { .. } => "subagent.called",
+            Event::SubagentCompleted { .. } => "subagent.completed",
+            Event::SkillLoaded { .. } => "skill.loaded",
+            Event::InputRequested { .. } => "input.requested",
+            Event::Thinking { .. } => "thinking",
+            Event::Error { .. } => "error",
+            Event::Usage { .. } => "usage",
+        }
+    }
+
+    /// Every kind name [`Event::kind`] can return, in declaration order.
+    pub const KINDS: &'static [&'static str] = &[
+        "message",
+        "action.called",
+        "action.result",
+        "subagent.called",
+        "subagent.completed",
+        "skill.loaded",
+        "input.requested",
+        "thinking",
+        "error",
+        "usage",
+    ];
+
+    /// An assistant message event.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Event::Message {
+            role: Role::Assistant,
+            text: text.into(),
+        }
+    }
+
+    /// A user message event.
+    pub fn user(text: impl Into<String>) -> Self {
+        Event::Message {
+            role: Role::User,
+            text: text.into(),
+        }
+    }
+}
+
+/// Who authored a [`Event::Message`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The person (or eval) talking to the agent.
+    User,
+    /// The agent under test.
+    Assistant,
+    /// A system prompt.
+    System,
+}
+
+/// How a tool, subagent or skill call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActionStatus {
+    /// The call succeeded.
+    Completed,
+    /// The call failed.
+    Failed,
+    /// The call was refused (by a permission check or a human).
+    Rejected,
+}
+
+impl ActionStatus {
+    /// The wire name: `completed`, `failed` or `rejected`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionStatus::Completed => "completed",
+            ActionStatus::Failed => "failed",
+            ActionStatus::Rejected => "rejected",
+        }
+    }
+}
+
+/// Token usage, summed over `usage` events.
+///
+/// ```
+/// use niceeval::{Event, Usage};
+///
+/// let events = [
+///     Event::Usage { input_tokens: 10, output_tokens: 5, cache_read_tokens: 0, cost_usd: None, model: None },
+///     Event::Usage { input_tokens: 7, output_tokens: 1, cache_read_tokens: 3, cost_usd: Some(0.01), model: None },
+/// ];
+/// let total = Usage::from_events(&events);
+/// assert_eq!(total.input_tokens, 17);
+/// assert_eq!(total.total_tokens(), 23);
+/// assert_eq!(total.cost_usd, Some(0.01));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from a cache.
+    pub cache_read_tokens: u64,
+    /// Cost reported by the agent, when it reported one (USD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    /// Input plus output tokens (cache reads are part of the input count and not added again).
+    pub fn total_tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+
+    /// Adds another usage to this one; reported costs add up, an unreported cost stays unknown
+    /// only while no event reported one.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(other.cache_read_tokens);
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// Sums every `usage` event in `events`.
+    pub fn from_events(events: &[Event]) -> Usage {
+        let mut total = Usage::default();
+        for event in events {
+            if let Event::Usage {
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cost_usd,
+                ..
+            } = event
+            {
+                total.add(&Usage {
+                    input_tokens: *input_tokens,
+                    output_tokens: *output_tokens,
+                    cache_read_tokens: *cache_read_tokens,
+                    cost_usd: *cost_usd,
+                });
+            }
+        }
+        total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_kind_round_trips_with_its_wire_name() {
+        let events = vec![
+            Event::user("hi"),
+            Event::ActionCalled {
+                call_id: "1".into(),
+                name: "t".into(),
+                input: json!({"a": 1}),
+            },
+            Event::ActionResult {
+                call_id: "1".into(),
+                output: json!("ok"),
+                status: ActionStatus::Rejected,
+            },
+            Event::SubagentCalled {
+                call_id: "2".into(),
+                name: "r".into(),
+                remote_url: Some("https://a.example".into()),
+            },
+            Event::SubagentCompleted {
+                call_id: "2".into(),
+                status: ActionStatus::Failed,
+            },
+            Event::SkillLoaded { name: "s".into() },
+            Event::InputRequested {
+                request: json!({"question": "ok?"}),
+            },
+            Event::Thinking { text: "hm".into() },
+            Event::Error {
+                message: "boom".into(),
+            },
+            Event::Usage {
+                input_tokens: 1,
+                output_tokens: 2,
+                cache_read_tokens: 3,
+                cost_usd: Some(0.5),
+                model: None,
+            },
+        ];
+        for (event, kind) in events.iter().zip(Event::KINDS) {
+            let value = serde_json::to_value(event).unwrap();
+            assert_eq!(value["type"], json!(kind));
+            assert_eq!(event.kind(), *kind);
+            let back: Event = serde_json::from_value(value).unwrap();
+            assert_eq!(&back, event);
+        }
+        assert_eq!(
+            serde_json::to_value(&events[2]).unwrap(),
+            json!({"type": "action.result", "call_id": "1", "output": "ok", "status": "rejected"})
+        );
+        assert_eq!(
+            serde_json::to_value(&events[9]).unwrap(),
+            json!({"type": "usage", "input_tokens": 1, "output_tokens": 2, "cache_read_tokens": 3, "cost_usd": 0.5})
+        );
+    }
+
+    #[test]
+    fn unknown_type_is_an_error_naming_it() {
+        let err = serde_json::from_str::<Event>(r#"{"type":"tool.called"}"#).unwrap_err();
+        assert!(err.to_string().contains("tool.called"), "{err}");
+    }
+
+    #[test]
+    fn usage_defaults_missing_counts_to_zero() {
+        let e: Event = serde_json::from_str(r#"{"type":"usage","output_tokens":4}"#).unwrap();
+        assert_eq!(Usage::from_events(&[e]).total_tokens(), 4);
+    }
+}

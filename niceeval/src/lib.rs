@@ -1,0 +1,119 @@
+//! # niceeval
+//!
+//! Evals for LLM apps and agents, written as Rust tests. `#[eval]` turns an
+//! `async fn(t: &mut Eval)` into a test that `cargo test` runs; the handle `t` sends input to the
+//! agent under test and records assertions; every assertion folds into one outcome — passed,
+//! failed or skipped — and a failed eval's message is its assertion report.
+//!
+//! ```
+//! use niceeval::prelude::*;
+//!
+//! fn support_bot() -> impl Agent {
+//!     agent_fn(|request: Request| async move {
+//!         request.events.tool_call("lookup_order", json!({ "id": "123" }), json!({ "status": "paid" }));
+//!         request.events.say("Your refund for order #123 is on its way.");
+//!         Ok(())
+//!     })
+//! }
+//!
+//! #[eval(agent = support_bot)]
+//! async fn refund_flow(t: &mut Eval) -> niceeval::Result {
+//!     t.send("I want a refund for order #123").await?;
+//!     t.check(t.reply(), includes("refund"));
+//!     t.check(t.reply(), includes(Regex::new(r"order #\d+")?));
+//!     t.check(t.reply(), similarity("Your refund for order #123 is on its way").at_least(0.8));
+//!     Ok(())
+//! }
+//! # fn main() {}
+//! ```
+//!
+//! The contract: value assertions ([`Eval::check`], [`Eval::require`]) run in place; scoped
+//! assertions run over the event stream after the body; matchers are gates unless they say
+//! otherwise; `.at_least(x)` makes any assertion soft with a threshold and `.gate()` makes it a
+//! gate again. See [`fold`] for how results become an [`Outcome`].
+
+#![deny(missing_docs)]
+
+pub mod agent;
+mod assertion;
+pub mod config;
+mod definition;
+mod error;
+mod eval;
+pub mod event;
+pub mod excerpt;
+pub mod expect;
+mod outcome;
+mod record;
+pub mod report;
+mod run;
+pub mod scope;
+mod turn;
+
+pub use agent::replay::{replay, Replay};
+pub use agent::{agent_fn, Agent, AgentError, EventSink, FnAgent, Input, Message, Request};
+pub use assertion::{
+    passes, Assertion, AssertionKind, AssertionResult, Checkable, Expect, Grade, Settings,
+    Severity, Subject,
+};
+pub use async_trait::async_trait;
+pub use config::Config;
+pub use definition::{registered, EvalDefinition};
+pub use error::{Error, Result};
+pub use eval::Eval;
+pub use event::{ActionStatus, Event, Role, Usage};
+pub use outcome::{fold, mean_score, Folded, Outcome};
+pub use report::{EvalReport, RunSummary};
+pub use run::run_eval;
+pub use turn::{Turn, TurnStatus};
+
+/// Marks an `async fn NAME(t: &mut Eval)` as an eval; see the crate docs.
+///
+/// Options: `agent = path`, `runs = N`, `min_pass_rate = 0.8`, `timeout = "30s"`,
+/// `tags = ["a", "b"]`, `description = ".."`, `judge_model = ".."`, `strict`, `snapshot`,
+/// `crate = path`.
+pub use niceeval_macros::eval;
+
+pub use regex::Regex;
+pub use serde_json::{json, Value};
+
+/// Everything an eval file needs: `use niceeval::prelude::*;`.
+pub mod prelude {
+    pub use crate::expect::*;
+    pub use crate::{
+        agent_fn, async_trait, eval, json, replay, Agent, AgentError, Assertion, Checkable, Eval,
+        Event, Input, Outcome, Regex, Request, Severity, Turn, TurnStatus, Value,
+    };
+}
+
+/// Support for generated code. Not public API: may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::definition::{BoxFuture, EvalDefinition, Registration};
+    pub use crate::run::run_test;
+    pub use inventory;
+    pub use std::sync::Arc;
+
+    /// What an eval body may return: `()` or `Result<(), E>` with `E: Into<niceeval::Error>`.
+    pub trait IntoBodyResult {
+        /// Converts to the runner's result.
+        fn into_body_result(self) -> Result<(), crate::Error>;
+    }
+
+    impl IntoBodyResult for () {
+        fn into_body_result(self) -> Result<(), crate::Error> {
+            Ok(())
+        }
+    }
+
+    impl<E: Into<crate::Error>> IntoBodyResult for Result<(), E> {
+        fn into_body_result(self) -> Result<(), crate::Error> {
+            self.map_err(Into::into)
+        }
+    }
+
+    /// Boxes the value returned by an `agent = path` function.
+    pub fn make_agent<A: crate::Agent + 'static>(agent: A) -> Arc<dyn crate::Agent> {
+        Arc::new(agent)
+    }
+}

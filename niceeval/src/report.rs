@@ -1,0 +1,214 @@
+//! What an eval produced: [`EvalReport`] (serde, the unit every reporter consumes) and its
+//! plain-text rendering, which is the failure message of a failed eval.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::assertion::{AssertionResult, Severity};
+use crate::event::{Event, Usage};
+use crate::outcome::Outcome;
+
+/// One run of an eval, summarized.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// The run's outcome.
+    pub outcome: Outcome,
+    /// The execution error, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// A soft assertion fell below its threshold.
+    #[serde(default)]
+    pub below_threshold: bool,
+    /// Why the run was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_reason: Option<String>,
+    /// Weighted mean score of the run's assertions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// Wall time of the run (body and assertions), in milliseconds.
+    pub duration_ms: f64,
+    /// Tokens spent.
+    pub usage: Usage,
+    /// Cost in USD, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+/// Everything about one eval: identity, outcome, the representative run's assertions and
+/// transcript, and a summary of every run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalReport {
+    /// `module::path::name`.
+    pub id: String,
+    /// Source file of the eval.
+    pub file: String,
+    /// Source line of the eval.
+    pub line: u32,
+    /// Tags from `#[eval(tags = [..])]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Description from `#[eval(description = "..")]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The eval's outcome (over all runs).
+    pub outcome: Outcome,
+    /// Whether strict mode was on.
+    #[serde(default)]
+    pub strict: bool,
+    /// The representative run's execution error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// A soft assertion of the representative run fell below its threshold.
+    #[serde(default)]
+    pub below_threshold: bool,
+    /// Why the eval was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_reason: Option<String>,
+    /// The representative run's assertions, in the order they were recorded (value assertions
+    /// as they ran, then scoped and judge assertions).
+    pub assertions: Vec<AssertionResult>,
+    /// The representative run's weighted mean score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// Total wall time of all runs, in milliseconds.
+    pub duration_ms: f64,
+    /// Tokens spent by the representative run.
+    pub usage: Usage,
+    /// Cost of the representative run in USD, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// The representative run's events.
+    #[serde(default)]
+    pub events: Vec<Event>,
+    /// Every run, in order. The representative run is the first failed one, else the last.
+    pub runs: Vec<RunSummary>,
+    /// Fraction of non-skipped runs that passed (1.0 when all were skipped).
+    pub pass_rate: f64,
+    /// Pass rate needed for the eval to pass.
+    pub min_pass_rate: f64,
+}
+
+impl EvalReport {
+    /// Renders the assertion report: a header with the outcome, then every assertion with its
+    /// verdict, severity, score, threshold and reason.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let verdict = match (self.outcome, self.error.is_some()) {
+            (Outcome::Failed, true) => "FAILED (error)",
+            (Outcome::Failed, false) => "FAILED",
+            (Outcome::Passed, _) if self.below_threshold => "passed (below threshold)",
+            (Outcome::Passed, _) => "passed",
+            (Outcome::Skipped, _) => "skipped",
+        };
+        let _ = writeln!(out, "eval {} {verdict}", self.id);
+        let _ = writeln!(out, "  at {}:{}", self.file, self.line);
+        if self.runs.len() > 1 {
+            let passed = self
+                .runs
+                .iter()
+                .filter(|r| r.outcome == Outcome::Passed)
+                .count();
+            let _ = writeln!(
+                out,
+                "  runs: {passed}/{} passed, pass rate {:.2} (needs {:.2}); showing run {}",
+                self.runs.len(),
+                self.pass_rate,
+                self.min_pass_rate,
+                self.representative_index() + 1
+            );
+        }
+        if let Some(error) = &self.error {
+            let _ = writeln!(out, "  error: {}", indent_rest(error, "         "));
+        }
+        if let Some(reason) = &self.skip_reason {
+            let _ = writeln!(out, "  skipped: {reason}");
+        }
+        if self.below_threshold && self.strict && self.error.is_none() {
+            let _ = writeln!(
+                out,
+                "  strict mode: soft assertions below their threshold fail the eval"
+            );
+        }
+        let mut summary = vec![format!("{} assertion(s)", self.assertions.len())];
+        let failed_gates = self
+            .assertions
+            .iter()
+            .filter(|a| a.is_failed_gate())
+            .count();
+        if failed_gates > 0 {
+            summary.push(format!("{failed_gates} gate(s) failed"));
+        }
+        let below = self
+            .assertions
+            .iter()
+            .filter(|a| a.is_below_threshold())
+            .count();
+        if below > 0 {
+            summary.push(format!("{below} below threshold"));
+        }
+        if let Some(score) = self.score {
+            summary.push(format!("score {score:.2}"));
+        }
+        if self.usage.total_tokens() > 0 {
+            summary.push(format!("{} tokens", self.usage.total_tokens()));
+        }
+        if let Some(cost) = self.cost_usd {
+            summary.push(format!("${cost:.4}"));
+        }
+        let _ = writeln!(out, "  {}", summary.join(", "));
+        if !self.assertions.is_empty() {
+            out.push('\n');
+        }
+        for assertion in &self.assertions {
+            render_assertion(&mut out, assertion, 1);
+        }
+        out
+    }
+
+    fn representative_index(&self) -> usize {
+        self.runs
+            .iter()
+            .position(|r| r.outcome == Outcome::Failed)
+            .unwrap_or(self.runs.len().saturating_sub(1))
+    }
+}
+
+fn mark(a: &AssertionResult) -> &'static str {
+    if a.error.is_some() {
+        "ERROR"
+    } else if a.passed {
+        "ok"
+    } else if a.severity == Severity::Soft {
+        "BELOW"
+    } else {
+        "FAIL"
+    }
+}
+
+fn render_assertion(out: &mut String, a: &AssertionResult, depth: usize) {
+    let pad = "  ".repeat(depth);
+    let threshold = a
+        .threshold
+        .map(|t| format!(" (needs ≥ {t:.2})"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{pad}{:<5} {} {} — score {:.2}{threshold}",
+        mark(a),
+        a.severity.as_str(),
+        a.name,
+        a.score,
+    );
+    if !a.reason.is_empty() {
+        let inner = format!("{pad}      ");
+        let _ = writeln!(out, "{inner}{}", indent_rest(&a.reason, &inner));
+    }
+    for child in &a.children {
+        render_assertion(out, child, depth + 2);
+    }
+}
+
+fn indent_rest(text: &str, pad: &str) -> String {
+    text.lines().collect::<Vec<_>>().join(&format!("\n{pad}"))
+}

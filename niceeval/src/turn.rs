@@ -1,0 +1,149 @@
+//! One exchange with the agent: the [`Turn`] that `t.send` returns, derived from the events the
+//! agent emitted during it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::{Event, Role, Usage};
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TurnStatus {
+    /// The agent answered.
+    Completed,
+    /// The agent failed (an `error` event, an agent error, a crash).
+    Failed,
+    /// The agent asked for human input (`input.requested`) and is parked until `t.respond`.
+    Waiting,
+}
+
+/// The result of one `t.send`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Turn {
+    /// The last assistant message of this turn (empty when there is none).
+    pub message: String,
+    /// Structured output: what the agent set with `EventSink::set_data`, else the message parsed
+    /// as JSON when it is a JSON object or array.
+    pub data: Option<Value>,
+    /// How the turn ended.
+    pub status: TurnStatus,
+    /// This turn's events, starting with the user's message.
+    pub events: Vec<Event>,
+    /// Tokens spent in this turn.
+    pub usage: Usage,
+    /// 0-based position of this turn in the run.
+    pub index: usize,
+    /// Position of this turn's first event in the run's event stream.
+    pub first_event: usize,
+}
+
+impl Turn {
+    /// Derives a turn from its events.
+    ///
+    /// ```
+    /// use niceeval::{Event, Turn, TurnStatus};
+    ///
+    /// let turn = Turn::from_events(0, 0, vec![Event::user("hi"), Event::assistant(r#"{"ok":true}"#)], None);
+    /// assert_eq!(turn.status, TurnStatus::Completed);
+    /// assert_eq!(turn.data, Some(serde_json::json!({"ok": true})));
+    /// ```
+    pub fn from_events(
+        index: usize,
+        first_event: usize,
+        events: Vec<Event>,
+        data: Option<Value>,
+    ) -> Turn {
+        let message = events
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                Event::Message {
+                    role: Role::Assistant,
+                    text,
+                } => Some(text.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let status = if events.iter().any(|e| matches!(e, Event::Error { .. })) {
+            TurnStatus::Failed
+        } else if events
+            .iter()
+            .any(|e| matches!(e, Event::InputRequested { .. }))
+        {
+            TurnStatus::Waiting
+        } else {
+            TurnStatus::Completed
+        };
+        let data = data.or_else(|| {
+            let trimmed = message.trim();
+            if trimmed.starts_with('{') || trimmed.starts_with('[') {
+                serde_json::from_str(trimmed).ok()
+            } else {
+                None
+            }
+        });
+        let usage = Usage::from_events(&events);
+        Turn {
+            message,
+            data,
+            status,
+            events,
+            usage,
+            index,
+            first_event,
+        }
+    }
+
+    /// The `input.requested` payload when this turn is waiting for input.
+    pub fn pending_request(&self) -> Option<&Value> {
+        if self.status != TurnStatus::Waiting {
+            return None;
+        }
+        self.events.iter().rev().find_map(|e| match e {
+            Event::InputRequested { request } => Some(request),
+            _ => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_beats_waiting_and_plain_text_has_no_data() {
+        let turn = Turn::from_events(
+            0,
+            0,
+            vec![
+                Event::InputRequested {
+                    request: Value::Null,
+                },
+                Event::Error {
+                    message: "x".into(),
+                },
+            ],
+            None,
+        );
+        assert_eq!(turn.status, TurnStatus::Failed);
+        let turn = Turn::from_events(0, 0, vec![Event::assistant("hello")], None);
+        assert_eq!(turn.data, None);
+        assert_eq!(turn.message, "hello");
+    }
+
+    #[test]
+    fn waiting_turn_exposes_its_request() {
+        let turn = Turn::from_events(
+            0,
+            0,
+            vec![Event::InputRequested {
+                request: serde_json::json!({"q": "approve?"}),
+            }],
+            None,
+        );
+        assert_eq!(turn.status, TurnStatus::Waiting);
+        assert_eq!(turn.pending_request().unwrap()["q"], "approve?");
+    }
+}
