@@ -46,8 +46,10 @@ pub mod expect;
 mod outcome;
 mod record;
 pub mod report;
+pub mod results;
 mod run;
 pub mod scope;
+pub mod stats;
 mod turn;
 
 pub use agent::replay::{replay, Replay};
@@ -64,7 +66,7 @@ pub use eval::Eval;
 pub use event::{ActionStatus, Event, Role, Usage};
 pub use outcome::{fold, mean_score, Folded, Outcome};
 pub use report::{EvalReport, RunSummary};
-pub use run::run_eval;
+pub use run::{run_eval, run_eval_async, RunOptions};
 pub use turn::{Turn, TurnStatus};
 
 /// Marks an `async fn NAME(t: &mut Eval)` as an eval; see the crate docs.

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::assertion::{AssertionResult, Severity};
 use crate::event::{Event, Usage};
 use crate::outcome::Outcome;
+use crate::stats::Reliability;
 
 /// One run of an eval, summarized.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -83,13 +84,55 @@ pub struct EvalReport {
     pub events: Vec<Event>,
     /// Every run, in order. The representative run is the first failed one, else the last.
     pub runs: Vec<RunSummary>,
-    /// Fraction of non-skipped runs that passed (1.0 when all were skipped).
-    pub pass_rate: f64,
+    /// Pass rate, pass@k and pass^k over the runs that were not skipped.
+    pub reliability: Reliability,
     /// Pass rate needed for the eval to pass.
     pub min_pass_rate: f64,
 }
 
 impl EvalReport {
+    /// Recomputes the eval-level fields that follow from `runs`: reliability statistics and the
+    /// outcome (with one run, that run's outcome; with several, passed when the pass rate
+    /// reaches `min_pass_rate`, skipped when every run was skipped).
+    pub fn recompute(&mut self) {
+        let counted = self
+            .runs
+            .iter()
+            .filter(|r| r.outcome != Outcome::Skipped)
+            .count() as u64;
+        let passed = self
+            .runs
+            .iter()
+            .filter(|r| r.outcome == Outcome::Passed)
+            .count() as u64;
+        self.reliability = Reliability::new(counted, passed);
+        self.outcome = match self.runs.as_slice() {
+            [] => Outcome::Failed,
+            [only] => only.outcome,
+            _ if counted == 0 => Outcome::Skipped,
+            _ if self.reliability.pass_rate >= self.min_pass_rate => Outcome::Passed,
+            _ => Outcome::Failed,
+        };
+    }
+
+    /// Fraction of non-skipped runs that passed.
+    pub fn pass_rate(&self) -> f64 {
+        self.reliability.pass_rate
+    }
+
+    /// Mean wall time of one run, in milliseconds.
+    pub fn mean_run_ms(&self) -> f64 {
+        if self.runs.is_empty() {
+            return 0.0;
+        }
+        self.runs.iter().map(|r| r.duration_ms).sum::<f64>() / self.runs.len() as f64
+    }
+
+    /// Longest wall time of one run, in milliseconds.
+    pub fn max_run_ms(&self) -> f64 {
+        self.runs.iter().map(|r| r.duration_ms).fold(0.0, f64::max)
+    }
+
     /// Renders the assertion report: a header with the outcome, then every assertion with its
     /// verdict, severity, score, threshold and reason.
     pub fn render(&self) -> String {
@@ -113,9 +156,15 @@ impl EvalReport {
                 out,
                 "  runs: {passed}/{} passed, pass rate {:.2} (needs {:.2}); showing run {}",
                 self.runs.len(),
-                self.pass_rate,
+                self.reliability.pass_rate,
                 self.min_pass_rate,
-                self.representative_index() + 1
+                crate::run::representative(&self.runs) + 1
+            );
+            let _ = writeln!(
+                out,
+                "  run time: mean {:.0} ms, max {:.0} ms",
+                self.mean_run_ms(),
+                self.max_run_ms()
             );
         }
         if let Some(error) = &self.error {
@@ -164,13 +213,6 @@ impl EvalReport {
             render_assertion(&mut out, assertion, 1);
         }
         out
-    }
-
-    fn representative_index(&self) -> usize {
-        self.runs
-            .iter()
-            .position(|r| r.outcome == Outcome::Failed)
-            .unwrap_or(self.runs.len().saturating_sub(1))
     }
 }
 

@@ -18,6 +18,7 @@ use crate::event::Usage;
 use crate::outcome::{fold, mean_score, Outcome};
 use crate::record::Record;
 use crate::report::{EvalReport, RunSummary};
+use crate::stats::Reliability;
 
 /// The text of a panic payload.
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -43,32 +44,110 @@ pub(crate) fn config_for(manifest_dir: &str) -> Result<Arc<Config>, Error> {
     entry.clone().map_err(Error::Message)
 }
 
-/// Runs every run of an eval and reports.
+/// Overrides a suite runner applies on top of the attribute and configuration.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct RunOptions {
+    /// Runs per eval (`--runs`), beating `#[eval(runs)]` and the configuration.
+    pub runs: Option<u32>,
+    /// Strict mode (`--strict`); strict is on when this, the attribute or the configuration says
+    /// so.
+    pub strict: bool,
+    /// Timeout per run (`--timeout`), beating the attribute and the configuration.
+    pub timeout: Option<Duration>,
+    /// How many runs of one eval may run at once (default: `[run] concurrency`, else 4).
+    pub run_concurrency: Option<usize>,
+}
+
+/// Runs every run of an eval on a runtime of its own and reports. This is what a `#[eval]`
+/// test calls under `cargo test`.
 pub fn run_eval(def: &'static EvalDefinition) -> EvalReport {
-    let started = Instant::now();
-    let config = config_for(def.manifest_dir);
-    let strict = def.strict || config.as_ref().is_ok_and(|c| c.run.strict);
-    let min_pass_rate = def.min_pass_rate.unwrap_or(1.0);
-    let mut runs: Vec<(RunSummary, RunDetail)> = Vec::new();
-    match config {
-        Err(e) => runs.push(failed_before_start(e.to_string())),
-        Ok(config) => {
-            let count = def.runs.or(config.run.runs).unwrap_or(1).max(1);
-            let timeout = def.timeout.unwrap_or_else(|| config.timeout());
-            match runtime() {
-                Err(e) => runs.push(failed_before_start(format!(
-                    "cannot start the Tokio runtime: {e}"
-                ))),
-                Ok(rt) => {
-                    for _ in 0..count {
-                        runs.push(run_once(def, &rt, &config, strict, timeout));
-                    }
-                    rt.shutdown_background();
-                }
-            }
+    match runtime() {
+        Err(e) => assemble(
+            def,
+            vec![failed_before_start(format!(
+                "cannot start the Tokio runtime: {e}"
+            ))],
+            def.strict,
+            def.min_pass_rate.unwrap_or(1.0),
+            Duration::ZERO,
+        ),
+        Ok(rt) => {
+            let report = rt.block_on(run_eval_async(def, &RunOptions::default()));
+            rt.shutdown_background();
+            report
         }
     }
+}
+
+/// Runs every run of an eval on the current Tokio runtime (which must be multi-threaded, so a
+/// body that blocks its thread cannot stop the timeout) and reports.
+pub async fn run_eval_async(def: &'static EvalDefinition, options: &RunOptions) -> EvalReport {
+    let started = Instant::now();
+    let config = config_for(def.manifest_dir);
+    let strict = options.strict || def.strict || config.as_ref().is_ok_and(|c| c.run.strict);
+    let min_pass_rate = def.min_pass_rate.unwrap_or(1.0);
+    let runs = match config {
+        Err(e) => vec![failed_before_start(e.to_string())],
+        Ok(config) => {
+            let count = options
+                .runs
+                .or(def.runs)
+                .or(config.run.runs)
+                .unwrap_or(1)
+                .max(1) as usize;
+            let timeout = options
+                .timeout
+                .or(def.timeout)
+                .unwrap_or_else(|| config.timeout());
+            let parallel = options
+                .run_concurrency
+                .or(config.run.concurrency)
+                .unwrap_or(4)
+                .clamp(1, count);
+            run_many(def, &config, strict, timeout, count, parallel).await
+        }
+    };
     assemble(def, runs, strict, min_pass_rate, started.elapsed())
+}
+
+async fn run_many(
+    def: &'static EvalDefinition,
+    config: &Arc<Config>,
+    strict: bool,
+    timeout: Duration,
+    count: usize,
+    parallel: usize,
+) -> Vec<(RunSummary, RunDetail)> {
+    if count == 1 {
+        return vec![run_once(def, config.clone(), strict, timeout).await];
+    }
+    let mut results: Vec<Option<(RunSummary, RunDetail)>> = (0..count).map(|_| None).collect();
+    let mut set = tokio::task::JoinSet::new();
+    let mut next = 0;
+    while next < count || !set.is_empty() {
+        while next < count && set.len() < parallel {
+            let config = config.clone();
+            let index = next;
+            set.spawn(async move { (index, run_once(def, config, strict, timeout).await) });
+            next += 1;
+        }
+        match set.join_next().await {
+            Some(Ok((index, run))) => results[index] = Some(run),
+            Some(Err(e)) => {
+                // run_once contains its own panics; reaching this is a bug in niceeval.
+                let slot = results.iter_mut().find(|r| r.is_none());
+                if let Some(slot) = slot {
+                    *slot = Some(failed_before_start(format!("a run was lost: {e}")));
+                }
+            }
+            None => break,
+        }
+    }
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| failed_before_start("a run was lost".to_string())))
+        .collect()
 }
 
 fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
@@ -118,26 +197,24 @@ fn make_agent(def: &EvalDefinition, config: &Config) -> Result<Option<Arc<dyn Ag
     }
 }
 
-fn run_once(
+async fn run_once(
     def: &'static EvalDefinition,
-    rt: &tokio::runtime::Runtime,
-    config: &Arc<Config>,
+    config: Arc<Config>,
     strict: bool,
     timeout: Duration,
 ) -> (RunSummary, RunDetail) {
     let started = Instant::now();
     let record = Arc::new(Record::default());
-    let error = match make_agent(def, config) {
+    let error = match make_agent(def, &config) {
         Err(e) => Some(e),
         Ok(agent) => {
             let eval = Eval::new(def.id(), agent, config.clone(), record.clone());
-            let task = rt.spawn(async move {
+            let task = tokio::spawn(async move {
                 let mut t = eval;
                 (def.body)(&mut t).await
             });
             let abort = task.abort_handle();
-            let joined = rt.block_on(async { tokio::time::timeout(timeout, task).await });
-            match joined {
+            match tokio::time::timeout(timeout, task).await {
                 Err(_elapsed) => {
                     abort.abort();
                     Some(format!(
@@ -160,7 +237,7 @@ fn run_once(
     assertions.extend(crate::scope::evaluate_all(
         taken.pending,
         &taken.log,
-        config,
+        &config,
     ));
     let folded = fold(error.as_deref(), &assertions, taken.skip.as_deref(), strict);
     let usage = Usage::from_events(&taken.log);
@@ -190,50 +267,19 @@ fn assemble(
     min_pass_rate: f64,
     elapsed: Duration,
 ) -> EvalReport {
-    let counted: Vec<&RunSummary> = runs
-        .iter()
-        .map(|(s, _)| s)
-        .filter(|s| s.outcome != Outcome::Skipped)
-        .collect();
-    let passed = counted
-        .iter()
-        .filter(|s| s.outcome == Outcome::Passed)
-        .count();
-    let pass_rate = if counted.is_empty() {
-        1.0
-    } else {
-        passed as f64 / counted.len() as f64
-    };
-    let outcome = if runs.len() == 1 {
-        runs[0].0.outcome
-    } else if counted.is_empty() {
-        Outcome::Skipped
-    } else if pass_rate >= min_pass_rate {
-        Outcome::Passed
-    } else {
-        Outcome::Failed
-    };
-    let representative = runs
-        .iter()
-        .position(|(s, _)| s.outcome == Outcome::Failed)
-        .unwrap_or(runs.len().saturating_sub(1));
-    let mut summaries = Vec::with_capacity(runs.len());
-    let mut detail = None;
-    for (i, (summary, run_detail)) in runs.into_iter().enumerate() {
-        if i == representative {
-            detail = Some((summary.clone(), run_detail));
-        }
-        summaries.push(summary);
-    }
-    let (rep, RunDetail { assertions, events }) =
-        detail.unwrap_or_else(|| failed_before_start("the eval did not run".to_string()));
-    EvalReport {
+    let summaries: Vec<RunSummary> = runs.iter().map(|(s, _)| s.clone()).collect();
+    let representative = representative(&summaries);
+    let (rep, RunDetail { assertions, events }) = runs
+        .into_iter()
+        .nth(representative)
+        .unwrap_or_else(|| failed_before_start("the eval did not run".to_string()));
+    let mut report = EvalReport {
         id: def.id(),
         file: def.file.to_string(),
         line: def.line,
         tags: def.tags.iter().map(|t| t.to_string()).collect(),
         description: def.description.map(str::to_string),
-        outcome,
+        outcome: rep.outcome,
         strict,
         error: rep.error,
         below_threshold: rep.below_threshold,
@@ -245,9 +291,18 @@ fn assemble(
         cost_usd: rep.cost_usd,
         events,
         runs: summaries,
-        pass_rate,
+        reliability: Reliability::new(0, 0),
         min_pass_rate,
-    }
+    };
+    report.recompute();
+    report
+}
+
+/// Index of the run a report shows: the first failed run, else the last.
+pub(crate) fn representative(runs: &[RunSummary]) -> usize {
+    runs.iter()
+        .position(|r| r.outcome == Outcome::Failed)
+        .unwrap_or(runs.len().saturating_sub(1))
 }
 
 fn format_duration(d: Duration) -> String {
@@ -266,6 +321,13 @@ fn format_duration(d: Duration) -> String {
 /// failure message, with no panic location or backtrace around it.
 pub fn run_test(def: &'static EvalDefinition) {
     let report = run_eval(def);
+    if let Err(e) = crate::results::append(&report, Path::new(def.manifest_dir)) {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "niceeval: could not write the results file for {}: {e}",
+            report.id
+        );
+    }
     match report.outcome {
         Outcome::Failed => {
             let text = report.render();
