@@ -123,6 +123,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::type_complexity)]
     fn outcome_table() {
         let gate_ok = result(Settings::gate(), 1.0, false);
         let gate_bad = result(Settings::gate(), 0.0, false);
@@ -202,7 +203,7 @@ mod tests {
         let mut zero = Settings::gate();
         zero.weight = 0.0;
         let a = result(zero, 0.0, false);
-        assert_eq!(mean_score(&[a.clone()]), None);
+        assert_eq!(mean_score(std::slice::from_ref(&a)), None);
         assert_eq!(
             mean_score(&[a, result(Settings::gate(), 0.5, false)]),
             Some(0.5)
