@@ -60,6 +60,16 @@ impl EvalDefinition {
         format!("{}::{}", self.module_path, self.name)
     }
 
+    /// The name libtest shows for this eval's test: the id without the crate segment.
+    ///
+    /// Filters (`cargo test NAME`, the suite runner's arguments) match against this name.
+    pub fn test_name(&self) -> String {
+        match self.module_path.split_once("::") {
+            Some((_, module)) => format!("{module}::{}", self.name),
+            None => self.name.to_string(),
+        }
+    }
+
     /// Builder used by generated code: every option unset.
     #[doc(hidden)]
     pub const fn new(

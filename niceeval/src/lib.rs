@@ -43,9 +43,11 @@ mod eval;
 pub mod event;
 pub mod excerpt;
 pub mod expect;
+pub mod harness;
 mod outcome;
 mod record;
 pub mod report;
+pub mod reporter;
 pub mod results;
 mod run;
 pub mod scope;
@@ -78,6 +80,44 @@ pub use niceeval_macros::eval;
 
 pub use regex::Regex;
 pub use serde_json::{json, Value};
+
+/// Defines `main` for a `harness = false` test target: runs every `#[eval]` of the target
+/// with the suite runner ([`harness`]), libtest-style arguments, and the console reporter plus
+/// any reporters given.
+///
+/// ```toml
+/// # Cargo.toml
+/// [[test]]
+/// name = "evals"
+/// harness = false
+/// ```
+///
+/// ```no_run
+/// // tests/evals.rs
+/// use niceeval::prelude::*;
+///
+/// #[eval]
+/// async fn smoke(t: &mut Eval) {
+///     t.check("ok", includes("ok"));
+/// }
+///
+/// niceeval::main!();
+/// ```
+///
+/// With reporters of your own: `niceeval::main!(reporters = [MyReporter::default()]);`.
+#[macro_export]
+macro_rules! main {
+    () => {
+        $crate::main!(reporters = []);
+    };
+    (reporters = [$($reporter:expr),* $(,)?] $(,)?) => {
+        fn main() {
+            let reporters: ::std::vec::Vec<::std::boxed::Box<dyn $crate::reporter::Reporter>> =
+                ::std::vec![$(::std::boxed::Box::new($reporter)),*];
+            ::std::process::exit($crate::harness::main_with(reporters))
+        }
+    };
+}
 
 /// Everything an eval file needs: `use niceeval::prelude::*;`.
 pub mod prelude {

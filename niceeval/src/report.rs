@@ -91,6 +91,32 @@ pub struct EvalReport {
 }
 
 impl EvalReport {
+    /// A report for an eval that has not run: no runs, no assertions, outcome `Failed` until a
+    /// caller says otherwise.
+    pub fn empty(def: &crate::definition::EvalDefinition) -> Self {
+        EvalReport {
+            id: def.id(),
+            file: def.file.to_string(),
+            line: def.line,
+            tags: def.tags.iter().map(|t| t.to_string()).collect(),
+            description: def.description.map(str::to_string),
+            outcome: Outcome::Failed,
+            strict: def.strict,
+            error: None,
+            below_threshold: false,
+            skip_reason: None,
+            assertions: Vec::new(),
+            score: None,
+            duration_ms: 0.0,
+            usage: Usage::default(),
+            cost_usd: None,
+            events: Vec::new(),
+            runs: Vec::new(),
+            reliability: Reliability::new(0, 0),
+            min_pass_rate: def.min_pass_rate.unwrap_or(1.0),
+        }
+    }
+
     /// Recomputes the eval-level fields that follow from `runs`: reliability statistics and the
     /// outcome (with one run, that run's outcome; with several, passed when the pass rate
     /// reaches `min_pass_rate`, skipped when every run was skipped).

@@ -1,0 +1,240 @@
+//! Command-line arguments of the suite runner: libtest's (filters, `--exact`, `--skip`,
+//! `--list`, `--ignored`, `--include-ignored`, `--test-threads`, ...) plus niceeval's own
+//! (`--runs`, `--concurrency`, `--strict`, `--tag`, `--timeout`, report files).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Parsed arguments.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Args {
+    /// Name filters (substring match, or exact with `--exact`).
+    pub filters: Vec<String>,
+    /// Filters must match the whole name.
+    pub exact: bool,
+    /// Names containing any of these are skipped.
+    pub skip: Vec<String>,
+    /// List evals instead of running them.
+    pub list: bool,
+    /// Run only `#[ignore]`d evals.
+    pub ignored: bool,
+    /// Run `#[ignore]`d evals too.
+    pub include_ignored: bool,
+    /// `--format` value (`pretty`, `terse`).
+    pub format: Option<String>,
+    /// Runs per eval.
+    pub runs: Option<u32>,
+    /// Evals at once.
+    pub concurrency: Option<usize>,
+    /// Strict mode.
+    pub strict: bool,
+    /// Only evals with any of these tags.
+    pub tags: Vec<String>,
+    /// Timeout per run.
+    pub timeout: Option<Duration>,
+    /// Write a JSONL report here.
+    pub jsonl: Option<PathBuf>,
+    /// Write a JUnit XML report here.
+    pub junit: Option<PathBuf>,
+    /// Write a Markdown summary here.
+    pub markdown: Option<PathBuf>,
+    /// Write an HTML report here.
+    pub html: Option<PathBuf>,
+    /// Quiet output.
+    pub quiet: bool,
+}
+
+/// A bad command line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ArgsError(String);
+
+const HELP: &str = "niceeval suite runner
+
+USAGE: <test binary> [OPTIONS] [FILTERS...]
+
+libtest options:
+  --exact                 filters match whole eval names
+  --skip FILTER           skip evals whose name contains FILTER (repeatable)
+  --list                  list evals and exit
+  --ignored               run only #[ignore]d evals
+  --include-ignored       run #[ignore]d evals too
+  --test-threads N        same as --concurrency
+  --format pretty|terse   output format (terse: --list only)
+  --nocapture, --show-output, --color WHEN, -q/--quiet   accepted for compatibility
+
+niceeval options:
+  --runs N                runs per eval (beats #[eval(runs)] and niceeval.toml)
+  --concurrency N         evals at once (default: [run] concurrency, else 4)
+  --strict                soft assertions below threshold fail
+  --tag TAG               only evals tagged TAG (repeatable: any of them)
+  --timeout DURATION      timeout per run, e.g. 30s, 2m
+  --jsonl PATH            write one JSON line per finished eval
+  --junit PATH            write JUnit XML
+  --markdown PATH         write a Markdown summary
+  --html PATH             write a self-contained HTML report
+";
+
+impl Args {
+    /// The help text.
+    pub fn help() -> &'static str {
+        HELP
+    }
+
+    /// Parses arguments (without the program name). `Ok(None)` means `--help` was asked.
+    ///
+    /// ```
+    /// use niceeval::harness::Args;
+    ///
+    /// let args = Args::parse(["refund", "--exact", "--runs", "3", "--tag", "smoke"]).unwrap().unwrap();
+    /// assert_eq!(args.filters, ["refund"]);
+    /// assert!(args.exact);
+    /// assert_eq!(args.runs, Some(3));
+    /// assert!(Args::parse(["--bogus"]).unwrap_err().to_string().contains("--bogus"));
+    /// ```
+    pub fn parse<I, S>(args: I) -> Result<Option<Args>, ArgsError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut out = Args::default();
+        let mut iter = args.into_iter().map(Into::into);
+        while let Some(arg) = iter.next() {
+            let (flag, inline) = match arg.split_once('=') {
+                Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+                _ => (arg.clone(), None),
+            };
+            let mut value = |name: &str| -> Result<String, ArgsError> {
+                inline
+                    .clone()
+                    .or_else(|| iter.next())
+                    .ok_or_else(|| ArgsError(format!("{name} needs a value")))
+            };
+            match flag.as_str() {
+                "-h" | "--help" => return Ok(None),
+                "--exact" => out.exact = true,
+                "--skip" => out.skip.push(value("--skip")?),
+                "--list" => out.list = true,
+                "--ignored" => out.ignored = true,
+                "--include-ignored" => out.include_ignored = true,
+                "--format" => out.format = Some(value("--format")?),
+                "--nocapture" | "--show-output" | "--no-capture" => {}
+                "--color" | "--logfile" | "-Z" | "--report-time" => {
+                    let _ = value(&flag)?;
+                }
+                "-q" | "--quiet" => out.quiet = true,
+                "--test-threads" | "--concurrency" => {
+                    let v = value(&flag)?;
+                    let n = v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        ArgsError(format!("{flag} takes a positive number, got {v:?}"))
+                    })?;
+                    out.concurrency = Some(n);
+                }
+                "--runs" => {
+                    let v = value("--runs")?;
+                    out.runs = Some(v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        ArgsError(format!("--runs takes a positive number, got {v:?}"))
+                    })?);
+                }
+                "--strict" => out.strict = true,
+                "--tag" => out.tags.push(value("--tag")?),
+                "--timeout" => {
+                    let v = value("--timeout")?;
+                    out.timeout = Some(
+                        crate::config::parse_duration(&v)
+                            .map_err(|e| ArgsError(format!("--timeout: {e}")))?,
+                    );
+                }
+                "--jsonl" => out.jsonl = Some(value("--jsonl")?.into()),
+                "--junit" => out.junit = Some(value("--junit")?.into()),
+                "--markdown" => out.markdown = Some(value("--markdown")?.into()),
+                "--html" => out.html = Some(value("--html")?.into()),
+                other if other.starts_with('-') => {
+                    return Err(ArgsError(format!(
+                        "unknown option {other}; run with --help to see the options"
+                    )))
+                }
+                _ => out.filters.push(arg),
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// Whether an eval named `name` (libtest style, without the crate) with `tags` is selected
+    /// by the filters, `--skip` and `--tag`.
+    pub fn selects(&self, name: &str, tags: &[&str]) -> bool {
+        let matches = |f: &String| {
+            if self.exact {
+                name == f
+            } else {
+                name.contains(f.as_str())
+            }
+        };
+        (self.filters.is_empty() || self.filters.iter().any(matches))
+            && !self.skip.iter().any(|s| {
+                if self.exact {
+                    name == s
+                } else {
+                    name.contains(s.as_str())
+                }
+            })
+            && (self.tags.is_empty() || self.tags.iter().any(|t| tags.contains(&t.as_str())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libtest_and_niceeval_flags() {
+        let a = Args::parse([
+            "--skip",
+            "slow",
+            "--include-ignored",
+            "--test-threads=3",
+            "--format",
+            "terse",
+            "--list",
+            "--strict",
+            "--timeout",
+            "2m",
+            "--html",
+            "r.html",
+            "x",
+            "y",
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(a.skip, ["slow"]);
+        assert_eq!(a.concurrency, Some(3));
+        assert_eq!(a.timeout, Some(Duration::from_secs(120)));
+        assert_eq!(a.filters, ["x", "y"]);
+        assert!(a.list && a.strict && a.include_ignored);
+        assert_eq!(Args::parse(["--help"]).unwrap(), None);
+    }
+
+    #[test]
+    fn bad_values_are_errors() {
+        assert!(Args::parse(["--runs", "0"]).is_err());
+        assert!(Args::parse(["--runs"])
+            .unwrap_err()
+            .to_string()
+            .contains("needs a value"));
+        assert!(Args::parse(["--timeout", "soon"]).is_err());
+    }
+
+    #[test]
+    fn selection() {
+        let a = Args::parse(["refund", "--skip", "slow", "--tag", "smoke"])
+            .unwrap()
+            .unwrap();
+        assert!(a.selects("support::refund_flow", &["smoke"]));
+        assert!(!a.selects("support::refund_flow", &[]));
+        assert!(!a.selects("support::refund_slow", &["smoke"]));
+        let exact = Args::parse(["a::b", "--exact"]).unwrap().unwrap();
+        assert!(exact.selects("a::b", &[]));
+        assert!(!exact.selects("a::bc", &[]));
+    }
+}

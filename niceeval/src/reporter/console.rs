@@ -1,0 +1,240 @@
+//! The console reporter: libtest-style progress lines (a live status line on a terminal), the
+//! reports of failed evals, a summary table, and libtest's closing `test result:` line.
+
+use std::io::Write;
+
+use super::{EvalSummary, Reporter, SuiteReport, SuiteStart};
+use crate::outcome::Outcome;
+use crate::report::EvalReport;
+
+/// Writes progress and a summary table to `out`.
+pub struct Console<W: Write + Send> {
+    out: W,
+    live: bool,
+    total: usize,
+    done: usize,
+    failures: Vec<String>,
+    filtered_out: usize,
+}
+
+impl Console<std::io::Stdout> {
+    /// A console reporter on stdout; live status line when stdout is a terminal.
+    pub fn stdout() -> Self {
+        use std::io::IsTerminal;
+        let live = std::io::stdout().is_terminal();
+        Console::new(std::io::stdout(), live)
+    }
+}
+
+impl<W: Write + Send> Console<W> {
+    /// A console reporter writing to `out`; `live` redraws a status line (for terminals).
+    pub fn new(out: W, live: bool) -> Self {
+        Console {
+            out,
+            live,
+            total: 0,
+            done: 0,
+            failures: Vec::new(),
+            filtered_out: 0,
+        }
+    }
+
+    /// How many evals the filters excluded (shown in the closing line).
+    pub fn filtered_out(mut self, count: usize) -> Self {
+        self.filtered_out = count;
+        self
+    }
+
+    /// The writer back.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    fn clear_status(&mut self) -> std::io::Result<()> {
+        if self.live {
+            write!(self.out, "\r\x1b[2K")?;
+        }
+        Ok(())
+    }
+
+    fn status(&mut self) -> std::io::Result<()> {
+        if self.live && self.done < self.total {
+            let width = 30;
+            let filled = width * self.done / self.total.max(1);
+            write!(
+                self.out,
+                "[{}{}] {}/{} evals",
+                "=".repeat(filled),
+                " ".repeat(width - filled),
+                self.done,
+                self.total
+            )?;
+        }
+        self.out.flush()
+    }
+}
+
+/// The name libtest would show: the id without its crate segment.
+fn test_name(id: &str) -> &str {
+    id.split_once("::").map_or(id, |(_, rest)| rest)
+}
+
+impl<W: Write + Send> Reporter for Console<W> {
+    fn on_run_start(&mut self, start: &SuiteStart) -> std::io::Result<()> {
+        self.total = start.evals.len();
+        writeln!(
+            self.out,
+            "\nrunning {} eval{} (concurrency {})",
+            self.total,
+            if self.total == 1 { "" } else { "s" },
+            start.concurrency
+        )?;
+        self.status()
+    }
+
+    fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
+        self.done += 1;
+        self.clear_status()?;
+        let name = test_name(&report.id);
+        match report.outcome {
+            Outcome::Passed if report.below_threshold => {
+                writeln!(self.out, "test {name} ... ok (below threshold)")?
+            }
+            Outcome::Passed => writeln!(self.out, "test {name} ... ok")?,
+            Outcome::Skipped => writeln!(
+                self.out,
+                "test {name} ... ignored, {}",
+                report.skip_reason.as_deref().unwrap_or("skipped")
+            )?,
+            Outcome::Failed => {
+                writeln!(self.out, "test {name} ... FAILED")?;
+                self.failures.push(report.render());
+            }
+        }
+        self.status()
+    }
+
+    fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
+        self.clear_status()?;
+        if !self.failures.is_empty() {
+            writeln!(self.out, "\nfailures:\n")?;
+            for failure in &self.failures {
+                writeln!(self.out, "{failure}")?;
+            }
+        }
+        if !suite.evals.is_empty() {
+            writeln!(self.out)?;
+            write!(self.out, "{}", summary_table(&suite.evals))?;
+        }
+        if suite.interrupted {
+            writeln!(
+                self.out,
+                "\ninterrupted: {} eval(s) did not finish; finished results were reported",
+                suite.not_run
+            )?;
+        }
+        writeln!(
+            self.out,
+            "\ntest result: {}. {} passed; {} failed; {} ignored; 0 measured; {} filtered out; finished in {:.2}s\n",
+            if suite.success() { "ok" } else { "FAILED" },
+            suite.passed,
+            suite.failed,
+            suite.skipped,
+            self.filtered_out,
+            suite.duration_ms / 1000.0
+        )?;
+        self.out.flush()
+    }
+}
+
+/// Renders the per-eval summary table: outcome, pass rate, pass@k, score, tokens, cost, time.
+///
+/// ```
+/// use niceeval::reporter::{summary_table, EvalSummary};
+/// use niceeval::{Outcome, Usage};
+///
+/// let row = EvalSummary {
+///     id: "demo::refund".into(), outcome: Outcome::Passed, error: false, below_threshold: false,
+///     runs: 1, pass_rate: 1.0, pass_at_k: vec![1.0], score: Some(0.9), usage: Usage::default(),
+///     cost_usd: None, duration_ms: 12.0, tags: vec![],
+/// };
+/// let table = summary_table(&[row]);
+/// assert!(table.contains("refund"));
+/// assert!(table.contains("passed"));
+/// ```
+pub fn summary_table(evals: &[EvalSummary]) -> String {
+    let header = [
+        "eval",
+        "outcome",
+        "pass rate",
+        "pass@k",
+        "score",
+        "tokens",
+        "cost",
+        "time",
+    ];
+    let mut rows: Vec<[String; 8]> = Vec::with_capacity(evals.len());
+    for e in evals {
+        let outcome = match (e.outcome, e.error, e.below_threshold) {
+            (Outcome::Failed, true, _) => "error".to_string(),
+            (Outcome::Passed, _, true) => "passed*".to_string(),
+            (o, _, _) => o.as_str().to_string(),
+        };
+        let pass_at_k = match e.pass_at_k.last() {
+            Some(p) if e.runs > 1 => format!("@{} {:.2}", e.runs, p),
+            _ => "-".to_string(),
+        };
+        rows.push([
+            test_name(&e.id).to_string(),
+            outcome,
+            if e.runs > 1 {
+                format!("{:.2}", e.pass_rate)
+            } else {
+                "-".to_string()
+            },
+            pass_at_k,
+            e.score.map_or("-".to_string(), |s| format!("{s:.2}")),
+            match e.usage.total_tokens() {
+                0 => "-".to_string(),
+                n => n.to_string(),
+            },
+            e.cost_usd.map_or("-".to_string(), |c| format!("${c:.4}")),
+            format!("{:.2}s", e.duration_ms / 1000.0),
+        ]);
+    }
+    let mut widths = header.map(|h| h.chars().count());
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: &[String], out: &mut String| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if i == 0 {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        out.push_str(padded.join("  ").trim_end());
+        out.push('\n');
+    };
+    line(&header.map(str::to_string), &mut out);
+    line(&widths.map(|w| "-".repeat(w)), &mut out);
+    for row in &rows {
+        line(row, &mut out);
+    }
+    if evals
+        .iter()
+        .any(|e| e.below_threshold && e.outcome == Outcome::Passed)
+    {
+        out.push_str("* passed with a soft assertion below its threshold (fails under --strict)\n");
+    }
+    out
+}

@@ -1,0 +1,152 @@
+//! Reporters: where results go. The [`Reporter`] trait receives the start of a suite, every
+//! finished eval, and the suite's end; built-ins write to any `io::Write`, so tests capture them
+//! in a `Vec<u8>`.
+//!
+//! A reporter sees each full [`EvalReport`] once, as it finishes; the suite keeps only an
+//! [`EvalSummary`] per eval, so memory does not grow with transcripts.
+
+mod console;
+mod jsonl;
+
+pub use console::{summary_table, Console};
+
+pub use jsonl::Jsonl;
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::Usage;
+use crate::outcome::Outcome;
+use crate::report::EvalReport;
+
+/// What a reporter learns when a suite starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuiteStart {
+    /// Ids of the evals that will run, in order.
+    pub evals: Vec<String>,
+    /// How many evals run at once.
+    pub concurrency: usize,
+}
+
+/// The compact record of one finished eval that a suite keeps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalSummary {
+    /// `module::path::name`.
+    pub id: String,
+    /// Outcome over all runs.
+    pub outcome: Outcome,
+    /// Whether an execution error failed the eval.
+    pub error: bool,
+    /// Whether a soft assertion fell below its threshold.
+    pub below_threshold: bool,
+    /// Number of runs.
+    pub runs: usize,
+    /// Pass rate over non-skipped runs.
+    pub pass_rate: f64,
+    /// pass@k for k = 1..=runs.
+    pub pass_at_k: Vec<f64>,
+    /// Weighted mean score of the representative run.
+    pub score: Option<f64>,
+    /// Tokens of the representative run.
+    pub usage: Usage,
+    /// Cost of the representative run, when known.
+    pub cost_usd: Option<f64>,
+    /// Total wall time, in milliseconds.
+    pub duration_ms: f64,
+    /// Tags.
+    pub tags: Vec<String>,
+}
+
+impl From<&EvalReport> for EvalSummary {
+    fn from(r: &EvalReport) -> Self {
+        EvalSummary {
+            id: r.id.clone(),
+            outcome: r.outcome,
+            error: r.error.is_some() && r.outcome == Outcome::Failed,
+            below_threshold: r.below_threshold,
+            runs: r.runs.len(),
+            pass_rate: r.reliability.pass_rate,
+            pass_at_k: r.reliability.pass_at_k.clone(),
+            score: r.score,
+            usage: r.usage,
+            cost_usd: r.cost_usd,
+            duration_ms: r.duration_ms,
+            tags: r.tags.clone(),
+        }
+    }
+}
+
+/// The end of a suite: every eval's summary, in completion order, plus totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuiteReport {
+    /// One summary per finished eval.
+    pub evals: Vec<EvalSummary>,
+    /// Evals that passed.
+    pub passed: usize,
+    /// Evals that failed.
+    pub failed: usize,
+    /// Evals that were skipped.
+    pub skipped: usize,
+    /// Evals that did not finish because the run was interrupted.
+    pub not_run: usize,
+    /// Whether the run was interrupted (Ctrl-C).
+    pub interrupted: bool,
+    /// Wall time of the suite, in milliseconds.
+    pub duration_ms: f64,
+}
+
+impl SuiteReport {
+    /// Builds the totals from summaries.
+    pub fn new(
+        evals: Vec<EvalSummary>,
+        not_run: usize,
+        interrupted: bool,
+        duration_ms: f64,
+    ) -> Self {
+        let count = |o| evals.iter().filter(|e| e.outcome == o).count();
+        SuiteReport {
+            passed: count(Outcome::Passed),
+            failed: count(Outcome::Failed),
+            skipped: count(Outcome::Skipped),
+            evals,
+            not_run,
+            interrupted,
+            duration_ms,
+        }
+    }
+
+    /// Whether the suite succeeded: nothing failed and the run was not interrupted.
+    pub fn success(&self) -> bool {
+        self.failed == 0 && !self.interrupted
+    }
+}
+
+/// Receives results as a suite runs. Errors are reported on stderr by the runner and do not
+/// stop the suite.
+pub trait Reporter: Send {
+    /// The suite is about to start.
+    fn on_run_start(&mut self, start: &SuiteStart) -> std::io::Result<()> {
+        let _ = start;
+        Ok(())
+    }
+
+    /// One eval finished (all its runs).
+    fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()>;
+
+    /// The suite finished (or was interrupted).
+    fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
+        let _ = suite;
+        Ok(())
+    }
+}
+
+impl<R: Reporter + ?Sized> Reporter for Box<R> {
+    fn on_run_start(&mut self, start: &SuiteStart) -> std::io::Result<()> {
+        (**self).on_run_start(start)
+    }
+    fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
+        (**self).on_eval_complete(report)
+    }
+    fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
+        (**self).on_run_complete(suite)
+    }
+}
