@@ -44,6 +44,7 @@ pub mod event;
 pub mod excerpt;
 pub mod expect;
 pub mod harness;
+pub mod merge;
 mod outcome;
 mod record;
 pub mod report;

@@ -14,8 +14,12 @@ use std::time::Instant;
 use crate::definition::{registered, EvalDefinition};
 use crate::outcome::Outcome;
 use crate::report::EvalReport;
-use crate::reporter::{Console, EvalSummary, Jsonl, Reporter, SuiteReport, SuiteStart};
+use crate::reporter::{
+    Console, EvalSummary, Jsonl, Junit, Markdown, Reporter, SuiteReport, SuiteStart,
+};
 use crate::run::{run_eval_async, RunOptions};
+
+type FileReporter = fn(&Path) -> std::io::Result<Box<dyn Reporter>>;
 
 /// Default number of evals run at once.
 pub const DEFAULT_CONCURRENCY: usize = 4;
@@ -58,12 +62,19 @@ pub fn run_with_args(
     if !args.quiet {
         reporters.push(Box::new(Console::stdout().filtered_out(filtered_out)));
     }
-    if let Some(path) = &args.jsonl {
-        match Jsonl::create(path) {
-            Ok(r) => reporters.push(Box::new(r)),
-            Err(e) => {
-                eprintln!("error: cannot write {}: {e}", path.display());
-                return 2;
+    let files: [(&Option<std::path::PathBuf>, FileReporter); 3] = [
+        (&args.jsonl, |p| Ok(Box::new(Jsonl::create(p)?))),
+        (&args.junit, |p| Ok(Box::new(Junit::create(p)?))),
+        (&args.markdown, |p| Ok(Box::new(Markdown::create(p)?))),
+    ];
+    for (path, make) in files {
+        if let Some(path) = path {
+            match make(path) {
+                Ok(r) => reporters.push(r),
+                Err(e) => {
+                    eprintln!("error: cannot write {}: {e}", path.display());
+                    return 2;
+                }
             }
         }
     }

@@ -34,11 +34,7 @@ impl<W: Write + Send> Jsonl<W> {
 impl Jsonl<std::fs::File> {
     /// A reporter writing to a new file at `path` (parent directories created).
     pub fn create(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
-        let path = path.as_ref();
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)?;
-        }
-        Ok(Jsonl::new(std::fs::File::create(path)?))
+        Ok(Jsonl::new(super::create_file(path.as_ref())?))
     }
 }
 

@@ -7,10 +7,22 @@
 
 mod console;
 mod jsonl;
+mod junit;
+mod markdown;
 
 pub use console::{summary_table, Console};
 
 pub use jsonl::Jsonl;
+pub use junit::Junit;
+pub use markdown::Markdown;
+
+/// Creates a report file, with its parent directories.
+pub(crate) fn create_file(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::File::create(path)
+}
 
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,121 @@
+//! The Markdown reporter: a summary fit for a CI job summary (`$GITHUB_STEP_SUMMARY`): totals,
+//! the per-eval table, and each failed eval's report in a collapsible block.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use super::{Reporter, SuiteReport};
+use crate::outcome::Outcome;
+use crate::report::EvalReport;
+
+/// Writes a Markdown summary when the suite completes.
+///
+/// ```
+/// use niceeval::reporter::{Markdown, Reporter, SuiteReport};
+///
+/// let mut md = Markdown::new(Vec::new());
+/// md.on_run_complete(&SuiteReport::new(vec![], 0, false, 1.0)).unwrap();
+/// assert!(String::from_utf8(md.into_inner()).unwrap().starts_with("## niceeval"));
+/// ```
+pub struct Markdown<W: Write + Send> {
+    out: W,
+    failures: String,
+}
+
+impl<W: Write + Send> Markdown<W> {
+    /// A reporter writing to `out`.
+    pub fn new(out: W) -> Self {
+        Markdown {
+            out,
+            failures: String::new(),
+        }
+    }
+
+    /// The writer back.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+impl Markdown<std::fs::File> {
+    /// A reporter writing to a new file at `path` (parent directories created).
+    pub fn create(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
+        Ok(Markdown::new(super::create_file(path.as_ref())?))
+    }
+}
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+impl<W: Write + Send> Reporter for Markdown<W> {
+    fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
+        if report.outcome == Outcome::Failed {
+            let _ = write!(
+                self.failures,
+                "<details><summary><code>{}</code></summary>\n\n```text\n{}```\n\n</details>\n\n",
+                super::junit::escape(&report.id),
+                report.render().replace("```", "'''")
+            );
+        }
+        Ok(())
+    }
+
+    fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
+        let mut md = String::from("## niceeval\n\n");
+        let status = if suite.success() { "✅" } else { "❌" };
+        let _ = writeln!(
+            md,
+            "{status} **{} passed**, **{} failed**, {} skipped{} in {:.2}s\n",
+            suite.passed,
+            suite.failed,
+            suite.skipped,
+            if suite.interrupted {
+                format!(", {} not run (interrupted)", suite.not_run)
+            } else {
+                String::new()
+            },
+            suite.duration_ms / 1000.0
+        );
+        if !suite.evals.is_empty() {
+            md.push_str("| eval | outcome | pass rate | pass@k | score | tokens | cost | time |\n");
+            md.push_str("|---|---|---:|---:|---:|---:|---:|---:|\n");
+            for e in &suite.evals {
+                let outcome = match (e.outcome, e.error, e.below_threshold) {
+                    (Outcome::Failed, true, _) => "❌ error",
+                    (Outcome::Failed, false, _) => "❌ failed",
+                    (Outcome::Passed, _, true) => "⚠️ passed (below threshold)",
+                    (Outcome::Passed, _, false) => "✅ passed",
+                    (Outcome::Skipped, _, _) => "⏭️ skipped",
+                };
+                let _ = writeln!(
+                    md,
+                    "| `{}` | {outcome} | {} | {} | {} | {} | {} | {:.2}s |",
+                    cell(&e.id),
+                    if e.runs > 1 {
+                        format!("{:.2}", e.pass_rate)
+                    } else {
+                        "–".into()
+                    },
+                    match e.pass_at_k.last() {
+                        Some(p) if e.runs > 1 => format!("@{} {p:.2}", e.runs),
+                        _ => "–".into(),
+                    },
+                    e.score.map_or("–".into(), |s| format!("{s:.2}")),
+                    match e.usage.total_tokens() {
+                        0 => "–".into(),
+                        n => n.to_string(),
+                    },
+                    e.cost_usd.map_or("–".into(), |c| format!("${c:.4}")),
+                    e.duration_ms / 1000.0
+                );
+            }
+        }
+        if !self.failures.is_empty() {
+            md.push_str("\n### Failures\n\n");
+            md.push_str(&self.failures);
+        }
+        self.out.write_all(md.as_bytes())?;
+        self.out.flush()
+    }
+}
