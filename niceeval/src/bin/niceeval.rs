@@ -2,7 +2,7 @@
 //! partitioned CI run) and writes reports from them.
 //!
 //! ```text
-//! niceeval report [--jsonl F] [--junit F] [--markdown F] [--quiet] PATH...
+//! niceeval report [--jsonl F] [--junit F] [--markdown F] [--html F] [--quiet] PATH...
 //! ```
 //! PATH is a JSONL file or a directory of them (default: target/niceeval/results).
 
@@ -10,10 +10,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use niceeval::merge::{merge, read_reports, replay};
-use niceeval::reporter::{Console, Jsonl, Junit, Markdown, Reporter};
+use niceeval::reporter::{Console, Html, Jsonl, Junit, Markdown, Reporter};
 
 const USAGE: &str =
-    "usage: niceeval report [--jsonl FILE] [--junit FILE] [--markdown FILE] [--quiet] [PATH...]
+    "usage: niceeval report [--jsonl FILE] [--junit FILE] [--markdown FILE] [--html FILE] [--quiet] [PATH...]
 
 Reads eval reports (JSONL files, or directories of them; default target/niceeval/results),
 merges the runs of evals that appear in several files (shards), recomputes pass rates and
@@ -54,6 +54,11 @@ fn main() -> ExitCode {
             }),
             "--markdown" => file("--markdown").and_then(|p| {
                 Markdown::create(&p)
+                    .map(|r| Some(Box::new(r) as Box<dyn Reporter>))
+                    .map_err(|e| format!("cannot write {}: {e}", p.display()))
+            }),
+            "--html" => file("--html").and_then(|p| {
+                Html::create(&p)
                     .map(|r| Some(Box::new(r) as Box<dyn Reporter>))
                     .map_err(|e| format!("cannot write {}: {e}", p.display()))
             }),

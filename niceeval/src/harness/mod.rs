@@ -15,7 +15,7 @@ use crate::definition::{registered, EvalDefinition};
 use crate::outcome::Outcome;
 use crate::report::EvalReport;
 use crate::reporter::{
-    Console, EvalSummary, Jsonl, Junit, Markdown, Reporter, SuiteReport, SuiteStart,
+    Console, EvalSummary, Html, Jsonl, Junit, Markdown, Reporter, SuiteReport, SuiteStart,
 };
 use crate::run::{run_eval_async, RunOptions};
 
@@ -62,7 +62,8 @@ pub fn run_with_args(
     if !args.quiet {
         reporters.push(Box::new(Console::stdout().filtered_out(filtered_out)));
     }
-    let files: [(&Option<std::path::PathBuf>, FileReporter); 3] = [
+    let files: [(&Option<std::path::PathBuf>, FileReporter); 4] = [
+        (&args.html, |p| Ok(Box::new(Html::create(p)?))),
         (&args.jsonl, |p| Ok(Box::new(Jsonl::create(p)?))),
         (&args.junit, |p| Ok(Box::new(Junit::create(p)?))),
         (&args.markdown, |p| Ok(Box::new(Markdown::create(p)?))),

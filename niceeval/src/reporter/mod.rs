@@ -6,12 +6,14 @@
 //! [`EvalSummary`] per eval, so memory does not grow with transcripts.
 
 mod console;
+mod html;
 mod jsonl;
 mod junit;
 mod markdown;
 
 pub use console::{summary_table, Console};
 
+pub use html::Html;
 pub use jsonl::Jsonl;
 pub use junit::Junit;
 pub use markdown::Markdown;

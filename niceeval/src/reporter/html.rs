@@ -1,0 +1,269 @@
+//! The HTML reporter: one self-contained file (no external assets, opens offline) with the suite
+//! summary, a chart of pass rates and of score distribution, and every eval's assertions and
+//! transcript. Charts are inline SVG; a small inline script renders the per-eval details from
+//! the embedded JSON data and adds filtering.
+//!
+//! This reporter keeps every full report (with transcripts) until the suite ends.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use super::junit::escape;
+use super::{Reporter, SuiteReport};
+use crate::outcome::Outcome;
+use crate::report::EvalReport;
+
+/// Writes a self-contained HTML report when the suite completes.
+///
+/// ```
+/// use niceeval::reporter::{Html, Reporter, SuiteReport};
+///
+/// let mut html = Html::new(Vec::new());
+/// html.on_run_complete(&SuiteReport::new(vec![], 0, false, 1.0)).unwrap();
+/// let page = String::from_utf8(html.into_inner()).unwrap();
+/// assert!(page.starts_with("<!DOCTYPE html>"));
+/// ```
+pub struct Html<W: Write + Send> {
+    out: W,
+    reports: Vec<EvalReport>,
+}
+
+impl<W: Write + Send> Html<W> {
+    /// A reporter writing to `out`.
+    pub fn new(out: W) -> Self {
+        Html {
+            out,
+            reports: Vec::new(),
+        }
+    }
+
+    /// The writer back.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+impl Html<std::fs::File> {
+    /// A reporter writing to a new file at `path` (parent directories created).
+    pub fn create(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
+        Ok(Html::new(super::create_file(path.as_ref())?))
+    }
+}
+
+impl<W: Write + Send> Reporter for Html<W> {
+    fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
+        self.reports.push(report.clone());
+        Ok(())
+    }
+
+    fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
+        let mut reports = std::mem::take(&mut self.reports);
+        reports.sort_by(|a, b| a.id.cmp(&b.id));
+        let page = render_page(&reports, suite);
+        self.out.write_all(page.as_bytes())?;
+        self.out.flush()
+    }
+}
+
+/// Pass-rate bars, one per eval.
+fn pass_rate_chart(reports: &[EvalReport]) -> String {
+    let row = 22;
+    let label = 260;
+    let bar = 360;
+    let height = row * reports.len().max(1) + 10;
+    let mut svg = format!(
+        "<svg class=\"chart\" role=\"img\" aria-label=\"pass rate per eval\" viewBox=\"0 0 {} {height}\" width=\"{}\" height=\"{height}\">",
+        label + bar + 60,
+        label + bar + 60
+    );
+    for (i, r) in reports.iter().enumerate() {
+        let y = i * row + 5;
+        let rate = if r.outcome == Outcome::Skipped {
+            0.0
+        } else {
+            r.reliability.pass_rate
+        };
+        let class = match r.outcome {
+            Outcome::Passed => "pass",
+            Outcome::Failed => "fail",
+            Outcome::Skipped => "skip",
+        };
+        let _ = write!(
+            svg,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{label}\" y=\"{y}\" width=\"{bar}\" height=\"16\" class=\"track\"/><rect x=\"{label}\" y=\"{y}\" width=\"{:.1}\" height=\"16\" class=\"{class}\"/><text x=\"{}\" y=\"{}\">{}</text>",
+            label - 8,
+            y + 13,
+            escape(&shorten(&r.id, 36)),
+            rate * bar as f64,
+            label + bar + 6,
+            y + 13,
+            if r.outcome == Outcome::Skipped {
+                "skipped".to_string()
+            } else {
+                format!("{:.0}%", rate * 100.0)
+            }
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// A histogram of scores of every assertion, in ten buckets.
+fn score_histogram(reports: &[EvalReport]) -> String {
+    let mut buckets = [0usize; 10];
+    for a in reports.iter().flat_map(|r| &r.assertions) {
+        let i = ((a.score * 10.0).floor() as usize).min(9);
+        buckets[i] += 1;
+    }
+    let max = buckets.iter().copied().max().unwrap_or(0).max(1);
+    let (w, h) = (400, 140);
+    let mut svg = format!(
+        "<svg class=\"chart\" role=\"img\" aria-label=\"assertion score distribution\" viewBox=\"0 0 {w} {}\" width=\"{w}\" height=\"{}\">",
+        h + 24,
+        h + 24
+    );
+    for (i, count) in buckets.iter().enumerate() {
+        let bh = (*count as f64 / max as f64) * h as f64;
+        let x = i * (w / 10);
+        let _ = write!(
+            svg,
+            "<rect x=\"{}\" y=\"{:.1}\" width=\"{}\" height=\"{bh:.1}\" class=\"bucket\"><title>{:.1}–{:.1}: {count}</title></rect><text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{:.1}</text>",
+            x + 2,
+            h as f64 - bh,
+            w / 10 - 4,
+            i as f64 / 10.0,
+            (i + 1) as f64 / 10.0,
+            x + w / 20,
+            h + 16,
+            i as f64 / 10.0
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let tail: String = text
+        .chars()
+        .rev()
+        .take(max - 1)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!("…{tail}")
+}
+
+/// Embeds JSON in a `<script>` element safely.
+fn script_json(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value)
+        .unwrap_or_else(|_| "[]".to_string())
+        .replace("</", "<\\/")
+        .replace("<!--", "<\\!--")
+}
+
+fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
+    let mut page = String::with_capacity(16 * 1024);
+    let _ = write!(
+        page,
+        r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>niceeval report</title>
+<style>
+body{{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1d1d1f;background:#fafafa}}
+h1{{font-size:1.4rem}} h2{{font-size:1.1rem;margin-top:2rem}}
+.totals span{{margin-right:1.2rem}} .pass{{fill:#2e9d57;color:#2e9d57}} .fail{{fill:#d23c3c;color:#d23c3c}} .skip{{fill:#999;color:#777}}
+.track{{fill:#e7e7e7}} .bucket{{fill:#4a78c2}} svg text{{font-size:11px;fill:#333}}
+.charts{{display:flex;gap:2rem;flex-wrap:wrap}}
+details.eval{{background:#fff;border:1px solid #ddd;border-radius:6px;margin:.5rem 0;padding:.4rem .8rem}}
+details.eval summary{{cursor:pointer;font-weight:600}}
+table{{border-collapse:collapse;margin:.5rem 0}} td,th{{border-bottom:1px solid #eee;padding:.2rem .6rem;text-align:left;vertical-align:top}}
+pre{{white-space:pre-wrap;word-break:break-word;background:#f3f3f3;padding:.5rem;border-radius:4px;max-height:30rem;overflow:auto}}
+#filter{{padding:.3rem;width:20rem}}
+</style></head><body>
+<h1>niceeval report</h1>
+<p class="totals"><span class="pass">{passed} passed</span><span class="fail">{failed} failed</span><span class="skip">{skipped} skipped</span>{interrupted}<span>{secs:.2}s</span></p>
+<div class="charts"><div><h2>Pass rate</h2>{rates}</div><div><h2>Assertion scores</h2>{hist}</div></div>
+<h2>Evals</h2>
+<input id="filter" type="search" placeholder="filter evals" aria-label="filter evals">
+<div id="evals"><noscript>"#,
+        passed = suite.passed,
+        failed = suite.failed,
+        skipped = suite.skipped,
+        interrupted = if suite.interrupted {
+            format!(
+                "<span class=\"fail\">interrupted: {} not run</span>",
+                suite.not_run
+            )
+        } else {
+            String::new()
+        },
+        secs = suite.duration_ms / 1000.0,
+        rates = pass_rate_chart(reports),
+        hist = score_histogram(reports),
+    );
+    for r in reports {
+        let _ = write!(page, "<pre>{}</pre>", escape(&r.render()));
+    }
+    let _ = write!(
+        page,
+        r#"</noscript></div>
+<script id="data" type="application/json">{data}</script>
+<script>
+"use strict";
+(function () {{
+  const reports = JSON.parse(document.getElementById("data").textContent);
+  const root = document.getElementById("evals");
+  const el = (tag, attrs, ...children) => {{
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {{}})) node.setAttribute(k, v);
+    for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    return node;
+  }};
+  const fmt = (x) => (x === null || x === undefined ? "–" : Number(x).toFixed(2));
+  for (const r of reports) {{
+    const cls = r.outcome === "passed" ? "pass" : r.outcome === "failed" ? "fail" : "skip";
+    const box = el("details", {{ class: "eval", "data-id": r.id }});
+    if (r.outcome === "failed") box.open = true;
+    box.append(el("summary", {{}}, el("span", {{ class: cls }}, r.outcome.toUpperCase()), " ", r.id));
+    if (r.error) box.append(el("p", {{ class: "fail" }}, "error: " + r.error));
+    if (r.skip_reason) box.append(el("p", {{ class: "skip" }}, "skipped: " + r.skip_reason));
+    if (r.runs.length > 1) box.append(el("p", {{}}, `runs: ${{r.runs.length}}, pass rate ${{fmt(r.reliability.pass_rate)}}`));
+    const table = el("table", {{}}, el("tr", {{}}, el("th", {{}}, "verdict"), el("th", {{}}, "severity"), el("th", {{}}, "assertion"), el("th", {{}}, "score"), el("th", {{}}, "threshold"), el("th", {{}}, "reason")));
+    for (const a of r.assertions) {{
+      const verdict = a.error ? "error" : a.passed ? "ok" : a.severity === "soft" ? "below" : "FAIL";
+      table.append(el("tr", {{}}, el("td", {{ class: a.passed ? "pass" : "fail" }}, verdict), el("td", {{}}, a.severity), el("td", {{}}, a.name), el("td", {{}}, fmt(a.score)), el("td", {{}}, fmt(a.threshold)), el("td", {{}}, a.reason)));
+    }}
+    box.append(table);
+    if (r.events.length) {{
+      const lines = r.events.map((e) => JSON.stringify(e)).join("\n");
+      box.append(el("details", {{}}, el("summary", {{}}, `transcript (${{r.events.length}} events)`), el("pre", {{}}, lines)));
+    }}
+    root.append(box);
+  }}
+  document.getElementById("filter").addEventListener("input", (event) => {{
+    const q = event.target.value.toLowerCase();
+    for (const box of root.querySelectorAll("details.eval")) box.hidden = !box.dataset.id.toLowerCase().includes(q);
+  }});
+}})();
+</script>
+</body></html>
+"#,
+        data = script_json(&reports),
+    );
+    page
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_data_cannot_close_the_script_element() {
+        let text = script_json(&serde_json::json!({"reason": "</script><script>alert(1)"}));
+        assert!(!text.contains("</script>"));
+    }
+}
