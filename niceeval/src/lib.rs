@@ -52,6 +52,7 @@ pub mod reporter;
 pub mod results;
 mod run;
 pub mod scope;
+pub mod snapshot;
 pub mod stats;
 mod turn;
 
@@ -134,6 +135,8 @@ pub mod prelude {
 pub mod __private {
     pub use crate::definition::{BoxFuture, EvalDefinition, Registration};
     pub use crate::run::run_test;
+    pub use crate::run::{finish_test, run_test_report};
+    pub use insta;
     pub use inventory;
     pub use std::sync::Arc;
 

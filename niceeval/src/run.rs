@@ -321,6 +321,12 @@ fn format_duration(d: Duration) -> String {
 /// A failure unwinds with `resume_unwind`, which skips the panic hook: the report is the whole
 /// failure message, with no panic location or backtrace around it.
 pub fn run_test(def: &'static EvalDefinition) {
+    finish_test(run_test_report(def));
+}
+
+/// Runs the eval and appends its report to the results file (the first half of
+/// [`run_test`]; `#[eval(snapshot)]` snapshots the report in between).
+pub fn run_test_report(def: &'static EvalDefinition) -> EvalReport {
     let report = run_eval(def);
     if let Err(e) = crate::results::append(&report, Path::new(def.manifest_dir)) {
         let _ = writeln!(
@@ -329,6 +335,11 @@ pub fn run_test(def: &'static EvalDefinition) {
             report.id
         );
     }
+    report
+}
+
+/// Turns a report into the test's result (the second half of [`run_test`]).
+pub fn finish_test(report: EvalReport) {
     match report.outcome {
         Outcome::Failed => {
             let text = report.render();

@@ -1,0 +1,113 @@
+//! Snapshots of assertion reports for review with `cargo insta review`: a stable text form of
+//! an [`EvalReport`] (volatile fields — durations, costs, token counts — left out, assertions in
+//! recorded order, scores rounded) and the [`crate::assert_report_snapshot!`] macro, which
+//! expands at the caller so the snapshot lands beside the caller's code, named after the eval.
+
+use std::fmt::Write as _;
+
+use crate::report::EvalReport;
+
+/// The snapshot name of a report: the eval's function name (insta prefixes the module path).
+pub fn name(report: &EvalReport) -> String {
+    report
+        .id
+        .rsplit("::")
+        .next()
+        .unwrap_or(&report.id)
+        .to_string()
+}
+
+/// The stable text of a report: outcome, marks, every assertion with verdict, severity, score
+/// (two decimals), threshold and reason, nested results indented. No durations, costs, token
+/// counts or paths.
+///
+/// ```
+/// use niceeval::snapshot::text;
+/// # let report: niceeval::EvalReport = serde_json::from_value(serde_json::json!({
+/// #   "id": "demo::refund", "file": "tests/demo.rs", "line": 3, "outcome": "passed",
+/// #   "assertions": [{"name": "includes(\"refund\")", "kind": "value", "severity": "gate",
+/// #     "score": 1.0, "passed": true, "reason": "found at \"refund\""}],
+/// #   "duration_ms": 12.5, "usage": {"input_tokens": 1, "output_tokens": 2, "cache_read_tokens": 0},
+/// #   "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [1.0], "pass_hat_k": [1.0]},
+/// #   "min_pass_rate": 1.0
+/// # })).unwrap();
+/// let snap = text(&report);
+/// assert!(snap.starts_with("outcome: passed"));
+/// assert!(!snap.contains("12.5"));
+/// ```
+pub fn text(report: &EvalReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "outcome: {}", report.outcome);
+    if report.below_threshold {
+        out.push_str("below threshold: true\n");
+    }
+    if let Some(error) = &report.error {
+        let _ = writeln!(out, "error: {error}");
+    }
+    if let Some(reason) = &report.skip_reason {
+        let _ = writeln!(out, "skipped: {reason}");
+    }
+    if report.runs.len() > 1 {
+        let _ = writeln!(
+            out,
+            "runs: {} (passed {})",
+            report.runs.len(),
+            report.reliability.c
+        );
+    }
+    out.push_str("assertions:\n");
+    for a in &report.assertions {
+        write_assertion(&mut out, a, 1);
+    }
+    out
+}
+
+fn write_assertion(out: &mut String, a: &crate::assertion::AssertionResult, depth: usize) {
+    let pad = "  ".repeat(depth);
+    let verdict = if a.error.is_some() {
+        "error"
+    } else if a.passed {
+        "pass"
+    } else {
+        "fail"
+    };
+    let threshold = a
+        .threshold
+        .map(|t| format!(" (threshold {t:.2})"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{pad}- {verdict} {} {} score {:.2}{threshold}",
+        a.severity.as_str(),
+        a.name,
+        a.score
+    );
+    if !a.reason.is_empty() {
+        let _ = writeln!(out, "{pad}  reason: {}", a.reason.replace('\n', " "));
+    }
+    for child in &a.children {
+        write_assertion(out, child, depth + 1);
+    }
+}
+
+/// Asserts that an [`EvalReport`]'s stable text ([`text`]) matches its insta snapshot, named
+/// after the eval. Review changes with `cargo insta review`.
+///
+/// Expands at the call site, so the snapshot is stored in the calling crate's `snapshots/`
+/// folder. `#[eval(snapshot)]` calls it for you.
+///
+/// ```no_run
+/// # fn report() -> niceeval::EvalReport { unimplemented!() }
+/// let report = report();
+/// niceeval::assert_report_snapshot!(report);
+/// ```
+#[macro_export]
+macro_rules! assert_report_snapshot {
+    ($report:expr) => {{
+        let report: &$crate::EvalReport = &$report;
+        $crate::__private::insta::assert_snapshot!(
+            $crate::snapshot::name(report),
+            $crate::snapshot::text(report)
+        );
+    }};
+}
