@@ -87,7 +87,7 @@ fn key_prefix(key: &Option<String>) -> String {
 
 /// The whole configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "the tables of niceeval.toml")]
 pub struct Config {
     /// `[judge]`: the judge model for LLM-as-judge assertions.
     #[serde(default)]
@@ -109,7 +109,10 @@ pub struct Config {
 
 /// `[judge]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with model, base_url, api_key_env"
+)]
 pub struct JudgeConfig {
     /// `provider/model`, e.g. `openai/gpt-4o-mini`.
     #[serde(default, deserialize_with = "judge_model")]
@@ -126,6 +129,7 @@ pub struct JudgeConfig {
 /// `[agent]`: a default agent described as data. `type` selects the adapter; the other keys are
 /// the adapter's settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(expecting = "a table with `type` and the agent's settings")]
 pub struct AgentConfig {
     /// The adapter, e.g. `replay`.
     #[serde(rename = "type")]
@@ -137,7 +141,10 @@ pub struct AgentConfig {
 
 /// `[run]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with concurrency, strict, timeout, runs"
+)]
 pub struct RunConfig {
     /// How many evals the suite runner runs at once (1 or more).
     #[serde(default, deserialize_with = "concurrency")]
@@ -203,8 +210,7 @@ impl Config {
             }
         };
         let document = toml::Deserializer::parse(text).map_err(|e| error(None, &e))?;
-        serde_path_to_error::deserialize(document)
-            .map_err(|e| error(key_name(e.path()), e.inner()))
+        serde_path_to_error::deserialize(document).map_err(|e| error(key_name(e.path()), e.inner()))
     }
 
     /// Applies `NICEEVAL_STRICT`, `NICEEVAL_RUNS`, `NICEEVAL_JUDGE_MODEL` and
@@ -344,10 +350,12 @@ fn check_env_name(name: &str) -> Result<(), String> {
         Ok(())
     } else {
         // The value is not echoed: it may be a key pasted by mistake.
-        Err("must be the name of the environment variable that holds the API key \
+        Err(
+            "must be the name of the environment variable that holds the API key \
              (letters, digits and `_`, e.g. \"OPENAI_API_KEY\"), never the key itself; \
              the value is not shown in case it is a key"
-            .to_string())
+                .to_string(),
+        )
     }
 }
 

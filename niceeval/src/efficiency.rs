@@ -119,11 +119,10 @@ fn budget_score(limit: f64, actual: f64) -> f64 {
     }
 }
 
-fn no_usage(check: &str) -> Grade {
+fn no_usage(check: &str, how: &str) -> Grade {
     Grade::error(format!(
         "the run has no `usage` events, so {check} cannot be checked; have the agent report \
-         usage (`request.events.usage(input, output)` or a `usage` event with `model` or \
-         `cost_usd`)"
+         {how}"
     ))
 }
 
@@ -165,7 +164,10 @@ impl ScopedCheck for MaxTokens {
 
     fn evaluate(&self, run: &RunView<'_>) -> Grade {
         if !has_usage(run.events) {
-            return no_usage(&self.describe());
+            return no_usage(
+                &self.describe(),
+                "its tokens (`request.events.usage(input, output)` or `usage` events)",
+            );
         }
         let usage = Usage::from_events(run.events);
         let total = usage.total_tokens();
@@ -233,23 +235,31 @@ impl ScopedCheck for MaxCost {
             ));
         }
         if !has_usage(run.events) {
-            return no_usage(&self.describe());
+            return no_usage(
+                &self.describe(),
+                "`usage` events with the `model` that spent the tokens (priced from the price \
+                 table) or the `cost_usd` they cost",
+            );
         }
         let cost = match estimate_cost(run.events, run.config) {
             Ok(cost) => cost,
             Err(e) => return Grade::error(format!("the cost of the run is unknown: {e}")),
         };
+        // Sums of float prices drift by ulps (3 × $0.01 > $0.03): a cost within a billionth of
+        // the limit is within it.
+        let within = cost.usd - limit <= (limit * 1e-9).max(1e-12);
         let reason = format!(
             "cost {}, {}: {}",
             format_usd(cost.usd),
-            verdict(
-                cost.usd <= limit,
-                &format_usd(limit),
-                &format_usd(cost.usd - limit)
-            ),
+            verdict(within, &format_usd(limit), &format_usd(cost.usd - limit)),
             cost.describe()
         );
-        Grade::score(budget_score(limit, cost.usd), reason)
+        let score = if within {
+            1.0
+        } else {
+            budget_score(limit, cost.usd)
+        };
+        Grade::score(score, reason)
     }
 
     fn kind(&self) -> AssertionKind {
@@ -414,7 +424,11 @@ mod tests {
         );
         let over = grade(&MaxTokens::new(6_000), &events);
         assert_eq!(over.score, 0.5);
-        assert!(over.reason.ends_with("over the limit of 6,000 by 6,000"), "{}", over.reason);
+        assert!(
+            over.reason.ends_with("over the limit of 6,000 by 6,000"),
+            "{}",
+            over.reason
+        );
     }
 
     #[test]
@@ -431,7 +445,10 @@ mod tests {
     fn max_cost_explains_where_the_cost_came_from() {
         let reported = grade(
             &MaxCost::new(0.10),
-            &[usage(10, 10, 0, Some(0.04), None), usage(10, 10, 0, Some(0.01), None)],
+            &[
+                usage(10, 10, 0, Some(0.04), None),
+                usage(10, 10, 0, Some(0.01), None),
+            ],
         );
         assert_eq!(reported.score, 1.0);
         assert_eq!(
@@ -445,22 +462,35 @@ mod tests {
         assert_eq!(estimated.score, 1.0);
         let r = &estimated.reason;
         assert!(r.starts_with("cost $0.15, within the limit of $0.50: $0.15 estimated for gpt-4o-mini-2024-07-18 (priced as openai/gpt-4o-mini)"), "{r}");
-        assert!(r.contains("$0.15 input / $0.60 output per 1M tokens"), "{r}");
+        assert!(
+            r.contains("$0.15 input / $0.60 output per 1M tokens"),
+            "{r}"
+        );
         assert!(r.contains("built-in list price"), "{r}");
         let over = grade(
             &MaxCost::new(0.05),
             &[usage(1_000_000, 0, 0, None, Some("gpt-4o-mini"))],
         );
         assert!((over.score - 0.05 / 0.15).abs() < 1e-9);
-        assert!(over.reason.contains("over the limit of $0.05 by $0.10"), "{}", over.reason);
+        assert!(
+            over.reason.contains("over the limit of $0.05 by $0.10"),
+            "{}",
+            over.reason
+        );
     }
 
     #[test]
     fn max_cost_errors_name_the_problem() {
-        let unknown = grade(&MaxCost::new(1.0), &[usage(10, 10, 0, None, Some("acme/x-1"))]);
+        let unknown = grade(
+            &MaxCost::new(1.0),
+            &[usage(10, 10, 0, None, Some("acme/x-1"))],
+        );
         let error = unknown.error.unwrap();
         assert!(error.contains("\"acme/x-1\""), "{error}");
-        assert!(error.contains("[prices.\"acme/x-1\"]\ninput = .."), "{error}");
+        assert!(
+            error.contains("[prices.\"acme/x-1\"]\ninput = .."),
+            "{error}"
+        );
         let bad_limit = grade(&MaxCost::new(-1.0), &[usage(1, 1, 0, Some(0.1), None)]);
         assert!(bad_limit.error.unwrap().contains("max_cost(-1)"));
         let nan = grade(&MaxCost::new(f64::NAN), &[usage(1, 1, 0, Some(0.1), None)]);
@@ -469,15 +499,29 @@ mod tests {
 
     #[test]
     fn max_tool_calls_lists_calls_by_name() {
-        let events = [call("search"), call("lookup"), call("search"), call("search")];
+        let events = [
+            call("search"),
+            call("lookup"),
+            call("search"),
+            call("search"),
+        ];
         let within = grade(&MaxToolCalls::new(4), &events);
         assert_eq!(within.score, 1.0);
-        assert_eq!(within.reason, "4 tool calls, within the limit of 4: search ×3, lookup");
+        assert_eq!(
+            within.reason,
+            "4 tool calls, within the limit of 4: search ×3, lookup"
+        );
         let over = grade(&MaxToolCalls::new(2), &events);
         assert_eq!(over.score, 0.5);
-        assert_eq!(over.reason, "4 tool calls, over the limit of 2 by 2: search ×3, lookup");
+        assert_eq!(
+            over.reason,
+            "4 tool calls, over the limit of 2 by 2: search ×3, lookup"
+        );
         let none = grade(&MaxToolCalls::new(0), &[Event::assistant("hi")]);
-        assert_eq!((none.score, none.reason.as_str()), (1.0, "no tool calls, within the limit of 0"));
+        assert_eq!(
+            (none.score, none.reason.as_str()),
+            (1.0, "no tool calls, within the limit of 0")
+        );
         let zero = grade(&MaxToolCalls::new(0), &[call("x")]);
         assert_eq!(zero.score, 0.0);
         let many: Vec<Event> = (0..12).map(|i| call(&format!("t{i}"))).collect();

@@ -50,8 +50,16 @@ const fn e(provider: &'static str, names: &'static [&'static str], price: Price)
 /// `gpt-4o-2024-05-13`, which kept its launch price.
 pub(super) static BUILTIN: &[Entry] = &[
     // OpenAI
-    e("openai", &["gpt-5.1", "gpt-5.1-chat-latest"], p(1.25, 10.0, 0.125)),
-    e("openai", &["gpt-5", "gpt-5-chat-latest", "gpt-5-codex"], p(1.25, 10.0, 0.125)),
+    e(
+        "openai",
+        &["gpt-5.1", "gpt-5.1-chat-latest"],
+        p(1.25, 10.0, 0.125),
+    ),
+    e(
+        "openai",
+        &["gpt-5", "gpt-5-chat-latest", "gpt-5-codex"],
+        p(1.25, 10.0, 0.125),
+    ),
     e("openai", &["gpt-5-mini"], p(0.25, 2.0, 0.025)),
     e("openai", &["gpt-5-nano"], p(0.05, 0.40, 0.005)),
     e("openai", &["gpt-5-pro"], p_uncached(15.0, 120.0)),
@@ -59,7 +67,11 @@ pub(super) static BUILTIN: &[Entry] = &[
     e("openai", &["gpt-4.1-mini"], p(0.40, 1.60, 0.10)),
     e("openai", &["gpt-4.1-nano"], p(0.10, 0.40, 0.025)),
     e("openai", &["gpt-4o"], p(2.50, 10.0, 1.25)),
-    e("openai", &["gpt-4o-2024-05-13", "chatgpt-4o-latest"], p_uncached(5.0, 15.0)),
+    e(
+        "openai",
+        &["gpt-4o-2024-05-13", "chatgpt-4o-latest"],
+        p_uncached(5.0, 15.0),
+    ),
     e("openai", &["gpt-4o-mini"], p(0.15, 0.60, 0.075)),
     e("openai", &["o3"], p(2.0, 8.0, 0.50)),
     e("openai", &["o3-pro"], p_uncached(20.0, 80.0)),
@@ -70,7 +82,11 @@ pub(super) static BUILTIN: &[Entry] = &[
     e("openai", &["gpt-4-turbo"], p_uncached(10.0, 30.0)),
     e("openai", &["gpt-3.5-turbo"], p_uncached(0.50, 1.50)),
     // Anthropic (cache reads at a tenth of the input price)
-    e("anthropic", &["claude-opus-4-5", "claude-opus-4.5"], p(5.0, 25.0, 0.50)),
+    e(
+        "anthropic",
+        &["claude-opus-4-5", "claude-opus-4.5"],
+        p(5.0, 25.0, 0.50),
+    ),
     e(
         "anthropic",
         &["claude-opus-4-1", "claude-opus-4.1"],
@@ -93,12 +109,20 @@ pub(super) static BUILTIN: &[Entry] = &[
     ),
     e(
         "anthropic",
-        &["claude-3-7-sonnet", "claude-3-7-sonnet-latest", "claude-3.7-sonnet"],
+        &[
+            "claude-3-7-sonnet",
+            "claude-3-7-sonnet-latest",
+            "claude-3.7-sonnet",
+        ],
         p(3.0, 15.0, 0.30),
     ),
     e(
         "anthropic",
-        &["claude-3-5-sonnet", "claude-3-5-sonnet-latest", "claude-3.5-sonnet"],
+        &[
+            "claude-3-5-sonnet",
+            "claude-3-5-sonnet-latest",
+            "claude-3.5-sonnet",
+        ],
         p(3.0, 15.0, 0.30),
     ),
     e(
@@ -108,7 +132,11 @@ pub(super) static BUILTIN: &[Entry] = &[
     ),
     e(
         "anthropic",
-        &["claude-3-5-haiku", "claude-3-5-haiku-latest", "claude-3.5-haiku"],
+        &[
+            "claude-3-5-haiku",
+            "claude-3-5-haiku-latest",
+            "claude-3.5-haiku",
+        ],
         p(0.80, 4.0, 0.08),
     ),
     e(
@@ -118,12 +146,20 @@ pub(super) static BUILTIN: &[Entry] = &[
     ),
     e("anthropic", &["claude-3-haiku"], p(0.25, 1.25, 0.03)),
     // Google (text input; prompts up to 200k tokens where the price is tiered)
-    e("google", &["gemini-3-pro-preview", "gemini-3-pro"], p(2.0, 12.0, 0.20)),
+    e(
+        "google",
+        &["gemini-3-pro-preview", "gemini-3-pro"],
+        p(2.0, 12.0, 0.20),
+    ),
     e("google", &["gemini-2.5-pro"], p(1.25, 10.0, 0.125)),
     e("google", &["gemini-2.5-flash"], p(0.30, 2.50, 0.03)),
     e("google", &["gemini-2.5-flash-lite"], p(0.10, 0.40, 0.01)),
     e("google", &["gemini-2.0-flash"], p(0.10, 0.40, 0.025)),
-    e("google", &["gemini-2.0-flash-lite"], p_uncached(0.075, 0.30)),
+    e(
+        "google",
+        &["gemini-2.0-flash-lite"],
+        p_uncached(0.075, 0.30),
+    ),
     e("google", &["gemini-1.5-pro"], p_uncached(1.25, 5.0)),
     e("google", &["gemini-1.5-flash"], p_uncached(0.075, 0.30)),
 ];
@@ -143,7 +179,11 @@ mod tests {
                 assert!(seen.insert(*name), "duplicate built-in name {name}");
             }
             let price = entry.price;
-            assert!(price.input > 0.0 && price.output >= price.input, "{:?}", entry.names);
+            assert!(
+                price.input > 0.0 && price.output >= price.input,
+                "{:?}",
+                entry.names
+            );
             if let Some(cache) = price.cache_read {
                 assert!(cache < price.input, "{:?}", entry.names);
             }

@@ -295,7 +295,10 @@ fn plural(n: usize) -> &'static str {
 
 fn describe_tokens(usage: &Usage) -> String {
     let cache = if usage.cache_read_tokens > 0 {
-        format!(" (of which {} cache-read)", format_count(usage.cache_read_tokens))
+        format!(
+            " (of which {} cache-read)",
+            format_count(usage.cache_read_tokens)
+        )
     } else {
         String::new()
     };
@@ -397,8 +400,14 @@ mod tests {
         assert!((cost.estimates[1].usd - 10.0).abs() < 1e-9);
         assert!((cost.usd - 22.51).abs() < 1e-9);
         let text = cost.describe();
-        assert!(text.contains("$0.01 reported by the agent (1 usage event)"), "{text}");
-        assert!(text.contains("$12.50 estimated for gpt-4o (priced as openai/gpt-4o)"), "{text}");
+        assert!(
+            text.contains("$0.01 reported by the agent (1 usage event)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("$12.50 estimated for gpt-4o (priced as openai/gpt-4o)"),
+            "{text}"
+        );
         assert!(
             text.contains("estimated for openai/gpt-4o-2024-08-06 (priced as openai/gpt-4o)"),
             "{text}"
@@ -427,10 +436,19 @@ mod tests {
             }
         );
         let text = err.to_string();
-        assert!(text.starts_with("no price for models \"acme/brainy-1\", \"local-llama\""), "{text}");
+        assert!(
+            text.starts_with("no price for models \"acme/brainy-1\", \"local-llama\""),
+            "{text}"
+        );
         assert!(text.contains("/repo/niceeval.toml"), "{text}");
-        assert!(text.contains("[prices.\"acme/brainy-1\"]\ninput = .."), "{text}");
-        assert!(text.contains("[prices.\"local-llama\"]\ninput = .."), "{text}");
+        assert!(
+            text.contains("[prices.\"acme/brainy-1\"]\ninput = .."),
+            "{text}"
+        );
+        assert!(
+            text.contains("[prices.\"local-llama\"]\ninput = .."),
+            "{text}"
+        );
         assert!(text.contains("output = .."), "{text}");
     }
 
@@ -450,12 +468,21 @@ mod tests {
         let err = PriceTable::builtin()
             .estimate(&[usage(0, 0, None, None), usage(7, 3, None, None)])
             .unwrap_err();
-        assert_eq!(err, PriceError::MissingModel { event: 2, tokens: 10 });
+        assert_eq!(
+            err,
+            PriceError::MissingModel {
+                event: 2,
+                tokens: 10
+            }
+        );
         assert!(err.to_string().contains("neither `cost_usd` nor `model`"));
         let err = PriceTable::builtin()
             .estimate(&[usage(1, 1, Some(-0.5), None)])
             .unwrap_err();
-        assert!(matches!(err, PriceError::InvalidReportedCost { event: 1, .. }));
+        assert!(matches!(
+            err,
+            PriceError::InvalidReportedCost { event: 1, .. }
+        ));
         assert!(err.to_string().contains("-0.5"));
     }
 
@@ -464,7 +491,10 @@ mod tests {
         let config = Config::default();
         assert_eq!(run_cost(&[Event::user("hi")], &config), None);
         assert_eq!(run_cost(&[usage(1, 1, None, Some("nope"))], &config), None);
-        assert_eq!(run_cost(&[usage(1, 1, Some(0.2), None)], &config), Some(0.2));
+        assert_eq!(
+            run_cost(&[usage(1, 1, Some(0.2), None)], &config),
+            Some(0.2)
+        );
         assert_eq!(run_cost(&[usage(0, 0, None, None)], &config), Some(0.0));
     }
 }

@@ -48,7 +48,10 @@ pub(crate) use cost::{format_count, format_usd, run_cost};
 ///
 /// Prices must be finite and not negative; anything else is an error naming the key.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with `input` and `output` prices in USD per 1M tokens"
+)]
 pub struct Price {
     /// USD per 1M input (prompt) tokens not served from a cache.
     #[serde(deserialize_with = "usd_per_million")]
@@ -137,9 +140,7 @@ fn usd_per_million<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
 
 fn optional_usd_per_million<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     match Option::<f64>::deserialize(d)? {
-        Some(value) => check_usd(value)
-            .map(Some)
-            .map_err(serde::de::Error::custom),
+        Some(value) => check_usd(value).map(Some).map_err(serde::de::Error::custom),
         None => Ok(None),
     }
 }
@@ -383,16 +384,43 @@ mod tests {
             ("gpt-4.1-nano", Some("openai/gpt-4.1-nano")),
             ("o4-mini-2025-04-16", Some("openai/o4-mini")),
             ("gpt-5-mini-2025-08-07", Some("openai/gpt-5-mini")),
-            ("claude-sonnet-4-20250514", Some("anthropic/claude-sonnet-4")),
-            ("anthropic/claude-sonnet-4-5", Some("anthropic/claude-sonnet-4-5")),
-            ("anthropic/claude-sonnet-4.5", Some("anthropic/claude-sonnet-4-5")),
-            ("claude-haiku-4-5-20251001", Some("anthropic/claude-haiku-4-5")),
-            ("claude-3-5-haiku-latest", Some("anthropic/claude-3-5-haiku")),
-            ("claude-opus-4-1-20250805", Some("anthropic/claude-opus-4-1")),
-            ("vertex_ai/claude-3-5-sonnet@20240620", Some("anthropic/claude-3-5-sonnet")),
+            (
+                "claude-sonnet-4-20250514",
+                Some("anthropic/claude-sonnet-4"),
+            ),
+            (
+                "anthropic/claude-sonnet-4-5",
+                Some("anthropic/claude-sonnet-4-5"),
+            ),
+            (
+                "anthropic/claude-sonnet-4.5",
+                Some("anthropic/claude-sonnet-4-5"),
+            ),
+            (
+                "claude-haiku-4-5-20251001",
+                Some("anthropic/claude-haiku-4-5"),
+            ),
+            (
+                "claude-3-5-haiku-latest",
+                Some("anthropic/claude-3-5-haiku"),
+            ),
+            (
+                "claude-opus-4-1-20250805",
+                Some("anthropic/claude-opus-4-1"),
+            ),
+            (
+                "vertex_ai/claude-3-5-sonnet@20240620",
+                Some("anthropic/claude-3-5-sonnet"),
+            ),
             ("models/gemini-2.5-flash", Some("google/gemini-2.5-flash")),
-            ("gemini/gemini-2.5-flash-lite", Some("google/gemini-2.5-flash-lite")),
-            ("google/gemini-2.0-flash-001", Some("google/gemini-2.0-flash")),
+            (
+                "gemini/gemini-2.5-flash-lite",
+                Some("google/gemini-2.5-flash-lite"),
+            ),
+            (
+                "google/gemini-2.0-flash-001",
+                Some("google/gemini-2.0-flash"),
+            ),
             ("gemini-2.5-pro", Some("google/gemini-2.5-pro")),
             // a provider prefix that contradicts the table does not match the full name, but the
             // bare name still does
@@ -412,7 +440,10 @@ mod tests {
         let mut overrides = BTreeMap::new();
         overrides.insert("gpt-4o".to_string(), Price::new(1.0, 1.0));
         overrides.insert("acme/brainy-1".to_string(), Price::new(0.5, 0.7));
-        overrides.insert("anthropic/claude-sonnet-4".to_string(), Price::new(9.0, 9.0));
+        overrides.insert(
+            "anthropic/claude-sonnet-4".to_string(),
+            Price::new(9.0, 9.0),
+        );
         let table = PriceTable::new(&overrides);
         // exact built-in name, but a bare override key beats it
         assert_eq!(
