@@ -30,6 +30,8 @@
 //! assert!(grade.reason.contains("12,000 tokens"), "{}", grade.reason);
 //! ```
 
+use std::collections::HashMap;
+
 use crate::assertion::{AssertionKind, Grade, Settings};
 use crate::eval::Eval;
 use crate::event::{Event, Usage};
@@ -298,16 +300,18 @@ impl ScopedCheck for MaxToolCalls {
     }
 
     fn evaluate(&self, run: &RunView<'_>) -> Grade {
-        // (name, count) in order of first call
+        // (name, count) in order of first call; linear in the number of events
         let mut calls: Vec<(&str, usize)> = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
         let mut total = 0usize;
         for event in run.events {
             if let Event::ActionCalled { name, .. } = event {
                 total += 1;
-                match calls.iter_mut().find(|(n, _)| *n == name.as_str()) {
-                    Some((_, count)) => *count += 1,
-                    None => calls.push((name.as_str(), 1)),
-                }
+                let slot = *index.entry(name.as_str()).or_insert_with(|| {
+                    calls.push((name.as_str(), 0));
+                    calls.len() - 1
+                });
+                calls[slot].1 += 1;
             }
         }
         let verdict = verdict(
