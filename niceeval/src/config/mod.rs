@@ -32,7 +32,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
+
+mod duration;
+mod validate;
+
+pub use duration::parse_duration;
+use validate::{check_base_url, check_judge_model, key_name};
 
 pub use crate::price::Price;
 
@@ -115,14 +121,14 @@ pub struct Config {
 )]
 pub struct JudgeConfig {
     /// `provider/model`, e.g. `openai/gpt-4o-mini`.
-    #[serde(default, deserialize_with = "judge_model")]
+    #[serde(default, deserialize_with = "validate::judge_model")]
     pub model: Option<String>,
     /// Base URL of the provider's API (`http://` or `https://`; for OpenAI-compatible servers
     /// such as Ollama or vLLM).
-    #[serde(default, deserialize_with = "base_url")]
+    #[serde(default, deserialize_with = "validate::base_url")]
     pub base_url: Option<String>,
     /// Name of the environment variable holding the API key (never the key itself).
-    #[serde(default, deserialize_with = "api_key_env")]
+    #[serde(default, deserialize_with = "validate::api_key_env")]
     pub api_key_env: Option<String>,
 }
 
@@ -147,16 +153,16 @@ pub struct AgentConfig {
 )]
 pub struct RunConfig {
     /// How many evals the suite runner runs at once (1 or more).
-    #[serde(default, deserialize_with = "concurrency")]
+    #[serde(default, deserialize_with = "validate::concurrency")]
     pub concurrency: Option<usize>,
     /// Fail evals whose soft assertions fall below their thresholds.
     #[serde(default)]
     pub strict: bool,
     /// Per-run timeout of an eval body, e.g. `"30s"`, `"2m"`; validated when parsed.
-    #[serde(default, deserialize_with = "timeout")]
+    #[serde(default, deserialize_with = "validate::timeout")]
     pub timeout: Option<String>,
     /// Runs per eval (1 or more; overridden by `#[eval(runs = ..)]`).
-    #[serde(default, deserialize_with = "runs")]
+    #[serde(default, deserialize_with = "validate::runs")]
     pub runs: Option<u32>,
 }
 
@@ -280,140 +286,6 @@ impl Config {
     }
 }
 
-/// A serde path as the key is written in the file: the table header in brackets, then the key.
-fn key_name(path: &serde_path_to_error::Path) -> Option<String> {
-    use serde_path_to_error::Segment;
-    let segments: Vec<String> = path
-        .iter()
-        .filter_map(|segment| match segment {
-            Segment::Map { key } => Some(toml_key(key)),
-            Segment::Seq { index } => Some(format!("[{index}]")),
-            Segment::Enum { variant } => Some(toml_key(variant)),
-            Segment::Unknown => None,
-        })
-        .collect();
-    let table_len = match segments.first().map(String::as_str) {
-        None => return None,
-        Some("prices") => segments.len().min(2),
-        Some(_) => 1,
-    };
-    let table = format!("[{}]", segments[..table_len].join("."));
-    let rest = segments[table_len..].join(".");
-    Some(if rest.is_empty() {
-        table
-    } else {
-        format!("{table} {rest}")
-    })
-}
-
-/// A key as TOML writes it: bare when it can be, quoted otherwise.
-fn toml_key(key: &str) -> String {
-    let bare = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if bare {
-        key.to_string()
-    } else {
-        format!("{key:?}")
-    }
-}
-
-fn check_judge_model(model: &str) -> Result<(), String> {
-    match model.split_once('/') {
-        Some((provider, name)) if !provider.trim().is_empty() && !name.trim().is_empty() => Ok(()),
-        _ => Err(format!(
-            "{model:?} is not \"provider/model\"; write e.g. \"openai/gpt-4o-mini\" or \"anthropic/claude-haiku-4-5\""
-        )),
-    }
-}
-
-fn check_base_url(url: &str) -> Result<(), String> {
-    let rest = url
-        .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("https://"));
-    match rest {
-        Some(host) if !host.is_empty() && !host.starts_with('/') => Ok(()),
-        _ => Err(format!(
-            "{url:?} is not an http(s) URL; write e.g. \"https://api.openai.com/v1\" or \"http://127.0.0.1:11434/v1\""
-        )),
-    }
-}
-
-fn check_env_name(name: &str) -> Result<(), String> {
-    let mut chars = name.chars();
-    let valid = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if valid {
-        Ok(())
-    } else {
-        // The value is not echoed: it may be a key pasted by mistake.
-        Err(
-            "must be the name of the environment variable that holds the API key \
-             (letters, digits and `_`, e.g. \"OPENAI_API_KEY\"), never the key itself; \
-             the value is not shown in case it is a key"
-                .to_string(),
-        )
-    }
-}
-
-fn validated<'de, D, T, F>(d: D, check: F) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-    F: FnOnce(&T) -> Result<(), String>,
-{
-    let value = Option::<T>::deserialize(d)?;
-    if let Some(value) = &value {
-        check(value).map_err(serde::de::Error::custom)?;
-    }
-    Ok(value)
-}
-
-fn judge_model<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    validated(d, |m: &String| check_judge_model(m))
-}
-
-fn base_url<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    validated(d, |u: &String| check_base_url(u))
-}
-
-fn api_key_env<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    validated(d, |n: &String| check_env_name(n))
-}
-
-fn timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    validated(d, |t: &String| parse_duration(t).map(drop))
-}
-
-fn at_least_one<'de, D: Deserializer<'de>>(d: D, what: &str) -> Result<Option<i64>, D::Error> {
-    validated(d, |n: &i64| {
-        if *n >= 1 {
-            Ok(())
-        } else {
-            Err(format!("{what} must be a whole number, 1 or more; got {n}"))
-        }
-    })
-}
-
-fn concurrency<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
-    at_least_one(d, "the number of evals run at once")?
-        .map(|n| usize::try_from(n).map_err(serde::de::Error::custom))
-        .transpose()
-}
-
-fn runs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
-    at_least_one(d, "the number of runs per eval")?
-        .map(|n| {
-            u32::try_from(n).map_err(|_| {
-                serde::de::Error::custom(format!("{n} runs is too many; use at most {}", u32::MAX))
-            })
-        })
-        .transpose()
-}
-
 /// The nearest `niceeval.toml` at or above `start`.
 pub fn find(start: &Path) -> Option<PathBuf> {
     start
@@ -435,68 +307,6 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)
-}
-
-/// Parses a duration such as `"500ms"`, `"30s"`, `"2m"`, `"1h"` or `"1m30s"`.
-///
-/// ```
-/// use std::time::Duration;
-/// use niceeval::config::parse_duration;
-///
-/// assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-/// assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-/// assert!(parse_duration("30").unwrap_err().contains("unit"));
-/// ```
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Err("empty duration; write e.g. \"30s\", \"2m\" or \"500ms\"".into());
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if digits == 0 {
-            return Err(format!(
-                "{text:?} is not a duration; write e.g. \"30s\", \"2m\" or \"500ms\""
-            ));
-        }
-        let number: f64 = rest[..digits]
-            .parse()
-            .map_err(|_| format!("{text:?} has a bad number"))?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let unit = &rest[..unit_len];
-        rest = &rest[unit_len..];
-        let seconds = match unit {
-            "ms" => number / 1000.0,
-            "s" => number,
-            "m" => number * 60.0,
-            "h" => number * 3600.0,
-            "" => {
-                return Err(format!(
-                    "{text:?} has no unit; add one of ms, s, m, h (e.g. \"30s\")"
-                ))
-            }
-            other => {
-                return Err(format!(
-                    "{text:?} has an unknown unit {other:?}; use ms, s, m or h"
-                ))
-            }
-        };
-        total = Duration::try_from_secs_f64(seconds)
-            .ok()
-            .and_then(|part| total.checked_add(part))
-            .ok_or_else(|| format!("{text:?} is too long a duration"))?;
-    }
-    if total.is_zero() {
-        return Err(format!("{text:?} is zero; a timeout must be positive"));
-    }
-    Ok(total)
 }
 
 #[cfg(test)]
@@ -570,6 +380,31 @@ timeout = "90s"
             .apply_env(|name| (name == "NICEEVAL_STRICT").then(|| "maybe".into()))
             .unwrap_err();
         assert!(err.to_string().contains("NICEEVAL_STRICT"));
+    }
+
+    #[test]
+    fn keys_are_named_as_written_in_the_file() {
+        let cases = [
+            ("[judge]\nmodel = 1\n", "[judge] model"),
+            ("[agent]\ntype = 3\n", "[agent] type"),
+            (
+                "[prices.\"my model\"]\ninput = 1\noutput = -1\n",
+                "[prices.\"my model\"] output",
+            ),
+            (
+                "[prices.plain-name_1]\ninput = 1\noutput = -1\n",
+                "[prices.plain-name_1] output",
+            ),
+            ("[run]\nruns = 0\n", "[run] runs"),
+        ];
+        for (text, expected) in cases {
+            match Config::parse(text, "n.toml") {
+                Err(ConfigError::Parse { key, .. }) => {
+                    assert_eq!(key.as_deref(), Some(expected), "{text:?}")
+                }
+                other => panic!("{text:?}: {other:?}"),
+            }
+        }
     }
 
     #[test]
