@@ -250,7 +250,8 @@ async fn run_once(
         score: mean_score(&assertions),
         duration_ms: started.elapsed().as_secs_f64() * 1000.0,
         usage,
-        cost_usd: usage.cost_usd,
+        // agent-reported where given, else estimated from the price table; None when unknown
+        cost_usd: crate::price::run_cost(&taken.log, config),
     };
     (
         summary,

@@ -1,31 +1,46 @@
-//! `niceeval.toml`: finding it, parsing it (errors name file, line and column), and applying
-//! the `NICEEVAL_*` environment overrides.
+//! `niceeval.toml`: finding it (walking up from the eval crate's manifest directory), parsing
+//! and validating it (every error names the file, line, column and key), and applying the
+//! `NICEEVAL_*` environment overrides.
 //!
 //! ```toml
 //! [judge]
-//! model = "openai/gpt-4o-mini"
-//! base_url = "http://127.0.0.1:11434/v1"
-//! api_key_env = "OPENAI_API_KEY"
+//! model = "openai/gpt-4o-mini"             # provider/model
+//! base_url = "http://127.0.0.1:11434/v1"   # any OpenAI-compatible server
+//! api_key_env = "OPENAI_API_KEY"           # the variable's NAME; keys never go in this file
 //!
-//! [agent]
+//! [agent]                                  # the default agent of evals without `agent = ..`
 //! type = "replay"
 //! path = "transcripts/refund.jsonl"
 //!
-//! [prices."openai/gpt-4o"]
-//! input = 2.5     # USD per 1M input tokens
+//! [prices."openai/gpt-4o"]                 # USD per 1M tokens, over the built-in table
+//! input = 2.5
 //! output = 10.0
+//! cache_read = 1.25                        # optional
 //!
 //! [run]
-//! concurrency = 8
-//! strict = false
-//! timeout = "2m"
+//! concurrency = 8                          # evals at once in a suite runner
+//! strict = false                           # soft assertions below threshold fail evals
+//! timeout = "2m"                           # per run of an eval body: ms, s, m, h
+//! runs = 1                                 # runs per eval
 //! ```
+//!
+//! Environment overrides, applied after the file: `NICEEVAL_STRICT` (`1`/`true`/`yes`/`on` or
+//! `0`/`false`/`no`/`off`), `NICEEVAL_RUNS` (1 or more), `NICEEVAL_JUDGE_MODEL`
+//! (`provider/model`), `NICEEVAL_JUDGE_BASE_URL`. A bad value is an error naming the variable.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+mod duration;
+mod validate;
+
+pub use duration::parse_duration;
+use validate::{check_base_url, check_judge_model, key_name};
+
+pub use crate::price::Price;
 
 /// The file name searched for.
 pub const FILE_NAME: &str = "niceeval.toml";
@@ -46,7 +61,7 @@ pub enum ConfigError {
         message: String,
     },
     /// The file is not valid TOML or does not fit the schema.
-    #[error("{path}:{line}:{column}: {message}")]
+    #[error("{path}:{line}:{column}: {}{message}", key_prefix(.key))]
     Parse {
         /// The file.
         path: String,
@@ -54,6 +69,9 @@ pub enum ConfigError {
         line: usize,
         /// 1-based column.
         column: usize,
+        /// The key at fault, as written in the file: `[run] timeout`,
+        /// `[prices."openai/gpt-4o"] input` (`None` for syntax errors).
+        key: Option<String>,
         /// What is wrong.
         message: String,
     },
@@ -69,9 +87,13 @@ pub enum ConfigError {
     },
 }
 
+fn key_prefix(key: &Option<String>) -> String {
+    key.as_ref().map(|k| format!("{k}: ")).unwrap_or_default()
+}
+
 /// The whole configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "the tables of niceeval.toml")]
 pub struct Config {
     /// `[judge]`: the judge model for LLM-as-judge assertions.
     #[serde(default)]
@@ -79,7 +101,8 @@ pub struct Config {
     /// `[agent]`: the default agent, used by evals without `agent = ..`.
     #[serde(default)]
     pub agent: Option<AgentConfig>,
-    /// `[prices."provider/model"]`: USD per 1M tokens, overriding the built-in table.
+    /// `[prices."provider/model"]`: USD per 1M tokens, overriding the built-in table
+    /// (see [`crate::price`]).
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
     /// `[run]`: how evals run.
@@ -92,21 +115,29 @@ pub struct Config {
 
 /// `[judge]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with model, base_url, api_key_env"
+)]
 pub struct JudgeConfig {
     /// `provider/model`, e.g. `openai/gpt-4o-mini`.
+    #[serde(default, deserialize_with = "validate::judge_model")]
     pub model: Option<String>,
-    /// Base URL of the provider's API (for OpenAI-compatible servers such as Ollama).
+    /// Base URL of the provider's API (`http://` or `https://`; for OpenAI-compatible servers
+    /// such as Ollama or vLLM).
+    #[serde(default, deserialize_with = "validate::base_url")]
     pub base_url: Option<String>,
     /// Name of the environment variable holding the API key (never the key itself).
+    #[serde(default, deserialize_with = "validate::api_key_env")]
     pub api_key_env: Option<String>,
 }
 
 /// `[agent]`: a default agent described as data. `type` selects the adapter; the other keys are
 /// the adapter's settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(expecting = "a table with `type` and the agent's settings")]
 pub struct AgentConfig {
-    /// `replay`, `command` or `openai`.
+    /// The adapter, e.g. `replay`.
     #[serde(rename = "type")]
     pub kind: String,
     /// The adapter's settings.
@@ -114,31 +145,24 @@ pub struct AgentConfig {
     pub settings: BTreeMap<String, toml::Value>,
 }
 
-/// A price entry: USD per 1M tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Price {
-    /// USD per 1M input tokens.
-    pub input: f64,
-    /// USD per 1M output tokens.
-    pub output: f64,
-    /// USD per 1M cache-read tokens (defaults to the input price).
-    #[serde(default)]
-    pub cache_read: Option<f64>,
-}
-
 /// `[run]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with concurrency, strict, timeout, runs"
+)]
 pub struct RunConfig {
-    /// How many evals the suite runner runs at once.
+    /// How many evals the suite runner runs at once (1 or more).
+    #[serde(default, deserialize_with = "validate::concurrency")]
     pub concurrency: Option<usize>,
     /// Fail evals whose soft assertions fall below their thresholds.
     #[serde(default)]
     pub strict: bool,
-    /// Per-run timeout of an eval body, e.g. `"30s"`, `"2m"`.
+    /// Per-run timeout of an eval body, e.g. `"30s"`, `"2m"`; validated when parsed.
+    #[serde(default, deserialize_with = "validate::timeout")]
     pub timeout: Option<String>,
-    /// Runs per eval (overridden by `#[eval(runs = ..)]`).
+    /// Runs per eval (1 or more; overridden by `#[eval(runs = ..)]`).
+    #[serde(default, deserialize_with = "validate::runs")]
     pub runs: Option<u32>,
 }
 
@@ -165,16 +189,20 @@ impl Config {
         Ok(config)
     }
 
-    /// Parses TOML text; `name` is used in error messages.
+    /// Parses and validates TOML text; `name` is used in error messages.
     ///
     /// ```
-    /// use niceeval::config::Config;
+    /// use niceeval::config::{Config, ConfigError};
     ///
     /// let err = Config::parse("[run]\nstrict = \"yes\"\n", "niceeval.toml").unwrap_err();
-    /// assert!(err.to_string().starts_with("niceeval.toml:2:10:"), "{err}");
+    /// assert!(err.to_string().starts_with("niceeval.toml:2:10: [run] strict: "), "{err}");
+    ///
+    /// let err = Config::parse("[run]\nconcurrency = 0\n", "niceeval.toml").unwrap_err();
+    /// let ConfigError::Parse { line, key, .. } = &err else { panic!("{err}") };
+    /// assert_eq!((*line, key.as_deref()), (2, Some("[run] concurrency")));
     /// ```
     pub fn parse(text: &str, name: &str) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text).map_err(|e| {
+        let error = |key: Option<String>, e: &toml::de::Error| {
             let (line, column) = e
                 .span()
                 .map(|span| line_column(text, span.start))
@@ -183,48 +211,67 @@ impl Config {
                 path: name.to_string(),
                 line,
                 column,
-                message: e.message().to_string(),
+                key,
+                message: e.message().trim_end().to_string(),
             }
-        })?;
-        if let Some(timeout) = &config.run.timeout {
-            parse_duration(timeout).map_err(|message| ConfigError::Parse {
-                path: name.to_string(),
-                line: find_line(text, "timeout"),
-                column: 1,
-                message: format!("[run] timeout: {message}"),
-            })?;
-        }
-        Ok(config)
+        };
+        let document = toml::Deserializer::parse(text).map_err(|e| error(None, &e))?;
+        serde_path_to_error::deserialize(document).map_err(|e| error(key_name(e.path()), e.inner()))
     }
 
     /// Applies `NICEEVAL_STRICT`, `NICEEVAL_RUNS`, `NICEEVAL_JUDGE_MODEL` and
-    /// `NICEEVAL_JUDGE_BASE_URL` read through `get`.
+    /// `NICEEVAL_JUDGE_BASE_URL` read through `get` (empty values are ignored).
+    ///
+    /// ```
+    /// use niceeval::Config;
+    ///
+    /// let mut config = Config::default();
+    /// config.apply_env(|name| (name == "NICEEVAL_RUNS").then(|| "3".to_string()))?;
+    /// assert_eq!(config.run.runs, Some(3));
+    /// let err = config.apply_env(|name| (name == "NICEEVAL_JUDGE_MODEL").then(|| "gpt-4o".to_string()));
+    /// assert!(err.unwrap_err().to_string().contains("NICEEVAL_JUDGE_MODEL"));
+    /// # Ok::<(), niceeval::config::ConfigError>(())
+    /// ```
     pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
-        if let Some(value) = get("NICEEVAL_STRICT") {
-            self.run.strict = parse_bool(&value).ok_or_else(|| ConfigError::Env {
-                name: "NICEEVAL_STRICT".into(),
-                value: value.clone(),
-                message: "use 1/true/yes/on or 0/false/no/off".into(),
+        let var = |name: &str| get(name).filter(|v| !v.trim().is_empty());
+        let invalid = |name: &str, value: &str, message: String| ConfigError::Env {
+            name: name.into(),
+            value: value.into(),
+            message,
+        };
+        if let Some(value) = var("NICEEVAL_STRICT") {
+            self.run.strict = parse_bool(&value).ok_or_else(|| {
+                invalid(
+                    "NICEEVAL_STRICT",
+                    &value,
+                    "use 1/true/yes/on or 0/false/no/off".into(),
+                )
             })?;
         }
-        if let Some(value) = get("NICEEVAL_RUNS") {
+        if let Some(value) = var("NICEEVAL_RUNS") {
             let runs = value
                 .trim()
                 .parse::<u32>()
                 .ok()
                 .filter(|n| *n > 0)
-                .ok_or_else(|| ConfigError::Env {
-                    name: "NICEEVAL_RUNS".into(),
-                    value: value.clone(),
-                    message: "use a whole number of runs, 1 or more".into(),
+                .ok_or_else(|| {
+                    invalid(
+                        "NICEEVAL_RUNS",
+                        &value,
+                        "use a whole number of runs, 1 or more".into(),
+                    )
                 })?;
             self.run.runs = Some(runs);
         }
-        if let Some(value) = get("NICEEVAL_JUDGE_MODEL").filter(|v| !v.trim().is_empty()) {
-            self.judge.model = Some(value.trim().to_string());
+        if let Some(value) = var("NICEEVAL_JUDGE_MODEL") {
+            let model = value.trim();
+            check_judge_model(model).map_err(|m| invalid("NICEEVAL_JUDGE_MODEL", &value, m))?;
+            self.judge.model = Some(model.to_string());
         }
-        if let Some(value) = get("NICEEVAL_JUDGE_BASE_URL").filter(|v| !v.trim().is_empty()) {
-            self.judge.base_url = Some(value.trim().to_string());
+        if let Some(value) = var("NICEEVAL_JUDGE_BASE_URL") {
+            let url = value.trim();
+            check_base_url(url).map_err(|m| invalid("NICEEVAL_JUDGE_BASE_URL", &value, m))?;
+            self.judge.base_url = Some(url.to_string());
         }
         Ok(())
     }
@@ -260,71 +307,6 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)
-}
-
-fn find_line(text: &str, key: &str) -> usize {
-    text.lines()
-        .position(|l| l.trim_start().starts_with(key))
-        .map_or(1, |i| i + 1)
-}
-
-/// Parses a duration such as `"500ms"`, `"30s"`, `"2m"`, `"1h"` or `"1m30s"`.
-///
-/// ```
-/// use std::time::Duration;
-/// use niceeval::config::parse_duration;
-///
-/// assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-/// assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-/// assert!(parse_duration("30").unwrap_err().contains("unit"));
-/// ```
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Err("empty duration; write e.g. \"30s\", \"2m\" or \"500ms\"".into());
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if digits == 0 {
-            return Err(format!(
-                "{text:?} is not a duration; write e.g. \"30s\", \"2m\" or \"500ms\""
-            ));
-        }
-        let number: f64 = rest[..digits]
-            .parse()
-            .map_err(|_| format!("{text:?} has a bad number"))?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let unit = &rest[..unit_len];
-        rest = &rest[unit_len..];
-        let seconds = match unit {
-            "ms" => number / 1000.0,
-            "s" => number,
-            "m" => number * 60.0,
-            "h" => number * 3600.0,
-            "" => {
-                return Err(format!(
-                    "{text:?} has no unit; add one of ms, s, m, h (e.g. \"30s\")"
-                ))
-            }
-            other => {
-                return Err(format!(
-                    "{text:?} has an unknown unit {other:?}; use ms, s, m or h"
-                ))
-            }
-        };
-        total += Duration::from_secs_f64(seconds);
-    }
-    if total.is_zero() {
-        return Err(format!("{text:?} is zero; a timeout must be positive"));
-    }
-    Ok(total)
 }
 
 #[cfg(test)]
@@ -398,6 +380,31 @@ timeout = "90s"
             .apply_env(|name| (name == "NICEEVAL_STRICT").then(|| "maybe".into()))
             .unwrap_err();
         assert!(err.to_string().contains("NICEEVAL_STRICT"));
+    }
+
+    #[test]
+    fn keys_are_named_as_written_in_the_file() {
+        let cases = [
+            ("[judge]\nmodel = 1\n", "[judge] model"),
+            ("[agent]\ntype = 3\n", "[agent] type"),
+            (
+                "[prices.\"my model\"]\ninput = 1\noutput = -1\n",
+                "[prices.\"my model\"] output",
+            ),
+            (
+                "[prices.plain-name_1]\ninput = 1\noutput = -1\n",
+                "[prices.plain-name_1] output",
+            ),
+            ("[run]\nruns = 0\n", "[run] runs"),
+        ];
+        for (text, expected) in cases {
+            match Config::parse(text, "n.toml") {
+                Err(ConfigError::Parse { key, .. }) => {
+                    assert_eq!(key.as_deref(), Some(expected), "{text:?}")
+                }
+                other => panic!("{text:?}: {other:?}"),
+            }
+        }
     }
 
     #[test]

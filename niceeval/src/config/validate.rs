@@ -1,0 +1,140 @@
+//! Validation of `niceeval.toml` values (each error raised inside the value, so the parser
+//! points at it), and naming the key at fault the way the file writes it.
+
+use serde::{Deserialize, Deserializer};
+
+use super::parse_duration;
+
+/// A serde path as the key is written in the file: the table header in brackets, then the key.
+pub(super) fn key_name(path: &serde_path_to_error::Path) -> Option<String> {
+    use serde_path_to_error::Segment;
+    let segments: Vec<String> = path
+        .iter()
+        .filter_map(|segment| match segment {
+            Segment::Map { key } => Some(toml_key(key)),
+            Segment::Seq { index } => Some(format!("[{index}]")),
+            Segment::Enum { variant } => Some(toml_key(variant)),
+            Segment::Unknown => None,
+        })
+        .collect();
+    let table_len = match segments.first().map(String::as_str) {
+        None => return None,
+        Some("prices") => segments.len().min(2),
+        Some(_) => 1,
+    };
+    let table = format!("[{}]", segments[..table_len].join("."));
+    let rest = segments[table_len..].join(".");
+    Some(if rest.is_empty() {
+        table
+    } else {
+        format!("{table} {rest}")
+    })
+}
+
+/// A key as TOML writes it: bare when it can be, quoted otherwise.
+fn toml_key(key: &str) -> String {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        key.to_string()
+    } else {
+        format!("{key:?}")
+    }
+}
+
+pub(super) fn check_judge_model(model: &str) -> Result<(), String> {
+    match model.split_once('/') {
+        Some((provider, name)) if !provider.trim().is_empty() && !name.trim().is_empty() => Ok(()),
+        _ => Err(format!(
+            "{model:?} is not \"provider/model\"; write e.g. \"openai/gpt-4o-mini\" or \"anthropic/claude-haiku-4-5\""
+        )),
+    }
+}
+
+pub(super) fn check_base_url(url: &str) -> Result<(), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"));
+    match rest {
+        Some(host) if !host.is_empty() && !host.starts_with('/') => Ok(()),
+        _ => Err(format!(
+            "{url:?} is not an http(s) URL; write e.g. \"https://api.openai.com/v1\" or \"http://127.0.0.1:11434/v1\""
+        )),
+    }
+}
+
+fn check_env_name(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        Ok(())
+    } else {
+        // The value is not echoed: it may be a key pasted by mistake.
+        Err(
+            "must be the name of the environment variable that holds the API key \
+             (letters, digits and `_`, e.g. \"OPENAI_API_KEY\"), never the key itself; \
+             the value is not shown in case it is a key"
+                .to_string(),
+        )
+    }
+}
+
+fn validated<'de, D, T, F>(d: D, check: F) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+    F: FnOnce(&T) -> Result<(), String>,
+{
+    let value = Option::<T>::deserialize(d)?;
+    if let Some(value) = &value {
+        check(value).map_err(serde::de::Error::custom)?;
+    }
+    Ok(value)
+}
+
+pub(super) fn judge_model<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    validated(d, |m: &String| check_judge_model(m))
+}
+
+pub(super) fn base_url<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    validated(d, |u: &String| check_base_url(u))
+}
+
+pub(super) fn api_key_env<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    validated(d, |n: &String| check_env_name(n))
+}
+
+pub(super) fn timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    validated(d, |t: &String| parse_duration(t).map(drop))
+}
+
+fn at_least_one<'de, D: Deserializer<'de>>(d: D, what: &str) -> Result<Option<i64>, D::Error> {
+    validated(d, |n: &i64| {
+        if *n >= 1 {
+            Ok(())
+        } else {
+            Err(format!("{what} must be a whole number, 1 or more; got {n}"))
+        }
+    })
+}
+
+pub(super) fn concurrency<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    at_least_one(d, "the number of evals run at once")?
+        .map(|n| usize::try_from(n).map_err(serde::de::Error::custom))
+        .transpose()
+}
+
+pub(super) fn runs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    at_least_one(d, "the number of runs per eval")?
+        .map(|n| {
+            u32::try_from(n).map_err(|_| {
+                serde::de::Error::custom(format!("{n} runs is too many; use at most {}", u32::MAX))
+            })
+        })
+        .transpose()
+}
