@@ -251,7 +251,7 @@ async fn run_once(
         duration_ms: started.elapsed().as_secs_f64() * 1000.0,
         usage,
         // agent-reported where given, else estimated from the price table; None when unknown
-        cost_usd: crate::price::run_cost(&taken.log, config),
+        cost_usd: crate::price::run_cost(&taken.log, &config),
     };
     (
         summary,

@@ -3,10 +3,6 @@
 //! budget, as gates and as soft assertions, with `[prices]` and `[run] strict` from a real
 //! `niceeval.toml`.
 
-// `Scoped` (scope.rs) is `#[must_use]`, so the documented statement form `t.max_tokens(n);`
-// trips `unused_must_use`; allowed here until scope.rs drops the attribute.
-#![allow(unused_must_use)]
-
 use std::path::Path;
 
 use niceeval::__private::{make_agent, Arc, BoxFuture, EvalDefinition};
