@@ -107,6 +107,6 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<String> {
 
 /// What a pipe delivered; a grandchild still holding the pipe open must not hang the tests.
 fn collect(rx: &mpsc::Receiver<String>) -> String {
-    rx.recv_timeout(Duration::from_secs(5))
+    rx.recv_timeout(Duration::from_secs(30))
         .unwrap_or_else(|_| "<pipe still open or not captured>".to_string())
 }

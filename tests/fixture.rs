@@ -154,11 +154,14 @@ fn build() -> Result<Fixtures, String> {
         output = attempt(false);
     }
     if !output.status.success() {
+        // stdout holds cargo's JSON messages; the rendered errors are on stderr.
         return Err(format!(
-            "building the fixture crates failed after {:.0?} (target directory {}):\n{}",
+            "building the fixture crates failed after {:.0?} (target directory {}):\ncommand: {}\nstatus: {}\n--- cargo's stderr ---\n{}",
             started.elapsed(),
             target_dir.display(),
-            output.dump()
+            output.command,
+            output.status,
+            output.stderr
         ));
     }
     let binaries = test_binaries(&output.stdout);
