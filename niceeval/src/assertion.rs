@@ -498,10 +498,18 @@ impl AssertionResult {
         }
     }
 
-    /// Evaluates a value assertion on a value.
+    /// Evaluates a value assertion on a value. An assertion that panics is an execution error
+    /// on this result (the panic's message is the error), never a panic of the caller.
     pub fn evaluate(assertion: &dyn Assertion, value: &Subject<'_>) -> AssertionResult {
         let settings = assertion.settings();
-        let grade = assertion.evaluate(value);
+        let grade =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| assertion.evaluate(value)))
+                .unwrap_or_else(|panic| {
+                    Grade::error(format!(
+                        "the check panicked: {}",
+                        crate::run::panic_message(&*panic)
+                    ))
+                });
         AssertionResult::from_grade(assertion.describe(), AssertionKind::Value, &settings, grade)
     }
 
@@ -574,6 +582,26 @@ mod tests {
             assert!(!r.passed);
             assert!(!r.is_failed_gate());
         }
+    }
+
+    #[test]
+    fn panicking_assertion_is_an_execution_error() {
+        struct Buggy;
+        impl Assertion for Buggy {
+            fn describe(&self) -> String {
+                "buggy".into()
+            }
+            fn evaluate(&self, _: &Subject<'_>) -> Grade {
+                panic!("index out of range")
+            }
+        }
+        let r = AssertionResult::evaluate(&Buggy, &Subject::Missing);
+        assert!(!r.passed);
+        assert_eq!(
+            r.error.as_deref(),
+            Some("the check panicked: index out of range")
+        );
+        assert!(!r.is_failed_gate());
     }
 
     #[test]

@@ -1,0 +1,112 @@
+//! Running a child process (a fixture's test binary, or cargo) to completion under a deadline,
+//! with an environment that does not leak the outer test run's settings into it.
+
+use std::io::Read;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::libtest::Libtest;
+
+/// What a finished child printed, and how it exited.
+#[derive(Debug)]
+pub struct Output {
+    /// The command line, for messages.
+    pub command: String,
+    /// How it exited.
+    pub status: ExitStatus,
+    /// Everything written to stdout.
+    pub stdout: String,
+    /// Everything written to stderr.
+    pub stderr: String,
+}
+
+impl Output {
+    /// The exit code (`None` when killed by a signal).
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// libtest's view of stdout.
+    pub fn libtest(&self) -> Libtest<'_> {
+        Libtest::new(&self.stdout)
+    }
+
+    /// The whole output, for assertion messages.
+    pub fn dump(&self) -> String {
+        format!(
+            "command: {}\nstatus: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.command, self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Removes from `command`'s environment what the person running the outer tests may have set
+/// and would change the child's behaviour: every `NICEEVAL_*` override and libtest's own
+/// variables. Backtraces are turned off so panic messages are stable.
+pub fn clean_env(command: &mut Command) -> &mut Command {
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with("NICEEVAL_") || name.starts_with("RUST_TEST_") {
+            command.env_remove(name);
+        }
+    }
+    command.env("RUST_BACKTRACE", "0")
+}
+
+/// Runs `command` to completion with stdin closed and output captured. Past `deadline` the child
+/// is killed and this panics with what it printed so far.
+pub fn run(command: &mut Command, deadline: Duration) -> Output {
+    let description = format!("{command:?}");
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {description}: {e}"));
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "{description} did not finish within {deadline:?}; killed it\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                    collect(&stdout),
+                    collect(&stderr)
+                );
+            }
+            Ok(None) => thread::sleep(Duration::from_millis(10)),
+            Err(e) => panic!("cannot wait for {description}: {e}"),
+        }
+    };
+    Output {
+        command: description,
+        status,
+        stdout: collect(&stdout),
+        stderr: collect(&stderr),
+    }
+}
+
+/// Reads a pipe to its end on a thread, so a child filling one pipe never blocks on it.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut pipe) = pipe {
+        thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            let _ = tx.send(String::from_utf8_lossy(&bytes).into_owned());
+        });
+    }
+    rx
+}
+
+/// What a pipe delivered; a grandchild still holding the pipe open must not hang the tests.
+fn collect(rx: &mpsc::Receiver<String>) -> String {
+    rx.recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| "<pipe still open or not captured>".to_string())
+}

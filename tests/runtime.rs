@@ -1,0 +1,567 @@
+//! The runner in process: `niceeval::run_eval` on definitions built by hand (as `#[eval]` would
+//! build them), checking the report fields that `cargo test` output does not show — outcome,
+//! error, marks, skip reason, assertion order, the events kept after a crash, and runs.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use niceeval::__private::{BoxFuture, EvalDefinition};
+use niceeval::prelude::*;
+use niceeval::{EvalReport, Role};
+
+type Body = for<'a> fn(&'a mut Eval) -> BoxFuture<'a, niceeval::Result>;
+
+/// A directory with an empty niceeval.toml, so no file from a parent directory applies.
+fn quiet_dir() -> &'static str {
+    static DIR: OnceLock<&'static str> = OnceLock::new();
+    DIR.get_or_init(|| config_dir("# no settings\n"))
+}
+
+/// A fresh directory holding `contents` as niceeval.toml; lives as long as the process.
+fn config_dir(contents: &str) -> &'static str {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(dir.path().join("niceeval.toml"), contents).expect("writable temp dir");
+    let path = dir.keep();
+    Box::leak(path.display().to_string().into_boxed_str())
+}
+
+fn definition(name: &'static str, body: Body) -> EvalDefinition {
+    EvalDefinition::new(name, module_path!(), file!(), line!(), quiet_dir(), body)
+}
+
+fn run(definition: EvalDefinition) -> EvalReport {
+    niceeval::run_eval(Box::leak(Box::new(definition)))
+}
+
+/// Whether the environment running these tests turned strict mode on (`NICEEVAL_STRICT`), which
+/// applies to in-process evals as to any other.
+fn strict_from_env() -> bool {
+    std::env::var("NICEEVAL_STRICT").is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
+}
+
+fn names(report: &EvalReport) -> Vec<&str> {
+    report.assertions.iter().map(|a| a.name.as_str()).collect()
+}
+
+fn greeter() -> Arc<dyn Agent> {
+    Arc::new(agent_fn(|request: Request| async move {
+        request
+            .events
+            .say(format!("Hello! You said: {}", request.input.text));
+        Ok(())
+    }))
+}
+
+/// Emits a tool call and a partial answer, then panics.
+fn crashing_agent() -> Arc<dyn Agent> {
+    Arc::new(agent_fn(|request: Request| async move {
+        request.events.tool_call(
+            "lookup_order",
+            json!({"id": "123"}),
+            json!({"status": "paid"}),
+        );
+        request.events.say("Your order is");
+        if request.input.text.contains("order") {
+            panic!("agent crashed mid-turn");
+        }
+        Ok(())
+    }))
+}
+
+/// Emits a tool call and a partial answer, then never finishes.
+fn hanging_agent() -> Arc<dyn Agent> {
+    Arc::new(agent_fn(|request: Request| async move {
+        request.events.tool_call(
+            "lookup_order",
+            json!({"id": "123"}),
+            json!({"status": "paid"}),
+        );
+        request.events.say("Your order is");
+        std::future::pending::<()>().await;
+        Ok(())
+    }))
+}
+
+fn broken_agent() -> Arc<dyn Agent> {
+    Arc::new(agent_fn(|_request: Request| async move {
+        Err(AgentError::new("upstream returned 503"))
+    }))
+}
+
+fn panicking_factory() -> Arc<dyn Agent> {
+    panic!("no credentials for the agent")
+}
+
+/// The events a crashed turn must keep: the user's message and everything the agent emitted.
+fn assert_partial_turn_kept(report: &EvalReport) {
+    let kinds: Vec<String> = report
+        .events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).expect("events serialize")["type"]
+                .as_str()
+                .unwrap_or("?")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["message", "action.called", "action.result", "message"],
+        "{:#?}",
+        report.events
+    );
+    assert_eq!(
+        report.events[0],
+        Event::Message {
+            role: Role::User,
+            text: "where is my order?".into()
+        }
+    );
+    assert_eq!(report.events[3], Event::assistant("Your order is"));
+}
+
+#[test]
+fn passing_eval_report() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.send("order 123").await?;
+            t.check(t.reply(), includes("order 123"));
+            t.check(t.reply(), similarity("Hello! You said: order 123"));
+            Ok(())
+        })
+    }
+    let report = run(definition("passing", body).with_agent(greeter));
+    assert_eq!(report.outcome, Outcome::Passed);
+    assert_eq!(report.id, "runtime::passing");
+    assert!(report.file.ends_with("runtime.rs"), "{}", report.file);
+    assert_eq!(report.error, None);
+    assert!(!report.below_threshold);
+    assert_eq!(report.skip_reason, None);
+    assert_eq!(report.score, Some(1.0));
+    assert_eq!(report.pass_rate, 1.0);
+    assert_eq!(report.runs[0].outcome, Outcome::Passed);
+    assert_eq!(report.events.len(), 2, "{:#?}", report.events);
+    assert_eq!(
+        report.events[1],
+        Event::assistant("Hello! You said: order 123")
+    );
+}
+
+#[test]
+fn assertions_are_reported_in_the_order_they_ran() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.check("c", includes("c"));
+            t.require("a", includes("a"))?;
+            t.check("b", excludes("z"));
+            t.check("b", similarity("b").at_least(0.5));
+            Ok(())
+        })
+    }
+    let report = run(definition("ordered", body));
+    assert_eq!(
+        names(&report),
+        [
+            r#"includes("c")"#,
+            r#"includes("a")"#,
+            r#"excludes("z")"#,
+            r#"similarity("b")"#
+        ]
+    );
+    assert!(report.assertions.iter().all(|a| a.passed));
+    assert_eq!(report.assertions[3].severity, Severity::Soft);
+    assert_eq!(report.assertions[3].threshold, Some(0.5));
+}
+
+#[test]
+fn failed_gate_fails_without_an_execution_error() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.check("Hello there", includes("Hello"));
+            t.check("Hello there", includes("refund"));
+            Ok(())
+        })
+    }
+    let report = run(definition("failed_gate", body));
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert_eq!(report.error, None);
+    assert!(!report.below_threshold);
+    assert_eq!(report.score, Some(0.5));
+    let failed = &report.assertions[1];
+    assert!(failed.is_failed_gate());
+    assert_eq!(failed.reason, r#""Hello there" does not contain "refund""#);
+}
+
+#[test]
+fn soft_below_threshold_is_marked_and_fails_only_under_strict() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.check("abc", includes("a"));
+            t.check("abcd", similarity("wxyz").at_least(0.9));
+            Ok(())
+        })
+    }
+    let lenient = run(definition("soft", body));
+    assert!(lenient.below_threshold);
+    assert_eq!(lenient.error, None);
+    assert_eq!(lenient.strict, strict_from_env());
+    let expected = if strict_from_env() {
+        Outcome::Failed
+    } else {
+        Outcome::Passed
+    };
+    assert_eq!(lenient.outcome, expected);
+    assert!(lenient.assertions[1].is_below_threshold());
+
+    let strict = run(definition("soft_strict", body).with_strict());
+    assert_eq!(strict.outcome, Outcome::Failed);
+    assert!(strict.strict);
+    assert!(strict.below_threshold);
+    assert_eq!(strict.error, None);
+    assert!(strict
+        .render()
+        .contains("strict mode: soft assertions below"));
+}
+
+#[test]
+fn skip_is_recorded_with_its_reason() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.check("configured", includes("config"));
+            t.skip("no API key")?;
+            t.check("after", includes("never reached"));
+            Ok(())
+        })
+    }
+    let report = run(definition("skip", body));
+    assert_eq!(report.outcome, Outcome::Skipped);
+    assert_eq!(report.skip_reason.as_deref(), Some("no API key"));
+    assert_eq!(report.error, None);
+    assert_eq!(names(&report), [r#"includes("config")"#]);
+    assert_eq!(report.pass_rate, 1.0);
+}
+
+#[test]
+fn an_ignored_skip_still_skips() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            let _ = t.skip("first reason");
+            let _ = t.skip("second reason");
+            t.check("x", includes("x"));
+            Ok(())
+        })
+    }
+    let report = run(definition("ignored_skip", body));
+    assert_eq!(report.outcome, Outcome::Skipped);
+    assert_eq!(report.skip_reason.as_deref(), Some("first reason"));
+}
+
+#[test]
+fn failed_gate_wins_over_skip() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.check("x", includes("y"));
+            t.skip("too late")
+        })
+    }
+    let report = run(definition("gate_then_skip", body));
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert_eq!(report.skip_reason.as_deref(), Some("too late"));
+}
+
+#[test]
+fn require_stops_the_body_without_an_execution_error() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.require("Hello", includes("refund"))?;
+            t.check("Hello", includes("after"));
+            Ok(())
+        })
+    }
+    let report = run(definition("require", body));
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert_eq!(report.error, None);
+    assert_eq!(names(&report), [r#"includes("refund")"#]);
+}
+
+#[test]
+fn agent_panic_mid_turn_keeps_its_events() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.check("before", includes("before"));
+            t.send("where is my order?").await?;
+            t.check(t.reply(), includes("never checked"));
+            Ok(())
+        })
+    }
+    let report = run(definition("agent_panics", body).with_agent(crashing_agent));
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert_eq!(
+        report.error.as_deref(),
+        Some("the eval body panicked: agent crashed mid-turn")
+    );
+    assert_eq!(names(&report), [r#"includes("before")"#]);
+    assert_partial_turn_kept(&report);
+}
+
+#[test]
+fn agent_hang_mid_turn_times_out_and_keeps_its_events() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.check("before", includes("before"));
+            t.send("where is my order?").await?;
+            Ok(())
+        })
+    }
+    let report = run(definition("agent_hangs", body)
+        .with_agent(hanging_agent)
+        .with_timeout_ms(200));
+    assert_eq!(report.outcome, Outcome::Failed);
+    let error = report.error.as_deref().unwrap_or_default();
+    assert!(error.starts_with("timed out after 200ms; "), "{error}");
+    assert_eq!(names(&report), [r#"includes("before")"#]);
+    assert_partial_turn_kept(&report);
+}
+
+#[test]
+fn blocking_body_times_out() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.check("before", includes("before"));
+            std::thread::sleep(Duration::from_secs(10));
+            t.check("after", includes("never reached"));
+            Ok(())
+        })
+    }
+    let report = run(definition("blocks", body).with_timeout_ms(200));
+    assert_eq!(report.outcome, Outcome::Failed);
+    let error = report.error.as_deref().unwrap_or_default();
+    assert!(error.starts_with("timed out after 200ms; "), "{error}");
+    assert_eq!(names(&report), [r#"includes("before")"#]);
+}
+
+#[test]
+fn agent_error_is_an_execution_error_with_an_error_event() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.send("hi").await?;
+            t.check(t.reply(), includes("never checked"));
+            Ok(())
+        })
+    }
+    let report = run(definition("agent_error", body).with_agent(broken_agent));
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert_eq!(
+        report.error.as_deref(),
+        Some("agent agent_fn failed: upstream returned 503")
+    );
+    assert!(report.assertions.is_empty());
+    assert_eq!(
+        report.events.last(),
+        Some(&Event::Error {
+            message: "upstream returned 503".into()
+        })
+    );
+}
+
+#[test]
+fn body_error_is_the_run_error() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.check("x", includes("x"));
+            Err(niceeval::Error::msg("the golden file is missing"))
+        })
+    }
+    let report = run(definition("body_error", body));
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert_eq!(report.error.as_deref(), Some("the golden file is missing"));
+    assert_eq!(report.assertions.len(), 1);
+}
+
+#[test]
+fn send_without_an_agent_is_a_clear_error() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.send("anyone?").await?;
+            Ok(())
+        })
+    }
+    let report = run(definition("no_agent", body));
+    assert_eq!(report.outcome, Outcome::Failed);
+    let error = report.error.as_deref().unwrap_or_default();
+    assert!(
+        error.starts_with("eval runtime::no_agent has no agent: add `#[eval(agent = my_agent)]`"),
+        "{error}"
+    );
+    assert!(
+        error.contains("`[agent]` section in niceeval.toml"),
+        "{error}"
+    );
+}
+
+#[test]
+fn panicking_agent_factory_is_an_execution_error() {
+    static RAN: AtomicBool = AtomicBool::new(false);
+    fn body(_t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            RAN.store(true, Ordering::SeqCst);
+            Ok(())
+        })
+    }
+    let report = run(definition("bad_factory", body).with_agent(panicking_factory));
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert_eq!(
+        report.error.as_deref(),
+        Some("creating the agent panicked: no credentials for the agent")
+    );
+    assert!(!RAN.load(Ordering::SeqCst), "the body must not run");
+}
+
+#[test]
+fn panicking_value_check_is_an_error_on_that_assertion() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.check(
+                "text",
+                satisfies(
+                    |_: &str| -> bool { panic!("predicate bug") },
+                    "never panics",
+                ),
+            );
+            t.check("text", includes("te"));
+            Ok(())
+        })
+    }
+    let report = run(definition("panicking_check", body));
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert_eq!(
+        names(&report),
+        ["satisfies(never panics)", r#"includes("te")"#],
+        "the body goes on after a broken check"
+    );
+    let broken = &report.assertions[0];
+    assert!(!broken.passed);
+    assert!(
+        broken
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("predicate bug")),
+        "{broken:?}"
+    );
+    let error = report.error.as_deref().unwrap_or_default();
+    assert!(
+        error.starts_with("assertion satisfies(never panics) could not be evaluated: "),
+        "{error}"
+    );
+}
+
+#[test]
+fn runs_fold_into_a_pass_rate() {
+    static STRICT_RUNS: AtomicUsize = AtomicUsize::new(0);
+    static LENIENT_RUNS: AtomicUsize = AtomicUsize::new(0);
+    /// Passes on odd-numbered runs (1st, 3rd, ...), fails on the others.
+    fn alternate(t: &Eval, counter: &AtomicUsize) {
+        let n = counter.fetch_add(1, Ordering::SeqCst);
+        let verdict = if n % 2 == 1 { "fail" } else { "pass" };
+        t.check(verdict, equals("pass"));
+    }
+    fn strict_body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            alternate(t, &STRICT_RUNS);
+            Ok(())
+        })
+    }
+    fn lenient_body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            alternate(t, &LENIENT_RUNS);
+            Ok(())
+        })
+    }
+
+    let report = run(definition("runs", strict_body).with_runs(4));
+    let outcomes: Vec<Outcome> = report.runs.iter().map(|r| r.outcome).collect();
+    use Outcome::{Failed, Passed};
+    assert_eq!(outcomes, [Passed, Failed, Passed, Failed]);
+    assert_eq!(report.pass_rate, 0.5);
+    assert_eq!(report.min_pass_rate, 1.0);
+    assert_eq!(report.outcome, Failed);
+    // The representative run is the first failed one.
+    assert!(!report.assertions[0].passed);
+    assert!(
+        report
+            .render()
+            .contains("runs: 2/4 passed, pass rate 0.50 (needs 1.00); showing run 2"),
+        "{}",
+        report.render()
+    );
+
+    let report = run(definition("runs_lenient", lenient_body)
+        .with_runs(4)
+        .with_min_pass_rate(0.5));
+    assert_eq!(report.outcome, Passed);
+    assert_eq!(report.pass_rate, 0.5);
+    assert_eq!(report.runs.len(), 4);
+}
+
+#[test]
+fn skipped_runs_do_not_count_towards_the_pass_rate() {
+    static SOME_SKIP: AtomicUsize = AtomicUsize::new(0);
+    fn some_skip(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            if SOME_SKIP.fetch_add(1, Ordering::SeqCst) == 0 {
+                return t.skip("warming up");
+            }
+            t.check("ok", includes("ok"));
+            Ok(())
+        })
+    }
+    fn all_skip(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move { t.skip("no key") })
+    }
+    let report = run(definition("some_skip", some_skip).with_runs(3));
+    let outcomes: Vec<Outcome> = report.runs.iter().map(|r| r.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [Outcome::Skipped, Outcome::Passed, Outcome::Passed]
+    );
+    assert_eq!(report.pass_rate, 1.0);
+    assert_eq!(report.outcome, Outcome::Passed);
+
+    let report = run(definition("all_skip", all_skip).with_runs(3));
+    assert_eq!(report.outcome, Outcome::Skipped);
+    assert_eq!(report.skip_reason.as_deref(), Some("no key"));
+}
+
+#[test]
+fn malformed_config_fails_before_the_body_runs() {
+    static RAN: AtomicBool = AtomicBool::new(false);
+    fn body(_t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            RAN.store(true, Ordering::SeqCst);
+            Ok(())
+        })
+    }
+    let dir = config_dir("[run]\nconcurency = 4\n");
+    let mut def = definition("bad_config", body);
+    def.manifest_dir = dir;
+    let report = run(def);
+    assert_eq!(report.outcome, Outcome::Failed);
+    let file = Path::new(dir).join("niceeval.toml");
+    let error = report.error.as_deref().unwrap_or_default();
+    assert!(
+        error.starts_with(&format!(
+            "{}:2:1: unknown field `concurency`",
+            file.display()
+        )),
+        "{error}"
+    );
+    assert!(!RAN.load(Ordering::SeqCst), "the body must not run");
+    assert_eq!(report.runs.len(), 1);
+}
