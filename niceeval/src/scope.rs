@@ -85,7 +85,6 @@ pub(crate) fn evaluate_all(
 
 /// Registration handle for a scoped assertion; recorded when dropped. Chain `.at_least(x)`,
 /// `.gate()`, `.weight(w)`, `.metric(name)` (and the check's own options) before the `;`.
-#[must_use = "a scoped assertion is recorded when this builder is dropped; end the statement with `;`"]
 pub struct Scoped<C: ScopedCheck + 'static> {
     check: Option<C>,
     settings: Settings,
