@@ -27,3 +27,28 @@ pub use bot::{support_bot, SupportBot, APPROVAL_LIMIT_CENTS};
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+#[cfg(test)]
+mod readme {
+    /// The text of `async fn NAME` up to the closing brace at the start of a line.
+    fn eval_fn<'a>(text: &'a str, name: &str) -> &'a str {
+        let start = text
+            .find(&format!("async fn {name}("))
+            .unwrap_or_else(|| panic!("no `async fn {name}` found"));
+        let len = text[start..]
+            .find("\n}\n")
+            .unwrap_or_else(|| panic!("`async fn {name}` has no closing brace"));
+        &text[start..start + len + 2]
+    }
+
+    #[test]
+    fn readme_example_is_the_suite_eval() {
+        let readme = include_str!("../../README.md");
+        let suite = include_str!("../tests/first_steps.rs");
+        assert_eq!(
+            eval_fn(readme, "refund_small_order"),
+            eval_fn(suite, "refund_small_order"),
+            "README.md's example must stay identical to examples/tests/first_steps.rs"
+        );
+    }
+}
