@@ -113,7 +113,13 @@ impl Intent {
         } else if has(&["json"]) {
             Some(Intent::Export)
         } else if has(&[
-            "where", "status", "track", "tracking", "arrive", "shipped", "delivered",
+            "where",
+            "status",
+            "track",
+            "tracking",
+            "arrive",
+            "shipped",
+            "delivered",
         ]) {
             Some(Intent::Status)
         } else if has(&["hi", "hello", "hey"]) {
@@ -278,9 +284,7 @@ impl<'a> TurnWriter<'a> {
 
     fn refund(&mut self, order: &Order) {
         let amount = dollars(order.total_cents);
-        let data = |status: &str| {
-            json!({ "intent": "refund", "order_id": order.id, "amount_cents": order.total_cents, "status": status })
-        };
+        let data = |status: &str| json!({ "intent": "refund", "order_id": order.id, "amount_cents": order.total_cents, "status": status });
         if order.status == OrderStatus::Refunded {
             return self.reply(
                 &format!(
@@ -386,13 +390,14 @@ mod tests {
             Intent::of("I want my money back for #123"),
             Some(Intent::Refund)
         );
-        assert_eq!(
-            Intent::of("Where is order 789?"),
-            Some(Intent::Status)
-        );
+        assert_eq!(Intent::of("Where is order 789?"), Some(Intent::Status));
         assert_eq!(Intent::of("order 789 as JSON please"), Some(Intent::Export));
         assert_eq!(Intent::of("Hello there"), Some(Intent::Greeting));
-        assert_eq!(Intent::of("this is a chair"), None, "`hi` inside a word is not a greeting");
+        assert_eq!(
+            Intent::of("this is a chair"),
+            None,
+            "`hi` inside a word is not a greeting"
+        );
         assert_eq!(order_id("order #456, please").as_deref(), Some("456"));
         assert_eq!(order_id("I have 2 mugs"), None);
     }

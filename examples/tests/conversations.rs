@@ -31,7 +31,10 @@ async fn multi_turn_refund(t: &mut Eval) -> niceeval::Result {
 
     let second = t.send("It's order #123").await?;
     t.check(&second.message, includes("Your refund of $24.00"));
-    t.check(json!(tools_called(&second.events)), equals(["lookup_order", "issue_refund"]));
+    t.check(
+        json!(tools_called(&second.events)),
+        equals(["lookup_order", "issue_refund"]),
+    );
 
     // `t.reply()` is the last assistant message of the run; `t.turns()` holds every turn.
     t.check(t.reply(), equals(second.message.as_str()));
@@ -47,7 +50,10 @@ async fn new_session_forgets(t: &mut Eval) -> niceeval::Result {
     t.send("I want a refund").await?;
     t.new_session();
     t.send("It's #123").await?;
-    t.check(t.reply(), includes("What would you like to do with order #123?"));
+    t.check(
+        t.reply(),
+        includes("What would you like to do with order #123?"),
+    );
     t.check(json!(tools_called(t.events())), equals(json!([])));
     Ok(())
 }
@@ -57,10 +63,15 @@ async fn new_session_forgets(t: &mut Eval) -> niceeval::Result {
 // human's answer (the agent receives the request it made in `request.responding_to`).
 #[eval(agent = support_bot, tags = ["conversation", "approval"])]
 async fn large_refund_needs_approval(t: &mut Eval) -> niceeval::Result {
-    let parked = t.send("Refund order #456 please, the machine leaks").await?;
+    let parked = t
+        .send("Refund order #456 please, the machine leaks")
+        .await?;
     t.check(json!(parked.status), equals("waiting"));
     t.check(&parked.message, includes("needs a supervisor's approval"));
-    t.check(json!(tools_called(&parked.events)), equals(["lookup_order"]));
+    t.check(
+        json!(tools_called(&parked.events)),
+        equals(["lookup_order"]),
+    );
     let request = parked.events.iter().find_map(|e| match e {
         Event::InputRequested { request } => Some(request.clone()),
         _ => None,
@@ -81,10 +92,19 @@ async fn declined_refund(t: &mut Eval) -> niceeval::Result {
     let done = t.respond("No, the warranty covers a repair.").await?;
     t.check(t.reply(), includes("was not approved"));
     let rejected = done.events.iter().any(|e| {
-        matches!(e, Event::ActionResult { status: ActionStatus::Rejected, .. })
+        matches!(
+            e,
+            Event::ActionResult {
+                status: ActionStatus::Rejected,
+                ..
+            }
+        )
     });
     t.check(rejected, equals(true));
-    t.check(&done.data, satisfies(|d: &Value| d["status"] == "declined", "status is declined"));
+    t.check(
+        &done.data,
+        satisfies(|d: &Value| d["status"] == "declined", "status is declined"),
+    );
     Ok(())
 }
 
@@ -99,8 +119,14 @@ async fn token_usage(t: &mut Eval) -> niceeval::Result {
         run.total_tokens(),
         equals(first.usage.total_tokens() + second.usage.total_tokens()),
     );
-    t.check(run.input_tokens, satisfies(|n: &u64| *n < 1_500, "under 1,500 input tokens"));
-    t.check(second.usage.input_tokens > first.usage.input_tokens, equals(true)); // history grows
+    t.check(
+        run.input_tokens,
+        satisfies(|n: &u64| *n < 1_500, "under 1,500 input tokens"),
+    );
+    t.check(
+        second.usage.input_tokens > first.usage.input_tokens,
+        equals(true),
+    ); // history grows
     t.check(run.cost_usd, equals(None::<f64>)); // the demo bot reports no cost
     Ok(())
 }

@@ -77,7 +77,10 @@ async fn inline_assertion(t: &mut Eval) -> niceeval::Result {
 #[eval(agent = support_bot, tags = ["custom"])]
 async fn weights_and_metrics(t: &mut Eval) -> niceeval::Result {
     t.send("What's the status of order #789?").await?;
-    t.check(t.reply(), includes("ZX-4471").weight(3.0).metric("accuracy"));
+    t.check(
+        t.reply(),
+        includes("ZX-4471").weight(3.0).metric("accuracy"),
+    );
     t.check(t.reply(), includes("2 business days").metric("accuracy"));
     t.check(t.reply(), money_format().metric("style"));
     // Weight 0: a soft signal without threshold (it always passes), recorded for the

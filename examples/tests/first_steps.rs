@@ -49,7 +49,10 @@ async fn refund_small_order(t: &mut Eval) -> niceeval::Result {
 async fn shipped_order_has_tracking_number(t: &mut Eval) -> niceeval::Result {
     let turn = t.send("Where is my order #789?").await?;
     t.check(t.reply(), includes("ZX-4471"));
-    t.check(&turn.data, equals(json!({ "intent": "status", "order_id": "789", "status": "shipped" })));
+    t.check(
+        &turn.data,
+        equals(json!({ "intent": "status", "order_id": "789", "status": "shipped" })),
+    );
     Ok(())
 }
 
@@ -68,7 +71,8 @@ async fn body_returning_unit(t: &mut Eval) {
 // JSON text in `request.input.text`, which is what the demo bot reads).
 #[eval(agent = support_bot)]
 async fn structured_input(t: &mut Eval) -> niceeval::Result {
-    t.send(json!({ "order_id": "123", "request": "status" })).await?;
+    t.send(json!({ "order_id": "123", "request": "status" }))
+        .await?;
     t.check(t.reply(), includes("was delivered on 2024-05-02"));
     Ok(())
 }
@@ -84,9 +88,7 @@ fn opening_hours_bot() -> impl Agent {
                 .events
                 .say("We are open from 9:00 to 17:00, Monday to Friday.");
         } else {
-            request
-                .events
-                .say("I can only tell you our opening hours.");
+            request.events.say("I can only tell you our opening hours.");
         }
         Ok(())
     })
@@ -96,7 +98,10 @@ fn opening_hours_bot() -> impl Agent {
 #[eval(agent = opening_hours_bot)]
 async fn closure_agent(t: &mut Eval) -> niceeval::Result {
     t.send("When are you open on Mondays?").await?;
-    t.check(t.reply(), includes(Regex::new(r"\d{1,2}:\d{2} to \d{1,2}:\d{2}")?));
+    t.check(
+        t.reply(),
+        includes(Regex::new(r"\d{1,2}:\d{2} to \d{1,2}:\d{2}")?),
+    );
     t.check(t.usage().output_tokens, equals(14));
     Ok(())
 }

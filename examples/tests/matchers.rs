@@ -16,7 +16,10 @@ use serde::Deserialize;
 async fn includes_and_excludes(t: &mut Eval) -> niceeval::Result {
     t.send("Where is my order #789?").await?;
     t.check(t.reply(), includes("Coffee beans"));
-    t.check(t.reply(), includes(Regex::new(r"tracking number is [A-Z]{2}-\d{4}")?));
+    t.check(
+        t.reply(),
+        includes(Regex::new(r"tracking number is [A-Z]{2}-\d{4}")?),
+    );
     t.check(t.reply(), excludes("refund"));
     // No internal tool names or call ids leak into what the customer reads.
     t.check(t.reply(), excludes(Regex::new(r"lookup_order|call_\d+")?));
@@ -32,7 +35,10 @@ async fn equals_on_structured_data(t: &mut Eval) -> niceeval::Result {
         &turn.data,
         equals(json!({ "status": "refunded", "amount_cents": 2400.0, "order_id": "123", "intent": "refund" })),
     );
-    t.check(turn.data.as_ref().map(|d| d["intent"].clone()), equals("refund"));
+    t.check(
+        turn.data.as_ref().map(|d| d["intent"].clone()),
+        equals("refund"),
+    );
     t.check(t.turns().len(), equals(1));
     Ok(())
 }
@@ -110,16 +116,25 @@ async fn satisfies_typed_closures(t: &mut Eval) -> niceeval::Result {
     let turn = t.send("I want my money back for order #789").await?;
     t.check(
         t.reply(),
-        satisfies(|s: &str| s.split_whitespace().count() < 40, "reply under 40 words"),
+        satisfies(
+            |s: &str| s.split_whitespace().count() < 40,
+            "reply under 40 words",
+        ),
     );
     t.check(
         &turn.data,
-        satisfies(|data: &Value| data["order_id"] == "789", "data names order 789"),
+        satisfies(
+            |data: &Value| data["order_id"] == "789",
+            "data names order 789",
+        ),
     );
     let amount = turn.data.as_ref().map(|d| d["amount_cents"].clone());
     t.check(
         amount,
-        satisfies(|cents: &u64| *cents <= 10_000, "refund within the bot's own limit"),
+        satisfies(
+            |cents: &u64| *cents <= 10_000,
+            "refund within the bot's own limit",
+        ),
     );
     t.check(
         t.usage().total_tokens(),

@@ -14,7 +14,10 @@ use niceeval_examples::support_bot;
 #[eval(agent = support_bot, tags = ["outcomes"])]
 async fn check_versus_require(t: &mut Eval) -> niceeval::Result {
     let turn = t.send("Where is order #321?").await?;
-    let status = t.require(&turn.data, matches_schema(json!({ "required": ["status"] })))?;
+    let status = t.require(
+        &turn.data,
+        matches_schema(json!({ "required": ["status"] })),
+    )?;
     t.check(status.score, equals(1.0));
     let result = t.check(t.reply(), includes("paid"));
     t.check(result.passed, equals(true));

@@ -18,12 +18,17 @@ use niceeval::prelude::*;
 // `t.respond` works exactly as with a live agent.
 #[eval(tags = ["replay"])]
 async fn default_agent_from_config(t: &mut Eval) -> niceeval::Result {
-    let parked = t.send("I want a refund for order #456, the espresso machine leaks.").await?;
+    let parked = t
+        .send("I want a refund for order #456, the espresso machine leaks.")
+        .await?;
     t.check(json!(parked.status), equals("waiting"));
     t.check(t.reply(), includes("supervisor's approval"));
 
     t.respond("Yes, approved.").await?;
-    t.check(t.reply(), includes(Regex::new(r"refund of \$349\.00 .* is on its way")?));
+    t.check(
+        t.reply(),
+        includes(Regex::new(r"refund of \$349\.00 .* is on its way")?),
+    );
     t.check(
         t.reply(),
         similarity("Approved: your refund of $349.00 for order #456 is on its way. It will reach your card in 3-5 business days.")
@@ -60,7 +65,13 @@ async fn replayed_conversation(t: &mut Eval) -> niceeval::Result {
     let first = t.send("Where is my order #798?").await?;
     t.check(&first.message, includes("couldn't find order #798"));
     let failed = first.events.iter().any(|e| {
-        matches!(e, Event::ActionResult { status: niceeval::ActionStatus::Failed, .. })
+        matches!(
+            e,
+            Event::ActionResult {
+                status: niceeval::ActionStatus::Failed,
+                ..
+            }
+        )
     });
     t.check(failed, equals(true));
 

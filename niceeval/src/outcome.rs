@@ -130,14 +130,16 @@ mod tests {
         let soft_ok = result(Settings::soft(Some(0.8)), 0.9, false);
         let broken = result(Settings::soft(None), 0.0, true);
         use Outcome::*;
-        let table: Vec<(
-            Option<&str>,
+        /// (error, assertions, skip, strict) → (outcome, below-threshold mark)
+        type Row<'a> = (
+            Option<&'a str>,
             Vec<AssertionResult>,
-            Option<&str>,
+            Option<&'a str>,
             bool,
             Outcome,
             bool,
-        )> = vec![
+        );
+        let table: Vec<Row> = vec![
             (None, vec![], None, false, Passed, false),
             (
                 None,
@@ -202,7 +204,7 @@ mod tests {
         let mut zero = Settings::gate();
         zero.weight = 0.0;
         let a = result(zero, 0.0, false);
-        assert_eq!(mean_score(&[a.clone()]), None);
+        assert_eq!(mean_score(std::slice::from_ref(&a)), None);
         assert_eq!(
             mean_score(&[a, result(Settings::gate(), 0.5, false)]),
             Some(0.5)

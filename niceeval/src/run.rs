@@ -32,7 +32,9 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// The configuration for evals of the crate at `manifest_dir`, loaded once per process.
 pub(crate) fn config_for(manifest_dir: &str) -> Result<Arc<Config>, Error> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Result<Arc<Config>, String>>>> = OnceLock::new();
+    /// Loaded configurations by manifest directory (a load error is kept as its message).
+    type Loaded = HashMap<String, Result<Arc<Config>, String>>;
+    static CACHE: OnceLock<Mutex<Loaded>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
     let entry = cache.entry(manifest_dir.to_string()).or_insert_with(|| {
