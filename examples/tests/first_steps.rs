@@ -56,8 +56,9 @@ async fn shipped_order_has_tracking_number(t: &mut Eval) -> niceeval::Result {
     Ok(())
 }
 
-// A body may also return `()`. Without `?`, failures to talk to the agent surface as panics,
-// which niceeval reports as an execution error of this eval (other evals keep running).
+// A body may also return `()`. It cannot use `?` then: here a failed turn would panic in
+// `expect`, and niceeval reports a panic as an execution error of this eval (the other evals
+// keep running).
 #[eval(agent = support_bot, tags = ["status"])]
 async fn body_returning_unit(t: &mut Eval) {
     let turn = t
