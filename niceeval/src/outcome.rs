@@ -131,14 +131,16 @@ mod tests {
         let soft_ok = result(Settings::soft(Some(0.8)), 0.9, false);
         let broken = result(Settings::soft(None), 0.0, true);
         use Outcome::*;
-        let table: Vec<(
-            Option<&str>,
+        /// (error, assertions, skip, strict) → (outcome, below-threshold mark)
+        type Row<'a> = (
+            Option<&'a str>,
             Vec<AssertionResult>,
-            Option<&str>,
+            Option<&'a str>,
             bool,
             Outcome,
             bool,
-        )> = vec![
+        );
+        let table: Vec<Row> = vec![
             (None, vec![], None, false, Passed, false),
             (
                 None,
