@@ -50,6 +50,10 @@ mod run;
 pub mod scope;
 mod turn;
 
+// LLM-as-judge, model providers and the response cache (issue 4).
+pub mod cache;
+pub mod provider;
+
 pub use agent::replay::{replay, Replay};
 pub use agent::{agent_fn, Agent, AgentError, EventSink, FnAgent, Input, Message, Request};
 pub use assertion::{
