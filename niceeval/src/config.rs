@@ -6,6 +6,8 @@
 //! model = "openai/gpt-4o-mini"
 //! base_url = "http://127.0.0.1:11434/v1"
 //! api_key_env = "OPENAI_API_KEY"
+//! cache = "read-write"   # off | read | write | read-write
+//! timeout = "60s"        # per judge request
 //!
 //! [agent]
 //! type = "replay"
@@ -100,6 +102,15 @@ pub struct JudgeConfig {
     pub base_url: Option<String>,
     /// Name of the environment variable holding the API key (never the key itself).
     pub api_key_env: Option<String>,
+    /// Judge response cache: `off`, `read`, `write` or `read-write` (the default).
+    #[serde(default)]
+    pub cache: Option<crate::cache::CacheMode>,
+    /// Timeout of one judge request, e.g. `"60s"` (the default).
+    #[serde(default)]
+    pub timeout: Option<String>,
+    /// Judge requests in flight at once per provider endpoint (default 8).
+    #[serde(default)]
+    pub max_concurrency: Option<usize>,
 }
 
 /// `[agent]`: a default agent described as data. `type` selects the adapter; the other keys are
@@ -194,11 +205,20 @@ impl Config {
                 message: format!("[run] timeout: {message}"),
             })?;
         }
+        if let Some(timeout) = &config.judge.timeout {
+            parse_duration(timeout).map_err(|message| ConfigError::Parse {
+                path: name.to_string(),
+                line: find_line(text, "timeout"),
+                column: 1,
+                message: format!("[judge] timeout: {message}"),
+            })?;
+        }
         Ok(config)
     }
 
-    /// Applies `NICEEVAL_STRICT`, `NICEEVAL_RUNS`, `NICEEVAL_JUDGE_MODEL` and
-    /// `NICEEVAL_JUDGE_BASE_URL` read through `get`.
+    /// Applies `NICEEVAL_STRICT`, `NICEEVAL_RUNS`, `NICEEVAL_JUDGE_MODEL` (only when the file
+    /// sets no `[judge] model`), `NICEEVAL_JUDGE_BASE_URL` and `NICEEVAL_JUDGE_CACHE` read
+    /// through `get`.
     pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
         if let Some(value) = get("NICEEVAL_STRICT") {
             self.run.strict = parse_bool(&value).ok_or_else(|| ConfigError::Env {
@@ -220,8 +240,17 @@ impl Config {
                 })?;
             self.run.runs = Some(runs);
         }
+        // The judge model resolves per call, then #[eval(judge_model)], then niceeval.toml, then
+        // this variable: it only fills in a model the file leaves unset.
         if let Some(value) = get("NICEEVAL_JUDGE_MODEL").filter(|v| !v.trim().is_empty()) {
-            self.judge.model = Some(value.trim().to_string());
+            self.judge.model.get_or_insert(value.trim().to_string());
+        }
+        if let Some(value) = get("NICEEVAL_JUDGE_CACHE").filter(|v| !v.trim().is_empty()) {
+            self.judge.cache = Some(value.parse().map_err(|message| ConfigError::Env {
+                name: "NICEEVAL_JUDGE_CACHE".into(),
+                value: value.clone(),
+                message,
+            })?);
         }
         if let Some(value) = get("NICEEVAL_JUDGE_BASE_URL").filter(|v| !v.trim().is_empty()) {
             self.judge.base_url = Some(value.trim().to_string());
@@ -398,6 +427,23 @@ timeout = "90s"
             .apply_env(|name| (name == "NICEEVAL_STRICT").then(|| "maybe".into()))
             .unwrap_err();
         assert!(err.to_string().contains("NICEEVAL_STRICT"));
+    }
+
+    #[test]
+    fn judge_model_env_only_fills_in_what_the_file_leaves_unset() {
+        let env = |name: &str| (name == "NICEEVAL_JUDGE_MODEL").then(|| "openai/from-env".into());
+        let mut from_file = Config::parse("[judge]\nmodel = \"openai/from-toml\"\n", "n.toml").unwrap();
+        from_file.apply_env(env).unwrap();
+        assert_eq!(from_file.judge.model.as_deref(), Some("openai/from-toml"));
+        let mut empty = Config::default();
+        empty.apply_env(env).unwrap();
+        assert_eq!(empty.judge.model.as_deref(), Some("openai/from-env"));
+        let err = Config::default()
+            .apply_env(|name| (name == "NICEEVAL_JUDGE_CACHE").then(|| "always".into()))
+            .unwrap_err();
+        assert!(err.to_string().contains("read-write"), "{err}");
+        let err = Config::parse("[judge]\ncache = \"sometimes\"\n", "n.toml").unwrap_err();
+        assert!(err.to_string().starts_with("n.toml:2:"), "{err}");
     }
 
     #[test]

@@ -52,6 +52,7 @@ mod turn;
 
 // LLM-as-judge, model providers and the response cache (issue 4).
 pub mod cache;
+pub mod judge;
 pub mod provider;
 
 pub use agent::replay::{replay, Replay};

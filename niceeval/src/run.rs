@@ -130,7 +130,8 @@ fn run_once(
     let error = match make_agent(def, config) {
         Err(e) => Some(e),
         Ok(agent) => {
-            let eval = Eval::new(def.id(), agent, config.clone(), record.clone());
+            let eval = Eval::new(def.id(), agent, config.clone(), record.clone())
+                .with_judge_model(def.judge_model);
             let task = rt.spawn(async move {
                 let mut t = eval;
                 (def.body)(&mut t).await
@@ -162,6 +163,16 @@ fn run_once(
         &taken.log,
         config,
     ));
+    // Judge assertions: graded concurrently once the body is done. Skipped after an execution
+    // error, which decides the outcome anyway (and judge calls cost money).
+    if error.is_none() {
+        let env = crate::judge::JudgeEnv {
+            config,
+            eval_model: def.judge_model,
+            manifest_dir: Some(Path::new(def.manifest_dir)),
+        };
+        assertions.extend(crate::judge::evaluate_all(rt, taken.judges, &env));
+    }
     let folded = fold(error.as_deref(), &assertions, taken.skip.as_deref(), strict);
     let usage = Usage::from_events(&taken.log);
     let summary = RunSummary {

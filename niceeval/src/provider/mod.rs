@@ -33,6 +33,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 pub use crate::event::Usage;
+pub(crate) use client::resolve_key;
 pub use client::{ClientOptions, ModelClient, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT};
 pub use retry::RetryPolicy;
 
