@@ -197,7 +197,8 @@ impl Judge {
 
 /// One judge assertion being configured; recorded when dropped. Chain `.on(text)`,
 /// `.input(text)`, `.model(name)`, `.at_least(x)`, `.gate()`, `.weight(w)`, `.metric(name)`.
-#[must_use = "a judge assertion is recorded when this builder is dropped; end the statement with `;`"]
+// Not `#[must_use]`: the statement `t.judge().closed_qa("..");` is the use (the builder
+// registers on drop), and must compile without warnings.
 pub struct JudgeAssertion {
     record: Arc<Record>,
     pending: Option<PendingJudge>,
