@@ -241,7 +241,10 @@ mod tests {
         cache.put(&key, b"two").unwrap();
         assert_eq!(cache.get(&key).unwrap(), b"two");
         let sub = cache.path(&key).parent().unwrap().to_path_buf();
-        let names: Vec<_> = std::fs::read_dir(sub).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(sub)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names.len(), 1, "{names:?}");
     }
 
@@ -249,7 +252,10 @@ mod tests {
     fn modes_parse() {
         assert_eq!("off".parse::<CacheMode>(), Ok(CacheMode::Off));
         assert_eq!("READ_WRITE".parse::<CacheMode>(), Ok(CacheMode::ReadWrite));
-        assert!("sometimes".parse::<CacheMode>().unwrap_err().contains("read-write"));
+        assert!("sometimes"
+            .parse::<CacheMode>()
+            .unwrap_err()
+            .contains("read-write"));
         assert!(!CacheMode::Write.reads() && CacheMode::Write.writes());
     }
 
@@ -259,7 +265,11 @@ mod tests {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("Cargo.toml"), "[workspace]\nmembers = [\"a\"]\n").unwrap();
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[workspace]\nmembers = [\"a\"]\n",
+        )
+        .unwrap();
         std::fs::create_dir_all(dir.path().join("a")).unwrap();
         std::fs::write(dir.path().join("a/Cargo.toml"), "[package]\nname = \"a\"\n").unwrap();
         assert_eq!(target_dir(&dir.path().join("a")), dir.path().join("target"));

@@ -432,7 +432,8 @@ timeout = "90s"
     #[test]
     fn judge_model_env_only_fills_in_what_the_file_leaves_unset() {
         let env = |name: &str| (name == "NICEEVAL_JUDGE_MODEL").then(|| "openai/from-env".into());
-        let mut from_file = Config::parse("[judge]\nmodel = \"openai/from-toml\"\n", "n.toml").unwrap();
+        let mut from_file =
+            Config::parse("[judge]\nmodel = \"openai/from-toml\"\n", "n.toml").unwrap();
         from_file.apply_env(env).unwrap();
         assert_eq!(from_file.judge.model.as_deref(), Some("openai/from-toml"));
         let mut empty = Config::default();

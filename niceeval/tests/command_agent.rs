@@ -50,7 +50,16 @@ fn jsonl_events_become_the_turn() {
     assert_eq!(turn.message, "you said: where is order 123?");
     assert_eq!(turn.usage.total_tokens(), 15);
     let kinds: Vec<&str> = turn.events.iter().map(Event::kind).collect();
-    assert_eq!(kinds, ["message", "action.called", "action.result", "usage", "message"]);
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "action.called",
+            "action.result",
+            "usage",
+            "message"
+        ]
+    );
 }
 
 #[test]
@@ -77,7 +86,11 @@ print(json.dumps({"type": "message", "role": "assistant", "text": text}))
     // `sh -c SCRIPT NAME INPUT`: the input arrives as $1.
     let agent = CommandAgent::new(
         "sh",
-        ["-c", r#"printf '{"type":"message","role":"assistant","text":"arg=%s"}\n' "$1""#, "sh"],
+        [
+            "-c",
+            r#"printf '{"type":"message","role":"assistant","text":"arg=%s"}\n' "$1""#,
+            "sh",
+        ],
     )
     .input_mode(InputMode::Arg);
     let (turn, _) = send(agent, "hello world");
@@ -91,12 +104,20 @@ fn a_malformed_line_fails_the_turn_naming_the_line() {
     );
     let (result, t) = send(agent, "hi");
     let err = result.unwrap_err().to_string();
-    assert!(err.contains("stdout line 3 is not a niceeval event"), "{err}");
+    assert!(
+        err.contains("stdout line 3 is not a niceeval event"),
+        "{err}"
+    );
     assert!(err.contains("DEBUG: not json"), "{err}");
     assert!(err.contains("stderr:\noops"), "{err}");
     let turn = &t.turns()[0];
     assert_eq!(turn.status, TurnStatus::Failed);
-    assert!(turn.events.iter().any(|e| matches!(e, Event::Thinking { .. })), "events before the bad line are kept");
+    assert!(
+        turn.events
+            .iter()
+            .any(|e| matches!(e, Event::Thinking { .. })),
+        "events before the bad line are kept"
+    );
 }
 
 #[test]
@@ -110,20 +131,34 @@ fn a_non_zero_exit_fails_the_turn_with_its_stderr() {
     assert!(err.contains("Traceback: boom"), "{err}");
     assert_eq!(t.turns()[0].message, "partial");
     assert!(agent.last_stderr().contains("Traceback: boom"));
-    assert!(matches!(t.turns()[0].events.last(), Some(Event::Error { .. })));
+    assert!(matches!(
+        t.turns()[0].events.last(),
+        Some(Event::Error { .. })
+    ));
 }
 
 #[test]
 fn a_missing_program_is_a_clear_error() {
-    let (result, _) = send(CommandAgent::new("/nonexistent/agent-binary", Vec::<String>::new()), "hi");
+    let (result, _) = send(
+        CommandAgent::new("/nonexistent/agent-binary", Vec::<String>::new()),
+        "hi",
+    );
     let err = result.unwrap_err().to_string();
-    assert!(err.contains("cannot start `/nonexistent/agent-binary`"), "{err}");
+    assert!(
+        err.contains("cannot start `/nonexistent/agent-binary`"),
+        "{err}"
+    );
 }
 
 fn alive(pid: i32) -> bool {
     // A zombie awaiting its reaper is not alive.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
         Err(_) => false,
     }
 }
@@ -140,11 +175,28 @@ fn a_hang_is_killed_by_the_timeout_with_its_whole_process_group() {
     let started = Instant::now();
     let (result, t) = send(agent, "hi");
     let err = result.unwrap_err().to_string();
-    assert!(started.elapsed() < Duration::from_secs(30), "the hang was not cut short");
-    assert!(err.contains("did not finish within 700ms and was killed"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the hang was not cut short"
+    );
+    assert!(
+        err.contains("did not finish within 700ms and was killed"),
+        "{err}"
+    );
     assert!(err.contains("stuck"), "stderr kept: {err}");
-    assert_eq!(t.turns()[0].events.iter().filter(|e| e.kind() == "thinking").count(), 1);
-    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    assert_eq!(
+        t.turns()[0]
+            .events
+            .iter()
+            .filter(|e| e.kind() == "thinking")
+            .count(),
+        1
+    );
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
     while alive(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
@@ -166,13 +218,26 @@ fn huge_output_is_capped_with_a_clear_message() {
     let (result, t) = send(agent, "flood");
     let err = result.unwrap_err().to_string();
     assert!(err.contains("printed more than 1 MiB on stdout"), "{err}");
-    let kept = t.turns()[0].events.iter().filter(|e| e.kind() == "thinking").count();
-    assert!(kept > 500 && kept < 1100, "events up to the cap are kept: {kept}");
+    let kept = t.turns()[0]
+        .events
+        .iter()
+        .filter(|e| e.kind() == "thinking")
+        .count();
+    assert!(
+        kept > 500 && kept < 1100,
+        "events up to the cap are kept: {kept}"
+    );
 
     // One endless line without a newline is capped just the same.
-    let agent = CommandAgent::new("python3", ["-c", "import sys\nwhile True: sys.stdout.write('x' * 65536)"])
-        .max_output(2 * 1024 * 1024)
-        .timeout(Duration::from_secs(20));
+    let agent = CommandAgent::new(
+        "python3",
+        [
+            "-c",
+            "import sys\nwhile True: sys.stdout.write('x' * 65536)",
+        ],
+    )
+    .max_output(2 * 1024 * 1024)
+    .timeout(Duration::from_secs(20));
     let err = send(agent, "flood").0.unwrap_err().to_string();
     assert!(err.contains("printed more than 2 MiB"), "{err}");
 }
@@ -201,5 +266,13 @@ fn agent_type_command_in_niceeval_toml() {
     let krate = support::Crate::new("[agent]\ntype = \"command\"\ncommand = \"exit 4\"\n");
     let report = support::run(support::define("command_fails", &krate, ask));
     assert_eq!(report.outcome, Outcome::Failed);
-    assert!(report.error.as_deref().unwrap().contains("exited with status 4"), "{}", report.render());
+    assert!(
+        report
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("exited with status 4"),
+        "{}",
+        report.render()
+    );
 }

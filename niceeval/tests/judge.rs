@@ -63,26 +63,54 @@ fn score_maps_and_rationale_follow_autoevals() {
     let report = run(define("score_maps", &krate, five_factuality).with_agent(paris));
     let judges = judge_results(&report);
     let scores: Vec<f64> = judges.iter().map(|a| a.score).collect();
-    assert_eq!(scores, vec![0.4, 0.6, 1.0, 0.0, 1.0, 1.0, 0.0], "{}", report.render());
+    assert_eq!(
+        scores,
+        vec![0.4, 0.6, 1.0, 0.0, 1.0, 1.0, 0.0],
+        "{}",
+        report.render()
+    );
     for judge in &judges {
         assert_eq!(judge.severity, Severity::Soft, "judges are soft by default");
         assert!(judge.passed, "soft without threshold passes: {judge:?}");
-        assert!(judge.reason.contains("because the data says pick"), "{}", judge.reason);
-        assert!(judge.reason.contains("judge: openai/judge-toml"), "{}", judge.reason);
+        assert!(
+            judge.reason.contains("because the data says pick"),
+            "{}",
+            judge.reason
+        );
+        assert!(
+            judge.reason.contains("judge: openai/judge-toml"),
+            "{}",
+            judge.reason
+        );
     }
     assert_eq!(report.outcome, Outcome::Passed);
     let seen = server.seen();
-    let factuality = seen.iter().find(|s| s.prompt().contains("expert: pick A")).unwrap();
+    let factuality = seen
+        .iter()
+        .find(|s| s.prompt().contains("expert: pick A"))
+        .unwrap();
     assert_eq!(factuality.path, "/v1/chat/completions");
     let prompt = factuality.prompt();
-    assert!(prompt.contains("[Question]: What is the capital of France?"), "{prompt}");
-    assert!(prompt.contains("[Submission]: Paris is the capital of France."), "{prompt}");
-    assert!(prompt.contains("a single choice from A, B, C, D, E."), "{prompt}");
+    assert!(
+        prompt.contains("[Question]: What is the capital of France?"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("[Submission]: Paris is the capital of France."),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("a single choice from A, B, C, D, E."),
+        "{prompt}"
+    );
     assert_eq!(
         factuality.body["tool_choice"],
         json!({"type": "function", "function": {"name": "select_choice"}})
     );
-    assert_eq!(factuality.body["tools"][0]["function"]["name"], "select_choice");
+    assert_eq!(
+        factuality.body["tools"][0]["function"]["name"],
+        "select_choice"
+    );
     assert_eq!(factuality.body["temperature"], 0.0);
 }
 
@@ -104,7 +132,10 @@ fn thresholds_and_gates_decide_the_outcome() {
     assert!(judges[0].is_below_threshold(), "{:?}", judges[0]);
     assert!(judges[1].is_failed_gate(), "{:?}", judges[1]);
     assert_eq!(report.outcome, Outcome::Failed);
-    assert!(report.error.is_none(), "a failed judge gate is not an execution error");
+    assert!(
+        report.error.is_none(),
+        "a failed judge gate is not an execution error"
+    );
 }
 
 fn resolution(t: &mut Eval) -> BoxFuture<'_, BodyResult> {
@@ -123,14 +154,22 @@ fn model_resolution_per_call_then_attribute_then_toml() {
     run(define("with_attribute", &krate, resolution)
         .with_agent(paris)
         .with_judge_model("openai/judge-attribute"));
-    let mut models: Vec<String> = server.seen().iter().map(|s| s.model().to_string()).collect();
+    let mut models: Vec<String> = server
+        .seen()
+        .iter()
+        .map(|s| s.model().to_string())
+        .collect();
     models.sort();
     assert_eq!(models, ["judge-attribute", "judge-call"]);
 
     let server = FakeProvider::start(choice_from_prompt);
     let krate = Crate::new(&openai_toml(&server, ""));
     let report = run(define("without_attribute", &krate, resolution).with_agent(paris));
-    let mut models: Vec<String> = server.seen().iter().map(|s| s.model().to_string()).collect();
+    let mut models: Vec<String> = server
+        .seen()
+        .iter()
+        .map(|s| s.model().to_string())
+        .collect();
     models.sort();
     assert_eq!(models, ["judge-call", "judge-toml"]);
     assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
@@ -147,7 +186,10 @@ fn one_closed_qa(t: &mut Eval) -> BoxFuture<'_, BodyResult> {
 fn expect_judge_error(report: &EvalReport, needles: &[&str]) {
     assert_eq!(report.outcome, Outcome::Failed, "{}", report.render());
     let judge = judge_results(report)[0];
-    let error = judge.error.as_deref().unwrap_or_else(|| panic!("no error on {judge:?}"));
+    let error = judge
+        .error
+        .as_deref()
+        .unwrap_or_else(|| panic!("no error on {judge:?}"));
     for needle in needles {
         assert!(error.contains(needle), "{needle:?} not in: {error}");
     }
@@ -164,7 +206,12 @@ fn no_judge_model_is_an_error_saying_what_to_set() {
     let report = run(define("no_model", &krate, one_closed_qa).with_agent(paris));
     expect_judge_error(
         &report,
-        &[".model(", "#[eval(judge_model", "[judge] model", "NICEEVAL_JUDGE_MODEL"],
+        &[
+            ".model(",
+            "#[eval(judge_model",
+            "[judge] model",
+            "NICEEVAL_JUDGE_MODEL",
+        ],
     );
 }
 
@@ -181,14 +228,26 @@ fn no_api_key_is_an_error_naming_the_variable() {
 #[test]
 fn unusable_answers_are_clear_errors() {
     let cases: Vec<(Reply, &[&str])> = vec![
-        (openai_choice("Maybe", "unsure"), &["\"Maybe\"", "not one of the allowed choices Y, N"]),
-        (Reply::json(support::openai_text("Y, it does.")), &["without calling `select_choice`", "Y, it does."]),
-        (Reply::raw("{\"choices\": [oops"), &["cannot read", "not a Chat Completions answer"]),
+        (
+            openai_choice("Maybe", "unsure"),
+            &["\"Maybe\"", "not one of the allowed choices Y, N"],
+        ),
+        (
+            Reply::json(support::openai_text("Y, it does.")),
+            &["without calling `select_choice`", "Y, it does."],
+        ),
+        (
+            Reply::raw("{\"choices\": [oops"),
+            &["cannot read", "not a Chat Completions answer"],
+        ),
         (
             Reply::json(support::openai_tool_call("select_choice", json!("x"))).header("x", "y"),
             &["no `choice`"],
         ),
-        (Reply::status(401, r#"{"error":{"message":"Incorrect API key provided"}}"#), &["HTTP 401", "Incorrect API key provided"]),
+        (
+            Reply::status(401, r#"{"error":{"message":"Incorrect API key provided"}}"#),
+            &["HTTP 401", "Incorrect API key provided"],
+        ),
     ];
     for (reply, needles) in cases {
         let server = FakeProvider::start(move |_, _| reply.clone());
@@ -253,7 +312,10 @@ fn anthropic_judges_use_the_messages_api() {
     assert_eq!(seen.headers["x-api-key"], "sk-ant-test-a1");
     assert_eq!(seen.headers["anthropic-version"], "2023-06-01");
     assert_eq!(seen.body["model"], "claude-judge");
-    assert_eq!(seen.body["tool_choice"], json!({"type": "tool", "name": "select_choice"}));
+    assert_eq!(
+        seen.body["tool_choice"],
+        json!({"type": "tool", "name": "select_choice"})
+    );
     assert_eq!(seen.body["tools"][0]["name"], "select_choice");
     assert!(seen.body["max_tokens"].as_u64().is_some());
 }
@@ -294,9 +356,23 @@ fn judges_of_one_run_are_asked_concurrently() {
     let report = run(define("concurrent", &krate, four_judges).with_agent(paris));
     let scores: Vec<f64> = judge_results(&report).iter().map(|a| a.score).collect();
     assert_eq!(scores, vec![1.0, 1.0, 1.0, 0.9], "{}", report.render());
-    assert!(server.max_in_flight() >= 2, "in flight at once: {}", server.max_in_flight());
-    let rubric = server.seen().into_iter().find(|s| s.prompt().contains("[Rubric]")).unwrap();
-    assert!(rubric.prompt().contains("[Submission]: Hello there, friend!"), "{}", rubric.prompt());
+    assert!(
+        server.max_in_flight() >= 2,
+        "in flight at once: {}",
+        server.max_in_flight()
+    );
+    let rubric = server
+        .seen()
+        .into_iter()
+        .find(|s| s.prompt().contains("[Rubric]"))
+        .unwrap();
+    assert!(
+        rubric
+            .prompt()
+            .contains("[Submission]: Hello there, friend!"),
+        "{}",
+        rubric.prompt()
+    );
 }
 
 fn twins(t: &mut Eval) -> BoxFuture<'_, BodyResult> {
@@ -310,7 +386,9 @@ fn twins(t: &mut Eval) -> BoxFuture<'_, BodyResult> {
 
 #[test]
 fn identical_concurrent_judge_calls_share_one_request() {
-    let server = FakeProvider::start(|n, seen| choice_from_prompt(n, seen).delay(Duration::from_millis(300)));
+    let server = FakeProvider::start(|n, seen| {
+        choice_from_prompt(n, seen).delay(Duration::from_millis(300))
+    });
     let krate = Crate::new(&openai_toml(&server, ""));
     let report = run(define("twins", &krate, twins).with_agent(paris));
     assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
@@ -322,7 +400,10 @@ fn identical_concurrent_judge_calls_share_one_request() {
 fn a_warm_cache_makes_no_judge_requests_and_corrupt_entries_are_rewritten() {
     let server = FakeProvider::start(|n, seen| {
         if seen.prompt().contains("[Rubric]") {
-            Reply::json(support::openai_tool_call("grade", json!({"reasons": [], "score": 0.9})))
+            Reply::json(support::openai_tool_call(
+                "grade",
+                json!({"reasons": [], "score": 0.9}),
+            ))
         } else {
             choice_from_prompt(n, seen)
         }
@@ -353,7 +434,11 @@ fn a_warm_cache_makes_no_judge_requests_and_corrupt_entries_are_rewritten() {
     assert!(repaired.iter().all(|r| r.outcome == Outcome::Passed));
     assert_eq!(server.count(), 2 * first);
     suite();
-    assert_eq!(server.count(), 2 * first, "rewritten entries serve the next run");
+    assert_eq!(
+        server.count(),
+        2 * first,
+        "rewritten entries serve the next run"
+    );
 }
 
 #[test]
@@ -377,7 +462,10 @@ fn the_api_key_is_never_written_anywhere() {
         run(define("scan_a", &krate, five_factuality).with_agent(paris)),
         run(define("scan_b", &krate, one_closed_qa).with_agent(paris)),
     ];
-    assert!(server.seen().iter().all(|s| s.headers["authorization"] == format!("Bearer {key}")));
+    assert!(server
+        .seen()
+        .iter()
+        .all(|s| s.headers["authorization"] == format!("Bearer {key}")));
     // What a reporter would write: the JSON and text reports.
     for (i, report) in reports.iter().enumerate() {
         std::fs::write(
@@ -385,10 +473,17 @@ fn the_api_key_is_never_written_anywhere() {
             serde_json::to_vec_pretty(report).unwrap(),
         )
         .unwrap();
-        std::fs::write(krate.path().join(format!("report-{i}.txt")), report.render()).unwrap();
+        std::fs::write(
+            krate.path().join(format!("report-{i}.txt")),
+            report.render(),
+        )
+        .unwrap();
     }
     let files = krate.files();
-    assert!(files.iter().any(|f| f.starts_with(krate.cache_dir())), "the cache was written");
+    assert!(
+        files.iter().any(|f| f.starts_with(krate.cache_dir())),
+        "the cache was written"
+    );
     for file in files {
         let bytes = std::fs::read(&file).unwrap();
         assert!(

@@ -27,7 +27,12 @@ fn fast_retries(n: u32) -> RetryPolicy {
         .backoff_between(Duration::from_millis(10), Duration::from_millis(40))
 }
 
-fn make_client(model: &str, server: &FakeProvider, base_suffix: &str, retry: RetryPolicy) -> ModelClient {
+fn make_client(
+    model: &str,
+    server: &FakeProvider,
+    base_suffix: &str,
+    retry: RetryPolicy,
+) -> ModelClient {
     ModelClient::new(
         ModelName::parse(model).unwrap(),
         ClientOptions::default()
@@ -52,7 +57,10 @@ fn lookup_request() -> ChatRequest {
 #[test]
 fn openai_tool_calls_and_usage_are_parsed() {
     let server = FakeProvider::start(|_, _| {
-        Reply::json(support::openai_tool_call("lookup_order", json!({"id": "123"})))
+        Reply::json(support::openai_tool_call(
+            "lookup_order",
+            json!({"id": "123"}),
+        ))
     });
     let client = make_client("openai/gpt-test", &server, "/v1", RetryPolicy::none());
     let answer = rt().block_on(client.complete(&lookup_request())).unwrap();
@@ -63,15 +71,24 @@ fn openai_tool_calls_and_usage_are_parsed() {
     assert_eq!(answer.usage.output_tokens, 30);
     let seen = &server.seen()[0];
     assert_eq!(seen.path, "/v1/chat/completions");
-    assert_eq!(seen.body["messages"][0], json!({"role": "system", "content": "You look orders up."}));
+    assert_eq!(
+        seen.body["messages"][0],
+        json!({"role": "system", "content": "You look orders up."})
+    );
     assert_eq!(seen.body["tool_choice"], "auto");
-    assert!(!seen.headers.contains_key("authorization"), "loopback without a key sends none");
+    assert!(
+        !seen.headers.contains_key("authorization"),
+        "loopback without a key sends none"
+    );
 }
 
 #[test]
 fn anthropic_tool_use_blocks_are_parsed() {
     let server = FakeProvider::start(|_, _| {
-        Reply::json(support::anthropic_tool_use("lookup_order", json!({"id": "123"})))
+        Reply::json(support::anthropic_tool_use(
+            "lookup_order",
+            json!({"id": "123"}),
+        ))
     });
     let client = make_client("anthropic/claude-test", &server, "", RetryPolicy::none());
     let answer = rt().block_on(client.complete(&lookup_request())).unwrap();
@@ -87,21 +104,35 @@ fn anthropic_tool_use_blocks_are_parsed() {
 
 #[test]
 fn persistent_server_errors_give_up_after_the_retries() {
-    let server = FakeProvider::start(|_, _| Reply::status(503, r#"{"error":{"message":"overloaded"}}"#));
+    let server =
+        FakeProvider::start(|_, _| Reply::status(503, r#"{"error":{"message":"overloaded"}}"#));
     let client = make_client("openai/m", &server, "/v1", fast_retries(2));
-    let err = rt().block_on(client.complete(&ChatRequest::new().user("hi"))).unwrap_err();
+    let err = rt()
+        .block_on(client.complete(&ChatRequest::new().user("hi")))
+        .unwrap_err();
     assert_eq!(server.count(), 3);
     let text = err.to_string();
-    assert!(text.contains("HTTP 503") && text.contains("after 3 attempts") && text.contains("overloaded"), "{text}");
+    assert!(
+        text.contains("HTTP 503")
+            && text.contains("after 3 attempts")
+            && text.contains("overloaded"),
+        "{text}"
+    );
 }
 
 #[test]
 fn client_errors_are_not_retried() {
-    let server = FakeProvider::start(|_, _| Reply::status(400, r#"{"error":{"message":"unknown model"}}"#));
+    let server =
+        FakeProvider::start(|_, _| Reply::status(400, r#"{"error":{"message":"unknown model"}}"#));
     let client = make_client("openai/m", &server, "/v1", fast_retries(3));
-    let err = rt().block_on(client.complete(&ChatRequest::new().user("hi"))).unwrap_err();
+    let err = rt()
+        .block_on(client.complete(&ChatRequest::new().user("hi")))
+        .unwrap_err();
     assert_eq!(server.count(), 1);
-    assert!(matches!(err, ProviderError::Status { status: 400, .. }), "{err}");
+    assert!(
+        matches!(err, ProviderError::Status { status: 400, .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -112,20 +143,31 @@ fn retry_after_as_an_http_date_is_honoured_and_too_long_a_wait_is_refused() {
         _ => Reply::json(support::openai_text("ok")),
     });
     let client = make_client("openai/m", &server, "/v1", fast_retries(1));
-    let answer = rt().block_on(client.complete(&ChatRequest::new().user("hi"))).unwrap();
+    let answer = rt()
+        .block_on(client.complete(&ChatRequest::new().user("hi")))
+        .unwrap();
     assert_eq!(answer.text, "ok");
     assert_eq!(server.count(), 2);
 
     let server = FakeProvider::start(|_, _| Reply::status(429, "{}").header("retry-after", "3600"));
     let limited = make_client("openai/m", &server, "/v1", fast_retries(3));
-    let err = rt().block_on(limited.complete(&ChatRequest::new().user("hi"))).unwrap_err();
-    assert!(matches!(err, ProviderError::RetryTooLate { seconds: 3600, .. }), "{err}");
+    let err = rt()
+        .block_on(limited.complete(&ChatRequest::new().user("hi")))
+        .unwrap_err();
+    assert!(
+        matches!(err, ProviderError::RetryTooLate { seconds: 3600, .. }),
+        "{err}"
+    );
     assert_eq!(server.count(), 1);
 }
 
 #[test]
 fn connection_errors_are_retried_then_reported() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let client = ModelClient::new(
         ModelName::parse("openai/m").unwrap(),
         ClientOptions::default()
@@ -133,14 +175,21 @@ fn connection_errors_are_retried_then_reported() {
             .retry(fast_retries(2)),
     )
     .unwrap();
-    let err = rt().block_on(client.complete(&ChatRequest::new().user("hi"))).unwrap_err();
+    let err = rt()
+        .block_on(client.complete(&ChatRequest::new().user("hi")))
+        .unwrap_err();
     let text = err.to_string();
-    assert!(text.starts_with("cannot reach openai/m") && text.contains("after 3 attempts"), "{text}");
+    assert!(
+        text.starts_with("cannot reach openai/m") && text.contains("after 3 attempts"),
+        "{text}"
+    );
 }
 
 #[test]
 fn timeouts_are_reported_without_retrying() {
-    let server = FakeProvider::start(|_, _| Reply::json(support::openai_text("late")).delay(Duration::from_secs(3)));
+    let server = FakeProvider::start(|_, _| {
+        Reply::json(support::openai_text("late")).delay(Duration::from_secs(3))
+    });
     let client = ModelClient::new(
         ModelName::parse("openai/m").unwrap(),
         ClientOptions::default()
@@ -149,7 +198,9 @@ fn timeouts_are_reported_without_retrying() {
             .retry(fast_retries(3)),
     )
     .unwrap();
-    let err = rt().block_on(client.complete(&ChatRequest::new().user("hi"))).unwrap_err();
+    let err = rt()
+        .block_on(client.complete(&ChatRequest::new().user("hi")))
+        .unwrap_err();
     assert!(matches!(err, ProviderError::Timeout { .. }), "{err}");
     assert_eq!(server.count(), 1);
 }
@@ -200,7 +251,10 @@ fn order_tool() -> Tool {
 #[test]
 fn the_chat_agent_runs_the_tool_loop_and_emits_events() {
     let server = FakeProvider::start(|n, _| match n {
-        0 => Reply::json(support::openai_tool_call("lookup_order", json!({"id": "123"}))),
+        0 => Reply::json(support::openai_tool_call(
+            "lookup_order",
+            json!({"id": "123"}),
+        )),
         _ => Reply::json(support::openai_text("Order 123 has shipped.")),
     });
     let agent = ChatAgent::new("openai/gpt-test")
@@ -212,25 +266,48 @@ fn the_chat_agent_runs_the_tool_loop_and_emits_events() {
     assert_eq!(turn.message, "Order 123 has shipped.");
     assert_eq!(turn.usage.total_tokens(), 150 + 15);
     let kinds: Vec<&str> = turn.events.iter().map(Event::kind).collect();
-    assert_eq!(kinds, ["message", "usage", "action.called", "action.result", "usage", "message"]);
-    assert!(matches!(&turn.events[3], Event::ActionResult { status: ActionStatus::Completed, output, .. } if output["status"] == "shipped"));
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "usage",
+            "action.called",
+            "action.result",
+            "usage",
+            "message"
+        ]
+    );
+    assert!(
+        matches!(&turn.events[3], Event::ActionResult { status: ActionStatus::Completed, output, .. } if output["status"] == "shipped")
+    );
     let second = &server.seen()[1];
     let messages = second.body["messages"].as_array().unwrap();
-    assert_eq!(messages[2]["tool_calls"][0]["function"]["name"], "lookup_order");
+    assert_eq!(
+        messages[2]["tool_calls"][0]["function"]["name"],
+        "lookup_order"
+    );
     assert_eq!(messages[3]["role"], "tool");
     assert_eq!(messages[3]["tool_call_id"], "call_abc");
     assert!(messages[3]["content"].as_str().unwrap().contains("shipped"));
     // The next turn carries the history.
     rt().block_on(t.send("Thanks")).unwrap();
     let third = &server.seen()[2];
-    let roles: Vec<&str> = third.body["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    let roles: Vec<&str> = third.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
     assert_eq!(roles, ["system", "user", "assistant", "user"]);
 }
 
 #[test]
 fn failing_and_unknown_tools_become_failed_actions_the_model_sees() {
     let server = FakeProvider::start(|n, _| match n {
-        0 => Reply::json(support::openai_tool_call("lookup_order", json!({"id": "999"}))),
+        0 => Reply::json(support::openai_tool_call(
+            "lookup_order",
+            json!({"id": "999"}),
+        )),
         1 => Reply::json(support::openai_tool_call("delete_order", json!({}))),
         _ => Reply::json(support::openai_text("Sorry, I could not find it.")),
     });
@@ -242,20 +319,48 @@ fn failing_and_unknown_tools_become_failed_actions_the_model_sees() {
     let failed: Vec<_> = turn
         .events
         .iter()
-        .filter(|e| matches!(e, Event::ActionResult { status: ActionStatus::Failed, .. }))
+        .filter(|e| {
+            matches!(
+                e,
+                Event::ActionResult {
+                    status: ActionStatus::Failed,
+                    ..
+                }
+            )
+        })
         .collect();
     assert_eq!(failed.len(), 2, "{:?}", turn.events);
     let seen = server.seen();
     let tool_message = &seen[1].body["messages"].as_array().unwrap()[2];
-    assert!(tool_message["content"].as_str().unwrap().contains("no such order"), "{tool_message}");
-    let tool_message = seen[2].body["messages"].as_array().unwrap().last().unwrap().clone();
-    assert!(tool_message["content"].as_str().unwrap().contains("no tool named"), "{tool_message}");
+    assert!(
+        tool_message["content"]
+            .as_str()
+            .unwrap()
+            .contains("no such order"),
+        "{tool_message}"
+    );
+    let tool_message = seen[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(
+        tool_message["content"]
+            .as_str()
+            .unwrap()
+            .contains("no tool named"),
+        "{tool_message}"
+    );
 }
 
 #[test]
 fn a_chat_agent_stuck_in_tool_calls_fails_the_turn() {
     let server = FakeProvider::start(|_, _| {
-        Reply::json(support::openai_tool_call("lookup_order", json!({"id": "123"})))
+        Reply::json(support::openai_tool_call(
+            "lookup_order",
+            json!({"id": "123"}),
+        ))
     });
     let agent = ChatAgent::new("openai/gpt-test")
         .base_url(format!("{}/v1", server.url))
@@ -263,7 +368,10 @@ fn a_chat_agent_stuck_in_tool_calls_fails_the_turn() {
         .max_rounds(3);
     let mut t = Eval::detached(Some(std::sync::Arc::new(agent)));
     let err = rt().block_on(t.send("loop")).unwrap_err().to_string();
-    assert!(err.contains("after 3 model calls") && err.contains("max_rounds"), "{err}");
+    assert!(
+        err.contains("after 3 model calls") && err.contains("max_rounds"),
+        "{err}"
+    );
     assert_eq!(server.count(), 3);
     assert_eq!(t.turns()[0].status, TurnStatus::Failed);
 }

@@ -57,7 +57,9 @@ pub struct Tool {
 
 impl std::fmt::Debug for Tool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tool").field("name", &self.spec.name()).finish()
+        f.debug_struct("Tool")
+            .field("name", &self.spec.name())
+            .finish()
     }
 }
 
@@ -221,9 +223,7 @@ impl ChatAgent {
             }
             ModelClient::new(name, options).map(Arc::new)
         });
-        built
-            .clone()
-            .map_err(|e| AgentError::new(e.to_string()))
+        built.clone().map_err(|e| AgentError::new(e.to_string()))
     }
 }
 
@@ -281,12 +281,21 @@ impl Agent for ChatAgent {
                     name: call.name.clone(),
                     input: call.arguments.clone(),
                 });
-                let outcome = match (&call.arguments_error, self.tools.iter().find(|t| t.name() == call.name)) {
-                    (Some(problem), _) => Err(format!("the arguments were not valid JSON: {problem}")),
+                let outcome = match (
+                    &call.arguments_error,
+                    self.tools.iter().find(|t| t.name() == call.name),
+                ) {
+                    (Some(problem), _) => {
+                        Err(format!("the arguments were not valid JSON: {problem}"))
+                    }
                     (None, None) => Err(format!(
                         "there is no tool named {:?}; available: {}",
                         call.name,
-                        self.tools.iter().map(Tool::name).collect::<Vec<_>>().join(", ")
+                        self.tools
+                            .iter()
+                            .map(Tool::name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )),
                     (None, Some(tool)) => (tool.handler)(call.arguments.clone()).await,
                 };
@@ -342,7 +351,9 @@ pub(crate) fn from_settings(
         }
     };
     let model = string("model")?.ok_or_else(|| {
-        format!("{file}: [agent] type = \"{provider}\" needs `model = \"...\"`, e.g. \"gpt-4o-mini\"")
+        format!(
+            "{file}: [agent] type = \"{provider}\" needs `model = \"...\"`, e.g. \"gpt-4o-mini\""
+        )
     })?;
     let model = if model.contains('/') && model.starts_with(&format!("{provider}/")) {
         model
@@ -403,15 +414,22 @@ mod tests {
     #[test]
     fn settings_build_an_agent_or_say_what_is_wrong() {
         let mut s = std::collections::BTreeMap::new();
-        assert!(from_settings("openai", &s, "n.toml").unwrap_err().contains("needs `model"));
+        assert!(from_settings("openai", &s, "n.toml")
+            .unwrap_err()
+            .contains("needs `model"));
         s.insert("model".into(), toml::Value::String("llama3.2".into()));
-        s.insert("base_url".into(), toml::Value::String("http://127.0.0.1:11434/v1".into()));
+        s.insert(
+            "base_url".into(),
+            toml::Value::String("http://127.0.0.1:11434/v1".into()),
+        );
         s.insert("cache".into(), toml::Value::String("read-write".into()));
         let agent = from_settings("openai", &s, "n.toml").unwrap();
         assert_eq!(agent.model.as_ref().unwrap().to_string(), "openai/llama3.2");
         assert_eq!(agent.options.cache_mode, CacheMode::ReadWrite);
         s.insert("tools".into(), toml::Value::Array(vec![]));
-        assert!(from_settings("openai", &s, "n.toml").unwrap_err().contains("ChatAgent::tool"));
+        assert!(from_settings("openai", &s, "n.toml")
+            .unwrap_err()
+            .contains("ChatAgent::tool"));
     }
 
     #[test]

@@ -233,7 +233,11 @@ impl CommandAgent {
         }
         Err(match status.code() {
             Some(code) => format!("`{}` exited with status {code}", self.display()),
-            None => format!("`{}` was terminated{}", self.display(), signal_note(&status)),
+            None => format!(
+                "`{}` was terminated{}",
+                self.display(),
+                signal_note(&status)
+            ),
         })
     }
 }
@@ -519,7 +523,9 @@ mod tests {
 
     #[test]
     fn events_parse_per_line_and_bad_lines_are_named() {
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
         let sink = EventSink::default();
         let input: &[u8] = b"{\"type\":\"message\",\"role\":\"assistant\",\"text\":\"a\"}\r\n\n{\"type\":\"skill.loaded\",\"name\":\"s\"}";
         rt.block_on(read_events(input, &sink, 1024)).unwrap();
@@ -527,20 +533,34 @@ mod tests {
         let sink = EventSink::default();
         let input: &[u8] = b"{\"type\":\"thinking\",\"text\":\"x\"}\nnot json\n";
         let err = rt.block_on(read_events(input, &sink, 1024)).unwrap_err();
-        assert!(err.starts_with("stdout line 2 is not a niceeval event"), "{err}");
-        assert_eq!(sink.snapshot().len(), 1, "events before the bad line are kept");
+        assert!(
+            err.starts_with("stdout line 2 is not a niceeval event"),
+            "{err}"
+        );
+        assert_eq!(
+            sink.snapshot().len(),
+            1,
+            "events before the bad line are kept"
+        );
         let big = vec![b'x'; 5000];
-        let err = rt.block_on(read_events(&big[..], &EventSink::default(), 4096)).unwrap_err();
+        let err = rt
+            .block_on(read_events(&big[..], &EventSink::default(), 4096))
+            .unwrap_err();
         assert!(err.contains("more than 4 KiB"), "{err}");
     }
 
     #[test]
     fn stderr_keeps_the_tail() {
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
         let mut data = vec![b'a'; 100];
         data.extend_from_slice(b"END");
         let tail = rt.block_on(read_tail(&data[..], 10));
-        assert!(tail.ends_with("aaaaaaaEND") && tail.contains("elided"), "{tail}");
+        assert!(
+            tail.ends_with("aaaaaaaEND") && tail.contains("elided"),
+            "{tail}"
+        );
     }
 
     #[test]
@@ -549,7 +569,10 @@ mod tests {
         let mut s = std::collections::BTreeMap::new();
         let err = from_settings(&s, "n.toml", base).unwrap_err();
         assert!(err.contains("needs `command"), "{err}");
-        s.insert("command".into(), toml::Value::Array(vec!["python3".into(), "a.py".into()]));
+        s.insert(
+            "command".into(),
+            toml::Value::Array(vec!["python3".into(), "a.py".into()]),
+        );
         s.insert("input".into(), toml::Value::String("json".into()));
         s.insert("timeout".into(), toml::Value::String("5s".into()));
         let agent = from_settings(&s, "n.toml", base).unwrap();
@@ -557,6 +580,8 @@ mod tests {
         assert_eq!(agent.timeout, Duration::from_secs(5));
         assert_eq!(agent.cwd.as_deref(), Some(base));
         s.insert("inptu".into(), toml::Value::String("x".into()));
-        assert!(from_settings(&s, "n.toml", base).unwrap_err().contains("unknown key \"inptu\""));
+        assert!(from_settings(&s, "n.toml", base)
+            .unwrap_err()
+            .contains("unknown key \"inptu\""));
     }
 }

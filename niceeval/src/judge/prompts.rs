@@ -101,7 +101,8 @@ pub(crate) const GRADE_SCHEMA: &str = r#"{"properties":{"reasons":{"description"
 /// Fills `{{{name}}}` (and `{{name}}`) placeholders of `template` in one pass, so text that
 /// itself contains braces is never substituted again. Unknown names render empty.
 pub(crate) fn render(template: &str, values: &[(&str, &str)]) -> String {
-    let mut out = String::with_capacity(template.len() + values.iter().map(|v| v.1.len()).sum::<usize>());
+    let mut out =
+        String::with_capacity(template.len() + values.iter().map(|v| v.1.len()).sum::<usize>());
     let mut rest = template;
     while let Some(start) = rest.find("{{") {
         out.push_str(&rest[..start]);
@@ -114,7 +115,10 @@ pub(crate) fn render(template: &str, values: &[(&str, &str)]) -> String {
         match after[open.len()..].find(close) {
             Some(end) => {
                 let name = after[open.len()..open.len() + end].trim();
-                let value = values.iter().find(|(k, _)| *k == name).map_or("", |(_, v)| v);
+                let value = values
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map_or("", |(_, v)| v);
                 out.push_str(value);
                 rest = &after[open.len() + end + close.len()..];
             }
@@ -136,7 +140,11 @@ mod tests {
     fn render_fills_once_and_leaves_substituted_text_alone() {
         let text = render(
             "[Q]: {{{input}}} [A]: {{{output}}} from {{__choices}}",
-            &[("input", "say {{{output}}}"), ("output", "ok"), ("__choices", "A, B")],
+            &[
+                ("input", "say {{{output}}}"),
+                ("output", "ok"),
+                ("__choices", "A, B"),
+            ],
         );
         assert_eq!(text, "[Q]: say {{{output}}} [A]: ok from A, B");
         assert_eq!(render("no {{ end", &[]), "no {{ end");

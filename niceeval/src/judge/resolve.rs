@@ -53,7 +53,10 @@ pub(crate) fn resolve_model(
 /// How to reach `name`. `[judge] base_url` and `api_key_env` apply to models of the provider
 /// of `[judge] model` (to every model when no model is configured), so a per-call
 /// `.model("anthropic/…")` is not sent to an OpenAI-compatible base URL.
-pub(crate) fn client_options(name: &ModelName, env: &JudgeEnv<'_>) -> Result<ClientOptions, JudgeError> {
+pub(crate) fn client_options(
+    name: &ModelName,
+    env: &JudgeEnv<'_>,
+) -> Result<ClientOptions, JudgeError> {
     let judge = &env.config.judge;
     let configured_provider = judge
         .model
@@ -98,7 +101,10 @@ pub(crate) fn client_options(name: &ModelName, env: &JudgeEnv<'_>) -> Result<Cli
 pub(crate) fn deadline(options: &ClientOptions) -> Duration {
     let attempts = options.retry.max_retries + 1;
     options.timeout.saturating_mul(attempts)
-        + options.retry.max_retry_after.saturating_mul(options.retry.max_retries)
+        + options
+            .retry
+            .max_retry_after
+            .saturating_mul(options.retry.max_retries)
         + Duration::from_secs(5)
 }
 
@@ -109,7 +115,11 @@ mod tests {
     fn config(toml: &str, env: &[(&str, &str)]) -> Config {
         let mut config = Config::parse(toml, "niceeval.toml").unwrap();
         config
-            .apply_env(|name| env.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
+            .apply_env(|name| {
+                env.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            })
             .unwrap();
         config
     }
@@ -121,17 +131,33 @@ mod tests {
             &[("NICEEVAL_JUDGE_MODEL", "openai/env")],
         );
         let env_only = config("", &[("NICEEVAL_JUDGE_MODEL", "openai/env")]);
-        let model = |call, eval, c: &Config| resolve_model(call, eval, c).unwrap().model().to_string();
-        assert_eq!(model(Some("openai/call"), Some("openai/attr"), &both), "call");
+        let model =
+            |call, eval, c: &Config| resolve_model(call, eval, c).unwrap().model().to_string();
+        assert_eq!(
+            model(Some("openai/call"), Some("openai/attr"), &both),
+            "call"
+        );
         assert_eq!(model(None, Some("openai/attr"), &both), "attr");
         assert_eq!(model(None, None, &both), "toml");
         assert_eq!(model(None, None, &env_only), "env");
-        let err = resolve_model(None, None, &Config::default()).unwrap_err().to_string();
-        for needle in [".model(", "judge_model", "[judge] model", "NICEEVAL_JUDGE_MODEL"] {
+        let err = resolve_model(None, None, &Config::default())
+            .unwrap_err()
+            .to_string();
+        for needle in [
+            ".model(",
+            "judge_model",
+            "[judge] model",
+            "NICEEVAL_JUDGE_MODEL",
+        ] {
             assert!(err.contains(needle), "{needle} missing from: {err}");
         }
-        let err = resolve_model(None, Some("gpt-4o"), &both).unwrap_err().to_string();
-        assert!(err.contains("#[eval(judge_model") && err.contains("openai/gpt-4o"), "{err}");
+        let err = resolve_model(None, Some("gpt-4o"), &both)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("#[eval(judge_model") && err.contains("openai/gpt-4o"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -153,7 +179,10 @@ mod tests {
             let err = client_options(&ModelName::parse("anthropic/y").unwrap(), &env)
                 .unwrap_err()
                 .to_string();
-            assert!(err.contains("ANTHROPIC_API_KEY") && err.contains("api_key_env"), "{err}");
+            assert!(
+                err.contains("ANTHROPIC_API_KEY") && err.contains("api_key_env"),
+                "{err}"
+            );
         }
     }
 }

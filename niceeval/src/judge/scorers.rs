@@ -86,7 +86,11 @@ impl Scorer {
         };
         let (prompt, tool) = match self.choices() {
             Some(choices) => {
-                let list = choices.iter().map(|(c, _)| *c).collect::<Vec<_>>().join(", ");
+                let list = choices
+                    .iter()
+                    .map(|(c, _)| *c)
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 let suffix = render(prompts::COT_SUFFIX, &[("__choices", &list)]);
                 (
                     format!("{prompt}\n{suffix}"),
@@ -129,10 +133,17 @@ impl Scorer {
         match self.choices() {
             Some(choices) => {
                 let raw = args.get("choice").ok_or_else(|| {
-                    format!("its `{tool}` call has no `choice`: {}", crate::excerpt::json(args))
+                    format!(
+                        "its `{tool}` call has no `choice`: {}",
+                        crate::excerpt::json(args)
+                    )
                 })?;
                 let chosen = normalize_choice(raw);
-                let allowed = choices.iter().map(|(c, _)| *c).collect::<Vec<_>>().join(", ");
+                let allowed = choices
+                    .iter()
+                    .map(|(c, _)| *c)
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 let score = choices
                     .iter()
                     .find(|(c, _)| *c == chosen)
@@ -143,11 +154,17 @@ impl Scorer {
                             crate::excerpt::json(raw)
                         )
                     })?;
-                Ok((score, with_rationale(format!("choice {chosen} → score {score}"), &rationale)))
+                Ok((
+                    score,
+                    with_rationale(format!("choice {chosen} → score {score}"), &rationale),
+                ))
             }
             None => {
                 let raw = args.get("score").ok_or_else(|| {
-                    format!("its `{tool}` call has no `score`: {}", crate::excerpt::json(args))
+                    format!(
+                        "its `{tool}` call has no `score`: {}",
+                        crate::excerpt::json(args)
+                    )
                 })?;
                 let score = match raw {
                     Value::Number(n) => n.as_f64(),
@@ -155,7 +172,9 @@ impl Scorer {
                     _ => None,
                 }
                 .filter(|s| s.is_finite())
-                .ok_or_else(|| format!("its score {} is not a number", crate::excerpt::json(raw)))?;
+                .ok_or_else(|| {
+                    format!("its score {} is not a number", crate::excerpt::json(raw))
+                })?;
                 if !(0.0..=1.0).contains(&score) {
                     return Err(format!("its score {score} is outside [0, 1]"));
                 }
@@ -242,7 +261,10 @@ mod tests {
         };
         for (choice, score) in [("A", 0.4), ("B", 0.6), ("C", 1.0), ("D", 0.0), ("E", 1.0)] {
             let (s, reason) = f
-                .grade(&answer("select_choice", json!({"reasons": ["r1", "r2"], "choice": choice})))
+                .grade(&answer(
+                    "select_choice",
+                    json!({"reasons": ["r1", "r2"], "choice": choice}),
+                ))
                 .unwrap();
             assert_eq!(s, score, "{choice}");
             assert!(reason.contains("r1 r2"), "{reason}");
@@ -250,9 +272,24 @@ mod tests {
         let q = Scorer::ClosedQa {
             criteria: "c".into(),
         };
-        assert_eq!(q.grade(&answer("select_choice", json!({"choice": "Y"}))).unwrap().0, 1.0);
-        assert_eq!(q.grade(&answer("select_choice", json!({"choice": " n "}))).unwrap().0, 0.0);
-        assert_eq!(f.grade(&answer("select_choice", json!({"choice": "(C)"}))).unwrap().0, 1.0);
+        assert_eq!(
+            q.grade(&answer("select_choice", json!({"choice": "Y"})))
+                .unwrap()
+                .0,
+            1.0
+        );
+        assert_eq!(
+            q.grade(&answer("select_choice", json!({"choice": " n "})))
+                .unwrap()
+                .0,
+            0.0
+        );
+        assert_eq!(
+            f.grade(&answer("select_choice", json!({"choice": "(C)"})))
+                .unwrap()
+                .0,
+            1.0
+        );
     }
 
     #[test]
@@ -260,9 +297,16 @@ mod tests {
         let f = Scorer::Factuality {
             expected: "x".into(),
         };
-        let err = f.grade(&answer("select_choice", json!({"choice": "F"}))).unwrap_err();
-        assert!(err.contains("\"F\"") && err.contains("A, B, C, D, E"), "{err}");
-        let err = f.grade(&answer("select_choice", json!({"reasons": []}))).unwrap_err();
+        let err = f
+            .grade(&answer("select_choice", json!({"choice": "F"})))
+            .unwrap_err();
+        assert!(
+            err.contains("\"F\"") && err.contains("A, B, C, D, E"),
+            "{err}"
+        );
+        let err = f
+            .grade(&answer("select_choice", json!({"reasons": []})))
+            .unwrap_err();
         assert!(err.contains("no `choice`"), "{err}");
         let err = f.grade(&answer("other", json!({}))).unwrap_err();
         assert!(err.contains("called `other`"), "{err}");
@@ -272,7 +316,10 @@ mod tests {
                 ..ChatResponse::default()
             })
             .unwrap_err();
-        assert!(err.contains("without calling `select_choice`") && err.contains("I pick C"), "{err}");
+        assert!(
+            err.contains("without calling `select_choice`") && err.contains("I pick C"),
+            "{err}"
+        );
         let mut bad = answer("select_choice", json!("{oops"));
         bad.tool_calls[0].arguments_error = Some("EOF".into());
         assert!(f.grade(&bad).unwrap_err().contains("not JSON"));
@@ -283,10 +330,26 @@ mod tests {
         let r = Scorer::Rubric {
             rubric: "polite".into(),
         };
-        assert_eq!(r.grade(&answer("grade", json!({"reasons": "fine", "score": 0.75}))).unwrap().0, 0.75);
-        assert_eq!(r.grade(&answer("grade", json!({"score": "0.5"}))).unwrap().0, 0.5);
-        assert!(r.grade(&answer("grade", json!({"score": 1.5}))).unwrap_err().contains("outside [0, 1]"));
-        assert!(r.grade(&answer("grade", json!({"score": "high"}))).unwrap_err().contains("not a number"));
+        assert_eq!(
+            r.grade(&answer("grade", json!({"reasons": "fine", "score": 0.75})))
+                .unwrap()
+                .0,
+            0.75
+        );
+        assert_eq!(
+            r.grade(&answer("grade", json!({"score": "0.5"})))
+                .unwrap()
+                .0,
+            0.5
+        );
+        assert!(r
+            .grade(&answer("grade", json!({"score": 1.5})))
+            .unwrap_err()
+            .contains("outside [0, 1]"));
+        assert!(r
+            .grade(&answer("grade", json!({"score": "high"})))
+            .unwrap_err()
+            .contains("not a number"));
     }
 
     #[test]
@@ -295,7 +358,10 @@ mod tests {
             criteria: "Is it polite?".into(),
         }
         .request("Hi there", "Hello! How can I help?");
-        assert_eq!(request.tool_choice, crate::provider::ToolChoice::Tool("select_choice".into()));
+        assert_eq!(
+            request.tool_choice,
+            crate::provider::ToolChoice::Tool("select_choice".into())
+        );
         let crate::provider::ChatMessage::User(prompt) = &request.messages[0] else {
             panic!("expected a user message");
         };

@@ -102,7 +102,8 @@ pub fn encode(model: &str, request: &ChatRequest) -> Result<Vec<u8>, serde_json:
                 is_error,
                 ..
             } => {
-                let mut block = json!({ "type": "tool_result", "tool_use_id": call_id, "content": output });
+                let mut block =
+                    json!({ "type": "tool_result", "tool_use_id": call_id, "content": output });
                 if *is_error {
                     block["is_error"] = json!(true);
                 }
@@ -312,8 +313,10 @@ mod tests {
         assert_eq!(answer.tool_calls[0].arguments["choice"], "A");
         assert_eq!(answer.usage.input_tokens, 13);
         assert_eq!(answer.usage.cache_read_tokens, 10);
-        let err = decode(br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#)
-            .unwrap_err();
+        let err = decode(
+            br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        )
+        .unwrap_err();
         assert!(err.contains("Overloaded"), "{err}");
         assert!(decode(b"[1,2]").is_err());
     }

@@ -150,12 +150,14 @@ enum Failure {
 impl ModelClient {
     /// A client for `name` with its own HTTP connection pool.
     pub fn new(name: ModelName, options: ClientOptions) -> Result<ModelClient, ProviderError> {
-        let http = reqwest::Client::builder().build().map_err(|e| ProviderError::Connect {
-            model: name.to_string(),
-            url: String::new(),
-            message: format!("cannot build the HTTP client: {e}"),
-            after: String::new(),
-        })?;
+        let http = reqwest::Client::builder()
+            .build()
+            .map_err(|e| ProviderError::Connect {
+                model: name.to_string(),
+                url: String::new(),
+                message: format!("cannot build the HTTP client: {e}"),
+                after: String::new(),
+            })?;
         ModelClient::with_http(name, options, http)
     }
 
@@ -237,7 +239,8 @@ impl ModelClient {
             Provider::OpenAi => openai::encode(self.name.model(), request),
             Provider::Anthropic => anthropic::encode(self.name.model(), request),
         };
-        let body = encoded.map_err(|e| self.decode_error(format!("cannot encode the request: {e}")))?;
+        let body =
+            encoded.map_err(|e| self.decode_error(format!("cannot encode the request: {e}")))?;
         let Some((mode, cache)) = &self.cache else {
             return self.fetch_decoded(&body).await;
         };
@@ -358,7 +361,10 @@ impl ModelClient {
                 }
             }
         }
-        let response = request.send().await.map_err(|e| self.transport_failure(e))?;
+        let response = request
+            .send()
+            .await
+            .map_err(|e| self.transport_failure(e))?;
         let status = response.status();
         let retry_after = response
             .headers()
@@ -435,7 +441,10 @@ fn with_attempts(error: ProviderError, attempts: u32) -> ProviderError {
             after: note,
         },
         ProviderError::Connect {
-            model, url, message, ..
+            model,
+            url,
+            message,
+            ..
         } => ProviderError::Connect {
             model,
             url,
@@ -519,16 +528,22 @@ mod tests {
                 .as_deref(),
             Some("overloaded")
         );
-        assert_eq!(error_message(br#"{"error":"nope"}"#).as_deref(), Some("nope"));
+        assert_eq!(
+            error_message(br#"{"error":"nope"}"#).as_deref(),
+            Some("nope")
+        );
         assert_eq!(error_message(b"<html>"), None);
     }
 
     #[test]
     fn bad_base_urls_are_named() {
         let name = ModelName::parse("openai/m").unwrap();
-        let err = ModelClient::new(name.clone(), ClientOptions::default().base_url("localhost:1"))
-            .unwrap_err()
-            .to_string();
+        let err = ModelClient::new(
+            name.clone(),
+            ClientOptions::default().base_url("localhost:1"),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("localhost:1"), "{err}");
         let err = ModelClient::new(name, ClientOptions::default().base_url("ftp://x"))
             .unwrap_err()
@@ -540,11 +555,15 @@ mod tests {
     fn keys_resolve_from_the_named_variable_or_not_at_all_for_loopback() {
         let name = ModelName::parse("openai/m").unwrap();
         let var = "NICEEVAL_TEST_KEY_RESOLVE_UNSET_7f3a";
-        let err = resolve_key(&name, None, Some(var), " (hint)").unwrap_err().to_string();
+        let err = resolve_key(&name, None, Some(var), " (hint)")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(var) && err.ends_with("(hint)"), "{err}");
-        assert!(resolve_key(&name, Some("http://127.0.0.1:1/v1"), Some(var), "")
-            .unwrap()
-            .is_none());
+        assert!(
+            resolve_key(&name, Some("http://127.0.0.1:1/v1"), Some(var), "")
+                .unwrap()
+                .is_none()
+        );
         assert!(resolve_key(&name, None, Some(""), "").unwrap().is_none());
     }
 }

@@ -235,7 +235,11 @@ pub fn decode(body: &[u8]) -> Result<ChatResponse, String> {
             .filter_map(|p| p.get("text").and_then(Value::as_str))
             .collect::<Vec<_>>()
             .join(""),
-        Some(other) => return Err(format!("`message.content` is neither text nor parts: {other}")),
+        Some(other) => {
+            return Err(format!(
+                "`message.content` is neither text nor parts: {other}"
+            ))
+        }
     };
     let mut calls: Vec<(Option<String>, AnswerFunction)> = message
         .tool_calls
@@ -320,7 +324,11 @@ mod tests {
                     is_error: false,
                 },
             ],
-            tools: vec![ToolSpec::new("lookup", "Looks up", json!({"type": "object"}))],
+            tools: vec![ToolSpec::new(
+                "lookup",
+                "Looks up",
+                json!({"type": "object"}),
+            )],
             tool_choice: ToolChoice::Tool("lookup".into()),
             temperature: Some(0.0),
             ..ChatRequest::default()
@@ -331,8 +339,14 @@ mod tests {
             body["tool_choice"],
             json!({"type": "function", "function": {"name": "lookup"}})
         );
-        assert_eq!(body["tools"][0]["function"]["parameters"], json!({"type": "object"}));
-        assert_eq!(body["messages"][1]["tool_calls"][0]["function"]["arguments"], "{\"id\":1}");
+        assert_eq!(
+            body["tools"][0]["function"]["parameters"],
+            json!({"type": "object"})
+        );
+        assert_eq!(
+            body["messages"][1]["tool_calls"][0]["function"]["arguments"],
+            "{\"id\":1}"
+        );
         assert!(body["messages"][1].get("content").is_none());
         assert_eq!(body["messages"][2]["role"], "tool");
         assert_eq!(body["messages"][2]["tool_call_id"], "c1");
@@ -361,7 +375,9 @@ mod tests {
 
     #[test]
     fn malformed_answers_are_errors() {
-        assert!(decode(b"{not json").unwrap_err().contains("not a Chat Completions answer"));
+        assert!(decode(b"{not json")
+            .unwrap_err()
+            .contains("not a Chat Completions answer"));
         assert!(decode(b"{}").unwrap_err().contains("no `choices`"));
         assert!(decode(br#"{"choices":[]}"#).unwrap_err().contains("empty"));
     }

@@ -107,16 +107,16 @@ mod tests {
     #[test]
     fn retry_after_seconds_and_dates() {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
-        assert_eq!(
-            parse_retry_after("7", now),
-            Some(Duration::from_secs(7))
-        );
+        assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
         assert_eq!(
             parse_retry_after("0.5", now),
             Some(Duration::from_millis(500))
         );
         let later = httpdate::fmt_http_date(now + Duration::from_secs(30));
-        assert_eq!(parse_retry_after(&later, now), Some(Duration::from_secs(30)));
+        assert_eq!(
+            parse_retry_after(&later, now),
+            Some(Duration::from_secs(30))
+        );
         let earlier = httpdate::fmt_http_date(now - Duration::from_secs(30));
         assert_eq!(parse_retry_after(&earlier, now), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("soon", now), None);
@@ -128,9 +128,13 @@ mod tests {
         let policy = RetryPolicy::default()
             .backoff_between(Duration::from_millis(100), Duration::from_millis(1000));
         for attempt in 0..10 {
-            let full = Duration::from_millis(100 * 2u64.pow(attempt)).min(Duration::from_millis(1000));
+            let full =
+                Duration::from_millis(100 * 2u64.pow(attempt)).min(Duration::from_millis(1000));
             let wait = policy.backoff(attempt);
-            assert!(wait >= full / 2 && wait <= full, "attempt {attempt}: {wait:?}");
+            assert!(
+                wait >= full / 2 && wait <= full,
+                "attempt {attempt}: {wait:?}"
+            );
         }
     }
 

@@ -32,7 +32,10 @@ impl Seen {
     /// The first user message's text (the judge prompt).
     pub fn prompt(&self) -> String {
         let content = &self.body["messages"][0]["content"];
-        content.as_str().map(str::to_string).unwrap_or_else(|| content.to_string())
+        content
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| content.to_string())
     }
 }
 
@@ -98,7 +101,9 @@ pub struct FakeProvider {
 
 impl FakeProvider {
     /// Starts a server answering request `n` (0-based) with `responder(n, request)`.
-    pub fn start(responder: impl Fn(usize, &Seen) -> Reply + Send + Sync + 'static) -> FakeProvider {
+    pub fn start(
+        responder: impl Fn(usize, &Seen) -> Reply + Send + Sync + 'static,
+    ) -> FakeProvider {
         let shared = Arc::new(Shared {
             seen: Mutex::new(Vec::new()),
             responder: Box::new(responder),
@@ -162,7 +167,12 @@ impl Drop for FakeProvider {
     }
 }
 
-async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let seen = Seen {
@@ -316,7 +326,14 @@ pub type Body = for<'a> fn(
 
 /// A definition of an eval in `krate` (chain `.with_agent(..)`, `.with_judge_model(..)`).
 pub fn define(name: &'static str, krate: &Crate, body: Body) -> niceeval::EvalDefinition {
-    niceeval::EvalDefinition::new(name, "judge_tests", file!(), line!(), krate.manifest_dir, body)
+    niceeval::EvalDefinition::new(
+        name,
+        "judge_tests",
+        file!(),
+        line!(),
+        krate.manifest_dir,
+        body,
+    )
 }
 
 /// Runs a definition (leaked: `run_eval` takes `&'static`).
@@ -326,10 +343,12 @@ pub fn run(def: niceeval::EvalDefinition) -> niceeval::EvalReport {
 
 /// An agent that always answers `text`.
 pub fn says(text: &'static str) -> std::sync::Arc<dyn niceeval::Agent> {
-    std::sync::Arc::new(niceeval::agent_fn(move |request: niceeval::Request| async move {
-        request.events.say(text);
-        Ok(())
-    }))
+    std::sync::Arc::new(niceeval::agent_fn(
+        move |request: niceeval::Request| async move {
+            request.events.say(text);
+            Ok(())
+        },
+    ))
 }
 
 /// Every file under `dir` (none when it does not exist).
