@@ -163,9 +163,9 @@ fn run_once(
         &taken.log,
         config,
     ));
-    // Judge assertions: graded concurrently once the body is done. Skipped after an execution
-    // error, which decides the outcome anyway (and judge calls cost money).
-    if error.is_none() {
+    // Judge assertions: graded concurrently once the body is done. Not asked after an execution
+    // error or a skip, which decide the outcome anyway (and judge calls cost money).
+    if error.is_none() && taken.skip.is_none() {
         let env = crate::judge::JudgeEnv {
             config,
             eval_model: def.judge_model,

@@ -517,3 +517,31 @@ fn ready_tells_whether_a_judge_is_configured() {
     let report = run(define("ready", &krate, skip_without_judge).with_agent(paris));
     assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
 }
+
+fn judge_then_skip(t: &mut Eval) -> BoxFuture<'_, BodyResult> {
+    Box::pin(async move {
+        t.send("q").await?;
+        t.judge().closed_qa("pick Y");
+        t.skip("decided to skip after registering a judge")
+    })
+}
+
+#[test]
+fn skipped_and_errored_runs_do_not_ask_the_judge() {
+    let server = FakeProvider::start(choice_from_prompt);
+    let krate = Crate::new(&openai_toml(&server, ""));
+    let report = run(define("judge_then_skip", &krate, judge_then_skip).with_agent(paris));
+    assert_eq!(report.outcome, Outcome::Skipped, "{}", report.render());
+    let report = run(define("judge_then_error", &krate, judge_then_error).with_agent(paris));
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert!(report.error.as_deref().unwrap().contains("fixture missing"));
+    assert_eq!(server.count(), 0);
+}
+
+fn judge_then_error(t: &mut Eval) -> BoxFuture<'_, BodyResult> {
+    Box::pin(async move {
+        t.send("q").await?;
+        t.judge().closed_qa("pick Y");
+        Err(niceeval::Error::msg("fixture missing"))
+    })
+}
