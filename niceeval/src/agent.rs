@@ -7,6 +7,9 @@
 //! model — is judged by the same rules, and events emitted before a crash or a timeout are kept.
 
 pub mod replay;
+// Real models and programs as agents (issue 4).
+pub mod chat;
+pub mod command;
 
 use std::fmt;
 use std::future::Future;
@@ -357,8 +360,19 @@ pub(crate) fn from_config(
                 .unwrap_or_else(|| std::path::Path::new("."));
             Ok(Arc::new(replay::replay(base.join(path))))
         }
+        "command" => {
+            let base = config_path
+                .and_then(|p| p.parent())
+                .unwrap_or_else(|| std::path::Path::new("."));
+            Ok(Arc::new(command::from_settings(&agent.settings, &file, base)?))
+        }
+        provider @ ("openai" | "anthropic") => Ok(Arc::new(chat::from_settings(
+            provider,
+            &agent.settings,
+            &file,
+        )?)),
         other => Err(format!(
-            "{file}: [agent] type = {other:?} is not a known agent type; valid types: \"replay\""
+            "{file}: [agent] type = {other:?} is not a known agent type; valid types: \"replay\", \"command\", \"openai\", \"anthropic\""
         )),
     }
 }

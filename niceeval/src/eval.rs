@@ -24,6 +24,8 @@ pub struct Eval {
     turns: Vec<Turn>,
     session: u32,
     history: Vec<Message>,
+    /// `#[eval(judge_model = ..)]`.
+    judge_model: Option<String>,
 }
 
 impl std::fmt::Debug for Eval {
@@ -52,7 +54,14 @@ impl Eval {
             turns: Vec::new(),
             session: 1,
             history: Vec::new(),
+            judge_model: None,
         }
+    }
+
+    /// Sets the eval's judge model (`#[eval(judge_model = ..)]`).
+    pub(crate) fn with_judge_model(mut self, model: Option<&str>) -> Self {
+        self.judge_model = model.map(str::to_string);
+        self
     }
 
     /// A handle outside any test, for trying assertions in examples and unit tests. Its record is
@@ -247,5 +256,30 @@ impl Eval {
     /// Registers a scoped check over the whole run, evaluated after the body returns.
     pub fn expect_run<C: ScopedCheck + 'static>(&self, check: C) -> Scoped<C> {
         Scoped::new(self.record.clone(), check, None)
+    }
+
+    /// The LLM judge: `t.judge().factuality(expected)`, `.closed_qa(criteria)`,
+    /// `.summarizes(source)`, `.rubric(text)`. Each judges the last reply so far (or `.on(text)`)
+    /// against the last user message so far, after the body returns; see [`crate::judge`].
+    pub fn judge(&self) -> crate::judge::Judge {
+        let input = self
+            .events
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                Event::Message {
+                    role: Role::User,
+                    text,
+                } => Some(text.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        crate::judge::Judge::new(
+            self.record.clone(),
+            self.config.clone(),
+            self.judge_model.clone(),
+            input,
+            self.reply().to_string(),
+        )
     }
 }

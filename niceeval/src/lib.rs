@@ -58,6 +58,11 @@ pub mod snapshot;
 pub mod stats;
 mod turn;
 
+// LLM-as-judge, model providers and the response cache (issue 4).
+pub mod cache;
+pub mod judge;
+pub mod provider;
+
 pub use agent::replay::{replay, Replay};
 pub use agent::{agent_fn, Agent, AgentError, EventSink, FnAgent, Input, Message, Request};
 pub use assertion::{

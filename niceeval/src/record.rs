@@ -24,6 +24,8 @@ struct State {
     log: Vec<Event>,
     inflight: Option<EventSink>,
     skip: Option<String>,
+    /// Judge assertions, graded after the body by the judge pass.
+    judges: Vec<crate::judge::PendingJudge>,
 }
 
 /// Everything recorded, taken out at the end of a run.
@@ -32,6 +34,8 @@ pub(crate) struct Taken {
     pub pending: Vec<Pending>,
     pub log: Vec<Event>,
     pub skip: Option<String>,
+    /// Judge assertions waiting for the judge pass.
+    pub judges: Vec<crate::judge::PendingJudge>,
 }
 
 impl Record {
@@ -45,6 +49,10 @@ impl Record {
 
     pub fn push_pending(&self, pending: Pending) {
         self.lock().pending.push(pending);
+    }
+
+    pub fn push_judge(&self, judge: crate::judge::PendingJudge) {
+        self.lock().judges.push(judge);
     }
 
     pub fn skip(&self, reason: String) {
@@ -80,6 +88,7 @@ impl Record {
             pending: std::mem::take(&mut state.pending),
             log: std::mem::take(&mut state.log),
             skip: state.skip.take(),
+            judges: std::mem::take(&mut state.judges),
         }
     }
 }

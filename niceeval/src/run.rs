@@ -209,7 +209,8 @@ async fn run_once(
     let error = match make_agent(def, &config) {
         Err(e) => Some(e),
         Ok(agent) => {
-            let eval = Eval::new(def.id(), agent, config.clone(), record.clone());
+            let eval = Eval::new(def.id(), agent, config.clone(), record.clone())
+                .with_judge_model(def.judge_model);
             let task = tokio::spawn(async move {
                 let mut t = eval;
                 (def.body)(&mut t).await
@@ -240,6 +241,16 @@ async fn run_once(
         &taken.log,
         &config,
     ));
+    // Judge assertions: graded concurrently once the body is done. Not asked after an execution
+    // error or a skip, which decide the outcome anyway (and judge calls cost money).
+    if error.is_none() && taken.skip.is_none() {
+        let env = crate::judge::JudgeEnv {
+            config: &config,
+            eval_model: def.judge_model,
+            manifest_dir: Some(Path::new(def.manifest_dir)),
+        };
+        assertions.extend(crate::judge::evaluate_all(taken.judges, &env).await);
+    }
     let folded = fold(error.as_deref(), &assertions, taken.skip.as_deref(), strict);
     let usage = Usage::from_events(&taken.log);
     let summary = RunSummary {

@@ -7,6 +7,8 @@
 //! model = "openai/gpt-4o-mini"             # provider/model
 //! base_url = "http://127.0.0.1:11434/v1"   # any OpenAI-compatible server
 //! api_key_env = "OPENAI_API_KEY"           # the variable's NAME; keys never go in this file
+//! cache = "read-write"                     # off | read | write | read-write
+//! timeout = "60s"                          # per judge request
 //!
 //! [agent]                                  # the default agent of evals without `agent = ..`
 //! type = "replay"
@@ -117,7 +119,7 @@ pub struct Config {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a table with model, base_url, api_key_env"
+    expecting = "a table with model, base_url, api_key_env, cache, timeout, max_concurrency"
 )]
 pub struct JudgeConfig {
     /// `provider/model`, e.g. `openai/gpt-4o-mini`.
@@ -130,6 +132,15 @@ pub struct JudgeConfig {
     /// Name of the environment variable holding the API key (never the key itself).
     #[serde(default, deserialize_with = "validate::api_key_env")]
     pub api_key_env: Option<String>,
+    /// Judge response cache: `off`, `read`, `write` or `read-write` (the default).
+    #[serde(default)]
+    pub cache: Option<crate::cache::CacheMode>,
+    /// Timeout of one judge request, e.g. `"60s"` (the default); validated when parsed.
+    #[serde(default, deserialize_with = "validate::timeout")]
+    pub timeout: Option<String>,
+    /// Judge requests in flight at once per provider endpoint (default 8).
+    #[serde(default, deserialize_with = "validate::concurrency")]
+    pub max_concurrency: Option<usize>,
 }
 
 /// `[agent]`: a default agent described as data. `type` selects the adapter; the other keys are
@@ -219,8 +230,9 @@ impl Config {
         serde_path_to_error::deserialize(document).map_err(|e| error(key_name(e.path()), e.inner()))
     }
 
-    /// Applies `NICEEVAL_STRICT`, `NICEEVAL_RUNS`, `NICEEVAL_JUDGE_MODEL` and
-    /// `NICEEVAL_JUDGE_BASE_URL` read through `get` (empty values are ignored).
+    /// Applies `NICEEVAL_STRICT`, `NICEEVAL_RUNS`, `NICEEVAL_JUDGE_MODEL` (only when the file
+    /// sets no `[judge] model`), `NICEEVAL_JUDGE_BASE_URL` and `NICEEVAL_JUDGE_CACHE` read
+    /// through `get` (empty values are ignored).
     ///
     /// ```
     /// use niceeval::Config;
@@ -263,10 +275,19 @@ impl Config {
                 })?;
             self.run.runs = Some(runs);
         }
+        // The judge model resolves per call, then #[eval(judge_model)], then niceeval.toml, then
+        // this variable: it only fills in a model the file leaves unset.
         if let Some(value) = var("NICEEVAL_JUDGE_MODEL") {
             let model = value.trim();
             check_judge_model(model).map_err(|m| invalid("NICEEVAL_JUDGE_MODEL", &value, m))?;
-            self.judge.model = Some(model.to_string());
+            self.judge.model.get_or_insert(model.to_string());
+        }
+        if let Some(value) = var("NICEEVAL_JUDGE_CACHE") {
+            self.judge.cache = Some(
+                value
+                    .parse()
+                    .map_err(|m| invalid("NICEEVAL_JUDGE_CACHE", &value, m))?,
+            );
         }
         if let Some(value) = var("NICEEVAL_JUDGE_BASE_URL") {
             let url = value.trim();

@@ -1,0 +1,440 @@
+//! The chat agent: a model behind a provider API (`openai/…` for OpenAI-compatible servers —
+//! OpenAI, Ollama, vLLM, LM Studio, gateways — or `anthropic/…`) as the agent under test, with a
+//! system prompt and declared tools.
+//!
+//! Each send is one conversation turn: the session's history plus the new input go to the
+//! model; every model call emits a `usage` event; every tool call emits `action.called`, runs the
+//! tool's handler — a closure you supply, so tool results are deterministic fixtures or calls
+//! into your real code — and emits `action.result` (`failed` when the handler returns `Err`,
+//! the tool is unknown, or the arguments are not JSON; the model sees the error and may recover).
+//! The loop ends when the model answers without calling tools (its text becomes the reply), or
+//! fails the turn after `max_rounds` rounds of tool calls.
+//!
+//! The API key comes from the provider's variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) or the
+//! one named with [`ChatAgent::api_key_env`]; a loopback base URL needs none. Responses are not
+//! cached unless [`ChatAgent::cache`] asks, so `runs = N` samples the model N times.
+//!
+//! ```no_run
+//! use niceeval::agent::chat::{ChatAgent, Tool};
+//! use niceeval::json;
+//!
+//! fn support_bot() -> ChatAgent {
+//!     ChatAgent::new("openai/llama3.2")
+//!         .base_url("http://127.0.0.1:11434/v1")
+//!         .system("You are a support agent. Look orders up before answering.")
+//!         .tool(Tool::new(
+//!             "lookup_order",
+//!             "Looks an order up by id",
+//!             json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+//!             |input| async move { Ok(json!({ "id": input["id"], "status": "shipped" })) },
+//!         ))
+//! }
+//! ```
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::agent::{Agent, AgentError, Request};
+use crate::cache::CacheMode;
+use crate::event::{ActionStatus, Event, Role};
+use crate::provider::{
+    ChatMessage, ChatRequest, ClientOptions, ModelClient, ModelName, ProviderError, ToolSpec,
+};
+
+type Handler =
+    Arc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>> + Send + Sync>;
+
+/// A tool the chat agent offers its model, with the handler that produces its results.
+#[derive(Clone)]
+pub struct Tool {
+    spec: ToolSpec,
+    handler: Handler,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.spec.name())
+            .finish()
+    }
+}
+
+impl Tool {
+    /// A tool whose input follows `schema`; `handler` turns an input into the result (`Err` is a
+    /// failed call whose message the model sees).
+    pub fn new<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        schema: Value,
+        handler: F,
+    ) -> Tool
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, String>> + Send + 'static,
+    {
+        Tool {
+            spec: ToolSpec::new(name, description, schema),
+            handler: Arc::new(move |input| Box::pin(handler(input))),
+        }
+    }
+
+    /// A tool that always returns `output` (a fixture).
+    pub fn returning(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        schema: Value,
+        output: Value,
+    ) -> Tool {
+        Tool::new(name, description, schema, move |_| {
+            let output = output.clone();
+            async move { Ok(output) }
+        })
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        self.spec.name()
+    }
+}
+
+/// A model as the agent under test. See the module docs.
+#[derive(Clone)]
+pub struct ChatAgent {
+    model: Result<ModelName, ProviderError>,
+    options: ClientOptions,
+    key_env: Option<String>,
+    system: Option<String>,
+    tools: Vec<Tool>,
+    temperature: Option<f64>,
+    max_tokens: Option<u32>,
+    max_rounds: usize,
+    client: Arc<OnceLock<Result<Arc<ModelClient>, ProviderError>>>,
+}
+
+impl std::fmt::Debug for ChatAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatAgent")
+            .field("model", &self.model)
+            .field("base_url", &self.options.base_url)
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChatAgent {
+    /// A chat agent on `model` (`provider/model`). An invalid name fails the first turn with
+    /// a message saying how to write it.
+    pub fn new(model: &str) -> ChatAgent {
+        ChatAgent {
+            model: ModelName::parse(model),
+            options: ClientOptions::default(),
+            key_env: None,
+            system: None,
+            tools: Vec::new(),
+            temperature: None,
+            max_tokens: None,
+            max_rounds: 8,
+            client: Arc::default(),
+        }
+    }
+
+    fn reset(mut self) -> Self {
+        self.client = Arc::default();
+        self
+    }
+
+    /// The API's base URL (e.g. `http://127.0.0.1:11434/v1` for a local Ollama).
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.options = self.options.base_url(url);
+        self.reset()
+    }
+
+    /// Reads the API key from this environment variable; `""` means no key at all.
+    pub fn api_key_env(mut self, var: impl Into<String>) -> Self {
+        self.key_env = Some(var.into());
+        self.reset()
+    }
+
+    /// The system prompt.
+    pub fn system(mut self, prompt: impl Into<String>) -> Self {
+        self.system = Some(prompt.into());
+        self
+    }
+
+    /// Declares a tool.
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// The sampling temperature.
+    pub fn temperature(mut self, temperature: f64) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// The output token cap per model call.
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// The most model calls per turn (default 8).
+    pub fn max_rounds(mut self, rounds: usize) -> Self {
+        self.max_rounds = rounds.max(1);
+        self
+    }
+
+    /// The timeout of one model call.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.options = self.options.timeout(timeout);
+        self.reset()
+    }
+
+    /// The response cache mode (default `off`).
+    pub fn cache(mut self, mode: CacheMode) -> Self {
+        self.options = self.options.cache(mode);
+        self.reset()
+    }
+
+    /// All client options at once (retries, concurrency, cache directory, ...).
+    pub fn client_options(mut self, options: ClientOptions) -> Self {
+        self.options = options;
+        self.reset()
+    }
+
+    fn client(&self) -> Result<Arc<ModelClient>, AgentError> {
+        let built = self.client.get_or_init(|| {
+            let name = self.model.clone()?;
+            let key = crate::provider::resolve_key(
+                &name,
+                self.options.base_url.as_deref(),
+                self.key_env.as_deref(),
+                " (or name another variable with ChatAgent::api_key_env, or `api_key_env` under \
+                 [agent] in niceeval.toml; a loopback base_url needs no key)",
+            )?;
+            let mut options = self.options.clone();
+            if options.api_key.is_none() {
+                options.api_key = key;
+            }
+            ModelClient::new(name, options).map(Arc::new)
+        });
+        built.clone().map_err(|e| AgentError::new(e.to_string()))
+    }
+}
+
+#[async_trait::async_trait]
+impl Agent for ChatAgent {
+    async fn send(&self, request: Request) -> Result<(), AgentError> {
+        let client = self.client()?;
+        let sink = &request.events;
+        let mut messages: Vec<ChatMessage> = request
+            .history
+            .iter()
+            .filter_map(|m| match m.role {
+                Role::User => Some(ChatMessage::User(m.text.clone())),
+                Role::Assistant => Some(ChatMessage::Assistant {
+                    text: m.text.clone(),
+                    tool_calls: Vec::new(),
+                }),
+                Role::System => None,
+            })
+            .collect();
+        messages.push(ChatMessage::User(request.input.text.clone()));
+        for _ in 0..self.max_rounds {
+            let call = ChatRequest {
+                system: self.system.clone(),
+                messages: messages.clone(),
+                tools: self.tools.iter().map(|t| t.spec.clone()).collect(),
+                temperature: self.temperature,
+                max_tokens: self.max_tokens,
+                ..ChatRequest::default()
+            };
+            let response = client
+                .complete(&call)
+                .await
+                .map_err(|e| AgentError::new(e.to_string()))?;
+            sink.emit(Event::Usage {
+                input_tokens: response.usage.input_tokens,
+                output_tokens: response.usage.output_tokens,
+                cache_read_tokens: response.usage.cache_read_tokens,
+                cost_usd: None,
+                model: Some(client.name().to_string()),
+            });
+            if !response.text.is_empty() {
+                sink.say(response.text.clone());
+            }
+            if response.tool_calls.is_empty() {
+                return Ok(());
+            }
+            messages.push(ChatMessage::Assistant {
+                text: response.text.clone(),
+                tool_calls: response.tool_calls.clone(),
+            });
+            for call in response.tool_calls {
+                sink.emit(Event::ActionCalled {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    input: call.arguments.clone(),
+                });
+                let outcome = match (
+                    &call.arguments_error,
+                    self.tools.iter().find(|t| t.name() == call.name),
+                ) {
+                    (Some(problem), _) => {
+                        Err(format!("the arguments were not valid JSON: {problem}"))
+                    }
+                    (None, None) => Err(format!(
+                        "there is no tool named {:?}; available: {}",
+                        call.name,
+                        self.tools
+                            .iter()
+                            .map(Tool::name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                    (None, Some(tool)) => (tool.handler)(call.arguments.clone()).await,
+                };
+                let (output, status) = match outcome {
+                    Ok(output) => (output, ActionStatus::Completed),
+                    Err(message) => (json!({ "error": message }), ActionStatus::Failed),
+                };
+                sink.emit(Event::ActionResult {
+                    call_id: call.id.clone(),
+                    output: output.clone(),
+                    status,
+                });
+                messages.push(ChatMessage::ToolResult {
+                    call_id: call.id,
+                    name: call.name,
+                    output: match output {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    },
+                    is_error: status != ActionStatus::Completed,
+                });
+            }
+        }
+        Err(AgentError::new(format!(
+            "{} was still calling tools after {} model calls; raise the limit with ChatAgent::max_rounds",
+            client.name(),
+            self.max_rounds
+        )))
+    }
+
+    fn name(&self) -> String {
+        match &self.model {
+            Ok(name) => format!("chat {name}"),
+            Err(_) => "chat".to_string(),
+        }
+    }
+}
+
+/// Builds a chat agent from `[agent]` settings (`type = "openai"` or `"anthropic"`): `model`
+/// (required; the provider prefix may be left out), `base_url`, `api_key_env`, `system`,
+/// `temperature`, `max_tokens`, `max_rounds`, `timeout`, `cache`. Tools need handlers, so they
+/// are declared in code ([`ChatAgent::tool`]).
+pub(crate) fn from_settings(
+    provider: &str,
+    settings: &std::collections::BTreeMap<String, toml::Value>,
+    file: &str,
+) -> Result<ChatAgent, String> {
+    let string = |key: &str| -> Result<Option<String>, String> {
+        match settings.get(key) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(format!("{file}: [agent] {key} must be a string")),
+        }
+    };
+    let model = string("model")?.ok_or_else(|| {
+        format!(
+            "{file}: [agent] type = \"{provider}\" needs `model = \"...\"`, e.g. \"gpt-4o-mini\""
+        )
+    })?;
+    let model = if model.contains('/') && model.starts_with(&format!("{provider}/")) {
+        model
+    } else {
+        format!("{provider}/{model}")
+    };
+    let mut agent = ChatAgent::new(&model);
+    if let Err(e) = &agent.model {
+        return Err(format!("{file}: [agent] model: {e}"));
+    }
+    for (key, value) in settings {
+        agent = match key.as_str() {
+            "model" => agent,
+            "base_url" => agent.base_url(string(key)?.unwrap_or_default()),
+            "api_key_env" => agent.api_key_env(string(key)?.unwrap_or_default()),
+            "system" => agent.system(string(key)?.unwrap_or_default()),
+            "temperature" => agent.temperature(
+                value
+                    .as_float()
+                    .or_else(|| value.as_integer().map(|i| i as f64))
+                    .ok_or_else(|| format!("{file}: [agent] temperature must be a number"))?,
+            ),
+            "max_tokens" | "max_rounds" => {
+                let n = value
+                    .as_integer()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("{file}: [agent] {key} must be a positive whole number"))?;
+                if key == "max_tokens" {
+                    agent.max_tokens(u32::try_from(n).unwrap_or(u32::MAX))
+                } else {
+                    agent.max_rounds(usize::try_from(n).unwrap_or(usize::MAX))
+                }
+            }
+            "timeout" => agent.timeout(
+                crate::config::parse_duration(&string(key)?.unwrap_or_default())
+                    .map_err(|e| format!("{file}: [agent] timeout: {e}"))?,
+            ),
+            "cache" => agent.cache(
+                string(key)?
+                    .unwrap_or_default()
+                    .parse()
+                    .map_err(|e| format!("{file}: [agent] cache: {e}"))?,
+            ),
+            other => {
+                return Err(format!(
+                    "{file}: [agent] unknown key {other:?} for type = \"{provider}\"; known keys: model, base_url, api_key_env, system, temperature, max_tokens, max_rounds, timeout, cache (tools are declared in code with ChatAgent::tool)"
+                ))
+            }
+        };
+    }
+    Ok(agent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_build_an_agent_or_say_what_is_wrong() {
+        let mut s = std::collections::BTreeMap::new();
+        assert!(from_settings("openai", &s, "n.toml")
+            .unwrap_err()
+            .contains("needs `model"));
+        s.insert("model".into(), toml::Value::String("llama3.2".into()));
+        s.insert(
+            "base_url".into(),
+            toml::Value::String("http://127.0.0.1:11434/v1".into()),
+        );
+        s.insert("cache".into(), toml::Value::String("read-write".into()));
+        let agent = from_settings("openai", &s, "n.toml").unwrap();
+        assert_eq!(agent.model.as_ref().unwrap().to_string(), "openai/llama3.2");
+        assert_eq!(agent.options.cache_mode, CacheMode::ReadWrite);
+        s.insert("tools".into(), toml::Value::Array(vec![]));
+        assert!(from_settings("openai", &s, "n.toml")
+            .unwrap_err()
+            .contains("ChatAgent::tool"));
+    }
+
+    #[test]
+    fn bad_model_names_fail_the_turn_clearly() {
+        let err = ChatAgent::new("gpt-4o").client().unwrap_err();
+        assert!(err.message().contains("openai/gpt-4o"), "{err}");
+    }
+}

@@ -1,0 +1,391 @@
+//! LLM-as-judge: `t.judge()` and its scorers `factuality`, `closed_qa`, `summarizes` and
+//! `rubric`, graded by a separate judge model after the eval body returns.
+//!
+//! A judge assertion is registered when its builder is dropped (the end of the statement), like
+//! a scoped assertion, and is soft by default. What it judges is captured at registration: the
+//! last reply so far (or the text given to `.on(..)`) and the last user message so far as the
+//! question (or `.input(..)`). After the body returns, every judge assertion of the run is sent
+//! to its judge model at once (concurrently, capped per provider endpoint) and scored.
+//!
+//! The model resolves per call (`.model("openai/gpt-4o-mini")`), then
+//! `#[eval(judge_model = "..")]`, then `[judge] model` in niceeval.toml, then the
+//! `NICEEVAL_JUDGE_MODEL` environment variable. A judge that cannot be asked (no model, no API
+//! key, an HTTP error, a timeout) or whose answer cannot be scored (no tool call, a choice
+//! outside the allowed set, a score outside [0, 1]) is an execution error on that assertion, with
+//! a message saying what to set or what went wrong — never a silent pass.
+//!
+//! ```
+//! use niceeval::prelude::*;
+//!
+//! fn geography_bot() -> impl Agent {
+//!     agent_fn(|request: Request| async move {
+//!         request.events.say("Paris is the capital of France.");
+//!         Ok(())
+//!     })
+//! }
+//!
+//! #[eval(agent = geography_bot, judge_model = "openai/gpt-4o-mini")]
+//! async fn capital(t: &mut Eval) -> niceeval::Result {
+//!     if let Err(why) = t.judge().ready() {
+//!         return t.skip(format!("no judge model: {why}"));
+//!     }
+//!     t.send("What is the capital of France?").await?;
+//!     t.judge().factuality("The capital of France is Paris.").at_least(0.6);
+//!     t.judge().closed_qa("Does the answer name a city?").gate();
+//!     Ok(())
+//! }
+//! # fn main() {}
+//! ```
+
+mod prompts;
+pub(crate) mod resolve;
+mod scorers;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::assertion::{AssertionKind, AssertionResult, Grade, Settings};
+use crate::config::Config;
+use crate::provider::{ModelClient, ModelName, ProviderError};
+use crate::record::Record;
+use scorers::Scorer;
+
+pub(crate) use resolve::JudgeEnv;
+
+/// Why a judge assertion could not be graded.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum JudgeError {
+    /// No model anywhere in the resolution order.
+    #[error("no judge model is configured: set one for this call with .model(\"openai/gpt-4o-mini\"), for the eval with #[eval(judge_model = \"openai/gpt-4o-mini\")], for the crate with `[judge] model = \"openai/gpt-4o-mini\"` in niceeval.toml, or in the NICEEVAL_JUDGE_MODEL environment variable")]
+    NoModel,
+    /// The resolved model name is invalid.
+    #[error("the judge model from {source_name} is unusable: {error}")]
+    Model {
+        /// Where the name came from.
+        source_name: &'static str,
+        /// What is wrong with it.
+        error: ProviderError,
+    },
+    /// `[judge]` settings are invalid.
+    #[error("{message}")]
+    Config {
+        /// What is wrong.
+        message: String,
+    },
+    /// The judge model could not be asked (no key, HTTP error, timeout, unreadable answer).
+    #[error("judge call failed: {0}")]
+    Provider(ProviderError),
+    /// The judge answered, but the answer cannot be scored.
+    #[error("the judge {model} gave an answer niceeval cannot score: {message}")]
+    Answer {
+        /// The judge model.
+        model: String,
+        /// Why.
+        message: String,
+    },
+    /// There is nothing to judge.
+    #[error("nothing to judge: the run has no reply yet; send a message first or pass the text with .on(..)")]
+    NothingToJudge,
+    /// The assertion ran out of time.
+    #[error("the judge {model} did not finish within {seconds}s")]
+    Timeout {
+        /// The judge model.
+        model: String,
+        /// The deadline.
+        seconds: u64,
+    },
+}
+
+/// The judge of one eval handle: `t.judge()`. Each scorer returns a [`JudgeAssertion`] builder,
+/// registered when dropped.
+#[derive(Clone)]
+pub struct Judge {
+    record: Arc<Record>,
+    config: Arc<Config>,
+    eval_model: Option<String>,
+    input: String,
+    output: String,
+}
+
+impl std::fmt::Debug for Judge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Judge")
+            .field("eval_model", &self.eval_model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Judge {
+    pub(crate) fn new(
+        record: Arc<Record>,
+        config: Arc<Config>,
+        eval_model: Option<String>,
+        input: String,
+        output: String,
+    ) -> Judge {
+        Judge {
+            record,
+            config,
+            eval_model,
+            input,
+            output,
+        }
+    }
+
+    fn assertion(&self, scorer: Scorer) -> JudgeAssertion {
+        JudgeAssertion {
+            record: self.record.clone(),
+            pending: Some(PendingJudge {
+                scorer,
+                input: self.input.clone(),
+                output: self.output.clone(),
+                model: None,
+                settings: Settings::soft(None),
+            }),
+        }
+    }
+
+    /// Is the reply factually consistent with `expected`? autoevals Factuality: the judge picks
+    /// (A) subset 0.4, (B) superset 0.6, (C) same details 1, (D) disagreement 0, (E) differences
+    /// that don't matter 1.
+    pub fn factuality(&self, expected: impl Into<String>) -> JudgeAssertion {
+        self.assertion(Scorer::Factuality {
+            expected: expected.into(),
+        })
+    }
+
+    /// Does the reply meet `criteria`? autoevals ClosedQA: Y scores 1, N scores 0.
+    pub fn closed_qa(&self, criteria: impl Into<String>) -> JudgeAssertion {
+        self.assertion(Scorer::ClosedQa {
+            criteria: criteria.into(),
+        })
+    }
+
+    /// Is the reply a faithful and complete summary of `source`? (A) faithful and complete 1,
+    /// (B) faithful but missing a main point 0.5, (C) unsupported or contradicting claims 0,
+    /// (D) not a summary of the source 0.
+    pub fn summarizes(&self, source: impl Into<String>) -> JudgeAssertion {
+        self.assertion(Scorer::Summarizes {
+            source: source.into(),
+        })
+    }
+
+    /// How well does the reply satisfy `rubric`? The judge gives a score from 0 to 1 with its
+    /// reasons.
+    pub fn rubric(&self, rubric: impl Into<String>) -> JudgeAssertion {
+        self.assertion(Scorer::Rubric {
+            rubric: rubric.into(),
+        })
+    }
+
+    /// The model a judge call without `.model(..)` would use, or why it cannot be used (no model
+    /// configured, an invalid name, no API key). Use it to skip judge evals where no judge is
+    /// set up: `if let Err(why) = t.judge().ready() { return t.skip(why.to_string()); }`.
+    pub fn ready(&self) -> Result<ModelName, JudgeError> {
+        let name = resolve::resolve_model(None, self.eval_model.as_deref(), &self.config)?;
+        let env = JudgeEnv {
+            config: &self.config,
+            eval_model: self.eval_model.as_deref(),
+            manifest_dir: None,
+        };
+        resolve::client_options(&name, &env)?;
+        Ok(name)
+    }
+}
+
+/// One judge assertion being configured; recorded when dropped. Chain `.on(text)`,
+/// `.input(text)`, `.model(name)`, `.at_least(x)`, `.gate()`, `.weight(w)`, `.metric(name)`.
+// Not `#[must_use]`: the statement `t.judge().closed_qa("..");` is the use (the builder
+// registers on drop), and must compile without warnings.
+pub struct JudgeAssertion {
+    record: Arc<Record>,
+    pending: Option<PendingJudge>,
+}
+
+impl std::fmt::Debug for JudgeAssertion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JudgeAssertion")
+            .field("pending", &self.pending)
+            .finish()
+    }
+}
+
+impl JudgeAssertion {
+    fn with(mut self, change: impl FnOnce(&mut PendingJudge)) -> Self {
+        if let Some(pending) = self.pending.as_mut() {
+            change(pending);
+        }
+        self
+    }
+
+    /// Judges `text` instead of the last reply.
+    pub fn on(self, text: impl AsRef<str>) -> Self {
+        let text = text.as_ref().to_string();
+        self.with(|p| p.output = text)
+    }
+
+    /// Uses `text` as the question instead of the last user message.
+    pub fn input(self, text: impl AsRef<str>) -> Self {
+        let text = text.as_ref().to_string();
+        self.with(|p| p.input = text)
+    }
+
+    /// Uses this judge model (`provider/model`) for this assertion.
+    pub fn model(self, name: impl Into<String>) -> Self {
+        let name = name.into();
+        self.with(|p| p.model = Some(name))
+    }
+
+    /// Soft, passing at `score >= threshold`.
+    pub fn at_least(self, threshold: f64) -> Self {
+        self.with(|p| p.settings.at_least(threshold))
+    }
+
+    /// A gate; keeps the threshold.
+    pub fn gate(self) -> Self {
+        self.with(|p| p.settings.make_gate())
+    }
+
+    /// Weight in the eval's mean score.
+    pub fn weight(self, weight: f64) -> Self {
+        self.with(|p| p.settings.weight = weight)
+    }
+
+    /// Named metric.
+    pub fn metric(self, name: impl Into<String>) -> Self {
+        let name = name.into();
+        self.with(|p| p.settings.metric = Some(name))
+    }
+}
+
+impl Drop for JudgeAssertion {
+    fn drop(&mut self) {
+        if let Some(pending) = self.pending.take() {
+            self.record.push_judge(pending);
+        }
+    }
+}
+
+/// A judge assertion waiting for the judge pass.
+#[derive(Debug, Clone)]
+pub(crate) struct PendingJudge {
+    scorer: Scorer,
+    input: String,
+    output: String,
+    model: Option<String>,
+    settings: Settings,
+}
+
+/// Grades every judge assertion of one run concurrently on `rt`, in registration order.
+pub(crate) async fn evaluate_all(
+    pending: Vec<PendingJudge>,
+    env: &JudgeEnv<'_>,
+) -> Vec<AssertionResult> {
+    if pending.is_empty() {
+        return Vec::new();
+    }
+    let grades = async {
+        let mut grades: Vec<Option<Grade>> = vec![None; pending.len()];
+        // One connection pool per pass: pools are tied to the runtime that opened them.
+        let http = reqwest::Client::builder().build();
+        let mut tasks = tokio::task::JoinSet::new();
+        let mut index_of = HashMap::new();
+        for (i, judge) in pending.iter().enumerate() {
+            let prepared = prepare(judge, env, http.as_ref().map_err(|e| e.to_string()));
+            match prepared {
+                Err(error) => grades[i] = Some(Grade::error(error.to_string())),
+                Ok((client, deadline)) => {
+                    let judge = judge.clone();
+                    let handle = tasks.spawn(async move {
+                        let model = client.name().to_string();
+                        match tokio::time::timeout(deadline, ask(&client, &judge)).await {
+                            Ok(grade) => grade,
+                            Err(_) => Grade::error(
+                                JudgeError::Timeout {
+                                    model,
+                                    seconds: deadline.as_secs(),
+                                }
+                                .to_string(),
+                            ),
+                        }
+                    });
+                    index_of.insert(handle.id(), i);
+                }
+            }
+        }
+        while let Some(joined) = tasks.join_next_with_id().await {
+            let (id, grade) = match joined {
+                Ok((id, grade)) => (id, grade),
+                Err(e) => (
+                    e.id(),
+                    Grade::error(if e.is_panic() {
+                        format!(
+                            "the judge panicked: {}",
+                            crate::run::panic_message(&*e.into_panic())
+                        )
+                    } else {
+                        "the judge was cancelled".to_string()
+                    }),
+                ),
+            };
+            if let Some(&i) = index_of.get(&id) {
+                grades[i] = Some(grade);
+            }
+        }
+        grades
+    }
+    .await;
+    pending
+        .into_iter()
+        .zip(grades)
+        .map(|(judge, grade)| {
+            let grade = grade.unwrap_or_else(|| Grade::error("the judge did not run"));
+            AssertionResult::from_grade(
+                judge.scorer.describe(),
+                AssertionKind::Judge,
+                &judge.settings,
+                grade,
+            )
+        })
+        .collect()
+}
+
+fn prepare(
+    judge: &PendingJudge,
+    env: &JudgeEnv<'_>,
+    http: Result<&reqwest::Client, String>,
+) -> Result<(ModelClient, Duration), JudgeError> {
+    if judge.output.trim().is_empty() {
+        return Err(JudgeError::NothingToJudge);
+    }
+    let name = resolve::resolve_model(judge.model.as_deref(), env.eval_model, env.config)?;
+    let options = resolve::client_options(&name, env)?;
+    let deadline = resolve::deadline(&options);
+    let http = http.map_err(|message| {
+        JudgeError::Provider(ProviderError::Connect {
+            model: name.to_string(),
+            url: String::new(),
+            message: format!("cannot build the HTTP client: {message}"),
+            after: String::new(),
+        })
+    })?;
+    let client =
+        ModelClient::with_http(name, options, http.clone()).map_err(JudgeError::Provider)?;
+    Ok((client, deadline))
+}
+
+async fn ask(client: &ModelClient, judge: &PendingJudge) -> Grade {
+    let request = judge.scorer.request(&judge.input, &judge.output);
+    let scorer = &judge.scorer;
+    let accept = |response: &crate::provider::ChatResponse| scorer.grade(response).is_ok();
+    let model = client.name().to_string();
+    match client.complete_if(&request, &accept).await {
+        Err(error) => Grade::error(JudgeError::Provider(error).to_string()),
+        Ok(response) => match scorer.grade(&response) {
+            Ok((score, reason)) => Grade::score(score, format!("{reason} (judge: {model})")),
+            Err(message) => Grade::error(JudgeError::Answer { model, message }.to_string()),
+        },
+    }
+}

@@ -1,0 +1,382 @@
+//! The four judge scorers: the request each sends, and how each reads the judge's answer into a
+//! score and a reason (or says exactly why the answer cannot be scored).
+
+use serde_json::Value;
+
+use super::prompts::{self, render};
+use crate::provider::{ChatRequest, ChatResponse, ToolCall, ToolSpec};
+
+/// What a judge assertion asks.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Scorer {
+    /// autoevals Factuality against an expert answer.
+    Factuality { expected: String },
+    /// autoevals ClosedQA against a criterion.
+    ClosedQa { criteria: String },
+    /// A faithful and complete summary of a source.
+    Summarizes { source: String },
+    /// A 0–1 grade against a rubric.
+    Rubric { rubric: String },
+}
+
+impl Scorer {
+    /// `factuality`, `closed_qa`, `summarizes` or `rubric`.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Scorer::Factuality { .. } => "factuality",
+            Scorer::ClosedQa { .. } => "closed_qa",
+            Scorer::Summarizes { .. } => "summarizes",
+            Scorer::Rubric { .. } => "rubric",
+        }
+    }
+
+    fn argument(&self) -> &str {
+        match self {
+            Scorer::Factuality { expected } => expected,
+            Scorer::ClosedQa { criteria } => criteria,
+            Scorer::Summarizes { source } => source,
+            Scorer::Rubric { rubric } => rubric,
+        }
+    }
+
+    /// The assertion's name in reports, e.g. `judge.factuality("Paris is ...")`.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "judge.{}({})",
+            self.name(),
+            crate::excerpt::quote_width(self.argument(), 60)
+        )
+    }
+
+    fn choices(&self) -> Option<&'static [(&'static str, f64)]> {
+        match self {
+            Scorer::Factuality { .. } => Some(prompts::FACTUALITY_SCORES),
+            Scorer::ClosedQa { .. } => Some(prompts::CLOSED_QA_SCORES),
+            Scorer::Summarizes { .. } => Some(prompts::SUMMARIZES_SCORES),
+            Scorer::Rubric { .. } => None,
+        }
+    }
+
+    fn tool_name(&self) -> &'static str {
+        match self {
+            Scorer::Rubric { .. } => prompts::GRADE_NAME,
+            _ => prompts::SELECT_CHOICE_NAME,
+        }
+    }
+
+    /// The judge request for the question `input` and the text being judged, `output`.
+    pub(crate) fn request(&self, input: &str, output: &str) -> ChatRequest {
+        let prompt = match self {
+            Scorer::Factuality { expected } => render(
+                prompts::FACTUALITY,
+                &[("input", input), ("expected", expected), ("output", output)],
+            ),
+            Scorer::ClosedQa { criteria } => render(
+                prompts::CLOSED_QA,
+                &[("input", input), ("output", output), ("criteria", criteria)],
+            ),
+            Scorer::Summarizes { source } => render(
+                prompts::SUMMARIZES,
+                &[("source", source), ("output", output)],
+            ),
+            Scorer::Rubric { rubric } => render(
+                prompts::RUBRIC,
+                &[("input", input), ("output", output), ("rubric", rubric)],
+            ),
+        };
+        let (prompt, tool) = match self.choices() {
+            Some(choices) => {
+                let list = choices
+                    .iter()
+                    .map(|(c, _)| *c)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let suffix = render(prompts::COT_SUFFIX, &[("__choices", &list)]);
+                (
+                    format!("{prompt}\n{suffix}"),
+                    ToolSpec::from_schema_text(
+                        prompts::SELECT_CHOICE_NAME,
+                        prompts::SELECT_CHOICE_DESCRIPTION,
+                        prompts::SELECT_CHOICE_SCHEMA,
+                    ),
+                )
+            }
+            None => (
+                prompt,
+                ToolSpec::from_schema_text(
+                    prompts::GRADE_NAME,
+                    prompts::GRADE_DESCRIPTION,
+                    prompts::GRADE_SCHEMA,
+                ),
+            ),
+        };
+        ChatRequest::new()
+            .user(prompt)
+            .tool(tool)
+            .force_tool(self.tool_name())
+            .temperature(0.0)
+            .max_tokens(2048)
+    }
+
+    /// Reads the judge's answer: `Ok((score, reason))`, or `Err` saying why it cannot be scored.
+    pub(crate) fn grade(&self, response: &ChatResponse) -> Result<(f64, String), String> {
+        let tool = self.tool_name();
+        let call = find_call(response, tool)?;
+        if let Some(problem) = &call.arguments_error {
+            return Err(format!(
+                "its `{tool}` call has arguments that are not JSON ({problem}): {}",
+                crate::excerpt::quote(call.arguments.as_str().unwrap_or_default())
+            ));
+        }
+        let args = &call.arguments;
+        let rationale = rationale(args.get("reasons"));
+        match self.choices() {
+            Some(choices) => {
+                let raw = args.get("choice").ok_or_else(|| {
+                    format!(
+                        "its `{tool}` call has no `choice`: {}",
+                        crate::excerpt::json(args)
+                    )
+                })?;
+                let chosen = normalize_choice(raw);
+                let allowed = choices
+                    .iter()
+                    .map(|(c, _)| *c)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let score = choices
+                    .iter()
+                    .find(|(c, _)| *c == chosen)
+                    .map(|(_, s)| *s)
+                    .ok_or_else(|| {
+                        format!(
+                            "it chose {}, which is not one of the allowed choices {allowed}",
+                            crate::excerpt::json(raw)
+                        )
+                    })?;
+                Ok((
+                    score,
+                    with_rationale(format!("choice {chosen} → score {score}"), &rationale),
+                ))
+            }
+            None => {
+                let raw = args.get("score").ok_or_else(|| {
+                    format!(
+                        "its `{tool}` call has no `score`: {}",
+                        crate::excerpt::json(args)
+                    )
+                })?;
+                let score = match raw {
+                    Value::Number(n) => n.as_f64(),
+                    Value::String(s) => s.trim().parse::<f64>().ok(),
+                    _ => None,
+                }
+                .filter(|s| s.is_finite())
+                .ok_or_else(|| {
+                    format!("its score {} is not a number", crate::excerpt::json(raw))
+                })?;
+                if !(0.0..=1.0).contains(&score) {
+                    return Err(format!("its score {score} is outside [0, 1]"));
+                }
+                Ok((score, with_rationale(format!("score {score}"), &rationale)))
+            }
+        }
+    }
+}
+
+fn find_call<'a>(response: &'a ChatResponse, tool: &str) -> Result<&'a ToolCall, String> {
+    if let Some(call) = response.tool_calls.iter().find(|c| c.name == tool) {
+        return Ok(call);
+    }
+    match response.tool_calls.first() {
+        Some(other) => Err(format!(
+            "it called `{}` instead of `{tool}`",
+            other.name
+        )),
+        None => Err(format!(
+            "it answered without calling `{tool}` (its text: {}); use a judge model that supports forced tool calls",
+            crate::excerpt::quote(response.text.trim())
+        )),
+    }
+}
+
+/// `(A)`, ` a `, `"A"`, `A.` all mean `A`.
+fn normalize_choice(raw: &Value) -> String {
+    let text = match raw {
+        Value::String(s) => s.as_str(),
+        _ => return raw.to_string(),
+    };
+    text.trim()
+        .trim_matches(|c: char| c == '(' || c == ')' || c == '"' || c == '\'' || c == '.')
+        .trim()
+        .to_ascii_uppercase()
+}
+
+fn rationale(reasons: Option<&Value>) -> String {
+    match reasons {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| match i {
+                Value::String(s) => s.trim().to_string(),
+                other => other.to_string(),
+            })
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(" "),
+        Some(Value::String(s)) => s.trim().to_string(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn with_rationale(head: String, rationale: &str) -> String {
+    if rationale.is_empty() {
+        head
+    } else {
+        format!("{head}: {}", crate::excerpt::elide(rationale, 1200))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn answer(name: &str, args: Value) -> ChatResponse {
+        ChatResponse {
+            tool_calls: vec![ToolCall {
+                id: "c".into(),
+                name: name.into(),
+                arguments: args,
+                arguments_error: None,
+            }],
+            ..ChatResponse::default()
+        }
+    }
+
+    #[test]
+    fn factuality_and_closed_qa_score_maps() {
+        let f = Scorer::Factuality {
+            expected: "x".into(),
+        };
+        for (choice, score) in [("A", 0.4), ("B", 0.6), ("C", 1.0), ("D", 0.0), ("E", 1.0)] {
+            let (s, reason) = f
+                .grade(&answer(
+                    "select_choice",
+                    json!({"reasons": ["r1", "r2"], "choice": choice}),
+                ))
+                .unwrap();
+            assert_eq!(s, score, "{choice}");
+            assert!(reason.contains("r1 r2"), "{reason}");
+        }
+        let q = Scorer::ClosedQa {
+            criteria: "c".into(),
+        };
+        assert_eq!(
+            q.grade(&answer("select_choice", json!({"choice": "Y"})))
+                .unwrap()
+                .0,
+            1.0
+        );
+        assert_eq!(
+            q.grade(&answer("select_choice", json!({"choice": " n "})))
+                .unwrap()
+                .0,
+            0.0
+        );
+        assert_eq!(
+            f.grade(&answer("select_choice", json!({"choice": "(C)"})))
+                .unwrap()
+                .0,
+            1.0
+        );
+    }
+
+    #[test]
+    fn unusable_answers_say_why() {
+        let f = Scorer::Factuality {
+            expected: "x".into(),
+        };
+        let err = f
+            .grade(&answer("select_choice", json!({"choice": "F"})))
+            .unwrap_err();
+        assert!(
+            err.contains("\"F\"") && err.contains("A, B, C, D, E"),
+            "{err}"
+        );
+        let err = f
+            .grade(&answer("select_choice", json!({"reasons": []})))
+            .unwrap_err();
+        assert!(err.contains("no `choice`"), "{err}");
+        let err = f.grade(&answer("other", json!({}))).unwrap_err();
+        assert!(err.contains("called `other`"), "{err}");
+        let err = f
+            .grade(&ChatResponse {
+                text: "I pick C".into(),
+                ..ChatResponse::default()
+            })
+            .unwrap_err();
+        assert!(
+            err.contains("without calling `select_choice`") && err.contains("I pick C"),
+            "{err}"
+        );
+        let mut bad = answer("select_choice", json!("{oops"));
+        bad.tool_calls[0].arguments_error = Some("EOF".into());
+        assert!(f.grade(&bad).unwrap_err().contains("not JSON"));
+    }
+
+    #[test]
+    fn rubric_scores_must_be_in_range() {
+        let r = Scorer::Rubric {
+            rubric: "polite".into(),
+        };
+        assert_eq!(
+            r.grade(&answer("grade", json!({"reasons": "fine", "score": 0.75})))
+                .unwrap()
+                .0,
+            0.75
+        );
+        assert_eq!(
+            r.grade(&answer("grade", json!({"score": "0.5"})))
+                .unwrap()
+                .0,
+            0.5
+        );
+        assert!(r
+            .grade(&answer("grade", json!({"score": 1.5})))
+            .unwrap_err()
+            .contains("outside [0, 1]"));
+        assert!(r
+            .grade(&answer("grade", json!({"score": "high"})))
+            .unwrap_err()
+            .contains("not a number"));
+    }
+
+    #[test]
+    fn requests_force_the_tool_and_embed_the_data() {
+        let request = Scorer::ClosedQa {
+            criteria: "Is it polite?".into(),
+        }
+        .request("Hi there", "Hello! How can I help?");
+        assert_eq!(
+            request.tool_choice,
+            crate::provider::ToolChoice::Tool("select_choice".into())
+        );
+        let crate::provider::ChatMessage::User(prompt) = &request.messages[0] else {
+            panic!("expected a user message");
+        };
+        assert!(prompt.contains("[Task]: Hi there"), "{prompt}");
+        assert!(prompt.contains("[Criterion]: Is it polite?"), "{prompt}");
+        assert!(prompt.ends_with("a single choice from Y, N."), "{prompt}");
+        let summary = Scorer::Summarizes {
+            source: "SRC".into(),
+        }
+        .request("q", "SUM");
+        let crate::provider::ChatMessage::User(prompt) = &summary.messages[0] else {
+            panic!("expected a user message");
+        };
+        assert!(prompt.contains("[Source]: SRC") && prompt.contains("[Submission]: SUM"));
+        let rubric = Scorer::Rubric { rubric: "R".into() }.request("q", "o");
+        assert_eq!(rubric.tools[0].name(), "grade");
+    }
+}

@@ -1,0 +1,278 @@
+//! The command agent with real subprocesses: scripts written to a temporary directory print
+//! JSONL events, misbehave, hang, and flood stdout.
+#![cfg(unix)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use niceeval::agent::command::{CommandAgent, InputMode};
+use niceeval::{Eval, Event, Outcome, TurnStatus};
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+fn send(agent: CommandAgent, input: &str) -> (Result<niceeval::Turn, niceeval::Error>, Eval) {
+    let mut t = Eval::detached(Some(Arc::new(agent)));
+    let result = rt().block_on(t.send(input));
+    (result, t)
+}
+
+const ECHO_PY: &str = r#"
+import json, sys
+text = sys.stdin.read()
+print(json.dumps({"type": "action.called", "call_id": "c1", "name": "lookup_order", "input": {"id": "123"}}))
+print(json.dumps({"type": "action.result", "call_id": "c1", "output": {"status": "shipped"}, "status": "completed"}))
+print(json.dumps({"type": "usage", "input_tokens": 11, "output_tokens": 4}))
+print(json.dumps({"type": "message", "role": "assistant", "text": "you said: " + text}))
+"#;
+
+#[test]
+fn jsonl_events_become_the_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = script(dir.path(), "echo.py", ECHO_PY);
+    let agent = CommandAgent::new("python3", [path.to_str().unwrap()]);
+    let (turn, _) = send(agent, "where is order 123?");
+    let turn = turn.unwrap();
+    assert_eq!(turn.message, "you said: where is order 123?");
+    assert_eq!(turn.usage.total_tokens(), 15);
+    let kinds: Vec<&str> = turn.events.iter().map(Event::kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "action.called",
+            "action.result",
+            "usage",
+            "message"
+        ]
+    );
+}
+
+#[test]
+fn input_can_be_json_on_stdin_or_an_argument() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_py = script(
+        dir.path(),
+        "json_agent.py",
+        r#"
+import json, sys
+request = json.load(sys.stdin)
+text = request["input"] + " | " + request["session"] + " | " + str(len(request["history"]))
+print(json.dumps({"type": "message", "role": "assistant", "text": text}))
+"#,
+    );
+    let mut t = Eval::detached(Some(Arc::new(
+        CommandAgent::new("python3", [json_py.to_str().unwrap()]).input_mode(InputMode::Json),
+    )));
+    let rt = rt();
+    rt.block_on(t.send("first")).unwrap();
+    let turn = rt.block_on(t.send("second")).unwrap();
+    assert_eq!(turn.message, "second | session-1 | 2");
+
+    // `sh -c SCRIPT NAME INPUT`: the input arrives as $1.
+    let agent = CommandAgent::new(
+        "sh",
+        [
+            "-c",
+            r#"printf '{"type":"message","role":"assistant","text":"arg=%s"}\n' "$1""#,
+            "sh",
+        ],
+    )
+    .input_mode(InputMode::Arg);
+    let (turn, _) = send(agent, "hello world");
+    assert_eq!(turn.unwrap().message, "arg=hello world");
+}
+
+#[test]
+fn a_malformed_line_fails_the_turn_naming_the_line() {
+    let agent = CommandAgent::shell(
+        r#"echo '{"type":"thinking","text":"hm"}'; echo; echo 'DEBUG: not json'; echo oops >&2"#,
+    );
+    let (result, t) = send(agent, "hi");
+    let err = result.unwrap_err().to_string();
+    assert!(
+        err.contains("stdout line 3 is not a niceeval event"),
+        "{err}"
+    );
+    assert!(err.contains("DEBUG: not json"), "{err}");
+    assert!(err.contains("stderr:\noops"), "{err}");
+    let turn = &t.turns()[0];
+    assert_eq!(turn.status, TurnStatus::Failed);
+    assert!(
+        turn.events
+            .iter()
+            .any(|e| matches!(e, Event::Thinking { .. })),
+        "events before the bad line are kept"
+    );
+}
+
+#[test]
+fn a_non_zero_exit_fails_the_turn_with_its_stderr() {
+    let agent = CommandAgent::shell(
+        r#"echo '{"type":"message","role":"assistant","text":"partial"}'; echo 'Traceback: boom' >&2; exit 3"#,
+    );
+    let (result, t) = send(agent.clone(), "hi");
+    let err = result.unwrap_err().to_string();
+    assert!(err.contains("exited with status 3"), "{err}");
+    assert!(err.contains("Traceback: boom"), "{err}");
+    assert_eq!(t.turns()[0].message, "partial");
+    assert!(agent.last_stderr().contains("Traceback: boom"));
+    assert!(matches!(
+        t.turns()[0].events.last(),
+        Some(Event::Error { .. })
+    ));
+}
+
+#[test]
+fn a_missing_program_is_a_clear_error() {
+    let (result, _) = send(
+        CommandAgent::new("/nonexistent/agent-binary", Vec::<String>::new()),
+        "hi",
+    );
+    let err = result.unwrap_err().to_string();
+    assert!(
+        err.contains("cannot start `/nonexistent/agent-binary`"),
+        "{err}"
+    );
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie awaiting its reaper is not alive.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn a_hang_is_killed_by_the_timeout_with_its_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("child.pid");
+    let agent = CommandAgent::shell(format!(
+        r#"echo '{{"type":"thinking","text":"working"}}'; sleep 60 & echo $! > {}; echo 'stuck' >&2; wait"#,
+        pidfile.display()
+    ))
+    .timeout(Duration::from_millis(700));
+    let started = Instant::now();
+    let (result, t) = send(agent, "hi");
+    let err = result.unwrap_err().to_string();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the hang was not cut short"
+    );
+    assert!(
+        err.contains("did not finish within 700ms and was killed"),
+        "{err}"
+    );
+    assert!(err.contains("stuck"), "stderr kept: {err}");
+    assert_eq!(
+        t.turns()[0]
+            .events
+            .iter()
+            .filter(|e| e.kind() == "thinking")
+            .count(),
+        1
+    );
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!alive(pid), "the background child {pid} outlived the turn");
+}
+
+#[test]
+fn huge_output_is_capped_with_a_clear_message() {
+    let agent = CommandAgent::new(
+        "python3",
+        [
+            "-c",
+            "import sys\nline = '{\"type\":\"thinking\",\"text\":\"' + 'x' * 1000 + '\"}\\n'\nwhile True: sys.stdout.write(line)",
+        ],
+    )
+    .max_output(1024 * 1024)
+    .timeout(Duration::from_secs(20));
+    let (result, t) = send(agent, "flood");
+    let err = result.unwrap_err().to_string();
+    assert!(err.contains("printed more than 1 MiB on stdout"), "{err}");
+    let kept = t.turns()[0]
+        .events
+        .iter()
+        .filter(|e| e.kind() == "thinking")
+        .count();
+    assert!(
+        kept > 500 && kept < 1100,
+        "events up to the cap are kept: {kept}"
+    );
+
+    // One endless line without a newline is capped just the same.
+    let agent = CommandAgent::new(
+        "python3",
+        [
+            "-c",
+            "import sys\nwhile True: sys.stdout.write('x' * 65536)",
+        ],
+    )
+    .max_output(2 * 1024 * 1024)
+    .timeout(Duration::from_secs(20));
+    let err = send(agent, "flood").0.unwrap_err().to_string();
+    assert!(err.contains("printed more than 2 MiB"), "{err}");
+}
+
+fn ask(t: &mut Eval) -> niceeval::__private::BoxFuture<'_, Result<(), niceeval::Error>> {
+    Box::pin(async move {
+        let turn = t.send("ping").await?;
+        t.check(&turn.message, niceeval::expect::includes("pong: ping"));
+        Ok(())
+    })
+}
+
+#[test]
+fn agent_type_command_in_niceeval_toml() {
+    let krate = support::Crate::new(
+        "[agent]\ntype = \"command\"\ncommand = [\"python3\", \"agent.py\"]\ntimeout = \"20s\"\n",
+    );
+    script(
+        krate.path(),
+        "agent.py",
+        "import json, sys\nprint(json.dumps({'type': 'message', 'role': 'assistant', 'text': 'pong: ' + sys.stdin.read()}))\n",
+    );
+    let report = support::run(support::define("command_from_toml", &krate, ask));
+    assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
+
+    let krate = support::Crate::new("[agent]\ntype = \"command\"\ncommand = \"exit 4\"\n");
+    let report = support::run(support::define("command_fails", &krate, ask));
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert!(
+        report
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("exited with status 4"),
+        "{}",
+        report.render()
+    );
+}

@@ -1,0 +1,387 @@
+//! Model providers and the chat agent against a fake provider on 127.0.0.1 speaking each real
+//! wire format: tool-call parsing, usage, retries, errors, and the tool loop.
+
+mod support;
+
+use std::time::Duration;
+
+use niceeval::agent::chat::{ChatAgent, Tool};
+use niceeval::provider::{
+    ChatRequest, ClientOptions, ModelClient, ModelName, ProviderError, RetryPolicy, ToolSpec,
+};
+use niceeval::{ActionStatus, Eval, Event, TurnStatus};
+use serde_json::json;
+use support::{FakeProvider, Reply};
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn fast_retries(n: u32) -> RetryPolicy {
+    RetryPolicy::default()
+        .retries(n)
+        .backoff_between(Duration::from_millis(10), Duration::from_millis(40))
+}
+
+fn make_client(
+    model: &str,
+    server: &FakeProvider,
+    base_suffix: &str,
+    retry: RetryPolicy,
+) -> ModelClient {
+    ModelClient::new(
+        ModelName::parse(model).unwrap(),
+        ClientOptions::default()
+            .base_url(format!("{}{base_suffix}", server.url))
+            .retry(retry)
+            .timeout(Duration::from_secs(5)),
+    )
+    .unwrap()
+}
+
+fn lookup_request() -> ChatRequest {
+    ChatRequest::new()
+        .system("You look orders up.")
+        .user("Where is order 123?")
+        .tool(ToolSpec::new(
+            "lookup_order",
+            "Looks an order up",
+            json!({"type": "object", "properties": {"id": {"type": "string"}}}),
+        ))
+}
+
+#[test]
+fn openai_tool_calls_and_usage_are_parsed() {
+    let server = FakeProvider::start(|_, _| {
+        Reply::json(support::openai_tool_call(
+            "lookup_order",
+            json!({"id": "123"}),
+        ))
+    });
+    let client = make_client("openai/gpt-test", &server, "/v1", RetryPolicy::none());
+    let answer = rt().block_on(client.complete(&lookup_request())).unwrap();
+    assert_eq!(answer.tool_calls.len(), 1);
+    assert_eq!(answer.tool_calls[0].name, "lookup_order");
+    assert_eq!(answer.tool_calls[0].arguments, json!({"id": "123"}));
+    assert_eq!(answer.usage.input_tokens, 120);
+    assert_eq!(answer.usage.output_tokens, 30);
+    let seen = &server.seen()[0];
+    assert_eq!(seen.path, "/v1/chat/completions");
+    assert_eq!(
+        seen.body["messages"][0],
+        json!({"role": "system", "content": "You look orders up."})
+    );
+    assert_eq!(seen.body["tool_choice"], "auto");
+    assert!(
+        !seen.headers.contains_key("authorization"),
+        "loopback without a key sends none"
+    );
+}
+
+#[test]
+fn anthropic_tool_use_blocks_are_parsed() {
+    let server = FakeProvider::start(|_, _| {
+        Reply::json(support::anthropic_tool_use(
+            "lookup_order",
+            json!({"id": "123"}),
+        ))
+    });
+    let client = make_client("anthropic/claude-test", &server, "", RetryPolicy::none());
+    let answer = rt().block_on(client.complete(&lookup_request())).unwrap();
+    assert_eq!(answer.text, "Let me think.");
+    assert_eq!(answer.tool_calls[0].id, "toolu_1");
+    assert_eq!(answer.tool_calls[0].arguments, json!({"id": "123"}));
+    assert_eq!(answer.usage.total_tokens(), 120);
+    let seen = &server.seen()[0];
+    assert_eq!(seen.path, "/v1/messages");
+    assert_eq!(seen.body["system"], "You look orders up.");
+    assert_eq!(seen.body["tools"][0]["input_schema"]["type"], "object");
+}
+
+#[test]
+fn persistent_server_errors_give_up_after_the_retries() {
+    let server =
+        FakeProvider::start(|_, _| Reply::status(503, r#"{"error":{"message":"overloaded"}}"#));
+    let client = make_client("openai/m", &server, "/v1", fast_retries(2));
+    let err = rt()
+        .block_on(client.complete(&ChatRequest::new().user("hi")))
+        .unwrap_err();
+    assert_eq!(server.count(), 3);
+    let text = err.to_string();
+    assert!(
+        text.contains("HTTP 503")
+            && text.contains("after 3 attempts")
+            && text.contains("overloaded"),
+        "{text}"
+    );
+}
+
+#[test]
+fn client_errors_are_not_retried() {
+    let server =
+        FakeProvider::start(|_, _| Reply::status(400, r#"{"error":{"message":"unknown model"}}"#));
+    let client = make_client("openai/m", &server, "/v1", fast_retries(3));
+    let err = rt()
+        .block_on(client.complete(&ChatRequest::new().user("hi")))
+        .unwrap_err();
+    assert_eq!(server.count(), 1);
+    assert!(
+        matches!(err, ProviderError::Status { status: 400, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn retry_after_as_an_http_date_is_honoured_and_too_long_a_wait_is_refused() {
+    let soon = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(1));
+    let server = FakeProvider::start(move |n, _| match n {
+        0 => Reply::status(429, "{}").header("retry-after", &soon),
+        _ => Reply::json(support::openai_text("ok")),
+    });
+    let client = make_client("openai/m", &server, "/v1", fast_retries(1));
+    let answer = rt()
+        .block_on(client.complete(&ChatRequest::new().user("hi")))
+        .unwrap();
+    assert_eq!(answer.text, "ok");
+    assert_eq!(server.count(), 2);
+
+    let server = FakeProvider::start(|_, _| Reply::status(429, "{}").header("retry-after", "3600"));
+    let limited = make_client("openai/m", &server, "/v1", fast_retries(3));
+    let err = rt()
+        .block_on(limited.complete(&ChatRequest::new().user("hi")))
+        .unwrap_err();
+    assert!(
+        matches!(err, ProviderError::RetryTooLate { seconds: 3600, .. }),
+        "{err}"
+    );
+    assert_eq!(server.count(), 1);
+}
+
+#[test]
+fn connection_errors_are_retried_then_reported() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let client = ModelClient::new(
+        ModelName::parse("openai/m").unwrap(),
+        ClientOptions::default()
+            .base_url(format!("http://127.0.0.1:{port}/v1"))
+            .retry(fast_retries(2)),
+    )
+    .unwrap();
+    let err = rt()
+        .block_on(client.complete(&ChatRequest::new().user("hi")))
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("cannot reach openai/m") && text.contains("after 3 attempts"),
+        "{text}"
+    );
+}
+
+#[test]
+fn timeouts_are_reported_without_retrying() {
+    let server = FakeProvider::start(|_, _| {
+        Reply::json(support::openai_text("late")).delay(Duration::from_secs(3))
+    });
+    let client = ModelClient::new(
+        ModelName::parse("openai/m").unwrap(),
+        ClientOptions::default()
+            .base_url(format!("{}/v1", server.url))
+            .timeout(Duration::from_millis(200))
+            .retry(fast_retries(3)),
+    )
+    .unwrap();
+    let err = rt()
+        .block_on(client.complete(&ChatRequest::new().user("hi")))
+        .unwrap_err();
+    assert!(matches!(err, ProviderError::Timeout { .. }), "{err}");
+    assert_eq!(server.count(), 1);
+}
+
+#[test]
+fn agent_cache_is_opt_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = FakeProvider::start(|_, _| Reply::json(support::openai_text("hello")));
+    let make = |mode| {
+        ModelClient::new(
+            ModelName::parse("openai/m").unwrap(),
+            ClientOptions::default()
+                .base_url(format!("{}/v1", server.url))
+                .cache(mode)
+                .cache_dir(dir.path()),
+        )
+        .unwrap()
+    };
+    let rt = rt();
+    let request = ChatRequest::new().user("hi");
+    let off = make(niceeval::cache::CacheMode::Off);
+    rt.block_on(off.complete(&request)).unwrap();
+    rt.block_on(off.complete(&request)).unwrap();
+    assert_eq!(server.count(), 2);
+    let on = make(niceeval::cache::CacheMode::ReadWrite);
+    assert!(!rt.block_on(on.complete(&request)).unwrap().cached);
+    assert!(rt.block_on(on.complete(&request)).unwrap().cached);
+    assert_eq!(server.count(), 3);
+    let write_only = make(niceeval::cache::CacheMode::Write);
+    assert!(!rt.block_on(write_only.complete(&request)).unwrap().cached);
+    assert_eq!(server.count(), 4);
+}
+
+fn order_tool() -> Tool {
+    Tool::new(
+        "lookup_order",
+        "Looks an order up",
+        json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+        |input| async move {
+            match input["id"].as_str() {
+                Some("123") => Ok(json!({"id": "123", "status": "shipped"})),
+                _ => Err("no such order".to_string()),
+            }
+        },
+    )
+}
+
+#[test]
+fn the_chat_agent_runs_the_tool_loop_and_emits_events() {
+    let server = FakeProvider::start(|n, _| match n {
+        0 => Reply::json(support::openai_tool_call(
+            "lookup_order",
+            json!({"id": "123"}),
+        )),
+        _ => Reply::json(support::openai_text("Order 123 has shipped.")),
+    });
+    let agent = ChatAgent::new("openai/gpt-test")
+        .base_url(format!("{}/v1", server.url))
+        .system("You are a support agent.")
+        .tool(order_tool());
+    let mut t = Eval::detached(Some(std::sync::Arc::new(agent)));
+    let turn = rt().block_on(t.send("Where is order 123?")).unwrap();
+    assert_eq!(turn.message, "Order 123 has shipped.");
+    assert_eq!(turn.usage.total_tokens(), 150 + 15);
+    let kinds: Vec<&str> = turn.events.iter().map(Event::kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "usage",
+            "action.called",
+            "action.result",
+            "usage",
+            "message"
+        ]
+    );
+    assert!(
+        matches!(&turn.events[3], Event::ActionResult { status: ActionStatus::Completed, output, .. } if output["status"] == "shipped")
+    );
+    let second = &server.seen()[1];
+    let messages = second.body["messages"].as_array().unwrap();
+    assert_eq!(
+        messages[2]["tool_calls"][0]["function"]["name"],
+        "lookup_order"
+    );
+    assert_eq!(messages[3]["role"], "tool");
+    assert_eq!(messages[3]["tool_call_id"], "call_abc");
+    assert!(messages[3]["content"].as_str().unwrap().contains("shipped"));
+    // The next turn carries the history.
+    rt().block_on(t.send("Thanks")).unwrap();
+    let third = &server.seen()[2];
+    let roles: Vec<&str> = third.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+}
+
+#[test]
+fn failing_and_unknown_tools_become_failed_actions_the_model_sees() {
+    let server = FakeProvider::start(|n, _| match n {
+        0 => Reply::json(support::openai_tool_call(
+            "lookup_order",
+            json!({"id": "999"}),
+        )),
+        1 => Reply::json(support::openai_tool_call("delete_order", json!({}))),
+        _ => Reply::json(support::openai_text("Sorry, I could not find it.")),
+    });
+    let agent = ChatAgent::new("openai/gpt-test")
+        .base_url(format!("{}/v1", server.url))
+        .tool(order_tool());
+    let mut t = Eval::detached(Some(std::sync::Arc::new(agent)));
+    let turn = rt().block_on(t.send("Where is order 999?")).unwrap();
+    let failed: Vec<_> = turn
+        .events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::ActionResult {
+                    status: ActionStatus::Failed,
+                    ..
+                }
+            )
+        })
+        .collect();
+    assert_eq!(failed.len(), 2, "{:?}", turn.events);
+    let seen = server.seen();
+    let tool_message = &seen[1].body["messages"].as_array().unwrap()[2];
+    assert!(
+        tool_message["content"]
+            .as_str()
+            .unwrap()
+            .contains("no such order"),
+        "{tool_message}"
+    );
+    let tool_message = seen[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(
+        tool_message["content"]
+            .as_str()
+            .unwrap()
+            .contains("no tool named"),
+        "{tool_message}"
+    );
+}
+
+#[test]
+fn a_chat_agent_stuck_in_tool_calls_fails_the_turn() {
+    let server = FakeProvider::start(|_, _| {
+        Reply::json(support::openai_tool_call(
+            "lookup_order",
+            json!({"id": "123"}),
+        ))
+    });
+    let agent = ChatAgent::new("openai/gpt-test")
+        .base_url(format!("{}/v1", server.url))
+        .tool(order_tool())
+        .max_rounds(3);
+    let mut t = Eval::detached(Some(std::sync::Arc::new(agent)));
+    let err = rt().block_on(t.send("loop")).unwrap_err().to_string();
+    assert!(
+        err.contains("after 3 model calls") && err.contains("max_rounds"),
+        "{err}"
+    );
+    assert_eq!(server.count(), 3);
+    assert_eq!(t.turns()[0].status, TurnStatus::Failed);
+}
+
+#[test]
+fn a_chat_agent_without_a_key_says_which_variable_to_set() {
+    let agent = ChatAgent::new("anthropic/claude-test")
+        .base_url("http://agent.invalid")
+        .api_key_env("NICEEVAL_TEST_NEVER_SET_AGENT_KEY");
+    let mut t = Eval::detached(Some(std::sync::Arc::new(agent)));
+    let err = rt().block_on(t.send("hi")).unwrap_err().to_string();
+    assert!(err.contains("NICEEVAL_TEST_NEVER_SET_AGENT_KEY"), "{err}");
+}

@@ -1,0 +1,359 @@
+//! Test support: a fake model provider on 127.0.0.1 (an ephemeral port) that speaks the real
+//! wire formats, records every request, and answers with whatever the test scripts; and helpers
+//! to run an eval definition against a niceeval.toml in a temporary directory.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+
+/// One request the server received.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub path: String,
+    pub headers: HashMap<String, String>,
+    pub body: Value,
+}
+
+impl Seen {
+    /// The model the request asked for.
+    pub fn model(&self) -> &str {
+        self.body["model"].as_str().unwrap_or("")
+    }
+
+    /// The first user message's text (the judge prompt).
+    pub fn prompt(&self) -> String {
+        let content = &self.body["messages"][0]["content"];
+        content
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| content.to_string())
+    }
+}
+
+/// What the server answers.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+    pub delay: Duration,
+}
+
+impl Reply {
+    pub fn json(body: Value) -> Reply {
+        Reply {
+            status: 200,
+            headers: Vec::new(),
+            body: body.to_string(),
+            delay: Duration::ZERO,
+        }
+    }
+
+    pub fn status(status: u16, body: &str) -> Reply {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: body.to_string(),
+            delay: Duration::ZERO,
+        }
+    }
+
+    pub fn raw(body: &str) -> Reply {
+        Reply::status(200, body)
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Reply {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    pub fn delay(mut self, delay: Duration) -> Reply {
+        self.delay = delay;
+        self
+    }
+}
+
+type Responder = dyn Fn(usize, &Seen) -> Reply + Send + Sync;
+
+struct Shared {
+    seen: Mutex<Vec<Seen>>,
+    responder: Box<Responder>,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+}
+
+/// The fake provider. Stopped when dropped.
+pub struct FakeProvider {
+    pub url: String,
+    shared: Arc<Shared>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FakeProvider {
+    /// Starts a server answering request `n` (0-based) with `responder(n, request)`.
+    pub fn start(
+        responder: impl Fn(usize, &Seen) -> Reply + Send + Sync + 'static,
+    ) -> FakeProvider {
+        let shared = Arc::new(Shared {
+            seen: Mutex::new(Vec::new()),
+            responder: Box::new(responder),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
+        });
+        let (port_tx, port_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let state = shared.clone();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                port_tx.send(listener.local_addr().unwrap().port()).unwrap();
+                let app = axum::Router::new().fallback(handle).with_state(state);
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = stop_rx.await;
+                    })
+                    .await
+                    .unwrap();
+            });
+            rt.shutdown_timeout(Duration::from_millis(100));
+        });
+        let port = port_rx.recv().unwrap();
+        FakeProvider {
+            url: format!("http://127.0.0.1:{port}"),
+            shared,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// Every request so far.
+    pub fn seen(&self) -> Vec<Seen> {
+        self.shared.seen.lock().unwrap().clone()
+    }
+
+    pub fn count(&self) -> usize {
+        self.shared.seen.lock().unwrap().len()
+    }
+
+    /// The most requests that were in flight at once.
+    pub fn max_in_flight(&self) -> usize {
+        self.shared.max_in_flight.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for FakeProvider {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
+    let seen = Seen {
+        path: uri.path().to_string(),
+        headers: headers
+            .iter()
+            .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
+            .collect(),
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    };
+    let index = {
+        let mut all = shared.seen.lock().unwrap();
+        all.push(seen.clone());
+        all.len() - 1
+    };
+    let reply = (shared.responder)(index, &seen);
+    if !reply.delay.is_zero() {
+        tokio::time::sleep(reply.delay).await;
+    }
+    shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+    let mut response = (
+        StatusCode::from_u16(reply.status).unwrap(),
+        [("content-type", "application/json")],
+        reply.body,
+    )
+        .into_response();
+    for (name, value) in reply.headers {
+        response.headers_mut().insert(
+            axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            value.parse().unwrap(),
+        );
+    }
+    response
+}
+
+/// An OpenAI Chat Completions answer calling `tool` with `args`.
+pub fn openai_tool_call(tool: &str, args: Value) -> Value {
+    json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "fake",
+        "choices": [{
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": null,
+                "tool_calls": [{
+                    "id": "call_abc",
+                    "type": "function",
+                    "function": { "name": tool, "arguments": args.to_string() }
+                }]
+            },
+            "finish_reason": "tool_calls"
+        }],
+        "usage": { "prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150 }
+    })
+}
+
+/// An OpenAI answer selecting `choice` with one reason.
+pub fn openai_choice(choice: &str, reason: &str) -> Reply {
+    Reply::json(openai_tool_call(
+        "select_choice",
+        json!({ "reasons": [reason], "choice": choice }),
+    ))
+}
+
+/// An OpenAI answer with text only.
+pub fn openai_text(text: &str) -> Value {
+    json!({
+        "id": "chatcmpl-2",
+        "object": "chat.completion",
+        "model": "fake",
+        "choices": [{ "index": 0, "message": { "role": "assistant", "content": text }, "finish_reason": "stop" }],
+        "usage": { "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15 }
+    })
+}
+
+/// An Anthropic Messages answer calling `tool` with `input`.
+pub fn anthropic_tool_use(tool: &str, input: Value) -> Value {
+    json!({
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "fake",
+        "content": [
+            { "type": "text", "text": "Let me think." },
+            { "type": "tool_use", "id": "toolu_1", "name": tool, "input": input }
+        ],
+        "stop_reason": "tool_use",
+        "usage": { "input_tokens": 100, "output_tokens": 20 }
+    })
+}
+
+/// A temporary crate directory with a niceeval.toml; its path is leaked as `&'static str` for
+/// `EvalDefinition::manifest_dir`.
+pub struct Crate {
+    pub dir: tempfile::TempDir,
+    pub manifest_dir: &'static str,
+}
+
+impl Crate {
+    pub fn new(toml: &str) -> Crate {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("niceeval.toml"), toml).unwrap();
+        let manifest_dir: &'static str =
+            Box::leak(dir.path().to_str().unwrap().to_string().into_boxed_str());
+        Crate { dir, manifest_dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Where the judge cache of this crate lives.
+    pub fn cache_dir(&self) -> PathBuf {
+        niceeval::cache::ResponseCache::for_manifest_dir(self.path())
+            .dir()
+            .to_path_buf()
+    }
+
+    /// Every file under the crate and its cache directory.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        walk(self.path(), &mut out);
+        let cache = self.cache_dir();
+        if !cache.starts_with(self.path()) {
+            walk(&cache, &mut out);
+        }
+        out
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            walk(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// An eval body, as `#[eval]` generates it.
+pub type Body = for<'a> fn(
+    &'a mut niceeval::Eval,
+) -> niceeval::__private::BoxFuture<'a, Result<(), niceeval::Error>>;
+
+/// A definition of an eval in `krate` (chain `.with_agent(..)`, `.with_judge_model(..)`).
+pub fn define(name: &'static str, krate: &Crate, body: Body) -> niceeval::EvalDefinition {
+    niceeval::EvalDefinition::new(
+        name,
+        "judge_tests",
+        file!(),
+        line!(),
+        krate.manifest_dir,
+        body,
+    )
+}
+
+/// Runs a definition (leaked: `run_eval` takes `&'static`).
+pub fn run(def: niceeval::EvalDefinition) -> niceeval::EvalReport {
+    niceeval::run_eval(Box::leak(Box::new(def)))
+}
+
+/// An agent that always answers `text`.
+pub fn says(text: &'static str) -> std::sync::Arc<dyn niceeval::Agent> {
+    std::sync::Arc::new(niceeval::agent_fn(
+        move |request: niceeval::Request| async move {
+            request.events.say(text);
+            Ok(())
+        },
+    ))
+}
+
+/// Every file under `dir` (none when it does not exist).
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    out
+}
