@@ -240,7 +240,7 @@ impl<T: View + ?Sized, F: Fn(&T) -> bool> Assertion for Satisfies<T, F> {
 ///
 /// ```
 /// use niceeval::prelude::*;
-/// use niceeval::AssertionResult;
+/// use niceeval::{AssertionResult, Grade};
 ///
 /// let json_valid = make_assertion("json_valid")
 ///     .score(|s: &str| if serde_json::from_str::<serde_json::Value>(s).is_ok() { 1.0 } else { 0.0 });

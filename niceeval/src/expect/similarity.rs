@@ -10,6 +10,12 @@ use super::levenshtein;
 /// Default threshold of [`similarity`].
 pub const DEFAULT_THRESHOLD: f64 = 0.6;
 
+/// Most block updates one evaluation may take (about a few seconds): beyond it, comparing is an
+/// execution error rather than a stalled eval. Two 20,000-character texts take at most 6.3
+/// million; only texts of hundreds of thousands of characters that are also very different
+/// reach it.
+const WORK_BUDGET: u64 = 1 << 30;
+
 /// The value is close to `expected`: scores the normalized Levenshtein similarity
 /// `1 - distance / max(len(value), len(expected))`, in [0, 1], counted in Unicode scalar values.
 ///
@@ -26,7 +32,10 @@ pub const DEFAULT_THRESHOLD: f64 = 0.6;
 ///
 /// The reason gives the score, the number of edits, both texts (long ones elided in the middle)
 /// and, for long texts, where they first differ. Fast on long texts: two 20,000-character texts
-/// take a few milliseconds (a bit-parallel algorithm, see [`levenshtein_distance`]).
+/// take a few milliseconds (a bit-parallel algorithm, see [`levenshtein_distance`]); a long
+/// value against a short expected text is linear. Texts of hundreds of thousands of characters
+/// that are also very different would take minutes: past a budget of about a billion block
+/// updates (seconds), the assertion is an execution error asking for shorter excerpts.
 ///
 /// ```
 /// use niceeval::prelude::*;
@@ -73,16 +82,23 @@ impl Assertion for Similarity {
                 excerpt::quote(&self.expected)
             ));
         };
-        let actual: Vec<char> = text.chars().collect();
-        let expected: Vec<char> = self.expected.chars().collect();
-        let longest = actual.len().max(expected.len());
         if text == self.expected {
             return Grade::pass(format!(
                 "identical to the expected text ({} chars)",
-                longest
+                text.chars().count()
             ));
         }
-        let edits = levenshtein::distance_chars(&actual, &expected);
+        let actual: Vec<char> = text.chars().collect();
+        let expected: Vec<char> = self.expected.chars().collect();
+        let longest = actual.len().max(expected.len());
+        let Some(edits) = levenshtein::distance_within(&actual, &expected, WORK_BUDGET) else {
+            return Grade::error(format!(
+                "the value ({} chars) and the expected text ({} chars) are too long and too \
+                 different to compare exactly in reasonable time; compare shorter excerpts",
+                actual.len(),
+                expected.len()
+            ));
+        };
         let score = 1.0 - edits as f64 / longest as f64;
         let mut reason = format!(
             "similarity {score:.3} ({edits} edit{} over {longest} chars): got {}, expected {}",
@@ -265,6 +281,32 @@ mod tests {
         assert!((1..=4).contains(&d), "{d}");
         let r = run(&a, &b.as_str().subject());
         assert!(r.score > 0.99999);
+    }
+
+    #[test]
+    fn huge_different_texts_are_an_execution_error_not_a_stall() {
+        // 300,000 characters each, unrelated: the full table would be 1.4 billion block
+        // updates; the first (narrow) band shows it, and the budget stops there.
+        let letters = |mut state: u64| -> String {
+            (0..300_000)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    char::from(b'a' + (state % 16) as u8)
+                })
+                .collect()
+        };
+        let (a, b) = (letters(1), letters(2));
+        let r = run(&a, &b.as_str().subject());
+        assert!(!r.passed);
+        assert_eq!(
+            r.error.as_deref(),
+            Some(
+                "the value (300000 chars) and the expected text (300000 chars) are too long and \
+                 too different to compare exactly in reasonable time; compare shorter excerpts"
+            )
+        );
     }
 
     #[test]
