@@ -1,17 +1,31 @@
 //! User-defined checks: [`satisfies`] (a predicate with a label) and [`make_assertion`] (a
 //! scoring function with chosen severity and threshold), plus [`View`], the typed views of a
-//! value their closures receive.
+//! value their closures receive. A closure that panics becomes an execution error on its
+//! assertion, never a crashed eval.
 
+use std::any::Any;
+use std::borrow::Cow;
 use std::marker::PhantomData;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use serde_json::Value;
 
 use crate::assertion::{Assertion, Grade, Settings, Severity, Subject};
 
-/// A typed view of a checked value, as a closure parameter: `&str`, `&String`, `&Value`,
-/// numbers and `bool`.
+/// A typed view of a checked value, as a closure parameter of [`satisfies`] and
+/// [`make_assertion`].
+///
+/// | view | text value | JSON value | `None` |
+/// |---|---|---|---|
+/// | `&str`, `&String` | the text | a JSON string's contents; other JSON has no text view | none |
+/// | `&Value` | a JSON string | the value | none |
+/// | numbers (`&u64`, `&i32`, `&f64`, ...) | the text parsed as a JSON number | a number in the type's range (`3.0` is an integer) | none |
+/// | `&bool` | `true` / `false` | a boolean | none |
+///
+/// When the value has no such view (the wrong type, out of range, `None`), the assertion fails
+/// with a reason saying what was expected and what there was.
 pub trait View {
-    /// What this view is called in reasons (`text`, `JSON value`, `number`...).
+    /// What this view is called in reasons (`text`, `JSON value`, `u64`...).
     const NAME: &'static str;
 
     /// Calls `f` with this view of `value`, or says why the value has no such view.
@@ -25,10 +39,7 @@ impl View for str {
             Subject::Text(text) => Ok(f(text)),
             Subject::Json(v) => match v.as_ref() {
                 Value::String(s) => Ok(f(s)),
-                other => Err(format!(
-                    "expected text, got {}",
-                    crate::excerpt::json(other)
-                )),
+                _ => Err(format!("expected text, got {}", value.preview())),
             },
             Subject::Missing => Err("expected text, got None".to_string()),
         }
@@ -52,38 +63,112 @@ impl View for Value {
     }
 }
 
-macro_rules! view_number {
-    ($($ty:ty => $get:ident),*) => {$(
+/// The value as a JSON scalar: JSON as it is, text parsed as JSON (surrounding whitespace
+/// ignored); `None` for `None` and for text that is not JSON.
+fn scalar<'a>(value: &'a Subject<'_>) -> Option<Cow<'a, Value>> {
+    match value {
+        Subject::Json(v) => Some(Cow::Borrowed(v.as_ref())),
+        Subject::Text(text) => serde_json::from_str(text.trim()).ok().map(Cow::Owned),
+        Subject::Missing => None,
+    }
+}
+
+/// An integral JSON number, exactly (floats only when they have no fractional part).
+fn integer(value: &Value) -> Option<i128> {
+    let n = value.as_number()?;
+    if let Some(i) = n.as_i64() {
+        return Some(i.into());
+    }
+    if let Some(u) = n.as_u64() {
+        return Some(u.into());
+    }
+    n.as_f64()
+        .filter(|f| f.fract() == 0.0 && f.abs() < 1e30)
+        .map(|f| f as i128)
+}
+
+macro_rules! view_integer {
+    ($($ty:ty),*) => {$(
         impl View for $ty {
             const NAME: &'static str = stringify!($ty);
             fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, String> {
-                let json = value.json();
-                match json.as_deref().and_then(Value::$get) {
-                    #[allow(clippy::unnecessary_cast)]
-                    Some(n) if (n as $ty) as f64 == n as f64 => Ok(f(&(n as $ty))),
-                    _ => Err(format!("expected {}, got {}", stringify!($ty), value.preview())),
+                let found = scalar(value);
+                match found.as_deref().and_then(integer).map(<$ty>::try_from) {
+                    Some(Ok(n)) => Ok(f(&n)),
+                    Some(Err(_)) => Err(format!(
+                        "expected {}, got {} (out of range)",
+                        stringify!($ty),
+                        value.preview()
+                    )),
+                    None => Err(format!("expected {}, got {}", stringify!($ty), value.preview())),
                 }
             }
         }
     )*};
 }
 
-view_number!(u64 => as_u64, u32 => as_u64, usize => as_u64, i64 => as_i64, i32 => as_i64, f64 => as_f64);
+view_integer!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
+macro_rules! view_float {
+    ($($ty:ty),*) => {$(
+        impl View for $ty {
+            const NAME: &'static str = stringify!($ty);
+            fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, String> {
+                match scalar(value).as_deref().and_then(Value::as_f64) {
+                    #[allow(clippy::unnecessary_cast)]
+                    Some(n) => Ok(f(&(n as $ty))),
+                    None => Err(format!("expected {}, got {}", stringify!($ty), value.preview())),
+                }
+            }
+        }
+    )*};
+}
+
+view_float!(f32, f64);
 
 impl View for bool {
     const NAME: &'static str = "bool";
     fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, String> {
-        match value.json().as_deref() {
+        match scalar(value).as_deref() {
             Some(Value::Bool(b)) => Ok(f(b)),
             _ => Err(format!("expected a bool, got {}", value.preview())),
         }
     }
 }
 
-/// A predicate with a label for reports. Gate by default.
+/// Runs a user closure on a view of the value; a panic becomes an execution error.
+fn run_user<T: View + ?Sized, R>(
+    value: &Subject<'_>,
+    what: &str,
+    f: impl FnOnce(&T) -> R,
+) -> Result<Result<R, String>, Grade> {
+    catch_unwind(AssertUnwindSafe(|| T::view(value, f))).map_err(|payload| {
+        Grade::error(format!(
+            "{what} panicked: {}; a check should return, not panic",
+            panic_message(payload.as_ref())
+        ))
+    })
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(no message)".to_string()
+    }
+}
+
+/// A predicate with a label for reports: passes when the predicate returns `true`. **Gate by
+/// default.**
 ///
-/// Annotate the closure's parameter with the [`View`] you want (`&str`, `&Value`, `&u64`, ...);
-/// a value that has no such view fails with a reason saying so.
+/// Annotate the closure's parameter with the [`View`] you want (`&str`, `&Value`, `&u64`,
+/// `&bool`, ...): a value that has no such view — the wrong type, a number out of range,
+/// `None` — fails with a reason saying so, and the predicate is not called. A predicate that
+/// panics is an execution error on the assertion.
+///
+/// The report names it `satisfies(LABEL)`; a failure shows the value.
 ///
 /// ```
 /// use niceeval::prelude::*;
@@ -93,7 +178,13 @@ impl View for bool {
 /// assert!(AssertionResult::evaluate(&short, &"hi there".subject()).passed);
 /// let r = AssertionResult::evaluate(&short, &"one two three four five six".subject());
 /// assert_eq!(r.name, "satisfies(reply under 5 words)");
-/// assert!(!r.passed);
+/// assert_eq!(r.reason, r#"reply under 5 words: false for "one two three four five six""#);
+///
+/// let positive = satisfies(|d: &Value| d["total"].as_f64() > Some(0.0), "total is positive");
+/// assert!(AssertionResult::evaluate(&positive, &json!({ "total": 12.5 }).subject()).passed);
+///
+/// let r = AssertionResult::evaluate(&satisfies(|n: &u32| *n < 10, "small"), &"ten".subject());
+/// assert_eq!(r.reason, r#"expected u32, got "ten""#);
 /// ```
 pub fn satisfies<T, F>(predicate: F, label: impl Into<String>) -> Satisfies<T, F>
 where
@@ -128,24 +219,28 @@ impl<T: View + ?Sized, F: Fn(&T) -> bool> Assertion for Satisfies<T, F> {
     }
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
-        match T::view(value, &self.predicate) {
-            Ok(true) => Grade::pass(format!("{} holds", self.label)),
-            Ok(false) => Grade::fail(format!(
-                "{} does not hold for {}",
-                self.label,
-                value.preview()
-            )),
-            Err(why) => Grade::fail(why),
+        let what = format!("the predicate of satisfies({})", self.label);
+        match run_user(value, &what, &self.predicate) {
+            Err(panicked) => panicked,
+            Ok(Ok(true)) => Grade::pass(format!("{}: true for {}", self.label, value.preview())),
+            Ok(Ok(false)) => Grade::fail(format!("{}: false for {}", self.label, value.preview())),
+            Ok(Err(why)) => Grade::fail(why),
         }
     }
 }
 
-/// Starts a custom assertion named `name`; finish it with [`AssertionBuilder::score`] or
-/// [`AssertionBuilder::grade`].
+/// Starts a custom assertion named `name`; finish it with [`AssertionBuilder::score`] (a score
+/// in [0, 1]) or [`AssertionBuilder::grade`] (a full [`Grade`]: score and reason).
+///
+/// **Gate without threshold by default** (passes when the score is above 0); set
+/// [`severity`](AssertionBuilder::severity) and [`threshold`](AssertionBuilder::threshold), or
+/// chain `.at_least(x)` / `.gate()` on the result like any matcher. The closure's parameter is a
+/// [`View`], as for [`satisfies`]: a value without that view fails (score 0). A score outside
+/// [0, 1] or NaN, and a closure that panics, are execution errors on the assertion.
 ///
 /// ```
 /// use niceeval::prelude::*;
-/// use niceeval::AssertionResult;
+/// use niceeval::{AssertionResult, Grade};
 ///
 /// let json_valid = make_assertion("json_valid")
 ///     .score(|s: &str| if serde_json::from_str::<serde_json::Value>(s).is_ok() { 1.0 } else { 0.0 });
@@ -157,6 +252,13 @@ impl<T: View + ?Sized, F: Fn(&T) -> bool> Assertion for Satisfies<T, F> {
 ///     .score(|s: &str| 1.0 / (1.0 + s.len() as f64 / 100.0));
 /// let r = AssertionResult::evaluate(&concise, &"x".repeat(300).subject());
 /// assert!(!r.passed && r.severity == Severity::Soft);
+/// assert_eq!(r.reason, "concise scored 0.250");
+///
+/// let polite = make_assertion("polite").grade(|s: &str| {
+///     let ok = s.contains("please");
+///     Grade::from_bool(ok, if ok { "says please" } else { "never says please" })
+/// });
+/// assert_eq!(AssertionResult::evaluate(&polite, &"do it".subject()).reason, "never says please");
 /// ```
 pub fn make_assertion(name: impl Into<String>) -> AssertionBuilder {
     AssertionBuilder {
@@ -174,19 +276,21 @@ pub struct AssertionBuilder {
 }
 
 impl AssertionBuilder {
-    /// Gate (default) or soft.
+    /// Gate (default) or soft. A soft assertion without a threshold always passes: it records
+    /// its score as a signal.
     pub fn severity(mut self, severity: Severity) -> Self {
         self.settings.severity = severity;
         self
     }
 
-    /// Score needed to pass.
+    /// Score needed to pass (`score >= threshold`).
     pub fn threshold(mut self, threshold: f64) -> Self {
         self.settings.threshold = Some(threshold);
         self
     }
 
-    /// Scores the value with `f`, which returns a number in [0, 1].
+    /// Scores the value with `f`, which returns a number in [0, 1]. The reason is
+    /// `NAME scored 0.750`.
     pub fn score<T, F>(self, f: F) -> Custom<T, impl Fn(&T) -> Grade>
     where
         T: View + ?Sized,
@@ -234,9 +338,11 @@ impl<T: View + ?Sized, F: Fn(&T) -> Grade> Assertion for Custom<T, F> {
     }
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
-        match T::view(value, &self.f) {
-            Ok(grade) => grade,
-            Err(why) => Grade::fail(why),
+        let what = format!("the scoring function of {}", self.name);
+        match run_user(value, &what, &self.f) {
+            Err(panicked) => panicked,
+            Ok(Ok(grade)) => grade,
+            Ok(Err(why)) => Grade::fail(why),
         }
     }
 
@@ -244,3 +350,6 @@ impl<T: View + ?Sized, F: Fn(&T) -> Grade> Assertion for Custom<T, F> {
         self.settings.clone()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,9 +1,27 @@
 //! Matchers: the value assertions passed to [`crate::Eval::check`] and
 //! [`crate::Eval::require`].
 //!
-//! Every matcher is a gate without threshold unless its docs say otherwise ([`similarity`] is
-//! soft with threshold 0.6). Chain `.at_least(x)` to make one soft with a threshold, `.gate()` to
-//! make it a gate again; the last call wins.
+//! | matcher | default | checks |
+//! |---|---|---|
+//! | [`includes`] | gate | the text contains a substring or matches a [`Regex`](crate::Regex) |
+//! | [`excludes`] | gate | the text does not |
+//! | [`equals`] | gate | deep equality, compared as JSON |
+//! | [`matches::<T>()`](matches) | gate | the value deserializes into `T` |
+//! | [`matches_schema`] | gate | the value validates against a JSON Schema |
+//! | [`similarity`] | soft, threshold 0.6 | normalized Levenshtein similarity to a text |
+//! | [`satisfies`] | gate | a predicate with a label |
+//! | [`make_assertion`] | gate (settable) | a scoring function |
+//!
+//! Chain `.at_least(x)` to make one soft with a threshold, `.gate()` to make it a gate again
+//! (keeping the threshold); the last call wins. `.weight(w)` and `.metric(name)` set how it
+//! counts in the eval's scores.
+//!
+//! What a matcher looks at is a [`Subject`](crate::Subject): text (`&str`, `String`,
+//! `t.reply()`), JSON (`Value`, numbers, booleans, `turn.data`) or nothing (`None`). Text
+//! matchers read JSON as its compact JSON text; structural matchers parse text as JSON. Each
+//! matcher's docs say how it treats `None`. A reason always shows the relevant part of the value,
+//! elided in the middle when long, so a failure report stays readable for multi-megabyte
+//! replies.
 //!
 //! ```
 //! use niceeval::prelude::*;
@@ -14,9 +32,15 @@
 //! let result = AssertionResult::evaluate(&excludes(Regex::new(r"\bsorry\b").unwrap()), &"So sorry!".subject());
 //! assert!(!result.passed);
 //! assert!(result.reason.contains("sorry"));
+//!
+//! // In an eval: `t.check(t.reply(), includes("refund"))`.
+//! let t = Eval::detached(None);
+//! assert!(t.check("Your refund is on its way", similarity("Your refund is on the way").at_least(0.8)).passed);
 //! ```
 
 mod custom;
+mod json_diff;
+mod levenshtein;
 mod similarity;
 mod structure;
 mod text;

@@ -1,22 +1,37 @@
-//! Text matchers: [`includes`] and [`excludes`], over a substring or a regular expression.
+//! Text matchers: [`includes`] and [`excludes`], which look for a [`Pattern`] — a literal
+//! substring or a regular expression — in the text form of the value.
+
+use std::ops::Range;
 
 use regex::Regex;
 
 use crate::assertion::{Assertion, Grade, Subject};
-use crate::excerpt::quote;
+use crate::excerpt;
 
 /// What [`includes`] and [`excludes`] look for: a literal substring or a [`Regex`].
+///
+/// Built with `.into()` from `&str`, `String`, `&String`, `Regex` or `&Regex`, so the matchers
+/// take either directly: `includes("refund")`, `includes(Regex::new(r"order #\d+")?)`.
 #[derive(Debug, Clone)]
 pub enum Pattern {
-    /// A literal substring (case-sensitive).
+    /// A literal substring: case-sensitive, compared character for character (no Unicode
+    /// normalization).
     Text(String),
-    /// A regular expression, matched anywhere in the text.
+    /// A regular expression, matched anywhere in the text (anchor it with `^`/`$` to match the
+    /// whole text; `(?i)` makes it case-insensitive, with Unicode case folding).
     Regex(Regex),
 }
 
 impl Pattern {
     /// Where the pattern first occurs in `text`, as a byte range.
-    pub fn find(&self, text: &str) -> Option<std::ops::Range<usize>> {
+    ///
+    /// ```
+    /// use niceeval::expect::Pattern;
+    ///
+    /// assert_eq!(Pattern::from("b").find("abc"), Some(1..2));
+    /// assert_eq!(Pattern::from(regex::Regex::new(r"\d+").unwrap()).find("ab 123"), Some(3..6));
+    /// ```
+    pub fn find(&self, text: &str) -> Option<Range<usize>> {
         match self {
             Pattern::Text(needle) => text.find(needle.as_str()).map(|i| i..i + needle.len()),
             Pattern::Regex(re) => re.find(text).map(|m| m.range()),
@@ -26,9 +41,23 @@ impl Pattern {
     /// The pattern as shown in reports: a quoted string or `/regex/`.
     pub fn display(&self) -> String {
         match self {
-            Pattern::Text(needle) => quote(needle),
-            Pattern::Regex(re) => format!("/{}/", re.as_str()),
+            Pattern::Text(needle) => excerpt::quote_width(needle, 60),
+            Pattern::Regex(re) => format!("/{}/", excerpt::elide(re.as_str(), 60)),
         }
+    }
+
+    /// How many times the pattern occurs (non-overlapping), counting the one at `first`.
+    fn count_from(&self, text: &str, first: &Range<usize>) -> usize {
+        let rest = &text[first.end..];
+        1 + match self {
+            Pattern::Text(needle) => rest.matches(needle.as_str()).count(),
+            Pattern::Regex(re) => re.find_iter(rest).count(),
+        }
+    }
+
+    /// A literal pattern that is empty, which would be found in any text.
+    fn is_empty_text(&self) -> bool {
+        matches!(self, Pattern::Text(needle) if needle.is_empty())
     }
 }
 
@@ -63,33 +92,77 @@ impl From<&Regex> for Pattern {
 }
 
 /// Shows the text around a byte range, so a reason points at the match in a long value.
-pub(crate) fn context(text: &str, range: std::ops::Range<usize>) -> String {
-    const AROUND: usize = 40;
-    let start = text[..range.start]
-        .char_indices()
-        .rev()
-        .nth(AROUND - 1)
-        .map(|(i, _)| i)
-        .unwrap_or(0);
-    let end = text[range.end..]
-        .char_indices()
-        .nth(AROUND)
-        .map(|(i, _)| range.end + i)
-        .unwrap_or(text.len());
-    let mut shown = String::new();
-    if start > 0 {
-        shown.push('…');
-    }
-    shown.push_str(&text[start..end]);
-    if end < text.len() {
-        shown.push('…');
-    }
-    quote(&shown)
+pub(crate) fn context(text: &str, range: Range<usize>) -> String {
+    excerpt::around(text, range)
 }
 
-/// The text contains a substring, or matches a [`Regex`] somewhere. Gate by default.
+/// Describes where `pattern` was found: what matched, how often, at which character, and the
+/// text around it.
+fn found(pattern: &Pattern, text: &str, range: Range<usize>) -> String {
+    let at = excerpt::char_index(text, range.start);
+    let times = match pattern.count_from(text, &range) {
+        1 => String::new(),
+        n => format!(" {n} times, first"),
+    };
+    let what = match pattern {
+        Pattern::Text(_) => format!("found {}", pattern.display()),
+        Pattern::Regex(_) => format!(
+            "{} matched {}",
+            pattern.display(),
+            excerpt::quote_width(&text[range.clone()], 60)
+        ),
+    };
+    format!("{what}{times} at char {at}: {}", context(text, range))
+}
+
+/// `does not contain "x"` or `does not match /x/`.
+fn absent(pattern: &Pattern) -> String {
+    match pattern {
+        Pattern::Text(_) => format!("does not contain {}", pattern.display()),
+        Pattern::Regex(_) => format!("does not match {}", pattern.display()),
+    }
+}
+
+/// For a literal pattern that is absent, a case-insensitive search: most misses in replies are
+/// a capital letter.
+fn case_hint(pattern: &Pattern, text: &str) -> String {
+    let Pattern::Text(needle) = pattern else {
+        return String::new();
+    };
+    let insensitive = regex::RegexBuilder::new(&regex::escape(needle))
+        .case_insensitive(true)
+        .build();
+    match insensitive.ok().and_then(|re| re.find(text)) {
+        Some(m) => format!(
+            " (ignoring case, {} is at char {}: {})",
+            excerpt::quote_width(m.as_str(), 60),
+            excerpt::char_index(text, m.start()),
+            context(text, m.range())
+        ),
+        None => String::new(),
+    }
+}
+
+fn empty_pattern_error(matcher: &str) -> Grade {
+    Grade::error(format!(
+        "{matcher}(\"\") looks for the empty string, which every text contains; \
+         give a non-empty pattern"
+    ))
+}
+
+/// The text contains a substring, or matches a [`Regex`] somewhere. **Gate by default.**
 ///
-/// Non-text values are matched against their compact JSON text; `None` fails.
+/// - **Text** is searched as it is: a literal pattern is case-sensitive and compared character
+///   for character (no Unicode normalization); use a regex with `(?i)` to ignore case.
+/// - **JSON** values (numbers, booleans, objects, arrays) are searched in their compact JSON
+///   text: `includes("\"refund\"")` finds the string `"refund"` anywhere in `{"intent":"refund"}`.
+/// - **`None`** fails: there is nothing to search.
+/// - An empty literal pattern (`includes("")`) is an execution error on the assertion, not a
+///   pass: it would be found in any text.
+///
+/// On a pass the reason shows the text around the first match (and how many there are); on a
+/// failure it shows the value, long values elided in the middle, and where a case-insensitive
+/// search would have found a literal pattern.
 ///
 /// ```
 /// use niceeval::prelude::*;
@@ -97,8 +170,16 @@ pub(crate) fn context(text: &str, range: std::ops::Range<usize>) -> String {
 ///
 /// let ok = AssertionResult::evaluate(&includes(Regex::new(r"order #\d+").unwrap()), &"see order #123".subject());
 /// assert!(ok.passed);
+/// assert_eq!(ok.reason, r#"/order #\d+/ matched "order #123" at char 4: "see order #123""#);
+///
 /// let no = AssertionResult::evaluate(&includes("refund"), &"Hello".subject());
 /// assert_eq!(no.reason, r#""Hello" does not contain "refund""#);
+///
+/// let case = AssertionResult::evaluate(&includes("refund"), &"Refund issued".subject());
+/// assert_eq!(case.reason, r#""Refund issued" does not contain "refund" (ignoring case, "Refund" is at char 0: "Refund issued")"#);
+///
+/// let json = AssertionResult::evaluate(&includes("\"refund\""), &json!({"intent": "refund"}).subject());
+/// assert!(json.passed);
 /// ```
 pub fn includes(pattern: impl Into<Pattern>) -> Includes {
     Includes {
@@ -118,6 +199,9 @@ impl Assertion for Includes {
     }
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
+        if self.pattern.is_empty_text() {
+            return empty_pattern_error("includes");
+        }
         let Some(text) = value.text() else {
             return Grade::fail(format!(
                 "there is no value (None) to search for {}",
@@ -125,27 +209,27 @@ impl Assertion for Includes {
             ));
         };
         match self.pattern.find(&text) {
-            Some(range) => Grade::pass(format!("found at {}", context(&text, range))),
+            Some(range) => Grade::pass(found(&self.pattern, &text, range)),
             None => Grade::fail(format!(
-                "{} does not {} {}",
+                "{} {}{}",
                 value.preview(),
-                verb(&self.pattern),
-                self.pattern.display()
+                absent(&self.pattern),
+                case_hint(&self.pattern, &text)
             )),
         }
     }
 }
 
-fn verb(pattern: &Pattern) -> &'static str {
-    match pattern {
-        Pattern::Text(_) => "contain",
-        Pattern::Regex(_) => "match",
-    }
-}
-
-/// The text does not contain the substring nor match the [`Regex`]. Gate by default.
+/// The text does not contain the substring, nor match the [`Regex`] anywhere. **Gate by
+/// default.**
 ///
-/// `None` passes (there is nothing that could contain the pattern).
+/// - **Text** and **JSON** values are searched as for [`includes`] (JSON in its compact text).
+/// - **`None`** passes: there is no text that could contain the pattern.
+/// - An empty literal pattern (`excludes("")`) is an execution error on the assertion: every
+///   text contains it.
+///
+/// On a failure the reason shows the text around the first match and how many there are, so
+/// a leak in a long reply is easy to find.
 ///
 /// ```
 /// use niceeval::prelude::*;
@@ -153,7 +237,11 @@ fn verb(pattern: &Pattern) -> &'static str {
 ///
 /// let r = AssertionResult::evaluate(&excludes("password"), &"your password is hunter2".subject());
 /// assert!(!r.passed);
-/// assert!(r.reason.contains("\"your password is hunter2\""));
+/// assert_eq!(r.reason, r#"found "password" at char 5: "your password is hunter2""#);
+///
+/// let r = AssertionResult::evaluate(&excludes(Regex::new(r"(?i)\bsorry\b").unwrap()), &"All good.".subject());
+/// assert!(r.passed);
+/// assert!(AssertionResult::evaluate(&excludes("x"), &None::<String>.subject()).passed);
 /// ```
 pub fn excludes(pattern: impl Into<Pattern>) -> Excludes {
     Excludes {
@@ -173,21 +261,21 @@ impl Assertion for Excludes {
     }
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
+        if self.pattern.is_empty_text() {
+            return empty_pattern_error("excludes");
+        }
         let Some(text) = value.text() else {
-            return Grade::pass("there is no value (None)");
+            return Grade::pass(format!(
+                "there is no value (None), so nothing contains {}",
+                self.pattern.display()
+            ));
         };
         match self.pattern.find(&text) {
-            Some(range) => Grade::fail(format!(
-                "{} found at {}",
-                self.pattern.display(),
-                context(&text, range)
-            )),
-            None => Grade::pass(format!(
-                "{} does not {} {}",
-                value.preview(),
-                verb(&self.pattern),
-                self.pattern.display()
-            )),
+            Some(range) => Grade::fail(found(&self.pattern, &text, range)),
+            None => Grade::pass(format!("{} {}", value.preview(), absent(&self.pattern))),
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
