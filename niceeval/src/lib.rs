@@ -65,6 +65,7 @@ pub use event::{ActionStatus, Event, Role, Usage};
 pub use outcome::{fold, mean_score, Folded, Outcome};
 pub use report::{EvalReport, RunSummary};
 pub use run::run_eval;
+pub use scope::InputMatch;
 pub use turn::{Turn, TurnStatus};
 
 /// Marks an `async fn NAME(t: &mut Eval)` as an eval; see the crate docs.
@@ -81,8 +82,9 @@ pub use serde_json::{json, Value};
 pub mod prelude {
     pub use crate::expect::*;
     pub use crate::{
-        agent_fn, async_trait, eval, json, replay, Agent, AgentError, Assertion, Checkable, Eval,
-        Event, Input, Outcome, Regex, Request, Severity, Turn, TurnStatus, Value,
+        agent_fn, async_trait, eval, json, replay, ActionStatus, Agent, AgentError, Assertion,
+        Checkable, Eval, Event, Input, InputMatch, Outcome, Regex, Request, Severity, Turn,
+        TurnStatus, Value,
     };
 }
 
