@@ -184,7 +184,10 @@ pub(crate) fn evaluate_all(
 
 /// Registration handle for a scoped assertion; recorded when dropped. Chain `.at_least(x)`,
 /// `.gate()`, `.weight(w)`, `.metric(name)` (and the check's own options) before the `;`.
-#[must_use = "a scoped assertion is recorded when this builder is dropped; end the statement with `;`"]
+///
+/// Not `#[must_use]`: `t.succeeded();` is the intended use — the statement's end drops the
+/// builder, which records the assertion. Holding the builder in a variable delays the
+/// registration (and the position in the report) until the variable goes out of scope.
 pub struct Scoped<C: ScopedCheck + 'static> {
     check: Option<C>,
     settings: Settings,
