@@ -76,7 +76,9 @@ fn every_scoped_assertion_passes_over_the_answered_run() {
     fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
         Box::pin(async move {
             // registered before the events exist: evaluated after the body
-            t.called_tool("git_push").status(ActionStatus::Rejected).count(1);
+            t.called_tool("git_push")
+                .status(ActionStatus::Rejected)
+                .count(1);
             let turn = t.send("Fix the build").await?;
             assert_eq!(turn.status, TurnStatus::Waiting);
             t.respond("yes").await?;
@@ -114,8 +116,7 @@ fn every_scoped_assertion_passes_over_the_answered_run() {
         .iter()
         .all(|a| a.kind == niceeval::AssertionKind::Scoped && a.severity == Severity::Gate));
     assert_eq!(
-        report.assertions[0].name,
-        r#"called_tool("git_push").count(1).status(rejected)"#,
+        report.assertions[0].name, r#"called_tool("git_push").count(1).status(rejected)"#,
         "evaluated in registration order"
     );
 }
@@ -135,17 +136,24 @@ fn a_failed_scoped_assertion_fails_the_eval_and_its_reason_is_in_the_report() {
     }
     let report = run("failures", replayed, body);
     assert_eq!(report.outcome, Outcome::Failed);
-    assert_eq!(report.error, None, "a failed gate is not an execution error");
+    assert_eq!(
+        report.error, None,
+        "a failed gate is not an execution error"
+    );
     let failed = named(&report, "no_failed_actions()");
     assert!(!failed.passed);
     assert!(
-        failed
-            .reason
-            .contains(r#"#7 bash {"command":"cargo build","cwd":"/repo"} → failed: "error[E0425]""#),
+        failed.reason.contains(
+            r#"#7 bash {"command":"cargo build","cwd":"/repo"} → failed: "error[E0425]""#
+        ),
         "{}",
         failed.reason
     );
-    assert!(failed.reason.contains("#12 subagent researcher"), "{}", failed.reason);
+    assert!(
+        failed.reason.contains("#12 subagent researcher"),
+        "{}",
+        failed.reason
+    );
     assert!(named(&report, "used_no_tools()")
         .reason
         .starts_with("7 tool call(s):"));
@@ -165,7 +173,10 @@ fn chaining_sets_severity_threshold_weight_and_metric() {
     fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
         Box::pin(async move {
             t.send("Fix the build").await?;
-            t.no_failed_actions().at_least(0.5).weight(2.0).metric("reliability");
+            t.no_failed_actions()
+                .at_least(0.5)
+                .weight(2.0)
+                .metric("reliability");
             t.used_no_tools().at_least(0.5).gate();
             Ok(())
         })
@@ -232,7 +243,11 @@ fn a_panicking_predicate_is_an_execution_error_not_a_crash() {
         exploded.error.as_deref(),
         Some("the check panicked: predicate bug")
     );
-    assert_eq!(report.assertions.len(), 2, "later assertions still evaluated");
+    assert_eq!(
+        report.assertions.len(),
+        2,
+        "later assertions still evaluated"
+    );
 }
 
 #[test]
@@ -246,7 +261,11 @@ fn scoped_assertions_survive_a_panicking_body() {
     }
     let report = run("panicking_body", replayed, body);
     assert_eq!(report.outcome, Outcome::Failed);
-    assert!(report.error.as_deref().unwrap().contains("the body crashed"));
+    assert!(report
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("the body crashed"));
     assert!(named(&report, r#"called_tool("write_file")"#).passed);
 }
 
@@ -264,7 +283,9 @@ fn turn_scope_sees_only_that_turns_events() {
             second.succeeded();
             second.used_no_tools(); // fails: git_push
             second.no_failed_actions(); // a rejected call is no failure
-            second.called_tool("git_push").status(ActionStatus::Rejected);
+            second
+                .called_tool("git_push")
+                .status(ActionStatus::Rejected);
             second.tool_order(["git_push"]);
             second.event("message").count(2);
             second.not_event("skill.loaded");
@@ -365,9 +386,9 @@ fn a_parked_run_holds_parked_and_fails_succeeded() {
     assert!(named(&report, "parked()").passed);
     let succeeded = named(&report, "succeeded()");
     assert!(!succeeded.passed);
-    assert!(succeeded
-        .reason
-        .starts_with(r#"the run is parked: the agent asked for input at #19 ({"question":"push to origin?"})"#));
+    assert!(succeeded.reason.starts_with(
+        r#"the run is parked: the agent asked for input at #19 ({"question":"push to origin?"})"#
+    ));
 }
 
 /// Asks for approval before deleting, then acts on the answer; reports what it received.
@@ -418,7 +439,8 @@ fn respond_continues_a_parked_run_in_the_same_session() {
             assert_eq!(done.events[0], Event::user(r#"{"approved":true}"#));
             // nothing is waiting any more
             assert!(matches!(t.respond("again").await, Err(Error::NotParked)));
-            t.called_tool("delete").input(json!({ "confirm": "delete account 7" }));
+            t.called_tool("delete")
+                .input(json!({ "confirm": "delete account 7" }));
             t.succeeded();
             asked.parked();
             done.succeeded();
@@ -436,7 +458,9 @@ fn respond_without_a_parked_turn_is_an_error() {
         Box::pin(async move {
             let err = t.respond("yes").await.unwrap_err();
             assert!(matches!(err, Error::NotParked));
-            assert!(err.to_string().contains("send a message with t.send instead"));
+            assert!(err
+                .to_string()
+                .contains("send a message with t.send instead"));
             t.send("delete account 7").await?;
             t.new_session();
             // the request belonged to the previous session
@@ -459,7 +483,11 @@ fn several_sends_and_new_session_build_a_multi_turn_run() {
             let third = t.send("third").await?;
             assert_eq!(third.message, "session session-2 with 0 earlier message(s)");
             assert_eq!(t.turns().len(), 3);
-            assert_eq!(t.events().len(), 9, "3 turns × (user, message, input.requested)");
+            assert_eq!(
+                t.events().len(),
+                9,
+                "3 turns × (user, message, input.requested)"
+            );
             t.event("input.requested").count(3);
             third.event("input.requested").count(1);
             t.parked();

@@ -213,9 +213,10 @@ impl ScopedCheck for ToolOrder {
             return Grade::pass(format!("called in order: {}", steps(found.len())));
         }
         let missing = &self.names[found.len()];
-        let called_at = run.events.iter().position(
-            |e| matches!(e, Event::ActionCalled { name, .. } if name == missing),
-        );
+        let called_at = run
+            .events
+            .iter()
+            .position(|e| matches!(e, Event::ActionCalled { name, .. } if name == missing));
         let mut reason = match (found.last(), called_at) {
             (None, _) => format!("{missing} was never called"),
             (Some(&last), Some(at)) => format!(
@@ -250,11 +251,10 @@ impl ScopedCheck for UsedNoTools {
                 run.events.len()
             ));
         }
-        let statuses = calls::statuses(run.events, &calls);
         Grade::fail(format!(
             "{} tool call(s):{}",
             calls.len(),
-            calls::list_calls(&calls, &statuses, |_| None)
+            calls::list_calls(run.events, &calls, None, |_, _| None)
         ))
     }
 }
@@ -274,32 +274,58 @@ impl ScopedCheck for LoadedSkill {
 
     fn evaluate(&self, run: &RunView<'_>) -> Grade {
         let events = run.events;
+        // One pass: a skill.loaded event or a completed load_skill call ends it; load_skill
+        // calls for the skill wait in `open` for their result.
+        let mut attempts: Vec<calls::Call<'_>> = Vec::new();
+        let mut outcomes: Vec<Option<ActionStatus>> = Vec::new();
+        let mut open = calls::OpenCalls::default();
         for (at, event) in events.iter().enumerate() {
-            if matches!(event, Event::SkillLoaded { name } if *name == self.name) {
-                return Grade::pass(format!("skill.loaded event at #{at}"));
+            match event {
+                Event::SkillLoaded { name } if *name == self.name => {
+                    return Grade::pass(format!("skill.loaded event at #{at}"));
+                }
+                Event::ActionCalled {
+                    call_id,
+                    name,
+                    input,
+                } if name == LOAD_SKILL_TOOL && skill_named(input) == Some(self.name.as_str()) => {
+                    open.insert(call_id, attempts.len());
+                    attempts.push(calls::Call {
+                        at,
+                        call_id,
+                        name,
+                        input,
+                    });
+                    outcomes.push(None);
+                }
+                Event::ActionResult {
+                    call_id, status, ..
+                } if !attempts.is_empty() => {
+                    if let Some(i) = open.remove(call_id) {
+                        if *status == ActionStatus::Completed {
+                            return Grade::pass(format!(
+                                "{LOAD_SKILL_TOOL} call at #{} → completed",
+                                attempts[i].at
+                            ));
+                        }
+                        outcomes[i] = Some(*status);
+                    }
+                }
+                _ => {}
             }
         }
-        let attempts = calls::calls_where(events, |n| n == LOAD_SKILL_TOOL);
-        let attempts: Vec<_> = attempts
-            .into_iter()
-            .filter(|c| skill_named(c.input) == Some(self.name.as_str()))
-            .collect();
-        let statuses = calls::statuses(events, &attempts);
-        let loaded = |s: &Option<ActionStatus>| {
-            !matches!(s, Some(ActionStatus::Failed | ActionStatus::Rejected))
-        };
-        if let Some(i) = statuses.iter().position(loaded) {
+        // A call without a result did not fail: it counts as loaded.
+        if let Some(i) = outcomes.iter().position(Option::is_none) {
             return Grade::pass(format!(
-                "{LOAD_SKILL_TOOL} call at #{} → {}",
-                attempts[i].at,
-                calls::status_text(statuses[i])
+                "{LOAD_SKILL_TOOL} call at #{} → no result",
+                attempts[i].at
             ));
         }
         if !attempts.is_empty() {
             return Grade::fail(format!(
                 "skill {} was not loaded: every {LOAD_SKILL_TOOL} call for it failed:{}",
                 excerpt::quote(&self.name),
-                calls::list_calls(&attempts, &statuses, |_| None)
+                calls::list_calls(events, &attempts, Some(&outcomes), |_, _| None)
             ));
         }
         let loaded_names = events.iter().filter_map(|e| match e {

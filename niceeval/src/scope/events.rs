@@ -80,7 +80,9 @@ fn known(kind: &str) -> Result<(), Grade> {
 /// `message ×4, action.called ×2, ...` or `no events`.
 fn kinds_seen(events: &[Event]) -> String {
     calls::histogram(events.iter().map(Event::kind))
-        .map_or("there are no events".to_string(), |h| format!("events seen: {h}"))
+        .map_or("there are no events".to_string(), |h| {
+            format!("events seen: {h}")
+        })
 }
 
 /// The events of `kind`, one per line as compact JSON, at most [`LISTED`].
@@ -262,7 +264,10 @@ impl ScopedCheck for EventOrder {
         let missing = &self.kinds[found.len()];
         let head = match found.last() {
             None => format!("no {missing} event"),
-            Some(_) => format!("found {} but no {missing} event after it", steps(found.len())),
+            Some(_) => format!(
+                "found {} but no {missing} event after it",
+                steps(found.len())
+            ),
         };
         let sequence = calls::sequence(run.events.iter().map(Event::kind));
         Grade::fail(if sequence.is_empty() {
@@ -273,10 +278,13 @@ impl ScopedCheck for EventOrder {
     }
 }
 
+/// A boxed predicate over a scope's events.
+type EventPredicate = Box<dyn Fn(&[Event]) -> bool + Send + Sync>;
+
 /// The check behind [`Eval::events_satisfy`](crate::Eval::events_satisfy).
 pub struct EventsSatisfy {
     label: String,
-    predicate: Box<dyn Fn(&[Event]) -> bool + Send + Sync>,
+    predicate: EventPredicate,
 }
 
 impl EventsSatisfy {

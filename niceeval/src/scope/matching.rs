@@ -207,24 +207,38 @@ impl InputMatch {
 
     /// Whether `value` matches. Never allocates unless a regex meets a non-string value.
     pub fn matches(&self, value: &Value) -> bool {
+        self.matches_with(value, &mut Vec::new())
+    }
+
+    /// [`InputMatch::matches`] serializing into `buffer` (cleared first) when a regex meets a
+    /// non-string value, so matching many inputs allocates once.
+    pub(crate) fn matches_with(&self, value: &Value, buffer: &mut Vec<u8>) -> bool {
         match self {
             InputMatch::Object(fields) => match value {
                 Value::Object(map) => fields
                     .iter()
-                    .all(|(k, m)| map.get(k).is_some_and(|v| m.matches(v))),
+                    .all(|(k, m)| map.get(k).is_some_and(|v| m.matches_with(v, buffer))),
                 _ => false,
             },
             InputMatch::Array(items) => match value {
                 Value::Array(values) => {
                     items.len() == values.len()
-                        && items.iter().zip(values).all(|(m, v)| m.matches(v))
+                        && items
+                            .iter()
+                            .zip(values)
+                            .all(|(m, v)| m.matches_with(v, buffer))
                 }
                 _ => false,
             },
             InputMatch::Scalar(expected) => scalar_eq(expected, value),
             InputMatch::Regex(re) => match value {
                 Value::String(s) => re.is_match(s),
-                other => re.is_match(&other.to_string()),
+                other => {
+                    buffer.clear();
+                    // Serializing a Value into memory cannot fail, and yields UTF-8.
+                    serde_json::to_writer(&mut *buffer, other).is_ok()
+                        && std::str::from_utf8(buffer).is_ok_and(|json| re.is_match(json))
+                }
             },
             InputMatch::Predicate(p) => p.test(value),
         }
@@ -279,13 +293,17 @@ impl InputMatch {
                         values.len()
                     ));
                 }
-                items.iter().zip(values).enumerate().find_map(|(i, (m, v))| {
-                    let len = path.len();
-                    path.push_str(&format!("[{i}]"));
-                    let found = m.explain_at(v, path);
-                    path.truncate(len);
-                    found
-                })
+                items
+                    .iter()
+                    .zip(values)
+                    .enumerate()
+                    .find_map(|(i, (m, v))| {
+                        let len = path.len();
+                        path.push_str(&format!("[{i}]"));
+                        let found = m.explain_at(v, path);
+                        path.truncate(len);
+                        found
+                    })
             }
             InputMatch::Scalar(expected) => (!scalar_eq(expected, value)).then(|| {
                 format!(

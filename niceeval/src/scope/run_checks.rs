@@ -143,11 +143,7 @@ fn errors(events: &[Event], from: usize) -> (usize, String) {
     for (at, event) in events.iter().enumerate().skip(from) {
         if let Event::Error { message } = event {
             if count < LISTED {
-                let _ = write!(
-                    listed,
-                    "\n  #{at} {}",
-                    excerpt::quote_width(message, 120)
-                );
+                let _ = write!(listed, "\n  #{at} {}", excerpt::quote_width(message, 120));
             }
             count += 1;
         }

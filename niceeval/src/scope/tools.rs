@@ -161,7 +161,11 @@ impl ToolCheck {
             what.push_str(&format!(" with status {}", status.as_str()));
         }
         if let Some(input) = &self.input {
-            let joint = if self.status.is_some() { " and" } else { " with" };
+            let joint = if self.status.is_some() {
+                " and"
+            } else {
+                " with"
+            };
             what.push_str(&format!(
                 "{joint} input {}",
                 excerpt::elide(&input.to_string(), 80)
@@ -213,14 +217,17 @@ impl ScopedCheck for ToolCheck {
     fn evaluate(&self, run: &RunView<'_>) -> Grade {
         let events = run.events;
         let calls = calls::calls_where(events, |n| n == self.name);
-        let statuses = match self.status {
-            Some(_) => calls::statuses(events, &calls),
-            None => vec![None; calls.len()],
-        };
+        // Statuses are paired for every call only when a status filter needs them.
+        let statuses = self.status.map(|_| calls::statuses(events, &calls));
+        let mut buffer = Vec::new();
         let matching: Vec<usize> = (0..calls.len())
             .filter(|&i| {
-                self.status.is_none_or(|s| statuses[i] == Some(s))
-                    && self.input.as_ref().is_none_or(|m| m.matches(calls[i].input))
+                self.status
+                    .is_none_or(|s| statuses.as_ref().is_some_and(|all| all[i] == Some(s)))
+                    && self
+                        .input
+                        .as_ref()
+                        .is_none_or(|m| m.matches_with(calls[i].input, &mut buffer))
             })
             .collect();
         let found = matching.len();
@@ -240,7 +247,10 @@ impl ScopedCheck for ToolCheck {
             (Some(n), true, true) => format!("found exactly {n} matching {what}"),
             (Some(n), true, false) => format!("found {found} matching {what}, not exactly {n}"),
         };
-        let reason = if calls.is_empty() {
+        let reason = if calls.is_empty() && passed {
+            format!("{head}: {} was never called", self.name)
+        } else if calls.is_empty() {
+            // Show what was called instead (a typo in the name shows up here).
             let instead = match calls::tool_histogram(events) {
                 Some(tools) => format!("tools called: {tools}"),
                 None => "no tool was called".to_string(),
@@ -250,19 +260,22 @@ impl ScopedCheck for ToolCheck {
             // The calls that counted: the evidence of a pass, or the offending calls of a
             // failed not_called_tool.
             let picked: Vec<Call<'_>> = matching.iter().map(|&i| calls[i]).collect();
-            let picked_statuses = calls::statuses(events, &picked);
+            let known: Option<Vec<_>> = statuses
+                .as_ref()
+                .map(|all| matching.iter().map(|&i| all[i]).collect());
             format!(
                 "{head}:{}",
-                calls::list_calls(&picked, &picked_statuses, |_| None)
+                calls::list_calls(events, &picked, known.as_deref(), |_, _| None)
             )
         } else {
             // Every call to the tool, and why each one that did not count was left out.
-            let all = calls::statuses(events, &calls);
             format!(
                 "{head}; {} call(s) to {} seen:{}",
                 calls.len(),
                 self.name,
-                calls::list_calls(&calls, &all, |i| self.rejection(&calls[i], all[i]))
+                calls::list_calls(events, &calls, statuses.as_deref(), |i, status| {
+                    self.rejection(&calls[i], status)
+                })
             )
         };
         Grade::from_bool(passed, reason)

@@ -47,7 +47,10 @@ fn tool_order_failure_says_which_step_is_missing() {
 #[test]
 fn used_no_tools_lists_the_calls() {
     assert_eq!(
-        passes(&UsedNoTools, &[Event::user("hi"), Event::assistant("hello")]),
+        passes(
+            &UsedNoTools,
+            &[Event::user("hi"), Event::assistant("hello")]
+        ),
         "no action.called event in 2 event(s)"
     );
     assert_eq!(
@@ -67,7 +70,11 @@ fn loaded_skill_accepts_events_and_load_skill_calls() {
         passes(&LoadedSkill::new("memory-v2"), &events),
         "load_skill call at #9 → completed"
     );
-    for input in [json!("web"), json!({"name": "web"}), json!({"skill": "web"})] {
+    for input in [
+        json!("web"),
+        json!({"name": "web"}),
+        json!({"skill": "web"}),
+    ] {
         passes(
             &LoadedSkill::new("web"),
             &[called("c1", "load_skill", input)],
@@ -123,7 +130,10 @@ fn called_subagent_with_and_without_remote_url() {
     }];
     passes(&CalledSubagent::new("researcher"), &local);
     let reason = fails(&CalledSubagent::new("researcher").remote_url("x"), &local);
-    assert!(reason.ends_with("#0 researcher → no remote_url"), "{reason}");
+    assert!(
+        reason.ends_with("#0 researcher → no remote_url"),
+        "{reason}"
+    );
     assert_eq!(
         fails(&CalledSubagent::new("writer"), &events),
         "subagent writer was never called; subagents called: researcher"
@@ -153,7 +163,10 @@ fn no_failed_actions_names_failed_tools_and_subagents() {
         "1 failed call(s):\n  #1 load_skill {\"skill\":\"python\"} → failed"
     );
     assert_eq!(
-        fails(&NoFailedActions, &[result("c1", ActionStatus::Failed, json!(null))]),
+        fails(
+            &NoFailedActions,
+            &[result("c1", ActionStatus::Failed, json!(null))]
+        ),
         "1 failed call(s):\n  #0 call c1 (its call event is not in scope) → failed"
     );
 }

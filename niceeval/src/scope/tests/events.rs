@@ -72,7 +72,10 @@ fn event_order_is_a_subsequence_of_kinds() {
         ),
         "in order: action.called (#2) → subagent.called (#11) → input.requested (#19)"
     );
-    let reason = fails(&EventOrder::new(["input.requested", "skill.loaded"]), &events);
+    let reason = fails(
+        &EventOrder::new(["input.requested", "skill.loaded"]),
+        &events,
+    );
     assert!(
         reason.starts_with("found input.requested (#19) but no skill.loaded event after it; events in order: message → thinking → action.called ×3 → action.result ×3 → skill.loaded"),
         "{reason}"

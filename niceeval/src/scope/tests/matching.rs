@@ -1,8 +1,8 @@
 //! The matching language: every form, alone and combined, and the data form.
 use crate::scope::matching::*;
 use regex::Regex;
-use serde_json::Value;
 use serde_json::json;
+use serde_json::Value;
 
 fn re(pattern: &str) -> InputMatch {
     InputMatch::Regex(Regex::new(pattern).unwrap())
@@ -74,14 +74,16 @@ fn matching_language_table() {
 
 #[test]
 fn spec_form_reads_regex_operators_and_rejects_bad_ones() {
-    let m = InputMatch::from_spec(&json!({"a": [{"$regex": "^x"}, 1], "b": {"c": "lit"}}))
-        .unwrap();
+    let m = InputMatch::from_spec(&json!({"a": [{"$regex": "^x"}, 1], "b": {"c": "lit"}})).unwrap();
     assert_eq!(m.to_string(), r#"{"a":[/^x/,1],"b":{"c":"lit"}}"#);
     assert!(m.matches(&json!({"a": ["xy", 1], "b": {"c": "lit", "d": 0}})));
     let top = InputMatch::from_spec(&json!({"$regex": "npm i"})).unwrap();
     assert!(top.matches(&json!({"command": "npm i"})));
     let err = InputMatch::from_spec(&json!({"a": {"$regex": 3}})).unwrap_err();
-    assert_eq!(err.to_string(), "at $.a: `$regex` takes a string pattern, got 3");
+    assert_eq!(
+        err.to_string(),
+        "at $.a: `$regex` takes a string pattern, got 3"
+    );
     let err = InputMatch::from_spec(&json!({"a": {"$regex": "x", "b": 1}})).unwrap_err();
     assert!(err.to_string().contains("must be the only key"), "{err}");
     // From<Value> never interprets operators
@@ -96,7 +98,10 @@ fn display_forms() {
         InputMatch::object([("a", InputMatch::array([re("x")]))]).to_string(),
         r#"{"a":[/x/]}"#
     );
-    assert_eq!(InputMatch::from(|_: &Value| true).to_string(), "<predicate>");
+    assert_eq!(
+        InputMatch::from(|_: &Value| true).to_string(),
+        "<predicate>"
+    );
     assert_eq!(
         format!("{:?}", InputMatch::from(json!({"a": "b"}))),
         r#"InputMatch({"a":"b"})"#

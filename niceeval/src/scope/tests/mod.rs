@@ -52,11 +52,19 @@ pub(super) fn parked_run() -> Vec<Event> {
             text: "read, then build".into(),
         },
         called("c1", "read_file", json!({"path": "Cargo.toml"})),
-        called("c2", "bash", json!({"command": "cargo build", "cwd": "/repo"})),
+        called(
+            "c2",
+            "bash",
+            json!({"command": "cargo build", "cwd": "/repo"}),
+        ),
         called("c3", "read_file", json!({"path": "src/lib.rs"})),
         result("c3", ActionStatus::Completed, json!("fn main")),
         result("c1", ActionStatus::Completed, json!("[package]")),
-        result("c2", ActionStatus::Failed, json!("error[E0425]: cannot find value")),
+        result(
+            "c2",
+            ActionStatus::Failed,
+            json!("error[E0425]: cannot find value"),
+        ),
         Event::SkillLoaded {
             name: "rust-analyzer".into(),
         },
@@ -71,9 +79,17 @@ pub(super) fn parked_run() -> Vec<Event> {
             call_id: "s1".into(),
             status: ActionStatus::Failed,
         },
-        called("c5", "write_file", json!({"path": "src/lib.rs", "content": "fn main() {}"})),
+        called(
+            "c5",
+            "write_file",
+            json!({"path": "src/lib.rs", "content": "fn main() {}"}),
+        ),
         result("c5", ActionStatus::Completed, json!(null)),
-        called("c6", "bash", json!({"command": "cargo build", "cwd": "/repo"})),
+        called(
+            "c6",
+            "bash",
+            json!({"command": "cargo build", "cwd": "/repo"}),
+        ),
         result("c6", ActionStatus::Completed, json!("Finished")),
         Event::Usage {
             input_tokens: 1200,
@@ -118,7 +134,13 @@ pub(super) fn grade(check: &dyn ScopedCheck, events: &[Event]) -> Grade {
 pub(super) fn passes(check: &dyn ScopedCheck, events: &[Event]) -> String {
     let g = grade(check, events);
     assert_eq!(g.error, None, "{}: {}", check.describe(), g.reason);
-    assert_eq!(g.score, 1.0, "{} should pass: {}", check.describe(), g.reason);
+    assert_eq!(
+        g.score,
+        1.0,
+        "{} should pass: {}",
+        check.describe(),
+        g.reason
+    );
     g.reason
 }
 
@@ -127,6 +149,12 @@ pub(super) fn passes(check: &dyn ScopedCheck, events: &[Event]) -> String {
 pub(super) fn fails(check: &dyn ScopedCheck, events: &[Event]) -> String {
     let g = grade(check, events);
     assert_eq!(g.error, None, "{}: {}", check.describe(), g.reason);
-    assert_eq!(g.score, 0.0, "{} should fail: {}", check.describe(), g.reason);
+    assert_eq!(
+        g.score,
+        0.0,
+        "{} should fail: {}",
+        check.describe(),
+        g.reason
+    );
     g.reason
 }

@@ -61,7 +61,9 @@ fn parked_fails_when_answered_absent_or_failed() {
     );
     let failed = [
         Event::user("hi"),
-        Event::InputRequested { request: json!("?") },
+        Event::InputRequested {
+            request: json!("?"),
+        },
         Event::Error {
             message: "crashed".into(),
         },
@@ -88,8 +90,14 @@ fn message_includes_searches_assistant_messages_only() {
         fails(&MessageIncludes::new("Fix the build"), &events),
         "no assistant message contains \"Fix the build\"; 2 assistant message(s) seen:\n  #18 \"The build is fixed. Shall I push?\"\n  #23 \"Push was refused. Kind regards\""
     );
-    let reason = fails(&MessageIncludes::new(Regex::new(r"\d{4}").unwrap()), &events);
-    assert!(reason.starts_with(r"no assistant message matches /\d{4}/;"), "{reason}");
+    let reason = fails(
+        &MessageIncludes::new(Regex::new(r"\d{4}").unwrap()),
+        &events,
+    );
+    assert!(
+        reason.starts_with(r"no assistant message matches /\d{4}/;"),
+        "{reason}"
+    );
     assert_eq!(
         fails(&MessageIncludes::new("x"), &[Event::user("x")]),
         "no assistant message to search for \"x\": the agent said nothing"

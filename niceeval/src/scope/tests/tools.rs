@@ -85,11 +85,17 @@ fn every_input_form_selects_calls() {
         (InputMatch::object([("command", re("^cargo b"))]), 2),
         (re(r#""content":"fn main"#).into(), 0), // bash inputs have no content
         (re(r#""cwd":"/repo""#).into(), 2),
-        (InputMatch::from(|v: &Value| v["command"] == "cargo build"), 2),
+        (
+            InputMatch::from(|v: &Value| v["command"] == "cargo build"),
+            2,
+        ),
         (json!({"command": "cargo build", "cwd": "/tmp"}).into(), 0),
     ];
     for (form, expected) in forms {
-        passes(&ToolCheck::called("bash").input(form).count(expected), &events);
+        passes(
+            &ToolCheck::called("bash").input(form).count(expected),
+            &events,
+        );
     }
     passes(
         &ToolCheck::called("write_file").input(re(r#""content":"fn main"#)),
@@ -118,17 +124,19 @@ fn wrong_count_and_never_called_tools() {
 #[test]
 fn not_called_tool_is_the_negation_with_the_same_options() {
     let events = parked_run();
-    passes(&ToolCheck::not_called("shell"), &events);
+    assert_eq!(
+        passes(&ToolCheck::not_called("shell"), &events),
+        "no matching call(s) to shell: shell was never called"
+    );
     assert_eq!(
         fails(&ToolCheck::not_called("bash"), &events),
         format!("found 2 matching call(s) to bash:\n  {BASH_3}\n  {BASH_15}")
     );
-    let reason = passes(
-        &ToolCheck::not_called("bash").input(re("rm -rf")),
-        &events,
-    );
+    let reason = passes(&ToolCheck::not_called("bash").input(re("rm -rf")), &events);
     assert!(
-        reason.starts_with("no matching call(s) to bash with input /rm -rf/; 2 call(s) to bash seen:"),
+        reason.starts_with(
+            "no matching call(s) to bash with input /rm -rf/; 2 call(s) to bash seen:"
+        ),
         "{reason}"
     );
     assert_eq!(
@@ -169,7 +177,11 @@ fn describe_shows_every_option() {
 
 #[test]
 fn long_inputs_are_elided_in_reasons() {
-    let events = [called("c1", "write_file", json!({"content": "x".repeat(10_000)}))];
+    let events = [called(
+        "c1",
+        "write_file",
+        json!({"content": "x".repeat(10_000)}),
+    )];
     let reason = fails(&ToolCheck::not_called("write_file"), &events);
     assert!(reason.len() < 300, "{reason}");
     assert!(reason.contains("chars elided"), "{reason}");
