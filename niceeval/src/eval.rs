@@ -26,6 +26,8 @@ pub struct Eval {
     history: Vec<Message>,
     /// `#[eval(judge_model = ..)]`.
     judge_model: Option<String>,
+    /// The `input.requested` payload the last turn of this session is parked on.
+    awaiting: Option<serde_json::Value>,
 }
 
 impl std::fmt::Debug for Eval {
@@ -55,6 +57,7 @@ impl Eval {
             session: 1,
             history: Vec::new(),
             judge_model: None,
+            awaiting: None,
         }
     }
 
@@ -102,13 +105,14 @@ impl Eval {
         self.run_turn(input.into(), None).await
     }
 
-    /// Answers a turn parked on `input.requested` and continues the run.
+    /// Answers a turn parked on `input.requested` and continues the run: the agent gets the
+    /// answer as its input, with the request in [`Request::responding_to`], in the same session.
+    ///
+    /// Returns [`Error::NotParked`] when the last turn of the current session is not waiting for
+    /// input (it completed or failed, was already answered, or [`Eval::new_session`] was called
+    /// since).
     pub async fn respond(&mut self, answer: impl Into<Input>) -> Result<Turn> {
-        let request = self
-            .turns
-            .last()
-            .and_then(|t| t.pending_request().cloned())
-            .ok_or(Error::NotParked)?;
+        let request = self.awaiting.take().ok_or(Error::NotParked)?;
         self.run_turn(answer.into(), Some(request)).await
     }
 
@@ -142,7 +146,9 @@ impl Eval {
         events.push(user);
         events.extend(emitted);
         self.events.extend_from_slice(&events);
-        let turn = Turn::from_events(self.turns.len(), first_event, events, data);
+        let turn = Turn::from_events(self.turns.len(), first_event, events, data)
+            .attach(self.record.clone());
+        self.awaiting = turn.pending_request().cloned();
         self.history.push(Message {
             role: Role::User,
             text: input.text,
@@ -173,10 +179,12 @@ impl Eval {
     }
 
     /// Starts a new conversation: the agent gets a new session id and an empty history. Events
-    /// and assertions of the run are kept.
+    /// and assertions of the run are kept; a turn left waiting for input can no longer be
+    /// answered with [`Eval::respond`].
     pub fn new_session(&mut self) {
         self.session += 1;
         self.history.clear();
+        self.awaiting = None;
     }
 
     /// The last assistant message of the run (empty before the first reply).

@@ -79,6 +79,7 @@ pub use outcome::{fold, mean_score, Folded, Outcome};
 pub use price::{estimate_cost, Cost, Price, PriceError, PriceTable};
 pub use report::{EvalReport, RunSummary};
 pub use run::{run_eval, run_eval_async, RunOptions};
+pub use scope::InputMatch;
 pub use turn::{Turn, TurnStatus};
 
 /// Marks an `async fn NAME(t: &mut Eval)` as an eval; see the crate docs.
@@ -133,8 +134,9 @@ macro_rules! main {
 pub mod prelude {
     pub use crate::expect::*;
     pub use crate::{
-        agent_fn, async_trait, eval, json, replay, Agent, AgentError, Assertion, Checkable, Eval,
-        Event, Input, Outcome, Regex, Request, Severity, Turn, TurnStatus, Value,
+        agent_fn, async_trait, eval, json, replay, ActionStatus, Agent, AgentError, Assertion,
+        Checkable, Eval, Event, Input, InputMatch, Outcome, Regex, Request, Severity, Turn,
+        TurnStatus, Value,
     };
 }
 

@@ -1,10 +1,16 @@
 //! One exchange with the agent: the [`Turn`] that `t.send` returns, derived from the events the
-//! agent emitted during it.
+//! agent emitted during it, and the link back to its run that lets assertions made on a turn
+//! (`turn.called_tool(..)`, `turn.output_equals(..)`) be recorded and evaluated over the turn's
+//! slice of the run's event stream.
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::{Event, Role, Usage};
+use crate::record::Record;
+use crate::scope::{Scoped, ScopedCheck};
 
 /// How a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -18,7 +24,14 @@ pub enum TurnStatus {
     Waiting,
 }
 
-/// The result of one `t.send`.
+/// The result of one `t.send` (or `t.respond`).
+///
+/// Besides its fields, a turn carries a hidden link to the run it belongs to: the scoped
+/// assertions called on it (`turn.called_tool("x")`, `turn.succeeded()`, ...,
+/// `turn.output_equals(v)`) are recorded in that run and evaluated after the body, over this
+/// turn's events only. The link is not serialized and does not take part in `==`. A turn that did
+/// not come from `t.send`/`t.respond` (built with [`Turn::from_events`], deserialized) has no run:
+/// assertions made on it are discarded, like those of [`crate::Eval::detached`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Turn {
@@ -37,6 +50,30 @@ pub struct Turn {
     pub index: usize,
     /// Position of this turn's first event in the run's event stream.
     pub first_event: usize,
+    /// The run this turn belongs to.
+    #[serde(skip)]
+    run: RunLink,
+}
+
+/// A turn's link to its run's record. Invisible to serde and `==`: two turns with the same
+/// content are equal wherever they came from.
+#[derive(Clone, Default)]
+struct RunLink(Option<Arc<Record>>);
+
+impl PartialEq for RunLink {
+    fn eq(&self, _: &RunLink) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for RunLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "attached"
+        } else {
+            "detached"
+        })
+    }
 }
 
 impl Turn {
@@ -93,7 +130,23 @@ impl Turn {
             usage,
             index,
             first_event,
+            run: RunLink::default(),
         }
+    }
+
+    /// Links this turn to the run that produced it.
+    pub(crate) fn attach(mut self, record: Arc<Record>) -> Turn {
+        self.run = RunLink(Some(record));
+        self
+    }
+
+    /// Registers a scoped check over this turn's events, evaluated after the body returns and
+    /// reported as `turn N: <check>` (N counting from 1). The turn-level counterpart of
+    /// [`crate::Eval::expect_run`]; the built-in turn assertions are made this way.
+    pub fn expect<C: ScopedCheck + 'static>(&self, check: C) -> Scoped<C> {
+        let record = self.run.0.clone().unwrap_or_default();
+        let range = self.first_event..self.first_event + self.events.len();
+        Scoped::in_turn(record, check, range, format!("turn {}", self.index + 1))
     }
 
     /// The `input.requested` payload when this turn is waiting for input.

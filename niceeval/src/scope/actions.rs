@@ -1,0 +1,520 @@
+//! What the agent did beyond single tool calls: `tool_order`, `used_no_tools`, `loaded_skill`,
+//! `called_subagent` and `no_failed_actions`.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::assertion::Grade;
+use crate::event::{ActionStatus, Event};
+use crate::excerpt;
+use crate::expect::Pattern;
+use crate::scope::calls::{self, LISTED};
+use crate::scope::{RunView, Scoped, ScopedCheck};
+
+/// The tool name whose calls load a skill, for [`LoadedSkill`].
+pub const LOAD_SKILL_TOOL: &str = "load_skill";
+
+scoped_assertions! {
+    /// The tools were called in this relative order: a call to the first, later a call to the
+    /// second, and so on; other calls may come before, between and after. The failure says
+    /// which step was not found after the previous one and shows the sequence of calls. An
+    /// empty list is an execution error.
+    ///
+    /// ```
+    /// use niceeval::prelude::*;
+    ///
+    /// #[eval]
+    /// async fn reads_before_writing(t: &mut Eval) -> niceeval::Result {
+    ///     t.send("Fix the typo in README.md").await?;
+    ///     t.tool_order(["read_file", "write_file"]);
+    ///     Ok(())
+    /// }
+    /// # fn main() {}
+    /// ```
+    fn tool_order(names: impl IntoIterator<Item = impl Into<String>>) -> ToolOrder {
+        ToolOrder::new(names)
+    }
+
+    /// No tool was called at all (no `action.called` event). The failure lists the calls.
+    fn used_no_tools() -> UsedNoTools {
+        UsedNoTools
+    }
+
+    /// The agent loaded the skill `name`: a `skill.loaded` event with that name, or a call to
+    /// the `load_skill` tool naming it (input `{"skill": name}`, `{"name": name}` or the bare
+    /// string) that did not end `failed` or `rejected`. The failure lists the skills that were
+    /// loaded, or the `load_skill` calls that did not succeed.
+    ///
+    /// ```
+    /// use niceeval::prelude::*;
+    ///
+    /// #[eval]
+    /// async fn remembers(t: &mut Eval) -> niceeval::Result {
+    ///     t.send("What did I tell you yesterday?").await?;
+    ///     t.loaded_skill("memory-v2");
+    ///     Ok(())
+    /// }
+    /// # fn main() {}
+    /// ```
+    fn loaded_skill(name: impl Into<String>) -> LoadedSkill {
+        LoadedSkill::new(name)
+    }
+
+    /// The agent delegated to the subagent `name` (a `subagent.called` event); with
+    /// `.remote_url(pat)`, to one whose `remote_url` contains the text or matches the
+    /// [`Regex`](crate::Regex). The failure lists the subagent calls that were seen.
+    ///
+    /// ```
+    /// use niceeval::prelude::*;
+    ///
+    /// #[eval]
+    /// async fn delegates_research(t: &mut Eval) -> niceeval::Result {
+    ///     t.send("Summarize the latest papers on tides").await?;
+    ///     t.called_subagent("researcher").remote_url(Regex::new(r"^https://api\.example\.com/")?);
+    ///     Ok(())
+    /// }
+    /// # fn main() {}
+    /// ```
+    fn called_subagent(name: impl Into<String>) -> CalledSubagent {
+        CalledSubagent::new(name)
+    }
+
+    /// No tool, skill or subagent call ended with status `failed` (an `action.result` or a
+    /// `subagent.completed` event). `rejected` calls (refused by a permission check or a human)
+    /// do not count as failures; assert them with `.status(ActionStatus::Rejected)`. The
+    /// failure lists each failed call with its input and output.
+    fn no_failed_actions() -> NoFailedActions {
+        NoFailedActions
+    }
+}
+
+/// The option of `called_subagent`, chained on the registration builder.
+impl Scoped<CalledSubagent> {
+    /// Only calls whose `remote_url` contains this text or matches this `Regex`.
+    pub fn remote_url(self, pattern: impl Into<Pattern>) -> Self {
+        let pattern = pattern.into();
+        self.map_check(|c| c.remote_url(pattern))
+    }
+}
+
+/// The check behind [`Eval::tool_order`](crate::Eval::tool_order).
+///
+/// ```
+/// use niceeval::scope::{RunView, ScopedCheck, ToolOrder};
+/// use niceeval::{json, Config, EventSink};
+///
+/// let sink = EventSink::default();
+/// sink.tool_call("write_file", json!({}), json!(null));
+/// sink.tool_call("read_file", json!({}), json!(null));
+/// let events = sink.snapshot();
+/// let grade = ToolOrder::new(["read_file", "write_file"]).evaluate(&RunView { events: &events, config: &Default::default() });
+/// assert_eq!(grade.score, 0.0);
+/// assert!(grade.reason.contains("no write_file after it"), "{}", grade.reason);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ToolOrder {
+    names: Vec<String>,
+}
+
+impl ToolOrder {
+    /// These tools, in this relative order.
+    pub fn new(names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        ToolOrder {
+            names: names.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// The check behind [`Eval::used_no_tools`](crate::Eval::used_no_tools).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UsedNoTools;
+
+/// The check behind [`Eval::loaded_skill`](crate::Eval::loaded_skill).
+#[derive(Debug, Clone)]
+pub struct LoadedSkill {
+    name: String,
+}
+
+impl LoadedSkill {
+    /// The skill `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        LoadedSkill { name: name.into() }
+    }
+}
+
+/// The check behind [`Eval::called_subagent`](crate::Eval::called_subagent).
+#[derive(Debug, Clone)]
+pub struct CalledSubagent {
+    name: String,
+    remote_url: Option<Pattern>,
+}
+
+impl CalledSubagent {
+    /// The subagent `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        CalledSubagent {
+            name: name.into(),
+            remote_url: None,
+        }
+    }
+
+    /// Only calls whose `remote_url` contains the text or matches the regex.
+    pub fn remote_url(mut self, pattern: impl Into<Pattern>) -> Self {
+        self.remote_url = Some(pattern.into());
+        self
+    }
+}
+
+/// The check behind [`Eval::no_failed_actions`](crate::Eval::no_failed_actions).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoFailedActions;
+
+fn tool_names(events: &[Event]) -> impl Iterator<Item = &str> {
+    events.iter().filter_map(|e| match e {
+        Event::ActionCalled { name, .. } => Some(name.as_str()),
+        _ => None,
+    })
+}
+
+impl ScopedCheck for ToolOrder {
+    fn describe(&self) -> String {
+        let names: Vec<String> = self.names.iter().map(|n| excerpt::quote(n)).collect();
+        format!("tool_order([{}])", names.join(", "))
+    }
+
+    fn evaluate(&self, run: &RunView<'_>) -> Grade {
+        if self.names.is_empty() {
+            return Grade::error(
+                "tool_order([]) has no tools to order; list at least one tool name",
+            );
+        }
+        let mut found: Vec<usize> = Vec::with_capacity(self.names.len());
+        for (at, event) in run.events.iter().enumerate() {
+            if let Event::ActionCalled { name, .. } = event {
+                if *name == self.names[found.len()] {
+                    found.push(at);
+                    if found.len() == self.names.len() {
+                        break;
+                    }
+                }
+            }
+        }
+        let steps = |n: usize| {
+            self.names[..n]
+                .iter()
+                .zip(&found)
+                .map(|(name, at)| format!("{name} (#{at})"))
+                .collect::<Vec<_>>()
+                .join(" → ")
+        };
+        if found.len() == self.names.len() {
+            return Grade::pass(format!("called in order: {}", steps(found.len())));
+        }
+        let missing = &self.names[found.len()];
+        let called_at = run
+            .events
+            .iter()
+            .position(|e| matches!(e, Event::ActionCalled { name, .. } if name == missing));
+        let mut reason = match (found.last(), called_at) {
+            (None, _) => format!("{missing} was never called"),
+            (Some(&last), Some(at)) => format!(
+                "found {} but no {missing} after it ({missing} was called at #{at}, before #{last})",
+                steps(found.len())
+            ),
+            (Some(_), None) => format!(
+                "found {} but no {missing} after it ({missing} was never called)",
+                steps(found.len())
+            ),
+        };
+        let sequence = calls::sequence(tool_names(run.events));
+        if sequence.is_empty() {
+            reason.push_str("; no tool was called");
+        } else {
+            let _ = write!(reason, "; tool calls in order: {sequence}");
+        }
+        Grade::fail(reason)
+    }
+}
+
+impl ScopedCheck for UsedNoTools {
+    fn describe(&self) -> String {
+        "used_no_tools()".to_string()
+    }
+
+    fn evaluate(&self, run: &RunView<'_>) -> Grade {
+        let calls = calls::calls_where(run.events, |_| true);
+        if calls.is_empty() {
+            return Grade::pass(format!(
+                "no action.called event in {} event(s)",
+                run.events.len()
+            ));
+        }
+        Grade::fail(format!(
+            "{} tool call(s):{}",
+            calls.len(),
+            calls::list_calls(run.events, &calls, None, |_, _| None)
+        ))
+    }
+}
+
+/// The skill a `load_skill` input names: the bare string, or its `skill` or `name` field.
+fn skill_named(input: &Value) -> Option<&str> {
+    input
+        .as_str()
+        .or_else(|| input.get("skill").and_then(Value::as_str))
+        .or_else(|| input.get("name").and_then(Value::as_str))
+}
+
+impl ScopedCheck for LoadedSkill {
+    fn describe(&self) -> String {
+        format!("loaded_skill({})", excerpt::quote(&self.name))
+    }
+
+    fn evaluate(&self, run: &RunView<'_>) -> Grade {
+        let events = run.events;
+        // One pass: a skill.loaded event or a completed load_skill call ends it; load_skill
+        // calls for the skill wait in `open` for their result.
+        let mut attempts: Vec<calls::Call<'_>> = Vec::new();
+        let mut outcomes: Vec<Option<ActionStatus>> = Vec::new();
+        let mut open = calls::OpenCalls::default();
+        for (at, event) in events.iter().enumerate() {
+            match event {
+                Event::SkillLoaded { name } if *name == self.name => {
+                    return Grade::pass(format!("skill.loaded event at #{at}"));
+                }
+                Event::ActionCalled {
+                    call_id,
+                    name,
+                    input,
+                } if name == LOAD_SKILL_TOOL && skill_named(input) == Some(self.name.as_str()) => {
+                    open.insert(call_id, attempts.len());
+                    attempts.push(calls::Call {
+                        at,
+                        call_id,
+                        name,
+                        input,
+                    });
+                    outcomes.push(None);
+                }
+                Event::ActionResult {
+                    call_id, status, ..
+                } if !attempts.is_empty() => {
+                    if let Some(i) = open.remove(call_id) {
+                        if *status == ActionStatus::Completed {
+                            return Grade::pass(format!(
+                                "{LOAD_SKILL_TOOL} call at #{} → completed",
+                                attempts[i].at
+                            ));
+                        }
+                        outcomes[i] = Some(*status);
+                    }
+                }
+                _ => {}
+            }
+        }
+        // A call without a result did not fail: it counts as loaded.
+        if let Some(i) = outcomes.iter().position(Option::is_none) {
+            return Grade::pass(format!(
+                "{LOAD_SKILL_TOOL} call at #{} → no result",
+                attempts[i].at
+            ));
+        }
+        if !attempts.is_empty() {
+            return Grade::fail(format!(
+                "skill {} was not loaded: every {LOAD_SKILL_TOOL} call for it failed:{}",
+                excerpt::quote(&self.name),
+                calls::list_calls(events, &attempts, Some(&outcomes), |_, _| None)
+            ));
+        }
+        let loaded_names = events.iter().filter_map(|e| match e {
+            Event::SkillLoaded { name } => Some(name.as_str()),
+            Event::ActionCalled { name, input, .. } if name == LOAD_SKILL_TOOL => {
+                Some(skill_named(input).unwrap_or("<unnamed>"))
+            }
+            _ => None,
+        });
+        Grade::fail(match calls::histogram(loaded_names) {
+            Some(names) => format!(
+                "skill {} was not loaded; skills loaded: {names}",
+                excerpt::quote(&self.name)
+            ),
+            None => format!(
+                "skill {} was not loaded; no skill was loaded (no skill.loaded event, no {LOAD_SKILL_TOOL} call)",
+                excerpt::quote(&self.name)
+            ),
+        })
+    }
+}
+
+impl ScopedCheck for CalledSubagent {
+    fn describe(&self) -> String {
+        let mut name = format!("called_subagent({})", excerpt::quote(&self.name));
+        if let Some(url) = &self.remote_url {
+            let _ = write!(name, ".remote_url({})", url.display());
+        }
+        name
+    }
+
+    fn evaluate(&self, run: &RunView<'_>) -> Grade {
+        let mut seen: Vec<(usize, Option<&str>)> = Vec::new();
+        for (at, event) in run.events.iter().enumerate() {
+            if let Event::SubagentCalled {
+                name, remote_url, ..
+            } = event
+            {
+                if *name != self.name {
+                    continue;
+                }
+                let url = remote_url.as_deref();
+                let fits = match &self.remote_url {
+                    None => true,
+                    Some(pattern) => url.is_some_and(|u| pattern.find(u).is_some()),
+                };
+                if fits {
+                    return Grade::pass(match url {
+                        Some(url) => format!("called at #{at} ({})", excerpt::quote(url)),
+                        None => format!("called at #{at}"),
+                    });
+                }
+                seen.push((at, url));
+            }
+        }
+        if seen.is_empty() {
+            let others = calls::histogram(run.events.iter().filter_map(|e| match e {
+                Event::SubagentCalled { name, .. } => Some(name.as_str()),
+                _ => None,
+            }));
+            return Grade::fail(match others {
+                Some(names) => format!(
+                    "subagent {} was never called; subagents called: {names}",
+                    self.name
+                ),
+                None => format!(
+                    "subagent {} was never called; no subagent was called",
+                    self.name
+                ),
+            });
+        }
+        let mut listed = String::new();
+        for (at, url) in seen.iter().take(LISTED) {
+            let url = url.map_or("no remote_url".to_string(), excerpt::quote);
+            let _ = write!(listed, "\n  #{at} {} → {url}", self.name);
+        }
+        if seen.len() > LISTED {
+            let _ = write!(listed, "\n  … and {} more", seen.len() - LISTED);
+        }
+        let pattern = self
+            .remote_url
+            .as_ref()
+            .map_or(String::new(), Pattern::display);
+        Grade::fail(format!(
+            "no call to subagent {} has a remote_url matching {pattern}; {} call(s) seen:{listed}",
+            self.name,
+            seen.len()
+        ))
+    }
+}
+
+/// A failed `action.result` or `subagent.completed` event.
+struct Failure<'a> {
+    at: usize,
+    call_id: &'a str,
+    output: Option<&'a Value>,
+}
+
+impl ScopedCheck for NoFailedActions {
+    fn describe(&self) -> String {
+        "no_failed_actions()".to_string()
+    }
+
+    fn evaluate(&self, run: &RunView<'_>) -> Grade {
+        let events = run.events;
+        let mut failures: Vec<Failure<'_>> = Vec::new();
+        let mut results = 0usize;
+        for (at, event) in events.iter().enumerate() {
+            match event {
+                Event::ActionResult {
+                    call_id,
+                    status,
+                    output,
+                } => {
+                    results += 1;
+                    if *status == ActionStatus::Failed {
+                        failures.push(Failure {
+                            at,
+                            call_id,
+                            output: Some(output),
+                        });
+                    }
+                }
+                Event::SubagentCompleted { call_id, status } => {
+                    results += 1;
+                    if *status == ActionStatus::Failed {
+                        failures.push(Failure {
+                            at,
+                            call_id,
+                            output: None,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        if failures.is_empty() {
+            return Grade::pass(format!(
+                "none of {results} finished tool or subagent call(s) failed"
+            ));
+        }
+        // Name each failure by the call it ends: the latest call with its id before it. Only
+        // the failing ids are tracked.
+        let wanted: HashSet<&str> = failures.iter().map(|f| f.call_id).collect();
+        let mut latest: HashMap<&str, String> = HashMap::new();
+        let mut described: Vec<String> = Vec::with_capacity(failures.len().min(LISTED));
+        let mut next = 0;
+        for (at, event) in events.iter().enumerate() {
+            if next >= failures.len().min(LISTED) {
+                break;
+            }
+            match event {
+                Event::ActionCalled {
+                    call_id,
+                    name,
+                    input,
+                } if wanted.contains(call_id.as_str()) => {
+                    latest.insert(call_id, calls::render_call(name, input));
+                }
+                Event::SubagentCalled {
+                    call_id,
+                    name,
+                    remote_url,
+                } if wanted.contains(call_id.as_str()) => {
+                    let url = remote_url
+                        .as_deref()
+                        .map(|u| format!(" ({})", excerpt::quote(u)))
+                        .unwrap_or_default();
+                    latest.insert(call_id, format!("subagent {name}{url}"));
+                }
+                _ => {}
+            }
+            if failures[next].at == at {
+                let failure = &failures[next];
+                let call = latest.get(failure.call_id).cloned().unwrap_or_else(|| {
+                    format!("call {} (its call event is not in scope)", failure.call_id)
+                });
+                let output = match failure.output {
+                    Some(Value::Null) | None => String::new(),
+                    Some(output) => format!(": {}", excerpt::elide(&output.to_string(), 100)),
+                };
+                described.push(format!("\n  #{at} {call} → failed{output}"));
+                next += 1;
+            }
+        }
+        let mut reason = format!("{} failed call(s):{}", failures.len(), described.concat());
+        if failures.len() > LISTED {
+            let _ = write!(reason, "\n  … and {} more", failures.len() - LISTED);
+        }
+        Grade::fail(reason)
+    }
+}

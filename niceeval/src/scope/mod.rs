@@ -1,0 +1,273 @@
+//! Assertions evaluated after the eval body, over the run's event stream: the [`ScopedCheck`]
+//! trait, the registration builder [`Scoped`], the evaluation pass the runner calls, and every
+//! built-in scoped assertion.
+//!
+//! A scoped assertion is registered when called (`t.succeeded()`), configured by chaining on the
+//! returned [`Scoped`] builder, and recorded when the builder is dropped. After the body
+//! returns, the runner evaluates every registered check once over the final event log (or over
+//! one turn's slice of it, for assertions made on a [`crate::Turn`]). Every built-in check is a
+//! gate without threshold; `.at_least(x)` makes it soft.
+//!
+//! | On `t` and on a `Turn` | Passes when |
+//! |---|---|
+//! | `succeeded()` | no `error` event, not parked, something was sent |
+//! | `parked()` | the last exchange ends waiting on `input.requested` |
+//! | `message_includes(pat)` | an assistant message contains `pat` (text or `Regex`) |
+//! | `called_tool(name)` `.input(m)` `.count(n)` `.status(s)` | a matching call exists (exactly `n` with `count`) |
+//! | `not_called_tool(name)` (same options) | the negation of `called_tool` with the same options |
+//! | `tool_order([..])` | the tools were called in this relative order |
+//! | `used_no_tools()` | no `action.called` event |
+//! | `loaded_skill(name)` | a `skill.loaded` event or a non-failed `load_skill` call names the skill |
+//! | `called_subagent(name)` `.remote_url(pat)` | a `subagent.called` event with that name (and URL) |
+//! | `no_failed_actions()` | no tool, skill or subagent call ended `failed` |
+//! | `event(kind)` `.count(n)` | an event of that kind exists (exactly `n` with `count`) |
+//! | `not_event(kind)` | no event of that kind |
+//! | `event_order([..])` | events of these kinds appeared in this relative order |
+//! | `events_satisfy(label, f)` | `f(&events)` returns true |
+//!
+//! On a [`crate::Turn`] only: `output_equals(v)` and `output_matches::<T>()` check the turn's
+//! structured output. Tool inputs are matched with the [`InputMatch`] language.
+//!
+//! Every check is also a public type with a constructor, so a recorded transcript can be graded
+//! without an eval:
+//!
+//! ```
+//! use niceeval::scope::{InputMatch, RunView, ScopedCheck, ToolCheck};
+//! use niceeval::{json, Config, EventSink, Regex};
+//!
+//! let sink = EventSink::default();
+//! sink.tool_call("bash", json!({ "command": "pwd" }), json!("/home"));
+//! let events = sink.snapshot();
+//! let view = RunView { events: &events, config: &Config::default() };
+//!
+//! let check = ToolCheck::called("bash").input(InputMatch::object([("command", Regex::new("^pw").unwrap())]));
+//! assert_eq!(check.evaluate(&view).score, 1.0);
+//! let check = ToolCheck::called("bash").count(2);
+//! let grade = check.evaluate(&view);
+//! assert_eq!(grade.score, 0.0);
+//! assert!(grade.reason.contains(r#"bash {"command":"pwd"}"#), "{}", grade.reason);
+//! ```
+
+/// Defines each scoped assertion twice: on [`crate::Eval`] over the whole run, and on
+/// [`crate::Turn`] over that turn's events. The docs written here are the `Eval` method's; the
+/// `Turn` method links to them.
+macro_rules! scoped_assertions {
+    ($(
+        $(#[$attr:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $check:ty $body:block
+    )*) => {
+        impl crate::eval::Eval {
+            $(
+                $(#[$attr])*
+                pub fn $name(&self, $($arg: $ty),*) -> crate::scope::Scoped<$check> {
+                    self.expect_run($body)
+                }
+            )*
+        }
+
+        impl crate::turn::Turn {
+            $(
+                #[doc = concat!(
+                    "[`Eval::", stringify!($name), "`](crate::Eval::", stringify!($name),
+                    ") limited to this turn's events (from its user message to its last event)."
+                )]
+                pub fn $name(&self, $($arg: $ty),*) -> crate::scope::Scoped<$check> {
+                    self.expect($body)
+                }
+            )*
+        }
+    };
+}
+
+mod actions;
+mod calls;
+mod events;
+mod matching;
+mod run_checks;
+#[cfg(test)]
+mod tests;
+mod tools;
+mod turn_output;
+
+pub use actions::{
+    CalledSubagent, LoadedSkill, NoFailedActions, ToolOrder, UsedNoTools, LOAD_SKILL_TOOL,
+};
+pub use events::{EventCheck, EventOrder, EventsSatisfy, NoEvent};
+pub use matching::{InputMatch, InputMatchError};
+pub use run_checks::{MessageIncludes, Parked, Succeeded};
+pub use tools::ToolCheck;
+pub use turn_output::{OutputEquals, OutputMatches};
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::assertion::{AssertionKind, AssertionResult, Grade, Settings};
+use crate::config::Config;
+use crate::event::Event;
+use crate::record::Record;
+
+/// What a scoped check sees: the events in its scope and the run's configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct RunView<'a> {
+    /// The events in scope (the whole run, or one turn).
+    pub events: &'a [Event],
+    /// The configuration (price table, ...).
+    pub config: &'a Config,
+}
+
+/// A check over a run's events, evaluated after the body returns.
+pub trait ScopedCheck: Send + Sync {
+    /// A short name for reports, e.g. `called_tool("lookup_order")`.
+    fn describe(&self) -> String;
+    /// Grades the run.
+    fn evaluate(&self, run: &RunView<'_>) -> Grade;
+    /// Which mechanism this is (scoped or efficiency).
+    fn kind(&self) -> AssertionKind {
+        AssertionKind::Scoped
+    }
+    /// Default severity and threshold: a gate without threshold.
+    fn settings(&self) -> Settings {
+        Settings::gate()
+    }
+}
+
+/// An assertion registered during the body and evaluated after it.
+pub(crate) enum Pending {
+    /// A synchronous check over the events in `range` (all events when `None`).
+    Scoped {
+        check: Box<dyn ScopedCheck>,
+        settings: Settings,
+        range: Option<Range<usize>>,
+        /// Prefix of the reported name, e.g. `turn 2` for an assertion made on a turn.
+        label: Option<String>,
+    },
+}
+
+/// Evaluates pending scoped checks in registration order.
+pub(crate) fn evaluate_all(
+    pending: Vec<Pending>,
+    log: &[Event],
+    config: &Config,
+) -> Vec<AssertionResult> {
+    pending
+        .into_iter()
+        .map(|p| match p {
+            Pending::Scoped {
+                check,
+                settings,
+                range,
+                label,
+            } => {
+                let events = match range {
+                    Some(r) => &log[r.start.min(log.len())..r.end.min(log.len())],
+                    None => log,
+                };
+                let view = RunView { events, config };
+                let grade = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    check.evaluate(&view)
+                }))
+                .unwrap_or_else(|panic| {
+                    Grade::error(format!(
+                        "the check panicked: {}",
+                        crate::run::panic_message(&*panic)
+                    ))
+                });
+                let name = match label {
+                    Some(label) => format!("{label}: {}", check.describe()),
+                    None => check.describe(),
+                };
+                AssertionResult::from_grade(name, check.kind(), &settings, grade)
+            }
+        })
+        .collect()
+}
+
+/// Registration handle for a scoped assertion; recorded when dropped. Chain `.at_least(x)`,
+/// `.gate()`, `.weight(w)`, `.metric(name)` (and the check's own options) before the `;`.
+///
+/// Not `#[must_use]`: `t.succeeded();` is the intended use — the statement's end drops the
+/// builder, which records the assertion. Holding the builder in a variable delays the
+/// registration (and the position in the report) until the variable goes out of scope.
+pub struct Scoped<C: ScopedCheck + 'static> {
+    check: Option<C>,
+    settings: Settings,
+    range: Option<Range<usize>>,
+    label: Option<String>,
+    record: Arc<Record>,
+}
+
+impl<C: ScopedCheck + 'static> Scoped<C> {
+    pub(crate) fn new(record: Arc<Record>, check: C, range: Option<Range<usize>>) -> Self {
+        let settings = check.settings();
+        Scoped {
+            check: Some(check),
+            settings,
+            range,
+            label: None,
+            record,
+        }
+    }
+
+    /// A check over one turn's events, reported as `label: describe()`.
+    pub(crate) fn in_turn(
+        record: Arc<Record>,
+        check: C,
+        range: Range<usize>,
+        label: String,
+    ) -> Self {
+        let mut scoped = Scoped::new(record, check, Some(range));
+        scoped.label = Some(label);
+        scoped
+    }
+
+    /// Soft, passing at `score >= threshold`.
+    pub fn at_least(mut self, threshold: f64) -> Self {
+        self.settings.at_least(threshold);
+        self
+    }
+
+    /// A gate; keeps the threshold.
+    pub fn gate(mut self) -> Self {
+        self.settings.make_gate();
+        self
+    }
+
+    /// Weight in the eval's mean score.
+    pub fn weight(mut self, weight: f64) -> Self {
+        self.settings.weight = weight;
+        self
+    }
+
+    /// Named metric.
+    pub fn metric(mut self, name: impl Into<String>) -> Self {
+        self.settings.metric = Some(name.into());
+        self
+    }
+
+    /// Replaces the check with `f(check)`: how per-check options (`.input`, `.count`, ...) are
+    /// forwarded from the builder to the check's own by-value setters.
+    pub(crate) fn map_check(mut self, f: impl FnOnce(C) -> C) -> Self {
+        self.check = self.check.take().map(f);
+        self
+    }
+
+    /// The check being configured.
+    pub fn check_mut(&mut self) -> &mut C {
+        self.check
+            .as_mut()
+            .expect("a Scoped builder holds its check until dropped")
+    }
+}
+
+impl<C: ScopedCheck + 'static> Drop for Scoped<C> {
+    fn drop(&mut self) {
+        if let Some(check) = self.check.take() {
+            self.record.push_pending(Pending::Scoped {
+                check: Box::new(check),
+                settings: self.settings.clone(),
+                range: self.range.clone(),
+                label: self.label.take(),
+            });
+        }
+    }
+}
