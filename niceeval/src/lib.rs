@@ -95,6 +95,11 @@ pub mod __private {
     pub use std::sync::Arc;
 
     /// What an eval body may return: `()` or `Result<(), E>` with `E: Into<niceeval::Error>`.
+    #[diagnostic::on_unimplemented(
+        message = "an `#[eval]` function must return `()` or `niceeval::Result`, not `{Self}`",
+        label = "unsupported return type",
+        note = "return nothing, or `niceeval::Result` and end the body with `Ok(())`; a `Result<(), E>` works when `E: Into<niceeval::Error>`"
+    )]
     pub trait IntoBodyResult {
         /// Converts to the runner's result.
         fn into_body_result(self) -> Result<(), crate::Error>;
@@ -110,6 +115,31 @@ pub mod __private {
         fn into_body_result(self) -> Result<(), crate::Error> {
             self.map_err(Into::into)
         }
+    }
+
+    /// The type an eval body's future outputs; generated code passes it spanned over the
+    /// function's return type, so an unsupported return type is reported there.
+    pub struct BodyOutput<O>(std::marker::PhantomData<fn() -> O>);
+
+    impl<O> BodyOutput<O> {
+        /// The witness; `O` is inferred from the body's future.
+        #[allow(clippy::new_without_default)]
+        pub const fn new() -> Self {
+            BodyOutput(std::marker::PhantomData)
+        }
+    }
+
+    /// Boxes the future of an eval body (spanned at the function's name by generated code, so
+    /// a future that is not `Send` is reported there) and converts its output.
+    pub fn body<'a, F, O>(
+        future: F,
+        _output: BodyOutput<O>,
+    ) -> BoxFuture<'a, Result<(), crate::Error>>
+    where
+        F: std::future::Future<Output = O> + Send + 'a,
+        O: IntoBodyResult,
+    {
+        Box::pin(async move { future.await.into_body_result() })
     }
 
     /// Boxes the value returned by an `agent = path` function.
