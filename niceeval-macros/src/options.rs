@@ -369,13 +369,14 @@ fn runs(value: &Expr) -> syn::Result<u32> {
 
 fn min_pass_rate(value: &Expr) -> syn::Result<f64> {
     let hint = "`min_pass_rate` takes the fraction of runs that must pass, a number from 0.0 to 1.0, e.g. `min_pass_rate = 0.8`";
-    let (rate, span) = match value {
+    // The number as written, and whether it was a whole number (`80` may mean 80%).
+    let (rate, written, whole, span) = match value {
         Expr::Lit(ExprLit {
             lit: Lit::Float(f), ..
-        }) => (f.base10_parse::<f64>()?, f.span()),
+        }) => (f.base10_parse::<f64>()?, f.base10_digits(), false, f.span()),
         Expr::Lit(ExprLit {
             lit: Lit::Int(i), ..
-        }) => (i.base10_parse::<f64>()?, i.span()),
+        }) => (i.base10_parse::<f64>()?, i.base10_digits(), true, i.span()),
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
         }) if s.value().trim().parse::<f64>().is_ok() => {
@@ -390,8 +391,10 @@ fn min_pass_rate(value: &Expr) -> syn::Result<f64> {
         _ => return Err(syn::Error::new_spanned(value, hint)),
     };
     if !(0.0..=1.0).contains(&rate) {
-        let mut message = format!("`min_pass_rate` must be from 0.0 to 1.0, not {rate}");
-        if rate > 1.0 && rate <= 100.0 {
+        let mut message = format!(
+            "`min_pass_rate` is the fraction of runs that must pass, from 0.0 to 1.0, not {written}"
+        );
+        if whole && rate > 1.0 && rate <= 100.0 {
             message.push_str(&format!(
                 "; for {rate}% write `min_pass_rate = {}`",
                 rate / 100.0
@@ -456,7 +459,14 @@ fn tags(value: &Expr) -> syn::Result<Vec<LitStr>> {
     let mut errors = None;
     let mut tags: Vec<LitStr> = Vec::new();
     for elem in elems {
-        match str_lit(elem, "each tag is a string literal, e.g. `\"smoke\"`") {
+        let hint = match elem {
+            Expr::Lit(_) | Expr::Path(_) => format!(
+                "each tag is a string: write `{:?}`",
+                elem.to_token_stream().to_string()
+            ),
+            _ => "each tag is a string literal, e.g. `\"smoke\"`".to_string(),
+        };
+        match str_lit(elem, &hint) {
             Err(e) => push(&mut errors, e),
             Ok(tag) if tag.value().trim().is_empty() => push(
                 &mut errors,
@@ -649,8 +659,8 @@ mod tests {
         assert!(all[1].contains("unknown #[eval] option `bogus`"));
         assert!(all[2].contains("timeout = \"30s\""));
         assert!(all[3].contains("given twice"));
-        assert!(all[4].contains("each tag is a string"));
-        assert!(all[5].contains("each tag is a string"));
+        assert!(all[4].contains("each tag is a string: write `\"1\"`"));
+        assert!(all[5].contains("each tag is a string: write `\"2\"`"));
     }
 
     #[test]
@@ -688,7 +698,7 @@ mod tests {
             (quote!(runs = 99999999999), "from 1 to 4294967295"),
             (quote!(runs), "write `runs = 5`"),
             (quote!(min_pass_rate = 80), "write `min_pass_rate = 0.8`"),
-            (quote!(min_pass_rate = 2.0), "from 0.0 to 1.0, not 2"),
+            (quote!(min_pass_rate = 2.0), "from 0.0 to 1.0, not 2.0"),
             (quote!(min_pass_rate = "x"), "a number from 0.0 to 1.0"),
             (quote!(min_pass_rate = "0.5"), "without quotes"),
             (quote!(min_pass_rate = -0.5), "a number from 0.0 to 1.0"),
@@ -699,6 +709,7 @@ mod tests {
             (quote!(timeout = 30ms), "write `timeout = \"30ms\"`"),
             (quote!(tags = "x"), "write `tags = [\"x\"]`"),
             (quote!(tags = [""]), "cannot be empty"),
+            (quote!(tags = [smoke]), "write `\"smoke\"`"),
             (quote!(tags = ["a", "a"]), "given twice"),
             (quote!(description = 1), "`description` takes a string"),
             (quote!(judge_model = "gpt4"), "names no provider"),
@@ -719,6 +730,11 @@ mod tests {
                 "for `{args}`: expected {expected:?} in {message:?}"
             );
         }
+        // A fraction above 1 is not read as a percentage; a whole number up to 100 is.
+        assert!(!one_error(quote!(min_pass_rate = 2.0)).contains('%'));
+        assert!(
+            one_error(quote!(min_pass_rate = 2)).contains("for 2% write `min_pass_rate = 0.02`")
+        );
     }
 
     #[test]

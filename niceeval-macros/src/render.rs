@@ -109,16 +109,18 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
     let static_ident = format_ident!("__NICEEVAL_EVAL_{}", name.unraw());
     let krate = krate_at(&options, Span::call_site());
 
-    // The handle argument, placed at the user's parameter type: a wrong handle type is reported
-    // there ("expected `&mut String`, found `&mut Eval`"). `located_at` keeps the call-site
-    // hygiene of the binding it refers to.
-    // A reborrow, so the argument is an expression spanning the whole type.
+    // The handle argument, spanned over the user's parameter type: a wrong handle type is
+    // reported there ("expected `&mut String`, found `&mut Eval`"). It is a reborrow
+    // `&mut *(handle)` whose first token sits at the type's start and whose parentheses sit at
+    // its end, so rustc underlines the whole type; the binding inside keeps call-site hygiene.
     let handle = Ident::new("__niceeval_t", Span::call_site());
     let handle_arg = match sig.inputs.first() {
         Some(FnArg::Typed(param)) => {
             let (start, end) = span_range(&param.ty);
-            let handle = Ident::new("__niceeval_t", Span::call_site().located_at(end));
-            quote_spanned!(start=> &mut *#handle)
+            let mut group =
+                proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, quote!(#handle));
+            group.set_span(end);
+            quote_spanned!(start=> &mut *#group)
         }
         _ => quote!(#handle),
     };
@@ -137,9 +139,10 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
             quote_spanned!(start=> #krate::__private::#tail)
         }
     };
-    let body_krate = krate_at(&options, name.span());
-    let future = quote_spanned! {name.span()=>
-        #body_krate::__private::body(#name(#handle_arg), #output)
+    // The call to the runtime's `body` is the attribute's own (call site): rustc's "required
+    // by a bound introduced by this call" then points at `#[eval]`.
+    let future = quote! {
+        #krate::__private::body(#name(#handle_arg), #output)
     };
 
     let mut builder = TokenStream::new();
@@ -198,6 +201,8 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
         #[doc(hidden)]
         #[allow(non_upper_case_globals)]
         static #static_ident: #krate::__private::EvalDefinition = {
+            // `async` is required by #[eval] even when the body awaits nothing.
+            #[allow(clippy::unused_async)]
             #(#function_attrs)*
             #sig #block
 

@@ -13,6 +13,7 @@ use std::process::Command;
 use niceeval::prelude::*;
 
 /// Answers every message with a greeting.
+#[must_use]
 pub fn greeter() -> impl Agent {
     agent_fn(|request: Request| async move {
         request.events.say("Hello there!");

@@ -142,8 +142,27 @@ pub mod __private {
         Box::pin(async move { future.await.into_body_result() })
     }
 
+    /// What an `agent = path` function may return: any `Agent`. A trait of its own so a wrong
+    /// return type is reported in the words of `#[eval]`.
+    #[diagnostic::on_unimplemented(
+        message = "`agent = ..` must name a `fn() -> impl Agent`, but this one returns `{Self}`, which is not an `Agent`",
+        label = "returns `{Self}`",
+        note = "implement `niceeval::Agent` for `{Self}`, or return `agent_fn(|request: Request| async move {{ .. }})`"
+    )]
+    pub trait IntoAgent {
+        /// Boxes the agent.
+        fn into_agent(self) -> Arc<dyn crate::Agent>;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A: crate::Agent + 'static> IntoAgent for A {
+        fn into_agent(self) -> Arc<dyn crate::Agent> {
+            Arc::new(self)
+        }
+    }
+
     /// Boxes the value returned by an `agent = path` function.
-    pub fn make_agent<A: crate::Agent + 'static>(agent: A) -> Arc<dyn crate::Agent> {
-        Arc::new(agent)
+    pub fn make_agent<A: IntoAgent>(agent: A) -> Arc<dyn crate::Agent> {
+        agent.into_agent()
     }
 }

@@ -38,7 +38,12 @@ fn main() {
     let names: Vec<&str> = niceeval::registered().iter().map(|d| d.name).collect();
     assert_eq!(
         names,
-        ["configured_in", "documented_and_allowed", "expected_lint", "ignored"]
+        [
+            "configured_in",
+            "documented_and_allowed",
+            "expected_lint",
+            "ignored"
+        ]
     );
     let ignored = niceeval::registered()
         .into_iter()

@@ -35,13 +35,22 @@ mod support {
 async fn top_level(_t: &mut Eval) {}
 
 fn main() {
-    let ids: Vec<String> = niceeval::registered().iter().map(|d| d.id()).collect();
+    // The id is the module path plus the name; trybuild names the crate `trybuildNNN`.
+    let ids: Vec<String> = niceeval::registered()
+        .iter()
+        .map(|d| {
+            d.id()
+                .split_once("::")
+                .map(|(_, id)| id.to_string())
+                .unwrap_or_default()
+        })
+        .collect();
     assert_eq!(
         ids,
         [
-            "nested_module::support::refunds::absolute_agent_path",
-            "nested_module::support::refunds::refund_flow",
-            "nested_module::top_level",
+            "support::refunds::absolute_agent_path",
+            "support::refunds::refund_flow",
+            "top_level",
         ]
     );
     for def in niceeval::registered() {

@@ -3,8 +3,8 @@
 extern crate niceeval as renamed;
 
 mod by_use {
-    use niceeval as ne;
     use ne::prelude::*;
+    use niceeval as ne;
 
     #[ne::eval(crate = ne, runs = 2)]
     async fn through_use(t: &mut Eval) {
@@ -30,6 +30,11 @@ fn main() {
     assert_eq!(all.len(), 3);
     for def in all {
         let report = renamed::run_eval(def);
-        assert_eq!(report.outcome, renamed::Outcome::Passed, "{}", report.render());
+        assert_eq!(
+            report.outcome,
+            renamed::Outcome::Passed,
+            "{}",
+            report.render()
+        );
     }
 }

@@ -40,7 +40,10 @@ fn main() {
     let report = outcome("returns_error");
     assert_eq!(report.outcome, Outcome::Failed);
     assert!(
-        report.error.as_deref().is_some_and(|e| e.contains("fixture missing")),
+        report
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("fixture missing")),
         "{:?}",
         report.error
     );
