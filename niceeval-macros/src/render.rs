@@ -139,10 +139,11 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
             quote_spanned!(start=> #krate::__private::#tail)
         }
     };
-    // The call to the runtime's `body` is the attribute's own (call site): rustc's "required
-    // by a bound introduced by this call" then points at `#[eval]`.
-    let future = quote! {
-        #krate::__private::body(#name(#handle_arg), #output)
+    // The call to the runtime's `body` is spanned at the function name too: rustc reports a
+    // future that is not `Send` at the call, not at the argument.
+    let body_krate = krate_at(&options, name.span());
+    let future = quote_spanned! {name.span()=>
+        #body_krate::__private::body(#name(#handle_arg), #output)
     };
 
     let mut builder = TokenStream::new();
