@@ -172,7 +172,7 @@ mod tests {
             ),
         );
         assert!(out.contains("compile_error"), "{out}");
-        assert!(out.contains("async fn greets (t : & mut Eval)"), "{out}");
+        assert!(out.contains("async fn greets (self , t : & mut Eval)"), "{out}");
         assert!(!out.contains("# [test]"), "{out}");
         assert!(!out.contains("static"), "{out}");
     }

@@ -231,8 +231,9 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
 }
 
 /// What is emitted when the eval is invalid: the user's function, repaired just enough to
-/// compile on its own (made `async`, test attributes and `self` removed), so the compile errors
-/// are only the macro's and IDE completion inside the body keeps working.
+/// compile on its own (made `async` so its `.await`s stay valid, test attributes removed), so the
+/// compile errors are only the macro's and IDE completion inside the body keeps working. A `self`
+/// parameter is kept: inside an `impl` it is valid, and outside one rustc reports it anyway.
 pub fn fallback(mut function: ItemFn) -> TokenStream {
     function
         .attrs
@@ -244,10 +245,6 @@ pub fn fallback(mut function: ItemFn) -> TokenStream {
     if sig.asyncness.is_none() {
         sig.asyncness = Some(syn::Token![async](sig.fn_token.span));
     }
-    sig.inputs = std::mem::take(&mut sig.inputs)
-        .into_pairs()
-        .filter(|pair| matches!(pair.value(), FnArg::Typed(_)))
-        .collect();
     quote! {
         #[allow(dead_code)]
         #function

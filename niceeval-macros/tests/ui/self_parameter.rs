@@ -1,14 +1,16 @@
 use niceeval::prelude::*;
 
-struct Suite;
+struct Suite {
+    greeting: &'static str,
+}
 
 impl Suite {
     #[eval]
     async fn greets(&self, t: &mut Eval) {
-        let _ = t;
+        t.check(t.reply(), includes(self.greeting));
     }
 }
 
 fn main() {
-    let _ = Suite;
+    let _ = Suite { greeting: "hi" };
 }

@@ -1,4 +1,5 @@
-//! Attributes on an eval: docs, lint levels, `#[ignore]` and `#[cfg]` work as on any test.
+//! Attributes on an eval: docs, lint levels, `#[ignore]` (also through `#[cfg_attr]`) and
+//! `#[cfg]` work as on any test.
 
 #![deny(unused_variables)]
 
@@ -17,6 +18,10 @@ async fn ignored(t: &mut Eval) -> niceeval::Result {
     t.skip("never run by default")?;
     Ok(())
 }
+
+#[eval]
+#[cfg_attr(all(), ignore = "through cfg_attr")]
+async fn ignored_through_cfg_attr(_t: &mut Eval) {}
 
 #[eval]
 #[cfg(any())]
@@ -42,17 +47,19 @@ fn main() {
             "configured_in",
             "documented_and_allowed",
             "expected_lint",
-            "ignored"
+            "ignored",
+            "ignored_through_cfg_attr",
         ]
     );
-    let ignored = niceeval::registered()
-        .into_iter()
-        .find(|d| d.name == "ignored")
-        .map(|d| d.ignored);
-    assert_eq!(ignored, Some(true));
+    let ignored: Vec<&str> = niceeval::registered()
+        .iter()
+        .filter(|d| d.ignored)
+        .map(|d| d.name)
+        .collect();
+    assert_eq!(ignored, ["ignored", "ignored_through_cfg_attr"]);
     for def in niceeval::registered() {
         let report = niceeval::run_eval(def);
-        let expected = if def.ignored {
+        let expected = if def.name == "ignored" {
             Outcome::Skipped
         } else {
             Outcome::Passed
