@@ -172,7 +172,10 @@ mod tests {
             ),
         );
         assert!(out.contains("compile_error"), "{out}");
-        assert!(out.contains("async fn greets (self , t : & mut Eval)"), "{out}");
+        assert!(
+            out.contains("async fn greets (self , t : & mut Eval)"),
+            "{out}"
+        );
         assert!(!out.contains("# [test]"), "{out}");
         assert!(!out.contains("static"), "{out}");
     }

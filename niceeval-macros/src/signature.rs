@@ -31,7 +31,10 @@ pub fn check(function: &ItemFn, errors: &mut Option<syn::Error>) {
             errors,
             syn::Error::new(
                 sig.fn_token.span,
-                format!("#[eval] functions must be async: write {}", shape(sig)),
+                format!(
+                    "#[eval] functions must be async: write `async fn {}(..)`",
+                    sig.ident
+                ),
             ),
         );
     }
