@@ -31,7 +31,7 @@ use syn::Item;
 /// | `description = ".."` | a string | shown in reports |
 /// | `judge_model = "provider/model"` | a string | the default model for judge assertions |
 /// | `strict` | flag (or `= true`/`false`) | a soft assertion below its threshold fails the eval |
-/// | `snapshot` | flag (or `= true`/`false`) | store the report as a snapshot |
+/// | `snapshot` | flag (or `= true`/`false`) | snapshot the report with insta (`cargo insta review`) |
 /// | `crate = path` | a path | where niceeval is when renamed (`use niceeval as ne;` → `crate = ne`) |
 ///
 /// `#[ignore]`, `#[should_panic]`, `#[cfg(..)]`, doc comments and lint attributes work as on any
@@ -137,9 +137,35 @@ mod tests {
     }
 
     #[test]
+    fn snapshot_evals_take_the_snapshot_in_the_generated_test() {
+        let out = expand_str(
+            quote!(snapshot),
+            quote!(
+                async fn greets(t: &mut Eval) {}
+            ),
+        );
+        assert!(
+            out.contains("__private :: run_test_report (& __NICEEVAL_EVAL_greets)"),
+            "{out}"
+        );
+        assert!(
+            out.contains(":: niceeval :: assert_report_snapshot !"),
+            "{out}"
+        );
+        assert!(out.contains("__private :: finish_test"), "{out}");
+        let out = expand_str(
+            quote!(),
+            quote!(
+                async fn greets(t: &mut Eval) {}
+            ),
+        );
+        assert!(!out.contains("snapshot"), "{out}");
+    }
+
+    #[test]
     fn renamed_crate_replaces_every_niceeval_path() {
         let out = expand_str(
-            quote!(crate = ne, agent = bot),
+            quote!(crate = ne, agent = bot, snapshot),
             quote!(
                 async fn greets(t: &mut Eval) -> niceeval::Result {
                     Ok(())

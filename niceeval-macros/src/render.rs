@@ -190,12 +190,26 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
     }
     let location = quote_spanned!(name.span()=> ::core::file!(), ::core::line!());
 
+    // With `snapshot`, the snapshot is taken in the generated test, so the snapshot macro expands
+    // in the user's crate and insta stores the file there, under the eval's name. (The runtime
+    // side, `run_test_report`/`finish_test`/`assert_report_snapshot!`, lands with the suite
+    // runner.)
+    let test_body = if options.snapshot {
+        quote! {
+            let __niceeval_report = #krate::__private::run_test_report(&#static_ident);
+            #krate::assert_report_snapshot!(__niceeval_report);
+            #krate::__private::finish_test(__niceeval_report);
+        }
+    } else {
+        quote!(#krate::__private::run_test(&#static_ident))
+    };
+
     quote! {
         #(#cfg)*
         #(#test_attrs)*
         #[::core::prelude::v1::test]
         fn #name() {
-            #krate::__private::run_test(&#static_ident)
+            #test_body
         }
 
         #(#cfg)*

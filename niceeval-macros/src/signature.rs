@@ -180,3 +180,89 @@ fn conflicting_attribute(attr: &Attribute) -> Option<String> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    fn errors(function: ItemFn) -> Vec<String> {
+        let mut errors = None;
+        check(&function, &mut errors);
+        errors
+            .map(|e| e.into_iter().map(|e| e.to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn valid_signatures() {
+        let valid: Vec<ItemFn> = vec![
+            parse_quote!(
+                async fn a(t: &mut Eval) {}
+            ),
+            parse_quote!(
+                async fn b(_: &mut niceeval::Eval) -> niceeval::Result {
+                    Ok(())
+                }
+            ),
+            parse_quote!(
+                async fn c<'a>(mut t: &'a mut Eval) {}
+            ),
+            parse_quote!(
+                async fn d(t: (&mut Eval)) {}
+            ),
+            parse_quote!(
+                #[ignore]
+                #[doc = "x"]
+                pub async fn e(t: &mut Eval) {}
+            ),
+        ];
+        for function in valid {
+            assert_eq!(
+                errors(function.clone()),
+                Vec::<String>::new(),
+                "{}",
+                function.sig.ident
+            );
+        }
+    }
+
+    #[test]
+    fn each_qualifier_is_reported() {
+        let all = errors(parse_quote!(
+            const unsafe extern "C" fn f(t: &mut Eval) {}
+        ));
+        assert_eq!(all.len(), 4, "{all:?}");
+        assert!(all[0].contains("cannot be `const`"));
+        assert!(all[1].contains("must be async"));
+        assert!(all[2].contains("cannot be `unsafe`"));
+        assert!(all[3].contains("cannot declare an ABI"));
+    }
+
+    #[test]
+    fn parameters() {
+        let all = errors(parse_quote!(
+            async fn f(&self, t: &mut Eval, u: u32) {}
+        ));
+        assert_eq!(all.len(), 2, "{all:?}");
+        assert!(all[0].contains("cannot take `self`"));
+        assert!(all[1].contains("exactly one parameter"));
+        let all = errors(parse_quote!(
+            async fn f(t: Box<Eval>) {}
+        ));
+        assert!(all[0].contains("borrowed, not owned"), "{all:?}");
+    }
+
+    #[test]
+    fn test_attributes() {
+        let all = errors(parse_quote!(
+            #[tokio::test(flavor = "multi_thread")]
+            #[niceeval::eval]
+            #[test_case]
+            async fn f(t: &mut Eval) {}
+        ));
+        assert_eq!(all.len(), 2, "{all:?}");
+        assert!(all[0].contains("remove `#[tokio::test]`"));
+        assert!(all[1].contains("`#[niceeval::eval]` is given twice"));
+    }
+}

@@ -39,6 +39,14 @@ async fn ignored_eval(t: &mut Eval) -> niceeval::Result {
     Ok(())
 }
 
+/// Lifetime parameters are allowed: the runner does not have to choose them. (The `allow`
+/// reaches the user's function, where clippy sees the lifetime.)
+#[eval]
+#[allow(clippy::needless_lifetimes)]
+pub async fn with_lifetime<'a>(t: &'a mut Eval) {
+    t.check("a", includes("a"));
+}
+
 /// Evals in a module are tests at their module path.
 pub mod nested {
     use niceeval::prelude::*;
@@ -143,6 +151,7 @@ fn registrations_carry_the_options() {
             "expansion::ignored_eval",
             "expansion::nested::inner_eval",
             "expansion::undocumented_public",
+            "expansion::with_lifetime",
         ]
     );
     let greets = all[0];

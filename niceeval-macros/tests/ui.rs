@@ -26,23 +26,41 @@ fn rustc_version() -> Option<String> {
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
+/// Why the UI tests cannot be compared on `version`, if they cannot.
+fn skip_reason(version: Option<&str>) -> Option<String> {
+    match version {
+        Some(version) if version.starts_with(PINNED) => None,
+        other => Some(format!(
+            "niceeval-macros UI tests SKIPPED: their .stderr files are pinned to {PINNED}x, \
+             but this toolchain is {}. Compiler messages differ between releases; run them \
+             with rustc {PINNED}x, or regenerate them (see tests/ui.rs).",
+            other.unwrap_or("unknown (`rustc --version` failed)")
+        )),
+    }
+}
+
 #[test]
 fn ui() {
-    match rustc_version() {
-        Some(version) if version.starts_with(PINNED) => {}
-        other => {
-            eprintln!(
-                "niceeval-macros UI tests SKIPPED: their .stderr files are pinned to {PINNED}x, \
-                 but this toolchain is {}. Compiler messages differ between releases; run them \
-                 with rustc {PINNED}x, or regenerate them (see tests/ui.rs).",
-                other
-                    .as_deref()
-                    .unwrap_or("unknown (`rustc --version` failed)")
-            );
-            return;
-        }
+    if let Some(reason) = skip_reason(rustc_version().as_deref()) {
+        eprintln!("{reason}");
+        return;
     }
     let cases = trybuild::TestCases::new();
     cases.compile_fail("tests/ui/*.rs");
     cases.pass("tests/ui/pass/*.rs");
+}
+
+#[test]
+fn other_toolchains_skip_with_a_notice() {
+    assert_eq!(
+        skip_reason(Some("rustc 1.95.0 (59807616e 2026-04-14)")),
+        None
+    );
+    assert_eq!(skip_reason(Some("rustc 1.95.3")), None);
+    let reason = skip_reason(Some("rustc 1.96.0 (abc 2026-05-28)")).unwrap_or_default();
+    assert!(reason.contains("SKIPPED"), "{reason}");
+    assert!(reason.contains("rustc 1.96.0"), "{reason}");
+    assert!(reason.contains("pinned to rustc 1.95.x"), "{reason}");
+    let reason = skip_reason(None).unwrap_or_default();
+    assert!(reason.contains("`rustc --version` failed"), "{reason}");
 }
