@@ -385,6 +385,9 @@ mod tests {
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("").is_err());
         assert!(parse_duration("s").is_err());
+        for bad in ["1.2.3s", "-5s", "5 s", "1h30"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
         assert!(parse_duration("99999999999999999999999h").is_err());
     }
 }
