@@ -4,239 +4,217 @@
 //! `#[eval]` keeps the user's `async fn` intact inside a generated `static` describing the eval,
 //! and emits a plain `#[test]` that hands that static to `niceeval::__private::run_test`, plus a
 //! registration for the suite runner. All logic lives in the runtime; the macro only validates
-//! and wires.
+//! (`options`, `signature`) and wires (`render`).
 
 mod options;
+mod render;
+mod signature;
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
-use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{FnArg, ItemFn, Type};
+use syn::Item;
 
-use options::{push, Options};
-
-/// Marks an `async fn NAME(t: &mut Eval)` as an eval. See `niceeval::eval`.
+/// Marks an `async fn NAME(t: &mut Eval)` as an eval: a test that `cargo test` runs and filters
+/// by `NAME`.
+///
+/// The function returns `()` or `niceeval::Result`, and its future must be `Send` (the body runs
+/// on a multi-thread runtime). Options, all optional:
+///
+/// | option | value | meaning |
+/// | --- | --- | --- |
+/// | `agent = path` | a `fn() -> impl Agent` | the agent under test; otherwise `[agent]` in `niceeval.toml` |
+/// | `runs = N` | a whole number ≥ 1 | run the eval `N` times; its result is a pass rate |
+/// | `min_pass_rate = p` | `0.0..=1.0` | the pass rate needed with `runs` (default `1.0`) |
+/// | `timeout = "30s"` | a duration (`ms`, `s`, `m`, `h`; `"1m30s"`) | per run; overrides `niceeval.toml` |
+/// | `tags = ["a", "b"]` | string literals | for filtering and reports |
+/// | `description = ".."` | a string | shown in reports |
+/// | `judge_model = "provider/model"` | a string | the default model for judge assertions |
+/// | `strict` | flag (or `= true`/`false`) | a soft assertion below its threshold fails the eval |
+/// | `snapshot` | flag (or `= true`/`false`) | snapshot the report with insta (`cargo insta review`) |
+/// | `crate = path` | a path | where niceeval is when renamed (`use niceeval as ne;` → `crate = ne`) |
+///
+/// `#[ignore]`, `#[should_panic]`, `#[cfg(..)]`, doc comments and lint attributes work as on any
+/// test. A misuse — a function that is not `async`, a missing or extra parameter, an unknown
+/// option, a value of the wrong type, a second test attribute — is a compile error at the
+/// offending token that says how to fix it.
+///
+/// ```
+/// use niceeval::prelude::*;
+///
+/// fn bot() -> impl Agent {
+///     agent_fn(|request: Request| async move {
+///         request.events.say("Hello!");
+///         Ok(())
+///     })
+/// }
+///
+/// /// Greets back.
+/// #[eval(agent = bot, runs = 3, min_pass_rate = 0.6, timeout = "10s", tags = ["smoke"])]
+/// async fn greets(t: &mut Eval) -> niceeval::Result {
+///     t.send("Hi").await?;
+///     t.check(t.reply(), includes("Hello"));
+///     Ok(())
+/// }
+/// # fn main() {}
+/// ```
 #[proc_macro_attribute]
 pub fn eval(args: TokenStream, item: TokenStream) -> TokenStream {
     expand(args.into(), item.into()).into()
 }
 
 fn expand(args: TokenStream2, item: TokenStream2) -> TokenStream2 {
-    let function: ItemFn = match syn::parse2(item.clone()) {
-        Ok(f) => f,
-        Err(_) => {
-            let error =
-                syn::Error::new_spanned(&item, "#[eval] goes on an `async fn NAME(t: &mut Eval)`");
-            return with_item(item, error);
-        }
+    let function = match syn::parse2::<Item>(item.clone()) {
+        Ok(Item::Fn(function)) => function,
+        Ok(other) => return with_errors(item, not_a_function(&other)),
+        // Not an item rustc would accept either: let rustc report it, plus where #[eval] goes.
+        Err(e) => return with_errors(item, e),
     };
     let mut errors = None;
-    let options = match options::parse(args) {
-        Ok(o) => o,
-        Err(e) => {
-            push(&mut errors, e);
-            Options::default()
-        }
-    };
-    check_signature(&function, &mut errors);
+    let options = options::parse(args, &mut errors);
+    signature::check(&function, &mut errors);
     match errors {
-        Some(error) => with_item(item, error),
-        None => render(function, options),
+        None => render::render(function, options),
+        Some(errors) => with_errors(render::fallback(function), errors),
     }
 }
 
-/// On error, keep the original item (so the IDE still sees the function) and add the errors.
-fn with_item(item: TokenStream2, error: syn::Error) -> TokenStream2 {
-    let error = error.to_compile_error();
-    quote!(#item #error)
+/// `tokens` followed by the errors: the item stays visible to the IDE.
+fn with_errors(mut tokens: TokenStream2, errors: syn::Error) -> TokenStream2 {
+    tokens.extend(errors.to_compile_error());
+    tokens
 }
 
-fn check_signature(function: &ItemFn, errors: &mut Option<syn::Error>) {
-    let sig = &function.sig;
-    if sig.asyncness.is_none() {
-        push(
-            errors,
-            syn::Error::new(
-                sig.fn_token.span(),
-                "#[eval] functions must be async: write `async fn name(t: &mut Eval)`",
-            ),
-        );
-    }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        push(
-            errors,
-            syn::Error::new(sig.generics.span(), "#[eval] functions cannot be generic"),
-        );
-    }
-    if let Some(variadic) = &sig.variadic {
-        push(
-            errors,
-            syn::Error::new(variadic.span(), "#[eval] functions cannot be variadic"),
-        );
-    }
-    let params: Vec<&FnArg> = sig.inputs.iter().collect();
-    match params.as_slice() {
-        [] => push(
-            errors,
-            syn::Error::new(
-                sig.paren_token.span.join(),
-                "#[eval] functions take the eval handle: `(t: &mut Eval)`",
-            ),
-        ),
-        [FnArg::Receiver(receiver)] => push(
-            errors,
-            syn::Error::new(
-                receiver.span(),
-                "#[eval] functions cannot take `self`; write `(t: &mut Eval)`",
-            ),
-        ),
-        [FnArg::Typed(param)] => {
-            let ok = matches!(&*param.ty, Type::Reference(r) if r.mutability.is_some());
-            if !ok {
-                push(
-                    errors,
-                    syn::Error::new(
-                        param.ty.span(),
-                        "the eval handle must be taken as `&mut Eval`",
-                    ),
-                );
-            }
-        }
-        [_, extra @ ..] => {
-            for param in extra {
-                push(
-                    errors,
-                    syn::Error::new(
-                        param.span(),
-                        "#[eval] functions take exactly one parameter, `t: &mut Eval`",
-                    ),
-                );
-            }
-        }
-    }
-    for attr in &function.attrs {
-        let path = attr.path();
-        let last = path.segments.last().map(|s| s.ident.to_string());
-        if matches!(last.as_deref(), Some("test" | "eval")) {
-            push(
-                errors,
-                syn::Error::new(
-                    attr.span(),
-                    "#[eval] already makes this function a test; remove this attribute",
-                ),
-            );
-        }
-    }
-}
-
-fn render(function: ItemFn, options: Options) -> TokenStream2 {
-    let krate = options
-        .krate
-        .as_ref()
-        .map(|p| quote!(#p))
-        .unwrap_or_else(|| quote!(::niceeval));
-    let ItemFn {
-        attrs,
-        vis,
-        sig,
-        block,
-    } = function;
-    let name = &sig.ident;
-    let name_str = name.to_string();
-    let static_ident = format_ident!("__NICEEVAL_EVAL_{}", name);
-    let cfgs: Vec<_> = attrs.iter().filter(|a| a.path().is_ident("cfg")).collect();
-    let ignored = attrs.iter().any(|a| a.path().is_ident("ignore"));
-    let test_attrs: Vec<_> = attrs.iter().filter(|a| !a.path().is_ident("cfg")).collect();
-    let body_attrs: Vec<_> = attrs
-        .iter()
-        .filter(|a| a.path().is_ident("allow") || a.path().is_ident("expect"))
-        .collect();
-
-    let mut builder = quote!();
-    if let Some(agent) = &options.agent {
-        let make = quote_spanned! {agent.span()=>
-            #krate::__private::make_agent(#agent())
-        };
-        builder.extend(quote! {
-            .with_agent({
-                fn __niceeval_agent() -> #krate::__private::Arc<dyn #krate::Agent> { #make }
-                __niceeval_agent
-            })
-        });
-    }
-    if let Some(runs) = options.runs {
-        builder.extend(quote!(.with_runs(#runs)));
-    }
-    if let Some(rate) = options.min_pass_rate {
-        builder.extend(quote!(.with_min_pass_rate(#rate)));
-    }
-    if let Some(ms) = options.timeout_ms {
-        builder.extend(quote!(.with_timeout_ms(#ms)));
-    }
-    if !options.tags.is_empty() {
-        let tags = &options.tags;
-        builder.extend(quote!(.with_tags(&[#(#tags),*])));
-    }
-    if let Some(d) = &options.description {
-        builder.extend(quote!(.with_description(#d)));
-    }
-    if let Some(m) = &options.judge_model {
-        builder.extend(quote!(.with_judge_model(#m)));
-    }
-    if options.strict {
-        builder.extend(quote!(.with_strict()));
-    }
-    if options.snapshot {
-        builder.extend(quote!(.with_snapshot()));
-    }
-    if ignored {
-        builder.extend(quote!(.with_ignored()));
-    }
-
-    // The call of the user's function, spanned at its signature so a non-Send future or a bad
-    // return type is reported on the user's line.
-    let call = quote_spanned! {sig.span()=>
-        ::std::boxed::Box::pin(async move {
-            #krate::__private::IntoBodyResult::into_body_result(#name(t).await)
-        })
+fn not_a_function(item: &Item) -> syn::Error {
+    let what = match item {
+        Item::Struct(_) => "a struct",
+        Item::Enum(_) => "an enum",
+        Item::Mod(_) => "a module",
+        Item::Impl(_) => "an impl block",
+        Item::Static(_) | Item::Const(_) => "a constant",
+        Item::Trait(_) => "a trait",
+        _ => "this item",
     };
-    let location = quote_spanned! {name.span()=> file!(), line!()};
+    let span = match item {
+        Item::Struct(s) => s.struct_token.span,
+        Item::Enum(e) => e.enum_token.span,
+        Item::Mod(m) => m.mod_token.span,
+        Item::Impl(i) => i.impl_token.span,
+        Item::Trait(t) => t.trait_token.span,
+        other => other.span(),
+    };
+    syn::Error::new(
+        span,
+        format!("#[eval] goes on an `async fn NAME(t: &mut Eval)`, not on {what}"),
+    )
+}
 
-    quote! {
-        #(#test_attrs)*
-        #[::core::prelude::v1::test]
-        #(#cfgs)*
-        #vis fn #name() {
-            #krate::__private::run_test(&#static_ident)
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
 
-        #(#cfgs)*
-        #[doc(hidden)]
-        #[allow(non_upper_case_globals)]
-        static #static_ident: #krate::__private::EvalDefinition = {
-            #(#body_attrs)*
-            #sig #block
+    fn expand_str(args: TokenStream2, item: TokenStream2) -> String {
+        expand(args, item).to_string()
+    }
 
-            fn __niceeval_body<'a>(
-                t: &'a mut #krate::Eval,
-            ) -> #krate::__private::BoxFuture<'a, ::core::result::Result<(), #krate::Error>> {
-                #call
-            }
+    #[test]
+    fn valid_eval_expands_to_a_test_a_static_and_a_registration() {
+        let out = expand_str(
+            quote!(runs = 2),
+            quote!(
+                async fn greets(t: &mut Eval) {}
+            ),
+        );
+        assert!(
+            out.contains("# [:: core :: prelude :: v1 :: test] fn greets ()"),
+            "{out}"
+        );
+        assert!(out.contains("static __NICEEVAL_EVAL_greets"), "{out}");
+        assert!(out.contains("with_runs (2u32)"), "{out}");
+        assert!(out.contains("inventory :: submit !"), "{out}");
+        assert!(!out.contains("compile_error"), "{out}");
+    }
 
-            #krate::__private::EvalDefinition::new(
-                #name_str,
-                ::core::module_path!(),
-                #location,
-                ::core::env!("CARGO_MANIFEST_DIR"),
-                __niceeval_body,
-            )
-            #builder
-        };
+    #[test]
+    fn snapshot_evals_take_the_snapshot_in_the_generated_test() {
+        let out = expand_str(
+            quote!(snapshot),
+            quote!(
+                async fn greets(t: &mut Eval) {}
+            ),
+        );
+        assert!(
+            out.contains("__private :: run_test_report (& __NICEEVAL_EVAL_greets)"),
+            "{out}"
+        );
+        assert!(
+            out.contains(":: niceeval :: assert_report_snapshot !"),
+            "{out}"
+        );
+        assert!(out.contains("__private :: finish_test"), "{out}");
+        let out = expand_str(
+            quote!(),
+            quote!(
+                async fn greets(t: &mut Eval) {}
+            ),
+        );
+        assert!(!out.contains("snapshot"), "{out}");
+    }
 
-        #(#cfgs)*
-        #krate::__private::inventory::submit! {
-            #krate::__private::Registration(&#static_ident)
-        }
+    #[test]
+    fn renamed_crate_replaces_every_niceeval_path() {
+        let out = expand_str(
+            quote!(crate = ne, agent = bot, snapshot),
+            quote!(
+                async fn greets(t: &mut Eval) -> niceeval::Result {
+                    Ok(())
+                }
+            ),
+        );
+        assert!(!out.contains(":: niceeval"), "{out}");
+        assert!(out.contains("ne :: __private :: run_test"), "{out}");
+    }
+
+    #[test]
+    fn raw_identifiers_are_named_without_prefix() {
+        let out = expand_str(
+            quote!(),
+            quote!(
+                async fn r#type(t: &mut Eval) {}
+            ),
+        );
+        assert!(out.contains("\"type\""), "{out}");
+        assert!(out.contains("__NICEEVAL_EVAL_type"), "{out}");
+    }
+
+    #[test]
+    fn errors_keep_a_repaired_function() {
+        let out = expand_str(
+            quote!(bogus),
+            quote!(
+                #[test]
+                fn greets(self, t: &mut Eval) {}
+            ),
+        );
+        assert!(out.contains("compile_error"), "{out}");
+        assert!(
+            out.contains("async fn greets (self , t : & mut Eval)"),
+            "{out}"
+        );
+        assert!(!out.contains("# [test]"), "{out}");
+        assert!(!out.contains("static"), "{out}");
+    }
+
+    #[test]
+    fn not_a_function_is_reported_and_kept() {
+        let out = expand_str(
+            quote!(),
+            quote!(
+                struct S;
+            ),
+        );
+        assert!(out.contains("struct S ;"), "{out}");
+        assert!(out.contains("not on a struct"), "{out}");
     }
 }

@@ -1,40 +1,59 @@
-//! Parsing and validating the options of `#[eval(..)]`. Every problem is collected, so one
-//! compile shows them all, each at the offending token.
+//! Parsing and validating the options of `#[eval(..)]`.
+//!
+//! Every problem is collected, so one compile shows them all, each at the offending token and
+//! each saying how to write the option correctly. The options are split at top-level commas
+//! before they are parsed, so a syntax error in one option does not hide the errors of the
+//! others.
 
+mod values;
+
+use proc_macro2::{TokenStream, TokenTree};
 use syn::ext::IdentExt;
-use syn::parse::{Parse, ParseStream};
-use syn::spanned::Spanned;
-use syn::{Expr, ExprArray, ExprLit, Ident, Lit, LitStr, Path, Token};
+use syn::parse::{Parse, ParseStream, Parser};
+use syn::{Expr, Ident, LitStr, Path, Token};
 
-/// The option names, in the order the docs list them.
-pub const KNOWN: &[&str] = &[
-    "agent",
-    "runs",
-    "min_pass_rate",
-    "timeout",
-    "tags",
-    "description",
-    "judge_model",
-    "strict",
-    "snapshot",
-    "crate",
+use values::{apply_value, flag};
+
+/// Every option with how it is written, in the order the docs list them.
+pub const KNOWN: &[(&str, &str)] = &[
+    ("agent", "agent = my_agent"),
+    ("runs", "runs = 5"),
+    ("min_pass_rate", "min_pass_rate = 0.8"),
+    ("timeout", "timeout = \"30s\""),
+    ("tags", "tags = [\"smoke\"]"),
+    ("description", "description = \"what this eval checks\""),
+    ("judge_model", "judge_model = \"openai/gpt-4o-mini\""),
+    ("strict", "strict"),
+    ("snapshot", "snapshot"),
+    ("crate", "crate = my_niceeval"),
 ];
 
 /// The validated options.
 #[derive(Default)]
 pub struct Options {
+    /// `agent = path`: a `fn() -> impl Agent`.
     pub agent: Option<Path>,
+    /// `runs = N`, at least 1.
     pub runs: Option<u32>,
+    /// `min_pass_rate = p`, within `0.0..=1.0`.
     pub min_pass_rate: Option<f64>,
+    /// `timeout = ".."`, in milliseconds, at least 1.
     pub timeout_ms: Option<u64>,
+    /// `tags = [..]`, non-empty and distinct.
     pub tags: Vec<LitStr>,
+    /// `description = ".."`.
     pub description: Option<LitStr>,
+    /// `judge_model = "provider/model"`.
     pub judge_model: Option<LitStr>,
+    /// `strict`.
     pub strict: bool,
+    /// `snapshot`.
     pub snapshot: bool,
+    /// `crate = path`: where niceeval is found when it is renamed.
     pub krate: Option<Path>,
 }
 
+/// One option as written, before validation.
 struct RawOption {
     key: Ident,
     value: Option<Expr>,
@@ -43,12 +62,33 @@ struct RawOption {
 impl Parse for RawOption {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let key = Ident::parse_any(input)?;
+        if input.peek(syn::token::Paren) {
+            let name = key.unraw();
+            return Err(input.error(format!(
+                "write `{name} = ..`, not `{name}(..)`: #[eval] options are `name = value` pairs"
+            )));
+        }
         let value = if input.peek(Token![=]) {
             input.parse::<Token![=]>()?;
+            if input.is_empty() {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!(
+                        "option `{}` has `=` but no value: write `{}`",
+                        key.unraw(),
+                        example(&key.unraw().to_string()).unwrap_or("name = value")
+                    ),
+                ));
+            }
             Some(input.parse::<Expr>()?)
         } else {
             None
         };
+        if !input.is_empty() {
+            return Err(input.error(
+                "unexpected token: separate #[eval] options with commas, e.g. `#[eval(runs = 3, strict)]`",
+            ));
+        }
         Ok(RawOption { key, value })
     }
 }
@@ -61,50 +101,91 @@ pub fn push(errors: &mut Option<syn::Error>, error: syn::Error) {
     }
 }
 
-pub fn parse(args: proc_macro2::TokenStream) -> Result<Options, syn::Error> {
-    let raw = syn::parse::Parser::parse2(
-        syn::punctuated::Punctuated::<RawOption, Token![,]>::parse_terminated,
-        args,
-    )?;
+/// Parses and validates the attribute's arguments, adding every problem to `errors`. The
+/// options returned hold what was valid.
+pub fn parse(args: TokenStream, errors: &mut Option<syn::Error>) -> Options {
     let mut options = Options::default();
-    let mut errors = None;
     let mut seen: Vec<String> = Vec::new();
-    for option in raw {
-        let key = option.key.to_string();
+    for chunk in split_options(args) {
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                push(errors, e);
+                continue;
+            }
+        };
+        let option = match RawOption::parse.parse2(chunk) {
+            Ok(option) => option,
+            Err(e) => {
+                push(errors, e);
+                continue;
+            }
+        };
+        let key = option.key.unraw().to_string();
         if seen.contains(&key) {
             push(
-                &mut errors,
-                syn::Error::new(option.key.span(), format!("option `{key}` is given twice")),
+                errors,
+                syn::Error::new(
+                    option.key.span(),
+                    format!("option `{key}` is given twice; keep one"),
+                ),
             );
             continue;
         }
         seen.push(key.clone());
         if let Err(e) = apply(&mut options, &key, &option) {
-            push(&mut errors, e);
+            push(errors, e);
         }
     }
-    match errors {
-        Some(e) => Err(e),
-        None => Ok(options),
+    options
+}
+
+/// Splits the arguments at top-level commas. `<..>` is tracked so a turbofish such as
+/// `agent = make::<A, B>` stays one option. An empty option (`a,, b`) is an error at its comma.
+fn split_options(args: TokenStream) -> Vec<syn::Result<TokenStream>> {
+    let mut chunks = Vec::new();
+    let mut current = TokenStream::new();
+    let mut angle_depth = 0usize;
+    for tree in args {
+        if let TokenTree::Punct(punct) = &tree {
+            match punct.as_char() {
+                '<' => angle_depth += 1,
+                '>' => angle_depth = angle_depth.saturating_sub(1),
+                ',' if angle_depth == 0 => {
+                    if current.is_empty() {
+                        chunks.push(Err(syn::Error::new(
+                            punct.span(),
+                            "expected an option before this comma",
+                        )));
+                    } else {
+                        chunks.push(Ok(std::mem::take(&mut current)));
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        current.extend([tree]);
     }
+    if !current.is_empty() {
+        chunks.push(Ok(current));
+    }
+    chunks
+}
+
+/// How `key` is written, if it is an option.
+fn example(key: &str) -> Option<&'static str> {
+    KNOWN.iter().find(|(k, _)| *k == key).map(|(_, e)| *e)
 }
 
 fn apply(options: &mut Options, key: &str, option: &RawOption) -> syn::Result<()> {
     let span = option.key.span();
+    let Some(example) = example(key) else {
+        return Err(syn::Error::new(span, unknown_option_message(key)));
+    };
     match key {
         "strict" | "snapshot" => {
-            let on = match &option.value {
-                None => true,
-                Some(Expr::Lit(ExprLit {
-                    lit: Lit::Bool(b), ..
-                })) => b.value,
-                Some(other) => {
-                    return Err(syn::Error::new(
-                        other.span(),
-                        format!("`{key}` is a flag: write `{key}` (or `{key} = true`)"),
-                    ))
-                }
-            };
+            let on = flag(key, option.value.as_ref())?;
             if key == "strict" {
                 options.strict = on;
             } else {
@@ -112,192 +193,198 @@ fn apply(options: &mut Options, key: &str, option: &RawOption) -> syn::Result<()
             }
             Ok(())
         }
-        _ if !KNOWN.contains(&key) => Err(syn::Error::new(
-            span,
-            format!(
-                "unknown #[eval] option `{key}`; expected one of: {}",
-                KNOWN.join(", ")
-            ),
-        )),
         _ => {
             let value = option.value.as_ref().ok_or_else(|| {
-                syn::Error::new(span, format!("option `{key}` needs a value: `{key} = ..`"))
+                syn::Error::new(
+                    span,
+                    format!("option `{key}` needs a value: write `{example}`"),
+                )
             })?;
             apply_value(options, key, value)
         }
     }
 }
 
-fn apply_value(options: &mut Options, key: &str, value: &Expr) -> syn::Result<()> {
-    match key {
-        "agent" | "crate" => {
-            let path = match value {
-                Expr::Path(p) if p.qself.is_none() => p.path.clone(),
-                other => {
-                    let hint = if key == "agent" {
-                        "`agent` takes the path of a `fn() -> impl Agent`, e.g. `agent = support_bot`"
-                    } else {
-                        "`crate` takes the path niceeval is known by, e.g. `crate = ::my_niceeval`"
-                    };
-                    return Err(syn::Error::new(other.span(), hint));
-                }
-            };
-            if key == "agent" {
-                options.agent = Some(path);
-            } else {
-                options.krate = Some(path);
-            }
-        }
-        "runs" => {
-            let lit = int_lit(
-                value,
-                "`runs` takes a whole number of runs, e.g. `runs = 5`",
-            )?;
-            let runs: u32 = lit.base10_parse()?;
-            if runs == 0 {
-                return Err(syn::Error::new(lit.span(), "`runs` must be at least 1"));
-            }
-            options.runs = Some(runs);
-        }
-        "min_pass_rate" => {
-            let (rate, span) = match value {
-                Expr::Lit(ExprLit {
-                    lit: Lit::Float(f), ..
-                }) => (f.base10_parse::<f64>()?, f.span()),
-                Expr::Lit(ExprLit {
-                    lit: Lit::Int(i), ..
-                }) => (i.base10_parse::<f64>()?, i.span()),
-                other => return Err(syn::Error::new(
-                    other.span(),
-                    "`min_pass_rate` takes a number between 0 and 1, e.g. `min_pass_rate = 0.8`",
-                )),
-            };
-            if !(0.0..=1.0).contains(&rate) {
-                return Err(syn::Error::new(
-                    span,
-                    "`min_pass_rate` must be between 0 and 1",
-                ));
-            }
-            options.min_pass_rate = Some(rate);
-        }
-        "timeout" => {
-            let lit = str_lit(
-                value,
-                "`timeout` takes a duration string, e.g. `timeout = \"30s\"`",
-            )?;
-            let duration = parse_duration(&lit.value())
-                .map_err(|message| syn::Error::new(lit.span(), message))?;
-            options.timeout_ms = Some(duration);
-        }
-        "tags" => {
-            let Expr::Array(ExprArray { elems, .. }) = value else {
-                return Err(syn::Error::new(
-                    value.span(),
-                    "`tags` takes a list of strings, e.g. `tags = [\"smoke\", \"refunds\"]`",
-                ));
-            };
-            for elem in elems {
-                options
-                    .tags
-                    .push(str_lit(elem, "each tag must be a string literal")?);
-            }
-        }
-        "description" => {
-            options.description = Some(str_lit(
-                value,
-                "`description` takes a string, e.g. `description = \"refunds are issued\"`",
-            )?);
-        }
-        "judge_model" => {
-            let lit = str_lit(
-                value,
-                "`judge_model` takes a string, e.g. `judge_model = \"openai/gpt-4o-mini\"`",
-            )?;
-            let model = lit.value();
-            match model.split_once('/') {
-                Some((provider, name)) if !provider.is_empty() && !name.is_empty() => {}
-                _ => {
-                    return Err(syn::Error::new(
-                        lit.span(),
-                        format!("judge model {model:?} must be `provider/model`, e.g. \"openai/gpt-4o-mini\""),
-                    ))
-                }
-            }
-            options.judge_model = Some(lit);
-        }
-        _ => unreachable!("option names are checked before values"),
+fn unknown_option_message(key: &str) -> String {
+    let names: Vec<&str> = KNOWN.iter().map(|(k, _)| *k).collect();
+    let mut message = format!("unknown #[eval] option `{key}`");
+    if let Some(near) = closest(key, &names) {
+        message.push_str(&format!("; did you mean `{near}`?"));
     }
-    Ok(())
+    message.push_str(&format!(
+        "\nvalid options: {}",
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    message
 }
 
-fn int_lit<'a>(value: &'a Expr, message: &str) -> syn::Result<&'a syn::LitInt> {
-    match value {
-        Expr::Lit(ExprLit {
-            lit: Lit::Int(i), ..
-        }) => Ok(i),
-        other => Err(syn::Error::new(other.span(), message)),
-    }
+/// The known name closest to `key` by edit distance, if it is close enough to be a typo.
+fn closest<'a>(key: &str, names: &[&'a str]) -> Option<&'a str> {
+    let key = key.to_ascii_lowercase();
+    names
+        .iter()
+        .map(|name| (edit_distance(&key, name), *name))
+        .filter(|(d, name)| *d <= (name.len() / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, name)| name)
 }
 
-fn str_lit(value: &Expr, message: &str) -> syn::Result<LitStr> {
-    match value {
-        Expr::Lit(ExprLit {
-            lit: Lit::Str(s), ..
-        }) => Ok(s.clone()),
-        other => Err(syn::Error::new(other.span(), message)),
+/// Levenshtein distance over chars; option names are short, the table is tiny.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
     }
-}
-
-/// Parses `"500ms"`, `"30s"`, `"2m"`, `"1h"`, `"1m30s"` into milliseconds (the same grammar as
-/// `niceeval::config::parse_duration`).
-pub fn parse_duration(text: &str) -> Result<u64, String> {
-    let hint = "write a duration such as \"500ms\", \"30s\", \"2m\" or \"1m30s\"";
-    let mut total: f64 = 0.0;
-    let mut rest = text.trim();
-    if rest.is_empty() {
-        return Err(format!("empty timeout; {hint}"));
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let number: f64 = rest[..digits]
-            .parse()
-            .map_err(|_| format!("{text:?} is not a duration; {hint}"))?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let factor = match &rest[..unit_len] {
-            "ms" => 1.0,
-            "s" => 1000.0,
-            "m" => 60_000.0,
-            "h" => 3_600_000.0,
-            "" => return Err(format!("{text:?} has no unit; {hint}")),
-            unit => return Err(format!("{text:?} has an unknown unit {unit:?}; {hint}")),
-        };
-        rest = &rest[unit_len..];
-        total += number * factor;
-    }
-    if total < 1.0 {
-        return Err(format!(
-            "{text:?} is shorter than 1ms; a timeout must be positive"
-        ));
-    }
-    Ok(total.round() as u64)
+    previous[b.len()]
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use quote::quote;
+    use quote::ToTokens;
+
+    fn parse_ok(args: TokenStream) -> Options {
+        let mut errors = None;
+        let options = parse(args, &mut errors);
+        if let Some(e) = errors {
+            panic!("unexpected error: {e}");
+        }
+        options
+    }
+
+    fn errors(args: TokenStream) -> Vec<String> {
+        let mut errors = None;
+        parse(args, &mut errors);
+        errors
+            .map(|e| e.into_iter().map(|e| e.to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    pub(super) fn one_error(args: TokenStream) -> String {
+        let all = errors(args);
+        assert_eq!(all.len(), 1, "expected one error, got {all:?}");
+        all.into_iter().next().unwrap_or_default()
+    }
 
     #[test]
-    fn durations() {
-        assert_eq!(parse_duration("1m30s"), Ok(90_000));
-        assert_eq!(parse_duration("250ms"), Ok(250));
-        assert_eq!(parse_duration("1.5s"), Ok(1500));
-        assert!(parse_duration("30").is_err());
-        assert!(parse_duration("3 days").is_err());
-        assert!(parse_duration("0s").is_err());
+    fn every_option_parses() {
+        let options = parse_ok(quote!(
+            agent = crate::bots::support,
+            runs = 5,
+            min_pass_rate = 0.8,
+            timeout = "1m30s",
+            tags = ["smoke", "refunds"],
+            description = "refunds are issued",
+            judge_model = "openai/gpt-4o-mini",
+            strict,
+            snapshot = true,
+            crate = ::ne,
+        ));
+        assert_eq!(
+            options.agent.map(|p| p.to_token_stream().to_string()),
+            Some("crate :: bots :: support".to_string())
+        );
+        assert_eq!(options.runs, Some(5));
+        assert_eq!(options.min_pass_rate, Some(0.8));
+        assert_eq!(options.timeout_ms, Some(90_000));
+        let tags: Vec<String> = options.tags.iter().map(LitStr::value).collect();
+        assert_eq!(tags, ["smoke", "refunds"]);
+        assert_eq!(
+            options.description.map(|d| d.value()),
+            Some("refunds are issued".to_string())
+        );
+        assert_eq!(
+            options.judge_model.map(|d| d.value()),
+            Some("openai/gpt-4o-mini".to_string())
+        );
+        assert!(options.strict);
+        assert!(options.snapshot);
+        assert!(options.krate.is_some());
+    }
+
+    #[test]
+    fn empty_and_trailing_comma() {
+        assert!(errors(quote!()).is_empty());
+        let options = parse_ok(quote!(runs = 2,));
+        assert_eq!(options.runs, Some(2));
+    }
+
+    #[test]
+    fn flags_accept_booleans() {
+        let options = parse_ok(quote!(strict = false, snapshot));
+        assert!(!options.strict);
+        assert!(options.snapshot);
+        assert!(one_error(quote!(strict = 3)).contains("`strict` is a flag"));
+    }
+
+    #[test]
+    fn turbofish_agent_is_one_option() {
+        let options = parse_ok(quote!(agent = make::<A, B>, runs = 2));
+        assert!(options.agent.is_some());
+        assert_eq!(options.runs, Some(2));
+    }
+
+    #[test]
+    fn all_errors_are_collected() {
+        let all = errors(quote!(
+            runs = 0,
+            bogus,
+            timeout = 30,
+            runs = 2,
+            tags = [1, 2]
+        ));
+        assert_eq!(all.len(), 6, "{all:?}");
+        assert!(all[0].contains("at least 1"));
+        assert!(all[1].contains("unknown #[eval] option `bogus`"));
+        assert!(all[2].contains("timeout = \"30s\""));
+        assert!(all[3].contains("given twice"));
+        assert!(all[4].contains("each tag is a string: write `\"1\"`"));
+        assert!(all[5].contains("each tag is a string: write `\"2\"`"));
+    }
+
+    #[test]
+    fn a_syntax_error_does_not_hide_the_others() {
+        let all = errors(quote!(runs = , strict = 3));
+        assert_eq!(all.len(), 2, "{all:?}");
+        assert!(all[0].contains("no value"));
+        assert!(all[1].contains("flag"));
+        let all = errors(quote!(runs 3, timeout(1)));
+        assert_eq!(all.len(), 2, "{all:?}");
+        assert!(all[0].contains("separate #[eval] options with commas"));
+        assert!(all[1].contains("write `timeout = ..`"));
+        assert!(one_error(quote!(runs = 1,, strict)).contains("expected an option"));
+    }
+
+    #[test]
+    fn unknown_options_suggest_the_closest() {
+        let message = one_error(quote!(run = 3));
+        assert!(message.contains("did you mean `runs`?"), "{message}");
+        assert!(
+            message.contains("`agent`, `runs`, `min_pass_rate`"),
+            "{message}"
+        );
+        let message = one_error(quote!(Tags = ["a"]));
+        assert!(message.contains("did you mean `tags`?"), "{message}");
+        let message = one_error(quote!(frobnicate));
+        assert!(!message.contains("did you mean"), "{message}");
+    }
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("runs", "runs"), 0);
+        assert_eq!(edit_distance("run", "runs"), 1);
+        assert_eq!(edit_distance("timout", "timeout"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
     }
 }

@@ -151,6 +151,11 @@ pub mod __private {
     pub use std::sync::Arc;
 
     /// What an eval body may return: `()` or `Result<(), E>` with `E: Into<niceeval::Error>`.
+    #[diagnostic::on_unimplemented(
+        message = "an `#[eval]` function must return `()` or `niceeval::Result`, not `{Self}`",
+        label = "unsupported return type",
+        note = "return nothing, or `niceeval::Result` and end the body with `Ok(())`; a `Result<(), E>` works when `E: Into<niceeval::Error>`"
+    )]
     pub trait IntoBodyResult {
         /// Converts to the runner's result.
         fn into_body_result(self) -> Result<(), crate::Error>;
@@ -168,8 +173,52 @@ pub mod __private {
         }
     }
 
+    /// The type an eval body's future outputs; generated code passes it spanned over the
+    /// function's return type, so an unsupported return type is reported there.
+    pub struct BodyOutput<O>(std::marker::PhantomData<fn() -> O>);
+
+    impl<O> BodyOutput<O> {
+        /// The witness; `O` is inferred from the body's future.
+        #[allow(clippy::new_without_default)]
+        pub const fn new() -> Self {
+            BodyOutput(std::marker::PhantomData)
+        }
+    }
+
+    /// Boxes the future of an eval body (spanned at the function's name by generated code, so
+    /// a future that is not `Send` is reported there) and converts its output.
+    pub fn body<'a, F, O>(
+        future: F,
+        _output: BodyOutput<O>,
+    ) -> BoxFuture<'a, Result<(), crate::Error>>
+    where
+        F: std::future::Future<Output = O> + Send + 'a,
+        O: IntoBodyResult,
+    {
+        Box::pin(async move { future.await.into_body_result() })
+    }
+
+    /// What an `agent = path` function may return: any `Agent`. A trait of its own so a wrong
+    /// return type is reported in the words of `#[eval]`.
+    #[diagnostic::on_unimplemented(
+        message = "`agent = ..` must name a `fn() -> impl Agent`, but this one returns `{Self}`, which is not an `Agent`",
+        label = "returns `{Self}`",
+        note = "implement `niceeval::Agent` for `{Self}`, or return `agent_fn(|request: Request| async move {{ .. }})`"
+    )]
+    pub trait IntoAgent {
+        /// Boxes the agent.
+        fn into_agent(self) -> Arc<dyn crate::Agent>;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A: crate::Agent + 'static> IntoAgent for A {
+        fn into_agent(self) -> Arc<dyn crate::Agent> {
+            Arc::new(self)
+        }
+    }
+
     /// Boxes the value returned by an `agent = path` function.
-    pub fn make_agent<A: crate::Agent + 'static>(agent: A) -> Arc<dyn crate::Agent> {
-        Arc::new(agent)
+    pub fn make_agent<A: IntoAgent>(agent: A) -> Arc<dyn crate::Agent> {
+        agent.into_agent()
     }
 }

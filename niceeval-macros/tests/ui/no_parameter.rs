@@ -1,0 +1,6 @@
+use niceeval::prelude::*;
+
+#[eval]
+async fn greets() {}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use niceeval::prelude::*;
+
+#[eval]
+struct Suite;
+
+fn main() {
+    let _ = Suite;
+}

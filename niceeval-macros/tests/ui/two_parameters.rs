@@ -1,0 +1,8 @@
+use niceeval::prelude::*;
+
+#[eval]
+async fn greets(t: &mut Eval, name: &str) {
+    let _ = (t, name);
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+use niceeval::prelude::*;
+
+#[eval(run = 3)]
+async fn typo(t: &mut Eval) {
+    let _ = t;
+}
+
+#[eval(retries = 3)]
+async fn unknown(t: &mut Eval) {
+    let _ = t;
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use niceeval::prelude::*;
+
+#[eval]
+async fn greets(t: &mut String) {
+    t.push_str("hi");
+}
+
+fn main() {}
