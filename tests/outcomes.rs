@@ -136,7 +136,7 @@ fn failing_gate_fails_and_the_report_is_the_whole_message() {
   2 assertion(s), 1 gate(s) failed, score 0.50
 
   ok    gate includes("Hello") — score 1.00
-        found at "Hello! You said: I want my money back"
+        found "Hello" at char 0: "Hello! You said: I want my money back"
   FAIL  gate includes("refund") — score 0.00
         "Hello! You said: I want my money back" does not contain "refund""#,
         line_of("failing_gate")
@@ -156,7 +156,7 @@ fn soft_below_threshold_passes_with_a_mark() {
         "eval evals::soft_below_threshold passed (below threshold)\n",
         "1 assertion(s), 1 below threshold, score 0.10\n",
         "BELOW soft similarity(\"your refund was issued today\") — score 0.10 (needs ≥ 0.90)\n",
-        "between \"the parcel left the warehouse\" and expected \"your refund was issued today\"",
+        "got \"the parcel left the warehouse\", expected \"your refund was issued today\"",
     ] {
         assert!(
             out.stdout.contains(expected),
@@ -270,7 +270,7 @@ fn panicking_eval_fails_with_the_panic_message() {
     );
     // What was recorded before the panic is kept.
     assert!(
-        report.contains("  ok    gate includes(\"before\") — score 1.00\n        found at \"recorded before the panic\""),
+        report.contains("  ok    gate includes(\"before\") — score 1.00\n        found \"before\" at char 9: \"recorded before the panic\""),
         "{failure}"
     );
 }
@@ -289,7 +289,7 @@ fn async_timeout_fails_with_its_message() {
         "{failure}"
     );
     assert!(
-        failure.contains("found at \"recorded before the hang\""),
+        failure.contains("found \"before\" at char 9: \"recorded before the hang\""),
         "{failure}"
     );
     assert!(!failure.contains("never reached"), "{failure}");
@@ -307,7 +307,7 @@ fn blocking_timeout_fails_with_its_message() {
         "{failure}"
     );
     assert!(
-        failure.contains("found at \"recorded before blocking\""),
+        failure.contains("found \"before\" at char 9: \"recorded before blocking\""),
         "{failure}"
     );
     assert!(!failure.contains("never reached"), "{failure}");
