@@ -21,9 +21,35 @@ mod similarity;
 mod structure;
 mod text;
 
+mod affix;
+mod bleu;
+mod budget;
+mod case;
+mod combinators;
+mod edit;
+mod json;
+mod lists;
+mod regex;
+mod rouge;
+mod transform;
+mod words;
+
 pub use custom::{make_assertion, satisfies, AssertionBuilder, Custom, Satisfies, View};
 pub use similarity::{levenshtein_distance, normalized_similarity, similarity, Similarity};
 pub use structure::{
     equals, json_difference, matches, matches_schema, Equals, Matches, MatchesSchema,
 };
 pub use text::{excludes, includes, Excludes, Includes, Pattern};
+
+pub use affix::{ends_with, starts_with, Affix};
+pub use bleu::{bleu, bleu_score, Bleu, References, DEFAULT_BLEU_THRESHOLD};
+pub use budget::{cost, latency, Budget};
+pub use case::{icontains, IContains};
+pub use combinators::{all_of, not, AllOf, BoxedAssertion, IntoBoxed, Not};
+pub use edit::{levenshtein, Levenshtein, DEFAULT_MAX_DISTANCE};
+pub use json::{contains_json, find_json, is_json, ContainsJson, IsJson};
+pub use lists::{contains_all, contains_any, icontains_all, icontains_any, ContainsList};
+pub use regex::{regex, RegexMatch, RegexSource};
+pub use rouge::{rouge_n, rouge_n_score, rouge_tokens, RougeN, DEFAULT_ROUGE_THRESHOLD};
+pub use transform::{json_path, Transform};
+pub use words::{count_words, word_count, WordBounds, WordCount};
