@@ -37,7 +37,7 @@ impl<A: Assertion + Send + Sync + 'static> IntoBoxed for A {
 /// let r = AssertionResult::evaluate(&not(includes("error")), &"all good".subject());
 /// assert!(r.passed);
 /// assert_eq!(r.name, r#"not(includes("error"))"#);
-/// let r = AssertionResult::evaluate(&not(bleu("the cat sat")), &"the cat sat".subject());
+/// let r = AssertionResult::evaluate(&not(bleu("the cat sat on the mat")), &"the cat sat on the mat".subject());
 /// assert!(!r.passed && r.score < 1e-9);
 /// ```
 pub fn not<A: Assertion>(assertion: A) -> Not<A> {
