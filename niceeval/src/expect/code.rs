@@ -41,7 +41,10 @@ const emit = (o) => process.stdout.write('\n' + MARK + JSON.stringify(o) + '\n')
       }
     } else {
       const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
-      fn = new AsyncFunction('output', 'context', data.body);
+      if (data.expr) {
+        try { fn = new AsyncFunction('output', 'context', data.expr); } catch (e) { if (!(e instanceof SyntaxError)) throw e; }
+      }
+      if (!fn) fn = new AsyncFunction('output', 'context', data.body);
     }
     const result = await fn(data.output, data.context);
     emit({ ok: true, result: result === undefined ? null : result });
@@ -73,7 +76,15 @@ try:
             raise AttributeError(path + ' has no function ' + name)
     else:
         ns = {}
-        exec(compile(data['body'], '<assertion>', 'exec'), ns)
+        code = None
+        if data.get('expr'):
+            try:
+                code = compile(data['expr'], '<assertion>', 'exec')
+            except SyntaxError:
+                code = None
+        if code is None:
+            code = compile(data['body'], '<assertion>', 'exec')
+        exec(code, ns)
         fn = ns['__niceeval_assert']
     result = fn(data['output'], data['context'])
     if inspect.isawaitable(result):
@@ -103,9 +114,10 @@ pub struct CodeAssertion {
 /// A JavaScript assertion, run with `node` (which must be on `PATH`).
 ///
 /// `code` is one of:
-/// - an expression, e.g. `output.includes('Hello')` (a single line is returned as is);
+/// - an expression, e.g. `output.includes('Hello')` (a single line that parses as an
+///   expression is returned);
 /// - a function body with `return`, e.g. `if (output.length > 10) return true; return 0.5;`
-///   (anything with a newline, or starting with `return`);
+///   (several lines, or one line that is not an expression);
 /// - `file://path.js` (its default export, `module.exports = (output, context) => ..`) or
 ///   `file://path.js:name` (a named export); `.mjs` files are ES modules. Relative paths are
 ///   from the spec file's directory, else the current directory.
@@ -134,8 +146,8 @@ pub fn javascript(code: impl Into<String>) -> CodeAssertion {
 }
 
 /// A Python assertion, run with `python3` (which must be on `PATH`). Like [`javascript`]:
-/// an expression (`'hello' in output.lower()`), a function body (several lines, or one starting
-/// with `return`; indentation is normalized), or `file://path.py[:function]` where the function
+/// an expression (`'hello' in output.lower()`), a function body (several lines, or one line
+/// that is not an expression; indentation is normalized), or `file://path.py[:function]` where the function
 /// defaults to `get_assert(output, context)`. A returned dict may spell the verdict `pass` or
 /// `pass_`. A raised exception fails the assertion with `Type: message`.
 ///
@@ -210,22 +222,27 @@ impl CodeAssertion {
         Some((path, function.filter(|f| !f.is_empty())))
     }
 
-    fn body(&self) -> String {
+    /// The code as a function body, and (for one line) as an expression to return, which the
+    /// runner tries first.
+    fn body(&self) -> (String, Option<String>) {
         let code = self.code.trim_end();
-        let is_body = code.contains('\n') || code.trim_start().starts_with("return");
+        let one_line = !code.contains('\n');
         match self.language {
-            Language::JavaScript if is_body => code.to_string(),
-            Language::JavaScript => format!("return ({code}\n);"),
+            Language::JavaScript => (
+                code.to_string(),
+                one_line.then(|| format!("return ({}\n);", code.trim())),
+            ),
             Language::Python => {
-                let body = if is_body {
-                    dedent(code)
-                } else {
-                    format!("return ({}\n)", code.trim())
+                let wrap = |body: &str| {
+                    let indented: Vec<String> = body.lines().map(|l| format!("    {l}")).collect();
+                    format!(
+                        "def __niceeval_assert(output, context):\n{}\n",
+                        indented.join("\n")
+                    )
                 };
-                let indented: Vec<String> = body.lines().map(|l| format!("    {l}")).collect();
-                format!(
-                    "def __niceeval_assert(output, context):\n{}\n",
-                    indented.join("\n")
+                (
+                    wrap(&dedent(code)),
+                    one_line.then(|| wrap(&format!("return ({}\n)", code.trim()))),
                 )
             }
         }
@@ -291,7 +308,11 @@ impl Assertion for CodeAssertion {
                 payload["file"] = Value::String(path.to_string_lossy().into_owned());
                 payload["function"] = function.map_or(Value::Null, Value::String);
             }
-            None => payload["body"] = Value::String(self.body()),
+            None => {
+                let (body, expr) = self.body();
+                payload["body"] = Value::String(body);
+                payload["expr"] = expr.map_or(Value::Null, Value::String);
+            }
         }
         let (program, args) = match self.language {
             Language::JavaScript => ("node", vec!["-e".to_string(), NODE_RUNNER.to_string()]),
@@ -400,10 +421,13 @@ mod tests {
 
     #[test]
     fn bodies() {
-        assert_eq!(javascript("output.length").body(), "return (output.length\n);");
-        assert_eq!(javascript("return 1;").body(), "return 1;");
         assert_eq!(
-            python("  if x:\n      return 1\n  return 0").body(),
+            javascript("output.length").body(),
+            ("output.length".to_string(), Some("return (output.length\n);".to_string()))
+        );
+        assert_eq!(javascript("a;\nreturn 1;").body().1, None);
+        assert_eq!(
+            python("  if x:\n      return 1\n  return 0").body().0,
             "def __niceeval_assert(output, context):\n    if x:\n        return 1\n    return 0\n"
         );
     }
