@@ -270,7 +270,14 @@ fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), String> {
             };
             let re = expect::regex(pattern.as_str());
             if let Some(e) = re.invalid() {
-                return Err(format!("invalid regular expression /{pattern}/: {e}"));
+                // The regex crate draws the pattern with a caret over several lines; keep the
+                // message on one line.
+                let short = e
+                    .lines()
+                    .rev()
+                    .find_map(|l| l.trim_start().strip_prefix("error:"))
+                    .map_or(e, str::trim);
+                return Err(format!("invalid regular expression /{pattern}/: {short}"));
             }
             (boxed(re), true)
         }
