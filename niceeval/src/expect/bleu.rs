@@ -1,7 +1,7 @@
 //! [`bleu`]: sentence BLEU-4 against one or more reference texts, computed as NLTK's
 //! `sentence_bleu` with `SmoothingFunction().method2`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::assertion::{Assertion, Grade, Settings, Subject};
 use crate::excerpt;
@@ -34,11 +34,13 @@ pub const DEFAULT_BLEU_THRESHOLD: f64 = 0.5;
 /// ```
 pub fn bleu_score<S: AsRef<str>>(candidate: &str, references: &[S]) -> f64 {
     let candidate_lower = candidate.to_lowercase();
-    let hyp: Vec<&str> = candidate_lower.split_whitespace().collect();
     let refs_lower: Vec<String> = references.iter().map(|r| r.as_ref().to_lowercase()).collect();
-    let refs: Vec<Vec<&str>> = refs_lower
+    // Tokens become small integer ids, so an n-gram (n ≤ 4) is one u128 key.
+    let mut vocabulary: FxHashMap<&str, u32> = FxHashMap::default();
+    let hyp: Vec<u32> = token_ids(&candidate_lower, &mut vocabulary);
+    let refs: Vec<Vec<u32>> = refs_lower
         .iter()
-        .map(|r| r.split_whitespace().collect())
+        .map(|r| token_ids(r, &mut vocabulary))
         .collect();
     if hyp.is_empty() || refs.is_empty() {
         return 0.0;
@@ -66,26 +68,42 @@ pub fn bleu_score<S: AsRef<str>>(candidate: &str, references: &[S]) -> f64 {
     bp * log_sum.exp()
 }
 
-fn ngram_counts<'a>(tokens: &'a [&'a str], n: usize) -> HashMap<&'a [&'a str], usize> {
-    let mut counts = HashMap::with_capacity(tokens.len());
+/// Whitespace tokens as ids (1-based; equal tokens share an id).
+fn token_ids<'a>(text: &'a str, vocabulary: &mut FxHashMap<&'a str, u32>) -> Vec<u32> {
+    text.split_whitespace()
+        .map(|t| {
+            let next = vocabulary.len() as u32 + 1;
+            *vocabulary.entry(t).or_insert(next)
+        })
+        .collect()
+}
+
+/// Packs an n-gram of token ids (n ≤ 4) into one key.
+fn key(gram: &[u32]) -> u128 {
+    gram.iter().fold(0u128, |k, &id| (k << 32) | u128::from(id))
+}
+
+fn ngram_counts(tokens: &[u32], n: usize) -> FxHashMap<u128, usize> {
+    let mut counts = FxHashMap::with_capacity_and_hasher(tokens.len(), Default::default());
     if tokens.len() >= n {
         for gram in tokens.windows(n) {
-            *counts.entry(gram).or_insert(0) += 1;
+            *counts.entry(key(gram)).or_insert(0) += 1;
         }
     }
     counts
 }
 
 /// (clipped matches, max(1, candidate n-grams)).
-fn modified_precision(refs: &[Vec<&str>], hyp: &[&str], n: usize) -> (usize, usize) {
+fn modified_precision(refs: &[Vec<u32>], hyp: &[u32], n: usize) -> (usize, usize) {
     let counts = ngram_counts(hyp, n);
     let total: usize = counts.values().sum();
-    let mut max_ref: HashMap<&[&str], usize> = HashMap::with_capacity(counts.len());
+    let mut max_ref: FxHashMap<u128, usize> =
+        FxHashMap::with_capacity_and_hasher(counts.len(), Default::default());
     for reference in refs {
         let ref_counts = ngram_counts(reference, n);
         for gram in counts.keys() {
             if let Some(&c) = ref_counts.get(gram) {
-                let entry = max_ref.entry(gram).or_insert(0);
+                let entry = max_ref.entry(*gram).or_insert(0);
                 *entry = (*entry).max(c);
             }
         }
@@ -97,7 +115,7 @@ fn modified_precision(refs: &[Vec<&str>], hyp: &[&str], n: usize) -> (usize, usi
     (matches, total.max(1))
 }
 
-fn closest_ref_length(refs: &[Vec<&str>], hyp_len: usize) -> usize {
+fn closest_ref_length(refs: &[Vec<u32>], hyp_len: usize) -> usize {
     refs.iter()
         .map(Vec::len)
         .min_by_key(|&len| (len.abs_diff(hyp_len), len))
@@ -204,14 +222,14 @@ mod tests {
 
     #[test]
     fn closest_reference_prefers_shorter_on_tie() {
-        let refs = vec![vec!["a"; 3], vec!["a"; 5]];
+        let refs = vec![vec![1u32; 3], vec![1u32; 5]];
         assert_eq!(closest_ref_length(&refs, 4), 3);
     }
 
     #[test]
     fn clipping_uses_the_largest_count_in_one_reference() {
-        let refs = vec![vec!["the"; 2], vec!["the"]];
-        let (m, t) = modified_precision(&refs, &["the", "the", "the"], 1);
+        let refs = vec![vec![7u32; 2], vec![7u32]];
+        let (m, t) = modified_precision(&refs, &[7, 7, 7], 1);
         assert_eq!((m, t), (2, 3));
     }
 }

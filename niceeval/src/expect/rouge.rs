@@ -1,7 +1,7 @@
 //! [`rouge_n`]: ROUGE-N F-measure against a reference text, tokenized as Google's
 //! `rouge-score` package does.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::assertion::{Assertion, Grade, Settings, Subject};
 use crate::excerpt;
@@ -67,8 +67,8 @@ fn split_tokens(lower: &str) -> Vec<&str> {
         .collect()
 }
 
-fn ngram_counts<'a>(tokens: &'a [&'a str], n: usize) -> HashMap<&'a [&'a str], usize> {
-    let mut m = HashMap::with_capacity(tokens.len());
+fn ngram_counts<'a>(tokens: &'a [&'a str], n: usize) -> FxHashMap<&'a [&'a str], usize> {
+    let mut m = FxHashMap::with_capacity_and_hasher(tokens.len(), Default::default());
     if tokens.len() >= n {
         for g in tokens.windows(n) {
             *m.entry(g).or_insert(0) += 1;

@@ -388,28 +388,32 @@ pub fn validate(specs: &[AssertSpec]) -> Result<(), SpecError> {
 }
 
 pub(crate) fn validate_in(specs: &[AssertSpec], base_dir: Option<&Path>) -> Result<(), SpecError> {
+    prepare_all(specs, base_dir).map(drop)
+}
+
+type PreparedSpec = Arc<(AssertSpec, Result<Prepared, String>)>;
+
+/// Prepares every spec, or reports every invalid one.
+fn prepare_all(specs: &[AssertSpec], base_dir: Option<&Path>) -> Result<Vec<PreparedSpec>, SpecError> {
     let mut errors = Vec::new();
+    let mut prepared = Vec::with_capacity(specs.len());
     for (i, spec) in specs.iter().enumerate() {
-        let prepared = spec.prepared();
-        match &prepared.1 {
-            Err(message) => errors.push(ItemError {
+        let p = spec.prepared();
+        let problem = match &p.1 {
+            Err(message) => Some(message.clone()),
+            Ok(ready) => ready.check_custom(base_dir).err(),
+        };
+        if let Some(message) = problem {
+            errors.push(ItemError {
                 position: format!("#{i}"),
                 kind: spec.kind.clone(),
-                message: message.clone(),
-            }),
-            Ok(p) => {
-                if let Err(message) = p.check_custom(base_dir) {
-                    errors.push(ItemError {
-                        position: format!("#{i}"),
-                        kind: spec.kind.clone(),
-                        message,
-                    });
-                }
-            }
+                message,
+            });
         }
+        prepared.push(p);
     }
     if errors.is_empty() {
-        Ok(())
+        Ok(prepared)
     } else {
         Err(SpecError::Invalid(errors))
     }
@@ -427,12 +431,11 @@ pub fn evaluate(
     output: &str,
     context: &SpecContext,
 ) -> Result<SpecOutcome, SpecError> {
-    validate_in(specs, context.base_dir.as_deref())?;
+    let prepared = prepare_all(specs, context.base_dir.as_deref())?;
     let subject = Subject::Text(std::borrow::Cow::Borrowed(output));
     let mut results = Vec::with_capacity(specs.len());
-    for spec in specs {
-        let prepared = spec.prepared();
-        let Ok(p) = &prepared.1 else { continue };
+    for ready in &prepared {
+        let Ok(p) = &ready.1 else { continue };
         let assertion = p.instantiate(context);
         results.push(AssertionResult::evaluate(assertion.as_ref(), &subject));
     }

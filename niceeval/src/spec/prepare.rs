@@ -15,6 +15,8 @@ use crate::grader::{Input, Message};
 
 /// A validated spec, ready to instantiate.
 pub(crate) struct Prepared {
+    /// For context-free types, the whole assertion with its settings, built once.
+    built: Option<Arc<dyn Assertion + Send + Sync>>,
     base: Base,
     negate: bool,
     threshold: Option<f64>,
@@ -97,7 +99,8 @@ pub(crate) fn prepare(spec: &AssertSpec) -> Result<Prepared, String> {
             }
         }
     };
-    Ok(Prepared {
+    let mut prepared = Prepared {
+        built: None,
         base,
         negate,
         threshold,
@@ -105,7 +108,12 @@ pub(crate) fn prepare(spec: &AssertSpec) -> Result<Prepared, String> {
         metric: spec.metric.clone(),
         transform,
         name: spec.name.clone(),
-    })
+    };
+    if let Base::Static(a) = &prepared.base {
+        let whole = prepared.wrap(Shared(a.clone()).boxed());
+        prepared.built = Some(Arc::from(whole));
+    }
+    Ok(prepared)
 }
 
 /// The custom assertion's file name as written (case kept, `not-`/`custom:` removed).
@@ -573,6 +581,9 @@ impl Prepared {
 
     /// Builds the assertion for one evaluation.
     pub(crate) fn instantiate(&self, context: &SpecContext) -> BoxedAssertion {
+        if let Some(built) = &self.built {
+            return Shared(built.clone()).boxed();
+        }
         let base: BoxedAssertion = match &self.base {
             Base::Static(a) => Shared(a.clone()).boxed(),
             Base::Cost(limit) => Measured {
@@ -631,6 +642,11 @@ impl Prepared {
                 expect::all_of(members.iter().map(|m| m.instantiate(context))).boxed()
             }
         };
+        self.wrap(base)
+    }
+
+    /// Applies threshold, `not-`, transform, weight, metric and name to a base assertion.
+    fn wrap(&self, base: BoxedAssertion) -> BoxedAssertion {
         let mut a: BoxedAssertion = match self.threshold {
             Some(t) => Expect::new(base).at_least(t).gate().boxed(),
             None => Expect::new(base).gate().boxed(),
