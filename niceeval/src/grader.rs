@@ -327,12 +327,18 @@ mod tests {
 
     #[test]
     fn input_round_trips_snake_case() {
-        let mut input = Input::default();
-        input.output = Some("x".into());
-        input.cost_usd = Some(0.1);
-        input.trace_summary = Some(TraceSummary::default());
+        let input = Input {
+            output: Some("x".into()),
+            cost_usd: Some(0.1),
+            trace_summary: Some(TraceSummary::default()),
+            ..Input::default()
+        };
         let json = serde_json::to_value(&input).unwrap();
-        assert!(json.get("trace_summary").unwrap().get("llm_call_count").is_some());
+        assert!(json
+            .get("trace_summary")
+            .unwrap()
+            .get("llm_call_count")
+            .is_some());
         assert!(json.get("expected_output").unwrap().is_array());
         assert_eq!(parse_input(&json.to_string()).unwrap(), input);
     }
@@ -343,7 +349,10 @@ mod tests {
         let path = dir.path().join("out.json");
         std::fs::write(&path, serde_json::to_string("long answer").unwrap()).unwrap();
         let raw = serde_json::json!({"output": null, "output_path": path}).to_string();
-        assert_eq!(parse_input(&raw).unwrap().output.as_deref(), Some("long answer"));
+        assert_eq!(
+            parse_input(&raw).unwrap().output.as_deref(),
+            Some("long answer")
+        );
     }
 
     #[test]

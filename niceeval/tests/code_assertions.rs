@@ -17,15 +17,27 @@ fn javascript_expressions_bodies_and_results() {
     if !have("node") {
         return;
     }
-    assert!(check("Hello, World!", javascript("output.includes('Hello, World!')")).passed);
+    assert!(
+        check(
+            "Hello, World!",
+            javascript("output.includes('Hello, World!')")
+        )
+        .passed
+    );
     assert!(!check("Bye", javascript("output.includes('Hello')")).passed);
     // A number is a score: > 0 passes without threshold, ≥ threshold with one.
     let r = check("abc", javascript("output.length / 10"));
     assert!(r.passed && (r.score - 0.3).abs() < 1e-9);
     let r = check("abc", javascript("output.length / 10").at_least(0.5).gate());
     assert!(!r.passed);
-    let r = check("a long enough output", javascript("Math.log(output.length) * 10").at_least(0.5));
-    assert!(r.passed && r.score == 1.0, "scores above 1 are clamped for the record");
+    let r = check(
+        "a long enough output",
+        javascript("Math.log(output.length) * 10").at_least(0.5),
+    );
+    assert!(
+        r.passed && r.score == 1.0,
+        "scores above 1 are clamped for the record"
+    );
     let r = check("", javascript("0"));
     assert!(!r.passed);
     // A function body with a grading result.
@@ -39,7 +51,10 @@ fn javascript_expressions_bodies_and_results() {
     assert!(!r.passed && r.error.is_none());
     assert_eq!(r.reason, "the assertion threw: This is an error");
     // Async code and console.log noise.
-    let r = check("x", javascript("console.log('noise'); await new Promise(r => setTimeout(r, 10)); return true;"));
+    let r = check(
+        "x",
+        javascript("console.log('noise'); await new Promise(r => setTimeout(r, 10)); return true;"),
+    );
     assert!(r.passed, "{}", r.reason);
     // Returning nothing is an execution error.
     let r = check("x", javascript("let a = 1;\nconsole.log(a);"));
@@ -93,11 +108,36 @@ fn javascript_files_default_named_and_esm() {
         "export default async function (output) { return { pass: output.startsWith('A'), score: 1, reason: 'esm' }; }\n",
     );
     let base = dir.path();
-    assert!(check("a long output", javascript("file://asserts/check.js").base_dir(base)).passed);
-    assert!(!check("short", javascript("file://asserts/check.js").base_dir(base)).passed);
-    assert!(check("has specific text", javascript("file://asserts/check.js:customFunction").base_dir(base)).passed);
-    let r = check("x", javascript("file://asserts/check.js:nope").base_dir(base));
-    assert!(!r.passed && r.reason.contains("exports no function nope"), "{}", r.reason);
+    assert!(
+        check(
+            "a long output",
+            javascript("file://asserts/check.js").base_dir(base)
+        )
+        .passed
+    );
+    assert!(
+        !check(
+            "short",
+            javascript("file://asserts/check.js").base_dir(base)
+        )
+        .passed
+    );
+    assert!(
+        check(
+            "has specific text",
+            javascript("file://asserts/check.js:customFunction").base_dir(base)
+        )
+        .passed
+    );
+    let r = check(
+        "x",
+        javascript("file://asserts/check.js:nope").base_dir(base),
+    );
+    assert!(
+        !r.passed && r.reason.contains("exports no function nope"),
+        "{}",
+        r.reason
+    );
     let r = check("Apple", javascript("file://asserts/esm.mjs").base_dir(base));
     assert!(r.passed && r.reason == "esm", "{}", r.reason);
     let r = check("x", javascript("file://asserts/missing.js").base_dir(base));
@@ -116,14 +156,29 @@ fn python_expressions_bodies_files_and_errors() {
     assert!(!r.passed && r.score == 0.1 && r.reason == "too short");
     let r = check("one two three", python(body));
     assert!(r.passed && (r.score - 0.3).abs() < 1e-9);
-    let r = check("x", python("return {'pass_': True, 'score': 1.0, 'reason': 'ok'}"));
+    let r = check(
+        "x",
+        python("return {'pass_': True, 'score': 1.0, 'reason': 'ok'}"),
+    );
     assert!(r.passed && r.reason == "ok");
     let r = check("x", python("1 / 0"));
     assert!(!r.passed && r.error.is_none());
-    assert_eq!(r.reason, "the assertion threw: ZeroDivisionError: division by zero");
+    assert_eq!(
+        r.reason,
+        "the assertion threw: ZeroDivisionError: division by zero"
+    );
     let r = check("x", python("def broken(:\n  pass"));
-    assert!(!r.passed && r.reason.contains("SyntaxError"), "{}", r.reason);
-    let r = check("x", python("context['vars']['n'] == 3 and context['prompt'] == 'p'").vars(json!({"n": 3})).prompt("p"));
+    assert!(
+        !r.passed && r.reason.contains("SyntaxError"),
+        "{}",
+        r.reason
+    );
+    let r = check(
+        "x",
+        python("context['vars']['n'] == 3 and context['prompt'] == 'p'")
+            .vars(json!({"n": 3}))
+            .prompt("p"),
+    );
     assert!(r.passed, "{}", r.reason);
 
     let dir = tempfile::tempdir().unwrap();
@@ -132,10 +187,17 @@ fn python_expressions_bodies_files_and_errors() {
         "asserts/tone.py",
         "import helper\n\ndef get_assert(output, context):\n    return helper.polite(output)\n\ndef check_tone(output, context):\n    return {'pass': 'please' in output, 'score': 0.9, 'reason': 'tone'}\n",
     );
-    write(dir.path(), "asserts/helper.py", "def polite(text):\n    return 'thanks' in text\n");
+    write(
+        dir.path(),
+        "asserts/helper.py",
+        "def polite(text):\n    return 'thanks' in text\n",
+    );
     let base = dir.path();
     assert!(check("thanks!", python("file://asserts/tone.py").base_dir(base)).passed);
-    let r = check("please", python("file://asserts/tone.py:check_tone").base_dir(base));
+    let r = check(
+        "please",
+        python("file://asserts/tone.py:check_tone").base_dir(base),
+    );
     assert!(r.passed && r.score == 0.9);
 }
 
@@ -144,12 +206,30 @@ fn code_timeouts_and_missing_results() {
     if !have("python3") || !have("node") {
         return;
     }
-    let r = check("x", python("__import__('time').sleep(20)").timeout(Duration::from_millis(400)));
-    assert!(r.error.is_some() && r.reason.contains("timed out"), "{}", r.reason);
-    let r = check("x", javascript("while (true) {}").timeout(Duration::from_millis(400)));
-    assert!(r.error.is_some() && r.reason.contains("timed out"), "{}", r.reason);
+    let r = check(
+        "x",
+        python("__import__('time').sleep(20)").timeout(Duration::from_millis(400)),
+    );
+    assert!(
+        r.error.is_some() && r.reason.contains("timed out"),
+        "{}",
+        r.reason
+    );
+    let r = check(
+        "x",
+        javascript("while (true) {}").timeout(Duration::from_millis(400)),
+    );
+    assert!(
+        r.error.is_some() && r.reason.contains("timed out"),
+        "{}",
+        r.reason
+    );
     let r = check("x", python("__import__('os')._exit(3)"));
-    assert!(r.error.is_some() && r.reason.contains("without a result"), "{}", r.reason);
+    assert!(
+        r.error.is_some() && r.reason.contains("without a result"),
+        "{}",
+        r.reason
+    );
     let r = check("x", python("'a string'"));
     assert!(r.error.is_some(), "a string is not a result: {}", r.reason);
 }

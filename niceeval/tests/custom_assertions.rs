@@ -38,12 +38,24 @@ fn project() -> (tempfile::TempDir, std::path::PathBuf) {
         ".niceeval/assertions/has-digit.sh",
         "#!/bin/bash\ninput=$(cat)\nif echo \"$input\" | grep -q '\"output\": *\"[^\"]*[0-9]'; then echo 'has a digit'; else echo 'no digit'; exit 1; fi\n",
     );
-    write(root, ".niceeval/assertions/crash.py", "raise SystemExit('grader is broken')\n");
-    write(root, ".niceeval/assertions/contains.py", "print('{\"pass\": false, \"score\": 0}')\n");
+    write(
+        root,
+        ".niceeval/assertions/crash.py",
+        "raise SystemExit('grader is broken')\n",
+    );
+    write(
+        root,
+        ".niceeval/assertions/contains.py",
+        "print('{\"pass\": false, \"score\": 0}')\n",
+    );
     write(root, ".niceeval/assertions/notes.txt", "not an assertion");
     #[cfg(unix)]
     {
-        let exec = write(root, ".niceeval/assertions/always-ok", "#!/bin/sh\ncat > /dev/null\necho fine\n");
+        let exec = write(
+            root,
+            ".niceeval/assertions/always-ok",
+            "#!/bin/sh\ncat > /dev/null\necho fine\n",
+        );
         support::make_executable(&exec);
     }
     let deep = root.join("evals/support/deep");
@@ -71,17 +83,30 @@ fn discovery_walks_up_and_ignores_built_in_names() {
         .any(|(p, why)| p.ends_with("contains.py") && why.contains("built-in")));
     assert_eq!(
         found.dir.as_deref().map(Path::to_path_buf),
-        Some(dir.path().canonicalize().unwrap().join(".niceeval/assertions"))
+        Some(
+            dir.path()
+                .canonicalize()
+                .unwrap()
+                .join(".niceeval/assertions")
+        )
     );
     let r = check("x", custom("contains").from_dir(&deep));
-    assert!(r.error.is_some() && r.reason.contains("built-in"), "{}", r.reason);
+    assert!(
+        r.error.is_some() && r.reason.contains("built-in"),
+        "{}",
+        r.reason
+    );
     let r = check("x", custom("nope").from_dir(&deep));
     assert!(r.error.is_some());
     assert!(r.reason.contains("it defines: "), "{}", r.reason);
     assert!(r.reason.contains("min-words"), "{}", r.reason);
     let empty = tempfile::tempdir().unwrap();
     let r = check("x", custom("nope").from_dir(empty.path()));
-    assert!(r.reason.contains("there is no .niceeval/assertions folder"), "{}", r.reason);
+    assert!(
+        r.reason.contains("there is no .niceeval/assertions folder"),
+        "{}",
+        r.reason
+    );
 }
 
 #[test]
@@ -90,9 +115,17 @@ fn python_node_shell_and_executable_custom_assertions() {
         return;
     }
     let (_dir, deep) = project();
-    let r = check("Hello there, nice to meet you!", custom("min-words").from_dir(&deep));
+    let r = check(
+        "Hello there, nice to meet you!",
+        custom("min-words").from_dir(&deep),
+    );
     assert!(r.passed, "{}", r.reason);
-    let r = check("Hi", custom("min-words").from_dir(&deep).config(json!({"min": 3})));
+    let r = check(
+        "Hi",
+        custom("min-words")
+            .from_dir(&deep)
+            .config(json!({"min": 3})),
+    );
     assert!(!r.passed && r.error.is_none());
     assert_eq!(r.children[0].name, "Output has 1 words (need 3)");
     assert!((r.score - 1.0 / 3.0).abs() < 1e-9);
@@ -102,7 +135,11 @@ fn python_node_shell_and_executable_custom_assertions() {
     let r = check("no number", custom("has-digit").from_dir(&deep));
     assert!(!r.passed && r.error.is_none() && r.reason == "no digit");
     let r = check("x", custom("crash").from_dir(&deep));
-    assert!(r.error.is_some() && r.reason.contains("grader is broken"), "{}", r.reason);
+    assert!(
+        r.error.is_some() && r.reason.contains("grader is broken"),
+        "{}",
+        r.reason
+    );
     #[cfg(unix)]
     assert!(check("x", custom("always-ok").from_dir(&deep)).passed);
 }
@@ -152,12 +189,17 @@ assert:
     let outcome = spec::evaluate(&specs, "hello", &context).unwrap();
     assert!(!outcome.pass);
     assert!(!outcome.results[0].passed);
-    assert!(outcome.results[1].passed, "1 word is not ≥ 10 (extra keys are config)");
-    assert!(!outcome.results[3].passed, "`contains` stays the built-in, not contains.py");
+    assert!(
+        outcome.results[1].passed,
+        "1 word is not ≥ 10 (extra keys are config)"
+    );
+    assert!(
+        !outcome.results[3].passed,
+        "`contains` stays the built-in, not contains.py"
+    );
 
     let bad = vec![spec::AssertSpec::of_type("min-wordz")];
     let err = spec::evaluate(&bad, "x", &context).unwrap_err().to_string();
     assert!(err.contains("assertion #0 (type `min-wordz`)"), "{err}");
     assert!(err.contains("it defines: "), "{err}");
 }
-

@@ -29,11 +29,60 @@ json.dump(out, sys.stdout)
 "#;
 
 const WORDS: &[&str] = &[
-    "the", "The", "THE", "cat", "sat", "on", "mat", "a", "dog", "ran", "quickly", "over", "lazy",
-    "fox", "jumps", "brown", "quick", "and", "of", "to", "in", "is", "was", "it", "refund",
-    "order", "#123", "123", "42", "don't", "e-mail", "state-of-the-art", "Café", "naïve",
-    "ÉCOLE", "école", "日本語", "über", "Straße", "hello,", "world!", "(yes)", "\"quoted\"",
-    "x", "y", "z", "ΣΟΦΙΑ", "σοφια", "🎉", "co-op", "U.S.A.", "it's", "--", "...",
+    "the",
+    "The",
+    "THE",
+    "cat",
+    "sat",
+    "on",
+    "mat",
+    "a",
+    "dog",
+    "ran",
+    "quickly",
+    "over",
+    "lazy",
+    "fox",
+    "jumps",
+    "brown",
+    "quick",
+    "and",
+    "of",
+    "to",
+    "in",
+    "is",
+    "was",
+    "it",
+    "refund",
+    "order",
+    "#123",
+    "123",
+    "42",
+    "don't",
+    "e-mail",
+    "state-of-the-art",
+    "Café",
+    "naïve",
+    "ÉCOLE",
+    "école",
+    "日本語",
+    "über",
+    "Straße",
+    "hello,",
+    "world!",
+    "(yes)",
+    "\"quoted\"",
+    "x",
+    "y",
+    "z",
+    "ΣΟΦΙΑ",
+    "σοφια",
+    "🎉",
+    "co-op",
+    "U.S.A.",
+    "it's",
+    "--",
+    "...",
 ];
 
 /// A small deterministic generator (xorshift64*), so the corpus is the same on every run.
@@ -77,8 +126,14 @@ fn corpus() -> Vec<(String, Vec<String>)> {
         (String::new(), vec!["the cat".into()]),
         ("the cat".into(), vec![String::new()]),
         (String::new(), vec![String::new()]),
-        ("the the the the the the the".into(), vec!["the cat is on the mat".into()]),
-        ("the cat is on the mat".into(), vec!["the cat is on the mat".into()]),
+        (
+            "the the the the the the the".into(),
+            vec!["the cat is on the mat".into()],
+        ),
+        (
+            "the cat is on the mat".into(),
+            vec!["the cat is on the mat".into()],
+        ),
         ("cat".into(), vec!["cat".into()]),
         ("a b c".into(), vec!["a b c d e f g".into(), "a b".into()]),
         ("日本語 テキスト".into(), vec!["日本語".into()]),
@@ -192,5 +247,8 @@ fn bleu_and_rouge_match_the_reference_implementations() {
         checked += 1;
     }
     assert!(checked > 400);
-    assert!(nonzero > 100, "the corpus must exercise non-zero BLEU ({nonzero})");
+    assert!(
+        nonzero > 100,
+        "the corpus must exercise non-zero BLEU ({nonzero})"
+    );
 }

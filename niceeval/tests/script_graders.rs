@@ -36,7 +36,10 @@ fn python_grader_with_checks() {
     assert!(r.passed, "{}", r.reason);
     assert_eq!(r.score, 1.0);
     assert_eq!(r.children.len(), 2);
-    let r = check("The answer is 41, which is a long and winding answer.", script(["python3", &arg(&grader)]));
+    let r = check(
+        "The answer is 41, which is a long and winding answer.",
+        script(["python3", &arg(&grader)]),
+    );
     assert!(!r.passed && r.error.is_none());
     assert_eq!(r.score, 0.0);
     assert_eq!(r.reason, "0/2 checks passed");
@@ -59,7 +62,10 @@ const ok = (data.output ?? '').includes(data.criteria);
 console.log(JSON.stringify({ pass: ok, score: ok ? 1 : 0.25, reason: `criteria ${data.criteria} ${ok ? 'found' : 'missing'}` }));
 "#,
     );
-    let r = check("Paris is the capital", script(["node", &arg(&grader)]).criteria("Paris"));
+    let r = check(
+        "Paris is the capital",
+        script(["node", &arg(&grader)]).criteria("Paris"),
+    );
     assert!(r.passed, "{}", r.reason);
     assert_eq!(r.reason, "criteria Paris found");
     let r = check("Lyon", script(["node", &arg(&grader)]).criteria("Paris"));
@@ -129,9 +135,16 @@ fn shell_exit_code_convention() {
     assert_eq!(r.reason, "only 2 pages");
     let r = check("x", script(["bash", "-c", "echo broken >&2; exit 3"]));
     assert!(r.error.is_some());
-    assert!(r.reason.contains("exited with code 3: broken"), "{}", r.reason);
+    assert!(
+        r.reason.contains("exited with code 3: broken"),
+        "{}",
+        r.reason
+    );
     let r = check("x", script(["bash", "-c", "[ 1 -ge 10 ]"]));
-    assert!(!r.passed && r.error.is_none(), "silent one-liners fail on exit 1");
+    assert!(
+        !r.passed && r.error.is_none(),
+        "silent one-liners fail on exit 1"
+    );
 }
 
 #[test]
@@ -139,7 +152,14 @@ fn crashes_are_execution_errors() {
     if !have("python3") {
         return;
     }
-    let r = check("x", script(["python3", "-c", "import json,sys; json.load(sys.stdin); 1/0"]));
+    let r = check(
+        "x",
+        script([
+            "python3",
+            "-c",
+            "import json,sys; json.load(sys.stdin); 1/0",
+        ]),
+    );
     assert!(r.error.is_some() && !r.passed);
     assert!(r.reason.contains("ZeroDivisionError"), "{}", r.reason);
     let r = check("x", script(["bash", "-c", "kill -9 $$"]));
@@ -162,10 +182,16 @@ fn garbage_output() {
     assert!(r.reason.contains("score must be a number"), "{}", r.reason);
     let r = check("x", script(["bash", "-c", r#"echo '{"verdict": 1}'"#]));
     assert!(r.error.is_some());
-    let r = check("x", script(["bash", "-c", "head -c 3000 /dev/urandom | base64"]));
+    let r = check(
+        "x",
+        script(["bash", "-c", "head -c 3000 /dev/urandom | base64"]),
+    );
     assert!(r.passed, "non-JSON stdout with exit 0 passes by exit code");
     assert!(r.reason.len() < 700, "long stdout is elided in the reason");
-    let r = check("x", script(["bash", "-c", r#"echo '{"pass": true, "score": 7}'"#]));
+    let r = check(
+        "x",
+        script(["bash", "-c", r#"echo '{"pass": true, "score": 7}'"#]),
+    );
     assert!(r.passed && r.score == 1.0, "scores are clamped to [0, 1]");
 }
 
@@ -206,7 +232,14 @@ print(json.dumps({"pass": len(text) == 200000 and text.endswith("END"), "score":
     let r = check(&output, script(["python3", &arg(&grader)]));
     assert!(r.passed, "{}", r.reason);
     assert_eq!(r.reason, "200000");
-    let r = check("x", script(["bash", "-c", "head -c 30000000 /dev/zero | tr '\\0' 'a'; echo"]));
+    let r = check(
+        "x",
+        script([
+            "bash",
+            "-c",
+            "head -c 30000000 /dev/zero | tr '\\0' 'a'; echo",
+        ]),
+    );
     assert!(r.passed);
 }
 
@@ -234,14 +267,31 @@ fn build_rust_grader() -> std::path::PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
     let out = std::process::Command::new(cargo)
-        .args(["build", "--quiet", "--example", "grader_keywords", "--message-format=json", "--manifest-path", manifest])
+        .args([
+            "build",
+            "--quiet",
+            "--example",
+            "grader_keywords",
+            "--message-format=json",
+            "--manifest-path",
+            manifest,
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find_map(|m| m["executable"].as_str().filter(|e| e.contains("grader_keywords")).map(std::path::PathBuf::from))
+        .find_map(|m| {
+            m["executable"]
+                .as_str()
+                .filter(|e| e.contains("grader_keywords"))
+                .map(std::path::PathBuf::from)
+        })
         .expect("cargo reported no grader_keywords executable")
 }
 
@@ -261,7 +311,10 @@ fn rust_grader_built_with_niceeval_grader() {
     assert!(!r.passed);
     assert_eq!(r.reason, "0/2 checks passed");
     // Bad input: the helper reports on stderr and exits 2, an execution error.
-    let r = check("x", script(["bash", "-c", &format!("echo nope | {}", arg(&grader))]));
+    let r = check(
+        "x",
+        script(["bash", "-c", &format!("echo nope | {}", arg(&grader))]),
+    );
     assert!(r.error.is_some(), "{}", r.reason);
     assert!(r.reason.contains("not a JSON object"), "{}", r.reason);
 }

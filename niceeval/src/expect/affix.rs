@@ -88,7 +88,10 @@ impl Assertion for Affix {
                     }
                 }
             };
-            Grade::fail(format!("{shown} does not {verb} with {}", quote(&self.affix)))
+            Grade::fail(format!(
+                "{shown} does not {verb} with {}",
+                quote(&self.affix)
+            ))
         }
     }
 }

@@ -34,7 +34,10 @@ pub const DEFAULT_BLEU_THRESHOLD: f64 = 0.5;
 /// ```
 pub fn bleu_score<S: AsRef<str>>(candidate: &str, references: &[S]) -> f64 {
     let candidate_lower = candidate.to_lowercase();
-    let refs_lower: Vec<String> = references.iter().map(|r| r.as_ref().to_lowercase()).collect();
+    let refs_lower: Vec<String> = references
+        .iter()
+        .map(|r| r.as_ref().to_lowercase())
+        .collect();
     // Tokens become small integer ids, so an n-gram (n ≤ 4) is one u128 key.
     let mut vocabulary: FxHashMap<&str, u32> = FxHashMap::default();
     let hyp: Vec<u32> = token_ids(&candidate_lower, &mut vocabulary);
@@ -212,11 +215,13 @@ mod tests {
         // Hand-computed: 4 of 4 unigrams, 2/3 bigrams -> (2+1)/(3+1), trigrams (1+1)/(2+1),
         // 4-grams (0+1)/(1+1); no brevity penalty (same length).
         let s = bleu_score("the cat sat down", &["the cat sat up"]);
-        let expected = (0.25f64 * (0.75f64.ln() + 0.75f64.ln() + (2.0f64 / 3.0).ln() + 0.5f64.ln())).exp();
+        let expected =
+            (0.25f64 * (0.75f64.ln() + 0.75f64.ln() + (2.0f64 / 3.0).ln() + 0.5f64.ln())).exp();
         assert!((s - expected).abs() < 1e-12, "{s} vs {expected}");
         // Brevity: 2 tokens vs 4.
         let s = bleu_score("the cat", &["the cat sat up"]);
-        let p = (0.25f64 * ((2.0f64 / 2.0).ln() + (2.0f64 / 2.0).ln() + 0.5f64.ln() + 0.5f64.ln())).exp();
+        let p = (0.25f64 * ((2.0f64 / 2.0).ln() + (2.0f64 / 2.0).ln() + 0.5f64.ln() + 0.5f64.ln()))
+            .exp();
         assert!((s - p * (1.0f64 - 2.0).exp()).abs() < 1e-12);
     }
 

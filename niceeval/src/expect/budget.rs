@@ -143,7 +143,7 @@ impl Assertion for Budget {
             Kind::Cost => ("cost", &["cost_usd", "cost"]),
             Kind::Latency => ("latency", &["latency_ms", "duration_ms"]),
         };
-        if !(self.limit >= 0.0) {
+        if self.limit.is_nan() || self.limit < 0.0 {
             return Grade::error(format!(
                 "the {what} budget must be a number ≥ 0, got {}",
                 self.limit

@@ -9,7 +9,10 @@ use crate::excerpt::quote;
 /// Lower-cases with Unicode's full default mapping (the same as JavaScript's `toLowerCase` and
 /// Python's `str.lower`): `"ÉCOLE"` → `"école"`, `"İ"` → `"i̇"`. ASCII text takes a fast path.
 pub(crate) fn fold_case(text: &str) -> Cow<'_, str> {
-    if text.bytes().all(|b| !b.is_ascii_uppercase() && b.is_ascii()) {
+    if text
+        .bytes()
+        .all(|b| !b.is_ascii_uppercase() && b.is_ascii())
+    {
         Cow::Borrowed(text)
     } else if text.is_ascii() {
         Cow::Owned(text.to_ascii_lowercase())

@@ -181,7 +181,8 @@ impl CodeAssertion {
 
     /// `context.prompt`.
     pub fn prompt(mut self, prompt: impl Into<String>) -> Self {
-        self.context.insert("prompt".into(), Value::String(prompt.into()));
+        self.context
+            .insert("prompt".into(), Value::String(prompt.into()));
         self
     }
 
@@ -266,7 +267,13 @@ fn dedent(code: &str) -> String {
         .min()
         .unwrap_or(0);
     code.lines()
-        .map(|l| if l.len() >= indent { &l[indent..] } else { l.trim_start() })
+        .map(|l| {
+            if l.len() >= indent {
+                &l[indent..]
+            } else {
+                l.trim_start()
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -329,10 +336,10 @@ impl Assertion for CodeAssertion {
         let finished = match job.run() {
             Ok(f) => f,
             Err(e) => {
-                return Grade::error(spawn_error(&job, &e).replace(
-                    &format!("`{}`", job.display()),
-                    &format!("`{program}`"),
-                ))
+                return Grade::error(
+                    spawn_error(&job, &e)
+                        .replace(&format!("`{}`", job.display()), &format!("`{program}`")),
+                )
             }
         };
         if finished.timed_out {
@@ -349,9 +356,7 @@ impl Assertion for CodeAssertion {
         else {
             return Grade::error(format!(
                 "{program} ended (exit code {}) without a result: {}",
-                finished
-                    .code
-                    .map_or("none".to_string(), |c| c.to_string()),
+                finished.code.map_or("none".to_string(), |c| c.to_string()),
                 tail(&finished.stderr, 2000)
             ));
         };
@@ -381,7 +386,11 @@ pub(crate) fn grade_from_value(result: &Value) -> Grade {
             ),
             _ => Grade::error(format!("the code returned {n}, not a finite number")),
         },
-        Value::Object(map) if map.contains_key("pass") || map.contains_key("pass_") || map.contains_key("score") => {
+        Value::Object(map)
+            if map.contains_key("pass")
+                || map.contains_key("pass_")
+                || map.contains_key("score") =>
+        {
             // promptfoo's componentResults use the same shape as grader checks.
             match crate::expect::script::grade_from_result(result) {
                 Ok(mut grade) => {
@@ -412,7 +421,10 @@ mod tests {
         let a = javascript("file://asserts/check.js:custom").base_dir("/base");
         assert_eq!(
             a.file(),
-            Some((PathBuf::from("/base/asserts/check.js"), Some("custom".into())))
+            Some((
+                PathBuf::from("/base/asserts/check.js"),
+                Some("custom".into())
+            ))
         );
         let a = python("file:///abs/x.py");
         assert_eq!(a.file(), Some((PathBuf::from("/abs/x.py"), None)));
@@ -423,7 +435,10 @@ mod tests {
     fn bodies() {
         assert_eq!(
             javascript("output.length").body(),
-            ("output.length".to_string(), Some("return (output.length\n);".to_string()))
+            (
+                "output.length".to_string(),
+                Some("return (output.length\n);".to_string())
+            )
         );
         assert_eq!(javascript("a;\nreturn 1;").body().1, None);
         assert_eq!(
@@ -438,7 +453,10 @@ mod tests {
         assert_eq!(grade_from_value(&json!(42)).score, 1.0);
         assert_eq!(grade_from_value(&json!(-1)).score, 0.0);
         let g = grade_from_value(&json!({"pass": false, "score": 0.5, "reason": "meh"}));
-        assert_eq!((g.score, g.verdict, g.reason.as_str()), (0.5, Some(false), "meh"));
+        assert_eq!(
+            (g.score, g.verdict, g.reason.as_str()),
+            (0.5, Some(false), "meh")
+        );
         let g = grade_from_value(&json!({"pass": true}));
         assert_eq!(g.score, 1.0);
         let g = grade_from_value(&json!({"pass": true, "score": 0.75, "componentResults": [

@@ -38,11 +38,7 @@ impl CustomAssertions {
         static CACHE: OnceLock<Mutex<HashMap<PathBuf, CustomAssertions>>> = OnceLock::new();
         let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
         let cache = CACHE.get_or_init(Default::default);
-        if let Some(found) = cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&start)
-        {
+        if let Some(found) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&start) {
             return found.clone();
         }
         let found = Self::scan(&start);

@@ -63,7 +63,10 @@ impl Assertion for Levenshtein {
         let distance = levenshtein_distance(&text, &self.reference);
         let reference = excerpt::quote(&self.reference);
         if distance <= self.max {
-            Grade::pass(format!("distance {distance} to {reference} (max {})", self.max))
+            Grade::pass(format!(
+                "distance {distance} to {reference} (max {})",
+                self.max
+            ))
         } else {
             Grade::fail(format!(
                 "distance {distance} to {reference} is over the maximum {}",

@@ -40,7 +40,9 @@ impl Schema {
 
 /// Why a JSON Schema does not compile, if it does not (used to reject bad specs at load time).
 pub(crate) fn schema_error(schema: &Value) -> Option<String> {
-    jsonschema::validator_for(schema).err().map(|e| e.to_string())
+    jsonschema::validator_for(schema)
+        .err()
+        .map(|e| e.to_string())
 }
 
 /// The matcher returned by [`is_json`].
@@ -258,11 +260,7 @@ impl Assertion for ContainsJson {
                 }
             }
         });
-        let outcome = if matched {
-            Ok(())
-        } else {
-            Err(first_problems)
-        };
+        let outcome = if matched { Ok(()) } else { Err(first_problems) };
         self.judge(validator, count, outcome)
     }
 }
@@ -284,7 +282,12 @@ fn single_check(validator: Option<&Arc<jsonschema::Validator>>, value: &Value) -
 }
 
 impl ContainsJson {
-    fn judge(&self, validator: Option<&Arc<jsonschema::Validator>>, count: usize, check: Check) -> Grade {
+    fn judge(
+        &self,
+        validator: Option<&Arc<jsonschema::Validator>>,
+        count: usize,
+        check: Check,
+    ) -> Grade {
         match (check, validator) {
             (Ok(()), None) => Grade::pass("found a JSON object or array"),
             (Ok(()), Some(_)) => Grade::pass("found JSON valid against the schema"),
@@ -310,12 +313,27 @@ mod tests {
         assert_eq!(find_json(""), Vec::<Value>::new());
         assert_eq!(find_json("{}"), vec![json!({})]);
         assert_eq!(find_json("[]"), vec![json!([])]);
-        assert_eq!(find_json("a {\"x\": [1, {\"y\": 2}]} b"), vec![json!({"x": [1, {"y": 2}]})]);
-        assert_eq!(find_json("{\"a\":1}{\"b\":2}"), vec![json!({"a": 1}), json!({"b": 2})]);
-        assert_eq!(find_json("{\"s\": \"[not an array]\"}"), vec![json!({"s": "[not an array]"})]);
+        assert_eq!(
+            find_json("a {\"x\": [1, {\"y\": 2}]} b"),
+            vec![json!({"x": [1, {"y": 2}]})]
+        );
+        assert_eq!(
+            find_json("{\"a\":1}{\"b\":2}"),
+            vec![json!({"a": 1}), json!({"b": 2})]
+        );
+        assert_eq!(
+            find_json("{\"s\": \"[not an array]\"}"),
+            vec![json!({"s": "[not an array]"})]
+        );
         assert_eq!(find_json("unclosed {\"a\": 1"), Vec::<Value>::new());
-        assert_eq!(find_json("{\"k\": \"日本語 🎉\"}"), vec![json!({"k": "日本語 🎉"})]);
-        assert_eq!(find_json("He said \"{\" then {\"a\":1}"), vec![json!({"a": 1})]);
+        assert_eq!(
+            find_json("{\"k\": \"日本語 🎉\"}"),
+            vec![json!({"k": "日本語 🎉"})]
+        );
+        assert_eq!(
+            find_json("He said \"{\" then {\"a\":1}"),
+            vec![json!({"a": 1})]
+        );
         assert_eq!(find_json(&"{".repeat(10_000)), Vec::<Value>::new());
     }
 
@@ -340,7 +358,11 @@ mod tests {
         assert!(AssertionResult::evaluate(&contains_json(schema.clone()), &text.subject()).passed);
         let r = AssertionResult::evaluate(&contains_json(schema), &"only {\"name\": 1}".subject());
         assert!(!r.passed);
-        assert!(r.reason.contains("\"id\" is a required property"), "{}", r.reason);
+        assert!(
+            r.reason.contains("\"id\" is a required property"),
+            "{}",
+            r.reason
+        );
     }
 
     #[test]

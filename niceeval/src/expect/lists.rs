@@ -22,7 +22,11 @@ pub struct ContainsList {
     ignore_case: bool,
 }
 
-fn list(items: impl IntoIterator<Item = impl Into<String>>, need: Need, ignore_case: bool) -> ContainsList {
+fn list(
+    items: impl IntoIterator<Item = impl Into<String>>,
+    need: Need,
+    ignore_case: bool,
+) -> ContainsList {
     let items: Vec<String> = items.into_iter().map(Into::into).collect();
     let folded = if ignore_case {
         items.iter().map(|i| fold_case(i).into_owned()).collect()
@@ -106,7 +110,11 @@ impl ContainsList {
     }
 
     fn shown(items: &[&String]) -> String {
-        items.iter().map(|i| quote(i)).collect::<Vec<_>>().join(", ")
+        items
+            .iter()
+            .map(|i| quote(i))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -130,7 +138,11 @@ impl Assertion for ContainsList {
         } else {
             &self.items
         };
-        let case = if self.ignore_case { " (ignoring case)" } else { "" };
+        let case = if self.ignore_case {
+            " (ignoring case)"
+        } else {
+            ""
+        };
         match self.need {
             Need::All => {
                 let missing: Vec<&String> = self

@@ -150,7 +150,11 @@ mod tests {
     #[test]
     fn tokenizer_matches_rouge_score_rules() {
         assert_eq!(rouge_tokens("ÉCOLE école"), ["cole", "cole"]);
-        assert_eq!(rouge_tokens("K"), ["k"], "Kelvin sign lower-cases to ASCII k");
+        assert_eq!(
+            rouge_tokens("K"),
+            ["k"],
+            "Kelvin sign lower-cases to ASCII k"
+        );
         assert!(rouge_tokens("日本語 ！").is_empty());
         assert_eq!(rouge_tokens("a_b-c"), ["a", "b", "c"]);
     }

@@ -356,7 +356,11 @@ pub(crate) fn grade_from_result(value: &Value) -> Result<Grade, String> {
             Some(s) if s.is_finite() => Some(s.clamp(0.0, 1.0)),
             _ => return Err(format!("score must be a number, got {n}")),
         },
-        Some(other) => return Err(format!("score must be a number between 0 and 1, got {other}")),
+        Some(other) => {
+            return Err(format!(
+                "score must be a number between 0 and 1, got {other}"
+            ))
+        }
     };
     let reason = ["reason", "reasoning"]
         .iter()
@@ -440,10 +444,7 @@ impl Assertion for Script {
     fn describe(&self) -> String {
         match &self.label {
             Some(label) => format!("script({label})"),
-            None => format!(
-                "script({})",
-                excerpt::elide(&self.command.join(" "), 80)
-            ),
+            None => format!("script({})", excerpt::elide(&self.command.join(" "), 80)),
         }
     }
 
@@ -519,6 +520,9 @@ mod tests {
         let r = judge(0, r#"{"pass": "yes"}"#, "");
         assert!(r.error.is_some());
         let r = judge(0, "not json at all {", "");
-        assert!(r.passed, "plain text with exit 0 passes by the exit-code convention");
+        assert!(
+            r.passed,
+            "plain text with exit 0 passes by the exit-code convention"
+        );
     }
 }

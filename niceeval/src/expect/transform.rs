@@ -145,11 +145,18 @@ mod tests {
     #[test]
     fn json_values_are_queried_directly_and_nested_objects_become_json_text() {
         let v = serde_json::json!({"a": {"b": [1, 2]}, "s": "x"});
-        let r = AssertionResult::evaluate(&equals("{\"b\":[1,2]}").transform(json_path("$.a")), &v.subject());
+        let r = AssertionResult::evaluate(
+            &equals("{\"b\":[1,2]}").transform(json_path("$.a")),
+            &v.subject(),
+        );
         assert!(r.passed, "{}", r.reason);
-        let r = AssertionResult::evaluate(&equals(serde_json::json!({"b": [1, 2]})).transform(json_path("$.a")), &v.subject());
+        let r = AssertionResult::evaluate(
+            &equals(serde_json::json!({"b": [1, 2]})).transform(json_path("$.a")),
+            &v.subject(),
+        );
         assert!(r.passed, "{}", r.reason);
-        let r = AssertionResult::evaluate(&equals("x").transform(json_path("$['s']")), &v.subject());
+        let r =
+            AssertionResult::evaluate(&equals("x").transform(json_path("$['s']")), &v.subject());
         assert!(r.passed, "{}", r.reason);
         assert_eq!(
             equals("x").transform(json_path("$.s")).describe(),

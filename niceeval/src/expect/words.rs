@@ -149,7 +149,11 @@ mod tests {
         assert!(!ok(&word_count(5..), "a b c d"));
         assert!(ok(&word_count(..=4), "a b c d"));
         assert!(ok(&word_count(4..=4), "a b c d"));
-        let r = AssertionResult::evaluate(&word_count(5..=3), &"a".subject());
+        let backwards = WordBounds {
+            min: 5,
+            max: Some(3),
+        };
+        let r = AssertionResult::evaluate(&word_count(backwards), &"a".subject());
         assert!(r.error.is_some());
     }
 }

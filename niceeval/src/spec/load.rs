@@ -110,9 +110,11 @@ fn parse_list(value: Value, origin: &str) -> Result<Vec<AssertSpec>, SpecError> 
     };
     list.into_iter()
         .enumerate()
-        .map(|(i, item)| AssertSpec::from_item(item).map_err(|message| SpecError::Parse {
-            origin: origin.to_string(),
-            message: format!("assertion #{i}: {message}"),
-        }))
+        .map(|(i, item)| {
+            AssertSpec::from_item(item).map_err(|message| SpecError::Parse {
+                origin: origin.to_string(),
+                message: format!("assertion #{i}: {message}"),
+            })
+        })
         .collect()
 }

@@ -81,6 +81,9 @@ pub use types::is_builtin_type;
 
 use prepare::Prepared;
 
+/// A spec's prepared form, keyed by the spec it was prepared from.
+type PreparedSpec = Arc<(AssertSpec, Result<Prepared, String>)>;
+
 /// One assertion as data: an item of an `assert:` / `assertions:` list.
 ///
 /// Unknown keys are kept in [`AssertSpec::extra`] (AgentV passes them to script graders as
@@ -127,7 +130,7 @@ pub struct AssertSpec {
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
     #[serde(skip)]
-    cache: Arc<Mutex<Option<Arc<(AssertSpec, Result<Prepared, String>)>>>>,
+    cache: Arc<Mutex<Option<PreparedSpec>>>,
 }
 
 impl std::fmt::Debug for AssertSpec {
@@ -224,7 +227,7 @@ impl AssertSpec {
     }
 
     /// The prepared (validated, compiled) form, cached until the spec changes.
-    fn prepared(&self) -> Arc<(AssertSpec, Result<Prepared, String>)> {
+    fn prepared(&self) -> PreparedSpec {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(hit) = cache.as_ref() {
             if hit.0 == *self {
@@ -391,10 +394,11 @@ pub(crate) fn validate_in(specs: &[AssertSpec], base_dir: Option<&Path>) -> Resu
     prepare_all(specs, base_dir).map(drop)
 }
 
-type PreparedSpec = Arc<(AssertSpec, Result<Prepared, String>)>;
-
 /// Prepares every spec, or reports every invalid one.
-fn prepare_all(specs: &[AssertSpec], base_dir: Option<&Path>) -> Result<Vec<PreparedSpec>, SpecError> {
+fn prepare_all(
+    specs: &[AssertSpec],
+    base_dir: Option<&Path>,
+) -> Result<Vec<PreparedSpec>, SpecError> {
     let mut errors = Vec::new();
     let mut prepared = Vec::with_capacity(specs.len());
     for (i, spec) in specs.iter().enumerate() {

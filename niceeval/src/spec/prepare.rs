@@ -64,7 +64,7 @@ pub(crate) fn prepare(spec: &AssertSpec) -> Result<Prepared, String> {
         Some(t) => Some(parse_transform(t)?),
     };
     if let Some(w) = spec.weight {
-        if !(w >= 0.0 && w.is_finite()) {
+        if !w.is_finite() || w < 0.0 {
             return Err(format!("`weight` must be a number ≥ 0, got {w}"));
         }
     }
@@ -189,9 +189,10 @@ fn required<'a>(spec: &'a AssertSpec, what: &str) -> Result<&'a Value, String> {
 /// A non-empty string (numbers are read as their text).
 fn text_value(spec: &AssertSpec) -> Result<String, String> {
     match required(spec, "a non-empty string")? {
-        Value::String(s) if s.is_empty() => {
-            Err("`value` is an empty string, which every output contains; give the text to look for".to_string())
-        }
+        Value::String(s) if s.is_empty() => Err(
+            "`value` is an empty string, which every output contains; give the text to look for"
+                .to_string(),
+        ),
         Value::String(s) => Ok(s.clone()),
         Value::Number(n) => Ok(n.to_string()),
         other => Err(format!("`value` must be a string or a number, got {other}")),
@@ -274,7 +275,11 @@ fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), String> {
         Builtin::Regex => {
             let pattern = match required(spec, "a regular expression")? {
                 Value::String(s) => s.clone(),
-                other => return Err(format!("`value` must be a regular expression string, got {other}")),
+                other => {
+                    return Err(format!(
+                        "`value` must be a regular expression string, got {other}"
+                    ))
+                }
             };
             let re = expect::regex(pattern.as_str());
             if let Some(e) = re.invalid() {
@@ -311,9 +316,16 @@ fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), String> {
             let max = match spec.threshold {
                 None => expect::DEFAULT_MAX_DISTANCE,
                 Some(t) if t >= 0.0 => t.floor() as usize,
-                Some(t) => return Err(format!("`threshold` (the maximum distance) must be ≥ 0, got {t}")),
+                Some(t) => {
+                    return Err(format!(
+                        "`threshold` (the maximum distance) must be ≥ 0, got {t}"
+                    ))
+                }
             };
-            (boxed(expect::levenshtein(reference).max_distance(max)), false)
+            (
+                boxed(expect::levenshtein(reference).max_distance(max)),
+                false,
+            )
         }
         Builtin::Similarity => (boxed(expect::similarity(reference_text(spec)?)), true),
         Builtin::Bleu => {
@@ -321,9 +333,17 @@ fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), String> {
                 Value::String(s) => vec![s.clone()],
                 Value::Array(items) => items
                     .iter()
-                    .map(|v| v.as_str().map(str::to_string).ok_or_else(|| format!("every reference must be a string, got {v}")))
+                    .map(|v| {
+                        v.as_str()
+                            .map(str::to_string)
+                            .ok_or_else(|| format!("every reference must be a string, got {v}"))
+                    })
                     .collect::<Result<Vec<_>, _>>()?,
-                other => return Err(format!("`value` must be a reference string or a list of them, got {other}")),
+                other => {
+                    return Err(format!(
+                        "`value` must be a reference string or a list of them, got {other}"
+                    ))
+                }
             };
             if refs.is_empty() {
                 return Err("`value` has no reference text".to_string());
@@ -335,10 +355,18 @@ fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), String> {
                 None => 1,
                 Some(v) => match v.as_u64() {
                     Some(n @ 1..=9) => n as usize,
-                    _ => return Err(format!("config.n must be a whole number from 1 to 9, got {v}")),
+                    _ => {
+                        return Err(format!(
+                            "config.n must be a whole number from 1 to 9, got {v}"
+                        ))
+                    }
                 },
             };
-            let n = if types::normalize(&spec.kind).ends_with("rouge-1") { 1 } else { n };
+            let n = if types::normalize(&spec.kind).ends_with("rouge-1") {
+                1
+            } else {
+                n
+            };
             (boxed(expect::rouge_n(reference_text(spec)?).n(n)), true)
         }
         Builtin::WordCount => (boxed(expect::word_count(word_bounds(spec)?)), true),
@@ -347,7 +375,11 @@ fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), String> {
         Builtin::JavaScript | Builtin::Python => {
             let code = match required(spec, "code, or file://path")? {
                 Value::String(s) if !s.trim().is_empty() => s.clone(),
-                other => return Err(format!("`value` must be code or a file:// reference, got {other}")),
+                other => {
+                    return Err(format!(
+                        "`value` must be code or a file:// reference, got {other}"
+                    ))
+                }
             };
             (
                 Base::Code {
@@ -435,11 +467,12 @@ fn word_bounds(spec: &AssertSpec) -> Result<expect::WordBounds, String> {
                 max,
             }
         }
-        Value::String(s) => expect::WordBounds::from(
-            s.trim()
-                .parse::<usize>()
-                .map_err(|_| format!("`value` must be a whole number, got {}", crate::excerpt::quote(s)))?,
-        ),
+        Value::String(s) => expect::WordBounds::from(s.trim().parse::<usize>().map_err(|_| {
+            format!(
+                "`value` must be a whole number, got {}",
+                crate::excerpt::quote(s)
+            )
+        })?),
         v => expect::WordBounds::from(count(v, "`value`")?),
     };
     if let Some(max) = bounds.max {
@@ -455,7 +488,7 @@ fn budget(spec: &AssertSpec, unit: &str) -> Result<f64, String> {
         .threshold
         .or_else(|| spec.value.as_ref().and_then(Value::as_f64))
         .ok_or_else(|| format!("needs a `threshold`: the budget in {unit}"))?;
-    if !(limit >= 0.0) {
+    if limit.is_nan() || limit < 0.0 {
         return Err(format!("the budget must be ≥ 0, got {limit}"));
     }
     Ok(limit)
@@ -623,7 +656,8 @@ impl Prepared {
                 a.boxed()
             }
             Base::Script { command, config } => {
-                let mut s = expect::script(command.clone()).payload(grader_payload(context, config));
+                let mut s =
+                    expect::script(command.clone()).payload(grader_payload(context, config));
                 if let Some(dir) = &context.base_dir {
                     s = s.cwd(dir.clone());
                 }

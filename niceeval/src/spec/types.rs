@@ -102,5 +102,7 @@ pub(crate) fn canonical_names() -> Vec<&'static str> {
 /// ```
 pub fn is_builtin_type(name: &str) -> bool {
     let n = normalize(name);
-    builtin(&n).is_some() || n.strip_prefix("not-").is_some_and(|rest| builtin(rest).is_some())
+    builtin(&n).is_some()
+        || n.strip_prefix("not-")
+            .is_some_and(|rest| builtin(rest).is_some())
 }

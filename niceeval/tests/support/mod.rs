@@ -13,7 +13,10 @@ pub fn have(tool: &str) -> bool {
         .is_ok_and(|o| o.status.success());
     if !ok {
         let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-        assert!(!in_ci, "{tool} is required by this test under CI; install it");
+        assert!(
+            !in_ci,
+            "{tool} is required by this test under CI; install it"
+        );
         eprintln!("NOTICE: skipping: {tool} is not installed");
     }
     ok
