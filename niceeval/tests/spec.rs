@@ -43,6 +43,14 @@ fn string_types_and_negation() {
         "due 2024-05-01"
     ));
     assert!(passes("- type: not-regex\n  value: '^\\d+$'", "12a"));
+    assert!(
+        passes("- type: regex\n  value: '^(?!.*error)'", "all good"),
+        "look-ahead works"
+    );
+    assert!(!passes(
+        "- type: regex\n  value: '^(?!.*error)'",
+        "an error"
+    ));
     assert!(passes("- type: equals\n  value: approved", "approved"));
     assert!(!passes("- type: equals\n  value: approved", "approved "));
 }

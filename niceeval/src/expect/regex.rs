@@ -5,14 +5,47 @@ use regex::Regex;
 use crate::assertion::{Assertion, Grade, Subject};
 use crate::expect::text::context;
 
+/// A compiled pattern: the linear-time engine when it can, the backtracking one for
+/// look-around and back-references.
+#[derive(Debug, Clone)]
+enum Compiled {
+    Linear(Regex),
+    Backtracking(fancy_regex::Regex),
+}
+
+impl Compiled {
+    fn as_str(&self) -> &str {
+        match self {
+            Compiled::Linear(re) => re.as_str(),
+            Compiled::Backtracking(re) => re.as_str(),
+        }
+    }
+
+    fn find(&self, text: &str) -> Result<Option<std::ops::Range<usize>>, String> {
+        match self {
+            Compiled::Linear(re) => Ok(re.find(text).map(|m| m.range())),
+            Compiled::Backtracking(re) => re
+                .find(text)
+                .map(|m| m.map(|m| m.range()))
+                .map_err(|e| e.to_string()),
+        }
+    }
+}
+
 /// A regular expression for [`regex`]: a pattern to compile (`&str`, `String`) or a compiled
 /// [`Regex`].
 #[derive(Debug, Clone)]
-pub struct RegexSource(Result<Regex, (String, String)>);
+pub struct RegexSource(Result<Compiled, (String, String)>);
 
 impl From<&str> for RegexSource {
     fn from(pattern: &str) -> Self {
-        RegexSource(Regex::new(pattern).map_err(|e| (pattern.to_string(), e.to_string())))
+        RegexSource(match Regex::new(pattern) {
+            Ok(re) => Ok(Compiled::Linear(re)),
+            Err(linear) => match fancy_regex::Regex::new(pattern) {
+                Ok(re) => Ok(Compiled::Backtracking(re)),
+                Err(_) => Err((pattern.to_string(), linear.to_string())),
+            },
+        })
     }
 }
 
@@ -24,23 +57,26 @@ impl From<String> for RegexSource {
 
 impl From<Regex> for RegexSource {
     fn from(re: Regex) -> Self {
-        RegexSource(Ok(re))
+        RegexSource(Ok(Compiled::Linear(re)))
     }
 }
 
 impl From<&Regex> for RegexSource {
     fn from(re: &Regex) -> Self {
-        RegexSource(Ok(re.clone()))
+        RegexSource(Ok(Compiled::Linear(re.clone())))
     }
 }
 
 /// The text matches `pattern` somewhere. Gate by default.
 ///
 /// It is a search (like Python's `re.search` and JavaScript's `RegExp.test`): anchor with `^`
-/// and `$` for a full match. The syntax is the [`regex`](https://docs.rs/regex) crate's: no
-/// look-around or back-references (linear time on any input); write `(?i)` for case-insensitive
-/// and `(?s)` to let `.` match newlines. An invalid pattern is an execution error here and a
-/// load-time error in assertions as data. `None` fails.
+/// and `$` for a full match. The syntax is the [`regex`](https://docs.rs/regex) crate's, which
+/// runs in linear time on any input; a pattern that needs look-around or back-references (as
+/// JavaScript and Python allow, and promptfoo or Runsight suites use) runs on a backtracking
+/// engine ([`fancy-regex`](https://docs.rs/fancy-regex)) instead. Write `(?i)` for
+/// case-insensitive and `(?s)` to let `.` match newlines; `\d` and `\w` are Unicode-aware. An
+/// invalid pattern is an execution error here and a load-time error in assertions as data.
+/// `None` fails.
 ///
 /// ```
 /// use niceeval::prelude::*;
@@ -60,7 +96,7 @@ pub fn regex(pattern: impl Into<RegexSource>) -> RegexMatch {
 /// The matcher returned by [`regex`].
 #[derive(Debug, Clone)]
 pub struct RegexMatch {
-    re: Result<Regex, (String, String)>,
+    re: Result<Compiled, (String, String)>,
 }
 
 impl RegexMatch {
@@ -90,8 +126,9 @@ impl Assertion for RegexMatch {
             return Grade::fail("there is no value (None) to match");
         };
         match re.find(&text) {
-            Some(m) => Grade::pass(format!("matched at {}", context(&text, m.range()))),
-            None => Grade::fail(format!(
+            Err(e) => Grade::error(format!("regex /{}/ could not finish: {e}", re.as_str())),
+            Ok(Some(range)) => Grade::pass(format!("matched at {}", context(&text, range))),
+            Ok(None) => Grade::fail(format!(
                 "{} does not match /{}/",
                 value.preview(),
                 re.as_str()
@@ -117,5 +154,10 @@ mod tests {
         assert!(ok(&regex("(?s)a.b"), "a\nb"));
         assert!(regex("[").invalid().is_some());
         assert_eq!(regex(r"\d+").describe(), r"regex(/\d+/)");
+        // Look-around and back-references fall back to the backtracking engine.
+        assert!(ok(&regex(r"^(?!.*error).*$"), "all good"));
+        assert!(!ok(&regex(r"^(?!.*error).*$"), "an error"));
+        assert!(ok(&regex(r"(\w+) \1"), "hello hello"));
+        assert!(regex("(?<=a").invalid().is_some());
     }
 }
