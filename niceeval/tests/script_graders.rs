@@ -347,3 +347,36 @@ fn graders_do_not_block_the_async_runtime() {
         assert!(graded.passed);
     });
 }
+
+#[cfg(unix)]
+#[test]
+fn spec_script_commands_run_from_the_base_dir() {
+    use niceeval::spec::{self, SpecContext};
+    if !have("python3") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let grader = write(
+        dir.path(),
+        "validators/check_answer.py",
+        &format!("#!/usr/bin/env python3\n{PY_CHECKS}"),
+    );
+    support::make_executable(&grader);
+    let specs = spec::from_yaml(
+        r#"
+- name: my_validator
+  type: script
+  command: [./validators/check_answer.py]
+- type: script
+  command: "python3 validators/check_answer.py"
+"#,
+    )
+    .unwrap();
+    let context = SpecContext::new().with_base_dir(dir.path());
+    let out = spec::evaluate(&specs, "The answer is 42.", &context).unwrap();
+    assert!(out.pass, "{:?}", out.results);
+    assert_eq!(out.results[0].name, "my_validator");
+    let out = spec::evaluate(&specs, "no", &context).unwrap();
+    assert!(!out.pass);
+    assert_eq!(out.score, 0.5, "each grader scored 1/2 checks");
+}

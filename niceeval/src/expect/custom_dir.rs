@@ -140,8 +140,9 @@ fn command_for(path: &Path) -> Vec<String> {
 }
 
 /// A named custom assertion from the nearest `.niceeval/assertions/` folder (see
-/// [`CustomAssertions::discover`]), found from the current directory (the crate's directory
-/// under `cargo test`) or the one set with [`CustomAssertion::from_dir`]. It runs like a
+/// [`CustomAssertions::discover`]), found by walking up from the directory of the source file
+/// that calls `custom` (the eval's directory), else from the current directory (the crate's,
+/// under `cargo test`), or from the directory set with [`CustomAssertion::from_dir`]. It runs like a
 /// [`crate::expect::script`] grader and follows the same result rules. Gate by default. An
 /// unknown name is an execution error listing the names that exist.
 ///
@@ -152,9 +153,11 @@ fn command_for(path: &Path) -> Vec<String> {
 /// let t = Eval::detached(None);
 /// t.check("Hello there, nice to meet you!", custom("min-words").config(json!({"min": 3})));
 /// ```
+#[track_caller]
 pub fn custom(name: impl Into<String>) -> CustomAssertion {
     CustomAssertion {
         name: name.into(),
+        caller: std::panic::Location::caller().file(),
         start: None,
         payload: Input::default(),
         timeout: DEFAULT_GRADER_TIMEOUT,
@@ -165,6 +168,7 @@ pub fn custom(name: impl Into<String>) -> CustomAssertion {
 #[derive(Debug, Clone)]
 pub struct CustomAssertion {
     name: String,
+    caller: &'static str,
     start: Option<PathBuf>,
     payload: Input,
     timeout: Duration,
@@ -216,7 +220,7 @@ impl Assertion for CustomAssertion {
         let start = match &self.start {
             Some(dir) => dir.clone(),
             None => match std::env::current_dir() {
-                Ok(dir) => dir,
+                Ok(cwd) => caller_dir(&cwd, self.caller).unwrap_or(cwd),
                 Err(e) => return Grade::error(format!("cannot read the current directory: {e}")),
             },
         };
@@ -240,6 +244,19 @@ impl Assertion for CustomAssertion {
         }
         .grade(text.as_deref())
     }
+}
+
+/// The directory of the calling source file: `file!()` paths are relative to the workspace
+/// root, which is the current directory or one of its ancestors under `cargo test`.
+fn caller_dir(cwd: &Path, file: &str) -> Option<PathBuf> {
+    let file = Path::new(file);
+    if file.is_absolute() {
+        return file.parent().map(Path::to_path_buf);
+    }
+    cwd.ancestors()
+        .map(|dir| dir.join(file))
+        .find(|candidate| candidate.is_file())
+        .and_then(|found| found.parent().map(Path::to_path_buf))
 }
 
 /// Why `name` is not a custom assertion visible from `start`, with what is there.
@@ -266,5 +283,19 @@ pub(crate) fn missing_message(name: &str, start: &Path, found: &CustomAssertions
                 }
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caller_directory_is_found_from_the_workspace_root() {
+        let cwd = std::env::current_dir().unwrap();
+        let here = caller_dir(&cwd, file!()).unwrap();
+        assert!(here.ends_with("src/expect"), "{}", here.display());
+        assert_eq!(caller_dir(&cwd, "no/such/file.rs"), None);
+        assert_eq!(custom("x").caller, file!());
     }
 }

@@ -7,7 +7,7 @@
 //! thread first; on a current-thread runtime or outside Tokio it simply blocks.
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -56,7 +56,15 @@ impl Job {
     }
 
     fn run_blocking(&self) -> std::io::Result<Finished> {
-        let mut command = Command::new(&self.program);
+        // A relative program path with a folder in it ("./graders/x.py") is taken from the
+        // grader's working directory, not from wherever the test runs.
+        let program = match &self.cwd {
+            Some(cwd) if self.program.contains('/') && Path::new(&self.program).is_relative() => {
+                cwd.join(&self.program)
+            }
+            _ => PathBuf::from(&self.program),
+        };
+        let mut command = Command::new(program);
         command
             .args(&self.args)
             .stdin(Stdio::piped())
