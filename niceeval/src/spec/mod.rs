@@ -61,6 +61,7 @@
 //! use `t.judge()`), promptfoo's JavaScript `transform` expressions and `{{var}}` templates in
 //! values.
 
+mod builtin;
 mod load;
 mod prepare;
 mod types;
