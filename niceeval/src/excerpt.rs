@@ -42,6 +42,20 @@ impl std::fmt::Debug for Elided<'_> {
 /// assert_eq!(elide("0123456789abcdefghij", 10), "01234… 10 chars elided …fghij");
 /// ```
 pub fn elide(text: &str, width: usize) -> String {
+    if text.is_ascii() {
+        // Fast path: bytes are characters.
+        if text.len() <= width {
+            return text.to_string();
+        }
+        let head = width.div_ceil(2);
+        let tail = width / 2;
+        let omitted = text.len() - head - tail;
+        return format!(
+            "{}… {omitted} chars elided …{}",
+            &text[..head],
+            &text[text.len() - tail..]
+        );
+    }
     let count = text.chars().count();
     if count <= width {
         return text.to_string();

@@ -58,7 +58,20 @@ impl From<RangeToInclusive<usize>> for WordBounds {
 /// assert_eq!(niceeval::expect::count_words(""), 0);
 /// ```
 pub fn count_words(text: &str) -> usize {
-    text.split_whitespace().count()
+    if !text.is_ascii() {
+        return text.split_whitespace().count();
+    }
+    // ASCII fast path: the same White_Space set (space, \t, \n, \x0B, \x0C, \r).
+    let mut words = 0;
+    let mut in_word = false;
+    for &b in text.as_bytes() {
+        let space = b == b' ' || (b'\t'..=b'\r').contains(&b);
+        if !space && !in_word {
+            words += 1;
+        }
+        in_word = !space;
+    }
+    words
 }
 
 /// The number of words ([`count_words`]) is exactly `n`, or within a range: `word_count(5)`,
@@ -138,6 +151,13 @@ mod tests {
         assert_eq!(count_words("你好世界"), 1);
         assert_eq!(count_words(" \n\t "), 0);
         assert_eq!(count_words("don't stop-me now"), 3);
+        for text in ["a\x0Bb\x0Cc\rd", " lead and trail ", "\x1Cx\x1Fy", "one"] {
+            assert_eq!(
+                count_words(text),
+                text.split_whitespace().count(),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]
