@@ -17,7 +17,12 @@ pub fn have(tool: &str) -> bool {
             !in_ci,
             "{tool} is required by this test under CI; install it"
         );
-        eprintln!("NOTICE: skipping: {tool} is not installed");
+        // Straight to stderr, past the test harness's output capture.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "NOTICE: skipping: {tool} is not installed"
+        );
     }
     ok
 }
