@@ -239,6 +239,12 @@ pub struct Grade {
     pub error: Option<String>,
     /// Results of nested assertions (assertion sets, grader checks).
     pub children: Vec<AssertionResult>,
+    /// The assertion's own verdict, for assertions that decide pass/fail themselves rather than
+    /// by score alone: `not(..)`, assertion sets, code assertions and script graders that report
+    /// `pass`. It decides an assertion without threshold (gate or soft: a soft one that says
+    /// "fail" is marked below threshold); a threshold (set by default or with `.at_least(x)`) is
+    /// judged on the score alone. `None` (the default) leaves the verdict to the pass rule.
+    pub verdict: Option<bool>,
 }
 
 impl Grade {
@@ -274,7 +280,29 @@ impl Grade {
             reason: message.clone(),
             error: Some(message),
             children: Vec::new(),
+            verdict: None,
         }
+    }
+
+    /// Sets the assertion's own verdict; see [`Grade::verdict`].
+    ///
+    /// ```
+    /// use niceeval::{AssertionKind, AssertionResult, Grade, Settings};
+    ///
+    /// // A grader that says "fail" with a partial score fails a gate without threshold.
+    /// let grade = Grade::score(0.8, "2 of 3 checks").with_verdict(false);
+    /// let r = AssertionResult::from_grade("g".into(), AssertionKind::Value, &Settings::gate(), grade);
+    /// assert!(!r.passed);
+    /// ```
+    pub fn with_verdict(mut self, verdict: bool) -> Self {
+        self.verdict = Some(verdict);
+        self
+    }
+
+    /// Adds nested results.
+    pub fn with_children(mut self, children: Vec<AssertionResult>) -> Self {
+        self.children = children;
+        self
     }
 }
 
@@ -347,6 +375,15 @@ pub trait Assertion {
     {
         Expect::new(self).metric(name)
     }
+
+    /// Checks a part of the value instead of the whole, e.g.
+    /// `.transform(json_path("$.status"))`; see [`crate::expect::json_path`].
+    fn transform(self, transform: crate::expect::Transform) -> Expect<Self>
+    where
+        Self: Sized,
+    {
+        Expect::new(self).transform(transform)
+    }
 }
 
 impl<A: Assertion + ?Sized> Assertion for Box<A> {
@@ -367,13 +404,35 @@ impl<A: Assertion + ?Sized> Assertion for Box<A> {
 pub struct Expect<A> {
     inner: A,
     settings: Settings,
+    transform: Option<crate::expect::Transform>,
 }
 
 impl<A: Assertion> Expect<A> {
     /// Wraps an assertion with its own default settings.
     pub fn new(inner: A) -> Self {
         let settings = inner.settings();
-        Expect { inner, settings }
+        Expect {
+            inner,
+            settings,
+            transform: None,
+        }
+    }
+
+    /// Checks the part of the value the transform selects (a JSONPath query); a value that is not
+    /// JSON, or has no match, fails this assertion with a reason.
+    ///
+    /// ```
+    /// use niceeval::prelude::*;
+    /// use niceeval::AssertionResult;
+    ///
+    /// let status = equals("completed").transform(json_path("$.status"));
+    /// let r = AssertionResult::evaluate(&status, &r#"{"status":"completed"}"#.subject());
+    /// assert!(r.passed);
+    /// assert_eq!(r.name, r#"equals("completed") at $.status"#);
+    /// ```
+    pub fn transform(mut self, transform: crate::expect::Transform) -> Self {
+        self.transform = Some(transform);
+        self
     }
 
     /// Soft, passing at `score >= threshold`.
@@ -408,10 +467,19 @@ impl<A: Assertion> Expect<A> {
 
 impl<A: Assertion> Assertion for Expect<A> {
     fn describe(&self) -> String {
-        self.inner.describe()
+        match &self.transform {
+            Some(t) => format!("{} at {}", self.inner.describe(), t.expression()),
+            None => self.inner.describe(),
+        }
     }
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
-        self.inner.evaluate(value)
+        match &self.transform {
+            None => self.inner.evaluate(value),
+            Some(t) => match t.apply(value) {
+                Ok(selected) => self.inner.evaluate(&selected),
+                Err(grade) => grade,
+            },
+        }
     }
     fn settings(&self) -> Settings {
         self.settings.clone()
@@ -455,7 +523,8 @@ fn one() -> f64 {
 }
 
 impl AssertionResult {
-    /// Builds the result of grading under `settings`, applying the pass rule. A score outside
+    /// Builds the result of grading under `settings`, applying the pass rule (and, without a
+    /// threshold, the grade's own [`Grade::verdict`] when it has one). A score outside
     /// [0, 1] or NaN is an author bug and becomes an execution error.
     pub fn from_grade(
         name: String,
@@ -468,6 +537,7 @@ impl AssertionResult {
             reason,
             mut error,
             children,
+            verdict,
         } = grade;
         if error.is_none() && !(0.0..=1.0).contains(&score) {
             error = Some(format!(
@@ -479,7 +549,12 @@ impl AssertionResult {
         } else {
             score.clamp(0.0, 1.0)
         };
-        let passed = error.is_none() && passes(settings.severity, settings.threshold, score);
+        let by_rule = passes(settings.severity, settings.threshold, score);
+        let passed = error.is_none()
+            && match (verdict, settings.threshold) {
+                (Some(own), None) => own,
+                _ => by_rule,
+            };
         AssertionResult {
             name,
             kind,

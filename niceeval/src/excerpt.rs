@@ -54,9 +54,19 @@ pub fn quote_width(text: &str, width: usize) -> String {
 /// assert_eq!(elide("日本語のテキストです", 4), "日本… 6 chars elided …です");
 /// ```
 pub fn elide(text: &str, width: usize) -> String {
-    // Cheap bound first: a text of at most `width` bytes has at most `width` chars.
-    if text.len() <= width {
-        return text.to_string();
+    if text.is_ascii() {
+        // Fast path: bytes are characters.
+        if text.len() <= width {
+            return text.to_string();
+        }
+        let head = width.div_ceil(2);
+        let tail = width / 2;
+        let omitted = text.len() - head - tail;
+        return format!(
+            "{}… {omitted} chars elided …{}",
+            &text[..head],
+            &text[text.len() - tail..]
+        );
     }
     let count = text.chars().count();
     if count <= width {

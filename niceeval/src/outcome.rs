@@ -108,6 +108,42 @@ pub fn mean_score(assertions: &[AssertionResult]) -> Option<f64> {
     (weight > 0.0).then(|| sum / weight)
 }
 
+/// Weighted mean score of each named metric, over the assertions that name one (nested
+/// results of assertion sets and graders included); weight 0 records without counting, so a
+/// metric whose assertions all weigh 0 is absent.
+///
+/// ```
+/// use niceeval::{metric_scores, AssertionKind, AssertionResult, Grade, Settings};
+///
+/// let mut tone = Settings::gate();
+/// tone.metric = Some("tone".into());
+/// let a = AssertionResult::from_grade("a".into(), AssertionKind::Value, &tone, Grade::score(1.0, ""));
+/// let b = AssertionResult::from_grade("b".into(), AssertionKind::Value, &tone, Grade::score(0.5, ""));
+/// assert_eq!(metric_scores(&[a, b])["tone"], 0.75);
+/// ```
+pub fn metric_scores(assertions: &[AssertionResult]) -> std::collections::BTreeMap<String, f64> {
+    fn walk(
+        results: &[AssertionResult],
+        sums: &mut std::collections::BTreeMap<String, (f64, f64)>,
+    ) {
+        for r in results {
+            if let Some(metric) = &r.metric {
+                if r.weight > 0.0 {
+                    let entry = sums.entry(metric.clone()).or_insert((0.0, 0.0));
+                    entry.0 += r.score * r.weight;
+                    entry.1 += r.weight;
+                }
+            }
+            walk(&r.children, sums);
+        }
+    }
+    let mut sums = std::collections::BTreeMap::new();
+    walk(assertions, &mut sums);
+    sums.into_iter()
+        .map(|(name, (sum, weight))| (name, sum / weight))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -72,6 +72,10 @@ pub struct EvalReport {
     /// The representative run's weighted mean score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
+    /// The representative run's named metrics: the weighted mean score of the assertions
+    /// carrying each `.metric(name)`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub metrics: std::collections::BTreeMap<String, f64>,
     /// Total wall time of all runs, in milliseconds.
     pub duration_ms: f64,
     /// Tokens spent by the representative run.
@@ -107,6 +111,7 @@ impl EvalReport {
             skip_reason: None,
             assertions: Vec::new(),
             score: None,
+            metrics: Default::default(),
             duration_ms: 0.0,
             usage: Usage::default(),
             cost_usd: None,
@@ -232,6 +237,14 @@ impl EvalReport {
             summary.push(format!("${cost:.4}"));
         }
         let _ = writeln!(out, "  {}", summary.join(", "));
+        if !self.metrics.is_empty() {
+            let metrics: Vec<String> = self
+                .metrics
+                .iter()
+                .map(|(name, score)| format!("{name} {score:.2}"))
+                .collect();
+            let _ = writeln!(out, "  metrics: {}", metrics.join(", "));
+        }
         if !self.assertions.is_empty() {
             out.push('\n');
         }

@@ -297,6 +297,7 @@ fn assemble(
         error: rep.error,
         below_threshold: rep.below_threshold,
         skip_reason: rep.skip_reason,
+        metrics: crate::outcome::metric_scores(&assertions),
         assertions,
         score: rep.score,
         duration_ms: elapsed.as_secs_f64() * 1000.0,

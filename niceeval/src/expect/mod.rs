@@ -45,9 +45,45 @@ mod similarity;
 mod structure;
 mod text;
 
+mod affix;
+mod bleu;
+mod budget;
+mod case;
+mod code;
+mod combinators;
+mod custom_dir;
+mod edit;
+mod json;
+mod lists;
+mod process;
+mod regex;
+mod rouge;
+mod script;
+mod transform;
+mod words;
+
 pub use custom::{make_assertion, satisfies, AssertionBuilder, Custom, Satisfies, View};
 pub use similarity::{levenshtein_distance, normalized_similarity, similarity, Similarity};
 pub use structure::{
     equals, json_difference, matches, matches_schema, Equals, Matches, MatchesSchema,
 };
 pub use text::{excludes, includes, Excludes, Includes, Pattern};
+
+pub use affix::{ends_with, starts_with, Affix};
+pub use bleu::{bleu, bleu_score, Bleu, References, DEFAULT_BLEU_THRESHOLD};
+pub use budget::{cost, latency, Budget};
+pub use case::{icontains, IContains};
+pub use code::{javascript, python, CodeAssertion, DEFAULT_CODE_TIMEOUT};
+pub use combinators::{all_of, not, AllOf, BoxedAssertion, IntoBoxed, Not};
+pub(crate) use custom_dir::missing_message as custom_missing_message;
+pub use custom_dir::{custom, CustomAssertion, CustomAssertions, CUSTOM_ASSERTIONS_DIR};
+pub use edit::{levenshtein, Levenshtein, DEFAULT_MAX_DISTANCE};
+pub(crate) use json::schema_error as schema_problem;
+pub use json::{contains_json, find_json, is_json, ContainsJson, IsJson};
+pub use lists::{contains_all, contains_any, icontains_all, icontains_any, ContainsList};
+pub use regex::{regex, RegexMatch, RegexSource};
+pub use rouge::{rouge_n, rouge_n_score, rouge_tokens, RougeN, DEFAULT_ROUGE_THRESHOLD};
+pub(crate) use script::fill_from_events;
+pub use script::{script, Script, DEFAULT_GRADER_TIMEOUT};
+pub use transform::{json_path, Transform};
+pub use words::{count_words, word_count, WordBounds, WordCount};

@@ -1,0 +1,87 @@
+//! Speed of the deterministic assertion library: a 7-assertion spec over a 2 KB output,
+//! `contains_json` over 1 MB, and BLEU/ROUGE-N over two 10,000-word texts.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use niceeval::expect::{bleu_score, contains_json, rouge_n_score};
+use niceeval::spec::{self, SpecContext};
+use niceeval::{Assertion, Checkable};
+
+fn words(n: usize, seed: u64) -> String {
+    const VOCAB: &[&str] = &[
+        "the", "agent", "refund", "order", "customer", "was", "issued", "quickly", "and", "a",
+        "payment", "of", "to", "support", "ticket", "closed", "with", "notes", "on", "status",
+    ];
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            VOCAB[(x % VOCAB.len() as u64) as usize]
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn spec_list(c: &mut Criterion) {
+    let specs = spec::from_yaml(
+        r#"
+- type: contains
+  value: refund
+- type: icontains
+  value: ORDER
+- type: not-contains
+  value: password
+- type: regex
+  value: "order #\\d+"
+- type: contains-any
+  value: [issued, sent, done]
+- type: word-count
+  value: { min: 100, max: 1000 }
+- type: starts-with
+  value: "Dear"
+"#,
+    )
+    .unwrap();
+    let mut output = String::from("Dear customer, your refund for order #123 was issued. ");
+    while output.len() < 2048 {
+        output.push_str(&words(20, output.len() as u64 + 1));
+        output.push(' ');
+    }
+    output.truncate(2048);
+    let context = SpecContext::default();
+    assert!(spec::evaluate(&specs, &output, &context).unwrap().pass);
+    c.bench_function("spec: 7 assertions over 2 KB", |b| {
+        b.iter(|| spec::evaluate(&specs, &output, &context).unwrap())
+    });
+}
+
+fn json_scan(c: &mut Criterion) {
+    let mut text = String::new();
+    while text.len() < 1_000_000 {
+        text.push_str(&words(50, text.len() as u64 + 7));
+        text.push_str(" {not json} [1] \"quoted {\" ");
+    }
+    text.push_str(r#"{"name": "Ada", "score": 9, "tags": ["a", "b"]}"#);
+    let schema = serde_json::json!({"type": "object", "required": ["name", "score"]});
+    let matcher = contains_json(schema);
+    let subject = text.as_str().subject();
+    assert_eq!(matcher.evaluate(&subject).score, 1.0);
+    c.bench_function("contains_json with schema over 1 MB", |b| {
+        b.iter(|| matcher.evaluate(&subject))
+    });
+}
+
+fn text_metrics(c: &mut Criterion) {
+    let a = words(10_000, 1);
+    let b = words(10_000, 2);
+    c.bench_function("bleu over two 10,000-word texts", |bench| {
+        bench.iter(|| bleu_score(&a, &[&b]))
+    });
+    c.bench_function("rouge-1 over two 10,000-word texts", |bench| {
+        bench.iter(|| rouge_n_score(&a, &b, 1))
+    });
+}
+
+criterion_group!(benches, spec_list, json_scan, text_metrics);
+criterion_main!(benches);

@@ -1,0 +1,163 @@
+//! [`regex`]: the text matches a regular expression somewhere (a search, not a full match).
+
+use regex::Regex;
+
+use crate::assertion::{Assertion, Grade, Subject};
+use crate::expect::text::context;
+
+/// A compiled pattern: the linear-time engine when it can, the backtracking one for
+/// look-around and back-references.
+#[derive(Debug, Clone)]
+enum Compiled {
+    Linear(Regex),
+    Backtracking(fancy_regex::Regex),
+}
+
+impl Compiled {
+    fn as_str(&self) -> &str {
+        match self {
+            Compiled::Linear(re) => re.as_str(),
+            Compiled::Backtracking(re) => re.as_str(),
+        }
+    }
+
+    fn find(&self, text: &str) -> Result<Option<std::ops::Range<usize>>, String> {
+        match self {
+            Compiled::Linear(re) => Ok(re.find(text).map(|m| m.range())),
+            Compiled::Backtracking(re) => re
+                .find(text)
+                .map(|m| m.map(|m| m.range()))
+                .map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// A regular expression for [`regex`]: a pattern to compile (`&str`, `String`) or a compiled
+/// [`Regex`].
+#[derive(Debug, Clone)]
+pub struct RegexSource(Result<Compiled, (String, String)>);
+
+impl From<&str> for RegexSource {
+    fn from(pattern: &str) -> Self {
+        RegexSource(match Regex::new(pattern) {
+            Ok(re) => Ok(Compiled::Linear(re)),
+            Err(linear) => match fancy_regex::Regex::new(pattern) {
+                Ok(re) => Ok(Compiled::Backtracking(re)),
+                Err(_) => Err((pattern.to_string(), linear.to_string())),
+            },
+        })
+    }
+}
+
+impl From<String> for RegexSource {
+    fn from(pattern: String) -> Self {
+        RegexSource::from(pattern.as_str())
+    }
+}
+
+impl From<Regex> for RegexSource {
+    fn from(re: Regex) -> Self {
+        RegexSource(Ok(Compiled::Linear(re)))
+    }
+}
+
+impl From<&Regex> for RegexSource {
+    fn from(re: &Regex) -> Self {
+        RegexSource(Ok(Compiled::Linear(re.clone())))
+    }
+}
+
+/// The text matches `pattern` somewhere. Gate by default.
+///
+/// It is a search (like Python's `re.search` and JavaScript's `RegExp.test`): anchor with `^`
+/// and `$` for a full match. The syntax is the [`regex`](https://docs.rs/regex) crate's, which
+/// runs in linear time on any input; a pattern that needs look-around or back-references (as
+/// JavaScript and Python allow, and promptfoo or Runsight suites use) runs on a backtracking
+/// engine ([`fancy-regex`](https://docs.rs/fancy-regex)) instead. Write `(?i)` for
+/// case-insensitive and `(?s)` to let `.` match newlines; `\d` and `\w` are Unicode-aware. An
+/// invalid pattern is an execution error here and a load-time error in assertions as data.
+/// `None` fails.
+///
+/// ```
+/// use niceeval::prelude::*;
+/// use niceeval::AssertionResult;
+///
+/// assert!(AssertionResult::evaluate(&regex(r"\d{4}-\d{2}-\d{2}"), &"due 2024-05-01".subject()).passed);
+/// assert!(!AssertionResult::evaluate(&regex(r"^\d+$"), &"12a".subject()).passed);
+/// let bad = AssertionResult::evaluate(&regex("(unclosed"), &"x".subject());
+/// assert!(bad.error.is_some());
+/// ```
+pub fn regex(pattern: impl Into<RegexSource>) -> RegexMatch {
+    RegexMatch {
+        re: pattern.into().0,
+    }
+}
+
+/// The matcher returned by [`regex`].
+#[derive(Debug, Clone)]
+pub struct RegexMatch {
+    re: Result<Compiled, (String, String)>,
+}
+
+impl RegexMatch {
+    /// Why the pattern does not compile, if it does not.
+    pub fn invalid(&self) -> Option<&str> {
+        self.re.as_ref().err().map(|(_, e)| e.as_str())
+    }
+}
+
+impl Assertion for RegexMatch {
+    fn describe(&self) -> String {
+        let pattern = match &self.re {
+            Ok(re) => re.as_str(),
+            Err((p, _)) => p.as_str(),
+        };
+        format!("regex(/{}/)", crate::excerpt::elide(pattern, 60))
+    }
+
+    fn evaluate(&self, value: &Subject<'_>) -> Grade {
+        let re = match &self.re {
+            Ok(re) => re,
+            Err((pattern, e)) => {
+                return Grade::error(format!("invalid regular expression /{pattern}/: {e}"))
+            }
+        };
+        let Some(text) = value.text() else {
+            return Grade::fail("there is no value (None) to match");
+        };
+        match re.find(&text) {
+            Err(e) => Grade::error(format!("regex /{}/ could not finish: {e}", re.as_str())),
+            Ok(Some(range)) => Grade::pass(format!("matched at {}", context(&text, range))),
+            Ok(None) => Grade::fail(format!(
+                "{} does not match /{}/",
+                value.preview(),
+                re.as_str()
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assertion::{AssertionResult, Checkable};
+
+    #[test]
+    fn search_semantics_and_flags() {
+        let ok = |a: &RegexMatch, t: &str| AssertionResult::evaluate(a, &t.subject()).passed;
+        assert!(ok(&regex("b"), "abc"));
+        assert!(!ok(&regex("^b"), "abc"));
+        assert!(ok(&regex("(?i)HELLO"), "hello"));
+        assert!(ok(&regex(""), ""));
+        assert!(ok(&regex(r"\p{Greek}+"), "αβγ"));
+        assert!(!ok(&regex("a.b"), "a\nb"));
+        assert!(ok(&regex("(?s)a.b"), "a\nb"));
+        assert!(regex("[").invalid().is_some());
+        assert_eq!(regex(r"\d+").describe(), r"regex(/\d+/)");
+        // Look-around and back-references fall back to the backtracking engine.
+        assert!(ok(&regex(r"^(?!.*error).*$"), "all good"));
+        assert!(!ok(&regex(r"^(?!.*error).*$"), "an error"));
+        assert!(ok(&regex(r"(\w+) \1"), "hello hello"));
+        assert!(regex("(?<=a").invalid().is_some());
+    }
+}

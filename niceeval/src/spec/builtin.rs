@@ -1,0 +1,354 @@
+//! The built-in assertion types as data: reading and validating each type's `value`,
+//! `threshold` and `config`, and building its matcher.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::prepare::{prepare, Base};
+use super::types::{self, Builtin};
+use super::AssertSpec;
+use crate::assertion::Assertion;
+use crate::expect;
+
+pub(super) fn config_with_extra(spec: &AssertSpec) -> Option<Value> {
+    if spec.extra.is_empty() {
+        return spec.config.clone();
+    }
+    let mut map = match &spec.config {
+        Some(Value::Object(m)) => m.clone(),
+        Some(other) => return Some(other.clone()),
+        None => serde_json::Map::new(),
+    };
+    for (k, v) in &spec.extra {
+        map.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    Some(Value::Object(map))
+}
+
+fn required<'a>(spec: &'a AssertSpec, what: &str) -> Result<&'a Value, String> {
+    match &spec.value {
+        None | Some(Value::Null) => Err(format!("needs a `value` ({what})")),
+        Some(v) => Ok(v),
+    }
+}
+
+/// A non-empty string (numbers are read as their text).
+fn text_value(spec: &AssertSpec) -> Result<String, String> {
+    match required(spec, "a non-empty string")? {
+        Value::String(s) if s.is_empty() => Err(
+            "`value` is an empty string, which every output contains; give the text to look for"
+                .to_string(),
+        ),
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_string()),
+        other => Err(format!("`value` must be a string or a number, got {other}")),
+    }
+}
+
+/// A list of strings, or a comma-separated string.
+fn list_value(spec: &AssertSpec) -> Result<Vec<String>, String> {
+    match required(spec, "a list of strings")? {
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match v {
+                Value::String(s) => Ok(s.clone()),
+                Value::Number(n) => Ok(n.to_string()),
+                Value::Bool(b) => Ok(b.to_string()),
+                other => Err(format!("`value[{i}]` must be a string, got {other}")),
+            })
+            .collect(),
+        Value::String(s) => Ok(split_commas(s)),
+        other => Err(format!(
+            "`value` must be a list of strings or a comma-separated string, got {other}"
+        )),
+    }
+}
+
+/// Splits on commas outside double quotes, trimming each item and removing its quotes.
+fn split_commas(s: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    for c in s.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => items.push(std::mem::take(&mut current)),
+            _ => current.push(c),
+        }
+    }
+    items.push(current);
+    items
+        .into_iter()
+        .map(|i| i.trim().to_string())
+        .filter(|i| !i.is_empty())
+        .collect()
+}
+
+fn schema_value(spec: &AssertSpec) -> Result<Option<Value>, String> {
+    let schema = match &spec.value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => return Ok(None),
+        Some(Value::String(s)) if s.trim_start().starts_with("file://") => {
+            return Err("file:// schemas are not supported; put the schema inline".to_string())
+        }
+        Some(Value::String(s)) => yaml_serde::from_str::<Value>(s)
+            .map_err(|e| format!("`value` is not a JSON Schema (as YAML or JSON): {e}"))?,
+        Some(v @ (Value::Object(_) | Value::Bool(_))) => v.clone(),
+        Some(other) => return Err(format!("`value` must be a JSON Schema object, got {other}")),
+    };
+    if let Some(e) = crate::expect::schema_problem(&schema) {
+        return Err(format!("invalid JSON Schema: {e}"));
+    }
+    Ok(Some(schema))
+}
+
+fn boxed<A: Assertion + Send + Sync + 'static>(a: A) -> Base {
+    Base::Static(Arc::new(a))
+}
+
+/// The base assertion of a built-in type, and whether `threshold` is the score threshold.
+pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), String> {
+    Ok(match b {
+        Builtin::Contains => (boxed(expect::includes(text_value(spec)?)), true),
+        Builtin::IContains => (boxed(expect::icontains(text_value(spec)?)), true),
+        Builtin::ContainsAll => (boxed(expect::contains_all(list_value(spec)?)), true),
+        Builtin::ContainsAny => (boxed(expect::contains_any(list_value(spec)?)), true),
+        Builtin::IContainsAll => (boxed(expect::icontains_all(list_value(spec)?)), true),
+        Builtin::IContainsAny => (boxed(expect::icontains_any(list_value(spec)?)), true),
+        Builtin::StartsWith => (boxed(expect::starts_with(text_value(spec)?)), true),
+        Builtin::EndsWith => (boxed(expect::ends_with(text_value(spec)?)), true),
+        Builtin::Regex => {
+            let pattern = match required(spec, "a regular expression")? {
+                Value::String(s) => s.clone(),
+                other => {
+                    return Err(format!(
+                        "`value` must be a regular expression string, got {other}"
+                    ))
+                }
+            };
+            let re = expect::regex(pattern.as_str());
+            if let Some(e) = re.invalid() {
+                // The regex crate draws the pattern with a caret over several lines; keep the
+                // message on one line.
+                let short = e
+                    .lines()
+                    .rev()
+                    .find_map(|l| l.trim_start().strip_prefix("error:"))
+                    .map_or(e, str::trim);
+                return Err(format!("invalid regular expression /{pattern}/: {short}"));
+            }
+            (boxed(re), true)
+        }
+        Builtin::Equals => {
+            let value = required(spec, "the expected value")?.clone();
+            let json_mode = spec
+                .config
+                .as_ref()
+                .and_then(|c| c.get("mode"))
+                .and_then(Value::as_str)
+                == Some("json");
+            let value = match value {
+                Value::String(s) if json_mode => serde_json::from_str(&s)
+                    .map_err(|e| format!("config.mode is json but `value` is not JSON: {e}"))?,
+                v => v,
+            };
+            (boxed(expect::equals(value)), true)
+        }
+        Builtin::IsJson => (boxed(expect::is_json(schema_value(spec)?)), true),
+        Builtin::ContainsJson => (boxed(expect::contains_json(schema_value(spec)?)), true),
+        Builtin::Levenshtein => {
+            let reference = reference_text(spec)?;
+            let max = match spec.threshold {
+                None => expect::DEFAULT_MAX_DISTANCE,
+                Some(t) if t >= 0.0 => t.floor() as usize,
+                Some(t) => {
+                    return Err(format!(
+                        "`threshold` (the maximum distance) must be ≥ 0, got {t}"
+                    ))
+                }
+            };
+            (
+                boxed(expect::levenshtein(reference).max_distance(max)),
+                false,
+            )
+        }
+        Builtin::Similarity => (boxed(expect::similarity(reference_text(spec)?)), true),
+        Builtin::Bleu => {
+            let refs = match required(spec, "the reference text")? {
+                Value::String(s) => vec![s.clone()],
+                Value::Array(items) => items
+                    .iter()
+                    .map(|v| {
+                        v.as_str()
+                            .map(str::to_string)
+                            .ok_or_else(|| format!("every reference must be a string, got {v}"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+                other => {
+                    return Err(format!(
+                        "`value` must be a reference string or a list of them, got {other}"
+                    ))
+                }
+            };
+            if refs.is_empty() {
+                return Err("`value` has no reference text".to_string());
+            }
+            (boxed(expect::bleu(refs)), true)
+        }
+        Builtin::RougeN => {
+            let n = match spec.config.as_ref().and_then(|c| c.get("n")) {
+                None => 1,
+                Some(v) => match v.as_u64() {
+                    Some(n @ 1..=9) => n as usize,
+                    _ => {
+                        return Err(format!(
+                            "config.n must be a whole number from 1 to 9, got {v}"
+                        ))
+                    }
+                },
+            };
+            let n = if types::normalize(&spec.kind).ends_with("rouge-1") {
+                1
+            } else {
+                n
+            };
+            (boxed(expect::rouge_n(reference_text(spec)?).n(n)), true)
+        }
+        Builtin::WordCount => (boxed(expect::word_count(word_bounds(spec)?)), true),
+        Builtin::Cost => (Base::Cost(budget(spec, "USD")?), false),
+        Builtin::Latency => (Base::Latency(budget(spec, "milliseconds")?), false),
+        Builtin::JavaScript | Builtin::Python => {
+            let code = match required(spec, "code, or file://path")? {
+                Value::String(s) if !s.trim().is_empty() => s.clone(),
+                other => {
+                    return Err(format!(
+                        "`value` must be code or a file:// reference, got {other}"
+                    ))
+                }
+            };
+            (
+                Base::Code {
+                    python: b == Builtin::Python,
+                    code,
+                    config: config_with_extra(spec),
+                },
+                true,
+            )
+        }
+        Builtin::Script => {
+            let command = match spec.command.as_ref().or(spec.value.as_ref()) {
+                Some(Value::Array(parts)) => parts
+                    .iter()
+                    .map(|p| match p {
+                        Value::String(s) => Ok(s.clone()),
+                        Value::Number(n) => Ok(n.to_string()),
+                        other => Err(format!("every part of `command` must be a string, got {other}")),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+                Some(Value::String(s)) if !s.trim().is_empty() => {
+                    vec!["sh".to_string(), "-c".to_string(), s.clone()]
+                }
+                _ => {
+                    return Err(
+                        "needs a `command`: a list such as [python3, graders/check.py], or a shell string"
+                            .to_string(),
+                    )
+                }
+            };
+            if command.is_empty() {
+                return Err("`command` is an empty list".to_string());
+            }
+            (
+                Base::Script {
+                    command,
+                    config: config_with_extra(spec),
+                },
+                true,
+            )
+        }
+        Builtin::AssertSet => {
+            let members = spec
+                .assert
+                .as_ref()
+                .ok_or("needs an `assert` list of member assertions")?;
+            let prepared = members
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    prepare(m).map_err(|e| format!("member assert[{i}] (type `{}`): {e}", m.kind))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            (Base::Set(prepared), true)
+        }
+    })
+}
+
+fn reference_text(spec: &AssertSpec) -> Result<String, String> {
+    match required(spec, "the reference text")? {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_string()),
+        other => Err(format!("`value` must be the reference text, got {other}")),
+    }
+}
+
+fn word_bounds(spec: &AssertSpec) -> Result<expect::WordBounds, String> {
+    let count = |v: &Value, what: &str| -> Result<usize, String> {
+        v.as_u64()
+            .map(|n| n as usize)
+            .ok_or_else(|| format!("{what} must be a whole number ≥ 0, got {v}"))
+    };
+    let bounds = match required(spec, "a word count, or {min, max}")? {
+        Value::Object(map) => {
+            if let Some(k) = map.keys().find(|k| *k != "min" && *k != "max") {
+                return Err(format!("unknown key `{k}` in `value`; use `min` and `max`"));
+            }
+            let min = map.get("min").map(|v| count(v, "`min`")).transpose()?;
+            let max = map.get("max").map(|v| count(v, "`max`")).transpose()?;
+            if min.is_none() && max.is_none() {
+                return Err("`value` needs `min`, `max` or both".to_string());
+            }
+            expect::WordBounds {
+                min: min.unwrap_or(0),
+                max,
+            }
+        }
+        Value::String(s) => expect::WordBounds::from(s.trim().parse::<usize>().map_err(|_| {
+            format!(
+                "`value` must be a whole number, got {}",
+                crate::excerpt::quote(s)
+            )
+        })?),
+        v => expect::WordBounds::from(count(v, "`value`")?),
+    };
+    if let Some(max) = bounds.max {
+        if bounds.min > max {
+            return Err(format!("`min` {} is greater than `max` {max}", bounds.min));
+        }
+    }
+    Ok(bounds)
+}
+
+fn budget(spec: &AssertSpec, unit: &str) -> Result<f64, String> {
+    let limit = spec
+        .threshold
+        .or_else(|| spec.value.as_ref().and_then(Value::as_f64))
+        .ok_or_else(|| format!("needs a `threshold`: the budget in {unit}"))?;
+    if limit.is_nan() || limit < 0.0 {
+        return Err(format!("the budget must be ≥ 0, got {limit}"));
+    }
+    Ok(limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commas_and_quotes() {
+        assert_eq!(split_commas("a, b,c"), ["a", "b", "c"]);
+        assert_eq!(split_commas("\"a, b\", c"), ["a, b", "c"]);
+        assert!(split_commas("").is_empty());
+    }
+}

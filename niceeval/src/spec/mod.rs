@@ -1,0 +1,453 @@
+//! Assertions as data: the assertion items of promptfoo (`assert:`), AgentV (`assert:` /
+//! `assertions:`) and Runsight (`assertions:`) lists, deserialized as [`AssertSpec`] and run by
+//! [`evaluate`] with the same matchers as the Rust API.
+//!
+//! ```
+//! use niceeval::spec::{self, SpecContext};
+//!
+//! let specs = spec::from_yaml(r#"
+//! - type: icontains
+//!   value: refund
+//! - type: not-contains
+//!   value: error
+//! - type: equals
+//!   value: completed
+//!   transform: "json_path:$.status"
+//!   metric: status
+//! - type: cost
+//!   threshold: 0.05
+//! "#).unwrap();
+//! let mut context = SpecContext::default();
+//! context.cost_usd = Some(0.01);
+//! let outcome = spec::evaluate(&specs, r#"{"status": "completed", "note": "Refund sent"}"#, &context).unwrap();
+//! assert!(outcome.pass);
+//! assert_eq!(outcome.score, 1.0);
+//! assert_eq!(outcome.named_scores["status"], 1.0);
+//! ```
+//!
+//! # Types
+//!
+//! | type | value | notes |
+//! |---|---|---|
+//! | `contains`, `icontains` | non-empty string or number | `includes` is an alias |
+//! | `contains-all`, `contains-any`, `icontains-all`, `icontains-any` | list, or a comma-separated string | an empty list: `-all` passes, `-any` fails |
+//! | `starts-with`, `ends-with` | non-empty string | exact, case-sensitive |
+//! | `regex` | pattern | a search; Rust `regex` syntax; a bad pattern is a load-time error |
+//! | `equals` | any | strings compare exactly; objects and arrays compare as JSON |
+//! | `is-json`, `contains-json` | optional JSON Schema (object, or YAML/JSON text) | |
+//! | `levenshtein` | reference text | `threshold` is the maximum distance (default 5) |
+//! | `similarity` | reference text | normalized Levenshtein, `threshold` default 0.6 |
+//! | `bleu` | reference text or list | `threshold` default 0.5 |
+//! | `rouge-n` | reference text | `threshold` default 0.75; `config: {n: 2}` for ROUGE-2 |
+//! | `word-count` | number, or `{min, max}` | |
+//! | `cost`, `latency` | — | `threshold` (or `value`) is the budget, in USD or ms, read from the context |
+//! | `javascript`, `python` | code, or `file://path[:function]` | `config` is `context.config` |
+//! | `script` | — | `command:` a list (no shell) or a string (run with `sh -c`) |
+//! | `assert-set` | — | nested `assert:` list; the set's `threshold`, `weight`, `metric` |
+//! | anything else | — | a custom assertion from `.niceeval/assertions/` (`custom:NAME` works too) |
+//!
+//! Every type takes a `not-` prefix, `weight` (default 1; 0 records without counting),
+//! `metric`, `transform` (`json_path:$.a.b`, or a bare `$.a.b`), and `threshold` (the score
+//! needed, except where the table says otherwise). Type names are matched case-insensitively
+//! with `_` read as `-` (`is_json` is `is-json`). Every assertion is a gate: the outcome passes
+//! only when all pass.
+//!
+//! Where the peers disagree, niceeval's choices: `levenshtein` with `threshold: 0` means an
+//! exact match (promptfoo turns 0 into 5); `contains-json` finds arrays as well as objects
+//! (Runsight; promptfoo finds objects only); BLEU follows NLTK (promptfoo's brevity penalty is
+//! inverted); ROUGE tokenizes like `rouge-score` (promptfoo's `js-rouge` differs); an empty
+//! `value` for `contains`-like types is a load-time error (as promptfoo's invariant), not a
+//! vacuous pass. Not supported: model-graded types (`llm-rubric`, `similar`, `factuality`;
+//! use `t.judge()`), promptfoo's JavaScript `transform` expressions and `{{var}}` templates in
+//! values.
+
+mod builtin;
+mod load;
+mod prepare;
+mod types;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::assertion::{AssertionResult, Subject};
+use crate::grader::{Message, TokenUsage, TraceSummary};
+
+pub use load::{from_json, from_value, from_yaml, load};
+pub use types::is_builtin_type;
+
+use prepare::Prepared;
+
+/// A spec's prepared form, keyed by the spec it was prepared from.
+type PreparedSpec = Arc<(AssertSpec, Result<Prepared, String>)>;
+
+/// One assertion as data: an item of an `assert:` / `assertions:` list.
+///
+/// Unknown keys are kept in [`AssertSpec::extra`] (AgentV passes them to script graders as
+/// configuration). Fields are read when the spec is first evaluated; changing them later is
+/// picked up on the next evaluation.
+#[derive(Clone, Default, Serialize, Deserialize)]
+pub struct AssertSpec {
+    /// The assertion type, optionally prefixed with `not-`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The expected value, reference text, pattern, schema or code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    /// Score needed to pass (or the type's own limit: distance, budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// Weight in the mean score (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+    /// Named metric the score counts towards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    /// `json_path:$.a.b` (or `$.a.b`): check that part of the output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transform: Option<String>,
+    /// Configuration for code assertions, script graders and custom assertions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<Value>,
+    /// The command of a `script` grader: a list (program and arguments) or a shell string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Value>,
+    /// A display name (AgentV).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The members of an `assert-set`.
+    #[serde(
+        default,
+        rename = "assert",
+        alias = "assertions",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub assert: Option<Vec<AssertSpec>>,
+    /// Any other keys of the item.
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, Value>,
+    #[serde(skip)]
+    cache: Arc<Mutex<Option<PreparedSpec>>>,
+}
+
+impl std::fmt::Debug for AssertSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("AssertSpec");
+        d.field("type", &self.kind);
+        if let Some(v) = &self.value {
+            d.field("value", v);
+        }
+        if let Some(t) = self.threshold {
+            d.field("threshold", &t);
+        }
+        if let Some(w) = self.weight {
+            d.field("weight", &w);
+        }
+        if let Some(m) = &self.metric {
+            d.field("metric", m);
+        }
+        if let Some(t) = &self.transform {
+            d.field("transform", t);
+        }
+        if let Some(c) = &self.config {
+            d.field("config", c);
+        }
+        if let Some(c) = &self.command {
+            d.field("command", c);
+        }
+        if let Some(a) = &self.assert {
+            d.field("assert", a);
+        }
+        d.finish()
+    }
+}
+
+impl PartialEq for AssertSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind
+            && self.value == other.value
+            && self.threshold == other.threshold
+            && self.weight == other.weight
+            && self.metric == other.metric
+            && self.transform == other.transform
+            && self.config == other.config
+            && self.command == other.command
+            && self.name == other.name
+            && self.assert == other.assert
+            && self.extra == other.extra
+    }
+}
+
+impl AssertSpec {
+    /// An assertion of `kind` with `value`.
+    ///
+    /// ```
+    /// use niceeval::spec::{self, AssertSpec, SpecContext};
+    ///
+    /// let specs = [AssertSpec::new("starts-with", "Dear"), AssertSpec::new("word-count", serde_json::json!({"max": 5}))];
+    /// assert!(spec::evaluate(&specs, "Dear Ada", &SpecContext::default()).unwrap().pass);
+    /// ```
+    pub fn new(kind: impl Into<String>, value: impl Into<Value>) -> Self {
+        AssertSpec {
+            kind: kind.into(),
+            value: Some(value.into()),
+            ..AssertSpec::default()
+        }
+    }
+
+    /// An assertion of `kind` without a value (`is-json`, `cost`, ...).
+    pub fn of_type(kind: impl Into<String>) -> Self {
+        AssertSpec {
+            kind: kind.into(),
+            ..AssertSpec::default()
+        }
+    }
+
+    /// Deserializes one list item. A plain string (AgentV's rubric shorthand) is refused: it
+    /// needs a judge model.
+    pub fn from_item(item: Value) -> Result<AssertSpec, String> {
+        match item {
+            Value::String(rubric) => Err(format!(
+                "{} is an LLM rubric (a plain string), which needs a judge model; assertions as data run deterministic types only — use t.judge().rubric(..) in Rust",
+                crate::excerpt::quote_width(&rubric, 60)
+            )),
+            Value::Object(_) => serde_json::from_value(item).map_err(|e| e.to_string()),
+            other => Err(format!("expected a mapping with a `type`, got {other}")),
+        }
+    }
+
+    fn fingerprint(&self) -> AssertSpec {
+        AssertSpec {
+            cache: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// The prepared (validated, compiled) form, cached until the spec changes.
+    fn prepared(&self) -> PreparedSpec {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(hit) = cache.as_ref() {
+            if hit.0 == *self {
+                return hit.clone();
+            }
+        }
+        let fresh = Arc::new((self.fingerprint(), prepare::prepare(self)));
+        *cache = Some(fresh.clone());
+        fresh
+    }
+}
+
+/// What the assertions know beyond the output: test variables, the prompt, references, and the
+/// run's metrics (for `cost`, `latency` and script graders).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct SpecContext {
+    /// Test-case variables (`context.vars` for code assertions, `vars` for graders).
+    pub vars: BTreeMap<String, Value>,
+    /// The prompt sent (`context.prompt`).
+    pub prompt: Option<String>,
+    /// The input message (`input` for graders).
+    pub input: Option<String>,
+    /// The reference answer (`expected_output` for graders).
+    pub expected_output: Option<String>,
+    /// Evaluation criteria (`criteria` for graders).
+    pub criteria: Option<String>,
+    /// The run's cost in USD (`cost` assertions, `cost_usd` for graders).
+    pub cost_usd: Option<f64>,
+    /// The run's latency in milliseconds (`latency` assertions, `duration_ms` for graders).
+    pub latency_ms: Option<f64>,
+    /// Token usage (`token_usage` for graders).
+    pub token_usage: Option<TokenUsage>,
+    /// Transcript messages (`messages` for graders).
+    pub messages: Vec<Message>,
+    /// Execution metrics (`trace_summary` for graders).
+    pub trace_summary: Option<TraceSummary>,
+    /// The agent's workspace (`workspace_path` for graders).
+    pub workspace_path: Option<PathBuf>,
+    /// Where relative `file://` paths, script commands and `.niceeval/assertions/` are resolved
+    /// from (usually the spec file's directory); the current directory when `None`.
+    pub base_dir: Option<PathBuf>,
+    /// Time limit for each subprocess assertion (code, script, custom); their defaults otherwise.
+    pub timeout: Option<Duration>,
+}
+
+impl SpecContext {
+    /// An empty context.
+    pub fn new() -> Self {
+        SpecContext::default()
+    }
+
+    /// Sets [`SpecContext::base_dir`].
+    pub fn with_base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.base_dir = Some(dir.into());
+        self
+    }
+
+    /// Sets [`SpecContext::cost_usd`].
+    pub fn with_cost_usd(mut self, cost: f64) -> Self {
+        self.cost_usd = Some(cost);
+        self
+    }
+
+    /// Sets [`SpecContext::latency_ms`].
+    pub fn with_latency_ms(mut self, ms: f64) -> Self {
+        self.latency_ms = Some(ms);
+        self
+    }
+
+    /// Adds a variable.
+    pub fn with_var(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.vars.insert(name.into(), value.into());
+        self
+    }
+
+    /// Fills messages, trace summary, token usage and cost from a run's events.
+    pub fn with_events(mut self, events: &[crate::event::Event]) -> Self {
+        let mut payload = crate::grader::Input::default();
+        crate::expect::fill_from_events(&mut payload, events);
+        self.messages = payload.messages;
+        self.trace_summary = payload.trace_summary;
+        self.token_usage = payload.token_usage;
+        if payload.cost_usd.is_some() {
+            self.cost_usd = payload.cost_usd;
+        }
+        self
+    }
+}
+
+/// The result of [`evaluate`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecOutcome {
+    /// Every assertion passed.
+    pub pass: bool,
+    /// Weighted mean score (weight 0 records without counting); 1 when nothing counts.
+    pub score: f64,
+    /// Weighted mean score of each named metric.
+    pub named_scores: BTreeMap<String, f64>,
+    /// Each assertion's result, in order.
+    pub results: Vec<AssertionResult>,
+}
+
+/// One invalid assertion item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemError {
+    /// Where: `#2`, or `#3.assert[1]` inside a set.
+    pub position: String,
+    /// The item's `type` as written.
+    pub kind: String,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl std::fmt::Display for ItemError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "assertion {} (type `{}`): {}",
+            self.position, self.kind, self.message
+        )
+    }
+}
+
+/// Why assertions as data could not be loaded or evaluated.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// The document is not a list of assertions.
+    #[error("cannot read assertions from {origin}: {message}")]
+    Parse {
+        /// Where the text came from (a path, `YAML`, `JSON`).
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Some items are invalid (each is listed).
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Invalid(Vec<ItemError>),
+}
+
+impl From<SpecError> for crate::Error {
+    fn from(e: SpecError) -> Self {
+        crate::Error::Message(e.to_string())
+    }
+}
+
+/// Checks every item (types, values, patterns, schemas, custom assertion names resolved from
+/// `base_dir` or the current directory), reporting all problems at once.
+///
+/// ```
+/// use niceeval::spec::{self, AssertSpec};
+///
+/// let specs = [AssertSpec::new("regex", "(unclosed"), AssertSpec::of_type("contains")];
+/// let err = spec::validate(&specs).unwrap_err().to_string();
+/// assert!(err.contains("assertion #0 (type `regex`): invalid regular expression"), "{err}");
+/// assert!(err.contains("assertion #1 (type `contains`): needs a `value`"), "{err}");
+/// ```
+pub fn validate(specs: &[AssertSpec]) -> Result<(), SpecError> {
+    validate_in(specs, None)
+}
+
+pub(crate) fn validate_in(specs: &[AssertSpec], base_dir: Option<&Path>) -> Result<(), SpecError> {
+    prepare_all(specs, base_dir).map(drop)
+}
+
+/// Prepares every spec, or reports every invalid one.
+fn prepare_all(
+    specs: &[AssertSpec],
+    base_dir: Option<&Path>,
+) -> Result<Vec<PreparedSpec>, SpecError> {
+    let mut errors = Vec::new();
+    let mut prepared = Vec::with_capacity(specs.len());
+    for (i, spec) in specs.iter().enumerate() {
+        let p = spec.prepared();
+        let problem = match &p.1 {
+            Err(message) => Some(message.clone()),
+            Ok(ready) => ready.check_custom(base_dir).err(),
+        };
+        if let Some(message) = problem {
+            errors.push(ItemError {
+                position: format!("#{i}"),
+                kind: spec.kind.clone(),
+                message,
+            });
+        }
+        prepared.push(p);
+    }
+    if errors.is_empty() {
+        Ok(prepared)
+    } else {
+        Err(SpecError::Invalid(errors))
+    }
+}
+
+/// Evaluates assertions on `output` and aggregates them: `pass` when every assertion passed,
+/// `score` the weighted mean, `named_scores` per metric. Invalid items are an `Err` naming each
+/// (nothing is evaluated then); a failing assertion, a failing transform or a crashing grader
+/// only fails its own result, and the others still run.
+///
+/// Subprocess assertions (`javascript`, `python`, `script`, custom) block the calling thread
+/// while they run (inside a multi-thread Tokio runtime through `block_in_place`).
+pub fn evaluate(
+    specs: &[AssertSpec],
+    output: &str,
+    context: &SpecContext,
+) -> Result<SpecOutcome, SpecError> {
+    let prepared = prepare_all(specs, context.base_dir.as_deref())?;
+    let subject = Subject::Text(std::borrow::Cow::Borrowed(output));
+    let mut results = Vec::with_capacity(specs.len());
+    for ready in &prepared {
+        let Ok(p) = &ready.1 else { continue };
+        let assertion = p.instantiate(context);
+        results.push(AssertionResult::evaluate(assertion.as_ref(), &subject));
+    }
+    Ok(SpecOutcome {
+        pass: results.iter().all(|r| r.passed),
+        score: crate::outcome::mean_score(&results).unwrap_or(1.0),
+        named_scores: crate::outcome::metric_scores(&results),
+        results,
+    })
+}

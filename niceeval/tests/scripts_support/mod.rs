@@ -1,0 +1,52 @@
+//! Shared helpers of the subprocess tests: temporary script files and tool checks.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// Whether `tool` runs here. Under CI a missing tool fails the test; elsewhere it prints a
+/// notice and the caller skips.
+pub fn have(tool: &str) -> bool {
+    let ok = std::process::Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+        assert!(
+            !in_ci,
+            "{tool} is required by this test under CI; install it"
+        );
+        // Straight to stderr, past the test harness's output capture.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "NOTICE: skipping: {tool} is not installed"
+        );
+    }
+    ok
+}
+
+/// Writes `text` to `dir/name` (creating folders) and returns the path.
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Makes a file executable.
+#[cfg(unix)]
+pub fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut perms = std::fs::metadata(path).unwrap().permissions();
+    perms.set_mode(0o755);
+    std::fs::set_permissions(path, perms).unwrap();
+}
+
+/// The path of a string as a command argument.
+pub fn arg(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
