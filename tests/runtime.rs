@@ -145,7 +145,7 @@ fn passing_eval_report() {
     assert!(!report.below_threshold);
     assert_eq!(report.skip_reason, None);
     assert_eq!(report.score, Some(1.0));
-    assert_eq!(report.pass_rate, 1.0);
+    assert_eq!(report.pass_rate(), 1.0);
     assert_eq!(report.runs[0].outcome, Outcome::Passed);
     assert_eq!(report.events.len(), 2, "{:#?}", report.events);
     assert_eq!(
@@ -245,7 +245,7 @@ fn skip_is_recorded_with_its_reason() {
     assert_eq!(report.skip_reason.as_deref(), Some("no API key"));
     assert_eq!(report.error, None);
     assert_eq!(names(&report), [r#"includes("config")"#]);
-    assert_eq!(report.pass_rate, 1.0);
+    assert_eq!(report.pass_rate(), 1.0);
 }
 
 #[test]
@@ -489,7 +489,7 @@ fn runs_fold_into_a_pass_rate() {
     let outcomes: Vec<Outcome> = report.runs.iter().map(|r| r.outcome).collect();
     use Outcome::{Failed, Passed};
     assert_eq!(outcomes, [Passed, Failed, Passed, Failed]);
-    assert_eq!(report.pass_rate, 0.5);
+    assert_eq!(report.pass_rate(), 0.5);
     assert_eq!(report.min_pass_rate, 1.0);
     assert_eq!(report.outcome, Failed);
     // The representative run is the first failed one.
@@ -506,7 +506,7 @@ fn runs_fold_into_a_pass_rate() {
         .with_runs(4)
         .with_min_pass_rate(0.5));
     assert_eq!(report.outcome, Passed);
-    assert_eq!(report.pass_rate, 0.5);
+    assert_eq!(report.pass_rate(), 0.5);
     assert_eq!(report.runs.len(), 4);
 }
 
@@ -531,7 +531,7 @@ fn skipped_runs_do_not_count_towards_the_pass_rate() {
         outcomes,
         [Outcome::Skipped, Outcome::Passed, Outcome::Passed]
     );
-    assert_eq!(report.pass_rate, 1.0);
+    assert_eq!(report.pass_rate(), 1.0);
     assert_eq!(report.outcome, Outcome::Passed);
 
     let report = run(definition("all_skip", all_skip).with_runs(3));

@@ -203,12 +203,24 @@ fn render(function: ItemFn, options: Options) -> TokenStream2 {
     };
     let location = quote_spanned! {name.span()=> file!(), line!()};
 
+    // With `snapshot`, the snapshot is taken here, at the user's call site, so insta stores it
+    // in the user's crate under the eval's name.
+    let test_body = if options.snapshot {
+        quote! {
+            let report = #krate::__private::run_test_report(&#static_ident);
+            #krate::assert_report_snapshot!(report);
+            #krate::__private::finish_test(report);
+        }
+    } else {
+        quote!(#krate::__private::run_test(&#static_ident))
+    };
+
     quote! {
         #(#test_attrs)*
         #[::core::prelude::v1::test]
         #(#cfgs)*
         #vis fn #name() {
-            #krate::__private::run_test(&#static_ident)
+            #test_body
         }
 
         #(#cfgs)*

@@ -82,7 +82,8 @@ pub struct EvalReport {
     /// The representative run's events.
     #[serde(default)]
     pub events: Vec<Event>,
-    /// Every run, in order. The representative run is the first failed one, else the last.
+    /// Every run, in order. The representative run (whose assertions, events, error and usage
+    /// the fields above show) is the first run whose outcome is the eval's outcome.
     pub runs: Vec<RunSummary>,
     /// Pass rate, pass@k and pass^k over the runs that were not skipped.
     pub reliability: Reliability,
@@ -117,28 +118,17 @@ impl EvalReport {
         }
     }
 
-    /// Recomputes the eval-level fields that follow from `runs`: reliability statistics and the
-    /// outcome (with one run, that run's outcome; with several, passed when the pass rate
-    /// reaches `min_pass_rate`, skipped when every run was skipped).
+    /// Recomputes the eval-level fields that follow from `runs` (see [`fold_runs`]): the
+    /// reliability statistics and the outcome. A report without runs (an eval that never ran,
+    /// such as an `#[ignore]`d one) keeps its outcome.
     pub fn recompute(&mut self) {
-        let counted = self
-            .runs
-            .iter()
-            .filter(|r| r.outcome != Outcome::Skipped)
-            .count() as u64;
-        let passed = self
-            .runs
-            .iter()
-            .filter(|r| r.outcome == Outcome::Passed)
-            .count() as u64;
-        self.reliability = Reliability::new(counted, passed);
-        self.outcome = match self.runs.as_slice() {
-            [] => Outcome::Failed,
-            [only] => only.outcome,
-            _ if counted == 0 => Outcome::Skipped,
-            _ if self.reliability.pass_rate >= self.min_pass_rate => Outcome::Passed,
-            _ => Outcome::Failed,
-        };
+        if self.runs.is_empty() {
+            self.reliability = Reliability::new(0, 0);
+            return;
+        }
+        let (outcome, reliability) = fold_runs(&self.runs, self.min_pass_rate);
+        self.outcome = outcome;
+        self.reliability = reliability;
     }
 
     /// Fraction of non-skipped runs that passed.
@@ -184,7 +174,7 @@ impl EvalReport {
                 self.runs.len(),
                 self.reliability.pass_rate,
                 self.min_pass_rate,
-                crate::run::representative(&self.runs) + 1
+                crate::run::representative(&self.runs, self.outcome) + 1
             );
             let _ = writeln!(
                 out,
@@ -240,6 +230,49 @@ impl EvalReport {
         }
         out
     }
+}
+
+/// Folds the runs of one eval into its outcome and reliability statistics.
+///
+/// Skipped runs do not count: the pass rate is passed runs over runs that passed or failed.
+/// One run: the eval's outcome is that run's. Several: skipped when every run was skipped,
+/// else passed when the pass rate reaches `min_pass_rate`, else failed. No run at all is a
+/// failure (the eval did not run).
+///
+/// ```
+/// use niceeval::report::{fold_runs, RunSummary};
+/// use niceeval::{Outcome, Usage};
+///
+/// let run = |outcome| RunSummary {
+///     outcome, error: None, below_threshold: false, skip_reason: None, score: None,
+///     duration_ms: 1.0, usage: Usage::default(), cost_usd: None,
+/// };
+/// let runs = [run(Outcome::Passed), run(Outcome::Failed), run(Outcome::Skipped), run(Outcome::Passed)];
+/// let (outcome, reliability) = fold_runs(&runs, 0.6);
+/// assert_eq!((reliability.n, reliability.c), (3, 2));
+/// assert_eq!(outcome, Outcome::Passed); // 2/3 ≥ 0.6
+/// assert_eq!(fold_runs(&runs, 1.0).0, Outcome::Failed);
+/// ```
+pub fn fold_runs(runs: &[RunSummary], min_pass_rate: f64) -> (Outcome, Reliability) {
+    let counted = runs
+        .iter()
+        .filter(|r| r.outcome != Outcome::Skipped)
+        .count() as u64;
+    let passed = runs
+        .iter()
+        .filter(|r| r.outcome == Outcome::Passed)
+        .count() as u64;
+    let reliability = Reliability::new(counted, passed);
+    // c / n and a decimal min_pass_rate are both rounded; 4/5 must meet 0.8.
+    const EPSILON: f64 = 1e-9;
+    let outcome = match runs {
+        [] => Outcome::Failed,
+        [only] => only.outcome,
+        _ if counted == 0 => Outcome::Skipped,
+        _ if reliability.pass_rate + EPSILON >= min_pass_rate => Outcome::Passed,
+        _ => Outcome::Failed,
+    };
+    (outcome, reliability)
 }
 
 fn mark(a: &AssertionResult) -> &'static str {

@@ -147,7 +147,9 @@ impl<W: Write + Send> Reporter for Console<W> {
     }
 }
 
-/// Renders the per-eval summary table: outcome, pass rate, pass@k, score, tokens, cost, time.
+/// Renders the per-eval summary table: outcome, runs, pass rate, pass@k and pass^k (at
+/// [`EvalSummary::table_k`]), score, tokens, cost and wall time. `-` marks what does not apply
+/// (pass statistics of a single run, tokens nobody reported, an unknown cost).
 ///
 /// ```
 /// use niceeval::reporter::{summary_table, EvalSummary};
@@ -155,54 +157,54 @@ impl<W: Write + Send> Reporter for Console<W> {
 ///
 /// let row = EvalSummary {
 ///     id: "demo::refund".into(), outcome: Outcome::Passed, error: false, below_threshold: false,
-///     runs: 1, pass_rate: 1.0, pass_at_k: vec![1.0], score: Some(0.9), usage: Usage::default(),
-///     cost_usd: None, duration_ms: 12.0, tags: vec![],
+///     runs: 4, pass_rate: 0.75, pass_at_k: vec![0.75, 1.0, 1.0, 1.0],
+///     pass_hat_k: vec![0.75, 0.5, 0.25, 0.0], score: Some(0.9), usage: Usage::default(),
+///     cost_usd: None, duration_ms: 1200.0, tags: vec![],
 /// };
 /// let table = summary_table(&[row]);
-/// assert!(table.contains("refund"));
-/// assert!(table.contains("passed"));
+/// assert!(table.starts_with("eval    outcome  runs  pass rate      pass@k      pass^k  score"));
+/// assert!(table.contains("refund   passed     4       0.75  1.00 (k=2)  0.50 (k=2)   0.90"));
 /// ```
 pub fn summary_table(evals: &[EvalSummary]) -> String {
-    let header = [
+    const HEADER: [&str; 10] = [
         "eval",
         "outcome",
+        "runs",
         "pass rate",
         "pass@k",
+        "pass^k",
         "score",
         "tokens",
         "cost",
         "time",
     ];
-    let mut rows: Vec<[String; 8]> = Vec::with_capacity(evals.len());
-    for e in evals {
-        let outcome = match (e.outcome, e.error, e.below_threshold) {
-            (Outcome::Failed, true, _) => "error".to_string(),
-            (Outcome::Passed, _, true) => "passed*".to_string(),
-            (o, _, _) => o.as_str().to_string(),
-        };
-        let pass_at_k = match e.pass_at_k.last() {
-            Some(p) if e.runs > 1 => format!("@{} {:.2}", e.runs, p),
-            _ => "-".to_string(),
-        };
-        rows.push([
-            test_name(&e.id).to_string(),
-            outcome,
-            if e.runs > 1 {
-                format!("{:.2}", e.pass_rate)
-            } else {
-                "-".to_string()
-            },
-            pass_at_k,
-            e.score.map_or("-".to_string(), |s| format!("{s:.2}")),
-            match e.usage.total_tokens() {
-                0 => "-".to_string(),
-                n => n.to_string(),
-            },
-            e.cost_usd.map_or("-".to_string(), |c| format!("${c:.4}")),
-            format!("{:.2}s", e.duration_ms / 1000.0),
-        ]);
-    }
-    let mut widths = header.map(|h| h.chars().count());
+    let dash = || "-".to_string();
+    let rows: Vec<[String; 10]> = evals
+        .iter()
+        .map(|e| {
+            let outcome = match (e.outcome, e.error, e.below_threshold) {
+                (Outcome::Failed, true, _) => "error".to_string(),
+                (Outcome::Passed, _, true) => "passed*".to_string(),
+                (o, _, _) => o.as_str().to_string(),
+            };
+            [
+                test_name(&e.id).to_string(),
+                outcome,
+                e.runs.to_string(),
+                e.pass_rate_cell().unwrap_or_else(dash),
+                e.pass_at_k_cell().unwrap_or_else(dash),
+                e.pass_hat_k_cell().unwrap_or_else(dash),
+                e.score.map_or_else(dash, |s| format!("{s:.2}")),
+                match e.usage.total_tokens() {
+                    0 => dash(),
+                    n => n.to_string(),
+                },
+                e.cost_usd.map_or_else(dash, |c| format!("${c:.4}")),
+                format!("{:.2}s", e.duration_ms / 1000.0),
+            ]
+        })
+        .collect();
+    let mut widths = HEADER.map(|h| h.chars().count());
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
@@ -214,18 +216,15 @@ pub fn summary_table(evals: &[EvalSummary]) -> String {
             .iter()
             .zip(widths)
             .enumerate()
-            .map(|(i, (c, w))| {
-                if i == 0 {
-                    format!("{c:<w$}")
-                } else {
-                    format!("{c:>w$}")
-                }
+            .map(|(i, (c, w))| match i {
+                0 | 1 => format!("{c:<w$}"),
+                _ => format!("{c:>w$}"),
             })
             .collect();
         out.push_str(padded.join("  ").trim_end());
         out.push('\n');
     };
-    line(&header.map(str::to_string), &mut out);
+    line(&HEADER.map(str::to_string), &mut out);
     line(&widths.map(|w| "-".repeat(w)), &mut out);
     for row in &rows {
         line(row, &mut out);

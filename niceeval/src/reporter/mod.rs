@@ -56,8 +56,11 @@ pub struct EvalSummary {
     pub runs: usize,
     /// Pass rate over non-skipped runs.
     pub pass_rate: f64,
-    /// pass@k for k = 1..=runs.
+    /// pass@k for k = 1..=n, n being the runs that were not skipped.
     pub pass_at_k: Vec<f64>,
+    /// pass^k for k = 1..=n.
+    #[serde(default)]
+    pub pass_hat_k: Vec<f64>,
     /// Weighted mean score of the representative run.
     pub score: Option<f64>,
     /// Tokens of the representative run.
@@ -80,12 +83,53 @@ impl From<&EvalReport> for EvalSummary {
             runs: r.runs.len(),
             pass_rate: r.reliability.pass_rate,
             pass_at_k: r.reliability.pass_at_k.clone(),
+            pass_hat_k: r.reliability.pass_hat_k.clone(),
             score: r.score,
             usage: r.usage,
             cost_usd: r.cost_usd,
             duration_ms: r.duration_ms,
             tags: r.tags.clone(),
         }
+    }
+}
+
+impl EvalSummary {
+    /// The `k` that summary tables show pass@k and pass^k at: half the counted runs, rounded
+    /// up. At k = n both statistics degenerate (pass@n is "any run passed", pass^n "every run
+    /// passed"); half the runs still averages over many subsets. `None` with a single run.
+    ///
+    /// ```
+    /// # use niceeval::reporter::EvalSummary;
+    /// # let mut s: EvalSummary = serde_json::from_value(serde_json::json!({
+    /// #   "id": "a::b", "outcome": "passed", "error": false, "below_threshold": false, "runs": 10,
+    /// #   "pass_rate": 0.8, "pass_at_k": [0.0; 10], "score": null,
+    /// #   "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+    /// #   "cost_usd": null, "duration_ms": 1.0, "tags": []})).unwrap();
+    /// assert_eq!(s.table_k(), Some(5));
+    /// s.runs = 1;
+    /// assert_eq!(s.table_k(), None);
+    /// ```
+    pub fn table_k(&self) -> Option<usize> {
+        let n = self.pass_at_k.len();
+        (self.runs > 1 && n > 0).then(|| n.div_ceil(2))
+    }
+
+    /// pass@k at [`EvalSummary::table_k`], formatted as `0.97 (k=5)`; `None` with one run.
+    pub fn pass_at_k_cell(&self) -> Option<String> {
+        let k = self.table_k()?;
+        Some(format!("{:.2} (k={k})", self.pass_at_k.get(k - 1)?))
+    }
+
+    /// pass^k at [`EvalSummary::table_k`], formatted as `0.42 (k=5)`; `None` with one run.
+    pub fn pass_hat_k_cell(&self) -> Option<String> {
+        let k = self.table_k()?;
+        Some(format!("{:.2} (k={k})", self.pass_hat_k.get(k - 1)?))
+    }
+
+    /// The pass rate, formatted; `None` with one run (the outcome says it all) or when every
+    /// run was skipped.
+    pub fn pass_rate_cell(&self) -> Option<String> {
+        (self.runs > 1 && !self.pass_at_k.is_empty()).then(|| format!("{:.2}", self.pass_rate))
     }
 }
 
