@@ -25,8 +25,14 @@ use std::sync::{Mutex, OnceLock};
 
 use crate::report::EvalReport;
 
-/// The Cargo target directory of the running test binary: `CARGO_TARGET_DIR` when set, else the
-/// ancestor of the executable named `target`, else `<manifest_dir>/target`.
+/// The Cargo target directory of the running test binary: `CARGO_TARGET_DIR` when set, else
+/// the nearest ancestor of the executable holding Cargo's `CACHEDIR.TAG` (the root of every
+/// target directory), else the nearest ancestor named `target`, else `<manifest_dir>/target`.
+///
+/// ```
+/// let dir = niceeval::results::target_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+/// assert!(dir.is_absolute());
+/// ```
 pub fn target_dir(manifest_dir: &Path) -> PathBuf {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
         let dir = PathBuf::from(dir);
@@ -38,6 +44,10 @@ pub fn target_dir(manifest_dir: &Path) -> PathBuf {
     }
     if let Ok(exe) = std::env::current_exe() {
         // <target>/<profile>/deps/<binary>, or <target>/<triple>/<profile>/deps/<binary>
+        let mut ancestors = exe.ancestors().skip(1);
+        if let Some(found) = ancestors.find(|dir| dir.join("CACHEDIR.TAG").is_file()) {
+            return found.to_path_buf();
+        }
         if let Some(found) = exe
             .ancestors()
             .skip(1)

@@ -133,7 +133,8 @@ impl EvalSummary {
     }
 }
 
-/// The end of a suite: every eval's summary, in completion order, plus totals.
+/// The end of a suite: every eval's summary, sorted by id (so reports do not depend on which
+/// eval happened to finish first), plus totals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuiteReport {
     /// One summary per finished eval.
@@ -153,13 +154,14 @@ pub struct SuiteReport {
 }
 
 impl SuiteReport {
-    /// Builds the totals from summaries.
+    /// Builds the totals from summaries (sorted by id here).
     pub fn new(
-        evals: Vec<EvalSummary>,
+        mut evals: Vec<EvalSummary>,
         not_run: usize,
         interrupted: bool,
         duration_ms: f64,
     ) -> Self {
+        evals.sort_by(|a, b| a.id.cmp(&b.id));
         let count = |o| evals.iter().filter(|e| e.outcome == o).count();
         SuiteReport {
             passed: count(Outcome::Passed),
