@@ -150,8 +150,13 @@ fn nextest_shard(dir: &Path, partition: Option<&str>) -> Output {
         command.args(["--partition", partition]);
     }
     let out = child::run(&mut command, BUILD_DEADLINE);
-    // refund_fails fails: nextest exits 100.
-    assert_eq!(out.code(), Some(100), "{}", out.dump());
+    // refund_fails fails (nextest exits 100) in whichever shard runs it.
+    let expected: &[i32] = if partition.is_some() { &[0, 100] } else { &[100] };
+    assert!(
+        out.code().is_some_and(|c| expected.contains(&c)),
+        "{}",
+        out.dump()
+    );
     out
 }
 
