@@ -147,11 +147,17 @@ pub fn check_in_suite(def: &EvalDefinition, report: &mut EvalReport) {
                 settings.bind(|| insta::assert_snapshot!(name.as_str(), snapshot));
             }));
             checked.err().map(|panic| {
-                format!(
-                    "{}; the report differs from {}: review with `cargo insta review`",
-                    crate::run::panic_message(&*panic),
-                    dir.join(format!("{name}.snap")).display()
-                )
+                let message = crate::run::panic_message(&*panic);
+                let file = dir.join(format!("{name}.snap"));
+                if message.starts_with("snapshot assertion for") {
+                    // insta's own message names a line of niceeval, not of the user.
+                    format!(
+                        "the report differs from {}; review the change with `cargo insta review`",
+                        file.display()
+                    )
+                } else {
+                    format!("checking {} failed: {message}", file.display())
+                }
             })
         }
     };
