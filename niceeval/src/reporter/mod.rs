@@ -182,6 +182,31 @@ impl SuiteReport {
 
 /// Receives results as a suite runs. Errors are reported on stderr by the runner and do not
 /// stop the suite.
+///
+/// The runner calls `on_run_start` once, `on_eval_complete` once per finished eval (in the
+/// order they finish; the full report, transcript included, is dropped afterwards), and
+/// `on_run_complete` once at the end — also after Ctrl-C, with what finished.
+///
+/// ```
+/// use niceeval::reporter::{Reporter, SuiteReport};
+/// use niceeval::EvalReport;
+///
+/// /// Prints one line per eval that did not pass.
+/// struct NotPassed<W: std::io::Write + Send>(W);
+///
+/// impl<W: std::io::Write + Send> Reporter for NotPassed<W> {
+///     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
+///         if report.outcome != niceeval::Outcome::Passed {
+///             writeln!(self.0, "{} {}", report.id, report.outcome)?;
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// let mut reporter = NotPassed(Vec::new());
+/// reporter.on_run_complete(&SuiteReport::new(vec![], 0, false, 0.0)).unwrap();
+/// assert!(reporter.0.is_empty());
+/// ```
 pub trait Reporter: Send {
     /// The suite is about to start.
     fn on_run_start(&mut self, start: &SuiteStart) -> std::io::Result<()> {
