@@ -132,7 +132,10 @@ impl Fixtures {
             }
             let output = child::run(&mut command, BUILD_DEADLINE);
             if !output.status.success() {
-                return Err(format!("building the niceeval CLI failed:\n{}", output.stderr));
+                return Err(format!(
+                    "building the niceeval CLI failed:\n{}",
+                    output.stderr
+                ));
             }
             output
                 .stdout

@@ -44,7 +44,9 @@ fn the_html_report_renders_offline_without_console_errors() {
             std::env::var_os("CI").is_none(),
             "{CHROMIUM} is missing: run scripts/install-chromium.sh"
         );
-        eprintln!("notice: {CHROMIUM} is missing (scripts/install-chromium.sh installs it); skipping");
+        eprintln!(
+            "notice: {CHROMIUM} is missing (scripts/install-chromium.sh installs it); skipping"
+        );
         return;
     }
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -52,7 +54,13 @@ fn the_html_report_renders_offline_without_console_errors() {
     let out = Fixtures::get().run(
         "suite",
         "suite",
-        &["--skip", "slow", "-q", "--html", page.to_str().expect("UTF-8")],
+        &[
+            "--skip",
+            "slow",
+            "-q",
+            "--html",
+            page.to_str().expect("UTF-8"),
+        ],
         &[("NICEEVAL_RESULTS", "0")],
     );
     assert_eq!(out.code(), Some(101), "{}", out.dump());
@@ -60,14 +68,19 @@ fn the_html_report_renders_offline_without_console_errors() {
     let source = std::fs::read_to_string(&page).expect("the page was written");
     for external in ["http://", "https://", "//cdn", "src=\"/"] {
         assert!(
-            !source.contains(&format!("src=\"{external}")) && !source.contains(&format!("href=\"{external}")),
+            !source.contains(&format!("src=\"{external}"))
+                && !source.contains(&format!("href=\"{external}")),
             "the page refers to {external}"
         );
     }
 
     let (dom, log) = render(&page, &dir.path().join("profile"));
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
-    assert!(console.is_empty(), "the page logged to the console:\n{}", console.join("\n"));
+    assert!(
+        console.is_empty(),
+        "the page logged to the console:\n{}",
+        console.join("\n")
+    );
 
     // The script ran to its end and rendered one details box per eval.
     assert!(dom.contains("data-rendered=\"6\""), "{dom}");
@@ -86,10 +99,15 @@ fn the_html_report_renders_offline_without_console_errors() {
     }
     // The failed eval is open, with its failed assertion and transcript.
     assert!(
-        dom.contains("<details class=\"eval\" data-id=\"suite::checkout::refund_fails\" open=\"\">"),
+        dom.contains(
+            "<details class=\"eval\" data-id=\"suite::checkout::refund_fails\" open=\"\">"
+        ),
         "{dom}"
     );
     assert!(dom.contains("includes(\"refund\")"), "{dom}");
     assert!(dom.contains("transcript ("), "{dom}");
-    assert!(dom.contains("pass@2 "), "pass@k of the 5 runs of flaky:\n{dom}");
+    assert!(
+        dom.contains("pass@2 "),
+        "pass@k of the 5 runs of flaky:\n{dom}"
+    );
 }

@@ -100,7 +100,9 @@ fn cargo_insta_test_accept_and_ci_catch_a_behaviour_change() {
             std::env::var_os("CI").is_none(),
             "cargo-insta is missing: run scripts/install-cargo-insta.sh"
         );
-        eprintln!("notice: cargo-insta is missing (scripts/install-cargo-insta.sh installs it); skipping");
+        eprintln!(
+            "notice: cargo-insta is missing (scripts/install-cargo-insta.sh installs it); skipping"
+        );
         return;
     }
     let temp = tempfile::tempdir().expect("a temporary directory");
@@ -111,7 +113,11 @@ fn cargo_insta_test_accept_and_ci_catch_a_behaviour_change() {
     // 1. New snapshots are pending for review; the evals themselves pass.
     let out = cargo_insta(&dir, &["test"], false, None);
     assert_eq!(out.code(), Some(1), "{}", out.dump());
-    assert!(out.stderr.contains("2 snapshots to review"), "{}", out.dump());
+    assert!(
+        out.stderr.contains("2 snapshots to review"),
+        "{}",
+        out.dump()
+    );
     assert_eq!(
         snapshots(&dir),
         [format!("{test_snap}.new"), format!("{suite_snap}.new")],
@@ -126,17 +132,27 @@ fn cargo_insta_test_accept_and_ci_catch_a_behaviour_change() {
     for name in [test_snap, suite_snap] {
         let text = std::fs::read_to_string(snap(&dir, name)).expect("accepted snapshot");
         assert!(text.contains("\noutcome: passed\nassertions:\n"), "{text}");
-        assert!(text.contains("  - pass gate includes(\"refund\") score 1.00\n"), "{text}");
+        assert!(
+            text.contains("  - pass gate includes(\"refund\") score 1.00\n"),
+            "{text}"
+        );
         assert!(text.contains("  - pass gate excludes(\"sorry\")"), "{text}");
         // Volatile fields never reach a snapshot.
-        assert!(!text.contains("duration") && !text.contains(" ms"), "{text}");
+        assert!(
+            !text.contains("duration") && !text.contains(" ms"),
+            "{text}"
+        );
     }
     let accepted = std::fs::read_to_string(snap(&dir, test_snap)).expect("snapshot");
 
     // 3. Same behaviour: nothing to review.
     let out = cargo_insta(&dir, &["test"], false, None);
     assert_eq!(out.code(), Some(0), "{}", out.dump());
-    assert!(out.stdout.contains("no snapshots to review"), "{}", out.dump());
+    assert!(
+        out.stdout.contains("no snapshots to review"),
+        "{}",
+        out.dump()
+    );
 
     // 4. The reply changed: under CI both evals fail, showing the changed score, and nothing
     //    is written.
@@ -144,17 +160,28 @@ fn cargo_insta_test_accept_and_ci_catch_a_behaviour_change() {
     let log = out.dump();
     assert_ne!(out.code(), Some(0), "{log}");
     let both = format!("{}{}", out.stdout, out.stderr);
-    assert!(both.contains("similarity(\"Your refund for order #123 is on its way.\")"), "{log}");
+    assert!(
+        both.contains("similarity(\"Your refund for order #123 is on its way.\")"),
+        "{log}"
+    );
     assert!(both.contains("Snapshot: refund_reply"), "{log}");
-    assert!(both.contains("Snapshot: suite__suite_refund_reply"), "{log}");
+    assert!(
+        both.contains("Snapshot: suite__suite_refund_reply"),
+        "{log}"
+    );
     assert!(both.contains("test suite_refund_reply ... FAILED"), "{log}");
     assert_eq!(snapshots(&dir), [test_snap, suite_snap], "{log}");
 
     // 5. Outside CI the change waits for review; rejecting it keeps the reference.
     let out = cargo_insta(&dir, &["test"], false, Some(CHANGED_REPLY));
     assert_eq!(out.code(), Some(1), "{}", out.dump());
-    assert!(out.stderr.contains("2 snapshots to review"), "{}", out.dump());
-    let pending = std::fs::read_to_string(snap(&dir, &format!("{test_snap}.new"))).expect("pending");
+    assert!(
+        out.stderr.contains("2 snapshots to review"),
+        "{}",
+        out.dump()
+    );
+    let pending =
+        std::fs::read_to_string(snap(&dir, &format!("{test_snap}.new"))).expect("pending");
     assert_ne!(pending, accepted);
     let out = cargo_insta(&dir, &["reject"], false, None);
     assert_eq!(out.code(), Some(0), "{}", out.dump());

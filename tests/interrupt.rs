@@ -23,7 +23,11 @@ fn finished_lines(path: &Path) -> usize {
 fn read_complete(path: &Path) -> Vec<EvalReport> {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    assert!(text.ends_with('\n'), "{} ends mid-line:\n{text}", path.display());
+    assert!(
+        text.ends_with('\n'),
+        "{} ends mid-line:\n{text}",
+        path.display()
+    );
     text.lines()
         .map(|line| {
             let report: EvalReport = serde_json::from_str(line)

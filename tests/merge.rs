@@ -66,7 +66,12 @@ fn markdown_report(dir: &Path, name: &str, paths: &[&Path]) -> String {
         .arg(&file)
         .args(paths);
     let out = child::run(&mut command, RUN_DEADLINE);
-    assert_eq!(out.code(), Some(1), "a failed eval fails the report\n{}", out.dump());
+    assert_eq!(
+        out.code(),
+        Some(1),
+        "a failed eval fails the report\n{}",
+        out.dump()
+    );
     let text = std::fs::read_to_string(&file).expect("markdown written");
     niceeval::Regex::new(r"\d+\.\d+s\b")
         .expect("a valid regex")
@@ -90,7 +95,15 @@ fn two_shards_merge_into_the_report_of_a_single_run() {
     shard(&one, &["smoke", "checkout::needs_key", "-q"]);
     shard(
         &two,
-        &["--skip", "slow", "--skip", "smoke", "--skip", "needs_key", "-q"],
+        &[
+            "--skip",
+            "slow",
+            "--skip",
+            "smoke",
+            "--skip",
+            "needs_key",
+            "-q",
+        ],
     );
 
     let whole = merged(std::slice::from_ref(&single));
@@ -151,7 +164,11 @@ fn nextest_shard(dir: &Path, partition: Option<&str>) -> Output {
     }
     let out = child::run(&mut command, BUILD_DEADLINE);
     // refund_fails fails (nextest exits 100) in whichever shard runs it.
-    let expected: &[i32] = if partition.is_some() { &[0, 100] } else { &[100] };
+    let expected: &[i32] = if partition.is_some() {
+        &[0, 100]
+    } else {
+        &[100]
+    };
     assert!(
         out.code().is_some_and(|c| expected.contains(&c)),
         "{}",

@@ -7,7 +7,7 @@ use niceeval::reporter::{
     Console, EvalSummary, Junit, Markdown, Reporter, SuiteReport, SuiteStart,
 };
 use niceeval::{
-    AssertionKind, AssertionResult, Event, EvalReport, Grade, Outcome, Role, RunSummary, Settings,
+    AssertionKind, AssertionResult, EvalReport, Event, Grade, Outcome, Role, RunSummary, Settings,
     Usage,
 };
 
@@ -66,7 +66,12 @@ fn reports() -> Vec<EvalReport> {
         "evals::support::refund_flow",
         vec![run(Outcome::Passed, 1234.5)],
         vec![
-            assertion("includes(\"refund\")", Settings::gate(), 1.0, "found \"refund\" at 14"),
+            assertion(
+                "includes(\"refund\")",
+                Settings::gate(),
+                1.0,
+                "found \"refund\" at 14",
+            ),
             assertion(
                 "similarity(\"Your refund is on its way\")",
                 Settings::soft(Some(0.6)),
@@ -92,32 +97,66 @@ fn reports() -> Vec<EvalReport> {
         "evals::support::escalates",
         vec![run(Outcome::Failed, 2500.0)],
         vec![
-            assertion("called_tool(\"escalate\")", Settings::gate(), 0.0, "never called; tools called: lookup_order"),
-            assertion("includes(\"<manager>\")", Settings::gate(), 1.0, "found & kept"),
+            assertion(
+                "called_tool(\"escalate\")",
+                Settings::gate(),
+                0.0,
+                "never called; tools called: lookup_order",
+            ),
+            assertion(
+                "includes(\"<manager>\")",
+                Settings::gate(),
+                1.0,
+                "found & kept",
+            ),
         ],
     );
 
-    let mut errored = report("evals::billing::invoice", vec![run(Outcome::Failed, 30_000.0)], vec![]);
+    let mut errored = report(
+        "evals::billing::invoice",
+        vec![run(Outcome::Failed, 30_000.0)],
+        vec![],
+    );
     errored.error = Some("timed out after 30s; raise it with #[eval(timeout = \"..\")]".into());
     errored.runs[0].error = errored.error.clone();
 
-    let mut skipped = report("evals::billing::needs_key", vec![run(Outcome::Skipped, 1.0)], vec![]);
+    let mut skipped = report(
+        "evals::billing::needs_key",
+        vec![run(Outcome::Skipped, 1.0)],
+        vec![],
+    );
     skipped.skip_reason = Some("no API key in this environment".into());
 
     let mut below = report(
         "evals::tone::polite",
         vec![run(Outcome::Passed, 800.0)],
-        vec![assertion("similarity(\"Thank you!\")", Settings::soft(Some(0.9)), 0.5, "distance 6 of 10 characters")],
+        vec![assertion(
+            "similarity(\"Thank you!\")",
+            Settings::soft(Some(0.9)),
+            0.5,
+            "distance 6 of 10 characters",
+        )],
     );
     below.below_threshold = true;
 
     let mut flaky = report(
         "evals::search::flaky",
-        [Outcome::Passed, Outcome::Failed, Outcome::Passed, Outcome::Passed, Outcome::Failed]
-            .into_iter()
-            .map(|o| run(o, 100.0))
-            .collect(),
-        vec![assertion("includes(\"42\")", Settings::gate(), 1.0, "found")],
+        [
+            Outcome::Passed,
+            Outcome::Failed,
+            Outcome::Passed,
+            Outcome::Passed,
+            Outcome::Failed,
+        ]
+        .into_iter()
+        .map(|o| run(o, 100.0))
+        .collect(),
+        vec![assertion(
+            "includes(\"42\")",
+            Settings::gate(),
+            1.0,
+            "found",
+        )],
     );
     flaky.min_pass_rate = 0.6;
     flaky.recompute();
@@ -153,12 +192,14 @@ fn redact(text: &str) -> String {
         (r"\b\d+\.\d+s\b", "[duration]"),
         (r"\b\d+ ms\b", "[ms]"),
     ];
-    rules.iter().fold(text.to_string(), |text, (pattern, with)| {
-        niceeval::Regex::new(pattern)
-            .expect("a valid regex")
-            .replace_all(&text, *with)
-            .into_owned()
-    })
+    rules
+        .iter()
+        .fold(text.to_string(), |text, (pattern, with)| {
+            niceeval::Regex::new(pattern)
+                .expect("a valid regex")
+                .replace_all(&text, *with)
+                .into_owned()
+        })
 }
 
 #[test]
@@ -176,13 +217,24 @@ fn console_on_a_terminal_draws_a_progress_bar() {
     feed(&mut console, &reports[..2]);
     let text = String::from_utf8(console.into_inner()).expect("UTF-8");
     // The bar is drawn, then erased before each line and at the end.
-    assert!(text.contains("[                              ] 0/2 evals"), "{text:?}");
-    assert!(text.contains("\r\x1b[2Ktest support::escalates ... FAILED"), "{text:?}");
-    assert!(text.contains("[===============               ] 1/2 evals"), "{text:?}");
+    assert!(
+        text.contains("[                              ] 0/2 evals"),
+        "{text:?}"
+    );
+    assert!(
+        text.contains("\r\x1b[2Ktest support::escalates ... FAILED"),
+        "{text:?}"
+    );
+    assert!(
+        text.contains("[===============               ] 1/2 evals"),
+        "{text:?}"
+    );
     // A plain console never writes escape codes.
     let mut plain = Console::new(Vec::new(), false);
     feed(&mut plain, &reports[..2]);
-    assert!(!String::from_utf8(plain.into_inner()).expect("UTF-8").contains('\x1b'));
+    assert!(!String::from_utf8(plain.into_inner())
+        .expect("UTF-8")
+        .contains('\x1b'));
 }
 
 #[test]
@@ -194,7 +246,10 @@ fn junit_xml_has_one_testcase_per_eval_and_parses() {
     let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
     let root = doc.root_element();
     assert_eq!(root.tag_name().name(), "testsuites");
-    let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
     assert_eq!(cases.len(), reports.len());
     assert_eq!(root.attribute("tests"), Some("6"));
     assert_eq!(root.attribute("failures"), Some("1"));
@@ -205,8 +260,14 @@ fn junit_xml_has_one_testcase_per_eval_and_parses() {
         .find(|n| n.has_tag_name("failure"))
         .expect("a failure element");
     // The failure carries the whole report, unescaped back by the parser.
-    assert!(failure.text().unwrap_or_default().contains("FAIL  gate called_tool(\"escalate\")"));
-    assert!(failure.text().unwrap_or_default().contains("includes(\"<manager>\")"));
+    assert!(failure
+        .text()
+        .unwrap_or_default()
+        .contains("FAIL  gate called_tool(\"escalate\")"));
+    assert!(failure
+        .text()
+        .unwrap_or_default()
+        .contains("includes(\"<manager>\")"));
     insta::assert_snapshot!("junit", redact(&xml));
 }
 
@@ -222,11 +283,19 @@ fn markdown_summary_with_table_and_failures() {
 fn an_interrupted_suite_says_so() {
     let mut console = Console::new(Vec::new(), false);
     let reports = reports();
-    console.on_run_start(&SuiteStart { evals: vec![], concurrency: 2 }).expect("start");
+    console
+        .on_run_start(&SuiteStart {
+            evals: vec![],
+            concurrency: 2,
+        })
+        .expect("start");
     console.on_eval_complete(&reports[0]).expect("eval");
     let suite = SuiteReport::new(vec![EvalSummary::from(&reports[0])], 5, true, 1000.0);
     console.on_run_complete(&suite).expect("complete");
     let text = String::from_utf8(console.into_inner()).expect("UTF-8");
     assert!(text.contains("interrupted: 5 eval(s) did not finish; finished results were reported"));
-    assert!(text.contains("test result: FAILED. 1 passed; 0 failed; 0 ignored;"), "{text}");
+    assert!(
+        text.contains("test result: FAILED. 1 passed; 0 failed; 0 ignored;"),
+        "{text}"
+    );
 }

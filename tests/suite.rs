@@ -59,9 +59,7 @@ fn read_jsonl(path: &Path) -> Vec<EvalReport> {
         "{text}\nends mid-line"
     );
     text.lines()
-        .map(|line| {
-            serde_json::from_str(line).unwrap_or_else(|e| panic!("bad line {line:?}: {e}"))
-        })
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("bad line {line:?}: {e}")))
         .collect()
 }
 
@@ -102,7 +100,11 @@ fn a_name_filter_runs_the_matching_evals() {
         out.dump()
     );
     assert_eq!(counts(summary(&out)), (true, 2, 0, 0, 16));
-    assert!(out.stdout.contains("\nrunning 2 evals (concurrency 3)\n"), "{}", out.dump());
+    assert!(
+        out.stdout.contains("\nrunning 2 evals (concurrency 3)\n"),
+        "{}",
+        out.dump()
+    );
 }
 
 #[test]
@@ -132,7 +134,11 @@ fn a_failed_eval_fails_the_binary_with_its_report() {
     let log = out.dump();
     assert_eq!(out.code(), Some(101), "{log}");
     let libtest = out.libtest();
-    assert_eq!(libtest.result_of("checkout::refund_fails"), Some("FAILED"), "{log}");
+    assert_eq!(
+        libtest.result_of("checkout::refund_fails"),
+        Some("FAILED"),
+        "{log}"
+    );
     assert_eq!(libtest.result_of("checkout::flaky"), Some("ok"), "{log}");
     assert_eq!(
         libtest.result_of("checkout::needs_key"),
@@ -146,17 +152,39 @@ fn a_failed_eval_fails_the_binary_with_its_report() {
     );
     assert_eq!(counts(summary(&out)), (false, 1, 1, 2, 14), "{log}");
     // The failure's report, then the summary table.
-    assert!(out.stdout.contains("\nfailures:\n\neval suite::checkout::refund_fails FAILED\n"), "{log}");
-    assert!(out.stdout.contains("FAIL  gate includes(\"refund\")"), "{log}");
+    assert!(
+        out.stdout
+            .contains("\nfailures:\n\neval suite::checkout::refund_fails FAILED\n"),
+        "{log}"
+    );
+    assert!(
+        out.stdout.contains("FAIL  gate includes(\"refund\")"),
+        "{log}"
+    );
     let header = out
         .stdout
         .lines()
         .find(|l| l.starts_with("eval ") && l.contains(" outcome "))
         .unwrap_or_else(|| panic!("no summary table\n{log}"));
-    let columns: Vec<&str> = header.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+    let columns: Vec<&str> = header
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
     assert_eq!(
         columns,
-        ["eval", "outcome", "runs", "pass rate", "pass@k", "pass^k", "score", "tokens", "cost", "time"],
+        [
+            "eval",
+            "outcome",
+            "runs",
+            "pass rate",
+            "pass@k",
+            "pass^k",
+            "score",
+            "tokens",
+            "cost",
+            "time"
+        ],
         "{log}"
     );
     let flaky = out
@@ -173,7 +201,12 @@ fn a_failed_eval_fails_the_binary_with_its_report() {
 #[test]
 fn ignored_evals_run_on_request() {
     let out = suite(&["--ignored"], &[]);
-    assert_eq!(out.libtest().results(), [("checkout::expensive", "ok")], "{}", out.dump());
+    assert_eq!(
+        out.libtest().results(),
+        [("checkout::expensive", "ok")],
+        "{}",
+        out.dump()
+    );
     assert_eq!(counts(summary(&out)), (true, 1, 0, 0, 17), "{}", out.dump());
 
     let out = suite(&["--include-ignored", "checkout::expensive"], &[]);
@@ -184,11 +217,20 @@ fn ignored_evals_run_on_request() {
 fn bad_arguments_exit_with_2_and_name_the_problem() {
     let out = suite(&["--bogus"], &[]);
     assert_eq!(out.code(), Some(2), "{}", out.dump());
-    assert!(out.stderr.contains("unknown option --bogus"), "{}", out.dump());
+    assert!(
+        out.stderr.contains("unknown option --bogus"),
+        "{}",
+        out.dump()
+    );
 
     let out = suite(&["--runs", "zero"], &[]);
     assert_eq!(out.code(), Some(2), "{}", out.dump());
-    assert!(out.stderr.contains("--runs takes a positive number, got \"zero\""), "{}", out.dump());
+    assert!(
+        out.stderr
+            .contains("--runs takes a positive number, got \"zero\""),
+        "{}",
+        out.dump()
+    );
 
     let out = suite(&["--help"], &[]);
     assert_eq!(out.code(), Some(0), "{}", out.dump());
@@ -241,8 +283,17 @@ fn report_files_are_written_and_the_console_can_be_quiet() {
     );
     let out = suite(
         &[
-            "--skip", "slow", "-q", "--jsonl", &jsonl, "--junit", &junit, "--markdown", &markdown,
-            "--html", &html,
+            "--skip",
+            "slow",
+            "-q",
+            "--jsonl",
+            &jsonl,
+            "--junit",
+            &junit,
+            "--markdown",
+            &markdown,
+            "--html",
+            &html,
         ],
         &[],
     );
@@ -264,12 +315,14 @@ fn report_files_are_written_and_the_console_can_be_quiet() {
             ("suite::smoke::greets", Outcome::Passed),
         ]
     );
-    let greets = reports.iter().find(|r| r.id == "suite::smoke::greets").expect("greets");
+    let greets = reports
+        .iter()
+        .find(|r| r.id == "suite::smoke::greets")
+        .expect("greets");
     assert!(
-        greets
-            .events
-            .iter()
-            .any(|e| serde_json::to_string(e).unwrap_or_default().contains("\"lookup\"")),
+        greets.events.iter().any(|e| serde_json::to_string(e)
+            .unwrap_or_default()
+            .contains("\"lookup\"")),
         "transcript kept: {:?}",
         greets.events
     );
@@ -277,11 +330,17 @@ fn report_files_are_written_and_the_console_can_be_quiet() {
 
     let xml = std::fs::read_to_string(&junit).expect("junit written");
     let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
-    let cases = doc.descendants().filter(|n| n.has_tag_name("testcase")).count();
+    let cases = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .count();
     assert_eq!(cases, 6, "{xml}");
 
     let md = std::fs::read_to_string(&markdown).expect("markdown written");
-    assert!(md.contains("| `suite::checkout::refund_fails` | ❌ failed |"), "{md}");
+    assert!(
+        md.contains("| `suite::checkout::refund_fails` | ❌ failed |"),
+        "{md}"
+    );
 
     let page = std::fs::read_to_string(&html).expect("html written");
     assert!(page.contains("suite::smoke::greets"));

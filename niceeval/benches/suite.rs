@@ -145,7 +145,11 @@ fn main() {
         return;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()).max(2))
+        .worker_threads(
+            std::thread::available_parallelism()
+                .map_or(2, |n| n.get())
+                .max(2),
+        )
         .enable_all()
         .build()
         .expect("a Tokio runtime");

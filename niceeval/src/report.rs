@@ -258,10 +258,7 @@ pub fn fold_runs(runs: &[RunSummary], min_pass_rate: f64) -> (Outcome, Reliabili
         .iter()
         .filter(|r| r.outcome != Outcome::Skipped)
         .count() as u64;
-    let passed = runs
-        .iter()
-        .filter(|r| r.outcome == Outcome::Passed)
-        .count() as u64;
+    let passed = runs.iter().filter(|r| r.outcome == Outcome::Passed).count() as u64;
     let reliability = Reliability::new(counted, passed);
     // c / n and a decimal min_pass_rate are both rounded; 4/5 must meet 0.8.
     const EPSILON: f64 = 1e-9;

@@ -128,9 +128,15 @@ impl Args {
                     }
                     out.format = Some(v);
                 }
-                "--nocapture" | "--show-output" | "--no-capture" | "--report-time"
-                | "--ensure-time" | "--shuffle" | "--force-run-in-process"
-                | "--exclude-should-panic" | "--test" => {}
+                "--nocapture"
+                | "--show-output"
+                | "--no-capture"
+                | "--report-time"
+                | "--ensure-time"
+                | "--shuffle"
+                | "--force-run-in-process"
+                | "--exclude-should-panic"
+                | "--test" => {}
                 "--color" | "--logfile" | "-Z" | "--shuffle-seed" => {
                     let _ = value(&flag)?;
                 }

@@ -147,7 +147,8 @@ fn file_reporters(
     ];
     for (path, make) in files {
         if let Some(path) = path {
-            reporters.push(make(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?);
+            reporters
+                .push(make(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?);
         }
     }
     Ok(reporters)
