@@ -100,11 +100,13 @@ impl EvalSummary {
     ///
     /// ```
     /// # use niceeval::reporter::EvalSummary;
-    /// # let mut s: EvalSummary = serde_json::from_value(serde_json::json!({
-    /// #   "id": "a::b", "outcome": "passed", "error": false, "below_threshold": false, "runs": 10,
-    /// #   "pass_rate": 0.8, "pass_at_k": [0.0; 10], "score": null,
-    /// #   "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
-    /// #   "cost_usd": null, "duration_ms": 1.0, "tags": []})).unwrap();
+    /// # use niceeval::{Outcome, Usage};
+    /// let mut s = EvalSummary {
+    ///     id: "demo::refund".into(), outcome: Outcome::Passed, error: false,
+    ///     below_threshold: false, runs: 10, pass_rate: 0.8, pass_at_k: vec![0.8; 10],
+    ///     pass_hat_k: vec![0.8; 10], score: None, usage: Usage::default(), cost_usd: None,
+    ///     duration_ms: 1.0, tags: vec![],
+    /// };
     /// assert_eq!(s.table_k(), Some(5));
     /// s.runs = 1;
     /// assert_eq!(s.table_k(), None);
