@@ -557,7 +557,7 @@ fn malformed_config_fails_before_the_body_runs() {
     let error = report.error.as_deref().unwrap_or_default();
     assert!(
         error.starts_with(&format!(
-            "{}:2:1: unknown field `concurency`",
+            "{}:2:1: [run] concurency: unknown field `concurency`",
             file.display()
         )),
         "{error}"
