@@ -189,6 +189,8 @@ fn feed(reporter: &mut dyn Reporter, reports: &[EvalReport]) -> SuiteReport {
 fn redact(text: &str) -> String {
     let rules = [
         (r#"time="[0-9.]+""#, r#"time="[duration]""#),
+        (r#"timestamp="[0-9T:-]+""#, r#"timestamp="[timestamp]""#),
+        (r#"hostname="[^"]*""#, r#"hostname="[hostname]""#),
         (r"\b\d+\.\d+s\b", "[duration]"),
         (r"\b\d+ ms\b", "[ms]"),
     ];

@@ -310,3 +310,98 @@ fn render_assertion(out: &mut String, a: &AssertionResult, depth: usize) {
 fn indent_rest(text: &str, pad: &str) -> String {
     text.lines().collect::<Vec<_>>().join(&format!("\n{pad}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(outcome: Outcome, ms: f64) -> RunSummary {
+        RunSummary {
+            outcome,
+            error: (outcome == Outcome::Failed).then(|| format!("run of {ms} ms failed")),
+            below_threshold: false,
+            skip_reason: (outcome == Outcome::Skipped).then(|| "no key".to_string()),
+            score: None,
+            duration_ms: ms,
+            usage: Usage::default(),
+            cost_usd: None,
+        }
+    }
+
+    #[test]
+    fn the_representative_run_agrees_with_the_eval_outcome() {
+        use Outcome::*;
+        let runs = [run(Failed, 1.0), run(Passed, 2.0), run(Passed, 3.0)];
+        assert_eq!(fold_runs(&runs, 0.5).0, Passed);
+        assert_eq!(crate::run::representative(&runs, Passed), 1);
+        assert_eq!(fold_runs(&runs, 1.0).0, Failed);
+        assert_eq!(crate::run::representative(&runs, Failed), 0);
+        // Every run skipped: skipped, showing the first skipped run.
+        let skipped = [run(Skipped, 1.0), run(Skipped, 1.0)];
+        assert_eq!(fold_runs(&skipped, 1.0).0, Skipped);
+        assert_eq!(crate::run::representative(&skipped, Skipped), 0);
+    }
+
+    #[test]
+    fn pass_rate_counts_only_runs_that_were_not_skipped() {
+        use Outcome::*;
+        let runs = [
+            run(Skipped, 1.0),
+            run(Passed, 1.0),
+            run(Failed, 1.0),
+            run(Passed, 1.0),
+        ];
+        let (outcome, reliability) = fold_runs(&runs, 0.6);
+        assert_eq!((reliability.n, reliability.c), (3, 2));
+        assert!((reliability.pass_rate - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(outcome, Passed);
+        // 4 of 5 must meet 0.8 exactly, despite rounding.
+        let runs = [
+            run(Passed, 1.0),
+            run(Passed, 1.0),
+            run(Passed, 1.0),
+            run(Passed, 1.0),
+            run(Failed, 1.0),
+        ];
+        assert_eq!(fold_runs(&runs, 0.8).0, Passed);
+        assert_eq!(fold_runs(&runs, 0.81).0, Failed);
+        // No run at all: the eval did not run.
+        assert_eq!(fold_runs(&[], 0.0).0, Failed);
+    }
+
+    #[test]
+    fn a_report_without_runs_keeps_its_outcome() {
+        let mut report: EvalReport = serde_json::from_value(serde_json::json!({
+            "id": "a::ignored", "file": "t.rs", "line": 1, "outcome": "skipped",
+            "skip_reason": "#[ignore]d", "assertions": [], "duration_ms": 0.0,
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+            "runs": [], "reliability": {"n": 0, "c": 0, "pass_rate": 1.0, "pass_at_k": [], "pass_hat_k": []},
+            "min_pass_rate": 1.0
+        }))
+        .expect("a report");
+        report.recompute();
+        assert_eq!(report.outcome, Outcome::Skipped);
+    }
+
+    #[test]
+    fn render_names_the_run_it_shows() {
+        use Outcome::*;
+        let mut report: EvalReport = serde_json::from_value(serde_json::json!({
+            "id": "a::flaky", "file": "t.rs", "line": 1, "outcome": "failed",
+            "assertions": [], "duration_ms": 6.0,
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+            "runs": [], "reliability": {"n": 0, "c": 0, "pass_rate": 1.0, "pass_at_k": [], "pass_hat_k": []},
+            "min_pass_rate": 0.5
+        }))
+        .expect("a report");
+        report.runs = vec![run(Failed, 1.0), run(Passed, 2.0), run(Passed, 3.0)];
+        report.recompute();
+        let text = report.render();
+        assert!(text.starts_with("eval a::flaky passed\n"), "{text}");
+        assert!(
+            text.contains("runs: 2/3 passed, pass rate 0.67 (needs 0.50); showing run 2"),
+            "{text}"
+        );
+        assert!(text.contains("run time: mean 2 ms, max 3 ms"), "{text}");
+    }
+}
