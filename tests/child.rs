@@ -152,6 +152,7 @@ impl Running {
     }
 
     /// Sends `signal` (e.g. `libc::SIGINT`) to the child.
+    #[cfg(unix)]
     pub fn signal(&self, signal: i32) {
         let pid = i32::try_from(self.pid()).expect("a pid fits in pid_t");
         // SAFETY: kill(2) with a pid we own and a valid signal number has no memory effects.

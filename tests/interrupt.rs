@@ -116,6 +116,7 @@ fn a_killed_suite_leaves_every_finished_eval_complete_on_disk() {
     assert_eq!(ids(&results), ids(&reports));
 }
 
+#[cfg(unix)]
 #[test]
 fn ctrl_c_stops_the_suite_reports_what_finished_and_exits_130() {
     let dir = tempfile::tempdir().expect("a temporary directory");
