@@ -215,3 +215,27 @@ fn nextest_partitions_merge_into_the_report_of_a_single_run() {
         markdown_report(dir.path(), "whole.md", &[&single])
     );
 }
+
+#[test]
+fn the_report_command_says_when_there_is_nothing_to_read() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut command = Command::new(Fixtures::get().niceeval_cli());
+    child::clean_env(&mut command).arg("report").arg(dir.path());
+    let out = child::run(&mut command, RUN_DEADLINE);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(
+        out.stderr.contains("no eval reports in") && out.stderr.contains("run the evals first"),
+        "{}",
+        out.dump()
+    );
+
+    let mut command = Command::new(Fixtures::get().niceeval_cli());
+    child::clean_env(&mut command).args(["report", "--bogus"]);
+    let out = child::run(&mut command, RUN_DEADLINE);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(
+        out.stderr.contains("unknown option --bogus"),
+        "{}",
+        out.dump()
+    );
+}

@@ -166,3 +166,47 @@ pub fn replay(reports: &[EvalReport], reporters: &mut [Box<dyn Reporter>]) -> Su
     }
     suite
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: &str = r#"{"id":"a::b","file":"t.rs","line":1,"outcome":"passed","assertions":[],"duration_ms":1.0,"usage":{"input_tokens":0,"output_tokens":0,"cache_read_tokens":0},"runs":[{"outcome":"passed","duration_ms":1.0,"usage":{"input_tokens":0,"output_tokens":0,"cache_read_tokens":0}}],"reliability":{"n":1,"c":1,"pass_rate":1.0,"pass_at_k":[1.0],"pass_hat_k":[1.0]},"min_pass_rate":1.0}"#;
+
+    fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("r.jsonl");
+        std::fs::write(&path, text).expect("writable");
+        (dir, path)
+    }
+
+    #[test]
+    fn a_last_line_cut_short_by_a_crash_is_ignored() {
+        let cut = &LINE[..LINE.len() / 2];
+        let (_dir, path) = file(&format!("{LINE}\n\n{LINE}\n{cut}"));
+        let reports = read_reports(&[path]).expect("readable");
+        assert_eq!(reports.len(), 2);
+    }
+
+    #[test]
+    fn a_bad_line_elsewhere_is_an_error_naming_file_and_line() {
+        let (_dir, path) = file(&format!("{LINE}\nnot json\n{LINE}\n"));
+        let error = read_reports(std::slice::from_ref(&path))
+            .expect_err("a bad line")
+            .to_string();
+        assert!(
+            error.starts_with(&format!("{}:2: not a niceeval eval report", path.display())),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn directories_contribute_their_jsonl_files() {
+        let (dir, _path) = file(&format!("{LINE}\n"));
+        std::fs::write(dir.path().join("notes.txt"), "not a report").expect("writable");
+        let reports = read_reports(&[dir.path().to_path_buf()]).expect("readable");
+        assert_eq!(merge(reports).len(), 1);
+        let missing = read_reports(&[dir.path().join("missing")]).expect_err("missing");
+        assert!(missing.to_string().starts_with("cannot read "), "{missing}");
+    }
+}
