@@ -301,3 +301,27 @@ fn an_interrupted_suite_says_so() {
         "{text}"
     );
 }
+
+#[test]
+fn a_quiet_console_is_libtest_terse() {
+    let mut console = Console::new(Vec::new(), true).quiet(true);
+    feed(&mut console, &reports());
+    let text = String::from_utf8(console.into_inner()).expect("UTF-8");
+    assert!(
+        text.starts_with("\nrunning 6 evals (concurrency 4)\n.FFi..\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\x1b'),
+        "quiet never draws a status line: {text:?}"
+    );
+    assert!(
+        text.contains("\nfailures:\n\neval evals::support::escalates FAILED\n"),
+        "{text}"
+    );
+    assert!(!text.contains("pass@k"), "no table: {text}");
+    assert!(
+        text.contains("test result: FAILED. 3 passed; 2 failed; 1 ignored;"),
+        "{text}"
+    );
+}

@@ -298,7 +298,25 @@ fn report_files_are_written_and_the_console_can_be_quiet() {
         &[],
     );
     assert_eq!(out.code(), Some(101), "{}", out.dump());
-    assert_eq!(out.stdout, "", "--quiet prints nothing");
+    // --quiet (what `cargo test -q` passes) is libtest's terse form: a mark per eval, the
+    // failures, the closing line; no per-eval lines and no table.
+    let log = out.dump();
+    let marks = out
+        .stdout
+        .lines()
+        .find(|l| !l.is_empty() && l.chars().all(|c| matches!(c, '.' | 'F' | 'i')))
+        .unwrap_or_else(|| panic!("no progress marks\n{log}"));
+    let mut sorted: Vec<char> = marks.chars().collect();
+    sorted.sort_unstable();
+    assert_eq!(sorted.into_iter().collect::<String>(), "...Fii", "{log}");
+    assert!(out.libtest().results().is_empty(), "{log}");
+    assert!(!out.stdout.contains(" pass@k "), "{log}");
+    assert!(
+        out.stdout
+            .contains("\nfailures:\n\neval suite::checkout::refund_fails FAILED\n"),
+        "{log}"
+    );
+    assert_eq!(counts(summary(&out)), (false, 3, 1, 2, 12), "{log}");
 
     let reports = read_jsonl(Path::new(&jsonl));
     let mut outcomes: Vec<(&str, Outcome)> =

@@ -41,7 +41,7 @@ pub struct Args {
     pub markdown: Option<PathBuf>,
     /// Write an HTML report here.
     pub html: Option<PathBuf>,
-    /// Quiet output.
+    /// Terse console output (libtest's `--quiet`).
     pub quiet: bool,
 }
 
@@ -63,7 +63,7 @@ libtest options:
   --test-threads N        same as --concurrency
   --format pretty|terse   --list output (terse: names only)
   --nocapture, --show-output, --color WHEN, --report-time   accepted and ignored
-  -q, --quiet             no console output (report files are still written)
+  -q, --quiet             terse console: one character per eval, failures, result line
 
 niceeval options:
   --runs N                runs per eval (beats NICEEVAL_RUNS, #[eval(runs)], niceeval.toml)

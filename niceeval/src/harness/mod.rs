@@ -91,9 +91,11 @@ pub fn run_with_args(
         }
     };
     reporters.extend(extra);
-    if !args.quiet {
-        reporters.push(Box::new(Console::stdout().filtered_out(filtered_out)));
-    }
+    reporters.push(Box::new(
+        Console::stdout()
+            .filtered_out(filtered_out)
+            .quiet(args.quiet),
+    ));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(
             std::thread::available_parallelism()

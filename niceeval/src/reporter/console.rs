@@ -1,5 +1,7 @@
 //! The console reporter: libtest-style progress lines (a live status line on a terminal), the
-//! reports of failed evals, a summary table, and libtest's closing `test result:` line.
+//! reports of failed evals, a summary table, and libtest's closing `test result:` line. Quiet
+//! mode (`--quiet`, which `cargo test -q` passes) prints libtest's terse form instead: one
+//! character per eval, the failures and the closing line.
 
 use std::io::Write;
 
@@ -8,9 +10,20 @@ use crate::outcome::Outcome;
 use crate::report::EvalReport;
 
 /// Writes progress and a summary table to `out`.
+///
+/// ```
+/// use niceeval::reporter::{Console, Reporter, SuiteReport, SuiteStart};
+///
+/// let mut console = Console::new(Vec::new(), false);
+/// console.on_run_start(&SuiteStart { evals: vec![], concurrency: 4 }).unwrap();
+/// console.on_run_complete(&SuiteReport::new(vec![], 0, false, 10.0)).unwrap();
+/// let text = String::from_utf8(console.into_inner()).unwrap();
+/// assert!(text.contains("test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out"));
+/// ```
 pub struct Console<W: Write + Send> {
     out: W,
     live: bool,
+    quiet: bool,
     total: usize,
     done: usize,
     failures: Vec<String>,
@@ -32,6 +45,7 @@ impl<W: Write + Send> Console<W> {
         Console {
             out,
             live,
+            quiet: false,
             total: 0,
             done: 0,
             failures: Vec::new(),
@@ -42,6 +56,16 @@ impl<W: Write + Send> Console<W> {
     /// How many evals the filters excluded (shown in the closing line).
     pub fn filtered_out(mut self, count: usize) -> Self {
         self.filtered_out = count;
+        self
+    }
+
+    /// libtest's terse form: `.` per passed eval, `F` per failure, `i` per skip, then the
+    /// failures and the closing line (no table, no status line).
+    pub fn quiet(mut self, quiet: bool) -> Self {
+        self.quiet = quiet;
+        if quiet {
+            self.live = false;
+        }
         self
     }
 
@@ -94,6 +118,18 @@ impl<W: Write + Send> Reporter for Console<W> {
 
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
         self.done += 1;
+        if self.quiet {
+            let mark = match report.outcome {
+                Outcome::Passed => ".",
+                Outcome::Skipped => "i",
+                Outcome::Failed => {
+                    self.failures.push(report.render());
+                    "F"
+                }
+            };
+            write!(self.out, "{mark}")?;
+            return self.out.flush();
+        }
         self.clear_status()?;
         let name = test_name(&report.id);
         match report.outcome {
@@ -116,13 +152,16 @@ impl<W: Write + Send> Reporter for Console<W> {
 
     fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
         self.clear_status()?;
+        if self.quiet && self.done > 0 {
+            writeln!(self.out)?;
+        }
         if !self.failures.is_empty() {
             writeln!(self.out, "\nfailures:\n")?;
             for failure in &self.failures {
                 writeln!(self.out, "{failure}")?;
             }
         }
-        if !suite.evals.is_empty() {
+        if !suite.evals.is_empty() && !self.quiet {
             writeln!(self.out)?;
             write!(self.out, "{}", summary_table(&suite.evals))?;
         }
