@@ -110,3 +110,104 @@ fn collect(rx: &mpsc::Receiver<String>) -> String {
     rx.recv_timeout(Duration::from_secs(30))
         .unwrap_or_else(|_| "<pipe still open or not captured>".to_string())
 }
+
+/// A child started with [`spawn`], still running: its output is drained on threads while the
+/// test watches files it writes, then signals or kills it.
+#[derive(Debug)]
+pub struct Running {
+    description: String,
+    child: std::process::Child,
+    stdout: mpsc::Receiver<String>,
+    stderr: mpsc::Receiver<String>,
+}
+
+/// Starts `command` with stdin closed and output captured, without waiting for it.
+pub fn spawn(command: &mut Command) -> Running {
+    let description = format!("{command:?}");
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {description}: {e}"));
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    Running {
+        description,
+        child,
+        stdout,
+        stderr,
+    }
+}
+
+impl Running {
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the child has exited already.
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    /// Sends `signal` (e.g. `libc::SIGINT`) to the child.
+    #[cfg(unix)]
+    pub fn signal(&self, signal: i32) {
+        let pid = i32::try_from(self.pid()).expect("a pid fits in pid_t");
+        // SAFETY: kill(2) with a pid we own and a valid signal number has no memory effects.
+        let result = unsafe { libc::kill(pid, signal) };
+        assert_eq!(
+            result,
+            0,
+            "kill({pid}, {signal}) failed: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+
+    /// SIGKILLs the child and waits for it.
+    pub fn kill(mut self) -> Output {
+        let _ = self.child.kill();
+        self.wait(Duration::from_secs(30))
+    }
+
+    /// Waits for the child to exit; past `deadline` kills it and panics with its output.
+    pub fn wait(mut self, deadline: Duration) -> Output {
+        let started = Instant::now();
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if started.elapsed() > deadline => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    panic!(
+                        "{} did not finish within {deadline:?}; killed it\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                        self.description,
+                        collect(&self.stdout),
+                        collect(&self.stderr)
+                    );
+                }
+                Ok(None) => thread::sleep(Duration::from_millis(10)),
+                Err(e) => panic!("cannot wait for {}: {e}", self.description),
+            }
+        };
+        Output {
+            command: self.description,
+            status,
+            stdout: collect(&self.stdout),
+            stderr: collect(&self.stderr),
+        }
+    }
+}
+
+/// Polls `condition` every 10 ms until it holds; panics with `what` after `deadline`.
+pub fn wait_until(deadline: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !condition() {
+        assert!(
+            started.elapsed() < deadline,
+            "timed out after {deadline:?} waiting until {what}"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+}

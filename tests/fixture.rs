@@ -95,6 +95,62 @@ impl Fixtures {
         child::run(&mut command, RUN_DEADLINE)
     }
 
+    /// A command running a fixture's test binary with libtest `args`, from the fixture's
+    /// directory, in a clean environment; for tests that watch it while it runs.
+    pub fn command(&self, fixture: &str, target: &str, args: &[&str]) -> Command {
+        let mut command = Command::new(self.test_binary(fixture, target));
+        child::clean_env(&mut command)
+            .current_dir(self.crate_dir(fixture))
+            .args(args);
+        command
+    }
+
+    /// The target directory the fixtures are built in (`target/fixtures`).
+    pub fn target_dir(&self) -> &Path {
+        &self.target_dir
+    }
+
+    /// Whether the fixtures resolved their dependencies offline.
+    pub fn offline(&self) -> bool {
+        self.offline
+    }
+
+    /// The `niceeval` command-line tool, built (once per process) into the fixtures' target
+    /// directory. Panics with cargo's output when the build fails.
+    pub fn niceeval_cli(&self) -> &Path {
+        static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+        let built = BUILT.get_or_init(|| {
+            let mut command = cargo_command(&self.target_dir);
+            command
+                .args(["build", "-p", "niceeval", "--bin", "niceeval"])
+                .args(["--message-format", "json-render-diagnostics"])
+                .arg("--manifest-path")
+                .arg(self.root.join("Cargo.toml"))
+                .current_dir(&self.root);
+            if self.offline {
+                command.arg("--offline");
+            }
+            let output = child::run(&mut command, BUILD_DEADLINE);
+            if !output.status.success() {
+                return Err(format!(
+                    "building the niceeval CLI failed:\n{}",
+                    output.stderr
+                ));
+            }
+            output
+                .stdout
+                .lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "niceeval")
+                .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+                .ok_or_else(|| format!("cargo built no niceeval executable:\n{}", output.dump()))
+        });
+        match built {
+            Ok(path) => path,
+            Err(message) => panic!("{message}"),
+        }
+    }
+
     /// Runs `cargo test ARGS` in a fixture's directory, as a user would, sharing the fixtures'
     /// target directory (so nothing is rebuilt).
     pub fn cargo_test(&self, fixture: &str, args: &[&str], env: &[(&str, &str)]) -> Output {

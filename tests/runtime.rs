@@ -486,18 +486,25 @@ fn runs_fold_into_a_pass_rate() {
     }
 
     let report = run(definition("runs", strict_body).with_runs(4));
-    let outcomes: Vec<Outcome> = report.runs.iter().map(|r| r.outcome).collect();
+    // Runs of one eval run concurrently, so which run saw which counter value is not fixed:
+    // count outcomes instead of expecting an order.
     use Outcome::{Failed, Passed};
-    assert_eq!(outcomes, [Passed, Failed, Passed, Failed]);
+    let count = |o| report.runs.iter().filter(|r| r.outcome == o).count();
+    assert_eq!((count(Passed), count(Failed)), (2, 2));
+    let first_failed = report
+        .runs
+        .iter()
+        .position(|r| r.outcome == Failed)
+        .map_or(0, |i| i + 1);
     assert_eq!(report.pass_rate(), 0.5);
     assert_eq!(report.min_pass_rate, 1.0);
     assert_eq!(report.outcome, Failed);
     // The representative run is the first failed one.
     assert!(!report.assertions[0].passed);
     assert!(
-        report
-            .render()
-            .contains("runs: 2/4 passed, pass rate 0.50 (needs 1.00); showing run 2"),
+        report.render().contains(&format!(
+            "runs: 2/4 passed, pass rate 0.50 (needs 1.00); showing run {first_failed}"
+        )),
         "{}",
         report.render()
     );

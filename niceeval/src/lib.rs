@@ -95,8 +95,8 @@ pub use regex::Regex;
 pub use serde_json::{json, Value};
 
 /// Defines `main` for a `harness = false` test target: runs every `#[eval]` of the target
-/// with the suite runner ([`harness`]), libtest-style arguments, and the console reporter plus
-/// any reporters given.
+/// with the suite runner ([`harness`]) — libtest-style arguments, bounded concurrency, Ctrl-C
+/// handling — and hands every result to the built-in reporters plus any given.
 ///
 /// ```toml
 /// # Cargo.toml
@@ -109,7 +109,7 @@ pub use serde_json::{json, Value};
 /// // tests/evals.rs
 /// use niceeval::prelude::*;
 ///
-/// #[eval]
+/// #[eval(tags = ["smoke"])]
 /// async fn smoke(t: &mut Eval) {
 ///     t.check("ok", includes("ok"));
 /// }
@@ -117,7 +117,31 @@ pub use serde_json::{json, Value};
 /// niceeval::main!();
 /// ```
 ///
-/// With reporters of your own: `niceeval::main!(reporters = [MyReporter::default()]);`.
+/// `cargo test --test evals -- smoke --concurrency 8 --junit target/junit.xml` runs the evals
+/// whose name contains `smoke`, eight at a time, and also writes JUnit XML; `--help` lists
+/// every option. The process exits with 0 when nothing failed, 101 when an eval failed, 2 for a
+/// bad command line and 130 when interrupted.
+///
+/// With reporters of your own (anything implementing [`reporter::Reporter`]):
+///
+/// ```no_run
+/// use niceeval::reporter::Reporter;
+/// use niceeval::EvalReport;
+///
+/// #[derive(Default)]
+/// struct CountFailures(usize);
+///
+/// impl Reporter for CountFailures {
+///     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
+///         if report.outcome == niceeval::Outcome::Failed {
+///             self.0 += 1;
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// niceeval::main!(reporters = [CountFailures::default()]);
+/// ```
 #[macro_export]
 macro_rules! main {
     () => {

@@ -86,7 +86,8 @@ pub struct EvalReport {
     /// The representative run's events.
     #[serde(default)]
     pub events: Vec<Event>,
-    /// Every run, in order. The representative run is the first failed one, else the last.
+    /// Every run, in order. The representative run (whose assertions, events, error and usage
+    /// the fields above show) is the first run whose outcome is the eval's outcome.
     pub runs: Vec<RunSummary>,
     /// Pass rate, pass@k and pass^k over the runs that were not skipped.
     pub reliability: Reliability,
@@ -122,28 +123,17 @@ impl EvalReport {
         }
     }
 
-    /// Recomputes the eval-level fields that follow from `runs`: reliability statistics and the
-    /// outcome (with one run, that run's outcome; with several, passed when the pass rate
-    /// reaches `min_pass_rate`, skipped when every run was skipped).
+    /// Recomputes the eval-level fields that follow from `runs` (see [`fold_runs`]): the
+    /// reliability statistics and the outcome. A report without runs (an eval that never ran,
+    /// such as an `#[ignore]`d one) keeps its outcome.
     pub fn recompute(&mut self) {
-        let counted = self
-            .runs
-            .iter()
-            .filter(|r| r.outcome != Outcome::Skipped)
-            .count() as u64;
-        let passed = self
-            .runs
-            .iter()
-            .filter(|r| r.outcome == Outcome::Passed)
-            .count() as u64;
-        self.reliability = Reliability::new(counted, passed);
-        self.outcome = match self.runs.as_slice() {
-            [] => Outcome::Failed,
-            [only] => only.outcome,
-            _ if counted == 0 => Outcome::Skipped,
-            _ if self.reliability.pass_rate >= self.min_pass_rate => Outcome::Passed,
-            _ => Outcome::Failed,
-        };
+        if self.runs.is_empty() {
+            self.reliability = Reliability::new(0, 0);
+            return;
+        }
+        let (outcome, reliability) = fold_runs(&self.runs, self.min_pass_rate);
+        self.outcome = outcome;
+        self.reliability = reliability;
     }
 
     /// Fraction of non-skipped runs that passed.
@@ -189,7 +179,7 @@ impl EvalReport {
                 self.runs.len(),
                 self.reliability.pass_rate,
                 self.min_pass_rate,
-                crate::run::representative(&self.runs) + 1
+                crate::run::representative(&self.runs, self.outcome) + 1
             );
             let _ = writeln!(
                 out,
@@ -255,6 +245,46 @@ impl EvalReport {
     }
 }
 
+/// Folds the runs of one eval into its outcome and reliability statistics.
+///
+/// Skipped runs do not count: the pass rate is passed runs over runs that passed or failed.
+/// One run: the eval's outcome is that run's. Several: skipped when every run was skipped,
+/// else passed when the pass rate reaches `min_pass_rate`, else failed. No run at all is a
+/// failure (the eval did not run).
+///
+/// ```
+/// use niceeval::report::{fold_runs, RunSummary};
+/// use niceeval::{Outcome, Usage};
+///
+/// let run = |outcome| RunSummary {
+///     outcome, error: None, below_threshold: false, skip_reason: None, score: None,
+///     duration_ms: 1.0, usage: Usage::default(), cost_usd: None,
+/// };
+/// let runs = [run(Outcome::Passed), run(Outcome::Failed), run(Outcome::Skipped), run(Outcome::Passed)];
+/// let (outcome, reliability) = fold_runs(&runs, 0.6);
+/// assert_eq!((reliability.n, reliability.c), (3, 2));
+/// assert_eq!(outcome, Outcome::Passed); // 2/3 ≥ 0.6
+/// assert_eq!(fold_runs(&runs, 1.0).0, Outcome::Failed);
+/// ```
+pub fn fold_runs(runs: &[RunSummary], min_pass_rate: f64) -> (Outcome, Reliability) {
+    let counted = runs
+        .iter()
+        .filter(|r| r.outcome != Outcome::Skipped)
+        .count() as u64;
+    let passed = runs.iter().filter(|r| r.outcome == Outcome::Passed).count() as u64;
+    let reliability = Reliability::new(counted, passed);
+    // c / n and a decimal min_pass_rate are both rounded; 4/5 must meet 0.8.
+    const EPSILON: f64 = 1e-9;
+    let outcome = match runs {
+        [] => Outcome::Failed,
+        [only] => only.outcome,
+        _ if counted == 0 => Outcome::Skipped,
+        _ if reliability.pass_rate + EPSILON >= min_pass_rate => Outcome::Passed,
+        _ => Outcome::Failed,
+    };
+    (outcome, reliability)
+}
+
 fn mark(a: &AssertionResult) -> &'static str {
     if a.error.is_some() {
         "ERROR"
@@ -292,4 +322,99 @@ fn render_assertion(out: &mut String, a: &AssertionResult, depth: usize) {
 
 fn indent_rest(text: &str, pad: &str) -> String {
     text.lines().collect::<Vec<_>>().join(&format!("\n{pad}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(outcome: Outcome, ms: f64) -> RunSummary {
+        RunSummary {
+            outcome,
+            error: (outcome == Outcome::Failed).then(|| format!("run of {ms} ms failed")),
+            below_threshold: false,
+            skip_reason: (outcome == Outcome::Skipped).then(|| "no key".to_string()),
+            score: None,
+            duration_ms: ms,
+            usage: Usage::default(),
+            cost_usd: None,
+        }
+    }
+
+    #[test]
+    fn the_representative_run_agrees_with_the_eval_outcome() {
+        use Outcome::*;
+        let runs = [run(Failed, 1.0), run(Passed, 2.0), run(Passed, 3.0)];
+        assert_eq!(fold_runs(&runs, 0.5).0, Passed);
+        assert_eq!(crate::run::representative(&runs, Passed), 1);
+        assert_eq!(fold_runs(&runs, 1.0).0, Failed);
+        assert_eq!(crate::run::representative(&runs, Failed), 0);
+        // Every run skipped: skipped, showing the first skipped run.
+        let skipped = [run(Skipped, 1.0), run(Skipped, 1.0)];
+        assert_eq!(fold_runs(&skipped, 1.0).0, Skipped);
+        assert_eq!(crate::run::representative(&skipped, Skipped), 0);
+    }
+
+    #[test]
+    fn pass_rate_counts_only_runs_that_were_not_skipped() {
+        use Outcome::*;
+        let runs = [
+            run(Skipped, 1.0),
+            run(Passed, 1.0),
+            run(Failed, 1.0),
+            run(Passed, 1.0),
+        ];
+        let (outcome, reliability) = fold_runs(&runs, 0.6);
+        assert_eq!((reliability.n, reliability.c), (3, 2));
+        assert!((reliability.pass_rate - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(outcome, Passed);
+        // 4 of 5 must meet 0.8 exactly, despite rounding.
+        let runs = [
+            run(Passed, 1.0),
+            run(Passed, 1.0),
+            run(Passed, 1.0),
+            run(Passed, 1.0),
+            run(Failed, 1.0),
+        ];
+        assert_eq!(fold_runs(&runs, 0.8).0, Passed);
+        assert_eq!(fold_runs(&runs, 0.81).0, Failed);
+        // No run at all: the eval did not run.
+        assert_eq!(fold_runs(&[], 0.0).0, Failed);
+    }
+
+    #[test]
+    fn a_report_without_runs_keeps_its_outcome() {
+        let mut report: EvalReport = serde_json::from_value(serde_json::json!({
+            "id": "a::ignored", "file": "t.rs", "line": 1, "outcome": "skipped",
+            "skip_reason": "#[ignore]d", "assertions": [], "duration_ms": 0.0,
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+            "runs": [], "reliability": {"n": 0, "c": 0, "pass_rate": 1.0, "pass_at_k": [], "pass_hat_k": []},
+            "min_pass_rate": 1.0
+        }))
+        .expect("a report");
+        report.recompute();
+        assert_eq!(report.outcome, Outcome::Skipped);
+    }
+
+    #[test]
+    fn render_names_the_run_it_shows() {
+        use Outcome::*;
+        let mut report: EvalReport = serde_json::from_value(serde_json::json!({
+            "id": "a::flaky", "file": "t.rs", "line": 1, "outcome": "failed",
+            "assertions": [], "duration_ms": 6.0,
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+            "runs": [], "reliability": {"n": 0, "c": 0, "pass_rate": 1.0, "pass_at_k": [], "pass_hat_k": []},
+            "min_pass_rate": 0.5
+        }))
+        .expect("a report");
+        report.runs = vec![run(Failed, 1.0), run(Passed, 2.0), run(Passed, 3.0)];
+        report.recompute();
+        let text = report.render();
+        assert!(text.starts_with("eval a::flaky passed\n"), "{text}");
+        assert!(
+            text.contains("runs: 2/3 passed, pass rate 0.67 (needs 0.50); showing run 2"),
+            "{text}"
+        );
+        assert!(text.contains("run time: mean 2 ms, max 3 ms"), "{text}");
+    }
 }

@@ -2,10 +2,21 @@
 //! `cargo nextest`) every finished eval appends its [`EvalReport`] as one JSON line to a file in
 //! `target/niceeval/results/`, which the `niceeval` command-line tool merges into reports.
 //!
+//! The suite runner (`niceeval::main!()`) writes the same files through [`ResultsFile`], a
+//! reporter that keeps the file open and flushes each line as its eval finishes.
+//!
 //! File naming: `<test binary>.jsonl`, truncated the first time a process writes to it (so a
 //! rerun replaces the previous run's results). Under nextest, which runs each test in its own
 //! process, the file is `<test binary>-<NEXTEST_RUN_ID>.jsonl` and is only appended to.
 //! `NICEEVAL_RESULTS_DIR` overrides the directory; `NICEEVAL_RESULTS=0` turns the files off.
+//!
+//! ```no_run
+//! // After `cargo test`: every eval of every test binary, merged into one summary.
+//! let dir = niceeval::results::results_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+//! let reports = niceeval::merge::merge(niceeval::merge::read_reports(&[dir])?);
+//! println!("{} evals", reports.len());
+//! # Ok::<(), niceeval::merge::MergeError>(())
+//! ```
 
 use std::fs::OpenOptions;
 use std::io::Write as _;
@@ -14,8 +25,14 @@ use std::sync::{Mutex, OnceLock};
 
 use crate::report::EvalReport;
 
-/// The Cargo target directory of the running test binary: `CARGO_TARGET_DIR` when set, else the
-/// ancestor of the executable named `target`, else `<manifest_dir>/target`.
+/// The Cargo target directory of the running test binary: `CARGO_TARGET_DIR` when set, else
+/// the nearest ancestor of the executable holding Cargo's `CACHEDIR.TAG` (the root of every
+/// target directory), else the nearest ancestor named `target`, else `<manifest_dir>/target`.
+///
+/// ```
+/// let dir = niceeval::results::target_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+/// assert!(dir.is_absolute());
+/// ```
 pub fn target_dir(manifest_dir: &Path) -> PathBuf {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
         let dir = PathBuf::from(dir);
@@ -27,6 +44,10 @@ pub fn target_dir(manifest_dir: &Path) -> PathBuf {
     }
     if let Ok(exe) = std::env::current_exe() {
         // <target>/<profile>/deps/<binary>, or <target>/<triple>/<profile>/deps/<binary>
+        let mut ancestors = exe.ancestors().skip(1);
+        if let Some(found) = ancestors.find(|dir| dir.join("CACHEDIR.TAG").is_file()) {
+            return found.to_path_buf();
+        }
         if let Some(found) = exe
             .ancestors()
             .skip(1)
@@ -58,11 +79,21 @@ fn file_name() -> String {
     }
 }
 
+/// Whether results files are turned off (`NICEEVAL_RESULTS=0`).
+pub fn disabled() -> bool {
+    std::env::var("NICEEVAL_RESULTS").is_ok_and(|v| v.trim() == "0")
+}
+
+/// Whether this process runs under nextest (one process per test: files are appended to).
+fn under_nextest() -> bool {
+    std::env::var("NEXTEST_RUN_ID").is_ok_and(|r| !r.is_empty())
+}
+
 /// Appends `report` to this process's results file. Errors are returned, not raised: losing a
 /// results file must not fail an eval.
 pub fn append(report: &EvalReport, manifest_dir: &Path) -> std::io::Result<PathBuf> {
     static WRITTEN: OnceLock<Mutex<Vec<PathBuf>>> = OnceLock::new();
-    if std::env::var("NICEEVAL_RESULTS").is_ok_and(|v| v == "0") {
+    if disabled() {
         return Ok(PathBuf::new());
     }
     let dir = results_dir(manifest_dir);
@@ -73,7 +104,7 @@ pub fn append(report: &EvalReport, manifest_dir: &Path) -> std::io::Result<PathB
     let written = WRITTEN.get_or_init(Default::default);
     let mut written = written.lock().unwrap_or_else(|p| p.into_inner());
     let first = !written.contains(&path);
-    let truncate = first && std::env::var("NEXTEST_RUN_ID").map_or(true, |r| r.is_empty());
+    let truncate = first && !under_nextest();
     let mut file = OpenOptions::new()
         .create(true)
         .append(!truncate)
@@ -86,4 +117,59 @@ pub fn append(report: &EvalReport, manifest_dir: &Path) -> std::io::Result<PathB
         written.push(path.clone());
     }
     Ok(path)
+}
+
+/// The results file as a reporter, for the suite runner: opens the file once (truncating it,
+/// except under nextest), then writes and flushes one line per finished eval — a crash or a
+/// kill loses nothing that finished.
+pub struct ResultsFile {
+    path: PathBuf,
+    file: std::fs::File,
+    line: Vec<u8>,
+}
+
+impl ResultsFile {
+    /// Opens this process's results file for evals of the crate at `manifest_dir`; `None` when
+    /// results files are turned off.
+    ///
+    /// ```no_run
+    /// # fn main() -> std::io::Result<()> {
+    /// let results = niceeval::results::ResultsFile::open(std::path::Path::new("."))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn open(manifest_dir: &Path) -> std::io::Result<Option<Self>> {
+        if disabled() {
+            return Ok(None);
+        }
+        let dir = results_dir(manifest_dir);
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join(file_name());
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(under_nextest())
+            .truncate(!under_nextest())
+            .open(&path)?;
+        Ok(Some(ResultsFile {
+            path,
+            file,
+            line: Vec::new(),
+        }))
+    }
+
+    /// The file written to.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl crate::reporter::Reporter for ResultsFile {
+    fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
+        // The whole line in one write: a kill never leaves half a report behind.
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, report).map_err(std::io::Error::other)?;
+        self.line.push(b'\n');
+        self.file.write_all(&self.line)?;
+        self.file.flush()
+    }
 }

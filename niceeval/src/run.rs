@@ -31,25 +31,73 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// The configuration for evals of the crate at `manifest_dir`, loaded once per process.
+/// The configuration for evals of the crate at `manifest_dir`, loaded once per process (a
+/// suite of a thousand evals reads `niceeval.toml` once, not a thousand times).
 pub(crate) fn config_for(manifest_dir: &str) -> Result<Arc<Config>, Error> {
     type Loaded = Result<Arc<Config>, String>;
     static CACHE: OnceLock<Mutex<HashMap<String, Loaded>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
-    let entry = cache.entry(manifest_dir.to_string()).or_insert_with(|| {
-        Config::discover(Path::new(manifest_dir))
-            .map(Arc::new)
-            .map_err(|e| e.to_string())
-    });
-    entry.clone().map_err(Error::Message)
+    let loaded = match cache.get(manifest_dir) {
+        Some(loaded) => loaded.clone(),
+        None => {
+            let loaded: Loaded = Config::discover(Path::new(manifest_dir))
+                .map(Arc::new)
+                .map_err(|e| e.to_string());
+            cache.insert(manifest_dir.to_string(), loaded.clone());
+            loaded
+        }
+    };
+    loaded.map_err(Error::Message)
+}
+
+/// `NICEEVAL_RUNS`, read once per process. A malformed value is reported by the configuration
+/// (every eval fails naming the variable), so here it only counts when it parses.
+fn env_runs() -> Option<u32> {
+    static RUNS: OnceLock<Option<u32>> = OnceLock::new();
+    *RUNS.get_or_init(|| {
+        std::env::var("NICEEVAL_RUNS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|n| *n > 0)
+    })
+}
+
+/// How many runs an eval gets. The most specific *invocation* setting wins over the eval's
+/// own attribute, which wins over the project's file:
+///
+/// 1. `--runs N` on the suite runner's command line ([`RunOptions::runs`]);
+/// 2. the `NICEEVAL_RUNS` environment variable;
+/// 3. `#[eval(runs = N)]`;
+/// 4. `[run] runs` in `niceeval.toml`;
+/// 5. one run.
+///
+/// So `NICEEVAL_RUNS=20 cargo test` runs every eval 20 times (a nightly reliability job), and
+/// `NICEEVAL_RUNS=1` makes a quick local pass over evals that normally run many times.
+fn run_count(options: &RunOptions, def: &EvalDefinition, config: &Config) -> usize {
+    // `apply_env` also wrote NICEEVAL_RUNS into `config.run.runs`; it has ranked above the
+    // attribute by then, so the file's value is only reached when the variable is unset.
+    options
+        .runs
+        .or_else(env_runs)
+        .or(def.runs)
+        .or(config.run.runs)
+        .unwrap_or(1)
+        .max(1) as usize
 }
 
 /// Overrides a suite runner applies on top of the attribute and configuration.
+///
+/// ```
+/// let mut options = niceeval::RunOptions::default();
+/// options.runs = Some(5);
+/// options.strict = true;
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct RunOptions {
-    /// Runs per eval (`--runs`), beating `#[eval(runs)]` and the configuration.
+    /// Runs per eval (`--runs`), beating `NICEEVAL_RUNS`, `#[eval(runs)]` and the
+    /// configuration (the order is documented on [`run_eval_async`]).
     pub runs: Option<u32>,
     /// Strict mode (`--strict`); strict is on when this, the attribute or the configuration says
     /// so.
@@ -83,6 +131,11 @@ pub fn run_eval(def: &'static EvalDefinition) -> EvalReport {
 
 /// Runs every run of an eval on the current Tokio runtime (which must be multi-threaded, so a
 /// body that blocks its thread cannot stop the timeout) and reports.
+///
+/// The number of runs comes from, in this order: `options.runs` (the suite runner's `--runs`),
+/// the `NICEEVAL_RUNS` environment variable, `#[eval(runs = N)]`, `[run] runs` in
+/// `niceeval.toml`, else 1. Runs of one eval run concurrently, at most `options.run_concurrency`
+/// (else `[run] concurrency`, else 4) at a time; each gets a fresh handle and record.
 pub async fn run_eval_async(def: &'static EvalDefinition, options: &RunOptions) -> EvalReport {
     let started = Instant::now();
     let config = config_for(def.manifest_dir);
@@ -91,12 +144,7 @@ pub async fn run_eval_async(def: &'static EvalDefinition, options: &RunOptions) 
     let runs = match config {
         Err(e) => vec![failed_before_start(e.to_string())],
         Ok(config) => {
-            let count = options
-                .runs
-                .or(def.runs)
-                .or(config.run.runs)
-                .unwrap_or(1)
-                .max(1) as usize;
+            let count = run_count(options, def, &config);
             let timeout = options
                 .timeout
                 .or(def.timeout)
@@ -281,7 +329,8 @@ fn assemble(
     elapsed: Duration,
 ) -> EvalReport {
     let summaries: Vec<RunSummary> = runs.iter().map(|(s, _)| s.clone()).collect();
-    let representative = representative(&summaries);
+    let (outcome, _) = crate::report::fold_runs(&summaries, min_pass_rate);
+    let representative = representative(&summaries, outcome);
     let (rep, RunDetail { assertions, events }) = runs
         .into_iter()
         .nth(representative)
@@ -312,10 +361,14 @@ fn assemble(
     report
 }
 
-/// Index of the run a report shows: the first failed run, else the last.
-pub(crate) fn representative(runs: &[RunSummary]) -> usize {
+/// Index of the run a report shows for an eval whose outcome over all runs is `outcome`: the
+/// first run with that outcome (so a failed eval shows a failure, a passed one a pass, and the
+/// report's error, skip reason and assertions agree with its outcome), else the first failed
+/// run, else the last.
+pub(crate) fn representative(runs: &[RunSummary], outcome: Outcome) -> usize {
     runs.iter()
-        .position(|r| r.outcome == Outcome::Failed)
+        .position(|r| r.outcome == outcome)
+        .or_else(|| runs.iter().position(|r| r.outcome == Outcome::Failed))
         .unwrap_or(runs.len().saturating_sub(1))
 }
 

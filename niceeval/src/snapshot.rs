@@ -2,9 +2,24 @@
 //! an [`EvalReport`] (volatile fields — durations, costs, token counts — left out, assertions in
 //! recorded order, scores rounded) and the [`crate::assert_report_snapshot!`] macro, which
 //! expands at the caller so the snapshot lands beside the caller's code, named after the eval.
+//!
+//! Where a snapshot lives: `snapshots/<module path>__<eval name>.snap` next to the file that
+//! defines the eval (insta's layout), e.g. `tests/snapshots/evals__refund_flow.snap` for
+//! `refund_flow` in `tests/evals.rs`. `#[eval(snapshot)]` under `cargo test` and the suite
+//! runner ([`check_in_suite`]) use the same file.
+//!
+//! The workflow is insta's: `cargo insta test` runs the evals and collects new or changed
+//! snapshots as `.snap.new` files, `cargo insta review` shows each change as a diff of the
+//! report (an assertion that started failing, a tool that is no longer called), `cargo insta
+//! accept` takes them all. Under CI (`CI=true`) a changed snapshot fails the eval instead of
+//! writing anything.
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
+use crate::assertion::{AssertionKind, AssertionResult, Grade, Settings};
+use crate::definition::EvalDefinition;
+use crate::outcome::Outcome;
 use crate::report::EvalReport;
 
 /// The snapshot name of a report: the eval's function name (insta prefixes the module path).
@@ -87,6 +102,75 @@ fn write_assertion(out: &mut String, a: &crate::assertion::AssertionResult, dept
     }
     for child in &a.children {
         write_assertion(out, child, depth + 1);
+    }
+}
+
+/// The directory holding `def`'s snapshots: `snapshots/` beside the eval's source file.
+///
+/// `file!()` is relative to the workspace root of the crate that defines the eval, so the
+/// file is looked up from the crate's manifest directory upwards.
+fn snapshot_dir(def: &EvalDefinition) -> Option<PathBuf> {
+    let file = Path::new(def.file);
+    let source = if file.is_absolute() {
+        file.to_path_buf()
+    } else {
+        Path::new(def.manifest_dir)
+            .ancestors()
+            .map(|root| root.join(file))
+            .find(|candidate| candidate.is_file())?
+    };
+    Some(source.parent()?.join("snapshots"))
+}
+
+/// Checks a finished eval's report against its snapshot, as `#[eval(snapshot)]` does under
+/// `cargo test`; the suite runner calls this for every snapshot eval.
+///
+/// The snapshot is the one the eval's `#[test]` would use (see the module docs), compared by
+/// insta, which follows its usual settings: `INSTA_UPDATE`, `INSTA_FORCE_PASS`, `CI`, and the
+/// environment `cargo insta test` sets. A new or changed snapshot is written as `.snap.new`
+/// (outside CI) and fails the eval with a gate named `matches snapshot <name>` whose reason says
+/// how to review it; the eval's score is unchanged (the gate has weight 0).
+pub fn check_in_suite(def: &EvalDefinition, report: &mut EvalReport) {
+    let name = format!("{}__{}", def.module_path.replace("::", "__"), def.name);
+    let failure = match snapshot_dir(def) {
+        None => Some(format!(
+            "cannot find {} from {} to store the snapshot beside it",
+            def.file, def.manifest_dir
+        )),
+        Some(dir) => {
+            let snapshot = text(report);
+            let mut settings = insta::Settings::clone_current();
+            settings.set_snapshot_path(&dir);
+            settings.set_prepend_module_to_snapshot(false);
+            settings.set_input_file(def.file);
+            let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                settings.bind(|| insta::assert_snapshot!(name.as_str(), snapshot));
+            }));
+            checked.err().map(|panic| {
+                let message = crate::run::panic_message(&*panic);
+                let file = dir.join(format!("{name}.snap"));
+                if message.starts_with("snapshot assertion for") {
+                    // insta's own message names a line of niceeval, not of the user.
+                    format!(
+                        "the report differs from {}; review the change with `cargo insta review`",
+                        file.display()
+                    )
+                } else {
+                    format!("checking {} failed: {message}", file.display())
+                }
+            })
+        }
+    };
+    if let Some(reason) = failure {
+        let mut settings = Settings::gate();
+        settings.weight = 0.0;
+        report.assertions.push(AssertionResult::from_grade(
+            format!("matches snapshot {name}"),
+            AssertionKind::Scoped,
+            &settings,
+            Grade::score(0.0, reason),
+        ));
+        report.outcome = Outcome::Failed;
     }
 }
 

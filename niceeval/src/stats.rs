@@ -61,7 +61,7 @@ pub struct Reliability {
     pub n: u64,
     /// Runs that passed.
     pub c: u64,
-    /// `c / n` (1.0 when no run counted).
+    /// `c / n`; 1.0 when no run counted (every run skipped), which reports show as "-".
     pub pass_rate: f64,
     /// pass@k for k = 1..=n (index 0 is k = 1).
     pub pass_at_k: Vec<f64>,
@@ -125,6 +125,32 @@ mod tests {
         assert_eq!(pass_at_k(4, 0, 4), 0.0, "n = k with no pass");
         assert_eq!(pass_hat_k(4, 4, 4), 1.0, "n = k all pass");
         assert_eq!(pass_hat_k(4, 3, 4), 0.0, "n = k one failure");
+    }
+
+    /// n = 5 runs, c = 2 passed, every k worked out by hand:
+    /// pass@k = 1 − C(3,k)/C(5,k): k=1 1−3/5, k=2 1−3/10, k=3 1−1/10, k=4 1−0/5, k=5 1−0/1;
+    /// pass^k = C(2,k)/C(5,k): k=1 2/5, k=2 1/10, k≥3 0.
+    #[test]
+    fn five_runs_two_passes_by_hand() {
+        let at = [0.4, 0.7, 0.9, 1.0, 1.0];
+        let hat = [0.4, 0.1, 0.0, 0.0, 0.0];
+        for k in 1..=5u64 {
+            let i = (k - 1) as usize;
+            assert!((pass_at_k(5, 2, k) - at[i]).abs() < 1e-12, "pass@{k}");
+            assert!((pass_hat_k(5, 2, k) - hat[i]).abs() < 1e-12, "pass^{k}");
+        }
+        let r = Reliability::new(5, 2);
+        assert_eq!(r.pass_rate, 0.4);
+        assert_eq!(r.pass_at_k.len(), 5);
+        assert!((r.pass_at_k[2] - 0.9).abs() < 1e-12);
+        assert!((r.pass_hat_k[1] - 0.1).abs() < 1e-12);
+        // k beyond n: pass@k clamps to n, pass^k cannot draw that many passes.
+        assert_eq!(pass_at_k(5, 2, 9), 1.0);
+        assert_eq!(pass_hat_k(5, 5, 6), 0.0);
+        // No runs: no statistics, and a vacuous pass rate of 1.
+        let none = Reliability::new(0, 0);
+        assert!(none.pass_at_k.is_empty() && none.pass_hat_k.is_empty());
+        assert_eq!(none.pass_rate, 1.0);
     }
 
     #[test]

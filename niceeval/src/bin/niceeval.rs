@@ -17,7 +17,8 @@ const USAGE: &str =
 
 Reads eval reports (JSONL files, or directories of them; default target/niceeval/results),
 merges the runs of evals that appear in several files (shards), recomputes pass rates and
-pass@k, prints a summary and writes the requested reports. Exits 1 when any eval failed.";
+pass@k, prints a summary and writes the requested reports. Exits 1 when any eval failed,
+2 when the command line is wrong or there is nothing to read.";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -88,6 +89,17 @@ fn main() -> ExitCode {
         reporters.insert(0, Box::new(Console::new(std::io::stdout(), false)));
     }
     let reports = match read_reports(&paths) {
+        Ok(r) if r.is_empty() => {
+            eprintln!(
+                "error: no eval reports in {}; run the evals first (cargo test writes them to target/niceeval/results)",
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            return ExitCode::from(2);
+        }
         Ok(r) => merge(r),
         Err(e) => {
             eprintln!("error: {e}");

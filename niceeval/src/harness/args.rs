@@ -41,7 +41,7 @@ pub struct Args {
     pub markdown: Option<PathBuf>,
     /// Write an HTML report here.
     pub html: Option<PathBuf>,
-    /// Quiet output.
+    /// Terse console output (libtest's `--quiet`).
     pub quiet: bool,
 }
 
@@ -61,11 +61,12 @@ libtest options:
   --ignored               run only #[ignore]d evals
   --include-ignored       run #[ignore]d evals too
   --test-threads N        same as --concurrency
-  --format pretty|terse   output format (terse: --list only)
-  --nocapture, --show-output, --color WHEN, -q/--quiet   accepted for compatibility
+  --format pretty|terse   --list output (terse: names only)
+  --nocapture, --show-output, --color WHEN, --report-time   accepted and ignored
+  -q, --quiet             terse console: one character per eval, failures, result line
 
 niceeval options:
-  --runs N                runs per eval (beats #[eval(runs)] and niceeval.toml)
+  --runs N                runs per eval (beats NICEEVAL_RUNS, #[eval(runs)], niceeval.toml)
   --concurrency N         evals at once (default: [run] concurrency, else 4)
   --strict                soft assertions below threshold fail
   --tag TAG               only evals tagged TAG (repeatable: any of them)
@@ -118,9 +119,25 @@ impl Args {
                 "--list" => out.list = true,
                 "--ignored" => out.ignored = true,
                 "--include-ignored" => out.include_ignored = true,
-                "--format" => out.format = Some(value("--format")?),
-                "--nocapture" | "--show-output" | "--no-capture" => {}
-                "--color" | "--logfile" | "-Z" | "--report-time" => {
+                "--format" => {
+                    let v = value("--format")?;
+                    if !matches!(v.as_str(), "pretty" | "terse") {
+                        return Err(ArgsError(format!(
+                            "--format takes pretty or terse, got {v:?}"
+                        )));
+                    }
+                    out.format = Some(v);
+                }
+                "--nocapture"
+                | "--show-output"
+                | "--no-capture"
+                | "--report-time"
+                | "--ensure-time"
+                | "--shuffle"
+                | "--force-run-in-process"
+                | "--exclude-should-panic"
+                | "--test" => {}
+                "--color" | "--logfile" | "-Z" | "--shuffle-seed" => {
                     let _ = value(&flag)?;
                 }
                 "-q" | "--quiet" => out.quiet = true,
@@ -159,6 +176,11 @@ impl Args {
             }
         }
         Ok(Some(out))
+    }
+
+    /// Whether `--format terse` was given.
+    pub fn terse(&self) -> bool {
+        self.format.as_deref() == Some("terse")
     }
 
     /// Whether an eval named `name` (libtest style, without the crate) with `tags` is selected

@@ -1,5 +1,7 @@
 //! The console reporter: libtest-style progress lines (a live status line on a terminal), the
-//! reports of failed evals, a summary table, and libtest's closing `test result:` line.
+//! reports of failed evals, a summary table, and libtest's closing `test result:` line. Quiet
+//! mode (`--quiet`, which `cargo test -q` passes) prints libtest's terse form instead: one
+//! character per eval, the failures and the closing line.
 
 use std::io::Write;
 
@@ -8,9 +10,20 @@ use crate::outcome::Outcome;
 use crate::report::EvalReport;
 
 /// Writes progress and a summary table to `out`.
+///
+/// ```
+/// use niceeval::reporter::{Console, Reporter, SuiteReport, SuiteStart};
+///
+/// let mut console = Console::new(Vec::new(), false);
+/// console.on_run_start(&SuiteStart { evals: vec![], concurrency: 4 }).unwrap();
+/// console.on_run_complete(&SuiteReport::new(vec![], 0, false, 10.0)).unwrap();
+/// let text = String::from_utf8(console.into_inner()).unwrap();
+/// assert!(text.contains("test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out"));
+/// ```
 pub struct Console<W: Write + Send> {
     out: W,
     live: bool,
+    quiet: bool,
     total: usize,
     done: usize,
     failures: Vec<String>,
@@ -32,6 +45,7 @@ impl<W: Write + Send> Console<W> {
         Console {
             out,
             live,
+            quiet: false,
             total: 0,
             done: 0,
             failures: Vec::new(),
@@ -42,6 +56,16 @@ impl<W: Write + Send> Console<W> {
     /// How many evals the filters excluded (shown in the closing line).
     pub fn filtered_out(mut self, count: usize) -> Self {
         self.filtered_out = count;
+        self
+    }
+
+    /// libtest's terse form: `.` per passed eval, `F` per failure, `i` per skip, then the
+    /// failures and the closing line (no table, no status line).
+    pub fn quiet(mut self, quiet: bool) -> Self {
+        self.quiet = quiet;
+        if quiet {
+            self.live = false;
+        }
         self
     }
 
@@ -94,6 +118,18 @@ impl<W: Write + Send> Reporter for Console<W> {
 
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
         self.done += 1;
+        if self.quiet {
+            let mark = match report.outcome {
+                Outcome::Passed => ".",
+                Outcome::Skipped => "i",
+                Outcome::Failed => {
+                    self.failures.push(report.render());
+                    "F"
+                }
+            };
+            write!(self.out, "{mark}")?;
+            return self.out.flush();
+        }
         self.clear_status()?;
         let name = test_name(&report.id);
         match report.outcome {
@@ -116,13 +152,16 @@ impl<W: Write + Send> Reporter for Console<W> {
 
     fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
         self.clear_status()?;
+        if self.quiet && self.done > 0 {
+            writeln!(self.out)?;
+        }
         if !self.failures.is_empty() {
             writeln!(self.out, "\nfailures:\n")?;
             for failure in &self.failures {
                 writeln!(self.out, "{failure}")?;
             }
         }
-        if !suite.evals.is_empty() {
+        if !suite.evals.is_empty() && !self.quiet {
             writeln!(self.out)?;
             write!(self.out, "{}", summary_table(&suite.evals))?;
         }
@@ -147,7 +186,9 @@ impl<W: Write + Send> Reporter for Console<W> {
     }
 }
 
-/// Renders the per-eval summary table: outcome, pass rate, pass@k, score, tokens, cost, time.
+/// Renders the per-eval summary table: outcome, runs, pass rate, pass@k and pass^k (at
+/// [`EvalSummary::table_k`]), score, tokens, cost and wall time. `-` marks what does not apply
+/// (pass statistics of a single run, tokens nobody reported, an unknown cost).
 ///
 /// ```
 /// use niceeval::reporter::{summary_table, EvalSummary};
@@ -155,54 +196,59 @@ impl<W: Write + Send> Reporter for Console<W> {
 ///
 /// let row = EvalSummary {
 ///     id: "demo::refund".into(), outcome: Outcome::Passed, error: false, below_threshold: false,
-///     runs: 1, pass_rate: 1.0, pass_at_k: vec![1.0], score: Some(0.9), usage: Usage::default(),
-///     cost_usd: None, duration_ms: 12.0, tags: vec![],
+///     runs: 4, pass_rate: 0.75, pass_at_k: vec![0.75, 1.0, 1.0, 1.0],
+///     pass_hat_k: vec![0.75, 0.5, 0.25, 0.0], score: Some(0.9), usage: Usage::default(),
+///     cost_usd: None, duration_ms: 1200.0, tags: vec![],
 /// };
 /// let table = summary_table(&[row]);
-/// assert!(table.contains("refund"));
-/// assert!(table.contains("passed"));
+/// let lines: Vec<&str> = table.lines().collect();
+/// assert!(lines[0].starts_with("eval    outcome  runs  pass rate      pass@k      pass^k  score"));
+/// let row: Vec<&str> = lines[2].split_whitespace().collect();
+/// assert_eq!(
+///     row,
+///     ["refund", "passed", "4", "0.75", "1.00", "(k=2)", "0.50", "(k=2)", "0.90", "-", "-", "1.20s"]
+/// );
 /// ```
 pub fn summary_table(evals: &[EvalSummary]) -> String {
-    let header = [
+    const HEADER: [&str; 10] = [
         "eval",
         "outcome",
+        "runs",
         "pass rate",
         "pass@k",
+        "pass^k",
         "score",
         "tokens",
         "cost",
         "time",
     ];
-    let mut rows: Vec<[String; 8]> = Vec::with_capacity(evals.len());
-    for e in evals {
-        let outcome = match (e.outcome, e.error, e.below_threshold) {
-            (Outcome::Failed, true, _) => "error".to_string(),
-            (Outcome::Passed, _, true) => "passed*".to_string(),
-            (o, _, _) => o.as_str().to_string(),
-        };
-        let pass_at_k = match e.pass_at_k.last() {
-            Some(p) if e.runs > 1 => format!("@{} {:.2}", e.runs, p),
-            _ => "-".to_string(),
-        };
-        rows.push([
-            test_name(&e.id).to_string(),
-            outcome,
-            if e.runs > 1 {
-                format!("{:.2}", e.pass_rate)
-            } else {
-                "-".to_string()
-            },
-            pass_at_k,
-            e.score.map_or("-".to_string(), |s| format!("{s:.2}")),
-            match e.usage.total_tokens() {
-                0 => "-".to_string(),
-                n => n.to_string(),
-            },
-            e.cost_usd.map_or("-".to_string(), |c| format!("${c:.4}")),
-            format!("{:.2}s", e.duration_ms / 1000.0),
-        ]);
-    }
-    let mut widths = header.map(|h| h.chars().count());
+    let dash = || "-".to_string();
+    let rows: Vec<[String; 10]> = evals
+        .iter()
+        .map(|e| {
+            let outcome = match (e.outcome, e.error, e.below_threshold) {
+                (Outcome::Failed, true, _) => "error".to_string(),
+                (Outcome::Passed, _, true) => "passed*".to_string(),
+                (o, _, _) => o.as_str().to_string(),
+            };
+            [
+                test_name(&e.id).to_string(),
+                outcome,
+                e.runs.to_string(),
+                e.pass_rate_cell().unwrap_or_else(dash),
+                e.pass_at_k_cell().unwrap_or_else(dash),
+                e.pass_hat_k_cell().unwrap_or_else(dash),
+                e.score.map_or_else(dash, |s| format!("{s:.2}")),
+                match e.usage.total_tokens() {
+                    0 => dash(),
+                    n => n.to_string(),
+                },
+                e.cost_usd.map_or_else(dash, |c| format!("${c:.4}")),
+                format!("{:.2}s", e.duration_ms / 1000.0),
+            ]
+        })
+        .collect();
+    let mut widths = HEADER.map(|h| h.chars().count());
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
@@ -214,18 +260,15 @@ pub fn summary_table(evals: &[EvalSummary]) -> String {
             .iter()
             .zip(widths)
             .enumerate()
-            .map(|(i, (c, w))| {
-                if i == 0 {
-                    format!("{c:<w$}")
-                } else {
-                    format!("{c:>w$}")
-                }
+            .map(|(i, (c, w))| match i {
+                0 | 1 => format!("{c:<w$}"),
+                _ => format!("{c:>w$}"),
             })
             .collect();
         out.push_str(padded.join("  ").trim_end());
         out.push('\n');
     };
-    line(&header.map(str::to_string), &mut out);
+    line(&HEADER.map(str::to_string), &mut out);
     line(&widths.map(|w| "-".repeat(w)), &mut out);
     for row in &rows {
         line(row, &mut out);

@@ -165,31 +165,125 @@ fn script_json(value: &impl serde::Serialize) -> String {
         .replace("<!--", "<\\!--")
 }
 
+/// The page's style sheet.
+const STYLE: &str = "
+body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1d1d1f;background:#fafafa}
+h1{font-size:1.4rem} h2{font-size:1.1rem;margin-top:2rem}
+.totals span{margin-right:1.2rem} .pass{fill:#2e9d57;color:#2e9d57} .fail{fill:#d23c3c;color:#d23c3c} .skip{fill:#999;color:#777}
+.track{fill:#e7e7e7} .bucket{fill:#4a78c2} svg text{font-size:11px;fill:#333}
+.charts{display:flex;gap:2rem;flex-wrap:wrap}
+details.eval{background:#fff;border:1px solid #ddd;border-radius:6px;margin:.5rem 0;padding:.4rem .8rem}
+details.eval summary{cursor:pointer;font-weight:600}
+table{border-collapse:collapse;margin:.5rem 0} td,th{border-bottom:1px solid #eee;padding:.2rem .6rem;text-align:left;vertical-align:top}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+pre{white-space:pre-wrap;word-break:break-word;background:#f3f3f3;padding:.5rem;border-radius:4px;max-height:30rem;overflow:auto}
+#filter{padding:.3rem;width:20rem}
+";
+
+/// The page's script: renders each eval's assertions and transcript from the embedded JSON and
+/// filters them by id. Uses no network and no storage; marks `<body data-rendered>` when done.
+const SCRIPT: &str = r#"
+"use strict";
+(function () {
+  const reports = JSON.parse(document.getElementById("data").textContent);
+  const root = document.getElementById("evals");
+  const el = (tag, attrs, ...children) => {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+    for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    return node;
+  };
+  const fmt = (x) => (x === null || x === undefined ? "–" : Number(x).toFixed(2));
+  root.replaceChildren();
+  for (const r of reports) {
+    const cls = r.outcome === "passed" ? "pass" : r.outcome === "failed" ? "fail" : "skip";
+    const box = el("details", { class: "eval", "data-id": r.id });
+    if (r.outcome === "failed") box.open = true;
+    box.append(el("summary", {}, el("span", { class: cls }, r.outcome.toUpperCase()), " ", r.id));
+    if (r.description) box.append(el("p", {}, r.description));
+    box.append(el("p", {}, `${r.file}:${r.line}`));
+    if (r.error) box.append(el("p", { class: "fail" }, "error: " + r.error));
+    if (r.skip_reason) box.append(el("p", { class: "skip" }, "skipped: " + r.skip_reason));
+    if (r.runs.length > 1) {
+      const rel = r.reliability;
+      const ks = rel.pass_at_k.map((p, i) => `pass@${i + 1} ${fmt(p)} · pass^${i + 1} ${fmt(rel.pass_hat_k[i])}`);
+      box.append(el("p", {}, `runs: ${r.runs.length}, pass rate ${fmt(rel.pass_rate)} (needs ${fmt(r.min_pass_rate)})`));
+      box.append(el("p", {}, ks.join("; ")));
+    }
+    const table = el("table", {}, el("tr", {}, el("th", {}, "verdict"), el("th", {}, "severity"), el("th", {}, "assertion"), el("th", { class: "num" }, "score"), el("th", { class: "num" }, "threshold"), el("th", {}, "reason")));
+    const rows = (list, depth) => {
+      for (const a of list) {
+        const verdict = a.error ? "error" : a.passed ? "ok" : a.severity === "soft" ? "below" : "FAIL";
+        table.append(el("tr", {}, el("td", { class: a.passed ? "pass" : "fail" }, verdict), el("td", {}, a.severity), el("td", {}, "\u00a0\u00a0".repeat(depth) + a.name), el("td", { class: "num" }, fmt(a.score)), el("td", { class: "num" }, fmt(a.threshold)), el("td", {}, a.error || a.reason || "")));
+        if (a.children) rows(a.children, depth + 1);
+      }
+    };
+    rows(r.assertions, 0);
+    box.append(table);
+    if (r.events.length) {
+      const lines = r.events.map((e) => JSON.stringify(e)).join("\n");
+      box.append(el("details", {}, el("summary", {}, `transcript (${r.events.length} events)`), el("pre", {}, lines)));
+    }
+    root.append(box);
+  }
+  document.getElementById("filter").addEventListener("input", (event) => {
+    const q = event.target.value.toLowerCase();
+    for (const box of root.querySelectorAll("details.eval")) box.hidden = !box.dataset.id.toLowerCase().includes(q);
+  });
+  document.body.dataset.rendered = String(reports.length);
+})();
+"#;
+
+/// The summary table, rendered on the server side so it reads without scripts.
+fn summary_rows(suite: &SuiteReport) -> String {
+    let mut rows = String::new();
+    let dash = || "–".to_string();
+    for e in &suite.evals {
+        let class = match e.outcome {
+            Outcome::Passed => "pass",
+            Outcome::Failed => "fail",
+            Outcome::Skipped => "skip",
+        };
+        let _ = write!(
+            rows,
+            "<tr><td><code>{}</code></td><td class=\"{class}\">{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}s</td></tr>",
+            escape(&e.id),
+            if e.error { "error" } else { e.outcome.as_str() },
+            if e.below_threshold && e.outcome == Outcome::Passed { " (below threshold)" } else { "" },
+            e.runs,
+            e.pass_rate_cell().unwrap_or_else(dash),
+            e.pass_at_k_cell().unwrap_or_else(dash),
+            e.pass_hat_k_cell().unwrap_or_else(dash),
+            e.score.map_or_else(dash, |s| format!("{s:.2}")),
+            match e.usage.total_tokens() {
+                0 => dash(),
+                n => n.to_string(),
+            },
+            e.cost_usd.map_or_else(dash, |c| format!("${c:.4}")),
+            e.duration_ms / 1000.0
+        );
+    }
+    rows
+}
+
 fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
     let mut page = String::with_capacity(16 * 1024);
+    // The policy forbids every load from anywhere: the page works offline because it cannot
+    // do anything else, and a stray external reference shows up as a console error.
     let _ = write!(
         page,
         r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
 <title>niceeval report</title>
-<style>
-body{{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1d1d1f;background:#fafafa}}
-h1{{font-size:1.4rem}} h2{{font-size:1.1rem;margin-top:2rem}}
-.totals span{{margin-right:1.2rem}} .pass{{fill:#2e9d57;color:#2e9d57}} .fail{{fill:#d23c3c;color:#d23c3c}} .skip{{fill:#999;color:#777}}
-.track{{fill:#e7e7e7}} .bucket{{fill:#4a78c2}} svg text{{font-size:11px;fill:#333}}
-.charts{{display:flex;gap:2rem;flex-wrap:wrap}}
-details.eval{{background:#fff;border:1px solid #ddd;border-radius:6px;margin:.5rem 0;padding:.4rem .8rem}}
-details.eval summary{{cursor:pointer;font-weight:600}}
-table{{border-collapse:collapse;margin:.5rem 0}} td,th{{border-bottom:1px solid #eee;padding:.2rem .6rem;text-align:left;vertical-align:top}}
-pre{{white-space:pre-wrap;word-break:break-word;background:#f3f3f3;padding:.5rem;border-radius:4px;max-height:30rem;overflow:auto}}
-#filter{{padding:.3rem;width:20rem}}
-</style></head><body>
+<style>{STYLE}</style></head><body>
 <h1>niceeval report</h1>
 <p class="totals"><span class="pass">{passed} passed</span><span class="fail">{failed} failed</span><span class="skip">{skipped} skipped</span>{interrupted}<span>{secs:.2}s</span></p>
+<table class="summary"><tr><th>eval</th><th>outcome</th><th class="num">runs</th><th class="num">pass rate</th><th class="num">pass@k</th><th class="num">pass^k</th><th class="num">score</th><th class="num">tokens</th><th class="num">cost</th><th class="num">time</th></tr>{rows}</table>
 <div class="charts"><div><h2>Pass rate</h2>{rates}</div><div><h2>Assertion scores</h2>{hist}</div></div>
 <h2>Evals</h2>
 <input id="filter" type="search" placeholder="filter evals" aria-label="filter evals">
-<div id="evals"><noscript>"#,
+<div id="evals">"#,
         passed = suite.passed,
         failed = suite.failed,
         skipped = suite.skipped,
@@ -202,56 +296,17 @@ pre{{white-space:pre-wrap;word-break:break-word;background:#f3f3f3;padding:.5rem
             String::new()
         },
         secs = suite.duration_ms / 1000.0,
+        rows = summary_rows(suite),
         rates = pass_rate_chart(reports),
         hist = score_histogram(reports),
     );
+    // Without scripts, the plain-text reports; the script replaces them with richer details.
     for r in reports {
         let _ = write!(page, "<pre>{}</pre>", escape(&r.render()));
     }
     let _ = write!(
         page,
-        r#"</noscript></div>
-<script id="data" type="application/json">{data}</script>
-<script>
-"use strict";
-(function () {{
-  const reports = JSON.parse(document.getElementById("data").textContent);
-  const root = document.getElementById("evals");
-  const el = (tag, attrs, ...children) => {{
-    const node = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {{}})) node.setAttribute(k, v);
-    for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
-    return node;
-  }};
-  const fmt = (x) => (x === null || x === undefined ? "–" : Number(x).toFixed(2));
-  for (const r of reports) {{
-    const cls = r.outcome === "passed" ? "pass" : r.outcome === "failed" ? "fail" : "skip";
-    const box = el("details", {{ class: "eval", "data-id": r.id }});
-    if (r.outcome === "failed") box.open = true;
-    box.append(el("summary", {{}}, el("span", {{ class: cls }}, r.outcome.toUpperCase()), " ", r.id));
-    if (r.error) box.append(el("p", {{ class: "fail" }}, "error: " + r.error));
-    if (r.skip_reason) box.append(el("p", {{ class: "skip" }}, "skipped: " + r.skip_reason));
-    if (r.runs.length > 1) box.append(el("p", {{}}, `runs: ${{r.runs.length}}, pass rate ${{fmt(r.reliability.pass_rate)}}`));
-    const table = el("table", {{}}, el("tr", {{}}, el("th", {{}}, "verdict"), el("th", {{}}, "severity"), el("th", {{}}, "assertion"), el("th", {{}}, "score"), el("th", {{}}, "threshold"), el("th", {{}}, "reason")));
-    for (const a of r.assertions) {{
-      const verdict = a.error ? "error" : a.passed ? "ok" : a.severity === "soft" ? "below" : "FAIL";
-      table.append(el("tr", {{}}, el("td", {{ class: a.passed ? "pass" : "fail" }}, verdict), el("td", {{}}, a.severity), el("td", {{}}, a.name), el("td", {{}}, fmt(a.score)), el("td", {{}}, fmt(a.threshold)), el("td", {{}}, a.reason)));
-    }}
-    box.append(table);
-    if (r.events.length) {{
-      const lines = r.events.map((e) => JSON.stringify(e)).join("\n");
-      box.append(el("details", {{}}, el("summary", {{}}, `transcript (${{r.events.length}} events)`), el("pre", {{}}, lines)));
-    }}
-    root.append(box);
-  }}
-  document.getElementById("filter").addEventListener("input", (event) => {{
-    const q = event.target.value.toLowerCase();
-    for (const box of root.querySelectorAll("details.eval")) box.hidden = !box.dataset.id.toLowerCase().includes(q);
-  }});
-}})();
-</script>
-</body></html>
-"#,
+        "</div>\n<script id=\"data\" type=\"application/json\">{data}</script>\n<script>{SCRIPT}</script>\n</body></html>\n",
         data = script_json(&reports),
     );
     page

@@ -10,10 +10,18 @@ use crate::report::EvalReport;
 ///
 /// ```
 /// use niceeval::reporter::{Jsonl, Reporter};
+/// # let report: niceeval::EvalReport = serde_json::from_value(serde_json::json!({
+/// #   "id": "demo::refund", "file": "tests/demo.rs", "line": 3, "outcome": "passed",
+/// #   "assertions": [], "duration_ms": 12.5,
+/// #   "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+/// #   "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [1.0], "pass_hat_k": [1.0]},
+/// #   "min_pass_rate": 1.0 })).unwrap();
 ///
-/// let mut out = Vec::new();
-/// let reporter = Jsonl::new(&mut out);
-/// # drop(reporter);
+/// let mut jsonl = Jsonl::new(Vec::new());
+/// jsonl.on_eval_complete(&report).unwrap(); // written and flushed right away
+/// let text = String::from_utf8(jsonl.into_inner()).unwrap();
+/// let back: niceeval::EvalReport = serde_json::from_str(text.trim_end()).unwrap();
+/// assert_eq!(back, report);
 /// ```
 pub struct Jsonl<W: Write + Send> {
     out: W,

@@ -1,11 +1,13 @@
 //! The JUnit XML reporter: one `<testcase>` per eval, failures and errors carrying the rendered
 //! assertion report, skips carrying their reason — the dialect Jenkins, GitLab and GitHub
-//! Actions test-report actions read.
+//! Actions test-report actions read. The `<testsuite>` carries every attribute Ant's schema
+//! requires (`name`, `tests`, `failures`, `errors`, `time`, `timestamp`, `hostname`, `id`,
+//! `package`), for the strictest consumers.
 
 use std::fmt::Write as _;
 use std::io::Write;
 
-use super::{Reporter, SuiteReport};
+use super::{Reporter, SuiteReport, SuiteStart};
 use crate::outcome::Outcome;
 use crate::report::EvalReport;
 
@@ -26,6 +28,7 @@ pub struct Junit<W: Write + Send> {
     failures: usize,
     errors: usize,
     skipped: usize,
+    started: std::time::SystemTime,
 }
 
 impl<W: Write + Send> Junit<W> {
@@ -38,6 +41,7 @@ impl<W: Write + Send> Junit<W> {
             failures: 0,
             errors: 0,
             skipped: 0,
+            started: std::time::SystemTime::now(),
         }
     }
 
@@ -74,7 +78,45 @@ pub(crate) fn escape(text: &str) -> String {
     out
 }
 
+/// `seconds` since the Unix epoch as an ISO 8601 UTC date and time without zone, the form
+/// Ant's `timestamp` uses: `2026-11-22T21:58:13`.
+fn iso8601(seconds: u64) -> String {
+    let (days, rest) = (seconds / 86_400, seconds % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+        rest / 3_600,
+        rest % 3_600 / 60,
+        rest % 60
+    )
+}
+
+/// The machine's name, for the `hostname` attribute.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
 impl<W: Write + Send> Reporter for Junit<W> {
+    fn on_run_start(&mut self, _start: &SuiteStart) -> std::io::Result<()> {
+        self.started = std::time::SystemTime::now();
+        Ok(())
+    }
+
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
         self.tests += 1;
         let (classname, name) = report
@@ -137,9 +179,15 @@ impl<W: Write + Send> Reporter for Junit<W> {
             self.skipped,
             suite.duration_ms / 1000.0
         );
+        let timestamp = iso8601(
+            self.started
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        );
         write!(
             self.out,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"niceeval\" {counts}>\n  <testsuite name=\"niceeval\" {counts}>\n{}  </testsuite>\n</testsuites>\n",
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"niceeval\" {counts}>\n  <testsuite name=\"niceeval\" {counts} timestamp=\"{timestamp}\" hostname=\"{}\" id=\"0\" package=\"niceeval\">\n{}  </testsuite>\n</testsuites>\n",
+            escape(&hostname()),
             self.cases
         )?;
         self.out.flush()
@@ -149,6 +197,13 @@ impl<W: Write + Send> Reporter for Junit<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_are_iso_8601_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00");
+        assert_eq!(iso8601(951_782_400), "2000-02-29T00:00:00");
+        assert_eq!(iso8601(1_795_384_693), "2026-11-22T21:58:13");
+    }
 
     #[test]
     fn escapes_markup_and_control_characters() {

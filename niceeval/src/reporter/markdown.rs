@@ -78,8 +78,11 @@ impl<W: Write + Send> Reporter for Markdown<W> {
             suite.duration_ms / 1000.0
         );
         if !suite.evals.is_empty() {
-            md.push_str("| eval | outcome | pass rate | pass@k | score | tokens | cost | time |\n");
-            md.push_str("|---|---|---:|---:|---:|---:|---:|---:|\n");
+            md.push_str(
+                "| eval | outcome | runs | pass rate | pass@k | pass^k | score | tokens | cost | time |\n",
+            );
+            md.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+            let dash = || "–".to_string();
             for e in &suite.evals {
                 let outcome = match (e.outcome, e.error, e.below_threshold) {
                     (Outcome::Failed, true, _) => "❌ error",
@@ -90,23 +93,18 @@ impl<W: Write + Send> Reporter for Markdown<W> {
                 };
                 let _ = writeln!(
                     md,
-                    "| `{}` | {outcome} | {} | {} | {} | {} | {} | {:.2}s |",
+                    "| `{}` | {outcome} | {} | {} | {} | {} | {} | {} | {} | {:.2}s |",
                     cell(&e.id),
-                    if e.runs > 1 {
-                        format!("{:.2}", e.pass_rate)
-                    } else {
-                        "–".into()
-                    },
-                    match e.pass_at_k.last() {
-                        Some(p) if e.runs > 1 => format!("@{} {p:.2}", e.runs),
-                        _ => "–".into(),
-                    },
-                    e.score.map_or("–".into(), |s| format!("{s:.2}")),
+                    e.runs,
+                    e.pass_rate_cell().unwrap_or_else(dash),
+                    e.pass_at_k_cell().unwrap_or_else(dash),
+                    e.pass_hat_k_cell().unwrap_or_else(dash),
+                    e.score.map_or_else(dash, |s| format!("{s:.2}")),
                     match e.usage.total_tokens() {
-                        0 => "–".into(),
+                        0 => dash(),
                         n => n.to_string(),
                     },
-                    e.cost_usd.map_or("–".into(), |c| format!("${c:.4}")),
+                    e.cost_usd.map_or_else(dash, |c| format!("${c:.4}")),
                     e.duration_ms / 1000.0
                 );
             }

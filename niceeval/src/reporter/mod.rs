@@ -56,8 +56,11 @@ pub struct EvalSummary {
     pub runs: usize,
     /// Pass rate over non-skipped runs.
     pub pass_rate: f64,
-    /// pass@k for k = 1..=runs.
+    /// pass@k for k = 1..=n, n being the runs that were not skipped.
     pub pass_at_k: Vec<f64>,
+    /// pass^k for k = 1..=n.
+    #[serde(default)]
+    pub pass_hat_k: Vec<f64>,
     /// Weighted mean score of the representative run.
     pub score: Option<f64>,
     /// Tokens of the representative run.
@@ -80,6 +83,7 @@ impl From<&EvalReport> for EvalSummary {
             runs: r.runs.len(),
             pass_rate: r.reliability.pass_rate,
             pass_at_k: r.reliability.pass_at_k.clone(),
+            pass_hat_k: r.reliability.pass_hat_k.clone(),
             score: r.score,
             usage: r.usage,
             cost_usd: r.cost_usd,
@@ -89,7 +93,50 @@ impl From<&EvalReport> for EvalSummary {
     }
 }
 
-/// The end of a suite: every eval's summary, in completion order, plus totals.
+impl EvalSummary {
+    /// The `k` that summary tables show pass@k and pass^k at: half the counted runs, rounded
+    /// up. At k = n both statistics degenerate (pass@n is "any run passed", pass^n "every run
+    /// passed"); half the runs still averages over many subsets. `None` with a single run.
+    ///
+    /// ```
+    /// # use niceeval::reporter::EvalSummary;
+    /// # use niceeval::{Outcome, Usage};
+    /// let mut s = EvalSummary {
+    ///     id: "demo::refund".into(), outcome: Outcome::Passed, error: false,
+    ///     below_threshold: false, runs: 10, pass_rate: 0.8, pass_at_k: vec![0.8; 10],
+    ///     pass_hat_k: vec![0.8; 10], score: None, usage: Usage::default(), cost_usd: None,
+    ///     duration_ms: 1.0, tags: vec![],
+    /// };
+    /// assert_eq!(s.table_k(), Some(5));
+    /// s.runs = 1;
+    /// assert_eq!(s.table_k(), None);
+    /// ```
+    pub fn table_k(&self) -> Option<usize> {
+        let n = self.pass_at_k.len();
+        (self.runs > 1 && n > 0).then(|| n.div_ceil(2))
+    }
+
+    /// pass@k at [`EvalSummary::table_k`], formatted as `0.97 (k=5)`; `None` with one run.
+    pub fn pass_at_k_cell(&self) -> Option<String> {
+        let k = self.table_k()?;
+        Some(format!("{:.2} (k={k})", self.pass_at_k.get(k - 1)?))
+    }
+
+    /// pass^k at [`EvalSummary::table_k`], formatted as `0.42 (k=5)`; `None` with one run.
+    pub fn pass_hat_k_cell(&self) -> Option<String> {
+        let k = self.table_k()?;
+        Some(format!("{:.2} (k={k})", self.pass_hat_k.get(k - 1)?))
+    }
+
+    /// The pass rate, formatted; `None` with one run (the outcome says it all) or when every
+    /// run was skipped.
+    pub fn pass_rate_cell(&self) -> Option<String> {
+        (self.runs > 1 && !self.pass_at_k.is_empty()).then(|| format!("{:.2}", self.pass_rate))
+    }
+}
+
+/// The end of a suite: every eval's summary, sorted by id (so reports do not depend on which
+/// eval happened to finish first), plus totals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuiteReport {
     /// One summary per finished eval.
@@ -109,13 +156,15 @@ pub struct SuiteReport {
 }
 
 impl SuiteReport {
-    /// Builds the totals from summaries.
+    /// Builds the totals from summaries (sorted by id here).
     pub fn new(
-        evals: Vec<EvalSummary>,
+        mut evals: Vec<EvalSummary>,
         not_run: usize,
         interrupted: bool,
         duration_ms: f64,
     ) -> Self {
+        // Unstable: no scratch buffer the size of the suite (ids are unique anyway).
+        evals.sort_unstable_by(|a, b| a.id.cmp(&b.id));
         let count = |o| evals.iter().filter(|e| e.outcome == o).count();
         SuiteReport {
             passed: count(Outcome::Passed),
@@ -136,6 +185,31 @@ impl SuiteReport {
 
 /// Receives results as a suite runs. Errors are reported on stderr by the runner and do not
 /// stop the suite.
+///
+/// The runner calls `on_run_start` once, `on_eval_complete` once per finished eval (in the
+/// order they finish; the full report, transcript included, is dropped afterwards), and
+/// `on_run_complete` once at the end — also after Ctrl-C, with what finished.
+///
+/// ```
+/// use niceeval::reporter::{Reporter, SuiteReport};
+/// use niceeval::EvalReport;
+///
+/// /// Prints one line per eval that did not pass.
+/// struct NotPassed<W: std::io::Write + Send>(W);
+///
+/// impl<W: std::io::Write + Send> Reporter for NotPassed<W> {
+///     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
+///         if report.outcome != niceeval::Outcome::Passed {
+///             writeln!(self.0, "{} {}", report.id, report.outcome)?;
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// let mut reporter = NotPassed(Vec::new());
+/// reporter.on_run_complete(&SuiteReport::new(vec![], 0, false, 0.0)).unwrap();
+/// assert!(reporter.0.is_empty());
+/// ```
 pub trait Reporter: Send {
     /// The suite is about to start.
     fn on_run_start(&mut self, start: &SuiteStart) -> std::io::Result<()> {

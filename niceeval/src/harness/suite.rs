@@ -1,0 +1,163 @@
+//! Running a selection of evals: bounded concurrency on the current runtime, ignored evals
+//! reported as skipped, snapshot checks, Ctrl-C, and every finished eval streamed to the
+//! reporters while the suite keeps only its [`EvalSummary`].
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::Args;
+use crate::definition::EvalDefinition;
+use crate::outcome::Outcome;
+use crate::report::EvalReport;
+use crate::reporter::{EvalSummary, Reporter, SuiteReport, SuiteStart};
+use crate::run::{run_eval_async, RunOptions};
+
+/// Default number of evals run at once.
+pub const DEFAULT_CONCURRENCY: usize = 4;
+
+/// Runs the selected evals on the current (multi-threaded) Tokio runtime and feeds the
+/// reporters; returns the suite report.
+///
+/// At most `--concurrency` evals run at once (else `[run] concurrency` from the first eval's
+/// `niceeval.toml`, else [`DEFAULT_CONCURRENCY`]). `#[ignore]`d evals are reported as skipped
+/// unless `--ignored`/`--include-ignored` runs them. Each finished report goes to every
+/// reporter, in order, then is dropped: the suite keeps one [`EvalSummary`] per eval. Ctrl-C
+/// stops the run: running evals are abandoned, counted as not run, and the reporters still get
+/// `on_run_complete` with everything that finished.
+///
+/// ```no_run
+/// use niceeval::harness::{run_suite, Args};
+///
+/// # async fn demo() {
+/// let args = Args::parse(["--concurrency", "16"]).unwrap().unwrap();
+/// let suite = run_suite(&args, niceeval::registered(), &mut []).await;
+/// println!("{} passed, {} failed", suite.passed, suite.failed);
+/// # }
+/// ```
+pub async fn run_suite(
+    args: &Args,
+    selected: Vec<&'static EvalDefinition>,
+    reporters: &mut [Box<dyn Reporter>],
+) -> SuiteReport {
+    let started = Instant::now();
+    let concurrency = args
+        .concurrency
+        .or_else(|| {
+            selected
+                .first()
+                .and_then(|d| crate::run::config_for(d.manifest_dir).ok())
+                .and_then(|c| c.run.concurrency)
+        })
+        .unwrap_or(DEFAULT_CONCURRENCY)
+        .max(1);
+    let options = Arc::new(RunOptions {
+        runs: args.runs,
+        strict: args.strict,
+        timeout: args.timeout,
+        run_concurrency: None,
+    });
+    let (to_run, ignored): (Vec<_>, Vec<_>) = selected.into_iter().partition(|d| {
+        if args.ignored {
+            d.ignored
+        } else {
+            args.include_ignored || !d.ignored
+        }
+    });
+    let start = SuiteStart {
+        evals: to_run.iter().map(|d| d.id()).collect(),
+        concurrency,
+    };
+    for reporter in reporters.iter_mut() {
+        report_error(reporter.on_run_start(&start));
+    }
+    drop(start);
+    let mut summaries: Vec<EvalSummary> = Vec::with_capacity(to_run.len() + ignored.len());
+    for def in ignored.into_iter().filter(|_| !args.ignored) {
+        let report = ignored_report(def);
+        deliver(&report, reporters);
+        summaries.push(EvalSummary::from(&report));
+    }
+    let mut pending = to_run.into_iter();
+    let mut running = tokio::task::JoinSet::new();
+    let mut interrupted = false;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    loop {
+        while running.len() < concurrency {
+            let Some(def) = pending.next() else { break };
+            let options = options.clone();
+            running.spawn(async move { run_one(def, &options).await });
+        }
+        if running.is_empty() {
+            break;
+        }
+        tokio::select! {
+            joined = running.join_next() => match joined {
+                Some(Ok(report)) => {
+                    deliver(&report, reporters);
+                    summaries.push(EvalSummary::from(&report));
+                }
+                // run_eval_async contains the eval's panics; this is a bug in niceeval.
+                Some(Err(e)) => eprintln!("niceeval: an eval task was lost: {e}"),
+                None => break,
+            },
+            _ = &mut ctrl_c => {
+                interrupted = true;
+                break;
+            }
+        }
+    }
+    let not_run = pending.len() + running.len();
+    running.abort_all();
+    let suite = SuiteReport::new(
+        summaries,
+        not_run,
+        interrupted,
+        started.elapsed().as_secs_f64() * 1000.0,
+    );
+    for reporter in reporters.iter_mut() {
+        report_error(reporter.on_run_complete(&suite));
+    }
+    suite
+}
+
+/// Runs one eval and, when it asks for one, checks its snapshot.
+async fn run_one(def: &'static EvalDefinition, options: &RunOptions) -> EvalReport {
+    let mut report = run_eval_async(def, options).await;
+    if def.snapshot {
+        // insta compares and writes files: keep that off the runtime's worker threads.
+        report = match tokio::task::spawn_blocking(move || {
+            crate::snapshot::check_in_suite(def, &mut report);
+            report
+        })
+        .await
+        {
+            Ok(report) => report,
+            Err(e) => {
+                let mut failed = EvalReport::empty(def);
+                failed.error = Some(format!("checking the snapshot failed: {e}"));
+                failed
+            }
+        };
+    }
+    report
+}
+
+fn deliver(report: &EvalReport, reporters: &mut [Box<dyn Reporter>]) {
+    for reporter in reporters.iter_mut() {
+        report_error(reporter.on_eval_complete(report));
+    }
+}
+
+fn report_error(result: std::io::Result<()>) {
+    if let Err(e) = result {
+        eprintln!("niceeval: a reporter failed: {e}");
+    }
+}
+
+fn ignored_report(def: &'static EvalDefinition) -> EvalReport {
+    let mut report = EvalReport::empty(def);
+    report.outcome = Outcome::Skipped;
+    report.skip_reason = Some("#[ignore]d; run with --ignored or --include-ignored".into());
+    report
+}

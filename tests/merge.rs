@@ -1,0 +1,241 @@
+//! Sharded runs merged by `niceeval report` give the report of a single run: the fixture suite
+//! run whole, then split in two shards (by name filters, and by `cargo nextest run
+//! --partition`), each shard writing its own results directory; the merged shards must match
+//! the single run in every eval's outcome, runs, pass rate, pass@k and pass^k, and the
+//! Markdown reports must be equal once durations are redacted.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use niceeval::merge::{merge, read_reports};
+use niceeval::EvalReport;
+use niceeval_tests::child::{self, Output};
+use niceeval_tests::fixture::{Fixtures, BUILD_DEADLINE, RUN_DEADLINE};
+
+/// Runs the suite binary with `args`, its results file going to `dir`.
+fn shard(dir: &Path, args: &[&str]) -> Output {
+    let out = Fixtures::get().run(
+        "suite",
+        "suite",
+        args,
+        &[("NICEEVAL_RESULTS_DIR", dir.to_str().expect("UTF-8"))],
+    );
+    assert!(matches!(out.code(), Some(0 | 101)), "{}", out.dump());
+    out
+}
+
+/// What must agree between a merged and a single run: everything but durations and the
+/// representative run's timing-dependent details.
+fn essence(reports: &[EvalReport]) -> Vec<String> {
+    reports
+        .iter()
+        .map(|r| {
+            // Runs of one eval run concurrently: which run fails first is not part of the
+            // result, how many fail is.
+            let mut runs: Vec<&str> = r.runs.iter().map(|run| run.outcome.as_str()).collect();
+            runs.sort_unstable();
+            let assertions: Vec<String> = r
+                .assertions
+                .iter()
+                .map(|a| format!("{} {} {:.2}", a.name, a.passed, a.score))
+                .collect();
+            format!(
+                "{} {} runs={runs:?} n={} c={} rate={:.4} pass@k={:?} pass^k={:?} score={:?} error={:?} skip={:?} assertions={assertions:?}",
+                r.id,
+                r.outcome,
+                r.reliability.n,
+                r.reliability.c,
+                r.reliability.pass_rate,
+                r.reliability.pass_at_k,
+                r.reliability.pass_hat_k,
+                r.score,
+                r.error,
+                r.skip_reason,
+            )
+        })
+        .collect()
+}
+
+/// Runs `niceeval report --markdown FILE PATHS...`; returns the Markdown with durations
+/// redacted, after checking the exit code (1: some eval failed).
+fn markdown_report(dir: &Path, name: &str, paths: &[&Path]) -> String {
+    let cli = Fixtures::get().niceeval_cli();
+    let file = dir.join(name);
+    let mut command = Command::new(cli);
+    child::clean_env(&mut command)
+        .arg("report")
+        .arg("--quiet")
+        .arg("--markdown")
+        .arg(&file)
+        .args(paths);
+    let out = child::run(&mut command, RUN_DEADLINE);
+    assert_eq!(
+        out.code(),
+        Some(1),
+        "a failed eval fails the report\n{}",
+        out.dump()
+    );
+    let text = std::fs::read_to_string(&file).expect("markdown written");
+    niceeval::Regex::new(r"\d+\.\d+s\b")
+        .expect("a valid regex")
+        .replace_all(&text, "[duration]")
+        .into_owned()
+}
+
+fn merged(paths: &[PathBuf]) -> Vec<EvalReport> {
+    merge(read_reports(paths).unwrap_or_else(|e| panic!("{e}")))
+}
+
+#[test]
+fn two_shards_merge_into_the_report_of_a_single_run() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (single, one, two) = (
+        dir.path().join("single"),
+        dir.path().join("shard1"),
+        dir.path().join("shard2"),
+    );
+    shard(&single, &["--skip", "slow", "-q"]);
+    shard(&one, &["smoke", "checkout::needs_key", "-q"]);
+    shard(
+        &two,
+        &[
+            "--skip",
+            "slow",
+            "--skip",
+            "smoke",
+            "--skip",
+            "needs_key",
+            "-q",
+        ],
+    );
+
+    let whole = merged(std::slice::from_ref(&single));
+    let sharded = merged(&[one.clone(), two.clone()]);
+    assert_eq!(whole.len(), 6);
+    assert_eq!(essence(&sharded), essence(&whole));
+
+    let md_whole = markdown_report(dir.path(), "whole.md", &[&single]);
+    let md_sharded = markdown_report(dir.path(), "sharded.md", &[&one, &two]);
+    assert_eq!(md_sharded, md_whole);
+    assert!(
+        md_whole.contains("**3 passed**, **1 failed**, 2 skipped in [duration]"),
+        "{md_whole}"
+    );
+}
+
+#[test]
+fn runs_of_one_eval_split_across_shards_merge_into_one_pass_rate() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (single, one, two) = (
+        dir.path().join("single"),
+        dir.path().join("shard1"),
+        dir.path().join("shard2"),
+    );
+    // flaky fails its 2nd and 4th run of a process: 5 runs at once, or 2 + 3 on two machines,
+    // both give 3 passes out of 5.
+    shard(&single, &["--exact", "checkout::flaky", "-q"]);
+    shard(&one, &["--exact", "checkout::flaky", "--runs", "2", "-q"]);
+    shard(&two, &["--exact", "checkout::flaky", "--runs", "3", "-q"]);
+    let whole = merged(std::slice::from_ref(&single));
+    let sharded = merged(&[one, two]);
+    assert_eq!(sharded.len(), 1);
+    let (w, s) = (&whole[0], &sharded[0]);
+    assert_eq!(s.runs.len(), 5);
+    assert_eq!(s.reliability, w.reliability);
+    assert_eq!(s.reliability.c, 3);
+    assert!((s.reliability.pass_at_k[1] - 0.9).abs() < 1e-12); // 1 − C(2,2)/C(5,2)
+    assert!((s.reliability.pass_hat_k[1] - 0.3).abs() < 1e-12); // C(3,2)/C(5,2)
+    assert_eq!(s.outcome, w.outcome);
+}
+
+/// `cargo nextest run --partition count:i/2` on the fixture suite, results into `dir`.
+fn nextest_shard(dir: &Path, partition: Option<&str>) -> Output {
+    let fixtures = Fixtures::get();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    child::clean_env(&mut command)
+        .current_dir(fixtures.crate_dir("suite"))
+        .env("CARGO_TARGET_DIR", fixtures.target_dir())
+        .env("NICEEVAL_RESULTS_DIR", dir)
+        .args(["nextest", "run", "--no-fail-fast", "--test", "suite"])
+        .args(["-E", "not test(/^slow::/)", "--run-ignored", "all"]);
+    if fixtures.offline() {
+        command.arg("--offline");
+    }
+    if let Some(partition) = partition {
+        command.args(["--partition", partition]);
+    }
+    let out = child::run(&mut command, BUILD_DEADLINE);
+    // refund_fails fails (nextest exits 100) in whichever shard runs it.
+    let expected: &[i32] = if partition.is_some() {
+        &[0, 100]
+    } else {
+        &[100]
+    };
+    assert!(
+        out.code().is_some_and(|c| expected.contains(&c)),
+        "{}",
+        out.dump()
+    );
+    out
+}
+
+#[test]
+fn nextest_partitions_merge_into_the_report_of_a_single_run() {
+    let available = Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !available {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "cargo-nextest is required under CI"
+        );
+        eprintln!("notice: cargo-nextest is not installed; skipping the nextest partition test");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (single, one, two) = (
+        dir.path().join("single"),
+        dir.path().join("shard1"),
+        dir.path().join("shard2"),
+    );
+    nextest_shard(&single, None);
+    nextest_shard(&one, Some("count:1/2"));
+    nextest_shard(&two, Some("count:2/2"));
+    let whole = merged(std::slice::from_ref(&single));
+    let sharded = merged(&[one.clone(), two.clone()]);
+    // Every eval but the slow ones, the ignored one included (--run-ignored all).
+    assert_eq!(whole.len(), 6, "{:#?}", essence(&whole));
+    let count = |p: &Path| read_reports(&[p.to_path_buf()]).map_or(0, |r| r.len());
+    assert!(count(&one) > 0 && count(&two) > 0, "both shards ran evals");
+    assert_eq!(essence(&sharded), essence(&whole));
+    assert_eq!(
+        markdown_report(dir.path(), "sharded.md", &[&one, &two]),
+        markdown_report(dir.path(), "whole.md", &[&single])
+    );
+}
+
+#[test]
+fn the_report_command_says_when_there_is_nothing_to_read() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut command = Command::new(Fixtures::get().niceeval_cli());
+    child::clean_env(&mut command).arg("report").arg(dir.path());
+    let out = child::run(&mut command, RUN_DEADLINE);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(
+        out.stderr.contains("no eval reports in") && out.stderr.contains("run the evals first"),
+        "{}",
+        out.dump()
+    );
+
+    let mut command = Command::new(Fixtures::get().niceeval_cli());
+    child::clean_env(&mut command).args(["report", "--bogus"]);
+    let out = child::run(&mut command, RUN_DEADLINE);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(
+        out.stderr.contains("unknown option --bogus"),
+        "{}",
+        out.dump()
+    );
+}

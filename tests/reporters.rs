@@ -1,0 +1,328 @@
+//! The built-in reporters' output on hand-built reports, as insta snapshots (durations redacted
+//! the way a real run needs): the console's progress lines, failures, summary table and closing
+//! line; JUnit XML (also parsed, with its testcase count); the Markdown summary. Review changes
+//! with `cargo insta review`.
+
+use niceeval::reporter::{
+    Console, EvalSummary, Junit, Markdown, Reporter, SuiteReport, SuiteStart,
+};
+use niceeval::{
+    AssertionKind, AssertionResult, EvalReport, Event, Grade, Outcome, Role, RunSummary, Settings,
+    Usage,
+};
+
+fn assertion(name: &str, settings: Settings, score: f64, reason: &str) -> AssertionResult {
+    AssertionResult::from_grade(
+        name.to_string(),
+        AssertionKind::Value,
+        &settings,
+        Grade::score(score, reason),
+    )
+}
+
+fn run(outcome: Outcome, duration_ms: f64) -> RunSummary {
+    RunSummary {
+        outcome,
+        error: None,
+        below_threshold: false,
+        skip_reason: None,
+        score: None,
+        duration_ms,
+        usage: Usage::default(),
+        cost_usd: None,
+    }
+}
+
+/// A report with the given runs and assertions, statistics recomputed.
+fn report(id: &str, runs: Vec<RunSummary>, assertions: Vec<AssertionResult>) -> EvalReport {
+    let mut report = EvalReport {
+        id: id.to_string(),
+        file: "tests/evals.rs".to_string(),
+        line: 12,
+        tags: Vec::new(),
+        description: None,
+        outcome: Outcome::Failed,
+        strict: false,
+        error: None,
+        below_threshold: false,
+        skip_reason: None,
+        score: niceeval::mean_score(&assertions),
+        metrics: Default::default(),
+        assertions,
+        duration_ms: runs.iter().map(|r| r.duration_ms).sum(),
+        usage: Usage::default(),
+        cost_usd: None,
+        events: Vec::new(),
+        runs,
+        reliability: niceeval::stats::Reliability::new(0, 0),
+        min_pass_rate: 1.0,
+    };
+    report.recompute();
+    report
+}
+
+/// Five evals covering every outcome and mark, plus many runs with pass@k.
+fn reports() -> Vec<EvalReport> {
+    let mut refund = report(
+        "evals::support::refund_flow",
+        vec![run(Outcome::Passed, 1234.5)],
+        vec![
+            assertion(
+                "includes(\"refund\")",
+                Settings::gate(),
+                1.0,
+                "found \"refund\" at 14",
+            ),
+            assertion(
+                "similarity(\"Your refund is on its way\")",
+                Settings::soft(Some(0.6)),
+                0.82,
+                "distance 5 of 28 characters",
+            ),
+        ],
+    );
+    refund.usage = Usage {
+        input_tokens: 1200,
+        output_tokens: 340,
+        cache_read_tokens: 0,
+        cost_usd: None,
+    };
+    refund.cost_usd = Some(0.0123);
+    refund.tags = vec!["smoke".into()];
+    refund.events = vec![Event::Message {
+        role: Role::Assistant,
+        text: "Your refund for order #123 is on its way.".into(),
+    }];
+
+    let failing = report(
+        "evals::support::escalates",
+        vec![run(Outcome::Failed, 2500.0)],
+        vec![
+            assertion(
+                "called_tool(\"escalate\")",
+                Settings::gate(),
+                0.0,
+                "never called; tools called: lookup_order",
+            ),
+            assertion(
+                "includes(\"<manager>\")",
+                Settings::gate(),
+                1.0,
+                "found & kept",
+            ),
+        ],
+    );
+
+    let mut errored = report(
+        "evals::billing::invoice",
+        vec![run(Outcome::Failed, 30_000.0)],
+        vec![],
+    );
+    errored.error = Some("timed out after 30s; raise it with #[eval(timeout = \"..\")]".into());
+    errored.runs[0].error = errored.error.clone();
+
+    let mut skipped = report(
+        "evals::billing::needs_key",
+        vec![run(Outcome::Skipped, 1.0)],
+        vec![],
+    );
+    skipped.skip_reason = Some("no API key in this environment".into());
+
+    let mut below = report(
+        "evals::tone::polite",
+        vec![run(Outcome::Passed, 800.0)],
+        vec![assertion(
+            "similarity(\"Thank you!\")",
+            Settings::soft(Some(0.9)),
+            0.5,
+            "distance 6 of 10 characters",
+        )],
+    );
+    below.below_threshold = true;
+
+    let mut flaky = report(
+        "evals::search::flaky",
+        [
+            Outcome::Passed,
+            Outcome::Failed,
+            Outcome::Passed,
+            Outcome::Passed,
+            Outcome::Failed,
+        ]
+        .into_iter()
+        .map(|o| run(o, 100.0))
+        .collect(),
+        vec![assertion(
+            "includes(\"42\")",
+            Settings::gate(),
+            1.0,
+            "found",
+        )],
+    );
+    flaky.min_pass_rate = 0.6;
+    flaky.recompute();
+    assert_eq!(flaky.outcome, Outcome::Passed);
+    assert_eq!(failing.outcome, Outcome::Failed);
+    vec![refund, failing, errored, skipped, below, flaky]
+}
+
+/// Runs a reporter over the reports as the suite runner would.
+fn feed(reporter: &mut dyn Reporter, reports: &[EvalReport]) -> SuiteReport {
+    let start = SuiteStart {
+        evals: reports.iter().map(|r| r.id.clone()).collect(),
+        concurrency: 4,
+    };
+    reporter.on_run_start(&start).expect("run start");
+    for r in reports {
+        reporter.on_eval_complete(r).expect("eval complete");
+    }
+    let suite = SuiteReport::new(
+        reports.iter().map(EvalSummary::from).collect(),
+        0,
+        false,
+        36_512.25,
+    );
+    reporter.on_run_complete(&suite).expect("run complete");
+    suite
+}
+
+/// Redacts what changes from run to run: durations (`1.23s`, `time="1.234"`, `mean 12 ms`).
+fn redact(text: &str) -> String {
+    let rules = [
+        (r#"time="[0-9.]+""#, r#"time="[duration]""#),
+        (r#"timestamp="[0-9T:-]+""#, r#"timestamp="[timestamp]""#),
+        (r#"hostname="[^"]*""#, r#"hostname="[hostname]""#),
+        (r"\b\d+\.\d+s\b", "[duration]"),
+        (r"\b\d+ ms\b", "[ms]"),
+    ];
+    rules
+        .iter()
+        .fold(text.to_string(), |text, (pattern, with)| {
+            niceeval::Regex::new(pattern)
+                .expect("a valid regex")
+                .replace_all(&text, *with)
+                .into_owned()
+        })
+}
+
+#[test]
+fn console_progress_failures_summary_and_result_line() {
+    let mut console = Console::new(Vec::new(), false).filtered_out(3);
+    feed(&mut console, &reports());
+    let text = String::from_utf8(console.into_inner()).expect("UTF-8");
+    insta::assert_snapshot!("console", redact(&text));
+}
+
+#[test]
+fn console_on_a_terminal_draws_a_progress_bar() {
+    let mut console = Console::new(Vec::new(), true);
+    let reports = reports();
+    feed(&mut console, &reports[..2]);
+    let text = String::from_utf8(console.into_inner()).expect("UTF-8");
+    // The bar is drawn, then erased before each line and at the end.
+    assert!(
+        text.contains("[                              ] 0/2 evals"),
+        "{text:?}"
+    );
+    assert!(
+        text.contains("\r\x1b[2Ktest support::escalates ... FAILED"),
+        "{text:?}"
+    );
+    assert!(
+        text.contains("[===============               ] 1/2 evals"),
+        "{text:?}"
+    );
+    // A plain console never writes escape codes.
+    let mut plain = Console::new(Vec::new(), false);
+    feed(&mut plain, &reports[..2]);
+    assert!(!String::from_utf8(plain.into_inner())
+        .expect("UTF-8")
+        .contains('\x1b'));
+}
+
+#[test]
+fn junit_xml_has_one_testcase_per_eval_and_parses() {
+    let mut junit = Junit::new(Vec::new());
+    let reports = reports();
+    feed(&mut junit, &reports);
+    let xml = String::from_utf8(junit.into_inner()).expect("UTF-8");
+    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    assert_eq!(cases.len(), reports.len());
+    assert_eq!(root.attribute("tests"), Some("6"));
+    assert_eq!(root.attribute("failures"), Some("1"));
+    assert_eq!(root.attribute("errors"), Some("1"));
+    assert_eq!(root.attribute("skipped"), Some("1"));
+    let failure = doc
+        .descendants()
+        .find(|n| n.has_tag_name("failure"))
+        .expect("a failure element");
+    // The failure carries the whole report, unescaped back by the parser.
+    assert!(failure
+        .text()
+        .unwrap_or_default()
+        .contains("FAIL  gate called_tool(\"escalate\")"));
+    assert!(failure
+        .text()
+        .unwrap_or_default()
+        .contains("includes(\"<manager>\")"));
+    insta::assert_snapshot!("junit", redact(&xml));
+}
+
+#[test]
+fn markdown_summary_with_table_and_failures() {
+    let mut md = Markdown::new(Vec::new());
+    feed(&mut md, &reports());
+    let text = String::from_utf8(md.into_inner()).expect("UTF-8");
+    insta::assert_snapshot!("markdown", redact(&text));
+}
+
+#[test]
+fn an_interrupted_suite_says_so() {
+    let mut console = Console::new(Vec::new(), false);
+    let reports = reports();
+    console
+        .on_run_start(&SuiteStart {
+            evals: vec![],
+            concurrency: 2,
+        })
+        .expect("start");
+    console.on_eval_complete(&reports[0]).expect("eval");
+    let suite = SuiteReport::new(vec![EvalSummary::from(&reports[0])], 5, true, 1000.0);
+    console.on_run_complete(&suite).expect("complete");
+    let text = String::from_utf8(console.into_inner()).expect("UTF-8");
+    assert!(text.contains("interrupted: 5 eval(s) did not finish; finished results were reported"));
+    assert!(
+        text.contains("test result: FAILED. 1 passed; 0 failed; 0 ignored;"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_quiet_console_is_libtest_terse() {
+    let mut console = Console::new(Vec::new(), true).quiet(true);
+    feed(&mut console, &reports());
+    let text = String::from_utf8(console.into_inner()).expect("UTF-8");
+    assert!(
+        text.starts_with("\nrunning 6 evals (concurrency 4)\n.FFi..\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\x1b'),
+        "quiet never draws a status line: {text:?}"
+    );
+    assert!(
+        text.contains("\nfailures:\n\neval evals::support::escalates FAILED\n"),
+        "{text}"
+    );
+    assert!(!text.contains("pass@k"), "no table: {text}");
+    assert!(
+        text.contains("test result: FAILED. 3 passed; 2 failed; 1 ignored;"),
+        "{text}"
+    );
+}
