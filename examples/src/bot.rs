@@ -27,6 +27,10 @@ use crate::orders::{self, dollars, Order, OrderStatus};
 /// Refunds above this total (in cents, so $100.00) need a human's approval.
 pub const APPROVAL_LIMIT_CENTS: u64 = 10_000;
 
+/// The model the bot pretends to be, named on its `usage` events so costs can be estimated
+/// from niceeval's price table.
+pub const MODEL: &str = "openai/gpt-4o-mini";
+
 /// Tokens of the (imaginary) system prompt, counted in every model call's input.
 const SYSTEM_PROMPT_TOKENS: u64 = 120;
 
@@ -173,7 +177,7 @@ impl<'a> TurnWriter<'a> {
 
     /// One model call that decides on a tool call (a short output).
     fn plan(&self) {
-        self.events.usage(self.context_tokens, 16);
+        self.events.model_usage(MODEL, self.context_tokens, 16);
     }
 
     /// Calls `lookup_order`; `None` (and a failed call) for an unknown order.
@@ -203,7 +207,8 @@ impl<'a> TurnWriter<'a> {
 
     /// The final model call: the answer, its usage, and the turn's structured data.
     fn reply(&self, text: &str, data: Option<Value>) {
-        self.events.usage(self.context_tokens, tokens(text));
+        self.events
+            .model_usage(MODEL, self.context_tokens, tokens(text));
         self.events.say(text);
         if let Some(data) = data {
             self.events.set_data(data);

@@ -72,3 +72,6 @@ async fn meeting_summary_is_faithful(t: &mut Eval) -> niceeval::Result {
         .at_least(0.7);
     Ok(())
 }
+
+// The suite runner: runs every #[eval] above concurrently, with libtest-style arguments.
+niceeval::main!();

@@ -274,6 +274,26 @@ impl EventSink {
         });
     }
 
+    /// Records token usage for one call of `model` (`provider/model`), so `max_cost` and the
+    /// reports can price it from the price table.
+    ///
+    /// ```
+    /// use niceeval::{Event, EventSink};
+    ///
+    /// let sink = EventSink::default();
+    /// sink.model_usage("openai/gpt-4o-mini", 1200, 80);
+    /// assert!(matches!(&sink.snapshot()[0], Event::Usage { model: Some(m), .. } if m == "openai/gpt-4o-mini"));
+    /// ```
+    pub fn model_usage(&self, model: impl Into<String>, input_tokens: u64, output_tokens: u64) {
+        self.emit(Event::Usage {
+            input_tokens,
+            output_tokens,
+            cache_read_tokens: 0,
+            cost_usd: None,
+            model: Some(model.into()),
+        });
+    }
+
     /// Sets the turn's structured output ([`crate::Turn::data`]).
     pub fn set_data(&self, data: Value) {
         self.lock().data = Some(data);
