@@ -222,7 +222,6 @@ pub fn summary_table(evals: &[EvalSummary]) -> String {
         "cost",
         "time",
     ];
-    let dash = || "-".to_string();
     let rows: Vec<[String; 10]> = evals
         .iter()
         .map(|e| {
@@ -231,20 +230,18 @@ pub fn summary_table(evals: &[EvalSummary]) -> String {
                 (Outcome::Passed, _, true) => "passed*".to_string(),
                 (o, _, _) => o.as_str().to_string(),
             };
+            let [runs, rate, at_k, hat_k, score, tokens, cost, time] = e.table_cells("-");
             [
                 test_name(&e.id).to_string(),
                 outcome,
-                e.runs.to_string(),
-                e.pass_rate_cell().unwrap_or_else(dash),
-                e.pass_at_k_cell().unwrap_or_else(dash),
-                e.pass_hat_k_cell().unwrap_or_else(dash),
-                e.score.map_or_else(dash, |s| format!("{s:.2}")),
-                match e.usage.total_tokens() {
-                    0 => dash(),
-                    n => n.to_string(),
-                },
-                e.cost_usd.map_or_else(dash, |c| format!("${c:.4}")),
-                format!("{:.2}s", e.duration_ms / 1000.0),
+                runs,
+                rate,
+                at_k,
+                hat_k,
+                score,
+                tokens,
+                cost,
+                time,
             ]
         })
         .collect();

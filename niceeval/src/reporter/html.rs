@@ -237,7 +237,6 @@ const SCRIPT: &str = r#"
 /// The summary table, rendered on the server side so it reads without scripts.
 fn summary_rows(suite: &SuiteReport) -> String {
     let mut rows = String::new();
-    let dash = || "–".to_string();
     for e in &suite.evals {
         let class = match e.outcome {
             Outcome::Passed => "pass",
@@ -246,21 +245,18 @@ fn summary_rows(suite: &SuiteReport) -> String {
         };
         let _ = write!(
             rows,
-            "<tr><td><code>{}</code></td><td class=\"{class}\">{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}s</td></tr>",
+            "<tr><td><code>{}</code></td><td class=\"{class}\">{}{}</td>{}</tr>",
             escape(&e.id),
             if e.error { "error" } else { e.outcome.as_str() },
-            if e.below_threshold && e.outcome == Outcome::Passed { " (below threshold)" } else { "" },
-            e.runs,
-            e.pass_rate_cell().unwrap_or_else(dash),
-            e.pass_at_k_cell().unwrap_or_else(dash),
-            e.pass_hat_k_cell().unwrap_or_else(dash),
-            e.score.map_or_else(dash, |s| format!("{s:.2}")),
-            match e.usage.total_tokens() {
-                0 => dash(),
-                n => n.to_string(),
+            if e.below_threshold && e.outcome == Outcome::Passed {
+                " (below threshold)"
+            } else {
+                ""
             },
-            e.cost_usd.map_or_else(dash, |c| format!("${c:.4}")),
-            e.duration_ms / 1000.0
+            e.table_cells("–")
+                .iter()
+                .map(|c| format!("<td class=\"num\">{}</td>", escape(c)))
+                .collect::<String>()
         );
     }
     rows

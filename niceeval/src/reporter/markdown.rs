@@ -82,7 +82,6 @@ impl<W: Write + Send> Reporter for Markdown<W> {
                 "| eval | outcome | runs | pass rate | pass@k | pass^k | score | tokens | cost | time |\n",
             );
             md.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-            let dash = || "–".to_string();
             for e in &suite.evals {
                 let outcome = match (e.outcome, e.error, e.below_threshold) {
                     (Outcome::Failed, true, _) => "❌ error",
@@ -93,19 +92,9 @@ impl<W: Write + Send> Reporter for Markdown<W> {
                 };
                 let _ = writeln!(
                     md,
-                    "| `{}` | {outcome} | {} | {} | {} | {} | {} | {} | {} | {:.2}s |",
+                    "| `{}` | {outcome} | {} |",
                     cell(&e.id),
-                    e.runs,
-                    e.pass_rate_cell().unwrap_or_else(dash),
-                    e.pass_at_k_cell().unwrap_or_else(dash),
-                    e.pass_hat_k_cell().unwrap_or_else(dash),
-                    e.score.map_or_else(dash, |s| format!("{s:.2}")),
-                    match e.usage.total_tokens() {
-                        0 => dash(),
-                        n => n.to_string(),
-                    },
-                    e.cost_usd.map_or_else(dash, |c| format!("${c:.4}")),
-                    e.duration_ms / 1000.0
+                    e.table_cells("–").join(" | ")
                 );
             }
         }

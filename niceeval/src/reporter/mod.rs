@@ -133,6 +133,25 @@ impl EvalSummary {
     pub fn pass_rate_cell(&self) -> Option<String> {
         (self.runs > 1 && !self.pass_at_k.is_empty()).then(|| format!("{:.2}", self.pass_rate))
     }
+
+    /// The numeric cells every summary table shows, in order: runs, pass rate, pass@k, pass^k,
+    /// score, tokens, cost and time; `empty` stands for a value that does not apply.
+    pub fn table_cells(&self, empty: &str) -> [String; 8] {
+        let empty = || empty.to_string();
+        [
+            self.runs.to_string(),
+            self.pass_rate_cell().unwrap_or_else(empty),
+            self.pass_at_k_cell().unwrap_or_else(empty),
+            self.pass_hat_k_cell().unwrap_or_else(empty),
+            self.score.map_or_else(empty, |s| format!("{s:.2}")),
+            match self.usage.total_tokens() {
+                0 => empty(),
+                n => n.to_string(),
+            },
+            self.cost_usd.map_or_else(empty, |c| format!("${c:.4}")),
+            format!("{:.2}s", self.duration_ms / 1000.0),
+        ]
+    }
 }
 
 /// The end of a suite: every eval's summary, sorted by id (so reports do not depend on which
