@@ -416,6 +416,8 @@ fn advance_pair(
     let mut carry_two = (1u64, 0u64);
     // Blocks below the final one, where the carry leaves from bit 63.
     let end_one = (one.1 + 1).min(fin);
+    // Lets the optimizer drop the bounds checks of the hot loop below.
+    assert!(end_one <= state.len() && end_one <= eqs_one.len() && end_one <= eqs_two.len());
     for b in one.0..end_one {
         carry_one = step(&mut state[b], eqs_one[b], carry_one, 63);
         if b > two.0 {
