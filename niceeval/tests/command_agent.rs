@@ -99,8 +99,10 @@ print(json.dumps({"type": "message", "role": "assistant", "text": text}))
 
 #[test]
 fn a_malformed_line_fails_the_turn_naming_the_line() {
+    // stderr is written before the bad line: the agent fails the turn (and kills the process
+    // group) as soon as it reads that line, so anything printed after it may never be written.
     let agent = CommandAgent::shell(
-        r#"echo '{"type":"thinking","text":"hm"}'; echo; echo 'DEBUG: not json'; echo oops >&2"#,
+        r#"echo oops >&2; echo '{"type":"thinking","text":"hm"}'; echo; echo 'DEBUG: not json'"#,
     );
     let (result, t) = send(agent, "hi");
     let err = result.unwrap_err().to_string();
