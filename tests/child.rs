@@ -58,38 +58,7 @@ pub fn clean_env(command: &mut Command) -> &mut Command {
 /// Runs `command` to completion with stdin closed and output captured. Past `deadline` the child
 /// is killed and this panics with what it printed so far.
 pub fn run(command: &mut Command, deadline: Duration) -> Output {
-    let description = format!("{command:?}");
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {description}: {e}"));
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() > deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "{description} did not finish within {deadline:?}; killed it\n--- stdout ---\n{}\n--- stderr ---\n{}",
-                    collect(&stdout),
-                    collect(&stderr)
-                );
-            }
-            Ok(None) => thread::sleep(Duration::from_millis(10)),
-            Err(e) => panic!("cannot wait for {description}: {e}"),
-        }
-    };
-    Output {
-        command: description,
-        status,
-        stdout: collect(&stdout),
-        stderr: collect(&stderr),
-    }
+    spawn(command).wait(deadline)
 }
 
 /// Reads a pipe to its end on a thread, so a child filling one pipe never blocks on it.

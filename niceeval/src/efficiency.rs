@@ -35,7 +35,7 @@ use std::collections::HashMap;
 use crate::assertion::{AssertionKind, Grade, Settings};
 use crate::eval::Eval;
 use crate::event::{Event, Usage};
-use crate::price::{estimate_cost, format_count, format_usd};
+use crate::price::{estimate_cost, format_count, format_usd, token_breakdown};
 use crate::scope::{RunView, Scoped, ScopedCheck};
 
 impl Eval {
@@ -173,19 +173,10 @@ impl ScopedCheck for MaxTokens {
         }
         let usage = Usage::from_events(run.events);
         let total = usage.total_tokens();
-        let cache = if usage.cache_read_tokens > 0 {
-            format!(
-                " (of which {} cache-read)",
-                format_count(usage.cache_read_tokens)
-            )
-        } else {
-            String::new()
-        };
         let reason = format!(
-            "{} tokens ({} input{cache} + {} output), {}",
+            "{} tokens ({}), {}",
             format_count(total),
-            format_count(usage.input_tokens),
-            format_count(usage.output_tokens),
+            token_breakdown(&usage),
             verdict(
                 total <= self.limit,
                 &format_count(self.limit),

@@ -294,6 +294,11 @@ fn plural(n: usize) -> &'static str {
 }
 
 fn describe_tokens(usage: &Usage) -> String {
+    format!("{} tokens", token_breakdown(usage))
+}
+
+/// `1,200 input (of which 300 cache-read) + 80 output`: how a usage splits, for reasons.
+pub(crate) fn token_breakdown(usage: &Usage) -> String {
     let cache = if usage.cache_read_tokens > 0 {
         format!(
             " (of which {} cache-read)",
@@ -303,7 +308,7 @@ fn describe_tokens(usage: &Usage) -> String {
         String::new()
     };
     format!(
-        "{} input{cache} + {} output tokens",
+        "{} input{cache} + {} output",
         format_count(usage.input_tokens),
         format_count(usage.output_tokens)
     )

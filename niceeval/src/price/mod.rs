@@ -35,7 +35,7 @@ use crate::event::Usage;
 
 pub use builtin::PRICES_AS_OF;
 pub use cost::{estimate_cost, Cost, Estimate, PriceError};
-pub(crate) use cost::{format_count, format_usd, run_cost};
+pub(crate) use cost::{format_count, format_usd, run_cost, token_breakdown};
 
 /// What a model costs, in USD per 1M tokens. In `niceeval.toml`:
 ///
