@@ -3,7 +3,6 @@
 //! value their closures receive. A closure that panics becomes an execution error on its
 //! assertion, never a crashed eval.
 
-use std::any::Any;
 use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -145,19 +144,9 @@ fn run_user<T: View + ?Sized, R>(
     catch_unwind(AssertUnwindSafe(|| T::view(value, f))).map_err(|payload| {
         Grade::error(format!(
             "{what} panicked: {}; a check should return, not panic",
-            panic_message(payload.as_ref())
+            crate::run::panic_message(payload.as_ref())
         ))
     })
-}
-
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(no message)".to_string()
-    }
 }
 
 /// A predicate with a label for reports: passes when the predicate returns `true`. **Gate by
