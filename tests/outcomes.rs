@@ -114,6 +114,7 @@ fn passing_eval_passes_and_prints_nothing() {
         out.dump()
     );
     assert!(!out.stderr.contains("SKIPPED"), "{}", out.dump());
+    assert!(!out.stderr.contains("skipped eval"), "{}", out.dump());
 }
 
 #[test]
@@ -239,6 +240,14 @@ fn skip_is_announced_as_skipped_not_as_a_silent_pass() {
         out.dump()
     );
     assert!(!out.stdout.contains("evals::skipped"), "{}", out.dump());
+    // libtest's summary counts it as passed; at exit the process says which passes were skips.
+    assert!(
+        out.stderr.ends_with(
+            "niceeval: 1 of the tests counted as passed above was a skipped eval (libtest has no runtime skip):\n  evals::skipped: no API key in this environment\n"
+        ),
+        "{}",
+        out.dump()
+    );
 
     let out = eval("skipped", &["--nocapture"], &[]);
     assert!(

@@ -46,6 +46,7 @@ fn report(id: &str, runs: Vec<RunSummary>, assertions: Vec<AssertionResult>) -> 
         error: None,
         below_threshold: false,
         skip_reason: None,
+        stopped: None,
         score: niceeval::mean_score(&assertions),
         metrics: Default::default(),
         assertions,

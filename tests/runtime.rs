@@ -289,6 +289,30 @@ fn require_stops_the_body_without_an_execution_error() {
     assert_eq!(report.outcome, Outcome::Failed);
     assert_eq!(report.error, None);
     assert_eq!(names(&report), [r#"includes("refund")"#]);
+    let stopped = "t.require(includes(\"refund\")) did not pass; the rest of the body did not run";
+    assert_eq!(report.stopped.as_deref(), Some(stopped));
+    assert!(
+        report
+            .render()
+            .contains(&format!("\n  stopped: {stopped}\n")),
+        "{}",
+        report.render()
+    );
+}
+
+#[test]
+fn a_require_that_passes_or_is_ignored_does_not_mark_the_body_stopped() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.require("Hello", includes("Hello"))?;
+            let _ignored = t.require("Hello", includes("refund"));
+            Ok(())
+        })
+    }
+    let report = run(definition("require_ignored", body));
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert_eq!(report.stopped, None);
+    assert!(!report.render().contains("stopped:"), "{}", report.render());
 }
 
 #[test]

@@ -55,6 +55,7 @@ pub mod reporter;
 pub mod results;
 mod run;
 pub mod scope;
+mod skip_notice;
 pub mod snapshot;
 pub mod spec;
 pub mod stats;

@@ -66,6 +66,10 @@ pub struct EvalReport {
     /// Why the eval was skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skip_reason: Option<String>,
+    /// Where the representative run's body ended early: the `t.require` whose failure stopped
+    /// it (so the steps after it never ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
     /// The representative run's assertions, in the order they were recorded (value assertions
     /// as they ran, then scoped and judge assertions).
     pub assertions: Vec<AssertionResult>,
@@ -110,6 +114,7 @@ impl EvalReport {
             error: None,
             below_threshold: false,
             skip_reason: None,
+            stopped: None,
             assertions: Vec::new(),
             score: None,
             metrics: Default::default(),
@@ -193,6 +198,9 @@ impl EvalReport {
         }
         if let Some(reason) = &self.skip_reason {
             let _ = writeln!(out, "  skipped: {reason}");
+        }
+        if let Some(stopped) = &self.stopped {
+            let _ = writeln!(out, "  stopped: {stopped}");
         }
         if self.below_threshold && self.strict && self.error.is_none() {
             let _ = writeln!(

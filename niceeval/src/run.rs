@@ -213,6 +213,8 @@ fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 struct RunDetail {
     assertions: Vec<crate::assertion::AssertionResult>,
     events: Vec<crate::event::Event>,
+    /// The body ended early at a failed `t.require`.
+    stopped: Option<String>,
 }
 
 fn failed_before_start(error: String) -> (RunSummary, RunDetail) {
@@ -230,6 +232,7 @@ fn failed_before_start(error: String) -> (RunSummary, RunDetail) {
         RunDetail {
             assertions: Vec::new(),
             events: Vec::new(),
+            stopped: None,
         },
     )
 }
@@ -254,6 +257,7 @@ async fn run_once(
 ) -> (RunSummary, RunDetail) {
     let started = Instant::now();
     let record = Arc::new(Record::default());
+    let mut stopped = None;
     let error = match make_agent(def, &config) {
         Err(e) => Some(e),
         Ok(agent) => {
@@ -278,6 +282,12 @@ async fn run_once(
                 )),
                 Ok(Err(join)) => Some(format!("the eval body was cancelled: {join}")),
                 Ok(Ok(Err(e))) if e.is_execution_error() => Some(e.to_string()),
+                Ok(Ok(Err(Error::Required { name, .. }))) => {
+                    stopped = Some(format!(
+                        "t.require({name}) did not pass; the rest of the body did not run"
+                    ));
+                    None
+                }
                 Ok(Ok(_)) => None,
             }
         }
@@ -317,6 +327,7 @@ async fn run_once(
         RunDetail {
             assertions,
             events: taken.log,
+            stopped,
         },
     )
 }
@@ -331,7 +342,14 @@ fn assemble(
     let summaries: Vec<RunSummary> = runs.iter().map(|(s, _)| s.clone()).collect();
     let (outcome, _) = crate::report::fold_runs(&summaries, min_pass_rate);
     let representative = representative(&summaries, outcome);
-    let (rep, RunDetail { assertions, events }) = runs
+    let (
+        rep,
+        RunDetail {
+            assertions,
+            events,
+            stopped,
+        },
+    ) = runs
         .into_iter()
         .nth(representative)
         .unwrap_or_else(|| failed_before_start("the eval did not run".to_string()));
@@ -346,6 +364,7 @@ fn assemble(
         error: rep.error,
         below_threshold: rep.below_threshold,
         skip_reason: rep.skip_reason,
+        stopped,
         metrics: crate::outcome::metric_scores(&assertions),
         assertions,
         score: rep.score,
@@ -417,6 +436,8 @@ pub fn finish_test(report: EvalReport) {
             let reason = report.skip_reason.as_deref().unwrap_or("no reason given");
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(stderr, "niceeval: SKIPPED {}: {reason}", report.id);
+            drop(stderr);
+            crate::skip_notice::note(&report.id, reason);
             println!("{}", report.render());
         }
         Outcome::Passed => println!("{}", report.render()),

@@ -62,6 +62,9 @@ pub fn text(report: &EvalReport) -> String {
     if let Some(reason) = &report.skip_reason {
         let _ = writeln!(out, "skipped: {reason}");
     }
+    if let Some(stopped) = &report.stopped {
+        let _ = writeln!(out, "stopped: {stopped}");
+    }
     if report.runs.len() > 1 {
         let _ = writeln!(
             out,

@@ -204,6 +204,7 @@ const SCRIPT: &str = r#"
     box.append(el("p", {}, `${r.file}:${r.line}`));
     if (r.error) box.append(el("p", { class: "fail" }, "error: " + r.error));
     if (r.skip_reason) box.append(el("p", { class: "skip" }, "skipped: " + r.skip_reason));
+    if (r.stopped) box.append(el("p", { class: "skip" }, "stopped: " + r.stopped));
     if (r.runs.length > 1) {
       const rel = r.reliability;
       const ks = rel.pass_at_k.map((p, i) => `pass@${i + 1} ${fmt(p)} · pass^${i + 1} ${fmt(rel.pass_hat_k[i])}`);
