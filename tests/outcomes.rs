@@ -328,6 +328,7 @@ fn require_stops_the_body() {
     let expected = format!(
         r#"eval evals::require_stops FAILED
   at outcomes/tests/evals.rs:{}
+  stopped: t.require(includes("refund")) did not pass; the rest of the body did not run
   1 assertion(s), 1 gate(s) failed, score 0.00
 
   FAIL  gate includes("refund") — score 0.00
