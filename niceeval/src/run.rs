@@ -437,9 +437,14 @@ pub fn finish_test(report: EvalReport) {
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(stderr, "niceeval: SKIPPED {}: {reason}", report.id);
             drop(stderr);
-            crate::skip_notice::note(&report.id, reason);
+            crate::exit_notice::skipped(&report.id, reason);
             println!("{}", report.render());
         }
-        Outcome::Passed => println!("{}", report.render()),
+        Outcome::Passed => {
+            if report.below_threshold {
+                crate::exit_notice::below_threshold(&report);
+            }
+            println!("{}", report.render());
+        }
     }
 }

@@ -1,0 +1,182 @@
+//! What libtest's summary hides, said once more when a plain `cargo test` process exits.
+//!
+//! libtest has no runtime skip and no "passed with a warning": it counts a skipped eval and an
+//! eval that passed with soft assertions below their threshold as plain passes, and captures
+//! their reports. This module keeps both kinds for the test process and, when the process exits
+//! (after libtest's `test result:` line), lists them with their reasons.
+//!
+//! The suite runner (`niceeval::main!()`) shows skips and marks itself and never comes here.
+
+use std::sync::Mutex;
+
+use crate::report::EvalReport;
+
+/// What the notice lists.
+#[derive(Debug, Default)]
+pub(crate) struct Notes {
+    /// `(eval id, reason)` of every skipped eval, in the order they finished.
+    skipped: Vec<(String, String)>,
+    /// `(eval id, the soft assertions below their threshold)` of every marked pass.
+    below: Vec<(String, Vec<String>)>,
+}
+
+static NOTES: Mutex<Notes> = Mutex::new(Notes {
+    skipped: Vec::new(),
+    below: Vec::new(),
+});
+
+/// Records a skipped eval; the first note arranges for the notice at exit.
+pub(crate) fn skipped(id: &str, reason: &str) {
+    with_notes(|notes| notes.skipped.push((id.to_string(), reason.to_string())));
+}
+
+/// Records an eval that passed with soft assertions below their threshold.
+pub(crate) fn below_threshold(report: &EvalReport) {
+    let below = report
+        .assertions
+        .iter()
+        .filter(|a| a.is_below_threshold())
+        .map(|a| match a.threshold {
+            Some(threshold) => format!("{} scored {:.2} (needs ≥ {threshold:.2})", a.name, a.score),
+            None => format!("{} scored {:.2}", a.name, a.score),
+        })
+        .collect();
+    with_notes(|notes| notes.below.push((report.id.clone(), below)));
+}
+
+fn with_notes(add: impl FnOnce(&mut Notes)) {
+    let mut notes = NOTES.lock().unwrap_or_else(|p| p.into_inner());
+    if notes.skipped.is_empty() && notes.below.is_empty() {
+        print_at_exit();
+    }
+    add(&mut notes);
+}
+
+/// The text printed at exit, or `None` when there is nothing to say.
+///
+/// ```text
+/// niceeval: 1 of the tests counted as passed above was a skipped eval (libtest has no runtime skip):
+///   evals::needs_key: no API key in this environment
+/// niceeval: 1 of the tests counted as passed above was an eval that passed with soft assertions below their threshold (strict mode would fail it):
+///   evals::tone: similarity("..") scored 0.41 (needs ≥ 0.60)
+/// ```
+pub(crate) fn notice(notes: &Notes) -> Option<String> {
+    let mut text = String::new();
+    if !notes.skipped.is_empty() {
+        text.push_str(&header(
+            notes.skipped.len(),
+            "a skipped eval (libtest has no runtime skip)",
+            "skipped evals (libtest has no runtime skip)",
+        ));
+        for (id, reason) in &notes.skipped {
+            text.push_str(&format!("  {id}: {reason}\n"));
+        }
+    }
+    if !notes.below.is_empty() {
+        text.push_str(&header(
+            notes.below.len(),
+            "an eval that passed with soft assertions below their threshold (strict mode would fail it)",
+            "evals that passed with soft assertions below their threshold (strict mode would fail them)",
+        ));
+        for (id, below) in &notes.below {
+            text.push_str(&format!("  {id}: {}\n", below.join("; ")));
+        }
+    }
+    (!text.is_empty()).then_some(text)
+}
+
+fn header(count: usize, one: &str, many: &str) -> String {
+    if count == 1 {
+        format!("niceeval: 1 of the tests counted as passed above was {one}:\n")
+    } else {
+        format!("niceeval: {count} of the tests counted as passed above were {many}:\n")
+    }
+}
+
+#[cfg(unix)]
+fn print_at_exit() {
+    extern "C" fn at_exit() {
+        // Never block while the process is going away: a thread that died holding the lock
+        // would otherwise hang the exit.
+        let Ok(notes) = NOTES.try_lock() else {
+            return;
+        };
+        if let Some(text) = notice(&notes) {
+            write_stderr(text.as_bytes());
+        }
+    }
+    // SAFETY: `at_exit` is a plain `extern "C" fn()` that lives for the whole program; `atexit`
+    // only stores the pointer. A non-zero return (no room for more handlers) loses the notice,
+    // not the reports and announcements already printed.
+    unsafe {
+        libc::atexit(at_exit);
+    }
+}
+
+/// Writes straight to file descriptor 2: at exit the standard library's handles may already be
+/// torn down.
+#[cfg(unix)]
+fn write_stderr(mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        // SAFETY: the pointer and length describe the live slice `bytes`.
+        let written = unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
+        if written <= 0 {
+            return;
+        }
+        bytes = &bytes[written.unsigned_abs().min(bytes.len())..];
+    }
+}
+
+/// Elsewhere only the per-eval announcement of a skip is printed.
+#[cfg(not(unix))]
+fn print_at_exit() {}
+
+#[cfg(test)]
+mod tests {
+    use super::{notice, Notes};
+
+    #[test]
+    fn nothing_to_say_prints_nothing() {
+        assert_eq!(notice(&Notes::default()), None);
+    }
+
+    #[test]
+    fn one_skip_is_named_with_its_reason() {
+        let notes = Notes {
+            skipped: vec![("evals::a".into(), "no key".into())],
+            ..Notes::default()
+        };
+        assert_eq!(
+            notice(&notes).as_deref(),
+            Some("niceeval: 1 of the tests counted as passed above was a skipped eval (libtest has no runtime skip):\n  evals::a: no key\n")
+        );
+    }
+
+    #[test]
+    fn several_skips_and_marked_passes_are_counted_and_listed_in_order() {
+        let notes = Notes {
+            skipped: vec![
+                ("evals::b".into(), "later".into()),
+                ("evals::a".into(), "no key".into()),
+            ],
+            below: vec![
+                (
+                    "evals::c".into(),
+                    vec!["similarity(\"x\") scored 0.10 (needs ≥ 0.90)".into()],
+                ),
+                (
+                    "evals::d".into(),
+                    vec!["a scored 0.20".into(), "b scored 0.30".into()],
+                ),
+            ],
+        };
+        let text = notice(&notes).unwrap_or_default();
+        assert_eq!(
+            text,
+            "niceeval: 2 of the tests counted as passed above were skipped evals (libtest has no runtime skip):\n  \
+             evals::b: later\n  evals::a: no key\n\
+             niceeval: 2 of the tests counted as passed above were evals that passed with soft assertions below their threshold (strict mode would fail them):\n  \
+             evals::c: similarity(\"x\") scored 0.10 (needs ≥ 0.90)\n  evals::d: a scored 0.20; b scored 0.30\n"
+        );
+    }
+}
