@@ -93,6 +93,24 @@ async fn matches_json_schema(t: &mut Eval) -> niceeval::Result {
     Ok(())
 }
 
+// `command_succeeded()` checks a finished command (`std::process::Output`, an exit status or a
+// JSON command result): a build, a test run or a validator over what the agent produced. A
+// failure shows the exit code and the end of stderr. Here Python's JSON parser must accept the
+// reply.
+#[eval(agent = support_bot, tags = ["matchers", "structured"])]
+async fn command_succeeded_on_a_real_process(t: &mut Eval) -> niceeval::Result {
+    t.send("order 123 as json").await?;
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("reply.json");
+    std::fs::write(&file, t.reply())?;
+    let validated = std::process::Command::new("python3")
+        .args(["-m", "json.tool"])
+        .arg(&file)
+        .output()?;
+    t.check(validated, command_succeeded());
+    Ok(())
+}
+
 // `similarity` is normalized Levenshtein similarity (1 = identical). It is soft: by default it
 // needs 0.6, and below that it marks the eval instead of failing it. `.at_least(x)` sets the
 // threshold; `.gate()` makes it a gate, so falling below the threshold fails the eval.

@@ -1,5 +1,6 @@
 //! Efficiency budgets: [`Eval::max_tokens`], [`Eval::max_cost`] and [`Eval::max_tool_calls`],
-//! scoped checks over the run's `usage` and `action.called` events.
+//! scoped checks over the run's `usage` and `action.called` events (or, called on a
+//! [`Turn`](crate::Turn), over that turn's).
 //!
 //! A budget scores 1 within its limit and `limit / actual` over it, so a run twice over budget
 //! scores 0.5. Budgets are gates that need the full score (threshold 1.0): any overrun fails
@@ -99,6 +100,38 @@ impl Eval {
     /// ```
     pub fn max_tool_calls(&self, limit: usize) -> Scoped<MaxToolCalls> {
         self.expect_run(MaxToolCalls::new(limit))
+    }
+}
+
+/// The budgets limited to one turn's events.
+impl crate::turn::Turn {
+    /// [`Eval::max_tokens`] over this turn's `usage` events only.
+    pub fn max_tokens(&self, limit: u64) -> Scoped<MaxTokens> {
+        self.expect(MaxTokens::new(limit))
+    }
+
+    /// [`Eval::max_cost`] over this turn's `usage` events only.
+    pub fn max_cost(&self, usd: f64) -> Scoped<MaxCost> {
+        self.expect(MaxCost::new(usd))
+    }
+
+    /// [`Eval::max_tool_calls`] over this turn's tool calls only.
+    ///
+    /// ```
+    /// use niceeval::prelude::*;
+    /// # fn my_agent() -> impl Agent { agent_fn(|_r: Request| async { Ok(()) }) }
+    ///
+    /// #[eval(agent = my_agent)]
+    /// async fn second_question_needs_no_lookup(t: &mut Eval) -> niceeval::Result {
+    ///     t.send("Where is order #123?").await?;
+    ///     let follow_up = t.send("Thanks! And when does it arrive?").await?;
+    ///     follow_up.max_tool_calls(0);
+    ///     Ok(())
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub fn max_tool_calls(&self, limit: usize) -> Scoped<MaxToolCalls> {
+        self.expect(MaxToolCalls::new(limit))
     }
 }
 

@@ -81,6 +81,7 @@ pub use event::{ActionStatus, Event, Role, Usage};
 pub use outcome::{fold, mean_score, metric_scores, Folded, Outcome};
 pub use price::{estimate_cost, Cost, Price, PriceError, PriceTable};
 pub use report::{EvalReport, RunSummary};
+pub use reporter::{Reporter, SuiteReport};
 pub use run::{run_eval, run_eval_async, RunOptions};
 pub use scope::InputMatch;
 pub use turn::{Turn, TurnStatus};
@@ -162,7 +163,7 @@ pub mod prelude {
     pub use crate::expect::*;
     pub use crate::{
         agent_fn, async_trait, eval, json, replay, ActionStatus, Agent, AgentError, Assertion,
-        Checkable, Eval, Event, Input, InputMatch, Outcome, Regex, Request, Severity, Turn,
+        Checkable, Eval, Event, Input, InputMatch, Outcome, Regex, Request, Result, Severity, Turn,
         TurnStatus, Value,
     };
 }

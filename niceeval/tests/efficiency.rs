@@ -433,3 +433,65 @@ fn detached_handle_sums_usage_from_a_real_agent() {
         "anthropic/claude-haiku-4-5"
     );
 }
+
+/// Calls `lookup_order` as many times as the input's number and reports 100 tokens a call.
+fn counting_agent() -> Arc<dyn Agent> {
+    make_agent(agent_fn(|request: Request| async move {
+        let calls: u64 = request.input.text.trim().parse().unwrap_or(0);
+        for i in 0..calls {
+            request
+                .events
+                .tool_call("lookup_order", json!({"id": i}), json!({"status": "paid"}));
+        }
+        request
+            .events
+            .model_usage("openai/gpt-4o-mini", 100 * calls, 0);
+        request.events.say("done");
+        Ok(())
+    }))
+}
+
+#[test]
+fn budgets_on_a_turn_count_only_that_turns_events() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            let first = t.send("1").await?;
+            let second = t.send("3").await?;
+            first.max_tool_calls(1);
+            second.max_tool_calls(2);
+            first.max_tokens(100);
+            second.max_tokens(300);
+            second.max_cost(0.01);
+            t.max_tool_calls(4);
+            Ok(())
+        })
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("niceeval.toml"), "").unwrap();
+    let report = run_eval(definition(dir.path(), counting_agent, body));
+    let verdicts: Vec<(&str, bool, f64)> = report
+        .assertions
+        .iter()
+        .map(|a| (a.name.as_str(), a.passed, a.score))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("turn 1: max_tool_calls(1)", true, 1.0),
+            ("turn 2: max_tool_calls(2)", false, 2.0 / 3.0),
+            ("turn 1: max_tokens(100)", true, 1.0),
+            ("turn 2: max_tokens(300)", true, 1.0),
+            ("turn 2: max_cost(0.01)", true, 1.0),
+            ("max_tool_calls(4)", true, 1.0),
+        ],
+        "{}",
+        report.render()
+    );
+    assert!(
+        assertion(&report, "turn 2: max_tool_calls(2)")
+            .reason
+            .starts_with("3 tool calls, over the limit of 2"),
+        "{}",
+        report.render()
+    );
+}

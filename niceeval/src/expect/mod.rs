@@ -10,6 +10,7 @@
 //! | [`matches_schema`] | gate | the value validates against a JSON Schema |
 //! | [`similarity`] | soft, threshold 0.6 | normalized Levenshtein similarity to a text |
 //! | [`satisfies`] | gate | a predicate with a label |
+//! | [`command_succeeded`] | gate | a finished command (`std::process::Output`, exit code) exited 0 |
 //! | [`make_assertion`] | gate (settable) | a scoring function |
 //!
 //! Chain `.at_least(x)` to make one soft with a threshold, `.gate()` to make it a gate again
@@ -51,6 +52,7 @@ mod budget;
 mod case;
 mod code;
 mod combinators;
+mod command;
 mod custom_dir;
 mod edit;
 mod json;
@@ -75,6 +77,7 @@ pub use budget::{cost, latency, Budget};
 pub use case::{icontains, IContains};
 pub use code::{javascript, python, CodeAssertion, DEFAULT_CODE_TIMEOUT};
 pub use combinators::{all_of, not, AllOf, BoxedAssertion, IntoBoxed, Not};
+pub use command::{command_succeeded, CommandSucceeded};
 pub(crate) use custom_dir::missing_message as custom_missing_message;
 pub use custom_dir::{custom, CustomAssertion, CustomAssertions, CUSTOM_ASSERTIONS_DIR};
 pub use edit::{levenshtein, Levenshtein, DEFAULT_MAX_DISTANCE};
