@@ -97,7 +97,9 @@ impl<A: Assertion> Assertion for Not<A> {
 /// score reaches it. The members are kept as the set's children in reports. Weight and metric
 /// chain on the set like on any assertion. A member's execution error is the set's.
 ///
-/// An empty set passes with score 1 (nothing failed). This is promptfoo's `assert-set`.
+/// Members of different types are boxed with `.boxed()` ([`IntoBoxed`]); members of one type
+/// can be given as they are. An empty set passes with score 1 (nothing failed). This is
+/// promptfoo's `assert-set`.
 ///
 /// ```
 /// use niceeval::prelude::*;
@@ -110,10 +112,18 @@ impl<A: Assertion> Assertion for Not<A> {
 /// assert_eq!(r.children.len(), 3);
 /// let lenient = all_of([icontains("thanks").boxed(), not(icontains("sorry")).boxed()]).at_least(0.5).gate();
 /// assert!(AssertionResult::evaluate(&lenient, &"Sorry, and thanks!".subject()).passed);
+///
+/// // Members of one type need no boxing.
+/// let both = all_of([includes("order"), includes("shipped")]);
+/// assert!(AssertionResult::evaluate(&both, &"order 123 shipped".subject()).passed);
 /// ```
-pub fn all_of(assertions: impl IntoIterator<Item = BoxedAssertion>) -> AllOf {
+pub fn all_of<I>(assertions: I) -> AllOf
+where
+    I: IntoIterator,
+    I::Item: IntoBoxed,
+{
     AllOf {
-        members: assertions.into_iter().collect(),
+        members: assertions.into_iter().map(IntoBoxed::boxed).collect(),
     }
 }
 
@@ -201,7 +211,7 @@ mod tests {
         let r = AssertionResult::evaluate(&set, &"abc".subject());
         assert!((r.score - 0.75).abs() < 1e-12);
         assert!(!r.passed);
-        let empty = AssertionResult::evaluate(&all_of(Vec::new()), &"abc".subject());
+        let empty = AssertionResult::evaluate(&all_of(Vec::<BoxedAssertion>::new()), &"abc".subject());
         assert!(empty.passed && empty.score == 1.0);
         let err = AssertionResult::evaluate(&all_of([regex("(").boxed()]), &"x".subject());
         assert!(err.error.is_some() && err.children.len() == 1);
