@@ -1,6 +1,6 @@
 //! Snapshots of assertion reports for review with `cargo insta review`: a stable text form of
-//! an [`EvalReport`] (volatile fields — durations, costs, token counts — left out, assertions in
-//! recorded order, scores rounded) and the [`crate::assert_report_snapshot!`] macro, which
+//! an [`EvalReport`] (volatile fields — durations, costs, token counts, and the score and reason
+//! of token, cost and latency budgets — left out, assertions in recorded order, scores rounded) and the [`crate::assert_report_snapshot!`] macro, which
 //! expands at the caller so the snapshot lands beside the caller's code, named after the eval.
 //!
 //! Where a snapshot lives: `snapshots/<module path>__<eval name>.snap` next to the file that
@@ -93,19 +93,40 @@ fn write_assertion(out: &mut String, a: &crate::assertion::AssertionResult, dept
         .threshold
         .map(|t| format!(" (threshold {t:.2})"))
         .unwrap_or_default();
+    // A budget's score and reason carry what was measured (tokens, dollars, milliseconds),
+    // which changes from run to run; its verdict is what a reviewer needs.
+    let measured = is_measurement(&a.name);
+    let score = if measured {
+        "[measured]".to_string()
+    } else {
+        format!("{:.2}", a.score)
+    };
     let _ = writeln!(
         out,
-        "{pad}- {verdict} {} {} score {:.2}{threshold}",
+        "{pad}- {verdict} {} {} score {score}{threshold}",
         a.severity.as_str(),
         a.name,
-        a.score
     );
-    if !a.reason.is_empty() {
+    if measured {
+        let _ = writeln!(out, "{pad}  reason: [measured]");
+    } else if !a.reason.is_empty() {
         let _ = writeln!(out, "{pad}  reason: {}", a.reason.replace('\n', " "));
     }
     for child in &a.children {
         write_assertion(out, child, depth + 1);
     }
+}
+
+/// Whether an assertion (by its report name, possibly limited to a turn: `turn 2: max_cost(..)`)
+/// is a budget on tokens, cost or time, whose score and reason are measurements.
+fn is_measurement(name: &str) -> bool {
+    let name = match name.strip_prefix("turn ") {
+        Some(rest) => rest.split_once(": ").map_or(name, |(_, check)| check),
+        None => name,
+    };
+    ["max_tokens(", "max_cost(", "cost(", "latency("]
+        .iter()
+        .any(|budget| name.starts_with(budget))
 }
 
 /// The directory holding `def`'s snapshots: `snapshots/` beside the eval's source file.
@@ -197,4 +218,59 @@ macro_rules! assert_report_snapshot {
             $crate::snapshot::text(report)
         );
     }};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_measurement, text};
+    use crate::report::EvalReport;
+    use serde_json::json;
+
+    #[test]
+    fn budgets_on_tokens_cost_and_time_are_measurements() {
+        for name in [
+            "max_tokens(1000)",
+            "max_cost(0.5)",
+            "turn 2: max_cost(0.01)",
+            "cost(0.02)",
+            "latency(300)",
+        ] {
+            assert!(is_measurement(name), "{name}");
+        }
+        for name in [
+            "max_tool_calls(3)",
+            "turn 1: max_tool_calls(1)",
+            "includes(\"cost(\")",
+            "turn 1: called_tool(\"latency\")",
+        ] {
+            assert!(!is_measurement(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_measured_budget_keeps_its_verdict_but_not_its_numbers() {
+        let report: EvalReport = serde_json::from_value(json!({
+            "id": "demo::budget", "file": "tests/demo.rs", "line": 3, "outcome": "failed",
+            "assertions": [
+                {"name": "max_cost(0.01)", "kind": "efficiency", "severity": "gate",
+                 "score": 0.4123, "threshold": 1.0, "passed": false,
+                 "reason": "cost $0.0243, over the limit of $0.01"},
+                {"name": "turn 1: max_tool_calls(1)", "kind": "scoped", "severity": "gate",
+                 "score": 1.0, "threshold": 1.0, "passed": true,
+                 "reason": "1 tool call, within the limit of 1: lookup_order"}
+            ],
+            "duration_ms": 12.5,
+            "usage": {"input_tokens": 1, "output_tokens": 2, "cache_read_tokens": 0},
+            "runs": [], "reliability": {"n": 1, "c": 0, "pass_rate": 0.0, "pass_at_k": [0.0], "pass_hat_k": [0.0]},
+            "min_pass_rate": 1.0
+        }))
+        .expect("a valid report");
+        assert_eq!(
+            text(&report),
+            "outcome: failed\nassertions:\n  \
+             - fail gate max_cost(0.01) score [measured] (threshold 1.00)\n    reason: [measured]\n  \
+             - pass gate turn 1: max_tool_calls(1) score 1.00 (threshold 1.00)\n    \
+             reason: 1 tool call, within the limit of 1: lookup_order\n"
+        );
+    }
 }

@@ -211,7 +211,8 @@ mod tests {
         let r = AssertionResult::evaluate(&set, &"abc".subject());
         assert!((r.score - 0.75).abs() < 1e-12);
         assert!(!r.passed);
-        let empty = AssertionResult::evaluate(&all_of(Vec::<BoxedAssertion>::new()), &"abc".subject());
+        let empty =
+            AssertionResult::evaluate(&all_of(Vec::<BoxedAssertion>::new()), &"abc".subject());
         assert!(empty.passed && empty.score == 1.0);
         let err = AssertionResult::evaluate(&all_of([regex("(").boxed()]), &"x".subject());
         assert!(err.error.is_some() && err.children.len() == 1);
