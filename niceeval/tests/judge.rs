@@ -545,3 +545,50 @@ fn judge_then_error(t: &mut Eval) -> BoxFuture<'_, BodyResult> {
         Err(niceeval::Error::msg("fixture missing"))
     })
 }
+
+fn json_answer() -> Arc<dyn Agent> {
+    says(r#"{"answer": "Paris, pick C", "trace": ["SECRET-TRACE looked up capitals"]}"#)
+}
+
+fn transformed(t: &mut Eval) -> BoxFuture<'_, BodyResult> {
+    Box::pin(async move {
+        t.send("What is the capital of France? Answer as JSON.")
+            .await?;
+        t.judge()
+            .factuality("Paris")
+            .transform(niceeval::expect::json_path("$.answer"));
+        t.judge()
+            .closed_qa("Is it polite?")
+            .transform(niceeval::expect::json_path("$.missing"))
+            .gate();
+        Ok(())
+    })
+}
+
+#[test]
+fn a_transform_sends_the_judge_only_the_selected_part() {
+    let server = FakeProvider::start(choice_from_prompt);
+    let krate = Crate::new(&openai_toml(&server, "cache = \"off\"\n"));
+    let report = run(define("transformed", &krate, transformed).with_agent(json_answer));
+    let judges = judge_results(&report);
+    assert_eq!(judges.len(), 2, "{}", report.render());
+    assert_eq!(judges[0].name, "judge.factuality(\"Paris\") at $.answer");
+    assert_eq!(judges[0].score, 1.0, "{}", report.render());
+    // The selection failed: that assertion fails with the reason and asks no judge.
+    assert_eq!(
+        judges[1].name,
+        "judge.closed_qa(\"Is it polite?\") at $.missing"
+    );
+    assert!(judges[1].is_failed_gate(), "{:?}", judges[1]);
+    assert_eq!(judges[1].score, 0.0);
+    assert!(
+        judges[1].reason.contains("$.missing"),
+        "{}",
+        report.render()
+    );
+    let seen = server.seen();
+    assert_eq!(seen.len(), 1, "one request, for the selected answer only");
+    let prompt = seen[0].prompt();
+    assert!(prompt.contains("Paris, pick C"), "{prompt}");
+    assert!(!prompt.contains("SECRET-TRACE"), "{prompt}");
+}

@@ -143,6 +143,7 @@ impl Judge {
                 output: self.output.clone(),
                 model: None,
                 settings: Settings::soft(None),
+                transform: None,
             }),
         }
     }
@@ -258,6 +259,29 @@ impl JudgeAssertion {
         let name = name.into();
         self.with(|p| p.settings.metric = Some(name))
     }
+
+    /// Judges only the part of the text (the reply, or [`on`](Self::on)'s) that a JSONPath
+    /// query selects: a reply `{"answer": "..", "trace": [..]}` judged at `$.answer` sends the
+    /// judge the answer alone. Text that is not JSON, or a query that selects nothing, fails
+    /// this assertion with the reason and asks no judge.
+    ///
+    /// ```
+    /// use niceeval::prelude::*;
+    /// # fn my_agent() -> impl Agent { agent_fn(|_r: Request| async { Ok(()) }) }
+    ///
+    /// #[eval(agent = my_agent)]
+    /// async fn answer_is_factual(t: &mut Eval) -> niceeval::Result {
+    ///     t.send("What is the capital of France? Answer as JSON.").await?;
+    ///     t.judge()
+    ///         .factuality("Paris")
+    ///         .transform(json_path("$.answer"));
+    ///     Ok(())
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub fn transform(self, transform: crate::expect::Transform) -> Self {
+        self.with(|p| p.transform = Some(transform))
+    }
 }
 
 impl Drop for JudgeAssertion {
@@ -276,6 +300,30 @@ pub(crate) struct PendingJudge {
     output: String,
     model: Option<String>,
     settings: Settings,
+    transform: Option<crate::expect::Transform>,
+}
+
+impl PendingJudge {
+    /// The name in reports: the scorer, and the JSONPath it judges, if any.
+    fn name(&self) -> String {
+        match &self.transform {
+            Some(t) => format!("{} at {}", self.scorer.describe(), t.expression()),
+            None => self.scorer.describe(),
+        }
+    }
+
+    /// This judge with its output narrowed by its transform, or the grade saying why there is
+    /// nothing to judge.
+    fn selected(&self) -> Result<PendingJudge, Grade> {
+        let mut judge = self.clone();
+        if let Some(transform) = &self.transform {
+            let selected = transform.apply(&crate::assertion::Subject::Text(
+                std::borrow::Cow::Borrowed(&self.output),
+            ))?;
+            judge.output = selected.text().map(|t| t.into_owned()).unwrap_or_default();
+        }
+        Ok(judge)
+    }
 }
 
 /// Grades every judge assertion of one run concurrently on `rt`, in registration order.
@@ -293,11 +341,17 @@ pub(crate) async fn evaluate_all(
         let mut tasks = tokio::task::JoinSet::new();
         let mut index_of = HashMap::new();
         for (i, judge) in pending.iter().enumerate() {
-            let prepared = prepare(judge, env, http.as_ref().map_err(|e| e.to_string()));
+            let judge = match judge.selected() {
+                Ok(judge) => judge,
+                Err(grade) => {
+                    grades[i] = Some(grade);
+                    continue;
+                }
+            };
+            let prepared = prepare(&judge, env, http.as_ref().map_err(|e| e.to_string()));
             match prepared {
                 Err(error) => grades[i] = Some(Grade::error(error.to_string())),
                 Ok((client, deadline)) => {
-                    let judge = judge.clone();
                     let handle = tasks.spawn(async move {
                         let model = client.name().to_string();
                         match tokio::time::timeout(deadline, ask(&client, &judge)).await {
@@ -342,12 +396,7 @@ pub(crate) async fn evaluate_all(
         .zip(grades)
         .map(|(judge, grade)| {
             let grade = grade.unwrap_or_else(|| Grade::error("the judge did not run"));
-            AssertionResult::from_grade(
-                judge.scorer.describe(),
-                AssertionKind::Judge,
-                &judge.settings,
-                grade,
-            )
+            AssertionResult::from_grade(judge.name(), AssertionKind::Judge, &judge.settings, grade)
         })
         .collect()
 }
