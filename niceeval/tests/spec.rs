@@ -196,8 +196,15 @@ fn cost_and_latency_read_the_context() {
         .with_latency_ms(10_000.0);
     let out = spec::evaluate(&specs, "x", &slow).unwrap();
     assert!(!out.pass);
-    assert_eq!(out.results[1].score, 0.0, "over budget scores 0, as in promptfoo");
-    assert!(out.results[1].reason.contains("over the budget"), "{}", out.results[1].reason);
+    assert_eq!(
+        out.results[1].score, 0.0,
+        "over budget scores 0, as in promptfoo"
+    );
+    assert!(
+        out.results[1].reason.contains("over the budget"),
+        "{}",
+        out.results[1].reason
+    );
     let none = spec::evaluate(&specs, "x", &SpecContext::new()).unwrap();
     assert!(!none.pass);
     assert!(none.results[0]
@@ -579,7 +586,11 @@ fn promptfoo_conformance_table() {
         let out = spec::evaluate(&specs, c.output, &context).unwrap();
         assert_eq!(out.pass, c.pass, "case {i}: {}\n{:#?}", c.yaml, out.results);
         if let Some(score) = c.score {
-            assert!((out.score - score).abs() < 1e-12, "case {i}: score {}", out.score);
+            assert!(
+                (out.score - score).abs() < 1e-12,
+                "case {i}: score {}",
+                out.score
+            );
         }
     }
 }
@@ -592,7 +603,11 @@ fn weight_zero_metrics_and_malformed_quotes() {
     );
     assert!(out.pass && out.results[0].passed);
     assert_eq!((out.score, out.named_scores["m"]), (0.0, 0.0));
-    assert!(out.results[0].reason.contains("weight 0"), "{}", out.results[0].reason);
+    assert!(
+        out.results[0].reason.contains("weight 0"),
+        "{}",
+        out.results[0].reason
+    );
     // An execution error is never force-passed.
     let broken = run("- type: cost\n  threshold: 1\n  weight: 0", "x");
     assert!(!broken.pass && broken.results[0].error.is_some());
