@@ -196,7 +196,15 @@ fn cost_and_latency_read_the_context() {
         .with_latency_ms(10_000.0);
     let out = spec::evaluate(&specs, "x", &slow).unwrap();
     assert!(!out.pass);
-    assert_eq!(out.results[1].score, 0.5);
+    assert_eq!(
+        out.results[1].score, 0.0,
+        "over budget scores 0, as in promptfoo"
+    );
+    assert!(
+        out.results[1].reason.contains("over the budget"),
+        "{}",
+        out.results[1].reason
+    );
     let none = spec::evaluate(&specs, "x", &SpecContext::new()).unwrap();
     assert!(!none.pass);
     assert!(none.results[0]

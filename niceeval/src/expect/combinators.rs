@@ -98,8 +98,10 @@ impl<A: Assertion> Assertion for Not<A> {
 /// chain on the set like on any assertion. A member's execution error is the set's.
 ///
 /// Members of different types are boxed with `.boxed()` ([`IntoBoxed`]); members of one type
-/// can be given as they are. An empty set passes with score 1 (nothing failed). This is
-/// promptfoo's `assert-set`.
+/// can be given as they are. A set with nothing to count (empty, or every member of weight 0)
+/// scores 0 and passes when no member failed, as promptfoo's `assert-set`. A weight-0 member
+/// still decides pass/fail here, as weight-0 gates do in an eval (assertions as data pass
+/// weight-0 items instead, as promptfoo does).
 ///
 /// ```
 /// use niceeval::prelude::*;
@@ -153,7 +155,7 @@ impl Assertion for AllOf {
             .map(|m| AssertionResult::evaluate(m.as_ref(), value))
             .collect();
         let failed = results.iter().filter(|r| !r.passed).count();
-        let score = mean_score(&results).unwrap_or(1.0);
+        let score = mean_score(&results).unwrap_or(0.0);
         if let Some(bad) = results.iter().find(|r| r.error.is_some()) {
             let message = format!(
                 "member {} could not be evaluated: {}",
@@ -213,7 +215,12 @@ mod tests {
         assert!(!r.passed);
         let empty =
             AssertionResult::evaluate(&all_of(Vec::<BoxedAssertion>::new()), &"abc".subject());
-        assert!(empty.passed && empty.score == 1.0);
+        assert!(empty.passed && empty.score == 0.0);
+        let weightless = all_of([includes("a").weight(0.0).boxed()]);
+        let r = AssertionResult::evaluate(&weightless, &"abc".subject());
+        assert!(r.passed && r.score == 0.0, "nothing counts: score 0");
+        let weightless_fail = all_of([includes("z").weight(0.0).boxed()]);
+        assert!(!AssertionResult::evaluate(&weightless_fail, &"abc".subject()).passed);
         let err = AssertionResult::evaluate(&all_of([regex("(").boxed()]), &"x".subject());
         assert!(err.error.is_some() && err.children.len() == 1);
     }

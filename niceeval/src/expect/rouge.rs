@@ -81,9 +81,13 @@ fn ngram_counts<'a>(tokens: &'a [&'a str], n: usize) -> FxHashMap<&'a [&'a str],
 /// [`RougeN::n`]. A gate with threshold 0.75 by default (as in promptfoo and Runsight); chain
 /// `.at_least(x)` for a soft signal with another threshold. `None` fails.
 ///
-/// The tokenizer is `rouge-score`'s (Google's reference package), which Runsight uses; promptfoo
-/// uses `js-rouge`, which tokenizes differently and can differ by a few hundredths. niceeval
-/// follows the reference package.
+/// The metric and tokenizer are `rouge-score`'s (Google's reference package), which Runsight
+/// uses. promptfoo's `rouge-n` computes something else: `js-rouge`'s `n()`, a recall — the
+/// distinct n-grams shared with the reference over the reference's n-gram count — on
+/// case-sensitive treebank tokens. Scores can differ widely: a candidate holding the reference
+/// plus as many other words scores 1 there and about 0.67 here; `"the the the the"` against
+/// itself scores 0.25 there and 1 here; a change of case costs a match there, not here. niceeval
+/// keeps the F-measure, which penalizes padding as well as omissions.
 ///
 /// ```
 /// use niceeval::prelude::*;

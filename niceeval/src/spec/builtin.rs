@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::prepare::{prepare, Base};
 use super::types::{self, Builtin};
+use super::values::{js_string, list_value, required, text_value};
 use super::AssertSpec;
 use crate::assertion::Assertion;
 use crate::expect;
@@ -24,66 +25,6 @@ pub(super) fn config_with_extra(spec: &AssertSpec) -> Option<Value> {
         map.entry(k.clone()).or_insert_with(|| v.clone());
     }
     Some(Value::Object(map))
-}
-
-fn required<'a>(spec: &'a AssertSpec, what: &str) -> Result<&'a Value, String> {
-    match &spec.value {
-        None | Some(Value::Null) => Err(format!("needs a `value` ({what})")),
-        Some(v) => Ok(v),
-    }
-}
-
-/// A non-empty string (numbers are read as their text).
-fn text_value(spec: &AssertSpec) -> Result<String, String> {
-    match required(spec, "a non-empty string")? {
-        Value::String(s) if s.is_empty() => Err(
-            "`value` is an empty string, which every output contains; give the text to look for"
-                .to_string(),
-        ),
-        Value::String(s) => Ok(s.clone()),
-        Value::Number(n) => Ok(n.to_string()),
-        other => Err(format!("`value` must be a string or a number, got {other}")),
-    }
-}
-
-/// A list of strings, or a comma-separated string.
-fn list_value(spec: &AssertSpec) -> Result<Vec<String>, String> {
-    match required(spec, "a list of strings")? {
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| match v {
-                Value::String(s) => Ok(s.clone()),
-                Value::Number(n) => Ok(n.to_string()),
-                Value::Bool(b) => Ok(b.to_string()),
-                other => Err(format!("`value[{i}]` must be a string, got {other}")),
-            })
-            .collect(),
-        Value::String(s) => Ok(split_commas(s)),
-        other => Err(format!(
-            "`value` must be a list of strings or a comma-separated string, got {other}"
-        )),
-    }
-}
-
-/// Splits on commas outside double quotes, trimming each item and removing its quotes.
-fn split_commas(s: &str) -> Vec<String> {
-    let mut items = Vec::new();
-    let mut current = String::new();
-    let mut quoted = false;
-    for c in s.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => items.push(std::mem::take(&mut current)),
-            _ => current.push(c),
-        }
-    }
-    items.push(current);
-    items
-        .into_iter()
-        .map(|i| i.trim().to_string())
-        .filter(|i| !i.is_empty())
-        .collect()
 }
 
 fn schema_value(spec: &AssertSpec) -> Result<Option<Value>, String> {
@@ -109,16 +50,20 @@ fn boxed<A: Assertion + Send + Sync + 'static>(a: A) -> Base {
 }
 
 /// The base assertion of a built-in type, and whether `threshold` is the score threshold.
+///
+/// As in promptfoo, pass/fail types ignore `threshold` (`contains` with `threshold: 0` still
+/// fails when the text is absent); graded types (similarity, BLEU, ROUGE, code, scripts, sets)
+/// pass at score ≥ threshold; `levenshtein`, `cost` and `latency` read it as their limit.
 pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), String> {
     Ok(match b {
-        Builtin::Contains => (boxed(expect::includes(text_value(spec)?)), true),
-        Builtin::IContains => (boxed(expect::icontains(text_value(spec)?)), true),
-        Builtin::ContainsAll => (boxed(expect::contains_all(list_value(spec)?)), true),
-        Builtin::ContainsAny => (boxed(expect::contains_any(list_value(spec)?)), true),
-        Builtin::IContainsAll => (boxed(expect::icontains_all(list_value(spec)?)), true),
-        Builtin::IContainsAny => (boxed(expect::icontains_any(list_value(spec)?)), true),
-        Builtin::StartsWith => (boxed(expect::starts_with(text_value(spec)?)), true),
-        Builtin::EndsWith => (boxed(expect::ends_with(text_value(spec)?)), true),
+        Builtin::Contains => (boxed(expect::includes(text_value(spec)?)), false),
+        Builtin::IContains => (boxed(expect::icontains(text_value(spec)?)), false),
+        Builtin::ContainsAll => (boxed(expect::contains_all(list_value(spec)?)), false),
+        Builtin::ContainsAny => (boxed(expect::contains_any(list_value(spec)?)), false),
+        Builtin::IContainsAll => (boxed(expect::icontains_all(list_value(spec)?)), false),
+        Builtin::IContainsAny => (boxed(expect::icontains_any(list_value(spec)?)), false),
+        Builtin::StartsWith => (boxed(expect::starts_with(text_value(spec)?)), false),
+        Builtin::EndsWith => (boxed(expect::ends_with(text_value(spec)?)), false),
         Builtin::Regex => {
             let pattern = match required(spec, "a regular expression")? {
                 Value::String(s) => s.clone(),
@@ -139,7 +84,7 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Str
                     .map_or(e, str::trim);
                 return Err(format!("invalid regular expression /{pattern}/: {short}"));
             }
-            (boxed(re), true)
+            (boxed(re), false)
         }
         Builtin::Equals => {
             let value = required(spec, "the expected value")?.clone();
@@ -152,12 +97,13 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Str
             let value = match value {
                 Value::String(s) if json_mode => serde_json::from_str(&s)
                     .map_err(|e| format!("config.mode is json but `value` is not JSON: {e}"))?,
-                v => v,
+                // promptfoo compares a scalar as text: `String(value) === output`.
+                v => js_string(&v).map_or(v, Value::String),
             };
-            (boxed(expect::equals(value)), true)
+            (boxed(expect::equals(value)), false)
         }
-        Builtin::IsJson => (boxed(expect::is_json(schema_value(spec)?)), true),
-        Builtin::ContainsJson => (boxed(expect::contains_json(schema_value(spec)?)), true),
+        Builtin::IsJson => (boxed(expect::is_json(schema_value(spec)?)), false),
+        Builtin::ContainsJson => (boxed(expect::contains_json(schema_value(spec)?)), false),
         Builtin::Levenshtein => {
             let reference = reference_text(spec)?;
             let max = match spec.threshold {
@@ -216,7 +162,7 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Str
             };
             (boxed(expect::rouge_n(reference_text(spec)?).n(n)), true)
         }
-        Builtin::WordCount => (boxed(expect::word_count(word_bounds(spec)?)), true),
+        Builtin::WordCount => (boxed(expect::word_count(word_bounds(spec)?)), false),
         Builtin::Cost => (Base::Cost(budget(spec, "USD")?), false),
         Builtin::Latency => (Base::Latency(budget(spec, "milliseconds")?), false),
         Builtin::JavaScript | Builtin::Python => {
@@ -287,8 +233,7 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Str
 
 fn reference_text(spec: &AssertSpec) -> Result<String, String> {
     match required(spec, "the reference text")? {
-        Value::String(s) => Ok(s.clone()),
-        Value::Number(n) => Ok(n.to_string()),
+        v @ (Value::String(_) | Value::Number(_)) => Ok(js_string(v).unwrap_or_default()),
         other => Err(format!("`value` must be the reference text, got {other}")),
     }
 }
@@ -339,16 +284,4 @@ fn budget(spec: &AssertSpec, unit: &str) -> Result<f64, String> {
         return Err(format!("the budget must be ≥ 0, got {limit}"));
     }
     Ok(limit)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn commas_and_quotes() {
-        assert_eq!(split_commas("a, b,c"), ["a", "b", "c"]);
-        assert_eq!(split_commas("\"a, b\", c"), ["a, b", "c"]);
-        assert!(split_commas("").is_empty());
-    }
 }

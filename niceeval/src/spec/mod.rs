@@ -29,42 +29,83 @@
 //!
 //! | type | value | notes |
 //! |---|---|---|
-//! | `contains`, `icontains` | non-empty string or number | `includes` is an alias |
-//! | `contains-all`, `contains-any`, `icontains-all`, `icontains-any` | list, or a comma-separated string | an empty list: `-all` passes, `-any` fails |
+//! | `contains`, `icontains` | non-empty string or number | `includes` is an alias; a number reads as JavaScript writes it (`1.0` is `1`) |
+//! | `contains-all`, `contains-any`, `icontains-all`, `icontains-any` | list, or a comma-separated string | an empty list: `-all` passes, `-any` fails; see [Comma-separated values](#comma-separated-values) |
 //! | `starts-with`, `ends-with` | non-empty string | exact, case-sensitive |
 //! | `regex` | pattern | a search; Rust `regex` syntax; a bad pattern is a load-time error |
-//! | `equals` | any | strings compare exactly; objects and arrays compare as JSON |
+//! | `equals` | any | a string, number or boolean compares as text, exactly: `42` is not `42.0`, `true` is not ` true`; objects and arrays compare as JSON (`[1, 2]` equals `[1, 2.0]`) |
 //! | `is-json`, `contains-json` | optional JSON Schema (object, or YAML/JSON text) | |
 //! | `levenshtein` | reference text | `threshold` is the maximum distance (default 5) |
 //! | `similarity` | reference text | normalized Levenshtein, `threshold` default 0.6 |
 //! | `bleu` | reference text or list | `threshold` default 0.5 |
-//! | `rouge-n` | reference text | `threshold` default 0.75; `config: {n: 2}` for ROUGE-2 |
+//! | `rouge-n` | reference text | F-measure; `threshold` default 0.75; `config: {n: 2}` for ROUGE-2 |
 //! | `word-count` | number, or `{min, max}` | |
-//! | `cost`, `latency` | — | `threshold` (or `value`) is the budget, in USD or ms, read from the context |
+//! | `cost`, `latency` | — | `threshold` (or `value`) is the budget, in USD or ms, read from the context; scores 1 within it, 0 over it |
 //! | `javascript`, `python` | code, or `file://path[:function]` | `config` is `context.config` |
 //! | `script` | — | `command:` a list (no shell) or a string (run with `sh -c`) |
 //! | `assert-set` | — | nested `assert:` list; the set's `threshold`, `weight`, `metric` |
 //! | anything else | — | a custom assertion from `.niceeval/assertions/` (`custom:NAME` works too) |
 //!
-//! Every type takes a `not-` prefix, `weight` (default 1; 0 records without counting),
-//! `metric`, `transform` (`json_path:$.a.b`, or a bare `$.a.b`), and `threshold` (the score
-//! needed, except where the table says otherwise). Type names are matched case-insensitively
-//! with `_` read as `-` (`is_json` is `is-json`). Every assertion is a gate: the outcome passes
-//! only when all pass.
+//! Every type takes a `not-` prefix, `weight`, `metric`, `transform` (`json_path:$.a.b`, or a
+//! bare `$.a.b`), and `threshold`. Type names are matched case-insensitively with `_` read as
+//! `-` (`is_json` is `is-json`). The outcome passes only when every assertion passes.
+//!
+//! # Threshold, weight and score, as in promptfoo
+//!
+//! - `threshold` is the score needed by graded types (`similarity`, `bleu`, `rouge-n`,
+//!   `javascript`, `python`, `script`, custom assertions, `assert-set`) and the limit of
+//!   `levenshtein`, `cost` and `latency`. Pass/fail types ignore it: `contains` with
+//!   `threshold: 0` still fails when the text is absent.
+//! - `weight` (default 1) weighs the assertion in the score. `weight: 0` records the score but
+//!   always passes the assertion (an execution error still fails it); an `assert-set`'s own
+//!   `weight: 0` does not pass its members (promptfoo scores sets apart).
+//! - The score is the weighted mean of the items: 1 for an empty list, 0 when every item
+//!   weighs 0. A named metric is the weighted mean of the items naming it, 0 when they all
+//!   weigh 0; an `assert-set` member's metric counts with the member's weight times the set's.
+//!   An empty `assert-set` passes with score 0.
+//!
+//! # Comma-separated values
+//!
+//! A string `value` of the list types is split as promptfoo's `parseCommaSeparatedValues`
+//! does: fields are separated by commas, with whitespace and repeated commas between them
+//! skipped; a field starting with `"` is quoted — it runs to the closing quote, keeps commas and
+//! spaces, and reads `\"` and `""` as a quote and `\\` as a backslash (`'"", x'` is the empty
+//! string and `x`). Other fields run to the next comma and are trimmed; quotes inside them are
+//! plain text (`said "hi", bye`). An unterminated quote, or text after a closing quote
+//! (`"hello" world`), is a load-time error.
+//!
+//! ```
+//! use niceeval::spec::{self, SpecContext};
+//!
+//! let specs = spec::from_yaml(r#"
+//! - type: contains-all
+//!   value: '"say \"hello\"", "another,phrase"'
+//! "#).unwrap();
+//! let outcome = spec::evaluate(&specs, r#"say "hello" and another,phrase"#, &SpecContext::default()).unwrap();
+//! assert!(outcome.pass);
+//! let err = spec::from_yaml(r#"[{type: contains-any, value: '"hello" world'}]"#).unwrap_err();
+//! assert!(err.to_string().contains("assertion #0 (type `contains-any`)"), "{err}");
+//! ```
+//!
+//! # Where niceeval differs
 //!
 //! Where the peers disagree, niceeval's choices: `levenshtein` with `threshold: 0` means an
 //! exact match (promptfoo turns 0 into 5); `contains-json` finds arrays as well as objects
 //! (Runsight; promptfoo finds objects only); BLEU follows NLTK (promptfoo's brevity penalty is
-//! inverted); ROUGE tokenizes like `rouge-score` (promptfoo's `js-rouge` differs); an empty
-//! `value` for `contains`-like types is a load-time error (as promptfoo's invariant), not a
-//! vacuous pass. Not supported: model-graded types (`llm-rubric`, `similar`, `factuality`;
-//! use `t.judge()`), promptfoo's JavaScript `transform` expressions and `{{var}}` templates in
-//! values.
+//! inverted); `rouge-n` is the ROUGE-N F-measure tokenized like Google's `rouge-score`
+//! (Runsight), while promptfoo's is `js-rouge`'s case-sensitive recall of distinct n-grams, so
+//! scores can differ widely (see [`crate::expect::rouge_n`]); an empty `value` for
+//! `contains`-like types is a load-time error (as promptfoo's invariant), not a vacuous pass;
+//! numbers are accepted where promptfoo wants strings (`starts-with: 1`). Not supported:
+//! model-graded types (`llm-rubric`, `similar`, `factuality`; use `t.judge()`), promptfoo's
+//! JavaScript `transform` expressions and `{{var}}` templates in values.
 
+mod aggregate;
 mod builtin;
 mod load;
 mod prepare;
 mod types;
+mod values;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -324,9 +365,11 @@ impl SpecContext {
 pub struct SpecOutcome {
     /// Every assertion passed.
     pub pass: bool,
-    /// Weighted mean score (weight 0 records without counting); 1 when nothing counts.
+    /// Weighted mean score (weight 0 records without counting): 1 for an empty list, 0 when
+    /// every assertion weighs 0 (as promptfoo).
     pub score: f64,
-    /// Weighted mean score of each named metric.
+    /// Weighted mean score of each named metric (0 when its assertions all weigh 0); an
+    /// `assert-set`'s members count towards theirs.
     pub named_scores: BTreeMap<String, f64>,
     /// Each assertion's result, in order.
     pub results: Vec<AssertionResult>,
@@ -439,15 +482,17 @@ pub fn evaluate(
     let prepared = prepare_all(specs, context.base_dir.as_deref())?;
     let subject = Subject::Text(std::borrow::Cow::Borrowed(output));
     let mut results = Vec::with_capacity(specs.len());
+    let mut is_set = Vec::with_capacity(specs.len());
     for ready in &prepared {
         let Ok(p) = &ready.1 else { continue };
         let assertion = p.instantiate(context);
         results.push(AssertionResult::evaluate(assertion.as_ref(), &subject));
+        is_set.push(p.is_set());
     }
     Ok(SpecOutcome {
         pass: results.iter().all(|r| r.passed),
-        score: crate::outcome::mean_score(&results).unwrap_or(1.0),
-        named_scores: crate::outcome::metric_scores(&results),
+        score: aggregate::score(&results),
+        named_scores: aggregate::named_scores(&results, &is_set),
         results,
     })
 }

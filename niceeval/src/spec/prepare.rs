@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::builtin::{builtin, config_with_extra};
 use super::types;
 use super::{AssertSpec, SpecContext};
-use crate::assertion::{Assertion, Expect, Grade, Settings, Subject};
+use crate::assertion::{passes, Assertion, Expect, Grade, Settings, Subject};
 use crate::expect::{self, BoxedAssertion, IntoBoxed, Transform};
 use crate::grader::{Input, Message};
 
@@ -179,9 +179,20 @@ impl<A: Assertion> Assertion for Measured<A> {
     fn settings(&self) -> Settings {
         self.inner.settings()
     }
+    /// Scores 1 within the limit and 0 over it, as promptfoo's `cost` and `latency` do (the
+    /// Rust matchers score `limit / actual` over it).
     fn evaluate(&self, _output: &Subject<'_>) -> Grade {
         match self.value {
-            Some(v) => self.inner.evaluate(&Subject::Json(std::borrow::Cow::Owned(Value::from(v)))),
+            Some(v) => {
+                let grade = self
+                    .inner
+                    .evaluate(&Subject::Json(std::borrow::Cow::Owned(Value::from(v))));
+                if grade.error.is_some() {
+                    return grade;
+                }
+                let within = grade.verdict.unwrap_or(grade.score >= 1.0);
+                Grade::from_bool(within, grade.reason).with_verdict(within)
+            }
             None => Grade::error(format!(
                 "no {} in the context: set SpecContext::{} (Runsight reads run metrics; promptfoo needs a provider that reports them)",
                 self.what,
@@ -203,6 +214,43 @@ impl Assertion for Shared {
     }
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
         self.0.evaluate(value)
+    }
+}
+
+/// A `weight: 0` assertion: promptfoo records its score but always passes it.
+struct ForcePass<A>(A);
+
+impl<A: Assertion> Assertion for ForcePass<A> {
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+    /// The inner settings without a threshold, so the verdict decides.
+    fn settings(&self) -> Settings {
+        let mut settings = self.0.settings();
+        settings.threshold = None;
+        settings.make_gate();
+        settings
+    }
+    /// The inner score, passed; an execution error stays an error (a broken assertion is
+    /// reported, never silently passed).
+    fn evaluate(&self, value: &Subject<'_>) -> Grade {
+        let grade = self.0.evaluate(value);
+        if grade.error.is_some() {
+            return grade;
+        }
+        let settings = self.0.settings();
+        let passed = match (grade.verdict, settings.threshold) {
+            (Some(own), None) => own,
+            _ => passes(settings.severity, settings.threshold, grade.score),
+        };
+        let reason = if passed {
+            grade.reason
+        } else {
+            format!("weight 0, so passed anyway: {}", grade.reason)
+        };
+        Grade::score(grade.score, reason)
+            .with_children(grade.children)
+            .with_verdict(true)
     }
 }
 
@@ -252,6 +300,11 @@ fn grader_payload(context: &SpecContext, config: &Option<Value>) -> Input {
 }
 
 impl Prepared {
+    /// An `assert-set`, whose members' metrics count towards the list's named scores.
+    pub(crate) fn is_set(&self) -> bool {
+        matches!(self.base, Base::Set(_))
+    }
+
     /// Checks that a custom assertion (here or in a set) exists, from `base_dir`.
     pub(crate) fn check_custom(&self, base_dir: Option<&Path>) -> Result<(), String> {
         match &self.base {
@@ -350,7 +403,8 @@ impl Prepared {
         self.wrap(base)
     }
 
-    /// Applies threshold, `not-`, transform, weight, metric and name to a base assertion.
+    /// Applies threshold, `not-`, transform, weight (0 force-passes), metric and name to a base
+    /// assertion.
     fn wrap(&self, base: BoxedAssertion) -> BoxedAssertion {
         let mut a: BoxedAssertion = match self.threshold {
             Some(t) => Expect::new(base).at_least(t).gate().boxed(),
@@ -369,13 +423,20 @@ impl Prepared {
         if let Some(m) = &self.metric {
             outer = outer.metric(m.clone());
         }
+        // promptfoo force-passes weight-0 assertions, but not a weight-0 assert-set (its sets
+        // are scored outside the code that does).
+        let outer = if self.weight == Some(0.0) && !matches!(self.base, Base::Set(_)) {
+            ForcePass(outer).boxed()
+        } else {
+            outer.boxed()
+        };
         match &self.name {
             Some(name) => Named {
                 inner: outer,
                 name: name.clone(),
             }
             .boxed(),
-            None => outer.boxed(),
+            None => outer,
         }
     }
 }
