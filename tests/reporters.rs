@@ -56,6 +56,8 @@ fn report(id: &str, runs: Vec<RunSummary>, assertions: Vec<AssertionResult>) -> 
         events: Vec::new(),
         runs,
         reliability: niceeval::stats::Reliability::new(0, 0),
+        mean_run_ms: 0.0,
+        max_run_ms: 0.0,
         min_pass_rate: 1.0,
     };
     report.recompute();

@@ -95,6 +95,12 @@ pub struct EvalReport {
     pub runs: Vec<RunSummary>,
     /// Pass rate, pass@k and pass^k over the runs that were not skipped.
     pub reliability: Reliability,
+    /// Mean wall time of one run, in milliseconds (kept by [`EvalReport::recompute`]).
+    #[serde(default)]
+    pub mean_run_ms: f64,
+    /// Longest wall time of one run, in milliseconds (kept by [`EvalReport::recompute`]).
+    #[serde(default)]
+    pub max_run_ms: f64,
     /// Pass rate needed for the eval to pass.
     pub min_pass_rate: f64,
 }
@@ -124,6 +130,8 @@ impl EvalReport {
             events: Vec::new(),
             runs: Vec::new(),
             reliability: Reliability::new(0, 0),
+            mean_run_ms: 0.0,
+            max_run_ms: 0.0,
             min_pass_rate: def.min_pass_rate.unwrap_or(1.0),
         }
     }
@@ -132,6 +140,12 @@ impl EvalReport {
     /// reliability statistics and the outcome. A report without runs (an eval that never ran,
     /// such as an `#[ignore]`d one) keeps its outcome.
     pub fn recompute(&mut self) {
+        self.mean_run_ms = if self.runs.is_empty() {
+            0.0
+        } else {
+            self.runs.iter().map(|r| r.duration_ms).sum::<f64>() / self.runs.len() as f64
+        };
+        self.max_run_ms = self.runs.iter().map(|r| r.duration_ms).fold(0.0, f64::max);
         if self.runs.is_empty() {
             self.reliability = Reliability::new(0, 0);
             return;
@@ -144,19 +158,6 @@ impl EvalReport {
     /// Fraction of non-skipped runs that passed.
     pub fn pass_rate(&self) -> f64 {
         self.reliability.pass_rate
-    }
-
-    /// Mean wall time of one run, in milliseconds.
-    pub fn mean_run_ms(&self) -> f64 {
-        if self.runs.is_empty() {
-            return 0.0;
-        }
-        self.runs.iter().map(|r| r.duration_ms).sum::<f64>() / self.runs.len() as f64
-    }
-
-    /// Longest wall time of one run, in milliseconds.
-    pub fn max_run_ms(&self) -> f64 {
-        self.runs.iter().map(|r| r.duration_ms).fold(0.0, f64::max)
     }
 
     /// Renders the assertion report: a header with the outcome, then every assertion with its
@@ -189,8 +190,7 @@ impl EvalReport {
             let _ = writeln!(
                 out,
                 "  run time: mean {:.0} ms, max {:.0} ms",
-                self.mean_run_ms(),
-                self.max_run_ms()
+                self.mean_run_ms, self.max_run_ms
             );
         }
         if let Some(error) = &self.error {
@@ -424,5 +424,8 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("run time: mean 2 ms, max 3 ms"), "{text}");
+        let json = serde_json::to_value(&report).expect("serializes");
+        assert_eq!(json["mean_run_ms"], 2.0);
+        assert_eq!(json["max_run_ms"], 3.0);
     }
 }

@@ -374,6 +374,8 @@ fn assemble(
         events,
         runs: summaries,
         reliability: Reliability::new(0, 0),
+        mean_run_ms: 0.0,
+        max_run_ms: 0.0,
         min_pass_rate,
     };
     report.recompute();
