@@ -84,6 +84,12 @@ fn promptfoo_conformance_table() {
         case("- type: contains-any\n  value: [x, y]\n  threshold: 0", "bar", false),
         case("- type: is-json\n  threshold: 0", "nope", false),
         case("- type: word-count\n  value: 5\n  threshold: 0", "a b", false),
+        // Whole numbers written as floats, and fractional bounds (count >= 1.5).
+        case("- type: word-count\n  value: 3.0", "a b c", true),
+        case("- type: word-count\n  value: {min: 1.5}", "a", false),
+        case("- type: word-count\n  value: {min: 1.5}", "a b", true),
+        case("- type: word-count\n  value: {max: 2.5}", "a b c", false),
+        case("- type: word-count\n  value: {min: 1, max: 2.5}", "a b", true),
         case("- type: starts-with\n  value: b\n  threshold: 2", "bar", true),
         // ...but kept by graded ones.
         case("- type: similarity\n  value: abcd\n  threshold: 0.2", "abxy", true),

@@ -239,18 +239,37 @@ fn reference_text(spec: &AssertSpec) -> Result<String, String> {
 }
 
 fn word_bounds(spec: &AssertSpec) -> Result<expect::WordBounds, String> {
+    // Whole numbers, also written as floats (`3.0`, as YAML and JSON allow).
     let count = |v: &Value, what: &str| -> Result<usize, String> {
         v.as_u64()
+            .or_else(|| {
+                v.as_f64()
+                    .filter(|f| f.is_finite() && *f >= 0.0 && f.fract() == 0.0)
+                    .map(|f| f as u64)
+            })
             .map(|n| n as usize)
             .ok_or_else(|| format!("{what} must be a whole number ≥ 0, got {v}"))
+    };
+    // A bound may be fractional, as in promptfoo (`count >= 1.5`): rounded inwards.
+    let bound = |v: &Value, what: &str, round: fn(f64) -> f64| -> Result<usize, String> {
+        match v.as_f64() {
+            Some(f) if f.is_finite() && f >= 0.0 => Ok(round(f) as usize),
+            _ => Err(format!("{what} must be a number ≥ 0, got {v}")),
+        }
     };
     let bounds = match required(spec, "a word count, or {min, max}")? {
         Value::Object(map) => {
             if let Some(k) = map.keys().find(|k| *k != "min" && *k != "max") {
                 return Err(format!("unknown key `{k}` in `value`; use `min` and `max`"));
             }
-            let min = map.get("min").map(|v| count(v, "`min`")).transpose()?;
-            let max = map.get("max").map(|v| count(v, "`max`")).transpose()?;
+            let min = map
+                .get("min")
+                .map(|v| bound(v, "`min`", f64::ceil))
+                .transpose()?;
+            let max = map
+                .get("max")
+                .map(|v| bound(v, "`max`", f64::floor))
+                .transpose()?;
             if min.is_none() && max.is_none() {
                 return Err("`value` needs `min`, `max` or both".to_string());
             }
