@@ -159,7 +159,7 @@ impl Assertion for IsJson {
 /// use niceeval::expect::find_json;
 /// use serde_json::json;
 ///
-/// let found = find_json(r#"Result: {"a": "}{"} and [1, 2]. Lenient: {score: 1 // perfect"#);
+/// let found = find_json("Result: {\"a\": \"}{\"} and [1, 2]. Lenient: {score: 1 // perfect\n");
 /// assert_eq!(found, vec![json!({"a": "}{"}), json!([1, 2]), json!({"score": 1})]);
 /// assert_eq!(find_json(r#"{broken "x" {"inner": true}"#), vec![json!({"inner": true})]);
 /// assert_eq!(find_json("no braces here"), Vec::<serde_json::Value>::new());
