@@ -42,7 +42,7 @@ fn javascript_expressions_bodies_and_results() {
     let r = check("", javascript("0"));
     assert!(!r.passed);
     // A function body with a grading result.
-    let body = "if (output === 'Expected output') {\n  return { pass: true, score: 0.5 };\n}\nreturn { pass: false, score: 0, reason: 'Assertion failed' };";
+    let body = "if (output === 'Expected output') {\n  return { pass: true, score: 0.5, reason: 'ok' };\n}\nreturn { pass: false, score: 0, reason: 'Assertion failed' };";
     let r = check("Expected output", javascript(body));
     assert!(r.passed && r.score == 0.5);
     let r = check("other", javascript(body));
@@ -57,6 +57,30 @@ fn javascript_expressions_bodies_and_results() {
         javascript("console.log('noise'); await new Promise(r => setTimeout(r, 10)); return true;"),
     );
     assert!(r.passed, "{}", r.reason);
+    // promptfoo's one-line rules: trailing `;` dropped, `return` after leading declarations.
+    assert!(check("hello", javascript("output.length > 3;")).passed);
+    assert!(
+        check(
+            r#"{"a":1}"#,
+            javascript("let x = JSON.parse(output); x.a === 1")
+        )
+        .passed
+    );
+    assert!(
+        !check(
+            r#"{"a":2}"#,
+            javascript("let x = JSON.parse(output); x.a === 1")
+        )
+        .passed
+    );
+    // A grading result needs pass, score and reason (promptfoo's isGradingResult).
+    let r = check("x", javascript("({pass: true})"));
+    assert!(r.error.is_some() && !r.passed, "{}", r.reason);
+    // A grading result keeps its own pass.
+    let r = check("x", javascript("({pass: false, score: 0.9, reason: 'no'})"));
+    assert!(!r.passed && r.score == 0.9);
+    let r = check("x", javascript("1 / 0"));
+    assert!(!r.passed, "{}", r.reason);
     // Returning nothing is an execution error.
     let r = check("x", javascript("let a = 1;\nconsole.log(a);"));
     assert!(r.error.is_some(), "{}", r.reason);

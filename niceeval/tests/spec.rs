@@ -441,3 +441,63 @@ fn specs_can_change_after_evaluation() {
             .pass
     );
 }
+
+/// promptfoo's code-assertion rules: a grading result keeps its own `pass` (JavaScript), a
+/// Python one below the threshold fails, `not-` flips the pass and keeps the score.
+#[test]
+fn code_assertions_follow_promptfoo() {
+    if !support::have("node") || !support::have("python3") {
+        return;
+    }
+    // (item, output, pass, score)
+    let table: &[(&str, &str, bool, f64)] = &[
+        ("- type: javascript\n  value: 'output.length > 3;'", "hello", true, 1.0),
+        ("- type: javascript\n  value: 'let x = JSON.parse(output); x.a === 1'", r#"{"a":1}"#, true, 1.0),
+        ("- type: javascript\n  value: \"({pass: true, score: 0.2, reason: 'ok'})\"\n  threshold: 0.5", "x", true, 0.2),
+        ("- type: javascript\n  value: \"({pass: false, score: 0.9, reason: 'no'})\"\n  threshold: 0.5", "x", false, 0.9),
+        ("- type: not-javascript\n  value: '0.3'", "x", false, 0.3),
+        ("- type: not-javascript\n  value: '0.25'\n  threshold: 0.5", "x", true, 0.25),
+        ("- type: not-javascript\n  value: \"({pass: false, score: 0.2, reason: 'r'})\"", "x", true, 0.2),
+        ("- type: not-javascript\n  value: 'output === \"x\"'", "x", false, 0.0),
+        ("- type: not-javascript\n  value: \"throw new Error('boom')\"", "x", false, 0.0),
+        ("- type: javascript\n  value: '({pass: true})'", "x", false, 0.0),
+        ("- type: javascript\n  value: 'return 0;'\n  threshold: 0", "x", true, 0.0),
+        ("- type: python\n  value: \"{'pass': False, 'score': 0.9, 'reason': 'x'}\"\n  threshold: 0.5", "x", false, 0.9),
+        ("- type: python\n  value: \"{'pass': True, 'score': 0.2, 'reason': 'x'}\"\n  threshold: 0.5", "x", false, 0.2),
+        ("- type: not-python\n  value: \"{'pass': True, 'score': 0.2, 'reason': 'x'}\"\n  threshold: 0.5", "x", true, 0.2),
+        ("- type: python\n  value: \"'true'\"", "x", true, 1.0),
+        ("- type: python\n  value: \"'False'\"", "x", false, 0.0),
+        ("- type: python\n  value: \"'0.8'\"", "x", true, 0.8),
+    ];
+    for (item, output, pass, score) in table {
+        let o = run(item, output);
+        assert_eq!(
+            (o.pass, o.score),
+            (*pass, *score),
+            "{item}: {:?}",
+            o.results[0].reason
+        );
+    }
+}
+
+/// promptfoo's JSON rules: schemas are draft-07 with formats asserted; `contains-json` reads
+/// objects leniently.
+#[test]
+fn json_types_follow_promptfoo() {
+    let table: &[(&str, &str, bool)] = &[
+        ("- type: is-json\n  value: {type: object, properties: {email: {type: string, format: email}}}", r#"{"email": "nope"}"#, false),
+        ("- type: is-json\n  value: {type: object, properties: {email: {type: string, format: email}}}", r#"{"email": "a@b.co"}"#, true),
+        ("- type: is-json\n  value: {type: string, format: date-time}", r#""yesterday""#, false),
+        ("- type: is-json\n  value: {type: array, items: [{type: string}, {type: number}]}", r#"["a", "b"]"#, false),
+        ("- type: is-json\n  value: {type: array, items: [{type: string}, {type: number}]}", r#"["a", 1]"#, true),
+        ("- type: is-json\n  value: {$schema: 'https://json-schema.org/draft/2020-12/schema', type: array, prefixItems: [{type: string}]}", r#"[1]"#, false),
+        ("- type: contains-json", "{key: value, another_key: another value}", true),
+        ("- type: contains-json", "{\n  \"reason\": \"all good\",\n  \"score\": 1.0 // perfect score\n}", true),
+        ("- type: contains-json", "{\n  \"incomplete\": \"object\"", true),
+        ("- type: contains-json\n  value: {required: [score]}", "Result: {score: 0.9 // good\n", true),
+        ("- type: contains-json", "no json here", false),
+    ];
+    for (item, output, pass) in table {
+        assert_eq!(passes(item, output), *pass, "{item} on {output}");
+    }
+}

@@ -11,6 +11,12 @@ use crate::excerpt;
 use crate::expect::process::{tail, Job};
 use crate::expect::script::spawn_error;
 
+mod js_body;
+mod result;
+
+use result::grade_from_value;
+pub(crate) use result::Rules;
+
 /// Default time a code assertion may run.
 pub const DEFAULT_CODE_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -47,7 +53,16 @@ const emit = (o) => process.stdout.write('\n' + MARK + JSON.stringify(o) + '\n')
       if (!fn) fn = new AsyncFunction('output', 'context', data.body);
     }
     const result = await fn(data.output, data.context);
-    emit({ ok: true, result: result === undefined ? null : result });
+    if (typeof result === 'number' && !Number.isFinite(result)) {
+      throw new Error(`the code returned ${result}, not a finite number`);
+    }
+    const text = JSON.stringify(result === undefined ? null : result, (key, v) => {
+      if (key === 'score' && typeof v === 'number' && !Number.isFinite(v)) {
+        throw new Error(`a grading result has the score ${v}, not a finite number`);
+      }
+      return v;
+    });
+    process.stdout.write('\n' + MARK + '{"ok":true,"result":' + text + '}\n');
   } catch (e) {
     emit({ ok: false, error: e instanceof Error ? e.message : String(e) });
   }
@@ -109,15 +124,18 @@ pub struct CodeAssertion {
     context: Map<String, Value>,
     base_dir: Option<PathBuf>,
     timeout: Duration,
+    rules: Rules,
 }
 
 /// A JavaScript assertion, run with `node` (which must be on `PATH`).
 ///
 /// `code` is one of:
-/// - an expression, e.g. `output.includes('Hello')` (a single line that parses as an
-///   expression is returned);
-/// - a function body with `return`, e.g. `if (output.length > 10) return true; return 0.5;`
-///   (several lines, or one line that is not an expression);
+/// - one line, built into a function body as promptfoo does: trailing `;` dropped, then an
+///   expression is returned (`output.includes('Hello')`), and a line that starts with
+///   `const`/`let`/`var` returns what follows its last top-level `;`
+///   (`let x = JSON.parse(output); x.a === 1`); a line that is not an expression
+///   (`if (output.length > 10) return true; return 0.5;`) runs as written;
+/// - several lines: a function body, run as written (it needs `return`);
 /// - `file://path.js` (its default export, `module.exports = (output, context) => ..`) or
 ///   `file://path.js:name` (a named export); `.mjs` files are ES modules. Relative paths are
 ///   from the spec file's directory, else the current directory.
@@ -125,14 +143,20 @@ pub struct CodeAssertion {
 /// It receives `output` (the checked text; a checked JSON value arrives parsed) and `context`
 /// (`vars`, `prompt`, `config`), may be `async`, and returns:
 /// - a boolean: pass or fail;
-/// - a number: the score (clamped to [0, 1] for the record); it passes at ≥ the threshold when
-///   one is set, else when it is > 0;
-/// - a grading result `{pass, score, reason, componentResults}` (`pass` decides; without
-///   `score`, the score is 1 or 0 from `pass`); component results become children.
+/// - a finite number: the score (clamped to [0, 1] for the record); it passes when > 0, or
+///   at ≥ the threshold when one is set;
+/// - a grading result `{pass, score, reason}` (all three required, as promptfoo's); its
+///   `pass` decides unless `.at_least(x)` judges the score; `componentResults` (whose items may
+///   omit `score` and `reason`) become children.
 ///
-/// A thrown error fails the assertion with its message. No result, a result of another type,
-/// a missing `node`, a crash and a timeout (30 s unless set) are execution errors. What the
-/// code prints with `console.log` is ignored.
+/// A thrown error fails the assertion with its message. No result, a result of another type
+/// (an object without `pass`, `score` and `reason`, a string, a non-finite number), a missing
+/// `node`, a crash and a timeout (30 s unless set) are execution errors. What the code prints
+/// with `console.log` is ignored.
+///
+/// As data (`type: javascript`), promptfoo's rules apply: `threshold` judges a returned number
+/// only (a grading result keeps its own `pass`), and `not-` flips the verdict but keeps the
+/// returned score.
 ///
 /// ```no_run
 /// use niceeval::prelude::*;
@@ -149,7 +173,10 @@ pub fn javascript(code: impl Into<String>) -> CodeAssertion {
 /// an expression (`'hello' in output.lower()`), a function body (several lines, or one line
 /// that is not an expression; indentation is normalized), or `file://path.py[:function]` where the function
 /// defaults to `get_assert(output, context)`. A returned dict may spell the verdict `pass` or
-/// `pass_`. A raised exception fails the assertion with `Type: message`.
+/// `pass_`. As in promptfoo, the strings `"true"`/`"false"` (any case), a numeric string
+/// (`"0.8"`, read like `parseFloat`) and a JSON object as text are accepted too. A raised
+/// exception fails the assertion with `Type: message`. As data (`type: python`), a grading
+/// result whose score is below `threshold` fails, whatever its `pass`.
 ///
 /// ```no_run
 /// use niceeval::prelude::*;
@@ -170,6 +197,7 @@ impl CodeAssertion {
             context: Map::new(),
             base_dir: None,
             timeout: DEFAULT_CODE_TIMEOUT,
+            rules: Rules::default(),
         }
     }
 
@@ -204,6 +232,12 @@ impl CodeAssertion {
         self
     }
 
+    /// promptfoo's threshold and `not-` for assertions as data (see [`Rules`]).
+    pub(crate) fn rules(mut self, rules: Rules) -> Self {
+        self.rules = rules;
+        self
+    }
+
     /// `(path, function)` of a `file://` reference.
     fn file(&self) -> Option<(PathBuf, Option<String>)> {
         let rest = self.code.trim().strip_prefix("file://")?;
@@ -231,7 +265,7 @@ impl CodeAssertion {
         match self.language {
             Language::JavaScript => (
                 code.to_string(),
-                one_line.then(|| format!("return ({}\n);", code.trim())),
+                one_line.then(|| js_body::one_line_body(code)).flatten(),
             ),
             Language::Python => {
                 let wrap = |body: &str| {
@@ -369,46 +403,13 @@ impl Assertion for CodeAssertion {
                 .get("error")
                 .and_then(Value::as_str)
                 .unwrap_or("unknown error");
-            return Grade::fail(format!("the assertion threw: {error}"));
+            return Grade::fail(format!("the assertion threw: {error}")).with_verdict(false);
         }
-        grade_from_value(reply.get("result").unwrap_or(&Value::Null))
-    }
-}
-
-/// What a code assertion's return value means (promptfoo's rules).
-pub(crate) fn grade_from_value(result: &Value) -> Grade {
-    match result {
-        Value::Bool(b) => Grade::from_bool(*b, format!("the code returned {b}")),
-        Value::Number(n) => match n.as_f64() {
-            Some(s) if s.is_finite() => Grade::score(
-                s.clamp(0.0, 1.0),
-                format!("the code returned the score {s}"),
-            ),
-            _ => Grade::error(format!("the code returned {n}, not a finite number")),
-        },
-        Value::Object(map)
-            if map.contains_key("pass")
-                || map.contains_key("pass_")
-                || map.contains_key("score") =>
-        {
-            // promptfoo's componentResults use the same shape as grader checks.
-            match crate::expect::script::grade_from_result(result) {
-                Ok(mut grade) => {
-                    if map.get("reason").is_none() {
-                        grade.reason = format!("the code returned {}", excerpt::json(result));
-                    }
-                    grade
-                }
-                Err(e) => Grade::error(format!("the code returned an invalid grading result: {e}")),
-            }
-        }
-        Value::Null => Grade::error(
-            "the code returned nothing; return a boolean, a number, or {pass, score, reason}",
-        ),
-        other => Grade::error(format!(
-            "the code returned {}; return a boolean, a number, or {{pass, score, reason}}",
-            excerpt::json(other)
-        )),
+        grade_from_value(
+            reply.get("result").unwrap_or(&Value::Null),
+            self.language,
+            self.rules,
+        )
     }
 }
 
@@ -437,7 +438,7 @@ mod tests {
             javascript("output.length").body(),
             (
                 "output.length".to_string(),
-                Some("return (output.length\n);".to_string())
+                Some("return output.length".to_string())
             )
         );
         assert_eq!(javascript("a;\nreturn 1;").body().1, None);
@@ -445,25 +446,5 @@ mod tests {
             python("  if x:\n      return 1\n  return 0").body().0,
             "def __niceeval_assert(output, context):\n    if x:\n        return 1\n    return 0\n"
         );
-    }
-
-    #[test]
-    fn return_values() {
-        assert_eq!(grade_from_value(&json!(true)).score, 1.0);
-        assert_eq!(grade_from_value(&json!(42)).score, 1.0);
-        assert_eq!(grade_from_value(&json!(-1)).score, 0.0);
-        let g = grade_from_value(&json!({"pass": false, "score": 0.5, "reason": "meh"}));
-        assert_eq!(
-            (g.score, g.verdict, g.reason.as_str()),
-            (0.5, Some(false), "meh")
-        );
-        let g = grade_from_value(&json!({"pass": true}));
-        assert_eq!(g.score, 1.0);
-        let g = grade_from_value(&json!({"pass": true, "score": 0.75, "componentResults": [
-            {"pass": true, "score": 0.5, "reason": "Contains banana"}, {"pass": false, "score": 0.5, "reason": "no"}
-        ]}));
-        assert_eq!(g.children.len(), 2);
-        assert!(grade_from_value(&Value::Null).error.is_some());
-        assert!(grade_from_value(&json!("yes")).error.is_some());
     }
 }

@@ -9,6 +9,8 @@ use serde_json::Value;
 use crate::assertion::{Assertion, Grade, Subject};
 use crate::excerpt;
 
+mod lenient;
+
 /// A compiled JSON Schema shared by the JSON matchers.
 #[derive(Clone)]
 struct Schema {
@@ -18,9 +20,7 @@ struct Schema {
 
 impl Schema {
     fn new(source: Value) -> Schema {
-        let validator = jsonschema::validator_for(&source)
-            .map(Arc::new)
-            .map_err(|e| e.to_string());
+        let validator = build_validator(&source).map(Arc::new);
         Schema { source, validator }
     }
 
@@ -38,11 +38,19 @@ impl Schema {
     }
 }
 
+/// Compiles a schema as promptfoo's Ajv does: draft-07 unless `$schema` names another draft,
+/// and `format` asserted (`email`, `date-time`, `uri`, ...).
+fn build_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+    let mut options = jsonschema::options().should_validate_formats(true);
+    if schema.get("$schema").is_none() {
+        options = options.with_draft(jsonschema::Draft::Draft7);
+    }
+    options.build(schema).map_err(|e| e.to_string())
+}
+
 /// Why a JSON Schema does not compile, if it does not (used to reject bad specs at load time).
 pub(crate) fn schema_error(schema: &Value) -> Option<String> {
-    jsonschema::validator_for(schema)
-        .err()
-        .map(|e| e.to_string())
+    build_validator(schema).err()
 }
 
 /// The matcher returned by [`is_json`].
@@ -59,8 +67,12 @@ impl std::fmt::Debug for IsJson {
     }
 }
 
-/// The whole value is JSON, optionally valid against a JSON Schema (drafts 4 to 2020-12).
-/// Gate by default; scores 1 or 0.
+/// The whole value is JSON, optionally valid against a JSON Schema. Gate by default; scores 1
+/// or 0.
+///
+/// As in promptfoo (Ajv), a schema is read as draft-07 unless its `$schema` names another
+/// draft (4 to 2020-12), and `format` is asserted: `{"type": "string", "format": "email"}`
+/// fails on `"nope"`.
 ///
 /// Text is parsed as one JSON document (surrounding whitespace allowed, nothing else: wrap-up
 /// prose or a Markdown fence makes it fail — use [`contains_json`] for that). Any JSON value
@@ -133,18 +145,24 @@ impl Assertion for IsJson {
 ///
 /// The scan starts at each `{` or `[`, parses one JSON value there with a real JSON parser (so
 /// brackets and quotes inside strings never confuse it), and on success continues after that
-/// value: a found value's nested objects are not reported again. Where parsing fails it moves
-/// on to the next `{` or `[`, so an invalid outer block can still contain valid inner ones.
-/// Prose around the values, Markdown fences and several values in one text are all fine.
-/// Nesting deeper than 128 levels is not recognized (the parser's recursion limit).
+/// value: a found value's nested objects are not reported again. Where a `{` does not start
+/// strict JSON, it is read leniently as promptfoo's `extractJsonObjects` does: from the `{` to
+/// its matching `}` (braces in double-quoted strings do not count), or to the end of the text
+/// with the missing `}` added, as YAML flow after `//` comments become `#` comments. So
+/// `{key: value}`, `{"score": 1.0 // perfect}`, an unclosed `{"incomplete": "object"` and even
+/// `{word}` (`{"word": null}`) are objects. Where neither reading works it moves on to the next
+/// `{` or `[`, so an invalid outer block can still contain valid inner ones. Prose around the
+/// values, Markdown fences and several values in one text are all fine. Nesting deeper than
+/// 128 levels is not recognized (the parser's recursion limit).
 ///
 /// ```
 /// use niceeval::expect::find_json;
 /// use serde_json::json;
 ///
-/// let found = find_json(r#"Result: {"a": "}{"} and [1, 2]. Not JSON: {oops}"#);
-/// assert_eq!(found, vec![json!({"a": "}{"}), json!([1, 2])]);
-/// assert_eq!(find_json(r#"{broken {"inner": true}"#), vec![json!({"inner": true})]);
+/// let found = find_json("Result: {\"a\": \"}{\"} and [1, 2]. Lenient: {score: 1 // perfect\n");
+/// assert_eq!(found, vec![json!({"a": "}{"}), json!([1, 2]), json!({"score": 1})]);
+/// assert_eq!(find_json(r#"{broken "x" {"inner": true}"#), vec![json!({"inner": true})]);
+/// assert_eq!(find_json("no braces here"), Vec::<serde_json::Value>::new());
 /// ```
 pub fn find_json(text: &str) -> Vec<Value> {
     let mut found = Vec::new();
@@ -162,14 +180,19 @@ fn scan_json(text: &str, mut f: impl FnMut(Value) -> bool) {
     while let Some(offset) = memchr2(b'{', b'[', &bytes[i..]) {
         let start = i + offset;
         let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
-        match stream.next() {
-            Some(Ok(value)) => {
-                i = start + stream.byte_offset();
+        let found = match stream.next() {
+            Some(Ok(value)) => Some((value, start + stream.byte_offset())),
+            _ if bytes[start] == b'{' => lenient::object_at(text, start),
+            _ => None,
+        };
+        match found {
+            Some((value, end)) => {
+                i = end;
                 if f(value) {
                     return;
                 }
             }
-            _ => i = start + 1,
+            None => i = start + 1,
         }
     }
 }
@@ -196,7 +219,9 @@ impl std::fmt::Debug for ContainsJson {
 /// least one of the found values is valid against it. Gate by default; scores 1 or 0.
 ///
 /// Only objects and arrays are looked for (a bare `42` or `"word"` in prose is not JSON here);
-/// note that a bracketed citation like `[1]` is a JSON array. With a schema, the reason of a
+/// note that a bracketed citation like `[1]` is a JSON array, and that objects are also read
+/// leniently, as promptfoo does (`{key: value}`, see [`find_json`]). A schema is read as in
+/// [`is_json`] (draft-07 by default, formats asserted). With a schema, the reason of a
 /// failure shows the first found value's problems. A value that already is JSON (not text)
 /// passes when it is an object or array. `None` fails. Where promptfoo (which scans for objects
 /// only) and Runsight (objects and arrays) differ, niceeval follows Runsight: arrays count.
@@ -209,7 +234,7 @@ impl std::fmt::Debug for ContainsJson {
 /// assert!(AssertionResult::evaluate(&contains_json(None), &text.subject()).passed);
 /// let schema = json!({"type": "object", "required": ["name", "score"]});
 /// assert!(AssertionResult::evaluate(&contains_json(schema), &text.subject()).passed);
-/// assert!(!AssertionResult::evaluate(&contains_json(None), &"no json {here}".subject()).passed);
+/// assert!(!AssertionResult::evaluate(&contains_json(None), &"no json here".subject()).passed);
 /// ```
 pub fn contains_json(schema: impl Into<Option<Value>>) -> ContainsJson {
     ContainsJson {
@@ -325,7 +350,8 @@ mod tests {
             find_json("{\"s\": \"[not an array]\"}"),
             vec![json!({"s": "[not an array]"})]
         );
-        assert_eq!(find_json("unclosed {\"a\": 1"), Vec::<Value>::new());
+        // An unclosed object is closed at the end of the text (promptfoo).
+        assert_eq!(find_json("unclosed {\"a\": 1"), vec![json!({"a": 1})]);
         assert_eq!(
             find_json("{\"k\": \"日本語 🎉\"}"),
             vec![json!({"k": "日本語 🎉"})]
@@ -334,7 +360,8 @@ mod tests {
             find_json("He said \"{\" then {\"a\":1}"),
             vec![json!({"a": 1})]
         );
-        assert_eq!(find_json(&"{".repeat(10_000)), Vec::<Value>::new());
+        // Too deep to read, except the last `{`, closed at the end as promptfoo does.
+        assert_eq!(find_json(&"{".repeat(10_000)), vec![json!({})]);
     }
 
     #[test]

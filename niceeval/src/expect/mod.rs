@@ -75,6 +75,7 @@ pub use affix::{ends_with, starts_with, Affix};
 pub use bleu::{bleu, bleu_score, Bleu, References, DEFAULT_BLEU_THRESHOLD};
 pub use budget::{cost, latency, Budget};
 pub use case::{icontains, IContains};
+pub(crate) use code::Rules as CodeRules;
 pub use code::{javascript, python, CodeAssertion, DEFAULT_CODE_TIMEOUT};
 pub use combinators::{all_of, not, AllOf, BoxedAssertion, IntoBoxed, Not};
 pub use command::{command_succeeded, CommandSucceeded};

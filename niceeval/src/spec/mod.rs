@@ -34,14 +34,14 @@
 //! | `starts-with`, `ends-with` | non-empty string | exact, case-sensitive |
 //! | `regex` | pattern | a search; Rust `regex` syntax; a bad pattern is a load-time error |
 //! | `equals` | any | a string, number or boolean compares as text, exactly: `42` is not `42.0`, `true` is not ` true`; objects and arrays compare as JSON (`[1, 2]` equals `[1, 2.0]`) |
-//! | `is-json`, `contains-json` | optional JSON Schema (object, or YAML/JSON text) | |
+//! | `is-json`, `contains-json` | optional JSON Schema (object, or YAML/JSON text) | draft-07 unless `$schema` says otherwise, `format` asserted; `contains-json` also reads objects leniently (`{key: value}`, `//` comments, unclosed) |
 //! | `levenshtein` | reference text | `threshold` is the maximum distance (default 5) |
 //! | `similarity` | reference text | normalized Levenshtein, `threshold` default 0.6 |
 //! | `bleu` | reference text or list | `threshold` default 0.5 |
 //! | `rouge-n` | reference text | F-measure; `threshold` default 0.75; `config: {n: 2}` for ROUGE-2 |
 //! | `word-count` | number, or `{min, max}` | |
 //! | `cost`, `latency` | — | `threshold` (or `value`) is the budget, in USD or ms, read from the context; scores 1 within it, 0 over it |
-//! | `javascript`, `python` | code, or `file://path[:function]` | `config` is `context.config` |
+//! | `javascript`, `python` | code, or `file://path[:function]` | `config` is `context.config`; `threshold` judges a returned number (and fails a Python grading result scoring below it); `not-` flips the pass and keeps the returned score (promptfoo) |
 //! | `script` | — | `command:` a list (no shell) or a string (run with `sh -c`) |
 //! | `assert-set` | — | nested `assert:` list; the set's `threshold`, `weight`, `metric` |
 //! | anything else | — | a custom assertion from `.niceeval/assertions/` (`custom:NAME` works too) |

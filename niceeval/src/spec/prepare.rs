@@ -365,7 +365,13 @@ impl Prepared {
                 } else {
                     expect::javascript(code.clone())
                 };
+                // promptfoo's code assertions reach their own verdict from the threshold and
+                // `not-` (see `wrap`).
                 a = a
+                    .rules(expect::CodeRules {
+                        threshold: self.threshold,
+                        inverse: self.negate,
+                    })
                     .vars(serde_json::to_value(&context.vars).unwrap_or(Value::Null))
                     .config(config.clone().unwrap_or_else(|| serde_json::json!({})));
                 if let Some(prompt) = &context.prompt {
@@ -404,13 +410,15 @@ impl Prepared {
     }
 
     /// Applies threshold, `not-`, transform, weight (0 force-passes), metric and name to a base
-    /// assertion.
+    /// assertion. A code assertion applies its threshold and `not-` itself, as promptfoo does
+    /// (`not-` keeps the returned score).
     fn wrap(&self, base: BoxedAssertion) -> BoxedAssertion {
+        let own_verdict = matches!(self.base, Base::Code { .. });
         let mut a: BoxedAssertion = match self.threshold {
-            Some(t) => Expect::new(base).at_least(t).gate().boxed(),
-            None => Expect::new(base).gate().boxed(),
+            Some(t) if !own_verdict => Expect::new(base).at_least(t).gate().boxed(),
+            _ => Expect::new(base).gate().boxed(),
         };
-        if self.negate {
+        if self.negate && !own_verdict {
             a = expect::not(a).boxed();
         }
         let mut outer = Expect::new(a);

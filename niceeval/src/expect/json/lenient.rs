@@ -1,0 +1,204 @@
+//! The lenient reading of an object that is not strict JSON, as promptfoo's
+//! `extractJsonObjects` does: from a `{` to its matching `}` (or to the end of the text, closed
+//! there), read as YAML flow after `//` comments become `#` comments. So `{key: value}`,
+//! `{"score": 1.0 // perfect}` and an unclosed `{"incomplete": "object"` are objects.
+
+use serde_json::Value;
+
+/// Longest candidate read from one `{`, as promptfoo.
+const MAX_CANDIDATE: usize = 100_000;
+
+/// Deepest nesting read leniently (the strict parser's limit is 128 too).
+const MAX_DEPTH: usize = 128;
+
+/// The object starting at byte `start` (a `{`) and the index after it, read leniently. Braces
+/// inside double-quoted strings do not count. When the braces balance and the candidate does not
+/// read as an object, there is none from this `{`; nor is there when it nests deeper than 128.
+pub(super) fn object_at(text: &str, start: usize) -> Option<(Value, usize)> {
+    let b = text.as_bytes();
+    let limit = (start + MAX_CANDIDATE).min(b.len());
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut i = start;
+    while i < limit {
+        let c = b[i];
+        i += 1;
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return None;
+                }
+            }
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return read_object(&text[start..i]).map(|v| (v, i));
+                }
+            }
+            _ => {}
+        }
+    }
+    if limit < b.len() || in_string {
+        return None;
+    }
+    let closed = format!("{}{}", &text[start..], "}".repeat(depth));
+    read_object(&closed).map(|v| (v, b.len()))
+}
+
+/// A candidate read as YAML (JSON is YAML), kept only when it is a mapping with text keys.
+fn read_object(candidate: &str) -> Option<Value> {
+    let yaml: yaml_serde::Value = yaml_serde::from_str(&slash_comments_to_hash(candidate)).ok()?;
+    if !text_keys(&yaml) {
+        return None;
+    }
+    match serde_json::to_value(&yaml) {
+        Ok(v @ Value::Object(_)) => Some(v),
+        _ => None,
+    }
+}
+
+/// Every mapping key (at any depth) is a scalar, as in JSON once written as text.
+fn text_keys(value: &yaml_serde::Value) -> bool {
+    match value {
+        yaml_serde::Value::Mapping(m) => m.iter().all(|(k, v)| {
+            !matches!(
+                k,
+                yaml_serde::Value::Mapping(_) | yaml_serde::Value::Sequence(_)
+            ) && text_keys(v)
+        }),
+        yaml_serde::Value::Sequence(items) => items.iter().all(text_keys),
+        _ => true,
+    }
+}
+
+/// Turns the first `//` comment of each line (outside quotes, not in a `://` URL) into `#`
+/// (one `#` per two slashes).
+pub(super) fn slash_comments_to_hash(text: &str) -> String {
+    text.split('\n')
+        .map(line_comment_to_hash)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn line_comment_to_hash(line: &str) -> String {
+    #[derive(PartialEq)]
+    enum State {
+        Normal,
+        Single,
+        Double,
+    }
+    let chars: Vec<char> = line.chars().collect();
+    let mut state = State::Normal;
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let prev = if i > 0 { Some(chars[i - 1]) } else { None };
+        let next = chars.get(i + 1).copied();
+        let letter = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphabetic());
+        match state {
+            State::Single => {
+                if c == '\'' && prev != Some('\\') && !letter(next) {
+                    state = State::Normal;
+                }
+            }
+            State::Double => {
+                if c == '"' && prev != Some('\\') {
+                    state = State::Normal;
+                }
+            }
+            State::Normal if c == '\'' && !letter(prev) => state = State::Single,
+            State::Normal if c == '"' => state = State::Double,
+            State::Normal if c == '/' && next == Some('/') => {
+                let token_start = chars[..i]
+                    .iter()
+                    .rposition(|c| c.is_whitespace())
+                    .map_or(0, |p| p + 1);
+                let token: String = chars[token_start..i + 2].iter().collect();
+                if !token.contains("://") {
+                    let slashes = chars[i..].iter().take_while(|c| **c == '/').count();
+                    out.push_str(&"#".repeat(slashes / 2));
+                    out.extend(&chars[i + slashes..]);
+                    return out;
+                }
+            }
+            State::Normal => {}
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn comments_become_hashes() {
+        let table = [
+            (
+                "some text // this is a comment",
+                "some text # this is a comment",
+            ),
+            (
+                "\"this // is not\" // but this is",
+                "\"this // is not\" # but this is",
+            ),
+            (
+                "'don't convert // here' // convert here",
+                "'don't convert // here' # convert here",
+            ),
+            ("text // first // second", "text # first // second"),
+            ("// a\ntext // b", "# a\ntext # b"),
+            ("text //// double", "text ## double"),
+            ("see http://example.com // c", "see http://example.com # c"),
+            ("no comments", "no comments"),
+        ];
+        for (input, expected) in table {
+            assert_eq!(slash_comments_to_hash(input), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn lenient_objects() {
+        let table: &[(&str, Option<Value>)] = &[
+            (
+                "{key: value, another_key: another value}",
+                Some(json!({"key": "value", "another_key": "another value"})),
+            ),
+            (
+                "{\n  \"reason\": \"all good\",\n  \"score\": 1.0 // perfect score\n}",
+                Some(json!({"reason": "all good", "score": 1.0})),
+            ),
+            (
+                "{\n  \"reason\": \"ok\",\n  \"score\": 1.0 # perfect\n}",
+                Some(json!({"reason": "ok", "score": 1.0})),
+            ),
+            (
+                "{\n  \"incomplete\": \"object\"",
+                Some(json!({"incomplete": "object"})),
+            ),
+            (
+                "{key: value with spaces, special: value!@#$%, empty: }",
+                Some(json!({"key": "value with spaces", "special": "value!@#$%", "empty": null})),
+            ),
+            ("{\"a\": \"}\"} tail", Some(json!({"a": "}"}))),
+            ("{\"key\": \"value\" some text {\"key2\": \"value2\"}", None),
+        ];
+        for (text, expected) in table {
+            assert_eq!(object_at(text, 0).map(|(v, _)| v), *expected, "{text}");
+        }
+    }
+}
