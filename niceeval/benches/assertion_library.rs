@@ -70,6 +70,19 @@ fn json_scan(c: &mut Criterion) {
     c.bench_function("contains_json with schema over 1 MB", |b| {
         b.iter(|| matcher.evaluate(&subject))
     });
+
+    // A worst case for the lenient reading: stray `{` that never close, each read towards the
+    // end of the text (up to 100,000 characters) before it is given up.
+    let mut stray = String::new();
+    while stray.len() < 1_000_000 {
+        stray.push_str(&words(50, stray.len() as u64 + 11));
+        stray.push_str(" { \"unclosed ");
+    }
+    let stray_subject = stray.as_str().subject();
+    let any = contains_json(None);
+    c.bench_function("contains_json over 1 MB of unclosed braces", |b| {
+        b.iter(|| any.evaluate(&stray_subject))
+    });
 }
 
 fn text_metrics(c: &mut Criterion) {

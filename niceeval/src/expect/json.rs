@@ -150,7 +150,9 @@ impl Assertion for IsJson {
 /// its matching `}` (braces in double-quoted strings do not count), or to the end of the text
 /// with the missing `}` added, as YAML flow after `//` comments become `#` comments. So
 /// `{key: value}`, `{"score": 1.0 // perfect}`, an unclosed `{"incomplete": "object"` and even
-/// `{word}` (`{"word": null}`) are objects. Where neither reading works it moves on to the next
+/// `{word}` (`{"word": null}`) are objects. The lenient reading looks at no more than 4 MB of one
+/// text in all (and 100,000 bytes from any one `{`), so a text full of braces that never close
+/// stays fast; past that, only strict JSON is found. Where neither reading works it moves on to the next
 /// `{` or `[`, so an invalid outer block can still contain valid inner ones. Prose around the
 /// values, Markdown fences and several values in one text are all fine. Nesting deeper than
 /// 128 levels is not recognized (the parser's recursion limit).
@@ -166,23 +168,25 @@ impl Assertion for IsJson {
 /// ```
 pub fn find_json(text: &str) -> Vec<Value> {
     let mut found = Vec::new();
-    scan_json(text, |v| {
+    scan_json(text, true, |v| {
         found.push(v);
         false
     });
     found
 }
 
-/// Calls `f` with each JSON object or array in `text`; stops when `f` returns true.
-fn scan_json(text: &str, mut f: impl FnMut(Value) -> bool) {
+/// Calls `f` with each JSON object or array in `text`; stops when `f` returns true. Without
+/// `lenient`, only strict JSON is found.
+fn scan_json(text: &str, lenient: bool, mut f: impl FnMut(Value) -> bool) {
     let bytes = text.as_bytes();
+    let mut budget = lenient::BUDGET;
     let mut i = 0;
     while let Some(offset) = memchr2(b'{', b'[', &bytes[i..]) {
         let start = i + offset;
         let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
         let found = match stream.next() {
             Some(Ok(value)) => Some((value, start + stream.byte_offset())),
-            _ if bytes[start] == b'{' => lenient::object_at(text, start),
+            _ if lenient && bytes[start] == b'{' => lenient::object_at(text, start, &mut budget),
             _ => None,
         };
         match found {
@@ -261,27 +265,38 @@ impl Assertion for ContainsJson {
             }
             other => other.text().unwrap_or_default().into_owned(),
         };
+        // Strict JSON first: most texts carry real JSON, and the lenient reading (YAML) of every
+        // other `{` costs far more. Only when no strict value will do is the text read again,
+        // leniently, which also counts the values and keeps the first one's problems.
+        let mut matched = false;
+        scan_json(&text, false, |found| {
+            matched = validator.is_none_or(|v| v.is_valid(&found));
+            matched
+        });
+        if matched {
+            return self.judge(validator, 1, Ok(()));
+        }
         let mut count = 0;
         let mut first_problems: Option<(Value, Vec<String>)> = None;
-        let mut matched = false;
-        scan_json(&text, |found| {
+        scan_json(&text, true, |found| {
             count += 1;
             match validator {
                 None => {
                     matched = true;
                     true
                 }
+                // `is_valid` stops at the first problem; the problems are listed only for the
+                // first value, the one a failure reason shows.
+                Some(validator) if validator.is_valid(&found) => {
+                    matched = true;
+                    true
+                }
                 Some(validator) => {
-                    let problems = Schema::problems(validator, &found);
-                    if problems.is_empty() {
-                        matched = true;
-                        true
-                    } else {
-                        if first_problems.is_none() {
-                            first_problems = Some((found, problems));
-                        }
-                        false
+                    if first_problems.is_none() {
+                        let problems = Schema::problems(validator, &found);
+                        first_problems = Some((found, problems));
                     }
+                    false
                 }
             }
         });

@@ -129,18 +129,40 @@ fn case_hint(pattern: &Pattern, text: &str) -> String {
     let Pattern::Text(needle) = pattern else {
         return String::new();
     };
-    let insensitive = regex::RegexBuilder::new(&regex::escape(needle))
-        .case_insensitive(true)
-        .build();
-    match insensitive.ok().and_then(|re| re.find(text)) {
-        Some(m) => format!(
+    // An ASCII needle (the usual case) needs no regex: compiling one on every miss cost more
+    // than the whole check.
+    let found = if needle.is_ascii() {
+        find_ignoring_ascii_case(text, needle)
+    } else {
+        regex::RegexBuilder::new(&regex::escape(needle))
+            .case_insensitive(true)
+            .build()
+            .ok()
+            .and_then(|re| re.find(text))
+            .map(|m| m.range())
+    };
+    match found {
+        Some(range) => format!(
             " (ignoring case, {} is at char {}: {})",
-            excerpt::quote_width(m.as_str(), 60),
-            excerpt::char_index(text, m.start()),
-            context(text, m.range())
+            excerpt::quote_width(&text[range.clone()], 60),
+            excerpt::char_index(text, range.start),
+            context(text, range)
         ),
         None => String::new(),
     }
+}
+
+/// The first match of the ASCII `needle` in `text`, ignoring ASCII case. Its ends are char
+/// boundaries: both end bytes match ASCII bytes of the needle.
+fn find_ignoring_ascii_case(text: &str, needle: &str) -> Option<std::ops::Range<usize>> {
+    let (t, n) = (text.as_bytes(), needle.as_bytes());
+    let first = n.first()?.to_ascii_lowercase();
+    if n.len() > t.len() {
+        return None;
+    }
+    (0..=t.len() - n.len())
+        .find(|&i| t[i].to_ascii_lowercase() == first && t[i..i + n.len()].eq_ignore_ascii_case(n))
+        .map(|i| i..i + n.len())
 }
 
 fn empty_pattern_error(matcher: &str) -> Grade {

@@ -11,12 +11,24 @@ const MAX_CANDIDATE: usize = 100_000;
 /// Deepest nesting read leniently (the strict parser's limit is 128 too).
 const MAX_DEPTH: usize = 128;
 
+/// How many bytes the lenient reading may look at in one text, over all its candidates: a text
+/// full of `{` that never close would otherwise cost 100,000 bytes per brace.
+pub(super) const BUDGET: usize = 4_000_000;
+
 /// The object starting at byte `start` (a `{`) and the index after it, read leniently. Braces
 /// inside double-quoted strings do not count. When the braces balance and the candidate does not
 /// read as an object, there is none from this `{`; nor is there when it nests deeper than 128.
-pub(super) fn object_at(text: &str, start: usize) -> Option<(Value, usize)> {
+/// The bytes looked at are taken from `budget`; with the budget spent there is no object.
+pub(super) fn object_at(text: &str, start: usize, budget: &mut usize) -> Option<(Value, usize)> {
     let b = text.as_bytes();
-    let limit = (start + MAX_CANDIDATE).min(b.len());
+    let limit = (start + MAX_CANDIDATE.min(*budget)).min(b.len());
+    let (found, looked_at) = scan_object(text, start, limit);
+    *budget = budget.saturating_sub(looked_at);
+    found
+}
+
+fn scan_object(text: &str, start: usize, limit: usize) -> (Option<(Value, usize)>, usize) {
+    let b = text.as_bytes();
     let mut depth = 0usize;
     let mut in_string = false;
     let mut i = start;
@@ -36,23 +48,23 @@ pub(super) fn object_at(text: &str, start: usize) -> Option<(Value, usize)> {
             b'{' => {
                 depth += 1;
                 if depth > MAX_DEPTH {
-                    return None;
+                    return (None, i - start);
                 }
             }
             b'}' => {
                 depth -= 1;
                 if depth == 0 {
-                    return read_object(&text[start..i]).map(|v| (v, i));
+                    return (read_object(&text[start..i]).map(|v| (v, i)), i - start);
                 }
             }
             _ => {}
         }
     }
     if limit < b.len() || in_string {
-        return None;
+        return (None, limit - start);
     }
     let closed = format!("{}{}", &text[start..], "}".repeat(depth));
-    read_object(&closed).map(|v| (v, b.len()))
+    (read_object(&closed).map(|v| (v, b.len())), b.len() - start)
 }
 
 /// A candidate read as YAML (JSON is YAML), kept only when it is a mapping with text keys.
@@ -198,7 +210,32 @@ mod tests {
             ("{\"key\": \"value\" some text {\"key2\": \"value2\"}", None),
         ];
         for (text, expected) in table {
-            assert_eq!(object_at(text, 0).map(|(v, _)| v), *expected, "{text}");
+            let mut budget = BUDGET;
+            assert_eq!(
+                object_at(text, 0, &mut budget).map(|(v, _)| v),
+                *expected,
+                "{text}"
+            );
         }
+    }
+
+    #[test]
+    fn the_budget_bounds_what_is_looked_at() {
+        let mut budget = BUDGET;
+        assert!(object_at("{a: 1} tail", 0, &mut budget).is_some());
+        assert_eq!(budget, BUDGET - 6);
+        // Too little left to reach the closing brace: no object, and the budget is spent.
+        let mut budget = 4;
+        assert_eq!(object_at("{a: 1} tail", 0, &mut budget), None);
+        assert_eq!(budget, 0);
+        assert_eq!(object_at("{a: 1} tail", 0, &mut budget), None);
+    }
+
+    #[test]
+    fn braces_that_never_close_spend_the_budget_not_the_whole_text_each_time() {
+        let text = format!("{}{{\"x\": 1}}", "{ \"unclosed ".repeat(100_000));
+        let found = crate::expect::find_json(&text);
+        // Past the budget only strict JSON is found: the object at the end still is.
+        assert_eq!(found.last(), Some(&json!({"x": 1})));
     }
 }
