@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 mod subject;
 
 pub use subject::{Checkable, Subject};
+pub use transform::{json_path, Transform};
+mod transform;
 
 /// Whether a failed assertion fails the eval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -263,7 +265,7 @@ pub trait Assertion {
 
     /// Checks a part of the value instead of the whole, e.g.
     /// `.transform(json_path("$.status"))`; see [`crate::expect::json_path`].
-    fn transform(self, transform: crate::expect::Transform) -> Expect<Self>
+    fn transform(self, transform: crate::assertion::Transform) -> Expect<Self>
     where
         Self: Sized,
     {
@@ -289,7 +291,7 @@ impl<A: Assertion + ?Sized> Assertion for Box<A> {
 pub struct Expect<A> {
     inner: A,
     settings: Settings,
-    transform: Option<crate::expect::Transform>,
+    transform: Option<crate::assertion::Transform>,
 }
 
 impl<A: Assertion> Expect<A> {
@@ -315,7 +317,7 @@ impl<A: Assertion> Expect<A> {
     /// assert!(r.passed);
     /// assert_eq!(r.name, r#"equals("completed") at $.status"#);
     /// ```
-    pub fn transform(mut self, transform: crate::expect::Transform) -> Self {
+    pub fn transform(mut self, transform: crate::assertion::Transform) -> Self {
         self.transform = Some(transform);
         self
     }
@@ -467,7 +469,7 @@ impl AssertionResult {
                 .unwrap_or_else(|panic| {
                     Grade::error(format!(
                         "the check panicked: {}",
-                        crate::run::panic_message(&*panic)
+                        crate::panic::message(&*panic)
                     ))
                 });
         AssertionResult::from_grade(assertion.describe(), AssertionKind::Value, &settings, grade)

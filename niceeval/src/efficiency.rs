@@ -34,108 +34,12 @@
 use std::collections::HashMap;
 
 use crate::assertion::{AssertionKind, Grade, Settings};
-use crate::eval::Eval;
+
 use crate::event::{Event, Usage};
-use crate::price::{estimate_cost, format_count, format_usd, token_breakdown};
-use crate::scope::{RunView, Scoped, ScopedCheck};
+use crate::excerpt::{format_count, format_usd};
+use crate::price::{estimate_cost, token_breakdown};
+use crate::scope::{RunView, ScopedCheck};
 
-impl Eval {
-    /// Budget on the tokens of the whole run (input + output, cache reads counted once as
-    /// input), summed over its `usage` events. A gate needing score 1; over budget scores
-    /// `limit / actual`.
-    ///
-    /// ```
-    /// use niceeval::prelude::*;
-    /// # fn my_agent() -> impl Agent { agent_fn(|_r: Request| async { Ok(()) }) }
-    ///
-    /// #[eval(agent = my_agent)]
-    /// async fn stays_cheap(t: &mut Eval) -> niceeval::Result {
-    ///     t.send("Summarize my last order").await?;
-    ///     t.max_tokens(50_000);                 // gate: any overrun fails
-    ///     t.max_tokens(20_000).at_least(0.5);   // soft: marked beyond 40,000 tokens
-    ///     Ok(())
-    /// }
-    /// # fn main() {}
-    /// ```
-    pub fn max_tokens(&self, limit: u64) -> Scoped<MaxTokens> {
-        self.expect_run(MaxTokens::new(limit))
-    }
-
-    /// Budget on the cost of the whole run in USD: agent-reported `cost_usd` where given, else
-    /// estimated from the price table (built-in list prices, overridden by `[prices]` in
-    /// `niceeval.toml`) using each `usage` event's `model`. A model without a price is an
-    /// execution error naming it and the `[prices."provider/model"]` lines to add.
-    ///
-    /// ```
-    /// use niceeval::prelude::*;
-    /// # fn my_agent() -> impl Agent { agent_fn(|_r: Request| async { Ok(()) }) }
-    ///
-    /// #[eval(agent = my_agent)]
-    /// async fn refund_budget(t: &mut Eval) -> niceeval::Result {
-    ///     t.send("I want a refund for order #123").await?;
-    ///     t.max_cost(0.50).at_least(0.7);       // soft: only fails under strict
-    ///     Ok(())
-    /// }
-    /// # fn main() {}
-    /// ```
-    pub fn max_cost(&self, usd: f64) -> Scoped<MaxCost> {
-        self.expect_run(MaxCost::new(usd))
-    }
-
-    /// Budget on the number of tool calls (`action.called` events) of the whole run; subagent
-    /// calls and skill loads are not tool calls. A gate needing score 1; over budget scores
-    /// `limit / actual`.
-    ///
-    /// ```
-    /// use niceeval::prelude::*;
-    /// # fn my_agent() -> impl Agent { agent_fn(|_r: Request| async { Ok(()) }) }
-    ///
-    /// #[eval(agent = my_agent)]
-    /// async fn few_lookups(t: &mut Eval) -> niceeval::Result {
-    ///     t.send("Where is order #123?").await?;
-    ///     t.max_tool_calls(3);
-    ///     Ok(())
-    /// }
-    /// # fn main() {}
-    /// ```
-    pub fn max_tool_calls(&self, limit: usize) -> Scoped<MaxToolCalls> {
-        self.expect_run(MaxToolCalls::new(limit))
-    }
-}
-
-/// The budgets limited to one turn's events.
-impl crate::turn::Turn {
-    /// [`Eval::max_tokens`] over this turn's `usage` events only.
-    pub fn max_tokens(&self, limit: u64) -> Scoped<MaxTokens> {
-        self.expect(MaxTokens::new(limit))
-    }
-
-    /// [`Eval::max_cost`] over this turn's `usage` events only.
-    pub fn max_cost(&self, usd: f64) -> Scoped<MaxCost> {
-        self.expect(MaxCost::new(usd))
-    }
-
-    /// [`Eval::max_tool_calls`] over this turn's tool calls only.
-    ///
-    /// ```
-    /// use niceeval::prelude::*;
-    /// # fn my_agent() -> impl Agent { agent_fn(|_r: Request| async { Ok(()) }) }
-    ///
-    /// #[eval(agent = my_agent)]
-    /// async fn second_question_needs_no_lookup(t: &mut Eval) -> niceeval::Result {
-    ///     t.send("Where is order #123?").await?;
-    ///     let follow_up = t.send("Thanks! And when does it arrive?").await?;
-    ///     follow_up.max_tool_calls(0);
-    ///     Ok(())
-    /// }
-    /// # fn main() {}
-    /// ```
-    pub fn max_tool_calls(&self, limit: usize) -> Scoped<MaxToolCalls> {
-        self.expect(MaxToolCalls::new(limit))
-    }
-}
-
-/// Gate with threshold 1: a budget passes only in full unless made soft.
 fn budget_settings() -> Settings {
     Settings {
         threshold: Some(1.0),

@@ -95,3 +95,9 @@ impl From<&str> for Error {
 
 /// `Result<T, niceeval::Error>`; `niceeval::Result` alone is the return type of an eval body.
 pub type Result<T = (), E = Error> = std::result::Result<T, E>;
+
+impl From<crate::spec::SpecError> for Error {
+    fn from(e: crate::spec::SpecError) -> Self {
+        Error::Message(e.to_string())
+    }
+}

@@ -184,6 +184,42 @@ fn byte_at_char(text: &str, n: usize) -> usize {
     text.char_indices().nth(n).map_or(text.len(), |(i, _)| i)
 }
 
+/// `12345` → `12,345`.
+pub(crate) fn format_count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// USD with cents, and enough decimals below $1 to show four significant digits:
+/// `$12.35`, `$0.50`, `$0.0123`, `$0.00004567`.
+pub(crate) fn format_usd(usd: f64) -> String {
+    if !usd.is_finite() {
+        return format!("${usd}");
+    }
+    let magnitude = usd.abs();
+    let decimals = if magnitude >= 1.0 || magnitude == 0.0 {
+        2
+    } else {
+        (2.0f64.max(-magnitude.log10().floor() + 3.0) as usize).min(12)
+    };
+    let mut text = format!("{usd:.decimals$}");
+    if decimals > 2 {
+        let keep = text.find('.').map_or(text.len(), |dot| dot + 3);
+        while text.len() > keep && text.ends_with('0') {
+            text.pop();
+        }
+    }
+    format!("${text}")
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;

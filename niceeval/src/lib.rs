@@ -40,21 +40,22 @@ pub mod config;
 mod definition;
 pub mod efficiency;
 mod error;
+mod engine;
 mod eval;
 pub mod event;
 pub mod excerpt;
-mod exit_notice;
 pub mod expect;
 pub mod grader;
 pub mod harness;
 pub mod merge;
 mod outcome;
+mod panic;
 pub mod price;
+mod libtest;
 mod record;
 pub mod report;
 pub mod reporter;
 pub mod results;
-mod run;
 pub mod scope;
 pub mod snapshot;
 pub mod spec;
@@ -82,7 +83,7 @@ pub use outcome::{fold, mean_score, metric_scores, Folded, Outcome};
 pub use price::{estimate_cost, Cost, Price, PriceError, PriceTable};
 pub use report::{EvalReport, RunSummary};
 pub use reporter::{Reporter, SuiteReport};
-pub use run::{run_eval, run_eval_async, RunOptions};
+pub use engine::{run_eval, run_eval_async, RunOptions};
 pub use scope::InputMatch;
 pub use turn::{Turn, TurnStatus};
 
@@ -172,8 +173,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::definition::{BoxFuture, EvalDefinition, Registration};
-    pub use crate::run::run_test;
-    pub use crate::run::{finish_test, run_test_report};
+    pub use crate::libtest::{finish_test, run_test, run_test_report};
     pub use insta;
     pub use inventory;
     pub use std::sync::Arc;

@@ -1,17 +1,18 @@
-//! The shared record of one run: assertion results, assertions waiting to be evaluated after
-//! the body, the event log (including a turn still in flight), and a skip request.
+//! The shared record of one run: assertion results, the work deferred until the body returns
+//! (scoped checks, judge calls), the event log (including a turn still in flight), and a skip
+//! request.
 //!
 //! The record lives behind an `Arc` shared by the [`crate::Eval`] handle, its [`crate::Turn`]s
-//! and the runner, so a panic or a timeout in the body loses nothing recorded before it.
+//! and the engine, so a panic or a timeout in the body loses nothing recorded before it.
 
 use std::sync::{Mutex, MutexGuard};
 
 use crate::agent::EventSink;
 use crate::assertion::AssertionResult;
 use crate::event::Event;
-use crate::scope::Pending;
+use crate::scope::{Defer, Deferred};
 
-/// See the module docs.
+/// Everything one run recorded; see the module docs.
 #[derive(Default)]
 pub(crate) struct Record {
     state: Mutex<State>,
@@ -20,22 +21,22 @@ pub(crate) struct Record {
 #[derive(Default)]
 struct State {
     results: Vec<AssertionResult>,
-    pending: Vec<Pending>,
+    deferred: Vec<Box<dyn Deferred>>,
     log: Vec<Event>,
     inflight: Option<EventSink>,
     skip: Option<String>,
-    /// Judge assertions, graded after the body by the judge pass.
-    judges: Vec<crate::judge::PendingJudge>,
 }
 
-/// Everything recorded, taken out at the end of a run.
+/// What the engine takes out of the record once the body is done.
 pub(crate) struct Taken {
+    /// Value-assertion results, in the order they were recorded.
     pub results: Vec<AssertionResult>,
-    pub pending: Vec<Pending>,
+    /// Deferred work, in registration order.
+    pub deferred: Vec<Box<dyn Deferred>>,
+    /// The run's event log.
     pub log: Vec<Event>,
+    /// The first skip reason given, if any.
     pub skip: Option<String>,
-    /// Judge assertions waiting for the judge pass.
-    pub judges: Vec<crate::judge::PendingJudge>,
 }
 
 impl Record {
@@ -43,24 +44,19 @@ impl Record {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Records a value assertion's result.
     pub fn push_result(&self, result: AssertionResult) {
         self.lock().results.push(result);
     }
 
-    pub fn push_pending(&self, pending: Pending) {
-        self.lock().pending.push(pending);
-    }
-
-    pub fn push_judge(&self, judge: crate::judge::PendingJudge) {
-        self.lock().judges.push(judge);
-    }
-
+    /// Records a skip; the first reason wins.
     pub fn skip(&self, reason: String) {
         self.lock().skip.get_or_insert(reason);
     }
 
-    /// Starts a turn: logs the user's message and remembers the sink so a crash mid-turn keeps
-    /// what the agent emitted so far. Returns the index of the turn's first event.
+    /// Starts a turn: logs the user's message and remembers the sink receiving the agent's
+    /// events, so a turn cut short by a panic or a timeout keeps what it emitted. Returns the
+    /// index of the turn's first event in the log.
     pub fn begin_turn(&self, user: Event, sink: EventSink) -> usize {
         let mut state = self.lock();
         let first = state.log.len();
@@ -69,14 +65,14 @@ impl Record {
         first
     }
 
-    /// Ends a turn, appending its events to the log.
+    /// Ends the turn in flight, logging the events it emitted.
     pub fn end_turn(&self, events: &[Event]) {
         let mut state = self.lock();
         state.inflight = None;
         state.log.extend_from_slice(events);
     }
 
-    /// Takes everything out, folding in a turn still in flight.
+    /// Takes everything recorded (draining a turn still in flight into the log).
     pub fn take(&self) -> Taken {
         let mut state = self.lock();
         if let Some(sink) = state.inflight.take() {
@@ -85,10 +81,15 @@ impl Record {
         }
         Taken {
             results: std::mem::take(&mut state.results),
-            pending: std::mem::take(&mut state.pending),
+            deferred: std::mem::take(&mut state.deferred),
             log: std::mem::take(&mut state.log),
             skip: state.skip.take(),
-            judges: std::mem::take(&mut state.judges),
         }
+    }
+}
+
+impl Defer for Record {
+    fn defer(&self, work: Box<dyn Deferred>) {
+        self.lock().deferred.push(work);
     }
 }

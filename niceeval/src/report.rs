@@ -185,7 +185,7 @@ impl EvalReport {
                 self.runs.len(),
                 self.reliability.pass_rate,
                 self.min_pass_rate,
-                crate::run::representative(&self.runs, self.outcome) + 1
+                crate::report::representative(&self.runs, self.outcome) + 1
             );
             let _ = writeln!(
                 out,
@@ -332,6 +332,17 @@ fn indent_rest(text: &str, pad: &str) -> String {
     text.lines().collect::<Vec<_>>().join(&format!("\n{pad}"))
 }
 
+/// Index of the run a report shows for an eval whose outcome over all runs is `outcome`: the
+/// first run with that outcome (so a failed eval shows a failure, a passed one a pass, and the
+/// report's error, skip reason and assertions agree with its outcome), else the first failed
+/// run, else the last.
+pub(crate) fn representative(runs: &[RunSummary], outcome: Outcome) -> usize {
+    runs.iter()
+        .position(|r| r.outcome == outcome)
+        .or_else(|| runs.iter().position(|r| r.outcome == Outcome::Failed))
+        .unwrap_or(runs.len().saturating_sub(1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,13 +365,13 @@ mod tests {
         use Outcome::*;
         let runs = [run(Failed, 1.0), run(Passed, 2.0), run(Passed, 3.0)];
         assert_eq!(fold_runs(&runs, 0.5).0, Passed);
-        assert_eq!(crate::run::representative(&runs, Passed), 1);
+        assert_eq!(crate::report::representative(&runs, Passed), 1);
         assert_eq!(fold_runs(&runs, 1.0).0, Failed);
-        assert_eq!(crate::run::representative(&runs, Failed), 0);
+        assert_eq!(crate::report::representative(&runs, Failed), 0);
         // Every run skipped: skipped, showing the first skipped run.
         let skipped = [run(Skipped, 1.0), run(Skipped, 1.0)];
         assert_eq!(fold_runs(&skipped, 1.0).0, Skipped);
-        assert_eq!(crate::run::representative(&skipped, Skipped), 0);
+        assert_eq!(crate::report::representative(&skipped, Skipped), 0);
     }
 
     #[test]

@@ -171,7 +171,7 @@ pub fn check_in_suite(def: &EvalDefinition, report: &mut EvalReport) {
                 settings.bind(|| insta::assert_snapshot!(name.as_str(), snapshot));
             }));
             checked.err().map(|panic| {
-                let message = crate::run::panic_message(&*panic);
+                let message = crate::panic::message(&*panic);
                 let file = dir.join(format!("{name}.snap"));
                 if message.starts_with("snapshot assertion for") {
                     // insta's own message names a line of niceeval, not of the user.

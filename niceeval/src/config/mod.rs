@@ -30,7 +30,8 @@
 //! `0`/`false`/`no`/`off`), `NICEEVAL_RUNS` (1 or more), `NICEEVAL_JUDGE_MODEL`
 //! (`provider/model`), `NICEEVAL_JUDGE_BASE_URL`. A bad value is an error naming the variable.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -42,7 +43,8 @@ mod validate;
 pub use duration::parse_duration;
 use validate::{check_base_url, check_judge_model, key_name};
 
-pub use crate::price::Price;
+mod prices;
+pub use prices::Price;
 
 /// The file name searched for.
 pub const FILE_NAME: &str = "niceeval.toml";
@@ -328,6 +330,36 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)
+}
+
+
+/// The configuration for evals of the crate at `manifest_dir`, loaded once per process (a
+/// suite of a thousand evals reads `niceeval.toml` once, not a thousand times).
+impl Config {
+    pub(crate) fn for_manifest_dir(manifest_dir: &str) -> Result<Arc<Config>, ConfigError> {
+        type Loaded = Result<Arc<Config>, ConfigError>;
+        static CACHE: OnceLock<Mutex<HashMap<String, Loaded>>> = OnceLock::new();
+        let cache = CACHE.get_or_init(Default::default);
+        let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(loaded) = cache.get(manifest_dir) {
+            return loaded.clone();
+        }
+        let loaded: Loaded = Config::discover(Path::new(manifest_dir)).map(Arc::new);
+        cache.insert(manifest_dir.to_string(), loaded.clone());
+        loaded
+    }
+}
+
+/// `NICEEVAL_RUNS`, read once per process. A malformed value is reported by the configuration
+/// (every eval fails naming the variable), so here it only counts when it parses.
+pub(crate) fn env_runs() -> Option<u32> {
+    static RUNS: OnceLock<Option<u32>> = OnceLock::new();
+    *RUNS.get_or_init(|| {
+        std::env::var("NICEEVAL_RUNS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|n| *n > 0)
+    })
 }
 
 #[cfg(test)]

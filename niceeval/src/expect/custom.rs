@@ -144,7 +144,7 @@ fn run_user<T: View + ?Sized, R>(
     catch_unwind(AssertUnwindSafe(|| T::view(value, f))).map_err(|payload| {
         Grade::error(format!(
             "{what} panicked: {}; a check should return, not panic",
-            crate::run::panic_message(payload.as_ref())
+            crate::panic::message(payload.as_ref())
         ))
     })
 }

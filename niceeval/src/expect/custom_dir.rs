@@ -75,7 +75,7 @@ impl CustomAssertions {
             let Some(name) = assertion_name(&path) else {
                 continue;
             };
-            if crate::spec::is_builtin_type(&name) {
+            if super::type_names::is_builtin_type(&name) {
                 found.ignored.push((
                     path,
                     format!("`{name}` is a built-in assertion type, which a custom assertion cannot override; rename the file"),
@@ -261,7 +261,7 @@ fn caller_dir(cwd: &Path, file: &str) -> Option<PathBuf> {
 
 /// Why `name` is not a custom assertion visible from `start`, with what is there.
 pub(crate) fn missing_message(name: &str, start: &Path, found: &CustomAssertions) -> String {
-    if crate::spec::is_builtin_type(name) {
+    if super::type_names::is_builtin_type(name) {
         return format!(
             "`{name}` is a built-in assertion type; custom assertions cannot override it"
         );

@@ -61,8 +61,10 @@ mod process;
 mod regex;
 mod rouge;
 mod script;
-mod transform;
+
 mod words;
+pub(crate) mod type_names;
+pub use type_names::is_builtin_type;
 
 pub use custom::{make_assertion, satisfies, AssertionBuilder, Custom, Satisfies, View};
 pub use similarity::{levenshtein_distance, normalized_similarity, similarity, Similarity};
@@ -89,5 +91,5 @@ pub use regex::{regex, RegexMatch, RegexSource};
 pub use rouge::{rouge_n, rouge_n_score, rouge_tokens, RougeN, DEFAULT_ROUGE_THRESHOLD};
 pub(crate) use script::fill_from_events;
 pub use script::{script, Script, DEFAULT_GRADER_TIMEOUT};
-pub use transform::{json_path, Transform};
+pub use crate::assertion::{json_path, Transform};
 pub use words::{count_words, word_count, WordBounds, WordCount};

@@ -10,7 +10,7 @@ use crate::definition::EvalDefinition;
 use crate::outcome::Outcome;
 use crate::report::EvalReport;
 use crate::reporter::{EvalSummary, Reporter, SuiteReport, SuiteStart};
-use crate::run::{run_eval_async, RunOptions};
+use crate::engine::{run_eval_async, RunOptions};
 
 /// Default number of evals run at once.
 pub const DEFAULT_CONCURRENCY: usize = 4;
@@ -45,7 +45,7 @@ pub async fn run_suite(
         .or_else(|| {
             selected
                 .first()
-                .and_then(|d| crate::run::config_for(d.manifest_dir).ok())
+                .and_then(|d| crate::config::Config::for_manifest_dir(d.manifest_dir).ok())
                 .and_then(|c| c.run.concurrency)
         })
         .unwrap_or(DEFAULT_CONCURRENCY)

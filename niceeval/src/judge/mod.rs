@@ -41,7 +41,6 @@ mod prompts;
 pub(crate) mod resolve;
 mod scorers;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,6 +48,7 @@ use crate::assertion::{AssertionKind, AssertionResult, Grade, Settings};
 use crate::config::Config;
 use crate::provider::{ModelClient, ModelName, ProviderError};
 use crate::record::Record;
+use crate::scope::{BoxFuture, Defer, Deferred, RunView, Stage};
 use scorers::Scorer;
 
 pub(crate) use resolve::JudgeEnv;
@@ -98,21 +98,60 @@ pub enum JudgeError {
     },
 }
 
+impl crate::eval::Eval {
+    /// The LLM judge: `t.judge().factuality(expected)`, `.closed_qa(criteria)`,
+    /// `.summarizes(source)`, `.rubric(text)`. Each judges the last reply so far (or `.on(text)`)
+    /// against the last user message so far, after the body returns; see [`crate::judge`].
+    pub fn judge(&self) -> Judge {
+        let context = JudgeContext {
+            config: self.config_arc().clone(),
+            eval_model: self.judge_model().map(str::to_string),
+            manifest_dir: self.manifest_dir().map(std::path::Path::to_path_buf),
+        };
+        Judge::new(
+            self.record().clone(),
+            Arc::new(context),
+            self.last_user_message(),
+            self.reply().to_string(),
+        )
+    }
+}
+
 /// The judge of one eval handle: `t.judge()`. Each scorer returns a [`JudgeAssertion`] builder,
 /// registered when dropped.
 #[derive(Clone)]
 pub struct Judge {
     record: Arc<Record>,
-    config: Arc<Config>,
-    eval_model: Option<String>,
+    context: Arc<JudgeContext>,
     input: String,
     output: String,
+}
+
+/// What every judge call of one run resolves its model and client from.
+#[derive(Debug)]
+pub(crate) struct JudgeContext {
+    /// The configuration (`[judge]`, with `NICEEVAL_JUDGE_*` applied).
+    pub config: Arc<Config>,
+    /// `#[eval(judge_model = ..)]`.
+    pub eval_model: Option<String>,
+    /// The eval crate's manifest directory, where the cache's target directory is found.
+    pub manifest_dir: Option<std::path::PathBuf>,
+}
+
+impl JudgeContext {
+    fn env(&self) -> JudgeEnv<'_> {
+        JudgeEnv {
+            config: &self.config,
+            eval_model: self.eval_model.as_deref(),
+            manifest_dir: self.manifest_dir.as_deref(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Judge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Judge")
-            .field("eval_model", &self.eval_model)
+            .field("eval_model", &self.context.eval_model)
             .finish_non_exhaustive()
     }
 }
@@ -120,15 +159,13 @@ impl std::fmt::Debug for Judge {
 impl Judge {
     pub(crate) fn new(
         record: Arc<Record>,
-        config: Arc<Config>,
-        eval_model: Option<String>,
+        context: Arc<JudgeContext>,
         input: String,
         output: String,
     ) -> Judge {
         Judge {
             record,
-            config,
-            eval_model,
+            context,
             input,
             output,
         }
@@ -138,6 +175,7 @@ impl Judge {
         JudgeAssertion {
             record: self.record.clone(),
             pending: Some(PendingJudge {
+                context: self.context.clone(),
                 scorer,
                 input: self.input.clone(),
                 output: self.output.clone(),
@@ -185,11 +223,14 @@ impl Judge {
     /// configured, an invalid name, no API key). Use it to skip judge evals where no judge is
     /// set up: `if let Err(why) = t.judge().ready() { return t.skip(why.to_string()); }`.
     pub fn ready(&self) -> Result<ModelName, JudgeError> {
-        let name = resolve::resolve_model(None, self.eval_model.as_deref(), &self.config)?;
+        let name = resolve::resolve_model(
+            None,
+            self.context.eval_model.as_deref(),
+            &self.context.config,
+        )?;
         let env = JudgeEnv {
-            config: &self.config,
-            eval_model: self.eval_model.as_deref(),
             manifest_dir: None,
+            ..self.context.env()
         };
         resolve::client_options(&name, &env)?;
         Ok(name)
@@ -279,7 +320,7 @@ impl JudgeAssertion {
     /// }
     /// # fn main() {}
     /// ```
-    pub fn transform(self, transform: crate::expect::Transform) -> Self {
+    pub fn transform(self, transform: crate::assertion::Transform) -> Self {
         self.with(|p| p.transform = Some(transform))
     }
 }
@@ -287,7 +328,7 @@ impl JudgeAssertion {
 impl Drop for JudgeAssertion {
     fn drop(&mut self) {
         if let Some(pending) = self.pending.take() {
-            self.record.push_judge(pending);
+            self.record.defer(Box::new(pending));
         }
     }
 }
@@ -295,12 +336,13 @@ impl Drop for JudgeAssertion {
 /// A judge assertion waiting for the judge pass.
 #[derive(Debug, Clone)]
 pub(crate) struct PendingJudge {
+    context: Arc<JudgeContext>,
     scorer: Scorer,
     input: String,
     output: String,
     model: Option<String>,
     settings: Settings,
-    transform: Option<crate::expect::Transform>,
+    transform: Option<crate::assertion::Transform>,
 }
 
 impl PendingJudge {
@@ -326,79 +368,56 @@ impl PendingJudge {
     }
 }
 
-/// Grades every judge assertion of one run concurrently on `rt`, in registration order.
-pub(crate) async fn evaluate_all(
-    pending: Vec<PendingJudge>,
-    env: &JudgeEnv<'_>,
-) -> Vec<AssertionResult> {
-    if pending.is_empty() {
-        return Vec::new();
+impl Deferred for PendingJudge {
+    fn stage(&self) -> Stage {
+        Stage::Judge
     }
-    let grades = async {
-        let mut grades: Vec<Option<Grade>> = vec![None; pending.len()];
-        // One connection pool per pass: pools are tied to the runtime that opened them.
-        let http = reqwest::Client::builder().build();
-        let mut tasks = tokio::task::JoinSet::new();
-        let mut index_of = HashMap::new();
-        for (i, judge) in pending.iter().enumerate() {
-            let judge = match judge.selected() {
-                Ok(judge) => judge,
-                Err(grade) => {
-                    grades[i] = Some(grade);
-                    continue;
-                }
-            };
-            let prepared = prepare(&judge, env, http.as_ref().map_err(|e| e.to_string()));
-            match prepared {
-                Err(error) => grades[i] = Some(Grade::error(error.to_string())),
-                Ok((client, deadline)) => {
-                    let handle = tasks.spawn(async move {
-                        let model = client.name().to_string();
-                        match tokio::time::timeout(deadline, ask(&client, &judge)).await {
-                            Ok(grade) => grade,
-                            Err(_) => Grade::error(
-                                JudgeError::Timeout {
-                                    model,
-                                    seconds: deadline.as_secs(),
-                                }
-                                .to_string(),
-                            ),
-                        }
-                    });
-                    index_of.insert(handle.id(), i);
-                }
-            }
-        }
-        while let Some(joined) = tasks.join_next_with_id().await {
-            let (id, grade) = match joined {
-                Ok((id, grade)) => (id, grade),
-                Err(e) => (
-                    e.id(),
-                    Grade::error(if e.is_panic() {
-                        format!(
-                            "the judge panicked: {}",
-                            crate::run::panic_message(&*e.into_panic())
-                        )
-                    } else {
-                        "the judge was cancelled".to_string()
-                    }),
-                ),
-            };
-            if let Some(&i) = index_of.get(&id) {
-                grades[i] = Some(grade);
-            }
-        }
-        grades
-    }
-    .await;
-    pending
-        .into_iter()
-        .zip(grades)
-        .map(|(judge, grade)| {
-            let grade = grade.unwrap_or_else(|| Grade::error("the judge did not run"));
-            AssertionResult::from_grade(judge.name(), AssertionKind::Judge, &judge.settings, grade)
+
+    fn perform(self: Box<Self>, _run: &RunView<'_>) -> BoxFuture<AssertionResult> {
+        Box::pin(async move {
+            let grade = self.grade().await;
+            AssertionResult::from_grade(self.name(), AssertionKind::Judge, &self.settings, grade)
         })
-        .collect()
+    }
+}
+
+impl PendingJudge {
+    /// Asks the judge model under the judge deadline; a panic, a timeout or a provider error is
+    /// an error grade.
+    async fn grade(&self) -> Grade {
+        let judge = match self.selected() {
+            Ok(judge) => judge,
+            Err(grade) => return grade,
+        };
+        // A connection pool of its own: pools are tied to the runtime that opened them.
+        let http = reqwest::Client::builder().build();
+        let env = self.context.env();
+        let (client, deadline) = match prepare(&judge, &env, http.as_ref().map_err(|e| e.to_string())) {
+            Ok(prepared) => prepared,
+            Err(error) => return Grade::error(error.to_string()),
+        };
+        let asked = tokio::spawn(async move {
+            let model = client.name().to_string();
+            match tokio::time::timeout(deadline, ask(&client, &judge)).await {
+                Ok(grade) => grade,
+                Err(_) => Grade::error(
+                    JudgeError::Timeout {
+                        model,
+                        seconds: deadline.as_secs(),
+                    }
+                    .to_string(),
+                ),
+            }
+        });
+        match asked.await {
+            Ok(grade) => grade,
+            Err(e) if e.is_panic() => Grade::error(format!(
+                "the judge panicked: {}",
+                crate::panic::message(&*e.into_panic())
+            )),
+            Err(_) => Grade::error("the judge was cancelled"),
+        }
+    }
 }
 
 fn prepare(

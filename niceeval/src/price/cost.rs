@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{PriceMatch, PriceTable};
 use crate::config::Config;
 use crate::event::{Event, Usage};
+use crate::excerpt::{format_count, format_usd};
 
 /// What a run cost, and where each part of the figure came from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -312,41 +313,6 @@ pub(crate) fn token_breakdown(usage: &Usage) -> String {
         format_count(usage.input_tokens),
         format_count(usage.output_tokens)
     )
-}
-
-/// `12345` → `12,345`.
-pub(crate) fn format_count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// USD with cents, and enough decimals below $1 to show four significant digits:
-/// `$12.35`, `$0.50`, `$0.0123`, `$0.00004567`.
-pub(crate) fn format_usd(usd: f64) -> String {
-    if !usd.is_finite() {
-        return format!("${usd}");
-    }
-    let magnitude = usd.abs();
-    let decimals = if magnitude >= 1.0 || magnitude == 0.0 {
-        2
-    } else {
-        (2.0f64.max(-magnitude.log10().floor() + 3.0) as usize).min(12)
-    };
-    let mut text = format!("{usd:.decimals$}");
-    if decimals > 2 {
-        let keep = text.find('.').map_or(text.len(), |dot| dot + 3);
-        while text.len() > keep && text.ends_with('0') {
-            text.pop();
-        }
-    }
-    format!("${text}")
 }
 
 #[cfg(test)]

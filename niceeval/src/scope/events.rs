@@ -10,52 +10,6 @@ use crate::excerpt;
 use crate::scope::calls::{self, LISTED};
 use crate::scope::{RunView, Scoped, ScopedCheck};
 
-scoped_assertions! {
-    /// At least one event of `kind` (a wire name such as `"input.requested"`, see
-    /// [`Event::KINDS`]) appeared; with `.count(n)`, exactly `n` did. An unknown kind is an
-    /// execution error listing the valid kinds.
-    ///
-    /// ```
-    /// use niceeval::prelude::*;
-    ///
-    /// #[eval]
-    /// async fn asks_once(t: &mut Eval) -> niceeval::Result {
-    ///     t.send("Delete my account").await?;
-    ///     t.event("input.requested").count(1);
-    ///     t.not_event("error");
-    ///     t.event_order(["thinking", "action.called", "message"]);
-    ///     t.events_satisfy("at most one thinking event", |events: &[Event]| {
-    ///         events.iter().filter(|e| e.kind() == "thinking").count() <= 1
-    ///     });
-    ///     Ok(())
-    /// }
-    /// # fn main() {}
-    /// ```
-    fn event(kind: impl Into<String>) -> EventCheck {
-        EventCheck::new(kind)
-    }
-
-    /// No event of `kind` appeared. The failure lists the offending events.
-    fn not_event(kind: impl Into<String>) -> NoEvent {
-        NoEvent::new(kind)
-    }
-
-    /// Events of these kinds appeared in this relative order (other events may come before,
-    /// between and after). An empty list or an unknown kind is an execution error.
-    fn event_order(kinds: impl IntoIterator<Item = impl Into<String>>) -> EventOrder {
-        EventOrder::new(kinds)
-    }
-
-    /// `predicate(events)` returns true over the events in scope. `label` names the property in
-    /// reports. A panicking predicate is an execution error on this assertion.
-    fn events_satisfy(
-        label: impl Into<String>,
-        predicate: impl Fn(&[Event]) -> bool + Send + Sync + 'static,
-    ) -> EventsSatisfy {
-        EventsSatisfy::new(label, predicate)
-    }
-}
-
 /// The option of `event`, chained on the registration builder.
 impl Scoped<EventCheck> {
     /// Asks for exactly `n` events of the kind.

@@ -51,36 +51,9 @@
 /// Defines each scoped assertion twice: on [`crate::Eval`] over the whole run, and on
 /// [`crate::Turn`] over that turn's events. The docs written here are the `Eval` method's; the
 /// `Turn` method links to them.
-macro_rules! scoped_assertions {
-    ($(
-        $(#[$attr:meta])*
-        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $check:ty $body:block
-    )*) => {
-        impl crate::eval::Eval {
-            $(
-                $(#[$attr])*
-                pub fn $name(&self, $($arg: $ty),*) -> crate::scope::Scoped<$check> {
-                    self.expect_run($body)
-                }
-            )*
-        }
-
-        impl crate::turn::Turn {
-            $(
-                #[doc = concat!(
-                    "[`Eval::", stringify!($name), "`](crate::Eval::", stringify!($name),
-                    ") limited to this turn's events (from its user message to its last event)."
-                )]
-                pub fn $name(&self, $($arg: $ty),*) -> crate::scope::Scoped<$check> {
-                    self.expect($body)
-                }
-            )*
-        }
-    };
-}
-
 mod actions;
 mod calls;
+mod deferred;
 mod events;
 mod matching;
 mod run_checks;
@@ -94,6 +67,7 @@ pub use actions::{
 };
 pub use events::{EventCheck, EventOrder, EventsSatisfy, NoEvent};
 pub use matching::{InputMatch, InputMatchError};
+pub(crate) use deferred::{BoxFuture, Defer, Deferred, Stage};
 pub use run_checks::{MessageIncludes, Parked, Succeeded};
 pub use tools::ToolCheck;
 pub use turn_output::{OutputEquals, OutputMatches};
@@ -104,7 +78,6 @@ use std::sync::Arc;
 use crate::assertion::{AssertionKind, AssertionResult, Grade, Settings};
 use crate::config::Config;
 use crate::event::Event;
-use crate::record::Record;
 
 /// What a scoped check sees: the events in its scope and the run's configuration.
 #[derive(Debug, Clone, Copy)]
@@ -131,55 +104,50 @@ pub trait ScopedCheck: Send + Sync {
     }
 }
 
-/// An assertion registered during the body and evaluated after it.
-pub(crate) enum Pending {
-    /// A synchronous check over the events in `range` (all events when `None`).
-    Scoped {
-        check: Box<dyn ScopedCheck>,
-        settings: Settings,
-        range: Option<Range<usize>>,
-        /// Prefix of the reported name, e.g. `turn 2` for an assertion made on a turn.
-        label: Option<String>,
-    },
+/// A scoped check waiting for the end of the body: the check, its settings, and the slice of
+/// the log it reads (a turn's range, or the whole run).
+struct Pending {
+    check: Box<dyn ScopedCheck>,
+    settings: Settings,
+    range: Option<Range<usize>>,
+    label: Option<String>,
 }
 
-/// Evaluates pending scoped checks in registration order.
-pub(crate) fn evaluate_all(
-    pending: Vec<Pending>,
-    log: &[Event],
-    config: &Config,
-) -> Vec<AssertionResult> {
-    pending
-        .into_iter()
-        .map(|p| match p {
-            Pending::Scoped {
-                check,
-                settings,
-                range,
-                label,
-            } => {
-                let events = match range {
-                    Some(r) => &log[r.start.min(log.len())..r.end.min(log.len())],
-                    None => log,
-                };
-                let view = RunView { events, config };
-                let grade = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    check.evaluate(&view)
-                }))
-                .unwrap_or_else(|panic| {
-                    Grade::error(format!(
-                        "the check panicked: {}",
-                        crate::run::panic_message(&*panic)
-                    ))
-                });
-                let name = match label {
-                    Some(label) => format!("{label}: {}", check.describe()),
-                    None => check.describe(),
-                };
-                AssertionResult::from_grade(name, check.kind(), &settings, grade)
-            }
-        })
-        .collect()
+impl Deferred for Pending {
+    fn stage(&self) -> Stage {
+        Stage::Scoped
+    }
+
+    fn perform(self: Box<Self>, run: &RunView<'_>) -> BoxFuture<AssertionResult> {
+        let Pending {
+            check,
+            settings,
+            range,
+            label,
+        } = *self;
+        let log = run.events;
+        let events = match range {
+            Some(r) => &log[r.start.min(log.len())..r.end.min(log.len())],
+            None => log,
+        };
+        let view = RunView {
+            events,
+            config: run.config,
+        };
+        let grade = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check.evaluate(&view)))
+            .unwrap_or_else(|panic| {
+                Grade::error(format!(
+                    "the check panicked: {}",
+                    crate::panic::message(&*panic)
+                ))
+            });
+        let name = match label {
+            Some(label) => format!("{label}: {}", check.describe()),
+            None => check.describe(),
+        };
+        let result = AssertionResult::from_grade(name, check.kind(), &settings, grade);
+        Box::pin(std::future::ready(result))
+    }
 }
 
 /// Registration handle for a scoped assertion; recorded when dropped. Chain `.at_least(x)`,
@@ -193,11 +161,11 @@ pub struct Scoped<C: ScopedCheck + 'static> {
     settings: Settings,
     range: Option<Range<usize>>,
     label: Option<String>,
-    record: Arc<Record>,
+    record: Arc<dyn Defer>,
 }
 
 impl<C: ScopedCheck + 'static> Scoped<C> {
-    pub(crate) fn new(record: Arc<Record>, check: C, range: Option<Range<usize>>) -> Self {
+    pub(crate) fn new(record: Arc<dyn Defer>, check: C, range: Option<Range<usize>>) -> Self {
         let settings = check.settings();
         Scoped {
             check: Some(check),
@@ -210,7 +178,7 @@ impl<C: ScopedCheck + 'static> Scoped<C> {
 
     /// A check over one turn's events, reported as `label: describe()`.
     pub(crate) fn in_turn(
-        record: Arc<Record>,
+        record: Arc<dyn Defer>,
         check: C,
         range: Range<usize>,
         label: String,
@@ -262,12 +230,12 @@ impl<C: ScopedCheck + 'static> Scoped<C> {
 impl<C: ScopedCheck + 'static> Drop for Scoped<C> {
     fn drop(&mut self) {
         if let Some(check) = self.check.take() {
-            self.record.push_pending(Pending::Scoped {
+            self.record.defer(Box::new(Pending {
                 check: Box::new(check),
                 settings: self.settings.clone(),
                 range: self.range.clone(),
                 label: self.label.take(),
-            });
+            }));
         }
     }
 }

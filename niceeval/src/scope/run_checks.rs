@@ -16,68 +16,6 @@ use crate::expect::Pattern;
 use crate::scope::calls::LISTED;
 use crate::scope::{RunView, ScopedCheck};
 
-scoped_assertions! {
-    /// The run completed: something was sent, no `error` event was recorded (an agent error, a
-    /// crash mid-turn), and the last exchange is not left waiting on an unanswered
-    /// `input.requested`. The failure names the error events or the open request.
-    ///
-    /// ```
-    /// use niceeval::prelude::*;
-    ///
-    /// #[eval]
-    /// async fn completes(t: &mut Eval) -> niceeval::Result {
-    ///     let turn = t.send("Book a table for two").await?;
-    ///     t.succeeded();
-    ///     turn.succeeded(); // this turn alone
-    ///     Ok(())
-    /// }
-    /// # fn main() {}
-    /// ```
-    fn succeeded() -> Succeeded {
-        Succeeded
-    }
-
-    /// The run stopped cleanly, waiting for a human: the last exchange contains an
-    /// `input.requested` event and no `error` event, and nothing answered it (answer with
-    /// [`Eval::respond`](crate::Eval::respond)).
-    ///
-    /// ```
-    /// use niceeval::prelude::*;
-    ///
-    /// #[eval]
-    /// async fn asks_before_deleting(t: &mut Eval) -> niceeval::Result {
-    ///     let turn = t.send("Delete my account").await?;
-    ///     t.parked(); // the run ends waiting for a confirmation
-    ///     turn.parked();
-    ///     Ok(())
-    /// }
-    /// # fn main() {}
-    /// ```
-    fn parked() -> Parked {
-        Parked
-    }
-
-    /// Some assistant message contains `pattern`: a substring, or a [`Regex`](crate::Regex)
-    /// matched anywhere. User and system messages are not searched (the user's own words would
-    /// always match). The failure lists the assistant messages that were seen.
-    ///
-    /// ```
-    /// use niceeval::prelude::*;
-    ///
-    /// #[eval]
-    /// async fn signs_off(t: &mut Eval) -> niceeval::Result {
-    ///     t.send("Write to the landlord").await?;
-    ///     t.message_includes("regards");
-    ///     t.message_includes(Regex::new(r"(?i)kind(est)? regards")?);
-    ///     Ok(())
-    /// }
-    /// # fn main() {}
-    /// ```
-    fn message_includes(pattern: impl Into<Pattern>) -> MessageIncludes {
-        MessageIncludes::new(pattern)
-    }
-}
-
 /// The check behind [`Eval::succeeded`](crate::Eval::succeeded).
 ///
 /// ```

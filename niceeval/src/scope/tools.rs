@@ -8,67 +8,6 @@ use crate::excerpt;
 use crate::scope::calls::{self, Call};
 use crate::scope::{InputMatch, RunView, Scoped, ScopedCheck};
 
-scoped_assertions! {
-    /// The agent called the tool `name`: at least one `action.called` event with that name
-    /// matches the options, or exactly `n` do with `.count(n)`.
-    ///
-    /// Options, applied in this order: `.status(s)` keeps only calls whose paired
-    /// `action.result` (same `call_id`) ended with `s` — a call without a result has no status and
-    /// never passes a status filter; `.input(m)` keeps calls whose input matches `m` in the
-    /// [`InputMatch`] language (a JSON deep-partial match, a `Regex`, a closure, or a mix);
-    /// `.count(n)` asks for exactly `n` of the remaining calls. A failure lists the calls to
-    /// `name` that were seen, with their input, status and why each did not match (or which
-    /// tools were called instead).
-    ///
-    /// ```
-    /// use niceeval::prelude::*;
-    ///
-    /// fn shell_bot() -> impl Agent {
-    ///     agent_fn(|request: Request| async move {
-    ///         request.events.tool_call("bash", json!({ "command": "pwd" }), json!("/home/me"));
-    ///         request.events.say("You are in /home/me.");
-    ///         Ok(())
-    ///     })
-    /// }
-    ///
-    /// #[eval(agent = shell_bot)]
-    /// async fn where_am_i(t: &mut Eval) -> niceeval::Result {
-    ///     t.send("Where am I?").await?;
-    ///     t.called_tool("bash")
-    ///         .input(InputMatch::object([("command", Regex::new("^pwd")?)]))
-    ///         .status(ActionStatus::Completed)
-    ///         .count(1);
-    ///     t.called_tool("bash").input(|input: &Value| input["command"].as_str().is_some_and(|c| c.len() < 10));
-    ///     Ok(())
-    /// }
-    /// # fn main() {}
-    /// ```
-    fn called_tool(name: impl Into<String>) -> ToolCheck {
-        ToolCheck::called(name)
-    }
-
-    /// The agent did not call the tool `name` in a way matching the options: the exact negation
-    /// of [`Eval::called_tool`](crate::Eval::called_tool) with the same options. Without
-    /// `.count(n)` it passes when no call matches; with `.count(n)` it passes unless exactly
-    /// `n` calls match. A failure lists the offending calls.
-    ///
-    /// ```
-    /// use niceeval::prelude::*;
-    ///
-    /// #[eval]
-    /// async fn no_installs(t: &mut Eval) -> niceeval::Result {
-    ///     t.send("Set up the project").await?;
-    ///     t.not_called_tool("shell").input(Regex::new(r"npm (i|install)\b")?);
-    ///     t.not_called_tool("deploy");
-    ///     Ok(())
-    /// }
-    /// # fn main() {}
-    /// ```
-    fn not_called_tool(name: impl Into<String>) -> ToolCheck {
-        ToolCheck::not_called(name)
-    }
-}
-
 /// The options of `called_tool` / `not_called_tool`, chained on the registration builder.
 impl Scoped<ToolCheck> {
     /// Keeps only calls whose input matches `m` (see [`InputMatch`]).

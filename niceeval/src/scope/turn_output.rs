@@ -3,79 +3,29 @@
 //! when the statement ends, reported as `turn N: ...`) but judge the data the turn captured.
 
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+
 use serde_json::Value;
 
 use crate::assertion::{Assertion, Checkable, Grade};
 use crate::excerpt;
-use crate::expect::{equals, matches, Equals, Matches};
-use crate::scope::{RunView, Scoped, ScopedCheck};
-use crate::turn::Turn;
+use crate::expect::{Equals, Matches};
+use crate::scope::{RunView, ScopedCheck};
 
-impl Turn {
-    /// The turn's structured output ([`Turn::data`]) deep-equals `expected` (compared as JSON:
-    /// keys in any order, numbers by value). The failure names the first differing path, or says
-    /// that the turn has no structured output.
-    ///
-    /// ```
-    /// use niceeval::prelude::*;
-    ///
-    /// #[eval]
-    /// async fn classifies(t: &mut Eval) -> niceeval::Result {
-    ///     let turn = t.send("I want my money back").await?;
-    ///     turn.output_equals(json!({ "intent": "refund" }));
-    ///     Ok(())
-    /// }
-    /// # fn main() {}
-    /// ```
-    pub fn output_equals(&self, expected: impl Serialize) -> Scoped<OutputEquals> {
-        self.expect(OutputEquals {
-            expected: equals(expected),
-            data: self.data.clone(),
-            message: self.message.clone(),
-        })
-    }
-
-    /// The turn's structured output deserializes (serde) into `T`. The failure shows serde's
-    /// error, or says that the turn has no structured output.
-    ///
-    /// ```
-    /// use niceeval::prelude::*;
-    ///
-    /// #[derive(serde::Deserialize)]
-    /// struct Profile { id: String }
-    ///
-    /// #[eval]
-    /// async fn returns_a_profile(t: &mut Eval) -> niceeval::Result {
-    ///     let turn = t.send("Return the user profile as JSON").await?;
-    ///     turn.output_matches::<Profile>();
-    ///     Ok(())
-    /// }
-    /// # fn main() {}
-    /// ```
-    pub fn output_matches<T: DeserializeOwned + 'static>(&self) -> Scoped<OutputMatches<T>> {
-        self.expect(OutputMatches {
-            matcher: matches::<T>(),
-            data: self.data.clone(),
-            message: self.message.clone(),
-        })
-    }
-}
 
 /// The check behind [`Turn::output_equals`].
 #[derive(Debug, Clone)]
 pub struct OutputEquals {
-    expected: Equals,
-    data: Option<Value>,
-    message: String,
+    pub(crate) expected: Equals,
+    pub(crate) data: Option<Value>,
+    pub(crate) message: String,
 }
 
 /// The check behind [`Turn::output_matches`].
 #[derive(Debug, Clone)]
 pub struct OutputMatches<T> {
-    matcher: Matches<T>,
-    data: Option<Value>,
-    message: String,
+    pub(crate) matcher: Matches<T>,
+    pub(crate) data: Option<Value>,
+    pub(crate) message: String,
 }
 
 fn no_output(message: &str) -> Grade {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::prepare::{prepare, Base};
-use super::types::{self, Builtin};
+use crate::expect::type_names::{self as types, Builtin};
 use super::values::{js_string, list_value, required, text_value};
 use super::AssertSpec;
 use crate::assertion::Assertion;

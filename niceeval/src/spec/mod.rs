@@ -104,7 +104,7 @@ mod aggregate;
 mod builtin;
 mod load;
 mod prepare;
-mod types;
+
 mod values;
 
 use std::collections::BTreeMap;
@@ -119,7 +119,8 @@ use crate::assertion::{AssertionResult, Subject};
 use crate::grader::{Message, TokenUsage, TraceSummary};
 
 pub use load::{from_json, from_value, from_yaml, load};
-pub use types::is_builtin_type;
+pub use crate::expect::is_builtin_type;
+
 
 use prepare::Prepared;
 
@@ -413,11 +414,6 @@ pub enum SpecError {
     Invalid(Vec<ItemError>),
 }
 
-impl From<SpecError> for crate::Error {
-    fn from(e: SpecError) -> Self {
-        crate::Error::Message(e.to_string())
-    }
-}
 
 /// Checks every item (types, values, patterns, schemas, custom assertion names resolved from
 /// `base_dir` or the current directory), reporting all problems at once.

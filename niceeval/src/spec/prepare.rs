@@ -8,10 +8,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::builtin::{builtin, config_with_extra};
-use super::types;
+use crate::expect::type_names as types;
 use super::{AssertSpec, SpecContext};
 use crate::assertion::{passes, Assertion, Expect, Grade, Settings, Subject};
-use crate::expect::{self, BoxedAssertion, IntoBoxed, Transform};
+use crate::assertion::Transform;
+use crate::expect::{self, BoxedAssertion, IntoBoxed};
 use crate::grader::{Input, Message};
 
 /// A validated spec, ready to instantiate.

@@ -9,6 +9,8 @@ use crate::error::{Error, Result};
 use crate::event::{Event, Role, Usage};
 use crate::record::Record;
 use crate::scope::{Scoped, ScopedCheck};
+
+mod assertions;
 use crate::turn::{Turn, TurnStatus};
 
 /// The handle an eval body receives as `t`.
@@ -26,6 +28,8 @@ pub struct Eval {
     history: Vec<Message>,
     /// `#[eval(judge_model = ..)]`.
     judge_model: Option<String>,
+    /// The eval crate's manifest directory (for the judge cache's target directory).
+    manifest_dir: Option<std::path::PathBuf>,
     /// The `input.requested` payload the last turn of this session is parked on.
     awaiting: Option<serde_json::Value>,
 }
@@ -57,6 +61,7 @@ impl Eval {
             session: 1,
             history: Vec::new(),
             judge_model: None,
+            manifest_dir: None,
             awaiting: None,
         }
     }
@@ -64,6 +69,12 @@ impl Eval {
     /// Sets the eval's judge model (`#[eval(judge_model = ..)]`).
     pub(crate) fn with_judge_model(mut self, model: Option<&str>) -> Self {
         self.judge_model = model.map(str::to_string);
+        self
+    }
+
+    /// Sets the eval crate's manifest directory.
+    pub(crate) fn with_manifest_dir(mut self, dir: &str) -> Self {
+        self.manifest_dir = Some(std::path::PathBuf::from(dir));
         self
     }
 
@@ -266,12 +277,9 @@ impl Eval {
         Scoped::new(self.record.clone(), check, None)
     }
 
-    /// The LLM judge: `t.judge().factuality(expected)`, `.closed_qa(criteria)`,
-    /// `.summarizes(source)`, `.rubric(text)`. Each judges the last reply so far (or `.on(text)`)
-    /// against the last user message so far, after the body returns; see [`crate::judge`].
-    pub fn judge(&self) -> crate::judge::Judge {
-        let input = self
-            .events
+    /// The last user message so far (empty before the first `send`).
+    pub(crate) fn last_user_message(&self) -> String {
+        self.events
             .iter()
             .rev()
             .find_map(|e| match e {
@@ -281,13 +289,26 @@ impl Eval {
                 } => Some(text.clone()),
                 _ => None,
             })
-            .unwrap_or_default();
-        crate::judge::Judge::new(
-            self.record.clone(),
-            self.config.clone(),
-            self.judge_model.clone(),
-            input,
-            self.reply().to_string(),
-        )
+            .unwrap_or_default()
     }
+
+    /// The run's record, where builders register their work.
+    pub(crate) fn record(&self) -> &Arc<Record> {
+        &self.record
+    }
+
+    /// `#[eval(judge_model = ..)]`, if set.
+    pub(crate) fn judge_model(&self) -> Option<&str> {
+        self.judge_model.as_deref()
+    }
+
+    /// The eval crate's manifest directory, when the engine runs a registered eval.
+    pub(crate) fn manifest_dir(&self) -> Option<&std::path::Path> {
+        self.manifest_dir.as_deref()
+    }
+
+    pub(crate) fn config_arc(&self) -> &Arc<Config> {
+        &self.config
+    }
+
 }

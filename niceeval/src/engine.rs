@@ -3,65 +3,26 @@
 //! into an [`EvalReport`], and (under `cargo test`) turns the report into a pass, a visible skip,
 //! or a failure whose message is the assertion report.
 
-use std::collections::HashMap;
-use std::io::Write as _;
-use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+
+
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::agent::Agent;
+use crate::assertion::AssertionResult;
 use crate::config::Config;
 use crate::definition::EvalDefinition;
 use crate::error::Error;
 use crate::eval::Eval;
-use crate::event::Usage;
+use crate::event::{Event, Usage};
 use crate::outcome::{fold, mean_score, Outcome};
 use crate::record::Record;
+use crate::scope::{Deferred, RunView, Stage};
 use crate::report::{EvalReport, RunSummary};
 use crate::stats::Reliability;
 
-/// The text of a panic payload.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic with a non-string payload".to_string()
-    }
-}
 
-/// The configuration for evals of the crate at `manifest_dir`, loaded once per process (a
-/// suite of a thousand evals reads `niceeval.toml` once, not a thousand times).
-pub(crate) fn config_for(manifest_dir: &str) -> Result<Arc<Config>, Error> {
-    type Loaded = Result<Arc<Config>, String>;
-    static CACHE: OnceLock<Mutex<HashMap<String, Loaded>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
-    let loaded = match cache.get(manifest_dir) {
-        Some(loaded) => loaded.clone(),
-        None => {
-            let loaded: Loaded = Config::discover(Path::new(manifest_dir))
-                .map(Arc::new)
-                .map_err(|e| e.to_string());
-            cache.insert(manifest_dir.to_string(), loaded.clone());
-            loaded
-        }
-    };
-    loaded.map_err(Error::Message)
-}
 
-/// `NICEEVAL_RUNS`, read once per process. A malformed value is reported by the configuration
-/// (every eval fails naming the variable), so here it only counts when it parses.
-fn env_runs() -> Option<u32> {
-    static RUNS: OnceLock<Option<u32>> = OnceLock::new();
-    *RUNS.get_or_init(|| {
-        std::env::var("NICEEVAL_RUNS")
-            .ok()
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .filter(|n| *n > 0)
-    })
-}
 
 /// How many runs an eval gets. The most specific *invocation* setting wins over the eval's
 /// own attribute, which wins over the project's file:
@@ -79,7 +40,7 @@ fn run_count(options: &RunOptions, def: &EvalDefinition, config: &Config) -> usi
     // attribute by then, so the file's value is only reached when the variable is unset.
     options
         .runs
-        .or_else(env_runs)
+        .or_else(crate::config::env_runs)
         .or(def.runs)
         .or(config.run.runs)
         .unwrap_or(1)
@@ -138,7 +99,7 @@ pub fn run_eval(def: &'static EvalDefinition) -> EvalReport {
 /// (else `[run] concurrency`, else 4) at a time; each gets a fresh handle and record.
 pub async fn run_eval_async(def: &'static EvalDefinition, options: &RunOptions) -> EvalReport {
     let started = Instant::now();
-    let config = config_for(def.manifest_dir);
+    let config = Config::for_manifest_dir(def.manifest_dir);
     let strict = options.strict || def.strict || config.as_ref().is_ok_and(|c| c.run.strict);
     let min_pass_rate = def.min_pass_rate.unwrap_or(1.0);
     let runs = match config {
@@ -241,7 +202,7 @@ fn make_agent(def: &EvalDefinition, config: &Config) -> Result<Option<Arc<dyn Ag
     if let Some(factory) = def.agent {
         return std::panic::catch_unwind(factory)
             .map(Some)
-            .map_err(|p| format!("creating the agent panicked: {}", panic_message(&*p)));
+            .map_err(|p| format!("creating the agent panicked: {}", crate::panic::message(&*p)));
     }
     match &config.agent {
         None => Ok(None),
@@ -262,7 +223,8 @@ async fn run_once(
         Err(e) => Some(e),
         Ok(agent) => {
             let eval = Eval::new(def.id(), agent, config.clone(), record.clone())
-                .with_judge_model(def.judge_model);
+                .with_judge_model(def.judge_model)
+                .with_manifest_dir(def.manifest_dir);
             let task = tokio::spawn(async move {
                 let mut t = eval;
                 (def.body)(&mut t).await
@@ -278,7 +240,7 @@ async fn run_once(
                 }
                 Ok(Err(join)) if join.is_panic() => Some(format!(
                     "the eval body panicked: {}",
-                    panic_message(&*join.into_panic())
+                    crate::panic::message(&*join.into_panic())
                 )),
                 Ok(Err(join)) => Some(format!("the eval body was cancelled: {join}")),
                 Ok(Ok(Err(e))) if e.is_execution_error() => Some(e.to_string()),
@@ -294,21 +256,7 @@ async fn run_once(
     };
     let taken = record.take();
     let mut assertions = taken.results;
-    assertions.extend(crate::scope::evaluate_all(
-        taken.pending,
-        &taken.log,
-        &config,
-    ));
-    // Judge assertions: graded concurrently once the body is done. Not asked after an execution
-    // error or a skip, which decide the outcome anyway (and judge calls cost money).
-    if error.is_none() && taken.skip.is_none() {
-        let env = crate::judge::JudgeEnv {
-            config: &config,
-            eval_model: def.judge_model,
-            manifest_dir: Some(Path::new(def.manifest_dir)),
-        };
-        assertions.extend(crate::judge::evaluate_all(taken.judges, &env).await);
-    }
+    assertions.extend(perform_deferred(taken.deferred, &taken.log, &config, error.is_none() && taken.skip.is_none()).await);
     let folded = fold(error.as_deref(), &assertions, taken.skip.as_deref(), strict);
     let usage = Usage::from_events(&taken.log);
     let summary = RunSummary {
@@ -332,6 +280,47 @@ async fn run_once(
     )
 }
 
+/// Performs the work the body deferred: every scoped check, in registration order, then (when
+/// `judge` — the run has no execution error and no skip, which decide the outcome anyway and
+/// judge calls cost money) every judge call concurrently. Results keep registration order
+/// within each stage.
+async fn perform_deferred(
+    deferred: Vec<Box<dyn Deferred>>,
+    log: &[Event],
+    config: &Config,
+    judge: bool,
+) -> Vec<AssertionResult> {
+    let view = RunView {
+        events: log,
+        config,
+    };
+    let (scoped, later): (Vec<_>, Vec<_>) = deferred
+        .into_iter()
+        .partition(|work| work.stage() == Stage::Scoped);
+    let mut results = Vec::with_capacity(scoped.len() + later.len());
+    for work in scoped {
+        results.push(work.perform(&view).await);
+    }
+    if judge && !later.is_empty() {
+        let mut set = tokio::task::JoinSet::new();
+        for (index, work) in later.into_iter().enumerate() {
+            let future = work.perform(&view);
+            set.spawn(async move { (index, future.await) });
+        }
+        let mut graded: Vec<(usize, AssertionResult)> = Vec::with_capacity(set.len());
+        while let Some(joined) = set.join_next().await {
+            // Deferred work turns its own panics into error grades; a join error here would be
+            // a bug in niceeval, and the missing result shows up as fewer assertions.
+            if let Ok(done) = joined {
+                graded.push(done);
+            }
+        }
+        graded.sort_by_key(|(index, _)| *index);
+        results.extend(graded.into_iter().map(|(_, result)| result));
+    }
+    results
+}
+
 fn assemble(
     def: &'static EvalDefinition,
     runs: Vec<(RunSummary, RunDetail)>,
@@ -341,7 +330,7 @@ fn assemble(
 ) -> EvalReport {
     let summaries: Vec<RunSummary> = runs.iter().map(|(s, _)| s.clone()).collect();
     let (outcome, _) = crate::report::fold_runs(&summaries, min_pass_rate);
-    let representative = representative(&summaries, outcome);
+    let representative = crate::report::representative(&summaries, outcome);
     let (
         rep,
         RunDetail {
@@ -382,16 +371,6 @@ fn assemble(
     report
 }
 
-/// Index of the run a report shows for an eval whose outcome over all runs is `outcome`: the
-/// first run with that outcome (so a failed eval shows a failure, a passed one a pass, and the
-/// report's error, skip reason and assertions agree with its outcome), else the first failed
-/// run, else the last.
-pub(crate) fn representative(runs: &[RunSummary], outcome: Outcome) -> usize {
-    runs.iter()
-        .position(|r| r.outcome == outcome)
-        .or_else(|| runs.iter().position(|r| r.outcome == Outcome::Failed))
-        .unwrap_or(runs.len().saturating_sub(1))
-}
 
 fn format_duration(d: Duration) -> String {
     if d.subsec_millis() == 0 {
@@ -401,52 +380,3 @@ fn format_duration(d: Duration) -> String {
     }
 }
 
-/// The entry point of a `#[eval]` test under `cargo test`: runs the eval, prints its report
-/// (captured by the test harness, so shown for failures and with `--nocapture`), announces a
-/// skip on the terminal, and fails the test when the eval failed.
-///
-/// A failure unwinds with `resume_unwind`, which skips the panic hook: the report is the whole
-/// failure message, with no panic location or backtrace around it.
-pub fn run_test(def: &'static EvalDefinition) {
-    finish_test(run_test_report(def));
-}
-
-/// Runs the eval and appends its report to the results file (the first half of
-/// [`run_test`]; `#[eval(snapshot)]` snapshots the report in between).
-pub fn run_test_report(def: &'static EvalDefinition) -> EvalReport {
-    let report = run_eval(def);
-    if let Err(e) = crate::results::append(&report, Path::new(def.manifest_dir)) {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "niceeval: could not write the results file for {}: {e}",
-            report.id
-        );
-    }
-    report
-}
-
-/// Turns a report into the test's result (the second half of [`run_test`]).
-pub fn finish_test(report: EvalReport) {
-    match report.outcome {
-        Outcome::Failed => {
-            let text = report.render();
-            println!("{text}");
-            std::panic::resume_unwind(Box::new(text));
-        }
-        Outcome::Skipped => {
-            // libtest has no runtime skip; say it where the user sees it, past output capture.
-            let reason = report.skip_reason.as_deref().unwrap_or("no reason given");
-            let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "niceeval: SKIPPED {}: {reason}", report.id);
-            drop(stderr);
-            crate::exit_notice::skipped(&report.id, reason);
-            println!("{}", report.render());
-        }
-        Outcome::Passed => {
-            if report.below_threshold {
-                crate::exit_notice::below_threshold(&report);
-            }
-            println!("{}", report.render());
-        }
-    }
-}

@@ -1,0 +1,65 @@
+//! The `cargo test` front end: what the `#[test]` function `#[eval]` generates calls. It runs
+//! the eval with the engine, appends the report to the crate's results file, prints the report
+//! (captured by libtest), announces a skip past the capture, fails a failed eval with its report
+//! as the whole message, and at process exit lists the skips and below-threshold passes that
+//! libtest counted as plain passes (`exit_notice`).
+
+use std::io::Write as _;
+use std::path::Path;
+
+use crate::definition::EvalDefinition;
+use crate::engine::run_eval;
+use crate::outcome::Outcome;
+use crate::report::EvalReport;
+
+mod exit_notice;
+
+/// The entry point of a `#[eval]` test under `cargo test`: runs the eval, prints its report
+/// (captured by the test harness, so shown for failures and with `--nocapture`), announces a
+/// skip on the terminal, and fails the test when the eval failed.
+///
+/// A failure unwinds with `resume_unwind`, which skips the panic hook: the report is the whole
+/// failure message, with no panic location or backtrace around it.
+pub fn run_test(def: &'static EvalDefinition) {
+    finish_test(run_test_report(def));
+}
+
+/// Runs the eval and appends its report to the results file (the first half of
+/// [`run_test`]; `#[eval(snapshot)]` snapshots the report in between).
+pub fn run_test_report(def: &'static EvalDefinition) -> EvalReport {
+    let report = run_eval(def);
+    if let Err(e) = crate::results::append(&report, Path::new(def.manifest_dir)) {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "niceeval: could not write the results file for {}: {e}",
+            report.id
+        );
+    }
+    report
+}
+
+/// Turns a report into the test's result (the second half of [`run_test`]).
+pub fn finish_test(report: EvalReport) {
+    match report.outcome {
+        Outcome::Failed => {
+            let text = report.render();
+            println!("{text}");
+            std::panic::resume_unwind(Box::new(text));
+        }
+        Outcome::Skipped => {
+            // libtest has no runtime skip; say it where the user sees it, past output capture.
+            let reason = report.skip_reason.as_deref().unwrap_or("no reason given");
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "niceeval: SKIPPED {}: {reason}", report.id);
+            drop(stderr);
+            exit_notice::skipped(&report.id, reason);
+            println!("{}", report.render());
+        }
+        Outcome::Passed => {
+            if report.below_threshold {
+                exit_notice::below_threshold(&report);
+            }
+            println!("{}", report.render());
+        }
+    }
+}
