@@ -3,6 +3,8 @@
 //! ([`Settings`], chained through [`Expect`]), the pass rule, and the recorded
 //! [`AssertionResult`].
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 mod subject;
@@ -231,43 +233,11 @@ pub trait Assertion {
         Settings::gate()
     }
 
-    /// Makes this assertion soft with a threshold.
-    fn at_least(self, threshold: f64) -> Expect<Self>
-    where
-        Self: Sized,
-    {
-        Expect::new(self).at_least(threshold)
-    }
-
-    /// Makes this assertion a gate (keeping any threshold).
-    fn gate(self) -> Expect<Self>
-    where
-        Self: Sized,
-    {
-        Expect::new(self).gate()
-    }
-
-    /// Sets this assertion's weight in the eval's mean score.
-    fn weight(self, weight: f64) -> Expect<Self>
-    where
-        Self: Sized,
-    {
-        Expect::new(self).weight(weight)
-    }
-
-    /// Counts this assertion towards a named metric.
-    fn metric(self, name: impl Into<String>) -> Expect<Self>
-    where
-        Self: Sized,
-    {
-        Expect::new(self).metric(name)
-    }
-
     /// Checks a part of the value instead of the whole, e.g.
     /// `.transform(json_path("$.status"))`; see [`crate::expect::json_path`].
-    fn transform(self, transform: crate::assertion::Transform) -> Expect<Self>
+    fn transform(self, transform: crate::assertion::Transform) -> Expect
     where
-        Self: Sized,
+        Self: Sized + Send + Sync + 'static,
     {
         Expect::new(self).transform(transform)
     }
@@ -285,21 +255,93 @@ impl<A: Assertion + ?Sized> Assertion for Box<A> {
     }
 }
 
-/// An assertion with its settings changed by chaining (`.at_least`, `.gate`, ...).
-#[derive(Debug, Clone)]
+/// The chaining every kind of assertion shares — value assertions, scoped assertions, budgets
+/// and judge calls: `.at_least(x)`, `.gate()`, `.weight(w)`, `.metric(name)`. Each kind
+/// implements [`Chain::configure`] once; the four methods are written here only.
+///
+/// A value assertion is wrapped in an [`Expect`] by its first chained call; builders (the
+/// `Scoped` builder of `t.called_tool(..)`, a judge call) return themselves.
+///
+/// ```
+/// use niceeval::prelude::*;
+///
+/// let soft = includes("refund").at_least(0.5).weight(2.0).metric("accuracy");
+/// let settings = soft.settings();
+/// assert_eq!(settings.severity, Severity::Soft);
+/// assert_eq!((settings.threshold, settings.weight), (Some(0.5), 2.0));
+/// assert_eq!(settings.metric.as_deref(), Some("accuracy"));
+/// assert_eq!(soft.gate().settings().severity, Severity::Gate);
+/// ```
+pub trait Chain: Sized {
+    /// What chaining returns: the builder itself, or the value assertion wrapped in [`Expect`].
+    type Chained;
+
+    /// Applies one change to the assertion's [`Settings`].
+    fn configure(self, change: impl FnOnce(&mut Settings)) -> Self::Chained;
+
+    /// Makes the assertion soft, passing at `score >= threshold`.
+    fn at_least(self, threshold: f64) -> Self::Chained {
+        self.configure(|s| s.at_least(threshold))
+    }
+
+    /// Makes the assertion a gate, keeping any threshold.
+    fn gate(self) -> Self::Chained {
+        self.configure(Settings::make_gate)
+    }
+
+    /// Sets the assertion's weight in the eval's mean score (0 records without counting).
+    fn weight(self, weight: f64) -> Self::Chained {
+        self.configure(|s| s.weight = weight)
+    }
+
+    /// Counts the assertion towards a named metric.
+    fn metric(self, name: impl Into<String>) -> Self::Chained {
+        let name = name.into();
+        self.configure(|s| s.metric = Some(name))
+    }
+}
+
+impl<A: Assertion + Send + Sync + 'static> Chain for A {
+    type Chained = Expect;
+
+    fn configure(self, change: impl FnOnce(&mut Settings)) -> Expect {
+        let mut expect = Expect::new(self);
+        change(&mut expect.settings);
+        expect
+    }
+}
+
+/// A value assertion with its settings changed by chaining (`.at_least`, `.gate`, ...) or a
+/// [`transform`](Expect::transform). Chaining an `Expect` changes it in place, so every chained
+/// value assertion has this one type: `let mut a = includes("x").at_least(0.5); a = a.weight(2.0);`
+/// compiles, and assertions of different matchers fit in one `Vec<Expect>`.
+#[derive(Clone)]
 #[must_use = "an assertion does nothing until passed to t.check or t.require"]
-pub struct Expect<A> {
-    inner: A,
+pub struct Expect {
+    inner: Arc<dyn Assertion + Send + Sync>,
     settings: Settings,
     transform: Option<crate::assertion::Transform>,
 }
 
-impl<A: Assertion> Expect<A> {
-    /// Wraps an assertion with its own default settings.
-    pub fn new(inner: A) -> Self {
+impl std::fmt::Debug for Expect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Expect")
+            .field("assertion", &self.inner.describe())
+            .field("settings", &self.settings)
+            .field("transform", &self.transform)
+            .finish()
+    }
+}
+
+impl Expect {
+    /// Wraps an assertion with its own default settings; an `Expect` is returned as it is.
+    pub fn new<A: Assertion + Send + Sync + 'static>(inner: A) -> Self {
+        if let Some(expect) = (&inner as &dyn std::any::Any).downcast_ref::<Expect>() {
+            return expect.clone();
+        }
         let settings = inner.settings();
         Expect {
-            inner,
+            inner: Arc::new(inner),
             settings,
             transform: None,
         }
@@ -321,38 +363,9 @@ impl<A: Assertion> Expect<A> {
         self.transform = Some(transform);
         self
     }
-
-    /// Soft, passing at `score >= threshold`.
-    pub fn at_least(mut self, threshold: f64) -> Self {
-        self.settings.at_least(threshold);
-        self
-    }
-
-    /// A gate; keeps the threshold.
-    pub fn gate(mut self) -> Self {
-        self.settings.make_gate();
-        self
-    }
-
-    /// Weight in the eval's mean score.
-    pub fn weight(mut self, weight: f64) -> Self {
-        self.settings.weight = weight;
-        self
-    }
-
-    /// Named metric.
-    pub fn metric(mut self, name: impl Into<String>) -> Self {
-        self.settings.metric = Some(name.into());
-        self
-    }
-
-    /// The wrapped assertion.
-    pub fn inner(&self) -> &A {
-        &self.inner
-    }
 }
 
-impl<A: Assertion> Assertion for Expect<A> {
+impl Assertion for Expect {
     fn describe(&self) -> String {
         match &self.transform {
             Some(t) => format!("{} at {}", self.inner.describe(), t.expression()),

@@ -70,7 +70,7 @@ pub mod provider;
 pub use agent::replay::{replay, Replay};
 pub use agent::{agent_fn, Agent, AgentError, EventSink, FnAgent, Input, Message, Request};
 pub use assertion::{
-    passes, Assertion, AssertionKind, AssertionResult, Checkable, Expect, Grade, Settings,
+    passes, Assertion, AssertionKind, Chain, AssertionResult, Checkable, Expect, Grade, Settings,
     Severity, Subject,
 };
 pub use async_trait::async_trait;
@@ -163,7 +163,7 @@ macro_rules! main {
 pub mod prelude {
     pub use crate::expect::*;
     pub use crate::{
-        agent_fn, async_trait, eval, json, replay, ActionStatus, Agent, AgentError, Assertion,
+        agent_fn, async_trait, eval, json, replay, ActionStatus, Agent, AgentError, Assertion, Chain,
         Checkable, Eval, Event, Input, InputMatch, Outcome, Regex, Request, Result, Severity, Turn,
         TurnStatus, Value,
     };

@@ -44,7 +44,7 @@ mod scorers;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::assertion::{AssertionKind, AssertionResult, Grade, Settings};
+use crate::assertion::{AssertionKind, AssertionResult, Chain, Grade, Settings};
 use crate::config::Config;
 use crate::provider::{ModelClient, ModelName, ProviderError};
 use crate::record::Record;
@@ -280,27 +280,6 @@ impl JudgeAssertion {
         self.with(|p| p.model = Some(name))
     }
 
-    /// Soft, passing at `score >= threshold`.
-    pub fn at_least(self, threshold: f64) -> Self {
-        self.with(|p| p.settings.at_least(threshold))
-    }
-
-    /// A gate; keeps the threshold.
-    pub fn gate(self) -> Self {
-        self.with(|p| p.settings.make_gate())
-    }
-
-    /// Weight in the eval's mean score.
-    pub fn weight(self, weight: f64) -> Self {
-        self.with(|p| p.settings.weight = weight)
-    }
-
-    /// Named metric.
-    pub fn metric(self, name: impl Into<String>) -> Self {
-        let name = name.into();
-        self.with(|p| p.settings.metric = Some(name))
-    }
-
     /// Judges only the part of the text (the reply, or [`on`](Self::on)'s) that a JSONPath
     /// query selects: a reply `{"answer": "..", "trace": [..]}` judged at `$.answer` sends the
     /// judge the answer alone. Text that is not JSON, or a query that selects nothing, fails
@@ -322,6 +301,14 @@ impl JudgeAssertion {
     /// ```
     pub fn transform(self, transform: crate::assertion::Transform) -> Self {
         self.with(|p| p.transform = Some(transform))
+    }
+}
+
+impl Chain for JudgeAssertion {
+    type Chained = Self;
+
+    fn configure(self, change: impl FnOnce(&mut Settings)) -> Self {
+        self.with(|p| change(&mut p.settings))
     }
 }
 

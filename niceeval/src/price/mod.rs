@@ -255,6 +255,7 @@ fn find_builtin(candidate: &str) -> Option<(&'static builtin::Entry, &'static st
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::Usage;
 
     fn price_of(table: &PriceTable<'_>, model: &str) -> Option<(String, f64, f64)> {
         table

@@ -75,7 +75,7 @@ pub use turn_output::{OutputEquals, OutputMatches};
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::assertion::{AssertionKind, AssertionResult, Grade, Settings};
+use crate::assertion::{AssertionKind, AssertionResult, Chain, Grade, Settings};
 use crate::config::Config;
 use crate::event::Event;
 
@@ -188,30 +188,6 @@ impl<C: ScopedCheck + 'static> Scoped<C> {
         scoped
     }
 
-    /// Soft, passing at `score >= threshold`.
-    pub fn at_least(mut self, threshold: f64) -> Self {
-        self.settings.at_least(threshold);
-        self
-    }
-
-    /// A gate; keeps the threshold.
-    pub fn gate(mut self) -> Self {
-        self.settings.make_gate();
-        self
-    }
-
-    /// Weight in the eval's mean score.
-    pub fn weight(mut self, weight: f64) -> Self {
-        self.settings.weight = weight;
-        self
-    }
-
-    /// Named metric.
-    pub fn metric(mut self, name: impl Into<String>) -> Self {
-        self.settings.metric = Some(name.into());
-        self
-    }
-
     /// Replaces the check with `f(check)`: how per-check options (`.input`, `.count`, ...) are
     /// forwarded from the builder to the check's own by-value setters.
     pub(crate) fn map_check(mut self, f: impl FnOnce(C) -> C) -> Self {
@@ -224,6 +200,15 @@ impl<C: ScopedCheck + 'static> Scoped<C> {
         self.check
             .as_mut()
             .expect("a Scoped builder holds its check until dropped")
+    }
+}
+
+impl<C: ScopedCheck + 'static> Chain for Scoped<C> {
+    type Chained = Self;
+
+    fn configure(mut self, change: impl FnOnce(&mut Settings)) -> Self {
+        change(&mut self.settings);
+        self
     }
 }
 

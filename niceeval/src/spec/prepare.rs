@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::builtin::{builtin, config_with_extra};
 use crate::expect::type_names as types;
 use super::{AssertSpec, SpecContext};
-use crate::assertion::{passes, Assertion, Expect, Grade, Settings, Subject};
+use crate::assertion::{passes, Assertion, Chain, Expect, Grade, Settings, Subject};
 use crate::assertion::Transform;
 use crate::expect::{self, BoxedAssertion, IntoBoxed};
 use crate::grader::{Input, Message};
@@ -416,8 +416,13 @@ impl Prepared {
     fn wrap(&self, base: BoxedAssertion) -> BoxedAssertion {
         let own_verdict = matches!(self.base, Base::Code { .. });
         let mut a: BoxedAssertion = match self.threshold {
-            Some(t) if !own_verdict => Expect::new(base).at_least(t).gate().boxed(),
-            _ => Expect::new(base).gate().boxed(),
+            Some(t) if !own_verdict => base
+                .configure(|s| {
+                    s.at_least(t);
+                    s.make_gate();
+                })
+                .boxed(),
+            _ => base.gate().boxed(),
         };
         if self.negate && !own_verdict {
             a = expect::not(a).boxed();

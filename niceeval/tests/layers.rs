@@ -1,0 +1,202 @@
+//! The layering rule of ARCHITECTURE.md, enforced: every top-level module of `niceeval/src`
+//! belongs to one layer, and its code names (`crate::module…`) only modules of its own layer or
+//! of layers below it, with no cycle inside a layer. Comment lines and everything from a file's
+//! first `#[cfg(test)]` on are not read (tests may reach anywhere).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The layers, bottom first. A module missing from this table fails the test: a new module
+/// has to find its layer.
+const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "foundation",
+        &[
+            "event",
+            "excerpt",
+            "panic",
+            "stats",
+            "assertion",
+            "outcome",
+            "grader",
+        ],
+    ),
+    ("matchers", &["expect", "spec"]),
+    ("settings", &["cache", "config", "price"]),
+    ("checks", &["scope", "efficiency"]),
+    ("agents and models", &["provider", "agent"]),
+    (
+        "handle",
+        &["record", "turn", "eval", "error", "definition"],
+    ),
+    ("judge", &["judge"]),
+    ("report", &["report"]),
+    ("engine", &["engine"]),
+    ("outputs", &["reporter", "results", "snapshot", "merge"]),
+    ("front ends", &["harness", "libtest"]),
+];
+
+/// Top-level module → the code of all its files (comments and tests cut off).
+fn read_modules(src: &Path) -> BTreeMap<String, String> {
+    let mut modules: BTreeMap<String, String> = BTreeMap::new();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read src") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(src).expect("under src");
+            let first = rel.components().next().expect("a component");
+            let first = first.as_os_str().to_string_lossy().to_string();
+            if first == "lib.rs" || first == "bin" {
+                continue;
+            }
+            let module = first.trim_end_matches(".rs").to_string();
+            let text = std::fs::read_to_string(&path).expect("read file");
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            let code: String = code
+                .lines()
+                .filter(|line| !line.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            modules.entry(module).or_default().push_str(&code);
+        }
+    }
+    modules
+}
+
+/// The modules `code` names through `crate::`: `crate::a::b`, `crate::{a::X, b}`.
+fn imports(code: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        rest = &rest[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for part in group[..end].split(',') {
+                let name: String = part
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if modules.contains(&name) {
+                    found.insert(name);
+                }
+            }
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if modules.contains(&name) {
+                found.insert(name);
+            }
+        }
+    }
+    found
+}
+
+/// Every `(module, imported)` pair that breaks the rule, as readable lines.
+fn violations(modules: &BTreeMap<String, String>) -> Vec<String> {
+    let layer_of: BTreeMap<&str, usize> = LAYERS
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, mods))| mods.iter().map(move |m| (*m, i)))
+        .collect();
+    let names: BTreeSet<String> = modules.keys().cloned().collect();
+    let mut problems = Vec::new();
+    let mut same_layer: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for (module, code) in modules {
+        let Some(&mine) = layer_of.get(module.as_str()) else {
+            problems.push(format!(
+                "`{module}` is in no layer: add it to LAYERS in niceeval/tests/layers.rs and to ARCHITECTURE.md"
+            ));
+            continue;
+        };
+        for import in imports(code, &names) {
+            if import == *module {
+                continue;
+            }
+            let Some(&theirs) = layer_of.get(import.as_str()) else {
+                continue;
+            };
+            if theirs > mine {
+                problems.push(format!(
+                    "`{module}` ({}) imports `{import}` ({}), a layer above it",
+                    LAYERS[mine].0, LAYERS[theirs].0
+                ));
+            } else if theirs == mine {
+                same_layer.entry(module.as_str()).or_default().insert(import);
+            }
+        }
+    }
+    // Inside a layer imports are allowed, cycles are not.
+    for start in same_layer.keys() {
+        let mut seen = BTreeSet::new();
+        let mut todo: Vec<Vec<String>> = vec![vec![start.to_string()]];
+        while let Some(path) = todo.pop() {
+            let last = path.last().expect("non-empty path");
+            for next in same_layer.get(last.as_str()).into_iter().flatten() {
+                if next == start {
+                    problems.push(format!("import cycle: {} -> {start}", path.join(" -> ")));
+                } else if seen.insert(next.clone()) {
+                    let mut longer = path.clone();
+                    longer.push(next.clone());
+                    todo.push(longer);
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_module_imports_only_its_own_layer_or_below() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let modules = read_modules(&src);
+    assert!(modules.len() > 20, "read {} modules", modules.len());
+    let problems = violations(&modules);
+    assert!(
+        problems.is_empty(),
+        "the layering rule of ARCHITECTURE.md is broken:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn an_upward_import_is_caught() {
+    let mut modules = BTreeMap::new();
+    modules.insert("event".to_string(), "use crate::engine::run_eval;".to_string());
+    modules.insert("engine".to_string(), "use crate::{event::Event, report};".to_string());
+    modules.insert("report".to_string(), String::new());
+    let problems = violations(&modules);
+    assert_eq!(
+        problems,
+        ["`event` (foundation) imports `engine` (engine), a layer above it"]
+    );
+}
+
+#[test]
+fn a_cycle_inside_a_layer_is_caught() {
+    let mut modules = BTreeMap::new();
+    modules.insert("reporter".to_string(), "use crate::results::X;".to_string());
+    modules.insert("results".to_string(), "crate::reporter::Y".to_string());
+    let problems = violations(&modules);
+    assert!(
+        problems.iter().any(|p| p.starts_with("import cycle")),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn a_module_without_a_layer_is_caught() {
+    let mut modules = BTreeMap::new();
+    modules.insert("brand_new".to_string(), String::new());
+    let problems = violations(&modules);
+    assert!(problems[0].contains("`brand_new` is in no layer"), "{problems:?}");
+}
