@@ -134,9 +134,18 @@ pub struct Grade {
     /// "fail" is marked below threshold); a threshold (set by default or with `.at_least(x)`) is
     /// judged on the score alone. `None` (the default) leaves the verdict to the pass rule.
     pub verdict: Option<bool>,
+    /// The score and reason carry a measurement that changes from run to run (tokens, dollars,
+    /// milliseconds): budgets set it, and snapshots redact such numbers, keeping the verdict.
+    pub measured: bool,
 }
 
 impl Grade {
+    /// Marks the score and reason as a measurement; see [`Grade::measured`].
+    pub fn measured(mut self) -> Self {
+        self.measured = true;
+        self
+    }
+
     /// Score 1.
     pub fn pass(reason: impl Into<String>) -> Self {
         Grade::score(1.0, reason)
@@ -168,8 +177,7 @@ impl Grade {
             score: 0.0,
             reason: message.clone(),
             error: Some(message),
-            children: Vec::new(),
-            verdict: None,
+            ..Grade::default()
         }
     }
 
@@ -416,6 +424,14 @@ pub struct AssertionResult {
     /// Nested results.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<AssertionResult>,
+    /// Score and reason are a measurement (a budget's tokens, cost or time) that changes from
+    /// run to run; snapshots show `[measured]` in their place.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub measured: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 fn one() -> f64 {
@@ -438,6 +454,7 @@ impl AssertionResult {
             mut error,
             children,
             verdict,
+            measured,
         } = grade;
         if error.is_none() && !(0.0..=1.0).contains(&score) {
             error = Some(format!(
@@ -470,6 +487,7 @@ impl AssertionResult {
             metric: settings.metric.clone(),
             error,
             children,
+            measured,
         }
     }
 

@@ -3,8 +3,6 @@
 //! into an [`EvalReport`], and (under `cargo test`) turns the report into a pass, a visible skip,
 //! or a failure whose message is the assertion report.
 
-
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,12 +15,9 @@ use crate::eval::Eval;
 use crate::event::{Event, Usage};
 use crate::outcome::{fold, mean_score, Outcome};
 use crate::record::Record;
-use crate::scope::{Deferred, RunView, Stage};
 use crate::report::{EvalReport, RunSummary};
+use crate::scope::{Deferred, RunView, Stage};
 use crate::stats::Reliability;
-
-
-
 
 /// How many runs an eval gets. The most specific *invocation* setting wins over the eval's
 /// own attribute, which wins over the project's file:
@@ -200,9 +195,12 @@ fn failed_before_start(error: String) -> (RunSummary, RunDetail) {
 
 fn make_agent(def: &EvalDefinition, config: &Config) -> Result<Option<Arc<dyn Agent>>, String> {
     if let Some(factory) = def.agent {
-        return std::panic::catch_unwind(factory)
-            .map(Some)
-            .map_err(|p| format!("creating the agent panicked: {}", crate::panic::message(&*p)));
+        return std::panic::catch_unwind(factory).map(Some).map_err(|p| {
+            format!(
+                "creating the agent panicked: {}",
+                crate::panic::message(&*p)
+            )
+        });
     }
     match &config.agent {
         None => Ok(None),
@@ -256,7 +254,15 @@ async fn run_once(
     };
     let taken = record.take();
     let mut assertions = taken.results;
-    assertions.extend(perform_deferred(taken.deferred, &taken.log, &config, error.is_none() && taken.skip.is_none()).await);
+    assertions.extend(
+        perform_deferred(
+            taken.deferred,
+            &taken.log,
+            &config,
+            error.is_none() && taken.skip.is_none(),
+        )
+        .await,
+    );
     let folded = fold(error.as_deref(), &assertions, taken.skip.as_deref(), strict);
     let usage = Usage::from_events(&taken.log);
     let summary = RunSummary {
@@ -371,7 +377,6 @@ fn assemble(
     report
 }
 
-
 fn format_duration(d: Duration) -> String {
     if d.subsec_millis() == 0 {
         format!("{}s", d.as_secs())
@@ -379,4 +384,3 @@ fn format_duration(d: Duration) -> String {
         format!("{}ms", d.as_millis())
     }
 }
-

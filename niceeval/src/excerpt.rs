@@ -219,7 +219,6 @@ pub(crate) fn format_usd(usd: f64) -> String {
     format!("${text}")
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

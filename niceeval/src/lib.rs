@@ -39,19 +39,19 @@ mod assertion;
 pub mod config;
 mod definition;
 pub mod efficiency;
-mod error;
 mod engine;
+mod error;
 mod eval;
 pub mod event;
 pub mod excerpt;
 pub mod expect;
 pub mod grader;
 pub mod harness;
+mod libtest;
 pub mod merge;
 mod outcome;
 mod panic;
 pub mod price;
-mod libtest;
 mod record;
 pub mod report;
 pub mod reporter;
@@ -70,12 +70,13 @@ pub mod provider;
 pub use agent::replay::{replay, Replay};
 pub use agent::{agent_fn, Agent, AgentError, EventSink, FnAgent, Input, Message, Request};
 pub use assertion::{
-    passes, Assertion, AssertionKind, Chain, AssertionResult, Checkable, Expect, Grade, Settings,
+    passes, Assertion, AssertionKind, AssertionResult, Chain, Checkable, Expect, Grade, Settings,
     Severity, Subject,
 };
 pub use async_trait::async_trait;
 pub use config::Config;
 pub use definition::{registered, EvalDefinition};
+pub use engine::{run_eval, run_eval_async, RunOptions};
 pub use error::{Error, Result};
 pub use eval::Eval;
 pub use event::{ActionStatus, Event, Role, Usage};
@@ -83,7 +84,6 @@ pub use outcome::{fold, mean_score, metric_scores, Folded, Outcome};
 pub use price::{estimate_cost, Cost, Price, PriceError, PriceTable};
 pub use report::{EvalReport, RunSummary};
 pub use reporter::{Reporter, SuiteReport};
-pub use engine::{run_eval, run_eval_async, RunOptions};
 pub use scope::InputMatch;
 pub use turn::{Turn, TurnStatus};
 
@@ -163,9 +163,9 @@ macro_rules! main {
 pub mod prelude {
     pub use crate::expect::*;
     pub use crate::{
-        agent_fn, async_trait, eval, json, replay, ActionStatus, Agent, AgentError, Assertion, Chain,
-        Checkable, Eval, Event, Input, InputMatch, Outcome, Regex, Request, Result, Severity, Turn,
-        TurnStatus, Value,
+        agent_fn, async_trait, eval, json, replay, ActionStatus, Agent, AgentError, Assertion,
+        Chain, Checkable, Eval, Event, Input, InputMatch, Outcome, Regex, Request, Result,
+        Severity, Turn, TurnStatus, Value,
     };
 }
 

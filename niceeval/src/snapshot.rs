@@ -95,7 +95,7 @@ fn write_assertion(out: &mut String, a: &crate::assertion::AssertionResult, dept
         .unwrap_or_default();
     // A budget's score and reason carry what was measured (tokens, dollars, milliseconds),
     // which changes from run to run; its verdict is what a reviewer needs.
-    let measured = is_measurement(&a.name);
+    let measured = a.measured;
     let score = if measured {
         "[measured]".to_string()
     } else {
@@ -115,18 +115,6 @@ fn write_assertion(out: &mut String, a: &crate::assertion::AssertionResult, dept
     for child in &a.children {
         write_assertion(out, child, depth + 1);
     }
-}
-
-/// Whether an assertion (by its report name, possibly limited to a turn: `turn 2: max_cost(..)`)
-/// is a budget on tokens, cost or time, whose score and reason are measurements.
-fn is_measurement(name: &str) -> bool {
-    let name = match name.strip_prefix("turn ") {
-        Some(rest) => rest.split_once(": ").map_or(name, |(_, check)| check),
-        None => name,
-    };
-    ["max_tokens(", "max_cost(", "cost(", "latency("]
-        .iter()
-        .any(|budget| name.starts_with(budget))
 }
 
 /// The directory holding `def`'s snapshots: `snapshots/` beside the eval's source file.
@@ -222,29 +210,51 @@ macro_rules! assert_report_snapshot {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_measurement, text};
+    use super::text;
     use crate::report::EvalReport;
     use serde_json::json;
 
     #[test]
     fn budgets_on_tokens_cost_and_time_are_measurements() {
-        for name in [
-            "max_tokens(1000)",
-            "max_cost(0.5)",
-            "turn 2: max_cost(0.01)",
-            "cost(0.02)",
-            "latency(300)",
-        ] {
-            assert!(is_measurement(name), "{name}");
-        }
-        for name in [
-            "max_tool_calls(3)",
-            "turn 1: max_tool_calls(1)",
-            "includes(\"cost(\")",
-            "turn 1: called_tool(\"latency\")",
-        ] {
-            assert!(!is_measurement(name), "{name}");
-        }
+        use crate::assertion::{Assertion, Checkable};
+        use crate::config::Config;
+        use crate::efficiency::{MaxCost, MaxTokens, MaxToolCalls};
+        use crate::event::Event;
+        use crate::scope::{RunView, ScopedCheck};
+
+        let events = [Event::Usage {
+            input_tokens: 900,
+            output_tokens: 300,
+            cache_read_tokens: 0,
+            cost_usd: Some(0.02),
+            model: None,
+        }];
+        let config = Config::default();
+        let run = RunView {
+            events: &events,
+            config: &config,
+        };
+        assert!(MaxTokens::new(1000).evaluate(&run).measured, "max_tokens");
+        assert!(MaxCost::new(0.5).evaluate(&run).measured, "max_cost");
+        assert!(
+            !MaxToolCalls::new(3).evaluate(&run).measured,
+            "max_tool_calls"
+        );
+        let value = json!({ "cost_usd": 0.01, "latency_ms": 250 });
+        assert!(
+            crate::expect::cost(0.02)
+                .evaluate(&value.subject())
+                .measured,
+            "cost"
+        );
+        assert!(
+            crate::expect::latency(300.0)
+                .evaluate(&value.subject())
+                .measured,
+            "latency"
+        );
+        let includes = crate::expect::includes("cost(");
+        assert!(!includes.evaluate(&"cost(".subject()).measured, "includes");
     }
 
     #[test]
@@ -254,7 +264,7 @@ mod tests {
             "assertions": [
                 {"name": "max_cost(0.01)", "kind": "efficiency", "severity": "gate",
                  "score": 0.4123, "threshold": 1.0, "passed": false,
-                 "reason": "cost $0.0243, over the limit of $0.01"},
+                 "reason": "cost $0.0243, over the limit of $0.01", "measured": true},
                 {"name": "turn 1: max_tool_calls(1)", "kind": "scoped", "severity": "gate",
                  "score": 1.0, "threshold": 1.0, "passed": true,
                  "reason": "1 tool call, within the limit of 1: lookup_order"}

@@ -3,6 +3,7 @@
 
 mod support;
 
+use niceeval::Chain;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -25,10 +25,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("settings", &["cache", "config", "price"]),
     ("checks", &["scope", "efficiency"]),
     ("agents and models", &["provider", "agent"]),
-    (
-        "handle",
-        &["record", "turn", "eval", "error", "definition"],
-    ),
+    ("handle", &["record", "turn", "eval", "error", "definition"]),
     ("judge", &["judge"]),
     ("report", &["report"]),
     ("engine", &["engine"]),
@@ -131,7 +128,10 @@ fn violations(modules: &BTreeMap<String, String>) -> Vec<String> {
                     LAYERS[mine].0, LAYERS[theirs].0
                 ));
             } else if theirs == mine {
-                same_layer.entry(module.as_str()).or_default().insert(import);
+                same_layer
+                    .entry(module.as_str())
+                    .or_default()
+                    .insert(import);
             }
         }
     }
@@ -171,8 +171,14 @@ fn every_module_imports_only_its_own_layer_or_below() {
 #[test]
 fn an_upward_import_is_caught() {
     let mut modules = BTreeMap::new();
-    modules.insert("event".to_string(), "use crate::engine::run_eval;".to_string());
-    modules.insert("engine".to_string(), "use crate::{event::Event, report};".to_string());
+    modules.insert(
+        "event".to_string(),
+        "use crate::engine::run_eval;".to_string(),
+    );
+    modules.insert(
+        "engine".to_string(),
+        "use crate::{event::Event, report};".to_string(),
+    );
     modules.insert("report".to_string(), String::new());
     let problems = violations(&modules);
     assert_eq!(
@@ -198,5 +204,8 @@ fn a_module_without_a_layer_is_caught() {
     let mut modules = BTreeMap::new();
     modules.insert("brand_new".to_string(), String::new());
     let problems = violations(&modules);
-    assert!(problems[0].contains("`brand_new` is in no layer"), "{problems:?}");
+    assert!(
+        problems[0].contains("`brand_new` is in no layer"),
+        "{problems:?}"
+    );
 }

@@ -31,8 +31,8 @@
 //! (`provider/model`), `NICEEVAL_JUDGE_BASE_URL`. A bad value is an error naming the variable.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, OnceLock};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -331,7 +331,6 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)
 }
-
 
 /// The configuration for evals of the crate at `manifest_dir`, loaded once per process (a
 /// suite of a thousand evals reads `niceeval.toml` once, not a thousand times).

@@ -115,4 +115,3 @@ fn optional_usd_per_million<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f6
         None => Ok(None),
     }
 }
-

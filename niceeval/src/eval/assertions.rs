@@ -10,9 +10,9 @@ use crate::efficiency::{MaxCost, MaxTokens, MaxToolCalls};
 use crate::event::Event;
 use crate::expect::{equals, matches, Pattern};
 use crate::scope::{
-    CalledSubagent, EventCheck, EventOrder, EventsSatisfy, LoadedSkill, MessageIncludes,
-    NoEvent, NoFailedActions, OutputEquals, OutputMatches, Parked, Scoped, Succeeded, ToolCheck,
-    ToolOrder, UsedNoTools,
+    CalledSubagent, EventCheck, EventOrder, EventsSatisfy, LoadedSkill, MessageIncludes, NoEvent,
+    NoFailedActions, OutputEquals, OutputMatches, Parked, Scoped, Succeeded, ToolCheck, ToolOrder,
+    UsedNoTools,
 };
 use crate::turn::Turn;
 
@@ -437,4 +437,3 @@ impl Turn {
         })
     }
 }
-

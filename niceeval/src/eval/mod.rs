@@ -310,5 +310,4 @@ impl Eval {
     pub(crate) fn config_arc(&self) -> &Arc<Config> {
         &self.config
     }
-
 }

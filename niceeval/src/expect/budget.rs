@@ -139,39 +139,45 @@ impl Assertion for Budget {
     }
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
-        let (what, keys): (&str, &[&str]) = match self.kind {
-            Kind::Cost => ("cost", &["cost_usd", "cost"]),
-            Kind::Latency => ("latency", &["latency_ms", "duration_ms"]),
-        };
-        if self.limit.is_nan() || self.limit < 0.0 {
-            return Grade::error(format!(
-                "the {what} budget must be a number ≥ 0, got {}",
-                self.limit
-            ));
-        }
-        let actual = match measurement(value, keys) {
-            Ok(a) if a.is_finite() && a >= 0.0 => a,
-            Ok(a) => return Grade::error(format!("the measured {what} {a} is not a number ≥ 0")),
-            Err(why) => return Grade::error(format!("no {what} to check: {why}")),
-        };
-        if actual <= self.limit {
-            Grade::pass(format!(
-                "{what} {} is within the budget {}",
-                self.show(actual),
-                self.show(self.limit)
-            ))
-            .with_verdict(true)
-        } else {
-            Grade::score(
-                self.limit / actual,
-                format!(
-                    "{what} {} is over the budget {}",
+        // a measurement, whatever the verdict: snapshots redact its numbers
+        (|| {
+            let (what, keys): (&str, &[&str]) = match self.kind {
+                Kind::Cost => ("cost", &["cost_usd", "cost"]),
+                Kind::Latency => ("latency", &["latency_ms", "duration_ms"]),
+            };
+            if self.limit.is_nan() || self.limit < 0.0 {
+                return Grade::error(format!(
+                    "the {what} budget must be a number ≥ 0, got {}",
+                    self.limit
+                ));
+            }
+            let actual = match measurement(value, keys) {
+                Ok(a) if a.is_finite() && a >= 0.0 => a,
+                Ok(a) => {
+                    return Grade::error(format!("the measured {what} {a} is not a number ≥ 0"))
+                }
+                Err(why) => return Grade::error(format!("no {what} to check: {why}")),
+            };
+            if actual <= self.limit {
+                Grade::pass(format!(
+                    "{what} {} is within the budget {}",
                     self.show(actual),
                     self.show(self.limit)
-                ),
-            )
-            .with_verdict(false)
-        }
+                ))
+                .with_verdict(true)
+            } else {
+                Grade::score(
+                    self.limit / actual,
+                    format!(
+                        "{what} {} is over the budget {}",
+                        self.show(actual),
+                        self.show(self.limit)
+                    ),
+                )
+                .with_verdict(false)
+            }
+        })()
+        .measured()
     }
 }
 
@@ -179,6 +185,7 @@ impl Assertion for Budget {
 mod tests {
     use super::*;
     use crate::assertion::AssertionResult;
+    use crate::assertion::Chain;
     use serde_json::json;
 
     #[test]

@@ -178,6 +178,7 @@ impl Assertion for AllOf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::assertion::Chain;
     use crate::assertion::Checkable;
     use crate::expect::{includes, regex, similarity};
 

@@ -62,8 +62,8 @@ mod regex;
 mod rouge;
 mod script;
 
-mod words;
 pub(crate) mod type_names;
+mod words;
 pub use type_names::is_builtin_type;
 
 pub use custom::{make_assertion, satisfies, AssertionBuilder, Custom, Satisfies, View};
@@ -73,6 +73,7 @@ pub use structure::{
 };
 pub use text::{excludes, includes, Excludes, Includes, Pattern};
 
+pub use crate::assertion::{json_path, Transform};
 pub use affix::{ends_with, starts_with, Affix};
 pub use bleu::{bleu, bleu_score, Bleu, References, DEFAULT_BLEU_THRESHOLD};
 pub use budget::{cost, latency, Budget};
@@ -91,5 +92,4 @@ pub use regex::{regex, RegexMatch, RegexSource};
 pub use rouge::{rouge_n, rouge_n_score, rouge_tokens, RougeN, DEFAULT_ROUGE_THRESHOLD};
 pub(crate) use script::fill_from_events;
 pub use script::{script, Script, DEFAULT_GRADER_TIMEOUT};
-pub use crate::assertion::{json_path, Transform};
 pub use words::{count_words, word_count, WordBounds, WordCount};

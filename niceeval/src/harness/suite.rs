@@ -7,10 +7,10 @@ use std::time::Instant;
 
 use super::Args;
 use crate::definition::EvalDefinition;
+use crate::engine::{run_eval_async, RunOptions};
 use crate::outcome::Outcome;
 use crate::report::EvalReport;
 use crate::reporter::{EvalSummary, Reporter, SuiteReport, SuiteStart};
-use crate::engine::{run_eval_async, RunOptions};
 
 /// Default number of evals run at once.
 pub const DEFAULT_CONCURRENCY: usize = 4;

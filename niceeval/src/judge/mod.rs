@@ -379,10 +379,11 @@ impl PendingJudge {
         // A connection pool of its own: pools are tied to the runtime that opened them.
         let http = reqwest::Client::builder().build();
         let env = self.context.env();
-        let (client, deadline) = match prepare(&judge, &env, http.as_ref().map_err(|e| e.to_string())) {
-            Ok(prepared) => prepared,
-            Err(error) => return Grade::error(error.to_string()),
-        };
+        let (client, deadline) =
+            match prepare(&judge, &env, http.as_ref().map_err(|e| e.to_string())) {
+                Ok(prepared) => prepared,
+                Err(error) => return Grade::error(error.to_string()),
+            };
         let asked = tokio::spawn(async move {
             let model = client.name().to_string();
             match tokio::time::timeout(deadline, ask(&client, &judge)).await {

@@ -32,7 +32,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 
-
 pub use crate::config::Price;
 pub use builtin::PRICES_AS_OF;
 pub use cost::{estimate_cost, Cost, Estimate, PriceError};

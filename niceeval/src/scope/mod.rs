@@ -65,9 +65,9 @@ mod turn_output;
 pub use actions::{
     CalledSubagent, LoadedSkill, NoFailedActions, ToolOrder, UsedNoTools, LOAD_SKILL_TOOL,
 };
+pub(crate) use deferred::{BoxFuture, Defer, Deferred, Stage};
 pub use events::{EventCheck, EventOrder, EventsSatisfy, NoEvent};
 pub use matching::{InputMatch, InputMatchError};
-pub(crate) use deferred::{BoxFuture, Defer, Deferred, Stage};
 pub use run_checks::{MessageIncludes, Parked, Succeeded};
 pub use tools::ToolCheck;
 pub use turn_output::{OutputEquals, OutputMatches};
@@ -134,13 +134,14 @@ impl Deferred for Pending {
             events,
             config: run.config,
         };
-        let grade = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check.evaluate(&view)))
-            .unwrap_or_else(|panic| {
-                Grade::error(format!(
-                    "the check panicked: {}",
-                    crate::panic::message(&*panic)
-                ))
-            });
+        let grade =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check.evaluate(&view)))
+                .unwrap_or_else(|panic| {
+                    Grade::error(format!(
+                        "the check panicked: {}",
+                        crate::panic::message(&*panic)
+                    ))
+                });
         let name = match label {
             Some(label) => format!("{label}: {}", check.describe()),
             None => check.describe(),

@@ -11,7 +11,6 @@ use crate::excerpt;
 use crate::expect::{Equals, Matches};
 use crate::scope::{RunView, ScopedCheck};
 
-
 /// The check behind [`Turn::output_equals`].
 #[derive(Debug, Clone)]
 pub struct OutputEquals {

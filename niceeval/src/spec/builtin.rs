@@ -6,11 +6,11 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::prepare::{prepare, Base};
-use crate::expect::type_names::{self as types, Builtin};
 use super::values::{js_string, list_value, required, text_value};
 use super::AssertSpec;
 use crate::assertion::Assertion;
 use crate::expect;
+use crate::expect::type_names::{self as types, Builtin};
 
 pub(super) fn config_with_extra(spec: &AssertSpec) -> Option<Value> {
     if spec.extra.is_empty() {

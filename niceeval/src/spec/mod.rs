@@ -118,9 +118,8 @@ use serde_json::Value;
 use crate::assertion::{AssertionResult, Subject};
 use crate::grader::{Message, TokenUsage, TraceSummary};
 
-pub use load::{from_json, from_value, from_yaml, load};
 pub use crate::expect::is_builtin_type;
-
+pub use load::{from_json, from_value, from_yaml, load};
 
 use prepare::Prepared;
 
@@ -413,7 +412,6 @@ pub enum SpecError {
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Invalid(Vec<ItemError>),
 }
-
 
 /// Checks every item (types, values, patterns, schemas, custom assertion names resolved from
 /// `base_dir` or the current directory), reporting all problems at once.

@@ -8,10 +8,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::builtin::{builtin, config_with_extra};
-use crate::expect::type_names as types;
 use super::{AssertSpec, SpecContext};
-use crate::assertion::{passes, Assertion, Chain, Expect, Grade, Settings, Subject};
 use crate::assertion::Transform;
+use crate::assertion::{passes, Assertion, Chain, Expect, Grade, Settings, Subject};
+use crate::expect::type_names as types;
 use crate::expect::{self, BoxedAssertion, IntoBoxed};
 use crate::grader::{Input, Message};
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::assertion::Chain;
 use crate::assertion::{AssertionResult, Checkable};
 use serde_json::json;
 
