@@ -40,6 +40,7 @@ use crate::excerpt::{format_count, format_usd};
 use crate::price::{estimate_cost, token_breakdown};
 use crate::scope::{RunView, ScopedCheck};
 
+/// Gate with threshold 1: a budget passes only in full unless made soft.
 fn budget_settings() -> Settings {
     Settings {
         threshold: Some(1.0),

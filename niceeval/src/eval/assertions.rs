@@ -386,8 +386,6 @@ impl crate::turn::Turn {
     }
 }
 
-/// Gate with threshold 1: a budget passes only in full unless made soft.
-
 impl Turn {
     /// The turn's structured output ([`Turn::data`]) deep-equals `expected` (compared as JSON:
     /// keys in any order, numbers by value). The failure names the first differing path, or says
