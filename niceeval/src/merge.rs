@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::outcome::Outcome;
-use crate::report::EvalReport;
+use crate::report::{EvalReport, SCHEMA_VERSION};
 use crate::reporter::{EvalSummary, Reporter, SuiteReport, SuiteStart};
 
 /// Why results could not be read.
@@ -69,6 +69,18 @@ fn read_file(path: &Path, out: &mut Vec<EvalReport>) -> Result<(), MergeError> {
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
+        }
+        match crate::report::schema_of(line) {
+            Ok(schema) if schema > SCHEMA_VERSION => {
+                return Err(MergeError::Line {
+                    path: path.to_path_buf(),
+                    line: index + 1,
+                    message: format!(
+                        "this record has schema {schema}, newer than the {SCHEMA_VERSION} this niceeval reads; merge it with the niceeval version that wrote it, or upgrade"
+                    ),
+                })
+            }
+            _ => {}
         }
         match serde_json::from_str(line) {
             Ok(report) => out.push(report),
@@ -178,6 +190,25 @@ mod tests {
         let path = dir.path().join("r.jsonl");
         std::fs::write(&path, text).expect("writable");
         (dir, path)
+    }
+
+    #[test]
+    fn written_records_carry_the_schema_and_newer_ones_are_refused() {
+        use crate::reporter::{Jsonl, Reporter};
+        let report: EvalReport = serde_json::from_str(LINE).expect("a report");
+        let mut jsonl = Jsonl::new(Vec::new());
+        jsonl.on_eval_complete(&report).expect("written");
+        let written = String::from_utf8(jsonl.into_inner()).expect("UTF-8");
+        assert!(written.starts_with(r#"{"schema":1,"id":"a::b""#), "{written}");
+        let (_dir, path) = file(&written);
+        let read = read_reports(std::slice::from_ref(&path)).expect("readable");
+        assert_eq!(read[0].id, "a::b");
+
+        let newer = written.replacen(r#""schema":1"#, r#""schema":7"#, 1);
+        let (_dir, path) = file(&format!("{LINE}\n{newer}"));
+        let error = read_reports(&[path]).expect_err("a newer schema").to_string();
+        assert!(error.contains("r.jsonl:2:"), "{error}");
+        assert!(error.contains("schema 7, newer than the 1"), "{error}");
     }
 
     #[test]

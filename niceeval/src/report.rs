@@ -343,6 +343,40 @@ pub(crate) fn representative(runs: &[RunSummary], outcome: Outcome) -> usize {
         .unwrap_or(runs.len().saturating_sub(1))
 }
 
+/// The version of the record format written to results files and JSONL reports: every line is
+/// an [`EvalReport`] with a `"schema"` field holding this number. Readers (`niceeval report`)
+/// reject a line whose schema is newer than theirs, naming the file and line; a line without
+/// the field comes from a niceeval that predates versioned records and is read as version 1.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One record as written: the schema version, then the report's fields.
+#[derive(Serialize)]
+pub(crate) struct Versioned<'a> {
+    schema: u32,
+    #[serde(flatten)]
+    report: &'a EvalReport,
+}
+
+impl<'a> Versioned<'a> {
+    /// `report`, tagged with [`SCHEMA_VERSION`].
+    pub(crate) fn new(report: &'a EvalReport) -> Self {
+        Versioned {
+            schema: SCHEMA_VERSION,
+            report,
+        }
+    }
+}
+
+/// The schema version of a written record (`1` when it has none); see [`SCHEMA_VERSION`].
+pub(crate) fn schema_of(line: &str) -> Result<u32, serde_json::Error> {
+    #[derive(serde::Deserialize)]
+    struct Schema {
+        #[serde(default)]
+        schema: Option<u32>,
+    }
+    serde_json::from_str::<Schema>(line).map(|s| s.schema.unwrap_or(1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

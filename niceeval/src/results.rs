@@ -23,7 +23,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::report::EvalReport;
+use crate::report::{EvalReport, Versioned};
 
 /// The Cargo target directory of the running test binary: `CARGO_TARGET_DIR` when set, else
 /// the nearest ancestor of the executable holding Cargo's `CACHEDIR.TAG` (the root of every
@@ -99,7 +99,7 @@ pub fn append(report: &EvalReport, manifest_dir: &Path) -> std::io::Result<PathB
     let dir = results_dir(manifest_dir);
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(file_name());
-    let mut line = serde_json::to_string(report).map_err(std::io::Error::other)?;
+    let mut line = serde_json::to_string(&Versioned::new(report)).map_err(std::io::Error::other)?;
     line.push('\n');
     let written = WRITTEN.get_or_init(Default::default);
     let mut written = written.lock().unwrap_or_else(|p| p.into_inner());
@@ -167,7 +167,8 @@ impl crate::reporter::Reporter for ResultsFile {
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
         // The whole line in one write: a kill never leaves half a report behind.
         self.line.clear();
-        serde_json::to_writer(&mut self.line, report).map_err(std::io::Error::other)?;
+        serde_json::to_writer(&mut self.line, &Versioned::new(report))
+            .map_err(std::io::Error::other)?;
         self.line.push(b'\n');
         self.file.write_all(&self.line)?;
         self.file.flush()
