@@ -121,7 +121,10 @@ fn reports() -> Vec<EvalReport> {
         vec![run(Outcome::Failed, 30_000.0)],
         vec![],
     );
-    errored.error = Some("timed out after 30s; raise it with #[eval(timeout = \"..\")]".into());
+    errored.error = Some(niceeval::RunError::new(
+        niceeval::RunErrorKind::Timeout,
+        "timed out after 30s; raise it with #[eval(timeout = \"..\")]",
+    ));
     errored.runs[0].error = errored.error.clone();
 
     let mut skipped = report(

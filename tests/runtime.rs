@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use niceeval::__private::{BoxFuture, EvalDefinition};
 use niceeval::prelude::*;
+use niceeval::RunErrorKind;
 use niceeval::{EvalReport, Role};
 
 type Body = for<'a> fn(&'a mut Eval) -> BoxFuture<'a, niceeval::Result>;
@@ -328,8 +329,12 @@ fn agent_panic_mid_turn_keeps_its_events() {
     let report = run(definition("agent_panics", body).with_agent(crashing_agent));
     assert_eq!(report.outcome, Outcome::Failed);
     assert_eq!(
-        report.error.as_deref(),
+        report.error_message(),
         Some("the eval body panicked: agent crashed mid-turn")
+    );
+    assert_eq!(
+        report.error.as_ref().map(|e| e.kind),
+        Some(RunErrorKind::Panic)
     );
     assert_eq!(names(&report), [r#"includes("before")"#]);
     assert_partial_turn_kept(&report);
@@ -348,8 +353,12 @@ fn agent_hang_mid_turn_times_out_and_keeps_its_events() {
         .with_agent(hanging_agent)
         .with_timeout_ms(200));
     assert_eq!(report.outcome, Outcome::Failed);
-    let error = report.error.as_deref().unwrap_or_default();
+    let error = report.error_message().unwrap_or_default();
     assert!(error.starts_with("timed out after 200ms; "), "{error}");
+    assert_eq!(
+        report.error.as_ref().map(|e| e.kind),
+        Some(RunErrorKind::Timeout)
+    );
     assert_eq!(names(&report), [r#"includes("before")"#]);
     assert_partial_turn_kept(&report);
 }
@@ -366,7 +375,7 @@ fn blocking_body_times_out() {
     }
     let report = run(definition("blocks", body).with_timeout_ms(200));
     assert_eq!(report.outcome, Outcome::Failed);
-    let error = report.error.as_deref().unwrap_or_default();
+    let error = report.error_message().unwrap_or_default();
     assert!(error.starts_with("timed out after 200ms; "), "{error}");
     assert_eq!(names(&report), [r#"includes("before")"#]);
 }
@@ -383,8 +392,12 @@ fn agent_error_is_an_execution_error_with_an_error_event() {
     let report = run(definition("agent_error", body).with_agent(broken_agent));
     assert_eq!(report.outcome, Outcome::Failed);
     assert_eq!(
-        report.error.as_deref(),
+        report.error_message(),
         Some("agent agent_fn failed: upstream returned 503")
+    );
+    assert_eq!(
+        report.error.as_ref().map(|e| e.kind),
+        Some(RunErrorKind::Agent)
     );
     assert!(report.assertions.is_empty());
     assert_eq!(
@@ -405,7 +418,11 @@ fn body_error_is_the_run_error() {
     }
     let report = run(definition("body_error", body));
     assert_eq!(report.outcome, Outcome::Failed);
-    assert_eq!(report.error.as_deref(), Some("the golden file is missing"));
+    assert_eq!(report.error_message(), Some("the golden file is missing"));
+    assert_eq!(
+        report.error.as_ref().map(|e| e.kind),
+        Some(RunErrorKind::Body)
+    );
     assert_eq!(report.assertions.len(), 1);
 }
 
@@ -419,7 +436,7 @@ fn send_without_an_agent_is_a_clear_error() {
     }
     let report = run(definition("no_agent", body));
     assert_eq!(report.outcome, Outcome::Failed);
-    let error = report.error.as_deref().unwrap_or_default();
+    let error = report.error_message().unwrap_or_default();
     assert!(
         error.starts_with("eval runtime::no_agent has no agent: add `#[eval(agent = my_agent)]`"),
         "{error}"
@@ -442,7 +459,7 @@ fn panicking_agent_factory_is_an_execution_error() {
     let report = run(definition("bad_factory", body).with_agent(panicking_factory));
     assert_eq!(report.outcome, Outcome::Failed);
     assert_eq!(
-        report.error.as_deref(),
+        report.error_message(),
         Some("creating the agent panicked: no credentials for the agent")
     );
     assert!(!RAN.load(Ordering::SeqCst), "the body must not run");
@@ -479,7 +496,7 @@ fn panicking_value_check_is_an_error_on_that_assertion() {
             .is_some_and(|e| e.contains("predicate bug")),
         "{broken:?}"
     );
-    let error = report.error.as_deref().unwrap_or_default();
+    let error = report.error_message().unwrap_or_default();
     assert!(
         error.starts_with("assertion satisfies(never panics) could not be evaluated: "),
         "{error}"
@@ -585,7 +602,7 @@ fn malformed_config_fails_before_the_body_runs() {
     let report = run(def);
     assert_eq!(report.outcome, Outcome::Failed);
     let file = Path::new(dir).join("niceeval.toml");
-    let error = report.error.as_deref().unwrap_or_default();
+    let error = report.error_message().unwrap_or_default();
     assert!(
         error.starts_with(&format!(
             "{}:2:1: [run] concurency: unknown field `concurency`",

@@ -13,7 +13,7 @@ use crate::definition::EvalDefinition;
 use crate::error::Error;
 use crate::eval::Eval;
 use crate::event::{Event, Usage};
-use crate::outcome::{fold, mean_score, Outcome};
+use crate::outcome::{fold, mean_score, Outcome, RunError, RunErrorKind};
 use crate::record::Record;
 use crate::report::{EvalReport, RunSummary};
 use crate::scope::{Deferred, RunView, Stage};
@@ -70,8 +70,9 @@ pub fn run_eval(def: &'static EvalDefinition) -> EvalReport {
     match runtime() {
         Err(e) => assemble(
             def,
-            vec![failed_before_start(format!(
-                "cannot start the Tokio runtime: {e}"
+            vec![failed_before_start(RunError::new(
+                RunErrorKind::Setup,
+                format!("cannot start the Tokio runtime: {e}"),
             ))],
             def.strict,
             def.min_pass_rate.unwrap_or(1.0),
@@ -98,7 +99,10 @@ pub async fn run_eval_async(def: &'static EvalDefinition, options: &RunOptions) 
     let strict = options.strict || def.strict || config.as_ref().is_ok_and(|c| c.run.strict);
     let min_pass_rate = def.min_pass_rate.unwrap_or(1.0);
     let runs = match config {
-        Err(e) => vec![failed_before_start(e.to_string())],
+        Err(e) => vec![failed_before_start(RunError::new(
+            RunErrorKind::Config,
+            e.to_string(),
+        ))],
         Ok(config) => {
             let count = run_count(options, def, &config);
             let timeout = options
@@ -143,7 +147,10 @@ async fn run_many(
                 // run_once contains its own panics; reaching this is a bug in niceeval.
                 let slot = results.iter_mut().find(|r| r.is_none());
                 if let Some(slot) = slot {
-                    *slot = Some(failed_before_start(format!("a run was lost: {e}")));
+                    *slot = Some(failed_before_start(RunError::new(
+                        RunErrorKind::Setup,
+                        format!("a run was lost: {e}"),
+                    )));
                 }
             }
             None => break,
@@ -151,7 +158,11 @@ async fn run_many(
     }
     results
         .into_iter()
-        .map(|r| r.unwrap_or_else(|| failed_before_start("a run was lost".to_string())))
+        .map(|r| {
+            r.unwrap_or_else(|| {
+                failed_before_start(RunError::new(RunErrorKind::Setup, "a run was lost"))
+            })
+        })
         .collect()
 }
 
@@ -173,7 +184,7 @@ struct RunDetail {
     stopped: Option<String>,
 }
 
-fn failed_before_start(error: String) -> (RunSummary, RunDetail) {
+fn failed_before_start(error: RunError) -> (RunSummary, RunDetail) {
     (
         RunSummary {
             outcome: Outcome::Failed,
@@ -193,18 +204,23 @@ fn failed_before_start(error: String) -> (RunSummary, RunDetail) {
     )
 }
 
-fn make_agent(def: &EvalDefinition, config: &Config) -> Result<Option<Arc<dyn Agent>>, String> {
+fn make_agent(def: &EvalDefinition, config: &Config) -> Result<Option<Arc<dyn Agent>>, RunError> {
     if let Some(factory) = def.agent {
         return std::panic::catch_unwind(factory).map(Some).map_err(|p| {
-            format!(
-                "creating the agent panicked: {}",
-                crate::panic::message(&*p)
+            RunError::new(
+                RunErrorKind::Panic,
+                format!(
+                    "creating the agent panicked: {}",
+                    crate::panic::message(&*p)
+                ),
             )
         });
     }
     match &config.agent {
         None => Ok(None),
-        Some(agent) => crate::agent::from_config(agent, config.source.as_deref()).map(Some),
+        Some(agent) => crate::agent::from_config(agent, config.source.as_deref())
+            .map(Some)
+            .map_err(|e| RunError::new(RunErrorKind::Config, e)),
     }
 }
 
@@ -231,17 +247,28 @@ async fn run_once(
             match tokio::time::timeout(timeout, task).await {
                 Err(_elapsed) => {
                     abort.abort();
-                    Some(format!(
-                        "timed out after {}; raise it with #[eval(timeout = \"..\")] or [run] timeout in niceeval.toml",
-                        format_duration(timeout)
+                    Some(RunError::new(
+                        RunErrorKind::Timeout,
+                        format!(
+                            "timed out after {}; raise it with #[eval(timeout = \"..\")] or [run] timeout in niceeval.toml",
+                            format_duration(timeout)
+                        ),
                     ))
                 }
-                Ok(Err(join)) if join.is_panic() => Some(format!(
-                    "the eval body panicked: {}",
-                    crate::panic::message(&*join.into_panic())
+                Ok(Err(join)) if join.is_panic() => Some(RunError::new(
+                    RunErrorKind::Panic,
+                    format!(
+                        "the eval body panicked: {}",
+                        crate::panic::message(&*join.into_panic())
+                    ),
                 )),
-                Ok(Err(join)) => Some(format!("the eval body was cancelled: {join}")),
-                Ok(Ok(Err(e))) if e.is_execution_error() => Some(e.to_string()),
+                Ok(Err(join)) => Some(RunError::new(
+                    RunErrorKind::Cancelled,
+                    format!("the eval body was cancelled: {join}"),
+                )),
+                Ok(Ok(Err(e))) if e.is_execution_error() => {
+                    Some(RunError::new(e.run_error_kind(), e.to_string()))
+                }
                 Ok(Ok(Err(Error::Required { name, .. }))) => {
                     stopped = Some(format!(
                         "t.require({name}) did not pass; the rest of the body did not run"
@@ -263,7 +290,7 @@ async fn run_once(
         )
         .await,
     );
-    let folded = fold(error.as_deref(), &assertions, taken.skip.as_deref(), strict);
+    let folded = fold(error, &assertions, taken.skip.as_deref(), strict);
     let usage = Usage::from_events(&taken.log);
     let summary = RunSummary {
         outcome: folded.outcome,
@@ -344,10 +371,9 @@ fn assemble(
             events,
             stopped,
         },
-    ) = runs
-        .into_iter()
-        .nth(representative)
-        .unwrap_or_else(|| failed_before_start("the eval did not run".to_string()));
+    ) = runs.into_iter().nth(representative).unwrap_or_else(|| {
+        failed_before_start(RunError::new(RunErrorKind::Setup, "the eval did not run"))
+    });
     let mut report = EvalReport {
         id: def.id(),
         file: def.file.to_string(),

@@ -66,6 +66,16 @@ impl Error {
         Error::Message(message.to_string())
     }
 
+    /// The kind of run error this becomes when it ends a body.
+    pub fn run_error_kind(&self) -> crate::outcome::RunErrorKind {
+        use crate::outcome::RunErrorKind;
+        match self {
+            Error::Agent { .. } | Error::NoAgent { .. } | Error::NotParked => RunErrorKind::Agent,
+            Error::Config(_) => RunErrorKind::Config,
+            _ => RunErrorKind::Body,
+        }
+    }
+
     /// Whether this error is an execution error (as opposed to a `require` stop or a skip).
     pub fn is_execution_error(&self) -> bool {
         !matches!(self, Error::Required { .. } | Error::Skipped(_))

@@ -80,7 +80,7 @@ pub use engine::{run_eval, run_eval_async, RunOptions};
 pub use error::{Error, Result};
 pub use eval::Eval;
 pub use event::{ActionStatus, Event, Role, Usage};
-pub use outcome::{fold, mean_score, metric_scores, Folded, Outcome};
+pub use outcome::{fold, mean_score, metric_scores, Folded, Outcome, RunError, RunErrorKind};
 pub use price::{estimate_cost, Cost, Price, PriceError, PriceTable};
 pub use report::{EvalReport, RunSummary};
 pub use reporter::{Reporter, SuiteReport};

@@ -199,14 +199,19 @@ mod tests {
         let mut jsonl = Jsonl::new(Vec::new());
         jsonl.on_eval_complete(&report).expect("written");
         let written = String::from_utf8(jsonl.into_inner()).expect("UTF-8");
-        assert!(written.starts_with(r#"{"schema":1,"id":"a::b""#), "{written}");
+        assert!(
+            written.starts_with(r#"{"schema":1,"id":"a::b""#),
+            "{written}"
+        );
         let (_dir, path) = file(&written);
         let read = read_reports(std::slice::from_ref(&path)).expect("readable");
         assert_eq!(read[0].id, "a::b");
 
         let newer = written.replacen(r#""schema":1"#, r#""schema":7"#, 1);
         let (_dir, path) = file(&format!("{LINE}\n{newer}"));
-        let error = read_reports(&[path]).expect_err("a newer schema").to_string();
+        let error = read_reports(&[path])
+            .expect_err("a newer schema")
+            .to_string();
         assert!(error.contains("r.jsonl:2:"), "{error}");
         assert!(error.contains("schema 7, newer than the 1"), "{error}");
     }

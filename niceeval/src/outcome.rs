@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::assertion::AssertionResult;
+use crate::assertion::{AssertionKind, AssertionResult};
 
 /// The result of an eval (or of one run of it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -33,6 +33,117 @@ impl std::fmt::Display for Outcome {
     }
 }
 
+/// What kind of execution error ended a run: why it failed without its assertions deciding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RunErrorKind {
+    /// The body ran past its timeout.
+    Timeout,
+    /// The body, the agent factory or a check panicked.
+    Panic,
+    /// The agent under test failed (its error, or no agent to send to).
+    Agent,
+    /// A judge call could not be graded (no model, no key, the provider failed).
+    Judge,
+    /// The configuration (`niceeval.toml`, an environment override) is unusable.
+    Config,
+    /// The run was cancelled before it finished (an interrupted suite, an aborted task).
+    Cancelled,
+    /// An assertion could not be evaluated (a bad pattern, a missing file, a crashed grader).
+    Assertion,
+    /// The body returned an error of its own (`?` on an I/O, JSON or regex error, …).
+    Body,
+    /// The run could not start (the runtime, a lost task).
+    Setup,
+    /// A record written before errors had kinds.
+    Other,
+}
+
+impl RunErrorKind {
+    /// The kind as serialized: `timeout`, `panic`, `agent`, …
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunErrorKind::Timeout => "timeout",
+            RunErrorKind::Panic => "panic",
+            RunErrorKind::Agent => "agent",
+            RunErrorKind::Judge => "judge",
+            RunErrorKind::Config => "config",
+            RunErrorKind::Cancelled => "cancelled",
+            RunErrorKind::Assertion => "assertion",
+            RunErrorKind::Body => "body",
+            RunErrorKind::Setup => "setup",
+            RunErrorKind::Other => "other",
+        }
+    }
+}
+
+/// The execution error that failed a run: its kind and the message a reader needs (what
+/// happened and what to change). Serialized as `{"kind": "timeout", "message": "…"}`; a plain
+/// string (a record written before kinds) reads as kind `other`. Displays as its message.
+///
+/// ```
+/// use niceeval::{RunError, RunErrorKind};
+///
+/// let error = RunError::new(RunErrorKind::Timeout, "timed out after 30s");
+/// assert_eq!(error.to_string(), "timed out after 30s");
+/// assert_eq!(
+///     serde_json::to_string(&error).unwrap(),
+///     r#"{"kind":"timeout","message":"timed out after 30s"}"#
+/// );
+/// let old: RunError = serde_json::from_str(r#""boom""#).unwrap();
+/// assert_eq!((old.kind, old.message()), (RunErrorKind::Other, "boom"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[non_exhaustive]
+pub struct RunError {
+    /// What kind of error.
+    pub kind: RunErrorKind,
+    /// What happened, and what to change.
+    pub message: String,
+}
+
+impl RunError {
+    /// An error of `kind` saying `message`.
+    pub fn new(kind: RunErrorKind, message: impl Into<String>) -> Self {
+        RunError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for RunError {}
+
+impl<'de> Deserialize<'de> for RunError {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Repr {
+            Typed { kind: RunErrorKind, message: String },
+            Plain(String),
+        }
+        Ok(match Repr::deserialize(d)? {
+            Repr::Typed { kind, message } => RunError { kind, message },
+            Repr::Plain(message) => RunError {
+                kind: RunErrorKind::Other,
+                message,
+            },
+        })
+    }
+}
+
 /// The fold of one run: the outcome and the marks that explain it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Folded {
@@ -40,7 +151,7 @@ pub struct Folded {
     pub outcome: Outcome,
     /// The execution error that failed the run, if any (the body's error or panic, a timeout,
     /// or an assertion that could not be evaluated).
-    pub error: Option<String>,
+    pub error: Option<RunError>,
     /// Some soft assertion fell below its threshold.
     pub below_threshold: bool,
 }
@@ -50,25 +161,33 @@ pub struct Folded {
 /// `strict`); otherwise Passed.
 ///
 /// ```
-/// use niceeval::{fold, Outcome};
+/// use niceeval::{fold, Outcome, RunError, RunErrorKind};
 ///
 /// assert_eq!(fold(None, &[], Some("no key"), false).outcome, Outcome::Skipped);
-/// let failed = fold(Some("timed out after 30s"), &[], Some("no key"), false);
+/// let timeout = RunError::new(RunErrorKind::Timeout, "timed out after 30s");
+/// let failed = fold(Some(timeout), &[], Some("no key"), false);
 /// assert_eq!(failed.outcome, Outcome::Failed);
-/// assert_eq!(failed.error.as_deref(), Some("timed out after 30s"));
+/// assert_eq!(failed.error.as_ref().map(RunError::message), Some("timed out after 30s"));
 /// ```
 pub fn fold(
-    error: Option<&str>,
+    error: Option<RunError>,
     assertions: &[AssertionResult],
     skip: Option<&str>,
     strict: bool,
 ) -> Folded {
     let assertion_error = assertions.iter().find_map(|a| {
-        a.error
-            .as_ref()
-            .map(|e| format!("assertion {} could not be evaluated: {e}", a.name))
+        let kind = match a.kind {
+            AssertionKind::Judge => RunErrorKind::Judge,
+            _ => RunErrorKind::Assertion,
+        };
+        a.error.as_ref().map(|e| {
+            RunError::new(
+                kind,
+                format!("assertion {} could not be evaluated: {e}", a.name),
+            )
+        })
     });
-    let error = error.map(str::to_string).or(assertion_error);
+    let error = error.or(assertion_error);
     let below_threshold = assertions.iter().any(AssertionResult::is_below_threshold);
     let outcome = if error.is_some() || assertions.iter().any(AssertionResult::is_failed_gate) {
         Outcome::Failed
@@ -147,7 +266,7 @@ pub fn metric_scores(assertions: &[AssertionResult]) -> std::collections::BTreeM
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::assertion::{AssertionKind, Grade, Settings};
+    use crate::assertion::{Grade, Settings};
 
     fn result(settings: Settings, score: f64, error: bool) -> AssertionResult {
         let grade = if error {
@@ -220,6 +339,7 @@ mod tests {
         ];
         for (i, (error, assertions, skip, strict, expected, mark)) in table.into_iter().enumerate()
         {
+            let error = error.map(|e| RunError::new(RunErrorKind::Panic, e));
             let folded = fold(error, &assertions, skip, strict);
             assert_eq!(folded.outcome, expected, "row {i}");
             assert_eq!(folded.below_threshold, mark, "row {i}");
@@ -231,9 +351,10 @@ mod tests {
         let broken = result(Settings::gate(), 0.0, true);
         let folded = fold(None, &[broken], None, false);
         assert_eq!(
-            folded.error.as_deref(),
+            folded.error.as_ref().map(RunError::message),
             Some("assertion a could not be evaluated: boom")
         );
+        assert_eq!(folded.error.map(|e| e.kind), Some(RunErrorKind::Assertion));
     }
 
     #[test]

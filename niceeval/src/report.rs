@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::assertion::{AssertionResult, Severity};
 use crate::event::{Event, Usage};
-use crate::outcome::Outcome;
+use crate::outcome::{Outcome, RunError};
 use crate::stats::Reliability;
 
 /// One run of an eval, summarized.
@@ -17,7 +17,7 @@ pub struct RunSummary {
     pub outcome: Outcome,
     /// The execution error, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<RunError>,
     /// A soft assertion fell below its threshold.
     #[serde(default)]
     pub below_threshold: bool,
@@ -59,7 +59,7 @@ pub struct EvalReport {
     pub strict: bool,
     /// The representative run's execution error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<RunError>,
     /// A soft assertion of the representative run fell below its threshold.
     #[serde(default)]
     pub below_threshold: bool,
@@ -106,6 +106,11 @@ pub struct EvalReport {
 }
 
 impl EvalReport {
+    /// The message of the execution error that failed the eval, if any.
+    pub fn error_message(&self) -> Option<&str> {
+        self.error.as_ref().map(RunError::message)
+    }
+
     /// A report for an eval that has not run: no runs, no assertions, outcome `Failed` until a
     /// caller says otherwise.
     pub fn empty(def: &crate::definition::EvalDefinition) -> Self {
@@ -194,7 +199,7 @@ impl EvalReport {
             );
         }
         if let Some(error) = &self.error {
-            let _ = writeln!(out, "  error: {}", indent_rest(error, "         "));
+            let _ = writeln!(out, "  error: {}", indent_rest(&error.message, "         "));
         }
         if let Some(reason) = &self.skip_reason {
             let _ = writeln!(out, "  skipped: {reason}");
@@ -384,7 +389,12 @@ mod tests {
     fn run(outcome: Outcome, ms: f64) -> RunSummary {
         RunSummary {
             outcome,
-            error: (outcome == Outcome::Failed).then(|| format!("run of {ms} ms failed")),
+            error: (outcome == Outcome::Failed).then(|| {
+                RunError::new(
+                    crate::outcome::RunErrorKind::Body,
+                    format!("run of {ms} ms failed"),
+                )
+            }),
             below_threshold: false,
             skip_reason: (outcome == Outcome::Skipped).then(|| "no key".to_string()),
             score: None,

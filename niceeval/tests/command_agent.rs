@@ -270,8 +270,7 @@ fn agent_type_command_in_niceeval_toml() {
     assert_eq!(report.outcome, Outcome::Failed);
     assert!(
         report
-            .error
-            .as_deref()
+            .error_message()
             .unwrap()
             .contains("exited with status 4"),
         "{}",

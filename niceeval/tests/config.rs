@@ -457,8 +457,7 @@ fn a_malformed_config_fails_the_eval_with_the_error() {
     let report = run_eval(definition_in(&crate_dir));
     assert_eq!(report.outcome, Outcome::Failed);
     let error = report
-        .error
-        .as_deref()
+        .error_message()
         .expect("a config error is an execution error");
     assert!(
         error.starts_with(&format!("{}:2:11: [run] timeout: ", path.display())),

@@ -230,7 +230,7 @@ fn an_unknown_model_under_max_cost_is_an_error_showing_the_prices_to_add() {
         ),
         "{error}"
     );
-    assert!(report.error.as_deref().unwrap().contains("acme/brainy-1"));
+    assert!(report.error_message().unwrap().contains("acme/brainy-1"));
     // tokens do not need a price
     assert!(assertion(&report, "max_tokens(10000)").passed);
     assert_eq!(report.cost_usd, None);

@@ -194,7 +194,7 @@ fn expect_judge_error(report: &EvalReport, needles: &[&str]) {
     for needle in needles {
         assert!(error.contains(needle), "{needle:?} not in: {error}");
     }
-    let run_error = report.error.as_deref().unwrap_or_default();
+    let run_error = report.error_message().unwrap_or_default();
     assert!(run_error.contains("could not be evaluated"), "{run_error}");
 }
 
@@ -535,7 +535,7 @@ fn skipped_and_errored_runs_do_not_ask_the_judge() {
     assert_eq!(report.outcome, Outcome::Skipped, "{}", report.render());
     let report = run(define("judge_then_error", &krate, judge_then_error).with_agent(paris));
     assert_eq!(report.outcome, Outcome::Failed);
-    assert!(report.error.as_deref().unwrap().contains("fixture missing"));
+    assert!(report.error_message().unwrap().contains("fixture missing"));
     assert_eq!(server.count(), 0);
 }
 

@@ -219,7 +219,7 @@ fn an_unknown_event_kind_is_an_execution_error_listing_the_kinds() {
     }
     let report = run("unknown_kind", replayed, body);
     assert_eq!(report.outcome, Outcome::Failed);
-    let error = report.error.expect("an execution error");
+    let error = report.error.expect("an execution error").message;
     assert!(
         error.contains(r#"event("tool.called") could not be evaluated: unknown event kind "tool.called"; valid kinds: message, action.called,"#),
         "{error}"
@@ -261,11 +261,7 @@ fn scoped_assertions_survive_a_panicking_body() {
     }
     let report = run("panicking_body", replayed, body);
     assert_eq!(report.outcome, Outcome::Failed);
-    assert!(report
-        .error
-        .as_deref()
-        .unwrap()
-        .contains("the body crashed"));
+    assert!(report.error_message().unwrap().contains("the body crashed"));
     assert!(named(&report, r#"called_tool("write_file")"#).passed);
 }
 

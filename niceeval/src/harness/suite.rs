@@ -135,7 +135,10 @@ async fn run_one(def: &'static EvalDefinition, options: &RunOptions) -> EvalRepo
             Ok(report) => report,
             Err(e) => {
                 let mut failed = EvalReport::empty(def);
-                failed.error = Some(format!("checking the snapshot failed: {e}"));
+                failed.error = Some(crate::outcome::RunError::new(
+                    crate::outcome::RunErrorKind::Assertion,
+                    format!("checking the snapshot failed: {e}"),
+                ));
                 failed
             }
         };

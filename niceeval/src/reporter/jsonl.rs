@@ -48,7 +48,8 @@ impl Jsonl<std::fs::File> {
 
 impl<W: Write + Send> Reporter for Jsonl<W> {
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(&Versioned::new(report)).map_err(std::io::Error::other)?;
+        let mut line =
+            serde_json::to_vec(&Versioned::new(report)).map_err(std::io::Error::other)?;
         line.push(b'\n');
         self.out.write_all(&line)?;
         self.out.flush()

@@ -146,7 +146,7 @@ impl<W: Write + Send> Reporter for Junit<W> {
                 let (tag, message) = match &report.error {
                     Some(error) => {
                         self.errors += 1;
-                        ("error", error.clone())
+                        ("error", error.message.clone())
                     }
                     None => {
                         self.failures += 1;
