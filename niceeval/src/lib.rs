@@ -152,9 +152,9 @@ macro_rules! main {
     };
     (reporters = [$($reporter:expr),* $(,)?] $(,)?) => {
         fn main() {
-            let reporters: ::std::vec::Vec<::std::boxed::Box<dyn $crate::reporter::Reporter>> =
+            let reporters: ::std::vec::Vec<::std::boxed::Box<dyn $crate::__private::Reporter>> =
                 ::std::vec![$(::std::boxed::Box::new($reporter)),*];
-            ::std::process::exit($crate::harness::main_with(reporters))
+            ::std::process::exit($crate::__private::main_with(reporters))
         }
     };
 }
@@ -173,7 +173,11 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::definition::{BoxFuture, EvalDefinition, Registration};
+    pub use crate::harness::main_with;
     pub use crate::libtest::{finish_test, run_test, run_test_report};
+    pub use crate::report::EvalReport;
+    pub use crate::reporter::Reporter;
+    pub use crate::snapshot::{name as snapshot_name, text as snapshot_text};
     pub use insta;
     pub use inventory;
     pub use std::sync::Arc;

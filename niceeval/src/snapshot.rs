@@ -200,10 +200,10 @@ pub fn check_in_suite(def: &EvalDefinition, report: &mut EvalReport) {
 #[macro_export]
 macro_rules! assert_report_snapshot {
     ($report:expr) => {{
-        let report: &$crate::EvalReport = &$report;
+        let report: &$crate::__private::EvalReport = &$report;
         $crate::__private::insta::assert_snapshot!(
-            $crate::snapshot::name(report),
-            $crate::snapshot::text(report)
+            $crate::__private::snapshot_name(report),
+            $crate::__private::snapshot_text(report)
         );
     }};
 }
