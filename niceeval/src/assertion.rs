@@ -288,7 +288,18 @@ pub trait Chain: Sized {
     fn configure(self, change: impl FnOnce(&mut Settings)) -> Self::Chained;
 
     /// Makes the assertion soft, passing at `score >= threshold`.
+    ///
+    /// # Panics
+    ///
+    /// At the call site, when `threshold` is not a number in [0, 1] (scores are in [0, 1], so
+    /// `1.5` could never pass and `-1.0` could never fail).
+    #[track_caller]
     fn at_least(self, threshold: f64) -> Self::Chained {
+        if !(0.0..=1.0).contains(&threshold) {
+            panic!(
+                ".at_least({threshold}): a threshold is a score between 0 and 1 (e.g. .at_least(0.8))"
+            );
+        }
         self.configure(|s| s.at_least(threshold))
     }
 
@@ -298,7 +309,15 @@ pub trait Chain: Sized {
     }
 
     /// Sets the assertion's weight in the eval's mean score (0 records without counting).
+    ///
+    /// # Panics
+    ///
+    /// At the call site, when `weight` is negative, infinite or NaN.
+    #[track_caller]
     fn weight(self, weight: f64) -> Self::Chained {
+        if !(weight.is_finite() && weight >= 0.0) {
+            panic!(".weight({weight}): a weight is a finite number, 0 or more (0 records the assertion without counting it)");
+        }
         self.configure(|s| s.weight = weight)
     }
 
@@ -519,6 +538,32 @@ impl AssertionResult {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn chaining_rejects_impossible_thresholds_and_weights_at_the_call_site() {
+        use crate::expect::includes;
+        for bad in [1.5, -1.0, f64::NAN, f64::INFINITY] {
+            let panic = std::panic::catch_unwind(|| includes("x").at_least(bad))
+                .expect_err("an impossible threshold panics");
+            let message = crate::panic::message(&*panic);
+            assert!(
+                message.contains("a threshold is a score between 0 and 1"),
+                "{message}"
+            );
+        }
+        for bad in [-0.5, f64::NAN, f64::INFINITY] {
+            let panic = std::panic::catch_unwind(|| includes("x").weight(bad))
+                .expect_err("an impossible weight panics");
+            let message = crate::panic::message(&*panic);
+            assert!(
+                message.contains("a weight is a finite number, 0 or more"),
+                "{message}"
+            );
+        }
+        assert_eq!(includes("x").at_least(0.0).settings().threshold, Some(0.0));
+        assert_eq!(includes("x").at_least(1.0).settings().threshold, Some(1.0));
+        assert_eq!(includes("x").weight(0.0).settings().weight, 0.0);
+    }
+
     use super::*;
 
     struct Fixed(f64);
