@@ -385,3 +385,21 @@ fn a_chat_agent_without_a_key_says_which_variable_to_set() {
     let err = rt().block_on(t.send("hi")).unwrap_err().to_string();
     assert!(err.contains("NICEEVAL_TEST_NEVER_SET_AGENT_KEY"), "{err}");
 }
+
+#[test]
+fn a_chat_agent_that_times_out_names_the_agent_timeout_not_the_judge() {
+    let server = FakeProvider::start(|_, _| {
+        Reply::json(support::openai_text("late")).delay(Duration::from_secs(3))
+    });
+    let agent = ChatAgent::new("openai/gpt-test")
+        .base_url(format!("{}/v1", server.url))
+        .timeout(Duration::from_millis(200));
+    let mut t = Eval::detached(Some(std::sync::Arc::new(agent)));
+    let err = rt().block_on(t.send("hi")).unwrap_err().to_string();
+    assert!(err.contains("did not answer within 0.2s"), "{err}");
+    assert!(
+        err.contains("[agent] timeout in niceeval.toml, or ChatAgent::timeout(..)"),
+        "{err}"
+    );
+    assert!(!err.contains("[judge]"), "{err}");
+}

@@ -131,7 +131,9 @@ impl ChatAgent {
     pub fn new(model: &str) -> ChatAgent {
         ChatAgent {
             model: ModelName::parse(model),
-            options: ClientOptions::default(),
+            options: ClientOptions::default().timeout_setting(
+                "the agent's timeout ([agent] timeout in niceeval.toml, or ChatAgent::timeout(..))",
+            ),
             key_env: None,
             system: None,
             tools: Vec::new(),

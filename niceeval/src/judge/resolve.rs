@@ -82,6 +82,7 @@ pub(crate) fn client_options(
     };
     let mut options = ClientOptions::default()
         .timeout(timeout)
+        .timeout_setting("[judge] timeout in niceeval.toml")
         .cache(judge.cache.unwrap_or(CacheMode::ReadWrite))
         .max_concurrency(judge.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY));
     if let Some(dir) = env.manifest_dir {

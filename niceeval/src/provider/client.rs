@@ -32,6 +32,9 @@ pub struct ClientOptions {
     pub api_key: Option<ApiKey>,
     /// Timeout of one HTTP attempt (connect, send, read the whole answer).
     pub timeout: Duration,
+    /// Where a reader raises [`timeout`](Self::timeout), named by the timeout error: e.g.
+    /// `[judge] timeout in niceeval.toml` for judge calls.
+    pub timeout_setting: String,
     /// Retries on 429, 5xx and connection errors.
     pub retry: RetryPolicy,
     /// Whether answers are read from and written to the cache.
@@ -49,6 +52,7 @@ impl Default for ClientOptions {
             base_url: None,
             api_key: None,
             timeout: DEFAULT_TIMEOUT,
+            timeout_setting: "ClientOptions::timeout(..)".to_string(),
             retry: RetryPolicy::default(),
             cache_mode: CacheMode::Off,
             cache_dir: None,
@@ -73,6 +77,12 @@ impl ClientOptions {
     /// Sets the timeout of one attempt.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Names where a reader raises the timeout, for the timeout error.
+    pub fn timeout_setting(mut self, setting: impl Into<String>) -> Self {
+        self.timeout_setting = setting.into();
         self
     }
 
@@ -122,6 +132,7 @@ pub struct ModelClient {
     key: Option<ApiKey>,
     http: reqwest::Client,
     timeout: Duration,
+    timeout_setting: String,
     retry: RetryPolicy,
     cache: Option<(CacheMode, ResponseCache)>,
     limiter: Arc<Semaphore>,
@@ -206,6 +217,7 @@ impl ModelClient {
             key: options.api_key,
             http,
             timeout: options.timeout,
+            timeout_setting: options.timeout_setting.clone(),
             retry: options.retry,
             cache,
             limiter,
@@ -399,6 +411,7 @@ impl ModelClient {
                 model: self.name.to_string(),
                 url: self.url.clone(),
                 seconds: self.timeout.as_secs_f64(),
+                setting: self.timeout_setting.clone(),
             });
         }
         let mut message = error.to_string();

@@ -448,7 +448,7 @@ pub enum ProviderError {
         after: String,
     },
     /// The server did not answer in time.
-    #[error("{model} at {url} did not answer within {seconds}s; raise the timeout ([judge] timeout in niceeval.toml, or the agent's timeout)")]
+    #[error("{model} at {url} did not answer within {seconds}s; raise {setting}")]
     Timeout {
         /// The model.
         model: String,
@@ -456,6 +456,8 @@ pub enum ProviderError {
         url: String,
         /// The timeout.
         seconds: f64,
+        /// Where the timeout is set (`[judge] timeout in niceeval.toml`, the agent's).
+        setting: String,
     },
     /// The server could not be reached.
     #[error("cannot reach {model} at {url}{after}: {message}")]
