@@ -41,8 +41,7 @@ fn main() {
     assert_eq!(report.outcome, Outcome::Failed);
     assert!(
         report
-            .error
-            .as_deref()
+            .error_message()
             .is_some_and(|e| e.contains("fixture missing")),
         "{:?}",
         report.error
