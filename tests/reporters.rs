@@ -281,6 +281,38 @@ fn junit_xml_has_one_testcase_per_eval_and_parses() {
 }
 
 #[test]
+fn junit_xml_shows_characters_xml_forbids_and_still_parses() {
+    let mut skipped = report(
+        "evals::odd::controls",
+        vec![run(Outcome::Skipped, 1.0)],
+        vec![],
+    );
+    skipped.skip_reason = Some("bell\u{7} & <tag> \u{FFFF}".into());
+    let mut errored = report(
+        "evals::odd::colours",
+        vec![run(Outcome::Failed, 1.0)],
+        vec![],
+    );
+    errored.error = Some(niceeval::RunError::new(
+        niceeval::RunErrorKind::Body,
+        "\u{1b}[31mred\u{1b}[0m",
+    ));
+    let mut junit = Junit::new(Vec::new());
+    feed(&mut junit, &[skipped, errored]);
+    let xml = String::from_utf8(junit.into_inner()).expect("UTF-8");
+    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+    let message = |tag: &str| {
+        doc.descendants()
+            .find(|n| n.has_tag_name(tag))
+            .and_then(|n| n.attribute("message"))
+            .unwrap_or_else(|| panic!("a <{tag} message=..> in {xml}"))
+            .to_string()
+    };
+    assert_eq!(message("skipped"), "bell\\u{7} & <tag> \\u{ffff}");
+    assert_eq!(message("error"), "\\u{1b}[31mred\\u{1b}[0m");
+}
+
+#[test]
 fn markdown_summary_with_table_and_failures() {
     let mut md = Markdown::new(Vec::new());
     feed(&mut md, &reports());

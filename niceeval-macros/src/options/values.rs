@@ -1,6 +1,9 @@
 //! Validating the value of each `#[eval(..)]` option: its type, its range, and a message that
 //! shows how to write it when it is wrong.
 
+use std::time::Duration;
+
+use niceeval_duration::DurationError;
 use quote::ToTokens;
 use syn::{Expr, ExprArray, ExprLit, Lit, LitStr, Path};
 
@@ -277,47 +280,35 @@ fn str_lit(value: &Expr, message: &str) -> syn::Result<LitStr> {
     }
 }
 
-/// Parses `"500ms"`, `"30s"`, `"2m"`, `"1h"`, `"1m30s"`, `"1.5s"` into milliseconds: the grammar
-/// of `niceeval::config::parse_duration` (kept in step with it), checked at compile time.
+/// Parses `"500ms"`, `"30s"`, `"2m"`, `"1h"`, `"1m30s"`, `"1.5s"` into whole milliseconds (rounded
+/// to the nearest), checked at compile time: the grammar of `niceeval::config::parse_duration`,
+/// shared through `niceeval_duration::parse`. A timeout shorter than 1ms is rejected; a text that
+/// is not a duration at all gets a hint listing every unit.
 pub fn parse_duration(text: &str) -> Result<u64, String> {
-    let hint = "write e.g. \"500ms\", \"30s\", \"2m\" or \"1m30s\" (units: ms, s, m, h)";
-    let text = text.trim();
-    if text.is_empty() {
-        return Err(format!("the duration is empty; {hint}"));
+    const HINT: &str = "write e.g. \"500ms\", \"30s\", \"2m\" or \"1m30s\" (units: ms, s, m, h)";
+    let shorter = || {
+        format!(
+            "{:?} is shorter than 1ms; a timeout must be positive",
+            text.trim()
+        )
+    };
+    match niceeval_duration::parse(text) {
+        Ok(duration) if duration < Duration::from_millis(1) => Err(shorter()),
+        Ok(duration) => {
+            let millis = (duration.as_nanos() + 500_000) / 1_000_000;
+            u64::try_from(millis).map_err(|_| {
+                DurationError::TooLong {
+                    text: text.trim().to_string(),
+                }
+                .to_string()
+            })
+        }
+        Err(DurationError::Zero { .. }) => Err(shorter()),
+        Err(DurationError::NotADuration { text }) => {
+            Err(format!("{text:?} is not a duration; {HINT}"))
+        }
+        Err(error) => Err(error.to_string()),
     }
-    let mut total: f64 = 0.0;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let number: f64 = rest[..digits]
-            .parse()
-            .map_err(|_| format!("{text:?} is not a duration; {hint}"))?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let factor = match &rest[..unit_len] {
-            "ms" => 1.0,
-            "s" => 1000.0,
-            "m" => 60_000.0,
-            "h" => 3_600_000.0,
-            "" => return Err(format!("{text:?} has no unit; {hint}")),
-            unit => return Err(format!("{text:?} has an unknown unit {unit:?}; {hint}")),
-        };
-        rest = &rest[unit_len..];
-        total += number * factor;
-    }
-    if total < 1.0 {
-        return Err(format!(
-            "{text:?} is shorter than 1ms; a timeout must be positive"
-        ));
-    }
-    if total > u64::MAX as f64 {
-        return Err(format!("{text:?} is too long"));
-    }
-    Ok(total.round() as u64)
 }
 
 #[cfg(test)]
@@ -375,6 +366,16 @@ mod tests {
     }
 
     #[test]
+    fn durations_follow_the_shared_table() {
+        for &(text, millis) in niceeval_duration::TABLE {
+            match millis {
+                Some(ms) => assert_eq!(parse_duration(text), Ok(ms), "{text:?}"),
+                None => assert!(parse_duration(text).is_err(), "{text:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn durations() {
         assert_eq!(parse_duration("1m30s"), Ok(90_000));
         assert_eq!(parse_duration("250ms"), Ok(250));
@@ -389,5 +390,26 @@ mod tests {
             assert!(parse_duration(bad).is_err(), "{bad:?}");
         }
         assert!(parse_duration("99999999999999999999999h").is_err());
+    }
+
+    #[test]
+    fn timeouts_are_whole_milliseconds_of_at_least_one() {
+        assert_eq!(parse_duration("1.4ms"), Ok(1));
+        assert_eq!(parse_duration("1.6ms"), Ok(2));
+        assert!(parse_duration("0.5ms")
+            .unwrap_err()
+            .contains("shorter than 1ms"));
+        assert!(parse_duration(" 0s ")
+            .unwrap_err()
+            .starts_with("\"0s\" is shorter than 1ms"));
+        // Beyond u64::MAX milliseconds, though a `Duration` would hold it.
+        assert!(parse_duration("18446744073709552s")
+            .unwrap_err()
+            .contains("too long"));
+        // The hint of a text that is no duration at all, as the UI tests show it.
+        assert_eq!(
+            parse_duration("soon").unwrap_err(),
+            "\"soon\" is not a duration; write e.g. \"500ms\", \"30s\", \"2m\" or \"1m30s\" (units: ms, s, m, h)"
+        );
     }
 }

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use super::junit::escape;
+use super::markup::escape;
 use super::{Reporter, SuiteReport};
 use crate::outcome::Outcome;
 use crate::report::EvalReport;

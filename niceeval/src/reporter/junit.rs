@@ -1,15 +1,22 @@
 //! The JUnit XML reporter: one `<testcase>` per eval, failures and errors carrying the rendered
 //! assertion report, skips carrying their reason — the dialect Jenkins, GitLab and GitHub
-//! Actions test-report actions read. The `<testsuite>` carries every attribute Ant's schema
-//! requires (`name`, `tests`, `failures`, `errors`, `time`, `timestamp`, `hostname`, `id`,
-//! `package`), for the strictest consumers.
+//! Actions test-report actions read, written with [`quick_junit`] (the writer of
+//! cargo-nextest). The `<testsuite>` carries every attribute Ant's schema requires (`name`,
+//! `tests`, `failures`, `errors`, `time`, `timestamp`, `hostname`, `id`, `package`), for the
+//! strictest consumers.
 
-use std::fmt::Write as _;
 use std::io::Write;
+use std::time::{Duration, SystemTime};
 
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::markup::xml_safe;
 use super::{Reporter, SuiteReport, SuiteStart};
 use crate::outcome::Outcome;
 use crate::report::EvalReport;
+
+/// The name of the report (`<testsuites>`) and of its one `<testsuite>`.
+const NAME: &str = "niceeval";
 
 /// Writes a JUnit XML document when the suite completes.
 ///
@@ -23,12 +30,9 @@ use crate::report::EvalReport;
 /// ```
 pub struct Junit<W: Write + Send> {
     out: W,
-    cases: String,
-    tests: usize,
-    failures: usize,
-    errors: usize,
-    skipped: usize,
-    started: std::time::SystemTime,
+    /// The finished evals, with their counts.
+    suite: TestSuite,
+    started: SystemTime,
 }
 
 impl<W: Write + Send> Junit<W> {
@@ -36,12 +40,8 @@ impl<W: Write + Send> Junit<W> {
     pub fn new(out: W) -> Self {
         Junit {
             out,
-            cases: String::new(),
-            tests: 0,
-            failures: 0,
-            errors: 0,
-            skipped: 0,
-            started: std::time::SystemTime::now(),
+            suite: TestSuite::new(NAME),
+            started: SystemTime::now(),
         }
     }
 
@@ -58,24 +58,9 @@ impl Junit<std::fs::File> {
     }
 }
 
-/// Escapes text for XML attributes and content, dropping characters XML 1.0 forbids.
-pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
+/// `milliseconds` as a [`Duration`]; zero when negative or not a number.
+fn duration(milliseconds: f64) -> Duration {
+    Duration::try_from_secs_f64(milliseconds / 1000.0).unwrap_or_default()
 }
 
 /// `seconds` since the Unix epoch as an ISO 8601 UTC date and time without zone, the form
@@ -111,85 +96,99 @@ fn hostname() -> String {
         .unwrap_or_else(|| "localhost".to_string())
 }
 
+/// The `<testcase>` of one eval.
+fn test_case(report: &EvalReport) -> TestCase {
+    let (classname, name) = report
+        .id
+        .rsplit_once("::")
+        .unwrap_or((NAME, report.id.as_str()));
+    let status = match report.outcome {
+        Outcome::Passed => TestCaseStatus::success(),
+        Outcome::Skipped => {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(xml_safe(report.skip_reason.as_deref().unwrap_or("skipped")));
+            status
+        }
+        Outcome::Failed => {
+            let (kind, ty, message) = match &report.error {
+                Some(error) => (NonSuccessKind::Error, "error", error.message.clone()),
+                None => {
+                    let failed: Vec<&str> = report
+                        .assertions
+                        .iter()
+                        .filter(|a| !a.passed)
+                        .map(|a| a.name.as_str())
+                        .collect();
+                    (
+                        NonSuccessKind::Failure,
+                        "failure",
+                        format!("did not pass: {}", failed.join(", ")),
+                    )
+                }
+            };
+            let mut status = TestCaseStatus::non_success(kind);
+            status
+                .set_message(xml_safe(&message))
+                .set_type(ty)
+                .set_description(xml_safe(&report.render()));
+            status
+        }
+    };
+    let mut case = TestCase::new(xml_safe(name), status);
+    case.set_classname(xml_safe(classname))
+        .set_time(duration(report.duration_ms));
+    case.extra
+        .insert("file".into(), xml_safe(&report.file).into());
+    case.extra
+        .insert("line".into(), report.line.to_string().into());
+    case
+}
+
 impl<W: Write + Send> Reporter for Junit<W> {
     fn on_run_start(&mut self, _start: &SuiteStart) -> std::io::Result<()> {
-        self.started = std::time::SystemTime::now();
+        self.started = SystemTime::now();
         Ok(())
     }
 
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
-        self.tests += 1;
-        let (classname, name) = report
-            .id
-            .rsplit_once("::")
-            .unwrap_or(("niceeval", report.id.as_str()));
-        let _ = write!(
-            self.cases,
-            "    <testcase name=\"{}\" classname=\"{}\" time=\"{:.3}\" file=\"{}\" line=\"{}\"",
-            escape(name),
-            escape(classname),
-            report.duration_ms / 1000.0,
-            escape(&report.file),
-            report.line
-        );
-        match report.outcome {
-            Outcome::Passed => self.cases.push_str("/>\n"),
-            Outcome::Skipped => {
-                self.skipped += 1;
-                let _ = write!(
-                    self.cases,
-                    ">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
-                    escape(report.skip_reason.as_deref().unwrap_or("skipped"))
-                );
-            }
-            Outcome::Failed => {
-                let (tag, message) = match &report.error {
-                    Some(error) => {
-                        self.errors += 1;
-                        ("error", error.message.clone())
-                    }
-                    None => {
-                        self.failures += 1;
-                        let failed: Vec<&str> = report
-                            .assertions
-                            .iter()
-                            .filter(|a| !a.passed)
-                            .map(|a| a.name.as_str())
-                            .collect();
-                        ("failure", format!("did not pass: {}", failed.join(", ")))
-                    }
-                };
-                let _ = write!(
-                    self.cases,
-                    ">\n      <{tag} message=\"{}\" type=\"{tag}\">{}</{tag}>\n    </testcase>\n",
-                    escape(&message),
-                    escape(&report.render())
-                );
-            }
-        }
+        self.suite.add_test_case(test_case(report));
         Ok(())
     }
 
     fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
-        let counts = format!(
-            "tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3}\"",
-            self.tests,
-            self.failures,
-            self.errors,
-            self.skipped,
-            suite.duration_ms / 1000.0
-        );
+        let time = duration(suite.duration_ms);
+        // Ant's schema wants the timestamp without zone or fraction, which quick-junit's own
+        // (RFC 3339) `timestamp` does not give; it goes in as an extra attribute instead.
         let timestamp = iso8601(
             self.started
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
         );
-        write!(
-            self.out,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"niceeval\" {counts}>\n  <testsuite name=\"niceeval\" {counts} timestamp=\"{timestamp}\" hostname=\"{}\" id=\"0\" package=\"niceeval\">\n{}  </testsuite>\n</testsuites>\n",
-            escape(&hostname()),
-            self.cases
-        )?;
+        self.suite.set_time(time);
+        for (key, value) in [
+            ("timestamp", timestamp),
+            ("hostname", xml_safe(&hostname()).into_owned()),
+            ("id", "0".to_string()),
+            ("package", NAME.to_string()),
+        ] {
+            self.suite.extra.insert(key.into(), value.into());
+        }
+        let placeholder = TestSuite::new(NAME);
+        let mut report = Report::new(NAME);
+        report
+            .set_time(time)
+            .add_test_suite(std::mem::replace(&mut self.suite, placeholder));
+        let written = report.serialize(&mut self.out);
+        // The suite is kept, so a second call writes the same document.
+        if let Some(suite) = report.test_suites.pop() {
+            self.suite = suite;
+        }
+        written.map_err(|error| {
+            let cause = std::error::Error::source(&error)
+                .map(|cause| format!(": {cause}"))
+                .unwrap_or_default();
+            std::io::Error::other(format!("{error}{cause}"))
+        })?;
         self.out.flush()
     }
 }
@@ -206,10 +205,10 @@ mod tests {
     }
 
     #[test]
-    fn escapes_markup_and_control_characters() {
-        assert_eq!(
-            escape("a<b & \"c\"\u{1}"),
-            "a&lt;b &amp; &quot;c&quot;\\u{1}"
-        );
+    fn durations_never_panic() {
+        assert_eq!(duration(1234.0), Duration::from_millis(1234));
+        assert_eq!(duration(-1.0), Duration::ZERO);
+        assert_eq!(duration(f64::NAN), Duration::ZERO);
+        assert_eq!(duration(f64::INFINITY), Duration::ZERO);
     }
 }

@@ -54,7 +54,7 @@ impl<W: Write + Send> Reporter for Markdown<W> {
             let _ = write!(
                 self.failures,
                 "<details><summary><code>{}</code></summary>\n\n```text\n{}```\n\n</details>\n\n",
-                super::junit::escape(&report.id),
+                super::markup::escape(&report.id),
                 report.render().replace("```", "'''")
             );
         }

@@ -10,6 +10,7 @@ mod html;
 mod jsonl;
 mod junit;
 mod markdown;
+mod markup;
 
 pub use console::{summary_table, Console};
 
