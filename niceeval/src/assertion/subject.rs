@@ -62,6 +62,11 @@ impl Subject<'_> {
 
 /// A value that assertions can look at. Implemented for strings, JSON, options, numbers and
 /// booleans, and for references to any of them.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be checked directly",
+    label = "not a string, JSON value, number, bool or option",
+    note = "wrap a struct in `json!(..)` (or `serde_json::to_value(&value)?`) to check it as JSON, or check one of its fields"
+)]
 pub trait Checkable {
     /// This value as a [`Subject`].
     fn subject(&self) -> Subject<'_>;
