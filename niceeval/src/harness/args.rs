@@ -43,6 +43,8 @@ pub struct Args {
     pub html: Option<PathBuf>,
     /// Terse console output (libtest's `--quiet`).
     pub quiet: bool,
+    /// `--nocapture` / `--show-output`: print every eval's report, passing ones too.
+    pub show_output: bool,
 }
 
 /// A bad command line.
@@ -62,7 +64,8 @@ libtest options:
   --include-ignored       run #[ignore]d evals too
   --test-threads N        same as --concurrency
   --format pretty|terse   --list output (terse: names only)
-  --nocapture, --show-output, --color WHEN, --report-time   accepted and ignored
+  --nocapture, --show-output   print the report of every eval (passing ones too)
+  --color WHEN, --report-time   accepted and ignored
   -q, --quiet             terse console: one character per eval, failures, result line
 
 niceeval options:
@@ -128,10 +131,8 @@ impl Args {
                     }
                     out.format = Some(v);
                 }
-                "--nocapture"
-                | "--show-output"
-                | "--no-capture"
-                | "--report-time"
+                "--nocapture" | "--show-output" | "--no-capture" => out.show_output = true,
+                "--report-time"
                 | "--ensure-time"
                 | "--shuffle"
                 | "--force-run-in-process"
@@ -235,6 +236,15 @@ mod tests {
         assert_eq!(a.filters, ["x", "y"]);
         assert!(a.list && a.strict && a.include_ignored);
         assert_eq!(Args::parse(["--help"]).unwrap(), None);
+    }
+
+    #[test]
+    fn nocapture_and_show_output_show_every_report() {
+        for flag in ["--nocapture", "--show-output", "--no-capture"] {
+            let a = Args::parse([flag]).unwrap().unwrap();
+            assert!(a.show_output, "{flag}");
+        }
+        assert!(!Args::parse(["x"]).unwrap().unwrap().show_output);
     }
 
     #[test]

@@ -94,7 +94,8 @@ pub fn run_with_args(
     reporters.push(Box::new(
         Console::stdout()
             .filtered_out(filtered_out)
-            .quiet(args.quiet),
+            .quiet(args.quiet)
+            .show_output(args.show_output),
     ));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(

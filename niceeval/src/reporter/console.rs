@@ -24,6 +24,7 @@ pub struct Console<W: Write + Send> {
     out: W,
     live: bool,
     quiet: bool,
+    show_output: bool,
     total: usize,
     done: usize,
     failures: Vec<String>,
@@ -46,11 +47,20 @@ impl<W: Write + Send> Console<W> {
             out,
             live,
             quiet: false,
+            show_output: false,
             total: 0,
             done: 0,
             failures: Vec::new(),
             filtered_out: 0,
         }
+    }
+
+    /// Prints the report of every eval under its line, passing and skipped ones too (what
+    /// `--nocapture` and `--show-output` ask for); failed evals' reports are listed at the end
+    /// either way.
+    pub fn show_output(mut self, show: bool) -> Self {
+        self.show_output = show;
+        self
     }
 
     /// How many evals the filters excluded (shown in the closing line).
@@ -146,6 +156,9 @@ impl<W: Write + Send> Reporter for Console<W> {
                 writeln!(self.out, "test {name} ... FAILED")?;
                 self.failures.push(report.render());
             }
+        }
+        if self.show_output && report.outcome != Outcome::Failed {
+            writeln!(self.out, "{}", report.render())?;
         }
         self.status()
     }
@@ -277,4 +290,40 @@ pub fn summary_table(evals: &[EvalSummary]) -> String {
         out.push_str("* passed with a soft assertion below its threshold (fails under --strict)\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(id: &str, outcome: &str) -> EvalReport {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "file": "tests/demo.rs", "line": 3, "outcome": outcome,
+            "assertions": [{"name": "includes(\"refund\")", "kind": "value", "severity": "gate",
+              "score": 1.0, "passed": true, "reason": "found at \"refund\""}],
+            "duration_ms": 1.0,
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+            "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [1.0], "pass_hat_k": [1.0]},
+            "min_pass_rate": 1.0
+        }))
+        .expect("a report")
+    }
+
+    #[test]
+    fn show_output_prints_passing_reports_under_their_line() {
+        let passed = report("demo::refund", "passed");
+        let mut plain = Console::new(Vec::new(), false);
+        plain.on_eval_complete(&passed).unwrap();
+        let plain = String::from_utf8(plain.into_inner()).unwrap();
+        assert_eq!(plain, "test refund ... ok\n");
+
+        let mut shown = Console::new(Vec::new(), false).show_output(true);
+        shown.on_eval_complete(&passed).unwrap();
+        let shown = String::from_utf8(shown.into_inner()).unwrap();
+        assert!(
+            shown.starts_with("test refund ... ok\neval demo::refund passed\n"),
+            "{shown}"
+        );
+        assert!(shown.contains("includes(\"refund\")"), "{shown}");
+    }
 }
