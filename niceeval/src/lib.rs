@@ -160,8 +160,19 @@ macro_rules! main {
 }
 
 /// Everything an eval file needs: `use niceeval::prelude::*;`.
+///
+/// It holds what eval bodies write: the matcher constructors, the traits whose methods they
+/// call (`Assertion`, `Chain`, `Checkable`, `IntoBoxed`), the handle and agent types, and
+/// `json!`, `Regex`, `Value`. Matcher types, helpers and constants stay in their modules
+/// ([`expect`], [`scope`]).
 pub mod prelude {
-    pub use crate::expect::*;
+    pub use crate::expect::{
+        all_of, bleu, command_succeeded, contains_all, contains_any, contains_json, cost,
+        custom, ends_with, equals, excludes, icontains, icontains_all, icontains_any, includes,
+        is_json, javascript, json_path, latency, levenshtein, make_assertion, matches,
+        matches_schema, not, python, regex, rouge_n, satisfies, script, similarity,
+        starts_with, word_count, IntoBoxed,
+    };
     pub use crate::{
         agent_fn, async_trait, eval, json, replay, ActionStatus, Agent, AgentError, Assertion,
         Chain, Checkable, Eval, Event, Input, InputMatch, Outcome, Regex, Request, Result,
