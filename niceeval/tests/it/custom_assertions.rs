@@ -1,8 +1,7 @@
 //! Named custom assertions from `.niceeval/assertions/`, in Rust and as data, with real Python,
 //! Node and shell scripts.
 
-#[path = "scripts_support/mod.rs"]
-mod support;
+use crate::scripts_support as support;
 
 use std::path::Path;
 

@@ -1,8 +1,7 @@
 //! Assertions as data: promptfoo, AgentV and Runsight assertion lists evaluated with
 //! `niceeval::spec::evaluate`, including the peers' documented examples and edge cases.
 
-#[path = "scripts_support/mod.rs"]
-mod support;
+use crate::scripts_support as support;
 
 use niceeval::spec::{self, AssertSpec, SpecContext, SpecError};
 use serde_json::json;

@@ -1,7 +1,6 @@
 //! `javascript` and `python` assertions run for real with node and python3.
 
-#[path = "scripts_support/mod.rs"]
-mod support;
+use crate::scripts_support as support;
 
 use std::time::Duration;
 

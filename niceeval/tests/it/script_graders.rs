@@ -1,8 +1,7 @@
 //! Script graders run for real: Python, Node and shell programs speaking the grader protocol,
 //! including crashes, garbage output, timeouts and huge outputs.
 
-#[path = "scripts_support/mod.rs"]
-mod support;
+use crate::scripts_support as support;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! LLM-as-judge end to end: evals run through `run_eval` against a fake provider on 127.0.0.1
 //! that speaks the real wire formats. No test touches the network.
 
-mod support;
+use crate::support;
 
 use niceeval::Chain;
 use std::sync::Arc;
