@@ -139,7 +139,7 @@ fn passing_eval_report() {
     }
     let report = run(definition("passing", body).with_agent(greeter));
     assert_eq!(report.outcome, Outcome::Passed);
-    assert_eq!(report.id, "runtime::passing");
+    assert_eq!(report.id, "it::runtime::passing");
     assert!(report.file.ends_with("runtime.rs"), "{}", report.file);
     assert_eq!(report.error, None);
     assert!(!report.below_threshold);
@@ -421,7 +421,7 @@ fn send_without_an_agent_is_a_clear_error() {
     assert_eq!(report.outcome, Outcome::Failed);
     let error = report.error.as_deref().unwrap_or_default();
     assert!(
-        error.starts_with("eval runtime::no_agent has no agent: add `#[eval(agent = my_agent)]`"),
+        error.starts_with("eval it::runtime::no_agent has no agent: add `#[eval(agent = my_agent)]`"),
         "{error}"
     );
     assert!(
