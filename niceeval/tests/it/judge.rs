@@ -301,7 +301,11 @@ fn anthropic_judges_use_the_messages_api() {
         ))
     });
     let var = "NICEEVAL_TEST_ANTHROPIC_KEY_A1";
-    std::env::set_var(var, "sk-ant-test-a1");
+    // SAFETY: other tests of this binary run on other threads, but the variable is unique to
+    // this test, std serializes its own environment access (`env::var`, spawning a process)
+    // with `set_var`, and nothing here reads the environment from C: every request goes to
+    // 127.0.0.1, so no host name is resolved.
+    unsafe { std::env::set_var(var, "sk-ant-test-a1") };
     let krate = Crate::new(&format!(
         "[judge]\nmodel = \"anthropic/claude-judge\"\nbase_url = \"{}\"\napi_key_env = \"{var}\"\n",
         server.url
@@ -456,7 +460,11 @@ fn cache_off_asks_every_time() {
 fn the_api_key_is_never_written_anywhere() {
     let key = "sk-test-NEVER-WRITE-9f8e7d6c5b4a";
     let var = "NICEEVAL_TEST_KEY_SCAN_1";
-    std::env::set_var(var, key);
+    // SAFETY: other tests of this binary run on other threads, but the variable is unique to
+    // this test, std serializes its own environment access (`env::var`, spawning a process)
+    // with `set_var`, and nothing here reads the environment from C: every request goes to
+    // 127.0.0.1, so no host name is resolved.
+    unsafe { std::env::set_var(var, key) };
     let server = FakeProvider::start(choice_from_prompt);
     let krate = Crate::new(&openai_toml(&server, &format!("api_key_env = \"{var}\"\n")));
     let reports = [
