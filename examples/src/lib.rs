@@ -22,7 +22,7 @@ pub mod bot;
 pub mod checks;
 pub mod orders;
 
-pub use bot::{support_bot, SupportBot, APPROVAL_LIMIT_CENTS};
+pub use bot::{APPROVAL_LIMIT_CENTS, SupportBot, support_bot};
 
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 mod subject;
 
 pub use subject::{Checkable, Subject};
-pub use transform::{json_path, Transform};
+pub use transform::{Transform, json_path};
 mod transform;
 
 /// Whether a failed assertion fails the eval.
@@ -611,9 +611,11 @@ mod tests {
             "numbers render as JSON text"
         );
         assert!(Subject::Text("{\"a\":1}".into()).parsed().is_ok());
-        assert!(Subject::Text("nope".into())
-            .parsed()
-            .unwrap_err()
-            .contains("is not JSON"));
+        assert!(
+            Subject::Text("nope".into())
+                .parsed()
+                .unwrap_err()
+                .contains("is not JSON")
+        );
     }
 }

@@ -78,7 +78,7 @@ fn read_file(path: &Path, out: &mut Vec<EvalReport>) -> Result<(), MergeError> {
                     path: path.to_path_buf(),
                     line: index + 1,
                     message: e.to_string(),
-                })
+                });
             }
         }
     }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use niceeval_tests::child::{self, Output};
-use niceeval_tests::fixture::{workspace_root, Fixtures, BUILD_DEADLINE};
+use niceeval_tests::fixture::{BUILD_DEADLINE, Fixtures, workspace_root};
 
 const CHANGED_REPLY: &str = "Your refund for order #123 was sent yesterday.";
 

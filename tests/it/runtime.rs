@@ -225,9 +225,11 @@ fn soft_below_threshold_is_marked_and_fails_only_under_strict() {
     assert!(strict.strict);
     assert!(strict.below_threshold);
     assert_eq!(strict.error, None);
-    assert!(strict
-        .render()
-        .contains("strict mode: soft assertions below"));
+    assert!(
+        strict
+            .render()
+            .contains("strict mode: soft assertions below")
+    );
 }
 
 #[test]
@@ -421,7 +423,9 @@ fn send_without_an_agent_is_a_clear_error() {
     assert_eq!(report.outcome, Outcome::Failed);
     let error = report.error.as_deref().unwrap_or_default();
     assert!(
-        error.starts_with("eval it::runtime::no_agent has no agent: add `#[eval(agent = my_agent)]`"),
+        error.starts_with(
+            "eval it::runtime::no_agent has no agent: add `#[eval(agent = my_agent)]`"
+        ),
         "{error}"
     );
     assert!(

@@ -46,12 +46,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             "" => {
                 return Err(format!(
                     "{text:?} has no unit; add one of ms, s, m, h (e.g. \"30s\")"
-                ))
+                ));
             }
             other => {
                 return Err(format!(
                     "{text:?} has an unknown unit {other:?}; use ms, s, m or h"
-                ))
+                ));
             }
         };
         total = Duration::try_from_secs_f64(seconds)
@@ -89,8 +89,10 @@ mod tests {
         }
         let huge = format!("{}h", "9".repeat(400));
         assert!(parse_duration(&huge).unwrap_err().contains("too long"));
-        assert!(parse_duration("99999999999999999999h1s")
-            .unwrap_err()
-            .contains("too long"));
+        assert!(
+            parse_duration("99999999999999999999h1s")
+                .unwrap_err()
+                .contains("too long")
+        );
     }
 }

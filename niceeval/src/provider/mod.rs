@@ -29,12 +29,12 @@ mod retry;
 
 use std::fmt;
 
-use serde_json::value::RawValue;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 pub use crate::event::Usage;
 pub(crate) use client::resolve_key;
-pub use client::{ClientOptions, ModelClient, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT};
+pub use client::{ClientOptions, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, ModelClient};
 pub use retry::RetryPolicy;
 
 /// Which wire format a model speaks.
@@ -448,7 +448,9 @@ pub enum ProviderError {
         after: String,
     },
     /// The server did not answer in time.
-    #[error("{model} at {url} did not answer within {seconds}s; raise the timeout ([judge] timeout in niceeval.toml, or the agent's timeout)")]
+    #[error(
+        "{model} at {url} did not answer within {seconds}s; raise the timeout ([judge] timeout in niceeval.toml, or the agent's timeout)"
+    )]
     Timeout {
         /// The model.
         model: String,
@@ -470,7 +472,9 @@ pub enum ProviderError {
         after: String,
     },
     /// The server asked to wait longer than the retry policy allows.
-    #[error("{model} at {url} is rate limited and asked to retry after {seconds}s, longer than the {max}s niceeval waits; try again later or lower the request rate")]
+    #[error(
+        "{model} at {url} is rate limited and asked to retry after {seconds}s, longer than the {max}s niceeval waits; try again later or lower the request rate"
+    )]
     RetryTooLate {
         /// The model.
         model: String,

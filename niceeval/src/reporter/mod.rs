@@ -11,7 +11,7 @@ mod jsonl;
 mod junit;
 mod markdown;
 
-pub use console::{summary_table, Console};
+pub use console::{Console, summary_table};
 
 pub use html::Html;
 pub use jsonl::Jsonl;

@@ -4,8 +4,8 @@ use crate::scripts_support as support;
 
 use std::time::Duration;
 
-use niceeval::prelude::*;
 use niceeval::AssertionResult;
+use niceeval::prelude::*;
 use support::{have, write};
 
 fn check(value: &str, assertion: impl Assertion) -> AssertionResult {

@@ -5,10 +5,10 @@ use crate::scripts_support as support;
 
 use std::path::Path;
 
+use niceeval::AssertionResult;
 use niceeval::expect::CustomAssertions;
 use niceeval::prelude::*;
 use niceeval::spec::{self, SpecContext};
-use niceeval::AssertionResult;
 use support::{have, write};
 
 const MIN_WORDS: &str = r#"
@@ -77,10 +77,12 @@ fn discovery_walks_up_and_ignores_built_in_names() {
         expected.insert(0, "always-ok");
     }
     assert_eq!(names, expected);
-    assert!(found
-        .ignored
-        .iter()
-        .any(|(p, why)| p.ends_with("contains.py") && why.contains("built-in")));
+    assert!(
+        found
+            .ignored
+            .iter()
+            .any(|(p, why)| p.ends_with("contains.py") && why.contains("built-in"))
+    );
     assert_eq!(
         found.dir.as_deref().map(Path::to_path_buf),
         Some(

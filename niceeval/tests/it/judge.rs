@@ -10,7 +10,7 @@ use std::time::Duration;
 use niceeval::__private::BoxFuture;
 use niceeval::{Agent, AssertionKind, Eval, EvalReport, Outcome, Severity};
 use serde_json::json;
-use support::{define, openai_choice, run, says, Crate, FakeProvider, Reply};
+use support::{Crate, FakeProvider, Reply, define, openai_choice, run, says};
 
 type BodyResult = Result<(), niceeval::Error>;
 
@@ -471,10 +471,12 @@ fn the_api_key_is_never_written_anywhere() {
         run(define("scan_a", &krate, five_factuality).with_agent(paris)),
         run(define("scan_b", &krate, one_closed_qa).with_agent(paris)),
     ];
-    assert!(server
-        .seen()
-        .iter()
-        .all(|s| s.headers["authorization"] == format!("Bearer {key}")));
+    assert!(
+        server
+            .seen()
+            .iter()
+            .all(|s| s.headers["authorization"] == format!("Bearer {key}"))
+    );
     // What a reporter would write: the JSON and text reports.
     for (i, report) in reports.iter().enumerate() {
         std::fs::write(

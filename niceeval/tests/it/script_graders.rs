@@ -5,8 +5,8 @@ use crate::scripts_support as support;
 
 use std::time::{Duration, Instant};
 
-use niceeval::prelude::*;
 use niceeval::AssertionResult;
+use niceeval::prelude::*;
 use support::{arg, have, write};
 
 fn check(value: &str, assertion: impl Assertion) -> AssertionResult {
