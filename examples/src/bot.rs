@@ -18,11 +18,11 @@
 //! An unknown order number makes the `lookup_order` call fail (status `failed`) and the bot
 //! says it could not find the order. An empty message is an agent error.
 
-use niceeval::{async_trait, ActionStatus, Agent, AgentError, Event, EventSink, Message, Request};
+use niceeval::{ActionStatus, Agent, AgentError, Event, EventSink, Message, Request, async_trait};
 use niceeval::{Role, Value};
 use serde_json::json;
 
-use crate::orders::{self, dollars, Order, OrderStatus};
+use crate::orders::{self, Order, OrderStatus, dollars};
 
 /// Refunds above this total (in cents, so $100.00) need a human's approval.
 pub const APPROVAL_LIMIT_CENTS: u64 = 10_000;

@@ -12,9 +12,9 @@
 //! - [`orders`] — the fixed order book its tools read;
 //! - [`checks`] — custom assertions shared by the eval files.
 //!
-//! The evals live in `examples/tests/`, one file per theme; `examples/niceeval.toml` sets the
-//! default agent (a replay of `examples/transcripts/refund_456_approved.jsonl`) for evals that do
-//! not name one.
+//! The evals live in `examples/tests/evals/` (one test binary, one module per theme) and
+//! `examples/tests/judge.rs`; `examples/niceeval.toml` sets the default agent (a replay of
+//! `examples/transcripts/refund_456_approved.jsonl`) for evals that do not name one.
 
 #![deny(missing_docs)]
 
@@ -22,7 +22,7 @@ pub mod bot;
 pub mod checks;
 pub mod orders;
 
-pub use bot::{support_bot, SupportBot, APPROVAL_LIMIT_CENTS};
+pub use bot::{APPROVAL_LIMIT_CENTS, SupportBot, support_bot};
 
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
@@ -44,11 +44,11 @@ mod readme {
     #[test]
     fn readme_example_is_the_suite_eval() {
         let readme = include_str!("../../README.md");
-        let suite = include_str!("../tests/first_steps.rs");
+        let suite = include_str!("../tests/evals/first_steps.rs");
         assert_eq!(
             eval_fn(readme, "refund_small_order"),
             eval_fn(suite, "refund_small_order"),
-            "README.md's example must stay identical to examples/tests/first_steps.rs"
+            "README.md's example must stay identical to examples/tests/evals/first_steps.rs"
         );
     }
 }

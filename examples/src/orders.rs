@@ -12,7 +12,7 @@
 //!
 //! Any other number is an unknown order: the bot's `lookup_order` tool call fails on it.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// Where an order is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

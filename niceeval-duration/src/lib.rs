@@ -121,7 +121,7 @@ pub fn parse(text: &str) -> Result<Duration, DurationError> {
                 return Err(DurationError::UnknownUnit {
                     text: owned(),
                     unit: other.to_string(),
-                })
+                });
             }
         };
         total = Duration::try_from_secs_f64(seconds)

@@ -12,8 +12,8 @@ mod signature;
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
-use syn::spanned::Spanned;
 use syn::Item;
+use syn::spanned::Spanned;
 
 /// Marks an `async fn NAME(t: &mut Eval)` as an eval: a test that `cargo test` runs and filters
 /// by `NAME`.

@@ -251,8 +251,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use quote::quote;
     use quote::ToTokens;
+    use quote::quote;
 
     fn parse_ok(args: TokenStream) -> Options {
         let mut errors = None;

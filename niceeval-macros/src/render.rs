@@ -8,7 +8,7 @@
 //! parameter type, the return type, the function name), so those errors land on the user's line.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::{Attribute, FnArg, Ident, ItemFn, ReturnType};
 

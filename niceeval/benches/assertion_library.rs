@@ -1,7 +1,7 @@
 //! Speed of the deterministic assertion library: a 7-assertion spec over a 2 KB output,
 //! `contains_json` over 1 MB, and BLEU/ROUGE-N over two 10,000-word texts.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 use niceeval::expect::{bleu_score, contains_json, rouge_n_score};
 use niceeval::spec::{self, SpecContext};
 use niceeval::{Assertion, Checkable};

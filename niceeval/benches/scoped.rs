@@ -12,12 +12,12 @@
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use niceeval::scope::{
     CalledSubagent, EventCheck, EventOrder, EventsSatisfy, LoadedSkill, MessageIncludes, NoEvent,
     NoFailedActions, Parked, RunView, ScopedCheck, Succeeded, ToolCheck, ToolOrder, UsedNoTools,
 };
-use niceeval::{json, ActionStatus, Config, Event, InputMatch, Regex, Role, Value};
+use niceeval::{ActionStatus, Config, Event, InputMatch, Regex, Role, Value, json};
 
 fn called(id: String, name: &str, input: Value) -> Event {
     Event::ActionCalled {

@@ -5,7 +5,7 @@
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 use niceeval::expect::{levenshtein_distance, similarity};
 use niceeval::{Assertion, Checkable};
 

@@ -13,12 +13,12 @@
 //! one whole suite, seconds long, and the bounds are absolute.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use niceeval::__private::{BoxFuture, EvalDefinition};
-use niceeval::harness::{run_suite, Args};
+use niceeval::harness::{Args, run_suite};
 use niceeval::prelude::*;
 
 /// Counts live heap bytes and their peak.

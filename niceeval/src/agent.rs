@@ -384,7 +384,11 @@ pub(crate) fn from_config(
             let base = config_path
                 .and_then(|p| p.parent())
                 .unwrap_or_else(|| std::path::Path::new("."));
-            Ok(Arc::new(command::from_settings(&agent.settings, &file, base)?))
+            Ok(Arc::new(command::from_settings(
+                &agent.settings,
+                &file,
+                base,
+            )?))
         }
         provider @ ("openai" | "anthropic") => Ok(Arc::new(chat::from_settings(
             provider,

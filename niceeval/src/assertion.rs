@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 mod subject;
 
 pub use subject::{Checkable, Subject};
-pub use transform::{json_path, Transform};
+pub use transform::{Transform, json_path};
 mod transform;
 
 /// Whether a failed assertion fails the eval.
@@ -316,7 +316,9 @@ pub trait Chain: Sized {
     #[track_caller]
     fn weight(self, weight: f64) -> Self::Chained {
         if !(weight.is_finite() && weight >= 0.0) {
-            panic!(".weight({weight}): a weight is a finite number, 0 or more (0 records the assertion without counting it)");
+            panic!(
+                ".weight({weight}): a weight is a finite number, 0 or more (0 records the assertion without counting it)"
+            );
         }
         self.configure(|s| s.weight = weight)
     }
@@ -656,9 +658,11 @@ mod tests {
             "numbers render as JSON text"
         );
         assert!(Subject::Text("{\"a\":1}".into()).parsed().is_ok());
-        assert!(Subject::Text("nope".into())
-            .parsed()
-            .unwrap_err()
-            .contains("is not JSON"));
+        assert!(
+            Subject::Text("nope".into())
+                .parsed()
+                .unwrap_err()
+                .contains("is not JSON")
+        );
     }
 }

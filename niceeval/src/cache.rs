@@ -252,10 +252,12 @@ mod tests {
     fn modes_parse() {
         assert_eq!("off".parse::<CacheMode>(), Ok(CacheMode::Off));
         assert_eq!("READ_WRITE".parse::<CacheMode>(), Ok(CacheMode::ReadWrite));
-        assert!("sometimes"
-            .parse::<CacheMode>()
-            .unwrap_err()
-            .contains("read-write"));
+        assert!(
+            "sometimes"
+                .parse::<CacheMode>()
+                .unwrap_err()
+                .contains("read-write")
+        );
         assert!(!CacheMode::Write.reads() && CacheMode::Write.writes());
     }
 

@@ -13,7 +13,7 @@ use crate::definition::EvalDefinition;
 use crate::error::Error;
 use crate::eval::Eval;
 use crate::event::{Event, Usage};
-use crate::outcome::{fold, mean_score, Outcome, RunError, RunErrorKind};
+use crate::outcome::{Outcome, RunError, RunErrorKind, fold, mean_score};
 use crate::record::Record;
 use crate::report::{EvalReport, RunSummary};
 use crate::scope::{Deferred, RunView, Stage};

@@ -13,13 +13,17 @@ pub enum Error {
         message: String,
     },
     /// `t.send` was called but the eval has no agent.
-    #[error("eval {eval} has no agent: add `#[eval(agent = my_agent)]` (a `fn() -> impl Agent`) or an `[agent]` section in niceeval.toml")]
+    #[error(
+        "eval {eval} has no agent: add `#[eval(agent = my_agent)]` (a `fn() -> impl Agent`) or an `[agent]` section in niceeval.toml"
+    )]
     NoAgent {
         /// The eval's id.
         eval: String,
     },
     /// `t.respond` was called while no turn was waiting for input.
-    #[error("t.respond was called but the last turn is not waiting for input (no `input.requested` event); send a message with t.send instead")]
+    #[error(
+        "t.respond was called but the last turn is not waiting for input (no `input.requested` event); send a message with t.send instead"
+    )]
     NotParked,
     /// A `t.require` assertion did not pass; the body stops here. Not an execution error: the
     /// failed assertion decides the outcome.

@@ -334,11 +334,12 @@ mod tests {
             ..Input::default()
         };
         let json = serde_json::to_value(&input).unwrap();
-        assert!(json
-            .get("trace_summary")
-            .unwrap()
-            .get("llm_call_count")
-            .is_some());
+        assert!(
+            json.get("trace_summary")
+                .unwrap()
+                .get("llm_call_count")
+                .is_some()
+        );
         assert!(json.get("expected_output").unwrap().is_array());
         assert_eq!(parse_input(&json.to_string()).unwrap(), input);
     }

@@ -67,21 +67,21 @@ pub mod cache;
 pub mod judge;
 pub mod provider;
 
-pub use agent::replay::{replay, Replay};
-pub use agent::{agent_fn, Agent, AgentError, EventSink, FnAgent, Input, Message, Request};
+pub use agent::replay::{Replay, replay};
+pub use agent::{Agent, AgentError, EventSink, FnAgent, Input, Message, Request, agent_fn};
 pub use assertion::{
-    passes, Assertion, AssertionKind, AssertionResult, Chain, Checkable, Expect, Grade, Settings,
-    Severity, Subject,
+    Assertion, AssertionKind, AssertionResult, Chain, Checkable, Expect, Grade, Settings, Severity,
+    Subject, passes,
 };
 pub use async_trait::async_trait;
 pub use config::Config;
-pub use definition::{registered, EvalDefinition};
-pub use engine::{run_eval, run_eval_async, RunOptions};
+pub use definition::{EvalDefinition, registered};
+pub use engine::{RunOptions, run_eval, run_eval_async};
 pub use error::{Error, Result};
 pub use eval::Eval;
 pub use event::{ActionStatus, Event, Role, Usage};
-pub use outcome::{fold, mean_score, metric_scores, Folded, Outcome, RunError, RunErrorKind};
-pub use price::{estimate_cost, Cost, Price, PriceError, PriceTable};
+pub use outcome::{Folded, Outcome, RunError, RunErrorKind, fold, mean_score, metric_scores};
+pub use price::{Cost, Price, PriceError, PriceTable, estimate_cost};
 pub use report::{EvalReport, RunSummary};
 pub use reporter::{Reporter, SuiteReport};
 pub use scope::InputMatch;
@@ -95,7 +95,7 @@ pub use turn::{Turn, TurnStatus};
 pub use niceeval_macros::eval;
 
 pub use regex::Regex;
-pub use serde_json::{json, Value};
+pub use serde_json::{Value, json};
 
 /// Defines `main` for a `harness = false` test target: runs every `#[eval]` of the target
 /// with the suite runner ([`harness`]) — libtest-style arguments, bounded concurrency, Ctrl-C
@@ -167,16 +167,16 @@ macro_rules! main {
 /// ([`expect`], [`scope`]).
 pub mod prelude {
     pub use crate::expect::{
-        all_of, bleu, command_succeeded, contains_all, contains_any, contains_json, cost,
-        custom, ends_with, equals, excludes, icontains, icontains_all, icontains_any, includes,
-        is_json, javascript, json_path, latency, levenshtein, make_assertion, matches,
-        matches_schema, not, python, regex, rouge_n, satisfies, script, similarity,
-        starts_with, word_count, IntoBoxed,
+        IntoBoxed, all_of, bleu, command_succeeded, contains_all, contains_any, contains_json,
+        cost, custom, ends_with, equals, excludes, icontains, icontains_all, icontains_any,
+        includes, is_json, javascript, json_path, latency, levenshtein, make_assertion, matches,
+        matches_schema, not, python, regex, rouge_n, satisfies, script, similarity, starts_with,
+        word_count,
     };
     pub use crate::{
-        agent_fn, async_trait, eval, json, replay, ActionStatus, Agent, AgentError, Assertion,
-        Chain, Checkable, Eval, Event, Input, InputMatch, Outcome, Regex, Request, Result,
-        Severity, Turn, TurnStatus, Value,
+        ActionStatus, Agent, AgentError, Assertion, Chain, Checkable, Eval, Event, Input,
+        InputMatch, Outcome, Regex, Request, Result, Severity, Turn, TurnStatus, Value, agent_fn,
+        async_trait, eval, json, replay,
     };
 }
 

@@ -78,7 +78,7 @@ fn read_file(path: &Path, out: &mut Vec<EvalReport>) -> Result<(), MergeError> {
                     message: format!(
                         "this record has schema {schema}, newer than the {SCHEMA_VERSION} this niceeval reads; merge it with the niceeval version that wrote it, or upgrade"
                     ),
-                })
+                });
             }
             _ => {}
         }
@@ -90,7 +90,7 @@ fn read_file(path: &Path, out: &mut Vec<EvalReport>) -> Result<(), MergeError> {
                     path: path.to_path_buf(),
                     line: index + 1,
                     message: e.to_string(),
-                })
+                });
             }
         }
     }

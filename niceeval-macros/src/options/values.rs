@@ -7,7 +7,7 @@ use niceeval_duration::DurationError;
 use quote::ToTokens;
 use syn::{Expr, ExprArray, ExprLit, Lit, LitStr, Path};
 
-use super::{push, Options};
+use super::{Options, push};
 
 pub(super) fn flag(key: &str, value: Option<&Expr>) -> syn::Result<bool> {
     match value {
@@ -42,7 +42,7 @@ pub(super) fn apply_value(options: &mut Options, key: &str, value: &Expr) -> syn
             return Err(syn::Error::new_spanned(
                 value,
                 format!("option `{key}` takes no value"),
-            ))
+            ));
         }
     }
     Ok(())
@@ -107,13 +107,13 @@ fn runs(value: &Expr) -> syn::Result<u32> {
                     "`runs` takes a number, not a string: write `runs = {}` without quotes",
                     s.value().trim()
                 ),
-            ))
+            ));
         }
         _ => {
             return Err(syn::Error::new_spanned(
                 value,
                 "`runs` takes a whole number of runs, e.g. `runs = 5`",
-            ))
+            ));
         }
     };
     let runs: u32 = lit.base10_parse().map_err(|_| {
@@ -150,7 +150,7 @@ fn min_pass_rate(value: &Expr) -> syn::Result<f64> {
                     "`min_pass_rate` takes a number, not a string: write `min_pass_rate = {}` without quotes",
                     s.value().trim()
                 ),
-            ))
+            ));
         }
         _ => return Err(syn::Error::new_spanned(value, hint)),
     };
@@ -170,31 +170,32 @@ fn min_pass_rate(value: &Expr) -> syn::Result<f64> {
 }
 
 fn timeout(value: &Expr) -> syn::Result<u64> {
-    let lit =
-        match value {
-            Expr::Lit(ExprLit {
-                lit: Lit::Str(s), ..
-            }) => s,
-            Expr::Lit(ExprLit {
-                lit: Lit::Int(i), ..
-            }) => {
-                let text = if i.suffix().is_empty() {
-                    format!("{}s", i.base10_digits())
-                } else {
-                    i.to_string()
-                };
-                return Err(syn::Error::new_spanned(
-                    value,
-                    format!(
+    let lit = match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => s,
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => {
+            let text = if i.suffix().is_empty() {
+                format!("{}s", i.base10_digits())
+            } else {
+                i.to_string()
+            };
+            return Err(syn::Error::new_spanned(
+                value,
+                format!(
                     "`timeout` takes a duration string with a unit: write `timeout = \"{text}\"`"
                 ),
-                ));
-            }
-            _ => return Err(syn::Error::new_spanned(
+            ));
+        }
+        _ => {
+            return Err(syn::Error::new_spanned(
                 value,
                 "`timeout` takes a duration string, e.g. `timeout = \"30s\"` (units: ms, s, m, h)",
-            )),
-        };
+            ));
+        }
+    };
     parse_duration(&lit.value())
         .map_err(|message| syn::Error::new(lit.span(), format!("invalid `timeout`: {message}")))
 }
@@ -211,13 +212,13 @@ fn tags(value: &Expr) -> syn::Result<Vec<LitStr>> {
                     "`tags` takes a list of strings: write `tags = [{:?}]`",
                     s.value()
                 ),
-            ))
+            ));
         }
         _ => {
             return Err(syn::Error::new_spanned(
                 value,
                 "`tags` takes a list of strings, e.g. `tags = [\"smoke\", \"refunds\"]`",
-            ))
+            ));
         }
     };
     let mut errors = None;
@@ -259,9 +260,7 @@ fn judge_model(value: &Expr) -> syn::Result<LitStr> {
     )?;
     let model = lit.value();
     match model.split_once('/') {
-        Some((provider, name)) if !provider.trim().is_empty() && !name.trim().is_empty() => {
-            Ok(lit)
-        }
+        Some((provider, name)) if !provider.trim().is_empty() && !name.trim().is_empty() => Ok(lit),
         _ => Err(syn::Error::new(
             lit.span(),
             format!(
@@ -396,16 +395,22 @@ mod tests {
     fn timeouts_are_whole_milliseconds_of_at_least_one() {
         assert_eq!(parse_duration("1.4ms"), Ok(1));
         assert_eq!(parse_duration("1.6ms"), Ok(2));
-        assert!(parse_duration("0.5ms")
-            .unwrap_err()
-            .contains("shorter than 1ms"));
-        assert!(parse_duration(" 0s ")
-            .unwrap_err()
-            .starts_with("\"0s\" is shorter than 1ms"));
+        assert!(
+            parse_duration("0.5ms")
+                .unwrap_err()
+                .contains("shorter than 1ms")
+        );
+        assert!(
+            parse_duration(" 0s ")
+                .unwrap_err()
+                .starts_with("\"0s\" is shorter than 1ms")
+        );
         // Beyond u64::MAX milliseconds, though a `Duration` would hold it.
-        assert!(parse_duration("18446744073709552s")
-            .unwrap_err()
-            .contains("too long"));
+        assert!(
+            parse_duration("18446744073709552s")
+                .unwrap_err()
+                .contains("too long")
+        );
         // The hint of a text that is no duration at all, as the UI tests show it.
         assert_eq!(
             parse_duration("soon").unwrap_err(),

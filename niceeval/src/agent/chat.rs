@@ -36,7 +36,7 @@ use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::agent::{Agent, AgentError, Request};
 use crate::cache::CacheMode;
@@ -379,10 +379,9 @@ pub(crate) fn from_settings(
                     .ok_or_else(|| format!("{file}: [agent] temperature must be a number"))?,
             ),
             "max_tokens" | "max_rounds" => {
-                let n = value
-                    .as_integer()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| format!("{file}: [agent] {key} must be a positive whole number"))?;
+                let n = value.as_integer().filter(|n| *n > 0).ok_or_else(|| {
+                    format!("{file}: [agent] {key} must be a positive whole number")
+                })?;
                 if key == "max_tokens" {
                     agent.max_tokens(u32::try_from(n).unwrap_or(u32::MAX))
                 } else {
@@ -402,7 +401,7 @@ pub(crate) fn from_settings(
             other => {
                 return Err(format!(
                     "{file}: [agent] unknown key {other:?} for type = \"{provider}\"; known keys: model, base_url, api_key_env, system, temperature, max_tokens, max_rounds, timeout, cache (tools are declared in code with ChatAgent::tool)"
-                ))
+                ));
             }
         };
     }
@@ -416,9 +415,11 @@ mod tests {
     #[test]
     fn settings_build_an_agent_or_say_what_is_wrong() {
         let mut s = std::collections::BTreeMap::new();
-        assert!(from_settings("openai", &s, "n.toml")
-            .unwrap_err()
-            .contains("needs `model"));
+        assert!(
+            from_settings("openai", &s, "n.toml")
+                .unwrap_err()
+                .contains("needs `model")
+        );
         s.insert("model".into(), toml::Value::String("llama3.2".into()));
         s.insert(
             "base_url".into(),
@@ -429,9 +430,11 @@ mod tests {
         assert_eq!(agent.model.as_ref().unwrap().to_string(), "openai/llama3.2");
         assert_eq!(agent.options.cache_mode, CacheMode::ReadWrite);
         s.insert("tools".into(), toml::Value::Array(vec![]));
-        assert!(from_settings("openai", &s, "n.toml")
-            .unwrap_err()
-            .contains("ChatAgent::tool"));
+        assert!(
+            from_settings("openai", &s, "n.toml")
+                .unwrap_err()
+                .contains("ChatAgent::tool")
+        );
     }
 
     #[test]

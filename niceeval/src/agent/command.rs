@@ -443,21 +443,23 @@ pub(crate) fn from_settings(
     let mut agent = match settings.get("command") {
         Some(toml::Value::String(script)) => CommandAgent::shell(script.clone()),
         Some(toml::Value::Array(items)) => {
-            let argv: Option<Vec<String>> =
-                items.iter().map(|i| i.as_str().map(str::to_string)).collect();
+            let argv: Option<Vec<String>> = items
+                .iter()
+                .map(|i| i.as_str().map(str::to_string))
+                .collect();
             match argv.as_deref() {
                 Some([program, args @ ..]) => CommandAgent::new(program.clone(), args.to_vec()),
                 _ => {
                     return Err(format!(
                         "{file}: [agent] command must be a non-empty array of strings, e.g. [\"python3\", \"agent.py\"]"
-                    ))
+                    ));
                 }
             }
         }
         _ => {
             return Err(format!(
                 "{file}: [agent] type = \"command\" needs `command = [\"python3\", \"agent.py\"]` (or a shell string)"
-            ))
+            ));
         }
     };
     for (key, value) in settings {
@@ -470,7 +472,7 @@ pub(crate) fn from_settings(
                 _ => {
                     return Err(format!(
                         "{file}: [agent] input must be \"stdin\", \"json\" or \"arg\""
-                    ))
+                    ));
                 }
             }),
             "timeout" => {
@@ -482,14 +484,20 @@ pub(crate) fn from_settings(
                         .map_err(|e| format!("{file}: [agent] timeout: {e}"))?,
                 )
             }
-            "cwd" => agent.current_dir(base.join(value.as_str().ok_or_else(|| {
-                format!("{file}: [agent] cwd must be a path string")
-            })?)),
+            "cwd" => agent.current_dir(
+                base.join(
+                    value
+                        .as_str()
+                        .ok_or_else(|| format!("{file}: [agent] cwd must be a path string"))?,
+                ),
+            ),
             "max_output" => agent.max_output(
                 value
                     .as_integer()
                     .and_then(|n| usize::try_from(n).ok())
-                    .ok_or_else(|| format!("{file}: [agent] max_output must be a number of bytes"))?,
+                    .ok_or_else(|| {
+                        format!("{file}: [agent] max_output must be a number of bytes")
+                    })?,
             ),
             "env" => {
                 let table = value
@@ -497,9 +505,9 @@ pub(crate) fn from_settings(
                     .ok_or_else(|| format!("{file}: [agent] env must be a table of strings"))?;
                 let mut agent = agent;
                 for (k, v) in table {
-                    let v = v.as_str().ok_or_else(|| {
-                        format!("{file}: [agent] env.{k} must be a string")
-                    })?;
+                    let v = v
+                        .as_str()
+                        .ok_or_else(|| format!("{file}: [agent] env.{k} must be a string"))?;
                     agent = agent.env(k.clone(), v);
                 }
                 agent
@@ -507,7 +515,7 @@ pub(crate) fn from_settings(
             other => {
                 return Err(format!(
                     "{file}: [agent] unknown key {other:?} for type = \"command\"; known keys: command, input, timeout, cwd, max_output, env"
-                ))
+                ));
             }
         };
     }
@@ -580,8 +588,10 @@ mod tests {
         assert_eq!(agent.timeout, Duration::from_secs(5));
         assert_eq!(agent.cwd.as_deref(), Some(base));
         s.insert("inptu".into(), toml::Value::String("x".into()));
-        assert!(from_settings(&s, "n.toml", base)
-            .unwrap_err()
-            .contains("unknown key \"inptu\""));
+        assert!(
+            from_settings(&s, "n.toml", base)
+                .unwrap_err()
+                .contains("unknown key \"inptu\"")
+        );
     }
 }

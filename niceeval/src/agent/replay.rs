@@ -24,7 +24,9 @@ pub enum ReplayError {
         message: String,
     },
     /// A line is not a valid event.
-    #[error("{source_name}:{line}: not a niceeval event ({message}); each line must be one JSON object with a \"type\" such as \"message\" or \"action.called\"")]
+    #[error(
+        "{source_name}:{line}: not a niceeval event ({message}); each line must be one JSON object with a \"type\" such as \"message\" or \"action.called\""
+    )]
     Line {
         /// The transcript path, or `<inline>`.
         source_name: String,

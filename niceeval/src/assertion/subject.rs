@@ -124,4 +124,6 @@ macro_rules! checkable_via_json {
     )*};
 }
 
-checkable_via_json!(bool, u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
+checkable_via_json!(
+    bool, u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64
+);

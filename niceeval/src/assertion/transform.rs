@@ -76,7 +76,7 @@ impl Transform {
                 return Err(Grade::error(format!(
                     "invalid JSONPath {}: {e}",
                     excerpt::quote(&self.expression)
-                )))
+                )));
             }
         };
         let data: Cow<'_, Value> = match value {
@@ -88,14 +88,14 @@ impl Transform {
                         "transform {}: the value {} is not JSON ({e})",
                         self.expression,
                         value.preview()
-                    )))
+                    )));
                 }
             },
             Subject::Missing => {
                 return Err(Grade::fail(format!(
                     "transform {}: there is no value (None)",
                     self.expression
-                )))
+                )));
             }
         };
         let nodes = path.query(&data).all();
@@ -105,7 +105,7 @@ impl Transform {
                     "transform: no match for {} in {}",
                     self.expression,
                     excerpt::json(&data)
-                )))
+                )));
             }
             [one] => (*one).clone(),
             many => Value::Array(many.iter().map(|v| (*v).clone()).collect()),

@@ -57,8 +57,10 @@ mod tests {
         }
         let huge = format!("{}h", "9".repeat(400));
         assert!(parse_duration(&huge).unwrap_err().contains("too long"));
-        assert!(parse_duration("99999999999999999999h1s")
-            .unwrap_err()
-            .contains("too long"));
+        assert!(
+            parse_duration("99999999999999999999h1s")
+                .unwrap_err()
+                .contains("too long")
+        );
     }
 }

@@ -3,12 +3,12 @@
 //! [`crate::efficiency`]. The checks themselves know nothing of the handle; this file only
 //! builds them and registers them with the run's record.
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::efficiency::{MaxCost, MaxTokens, MaxToolCalls};
 use crate::event::Event;
-use crate::expect::{equals, matches, Pattern};
+use crate::expect::{Pattern, equals, matches};
 use crate::scope::{
     CalledSubagent, EventCheck, EventOrder, EventsSatisfy, LoadedSkill, MessageIncludes, NoEvent,
     NoFailedActions, OutputEquals, OutputMatches, Parked, Scoped, Succeeded, ToolCheck, ToolOrder,

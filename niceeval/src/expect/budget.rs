@@ -154,7 +154,7 @@ impl Assertion for Budget {
             let actual = match measurement(value, keys) {
                 Ok(a) if a.is_finite() && a >= 0.0 => a,
                 Ok(a) => {
-                    return Grade::error(format!("the measured {what} {a} is not a number ≥ 0"))
+                    return Grade::error(format!("the measured {what} {a} is not a number ≥ 0"));
                 }
                 Err(why) => return Grade::error(format!("no {what} to check: {why}")),
             };

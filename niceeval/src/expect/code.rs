@@ -4,18 +4,18 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::assertion::{Assertion, Grade, Subject};
 use crate::excerpt;
-use crate::expect::process::{tail, Job};
+use crate::expect::process::{Job, tail};
 use crate::expect::script::spawn_error;
 
 mod js_body;
 mod result;
 
-use result::grade_from_value;
 pub(crate) use result::Rules;
+use result::grade_from_value;
 
 /// Default time a code assertion may run.
 pub const DEFAULT_CODE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -373,7 +373,7 @@ impl Assertion for CodeAssertion {
                 return Grade::error(
                     spawn_error(&job, &e)
                         .replace(&format!("`{}`", job.display()), &format!("`{program}`")),
-                )
+                );
             }
         };
         if finished.timed_out {

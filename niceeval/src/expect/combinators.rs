@@ -2,7 +2,7 @@
 //! assertion set with its own threshold, weight and metric), plus [`BoxedAssertion`], the
 //! type-erased form lists of different matchers need.
 
-use crate::assertion::{passes, Assertion, AssertionResult, Grade, Settings, Severity, Subject};
+use crate::assertion::{Assertion, AssertionResult, Grade, Settings, Severity, Subject, passes};
 use crate::outcome::mean_score;
 
 /// Any assertion, boxed: what [`all_of`] takes. Make one with `.boxed()` on any assertion.

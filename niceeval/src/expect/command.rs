@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::process::{ExitStatus, Output};
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::assertion::{Assertion, Checkable, Grade, Subject};
 
@@ -188,8 +188,8 @@ fn output_tail(value: &Value) -> Option<(&'static str, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::assertion::AssertionResult;
     use crate::Severity;
+    use crate::assertion::AssertionResult;
 
     fn check(value: &dyn Checkable) -> AssertionResult {
         AssertionResult::evaluate(&command_succeeded(), &value.subject())

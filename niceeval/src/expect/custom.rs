@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::Value;
 

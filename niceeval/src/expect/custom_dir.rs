@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::assertion::{Assertion, Grade, Subject};
-use crate::expect::script::{fill_from_events, GraderRun, DEFAULT_GRADER_TIMEOUT};
+use crate::expect::script::{DEFAULT_GRADER_TIMEOUT, GraderRun, fill_from_events};
 use crate::grader::Input;
 
 /// The folder custom assertions live in, below a project directory.
@@ -103,13 +103,11 @@ fn assertion_name(path: &Path) -> Option<String> {
         return Some(stem);
     }
     if is_executable(path) {
-        return path.file_name()?.to_str().map(str::to_string).map(|n| {
-            if ext.is_empty() {
-                n
-            } else {
-                stem.clone()
-            }
-        });
+        return path
+            .file_name()?
+            .to_str()
+            .map(str::to_string)
+            .map(|n| if ext.is_empty() { n } else { stem.clone() });
     }
     None
 }

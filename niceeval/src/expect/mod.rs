@@ -66,30 +66,30 @@ pub(crate) mod type_names;
 mod words;
 pub use type_names::is_builtin_type;
 
-pub use custom::{make_assertion, satisfies, AssertionBuilder, Custom, Satisfies, View};
-pub use similarity::{levenshtein_distance, normalized_similarity, similarity, Similarity};
+pub use custom::{AssertionBuilder, Custom, Satisfies, View, make_assertion, satisfies};
+pub use similarity::{Similarity, levenshtein_distance, normalized_similarity, similarity};
 pub use structure::{
-    equals, json_difference, matches, matches_schema, Equals, Matches, MatchesSchema,
+    Equals, Matches, MatchesSchema, equals, json_difference, matches, matches_schema,
 };
-pub use text::{excludes, includes, Excludes, Includes, Pattern};
+pub use text::{Excludes, Includes, Pattern, excludes, includes};
 
-pub use crate::assertion::{json_path, Transform};
-pub use affix::{ends_with, starts_with, Affix};
-pub use bleu::{bleu, bleu_score, Bleu, References, DEFAULT_BLEU_THRESHOLD};
-pub use budget::{cost, latency, Budget};
-pub use case::{icontains, IContains};
+pub use crate::assertion::{Transform, json_path};
+pub use affix::{Affix, ends_with, starts_with};
+pub use bleu::{Bleu, DEFAULT_BLEU_THRESHOLD, References, bleu, bleu_score};
+pub use budget::{Budget, cost, latency};
+pub use case::{IContains, icontains};
 pub(crate) use code::Rules as CodeRules;
-pub use code::{javascript, python, CodeAssertion, DEFAULT_CODE_TIMEOUT};
-pub use combinators::{all_of, not, AllOf, BoxedAssertion, IntoBoxed, Not};
-pub use command::{command_succeeded, CommandSucceeded};
+pub use code::{CodeAssertion, DEFAULT_CODE_TIMEOUT, javascript, python};
+pub use combinators::{AllOf, BoxedAssertion, IntoBoxed, Not, all_of, not};
+pub use command::{CommandSucceeded, command_succeeded};
 pub(crate) use custom_dir::missing_message as custom_missing_message;
-pub use custom_dir::{custom, CustomAssertion, CustomAssertions, CUSTOM_ASSERTIONS_DIR};
-pub use edit::{levenshtein, Levenshtein, DEFAULT_MAX_DISTANCE};
+pub use custom_dir::{CUSTOM_ASSERTIONS_DIR, CustomAssertion, CustomAssertions, custom};
+pub use edit::{DEFAULT_MAX_DISTANCE, Levenshtein, levenshtein};
 pub(crate) use json::schema_error as schema_problem;
-pub use json::{contains_json, find_json, is_json, ContainsJson, IsJson};
-pub use lists::{contains_all, contains_any, icontains_all, icontains_any, ContainsList};
-pub use regex::{regex, RegexMatch, RegexSource};
-pub use rouge::{rouge_n, rouge_n_score, rouge_tokens, RougeN, DEFAULT_ROUGE_THRESHOLD};
+pub use json::{ContainsJson, IsJson, contains_json, find_json, is_json};
+pub use lists::{ContainsList, contains_all, contains_any, icontains_all, icontains_any};
+pub use regex::{RegexMatch, RegexSource, regex};
+pub use rouge::{DEFAULT_ROUGE_THRESHOLD, RougeN, rouge_n, rouge_n_score, rouge_tokens};
 pub(crate) use script::fill_from_events;
-pub use script::{script, Script, DEFAULT_GRADER_TIMEOUT};
-pub use words::{count_words, word_count, WordBounds, WordCount};
+pub use script::{DEFAULT_GRADER_TIMEOUT, Script, script};
+pub use words::{WordBounds, WordCount, count_words, word_count};

@@ -119,7 +119,7 @@ impl Assertion for RegexMatch {
         let re = match &self.re {
             Ok(re) => re,
             Err((pattern, e)) => {
-                return Grade::error(format!("invalid regular expression /{pattern}/: {e}"))
+                return Grade::error(format!("invalid regular expression /{pattern}/: {e}"));
             }
         };
         let Some(text) = value.text() else {

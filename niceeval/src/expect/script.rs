@@ -10,8 +10,8 @@ use serde_json::Value;
 use crate::assertion::{Assertion, AssertionKind, AssertionResult, Grade, Settings, Subject};
 use crate::event::{ActionStatus, Event, Role, Usage};
 use crate::excerpt;
-use crate::expect::process::{tail, which, Finished, Job};
-use crate::grader::{Input, Message, TokenUsage, TraceSummary, MAX_INLINE_OUTPUT};
+use crate::expect::process::{Finished, Job, tail, which};
+use crate::grader::{Input, MAX_INLINE_OUTPUT, Message, TokenUsage, TraceSummary};
 
 /// Default time a grader may run.
 pub const DEFAULT_GRADER_TIMEOUT: Duration = Duration::from_secs(60);
@@ -197,7 +197,7 @@ impl GraderRun<'_> {
                     Err(e) => {
                         return Grade::error(format!(
                             "cannot write the long output to a temporary file: {e}"
-                        ))
+                        ));
                     }
                 };
                 payload.output = None;
@@ -359,7 +359,7 @@ pub(crate) fn grade_from_result(value: &Value) -> Result<Grade, String> {
         Some(other) => {
             return Err(format!(
                 "score must be a number between 0 and 1, got {other}"
-            ))
+            ));
         }
     };
     let reason = ["reason", "reasoning"]

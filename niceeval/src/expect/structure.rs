@@ -5,8 +5,8 @@
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::json_diff;
@@ -74,13 +74,13 @@ impl Assertion for Equals {
                 return Grade::error(format!(
                     "the expected value cannot be represented as JSON ({e}); \
                      pass equals(..) a value whose map keys are strings"
-                ))
+                ));
             }
         };
         let actual: Cow<'_, Value> = match (value, expected) {
             (Subject::Missing, Value::Null) => return Grade::pass("None, as expected (null)"),
             (Subject::Missing, _) => {
-                return Grade::fail(format!("expected {}, got None", excerpt::json(expected)))
+                return Grade::fail(format!("expected {}, got None", excerpt::json(expected)));
             }
             (Subject::Text(text), Value::String(_)) => Cow::Owned(Value::String(text.to_string())),
             (Subject::Text(text), _) => match serde_json::from_str::<Value>(text) {
@@ -90,7 +90,7 @@ impl Assertion for Equals {
                         "expected {}, got the text {}, which is not JSON ({e})",
                         excerpt::json(expected),
                         value.preview()
-                    ))
+                    ));
                 }
             },
             (Subject::Json(v), _) => Cow::Borrowed(v.as_ref()),
@@ -321,7 +321,7 @@ impl Assertion for MatchesSchema {
             Err(e) => {
                 return Grade::error(format!(
                     "invalid JSON Schema ({e}); fix the schema given to matches_schema"
-                ))
+                ));
             }
         };
         match value {

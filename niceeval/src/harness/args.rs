@@ -171,7 +171,7 @@ impl Args {
                 other if other.starts_with('-') => {
                     return Err(ArgsError(format!(
                         "unknown option {other}; run with --help to see the options"
-                    )))
+                    )));
                 }
                 _ => out.filters.push(arg),
             }
@@ -250,10 +250,12 @@ mod tests {
     #[test]
     fn bad_values_are_errors() {
         assert!(Args::parse(["--runs", "0"]).is_err());
-        assert!(Args::parse(["--runs"])
-            .unwrap_err()
-            .to_string()
-            .contains("needs a value"));
+        assert!(
+            Args::parse(["--runs"])
+                .unwrap_err()
+                .to_string()
+                .contains("needs a value")
+        );
         assert!(Args::parse(["--timeout", "soon"]).is_err());
     }
 

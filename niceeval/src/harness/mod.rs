@@ -22,12 +22,12 @@ mod args;
 mod suite;
 
 pub use args::{Args, ArgsError};
-pub use suite::{run_suite, DEFAULT_CONCURRENCY};
+pub use suite::{DEFAULT_CONCURRENCY, run_suite};
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::definition::{registered, EvalDefinition};
+use crate::definition::{EvalDefinition, registered};
 use crate::reporter::{Console, Html, Jsonl, Junit, Markdown, Reporter};
 
 /// Exit code when every eval passed or was skipped.

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::Args;
 use crate::definition::EvalDefinition;
-use crate::engine::{run_eval_async, RunOptions};
+use crate::engine::{RunOptions, run_eval_async};
 use crate::outcome::Outcome;
 use crate::report::EvalReport;
 use crate::reporter::{EvalSummary, Reporter, SuiteReport, SuiteStart};

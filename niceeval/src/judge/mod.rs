@@ -58,7 +58,9 @@ pub(crate) use resolve::JudgeEnv;
 #[non_exhaustive]
 pub enum JudgeError {
     /// No model anywhere in the resolution order.
-    #[error("no judge model is configured: set one for this call with .model(\"openai/gpt-4o-mini\"), for the eval with #[eval(judge_model = \"openai/gpt-4o-mini\")], for the crate with `[judge] model = \"openai/gpt-4o-mini\"` in niceeval.toml, or in the NICEEVAL_JUDGE_MODEL environment variable")]
+    #[error(
+        "no judge model is configured: set one for this call with .model(\"openai/gpt-4o-mini\"), for the eval with #[eval(judge_model = \"openai/gpt-4o-mini\")], for the crate with `[judge] model = \"openai/gpt-4o-mini\"` in niceeval.toml, or in the NICEEVAL_JUDGE_MODEL environment variable"
+    )]
     NoModel,
     /// The resolved model name is invalid.
     #[error("the judge model from {source_name} is unusable: {error}")]
@@ -86,7 +88,9 @@ pub enum JudgeError {
         message: String,
     },
     /// There is nothing to judge.
-    #[error("nothing to judge: the run has no reply yet; send a message first or pass the text with .on(..)")]
+    #[error(
+        "nothing to judge: the run has no reply yet; send a message first or pass the text with .on(..)"
+    )]
     NothingToJudge,
     /// The assertion ran out of time.
     #[error("the judge {model} did not finish within {seconds}s")]

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use super::JudgeError;
 use crate::cache::{CacheMode, ResponseCache};
-use crate::config::{parse_duration, Config};
-use crate::provider::{ClientOptions, ModelName, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT};
+use crate::config::{Config, parse_duration};
+use crate::provider::{ClientOptions, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, ModelName};
 
 /// What the judge pass of one run knows besides the assertions.
 #[derive(Debug, Clone, Copy)]

@@ -189,10 +189,7 @@ fn find_call<'a>(response: &'a ChatResponse, tool: &str) -> Result<&'a ToolCall,
         return Ok(call);
     }
     match response.tool_calls.first() {
-        Some(other) => Err(format!(
-            "it called `{}` instead of `{tool}`",
-            other.name
-        )),
+        Some(other) => Err(format!("it called `{}` instead of `{tool}`", other.name)),
         None => Err(format!(
             "it answered without calling `{tool}` (its text: {}); use a judge model that supports forced tool calls",
             crate::excerpt::quote(response.text.trim())
@@ -342,14 +339,16 @@ mod tests {
                 .0,
             0.5
         );
-        assert!(r
-            .grade(&answer("grade", json!({"score": 1.5})))
-            .unwrap_err()
-            .contains("outside [0, 1]"));
-        assert!(r
-            .grade(&answer("grade", json!({"score": "high"})))
-            .unwrap_err()
-            .contains("not a number"));
+        assert!(
+            r.grade(&answer("grade", json!({"score": 1.5})))
+                .unwrap_err()
+                .contains("outside [0, 1]")
+        );
+        assert!(
+            r.grade(&answer("grade", json!({"score": "high"})))
+                .unwrap_err()
+                .contains("not a number")
+        );
     }
 
     #[test]

@@ -133,7 +133,7 @@ fn print_at_exit() {}
 
 #[cfg(test)]
 mod tests {
-    use super::{notice, Notes};
+    use super::{Notes, notice};
 
     #[test]
     fn nothing_to_say_prints_nothing() {
@@ -148,7 +148,9 @@ mod tests {
         };
         assert_eq!(
             notice(&notes).as_deref(),
-            Some("niceeval: 1 of the tests counted as passed above was a skipped eval (libtest has no runtime skip):\n  evals::a: no key\n")
+            Some(
+                "niceeval: 1 of the tests counted as passed above was a skipped eval (libtest has no runtime skip):\n  evals::a: no key\n"
+            )
         );
     }
 

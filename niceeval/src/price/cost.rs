@@ -287,11 +287,7 @@ pub(crate) fn run_cost(events: &[Event], config: &Config) -> Option<f64> {
 }
 
 fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
+    if n == 1 { "" } else { "s" }
 }
 
 fn describe_tokens(usage: &Usage) -> String {

@@ -34,7 +34,7 @@ use crate::config::Config;
 
 pub use crate::config::Price;
 pub use builtin::PRICES_AS_OF;
-pub use cost::{estimate_cost, Cost, Estimate, PriceError};
+pub use cost::{Cost, Estimate, PriceError, estimate_cost};
 pub(crate) use cost::{run_cost, token_breakdown};
 
 /// Where a price came from.

@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::{ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolChoice, Usage};
 

@@ -6,13 +6,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, SystemTime};
 
-use reqwest::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use tokio::sync::Semaphore;
 
 use super::retry::{parse_retry_after, retryable_status};
 use super::{
-    anthropic, body_excerpt, openai, ApiKey, ChatRequest, ChatResponse, ModelName, Provider,
-    ProviderError, RetryPolicy,
+    ApiKey, ChatRequest, ChatResponse, ModelName, Provider, ProviderError, RetryPolicy, anthropic,
+    body_excerpt, openai,
 };
 use crate::cache::{CacheKey, CacheMode, ResponseCache, SingleFlight};
 
@@ -335,7 +335,7 @@ impl ModelClient {
                         url: self.url.clone(),
                         seconds: wait.as_secs(),
                         max: self.retry.max_retry_after.as_secs(),
-                    })
+                    });
                 }
                 Some(wait) => wait,
                 None => self.retry.backoff(attempt),

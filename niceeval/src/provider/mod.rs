@@ -29,12 +29,12 @@ mod retry;
 
 use std::fmt;
 
-use serde_json::value::RawValue;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 pub use crate::event::Usage;
 pub(crate) use client::resolve_key;
-pub use client::{ClientOptions, ModelClient, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT};
+pub use client::{ClientOptions, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, ModelClient};
 pub use retry::RetryPolicy;
 
 /// Which wire format a model speaks.
@@ -472,7 +472,9 @@ pub enum ProviderError {
         after: String,
     },
     /// The server asked to wait longer than the retry policy allows.
-    #[error("{model} at {url} is rate limited and asked to retry after {seconds}s, longer than the {max}s niceeval waits; try again later or lower the request rate")]
+    #[error(
+        "{model} at {url} is rate limited and asked to retry after {seconds}s, longer than the {max}s niceeval waits; try again later or lower the request rate"
+    )]
     RetryTooLate {
         /// The model.
         model: String,

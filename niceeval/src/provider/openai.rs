@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::{ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolChoice, Usage};
 
@@ -238,7 +238,7 @@ pub fn decode(body: &[u8]) -> Result<ChatResponse, String> {
         Some(other) => {
             return Err(format!(
                 "`message.content` is neither text nor parts: {other}"
-            ))
+            ));
         }
     };
     let mut calls: Vec<(Option<String>, AnswerFunction)> = message
@@ -375,9 +375,11 @@ mod tests {
 
     #[test]
     fn malformed_answers_are_errors() {
-        assert!(decode(b"{not json")
-            .unwrap_err()
-            .contains("not a Chat Completions answer"));
+        assert!(
+            decode(b"{not json")
+                .unwrap_err()
+                .contains("not a Chat Completions answer")
+        );
         assert!(decode(b"{}").unwrap_err().contains("no `choices`"));
         assert!(decode(br#"{"choices":[]}"#).unwrap_err().contains("empty"));
     }

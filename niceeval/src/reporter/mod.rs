@@ -12,7 +12,7 @@ mod junit;
 mod markdown;
 mod markup;
 
-pub use console::{summary_table, Console};
+pub use console::{Console, summary_table};
 
 pub use html::Html;
 pub use jsonl::Jsonl;

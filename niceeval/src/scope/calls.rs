@@ -314,9 +314,11 @@ mod tests {
                 .map(|i| result(&i.to_string(), ActionStatus::Failed)),
         );
         let calls = calls_where(&wide, |_| true);
-        assert!(statuses(&wide, &calls)
-            .iter()
-            .all(|s| *s == Some(ActionStatus::Failed)));
+        assert!(
+            statuses(&wide, &calls)
+                .iter()
+                .all(|s| *s == Some(ActionStatus::Failed))
+        );
     }
 
     #[test]

@@ -63,7 +63,7 @@ mod tools;
 mod turn_output;
 
 pub use actions::{
-    CalledSubagent, LoadedSkill, NoFailedActions, ToolOrder, UsedNoTools, LOAD_SKILL_TOOL,
+    CalledSubagent, LOAD_SKILL_TOOL, LoadedSkill, NoFailedActions, ToolOrder, UsedNoTools,
 };
 pub(crate) use deferred::{BoxFuture, Defer, Deferred, Stage};
 pub use events::{EventCheck, EventOrder, EventsSatisfy, NoEvent};

@@ -40,11 +40,7 @@ pub(super) fn score(results: &[AssertionResult]) -> f64 {
     let (sum, weight) = results.iter().fold((0.0, 0.0), |(s, w), r| {
         (s + r.score * r.weight, w + r.weight)
     });
-    if weight > 0.0 {
-        sum / weight
-    } else {
-        0.0
-    }
+    if weight > 0.0 { sum / weight } else { 0.0 }
 }
 
 /// The list's named scores; `is_set[i]` says whether result `i` is an `assert-set`, whose

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::prepare::{prepare, Base};
-use super::values::{js_string, list_value, required, text_value};
 use super::AssertSpec;
+use super::prepare::{Base, prepare};
+use super::values::{js_string, list_value, required, text_value};
 use crate::assertion::Assertion;
 use crate::expect;
 use crate::expect::type_names::{self as types, Builtin};
@@ -32,7 +32,7 @@ fn schema_value(spec: &AssertSpec) -> Result<Option<Value>, String> {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::String(s)) if s.trim().is_empty() => return Ok(None),
         Some(Value::String(s)) if s.trim_start().starts_with("file://") => {
-            return Err("file:// schemas are not supported; put the schema inline".to_string())
+            return Err("file:// schemas are not supported; put the schema inline".to_string());
         }
         Some(Value::String(s)) => yaml_serde::from_str::<Value>(s)
             .map_err(|e| format!("`value` is not a JSON Schema (as YAML or JSON): {e}"))?,
@@ -70,7 +70,7 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Str
                 other => {
                     return Err(format!(
                         "`value` must be a regular expression string, got {other}"
-                    ))
+                    ));
                 }
             };
             let re = expect::regex(pattern.as_str());
@@ -112,7 +112,7 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Str
                 Some(t) => {
                     return Err(format!(
                         "`threshold` (the maximum distance) must be ≥ 0, got {t}"
-                    ))
+                    ));
                 }
             };
             (
@@ -135,7 +135,7 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Str
                 other => {
                     return Err(format!(
                         "`value` must be a reference string or a list of them, got {other}"
-                    ))
+                    ));
                 }
             };
             if refs.is_empty() {
@@ -151,7 +151,7 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Str
                     _ => {
                         return Err(format!(
                             "config.n must be a whole number from 1 to 9, got {v}"
-                        ))
+                        ));
                     }
                 },
             };
@@ -171,7 +171,7 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Str
                 other => {
                     return Err(format!(
                         "`value` must be code or a file:// reference, got {other}"
-                    ))
+                    ));
                 }
             };
             (

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::builtin::{builtin, config_with_extra};
 use super::{AssertSpec, SpecContext};
 use crate::assertion::Transform;
-use crate::assertion::{passes, Assertion, Chain, Expect, Grade, Settings, Subject};
+use crate::assertion::{Assertion, Chain, Expect, Grade, Settings, Subject, passes};
 use crate::expect::type_names as types;
 use crate::expect::{self, BoxedAssertion, IntoBoxed};
 use crate::grader::{Input, Message};
@@ -197,7 +197,11 @@ impl<A: Assertion> Assertion for Measured<A> {
             None => Grade::error(format!(
                 "no {} in the context: set SpecContext::{} (Runsight reads run metrics; promptfoo needs a provider that reports them)",
                 self.what,
-                if self.what == "cost" { "cost_usd" } else { "latency_ms" }
+                if self.what == "cost" {
+                    "cost_usd"
+                } else {
+                    "latency_ms"
+                }
             )),
         }
     }

@@ -155,7 +155,7 @@ fn object(value: &Value, language: Language, rules: Rules) -> Grade {
             match crate::expect::script::grade_from_result(&only_components) {
                 Ok(g) => g.children,
                 Err(e) => {
-                    return invalid(format!("the code returned an invalid grading result: {e}"))
+                    return invalid(format!("the code returned an invalid grading result: {e}"));
                 }
             }
         }

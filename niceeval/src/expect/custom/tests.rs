@@ -144,7 +144,9 @@ fn a_panicking_predicate_is_an_execution_error() {
     let r = check(&custom, &"x".subject());
     assert_eq!(
         r.error.as_deref(),
-        Some("the scoring function of explodes panicked: no score for you; a check should return, not panic")
+        Some(
+            "the scoring function of explodes panicked: no score for you; a check should return, not panic"
+        )
     );
 }
 

@@ -26,11 +26,15 @@ fn tool_order_failure_says_which_step_is_missing() {
     let events = parked_run();
     assert_eq!(
         fails(&ToolOrder::new(["write_file", "read_file"]), &events),
-        format!("found write_file (#13) but no read_file after it (read_file was called at #2, before #13); tool calls in order: {SEQUENCE}")
+        format!(
+            "found write_file (#13) but no read_file after it (read_file was called at #2, before #13); tool calls in order: {SEQUENCE}"
+        )
     );
     assert_eq!(
         fails(&ToolOrder::new(["bash", "git_push"]), &events),
-        format!("found bash (#3) but no git_push after it (git_push was never called); tool calls in order: {SEQUENCE}")
+        format!(
+            "found bash (#3) but no git_push after it (git_push was never called); tool calls in order: {SEQUENCE}"
+        )
     );
     assert_eq!(
         fails(&ToolOrder::new(["deploy"]), &events),

@@ -1,8 +1,8 @@
 //! The matching language: every form, alone and combined, and the data form.
 use crate::scope::matching::*;
 use regex::Regex;
-use serde_json::json;
 use serde_json::Value;
+use serde_json::json;
 
 fn re(pattern: &str) -> InputMatch {
     InputMatch::Regex(Regex::new(pattern).unwrap())

@@ -2,7 +2,7 @@
 //! arrive out of order.
 
 use regex::Regex;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::{answered_run, called, fails, parked_run, passes};
 use crate::event::ActionStatus;
@@ -53,7 +53,9 @@ fn status_comes_from_the_paired_result_of_interleaved_calls() {
     );
     assert_eq!(
         reason,
-        format!("no matching call(s) to bash with status rejected; 2 call(s) to bash seen:\n  {BASH_3}: status failed, not rejected\n  {BASH_15}: status completed, not rejected")
+        format!(
+            "no matching call(s) to bash with status rejected; 2 call(s) to bash seen:\n  {BASH_3}: status failed, not rejected\n  {BASH_15}: status completed, not rejected"
+        )
     );
 }
 
@@ -62,7 +64,10 @@ fn a_call_without_result_has_no_status() {
     let events = [called("c9", "bash", json!({"command": "sleep 100"}))];
     passes(&ToolCheck::called("bash"), &events);
     assert_eq!(
-        fails(&ToolCheck::called("bash").status(ActionStatus::Completed), &events),
+        fails(
+            &ToolCheck::called("bash").status(ActionStatus::Completed),
+            &events
+        ),
         "no matching call(s) to bash with status completed; 1 call(s) to bash seen:\n  #0 bash {\"command\":\"sleep 100\"} → no result: no result, so no status (wanted completed)"
     );
 }
@@ -73,7 +78,9 @@ fn input_mismatches_are_explained_per_call() {
     let check = ToolCheck::called("bash").input(json!({"command": "cargo test"}));
     assert_eq!(
         fails(&check, &events),
-        format!("no matching call(s) to bash with input {{\"command\":\"cargo test\"}}; 2 call(s) to bash seen:\n  {BASH_3}: at $.command: expected \"cargo test\", got \"cargo build\"\n  {BASH_15}: at $.command: expected \"cargo test\", got \"cargo build\"")
+        format!(
+            "no matching call(s) to bash with input {{\"command\":\"cargo test\"}}; 2 call(s) to bash seen:\n  {BASH_3}: at $.command: expected \"cargo test\", got \"cargo build\"\n  {BASH_15}: at $.command: expected \"cargo test\", got \"cargo build\""
+        )
     );
 }
 
@@ -108,7 +115,9 @@ fn wrong_count_and_never_called_tools() {
     let events = parked_run();
     assert_eq!(
         fails(&ToolCheck::called("bash").count(1), &events),
-        format!("expected exactly 1 matching call(s) to bash, found 2; 2 call(s) to bash seen:\n  {BASH_3}\n  {BASH_15}")
+        format!(
+            "expected exactly 1 matching call(s) to bash, found 2; 2 call(s) to bash seen:\n  {BASH_3}\n  {BASH_15}"
+        )
     );
     assert_eq!(
         fails(&ToolCheck::called("deploy"), &events),
@@ -146,7 +155,9 @@ fn not_called_tool_is_the_negation_with_the_same_options() {
                 .input(json!({"command": "cargo build"})),
             &events
         ),
-        format!("found 1 matching call(s) to bash with status failed and input {{\"command\":\"cargo build\"}}:\n  {BASH_3}")
+        format!(
+            "found 1 matching call(s) to bash with status failed and input {{\"command\":\"cargo build\"}}:\n  {BASH_3}"
+        )
     );
     assert_eq!(
         fails(&ToolCheck::not_called("bash").count(2), &events),

@@ -2,8 +2,8 @@
 //! the loop (`input.requested` parks a turn; `t.respond` answers it), and what a run records:
 //! `t.turns()`, `t.events()` and `t.usage()`.
 
-use niceeval::prelude::*;
 use niceeval::ActionStatus;
+use niceeval::prelude::*;
 use niceeval_examples::support_bot;
 
 /// Names of the tools called in `events`, in order. (Collections are checked as JSON:

@@ -4,7 +4,7 @@
 
 use niceeval::prelude::*;
 use niceeval::{Grade, Severity, Subject};
-use niceeval_examples::checks::{money_format, RefundsMatchOrders};
+use niceeval_examples::checks::{RefundsMatchOrders, money_format};
 use niceeval_examples::support_bot;
 
 // `make_assertion(name)` turns a closure into an assertion. `.score(f)` returns a number in

@@ -1,7 +1,7 @@
 //! First steps: the shape of an eval, the `#[eval]` options, and the two ways to plug in an
 //! agent (a `fn() -> impl Agent` from your crate, or a closure wrapped by `agent_fn`).
 //!
-//! Run just this file with `cargo test -p niceeval-examples --test first_steps`.
+//! Run just this file with `cargo test -p niceeval-examples --test evals first_steps::`.
 
 use niceeval::prelude::*;
 use niceeval_examples::support_bot;

@@ -241,9 +241,11 @@ fn console_on_a_terminal_draws_a_progress_bar() {
     // A plain console never writes escape codes.
     let mut plain = Console::new(Vec::new(), false);
     feed(&mut plain, &reports[..2]);
-    assert!(!String::from_utf8(plain.into_inner())
-        .expect("UTF-8")
-        .contains('\x1b'));
+    assert!(
+        !String::from_utf8(plain.into_inner())
+            .expect("UTF-8")
+            .contains('\x1b')
+    );
 }
 
 #[test]
@@ -269,14 +271,18 @@ fn junit_xml_has_one_testcase_per_eval_and_parses() {
         .find(|n| n.has_tag_name("failure"))
         .expect("a failure element");
     // The failure carries the whole report, unescaped back by the parser.
-    assert!(failure
-        .text()
-        .unwrap_or_default()
-        .contains("FAIL  gate called_tool(\"escalate\")"));
-    assert!(failure
-        .text()
-        .unwrap_or_default()
-        .contains("includes(\"<manager>\")"));
+    assert!(
+        failure
+            .text()
+            .unwrap_or_default()
+            .contains("FAIL  gate called_tool(\"escalate\")")
+    );
+    assert!(
+        failure
+            .text()
+            .unwrap_or_default()
+            .contains("includes(\"<manager>\")")
+    );
     insta::assert_snapshot!("junit", redact(&xml));
 }
 

@@ -1,12 +1,11 @@
 //! `javascript` and `python` assertions run for real with node and python3.
 
-#[path = "scripts_support/mod.rs"]
-mod support;
+use crate::scripts_support as support;
 
 use std::time::Duration;
 
-use niceeval::prelude::*;
 use niceeval::AssertionResult;
+use niceeval::prelude::*;
 use support::{have, write};
 
 fn check(value: &str, assertion: impl Assertion) -> AssertionResult {

@@ -1,7 +1,7 @@
 //! LLM-as-judge end to end: evals run through `run_eval` against a fake provider on 127.0.0.1
 //! that speaks the real wire formats. No test touches the network.
 
-mod support;
+use crate::support;
 
 use niceeval::Chain;
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use std::time::Duration;
 use niceeval::__private::BoxFuture;
 use niceeval::{Agent, AssertionKind, Eval, EvalReport, Outcome, Severity};
 use serde_json::json;
-use support::{define, openai_choice, run, says, Crate, FakeProvider, Reply};
+use support::{Crate, FakeProvider, Reply, define, openai_choice, run, says};
 
 type BodyResult = Result<(), niceeval::Error>;
 
@@ -301,7 +301,11 @@ fn anthropic_judges_use_the_messages_api() {
         ))
     });
     let var = "NICEEVAL_TEST_ANTHROPIC_KEY_A1";
-    std::env::set_var(var, "sk-ant-test-a1");
+    // SAFETY: other tests of this binary run on other threads, but the variable is unique to
+    // this test, std serializes its own environment access (`env::var`, spawning a process)
+    // with `set_var`, and nothing here reads the environment from C: every request goes to
+    // 127.0.0.1, so no host name is resolved.
+    unsafe { std::env::set_var(var, "sk-ant-test-a1") };
     let krate = Crate::new(&format!(
         "[judge]\nmodel = \"anthropic/claude-judge\"\nbase_url = \"{}\"\napi_key_env = \"{var}\"\n",
         server.url
@@ -456,17 +460,23 @@ fn cache_off_asks_every_time() {
 fn the_api_key_is_never_written_anywhere() {
     let key = "sk-test-NEVER-WRITE-9f8e7d6c5b4a";
     let var = "NICEEVAL_TEST_KEY_SCAN_1";
-    std::env::set_var(var, key);
+    // SAFETY: other tests of this binary run on other threads, but the variable is unique to
+    // this test, std serializes its own environment access (`env::var`, spawning a process)
+    // with `set_var`, and nothing here reads the environment from C: every request goes to
+    // 127.0.0.1, so no host name is resolved.
+    unsafe { std::env::set_var(var, key) };
     let server = FakeProvider::start(choice_from_prompt);
     let krate = Crate::new(&openai_toml(&server, &format!("api_key_env = \"{var}\"\n")));
     let reports = [
         run(define("scan_a", &krate, five_factuality).with_agent(paris)),
         run(define("scan_b", &krate, one_closed_qa).with_agent(paris)),
     ];
-    assert!(server
-        .seen()
-        .iter()
-        .all(|s| s.headers["authorization"] == format!("Bearer {key}")));
+    assert!(
+        server
+            .seen()
+            .iter()
+            .all(|s| s.headers["authorization"] == format!("Bearer {key}"))
+    );
     // What a reporter would write: the JSON and text reports.
     for (i, report) in reports.iter().enumerate() {
         std::fs::write(

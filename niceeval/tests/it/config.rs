@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use niceeval::__private::{BoxFuture, EvalDefinition};
-use niceeval::config::{find, Config, ConfigError, FILE_NAME};
-use niceeval::{run_eval, Eval, Outcome};
+use niceeval::config::{Config, ConfigError, FILE_NAME, find};
+use niceeval::{Eval, Outcome, run_eval};
 
 fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
     let path = dir.join(FILE_NAME);

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use niceeval_tests::child::{self, Output};
-use niceeval_tests::fixture::{workspace_root, Fixtures, BUILD_DEADLINE};
+use niceeval_tests::fixture::{BUILD_DEADLINE, Fixtures, workspace_root};
 
 const CHANGED_REPLY: &str = "Your refund for order #123 was sent yesterday.";
 
@@ -31,10 +31,19 @@ fn copy_template(dir: &Path) {
     }
     let manifest = std::fs::read_to_string(template.join("Cargo.toml")).expect("template manifest");
     let niceeval = workspace_root().join("niceeval");
+    // The fixtures workspace's profile (from `[profile.dev]` on), so the copy reuses the
+    // dependencies already built in the fixtures' target directory instead of building them
+    // all again with other debug settings.
+    let fixtures = std::fs::read_to_string(workspace_root().join("tests/fixtures/Cargo.toml"))
+        .expect("the fixtures' manifest");
+    let profile = &fixtures[fixtures
+        .find("[profile.dev]")
+        .expect("a [profile.dev] in tests/fixtures/Cargo.toml")..];
     let manifest = manifest.replace(
         "path = \"../../../niceeval\"",
         &format!("path = {:?}", niceeval.display().to_string()),
-    ) + "\n[workspace]\n";
+    ) + "\n[workspace]\n\n"
+        + profile;
     std::fs::write(dir.join("Cargo.toml"), manifest).expect("write the manifest");
     std::fs::copy(workspace_root().join("Cargo.lock"), dir.join("Cargo.lock"))
         .expect("copy Cargo.lock");

@@ -111,7 +111,7 @@ fn violations(modules: &BTreeMap<String, String>) -> Vec<String> {
     for (module, code) in modules {
         let Some(&mine) = layer_of.get(module.as_str()) else {
             problems.push(format!(
-                "`{module}` is in no layer: add it to LAYERS in niceeval/tests/layers.rs and to ARCHITECTURE.md"
+                "`{module}` is in no layer: add it to LAYERS in niceeval/tests/it/layers.rs and to ARCHITECTURE.md"
             ));
             continue;
         };

@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use niceeval::__private::{make_agent, Arc, BoxFuture, EvalDefinition};
+use niceeval::__private::{Arc, BoxFuture, EvalDefinition, make_agent};
 use niceeval::prelude::*;
-use niceeval::{run_eval, AssertionKind, AssertionResult, EvalReport};
+use niceeval::{AssertionKind, AssertionResult, EvalReport, run_eval};
 
 type Body = for<'a> fn(&'a mut Eval) -> BoxFuture<'a, niceeval::Result>;
 

@@ -1,15 +1,14 @@
 //! Named custom assertions from `.niceeval/assertions/`, in Rust and as data, with real Python,
 //! Node and shell scripts.
 
-#[path = "scripts_support/mod.rs"]
-mod support;
+use crate::scripts_support as support;
 
 use std::path::Path;
 
+use niceeval::AssertionResult;
 use niceeval::expect::CustomAssertions;
 use niceeval::prelude::*;
 use niceeval::spec::{self, SpecContext};
-use niceeval::AssertionResult;
 use support::{have, write};
 
 const MIN_WORDS: &str = r#"
@@ -78,10 +77,12 @@ fn discovery_walks_up_and_ignores_built_in_names() {
         expected.insert(0, "always-ok");
     }
     assert_eq!(names, expected);
-    assert!(found
-        .ignored
-        .iter()
-        .any(|(p, why)| p.ends_with("contains.py") && why.contains("built-in")));
+    assert!(
+        found
+            .ignored
+            .iter()
+            .any(|(p, why)| p.ends_with("contains.py") && why.contains("built-in"))
+    );
     assert_eq!(
         found.dir.as_deref().map(Path::to_path_buf),
         Some(

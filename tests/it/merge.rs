@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use niceeval::merge::{merge, read_reports};
 use niceeval::EvalReport;
+use niceeval::merge::{merge, read_reports};
 use niceeval_tests::child::{self, Output};
-use niceeval_tests::fixture::{Fixtures, BUILD_DEADLINE, RUN_DEADLINE};
+use niceeval_tests::fixture::{BUILD_DEADLINE, Fixtures, RUN_DEADLINE};
 
 /// Runs the suite binary with `args`, its results file going to `dir`.
 fn shard(dir: &Path, args: &[&str]) -> Output {

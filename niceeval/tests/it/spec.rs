@@ -1,8 +1,7 @@
 //! Assertions as data: promptfoo, AgentV and Runsight assertion lists evaluated with
 //! `niceeval::spec::evaluate`, including the peers' documented examples and edge cases.
 
-#[path = "scripts_support/mod.rs"]
-mod support;
+use crate::scripts_support as support;
 
 use niceeval::spec::{self, AssertSpec, SpecContext, SpecError};
 use serde_json::json;
@@ -207,11 +206,13 @@ fn cost_and_latency_read_the_context() {
     );
     let none = spec::evaluate(&specs, "x", &SpecContext::new()).unwrap();
     assert!(!none.pass);
-    assert!(none.results[0]
-        .error
-        .as_deref()
-        .unwrap()
-        .contains("no cost in the context"));
+    assert!(
+        none.results[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("no cost in the context")
+    );
     assert!(load_error("- type: cost").contains("needs a `threshold`"));
 }
 
@@ -338,7 +339,9 @@ fn load_time_errors_name_the_item_and_the_choices() {
         load_error("- type: word-count\n  value: { min: 5, max: 2 }")
             .contains("greater than `max`")
     );
-    assert!(load_error("- type: word-count\n  value: { least: 5 }").contains("unknown key `least`"));
+    assert!(
+        load_error("- type: word-count\n  value: { least: 5 }").contains("unknown key `least`")
+    );
     assert!(load_error("- type: is-json\n  value: { type: nope }").contains("invalid JSON Schema"));
     assert!(load_error("- type: script").contains("needs a `command`"));
     assert!(load_error("- type: javascript").contains("needs a `value`"));
@@ -451,20 +454,85 @@ fn code_assertions_follow_promptfoo() {
     }
     // (item, output, pass, score)
     let table: &[(&str, &str, bool, f64)] = &[
-        ("- type: javascript\n  value: 'output.length > 3;'", "hello", true, 1.0),
-        ("- type: javascript\n  value: 'let x = JSON.parse(output); x.a === 1'", r#"{"a":1}"#, true, 1.0),
-        ("- type: javascript\n  value: \"({pass: true, score: 0.2, reason: 'ok'})\"\n  threshold: 0.5", "x", true, 0.2),
-        ("- type: javascript\n  value: \"({pass: false, score: 0.9, reason: 'no'})\"\n  threshold: 0.5", "x", false, 0.9),
+        (
+            "- type: javascript\n  value: 'output.length > 3;'",
+            "hello",
+            true,
+            1.0,
+        ),
+        (
+            "- type: javascript\n  value: 'let x = JSON.parse(output); x.a === 1'",
+            r#"{"a":1}"#,
+            true,
+            1.0,
+        ),
+        (
+            "- type: javascript\n  value: \"({pass: true, score: 0.2, reason: 'ok'})\"\n  threshold: 0.5",
+            "x",
+            true,
+            0.2,
+        ),
+        (
+            "- type: javascript\n  value: \"({pass: false, score: 0.9, reason: 'no'})\"\n  threshold: 0.5",
+            "x",
+            false,
+            0.9,
+        ),
         ("- type: not-javascript\n  value: '0.3'", "x", false, 0.3),
-        ("- type: not-javascript\n  value: '0.25'\n  threshold: 0.5", "x", true, 0.25),
-        ("- type: not-javascript\n  value: \"({pass: false, score: 0.2, reason: 'r'})\"", "x", true, 0.2),
-        ("- type: not-javascript\n  value: 'output === \"x\"'", "x", false, 0.0),
-        ("- type: not-javascript\n  value: \"throw new Error('boom')\"", "x", false, 0.0),
-        ("- type: javascript\n  value: '({pass: true})'", "x", false, 0.0),
-        ("- type: javascript\n  value: 'return 0;'\n  threshold: 0", "x", true, 0.0),
-        ("- type: python\n  value: \"{'pass': False, 'score': 0.9, 'reason': 'x'}\"\n  threshold: 0.5", "x", false, 0.9),
-        ("- type: python\n  value: \"{'pass': True, 'score': 0.2, 'reason': 'x'}\"\n  threshold: 0.5", "x", false, 0.2),
-        ("- type: not-python\n  value: \"{'pass': True, 'score': 0.2, 'reason': 'x'}\"\n  threshold: 0.5", "x", true, 0.2),
+        (
+            "- type: not-javascript\n  value: '0.25'\n  threshold: 0.5",
+            "x",
+            true,
+            0.25,
+        ),
+        (
+            "- type: not-javascript\n  value: \"({pass: false, score: 0.2, reason: 'r'})\"",
+            "x",
+            true,
+            0.2,
+        ),
+        (
+            "- type: not-javascript\n  value: 'output === \"x\"'",
+            "x",
+            false,
+            0.0,
+        ),
+        (
+            "- type: not-javascript\n  value: \"throw new Error('boom')\"",
+            "x",
+            false,
+            0.0,
+        ),
+        (
+            "- type: javascript\n  value: '({pass: true})'",
+            "x",
+            false,
+            0.0,
+        ),
+        (
+            "- type: javascript\n  value: 'return 0;'\n  threshold: 0",
+            "x",
+            true,
+            0.0,
+        ),
+        (
+            "- type: python\n  value: \"{'pass': False, 'score': 0.9, 'reason': 'x'}\"\n  threshold: 0.5",
+            "x",
+            false,
+            0.9,
+        ),
+        (
+            "- type: python\n  value: \"{'pass': True, 'score': 0.2, 'reason': 'x'}\"\n  threshold: 0.5",
+            "x",
+            false,
+            0.2,
+        ),
+        (
+            "- type: not-python\n  value: \"{'pass': True, 'score': 0.2, 'reason': 'x'}\"\n  threshold: 0.5",
+            "x",
+            true,
+            0.2,
+        ),
         ("- type: python\n  value: \"'true'\"", "x", true, 1.0),
         ("- type: python\n  value: \"'False'\"", "x", false, 0.0),
         ("- type: python\n  value: \"'0.8'\"", "x", true, 0.8),
@@ -485,16 +553,56 @@ fn code_assertions_follow_promptfoo() {
 #[test]
 fn json_types_follow_promptfoo() {
     let table: &[(&str, &str, bool)] = &[
-        ("- type: is-json\n  value: {type: object, properties: {email: {type: string, format: email}}}", r#"{"email": "nope"}"#, false),
-        ("- type: is-json\n  value: {type: object, properties: {email: {type: string, format: email}}}", r#"{"email": "a@b.co"}"#, true),
-        ("- type: is-json\n  value: {type: string, format: date-time}", r#""yesterday""#, false),
-        ("- type: is-json\n  value: {type: array, items: [{type: string}, {type: number}]}", r#"["a", "b"]"#, false),
-        ("- type: is-json\n  value: {type: array, items: [{type: string}, {type: number}]}", r#"["a", 1]"#, true),
-        ("- type: is-json\n  value: {$schema: 'https://json-schema.org/draft/2020-12/schema', type: array, prefixItems: [{type: string}]}", r#"[1]"#, false),
-        ("- type: contains-json", "{key: value, another_key: another value}", true),
-        ("- type: contains-json", "{\n  \"reason\": \"all good\",\n  \"score\": 1.0 // perfect score\n}", true),
-        ("- type: contains-json", "{\n  \"incomplete\": \"object\"", true),
-        ("- type: contains-json\n  value: {required: [score]}", "Result: {score: 0.9 // good\n", true),
+        (
+            "- type: is-json\n  value: {type: object, properties: {email: {type: string, format: email}}}",
+            r#"{"email": "nope"}"#,
+            false,
+        ),
+        (
+            "- type: is-json\n  value: {type: object, properties: {email: {type: string, format: email}}}",
+            r#"{"email": "a@b.co"}"#,
+            true,
+        ),
+        (
+            "- type: is-json\n  value: {type: string, format: date-time}",
+            r#""yesterday""#,
+            false,
+        ),
+        (
+            "- type: is-json\n  value: {type: array, items: [{type: string}, {type: number}]}",
+            r#"["a", "b"]"#,
+            false,
+        ),
+        (
+            "- type: is-json\n  value: {type: array, items: [{type: string}, {type: number}]}",
+            r#"["a", 1]"#,
+            true,
+        ),
+        (
+            "- type: is-json\n  value: {$schema: 'https://json-schema.org/draft/2020-12/schema', type: array, prefixItems: [{type: string}]}",
+            r#"[1]"#,
+            false,
+        ),
+        (
+            "- type: contains-json",
+            "{key: value, another_key: another value}",
+            true,
+        ),
+        (
+            "- type: contains-json",
+            "{\n  \"reason\": \"all good\",\n  \"score\": 1.0 // perfect score\n}",
+            true,
+        ),
+        (
+            "- type: contains-json",
+            "{\n  \"incomplete\": \"object\"",
+            true,
+        ),
+        (
+            "- type: contains-json\n  value: {required: [score]}",
+            "Result: {score: 0.9 // good\n",
+            true,
+        ),
         ("- type: contains-json", "no json here", false),
     ];
     for (item, output, pass) in table {

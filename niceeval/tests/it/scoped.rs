@@ -9,7 +9,7 @@ use std::sync::Arc;
 use niceeval::__private::BoxFuture;
 use niceeval::prelude::*;
 use niceeval::{
-    run_eval, AssertionResult, Error, EvalDefinition, EvalReport, Replay, Severity, Turn,
+    AssertionResult, Error, EvalDefinition, EvalReport, Replay, Severity, Turn, run_eval,
 };
 
 /// Turn 1 ends parked on an input request; turn 2 answers it.
@@ -111,10 +111,12 @@ fn every_scoped_assertion_passes_over_the_answered_run() {
     let report = run("all_pass", replayed, body);
     assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
     assert_eq!(report.assertions.len(), 15, "{}", report.render());
-    assert!(report
-        .assertions
-        .iter()
-        .all(|a| a.kind == niceeval::AssertionKind::Scoped && a.severity == Severity::Gate));
+    assert!(
+        report
+            .assertions
+            .iter()
+            .all(|a| a.kind == niceeval::AssertionKind::Scoped && a.severity == Severity::Gate)
+    );
     assert_eq!(
         report.assertions[0].name, r#"called_tool("git_push").count(1).status(rejected)"#,
         "evaluated in registration order"
@@ -154,15 +156,19 @@ fn a_failed_scoped_assertion_fails_the_eval_and_its_reason_is_in_the_report() {
         "{}",
         failed.reason
     );
-    assert!(named(&report, "used_no_tools()")
-        .reason
-        .starts_with("7 tool call(s):"));
+    assert!(
+        named(&report, "used_no_tools()")
+            .reason
+            .starts_with("7 tool call(s):")
+    );
     assert!(named(&report, r#"called_tool("deploy")"#).reason.contains(
         "deploy was never called; tools called: read_file ×2, bash ×2, load_skill, write_file, git_push"
     ));
-    assert!(named(&report, "parked()")
-        .reason
-        .contains("the input request at #19 was answered"));
+    assert!(
+        named(&report, "parked()")
+            .reason
+            .contains("the input request at #19 was answered")
+    );
     let text = report.render();
     assert!(text.contains("FAIL  gate no_failed_actions()"), "{text}");
     assert!(text.contains("  #12 subagent researcher"), "{text}");
@@ -325,9 +331,11 @@ fn turn_scope_sees_only_that_turns_events() {
         named(&report, "turn 2: used_no_tools()").reason,
         "1 tool call(s):\n  #1 git_push {\"remote\":\"origin\"} → rejected"
     );
-    assert!(named(&report, r#"turn 1: output_equals({"pushed":true})"#)
-        .reason
-        .starts_with("the turn has no structured output"));
+    assert!(
+        named(&report, r#"turn 1: output_equals({"pushed":true})"#)
+            .reason
+            .starts_with("the turn has no structured output")
+    );
 }
 
 #[test]
@@ -454,9 +462,10 @@ fn respond_without_a_parked_turn_is_an_error() {
         Box::pin(async move {
             let err = t.respond("yes").await.unwrap_err();
             assert!(matches!(err, Error::NotParked));
-            assert!(err
-                .to_string()
-                .contains("send a message with t.send instead"));
+            assert!(
+                err.to_string()
+                    .contains("send a message with t.send instead")
+            );
             t.send("delete account 7").await?;
             t.new_session();
             // the request belonged to the previous session

@@ -29,7 +29,7 @@ async fn check_versus_require(t: &mut Eval) -> niceeval::Result {
 // checked against a wording the bot does not use, so similarity is about 0.24 < 0.9.
 //
 // Strict mode turns such marks into failures. Try:
-//   NICEEVAL_STRICT=1 cargo test -p niceeval-examples --test outcomes soft_below_threshold
+//   NICEEVAL_STRICT=1 cargo test -p niceeval-examples --test evals outcomes::soft_below_threshold
 #[eval(agent = support_bot, tags = ["outcomes"])]
 async fn soft_below_threshold_passes_with_a_mark(t: &mut Eval) -> niceeval::Result {
     t.send("Where is my order #789?").await?;
@@ -61,7 +61,7 @@ fn production_transcript() -> impl Agent {
 // `t.skip(reason)` ends the body and reports the eval as skipped (not passed): `cargo test`
 // prints "niceeval: SKIPPED <id>: <reason>". Here, a check of a recorded production
 // conversation that only runs when one is provided:
-//   SUPPORT_BOT_TRANSCRIPT=transcripts/where_is_my_order.jsonl cargo test -p niceeval-examples --test outcomes
+//   SUPPORT_BOT_TRANSCRIPT=transcripts/where_is_my_order.jsonl cargo test -p niceeval-examples --test evals outcomes::
 #[eval(agent = production_transcript, tags = ["outcomes"])]
 async fn skipped_without_a_transcript(t: &mut Eval) -> niceeval::Result {
     if std::env::var_os("SUPPORT_BOT_TRANSCRIPT").is_none() {

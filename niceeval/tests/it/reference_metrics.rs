@@ -9,7 +9,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use niceeval::expect::{bleu_score, rouge_n_score};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 const PYTHON: &str = r#"
 import json, sys, warnings

@@ -40,15 +40,23 @@ fn promptfoo_conformance_table() {
         // Comma-separated values, split like promptfoo's parseCommaSeparatedValues.
         case("- type: contains-any\n  value: '\"\",'", "", true),
         case("- type: icontains-any\n  value: '\"\",WORLD'", "", true),
-        case("- type: contains-any\n  value: '\"a\"\"b\",c'", "a\"b", true),
+        case(
+            "- type: contains-any\n  value: '\"a\"\"b\",c'",
+            "a\"b",
+            true,
+        ),
         case(
             r#"- type: contains-all
   value: '"say \"hello\"", "another,phrase"'"#,
             r#"say "hello" and another,phrase here"#,
             true,
         ),
-        case(r#"- type: contains-any
-  value: '"test\\test"'"#, r"test\test", true),
+        case(
+            r#"- type: contains-any
+  value: '"test\\test"'"#,
+            r"test\test",
+            true,
+        ),
         case(
             r#"- type: contains-any
   value: '"hello\"world,test", "another,test"'"#,
@@ -60,12 +68,20 @@ fn promptfoo_conformance_table() {
             "He said \"hi\" to me",
             true,
         ),
-        case("- type: contains-any\n  value: '\" cat \", dog'", "concatenate", false),
+        case(
+            "- type: contains-any\n  value: '\" cat \", dog'",
+            "concatenate",
+            false,
+        ),
         case("- type: icontains-all\n  value: '\"\"'", "hello", true),
         case("- type: icontains-any\n  value: '  ,  ,  '", "", false),
         // Scalars are read with JavaScript's String(value).
         case("- type: contains\n  value: 1.0", "Version 1 released", true),
-        case("- type: contains-any\n  value: [2.0, true]", "it is true", true),
+        case(
+            "- type: contains-any\n  value: [2.0, true]",
+            "it is true",
+            true,
+        ),
         case("- type: equals\n  value: 42", "42", true),
         case("- type: equals\n  value: 42", "42.0", false),
         case("- type: equals\n  value: 42", "42\n", false),
@@ -74,26 +90,58 @@ fn promptfoo_conformance_table() {
         case("- type: equals\n  value: true", " true", false),
         case("- type: equals\n  value: 0.1", "0.10", false),
         case("- type: equals\n  value: '42'", "42.0", false),
-        case("- type: equals\n  value: {a: 1, b: [1, 2]}", r#"{"b": [1, 2.0], "a": 1}"#, true),
+        case(
+            "- type: equals\n  value: {a: 1, b: [1, 2]}",
+            r#"{"b": [1, 2.0], "a": 1}"#,
+            true,
+        ),
         case("- type: equals\n  value: [1, 2]", "[1,2]", true),
         case("- type: not-equals\n  value: 42", "42.0", true),
         // Threshold is ignored by pass/fail types.
-        case("- type: contains\n  value: foo\n  threshold: 0", "bar", false),
+        case(
+            "- type: contains\n  value: foo\n  threshold: 0",
+            "bar",
+            false,
+        ),
         case("- type: equals\n  value: foo\n  threshold: 0", "bar", false),
         case("- type: regex\n  value: '^a'\n  threshold: 0", "bar", false),
-        case("- type: contains-any\n  value: [x, y]\n  threshold: 0", "bar", false),
+        case(
+            "- type: contains-any\n  value: [x, y]\n  threshold: 0",
+            "bar",
+            false,
+        ),
         case("- type: is-json\n  threshold: 0", "nope", false),
-        case("- type: word-count\n  value: 5\n  threshold: 0", "a b", false),
+        case(
+            "- type: word-count\n  value: 5\n  threshold: 0",
+            "a b",
+            false,
+        ),
         // Whole numbers written as floats, and fractional bounds (count >= 1.5).
         case("- type: word-count\n  value: 3.0", "a b c", true),
         case("- type: word-count\n  value: {min: 1.5}", "a", false),
         case("- type: word-count\n  value: {min: 1.5}", "a b", true),
         case("- type: word-count\n  value: {max: 2.5}", "a b c", false),
-        case("- type: word-count\n  value: {min: 1, max: 2.5}", "a b", true),
-        case("- type: starts-with\n  value: b\n  threshold: 2", "bar", true),
+        case(
+            "- type: word-count\n  value: {min: 1, max: 2.5}",
+            "a b",
+            true,
+        ),
+        case(
+            "- type: starts-with\n  value: b\n  threshold: 2",
+            "bar",
+            true,
+        ),
         // ...but kept by graded ones.
-        case("- type: similarity\n  value: abcd\n  threshold: 0.2", "abxy", true),
-        case("- type: levenshtein\n  value: kitten\n  threshold: 3", "sitting", true),
+        case(
+            "- type: similarity\n  value: abcd\n  threshold: 0.2",
+            "abxy",
+            true,
+        ),
+        case(
+            "- type: levenshtein\n  value: kitten\n  threshold: 3",
+            "sitting",
+            true,
+        ),
         // weight 0: recorded, force-passed, not counted.
         Case {
             score: Some(1.0),

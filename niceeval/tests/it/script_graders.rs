@@ -1,13 +1,12 @@
 //! Script graders run for real: Python, Node and shell programs speaking the grader protocol,
 //! including crashes, garbage output, timeouts and huge outputs.
 
-#[path = "scripts_support/mod.rs"]
-mod support;
+use crate::scripts_support as support;
 
 use std::time::{Duration, Instant};
 
-use niceeval::prelude::*;
 use niceeval::AssertionResult;
+use niceeval::prelude::*;
 use support::{arg, have, write};
 
 fn check(value: &str, assertion: impl Assertion) -> AssertionResult {

@@ -8,8 +8,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use niceeval::__private::{BoxFuture, EvalDefinition};
-use niceeval::prelude::*;
 use niceeval::RunErrorKind;
+use niceeval::prelude::*;
 use niceeval::{EvalReport, Role};
 
 type Body = for<'a> fn(&'a mut Eval) -> BoxFuture<'a, niceeval::Result>;
@@ -140,7 +140,7 @@ fn passing_eval_report() {
     }
     let report = run(definition("passing", body).with_agent(greeter));
     assert_eq!(report.outcome, Outcome::Passed);
-    assert_eq!(report.id, "runtime::passing");
+    assert_eq!(report.id, "it::runtime::passing");
     assert!(report.file.ends_with("runtime.rs"), "{}", report.file);
     assert_eq!(report.error, None);
     assert!(!report.below_threshold);
@@ -226,9 +226,11 @@ fn soft_below_threshold_is_marked_and_fails_only_under_strict() {
     assert!(strict.strict);
     assert!(strict.below_threshold);
     assert_eq!(strict.error, None);
-    assert!(strict
-        .render()
-        .contains("strict mode: soft assertions below"));
+    assert!(
+        strict
+            .render()
+            .contains("strict mode: soft assertions below")
+    );
 }
 
 #[test]
@@ -438,7 +440,9 @@ fn send_without_an_agent_is_a_clear_error() {
     assert_eq!(report.outcome, Outcome::Failed);
     let error = report.error_message().unwrap_or_default();
     assert!(
-        error.starts_with("eval runtime::no_agent has no agent: add `#[eval(agent = my_agent)]`"),
+        error.starts_with(
+            "eval it::runtime::no_agent has no agent: add `#[eval(agent = my_agent)]`"
+        ),
         "{error}"
     );
     assert!(

@@ -2,7 +2,7 @@
 //! JSONL events, misbehave, hang, and flood stdout.
 #![cfg(unix)]
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

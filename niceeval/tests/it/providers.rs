@@ -1,7 +1,7 @@
 //! Model providers and the chat agent against a fake provider on 127.0.0.1 speaking each real
 //! wire format: tool-call parsing, usage, retries, errors, and the tool loop.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,0 +1,30 @@
+//! The integration tests of the whole toolchain, as one test binary: each module is a theme,
+//! and its tests are named `module::test` (`cargo test -p niceeval-tests --test it suite::`).
+//! The fixture crates under `fixtures/` are built once for the whole binary
+//! (`niceeval_tests::fixture`).
+
+/// What `cargo test` shows a user of `#[eval]`: builds the crates under fixtures/ and runs them.
+mod outcomes;
+
+/// The runner in process: `niceeval::run_eval` on hand-built definitions.
+mod runtime;
+
+/// The suite runner (`niceeval::main!()`) as libtest sees it: filters, --list, tags, exit codes,
+/// runs and their precedence, report files.
+mod suite;
+
+/// A suite killed (SIGKILL) or interrupted (SIGINT) mid-way: what finished is on disk.
+mod interrupt;
+
+/// Shards of a suite merged by `niceeval report` give the report of a single run.
+mod merge;
+
+/// Console, JUnit and Markdown output as insta snapshots (`snapshots/it__reporters__*.snap`);
+/// JUnit parsed as XML.
+mod reporters;
+
+/// The HTML report rendered by headless Chromium.
+mod html;
+
+/// `cargo insta test` / `accept` / CI on a copy of a crate with #[eval(snapshot)] evals.
+mod insta_workflow;
