@@ -18,7 +18,11 @@
 //! An unknown order number makes the `lookup_order` call fail (status `failed`) and the bot
 //! says it could not find the order. An empty message is an agent error.
 
-use niceeval::{ActionStatus, Agent, AgentError, Event, EventSink, Message, Request, async_trait};
+use niceeval::{
+    ActionStatus, Event,
+    agent::{Agent, AgentError, EventSink, Message, Request},
+    async_trait,
+};
 use niceeval::{Role, Value};
 use serde_json::json;
 

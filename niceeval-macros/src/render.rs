@@ -155,7 +155,7 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
         };
         builder.extend(quote! {
             .with_agent({
-                fn __niceeval_agent() -> #krate::__private::Arc<dyn #krate::Agent> { #make }
+                fn __niceeval_agent() -> #krate::__private::Arc<dyn #krate::__private::Agent> { #make }
                 __niceeval_agent
             })
         });
@@ -197,7 +197,7 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
     let test_body = if options.snapshot {
         quote! {
             let __niceeval_report = #krate::__private::run_test_report(&#static_ident);
-            #krate::assert_report_snapshot!(__niceeval_report);
+            #krate::__private::assert_report_snapshot!(__niceeval_report);
             #krate::__private::finish_test(__niceeval_report);
         }
     } else {
@@ -222,8 +222,8 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
             #sig #block
 
             fn __niceeval_body<'__niceeval>(
-                #handle: &'__niceeval mut #krate::Eval,
-            ) -> #krate::__private::BoxFuture<'__niceeval, ::core::result::Result<(), #krate::Error>> {
+                #handle: &'__niceeval mut #krate::__private::Eval,
+            ) -> #krate::__private::BoxFuture<'__niceeval, ::core::result::Result<(), #krate::__private::Error>> {
                 #future
             }
 

@@ -17,7 +17,7 @@ use niceeval::scope::{
     CalledSubagent, EventCheck, EventOrder, EventsSatisfy, LoadedSkill, MessageIncludes, NoEvent,
     NoFailedActions, Parked, RunView, ScopedCheck, Succeeded, ToolCheck, ToolOrder, UsedNoTools,
 };
-use niceeval::{ActionStatus, Config, Event, InputMatch, Regex, Role, Value, json};
+use niceeval::{ActionStatus, Event, Regex, Role, Value, config::Config, json, scope::InputMatch};
 
 fn called(id: String, name: &str, input: Value) -> Event {
     Event::ActionCalled {

@@ -26,7 +26,7 @@ use crate::event::{ActionStatus, Event, Role};
 /// [`agent_fn`].
 ///
 /// ```
-/// use niceeval::{async_trait, Agent, AgentError, Request};
+/// use niceeval::{async_trait, agent::{Agent, AgentError, Request}};
 ///
 /// struct Echo;
 ///
@@ -180,7 +180,7 @@ pub struct Request {
 /// The channel an agent reports events through. Cheap to clone; all clones feed the same turn.
 ///
 /// ```
-/// use niceeval::{EventSink, Event};
+/// use niceeval::{Event, agent::EventSink};
 /// use serde_json::json;
 ///
 /// let sink = EventSink::default();
@@ -278,7 +278,7 @@ impl EventSink {
     /// reports can price it from the price table.
     ///
     /// ```
-    /// use niceeval::{Event, EventSink};
+    /// use niceeval::{Event, agent::EventSink};
     ///
     /// let sink = EventSink::default();
     /// sink.model_usage("openai/gpt-4o-mini", 1200, 80);
@@ -314,7 +314,7 @@ impl EventSink {
 /// Wraps an async closure as an [`Agent`].
 ///
 /// ```
-/// use niceeval::{agent_fn, Agent, Request};
+/// use niceeval::agent::{agent_fn, Agent, Request};
 ///
 /// let agent = agent_fn(|request: Request| async move {
 ///     request.events.say(format!("echo: {}", request.input.text));

@@ -19,7 +19,7 @@
 //! ```
 //! use niceeval::efficiency::MaxTokens;
 //! use niceeval::scope::{RunView, ScopedCheck};
-//! use niceeval::{Config, Event};
+//! use niceeval::{Event, config::Config};
 //!
 //! let events = [Event::Usage {
 //!     input_tokens: 9_000, output_tokens: 3_000, cache_read_tokens: 0,

@@ -42,7 +42,7 @@ pub mod efficiency;
 mod engine;
 mod error;
 mod eval;
-pub mod event;
+mod event;
 pub mod excerpt;
 pub mod expect;
 pub mod grader;
@@ -53,7 +53,7 @@ mod outcome;
 mod panic;
 pub mod price;
 mod record;
-pub mod report;
+mod report;
 pub mod reporter;
 pub mod results;
 pub mod scope;
@@ -67,24 +67,18 @@ pub mod cache;
 pub mod judge;
 pub mod provider;
 
-pub use agent::replay::{Replay, replay};
-pub use agent::{Agent, AgentError, EventSink, FnAgent, Input, Message, Request, agent_fn};
 pub use assertion::{
     Assertion, AssertionKind, AssertionResult, Chain, Checkable, Expect, Grade, Settings, Severity,
     Subject, passes,
 };
 pub use async_trait::async_trait;
-pub use config::Config;
 pub use definition::{EvalDefinition, registered};
 pub use engine::{RunOptions, run_eval, run_eval_async};
 pub use error::{Error, Result};
 pub use eval::Eval;
 pub use event::{ActionStatus, Event, Role, Usage};
 pub use outcome::{Folded, Outcome, RunError, RunErrorKind, fold, mean_score, metric_scores};
-pub use price::{Cost, Price, PriceError, PriceTable, estimate_cost};
-pub use report::{EvalReport, RunSummary};
-pub use reporter::{Reporter, SuiteReport};
-pub use scope::InputMatch;
+pub use report::{EvalReport, RunSummary, SCHEMA_VERSION, fold_runs};
 pub use turn::{Turn, TurnStatus};
 
 /// Marks an `async fn NAME(t: &mut Eval)` as an eval; see the crate docs.
@@ -166,6 +160,8 @@ macro_rules! main {
 /// `json!`, `Regex`, `Value`. Matcher types, helpers and constants stay in their modules
 /// ([`expect`], [`scope`]).
 pub mod prelude {
+    pub use crate::agent::replay::replay;
+    pub use crate::agent::{Agent, AgentError, Input, Request, agent_fn};
     pub use crate::expect::{
         IntoBoxed, all_of, bleu, command_succeeded, contains_all, contains_any, contains_json,
         cost, custom, ends_with, equals, excludes, icontains, icontains_all, icontains_any,
@@ -173,22 +169,25 @@ pub mod prelude {
         matches_schema, not, python, regex, rouge_n, satisfies, script, similarity, starts_with,
         word_count,
     };
+    pub use crate::scope::InputMatch;
     pub use crate::{
-        ActionStatus, Agent, AgentError, Assertion, Chain, Checkable, Eval, Event, Input,
-        InputMatch, Outcome, Regex, Request, Result, Severity, Turn, TurnStatus, Value, agent_fn,
-        async_trait, eval, json, replay,
+        ActionStatus, Assertion, Chain, Checkable, Eval, Event, Outcome, Regex, Result, Severity,
+        Turn, TurnStatus, Value, async_trait, eval, json,
     };
 }
 
 /// Support for generated code. Not public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::agent::Agent;
+    pub use crate::assert_report_snapshot;
     pub use crate::definition::{BoxFuture, EvalDefinition, Registration};
     pub use crate::harness::main_with;
     pub use crate::libtest::{finish_test, run_test, run_test_report};
     pub use crate::report::EvalReport;
     pub use crate::reporter::Reporter;
     pub use crate::snapshot::{name as snapshot_name, text as snapshot_text};
+    pub use crate::{Error, Eval};
     pub use insta;
     pub use inventory;
     pub use std::sync::Arc;
@@ -246,22 +245,22 @@ pub mod __private {
     #[diagnostic::on_unimplemented(
         message = "`agent = ..` must name a `fn() -> impl Agent`, but this one returns `{Self}`, which is not an `Agent`",
         label = "returns `{Self}`",
-        note = "implement `niceeval::Agent` for `{Self}`, or return `agent_fn(|request: Request| async move {{ .. }})`"
+        note = "implement `niceeval::agent::Agent` for `{Self}`, or return `agent_fn(|request: Request| async move {{ .. }})`"
     )]
     pub trait IntoAgent {
         /// Boxes the agent.
-        fn into_agent(self) -> Arc<dyn crate::Agent>;
+        fn into_agent(self) -> Arc<dyn crate::agent::Agent>;
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A: crate::Agent + 'static> IntoAgent for A {
-        fn into_agent(self) -> Arc<dyn crate::Agent> {
+    impl<A: crate::agent::Agent + 'static> IntoAgent for A {
+        fn into_agent(self) -> Arc<dyn crate::agent::Agent> {
             Arc::new(self)
         }
     }
 
     /// Boxes the value returned by an `agent = path` function.
-    pub fn make_agent<A: IntoAgent>(agent: A) -> Arc<dyn crate::Agent> {
+    pub fn make_agent<A: IntoAgent>(agent: A) -> Arc<dyn crate::agent::Agent> {
         agent.into_agent()
     }
 }

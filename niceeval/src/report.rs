@@ -266,7 +266,7 @@ impl EvalReport {
 /// failure (the eval did not run).
 ///
 /// ```
-/// use niceeval::report::{fold_runs, RunSummary};
+/// use niceeval::{RunSummary, fold_runs};
 /// use niceeval::{Outcome, Usage};
 ///
 /// let run = |outcome| RunSummary {

@@ -237,7 +237,7 @@ impl Config {
     /// through `get` (empty values are ignored).
     ///
     /// ```
-    /// use niceeval::Config;
+    /// use niceeval::config::Config;
     ///
     /// let mut config = Config::default();
     /// config.apply_env(|name| (name == "NICEEVAL_RUNS").then(|| "3".to_string()))?;

@@ -261,7 +261,7 @@ impl PriceTable<'_> {
 /// see [`PriceTable::estimate`].
 ///
 /// ```
-/// use niceeval::{estimate_cost, Config, Event};
+/// use niceeval::{Event, price::estimate_cost, config::Config};
 ///
 /// let config = Config::parse("[prices.\"acme/brainy-1\"]\ninput = 1.0\noutput = 4.0\n", "niceeval.toml")?;
 /// let events = [

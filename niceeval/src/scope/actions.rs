@@ -29,7 +29,7 @@ impl Scoped<CalledSubagent> {
 ///
 /// ```
 /// use niceeval::scope::{RunView, ScopedCheck, ToolOrder};
-/// use niceeval::{json, Config, EventSink};
+/// use niceeval::{json, config::Config, agent::EventSink};
 ///
 /// let sink = EventSink::default();
 /// sink.tool_call("write_file", json!({}), json!(null));

@@ -61,7 +61,7 @@ fn list_events(events: &[Event], kind: &str, count: usize) -> String {
 ///
 /// ```
 /// use niceeval::scope::{EventCheck, RunView, ScopedCheck};
-/// use niceeval::{Config, Event};
+/// use niceeval::{Event, config::Config};
 ///
 /// let events = vec![Event::user("hi"), Event::assistant("hello")];
 /// let view = RunView { events: &events, config: &Config::default() };

@@ -31,7 +31,7 @@ use crate::excerpt;
 /// it sees that field's text. Inputs are only serialized when a regex meets a non-string value.
 ///
 /// ```
-/// use niceeval::{json, InputMatch, Regex};
+/// use niceeval::{json, Regex, scope::InputMatch};
 ///
 /// // deep partial: extra keys are fine
 /// let m = InputMatch::from(json!({ "id": "123" }));
@@ -120,7 +120,7 @@ impl InputMatch {
     /// An object form from `(key, pattern)` pairs; each pattern is any form.
     ///
     /// ```
-    /// use niceeval::{json, InputMatch, Regex};
+    /// use niceeval::{json, Regex, scope::InputMatch};
     ///
     /// let m = InputMatch::object([("path", InputMatch::from(Regex::new(r"\.rs$").unwrap()))]);
     /// assert!(m.matches(&json!({ "path": "src/lib.rs", "mode": "w" })));
@@ -148,7 +148,7 @@ impl InputMatch {
     /// `<predicate>`).
     ///
     /// ```
-    /// use niceeval::{json, InputMatch};
+    /// use niceeval::{json, scope::InputMatch};
     ///
     /// let m = InputMatch::predicate("more than 2 files", |v| v["files"].as_array().is_some_and(|f| f.len() > 2));
     /// assert_eq!(m.to_string(), "<more than 2 files>");
@@ -168,7 +168,7 @@ impl InputMatch {
     /// empty object form.
     ///
     /// ```
-    /// use niceeval::{json, InputMatch, Regex};
+    /// use niceeval::{json, Regex, scope::InputMatch};
     ///
     /// let m = InputMatch::from(json!({ "cwd": "/tmp" })).with("command", Regex::new("^pwd").unwrap());
     /// assert_eq!(m.to_string(), r#"{"cwd":"/tmp","command":/^pwd/}"#);
@@ -193,7 +193,7 @@ impl InputMatch {
     /// `{"command": {"$regex": "^pwd"}}`). Predicates have no data form.
     ///
     /// ```
-    /// use niceeval::{json, InputMatch};
+    /// use niceeval::{json, scope::InputMatch};
     ///
     /// let m = InputMatch::from_spec(&json!({ "command": { "$regex": "^npm (i|install)" } })).unwrap();
     /// assert!(m.matches(&json!({ "command": "npm install left-pad" })));
@@ -248,7 +248,7 @@ impl InputMatch {
     /// matches.
     ///
     /// ```
-    /// use niceeval::{json, InputMatch};
+    /// use niceeval::{json, scope::InputMatch};
     ///
     /// let m = InputMatch::from(json!({ "ids": [1, 2] }));
     /// assert_eq!(m.explain(&json!({ "ids": [1] })).unwrap(), "at $.ids: expected an array of 2 items, got 1");

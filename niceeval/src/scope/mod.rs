@@ -33,7 +33,7 @@
 //!
 //! ```
 //! use niceeval::scope::{InputMatch, RunView, ScopedCheck, ToolCheck};
-//! use niceeval::{json, Config, EventSink, Regex};
+//! use niceeval::{json, Regex, config::Config, agent::EventSink};
 //!
 //! let sink = EventSink::default();
 //! sink.tool_call("bash", json!({ "command": "pwd" }), json!("/home"));

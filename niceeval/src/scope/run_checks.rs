@@ -20,7 +20,7 @@ use crate::scope::{RunView, ScopedCheck};
 ///
 /// ```
 /// use niceeval::scope::{RunView, ScopedCheck, Succeeded};
-/// use niceeval::{Config, Event};
+/// use niceeval::{Event, config::Config};
 ///
 /// let events = vec![Event::user("hi"), Event::Error { message: "model overloaded".into() }];
 /// let grade = Succeeded.evaluate(&RunView { events: &events, config: &Config::default() });
@@ -34,7 +34,7 @@ pub struct Succeeded;
 ///
 /// ```
 /// use niceeval::scope::{Parked, RunView, ScopedCheck};
-/// use niceeval::{json, Config, Event};
+/// use niceeval::{json, Event, config::Config};
 ///
 /// let events = vec![Event::user("delete it"), Event::InputRequested { request: json!({ "confirm": "delete?" }) }];
 /// let grade = Parked.evaluate(&RunView { events: &events, config: &Config::default() });

@@ -32,7 +32,7 @@ impl Scoped<ToolCheck> {
 ///
 /// ```
 /// use niceeval::scope::{RunView, ScopedCheck, ToolCheck};
-/// use niceeval::{json, ActionStatus, Config, EventSink};
+/// use niceeval::{json, ActionStatus, config::Config, agent::EventSink};
 ///
 /// let sink = EventSink::default();
 /// sink.tool_call("lookup_order", json!({ "id": "123" }), json!({ "status": "paid" }));

@@ -92,7 +92,7 @@ runs = 3
     assert_eq!(config.timeout(), Duration::from_secs(90));
     assert_eq!(config.run.runs, Some(3));
     // the overrides feed the price table
-    let hit = niceeval::PriceTable::from_config(&config)
+    let hit = niceeval::price::PriceTable::from_config(&config)
         .lookup("gpt-4o-2024-08-06")
         .unwrap();
     assert_eq!((hit.price.input, hit.price.output), (2.0, 8.0));

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use niceeval::__private::BoxFuture;
-use niceeval::{Agent, AssertionKind, Eval, EvalReport, Outcome, Severity};
+use niceeval::{AssertionKind, Eval, EvalReport, Outcome, Severity, agent::Agent};
 use serde_json::json;
 use support::{Crate, FakeProvider, Reply, define, openai_choice, run, says};
 

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use niceeval::__private::BoxFuture;
 use niceeval::prelude::*;
 use niceeval::{
-    AssertionResult, Error, EvalDefinition, EvalReport, Replay, Severity, Turn, run_eval,
+    AssertionResult, Error, EvalDefinition, EvalReport, Severity, Turn, agent::replay::Replay,
+    run_eval,
 };
 
 /// Turn 1 ends parked on an input request; turn 2 answers it.

@@ -342,9 +342,9 @@ pub fn run(def: niceeval::EvalDefinition) -> niceeval::EvalReport {
 }
 
 /// An agent that always answers `text`.
-pub fn says(text: &'static str) -> std::sync::Arc<dyn niceeval::Agent> {
-    std::sync::Arc::new(niceeval::agent_fn(
-        move |request: niceeval::Request| async move {
+pub fn says(text: &'static str) -> std::sync::Arc<dyn niceeval::agent::Agent> {
+    std::sync::Arc::new(niceeval::agent::agent_fn(
+        move |request: niceeval::agent::Request| async move {
             request.events.say(text);
             Ok(())
         },
