@@ -12,6 +12,7 @@ use crate::stats::Reliability;
 
 /// One run of an eval, summarized.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RunSummary {
     /// The run's outcome.
     pub outcome: Outcome,
@@ -39,6 +40,7 @@ pub struct RunSummary {
 /// Everything about one eval: identity, outcome, the representative run's assertions and
 /// transcript, and a summary of every run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct EvalReport {
     /// `module::path::name`.
     pub id: String,
@@ -269,9 +271,12 @@ impl EvalReport {
 /// use niceeval::{RunSummary, fold_runs};
 /// use niceeval::{Outcome, Usage};
 ///
-/// let run = |outcome| RunSummary {
-///     outcome, error: None, below_threshold: false, skip_reason: None, score: None,
-///     duration_ms: 1.0, usage: Usage::default(), cost_usd: None,
+/// let run = |outcome: Outcome| -> RunSummary {
+///     serde_json::from_value(serde_json::json!({
+///         "outcome": outcome, "duration_ms": 1.0,
+///         "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+///     }))
+///     .unwrap()
 /// };
 /// let runs = [run(Outcome::Passed), run(Outcome::Failed), run(Outcome::Skipped), run(Outcome::Passed)];
 /// let (outcome, reliability) = fold_runs(&runs, 0.6);

@@ -21,45 +21,30 @@ fn assertion(name: &str, settings: Settings, score: f64, reason: &str) -> Assert
 }
 
 fn run(outcome: Outcome, duration_ms: f64) -> RunSummary {
-    RunSummary {
-        outcome,
-        error: None,
-        below_threshold: false,
-        skip_reason: None,
-        score: None,
-        duration_ms,
-        usage: Usage::default(),
-        cost_usd: None,
-    }
+    serde_json::from_value(serde_json::json!({
+        "outcome": outcome,
+        "duration_ms": duration_ms,
+        "usage": Usage::default(),
+    }))
+    .expect("a run summary")
 }
 
 /// A report with the given runs and assertions, statistics recomputed.
 fn report(id: &str, runs: Vec<RunSummary>, assertions: Vec<AssertionResult>) -> EvalReport {
-    let mut report = EvalReport {
-        id: id.to_string(),
-        file: "tests/evals.rs".to_string(),
-        line: 12,
-        tags: Vec::new(),
-        description: None,
-        outcome: Outcome::Failed,
-        strict: false,
-        error: None,
-        below_threshold: false,
-        skip_reason: None,
-        stopped: None,
-        score: niceeval::mean_score(&assertions),
-        metrics: Default::default(),
-        assertions,
-        duration_ms: runs.iter().map(|r| r.duration_ms).sum(),
-        usage: Usage::default(),
-        cost_usd: None,
-        events: Vec::new(),
-        runs,
-        reliability: niceeval::stats::Reliability::new(0, 0),
-        mean_run_ms: 0.0,
-        max_run_ms: 0.0,
-        min_pass_rate: 1.0,
-    };
+    let mut report: EvalReport = serde_json::from_value(serde_json::json!({
+        "id": id,
+        "file": "tests/evals.rs",
+        "line": 12,
+        "outcome": Outcome::Failed,
+        "score": niceeval::mean_score(&assertions),
+        "assertions": assertions,
+        "duration_ms": runs.iter().map(|r| r.duration_ms).sum::<f64>(),
+        "usage": Usage::default(),
+        "runs": runs,
+        "reliability": niceeval::stats::Reliability::new(0, 0),
+        "min_pass_rate": 1.0,
+    }))
+    .expect("a report");
     report.recompute();
     report
 }

@@ -207,12 +207,12 @@ impl<W: Write + Send> Reporter for Console<W> {
 /// use niceeval::reporter::{summary_table, EvalSummary};
 /// use niceeval::{Outcome, Usage};
 ///
-/// let row = EvalSummary {
-///     id: "demo::refund".into(), outcome: Outcome::Passed, error: false, below_threshold: false,
-///     runs: 4, pass_rate: 0.75, pass_at_k: vec![0.75, 1.0, 1.0, 1.0],
-///     pass_hat_k: vec![0.75, 0.5, 0.25, 0.0], score: Some(0.9), usage: Usage::default(),
-///     cost_usd: None, duration_ms: 1200.0, tags: vec![],
-/// };
+/// let row: EvalSummary = serde_json::from_value(serde_json::json!({
+///     "id": "demo::refund", "outcome": Outcome::Passed, "error": false, "below_threshold": false,
+///     "runs": 4, "pass_rate": 0.75, "pass_at_k": [0.75, 1.0, 1.0, 1.0],
+///     "pass_hat_k": [0.75, 0.5, 0.25, 0.0], "score": 0.9, "usage": Usage::default(),
+///     "cost_usd": null, "duration_ms": 1200.0, "tags": [],
+/// })).unwrap();
 /// let table = summary_table(&[row]);
 /// let lines: Vec<&str> = table.lines().collect();
 /// assert!(lines[0].starts_with("eval    outcome  runs  pass rate      pass@k      pass^k  score"));

@@ -44,6 +44,7 @@ pub struct SuiteStart {
 
 /// The compact record of one finished eval that a suite keeps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct EvalSummary {
     /// `module::path::name`.
     pub id: String,
@@ -102,12 +103,12 @@ impl EvalSummary {
     /// ```
     /// # use niceeval::reporter::EvalSummary;
     /// # use niceeval::{Outcome, Usage};
-    /// let mut s = EvalSummary {
-    ///     id: "demo::refund".into(), outcome: Outcome::Passed, error: false,
-    ///     below_threshold: false, runs: 10, pass_rate: 0.8, pass_at_k: vec![0.8; 10],
-    ///     pass_hat_k: vec![0.8; 10], score: None, usage: Usage::default(), cost_usd: None,
-    ///     duration_ms: 1.0, tags: vec![],
-    /// };
+    /// let mut s: EvalSummary = serde_json::from_value(serde_json::json!({
+    ///     "id": "demo::refund", "outcome": Outcome::Passed, "error": false,
+    ///     "below_threshold": false, "runs": 10, "pass_rate": 0.8, "pass_at_k": vec![0.8; 10],
+    ///     "pass_hat_k": vec![0.8; 10], "score": null, "usage": Usage::default(), "cost_usd": null,
+    ///     "duration_ms": 1.0, "tags": [],
+    /// })).unwrap();
     /// assert_eq!(s.table_k(), Some(5));
     /// s.runs = 1;
     /// assert_eq!(s.table_k(), None);
@@ -158,6 +159,7 @@ impl EvalSummary {
 /// The end of a suite: every eval's summary, sorted by id (so reports do not depend on which
 /// eval happened to finish first), plus totals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SuiteReport {
     /// One summary per finished eval.
     pub evals: Vec<EvalSummary>,
