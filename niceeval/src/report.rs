@@ -194,6 +194,20 @@ impl EvalReport {
                 self.min_pass_rate,
                 crate::report::representative(&self.runs, self.outcome) + 1
             );
+            let outcomes: Vec<&str> = self.runs.iter().map(|r| r.outcome.as_str()).collect();
+            let _ = writeln!(out, "  run outcomes: {}", outcomes.join(", "));
+            let stats = &self.reliability;
+            let k = stats.pass_at_k.len().div_ceil(2);
+            if let (Some(at), Some(hat)) = (
+                stats.pass_at_k.get(k.wrapping_sub(1)),
+                stats.pass_hat_k.get(k.wrapping_sub(1)),
+            ) {
+                let _ = writeln!(
+                    out,
+                    "  pass@{k} {at:.2}, pass^{k} {hat:.2} (k = {k} of {} counted runs)",
+                    stats.n
+                );
+            }
             let _ = writeln!(
                 out,
                 "  run time: mean {:.0} ms, max {:.0} ms",
@@ -484,6 +498,15 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("run time: mean 2 ms, max 3 ms"), "{text}");
+        assert!(
+            text.contains("run outcomes: failed, passed, passed\n"),
+            "{text}"
+        );
+        // k = 2 of 3: pass@2 = 1 − C(1,2)/C(3,2) = 1, pass^2 = C(2,2)/C(3,2) = 1/3
+        assert!(
+            text.contains("pass@2 1.00, pass^2 0.33 (k = 2 of 3 counted runs)"),
+            "{text}"
+        );
         let json = serde_json::to_value(&report).expect("serializes");
         assert_eq!(json["mean_run_ms"], 2.0);
         assert_eq!(json["max_run_ms"], 3.0);

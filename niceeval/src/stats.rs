@@ -30,7 +30,13 @@ pub fn pass_at_k(n: u64, c: u64, k: u64) -> f64 {
     for i in (n - c + 1)..=n {
         ratio *= 1.0 - k as f64 / i as f64;
     }
-    1.0 - ratio
+    tidy(1.0 - ratio)
+}
+
+/// Rounds a probability to 12 decimals: far below any difference a report shows, and enough to
+/// print `1 − 0.8` as `0.2` rather than `0.19999999999999996` in JSON, HTML and Markdown.
+fn tidy(p: f64) -> f64 {
+    (p * 1e12).round() / 1e12
 }
 
 /// pass^k: the probability that all of `k` runs drawn without replacement passed,
@@ -51,7 +57,7 @@ pub fn pass_hat_k(n: u64, c: u64, k: u64) -> f64 {
     if k > c {
         return 0.0;
     }
-    (0..k).fold(1.0, |acc, i| acc * (c - i) as f64 / (n - i) as f64)
+    tidy((0..k).fold(1.0, |acc, i| acc * (c - i) as f64 / (n - i) as f64))
 }
 
 /// Reliability of one eval over its runs.
@@ -85,7 +91,11 @@ impl Reliability {
         Reliability {
             n,
             c,
-            pass_rate: if n == 0 { 1.0 } else { c as f64 / n as f64 },
+            pass_rate: if n == 0 {
+                1.0
+            } else {
+                tidy(c as f64 / n as f64)
+            },
             pass_at_k: (1..=n).map(|k| pass_at_k(n, c, k)).collect(),
             pass_hat_k: (1..=n).map(|k| pass_hat_k(n, c, k)).collect(),
         }
@@ -95,6 +105,18 @@ impl Reliability {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates_print_without_float_noise() {
+        // 1 − (1 − 1/5) is 0.19999999999999996 in plain floating point
+        assert_eq!(pass_at_k(5, 1, 1), 0.2);
+        let json = serde_json::to_string(&Reliability::new(5, 1)).unwrap();
+        assert!(
+            json.contains(r#""pass_rate":0.2,"pass_at_k":[0.2,0.4,"#),
+            "{json}"
+        );
+        assert!(!json.contains("99999") && !json.contains("00001"), "{json}");
+    }
 
     fn binom(n: u64, k: u64) -> f64 {
         if k > n {
