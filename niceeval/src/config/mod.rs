@@ -43,8 +43,8 @@ mod validate;
 pub use duration::parse_duration;
 use validate::{check_base_url, check_judge_model, key_name};
 
-mod prices;
-pub use prices::Price;
+pub(crate) mod prices;
+use prices::Price;
 
 /// The file name searched for.
 pub const FILE_NAME: &str = "niceeval.toml";

@@ -64,7 +64,7 @@ mod script;
 
 pub(crate) mod type_names;
 mod words;
-pub use type_names::is_builtin_type;
+
 
 pub use custom::{AssertionBuilder, Custom, Satisfies, View, make_assertion, satisfies};
 pub use similarity::{Similarity, levenshtein_distance, normalized_similarity, similarity};

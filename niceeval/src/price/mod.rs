@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 
-pub use crate::config::Price;
+pub use crate::config::prices::Price;
 pub use builtin::PRICES_AS_OF;
 pub use cost::{Cost, Estimate, PriceError, estimate_cost};
 pub(crate) use cost::{run_cost, token_breakdown};

@@ -118,7 +118,7 @@ use serde_json::Value;
 use crate::assertion::{AssertionResult, Subject};
 use crate::grader::{Message, TokenUsage, TraceSummary};
 
-pub use crate::expect::is_builtin_type;
+pub use crate::expect::type_names::is_builtin_type;
 pub use load::{from_json, from_value, from_yaml, load};
 
 use prepare::Prepared;
