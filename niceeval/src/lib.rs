@@ -33,6 +33,7 @@
 //! gate again. See [`fold`] for how results become an [`Outcome`].
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent;
 mod assertion;
@@ -64,7 +65,11 @@ mod turn;
 
 // LLM-as-judge, model providers and the response cache (issue 4).
 pub mod cache;
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub mod judge;
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub mod provider;
 
 pub use agent::replay::{replay, Replay};
