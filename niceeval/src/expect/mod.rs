@@ -7,7 +7,7 @@
 //! | [`excludes`] | gate | the text does not |
 //! | [`equals`] | gate | deep equality, compared as JSON |
 //! | [`matches::<T>()`](matches) | gate | the value deserializes into `T` |
-//! | [`matches_schema`] | gate | the value validates against a JSON Schema |
+//! | [`matches_schema`] | gate | the value validates against a JSON Schema (feature `json-schema`) |
 //! | [`similarity`] | soft, threshold 0.6 | normalized Levenshtein similarity to a text |
 //! | [`satisfies`] | gate | a predicate with a label |
 //! | [`command_succeeded`] | gate | a finished command (`std::process::Output`, exit code) exited 0 |
@@ -50,6 +50,7 @@ mod affix;
 mod bleu;
 mod budget;
 mod case;
+#[cfg(feature = "inline-code")]
 mod code;
 mod combinators;
 mod command;
@@ -68,9 +69,10 @@ pub use type_names::is_builtin_type;
 
 pub use custom::{make_assertion, satisfies, AssertionBuilder, Custom, Satisfies, View};
 pub use similarity::{levenshtein_distance, normalized_similarity, similarity, Similarity};
-pub use structure::{
-    equals, json_difference, matches, matches_schema, Equals, Matches, MatchesSchema,
-};
+pub use structure::{equals, json_difference, matches, Equals, Matches};
+#[cfg(feature = "json-schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "json-schema")))]
+pub use structure::{matches_schema, MatchesSchema};
 pub use text::{excludes, includes, Excludes, Includes, Pattern};
 
 pub use crate::assertion::{json_path, Transform};
@@ -78,13 +80,17 @@ pub use affix::{ends_with, starts_with, Affix};
 pub use bleu::{bleu, bleu_score, Bleu, References, DEFAULT_BLEU_THRESHOLD};
 pub use budget::{cost, latency, Budget};
 pub use case::{icontains, IContains};
+#[cfg(feature = "inline-code")]
 pub(crate) use code::Rules as CodeRules;
+#[cfg(feature = "inline-code")]
+#[cfg_attr(docsrs, doc(cfg(feature = "inline-code")))]
 pub use code::{javascript, python, CodeAssertion, DEFAULT_CODE_TIMEOUT};
 pub use combinators::{all_of, not, AllOf, BoxedAssertion, IntoBoxed, Not};
 pub use command::{command_succeeded, CommandSucceeded};
 pub(crate) use custom_dir::missing_message as custom_missing_message;
 pub use custom_dir::{custom, CustomAssertion, CustomAssertions, CUSTOM_ASSERTIONS_DIR};
 pub use edit::{levenshtein, Levenshtein, DEFAULT_MAX_DISTANCE};
+#[cfg(feature = "json-schema")]
 pub(crate) use json::schema_error as schema_problem;
 pub use json::{contains_json, find_json, is_json, ContainsJson, IsJson};
 pub use lists::{contains_all, contains_any, icontains_all, icontains_any, ContainsList};
