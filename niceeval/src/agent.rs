@@ -8,6 +8,8 @@
 
 pub mod replay;
 // Real models and programs as agents (issue 4).
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub mod chat;
 pub mod command;
 
@@ -390,13 +392,37 @@ pub(crate) fn from_config(
                 base,
             )?))
         }
+        #[cfg(feature = "providers")]
         provider @ ("openai" | "anthropic") => Ok(Arc::new(chat::from_settings(
             provider,
             &agent.settings,
             &file,
         )?)),
+        #[cfg(not(feature = "providers"))]
+        provider @ ("openai" | "anthropic") => Err(format!(
+            "{file}: [agent] type = {provider:?} needs niceeval's `providers` feature; enable it in Cargo.toml (it is on by default)"
+        )),
         other => Err(format!(
             "{file}: [agent] type = {other:?} is not a known agent type; valid types: \"replay\", \"command\", \"openai\", \"anthropic\""
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(not(feature = "providers"))]
+    #[test]
+    fn model_agents_without_the_feature_are_errors_naming_it() {
+        let agent = crate::config::AgentConfig {
+            kind: "openai".to_string(),
+            settings: [("model".to_string(), toml::Value::from("gpt-4o-mini"))]
+                .into_iter()
+                .collect(),
+        };
+        let err = super::from_config(&agent, None).err().expect("an error");
+        assert_eq!(
+            err,
+            "niceeval.toml: [agent] type = \"openai\" needs niceeval's `providers` feature; enable it in Cargo.toml (it is on by default)"
+        );
     }
 }

@@ -12,7 +12,11 @@
 //! Judge calls use the cache in `read-write` mode by default, so re-running an unchanged suite
 //! costs nothing; agents leave it `off` unless asked, so `runs = N` samples the model N times.
 //!
+//! The cache itself ([`CacheKey`], [`ResponseCache`]) needs the `providers` feature;
+//! [`CacheMode`], a setting of `niceeval.toml`, is always there.
+//!
 //! ```
+//! # #[cfg(feature = "providers")] {
 //! use niceeval::cache::{CacheKey, CacheMode, ResponseCache};
 //!
 //! let dir = tempfile::tempdir().unwrap();
@@ -22,16 +26,22 @@
 //! cache.put(&key, b"{\"choices\":[]}").unwrap();
 //! assert_eq!(cache.get(&key).unwrap(), b"{\"choices\":[]}");
 //! assert!("read-write".parse::<CacheMode>().unwrap().reads());
+//! # }
 //! ```
 
+#[cfg(feature = "providers")]
 use std::collections::HashMap;
+#[cfg(feature = "providers")]
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+#[cfg(feature = "providers")]
 use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(feature = "providers")]
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "providers")]
 use sha2::{Digest, Sha256};
 
 /// Whether a call reads and/or writes the cache.
@@ -86,10 +96,13 @@ impl FromStr for CacheMode {
     }
 }
 
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 /// The key of one cache entry: a SHA-256 in hex.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CacheKey(String);
 
+#[cfg(feature = "providers")]
 impl CacheKey {
     /// The key of a request: provider, model, base URL (trailing `/` ignored) and the exact
     /// request body. Credentials are not an input, so they cannot end up in a key.
@@ -114,12 +127,15 @@ impl CacheKey {
     }
 }
 
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 /// A directory of cached responses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResponseCache {
     dir: PathBuf,
 }
 
+#[cfg(feature = "providers")]
 impl ResponseCache {
     /// A cache in `dir` (created on the first write).
     pub fn new(dir: impl Into<PathBuf>) -> ResponseCache {
@@ -185,6 +201,7 @@ pub fn target_dir(manifest_dir: &Path) -> PathBuf {
     root.join("target")
 }
 
+#[cfg(feature = "providers")]
 /// Runs identical concurrent calls once: callers with the same key while one call is in flight
 /// wait for it and get a clone of its result. If the running caller is cancelled, a waiting one
 /// takes over.
@@ -192,6 +209,7 @@ pub(crate) struct SingleFlight<T> {
     calls: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<T>>>>,
 }
 
+#[cfg(feature = "providers")]
 impl<T> Default for SingleFlight<T> {
     fn default() -> Self {
         SingleFlight {
@@ -200,6 +218,7 @@ impl<T> Default for SingleFlight<T> {
     }
 }
 
+#[cfg(feature = "providers")]
 impl<T: Clone> SingleFlight<T> {
     pub(crate) async fn run<F: Future<Output = T>>(&self, key: &str, call: F) -> T {
         let cell = {
@@ -218,9 +237,12 @@ impl<T: Clone> SingleFlight<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(feature = "providers")]
     use std::sync::atomic::AtomicUsize;
+    #[cfg(feature = "providers")]
     use std::time::Duration;
 
+    #[cfg(feature = "providers")]
     #[test]
     fn keys_depend_on_every_part() {
         let base = CacheKey::new("openai", "m", "http://a/v1", b"{}");
@@ -232,6 +254,7 @@ mod tests {
         assert_eq!(base.as_str().len(), 64);
     }
 
+    #[cfg(feature = "providers")]
     #[test]
     fn put_replaces_atomically_and_leaves_no_temp_files() {
         let dir = tempfile::tempdir().unwrap();
@@ -277,6 +300,7 @@ mod tests {
         assert_eq!(target_dir(&dir.path().join("a")), dir.path().join("target"));
     }
 
+    #[cfg(feature = "providers")]
     #[test]
     fn concurrent_identical_calls_share_one() {
         let rt = tokio::runtime::Builder::new_multi_thread()

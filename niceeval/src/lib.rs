@@ -33,6 +33,7 @@
 //! gate again. See [`fold`] for how results become an [`Outcome`].
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent;
 mod assertion;
@@ -64,7 +65,11 @@ mod turn;
 
 // LLM-as-judge, model providers and the response cache (issue 4).
 pub mod cache;
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub mod judge;
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub mod provider;
 
 pub use assertion::{
@@ -162,13 +167,16 @@ macro_rules! main {
 pub mod prelude {
     pub use crate::agent::replay::replay;
     pub use crate::agent::{Agent, AgentError, Input, Request, agent_fn};
+    #[cfg(feature = "json-schema")]
+    pub use crate::expect::matches_schema;
     pub use crate::expect::{
         IntoBoxed, all_of, bleu, command_succeeded, contains_all, contains_any, contains_json,
         cost, custom, ends_with, equals, excludes, icontains, icontains_all, icontains_any,
-        includes, is_json, javascript, json_path, latency, levenshtein, make_assertion, matches,
-        matches_schema, not, python, regex, rouge_n, satisfies, script, similarity, starts_with,
-        word_count,
+        includes, is_json, json_path, latency, levenshtein, make_assertion, matches, not, regex,
+        rouge_n, satisfies, script, similarity, starts_with, word_count,
     };
+    #[cfg(feature = "inline-code")]
+    pub use crate::expect::{javascript, python};
     pub use crate::scope::InputMatch;
     pub use crate::{
         ActionStatus, Assertion, Chain, Checkable, Eval, Event, Outcome, Regex, Result, Severity,

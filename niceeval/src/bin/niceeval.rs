@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use niceeval::merge::{merge, read_reports, replay};
-use niceeval::reporter::{Console, Html, Jsonl, Junit, Markdown, Reporter};
+use niceeval::reporter::{Console, Jsonl, Junit, Markdown, Reporter};
 
 const USAGE: &str =
     "usage: niceeval report [--jsonl FILE] [--junit FILE] [--markdown FILE] [--html FILE] [--quiet] [PATH...]
@@ -58,11 +58,17 @@ fn main() -> ExitCode {
                     .map(|r| Some(Box::new(r) as Box<dyn Reporter>))
                     .map_err(|e| format!("cannot write {}: {e}", p.display()))
             }),
+            #[cfg(feature = "html")]
             "--html" => file("--html").and_then(|p| {
-                Html::create(&p)
+                niceeval::reporter::Html::create(&p)
                     .map(|r| Some(Box::new(r) as Box<dyn Reporter>))
                     .map_err(|e| format!("cannot write {}: {e}", p.display()))
             }),
+            #[cfg(not(feature = "html"))]
+            "--html" => Err(
+                "--html needs niceeval's `html` feature; enable it in Cargo.toml (it is on by default)"
+                    .to_string(),
+            ),
             "--quiet" | "-q" => {
                 quiet = true;
                 Ok(None)

@@ -15,17 +15,20 @@ mod lenient;
 #[derive(Clone)]
 struct Schema {
     source: Value,
-    validator: Result<Arc<jsonschema::Validator>, String>,
+    validator: Result<Arc<Validator>, String>,
 }
 
 impl Schema {
     fn new(source: Value) -> Schema {
         let validator = build_validator(&source).map(Arc::new);
+        #[cfg(feature = "json-schema")]
+        let validator = validator.map_err(|e| format!("invalid JSON Schema: {e}"));
         Schema { source, validator }
     }
 
     /// The first few problems of `value` against the schema; empty when valid.
-    fn problems(validator: &jsonschema::Validator, value: &Value) -> Vec<String> {
+    #[cfg(feature = "json-schema")]
+    fn problems(validator: &Validator, value: &Value) -> Vec<String> {
         validator
             .iter_errors(value)
             .take(5)
@@ -36,11 +39,31 @@ impl Schema {
             })
             .collect()
     }
+
+    #[cfg(not(feature = "json-schema"))]
+    fn problems(validator: &Validator, _value: &Value) -> Vec<String> {
+        match *validator {}
+    }
+}
+
+#[cfg(feature = "json-schema")]
+use jsonschema::Validator;
+
+/// Without the `json-schema` feature no schema compiles, so there is never a validator.
+#[cfg(not(feature = "json-schema"))]
+enum Validator {}
+
+#[cfg(not(feature = "json-schema"))]
+impl Validator {
+    fn is_valid(&self, _value: &Value) -> bool {
+        match *self {}
+    }
 }
 
 /// Compiles a schema as promptfoo's Ajv does: draft-07 unless `$schema` names another draft,
 /// and `format` asserted (`email`, `date-time`, `uri`, ...).
-fn build_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+#[cfg(feature = "json-schema")]
+fn build_validator(schema: &Value) -> Result<Validator, String> {
     let mut options = jsonschema::options().should_validate_formats(true);
     if schema.get("$schema").is_none() {
         options = options.with_draft(jsonschema::Draft::Draft7);
@@ -48,7 +71,15 @@ fn build_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
     options.build(schema).map_err(|e| e.to_string())
 }
 
+/// Without the `json-schema` feature a schema is an execution error on the assertion (never a
+/// silent pass).
+#[cfg(not(feature = "json-schema"))]
+fn build_validator(_schema: &Value) -> Result<Validator, String> {
+    Err("validating against a JSON Schema needs niceeval's `json-schema` feature; enable it in Cargo.toml (it is on by default)".to_string())
+}
+
 /// Why a JSON Schema does not compile, if it does not (used to reject bad specs at load time).
+#[cfg(feature = "json-schema")]
 pub(crate) fn schema_error(schema: &Value) -> Option<String> {
     build_validator(schema).err()
 }
@@ -80,16 +111,21 @@ impl std::fmt::Debug for IsJson {
 /// `serde_json::Value` that is not a string) passes without parsing. `None` fails. An invalid
 /// schema is an execution error here and a load-time error in assertions as data.
 ///
+/// A schema needs the `json-schema` feature: without it, `is_json(schema)` is an execution
+/// error saying so (never a pass), and `is_json(None)` works as above.
+///
 /// ```
 /// use niceeval::prelude::*;
 /// use niceeval::AssertionResult;
 ///
 /// assert!(AssertionResult::evaluate(&is_json(None), &r#" {"a": 1} "#.subject()).passed);
 /// assert!(!AssertionResult::evaluate(&is_json(None), &"{'a': 1}".subject()).passed);
+/// # #[cfg(feature = "json-schema")] {
 /// let schema = json!({"type": "object", "required": ["name"]});
 /// let r = AssertionResult::evaluate(&is_json(schema), &r#"{"age": 3}"#.subject());
 /// assert!(!r.passed);
 /// assert!(r.reason.contains("\"name\" is a required property"), "{}", r.reason);
+/// # }
 /// ```
 pub fn is_json(schema: impl Into<Option<Value>>) -> IsJson {
     IsJson {
@@ -111,7 +147,7 @@ impl Assertion for IsJson {
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
         let validator = match self.schema.as_ref().map(|s| &s.validator) {
-            Some(Err(e)) => return Grade::error(format!("invalid JSON Schema: {e}")),
+            Some(Err(e)) => return Grade::error(e.clone()),
             Some(Ok(v)) => Some(v),
             None => None,
         };
@@ -150,7 +186,9 @@ impl Assertion for IsJson {
 /// its matching `}` (braces in double-quoted strings do not count), or to the end of the text
 /// with the missing `}` added, as YAML flow after `//` comments become `#` comments. So
 /// `{key: value}`, `{"score": 1.0 // perfect}`, an unclosed `{"incomplete": "object"` and even
-/// `{word}` (`{"word": null}`) are objects. The lenient reading looks at no more than 4 MB of one
+/// `{word}` (`{"word": null}`) are objects. Without the `yaml` feature the lenient reading is
+/// JSON with `//` comments dropped: comments and a missing `}` are forgiven, YAML flow
+/// (`{key: value}`, `{word}`) is not. The lenient reading looks at no more than 4 MB of one
 /// text in all (and 100,000 bytes from any one `{`), so a text full of braces that never close
 /// stays fast; past that, only strict JSON is found. Where neither reading works it moves on to the next
 /// `{` or `[`, so an invalid outer block can still contain valid inner ones. Prose around the
@@ -161,8 +199,10 @@ impl Assertion for IsJson {
 /// use niceeval::expect::find_json;
 /// use serde_json::json;
 ///
-/// let found = find_json("Result: {\"a\": \"}{\"} and [1, 2]. Lenient: {score: 1 // perfect\n");
+/// let found = find_json("Result: {\"a\": \"}{\"} and [1, 2]. Lenient: {\"score\": 1 // perfect\n");
 /// assert_eq!(found, vec![json!({"a": "}{"}), json!([1, 2]), json!({"score": 1})]);
+/// #[cfg(feature = "yaml")] // YAML flow
+/// assert_eq!(find_json("{score: 1, word}"), vec![json!({"score": 1, "word": null})]);
 /// assert_eq!(find_json(r#"{broken "x" {"inner": true}"#), vec![json!({"inner": true})]);
 /// assert_eq!(find_json("no braces here"), Vec::<serde_json::Value>::new());
 /// ```
@@ -227,7 +267,8 @@ impl std::fmt::Debug for ContainsJson {
 /// leniently, as promptfoo does (`{key: value}`, see [`find_json`]). A schema is read as in
 /// [`is_json`] (draft-07 by default, formats asserted). With a schema, the reason of a
 /// failure shows the first found value's problems. A value that already is JSON (not text)
-/// passes when it is an object or array. `None` fails. Where promptfoo (which scans for objects
+/// passes when it is an object or array. `None` fails. A schema needs the `json-schema`
+/// feature, as for [`is_json`]. Where promptfoo (which scans for objects
 /// only) and Runsight (objects and arrays) differ, niceeval follows Runsight: arrays count.
 ///
 /// ```
@@ -236,8 +277,10 @@ impl std::fmt::Debug for ContainsJson {
 ///
 /// let text = "Here you go:\n```json\n{\"name\": \"Ada\", \"score\": 9}\n```";
 /// assert!(AssertionResult::evaluate(&contains_json(None), &text.subject()).passed);
+/// # #[cfg(feature = "json-schema")] {
 /// let schema = json!({"type": "object", "required": ["name", "score"]});
 /// assert!(AssertionResult::evaluate(&contains_json(schema), &text.subject()).passed);
+/// # }
 /// assert!(!AssertionResult::evaluate(&contains_json(None), &"no json here".subject()).passed);
 /// ```
 pub fn contains_json(schema: impl Into<Option<Value>>) -> ContainsJson {
@@ -253,7 +296,7 @@ impl Assertion for ContainsJson {
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
         let validator = match self.schema.as_ref().map(|s| &s.validator) {
-            Some(Err(e)) => return Grade::error(format!("invalid JSON Schema: {e}")),
+            Some(Err(e)) => return Grade::error(e.clone()),
             Some(Ok(v)) => Some(v),
             None => None,
         };
@@ -307,7 +350,7 @@ impl Assertion for ContainsJson {
 
 type Check = Result<(), Option<(Value, Vec<String>)>>;
 
-fn single_check(validator: Option<&Arc<jsonschema::Validator>>, value: &Value) -> Check {
+fn single_check(validator: Option<&Arc<Validator>>, value: &Value) -> Check {
     match validator {
         None => Ok(()),
         Some(v) => {
@@ -322,12 +365,7 @@ fn single_check(validator: Option<&Arc<jsonschema::Validator>>, value: &Value) -
 }
 
 impl ContainsJson {
-    fn judge(
-        &self,
-        validator: Option<&Arc<jsonschema::Validator>>,
-        count: usize,
-        check: Check,
-    ) -> Grade {
+    fn judge(&self, validator: Option<&Arc<Validator>>, count: usize, check: Check) -> Grade {
         match (check, validator) {
             (Ok(()), None) => Grade::pass("found a JSON object or array"),
             (Ok(()), Some(_)) => Grade::pass("found JSON valid against the schema"),
@@ -393,6 +431,7 @@ mod tests {
         assert!(!AssertionResult::evaluate(&is_json(None), &None::<Value>.subject()).passed);
     }
 
+    #[cfg(feature = "json-schema")]
     #[test]
     fn any_found_value_may_satisfy_the_schema() {
         let schema = json!({"type": "object", "required": ["id"]});
@@ -407,6 +446,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "json-schema")]
     #[test]
     fn invalid_schema_is_an_execution_error() {
         let bad = json!({"type": "no-such-type"});
@@ -415,5 +455,23 @@ mod tests {
         assert!(r.error.is_some());
         let r = AssertionResult::evaluate(&is_json(bad), &"{}".subject());
         assert!(r.error.is_some());
+    }
+
+    #[cfg(not(feature = "json-schema"))]
+    #[test]
+    fn a_schema_without_the_feature_is_an_execution_error_naming_it() {
+        for a in [
+            &is_json(json!({"type": "object"})) as &dyn Assertion,
+            &contains_json(json!({"type": "object"})),
+        ] {
+            let r = AssertionResult::evaluate(a, &"{}".subject());
+            assert!(!r.passed);
+            let error = r.error.expect("an execution error");
+            assert!(
+                error.contains("niceeval's `json-schema` feature"),
+                "{error}"
+            );
+        }
+        assert!(AssertionResult::evaluate(&is_json(None), &"{}".subject()).passed);
     }
 }

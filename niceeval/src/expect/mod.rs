@@ -7,7 +7,7 @@
 //! | [`excludes`] | gate | the text does not |
 //! | [`equals`] | gate | deep equality, compared as JSON |
 //! | [`matches::<T>()`](matches) | gate | the value deserializes into `T` |
-//! | [`matches_schema`] | gate | the value validates against a JSON Schema |
+//! | [`matches_schema`] | gate | the value validates against a JSON Schema (feature `json-schema`) |
 //! | [`similarity`] | soft, threshold 0.6 | normalized Levenshtein similarity to a text |
 //! | [`satisfies`] | gate | a predicate with a label |
 //! | [`command_succeeded`] | gate | a finished command (`std::process::Output`, exit code) exited 0 |
@@ -50,6 +50,7 @@ mod affix;
 mod bleu;
 mod budget;
 mod case;
+#[cfg(feature = "inline-code")]
 mod code;
 mod combinators;
 mod command;
@@ -65,12 +66,12 @@ mod script;
 pub(crate) mod type_names;
 mod words;
 
-
 pub use custom::{AssertionBuilder, Custom, Satisfies, View, make_assertion, satisfies};
 pub use similarity::{Similarity, levenshtein_distance, normalized_similarity, similarity};
-pub use structure::{
-    Equals, Matches, MatchesSchema, equals, json_difference, matches, matches_schema,
-};
+pub use structure::{Equals, Matches, equals, json_difference, matches};
+#[cfg(feature = "json-schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "json-schema")))]
+pub use structure::{MatchesSchema, matches_schema};
 pub use text::{Excludes, Includes, Pattern, excludes, includes};
 
 pub use crate::assertion::{Transform, json_path};
@@ -78,13 +79,17 @@ pub use affix::{Affix, ends_with, starts_with};
 pub use bleu::{Bleu, DEFAULT_BLEU_THRESHOLD, References, bleu, bleu_score};
 pub use budget::{Budget, cost, latency};
 pub use case::{IContains, icontains};
+#[cfg(feature = "inline-code")]
 pub(crate) use code::Rules as CodeRules;
+#[cfg(feature = "inline-code")]
+#[cfg_attr(docsrs, doc(cfg(feature = "inline-code")))]
 pub use code::{CodeAssertion, DEFAULT_CODE_TIMEOUT, javascript, python};
 pub use combinators::{AllOf, BoxedAssertion, IntoBoxed, Not, all_of, not};
 pub use command::{CommandSucceeded, command_succeeded};
 pub(crate) use custom_dir::missing_message as custom_missing_message;
 pub use custom_dir::{CUSTOM_ASSERTIONS_DIR, CustomAssertion, CustomAssertions, custom};
 pub use edit::{DEFAULT_MAX_DISTANCE, Levenshtein, levenshtein};
+#[cfg(feature = "json-schema")]
 pub(crate) use json::schema_error as schema_problem;
 pub use json::{ContainsJson, IsJson, contains_json, find_json, is_json};
 pub use lists::{ContainsList, contains_all, contains_any, icontains_all, icontains_any};

@@ -40,6 +40,8 @@ pub struct Args {
     /// Write a Markdown summary here.
     pub markdown: Option<PathBuf>,
     /// Write an HTML report here.
+    #[cfg(feature = "html")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "html")))]
     pub html: Option<PathBuf>,
     /// Terse console output (libtest's `--quiet`).
     pub quiet: bool,
@@ -52,7 +54,11 @@ pub struct Args {
 #[error("{0}")]
 pub struct ArgsError(String);
 
-const HELP: &str = "niceeval suite runner
+/// The help text, with the line of `--html` as given.
+macro_rules! help {
+    ($html:literal) => {
+        concat!(
+            "niceeval suite runner
 
 USAGE: <test binary> [OPTIONS] [FILTERS...]
 
@@ -77,8 +83,21 @@ niceeval options:
   --jsonl PATH            write one JSON line per finished eval
   --junit PATH            write JUnit XML
   --markdown PATH         write a Markdown summary
-  --html PATH             write a self-contained HTML report
-";
+",
+            $html
+        )
+    };
+}
+
+#[cfg(feature = "html")]
+const HELP: &str = help!("  --html PATH             write a self-contained HTML report\n");
+#[cfg(not(feature = "html"))]
+const HELP: &str = help!("  --html PATH             (needs niceeval's `html` feature)\n");
+
+/// Why `--html` is refused without the `html` feature.
+#[cfg(not(feature = "html"))]
+const HTML_NEEDS_FEATURE: &str =
+    "--html needs niceeval's `html` feature; enable it in Cargo.toml (it is on by default)";
 
 impl Args {
     /// The help text.
@@ -167,7 +186,10 @@ impl Args {
                 "--jsonl" => out.jsonl = Some(value("--jsonl")?.into()),
                 "--junit" => out.junit = Some(value("--junit")?.into()),
                 "--markdown" => out.markdown = Some(value("--markdown")?.into()),
+                #[cfg(feature = "html")]
                 "--html" => out.html = Some(value("--html")?.into()),
+                #[cfg(not(feature = "html"))]
+                "--html" => return Err(ArgsError(HTML_NEEDS_FEATURE.to_string())),
                 other if other.starts_with('-') => {
                     return Err(ArgsError(format!(
                         "unknown option {other}; run with --help to see the options"
@@ -223,8 +245,8 @@ mod tests {
             "--strict",
             "--timeout",
             "2m",
-            "--html",
-            "r.html",
+            "--markdown",
+            "r.md",
             "x",
             "y",
         ])
@@ -236,6 +258,21 @@ mod tests {
         assert_eq!(a.filters, ["x", "y"]);
         assert!(a.list && a.strict && a.include_ignored);
         assert_eq!(Args::parse(["--help"]).unwrap(), None);
+    }
+
+    #[cfg(feature = "html")]
+    #[test]
+    fn html() {
+        let a = Args::parse(["--html", "r.html"]).unwrap().unwrap();
+        assert_eq!(a.html, Some(PathBuf::from("r.html")));
+    }
+
+    #[cfg(not(feature = "html"))]
+    #[test]
+    fn html_without_the_feature_is_an_error_naming_it() {
+        let e = Args::parse(["--html", "r.html"]).unwrap_err().to_string();
+        assert!(e.contains("niceeval's `html` feature"), "{e}");
+        assert!(Args::help().contains("--html PATH             (needs niceeval's `html` feature)"));
     }
 
     #[test]

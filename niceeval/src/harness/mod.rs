@@ -28,7 +28,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::definition::{EvalDefinition, registered};
-use crate::reporter::{Console, Html, Jsonl, Junit, Markdown, Reporter};
+use crate::reporter::{Console, Jsonl, Junit, Markdown, Reporter};
 
 /// Exit code when every eval passed or was skipped.
 pub const EXIT_OK: i32 = 0;
@@ -142,11 +142,14 @@ fn file_reporters(
             Err(e) => eprintln!("niceeval: cannot write the results file: {e}"),
         }
     }
-    let files: [(&Option<PathBuf>, Make); 4] = [
+    let files: &[(&Option<PathBuf>, Make)] = &[
         (&args.jsonl, |p| Ok(Box::new(Jsonl::create(p)?))),
         (&args.junit, |p| Ok(Box::new(Junit::create(p)?))),
         (&args.markdown, |p| Ok(Box::new(Markdown::create(p)?))),
-        (&args.html, |p| Ok(Box::new(Html::create(p)?))),
+        #[cfg(feature = "html")]
+        (&args.html, |p| {
+            Ok(Box::new(crate::reporter::Html::create(p)?))
+        }),
     ];
     for (path, make) in files {
         if let Some(path) = path {

@@ -6,6 +6,7 @@
 //! [`EvalSummary`] per eval, so memory does not grow with transcripts.
 
 mod console;
+#[cfg(feature = "html")]
 mod html;
 mod jsonl;
 mod junit;
@@ -14,6 +15,8 @@ mod markup;
 
 pub use console::{Console, summary_table};
 
+#[cfg(feature = "html")]
+#[cfg_attr(docsrs, doc(cfg(feature = "html")))]
 pub use html::Html;
 pub use jsonl::Jsonl;
 pub use junit::Junit;

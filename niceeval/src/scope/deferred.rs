@@ -20,6 +20,8 @@ pub(crate) enum Stage {
     Scoped,
     /// Graded concurrently after the scoped checks, and only when the run did not already end
     /// in an execution error or a skip (judge calls cost money and cannot change that outcome).
+    /// Only the judge (feature `providers`) registers work of this stage.
+    #[cfg_attr(not(feature = "providers"), allow(dead_code))]
     Judge,
 }
 

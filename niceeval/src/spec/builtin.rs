@@ -34,15 +34,39 @@ fn schema_value(spec: &AssertSpec) -> Result<Option<Value>, String> {
         Some(Value::String(s)) if s.trim_start().starts_with("file://") => {
             return Err("file:// schemas are not supported; put the schema inline".to_string());
         }
-        Some(Value::String(s)) => yaml_serde::from_str::<Value>(s)
-            .map_err(|e| format!("`value` is not a JSON Schema (as YAML or JSON): {e}"))?,
+        Some(Value::String(s)) => schema_text(s)?,
         Some(v @ (Value::Object(_) | Value::Bool(_))) => v.clone(),
         Some(other) => return Err(format!("`value` must be a JSON Schema object, got {other}")),
     };
-    if let Some(e) = crate::expect::schema_problem(&schema) {
-        return Err(format!("invalid JSON Schema: {e}"));
-    }
+    check_schema(&schema)?;
     Ok(Some(schema))
+}
+
+#[cfg(feature = "json-schema")]
+fn check_schema(schema: &Value) -> Result<(), String> {
+    match crate::expect::schema_problem(schema) {
+        Some(e) => Err(format!("invalid JSON Schema: {e}")),
+        None => Ok(()),
+    }
+}
+
+#[cfg(not(feature = "json-schema"))]
+fn check_schema(_schema: &Value) -> Result<(), String> {
+    Err("a JSON Schema `value` needs niceeval's `json-schema` feature; enable it in Cargo.toml (it is on by default), or leave out `value` to check only that the output is JSON".to_string())
+}
+
+/// A schema written as text: YAML (JSON is YAML too), or only JSON without the `yaml` feature.
+#[cfg(feature = "yaml")]
+fn schema_text(s: &str) -> Result<Value, String> {
+    yaml_serde::from_str::<Value>(s)
+        .map_err(|e| format!("`value` is not a JSON Schema (as YAML or JSON): {e}"))
+}
+
+#[cfg(not(feature = "yaml"))]
+fn schema_text(s: &str) -> Result<Value, String> {
+    serde_json::from_str::<Value>(s).map_err(|e| {
+        format!("`value` is not a JSON Schema as JSON ({e}); a schema written as YAML needs niceeval's `yaml` feature")
+    })
 }
 
 fn boxed<A: Assertion + Send + Sync + 'static>(a: A) -> Base {
@@ -165,6 +189,18 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Str
         Builtin::WordCount => (boxed(expect::word_count(word_bounds(spec)?)), false),
         Builtin::Cost => (Base::Cost(budget(spec, "USD")?), false),
         Builtin::Latency => (Base::Latency(budget(spec, "milliseconds")?), false),
+        #[cfg(not(feature = "inline-code"))]
+        Builtin::JavaScript | Builtin::Python => {
+            return Err(format!(
+                "the `{}` assertion type needs niceeval's `inline-code` feature; enable it in Cargo.toml (it is on by default)",
+                if b == Builtin::Python {
+                    "python"
+                } else {
+                    "javascript"
+                }
+            ));
+        }
+        #[cfg(feature = "inline-code")]
         Builtin::JavaScript | Builtin::Python => {
             let code = match required(spec, "code, or file://path")? {
                 Value::String(s) if !s.trim().is_empty() => s.clone(),

@@ -8,6 +8,8 @@ use serde_json::Value;
 use super::{AssertSpec, SpecError};
 
 /// Parses assertions from YAML (JSON is YAML too, so this reads both).
+#[cfg(feature = "yaml")]
+#[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
 ///
 /// ```
 /// let specs = niceeval::spec::from_yaml(r#"
@@ -25,11 +27,7 @@ use super::{AssertSpec, SpecError};
 /// assert!(err.to_string().contains("unknown assertion type `contans`"), "{err}");
 /// ```
 pub fn from_yaml(text: &str) -> Result<Vec<AssertSpec>, SpecError> {
-    let value: Value = yaml_serde::from_str(text).map_err(|e| SpecError::Parse {
-        origin: "YAML".to_string(),
-        message: e.to_string(),
-    })?;
-    from_value(value, "YAML")
+    from_value(parse_yaml(text, "YAML")?, "YAML")
 }
 
 /// Parses assertions from JSON.
@@ -49,23 +47,23 @@ pub fn from_json(text: &str) -> Result<Vec<AssertSpec>, SpecError> {
 /// Reads assertions from a `.json`, `.yaml` or `.yml` file. Custom assertion types are looked
 /// up from the file's directory; pass that directory as [`super::SpecContext::base_dir`] when
 /// evaluating so `file://` paths and script commands resolve from it too.
+///
+/// A file that is not `.json` is read as YAML, which needs the `yaml` feature; without it,
+/// such a file is an error saying so.
 pub fn load(path: impl AsRef<Path>) -> Result<Vec<AssertSpec>, SpecError> {
     let path = path.as_ref();
+    let origin = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| SpecError::Parse {
-        origin: path.display().to_string(),
+        origin: origin.clone(),
         message: e.to_string(),
     })?;
-    let origin = path.display().to_string();
     let value: Value = if path.extension().is_some_and(|e| e == "json") {
         serde_json::from_str(&text).map_err(|e| SpecError::Parse {
             origin: origin.clone(),
             message: e.to_string(),
         })?
     } else {
-        yaml_serde::from_str(&text).map_err(|e| SpecError::Parse {
-            origin: origin.clone(),
-            message: e.to_string(),
-        })?
+        parse_yaml(&text, &origin)?
     };
     let specs = parse_list(value, &origin)?;
     super::validate_in(&specs, path.parent())?;
@@ -78,6 +76,26 @@ pub fn from_value(value: Value, origin: &str) -> Result<Vec<AssertSpec>, SpecErr
     super::validate_in(&specs, None)?;
     Ok(specs)
 }
+
+#[cfg(feature = "yaml")]
+fn parse_yaml(text: &str, origin: &str) -> Result<Value, SpecError> {
+    yaml_serde::from_str(text).map_err(|e| SpecError::Parse {
+        origin: origin.to_string(),
+        message: e.to_string(),
+    })
+}
+
+#[cfg(not(feature = "yaml"))]
+fn parse_yaml(_text: &str, origin: &str) -> Result<Value, SpecError> {
+    Err(SpecError::Parse {
+        origin: origin.to_string(),
+        message: YAML_NEEDS_FEATURE.to_string(),
+    })
+}
+
+/// Why a YAML document cannot be read without the `yaml` feature.
+#[cfg(not(feature = "yaml"))]
+pub(super) const YAML_NEEDS_FEATURE: &str = "reading YAML needs niceeval's `yaml` feature; enable it in Cargo.toml (it is on by default), or write the assertions as JSON (a .json file)";
 
 fn parse_list(value: Value, origin: &str) -> Result<Vec<AssertSpec>, SpecError> {
     let list = match value {
@@ -117,4 +135,61 @@ fn parse_list(value: Value, origin: &str) -> Result<Vec<AssertSpec>, SpecError> 
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    // The errors of disabled features; with every feature on there is nothing to test here.
+
+    #[cfg(not(feature = "inline-code"))]
+    #[test]
+    fn code_types_without_the_feature_are_load_time_errors_naming_it() {
+        for (kind, code) in [("javascript", "output.length > 0"), ("not-python", "True")] {
+            let document = serde_json::json!([{ "type": kind, "value": code }]);
+            let err = super::from_value(document, "JSON").unwrap_err().to_string();
+            let name = kind.trim_start_matches("not-");
+            assert_eq!(
+                err,
+                format!(
+                    "assertion #0 (type `{kind}`): the `{name}` assertion type needs niceeval's `inline-code` feature; enable it in Cargo.toml (it is on by default)"
+                )
+            );
+        }
+    }
+
+    #[cfg(not(feature = "json-schema"))]
+    #[test]
+    fn a_schema_without_the_feature_is_a_load_time_error_naming_it() {
+        let err = super::from_json(r#"[{"type": "is-json", "value": {"type": "object"}}]"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("assertion #0 (type `is-json`): a JSON Schema `value` needs niceeval's `json-schema` feature"),
+            "{err}"
+        );
+        // Without a schema, `is-json` and `contains-json` work.
+        assert!(super::from_json(r#"[{"type": "is-json"}, {"type": "contains-json"}]"#).is_ok());
+    }
+
+    #[cfg(not(feature = "yaml"))]
+    #[test]
+    fn yaml_without_the_feature_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("asserts.yaml");
+        std::fs::write(&path, "- type: contains\n  value: hi\n").unwrap();
+        let err = super::load(&path).unwrap_err().to_string();
+        assert!(err.contains("needs niceeval's `yaml` feature"), "{err}");
+        // JSON files still load.
+        let path = dir.path().join("asserts.json");
+        std::fs::write(&path, r#"[{"type": "contains", "value": "hi"}]"#).unwrap();
+        assert_eq!(super::load(&path).unwrap().len(), 1);
+        // A schema written as YAML text is refused, as JSON text it is read.
+        let err = super::from_json(r#"[{"type": "is-json", "value": "type: object"}]"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a schema written as YAML needs niceeval's `yaml` feature"),
+            "{err}"
+        );
+    }
 }

@@ -3,6 +3,7 @@
 //! [`evaluate`] with the same matchers as the Rust API.
 //!
 //! ```
+//! # #[cfg(feature = "yaml")] {
 //! use niceeval::spec::{self, SpecContext};
 //!
 //! let specs = spec::from_yaml(r#"
@@ -23,6 +24,7 @@
 //! assert!(outcome.pass);
 //! assert_eq!(outcome.score, 1.0);
 //! assert_eq!(outcome.named_scores["status"], 1.0);
+//! # }
 //! ```
 //!
 //! # Types
@@ -45,6 +47,10 @@
 //! | `script` | — | `command:` a list (no shell) or a string (run with `sh -c`) |
 //! | `assert-set` | — | nested `assert:` list; the set's `threshold`, `weight`, `metric` |
 //! | anything else | — | a custom assertion from `.niceeval/assertions/` (`custom:NAME` works too) |
+//!
+//! Cargo features (all on by default): YAML ([`from_yaml`], `.yaml` files, a schema written as
+//! YAML text) needs `yaml`; a JSON Schema `value` needs `json-schema`; `javascript` and `python`
+//! need `inline-code`. Without one, such an item is a load-time error naming the feature.
 //!
 //! Every type takes a `not-` prefix, `weight`, `metric`, `transform` (`json_path:$.a.b`, or a
 //! bare `$.a.b`), and `threshold`. Type names are matched case-insensitively with `_` read as
@@ -75,6 +81,7 @@
 //! (`"hello" world`), is a load-time error.
 //!
 //! ```
+//! # #[cfg(feature = "yaml")] {
 //! use niceeval::spec::{self, SpecContext};
 //!
 //! let specs = spec::from_yaml(r#"
@@ -85,6 +92,7 @@
 //! assert!(outcome.pass);
 //! let err = spec::from_yaml(r#"[{type: contains-any, value: '"hello" world'}]"#).unwrap_err();
 //! assert!(err.to_string().contains("assertion #0 (type `contains-any`)"), "{err}");
+//! # }
 //! ```
 //!
 //! # Where niceeval differs
@@ -119,7 +127,10 @@ use crate::assertion::{AssertionResult, Subject};
 use crate::grader::{Message, TokenUsage, TraceSummary};
 
 pub use crate::expect::type_names::is_builtin_type;
-pub use load::{from_json, from_value, from_yaml, load};
+#[cfg(feature = "yaml")]
+#[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
+pub use load::from_yaml;
+pub use load::{from_json, from_value, load};
 
 use prepare::Prepared;
 

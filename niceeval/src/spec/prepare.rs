@@ -33,6 +33,7 @@ pub(super) enum Base {
     Static(Arc<dyn Assertion + Send + Sync>),
     Cost(f64),
     Latency(f64),
+    #[cfg(feature = "inline-code")]
     Code {
         python: bool,
         code: String,
@@ -360,6 +361,7 @@ impl Prepared {
                 what: "latency",
             }
             .boxed(),
+            #[cfg(feature = "inline-code")]
             Base::Code {
                 python,
                 code,
@@ -418,7 +420,10 @@ impl Prepared {
     /// assertion. A code assertion applies its threshold and `not-` itself, as promptfoo does
     /// (`not-` keeps the returned score).
     fn wrap(&self, base: BoxedAssertion) -> BoxedAssertion {
+        #[cfg(feature = "inline-code")]
         let own_verdict = matches!(self.base, Base::Code { .. });
+        #[cfg(not(feature = "inline-code"))]
+        let own_verdict = false;
         let mut a: BoxedAssertion = match self.threshold {
             Some(t) if !own_verdict => base
                 .configure(|s| {

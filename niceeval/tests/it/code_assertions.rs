@@ -1,5 +1,7 @@
 //! `javascript` and `python` assertions run for real with node and python3.
 
+#![cfg(feature = "inline-code")]
+
 use crate::scripts_support as support;
 
 use std::time::Duration;

@@ -8,6 +8,7 @@ use std::path::Path;
 use niceeval::AssertionResult;
 use niceeval::expect::CustomAssertions;
 use niceeval::prelude::*;
+#[cfg(feature = "yaml")]
 use niceeval::spec::{self, SpecContext};
 use support::{have, write};
 
@@ -146,6 +147,7 @@ fn python_node_shell_and_executable_custom_assertions() {
     assert!(check("x", custom("always-ok").from_dir(&deep)).passed);
 }
 
+#[cfg(feature = "yaml")]
 #[test]
 fn custom_assertions_as_data() {
     if !have("python3") || !have("node") {

@@ -1,6 +1,8 @@
 //! LLM-as-judge end to end: evals run through `run_eval` against a fake provider on 127.0.0.1
 //! that speaks the real wire formats. No test touches the network.
 
+#![cfg(feature = "providers")]
+
 use crate::support;
 
 use niceeval::Chain;

@@ -1,6 +1,8 @@
 //! Model providers and the chat agent against a fake provider on 127.0.0.1 speaking each real
 //! wire format: tool-call parsing, usage, retries, errors, and the tool loop.
 
+#![cfg(feature = "providers")]
+
 use crate::support;
 
 use std::time::Duration;

@@ -349,6 +349,7 @@ fn graders_do_not_block_the_async_runtime() {
 }
 
 #[cfg(unix)]
+#[cfg(feature = "yaml")]
 #[test]
 fn spec_script_commands_run_from_the_base_dir() {
     use niceeval::spec::{self, SpecContext};

@@ -1,6 +1,8 @@
 //! Assertions as data: promptfoo, AgentV and Runsight assertion lists evaluated with
 //! `niceeval::spec::evaluate`, including the peers' documented examples and edge cases.
 
+#![cfg(all(feature = "yaml", feature = "json-schema", feature = "inline-code"))]
+
 use crate::scripts_support as support;
 
 use niceeval::spec::{self, AssertSpec, SpecContext, SpecError};

@@ -2,6 +2,8 @@
 //! JavaScript's `String(value)`, thresholds of pass/fail types, weight 0, and binary
 //! cost/latency scores — each case's pass/fail and score as promptfoo gives them.
 
+#![cfg(feature = "yaml")]
+
 use niceeval::spec::{self, SpecContext};
 
 fn run(yaml: &str, output: &str) -> spec::SpecOutcome {

@@ -2,6 +2,10 @@
 //! `extractJsonObjects` does: from a `{` to its matching `}` (or to the end of the text, closed
 //! there), read as YAML flow after `//` comments become `#` comments. So `{key: value}`,
 //! `{"score": 1.0 // perfect}` and an unclosed `{"incomplete": "object"` are objects.
+//!
+//! Without the `yaml` feature the candidate is read as JSON once its `//` comments are dropped:
+//! `//` comments and a missing `}` are still forgiven, YAML flow (`{key: value}`, `'single'`
+//! quotes, `#` comments) is not.
 
 use serde_json::Value;
 
@@ -68,6 +72,7 @@ fn scan_object(text: &str, start: usize, limit: usize) -> (Option<(Value, usize)
 }
 
 /// A candidate read as YAML (JSON is YAML), kept only when it is a mapping with text keys.
+#[cfg(feature = "yaml")]
 fn read_object(candidate: &str) -> Option<Value> {
     let yaml: yaml_serde::Value = yaml_serde::from_str(&slash_comments_to_hash(candidate)).ok()?;
     if !text_keys(&yaml) {
@@ -79,7 +84,18 @@ fn read_object(candidate: &str) -> Option<Value> {
     }
 }
 
+/// Without the `yaml` feature: a candidate read as JSON once its `//` comments are dropped, so
+/// only `//` comments and a missing `}` are forgiven (not YAML flow such as `{key: value}`).
+#[cfg(not(feature = "yaml"))]
+fn read_object(candidate: &str) -> Option<Value> {
+    match serde_json::from_str(&drop_slash_comments(candidate)).ok()? {
+        v @ Value::Object(_) => Some(v),
+        _ => None,
+    }
+}
+
 /// Every mapping key (at any depth) is a scalar, as in JSON once written as text.
+#[cfg(feature = "yaml")]
 fn text_keys(value: &yaml_serde::Value) -> bool {
     match value {
         yaml_serde::Value::Mapping(m) => m.iter().all(|(k, v)| {
@@ -95,14 +111,25 @@ fn text_keys(value: &yaml_serde::Value) -> bool {
 
 /// Turns the first `//` comment of each line (outside quotes, not in a `://` URL) into `#`
 /// (one `#` per two slashes).
+#[cfg(feature = "yaml")]
 pub(super) fn slash_comments_to_hash(text: &str) -> String {
     text.split('\n')
-        .map(line_comment_to_hash)
+        .map(|line| line_comment_to_hash(line, true))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-fn line_comment_to_hash(line: &str) -> String {
+/// Drops the first `//` comment of each line (outside quotes, not in a `://` URL).
+#[cfg(not(feature = "yaml"))]
+fn drop_slash_comments(text: &str) -> String {
+    text.split('\n')
+        .map(|line| line_comment_to_hash(line, false))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The line with its first `//` comment turned into `#` comments (`hash`), or dropped.
+fn line_comment_to_hash(line: &str, hash: bool) -> String {
     #[derive(PartialEq)]
     enum State {
         Normal,
@@ -139,8 +166,10 @@ fn line_comment_to_hash(line: &str) -> String {
                 let token: String = chars[token_start..i + 2].iter().collect();
                 if !token.contains("://") {
                     let slashes = chars[i..].iter().take_while(|c| **c == '/').count();
-                    out.push_str(&"#".repeat(slashes / 2));
-                    out.extend(&chars[i + slashes..]);
+                    if hash {
+                        out.push_str(&"#".repeat(slashes / 2));
+                        out.extend(&chars[i + slashes..]);
+                    }
                     return out;
                 }
             }
@@ -157,6 +186,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[cfg(feature = "yaml")]
     #[test]
     fn comments_become_hashes() {
         let table = [
@@ -183,12 +213,23 @@ mod tests {
         }
     }
 
+    #[cfg(not(feature = "yaml"))]
+    #[test]
+    fn comments_are_dropped_without_yaml() {
+        assert_eq!(
+            drop_slash_comments("{\"a\": 1, // one\n\"b\": \"x // y\"} //// end"),
+            "{\"a\": 1, \n\"b\": \"x // y\"} "
+        );
+    }
+
     #[test]
     fn lenient_objects() {
+        // YAML flow (unquoted keys and values, `#` comments) is read with the `yaml` feature only.
+        let yaml = cfg!(feature = "yaml");
         let table: &[(&str, Option<Value>)] = &[
             (
                 "{key: value, another_key: another value}",
-                Some(json!({"key": "value", "another_key": "another value"})),
+                Some(json!({"key": "value", "another_key": "another value"})).filter(|_| yaml),
             ),
             (
                 "{\n  \"reason\": \"all good\",\n  \"score\": 1.0 // perfect score\n}",
@@ -196,7 +237,7 @@ mod tests {
             ),
             (
                 "{\n  \"reason\": \"ok\",\n  \"score\": 1.0 # perfect\n}",
-                Some(json!({"reason": "ok", "score": 1.0})),
+                Some(json!({"reason": "ok", "score": 1.0})).filter(|_| yaml),
             ),
             (
                 "{\n  \"incomplete\": \"object\"",
@@ -204,7 +245,8 @@ mod tests {
             ),
             (
                 "{key: value with spaces, special: value!@#$%, empty: }",
-                Some(json!({"key": "value with spaces", "special": "value!@#$%", "empty": null})),
+                Some(json!({"key": "value with spaces", "special": "value!@#$%", "empty": null}))
+                    .filter(|_| yaml),
             ),
             ("{\"a\": \"}\"} tail", Some(json!({"a": "}"}))),
             ("{\"key\": \"value\" some text {\"key2\": \"value2\"}", None),
@@ -222,13 +264,13 @@ mod tests {
     #[test]
     fn the_budget_bounds_what_is_looked_at() {
         let mut budget = BUDGET;
-        assert!(object_at("{a: 1} tail", 0, &mut budget).is_some());
-        assert_eq!(budget, BUDGET - 6);
+        assert!(object_at("{\"a\": 1} tail", 0, &mut budget).is_some());
+        assert_eq!(budget, BUDGET - 8);
         // Too little left to reach the closing brace: no object, and the budget is spent.
         let mut budget = 4;
-        assert_eq!(object_at("{a: 1} tail", 0, &mut budget), None);
+        assert_eq!(object_at("{\"a\": 1} tail", 0, &mut budget), None);
         assert_eq!(budget, 0);
-        assert_eq!(object_at("{a: 1} tail", 0, &mut budget), None);
+        assert_eq!(object_at("{\"a\": 1} tail", 0, &mut budget), None);
     }
 
     #[test]

@@ -12,6 +12,7 @@ fn gates_by_default() {
     for a in [
         &equals(1) as &dyn Assertion,
         &matches::<u32>(),
+        #[cfg(feature = "json-schema")]
         &matches_schema(json!(true)),
     ] {
         assert_eq!(a.settings().severity, Severity::Gate);
@@ -268,6 +269,7 @@ fn matches_huge_values_stay_short() {
 
 // ---- matches_schema ----
 
+#[cfg(feature = "json-schema")]
 fn order_schema() -> Value {
     json!({
         "type": "object",
@@ -280,6 +282,7 @@ fn order_schema() -> Value {
     })
 }
 
+#[cfg(feature = "json-schema")]
 #[test]
 fn schema_passes_and_fails_with_paths() {
     let schema = matches_schema(order_schema());
@@ -303,6 +306,7 @@ fn schema_passes_and_fails_with_paths() {
     );
 }
 
+#[cfg(feature = "json-schema")]
 #[test]
 fn schema_formats_are_asserted() {
     let schema = matches_schema(order_schema());
@@ -321,6 +325,7 @@ fn schema_formats_are_asserted() {
     );
 }
 
+#[cfg(feature = "json-schema")]
 #[test]
 fn schema_text_is_parsed_then_tried_as_a_string() {
     let schema = matches_schema(order_schema());
@@ -341,6 +346,7 @@ fn schema_text_is_parsed_then_tried_as_a_string() {
     assert!(check(&short, &"".subject()).passed);
 }
 
+#[cfg(feature = "json-schema")]
 #[test]
 fn schema_none_is_validated_as_null() {
     let r = check(&matches_schema(order_schema()), &Subject::Missing);
@@ -353,6 +359,7 @@ fn schema_none_is_validated_as_null() {
     assert!(check(&nullable, &Subject::Missing).passed);
 }
 
+#[cfg(feature = "json-schema")]
 #[test]
 fn invalid_schema_is_an_execution_error() {
     for schema in [
@@ -373,6 +380,7 @@ fn invalid_schema_is_an_execution_error() {
     }
 }
 
+#[cfg(feature = "json-schema")]
 #[test]
 fn schema_problems_are_capped_and_elided() {
     let schema = matches_schema(json!({"type": "array", "items": {"type": "string"}}));

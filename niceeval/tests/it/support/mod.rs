@@ -286,6 +286,7 @@ impl Crate {
         self.dir.path()
     }
 
+    #[cfg(feature = "providers")]
     /// Where the judge cache of this crate lives.
     pub fn cache_dir(&self) -> PathBuf {
         niceeval::cache::ResponseCache::for_manifest_dir(self.path())
@@ -293,6 +294,7 @@ impl Crate {
             .to_path_buf()
     }
 
+    #[cfg(feature = "providers")]
     /// Every file under the crate and its cache directory.
     pub fn files(&self) -> Vec<PathBuf> {
         let mut out = Vec::new();
