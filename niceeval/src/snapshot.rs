@@ -14,13 +14,12 @@
 //! accept` takes them all. Under CI (`CI=true`) a changed snapshot fails the eval instead of
 //! writing anything.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::assertion::{AssertionKind, AssertionResult, Grade, Settings};
 use crate::definition::EvalDefinition;
 use crate::outcome::Outcome;
-use crate::report::EvalReport;
+use crate::report::{EvalReport, Style};
 
 /// The snapshot name of a report: the eval's function name (insta prefixes the module path).
 pub fn name(report: &EvalReport) -> String {
@@ -51,70 +50,7 @@ pub fn name(report: &EvalReport) -> String {
 /// assert!(!snap.contains("12.5"));
 /// ```
 pub fn text(report: &EvalReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "outcome: {}", report.outcome);
-    if report.below_threshold {
-        out.push_str("below threshold: true\n");
-    }
-    if let Some(error) = &report.error {
-        let _ = writeln!(out, "error: {error}");
-    }
-    if let Some(reason) = &report.skip_reason {
-        let _ = writeln!(out, "skipped: {reason}");
-    }
-    if let Some(stopped) = &report.stopped {
-        let _ = writeln!(out, "stopped: {stopped}");
-    }
-    if report.runs.len() > 1 {
-        let _ = writeln!(
-            out,
-            "runs: {} (passed {})",
-            report.runs.len(),
-            report.reliability.c
-        );
-    }
-    out.push_str("assertions:\n");
-    for a in &report.assertions {
-        write_assertion(&mut out, a, 1);
-    }
-    out
-}
-
-fn write_assertion(out: &mut String, a: &crate::assertion::AssertionResult, depth: usize) {
-    let pad = "  ".repeat(depth);
-    let verdict = if a.error.is_some() {
-        "error"
-    } else if a.passed {
-        "pass"
-    } else {
-        "fail"
-    };
-    let threshold = a
-        .threshold
-        .map(|t| format!(" (threshold {t:.2})"))
-        .unwrap_or_default();
-    // A budget's score and reason carry what was measured (tokens, dollars, milliseconds),
-    // which changes from run to run; its verdict is what a reviewer needs.
-    let measured = a.measured;
-    let score = if measured {
-        "[measured]".to_string()
-    } else {
-        format!("{:.2}", a.score)
-    };
-    let _ = writeln!(
-        out,
-        "{pad}- {verdict} {} {} score {score}{threshold}",
-        a.severity.as_str(),
-        a.name,
-    );
-    if measured {
-        let _ = writeln!(out, "{pad}  reason: [measured]");
-    } else if !a.reason.is_empty() {
-        let _ = writeln!(out, "{pad}  reason: {}", a.reason.replace('\n', " "));
-    }
-    for child in &a.children {
-        write_assertion(out, child, depth + 1);
-    }
+    crate::report::render(report, Style::Snapshot)
 }
 
 /// The directory holding `def`'s snapshots: `snapshots/` beside the eval's source file.
@@ -211,7 +147,7 @@ macro_rules! assert_report_snapshot {
 #[cfg(test)]
 mod tests {
     use super::text;
-    use crate::report::EvalReport;
+    use crate::report::{EvalReport, Style};
     use serde_json::json;
 
     #[test]

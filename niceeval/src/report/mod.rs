@@ -1,14 +1,15 @@
 //! What an eval produced: [`EvalReport`] (serde, the unit every reporter consumes) and its
 //! plain-text rendering, which is the failure message of a failed eval.
 
-use std::fmt::Write as _;
-
 use serde::{Deserialize, Serialize};
 
-use crate::assertion::{AssertionResult, Severity};
+use crate::assertion::AssertionResult;
 use crate::event::{Event, Usage};
 use crate::outcome::{Outcome, RunError};
 use crate::stats::Reliability;
+
+mod render;
+pub(crate) use render::{Style, render};
 
 /// One run of an eval, summarized.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -168,109 +169,11 @@ impl EvalReport {
     }
 
     /// Renders the assertion report: a header with the outcome, then every assertion with its
-    /// verdict, severity, score, threshold and reason.
+    /// verdict, severity, score, threshold and reason. It is the failure message under
+    /// `cargo test`, and what the console, JUnit, Markdown and HTML reports show; snapshots use
+    /// the same renderer in its stable form ([`crate::snapshot::text`]).
     pub fn render(&self) -> String {
-        let mut out = String::new();
-        let verdict = match (self.outcome, self.error.is_some()) {
-            (Outcome::Failed, true) => "FAILED (error)",
-            (Outcome::Failed, false) => "FAILED",
-            (Outcome::Passed, _) if self.below_threshold => "passed (below threshold)",
-            (Outcome::Passed, _) => "passed",
-            (Outcome::Skipped, _) => "skipped",
-        };
-        let _ = writeln!(out, "eval {} {verdict}", self.id);
-        let _ = writeln!(out, "  at {}:{}", self.file, self.line);
-        if self.runs.len() > 1 {
-            let passed = self
-                .runs
-                .iter()
-                .filter(|r| r.outcome == Outcome::Passed)
-                .count();
-            let _ = writeln!(
-                out,
-                "  runs: {passed}/{} passed, pass rate {:.2} (needs {:.2}); showing run {}",
-                self.runs.len(),
-                self.reliability.pass_rate,
-                self.min_pass_rate,
-                crate::report::representative(&self.runs, self.outcome) + 1
-            );
-            let outcomes: Vec<&str> = self.runs.iter().map(|r| r.outcome.as_str()).collect();
-            let _ = writeln!(out, "  run outcomes: {}", outcomes.join(", "));
-            let stats = &self.reliability;
-            let k = stats.pass_at_k.len().div_ceil(2);
-            if let (Some(at), Some(hat)) = (
-                stats.pass_at_k.get(k.wrapping_sub(1)),
-                stats.pass_hat_k.get(k.wrapping_sub(1)),
-            ) {
-                let _ = writeln!(
-                    out,
-                    "  pass@{k} {at:.2}, pass^{k} {hat:.2} (k = {k} of {} counted runs)",
-                    stats.n
-                );
-            }
-            let _ = writeln!(
-                out,
-                "  run time: mean {:.0} ms, max {:.0} ms",
-                self.mean_run_ms, self.max_run_ms
-            );
-        }
-        if let Some(error) = &self.error {
-            let _ = writeln!(out, "  error: {}", indent_rest(&error.message, "         "));
-        }
-        if let Some(reason) = &self.skip_reason {
-            let _ = writeln!(out, "  skipped: {reason}");
-        }
-        if let Some(stopped) = &self.stopped {
-            let _ = writeln!(out, "  stopped: {stopped}");
-        }
-        if self.below_threshold && self.strict && self.error.is_none() {
-            let _ = writeln!(
-                out,
-                "  strict mode: soft assertions below their threshold fail the eval"
-            );
-        }
-        let mut summary = vec![format!("{} assertion(s)", self.assertions.len())];
-        let failed_gates = self
-            .assertions
-            .iter()
-            .filter(|a| a.is_failed_gate())
-            .count();
-        if failed_gates > 0 {
-            summary.push(format!("{failed_gates} gate(s) failed"));
-        }
-        let below = self
-            .assertions
-            .iter()
-            .filter(|a| a.is_below_threshold())
-            .count();
-        if below > 0 {
-            summary.push(format!("{below} below threshold"));
-        }
-        if let Some(score) = self.score {
-            summary.push(format!("score {score:.2}"));
-        }
-        if self.usage.total_tokens() > 0 {
-            summary.push(format!("{} tokens", self.usage.total_tokens()));
-        }
-        if let Some(cost) = self.cost_usd {
-            summary.push(format!("${cost:.4}"));
-        }
-        let _ = writeln!(out, "  {}", summary.join(", "));
-        if !self.metrics.is_empty() {
-            let metrics: Vec<String> = self
-                .metrics
-                .iter()
-                .map(|(name, score)| format!("{name} {score:.2}"))
-                .collect();
-            let _ = writeln!(out, "  metrics: {}", metrics.join(", "));
-        }
-        if !self.assertions.is_empty() {
-            out.push('\n');
-        }
-        for assertion in &self.assertions {
-            render_assertion(&mut out, assertion, 1);
-        }
-        out
+        render(self, Style::Report)
     }
 }
 
@@ -315,45 +218,6 @@ pub fn fold_runs(runs: &[RunSummary], min_pass_rate: f64) -> (Outcome, Reliabili
         _ => Outcome::Failed,
     };
     (outcome, reliability)
-}
-
-fn mark(a: &AssertionResult) -> &'static str {
-    if a.error.is_some() {
-        "ERROR"
-    } else if a.passed {
-        "ok"
-    } else if a.severity == Severity::Soft {
-        "BELOW"
-    } else {
-        "FAIL"
-    }
-}
-
-fn render_assertion(out: &mut String, a: &AssertionResult, depth: usize) {
-    let pad = "  ".repeat(depth);
-    let threshold = a
-        .threshold
-        .map(|t| format!(" (needs ≥ {t:.2})"))
-        .unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "{pad}{:<5} {} {} — score {:.2}{threshold}",
-        mark(a),
-        a.severity.as_str(),
-        a.name,
-        a.score,
-    );
-    if !a.reason.is_empty() {
-        let inner = format!("{pad}      ");
-        let _ = writeln!(out, "{inner}{}", indent_rest(&a.reason, &inner));
-    }
-    for child in &a.children {
-        render_assertion(out, child, depth + 2);
-    }
-}
-
-fn indent_rest(text: &str, pad: &str) -> String {
-    text.lines().collect::<Vec<_>>().join(&format!("\n{pad}"))
 }
 
 /// Index of the run a report shows for an eval whose outcome over all runs is `outcome`: the
