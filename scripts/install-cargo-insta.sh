@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs cargo-insta (the `cargo insta test` / `cargo insta review` / `cargo insta accept`
-# commands) for the snapshot workflow test (tests/insta_workflow.rs), unless it is already on
+# commands) for the snapshot workflow test (tests/it/insta_workflow.rs), unless it is already on
 # PATH. Builds from crates.io with the versions its lock file pins.
 set -euo pipefail
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs headless Chromium (Debian's `chromium` package) for the HTML report test
-# (tests/html.rs), unless /usr/bin/chromium is already there. Needs root (CI runs as root).
+# (tests/it/html.rs), unless /usr/bin/chromium is already there. Needs root (CI runs as root).
 set -euo pipefail
 
 if [ -x /usr/bin/chromium ]; then
