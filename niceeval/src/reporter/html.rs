@@ -175,8 +175,10 @@ h1{font-size:1.4rem} h2{font-size:1.1rem;margin-top:2rem}
 details.eval{background:#fff;border:1px solid #ddd;border-radius:6px;margin:.5rem 0;padding:.4rem .8rem}
 details.eval summary{cursor:pointer;font-weight:600}
 table{border-collapse:collapse;margin:.5rem 0} td,th{border-bottom:1px solid #eee;padding:.2rem .6rem;text-align:left;vertical-align:top}
+td.reason,details.eval p{white-space:pre-wrap;overflow-wrap:anywhere}
+td.reason{max-width:60rem}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-pre{white-space:pre-wrap;word-break:break-word;background:#f3f3f3;padding:.5rem;border-radius:4px;max-height:30rem;overflow:auto}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f3f3f3;padding:.5rem;border-radius:4px;max-height:30rem;overflow:auto}
 #filter{padding:.3rem;width:20rem}
 ";
 
@@ -202,7 +204,7 @@ const SCRIPT: &str = r#"
     box.append(el("summary", {}, el("span", { class: cls }, r.outcome.toUpperCase()), " ", r.id));
     if (r.description) box.append(el("p", {}, r.description));
     box.append(el("p", {}, `${r.file}:${r.line}`));
-    if (r.error) box.append(el("p", { class: "fail" }, "error: " + r.error));
+    if (r.error) box.append(el("p", { class: "fail" }, "error: " + (r.error.message ?? r.error)));
     if (r.skip_reason) box.append(el("p", { class: "skip" }, "skipped: " + r.skip_reason));
     if (r.stopped) box.append(el("p", { class: "skip" }, "stopped: " + r.stopped));
     if (r.runs.length > 1) {
@@ -215,7 +217,7 @@ const SCRIPT: &str = r#"
     const rows = (list, depth) => {
       for (const a of list) {
         const verdict = a.error ? "error" : a.passed ? "ok" : a.severity === "soft" ? "below" : "FAIL";
-        table.append(el("tr", {}, el("td", { class: a.passed ? "pass" : "fail" }, verdict), el("td", {}, a.severity), el("td", {}, "\u00a0\u00a0".repeat(depth) + a.name), el("td", { class: "num" }, fmt(a.score)), el("td", { class: "num" }, fmt(a.threshold)), el("td", {}, a.error || a.reason || "")));
+        table.append(el("tr", {}, el("td", { class: a.passed ? "pass" : "fail" }, verdict), el("td", {}, a.severity), el("td", {}, "\u00a0\u00a0".repeat(depth) + a.name), el("td", { class: "num" }, fmt(a.score)), el("td", { class: "num" }, fmt(a.threshold)), el("td", { class: "reason" }, a.error || a.reason || "")));
         if (a.children) rows(a.children, depth + 1);
       }
     };
