@@ -169,6 +169,57 @@ impl Running {
     }
 }
 
+impl Running {
+    /// Waits like [`Running::wait`], and returns with the output the child's peak resident set
+    /// size in bytes: its own `ru_maxrss` as `wait4(2)` reports it, whatever else this process
+    /// runs at the same time (unlike `RUSAGE_CHILDREN`, which mixes in every child reaped,
+    /// cargo and rustc included).
+    #[cfg(unix)]
+    pub fn wait_with_peak_rss(mut self, deadline: Duration) -> (Output, u64) {
+        use std::os::unix::process::ExitStatusExt;
+        let pid = i32::try_from(self.pid()).expect("a pid fits in pid_t");
+        let started = Instant::now();
+        let (status, usage) = loop {
+            let mut status = 0;
+            // SAFETY: rusage is plain integers; all zeroes is a valid value.
+            let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+            // SAFETY: `pid` is our child, not reaped yet (std's `Child` has not waited for it and
+            // will not: it is not waited for on drop); both pointers are valid for the call.
+            let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+            if reaped == pid {
+                break (status, usage);
+            }
+            if reaped < 0 {
+                let error = std::io::Error::last_os_error();
+                if error.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                panic!("cannot wait for {}: {error}", self.description);
+            }
+            if started.elapsed() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "{} did not finish within {deadline:?}; killed it\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                    self.description,
+                    collect(&self.stdout),
+                    collect(&self.stderr)
+                );
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        // Linux reports kilobytes, macOS bytes.
+        let unit = if cfg!(target_os = "macos") { 1 } else { 1024 };
+        let peak = u64::try_from(usage.ru_maxrss).unwrap_or(0) * unit;
+        let output = Output {
+            command: self.description,
+            status: ExitStatus::from_raw(status),
+            stdout: collect(&self.stdout),
+            stderr: collect(&self.stderr),
+        };
+        (output, peak)
+    }
+}
+
 /// Polls `condition` every 10 ms until it holds; panics with `what` after `deadline`.
 pub fn wait_until(deadline: Duration, what: &str, mut condition: impl FnMut() -> bool) {
     let started = Instant::now();

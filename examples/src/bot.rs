@@ -176,7 +176,7 @@ impl<'a> TurnWriter<'a> {
     }
 
     fn think(&self, text: String) {
-        self.events.emit(Event::Thinking { text });
+        self.events.emit(Event::Thinking { text: text.into() });
     }
 
     /// One model call that decides on a tool call (a short output).

@@ -58,10 +58,10 @@ fn transcript(n: usize) -> Vec<Event> {
         events.extend([
             Event::Message {
                 role: Role::User,
-                text: format!("Please handle step {i}"),
+                text: format!("Please handle step {i}").into(),
             },
             Event::Thinking {
-                text: format!("step {i}: read, build, search"),
+                text: format!("step {i}: read, build, search").into(),
             },
             called(format!("r{i}"), "read_file", json!({ "path": format!("src/m{}.rs", i % 50) })),
             called(
@@ -99,7 +99,7 @@ fn transcript(n: usize) -> Vec<Event> {
             result(format!("w{i}"), ActionStatus::Completed, Value::Null),
             usage(),
             Event::Thinking {
-                text: "done".to_string(),
+                text: "done".into(),
             },
             Event::assistant(format!("Done with step {i}.")),
             usage(),

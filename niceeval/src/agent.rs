@@ -141,6 +141,18 @@ impl From<&String> for Input {
     }
 }
 
+impl From<&crate::event::Text> for Input {
+    fn from(text: &crate::event::Text) -> Self {
+        Input::from(text.as_str())
+    }
+}
+
+impl From<crate::event::Text> for Input {
+    fn from(text: crate::event::Text) -> Self {
+        Input::from(text.as_str())
+    }
+}
+
 impl From<Value> for Input {
     fn from(data: Value) -> Self {
         let text = match &data {
@@ -160,7 +172,7 @@ pub struct Message {
     /// Who spoke.
     pub role: Role,
     /// What was said.
-    pub text: String,
+    pub text: crate::event::Text,
 }
 
 /// Everything an agent gets for one turn. Owned, so closures can move it into futures.
@@ -226,7 +238,7 @@ impl EventSink {
     }
 
     /// Records an assistant message.
-    pub fn say(&self, text: impl Into<String>) {
+    pub fn say(&self, text: impl Into<crate::event::Text>) {
         self.emit(Event::assistant(text));
     }
 

@@ -459,7 +459,27 @@ fn one() -> f64 {
     1.0
 }
 
+/// `text` [`crate::excerpt::cap`]ped in place.
+fn cap_in_place(text: &mut String, max: usize) {
+    if let std::borrow::Cow::Owned(kept) = crate::excerpt::cap(text, max) {
+        *text = kept;
+    }
+}
+
 impl AssertionResult {
+    /// Caps the name, reason and error of this result and of its children to about `max` bytes
+    /// each, as reports store them (see [`crate::excerpt::cap`]).
+    pub(crate) fn cap_texts(&mut self, max: usize) {
+        cap_in_place(&mut self.name, max);
+        cap_in_place(&mut self.reason, max);
+        if let Some(error) = &mut self.error {
+            cap_in_place(error, max);
+        }
+        for child in &mut self.children {
+            child.cap_texts(max);
+        }
+    }
+
     /// Builds the result of grading under `settings`, applying the pass rule (and, without a
     /// threshold, the grade's own [`Grade::verdict`] when it has one). A score outside
     /// [0, 1] or NaN is an author bug and becomes an execution error.

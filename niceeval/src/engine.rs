@@ -2,6 +2,11 @@
 //! panics contained, evaluates the assertions registered for after the body, folds every run
 //! into an [`EvalReport`], and (under `cargo test`) turns the report into a pass, a visible skip,
 //! or a failure whose message is the assertion report.
+//!
+//! Every text a report keeps (messages, thinking, tool inputs and outputs, assertion reasons,
+//! errors) is capped per value to `[report] max_text` (default 64 KiB) as each run ends, after
+//! its assertions have seen the whole of it: every output (JSONL, results files, HTML, the
+//! printed report) gets the capped form.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -303,14 +308,44 @@ async fn run_once(
         // agent-reported where given, else estimated from the price table; None when unknown
         cost_usd: crate::price::run_cost(&taken.log, &config),
     };
-    (
+    let mut run = (
         summary,
         RunDetail {
             assertions,
             events: taken.log,
             stopped,
         },
-    )
+    );
+    // Every assertion has seen the whole run by now; the report keeps each text capped.
+    cap_run(&mut run, config.max_text());
+    run
+}
+
+/// Caps every text the report keeps of a run to about `max` bytes per value (`[report]
+/// max_text`): event texts and JSON values, assertion names, reasons and errors, the run's
+/// error, skip reason and where it stopped. Texts that fit are not copied; a long reply's
+/// only full copy is dropped here.
+fn cap_run((summary, detail): &mut (RunSummary, RunDetail), max: usize) {
+    let cap = |text: &mut String| {
+        if let std::borrow::Cow::Owned(kept) = crate::excerpt::cap(text, max) {
+            *text = kept;
+        }
+    };
+    if let Some(error) = &mut summary.error {
+        error.cap_texts(max);
+    }
+    if let Some(reason) = &mut summary.skip_reason {
+        cap(reason);
+    }
+    if let Some(stopped) = &mut detail.stopped {
+        cap(stopped);
+    }
+    for event in &mut detail.events {
+        event.cap_texts(max);
+    }
+    for assertion in &mut detail.assertions {
+        assertion.cap_texts(max);
+    }
 }
 
 /// Performs the work the body deferred: every scoped check, in registration order, then (when

@@ -5,8 +5,163 @@
 //! a run. The JSON shape (a `type` tag plus snake_case fields) is the wire format of recorded
 //! transcripts and of the command agent's stdout.
 
-use serde::{Deserialize, Serialize};
+use std::borrow::Borrow;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
+
+/// Shared, immutable text: the text of messages and thinking in [`Event`]s, of
+/// [`crate::Turn::message`] and of the conversation history an agent receives.
+///
+/// One reply is stored once however many places hold it (the run's event log, the handle's
+/// events, each [`crate::Turn`], the history): cloning a `Text` copies a pointer, not the
+/// text. It reads like a `&str` (it derefs to one), compares with strings, and serializes as a
+/// plain JSON string.
+///
+/// ```
+/// use niceeval::Text;
+///
+/// let text = Text::from("Your refund is on its way.");
+/// let copy = text.clone(); // shares the same bytes
+/// assert_eq!(copy, "Your refund is on its way.");
+/// assert!(text.contains("refund"));
+/// assert_eq!(serde_json::to_string(&text).unwrap(), r#""Your refund is on its way.""#);
+/// let owned: String = text.into();
+/// assert_eq!(owned.len(), 26);
+/// ```
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Text(Arc<str>);
+
+impl Text {
+    /// The text as a `&str`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for Text {
+    fn default() -> Self {
+        Text(Arc::from(""))
+    }
+}
+
+impl Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for Text {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl From<String> for Text {
+    fn from(text: String) -> Self {
+        Text(Arc::from(text))
+    }
+}
+
+impl From<&str> for Text {
+    fn from(text: &str) -> Self {
+        Text(Arc::from(text))
+    }
+}
+
+impl From<&String> for Text {
+    fn from(text: &String) -> Self {
+        Text(Arc::from(text.as_str()))
+    }
+}
+
+impl From<Box<str>> for Text {
+    fn from(text: Box<str>) -> Self {
+        Text(Arc::from(text))
+    }
+}
+
+impl From<Arc<str>> for Text {
+    fn from(text: Arc<str>) -> Self {
+        Text(text)
+    }
+}
+
+impl From<Text> for String {
+    fn from(text: Text) -> Self {
+        text.0.to_string()
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl PartialEq<String> for Text {
+    fn eq(&self, other: &String) -> bool {
+        &*self.0 == other.as_str()
+    }
+}
+
+impl PartialEq<Text> for str {
+    fn eq(&self, other: &Text) -> bool {
+        self == &*other.0
+    }
+}
+
+impl PartialEq<Text> for &str {
+    fn eq(&self, other: &Text) -> bool {
+        *self == &*other.0
+    }
+}
+
+impl PartialEq<Text> for String {
+    fn eq(&self, other: &Text) -> bool {
+        self.as_str() == &*other.0
+    }
+}
+
+impl Serialize for Text {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Text::from)
+    }
+}
 
 /// One thing that happened during a run.
 ///
@@ -38,7 +193,7 @@ pub enum Event {
         /// Who spoke.
         role: Role,
         /// What was said.
-        text: String,
+        text: Text,
     },
     /// The agent called a tool (an action).
     #[serde(rename = "action.called")]
@@ -97,7 +252,7 @@ pub enum Event {
     #[serde(rename = "thinking")]
     Thinking {
         /// The reasoning text.
-        text: String,
+        text: Text,
     },
     /// The agent failed; the turn ends as [`crate::TurnStatus::Failed`].
     #[serde(rename = "error")]
@@ -162,7 +317,7 @@ impl Event {
     ];
 
     /// An assistant message event.
-    pub fn assistant(text: impl Into<String>) -> Self {
+    pub fn assistant(text: impl Into<Text>) -> Self {
         Event::Message {
             role: Role::Assistant,
             text: text.into(),
@@ -170,10 +325,44 @@ impl Event {
     }
 
     /// A user message event.
-    pub fn user(text: impl Into<String>) -> Self {
+    pub fn user(text: impl Into<Text>) -> Self {
         Event::Message {
             role: Role::User,
             text: text.into(),
+        }
+    }
+
+    /// Caps this event's texts and JSON values (message and thinking text, tool input and
+    /// output, input request, error message) to about `max` bytes each, as reports store them
+    /// (see [`crate::excerpt::cap`] and [`crate::excerpt::cap_json`]). Text that fits is not
+    /// copied.
+    pub(crate) fn cap_texts(&mut self, max: usize) {
+        use crate::excerpt::{cap, cap_json};
+        use std::borrow::Cow;
+        match self {
+            Event::Message { text, .. } | Event::Thinking { text } => {
+                if let Cow::Owned(kept) = cap(text, max) {
+                    *text = Text::from(kept);
+                }
+            }
+            Event::Error { message } => {
+                if let Cow::Owned(kept) = cap(message, max) {
+                    *message = kept;
+                }
+            }
+            Event::ActionCalled { input, .. } => {
+                cap_json(input, max);
+            }
+            Event::ActionResult { output, .. } => {
+                cap_json(output, max);
+            }
+            Event::InputRequested { request } => {
+                cap_json(request, max);
+            }
+            Event::SubagentCalled { .. }
+            | Event::SubagentCompleted { .. }
+            | Event::SkillLoaded { .. }
+            | Event::Usage { .. } => {}
         }
     }
 }

@@ -184,6 +184,270 @@ fn byte_at_char(text: &str, n: usize) -> usize {
     text.char_indices().nth(n).map_or(text.len(), |(i, _)| i)
 }
 
+/// Default for the longest text stored per value in reports, results files and transcripts
+/// (`[report] max_text` in `niceeval.toml`): 64 KiB.
+pub const DEFAULT_MAX_TEXT: usize = 64 * 1024;
+
+/// `text` kept to about `max` bytes for storage: when it is longer, its middle is replaced by
+/// a marker stating how much was left out of how much, e.g. `…[elided 9.9 MiB of 10.0 MiB]…`,
+/// so both ends stay readable. Text that fits is borrowed as it is. The kept head and tail
+/// together are at most `max` bytes (the marker comes on top); a UTF-8 character is never
+/// split.
+///
+/// This is what reports, results files and transcripts store of each message, tool input or
+/// output, thinking text and assertion reason (see `[report] max_text`); assertions always see
+/// the whole value while the eval runs.
+///
+/// ```
+/// use niceeval::excerpt::cap;
+///
+/// assert_eq!(cap("short", 64), "short");
+/// let long = format!("BEGIN{}END", "é".repeat(600_000));
+/// let kept = cap(&long, 1024);
+/// assert!(kept.starts_with("BEGIN") && kept.ends_with("END"));
+/// assert!(kept.contains("…[elided 1.1 MiB of 1.1 MiB]…"), "{kept}");
+/// assert!(kept.len() < 1100);
+/// ```
+pub fn cap(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut head = max / 2;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - (max - max / 2);
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    std::borrow::Cow::Owned(format!(
+        "{}{}{}",
+        &text[..head],
+        elision(tail - head, text.len()),
+        &text[tail..]
+    ))
+}
+
+/// The marker [`cap`] puts where it left text out.
+fn elision(omitted: usize, total: usize) -> String {
+    format!(
+        "…[elided {} of {}]…",
+        format_size(omitted as u64),
+        format_size(total as u64)
+    )
+}
+
+/// A number of bytes for people: `512 bytes`, `64.0 KiB`, `9.9 MiB`, `1.2 GiB`.
+///
+/// ```
+/// use niceeval::excerpt::format_size;
+///
+/// assert_eq!(format_size(512), "512 bytes");
+/// assert_eq!(format_size(65_536), "64.0 KiB");
+/// assert_eq!(format_size(10 * 1024 * 1024), "10.0 MiB");
+/// ```
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} bytes");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// Caps a JSON value (a tool input or output, an input request) for storage, in place, to
+/// about `max` bytes of compact JSON; returns whether it changed. A value that fits is kept
+/// as it is. Else, when the structure itself (keys, numbers, punctuation) is small, the
+/// longest strings inside it are [`cap`]ped to a common length chosen so the whole fits,
+/// which keeps the structure when a field or two are what is large. Otherwise the value
+/// becomes a string: the head and tail of its compact JSON around a marker stating the full
+/// size.
+///
+/// ```
+/// use niceeval::excerpt::cap_json;
+/// use serde_json::json;
+///
+/// let mut small = json!({"id": 7});
+/// assert!(!cap_json(&mut small, 1024));
+///
+/// let mut one_big_field = json!({"id": 7, "body": "x".repeat(100_000)});
+/// assert!(cap_json(&mut one_big_field, 1024));
+/// assert_eq!(one_big_field["id"], 7);
+/// assert!(one_big_field["body"].as_str().unwrap().contains("[elided"));
+/// assert!(one_big_field.to_string().len() < 1024 + 64);
+///
+/// let mut many_numbers = json!((0..100_000).collect::<Vec<u32>>());
+/// assert!(cap_json(&mut many_numbers, 1024));
+/// let kept = many_numbers.as_str().unwrap();
+/// assert!(kept.starts_with("[0,1,2,") && kept.ends_with(",99999]"), "{kept}");
+/// ```
+pub fn cap_json(value: &mut serde_json::Value, max: usize) -> bool {
+    /// Below this common length the strings say nothing: the value becomes text instead.
+    const SHORTEST_KEPT: usize = 64;
+    let total = json_len(value);
+    if total <= max {
+        return false;
+    }
+    if let serde_json::Value::String(text) = value {
+        return match cap(text, max) {
+            std::borrow::Cow::Owned(kept) => {
+                *text = kept;
+                true
+            }
+            std::borrow::Cow::Borrowed(_) => false,
+        };
+    }
+    let mut lengths = Vec::new();
+    let mut strings_json = 0;
+    visit_strings(value, &mut |text| {
+        lengths.push(text.len());
+        strings_json += json_len_str(text);
+    });
+    let structure = total.saturating_sub(strings_json);
+    let level = (structure < max / 2)
+        .then(|| fill_level(&mut lengths, max - structure))
+        .filter(|level| *level >= SHORTEST_KEPT);
+    if let Some(level) = level {
+        cap_strings(value, level);
+        // Escapes and markers may add a little; far more means the strings were not the bulk.
+        if json_len(value) <= max + max / 4 {
+            return true;
+        }
+    }
+    let mut ends = HeadTail::new(max / 2, max - max / 2);
+    // Writing to memory cannot fail, and a Value always serializes.
+    let _ = serde_json::to_writer(&mut ends, &*value);
+    *value = serde_json::Value::String(ends.finish(total));
+    true
+}
+
+/// The largest length `level` such that the strings, each cut to at most `level` bytes, take
+/// at most `budget` bytes together.
+fn fill_level(lengths: &mut [usize], budget: usize) -> usize {
+    lengths.sort_unstable();
+    let mut kept_whole = 0;
+    for (i, &len) in lengths.iter().enumerate() {
+        let longer = lengths.len() - i;
+        if kept_whole + longer * len > budget {
+            return (budget - kept_whole) / longer;
+        }
+        kept_whole += len;
+    }
+    lengths.last().copied().unwrap_or(budget)
+}
+
+/// Calls `f` with every string value inside `value` (not object keys).
+fn visit_strings(value: &serde_json::Value, f: &mut impl FnMut(&str)) {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => f(text),
+        Value::Array(items) => items.iter().for_each(|v| visit_strings(v, f)),
+        Value::Object(fields) => fields.values().for_each(|v| visit_strings(v, f)),
+        _ => {}
+    }
+}
+
+/// Caps every string inside `value` that is longer than `max` bytes.
+fn cap_strings(value: &mut serde_json::Value, max: usize) {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => {
+            if let std::borrow::Cow::Owned(kept) = cap(text, max) {
+                *text = kept;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| cap_strings(v, max)),
+        Value::Object(fields) => fields.values_mut().for_each(|v| cap_strings(v, max)),
+        _ => {}
+    }
+}
+
+/// The length of `text` as a JSON string (quotes and escapes included).
+fn json_len_str(text: &str) -> usize {
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, text);
+    count.0
+}
+
+/// Counts the bytes written through it.
+struct Count(usize);
+
+impl std::io::Write for Count {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The length of `value`'s compact JSON, without building it.
+fn json_len(value: &serde_json::Value) -> usize {
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// Keeps the first and last bytes of what is written through it, in bounded memory.
+struct HeadTail {
+    head: Vec<u8>,
+    head_max: usize,
+    tail: std::collections::VecDeque<u8>,
+    tail_max: usize,
+}
+
+impl HeadTail {
+    fn new(head_max: usize, tail_max: usize) -> Self {
+        HeadTail {
+            head: Vec::with_capacity(head_max),
+            head_max,
+            tail: std::collections::VecDeque::with_capacity(tail_max),
+            tail_max,
+        }
+    }
+
+    /// The head, a marker saying how much of `total` bytes was left out, and the tail, cut to
+    /// whole UTF-8 characters.
+    fn finish(self, total: usize) -> String {
+        let head = match std::str::from_utf8(&self.head) {
+            Ok(head) => head,
+            // Only the last character can be cut; valid_up_to ends before it.
+            Err(e) => std::str::from_utf8(&self.head[..e.valid_up_to()]).unwrap_or_default(),
+        };
+        let tail: Vec<u8> = self.tail.into_iter().collect();
+        // Skip continuation bytes of a character whose start fell out of the window.
+        let start = tail
+            .iter()
+            .position(|b| b & 0b1100_0000 != 0b1000_0000)
+            .unwrap_or(tail.len());
+        let tail = std::str::from_utf8(&tail[start..]).unwrap_or_default();
+        let omitted = total.saturating_sub(head.len() + tail.len());
+        format!("{head}{}{tail}", elision(omitted, total))
+    }
+}
+
+impl std::io::Write for HeadTail {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let room = self.head_max - self.head.len();
+        let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
+        self.head.extend_from_slice(to_head);
+        let rest = &rest[rest.len().saturating_sub(self.tail_max)..];
+        self.tail.extend(rest);
+        let excess = self.tail.len().saturating_sub(self.tail_max);
+        self.tail.drain(..excess);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// `12345` → `12,345`.
 pub(crate) fn format_count(n: u64) -> String {
     let digits = n.to_string();
@@ -222,6 +486,78 @@ pub(crate) fn format_usd(usd: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cap_never_splits_a_character_and_keeps_at_most_max_bytes_around_the_marker() {
+        // One-, two-, three- and four-byte characters: every cut position falls somewhere.
+        let text = "aé✓𝄞".repeat(50);
+        for max in 0..text.len() {
+            let kept = cap(&text, max);
+            let (head, rest) = kept.split_once("…[elided ").expect("a marker");
+            let (sizes, tail) = rest.split_once("]…").expect("the marker ends");
+            assert!(head.len() + tail.len() <= max, "{max}: {kept}");
+            assert!(
+                text.starts_with(head) && text.ends_with(tail),
+                "{max}: {kept}"
+            );
+            let omitted = text.len() - head.len() - tail.len();
+            assert_eq!(sizes, format!("{omitted} bytes of {} bytes", text.len()));
+        }
+        assert_eq!(cap(&text, text.len()), text.as_str());
+    }
+
+    #[test]
+    fn cap_json_shares_the_room_among_the_longest_strings() {
+        let long = "x".repeat(10_000);
+        let mut value = serde_json::json!({
+            "short": "keep me",
+            "a": long,
+            "list": [long, 1, true],
+        });
+        assert!(cap_json(&mut value, 2_000));
+        assert_eq!(value["short"], "keep me");
+        assert_eq!(value["list"][1], 1);
+        let a = value["a"].as_str().unwrap();
+        let b = value["list"][0].as_str().unwrap();
+        assert!(
+            a.contains("…[elided ") && b.contains("…[elided "),
+            "{value}"
+        );
+        // Two strings share the room: each keeps about half of it.
+        let head = a.split("…[").next().unwrap().len();
+        assert!((450..500).contains(&head), "{a}");
+        assert!(
+            value.to_string().len() <= 2_000 + 2 * 40,
+            "{}",
+            value.to_string().len()
+        );
+    }
+
+    #[test]
+    fn cap_json_turns_a_value_of_many_small_strings_into_text() {
+        let mut value = serde_json::json!(vec!["abc"; 10_000]);
+        assert!(cap_json(&mut value, 1_000));
+        let text = value.as_str().expect("became text");
+        assert!(text.starts_with(r#"["abc","abc""#), "{text}");
+        assert!(text.ends_with(r#""abc","abc"]"#), "{text}");
+        assert!(text.contains("…[elided 57.6 KiB of 58.6 KiB]…"), "{text}");
+        assert!(text.len() <= 1_000 + 40);
+    }
+
+    #[test]
+    fn cap_json_tail_starts_on_a_character() {
+        // The head and tail windows of the JSON text fall inside multi-byte characters.
+        for max in 100..140 {
+            let mut value = serde_json::json!(vec!["é✓𝄞"; 1_000]);
+            assert!(cap_json(&mut value, max));
+            let text = value.as_str().expect("text");
+            assert!(text.starts_with(r#"["é✓𝄞","#), "{max}: {text}");
+            assert!(
+                text.ends_with(r#"","é✓𝄞"]"#) || text.ends_with("]"),
+                "{max}: {text}"
+            );
+        }
+    }
 
     #[test]
     fn elide_keeps_both_ends_and_counts_chars() {

@@ -81,7 +81,7 @@ pub use definition::{EvalDefinition, registered};
 pub use engine::{RunOptions, run_eval, run_eval_async};
 pub use error::{Error, Result};
 pub use eval::Eval;
-pub use event::{ActionStatus, Event, Role, Usage};
+pub use event::{ActionStatus, Event, Role, Text, Usage};
 pub use outcome::{Folded, Outcome, RunError, RunErrorKind, fold, mean_score, metric_scores};
 pub use report::{EvalReport, RunSummary, SCHEMA_VERSION, fold_runs};
 pub use turn::{Turn, TurnStatus};

@@ -104,6 +104,14 @@ pub struct RunError {
 }
 
 impl RunError {
+    /// Caps the message to about `max` bytes, as reports store it (see
+    /// [`crate::excerpt::cap`]).
+    pub(crate) fn cap_texts(&mut self, max: usize) {
+        if let std::borrow::Cow::Owned(kept) = crate::excerpt::cap(&self.message, max) {
+            self.message = kept;
+        }
+    }
+
     /// An error of `kind` saying `message`.
     pub fn new(kind: RunErrorKind, message: impl Into<String>) -> Self {
         RunError {

@@ -147,7 +147,7 @@ macro_rules! assert_report_snapshot {
 #[cfg(test)]
 mod tests {
     use super::text;
-    use crate::report::{EvalReport, Style};
+    use crate::report::EvalReport;
     use serde_json::json;
 
     #[test]

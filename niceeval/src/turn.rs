@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::event::{Event, Role, Usage};
+use crate::event::{Event, Role, Text, Usage};
 use crate::record::Record;
 use crate::scope::{Scoped, ScopedCheck};
 
@@ -35,8 +35,9 @@ pub enum TurnStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Turn {
-    /// The last assistant message of this turn (empty when there is none).
-    pub message: String,
+    /// The last assistant message of this turn (empty when there is none). Shared with the
+    /// event that carries it: a long reply is stored once.
+    pub message: Text,
     /// Structured output: what the agent set with `EventSink::set_data`, else the message parsed
     /// as JSON when it is a JSON object or array.
     pub data: Option<Value>,

@@ -1,6 +1,8 @@
 //! A suite stopped mid-way keeps everything that finished: killed with SIGKILL (no chance to
-//! clean up), every finished eval is a whole line in the JSONL and results files; interrupted
-//! with SIGINT (Ctrl-C), the runner stops, reports what finished and exits with 130.
+//! clean up), every finished eval is a whole line in the JSONL and results files and no report
+//! file is left partial; interrupted with SIGINT (Ctrl-C) or SIGTERM (`timeout`, CI runners,
+//! `docker stop`), the runner stops, writes every report whole, names the evals that did not
+//! finish, and exits with 130 or 143.
 //!
 //! The fixture's `slow::*` evals (12 of them) wait `FIXTURE_SLOW_MS` each; at concurrency 2 the
 //! batch takes six rounds, and the test stops it once two evals are on disk.
@@ -39,8 +41,34 @@ fn read_complete(path: &Path) -> Vec<EvalReport> {
         .collect()
 }
 
-/// Starts the slow batch writing `jsonl` and `junit`, results into `results`, and waits until
-/// two evals are in the JSONL file.
+/// Every `slow::*` eval of the fixture.
+fn all_slow_ids() -> Vec<String> {
+    (0..12).map(|i| format!("suite::slow::e{i:02}")).collect()
+}
+
+/// The evals of the slow batch that are not among `finished`, sorted.
+fn unfinished(finished: &[EvalReport]) -> Vec<String> {
+    all_slow_ids()
+        .into_iter()
+        .filter(|id| !finished.iter().any(|r| &r.id == id))
+        .collect()
+}
+
+/// The report files the slow batch writes whole at its end, and no temporary file left
+/// beside them: each is absent or complete.
+fn whole_file_reports(dir: &Path) -> [std::path::PathBuf; 3] {
+    let strays: Vec<_> = std::fs::read_dir(dir)
+        .expect("the directory exists")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(strays.is_empty(), "temporary files left behind: {strays:?}");
+    ["junit.xml", "report.html", "summary.md"].map(|name| dir.join(name))
+}
+
+/// Starts the slow batch writing `jsonl`, `junit`, `html` and `markdown`, results into
+/// `results`, and waits until two evals are in the JSONL file.
 fn start_slow_batch(dir: &Path) -> Running {
     let fixtures = Fixtures::get();
     let arg = |name: &str| dir.join(name).to_str().expect("UTF-8").to_string();
@@ -55,6 +83,10 @@ fn start_slow_batch(dir: &Path) -> Running {
             &arg("r.jsonl"),
             "--junit",
             &arg("junit.xml"),
+            "--html",
+            &arg("report.html"),
+            "--markdown",
+            &arg("summary.md"),
         ],
     );
     command
@@ -114,6 +146,11 @@ fn a_killed_suite_leaves_every_finished_eval_complete_on_disk() {
     // The results file holds the same evals, each whole.
     let results = read_complete(&results_file(dir.path()));
     assert_eq!(ids(&results), ids(&reports));
+    // The whole-file reports are written at the end, which never came: none is there, not
+    // even an empty one.
+    for path in whole_file_reports(dir.path()) {
+        assert!(!path.exists(), "{} exists after SIGKILL", path.display());
+    }
 }
 
 #[cfg(unix)]
@@ -137,16 +174,150 @@ fn ctrl_c_stops_the_suite_reports_what_finished_and_exits_130() {
     let not_run = 12 - reports.len();
     assert!(
         out.stdout.contains(&format!(
-            "interrupted: {not_run} eval(s) did not finish; finished results were reported"
+            "interrupted by Ctrl-C (SIGINT): {not_run} eval(s) did not finish; finished results were reported"
         )),
         "{log}"
     );
-    // The JUnit file is written at the end: it exists and holds exactly what finished.
-    let xml = std::fs::read_to_string(dir.path().join("junit.xml")).expect("junit written");
+    check_reports_name_the_unfinished(dir.path(), &reports, &out.stdout, "Ctrl-C (SIGINT)");
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_stops_the_suite_writes_every_report_whole_and_exits_143() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let running = start_slow_batch(dir.path());
+    running.signal(libc::SIGTERM);
+    let out = running.wait(Duration::from_secs(30));
+    let log = out.dump();
+    assert_eq!(out.code(), Some(143), "{log}");
+
+    let reports = read_complete(&dir.path().join("r.jsonl"));
+    assert!((2..12).contains(&reports.len()), "{log}");
+    let results = read_complete(&results_file(dir.path()));
+    assert_eq!(ids(&results), ids(&reports));
+    let summary = out
+        .libtest()
+        .summary()
+        .unwrap_or_else(|| panic!("no `test result:` line\n{log}"));
+    assert!(!summary.ok, "an interrupted run is not ok\n{log}");
+    assert_eq!(summary.passed as usize, reports.len(), "{log}");
+    let not_run = 12 - reports.len();
+    assert!(
+        out.stdout.contains(&format!(
+            "interrupted by SIGTERM: {not_run} eval(s) did not finish; finished results were reported"
+        )),
+        "{log}"
+    );
+    check_reports_name_the_unfinished(dir.path(), &reports, &out.stdout, "SIGTERM");
+}
+
+/// After an interruption: the console lists the evals that did not finish, and the JUnit, HTML
+/// and Markdown files are complete, hold every finished eval and name every unfinished one.
+fn check_reports_name_the_unfinished(
+    dir: &Path,
+    finished: &[EvalReport],
+    stdout: &str,
+    signal: &str,
+) {
+    let unfinished = unfinished(finished);
+    assert_eq!(unfinished.len() + finished.len(), 12);
+    // The console: `did not finish:` and one indented name per line, in id order.
+    let listed: Vec<&str> = stdout
+        .split_once("\ndid not finish:\n")
+        .unwrap_or_else(|| panic!("no list of unfinished evals:\n{stdout}"))
+        .1
+        .lines()
+        .map_while(|line| line.strip_prefix("    "))
+        .collect();
+    let expected: Vec<String> = unfinished
+        .iter()
+        .map(|id| id.trim_start_matches("suite::").to_string())
+        .collect();
+    assert_eq!(listed, expected, "{stdout}");
+
+    let [junit, html, markdown] = whole_file_reports(dir);
+    // JUnit: a well-formed document with a test case per eval of the batch; the finished ones
+    // passed, each unfinished one is an error saying it was interrupted.
+    let xml = std::fs::read_to_string(&junit).expect("junit written");
     let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
-    let cases = doc
+    let cases: Vec<roxmltree::Node> = doc
         .descendants()
         .filter(|n| n.has_tag_name("testcase"))
-        .count();
-    assert_eq!(cases, reports.len(), "{xml}");
+        .collect();
+    assert_eq!(cases.len(), 12, "{xml}");
+    let mut errored: Vec<String> = Vec::new();
+    for case in &cases {
+        let id = format!(
+            "{}::{}",
+            case.attribute("classname").unwrap_or_default(),
+            case.attribute("name").unwrap_or_default()
+        );
+        match case.children().find(|n| n.is_element()) {
+            None => assert!(finished.iter().any(|r| r.id == id), "{id} passed?\n{xml}"),
+            Some(error) => {
+                assert!(error.has_tag_name("error"), "{xml}");
+                assert_eq!(
+                    error.attribute("message"),
+                    Some("interrupted before it finished"),
+                    "{xml}"
+                );
+                assert_eq!(error.attribute("type"), Some("interrupted"), "{xml}");
+                assert!(error.text().unwrap_or_default().contains(signal), "{xml}");
+                errored.push(id);
+            }
+        }
+    }
+    errored.sort();
+    assert_eq!(errored, unfinished, "{xml}");
+    let testsuite = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testsuite"))
+        .expect("a testsuite");
+    assert_eq!(testsuite.attribute("tests"), Some("12"), "{xml}");
+    assert_eq!(
+        testsuite.attribute("errors"),
+        Some(unfinished.len().to_string().as_str()),
+        "{xml}"
+    );
+
+    // HTML: the whole page, its summary with every finished eval, and the unfinished named.
+    let page = std::fs::read_to_string(&html).expect("html written");
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    assert!(page.ends_with("</html>\n"), "the page is cut short");
+    assert!(page.contains(&format!("interrupted by {signal}")), "{page}");
+    let (_, listed) = page
+        .split_once("<h2>Did not finish</h2>")
+        .unwrap_or_else(|| panic!("no list of unfinished evals:\n{page}"));
+    let listed = &listed[..listed.find("</ul>").expect("the list ends")];
+    for id in &unfinished {
+        assert!(
+            listed.contains(&format!("<li><code>{id}</code></li>")),
+            "{id}: {listed}"
+        );
+    }
+    for report in finished {
+        assert!(page.contains(&format!("<code>{}</code>", report.id)));
+        assert!(!listed.contains(&report.id), "{}: {listed}", report.id);
+    }
+
+    // Markdown: the totals, the table of finished evals and the list of unfinished ones.
+    let md = std::fs::read_to_string(&markdown).expect("markdown written");
+    assert!(md.starts_with("## niceeval\n"), "{md}");
+    assert!(
+        md.contains(&format!(
+            ", {} not run (interrupted by {signal})",
+            unfinished.len()
+        )),
+        "{md}"
+    );
+    let (table, listed) = md
+        .split_once("### Did not finish\n")
+        .unwrap_or_else(|| panic!("no list of unfinished evals:\n{md}"));
+    for id in &unfinished {
+        assert!(listed.contains(&format!("- `{id}`\n")), "{id}: {md}");
+        assert!(!table.contains(id.as_str()), "{id}: {md}");
+    }
+    for report in finished {
+        assert!(table.contains(&format!("| `{}` |", report.id)), "{md}");
+    }
 }

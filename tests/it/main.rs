@@ -13,8 +13,12 @@ mod runtime;
 /// runs and their precedence, report files.
 mod suite;
 
-/// A suite killed (SIGKILL) or interrupted (SIGINT) mid-way: what finished is on disk.
+/// A suite killed (SIGKILL) or interrupted (SIGINT, SIGTERM) mid-way: what finished is on disk,
+/// every report file is whole, and the evals that did not finish are named.
 mod interrupt;
+
+/// A 100 MB reply: assertions see all of it, reports store it capped, memory stays bounded.
+mod big_reply;
 
 /// Shards of a suite merged by `niceeval report` give the report of a single run.
 mod merge;

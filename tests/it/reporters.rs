@@ -333,6 +333,92 @@ fn an_interrupted_suite_says_so() {
 }
 
 #[test]
+fn an_interrupted_suite_names_what_did_not_finish_in_every_report() {
+    use niceeval::reporter::{Html, Signal};
+    let reports = reports();
+    let unfinished = vec![
+        "evals::support::slow_b".to_string(),
+        "evals::support::slow_a".to_string(),
+    ];
+    let suite = SuiteReport::new(vec![EvalSummary::from(&reports[0])], 0, false, 1000.0)
+        .interrupted_by(Signal::Terminate, unfinished);
+    assert_eq!(suite.not_run, 2);
+    assert_eq!(Signal::Terminate.exit_code(), 143);
+    assert_eq!(Signal::Interrupt.exit_code(), 130);
+
+    let mut console = Console::new(Vec::new(), false);
+    console.on_eval_complete(&reports[0]).expect("eval");
+    console.on_run_complete(&suite).expect("complete");
+    let text = String::from_utf8(console.into_inner()).expect("UTF-8");
+    assert!(
+        text.contains(
+            "\ninterrupted by SIGTERM: 2 eval(s) did not finish; finished results were reported\n\ndid not finish:\n    support::slow_a\n    support::slow_b\n"
+        ),
+        "{text}"
+    );
+
+    let mut md = Markdown::new(Vec::new());
+    md.on_eval_complete(&reports[0]).expect("eval");
+    md.on_run_complete(&suite).expect("complete");
+    let text = String::from_utf8(md.into_inner()).expect("UTF-8");
+    assert!(
+        text.contains(", 2 not run (interrupted by SIGTERM) in"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "### Did not finish\n\nThe run was interrupted by SIGTERM before these evals finished:\n\n- `evals::support::slow_a`\n- `evals::support::slow_b`\n"
+        ),
+        "{text}"
+    );
+
+    let mut junit = Junit::new(Vec::new());
+    junit.on_eval_complete(&reports[0]).expect("eval");
+    junit.on_run_complete(&suite).expect("complete");
+    // A second call writes the same document, without doubling the unfinished cases.
+    let first = String::from_utf8(junit.into_inner()).expect("UTF-8");
+    let mut again = Junit::new(Vec::new());
+    again.on_eval_complete(&reports[0]).expect("eval");
+    again.on_run_complete(&suite).expect("complete");
+    again.on_run_complete(&suite).expect("complete");
+    let twice = String::from_utf8(again.into_inner()).expect("UTF-8");
+    assert_eq!(twice.matches("<testsuites").count(), 2);
+    assert_eq!(twice.matches("slow_a").count(), 2, "{twice}");
+    let doc = roxmltree::Document::parse(&first).unwrap_or_else(|e| panic!("{e}\n{first}"));
+    let errors: Vec<(&str, &str)> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("error"))
+        .map(|n| {
+            let case = n.parent().expect("in a testcase");
+            (
+                case.attribute("name").unwrap_or_default(),
+                n.attribute("message").unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            ("slow_a", "interrupted before it finished"),
+            ("slow_b", "interrupted before it finished")
+        ],
+        "{first}"
+    );
+
+    let mut html = Html::new(Vec::new());
+    html.on_eval_complete(&reports[0]).expect("eval");
+    html.on_run_complete(&suite).expect("complete");
+    let page = String::from_utf8(html.into_inner()).expect("UTF-8");
+    assert!(page.contains("interrupted by SIGTERM: 2 not run"), "{page}");
+    assert!(
+        page.contains(
+            "<ul class=\"unfinished\"><li><code>evals::support::slow_a</code></li><li><code>evals::support::slow_b</code></li></ul>"
+        ),
+        "{page}"
+    );
+}
+
+#[test]
 fn a_quiet_console_is_libtest_terse() {
     let mut console = Console::new(Vec::new(), true).quiet(true);
     feed(&mut console, &reports());

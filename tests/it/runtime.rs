@@ -617,3 +617,94 @@ fn malformed_config_fails_before_the_body_runs() {
     assert!(!RAN.load(Ordering::SeqCst), "the body must not run");
     assert_eq!(report.runs.len(), 1);
 }
+
+/// Replies 1 MiB: `BEGIN `, filler with two- and three-byte characters, `✓ END`.
+fn long_talker() -> Arc<dyn Agent> {
+    Arc::new(agent_fn(|request: Request| async move {
+        let mut text = String::from("BEGIN ");
+        while text.len() + 20 < 1 << 20 {
+            text.push_str("héllo wörld ✓ ");
+        }
+        while text.len() + 7 < 1 << 20 {
+            text.push('x');
+        }
+        text.push_str("✓ END");
+        request.events.tool_call(
+            "fetch",
+            json!({ "id": 7, "page": text }),
+            json!(text.clone()),
+        );
+        request.events.say(text);
+        Ok(())
+    }))
+}
+
+fn long_reply_body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+    Box::pin(async move {
+        t.send("talk a lot").await?;
+        t.check(t.reply().len(), equals(1 << 20));
+        t.check(t.reply(), ends_with("✓ END"));
+        t.check(
+            t.reply(),
+            make_assertion("quotes the reply").grade(|s: &str| niceeval::Grade::from_bool(true, s)),
+        );
+        Ok(())
+    })
+}
+
+/// Every text of `report` that held the 1 MiB reply, with the bound it must meet.
+fn stored_texts(report: &EvalReport) -> Vec<(&'static str, String)> {
+    let mut texts = vec![("reason", report.assertions[2].reason.clone())];
+    for event in &report.events {
+        match event {
+            Event::Message {
+                role: Role::Assistant,
+                text,
+            } => texts.push(("reply", text.to_string())),
+            Event::ActionCalled { input, .. } => {
+                assert_eq!(input["id"], 7, "the input keeps its shape: {input}");
+                let page = input["page"].as_str().expect("the page is a string");
+                texts.push(("tool input", page.to_string()));
+            }
+            Event::ActionResult { output, .. } => texts.push((
+                "tool output",
+                output.as_str().expect("a string").to_string(),
+            )),
+            _ => {}
+        }
+    }
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    texts
+}
+
+#[test]
+fn reports_store_long_texts_capped_while_assertions_see_them_whole() {
+    // The default: 64 KiB per value.
+    let report = run(definition("long_reply", long_reply_body).with_agent(long_talker));
+    assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
+    assert!(report.assertions.iter().all(|a| a.passed));
+    for (what, text) in stored_texts(&report) {
+        assert!(text.len() <= 64 * 1024 + 64, "{what}: {} bytes", text.len());
+        assert!(
+            text.starts_with("BEGIN héllo") && text.ends_with("✓ END"),
+            "{what}"
+        );
+        assert!(
+            text.contains("…[elided 960.0 KiB of 1.0 MiB]…"),
+            "{what}: {}",
+            niceeval::excerpt::elide(&text, 200)
+        );
+    }
+    let line = serde_json::to_string(&report).expect("serializes");
+    assert!(line.len() < 5 * 64 * 1024, "{} bytes", line.len());
+
+    // `[report] max_text` in niceeval.toml.
+    let mut def = definition("long_reply_small_cap", long_reply_body).with_agent(long_talker);
+    def.manifest_dir = config_dir("[report]\nmax_text = \"4KiB\"\n");
+    let report = run(def);
+    assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
+    for (what, text) in stored_texts(&report) {
+        assert!(text.len() <= 4 * 1024 + 64, "{what}: {} bytes", text.len());
+        assert!(text.contains("…[elided 1020.0 KiB of 1.0 MiB]…"), "{what}");
+    }
+}

@@ -238,9 +238,9 @@ impl Agent for ChatAgent {
             .history
             .iter()
             .filter_map(|m| match m.role {
-                Role::User => Some(ChatMessage::User(m.text.clone())),
+                Role::User => Some(ChatMessage::User(m.text.to_string())),
                 Role::Assistant => Some(ChatMessage::Assistant {
-                    text: m.text.clone(),
+                    text: m.text.to_string(),
                     tool_calls: Vec::new(),
                 }),
                 Role::System => None,

@@ -90,6 +90,12 @@ impl Checkable for String {
     }
 }
 
+impl Checkable for crate::event::Text {
+    fn subject(&self) -> Subject<'_> {
+        Subject::Text(Cow::Borrowed(self.as_str()))
+    }
+}
+
 impl Checkable for Cow<'_, str> {
     fn subject(&self) -> Subject<'_> {
         Subject::Text(Cow::Borrowed(self))

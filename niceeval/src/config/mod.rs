@@ -24,6 +24,9 @@
 //! strict = false                           # soft assertions below threshold fail evals
 //! timeout = "2m"                           # per run of an eval body: ms, s, m, h
 //! runs = 1                                 # runs per eval
+//!
+//! [report]
+//! max_text = "64KiB"                       # longest text stored per value (bytes, KiB, MiB, KB, MB)
 //! ```
 //!
 //! Environment overrides, applied after the file: `NICEEVAL_STRICT` (`1`/`true`/`yes`/`on` or
@@ -112,6 +115,9 @@ pub struct Config {
     /// `[run]`: how evals run.
     #[serde(default)]
     pub run: RunConfig,
+    /// `[report]`: what reports store.
+    #[serde(default)]
+    pub report: ReportConfig,
     /// Where the file was found (`None` when there is none).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -177,6 +183,19 @@ pub struct RunConfig {
     /// Runs per eval (1 or more; overridden by `#[eval(runs = ..)]`).
     #[serde(default, deserialize_with = "validate::runs")]
     pub runs: Option<u32>,
+}
+
+/// `[report]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table with max_text")]
+pub struct ReportConfig {
+    /// The longest text stored per value in reports, results files and transcripts: each
+    /// message, thinking text, tool input or output and assertion reason longer than this is
+    /// elided in its middle, with the full size stated. A number of bytes (`65536`) or a size
+    /// (`"64KiB"`, `"1MiB"`, `"500KB"`); default [`crate::excerpt::DEFAULT_MAX_TEXT`] (64 KiB).
+    /// Assertions always see the whole value.
+    #[serde(default, deserialize_with = "validate::size")]
+    pub max_text: Option<u64>,
 }
 
 impl Config {
@@ -297,6 +316,25 @@ impl Config {
             self.judge.base_url = Some(url.to_string());
         }
         Ok(())
+    }
+
+    /// The longest text stored per value: `[report] max_text`, else
+    /// [`crate::excerpt::DEFAULT_MAX_TEXT`].
+    ///
+    /// ```
+    /// use niceeval::config::Config;
+    ///
+    /// assert_eq!(Config::default().max_text(), 64 * 1024);
+    /// let config = Config::parse("[report]\nmax_text = \"1MiB\"\n", "niceeval.toml")?;
+    /// assert_eq!(config.max_text(), 1024 * 1024);
+    /// # Ok::<(), niceeval::config::ConfigError>(())
+    /// ```
+    pub fn max_text(&self) -> usize {
+        self.report
+            .max_text
+            .map_or(crate::excerpt::DEFAULT_MAX_TEXT, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            })
     }
 
     /// The configured body timeout, or [`DEFAULT_TIMEOUT`].
@@ -457,6 +495,39 @@ timeout = "90s"
                 other => panic!("{text:?}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn max_text_takes_bytes_or_a_size_with_its_unit() {
+        let parse = |value: &str| {
+            Config::parse(&format!("[report]\nmax_text = {value}\n"), "n.toml")
+                .map(|c| c.max_text())
+        };
+        assert_eq!(parse("65536"), Ok(65_536));
+        assert_eq!(parse("\"64KiB\""), Ok(65_536));
+        assert_eq!(parse("\"64 kib\""), Ok(65_536));
+        assert_eq!(parse("\"500KB\""), Ok(500_000));
+        assert_eq!(parse("\"1.5MiB\""), Ok(1_572_864));
+        assert_eq!(parse("\"2MB\""), Ok(2_000_000));
+        assert_eq!(parse("\"1GiB\""), Ok(1 << 30));
+        assert_eq!(parse("\"100\""), Ok(100));
+        assert_eq!(parse("\"100B\""), Ok(100));
+        for bad in [
+            "0",
+            "-5",
+            "\"\"",
+            "\"64 kilobytes\"",
+            "\"KiB\"",
+            "\"0.1\"",
+            "1.5",
+            "true",
+        ] {
+            let err = parse(bad).unwrap_err().to_string();
+            assert!(err.starts_with("n.toml:2:"), "{bad}: {err}");
+            assert!(err.contains("[report] max_text"), "{bad}: {err}");
+        }
+        let err = parse("\"64 kilobytes\"").unwrap_err().to_string();
+        assert!(err.contains("\"64KiB\""), "{err}");
     }
 
     #[test]

@@ -138,3 +138,60 @@ pub(super) fn runs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Er
         })
         .transpose()
 }
+
+/// A size in bytes: a whole number, or a number with a unit — `B`, `KB`/`MB`/`GB` (powers of
+/// 1000) or `KiB`/`MiB`/`GiB` (powers of 1024), any case, spaces allowed — at least 1 byte.
+pub(super) fn parse_size(text: &str) -> Result<u64, String> {
+    let hint = "write a number of bytes (65536) or a size such as \"64KiB\", \"1MiB\" or \"500KB\"";
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let multiplier: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        _ => return Err(format!("{text:?} is not a size; {hint}")),
+    };
+    let value: f64 = number
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .ok_or_else(|| format!("{text:?} is not a size; {hint}"))?;
+    let bytes = (value * multiplier as f64).floor();
+    if bytes < 1.0 {
+        return Err(format!("{text:?} is less than one byte; {hint}"));
+    }
+    if bytes >= u64::MAX as f64 {
+        return Err(format!("{text:?} is too large; {hint}"));
+    }
+    Ok(bytes as u64)
+}
+
+pub(super) fn size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    struct Size;
+    impl serde::de::Visitor<'_> for Size {
+        type Value = u64;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a number of bytes (65536) or a size such as \"64KiB\"")
+        }
+        fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<u64, E> {
+            u64::try_from(n)
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| E::custom(format!("the size must be 1 byte or more; got {n}")))
+        }
+        fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<u64, E> {
+            self.visit_i64(i64::try_from(n).unwrap_or(i64::MAX))
+        }
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<u64, E> {
+            parse_size(text).map_err(E::custom)
+        }
+    }
+    d.deserialize_any(Size).map(Some)
+}

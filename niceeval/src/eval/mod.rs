@@ -162,7 +162,7 @@ impl Eval {
         self.awaiting = turn.pending_request().cloned();
         self.history.push(Message {
             role: Role::User,
-            text: input.text,
+            text: input.text.into(),
         });
         if !turn.message.is_empty() {
             self.history.push(Message {
@@ -290,7 +290,7 @@ impl Eval {
                 Event::Message {
                     role: Role::User,
                     text,
-                } => Some(text.clone()),
+                } => Some(text.to_string()),
                 _ => None,
             })
             .unwrap_or_default()

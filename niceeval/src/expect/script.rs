@@ -148,7 +148,7 @@ pub(crate) fn fill_from_events(payload: &mut Input, events: &[Event]) {
                     }
                     Role::System => "system",
                 };
-                messages.push(Message::new(role, text.clone()));
+                messages.push(Message::new(role, text.as_str()));
             }
             Event::ActionCalled { name, .. } => {
                 summary.event_count += 1;

@@ -5,9 +5,15 @@
 //!
 //! Exit codes: 0 when every selected eval passed or was skipped, 101 when any failed (libtest's
 //! code), 2 for a bad command line or a report file that cannot be created, 130 when
-//! interrupted by Ctrl-C. On Ctrl-C the runner stops starting evals, abandons the running ones,
-//! and still hands everything that finished to the reporters (the JSONL and results files
-//! already hold each finished eval: they are written as each one finishes).
+//! interrupted by Ctrl-C (SIGINT) and 143 when terminated by SIGTERM (what `timeout`, CI runners
+//! cancelling a job and `docker stop` send; Unix) — 128 plus the signal's number, as a shell
+//! reports a process the signal killed. On either signal the runner stops starting evals,
+//! abandons the running ones, and still hands everything that finished to the reporters, with
+//! the ids of the evals that did not finish: the console lists them, the Markdown and HTML
+//! reports name them, JUnit has an `<error>` test case for each. The JSONL and results files
+//! already hold each finished eval (they are written as each one finishes); the HTML, JUnit
+//! and Markdown files are written to a temporary file and renamed into place
+//! ([`crate::reporter::ReportFile`]), so even a SIGKILL never leaves a partial one.
 //!
 //! Reporters, in the order they hear of each finished eval: the results file
 //! ([`crate::results::ResultsFile`]), the report files asked for on the command line
@@ -38,6 +44,8 @@ pub const EXIT_FAILED: i32 = 101;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit code when Ctrl-C interrupted the run (128 + SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
+/// Exit code when SIGTERM interrupted the run (128 + SIGTERM).
+pub const EXIT_TERMINATED: i32 = 143;
 
 /// Runs the suite with the process's arguments and returns the exit code (see the module
 /// docs). This is what [`crate::main!`] calls.
@@ -115,11 +123,11 @@ pub fn run_with_args(
         }
     };
     let suite = runtime.block_on(run_suite(args, selected, &mut reporters));
-    // Abandoned evals (after Ctrl-C, or bodies that ignore their timeout) must not hold the
-    // process open.
+    // Abandoned evals (after Ctrl-C or SIGTERM, or bodies that ignore their timeout) must not
+    // hold the process open.
     runtime.shutdown_background();
     if suite.interrupted {
-        EXIT_INTERRUPTED
+        suite.signal.map_or(EXIT_INTERRUPTED, |s| s.exit_code())
     } else if suite.success() {
         EXIT_OK
     } else {

@@ -1,7 +1,8 @@
 //! Running a selection of evals: bounded concurrency on the current runtime, ignored evals
-//! reported as skipped, snapshot checks, Ctrl-C, and every finished eval streamed to the
-//! reporters while the suite keeps only its [`EvalSummary`].
+//! reported as skipped, snapshot checks, Ctrl-C and SIGTERM, and every finished eval streamed
+//! to the reporters while the suite keeps only its [`EvalSummary`].
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -10,7 +11,7 @@ use crate::definition::EvalDefinition;
 use crate::engine::{RunOptions, run_eval_async};
 use crate::outcome::Outcome;
 use crate::report::EvalReport;
-use crate::reporter::{EvalSummary, Reporter, SuiteReport, SuiteStart};
+use crate::reporter::{EvalSummary, Reporter, Signal, SuiteReport, SuiteStart};
 
 /// Default number of evals run at once.
 pub const DEFAULT_CONCURRENCY: usize = 4;
@@ -22,8 +23,9 @@ pub const DEFAULT_CONCURRENCY: usize = 4;
 /// `niceeval.toml`, else [`DEFAULT_CONCURRENCY`]). `#[ignore]`d evals are reported as skipped
 /// unless `--ignored`/`--include-ignored` runs them. Each finished report goes to every
 /// reporter, in order, then is dropped: the suite keeps one [`EvalSummary`] per eval. Ctrl-C
-/// stops the run: running evals are abandoned, counted as not run, and the reporters still get
-/// `on_run_complete` with everything that finished.
+/// (SIGINT) or, on Unix, SIGTERM stops the run: running evals are abandoned, and the reporters
+/// still get `on_run_complete` with everything that finished, the signal, and the ids of the
+/// evals that did not finish ([`SuiteReport::unfinished`]).
 ///
 /// ```no_run
 /// use niceeval::harness::{run_suite, Args};
@@ -63,6 +65,8 @@ pub async fn run_suite(
             args.include_ignored || !d.ignored
         }
     });
+    // Listening from here on: a signal that arrives while the first evals start is not lost.
+    let mut signals = Signals::listen();
     let start = SuiteStart {
         evals: to_run.iter().map(|d| d.id()).collect(),
         concurrency,
@@ -79,46 +83,116 @@ pub async fn run_suite(
     }
     let mut pending = to_run.into_iter();
     let mut running = tokio::task::JoinSet::new();
-    let mut interrupted = false;
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+    // The id of the eval each running task runs, to name those an interruption abandons.
+    let mut running_ids: HashMap<tokio::task::Id, String> = HashMap::new();
+    let mut interrupted = None;
     loop {
         while running.len() < concurrency {
             let Some(def) = pending.next() else { break };
             let options = options.clone();
-            running.spawn(async move { run_one(def, &options).await });
+            let task = running.spawn(async move { run_one(def, &options).await });
+            running_ids.insert(task.id(), def.id());
         }
         if running.is_empty() {
             break;
         }
         tokio::select! {
-            joined = running.join_next() => match joined {
-                Some(Ok(report)) => {
+            joined = running.join_next_with_id() => match joined {
+                Some(Ok((task, report))) => {
+                    running_ids.remove(&task);
                     deliver(&report, reporters);
                     summaries.push(EvalSummary::from(&report));
                 }
                 // run_eval_async contains the eval's panics; this is a bug in niceeval.
-                Some(Err(e)) => eprintln!("niceeval: an eval task was lost: {e}"),
+                Some(Err(e)) => {
+                    let id = running_ids.remove(&e.id()).unwrap_or_default();
+                    eprintln!("niceeval: the task running eval {id} was lost: {e}");
+                }
                 None => break,
             },
-            _ = &mut ctrl_c => {
-                interrupted = true;
+            signal = signals.recv() => {
+                interrupted = Some(signal);
                 break;
             }
         }
     }
-    let not_run = pending.len() + running.len();
     running.abort_all();
-    let suite = SuiteReport::new(
+    let mut suite = SuiteReport::new(
         summaries,
-        not_run,
-        interrupted,
+        0,
+        false,
         started.elapsed().as_secs_f64() * 1000.0,
     );
+    if let Some(signal) = interrupted {
+        let unfinished = running_ids.into_values().chain(pending.map(|d| d.id()));
+        suite = suite.interrupted_by(signal, unfinished.collect());
+    }
     for reporter in reporters.iter_mut() {
         report_error(reporter.on_run_complete(&suite));
     }
     suite
+}
+
+/// The signals that interrupt a suite: Ctrl-C everywhere, and SIGTERM on Unix (what
+/// `timeout`, CI runners cancelling a job and `docker stop` send). Listening replaces the
+/// default action (ending the process on the spot) for the rest of the process's life, so a
+/// second signal while the reports are written does not cut them short.
+struct Signals {
+    #[cfg(unix)]
+    interrupt: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    terminate: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    /// Starts listening (must run inside the runtime). A signal that cannot be listened to is
+    /// reported on stderr and otherwise ignored: it keeps its default action.
+    fn listen() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let listen = |kind: SignalKind, name: &str| {
+                signal(kind)
+                    .map_err(|e| eprintln!("niceeval: cannot listen for {name}: {e}"))
+                    .ok()
+            };
+            Signals {
+                interrupt: listen(SignalKind::interrupt(), "SIGINT"),
+                terminate: listen(SignalKind::terminate(), "SIGTERM"),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            Signals {}
+        }
+    }
+
+    /// The next signal received; pending forever when none can arrive.
+    async fn recv(&mut self) -> Signal {
+        #[cfg(unix)]
+        {
+            async fn next(signal: &mut Option<tokio::signal::unix::Signal>) {
+                if let Some(signal) = signal {
+                    if signal.recv().await.is_some() {
+                        return;
+                    }
+                }
+                std::future::pending().await
+            }
+            tokio::select! {
+                () = next(&mut self.interrupt) => Signal::Interrupt,
+                () = next(&mut self.terminate) => Signal::Terminate,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            match tokio::signal::ctrl_c().await {
+                Ok(()) => Signal::Interrupt,
+                // Cannot listen: never interrupted.
+                Err(_) => std::future::pending().await,
+            }
+        }
+    }
 }
 
 /// Runs one eval and, when it asks for one, checks its snapshot.

@@ -181,9 +181,16 @@ impl<W: Write + Send> Reporter for Console<W> {
         if suite.interrupted {
             writeln!(
                 self.out,
-                "\ninterrupted: {} eval(s) did not finish; finished results were reported",
+                "\n{}: {} eval(s) did not finish; finished results were reported",
+                suite.interruption(),
                 suite.not_run
             )?;
+            if !suite.unfinished.is_empty() {
+                writeln!(self.out, "\ndid not finish:")?;
+                for id in &suite.unfinished {
+                    writeln!(self.out, "    {}", test_name(id))?;
+                }
+            }
         }
         writeln!(
             self.out,

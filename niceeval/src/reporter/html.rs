@@ -43,10 +43,12 @@ impl<W: Write + Send> Html<W> {
     }
 }
 
-impl Html<std::fs::File> {
-    /// A reporter writing to a new file at `path` (parent directories created).
+impl Html<super::ReportFile> {
+    /// A reporter writing the file at `path` when the suite completes, whole or not at all
+    /// (see [`super::ReportFile`]): parent directories are created and the directory's
+    /// writability checked now.
     pub fn create(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
-        Ok(Html::new(super::create_file(path.as_ref())?))
+        Ok(Html::new(super::ReportFile::create(path)?))
     }
 }
 
@@ -60,6 +62,7 @@ impl<W: Write + Send> Reporter for Html<W> {
         let mut reports = std::mem::take(&mut self.reports);
         reports.sort_by(|a, b| a.id.cmp(&b.id));
         let page = render_page(&reports, suite);
+        // One write, then the flush that publishes a report file.
         self.out.write_all(page.as_bytes())?;
         self.out.flush()
     }
@@ -175,8 +178,10 @@ h1{font-size:1.4rem} h2{font-size:1.1rem;margin-top:2rem}
 details.eval{background:#fff;border:1px solid #ddd;border-radius:6px;margin:.5rem 0;padding:.4rem .8rem}
 details.eval summary{cursor:pointer;font-weight:600}
 table{border-collapse:collapse;margin:.5rem 0} td,th{border-bottom:1px solid #eee;padding:.2rem .6rem;text-align:left;vertical-align:top}
+td.reason,details.eval p{white-space:pre-wrap;overflow-wrap:anywhere}
+td.reason{max-width:60rem}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-pre{white-space:pre-wrap;word-break:break-word;background:#f3f3f3;padding:.5rem;border-radius:4px;max-height:30rem;overflow:auto}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f3f3f3;padding:.5rem;border-radius:4px;max-height:30rem;overflow:auto}
 #filter{padding:.3rem;width:20rem}
 ";
 
@@ -202,7 +207,7 @@ const SCRIPT: &str = r#"
     box.append(el("summary", {}, el("span", { class: cls }, r.outcome.toUpperCase()), " ", r.id));
     if (r.description) box.append(el("p", {}, r.description));
     box.append(el("p", {}, `${r.file}:${r.line}`));
-    if (r.error) box.append(el("p", { class: "fail" }, "error: " + r.error));
+    if (r.error) box.append(el("p", { class: "fail" }, "error: " + (r.error.message ?? r.error)));
     if (r.skip_reason) box.append(el("p", { class: "skip" }, "skipped: " + r.skip_reason));
     if (r.stopped) box.append(el("p", { class: "skip" }, "stopped: " + r.stopped));
     if (r.runs.length > 1) {
@@ -215,7 +220,7 @@ const SCRIPT: &str = r#"
     const rows = (list, depth) => {
       for (const a of list) {
         const verdict = a.error ? "error" : a.passed ? "ok" : a.severity === "soft" ? "below" : "FAIL";
-        table.append(el("tr", {}, el("td", { class: a.passed ? "pass" : "fail" }, verdict), el("td", {}, a.severity), el("td", {}, "\u00a0\u00a0".repeat(depth) + a.name), el("td", { class: "num" }, fmt(a.score)), el("td", { class: "num" }, fmt(a.threshold)), el("td", {}, a.error || a.reason || "")));
+        table.append(el("tr", {}, el("td", { class: a.passed ? "pass" : "fail" }, verdict), el("td", {}, a.severity), el("td", {}, "\u00a0\u00a0".repeat(depth) + a.name), el("td", { class: "num" }, fmt(a.score)), el("td", { class: "num" }, fmt(a.threshold)), el("td", { class: "reason" }, a.error || a.reason || "")));
         if (a.children) rows(a.children, depth + 1);
       }
     };
@@ -263,6 +268,22 @@ fn summary_rows(suite: &SuiteReport) -> String {
     rows
 }
 
+/// The evals an interruption left unfinished, named under the summary table.
+fn unfinished_list(suite: &SuiteReport) -> String {
+    if suite.unfinished.is_empty() {
+        return String::new();
+    }
+    let mut html = format!(
+        "<h2>Did not finish</h2>\n<p class=\"fail\">The run was {} before these evals finished:</p>\n<ul class=\"unfinished\">",
+        escape(&suite.interruption())
+    );
+    for id in &suite.unfinished {
+        let _ = write!(html, "<li><code>{}</code></li>", escape(id));
+    }
+    html.push_str("</ul>\n");
+    html
+}
+
 fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
     let mut page = String::with_capacity(16 * 1024);
     // The policy forbids every load from anywhere: the page works offline because it cannot
@@ -277,7 +298,7 @@ fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
 <h1>niceeval report</h1>
 <p class="totals"><span class="pass">{passed} passed</span><span class="fail">{failed} failed</span><span class="skip">{skipped} skipped</span>{interrupted}<span>{secs:.2}s</span></p>
 <table class="summary"><tr><th>eval</th><th>outcome</th><th class="num">runs</th><th class="num">pass rate</th><th class="num">pass@k</th><th class="num">pass^k</th><th class="num">score</th><th class="num">tokens</th><th class="num">cost</th><th class="num">time</th></tr>{rows}</table>
-<div class="charts"><div><h2>Pass rate</h2>{rates}</div><div><h2>Assertion scores</h2>{hist}</div></div>
+{unfinished}<div class="charts"><div><h2>Pass rate</h2>{rates}</div><div><h2>Assertion scores</h2>{hist}</div></div>
 <h2>Evals</h2>
 <input id="filter" type="search" placeholder="filter evals" aria-label="filter evals">
 <div id="evals">"#,
@@ -286,7 +307,8 @@ fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
         skipped = suite.skipped,
         interrupted = if suite.interrupted {
             format!(
-                "<span class=\"fail\">interrupted: {} not run</span>",
+                "<span class=\"fail\">{}: {} not run</span>",
+                escape(&suite.interruption()),
                 suite.not_run
             )
         } else {
@@ -294,6 +316,7 @@ fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
         },
         secs = suite.duration_ms / 1000.0,
         rows = summary_rows(suite),
+        unfinished = unfinished_list(suite),
         rates = pass_rate_chart(reports),
         hist = score_histogram(reports),
     );

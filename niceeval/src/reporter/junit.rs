@@ -4,6 +4,13 @@
 //! cargo-nextest). The `<testsuite>` carries every attribute Ant's schema requires (`name`,
 //! `tests`, `failures`, `errors`, `time`, `timestamp`, `hostname`, `id`, `package`), for the
 //! strictest consumers.
+//!
+//! After an interruption (Ctrl-C, SIGTERM) every eval that did not finish gets a `<testcase>`
+//! with `<error message="interrupted before it finished" type="interrupted">`. An error rather
+//! than `<skipped>`: consumers (Jenkins, GitLab, the GitHub test-report actions) list errors
+//! with failures, in red, and count them against the run, whereas skipped cases are folded
+//! away and a job whose report shows "0 failures, 10 skipped" looks green — an interrupted run
+//! did not pass, and the exit code (130/143) says so too.
 
 use std::io::Write;
 use std::time::{Duration, SystemTime};
@@ -51,10 +58,12 @@ impl<W: Write + Send> Junit<W> {
     }
 }
 
-impl Junit<std::fs::File> {
-    /// A reporter writing to a new file at `path` (parent directories created).
+impl Junit<super::ReportFile> {
+    /// A reporter writing the file at `path` when the suite completes, whole or not at all
+    /// (see [`super::ReportFile`]): parent directories are created and the directory's
+    /// writability checked now.
     pub fn create(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
-        Ok(Junit::new(super::create_file(path.as_ref())?))
+        Ok(Junit::new(super::ReportFile::create(path)?))
     }
 }
 
@@ -96,12 +105,30 @@ fn hostname() -> String {
         .unwrap_or_else(|| "localhost".to_string())
 }
 
+/// The `classname` and `name` of an eval's `<testcase>`: its id split at the last `::`.
+fn split_id(id: &str) -> (&str, &str) {
+    id.rsplit_once("::").unwrap_or((NAME, id))
+}
+
+/// The `<testcase>` of an eval an interruption stopped before it finished.
+fn unfinished_case(id: &str, suite: &SuiteReport) -> TestCase {
+    let (classname, name) = split_id(id);
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    status
+        .set_message("interrupted before it finished")
+        .set_type("interrupted")
+        .set_description(xml_safe(&format!(
+            "The run was {} before this eval finished; it has no result.",
+            suite.interruption()
+        )));
+    let mut case = TestCase::new(xml_safe(name), status);
+    case.set_classname(xml_safe(classname));
+    case
+}
+
 /// The `<testcase>` of one eval.
 fn test_case(report: &EvalReport) -> TestCase {
-    let (classname, name) = report
-        .id
-        .rsplit_once("::")
-        .unwrap_or((NAME, report.id.as_str()));
+    let (classname, name) = split_id(&report.id);
     let status = match report.outcome {
         Outcome::Passed => TestCaseStatus::success(),
         Outcome::Skipped => {
@@ -164,31 +191,30 @@ impl<W: Write + Send> Reporter for Junit<W> {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
         );
-        self.suite.set_time(time);
+        // The finished evals are kept as they are, so a second call writes the same document.
+        let mut testsuite = self.suite.clone();
+        for id in &suite.unfinished {
+            testsuite.add_test_case(unfinished_case(id, suite));
+        }
+        testsuite.set_time(time);
         for (key, value) in [
             ("timestamp", timestamp),
             ("hostname", xml_safe(&hostname()).into_owned()),
             ("id", "0".to_string()),
             ("package", NAME.to_string()),
         ] {
-            self.suite.extra.insert(key.into(), value.into());
+            testsuite.extra.insert(key.into(), value.into());
         }
-        let placeholder = TestSuite::new(NAME);
         let mut report = Report::new(NAME);
-        report
-            .set_time(time)
-            .add_test_suite(std::mem::replace(&mut self.suite, placeholder));
-        let written = report.serialize(&mut self.out);
-        // The suite is kept, so a second call writes the same document.
-        if let Some(suite) = report.test_suites.pop() {
-            self.suite = suite;
-        }
-        written.map_err(|error| {
+        report.set_time(time).add_test_suite(testsuite);
+        let xml = report.to_string().map_err(|error| {
             let cause = std::error::Error::source(&error)
                 .map(|cause| format!(": {cause}"))
                 .unwrap_or_default();
             std::io::Error::other(format!("{error}{cause}"))
         })?;
+        // One write, then the flush that publishes a report file.
+        self.out.write_all(xml.as_bytes())?;
         self.out.flush()
     }
 }

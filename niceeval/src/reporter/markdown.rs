@@ -37,10 +37,12 @@ impl<W: Write + Send> Markdown<W> {
     }
 }
 
-impl Markdown<std::fs::File> {
-    /// A reporter writing to a new file at `path` (parent directories created).
+impl Markdown<super::ReportFile> {
+    /// A reporter writing the file at `path` when the suite completes, whole or not at all
+    /// (see [`super::ReportFile`]): parent directories are created and the directory's
+    /// writability checked now.
     pub fn create(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
-        Ok(Markdown::new(super::create_file(path.as_ref())?))
+        Ok(Markdown::new(super::ReportFile::create(path)?))
     }
 }
 
@@ -71,7 +73,7 @@ impl<W: Write + Send> Reporter for Markdown<W> {
             suite.failed,
             suite.skipped,
             if suite.interrupted {
-                format!(", {} not run (interrupted)", suite.not_run)
+                format!(", {} not run ({})", suite.not_run, suite.interruption())
             } else {
                 String::new()
             },
@@ -98,10 +100,21 @@ impl<W: Write + Send> Reporter for Markdown<W> {
                 );
             }
         }
+        if !suite.unfinished.is_empty() {
+            let _ = writeln!(
+                md,
+                "\n### Did not finish\n\nThe run was {} before these evals finished:\n",
+                suite.interruption()
+            );
+            for id in &suite.unfinished {
+                let _ = writeln!(md, "- `{id}`");
+            }
+        }
         if !self.failures.is_empty() {
             md.push_str("\n### Failures\n\n");
             md.push_str(&self.failures);
         }
+        // One write, then the flush that publishes a report file.
         self.out.write_all(md.as_bytes())?;
         self.out.flush()
     }

@@ -30,6 +30,108 @@ pub(crate) fn create_file(path: &std::path::Path) -> std::io::Result<std::fs::Fi
     std::fs::File::create(path)
 }
 
+/// A report file that appears whole or not at all: what is written goes to a temporary file
+/// next to it (`.NAME.XXXXXX.tmp`, same directory, so same file system), and [`flush`] renames
+/// that file into place. A reader — or a process killed or interrupted halfway — never sees
+/// a partial report: the file at `path` is the previous complete one, or the new complete one.
+///
+/// Write the whole document, then flush once: each flush publishes what was written since
+/// the last one as the new content of `path`. Dropped without a flush, nothing is published
+/// and the temporary file is removed. The HTML, JUnit and Markdown reporters' `create` write
+/// through one; JSONL and the results file append line by line instead, and survive a crash
+/// line by line.
+///
+/// [`flush`]: std::io::Write::flush
+///
+/// ```
+/// use std::io::Write;
+/// use niceeval::reporter::ReportFile;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("reports/summary.md");
+/// let mut file = ReportFile::create(&path)?; // directories created, writability checked
+/// file.write_all(b"## niceeval\n")?;
+/// assert!(!path.exists()); // nothing is visible before the flush
+/// file.flush()?;
+/// assert_eq!(std::fs::read_to_string(&path)?, "## niceeval\n");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct ReportFile {
+    path: std::path::PathBuf,
+    dir: std::path::PathBuf,
+    temporary: Option<tempfile::NamedTempFile>,
+}
+
+impl ReportFile {
+    /// A report file to be written at `path`. Creates the parent directories and checks, by
+    /// creating and removing a temporary file there, that the directory is writable, so a bad
+    /// path fails before the suite runs rather than after.
+    pub fn create(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let dir = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(parent) => {
+                std::fs::create_dir_all(parent)?;
+                parent.to_path_buf()
+            }
+            None => std::path::PathBuf::from("."),
+        };
+        let file = ReportFile {
+            path,
+            dir,
+            temporary: None,
+        };
+        drop(file.temporary_file()?);
+        Ok(file)
+    }
+
+    /// Where the report appears.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    fn temporary_file(&self) -> std::io::Result<tempfile::NamedTempFile> {
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "report".to_string());
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        // A report is as readable as any file the user creates (the umask applies), not
+        // owner-only like a temporary file.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        builder.tempfile_in(&self.dir)
+    }
+}
+
+impl std::io::Write for ReportFile {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let file = match self.temporary.take() {
+            Some(file) => file,
+            None => self.temporary_file()?,
+        };
+        self.temporary.insert(file).write(bytes)
+    }
+
+    /// Publishes what was written: syncs the temporary file and renames it to the report's
+    /// path. Without anything written since the last flush, does nothing.
+    fn flush(&mut self) -> std::io::Result<()> {
+        let Some(mut file) = self.temporary.take() else {
+            return Ok(());
+        };
+        file.flush()?;
+        file.as_file().sync_all()?;
+        file.persist(&self.path).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
 use serde::{Deserialize, Serialize};
 
 use crate::event::Usage;
@@ -159,6 +261,46 @@ impl EvalSummary {
     }
 }
 
+/// The signal that interrupted a suite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Signal {
+    /// Ctrl-C: `SIGINT` (exit code 130).
+    #[serde(rename = "SIGINT")]
+    Interrupt,
+    /// `SIGTERM`, sent by `timeout`, CI runners cancelling a job, `docker stop`, `kill`
+    /// (exit code 143). Unix only.
+    #[serde(rename = "SIGTERM")]
+    Terminate,
+}
+
+impl Signal {
+    /// `SIGINT` or `SIGTERM`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Interrupt => "SIGINT",
+            Signal::Terminate => "SIGTERM",
+        }
+    }
+
+    /// How reports name it: `Ctrl-C (SIGINT)` or `SIGTERM`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Signal::Interrupt => "Ctrl-C (SIGINT)",
+            Signal::Terminate => "SIGTERM",
+        }
+    }
+
+    /// The exit code of a suite it interrupted: 128 + the signal number, as a shell reports a
+    /// process the signal killed (130 for SIGINT, 143 for SIGTERM).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Signal::Interrupt => 130,
+            Signal::Terminate => 143,
+        }
+    }
+}
+
 /// The end of a suite: every eval's summary, sorted by id (so reports do not depend on which
 /// eval happened to finish first), plus totals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -174,10 +316,17 @@ pub struct SuiteReport {
     pub skipped: usize,
     /// Evals that did not finish because the run was interrupted.
     pub not_run: usize,
-    /// Whether the run was interrupted (Ctrl-C).
+    /// Whether the run was interrupted (Ctrl-C, SIGTERM).
     pub interrupted: bool,
     /// Wall time of the suite, in milliseconds.
     pub duration_ms: f64,
+    /// The signal that interrupted the run, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<Signal>,
+    /// Ids of the evals that did not finish because the run was interrupted (those running and
+    /// those not yet started), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unfinished: Vec<String>,
 }
 
 impl SuiteReport {
@@ -199,6 +348,38 @@ impl SuiteReport {
             not_run,
             interrupted,
             duration_ms,
+            signal: None,
+            unfinished: Vec::new(),
+        }
+    }
+
+    /// Marks the suite interrupted by `signal` before the evals `unfinished` (ids) finished;
+    /// `not_run` becomes their number.
+    ///
+    /// ```
+    /// use niceeval::reporter::{Signal, SuiteReport};
+    ///
+    /// let suite = SuiteReport::new(vec![], 0, false, 1.0)
+    ///     .interrupted_by(Signal::Terminate, vec!["demo::b".into(), "demo::a".into()]);
+    /// assert!(suite.interrupted && !suite.success());
+    /// assert_eq!(suite.not_run, 2);
+    /// assert_eq!(suite.unfinished, ["demo::a", "demo::b"]);
+    /// ```
+    pub fn interrupted_by(mut self, signal: Signal, mut unfinished: Vec<String>) -> Self {
+        unfinished.sort_unstable();
+        self.interrupted = true;
+        self.signal = Some(signal);
+        self.not_run = unfinished.len();
+        self.unfinished = unfinished;
+        self
+    }
+
+    /// How the interruption is named in reports: `interrupted by SIGTERM`, or just
+    /// `interrupted` when the signal is not known.
+    pub fn interruption(&self) -> String {
+        match self.signal {
+            Some(signal) => format!("interrupted by {}", signal.describe()),
+            None => "interrupted".to_string(),
         }
     }
 

@@ -16,7 +16,7 @@ use crate::scope::{RunView, ScopedCheck};
 pub struct OutputEquals {
     pub(crate) expected: Equals,
     pub(crate) data: Option<Value>,
-    pub(crate) message: String,
+    pub(crate) message: crate::event::Text,
 }
 
 /// The check behind [`Turn::output_matches`].
@@ -24,7 +24,7 @@ pub struct OutputEquals {
 pub struct OutputMatches<T> {
     pub(crate) matcher: Matches<T>,
     pub(crate) data: Option<Value>,
-    pub(crate) message: String,
+    pub(crate) message: crate::event::Text,
 }
 
 fn no_output(message: &str) -> Grade {
