@@ -60,6 +60,7 @@ pub mod scope;
 pub mod snapshot;
 pub mod spec;
 pub mod stats;
+mod suggest;
 mod turn;
 
 // LLM-as-judge, model providers and the response cache (issue 4).
