@@ -149,7 +149,7 @@ mod tests {
             "{out}"
         );
         assert!(
-            out.contains(":: niceeval :: assert_report_snapshot !"),
+            out.contains(":: niceeval :: __private :: assert_report_snapshot !"),
             "{out}"
         );
         assert!(out.contains("__private :: finish_test"), "{out}");
