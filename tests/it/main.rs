@@ -16,7 +16,8 @@ mod suite;
 /// A suite killed (SIGKILL) or interrupted (SIGINT) mid-way: what finished is on disk.
 mod interrupt;
 
-/// Shards of a suite merged by `niceeval report` give the report of a single run.
+/// Shards of a suite merged by `niceeval report`, or by the suite binary's `--report`, give the
+/// report of a single run.
 mod merge;
 
 /// Console, JUnit and Markdown output as insta snapshots (`snapshots/it__reporters__*.snap`);
