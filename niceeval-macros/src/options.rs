@@ -222,30 +222,22 @@ fn unknown_option_message(key: &str) -> String {
     message
 }
 
-/// The known name closest to `key` by edit distance, if it is close enough to be a typo.
-fn closest<'a>(key: &str, names: &[&'a str]) -> Option<&'a str> {
-    let key = key.to_ascii_lowercase();
-    names
-        .iter()
-        .map(|name| (edit_distance(&key, name), *name))
-        .filter(|(d, name)| *d <= (name.len() / 3).max(1))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, name)| name)
-}
+/// The least Jaro-Winkler similarity (case-insensitive) at which a known option is
+/// suggested; the runtime uses the same rule for `niceeval.toml` keys and assertion types.
+const MIN_SIMILARITY: f64 = 0.8;
 
-/// Levenshtein distance over chars; option names are short, the table is tiny.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+/// The known name most similar to `key` (the first of equals), if it is close enough to be a
+/// typo: `run` → `runs`, `judge` → `judge_model`, but nothing for `retries`.
+fn closest<'a>(key: &str, names: &[&'a str]) -> Option<&'a str> {
+    let key = key.to_lowercase();
+    let mut best: Option<(f64, &'a str)> = None;
+    for name in names {
+        let similarity = strsim::jaro_winkler(&key, name);
+        if similarity >= MIN_SIMILARITY && best.is_none_or(|(b, _)| similarity > b) {
+            best = Some((similarity, name));
         }
-        previous = current;
     }
-    previous[b.len()]
+    best.map(|(_, name)| name)
 }
 
 #[cfg(test)]
@@ -381,10 +373,15 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn edit_distances() {
-        assert_eq!(edit_distance("runs", "runs"), 0);
-        assert_eq!(edit_distance("run", "runs"), 1);
-        assert_eq!(edit_distance("timout", "timeout"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
+    fn suggestions_reach_names_a_few_edits_cannot() {
+        // A missing suffix is many edits but an obvious intent.
+        let message = one_error(quote!(judge = "openai/gpt-4o-mini"));
+        assert!(message.contains("did you mean `judge_model`?"), "{message}");
+        let message = one_error(quote!(desc = "x"));
+        assert!(message.contains("did you mean `description`?"), "{message}");
+        let message = one_error(quote!(tiemout = "1s"));
+        assert!(message.contains("did you mean `timeout`?"), "{message}");
+        let message = one_error(quote!(retries = 3));
+        assert!(!message.contains("did you mean"), "{message}");
     }
 }

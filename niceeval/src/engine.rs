@@ -125,6 +125,22 @@ pub async fn run_eval_async(def: &'static EvalDefinition, options: &RunOptions) 
     assemble(def, runs, strict, min_pass_rate, started.elapsed())
 }
 
+/// The report of an eval that was not run because of `error` (the suite runner's verdict on
+/// evals whose configuration it found invalid before starting): one failed run, no body.
+pub(crate) fn not_run(
+    def: &'static EvalDefinition,
+    options: &RunOptions,
+    error: RunError,
+) -> EvalReport {
+    assemble(
+        def,
+        vec![failed_before_start(error)],
+        options.strict || def.strict,
+        def.min_pass_rate.unwrap_or(1.0),
+        Duration::ZERO,
+    )
+}
+
 async fn run_many(
     def: &'static EvalDefinition,
     config: &Arc<Config>,

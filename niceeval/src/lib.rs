@@ -61,6 +61,7 @@ pub mod scope;
 pub mod snapshot;
 pub mod spec;
 pub mod stats;
+mod suggest;
 mod turn;
 
 // LLM-as-judge, model providers and the response cache (issue 4).
@@ -122,7 +123,9 @@ pub use serde_json::{Value, json};
 /// `cargo test --test evals -- smoke --concurrency 8 --junit target/junit.xml` runs the evals
 /// whose name contains `smoke`, eight at a time, and also writes JUnit XML; `--help` lists
 /// every option. The process exits with 0 when nothing failed, 101 when an eval failed, 2 for a
-/// bad command line and 130 when interrupted.
+/// bad command line and 130 when interrupted. With `--report [PATH...]` it runs no eval and
+/// merges results files instead (`target/niceeval/results/` by default, written by plain
+/// `cargo test` and by this runner) into the reports asked for.
 ///
 /// With reporters of your own (anything implementing [`reporter::Reporter`]):
 ///

@@ -1,6 +1,7 @@
 //! Where eval reports land when there is no suite runner: under plain `cargo test` (or
 //! `cargo nextest`) every finished eval appends its [`EvalReport`] as one JSON line to a file in
-//! `target/niceeval/results/`, which the `niceeval` command-line tool merges into reports.
+//! `target/niceeval/results/`, which a suite binary merges into reports with `--report`
+//! ([`crate::harness::run_report`]; `cargo test --test evals -- --report --markdown summary.md`).
 //!
 //! The suite runner (`niceeval::main!()`) writes the same files through [`ResultsFile`], a
 //! reporter that keeps the file open and flushes each line as its eval finishes.

@@ -20,7 +20,8 @@ mod interrupt;
 /// A 100 MB reply: assertions see all of it, reports store it capped, memory stays bounded.
 mod big_reply;
 
-/// Shards of a suite merged by `niceeval report` give the report of a single run.
+/// Shards of a suite merged by `niceeval report`, or by the suite binary's `--report`, give the
+/// report of a single run.
 mod merge;
 
 /// Console, JUnit and Markdown output as insta snapshots (`snapshots/it__reporters__*.snap`);

@@ -2,7 +2,8 @@
 //! run whole, then split in two shards (by name filters, and by `cargo nextest run
 //! --partition`), each shard writing its own results directory; the merged shards must match
 //! the single run in every eval's outcome, runs, pass rate, pass@k and pass^k, and the
-//! Markdown reports must be equal once durations are redacted.
+//! Markdown reports must be equal once durations are redacted. The suite binary's report mode
+//! (`--report`), what a user runs from their own crate, merges them as `niceeval report` does.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -75,11 +76,25 @@ fn markdown_report(dir: &Path, name: &str, paths: &[&Path]) -> String {
         "a failed eval fails the report\n{}",
         out.dump()
     );
-    let text = std::fs::read_to_string(&file).expect("markdown written");
+    redact(&std::fs::read_to_string(&file).expect("markdown written"))
+}
+
+/// Replaces durations (`1.23s`) by `[duration]`.
+fn redact(text: &str) -> String {
     niceeval::Regex::new(r"\d+\.\d+s\b")
         .expect("a valid regex")
-        .replace_all(&text, "[duration]")
+        .replace_all(text, "[duration]")
         .into_owned()
+}
+
+/// The one results file a shard wrote into `dir`.
+fn results_file(dir: &Path) -> PathBuf {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("a results directory")
+        .map(|e| e.expect("an entry").path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files.into_iter().next().expect("one file")
 }
 
 fn merged(paths: &[PathBuf]) -> Vec<EvalReport> {
@@ -121,6 +136,101 @@ fn two_shards_merge_into_the_report_of_a_single_run() {
         md_whole.contains("**3 passed**, **1 failed**, 2 skipped in [duration]"),
         "{md_whole}"
     );
+}
+
+#[test]
+fn the_suite_binary_merges_results_files_in_report_mode() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (one, two) = (dir.path().join("shard1"), dir.path().join("shard2"));
+    shard(&one, &["smoke", "checkout::needs_key", "-q"]);
+    shard(
+        &two,
+        &[
+            "--skip",
+            "slow",
+            "--skip",
+            "smoke",
+            "--skip",
+            "needs_key",
+            "-q",
+        ],
+    );
+    let (first, second) = (results_file(&one), results_file(&two));
+    let first_before = std::fs::read_to_string(&first).expect("readable");
+    let fixtures = Fixtures::get();
+    // Its own results directory is elsewhere: report mode reads, it writes no results.
+    let own = dir.path().join("own");
+    let report = |args: &[&str], results_dir: &Path| {
+        fixtures.run(
+            "suite",
+            "suite",
+            args,
+            &[("NICEEVAL_RESULTS_DIR", results_dir.to_str().expect("UTF-8"))],
+        )
+    };
+
+    // Two files named on the command line, merged into one Markdown summary.
+    let md = dir.path().join("merged.md");
+    let out = report(
+        &[
+            "--report",
+            first.to_str().expect("UTF-8"),
+            second.to_str().expect("UTF-8"),
+            "--markdown",
+            md.to_str().expect("UTF-8"),
+            "-q",
+        ],
+        &own,
+    );
+    assert_eq!(out.code(), Some(101), "an eval failed\n{}", out.dump());
+    let merged_md = redact(&std::fs::read_to_string(&md).expect("markdown written"));
+    assert!(
+        merged_md.contains("**3 passed**, **1 failed**, 2 skipped in [duration]"),
+        "{merged_md}"
+    );
+    for id in [
+        "smoke::greets",
+        "smoke::counts_words",
+        "checkout::needs_key",
+        "checkout::refund_fails",
+        "checkout::flaky",
+        "checkout::expensive",
+    ] {
+        assert!(merged_md.contains(id), "{id} missing\n{merged_md}");
+    }
+    assert!(!merged_md.contains("slow::"), "{merged_md}");
+    assert!(!own.exists(), "report mode ran evals");
+    // The same as the `niceeval report` command gives.
+    let cli_md = markdown_report(dir.path(), "cli.md", &[&first, &second]);
+    assert_eq!(merged_md, cli_md);
+
+    // Without paths: the crate's results directory.
+    let md = dir.path().join("default.md");
+    let out = report(
+        &["--report", "--markdown", md.to_str().expect("UTF-8")],
+        &one,
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    let default_md = redact(&std::fs::read_to_string(&md).expect("markdown written"));
+    assert!(
+        default_md.contains("**2 passed**, **0 failed**, 1 skipped in [duration]"),
+        "{default_md}"
+    );
+    assert!(
+        out.stdout
+            .contains("test result: ok. 2 passed; 0 failed; 1 ignored"),
+        "{}",
+        out.dump()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&first).expect("readable"),
+        first_before
+    );
+
+    // Nothing to read is a usage error.
+    let out = report(&["--report"], &own);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(out.stderr.contains("no eval reports in"), "{}", out.dump());
 }
 
 #[test]

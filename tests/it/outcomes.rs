@@ -465,6 +465,12 @@ fn malformed_config_fails_every_eval_naming_file_line_and_column() {
             "{log}"
         );
         assert!(output.contains(&location), "expected {location:?}\n{log}");
+        // Every error of the file, not only the first.
+        let second = format!(
+            "\n         {}:5:8: string values must be quoted",
+            file.display()
+        );
+        assert!(output.contains(&second), "expected {second:?}\n{log}");
         assert!(output.contains("  0 assertion(s)"), "{log}");
     }
 }

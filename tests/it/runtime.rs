@@ -609,7 +609,7 @@ fn malformed_config_fails_before_the_body_runs() {
     let error = report.error_message().unwrap_or_default();
     assert!(
         error.starts_with(&format!(
-            "{}:2:1: [run] concurency: unknown field `concurency`",
+            "{}:2:1: [run] concurency: unknown key `concurency`; did you mean `concurrency`?",
             file.display()
         )),
         "{error}"

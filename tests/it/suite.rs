@@ -199,6 +199,49 @@ fn a_failed_eval_fails_the_binary_with_its_report() {
 }
 
 #[test]
+fn a_malformed_config_is_printed_once_and_fails_every_eval() {
+    let fixtures = Fixtures::get();
+    let out = fixtures.run("bad-config", "suite", &[], &[("NICEEVAL_RESULTS", "0")]);
+    let log = out.dump();
+    assert_eq!(out.code(), Some(101), "{log}");
+    assert_eq!(counts(summary(&out)), (false, 0, 3, 0, 0), "{log}");
+    let file = fixtures.crate_dir("bad-config").join("niceeval.toml");
+    let errors = [
+        format!("{}:4:11: string values must be quoted", file.display()),
+        format!("{}:5:8: string values must be quoted", file.display()),
+    ];
+    let everything = format!("{}{}", out.stdout, out.stderr);
+    for error in &errors {
+        assert_eq!(
+            everything.matches(error.as_str()).count(),
+            1,
+            "{error:?} once\n{log}"
+        );
+    }
+    // Printed before the results, on stderr, with every error.
+    let header = format!(
+        "error: the niceeval configuration of {} is invalid (2 errors); its evals fail without running:\n",
+        fixtures.crate_dir("bad-config").display()
+    );
+    assert!(
+        out.stderr.starts_with(&format!("{header}  {}", errors[0])),
+        "{log}"
+    );
+    // Each eval fails, pointing there.
+    let libtest = out.libtest();
+    for name in ["first", "second", "third"] {
+        assert_eq!(libtest.result_of(name), Some("FAILED"), "{log}");
+    }
+    assert_eq!(
+        out.stdout
+            .matches("error: the configuration is invalid; its errors are printed once, before the results")
+            .count(),
+        3,
+        "{log}"
+    );
+}
+
+#[test]
 fn ignored_evals_run_on_request() {
     let out = suite(&["--ignored"], &[]);
     assert_eq!(

@@ -10,4 +10,9 @@ async fn unknown(t: &mut Eval) {
     let _ = t;
 }
 
+#[eval(judge = "openai/gpt-4o-mini")]
+async fn prefix(t: &mut Eval) {
+    let _ = t;
+}
+
 fn main() {}

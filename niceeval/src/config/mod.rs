@@ -8,6 +8,7 @@
 //! base_url = "http://127.0.0.1:11434/v1"   # any OpenAI-compatible server
 //! api_key_env = "OPENAI_API_KEY"           # the variable's NAME; keys never go in this file
 //! cache = "read-write"                     # off | read | write | read-write
+//! cache_dir = "target/judge-cache"         # where answers are cached (relative to this file)
 //! timeout = "60s"                          # per judge request
 //!
 //! [agent]                                  # the default agent of evals without `agent = ..`
@@ -41,10 +42,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 mod duration;
+mod parse;
 mod validate;
 
 pub use duration::parse_duration;
-use validate::{check_base_url, check_judge_model, key_name};
+use validate::{check_base_url, check_judge_model};
 
 pub(crate) mod prices;
 use prices::Price;
@@ -92,6 +94,36 @@ pub enum ConfigError {
         /// What is wrong and what is accepted.
         message: String,
     },
+    /// Several errors, in the order of the file: every error of a file is reported at once.
+    /// Displayed one per line.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Many(Vec<ConfigError>),
+}
+
+impl ConfigError {
+    /// The errors one by one: the list of [`ConfigError::Many`], else this error alone.
+    ///
+    /// ```
+    /// use niceeval::config::Config;
+    ///
+    /// let err = Config::parse("[run]\nruns = 0\ntimeout = \"soon\"\n", "niceeval.toml").unwrap_err();
+    /// assert_eq!(err.errors().len(), 2);
+    /// ```
+    pub fn errors(&self) -> &[ConfigError] {
+        match self {
+            ConfigError::Many(errors) => errors,
+            one => std::slice::from_ref(one),
+        }
+    }
+
+    /// One error as itself, several as [`ConfigError::Many`].
+    fn from_list(mut errors: Vec<ConfigError>) -> ConfigError {
+        if errors.len() == 1 {
+            errors.remove(0)
+        } else {
+            ConfigError::Many(errors)
+        }
+    }
 }
 
 fn key_prefix(key: &Option<String>) -> String {
@@ -127,7 +159,7 @@ pub struct Config {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a table with model, base_url, api_key_env, cache, timeout, max_concurrency"
+    expecting = "a table with model, base_url, api_key_env, cache, cache_dir, timeout, max_concurrency"
 )]
 pub struct JudgeConfig {
     /// `provider/model`, e.g. `openai/gpt-4o-mini`.
@@ -143,6 +175,10 @@ pub struct JudgeConfig {
     /// Judge response cache: `off`, `read`, `write` or `read-write` (the default).
     #[serde(default)]
     pub cache: Option<crate::cache::CacheMode>,
+    /// Where judge answers are cached, relative to the directory of `niceeval.toml` (default:
+    /// `niceeval/cache` in the Cargo target directory; see [`Config::judge_cache_dir`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_dir: Option<PathBuf>,
     /// Timeout of one judge request, e.g. `"60s"` (the default); validated when parsed.
     #[serde(default, deserialize_with = "validate::timeout")]
     pub timeout: Option<String>,
@@ -234,21 +270,7 @@ impl Config {
     /// assert_eq!((*line, key.as_deref()), (2, Some("[run] concurrency")));
     /// ```
     pub fn parse(text: &str, name: &str) -> Result<Config, ConfigError> {
-        let error = |key: Option<String>, e: &toml::de::Error| {
-            let (line, column) = e
-                .span()
-                .map(|span| line_column(text, span.start))
-                .unwrap_or((1, 1));
-            ConfigError::Parse {
-                path: name.to_string(),
-                line,
-                column,
-                key,
-                message: e.message().trim_end().to_string(),
-            }
-        };
-        let document = toml::Deserializer::parse(text).map_err(|e| error(None, &e))?;
-        serde_path_to_error::deserialize(document).map_err(|e| error(key_name(e.path()), e.inner()))
+        parse::parse(text, name)
     }
 
     /// Applies `NICEEVAL_STRICT`, `NICEEVAL_RUNS`, `NICEEVAL_JUDGE_MODEL` (only when the file
@@ -337,6 +359,36 @@ impl Config {
             })
     }
 
+    /// Where the judge cache of the crate at `manifest_dir` lives: `[judge] cache_dir`, relative
+    /// to the directory of the `niceeval.toml` that sets it, else `niceeval/cache` in the Cargo
+    /// target directory ([`crate::cache::ResponseCache::for_manifest_dir`]).
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use niceeval::config::Config;
+    ///
+    /// let mut config = Config::parse("[judge]\ncache_dir = \"judge-cache\"\n", "niceeval.toml")?;
+    /// config.source = Some("/work/evals/niceeval.toml".into());
+    /// assert_eq!(config.judge_cache_dir(Path::new("/work/evals/sub")), Path::new("/work/evals/judge-cache"));
+    /// # Ok::<(), niceeval::config::ConfigError>(())
+    /// ```
+    #[cfg(feature = "providers")]
+    pub fn judge_cache_dir(&self, manifest_dir: &Path) -> PathBuf {
+        match &self.judge.cache_dir {
+            Some(dir) => {
+                let base = self
+                    .source
+                    .as_deref()
+                    .and_then(Path::parent)
+                    .unwrap_or(manifest_dir);
+                base.join(dir)
+            }
+            None => crate::cache::ResponseCache::for_manifest_dir(manifest_dir)
+                .dir()
+                .to_path_buf(),
+        }
+    }
+
     /// The configured body timeout, or [`DEFAULT_TIMEOUT`].
     pub fn timeout(&self) -> Duration {
         self.run
@@ -361,13 +413,6 @@ fn parse_bool(value: &str) -> Option<bool> {
         "0" | "false" | "no" | "off" | "" => Some(false),
         _ => None,
     }
-}
-
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
 }
 
 /// The configuration for evals of the crate at `manifest_dir`, loaded once per process (a
@@ -438,9 +483,166 @@ timeout = "90s"
     #[test]
     fn unknown_key_names_file_line_and_column() {
         let err = Config::parse("[run]\nconcurency = 4\n", "a/niceeval.toml").unwrap_err();
-        let text = err.to_string();
-        assert!(text.starts_with("a/niceeval.toml:2:1:"), "{text}");
-        assert!(text.contains("concurency"), "{text}");
+        assert_eq!(
+            err.to_string(),
+            "a/niceeval.toml:2:1: [run] concurency: unknown key `concurency`; did you mean `concurrency`?"
+        );
+    }
+
+    /// (line, column, key) of each error.
+    fn located(err: &ConfigError) -> Vec<(usize, usize, Option<&str>)> {
+        err.errors()
+            .iter()
+            .map(|e| match e {
+                ConfigError::Parse {
+                    line, column, key, ..
+                } => (*line, *column, key.as_deref()),
+                other => panic!("{other}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_error_of_the_file_is_reported_at_once() {
+        let text = r#"[run]
+concurency = 4
+runs = 0
+timeout = "soon"
+strict = "yes"
+[jduge]
+model = 1
+[prices."a/b"]
+input = -1
+output = 2
+cahe_read = 1
+[agent]
+type = 3
+path = "x"
+"#;
+        let err = Config::parse(text, "n.toml").unwrap_err();
+        assert_eq!(
+            located(&err),
+            [
+                (2, 1, Some("[run] concurency")),
+                (3, 8, Some("[run] runs")),
+                (4, 11, Some("[run] timeout")),
+                (5, 10, Some("[run] strict")),
+                (6, 2, Some("[jduge]")),
+                (9, 9, Some("[prices.\"a/b\"] input")),
+                (11, 1, Some("[prices.\"a/b\"] cahe_read")),
+                (13, 8, Some("[agent] type")),
+            ],
+            "{err}"
+        );
+        // One error per line, each as a single error displays.
+        let lines: Vec<String> = err.to_string().lines().map(str::to_string).collect();
+        let each: Vec<String> = err.errors().iter().map(ToString::to_string).collect();
+        assert_eq!(lines, each);
+        assert!(lines.iter().all(|l| l.starts_with("n.toml:")), "{err}");
+        assert!(
+            lines[4].ends_with("unknown key `jduge`; did you mean `judge`?"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn every_syntax_error_is_reported() {
+        let err = Config::parse("[run]\ntimeout = 30s\nstrict = yes\n", "n.toml").unwrap_err();
+        assert_eq!(located(&err), [(2, 11, None), (3, 10, None)], "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("n.toml:2:11: string values must be quoted"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_table_missing_a_bad_required_key_is_reported_once() {
+        // Dropping the bad `type` leaves [agent] without one: that is not a second error.
+        let err = Config::parse("[agent]\ntype = 3\npath = \"x\"\n", "n.toml").unwrap_err();
+        assert_eq!(located(&err), [(2, 8, Some("[agent] type"))], "{err}");
+        let err = Config::parse("[prices.m]\ninput = -1\noutput = 1\n", "n.toml").unwrap_err();
+        assert_eq!(located(&err), [(2, 9, Some("[prices.m] input"))], "{err}");
+        // A key missing from the start is an error of its own.
+        let err =
+            Config::parse("[prices.m]\noutput = 1\n[agent]\npath = 1\n", "n.toml").unwrap_err();
+        assert_eq!(
+            located(&err),
+            [(1, 1, Some("[prices.m]")), (3, 1, Some("[agent]"))],
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_suggest_close_names_only() {
+        let message = |text: &str| Config::parse(text, "n.toml").unwrap_err().to_string();
+        assert!(
+            message("[judge]\nmodle = \"openai/x\"\n").ends_with("did you mean `model`?"),
+            "{}",
+            message("[judge]\nmodle = \"openai/x\"\n")
+        );
+        assert!(message("[prise.x]\n").ends_with("did you mean `prices`?"));
+        let unrelated = message("[run]\nretries = 3\n");
+        assert!(!unrelated.contains("did you mean"), "{unrelated}");
+        assert!(
+            unrelated.ends_with("[run] takes `concurrency`, `strict`, `timeout`, `runs`"),
+            "{unrelated}"
+        );
+        let outside = message("timeout = \"1s\"\n");
+        assert!(
+            outside.ends_with("outside any table; it belongs under [run] or [judge]"),
+            "{outside}"
+        );
+    }
+
+    #[test]
+    fn the_known_keys_are_the_fields() {
+        let config = Config {
+            judge: JudgeConfig {
+                model: Some("a/b".into()),
+                base_url: Some("http://x".into()),
+                api_key_env: Some("K".into()),
+                cache: Some(crate::cache::CacheMode::Off),
+                cache_dir: Some("c".into()),
+                timeout: Some("1s".into()),
+                max_concurrency: Some(1),
+            },
+            agent: Some(AgentConfig {
+                kind: "replay".into(),
+                settings: BTreeMap::new(),
+            }),
+            prices: BTreeMap::from([(
+                "a/b".to_string(),
+                Price::new(1.0, 2.0).with_cache_read(0.5),
+            )]),
+            run: RunConfig {
+                concurrency: Some(1),
+                strict: true,
+                timeout: Some("1s".into()),
+                runs: Some(1),
+            },
+            report: ReportConfig {
+                max_text: Some(1024),
+            },
+            source: None,
+        };
+        let table: toml::Table = toml::from_str(&toml::to_string(&config).unwrap()).unwrap();
+        let keys = |t: &toml::Table| t.keys().cloned().collect::<std::collections::BTreeSet<_>>();
+        let set = |names: &[&str]| names.iter().map(|n| n.to_string()).collect();
+        assert_eq!(keys(&table), set(parse::TABLES));
+        assert_eq!(
+            keys(table["judge"].as_table().unwrap()),
+            set(parse::JUDGE_KEYS)
+        );
+        assert_eq!(keys(table["run"].as_table().unwrap()), set(parse::RUN_KEYS));
+        assert_eq!(
+            keys(table["report"].as_table().unwrap()),
+            set(parse::REPORT_KEYS)
+        );
+        assert_eq!(
+            keys(table["prices"]["a/b"].as_table().unwrap()),
+            set(parse::PRICE_KEYS)
+        );
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub(super) fn key_name(path: &serde_path_to_error::Path) -> Option<String> {
 }
 
 /// A key as TOML writes it: bare when it can be, quoted otherwise.
-fn toml_key(key: &str) -> String {
+pub(super) fn toml_key(key: &str) -> String {
     let bare = !key.is_empty()
         && key
             .chars()

@@ -23,8 +23,10 @@ pub const DEFAULT_GRADER_TIMEOUT: Duration = Duration::from_secs(60);
 /// - A JSON result gives the score and reason; its `pass` is the verdict (without `pass`, a
 ///   score ≥ 0.5 passes, as in AgentV); `checks` (or the older `assertions`) become the
 ///   result's children.
-/// - Without JSON: exit 0 passes, non-zero with empty stderr fails with stdout as the reason,
-///   non-zero with stderr is an execution error.
+/// - Without JSON: exit 0 passes, with stdout as the reason and a note that no JSON result
+///   was printed (`PDF has 7 pages (note: the grader printed no JSON result; exit code 0 read
+///   as pass)`); non-zero with empty stderr fails with stdout as the reason; non-zero with
+///   stderr is an execution error.
 /// - A timeout (60 s unless set with [`Script::timeout`]), a program that cannot start, and a
 ///   JSON result with a bad `score` are execution errors naming the command.
 /// - An output over 50,000 characters goes to a temporary file named by `output_path`.
@@ -265,6 +267,9 @@ pub(crate) fn spawn_error(job: &Job, e: &std::io::Error) -> String {
     }
 }
 
+/// What a pass by exit code alone says: the grader printed no JSON result.
+const NO_JSON_PASS: &str = "the grader printed no JSON result; exit code 0 read as pass";
+
 /// Turns a finished grader into a grade, per the exit-code convention and JSON result format.
 pub(crate) fn interpret(command: &str, finished: Finished, timeout: Duration) -> Grade {
     let Finished {
@@ -302,10 +307,12 @@ pub(crate) fn interpret(command: &str, finished: Finished, timeout: Duration) ->
         Some(Err(why)) => Grade::error(format!(
             "grader `{command}` printed an invalid result: {why}; expected {{\"pass\": bool, \"score\": 0..1, \"reason\": \"..\", \"checks\": [..]}}"
         )),
+        // The exit code decides, as the protocol says; the reason says so, so that a grader
+        // that meant to print a result (and printed something else) does not pass unnoticed.
         None if code == 0 => Grade::pass(if trimmed.is_empty() {
-            "the grader exited with code 0".to_string()
+            "the grader printed nothing; exit code 0 read as pass".to_string()
         } else {
-            excerpt::elide(trimmed, 500)
+            format!("{} (note: {NO_JSON_PASS})", excerpt::elide(trimmed, 500))
         }),
         None => Grade::fail(if trimmed.is_empty() {
             format!("the grader exited with code {code}")
@@ -482,13 +489,21 @@ mod tests {
     #[test]
     fn exit_code_convention() {
         let r = judge(0, "PDF has 7 pages\n", "");
-        assert!(r.passed && r.reason == "PDF has 7 pages");
+        assert!(r.passed);
+        assert_eq!(
+            r.reason,
+            "PDF has 7 pages (note: the grader printed no JSON result; exit code 0 read as pass)"
+        );
         let r = judge(1, "PDF has only 2 pages", "");
         assert!(!r.passed && r.error.is_none() && r.reason == "PDF has only 2 pages");
         let r = judge(2, "", "Traceback: boom");
         assert!(r.error.is_some() && r.reason.contains("boom"));
         let r = judge(0, "", "warnings are fine");
         assert!(r.passed);
+        assert_eq!(
+            r.reason,
+            "the grader printed nothing; exit code 0 read as pass"
+        );
     }
 
     #[test]

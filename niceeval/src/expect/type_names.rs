@@ -78,6 +78,11 @@ pub(crate) fn builtin(normalized: &str) -> Option<Builtin> {
         .map(|(_, b)| *b)
 }
 
+/// Every accepted spelling (canonical names first, then aliases, in table order).
+pub(crate) fn accepted_names() -> impl Iterator<Item = &'static str> {
+    NAMES.iter().map(|(name, _)| *name)
+}
+
 /// Every canonical type name, for error messages.
 pub(crate) fn canonical_names() -> Vec<&'static str> {
     let mut seen = Vec::new();

@@ -1,6 +1,7 @@
 //! Command-line arguments of the suite runner: libtest's (filters, `--exact`, `--skip`,
 //! `--list`, `--ignored`, `--include-ignored`, `--test-threads`, ...) plus niceeval's own
-//! (`--runs`, `--concurrency`, `--strict`, `--tag`, `--timeout`, report files).
+//! (`--runs`, `--concurrency`, `--strict`, `--tag`, `--timeout`, report files), and report
+//! mode (`--report`: merge results files instead of running evals).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -47,6 +48,9 @@ pub struct Args {
     pub quiet: bool,
     /// `--nocapture` / `--show-output`: print every eval's report, passing ones too.
     pub show_output: bool,
+    /// `--report`: run no eval; merge the results files at these paths (the arguments that
+    /// are filters otherwise; empty for the crate's results directory) and write the reports.
+    pub report: Option<Vec<PathBuf>>,
 }
 
 /// A bad command line.
@@ -84,7 +88,14 @@ niceeval options:
   --junit PATH            write JUnit XML
   --markdown PATH         write a Markdown summary
 ",
-            $html
+            $html,
+            "
+report mode (runs no eval):
+  --report [PATH...]      merge results files (JSONL files or directories of them; default:
+                          target/niceeval/results, where `cargo test` and this runner write
+                          them) and write the reports asked for (--jsonl, --junit, --markdown,
+                          --html); PATHs are relative to the crate's directory under cargo test
+"
         )
     };
 }
@@ -190,6 +201,12 @@ impl Args {
                 "--html" => out.html = Some(value("--html")?.into()),
                 #[cfg(not(feature = "html"))]
                 "--html" => return Err(ArgsError(HTML_NEEDS_FEATURE.to_string())),
+                "--report" => {
+                    if let Some(v) = inline {
+                        out.filters.push(v);
+                    }
+                    out.report = Some(Vec::new());
+                }
                 other if other.starts_with('-') => {
                     return Err(ArgsError(format!(
                         "unknown option {other}; run with --help to see the options"
@@ -197,6 +214,13 @@ impl Args {
                 }
                 _ => out.filters.push(arg),
             }
+        }
+        if let Some(paths) = &mut out.report {
+            paths.extend(
+                std::mem::take(&mut out.filters)
+                    .into_iter()
+                    .map(PathBuf::from),
+            );
         }
         Ok(Some(out))
     }
@@ -294,6 +318,25 @@ mod tests {
                 .contains("needs a value")
         );
         assert!(Args::parse(["--timeout", "soon"]).is_err());
+    }
+
+    #[test]
+    fn report_mode_takes_the_other_arguments_as_paths() {
+        let a = Args::parse(["a.jsonl", "--report", "dir", "--markdown", "out.md", "-q"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            a.report,
+            Some(vec![PathBuf::from("a.jsonl"), PathBuf::from("dir")])
+        );
+        assert!(a.filters.is_empty());
+        assert_eq!(a.markdown, Some(PathBuf::from("out.md")));
+        assert!(a.quiet);
+        let a = Args::parse(["--report=r.jsonl"]).unwrap().unwrap();
+        assert_eq!(a.report, Some(vec![PathBuf::from("r.jsonl")]));
+        let a = Args::parse(["--report"]).unwrap().unwrap();
+        assert_eq!(a.report, Some(Vec::new()));
+        assert_eq!(Args::parse(["x"]).unwrap().unwrap().report, None);
     }
 
     #[test]

@@ -20,14 +20,19 @@
 //! (`--jsonl`, `--junit`, `--markdown`, `--html`), the reporters given to `main!`, and last
 //! the console — so whatever the console has announced is already on disk.
 //!
+//! With `--report`, the runner runs no eval: it merges results files and writes reports from
+//! them ([`run_report`]).
+//!
 //! Evals marked `#[eval(snapshot)]` are checked against their insta snapshot after they finish
 //! (see [`crate::snapshot::check_in_suite`]): the same `.snap` file their `#[test]` uses under
 //! plain `cargo test`, so `cargo insta test` and `cargo insta review` work with either.
 
 mod args;
+mod report;
 mod suite;
 
 pub use args::{Args, ArgsError};
+pub use report::run_report;
 pub use suite::{DEFAULT_CONCURRENCY, run_suite};
 
 use std::io::Write as _;
@@ -61,7 +66,23 @@ pub fn main_with(extra: Vec<Box<dyn Reporter>>) -> i32 {
             return EXIT_USAGE;
         }
     };
-    run_with_args(&args, registered(), extra)
+    let evals = registered();
+    if args.report.is_some() {
+        return run_report(&args, &default_results_dir(&evals), extra);
+    }
+    run_with_args(&args, evals, extra)
+}
+
+/// Where this test binary's crate keeps its results files: the directory of the first eval's
+/// crate, else the crate cargo runs the binary for (`CARGO_MANIFEST_DIR`), else the current
+/// directory.
+fn default_results_dir(evals: &[&'static EvalDefinition]) -> PathBuf {
+    let manifest_dir = evals
+        .first()
+        .map(|d| PathBuf::from(d.manifest_dir))
+        .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("."));
+    crate::results::results_dir(&manifest_dir)
 }
 
 /// Runs `evals` as `args` says, with the built-in reporters the arguments ask for plus `extra`,
@@ -91,13 +112,22 @@ pub fn run_with_args(
         list(args, &selected);
         return EXIT_OK;
     }
-    let mut reporters = match file_reporters(args, &selected) {
-        Ok(reporters) => reporters,
+    let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
+    if let Some(def) = selected.first() {
+        match crate::results::ResultsFile::open(Path::new(def.manifest_dir)) {
+            Ok(Some(file)) => reporters.push(Box::new(file)),
+            Ok(None) => {}
+            // Losing the results file must not stop the suite.
+            Err(e) => eprintln!("niceeval: cannot write the results file: {e}"),
+        }
+    }
+    match file_reporters(args) {
+        Ok(files) => reporters.extend(files),
         Err(message) => {
             eprintln!("error: {message}");
             return EXIT_USAGE;
         }
-    };
+    }
     reporters.extend(extra);
     reporters.push(Box::new(
         Console::stdout()
@@ -135,21 +165,10 @@ pub fn run_with_args(
     }
 }
 
-/// The results file and the report files the command line asks for.
-fn file_reporters(
-    args: &Args,
-    selected: &[&'static EvalDefinition],
-) -> Result<Vec<Box<dyn Reporter>>, String> {
+/// The report files the command line asks for (`--jsonl`, `--junit`, `--markdown`, `--html`).
+fn file_reporters(args: &Args) -> Result<Vec<Box<dyn Reporter>>, String> {
     type Make = fn(&Path) -> std::io::Result<Box<dyn Reporter>>;
     let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
-    if let Some(def) = selected.first() {
-        match crate::results::ResultsFile::open(Path::new(def.manifest_dir)) {
-            Ok(Some(file)) => reporters.push(Box::new(file)),
-            Ok(None) => {}
-            // Losing the results file must not stop the suite.
-            Err(e) => eprintln!("niceeval: cannot write the results file: {e}"),
-        }
-    }
     let files: &[(&Option<PathBuf>, Make)] = &[
         (&args.jsonl, |p| Ok(Box::new(Jsonl::create(p)?))),
         (&args.junit, |p| Ok(Box::new(Junit::create(p)?))),
@@ -160,7 +179,7 @@ fn file_reporters(
         }),
     ];
     for (path, make) in files {
-        if let Some(path) = path {
+        if let Some(path) = *path {
             reporters
                 .push(make(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?);
         }

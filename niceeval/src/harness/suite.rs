@@ -2,14 +2,15 @@
 //! reported as skipped, snapshot checks, Ctrl-C and SIGTERM, and every finished eval streamed
 //! to the reporters while the suite keeps only its [`EvalSummary`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::Args;
+use crate::config::Config;
 use crate::definition::EvalDefinition;
-use crate::engine::{RunOptions, run_eval_async};
-use crate::outcome::Outcome;
+use crate::engine::{RunOptions, not_run, run_eval_async};
+use crate::outcome::{Outcome, RunError, RunErrorKind};
 use crate::report::EvalReport;
 use crate::reporter::{EvalSummary, Reporter, Signal, SuiteReport, SuiteStart};
 
@@ -26,6 +27,11 @@ pub const DEFAULT_CONCURRENCY: usize = 4;
 /// (SIGINT) or, on Unix, SIGTERM stops the run: running evals are abandoned, and the reporters
 /// still get `on_run_complete` with everything that finished, the signal, and the ids of the
 /// evals that did not finish ([`SuiteReport::unfinished`]).
+///
+/// Each crate's configuration (`niceeval.toml` and the `NICEEVAL_*` variables) is checked
+/// before any eval starts. An invalid one is printed once, on stderr, with all its errors; the
+/// evals of that crate fail without running, their reports saying where the errors were
+/// printed rather than repeating them for every eval.
 ///
 /// ```no_run
 /// use niceeval::harness::{run_suite, Args};
@@ -67,6 +73,7 @@ pub async fn run_suite(
     });
     // Listening from here on: a signal that arrives while the first evals start is not lost.
     let mut signals = Signals::listen();
+    let invalid = Arc::new(check_configs(&to_run));
     let start = SuiteStart {
         evals: to_run.iter().map(|d| d.id()).collect(),
         concurrency,
@@ -90,6 +97,16 @@ pub async fn run_suite(
         while running.len() < concurrency {
             let Some(def) = pending.next() else { break };
             let options = options.clone();
+            if invalid.contains(def.manifest_dir) {
+                let report = not_run(
+                    def,
+                    &options,
+                    RunError::new(RunErrorKind::Config, CONFIG_REPORTED),
+                );
+                let task = running.spawn(async move { report });
+                running_ids.insert(task.id(), def.id());
+                continue;
+            }
             let task = running.spawn(async move { run_one(def, &options).await });
             running_ids.insert(task.id(), def.id());
         }
@@ -193,6 +210,35 @@ impl Signals {
             }
         }
     }
+}
+
+/// The error of an eval whose configuration [`check_configs`] printed.
+const CONFIG_REPORTED: &str =
+    "the configuration is invalid; its errors are printed once, before the results";
+
+/// Loads the configuration of every crate the evals come from (once per crate, cached for
+/// the evals that run), prints each invalid one on stderr, and returns their manifest
+/// directories.
+fn check_configs(evals: &[&'static EvalDefinition]) -> BTreeSet<&'static str> {
+    let dirs: BTreeSet<&'static str> = evals.iter().map(|d| d.manifest_dir).collect();
+    let mut invalid = BTreeSet::new();
+    for dir in dirs {
+        if let Err(error) = Config::for_manifest_dir(dir) {
+            let count = error.errors().len();
+            let mut text = format!(
+                "error: the niceeval configuration of {dir} is invalid ({count} error{}); its evals fail without running:\n",
+                if count == 1 { "" } else { "s" }
+            );
+            for line in error.to_string().lines() {
+                text.push_str("  ");
+                text.push_str(line);
+                text.push('\n');
+            }
+            eprint!("{text}");
+            invalid.insert(dir);
+        }
+    }
+    invalid
 }
 
 /// Runs one eval and, when it asks for one, checks its snapshot.

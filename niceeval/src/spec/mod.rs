@@ -111,6 +111,7 @@
 mod aggregate;
 mod builtin;
 mod load;
+mod locate;
 mod prepare;
 
 mod values;
@@ -386,6 +387,24 @@ pub struct SpecOutcome {
     pub results: Vec<AssertionResult>,
 }
 
+/// Where something is written: the file (or `YAML` / `JSON` for text), 1-based line and
+/// column. Displayed `path:line:column`, as compilers write it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// The file, or `YAML` / `JSON` for text given directly.
+    pub origin: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.origin, self.line, self.column)
+    }
+}
+
 /// One invalid assertion item.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ItemError {
@@ -395,10 +414,17 @@ pub struct ItemError {
     pub kind: String,
     /// What is wrong and how to fix it.
     pub message: String,
+    /// Where the item starts in the text it was read from (`None` for items built in code or
+    /// read from a [`serde_json::Value`]).
+    pub location: Option<Location>,
 }
 
 impl std::fmt::Display for ItemError {
+    /// `path:line:column: assertion #2 (type `regex`): invalid regular expression ...`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(location) = &self.location {
+            write!(f, "{location}: ")?;
+        }
         write!(
             f,
             "assertion {} (type `{}`): {}",
@@ -412,16 +438,25 @@ impl std::fmt::Display for ItemError {
 #[non_exhaustive]
 pub enum SpecError {
     /// The document is not a list of assertions.
-    #[error("cannot read assertions from {origin}: {message}")]
+    #[error("{}", parse_message(.origin, .location.as_ref(), .message))]
     Parse {
         /// Where the text came from (a path, `YAML`, `JSON`).
         origin: String,
+        /// Where in it the problem is, when the parser or the item says.
+        location: Option<Location>,
         /// What is wrong.
         message: String,
     },
-    /// Some items are invalid (each is listed).
+    /// Some items are invalid (each is listed, one per line).
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Invalid(Vec<ItemError>),
+}
+
+fn parse_message(origin: &str, location: Option<&Location>, message: &str) -> String {
+    match location {
+        Some(at) => format!("{at}: cannot read assertions: {message}"),
+        None => format!("cannot read assertions from {origin}: {message}"),
+    }
 }
 
 /// Checks every item (types, values, patterns, schemas, custom assertion names resolved from
@@ -461,6 +496,7 @@ fn prepare_all(
                 position: format!("#{i}"),
                 kind: spec.kind.clone(),
                 message,
+                location: None,
             });
         }
         prepared.push(p);

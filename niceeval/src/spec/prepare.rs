@@ -94,7 +94,7 @@ pub(crate) fn prepare(spec: &AssertSpec) -> Result<Prepared, String> {
                 .chars()
                 .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
             {
-                return Err(unknown_type(&spec.kind));
+                return Err(unknown_type(&spec.kind, &[]));
             }
             Base::Custom {
                 name: custom_name(&spec.kind),
@@ -130,16 +130,20 @@ fn custom_name(kind: &str) -> String {
     kind.strip_prefix("custom:").unwrap_or(kind).to_string()
 }
 
-fn unknown_type(kind: &str) -> String {
+/// Why `kind` names no assertion type, with the closest name (built-in, alias, or one of
+/// `custom`, the custom assertions found) when one is close enough to be a typo.
+fn unknown_type(kind: &str, custom: &[&str]) -> String {
     let normalized = types::normalize(kind);
+    let (prefix, bare) = match normalized.strip_prefix("not-") {
+        Some(rest) => ("not-", rest),
+        None => ("", normalized.as_str()),
+    };
     let names = types::canonical_names();
-    let suggestion = names
-        .iter()
-        .map(|n| (expect::levenshtein_distance(n, &normalized), n))
-        .filter(|(d, _)| *d <= 2)
-        .min()
-        .map(|(_, n)| format!("; did you mean `{n}`?"))
-        .unwrap_or_default();
+    let mut candidates: Vec<&str> = types::accepted_names().collect();
+    candidates.extend(custom.iter().copied());
+    let suggestion = crate::suggest::closest(bare, candidates)
+        .map(|near| format!("; did you mean `{prefix}{near}`?"))
+        .unwrap_or_else(|| ".".to_string());
     format!(
         "unknown assertion type `{kind}`{suggestion} Valid types: {} (each also with a `not-` prefix), or the name of a custom assertion in {}/",
         names.join(", "),
@@ -320,19 +324,27 @@ impl Prepared {
                     None => std::env::current_dir().map_err(|e| e.to_string())?,
                 };
                 let found = expect::CustomAssertions::discover(&start);
+                let kind = if self.negate {
+                    format!("not-{name}")
+                } else {
+                    name.clone()
+                };
                 if found.entries.contains_key(name) {
                     Ok(())
                 } else if found.dir.is_none() {
                     Err(format!(
                         "{} (no {}/ folder was found from {})",
-                        unknown_type(name),
+                        unknown_type(&kind, &[]),
                         expect::CUSTOM_ASSERTIONS_DIR,
                         start.display()
                     ))
                 } else {
                     Err(format!(
                         "{}; {}",
-                        unknown_type(name),
+                        unknown_type(
+                            &kind,
+                            &found.entries.keys().map(String::as_str).collect::<Vec<_>>()
+                        ),
                         crate::expect::custom_missing_message(name, &start, &found)
                     ))
                 }

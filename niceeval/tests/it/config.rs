@@ -195,21 +195,28 @@ fn every_mistake_names_file_line_column_and_key() {
             2,
             1,
             Some("[run] concurency"),
-            "unknown field `concurency`, expected one of `concurrency`",
+            "unknown key `concurency`; did you mean `concurrency`?",
         ),
         (
             "[jduge]\nmodel = \"openai/gpt-4o\"\n",
             1,
             2,
             Some("[jduge]"),
-            "unknown field `jduge`, expected one of `judge`",
+            "unknown key `jduge`; did you mean `judge`?",
         ),
         (
             "[prices.\"openai/gpt-4o\"]\ninput = 1\noutput = 2\ncached = 0.5\n",
             4,
             1,
             Some("[prices.\"openai/gpt-4o\"] cached"),
-            "unknown field `cached`",
+            "unknown key `cached`; did you mean `cache_read`?",
+        ),
+        (
+            "[prices.\"openai/gpt-4o\"]\ninput = 1\noutput = 2\ncurrency = \"EUR\"\n",
+            4,
+            1,
+            Some("[prices.\"openai/gpt-4o\"] currency"),
+            "unknown key `currency`; [prices.\"openai/gpt-4o\"] takes `input`, `output`, `cache_read`",
         ),
         // missing keys
         (
@@ -342,6 +349,27 @@ fn every_mistake_names_file_line_column_and_key() {
         }
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+#[test]
+fn every_mistake_of_a_file_is_listed_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(
+        dir.path(),
+        "[run]\nconcurency = 4\ntimeout = \"soon\"\n\n[judge]\nmodel = \"gpt-4o\"\ncahce = \"off\"\n",
+    );
+    let err = Config::from_file(&path).unwrap_err();
+    let file = path.display();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{file}:2:1: [run] concurency: unknown key `concurency`; did you mean `concurrency`?\n\
+             {file}:3:11: [run] timeout: \"soon\" is not a duration; write e.g. \"30s\", \"2m\" or \"500ms\"\n\
+             {file}:6:9: [judge] model: \"gpt-4o\" is not \"provider/model\"; write e.g. \"openai/gpt-4o-mini\" or \"anthropic/claude-haiku-4-5\"\n\
+             {file}:7:1: [judge] cahce: unknown key `cahce`; did you mean `cache`?"
+        )
+    );
+    assert!(matches!(&err, ConfigError::Many(list) if list.len() == 4));
 }
 
 #[test]

@@ -205,5 +205,7 @@ assert:
     let bad = vec![spec::AssertSpec::of_type("min-wordz")];
     let err = spec::evaluate(&bad, "x", &context).unwrap_err().to_string();
     assert!(err.contains("assertion #0 (type `min-wordz`)"), "{err}");
+    // The custom assertions found are suggested too.
+    assert!(err.contains("did you mean `min-words`?"), "{err}");
     assert!(err.contains("it defines: "), "{err}");
 }

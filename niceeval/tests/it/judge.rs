@@ -20,9 +20,12 @@ fn paris() -> Arc<dyn Agent> {
     says("Paris is the capital of France.")
 }
 
+/// A `[judge]` table for the fake provider. The cache goes to the crate's own directory
+/// (`cache_dir` is relative to niceeval.toml), so no two tests share one, wherever the target
+/// directory is (`CARGO_TARGET_DIR` would otherwise give every crate the same cache).
 fn openai_toml(server: &FakeProvider, extra: &str) -> String {
     format!(
-        "[judge]\nmodel = \"openai/judge-toml\"\nbase_url = \"{}/v1\"\n{extra}",
+        "[judge]\nmodel = \"openai/judge-toml\"\nbase_url = \"{}/v1\"\ncache_dir = \"judge-cache\"\n{extra}",
         server.url
     )
 }
@@ -309,7 +312,7 @@ fn anthropic_judges_use_the_messages_api() {
     // 127.0.0.1, so no host name is resolved.
     unsafe { std::env::set_var(var, "sk-ant-test-a1") };
     let krate = Crate::new(&format!(
-        "[judge]\nmodel = \"anthropic/claude-judge\"\nbase_url = \"{}\"\napi_key_env = \"{var}\"\n",
+        "[judge]\nmodel = \"anthropic/claude-judge\"\nbase_url = \"{}\"\napi_key_env = \"{var}\"\ncache_dir = \"judge-cache\"\n",
         server.url
     ));
     let report = run(define("anthropic", &krate, five_factuality_one).with_agent(paris));
@@ -445,6 +448,46 @@ fn a_warm_cache_makes_no_judge_requests_and_corrupt_entries_are_rewritten() {
         server.count(),
         2 * first,
         "rewritten entries serve the next run"
+    );
+}
+
+#[test]
+fn the_cache_lives_where_cache_dir_says_relative_to_niceeval_toml() {
+    let server = FakeProvider::start(choice_from_prompt);
+    let krate = Crate::new(&format!(
+        "[judge]\nmodel = \"openai/judge-toml\"\nbase_url = \"{}/v1\"\ncache_dir = \"answers/judge\"\n",
+        server.url
+    ));
+    // The eval's crate is a subdirectory: the path is read from the file's directory.
+    let member = krate.path().join("member");
+    std::fs::create_dir_all(&member).unwrap();
+    let manifest_dir: &'static str =
+        Box::leak(member.to_str().unwrap().to_string().into_boxed_str());
+    fn pick_y(t: &mut Eval) -> BoxFuture<'_, BodyResult> {
+        Box::pin(async move {
+            t.send("q").await?;
+            t.judge().closed_qa("pick Y");
+            Ok(())
+        })
+    }
+    let mut def = define("placed", &krate, pick_y).with_agent(paris);
+    def.manifest_dir = manifest_dir;
+    let report = run(def);
+    assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
+    run(define("placed", &krate, pick_y).with_agent(paris));
+    assert_eq!(
+        server.count(),
+        1,
+        "the second run is answered from the cache"
+    );
+    let dir = krate.path().join("answers/judge");
+    assert_eq!(krate.cache_dir(), dir);
+    assert_eq!(support::files_under(&dir).len(), 1);
+    let default = niceeval::cache::ResponseCache::for_manifest_dir(&member);
+    assert!(
+        support::files_under(default.dir())
+            .iter()
+            .all(|f| !f.starts_with(krate.path()))
     );
 }
 

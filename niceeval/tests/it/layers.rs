@@ -19,6 +19,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "assertion",
             "outcome",
             "grader",
+            "suggest",
         ],
     ),
     ("matchers", &["expect", "spec"]),

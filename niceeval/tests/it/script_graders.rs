@@ -129,7 +129,11 @@ fn shell_exit_code_convention() {
     }
     let r = check("x", script(["bash", "-c", "echo 'PDF has 7 pages'"]));
     assert!(r.passed);
-    assert_eq!(r.reason, "PDF has 7 pages");
+    // A pass by exit code alone says so.
+    assert_eq!(
+        r.reason,
+        "PDF has 7 pages (note: the grader printed no JSON result; exit code 0 read as pass)"
+    );
     let r = check("x", script(["bash", "-c", "echo 'only 2 pages'; exit 1"]));
     assert!(!r.passed && r.error.is_none());
     assert_eq!(r.reason, "only 2 pages");

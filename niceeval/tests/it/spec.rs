@@ -323,11 +323,133 @@ fn weights_metrics_and_sets() {
 }
 
 #[test]
+fn load_errors_name_the_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let error = |path: &std::path::Path| spec::load(path).unwrap_err().to_string();
+
+    // A block list under `assert:`: each invalid item where it starts, one per line.
+    let yaml = write(
+        "cases.yaml",
+        "# checks\nassert:\n  - type: contains\n    value: refund\n  - type: icontains\n    value: sorry\n  - type: regex\n    value: '(unclosed'\n  - type: contans\n    value: x\n",
+    );
+    let file = yaml.display();
+    let err = error(&yaml);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "{file}:7:5: assertion #2 (type `regex`): invalid regular expression"
+        )),
+        "{err}"
+    );
+    assert!(
+        lines[1].starts_with(&format!(
+            "{file}:9:5: assertion #3 (type `contans`): unknown assertion type `contans`; did you mean `contains`?"
+        )),
+        "{err}"
+    );
+    let SpecError::Invalid(items) = spec::load(&yaml).unwrap_err() else {
+        panic!("{err}")
+    };
+    assert_eq!(
+        items[0].location,
+        Some(spec::Location {
+            origin: file.to_string(),
+            line: 7,
+            column: 5
+        })
+    );
+
+    // A flow list, and a bare list in JSON.
+    let flow = write(
+        "flow.yml",
+        "[{type: contains, value: a},\n {type: word-count, value: {min: 5, max: 2}}]\n",
+    );
+    assert!(
+        error(&flow).starts_with(&format!(
+            "{}:2:2: assertion #1 (type `word-count`)",
+            flow.display()
+        )),
+        "{}",
+        error(&flow)
+    );
+    let json = write(
+        "cases.json",
+        "[\n  {\"type\": \"contains\", \"value\": \"a\"},\n  {\"type\": \"regex\", \"value\": \"[\"}\n]\n",
+    );
+    assert!(
+        error(&json).starts_with(&format!(
+            "{}:3:3: assertion #1 (type `regex`)",
+            json.display()
+        )),
+        "{}",
+        error(&json)
+    );
+
+    // An item that is not an assertion at all, and text that does not parse.
+    let not_item = write(
+        "bad.yaml",
+        "- type: contains\n  value: a\n- type: [regex]\n",
+    );
+    assert!(
+        error(&not_item).starts_with(&format!(
+            "{}:3:3: cannot read assertions: assertion #1: ",
+            not_item.display()
+        )),
+        "{}",
+        error(&not_item)
+    );
+    let broken = write(
+        "broken.yaml",
+        "- type: contains\n  value: [a\n- type: regex\n",
+    );
+    assert_eq!(
+        error(&broken),
+        format!(
+            "{}:3:7: cannot read assertions: did not find expected ',' or ']', while parsing a flow sequence at line 2 column 10",
+            broken.display()
+        )
+    );
+    let broken = write("broken.json", "[{\"type\": \"contains\",,}]");
+    assert_eq!(
+        error(&broken),
+        format!(
+            "{}:1:22: cannot read assertions: key must be a string",
+            broken.display()
+        )
+    );
+
+    // Text given directly is located in that text.
+    let err = load_error("- type: contains\n  value: a\n- type: regex\n  value: '('");
+    assert!(
+        err.starts_with("YAML:3:3: assertion #1 (type `regex`)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn load_time_errors_name_the_item_and_the_choices() {
     let err = load_error("- type: contains\n  value: a\n- type: contans\n  value: x");
     assert!(err.contains("assertion #1 (type `contans`): unknown assertion type `contans`; did you mean `contains`?"), "{err}");
     assert!(
         err.contains("Valid types: contains, icontains, contains-all"),
+        "{err}"
+    );
+    // A negated typo gets the negated name; aliases are suggested too; unrelated names get none.
+    assert!(
+        load_error("- type: not-contans\n  value: x").contains("did you mean `not-contains`?"),
+        "{}",
+        load_error("- type: not-contans\n  value: x")
+    );
+    assert!(load_error("- type: incldues\n  value: x").contains("did you mean `includes`?"));
+    let err = load_error("- type: llm-rubric\n  value: x");
+    assert!(
+        err.contains("unknown assertion type `llm-rubric`. Valid types: contains,"),
         "{err}"
     );
     let err = load_error("- type: regex\n  value: '(unclosed'");

@@ -287,11 +287,16 @@ impl Crate {
     }
 
     #[cfg(feature = "providers")]
-    /// Where the judge cache of this crate lives.
+    /// Where the judge cache of this crate lives: `[judge] cache_dir` of its niceeval.toml,
+    /// else the target directory's.
     pub fn cache_dir(&self) -> PathBuf {
-        niceeval::cache::ResponseCache::for_manifest_dir(self.path())
-            .dir()
-            .to_path_buf()
+        niceeval::config::Config::from_file(&self.path().join("niceeval.toml"))
+            .map(|config| config.judge_cache_dir(self.path()))
+            .unwrap_or_else(|_| {
+                niceeval::cache::ResponseCache::for_manifest_dir(self.path())
+                    .dir()
+                    .to_path_buf()
+            })
     }
 
     #[cfg(feature = "providers")]

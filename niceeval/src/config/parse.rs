@@ -1,0 +1,237 @@
+//! Parsing `niceeval.toml` with every error of the file reported at once.
+//!
+//! 1. The TOML syntax is parsed with recovery: every syntax error is reported (and nothing
+//!    else, since a broken document says little about its keys).
+//! 2. One pass over the parsed tables finds the keys no table takes (with a "did you mean"),
+//!    and removes them.
+//! 3. The rest is deserialized into [`Config`]; each error (a bad value, a wrong type, a
+//!    missing key) is recorded, the key at fault removed, and deserialization tried again until
+//!    it succeeds. Removing a required key (`[agent] type`, a price's `input`) makes its table
+//!    fail as a whole on the next try: that consequence is not reported, the table is dropped.
+//!
+//! Errors are sorted by position in the file.
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::validate::key_name;
+use super::{Config, ConfigError};
+use crate::suggest::closest;
+
+/// The tables of the file.
+pub(super) const TABLES: &[&str] = &["judge", "agent", "prices", "run", "report"];
+/// The keys of `[judge]`.
+pub(super) const JUDGE_KEYS: &[&str] = &[
+    "model",
+    "base_url",
+    "api_key_env",
+    "cache",
+    "cache_dir",
+    "timeout",
+    "max_concurrency",
+];
+/// The keys of `[run]`.
+pub(super) const RUN_KEYS: &[&str] = &["concurrency", "strict", "timeout", "runs"];
+/// The keys of a `[prices."provider/model"]` entry.
+pub(super) const PRICE_KEYS: &[&str] = &["input", "output", "cache_read"];
+/// The keys of `[report]`.
+pub(super) const REPORT_KEYS: &[&str] = &["max_text"];
+
+pub(super) fn parse(text: &str, name: &str) -> Result<Config, ConfigError> {
+    let error = |key: Option<String>, e: &toml::de::Error| {
+        let (line, column) = e
+            .span()
+            .map(|span| line_column(text, span.start))
+            .unwrap_or((1, 1));
+        ConfigError::Parse {
+            path: name.to_string(),
+            line,
+            column,
+            key,
+            message: e.message().trim_end().to_string(),
+        }
+    };
+    let (mut document, syntax) = DeTable::parse_recoverable(text);
+    if !syntax.is_empty() {
+        return Err(ConfigError::from_list(
+            syntax.iter().map(|e| error(None, e)).collect(),
+        ));
+    }
+    let mut errors: Vec<ConfigError> = unknown_keys(document.get_mut())
+        .into_iter()
+        .map(|unknown| {
+            let (line, column) = line_column(text, unknown.offset);
+            ConfigError::Parse {
+                path: name.to_string(),
+                line,
+                column,
+                key: Some(unknown.key),
+                message: unknown.message,
+            }
+        })
+        .collect();
+    // Paths removed because of an error: an error on a table that lost one of its keys is that
+    // removal's consequence.
+    let mut removed: Vec<Vec<String>> = Vec::new();
+    loop {
+        let deserializer = toml::de::Deserializer::from(document.clone());
+        let failure = match serde_path_to_error::deserialize::<_, Config>(deserializer) {
+            Ok(config) if errors.is_empty() => return Ok(config),
+            Ok(_) => break,
+            Err(failure) => failure,
+        };
+        let path = map_path(failure.path());
+        let consequence = removed
+            .iter()
+            .any(|r| r.len() > path.len() && r.starts_with(&path));
+        if !consequence {
+            errors.push(error(key_name(failure.path()), failure.inner()));
+        }
+        // Without progress the loop would never end; what was found is reported.
+        if path.is_empty() || !remove(document.get_mut(), &path) {
+            break;
+        }
+        removed.push(path);
+    }
+    errors.sort_by_key(|e| match e {
+        ConfigError::Parse { line, column, .. } => (*line, *column),
+        _ => (usize::MAX, usize::MAX),
+    });
+    errors.dedup();
+    Err(ConfigError::from_list(errors))
+}
+
+/// A key no table takes.
+struct Unknown {
+    /// Byte offset of the key.
+    offset: usize,
+    /// As written in the file: `[run] concurency`.
+    key: String,
+    message: String,
+}
+
+/// Finds and removes the keys no table takes.
+fn unknown_keys(root: &mut DeTable<'_>) -> Vec<Unknown> {
+    let mut found = Vec::new();
+    let top: Vec<(String, usize, bool)> = root
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.get_ref().to_string(),
+                k.span().start,
+                v.get_ref().is_table(),
+            )
+        })
+        .collect();
+    for (key, offset, is_table) in top {
+        if TABLES.contains(&key.as_str()) {
+            continue;
+        }
+        let section = [
+            ("run", RUN_KEYS),
+            ("judge", JUDGE_KEYS),
+            ("report", REPORT_KEYS),
+        ]
+        .into_iter()
+        .filter(|(_, keys)| keys.contains(&key.as_str()))
+        .map(|(table, _)| format!("[{table}]"))
+        .collect::<Vec<_>>();
+        let message = if !section.is_empty() && !is_table {
+            format!(
+                "unknown key `{key}` outside any table; it belongs under {}",
+                section.join(" or ")
+            )
+        } else {
+            unknown_message(&key, TABLES, "the tables are")
+        };
+        found.push(Unknown {
+            offset,
+            key: if is_table {
+                format!("[{}]", super::validate::toml_key(&key))
+            } else {
+                super::validate::toml_key(&key)
+            },
+            message,
+        });
+        root.remove(key.as_str());
+    }
+    for (table, keys) in [
+        ("judge", JUDGE_KEYS),
+        ("run", RUN_KEYS),
+        ("report", REPORT_KEYS),
+    ] {
+        if let Some(DeValue::Table(t)) = root.get_mut(table).map(Spanned::get_mut) {
+            check_table(t, &format!("[{table}]"), keys, &mut found);
+        }
+    }
+    if let Some(DeValue::Table(prices)) = root.get_mut("prices").map(Spanned::get_mut) {
+        for (model, entry) in prices.iter_mut() {
+            if let DeValue::Table(t) = entry.get_mut() {
+                let header = format!("[prices.{}]", super::validate::toml_key(model.get_ref()));
+                check_table(t, &header, PRICE_KEYS, &mut found);
+            }
+        }
+    }
+    found
+}
+
+fn check_table(table: &mut DeTable<'_>, header: &str, keys: &[&str], found: &mut Vec<Unknown>) {
+    let unknown: Vec<(String, usize)> = table
+        .iter()
+        .map(|(k, _)| (k.get_ref().to_string(), k.span().start))
+        .filter(|(k, _)| !keys.contains(&k.as_str()))
+        .collect();
+    for (key, offset) in unknown {
+        found.push(Unknown {
+            offset,
+            key: format!("{header} {}", super::validate::toml_key(&key)),
+            message: unknown_message(&key, keys, &format!("{header} takes")),
+        });
+        table.remove(key.as_str());
+    }
+}
+
+/// `unknown key `concurency`; did you mean `concurrency`?`, or the valid keys.
+fn unknown_message(key: &str, valid: &[&str], valid_are: &str) -> String {
+    match closest(key, valid.iter().copied()) {
+        Some(near) => format!("unknown key `{key}`; did you mean `{near}`?"),
+        None => format!(
+            "unknown key `{key}`; {valid_are} {}",
+            valid
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The map keys of an error's path, up to the first segment that is not one.
+fn map_path(path: &serde_path_to_error::Path) -> Vec<String> {
+    use serde_path_to_error::Segment;
+    path.iter()
+        .map_while(|segment| match segment {
+            Segment::Map { key } => Some(key.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Removes the entry at `path`; whether there was one.
+fn remove(table: &mut DeTable<'_>, path: &[String]) -> bool {
+    match path {
+        [] => false,
+        [key] => table.remove(key.as_str()).is_some(),
+        [key, rest @ ..] => match table.get_mut(key.as_str()).map(Spanned::get_mut) {
+            Some(DeValue::Table(inner)) => remove(inner, rest),
+            _ => table.remove(key.as_str()).is_some(),
+        },
+    }
+}
+
+pub(super) fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}

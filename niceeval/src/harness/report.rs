@@ -1,0 +1,74 @@
+//! Report mode (`--report`): runs no eval, but reads results files (from `cargo test`, from
+//! this runner, from the shards of a partitioned CI run), merges them
+//! ([`crate::merge::merge`]) and replays them through the console and the report files the
+//! arguments ask for. The suite binary of a user's crate does it, so
+//! `cargo test --test evals -- --report --markdown summary.md` works from any crate, with the
+//! niceeval it was built with; the `niceeval report` command is the same code.
+
+use std::path::{Path, PathBuf};
+
+use super::{Args, EXIT_FAILED, EXIT_OK, EXIT_USAGE, file_reporters};
+use crate::merge::{merge, read_reports, replay};
+use crate::reporter::{Console, Reporter};
+
+/// Merges the results files `args.report` names (else `default_dir`), replays them through the
+/// report files of `args`, `extra` and the console, and returns the exit code: 0 when every
+/// eval passed or was skipped, 101 when one failed, 2 when the command line is wrong, a report
+/// file cannot be created, or there is nothing to read.
+///
+/// ```no_run
+/// use niceeval::harness::{Args, run_report};
+///
+/// let args = Args::parse(["--report", "shard1/", "shard2/", "--junit", "junit.xml"]).unwrap().unwrap();
+/// let code = run_report(&args, std::path::Path::new("target/niceeval/results"), Vec::new());
+/// std::process::exit(code);
+/// ```
+pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>) -> i32 {
+    let paths: Vec<PathBuf> = match &args.report {
+        Some(paths) if !paths.is_empty() => paths.clone(),
+        _ => vec![default_dir.to_path_buf()],
+    };
+    // A default directory nothing was written to yet holds no reports; a path given that does
+    // not exist is an error naming it.
+    let read = if paths == [default_dir] && !default_dir.exists() {
+        Ok(Vec::new())
+    } else {
+        read_reports(&paths)
+    };
+    let reports = match read {
+        Ok(reports) if reports.is_empty() => {
+            eprintln!(
+                "error: no eval reports in {}; run the evals first (cargo test writes them to target/niceeval/results)",
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            return EXIT_USAGE;
+        }
+        Ok(reports) => merge(reports),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut reporters = match file_reporters(args) {
+        Ok(reporters) => reporters,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return EXIT_USAGE;
+        }
+    };
+    reporters.extend(extra);
+    reporters.push(Box::new(
+        Console::stdout()
+            .quiet(args.quiet)
+            .show_output(args.show_output),
+    ));
+    if replay(&reports, &mut reporters).success() {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    }
+}
