@@ -97,6 +97,31 @@ impl MaxTokens {
     }
 }
 
+impl MaxTokens {
+    /// The grade, before it is marked as a measurement.
+    fn measure(&self, run: &RunView<'_>) -> Grade {
+        if !has_usage(run.events) {
+            return no_usage(
+                &self.describe(),
+                "its tokens (`request.events.usage(input, output)` or `usage` events)",
+            );
+        }
+        let usage = Usage::from_events(run.events);
+        let total = usage.total_tokens();
+        let reason = format!(
+            "{} tokens ({}), {}",
+            format_count(total),
+            token_breakdown(&usage),
+            verdict(
+                total <= self.limit,
+                &format_count(self.limit),
+                &format_count(total.saturating_sub(self.limit))
+            )
+        );
+        Grade::score(budget_score(self.limit as f64, total as f64), reason)
+    }
+}
+
 impl ScopedCheck for MaxTokens {
     fn describe(&self) -> String {
         format!("max_tokens({})", self.limit)
@@ -104,28 +129,7 @@ impl ScopedCheck for MaxTokens {
 
     fn evaluate(&self, run: &RunView<'_>) -> Grade {
         // a measurement, whatever the verdict: snapshots redact its numbers
-        (|| {
-            if !has_usage(run.events) {
-                return no_usage(
-                    &self.describe(),
-                    "its tokens (`request.events.usage(input, output)` or `usage` events)",
-                );
-            }
-            let usage = Usage::from_events(run.events);
-            let total = usage.total_tokens();
-            let reason = format!(
-                "{} tokens ({}), {}",
-                format_count(total),
-                token_breakdown(&usage),
-                verdict(
-                    total <= self.limit,
-                    &format_count(self.limit),
-                    &format_count(total.saturating_sub(self.limit))
-                )
-            );
-            Grade::score(budget_score(self.limit as f64, total as f64), reason)
-        })()
-        .measured()
+        self.measure(run).measured()
     }
 
     fn kind(&self) -> AssertionKind {
@@ -156,6 +160,45 @@ impl MaxCost {
     }
 }
 
+impl MaxCost {
+    /// The grade, before it is marked as a measurement.
+    fn measure(&self, run: &RunView<'_>) -> Grade {
+        let limit = self.limit_usd;
+        if !(limit.is_finite() && limit >= 0.0) {
+            return Grade::error(format!(
+                "{}: the limit must be a finite amount of USD, 0 or more",
+                self.describe()
+            ));
+        }
+        if !has_usage(run.events) {
+            return no_usage(
+                &self.describe(),
+                "`usage` events with the `model` that spent the tokens (priced from the price \
+                     table) or the `cost_usd` they cost",
+            );
+        }
+        let cost = match estimate_cost(run.events, run.config) {
+            Ok(cost) => cost,
+            Err(e) => return Grade::error(format!("the cost of the run is unknown: {e}")),
+        };
+        // Sums of float prices drift by ulps (3 × $0.01 > $0.03): a cost within a billionth of
+        // the limit is within it.
+        let within = cost.usd - limit <= (limit * 1e-9).max(1e-12);
+        let reason = format!(
+            "cost {}, {}: {}",
+            format_usd(cost.usd),
+            verdict(within, &format_usd(limit), &format_usd(cost.usd - limit)),
+            cost.describe()
+        );
+        let score = if within {
+            1.0
+        } else {
+            budget_score(limit, cost.usd)
+        };
+        Grade::score(score, reason)
+    }
+}
+
 impl ScopedCheck for MaxCost {
     fn describe(&self) -> String {
         format!("max_cost({})", self.limit_usd)
@@ -163,42 +206,7 @@ impl ScopedCheck for MaxCost {
 
     fn evaluate(&self, run: &RunView<'_>) -> Grade {
         // a measurement, whatever the verdict: snapshots redact its numbers
-        (|| {
-            let limit = self.limit_usd;
-            if !(limit.is_finite() && limit >= 0.0) {
-                return Grade::error(format!(
-                    "{}: the limit must be a finite amount of USD, 0 or more",
-                    self.describe()
-                ));
-            }
-            if !has_usage(run.events) {
-                return no_usage(
-                    &self.describe(),
-                    "`usage` events with the `model` that spent the tokens (priced from the price \
-                     table) or the `cost_usd` they cost",
-                );
-            }
-            let cost = match estimate_cost(run.events, run.config) {
-                Ok(cost) => cost,
-                Err(e) => return Grade::error(format!("the cost of the run is unknown: {e}")),
-            };
-            // Sums of float prices drift by ulps (3 × $0.01 > $0.03): a cost within a billionth of
-            // the limit is within it.
-            let within = cost.usd - limit <= (limit * 1e-9).max(1e-12);
-            let reason = format!(
-                "cost {}, {}: {}",
-                format_usd(cost.usd),
-                verdict(within, &format_usd(limit), &format_usd(cost.usd - limit)),
-                cost.describe()
-            );
-            let score = if within {
-                1.0
-            } else {
-                budget_score(limit, cost.usd)
-            };
-            Grade::score(score, reason)
-        })()
-        .measured()
+        self.measure(run).measured()
     }
 
     fn kind(&self) -> AssertionKind {

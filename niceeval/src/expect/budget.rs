@@ -130,6 +130,47 @@ impl Budget {
     }
 }
 
+impl Budget {
+    /// The grade, before it is marked as a measurement.
+    fn measure(&self, value: &Subject<'_>) -> Grade {
+        let (what, keys): (&str, &[&str]) = match self.kind {
+            Kind::Cost => ("cost", &["cost_usd", "cost"]),
+            Kind::Latency => ("latency", &["latency_ms", "duration_ms"]),
+        };
+        if self.limit.is_nan() || self.limit < 0.0 {
+            return Grade::error(format!(
+                "the {what} budget must be a number ≥ 0, got {}",
+                self.limit
+            ));
+        }
+        let actual = match measurement(value, keys) {
+            Ok(a) if a.is_finite() && a >= 0.0 => a,
+            Ok(a) => {
+                return Grade::error(format!("the measured {what} {a} is not a number ≥ 0"));
+            }
+            Err(why) => return Grade::error(format!("no {what} to check: {why}")),
+        };
+        if actual <= self.limit {
+            Grade::pass(format!(
+                "{what} {} is within the budget {}",
+                self.show(actual),
+                self.show(self.limit)
+            ))
+            .with_verdict(true)
+        } else {
+            Grade::score(
+                self.limit / actual,
+                format!(
+                    "{what} {} is over the budget {}",
+                    self.show(actual),
+                    self.show(self.limit)
+                ),
+            )
+            .with_verdict(false)
+        }
+    }
+}
+
 impl Assertion for Budget {
     fn describe(&self) -> String {
         match self.kind {
@@ -140,44 +181,7 @@ impl Assertion for Budget {
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
         // a measurement, whatever the verdict: snapshots redact its numbers
-        (|| {
-            let (what, keys): (&str, &[&str]) = match self.kind {
-                Kind::Cost => ("cost", &["cost_usd", "cost"]),
-                Kind::Latency => ("latency", &["latency_ms", "duration_ms"]),
-            };
-            if self.limit.is_nan() || self.limit < 0.0 {
-                return Grade::error(format!(
-                    "the {what} budget must be a number ≥ 0, got {}",
-                    self.limit
-                ));
-            }
-            let actual = match measurement(value, keys) {
-                Ok(a) if a.is_finite() && a >= 0.0 => a,
-                Ok(a) => {
-                    return Grade::error(format!("the measured {what} {a} is not a number ≥ 0"));
-                }
-                Err(why) => return Grade::error(format!("no {what} to check: {why}")),
-            };
-            if actual <= self.limit {
-                Grade::pass(format!(
-                    "{what} {} is within the budget {}",
-                    self.show(actual),
-                    self.show(self.limit)
-                ))
-                .with_verdict(true)
-            } else {
-                Grade::score(
-                    self.limit / actual,
-                    format!(
-                        "{what} {} is over the budget {}",
-                        self.show(actual),
-                        self.show(self.limit)
-                    ),
-                )
-                .with_verdict(false)
-            }
-        })()
-        .measured()
+        self.measure(value).measured()
     }
 }
 
