@@ -449,6 +449,7 @@ fn assemble(
         mean_run_ms: 0.0,
         max_run_ms: 0.0,
         min_pass_rate,
+        run: None,
     };
     report.recompute();
     report

@@ -84,7 +84,7 @@ pub use error::{Error, Result};
 pub use eval::Eval;
 pub use event::{ActionStatus, Event, Role, Text, Usage};
 pub use outcome::{Folded, Outcome, RunError, RunErrorKind, fold, mean_score, metric_scores};
-pub use report::{EvalReport, RunSummary, SCHEMA_VERSION, fold_runs};
+pub use report::{EvalReport, RunInfo, RunSummary, SCHEMA_VERSION, fold_runs};
 pub use turn::{Turn, TurnStatus};
 
 /// Marks an `async fn NAME(t: &mut Eval)` as an eval; see the crate docs.

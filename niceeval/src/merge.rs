@@ -1,12 +1,13 @@
-//! Merging results files: reads JSONL files of [`EvalReport`]s (from one run, or from the shards
-//! of a partitioned run), combines the runs of an eval that appears more than once, recomputes
-//! pass rates and pass@k, and replays the result through reporters.
+//! Merging results files: reads JSONL files of [`EvalReport`]s, picks what to show — the latest
+//! run of each eval ([`latest`], the default), or every record combined as shards of one run
+//! ([`merge`]) — combines the runs of an eval that appears more than once, recomputes pass
+//! rates and pass@k, and replays the result through reporters.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::outcome::Outcome;
-use crate::report::{EvalReport, SCHEMA_VERSION};
+use crate::report::{EvalReport, RunInfo, SCHEMA_VERSION};
 use crate::reporter::{EvalSummary, Reporter, SuiteReport, SuiteStart};
 
 /// Why results could not be read.
@@ -97,7 +98,8 @@ fn read_file(path: &Path, out: &mut Vec<EvalReport>) -> Result<(), MergeError> {
     Ok(())
 }
 
-/// Merges reports by eval id (sorted by id): an eval reported more than once (by several
+/// Merges reports by eval id (sorted by id), combining every record as a shard of one run
+/// (`--combine`; [`latest`] is the default view): an eval reported more than once (by several
 /// shards, or by reruns of one failing eval) gets all its runs, in file order, its statistics
 /// and outcome recomputed ([`crate::report::fold_runs`]), its durations added up, and as
 /// representative the first report whose own outcome is the merged outcome (else the first
@@ -153,6 +155,121 @@ fn merge_group(mut group: Vec<EvalReport>) -> Option<EvalReport> {
     report.min_pass_rate = min_pass_rate;
     report.recompute();
     Some(report)
+}
+
+/// The order of runs: a run is as late as the latest start among its records (the processes
+/// of one nextest run share a run id and start apart), ties broken by id; a record of an older
+/// version (no run) is older than any run.
+struct RunOrder<'a>(BTreeMap<&'a str, &'a str>);
+
+impl<'a> RunOrder<'a> {
+    fn of(reports: &'a [EvalReport]) -> Self {
+        let mut latest: BTreeMap<&str, &str> = BTreeMap::new();
+        for run in reports.iter().filter_map(|r| r.run.as_ref()) {
+            let started = latest
+                .entry(run.id.as_str())
+                .or_insert(run.started.as_str());
+            *started = (*started).max(run.started.as_str());
+        }
+        RunOrder(latest)
+    }
+
+    fn key(&self, run: Option<&'a RunInfo>) -> Option<(&'a str, &'a str)> {
+        run.map(|r| {
+            let started = self.0.get(r.id.as_str()).copied().unwrap_or(&r.started);
+            (started, r.id.as_str())
+        })
+    }
+}
+
+/// Keeps, for each eval, only the records of the latest run that reported it: a results file
+/// that holds an earlier build's passing run and a new failing one shows the failing one, and
+/// an eval a filtered run did not select keeps its latest record from an earlier run. Records
+/// keep their order.
+///
+/// ```
+/// use niceeval::merge::latest_records;
+/// # let report = |run: &str, outcome: &str| -> niceeval::EvalReport { serde_json::from_value(serde_json::json!({
+/// #   "id": "evals::order_status", "file": "tests/evals.rs", "line": 3, "outcome": outcome,
+/// #   "assertions": [], "duration_ms": 10.0,
+/// #   "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+/// #   "runs": [], "reliability": {"n": 1, "c": 0, "pass_rate": 0.0, "pass_at_k": [], "pass_hat_k": []},
+/// #   "min_pass_rate": 1.0,
+/// #   "run": {"id": run, "started": run, "target": "evals"} })).unwrap() };
+///
+/// let kept = latest_records(vec![
+///     report("2026-11-20T08:00:00.000Z", "passed"),
+///     report("2026-11-23T08:00:00.000Z", "failed"),
+/// ]);
+/// assert_eq!(kept.len(), 1);
+/// assert_eq!(kept[0].outcome, niceeval::Outcome::Failed);
+/// ```
+pub fn latest_records(reports: Vec<EvalReport>) -> Vec<EvalReport> {
+    let order = RunOrder::of(&reports);
+    let mut newest: BTreeMap<&str, Option<(&str, &str)>> = BTreeMap::new();
+    for report in &reports {
+        let key = order.key(report.run.as_ref());
+        let entry = newest.entry(report.id.as_str()).or_insert(key);
+        if key > *entry {
+            *entry = key;
+        }
+    }
+    let keep: Vec<bool> = reports
+        .iter()
+        .map(|r| newest.get(r.id.as_str()) == Some(&order.key(r.run.as_ref())))
+        .collect();
+    reports
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(report, keep)| keep.then_some(report))
+        .collect()
+}
+
+/// The latest view of results: [`latest_records`], then [`merge`] (the shards of one run, or a
+/// nextest run's processes, combine).
+pub fn latest(reports: Vec<EvalReport>) -> Vec<EvalReport> {
+    merge(latest_records(reports))
+}
+
+/// The reports (of a latest view) that come from an earlier run than their target's latest
+/// one: evals the latest run did not select. Reporting them says so, so nothing is mixed in
+/// silently.
+///
+/// ```
+/// # let report = |id: &str, run: &str| -> niceeval::EvalReport { serde_json::from_value(serde_json::json!({
+/// #   "id": id, "file": "tests/evals.rs", "line": 3, "outcome": "passed",
+/// #   "assertions": [], "duration_ms": 10.0,
+/// #   "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+/// #   "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [], "pass_hat_k": []},
+/// #   "min_pass_rate": 1.0,
+/// #   "run": {"id": run, "started": run, "target": "evals"} })).unwrap() };
+/// let reports = niceeval::merge::latest(vec![
+///     report("evals::refund", "2026-11-20T08:00:00.000Z"),
+///     report("evals::order_status", "2026-11-20T08:00:00.000Z"),
+///     report("evals::order_status", "2026-11-23T08:00:00.000Z"), // a filtered run
+/// ]);
+/// let earlier = niceeval::merge::from_earlier_runs(&reports);
+/// assert_eq!(earlier.len(), 1);
+/// assert_eq!(earlier[0].id, "evals::refund");
+/// ```
+pub fn from_earlier_runs(reports: &[EvalReport]) -> Vec<&EvalReport> {
+    let order = RunOrder::of(reports);
+    let mut newest: BTreeMap<&str, Option<(&str, &str)>> = BTreeMap::new();
+    for run in reports.iter().filter_map(|r| r.run.as_ref()) {
+        let key = order.key(Some(run));
+        let entry = newest.entry(run.target.as_str()).or_insert(key);
+        if key > *entry {
+            *entry = key;
+        }
+    }
+    reports
+        .iter()
+        .filter(|r| {
+            r.run
+                .as_ref()
+                .is_some_and(|run| newest.get(run.target.as_str()) != Some(&order.key(Some(run))))
+        })
+        .collect()
 }
 
 /// Replays merged reports through reporters as if they had just run; returns the suite report.
@@ -244,5 +361,65 @@ mod tests {
         assert_eq!(merge(reports).len(), 1);
         let missing = read_reports(&[dir.path().join("missing")]).expect_err("missing");
         assert!(missing.to_string().starts_with("cannot read "), "{missing}");
+    }
+
+    fn with_run(outcome: &str, id: &str, run: Option<(&str, &str)>) -> EvalReport {
+        let mut report: EvalReport = serde_json::from_str(
+            &LINE
+                .replace("\"passed\"", &format!("\"{outcome}\""))
+                .replace("a::b", id),
+        )
+        .expect("a report");
+        report.run = run.map(|(id, started)| RunInfo::new(id, started, "a"));
+        report
+    }
+
+    #[test]
+    fn the_latest_run_of_an_eval_wins_and_combine_keeps_every_record() {
+        let old = with_run("passed", "a::b", Some(("r1", "2026-01-01T00:00:00.000Z")));
+        let new = with_run("failed", "a::b", Some(("r2", "2026-02-01T00:00:00.000Z")));
+        let latest = latest(vec![new.clone(), old.clone()]);
+        assert_eq!(latest.len(), 1);
+        assert_eq!(latest[0].outcome, Outcome::Failed);
+        assert_eq!(latest[0].runs.len(), 1);
+        let combined = merge(vec![old, new]);
+        assert_eq!(combined[0].runs.len(), 2);
+        assert_eq!(combined[0].reliability.pass_rate, 0.5);
+    }
+
+    #[test]
+    fn records_of_older_versions_are_older_than_any_run() {
+        let unversioned = with_run("passed", "a::b", None);
+        let new = with_run("failed", "a::b", Some(("r2", "2026-02-01T00:00:00.000Z")));
+        let latest = latest(vec![new, unversioned.clone()]);
+        assert_eq!(latest[0].outcome, Outcome::Failed);
+        // Alone, they are the latest there is, and from no earlier run.
+        let alone = super::latest(vec![unversioned]);
+        assert_eq!(alone.len(), 1);
+        assert!(from_earlier_runs(&alone).is_empty());
+    }
+
+    #[test]
+    fn the_processes_of_one_nextest_run_are_one_run() {
+        // Same run id, each process started at its own time.
+        let one = with_run(
+            "passed",
+            "a::one",
+            Some(("uuid", "2026-02-01T00:00:00.000Z")),
+        );
+        let two = with_run(
+            "passed",
+            "a::two",
+            Some(("uuid", "2026-02-01T00:00:09.000Z")),
+        );
+        let older = with_run("passed", "a::one", Some(("r0", "2026-02-01T00:00:05.000Z")));
+        let latest = latest(vec![one, two, older]);
+        assert_eq!(latest.len(), 2);
+        assert!(
+            latest
+                .iter()
+                .all(|r| r.run.as_ref().is_some_and(|r| r.id == "uuid"))
+        );
+        assert!(from_earlier_runs(&latest).is_empty());
     }
 }

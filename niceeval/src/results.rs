@@ -6,9 +6,15 @@
 //! The suite runner (`niceeval::main!()`) writes the same files through [`ResultsFile`], a
 //! reporter that keeps the file open and flushes each line as its eval finishes.
 //!
-//! File naming: `<test binary>.jsonl`, truncated the first time a process writes to it (so a
-//! rerun replaces the previous run's results). Under nextest, which runs each test in its own
-//! process, the file is `<test binary>-<NEXTEST_RUN_ID>.jsonl` and is only appended to.
+//! Every record carries the run that wrote it ([`RunInfo`]: run id, start time, target), so
+//! merging can tell the latest run of a target from an earlier one ([`crate::merge::latest`]).
+//!
+//! File naming: `<test binary>.jsonl`. The first time a process writes to it, the file is
+//! compacted to the latest record of each eval the binary still defines, then appended to: a
+//! rerun replaces the results of the evals it ran, and a filtered run (`cargo test --test
+//! evals refund`) keeps the other evals' latest results instead of dropping them. Under
+//! nextest, which runs each test in its own process, the file is
+//! `<test binary>-<NEXTEST_RUN_ID>.jsonl` and is only appended to.
 //! `NICEEVAL_RESULTS_DIR` overrides the directory; `NICEEVAL_RESULTS=0` turns the files off.
 //!
 //! ```no_run
@@ -24,7 +30,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::report::{EvalReport, Versioned};
+use crate::report::{EvalReport, RunInfo, Versioned};
 
 /// The Cargo target directory of the running test binary: `CARGO_TARGET_DIR` when set, else
 /// the nearest ancestor of the executable holding Cargo's `CACHEDIR.TAG` (the root of every
@@ -68,11 +74,52 @@ pub fn results_dir(manifest_dir: &Path) -> PathBuf {
     }
 }
 
-fn file_name() -> String {
-    let binary = std::env::current_exe()
+/// The running test binary's file stem (`evals-0123abcd`).
+fn binary() -> String {
+    std::env::current_exe()
         .ok()
         .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "evals".to_string());
+        .unwrap_or_else(|| "evals".to_string())
+}
+
+/// This process's run: its id and start time are taken the first time they are asked for (the
+/// front ends ask when they start). The id is the start time plus the process id, so ids
+/// order like start times; under nextest it is `NEXTEST_RUN_ID`, shared by the processes of
+/// one run.
+///
+/// ```
+/// let run = niceeval::results::this_run();
+/// assert!(run.started.ends_with('Z'));
+/// assert_eq!(run.id, niceeval::results::this_run().id);
+/// ```
+pub fn this_run() -> &'static RunInfo {
+    static RUN: OnceLock<RunInfo> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let started = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+        let id = match std::env::var("NEXTEST_RUN_ID") {
+            Ok(run) if !run.is_empty() => run,
+            _ => format!("{started}-{}", std::process::id()),
+        };
+        RunInfo::new(id, started, target_name(&binary()))
+    })
+}
+
+/// The target's name in a test binary's file stem: Cargo appends `-<16 hex digits>`.
+fn target_name(stem: &str) -> String {
+    match stem.rsplit_once('-') {
+        Some((name, hash))
+            if !name.is_empty()
+                && hash.len() == 16
+                && hash.bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            name.to_string()
+        }
+        _ => stem.to_string(),
+    }
+}
+
+fn file_name() -> String {
+    let binary = binary();
     // Cargo appends a hash to test binaries (`smoke-0123abcd`); keep it: it tells targets apart.
     match std::env::var("NEXTEST_RUN_ID") {
         Ok(run) if !run.is_empty() => format!("{binary}-{run}.jsonl"),
@@ -100,18 +147,16 @@ pub fn append(report: &EvalReport, manifest_dir: &Path) -> std::io::Result<PathB
     let dir = results_dir(manifest_dir);
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(file_name());
-    let mut line = serde_json::to_string(&Versioned::new(report)).map_err(std::io::Error::other)?;
+    let mut line = serde_json::to_string(&Versioned::stamped(report, this_run()))
+        .map_err(std::io::Error::other)?;
     line.push('\n');
     let written = WRITTEN.get_or_init(Default::default);
     let mut written = written.lock().unwrap_or_else(|p| p.into_inner());
     let first = !written.contains(&path);
-    let truncate = first && !under_nextest();
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(!truncate)
-        .write(true)
-        .truncate(truncate)
-        .open(&path)?;
+    if first && !under_nextest() {
+        compact(&path)?;
+    }
+    let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
     // One write call per line: concurrent appenders never interleave within a line.
     file.write_all(line.as_bytes())?;
     if first {
@@ -120,7 +165,37 @@ pub fn append(report: &EvalReport, manifest_dir: &Path) -> std::io::Result<PathB
     Ok(path)
 }
 
-/// The results file as a reporter, for the suite runner: opens the file once (truncating it,
+/// Rewrites the results file at `path` to the latest record of each eval this binary still
+/// defines ([`crate::merge::latest_records`]), through a temporary file renamed into place, so
+/// a kill mid-way leaves the old file whole. A file that cannot be read as results (from a
+/// newer niceeval, or not ours) is replaced by an empty one, as every earlier version did.
+fn compact(path: &Path) -> std::io::Result<()> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let defined: Vec<String> = crate::definition::registered()
+        .iter()
+        .map(|d| d.id())
+        .collect();
+    let kept = match crate::merge::read_reports(&[path.to_path_buf()]) {
+        Ok(reports) => crate::merge::latest_records(reports)
+            .into_iter()
+            .filter(|r| defined.is_empty() || defined.contains(&r.id))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    for report in &kept {
+        serde_json::to_writer(&mut temp, &Versioned::new(report)).map_err(std::io::Error::other)?;
+        temp.write_all(b"\n")?;
+    }
+    temp.flush()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The results file as a reporter, for the suite runner: opens the file once (compacting it,
 /// except under nextest), then writes and flushes one line per finished eval — a crash or a
 /// kill loses nothing that finished.
 pub struct ResultsFile {
@@ -145,12 +220,11 @@ impl ResultsFile {
         let dir = results_dir(manifest_dir);
         std::fs::create_dir_all(&dir)?;
         let path = dir.join(file_name());
-        let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .append(under_nextest())
-            .truncate(!under_nextest())
-            .open(&path)?;
+        this_run();
+        if !under_nextest() {
+            compact(&path)?;
+        }
+        let file = OpenOptions::new().create(true).append(true).open(&path)?;
         Ok(Some(ResultsFile {
             path,
             file,
@@ -168,10 +242,26 @@ impl crate::reporter::Reporter for ResultsFile {
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
         // The whole line in one write: a kill never leaves half a report behind.
         self.line.clear();
-        serde_json::to_writer(&mut self.line, &Versioned::new(report))
+        serde_json::to_writer(&mut self.line, &Versioned::stamped(report, this_run()))
             .map_err(std::io::Error::other)?;
         self.line.push(b'\n');
         self.file.write_all(&self.line)?;
         self.file.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::target_name;
+
+    #[test]
+    fn the_target_is_the_binary_name_without_cargos_hash() {
+        assert_eq!(target_name("evals-0123456789abcdef"), "evals");
+        assert_eq!(target_name("my-evals-0123456789abcdef"), "my-evals");
+        assert_eq!(target_name("my-evals"), "my-evals");
+        assert_eq!(
+            target_name("evals-0123456789abcdeg"),
+            "evals-0123456789abcdeg"
+        );
     }
 }

@@ -349,3 +349,158 @@ fn the_report_command_says_when_there_is_nothing_to_read() {
         out.dump()
     );
 }
+
+/// The suite binary run in report mode on `paths`, its own results directory in `own`.
+fn report_mode(own: &Path, args: &[&str]) -> Output {
+    Fixtures::get().run(
+        "suite",
+        "suite",
+        args,
+        &[("NICEEVAL_RESULTS_DIR", own.to_str().expect("UTF-8"))],
+    )
+}
+
+#[test]
+fn a_filtered_run_refreshes_what_it_ran_and_keeps_the_rest() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let results = dir.path().join("results");
+    shard(&results, &["--skip", "slow", "-q"]);
+    let first = read_reports(std::slice::from_ref(&results)).expect("readable");
+    assert_eq!(first.len(), 6);
+    shard(&results, &["smoke", "-q"]);
+
+    let latest =
+        niceeval::merge::latest(read_reports(std::slice::from_ref(&results)).expect("readable"));
+    let ids: Vec<&str> = latest.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids.len(), 6, "no eval dropped by the filtered run: {ids:?}");
+    for report in &latest {
+        // flaky runs 5 times in one run (a second run would have added 5 more); the
+        // #[ignore]d one does not run.
+        let expected = match report.id.rsplit("::").next() {
+            Some("flaky") => 5,
+            Some("expensive") => 0,
+            _ => 1,
+        };
+        assert_eq!(report.runs.len(), expected, "{}", report.id);
+    }
+    let mut earlier: Vec<&str> = niceeval::merge::from_earlier_runs(&latest)
+        .iter()
+        .map(|r| r.id.as_str())
+        .collect();
+    earlier.sort_unstable();
+    assert_eq!(
+        earlier,
+        [
+            "suite::checkout::expensive",
+            "suite::checkout::flaky",
+            "suite::checkout::needs_key",
+            "suite::checkout::refund_fails",
+        ]
+    );
+
+    // Report mode shows all six and names the four from the earlier run.
+    let md = dir.path().join("latest.md");
+    let out = report_mode(
+        &dir.path().join("own"),
+        &[
+            "--report",
+            results.to_str().expect("UTF-8"),
+            "--markdown",
+            md.to_str().expect("UTF-8"),
+            "-q",
+        ],
+    );
+    assert_eq!(
+        out.code(),
+        Some(101),
+        "refund_fails failed in the earlier run\n{}",
+        out.dump()
+    );
+    assert!(
+        out.stderr
+            .contains("4 eval(s) come from an earlier run than their target's latest")
+            && out
+                .stderr
+                .contains("suite::checkout::refund_fails (run of 20"),
+        "{}",
+        out.dump()
+    );
+    let markdown = redact(&std::fs::read_to_string(&md).expect("markdown written"));
+    assert!(
+        markdown.contains("**3 passed**, **1 failed**, 2 skipped in [duration]"),
+        "{markdown}"
+    );
+}
+
+#[test]
+fn an_earlier_passing_results_file_does_not_dilute_a_new_failing_run() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let new = dir.path().join("new");
+    shard(&new, &["--exact", "checkout::refund_fails", "-q"]);
+    // The same eval from an earlier build, when it passed: the record as that build wrote
+    // it, with an earlier run.
+    let text = std::fs::read_to_string(results_file(&new)).expect("readable");
+    let mut record: serde_json::Value = serde_json::from_str(text.trim()).expect("a record");
+    record["outcome"] = "passed".into();
+    record["runs"][0]["outcome"] = "passed".into();
+    record["runs"][0]["error"] = serde_json::Value::Null;
+    record["error"] = serde_json::Value::Null;
+    record["run"]["id"] = "2020-01-01T00:00:00.000Z-1".into();
+    record["run"]["started"] = "2020-01-01T00:00:00.000Z".into();
+    let old = dir.path().join("old");
+    std::fs::create_dir_all(&old).expect("a directory");
+    std::fs::write(
+        old.join("suite-0123456789abcdef.jsonl"),
+        format!("{record}\n"),
+    )
+    .expect("written");
+
+    let md = dir.path().join("latest.md");
+    let args = |extra: &'static str| {
+        let mut args = vec![
+            "--report".to_string(),
+            old.display().to_string(),
+            new.display().to_string(),
+            "--markdown".to_string(),
+            md.display().to_string(),
+        ];
+        if !extra.is_empty() {
+            args.push(extra.to_string());
+        }
+        args
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = report_mode(&dir.path().join("own"), &args);
+        (out, std::fs::read_to_string(&md).expect("markdown written"))
+    };
+    let (out, markdown) = run(args(""));
+    assert_eq!(
+        out.code(),
+        Some(101),
+        "the latest run failed\n{}",
+        out.dump()
+    );
+    assert!(
+        markdown.contains("**0 passed**, **1 failed**"),
+        "{markdown}"
+    );
+    assert!(
+        out.stdout.contains("suite::checkout::refund_fails")
+            || out.stdout.contains("checkout::refund_fails"),
+        "{}",
+        out.dump()
+    );
+    let latest =
+        niceeval::merge::latest(read_reports(&[old.clone(), new.clone()]).expect("readable"));
+    assert_eq!(latest.len(), 1);
+    assert_eq!(latest[0].runs.len(), 1, "one run: the latest");
+    assert_eq!(latest[0].reliability.pass_rate, 0.0);
+
+    // --combine asks for the old behaviour: both records as runs of one eval.
+    let (_out, markdown) = run(args("--combine"));
+    let combined = niceeval::merge::merge(read_reports(&[old, new]).expect("readable"));
+    assert_eq!(combined[0].runs.len(), 2);
+    assert_eq!(combined[0].reliability.pass_rate, 0.5);
+    assert!(markdown.contains("0.5"), "{markdown}");
+}

@@ -463,8 +463,41 @@ fn plain_cargo_test_of_evals_keeps_working_and_writes_results() {
         ]
     );
 
-    // A rerun replaces the file rather than growing it.
+    // A filtered rerun refreshes what it ran and keeps the other eval's latest result: the
+    // file is compacted to one record per eval, then appended to.
+    let first_run = read_jsonl(&file)[0]
+        .run
+        .clone()
+        .expect("records carry their run");
+    assert_eq!(first_run.target, "plain");
     let out = plain(&["--exact", "plain_passes"]);
     assert_eq!(out.code(), Some(0), "{}", out.dump());
-    assert_eq!(read_jsonl(&file).len(), 1);
+    let records = read_jsonl(&file);
+    assert_eq!(records.len(), 3, "{records:#?}");
+    let latest = niceeval::merge::latest(records);
+    let runs: Vec<(&str, &str, usize)> = latest
+        .iter()
+        .map(|r| {
+            let run = r.run.as_ref().expect("a run");
+            (r.id.as_str(), run.id.as_str(), r.runs.len())
+        })
+        .collect();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_eq!(runs[0], ("plain::plain_fails", first_run.id.as_str(), 1));
+    assert_eq!(runs[1].0, "plain::plain_passes");
+    assert_ne!(runs[1].1, first_run.id, "the rerun has a run id of its own");
+    assert_eq!(
+        runs[1].2, 1,
+        "the rerun replaces the earlier run, it is not added to it"
+    );
+    let earlier: Vec<&str> = niceeval::merge::from_earlier_runs(&latest)
+        .iter()
+        .map(|r| r.id.as_str())
+        .collect();
+    assert_eq!(earlier, ["plain::plain_fails"]);
+
+    // Another whole run: the file stays bounded (compacted to 2, then 2 appended).
+    let out = plain(&[]);
+    assert_eq!(out.code(), Some(101), "{}", out.dump());
+    assert_eq!(read_jsonl(&file).len(), 4);
 }

@@ -4,7 +4,7 @@
 //! binary instead: `cargo test --test evals -- --report --markdown summary.md`.
 //!
 //! ```text
-//! niceeval report [--jsonl F] [--junit F] [--markdown F] [--html F] [--quiet] PATH...
+//! niceeval report [--jsonl F] [--junit F] [--markdown F] [--html F] [--quiet] [--combine] PATH...
 //! ```
 //! PATH is a JSONL file or a directory of them (default: target/niceeval/results).
 
@@ -14,11 +14,12 @@ use std::process::ExitCode;
 use niceeval::harness::{Args, EXIT_FAILED, EXIT_OK, run_report};
 
 const USAGE: &str =
-    "usage: niceeval report [--jsonl FILE] [--junit FILE] [--markdown FILE] [--html FILE] [--quiet] [PATH...]
+    "usage: niceeval report [--jsonl FILE] [--junit FILE] [--markdown FILE] [--html FILE] [--quiet] [--combine] [PATH...]
 
 Reads eval reports (JSONL files, or directories of them; default target/niceeval/results),
-merges the runs of evals that appear in several files (shards), recomputes pass rates and
-pass@k, prints a summary (one character per eval with --quiet) and writes the requested
+keeps each eval's latest run (every record carries its run id and start time; evals from an
+earlier run than their target's latest are named), or with --combine merges every record as
+the shards of one run, recomputes pass rates and pass@k, prints a summary (one character per eval with --quiet) and writes the requested
 reports. Exits 1 when any eval failed, 2 when the command line is wrong or there is nothing
 to read.
 

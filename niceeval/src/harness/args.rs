@@ -51,6 +51,9 @@ pub struct Args {
     /// `--report`: run no eval; merge the results files at these paths (the arguments that
     /// are filters otherwise; empty for the crate's results directory) and write the reports.
     pub report: Option<Vec<PathBuf>>,
+    /// `--combine` (report mode): combine every record as the shards of one run, instead of
+    /// showing each eval's latest run.
+    pub combine: bool,
 }
 
 /// A bad command line.
@@ -94,7 +97,10 @@ report mode (runs no eval):
   --report [PATH...]      merge results files (JSONL files or directories of them; default:
                           target/niceeval/results, where `cargo test` and this runner write
                           them) and write the reports asked for (--jsonl, --junit, --markdown,
-                          --html); PATHs are relative to the crate's directory under cargo test
+                          --html); PATHs are relative to the crate's directory under cargo test.
+                          Each eval shows its latest run; evals from an earlier run than their
+                          target's latest are named
+  --combine               combine every record as the shards of one run (not only the latest)
 "
         )
     };
@@ -201,6 +207,7 @@ impl Args {
                 "--html" => out.html = Some(value("--html")?.into()),
                 #[cfg(not(feature = "html"))]
                 "--html" => return Err(ArgsError(HTML_NEEDS_FEATURE.to_string())),
+                "--combine" => out.combine = true,
                 "--report" => {
                     if let Some(v) = inline {
                         out.filters.push(v);

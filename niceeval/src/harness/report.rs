@@ -8,10 +8,12 @@
 use std::path::{Path, PathBuf};
 
 use super::{Args, EXIT_FAILED, EXIT_OK, EXIT_USAGE, file_reporters};
-use crate::merge::{merge, read_reports, replay};
+use crate::merge::{from_earlier_runs, latest, merge, read_reports, replay};
 use crate::reporter::{Console, Reporter};
 
-/// Merges the results files `args.report` names (else `default_dir`), replays them through the
+/// Merges the results files `args.report` names (else `default_dir`): each eval's latest run
+/// ([`crate::merge::latest`], naming on stderr the evals whose latest run is older than their
+/// target's), or with `--combine` every record ([`crate::merge::merge`]); replays them through the
 /// report files of `args`, `extra` and the console, and returns the exit code: 0 when every
 /// eval passed or was skipped, 101 when one failed, 2 when the command line is wrong, a report
 /// file cannot be created, or there is nothing to read.
@@ -47,12 +49,27 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
             );
             return EXIT_USAGE;
         }
-        Ok(reports) => merge(reports),
+        Ok(reports) if args.combine => merge(reports),
+        Ok(reports) => latest(reports),
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_USAGE;
         }
     };
+    let earlier = from_earlier_runs(&reports);
+    if !earlier.is_empty() {
+        // Not an error: a filtered run refreshes only what it selected. Said, so an old
+        // result is never taken for a new one.
+        eprintln!(
+            "note: {} eval(s) come from an earlier run than their target's latest (rerun them to refresh; --combine merges every record instead):",
+            earlier.len()
+        );
+        for report in &earlier {
+            if let Some(run) = &report.run {
+                eprintln!("    {} (run of {})", report.id, run.started);
+            }
+        }
+    }
     let mut reporters = match file_reporters(args) {
         Ok(reporters) => reporters,
         Err(message) => {

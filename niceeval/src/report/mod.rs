@@ -106,6 +106,45 @@ pub struct EvalReport {
     pub max_run_ms: f64,
     /// Pass rate needed for the eval to pass.
     pub min_pass_rate: f64,
+    /// Which run of which test target wrote this record (stamped by the results file; absent
+    /// in records of older versions and in reports that were never written to one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunInfo>,
+}
+
+/// One run of one test target: every record a process writes to its results file carries it,
+/// so merging results can tell an earlier run from the latest one
+/// ([`crate::merge::latest`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RunInfo {
+    /// The run's id: unique per run, and ordered like the runs' start times. All processes of
+    /// one nextest run share it (`NEXTEST_RUN_ID`).
+    pub id: String,
+    /// When the run started, RFC 3339 in UTC (`2026-11-23T09:12:45.120Z`).
+    pub started: String,
+    /// The test target (the test binary's name without Cargo's hash: `evals`).
+    pub target: String,
+}
+
+impl RunInfo {
+    /// A run described by its parts.
+    ///
+    /// ```
+    /// let run = niceeval::RunInfo::new("r1", "2026-11-23T09:12:45.120Z", "evals");
+    /// assert_eq!(run.target, "evals");
+    /// ```
+    pub fn new(
+        id: impl Into<String>,
+        started: impl Into<String>,
+        target: impl Into<String>,
+    ) -> Self {
+        RunInfo {
+            id: id.into(),
+            started: started.into(),
+            target: target.into(),
+        }
+    }
 }
 
 impl EvalReport {
@@ -141,6 +180,7 @@ impl EvalReport {
             mean_run_ms: 0.0,
             max_run_ms: 0.0,
             min_pass_rate: def.min_pass_rate.unwrap_or(1.0),
+            run: None,
         }
     }
 
@@ -243,6 +283,9 @@ pub(crate) struct Versioned<'a> {
     schema: u32,
     #[serde(flatten)]
     report: &'a EvalReport,
+    /// The run that writes the record, when the report does not carry one already.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<&'a RunInfo>,
 }
 
 impl<'a> Versioned<'a> {
@@ -251,6 +294,16 @@ impl<'a> Versioned<'a> {
         Versioned {
             schema: SCHEMA_VERSION,
             report,
+            run: None,
+        }
+    }
+
+    /// `report`, tagged with [`SCHEMA_VERSION`] and with `run` unless it names its own run.
+    pub(crate) fn stamped(report: &'a EvalReport, run: &'a RunInfo) -> Self {
+        Versioned {
+            schema: SCHEMA_VERSION,
+            report,
+            run: report.run.is_none().then_some(run),
         }
     }
 }

@@ -29,6 +29,8 @@ pub struct Console<W: Write + Send> {
     done: usize,
     failures: Vec<String>,
     filtered_out: usize,
+    /// Evals of several targets are shown: names keep their crate segment.
+    full_ids: bool,
 }
 
 impl Console<std::io::Stdout> {
@@ -52,6 +54,7 @@ impl<W: Write + Send> Console<W> {
             done: 0,
             failures: Vec::new(),
             filtered_out: 0,
+            full_ids: false,
         }
     }
 
@@ -113,9 +116,27 @@ fn test_name(id: &str) -> &str {
     id.split_once("::").map_or(id, |(_, rest)| rest)
 }
 
+/// Whether `ids` come from more than one test target (crate segment): then names are shown
+/// whole, so `smoke::order_status` and `evals::order_status` stay apart.
+fn several_targets<'a>(mut ids: impl Iterator<Item = &'a str>) -> bool {
+    let target = |id: &'a str| id.split_once("::").map_or("", |(target, _)| target);
+    match ids.next() {
+        Some(first) => ids.any(|id| target(id) != target(first)),
+        None => false,
+    }
+}
+
+impl<W: Write + Send> Console<W> {
+    /// The name shown for `id`: libtest's, or the whole id when several targets are shown.
+    fn name<'a>(&self, id: &'a str) -> &'a str {
+        if self.full_ids { id } else { test_name(id) }
+    }
+}
+
 impl<W: Write + Send> Reporter for Console<W> {
     fn on_run_start(&mut self, start: &SuiteStart) -> std::io::Result<()> {
         self.total = start.evals.len();
+        self.full_ids = several_targets(start.evals.iter().map(String::as_str));
         writeln!(
             self.out,
             "\nrunning {} eval{} (concurrency {})",
@@ -141,7 +162,7 @@ impl<W: Write + Send> Reporter for Console<W> {
             return self.out.flush();
         }
         self.clear_status()?;
-        let name = test_name(&report.id);
+        let name = self.name(&report.id);
         match report.outcome {
             Outcome::Passed if report.below_threshold => {
                 writeln!(self.out, "test {name} ... ok (below threshold)")?
@@ -188,7 +209,7 @@ impl<W: Write + Send> Reporter for Console<W> {
             if !suite.unfinished.is_empty() {
                 writeln!(self.out, "\ndid not finish:")?;
                 for id in &suite.unfinished {
-                    writeln!(self.out, "    {}", test_name(id))?;
+                    writeln!(self.out, "    {}", self.name(id))?;
                 }
             }
         }
@@ -242,6 +263,7 @@ pub fn summary_table(evals: &[EvalSummary]) -> String {
         "cost",
         "time",
     ];
+    let full_ids = several_targets(evals.iter().map(|e| e.id.as_str()));
     let rows: Vec<[String; 10]> = evals
         .iter()
         .map(|e| {
@@ -252,7 +274,11 @@ pub fn summary_table(evals: &[EvalSummary]) -> String {
             };
             let [runs, rate, at_k, hat_k, score, tokens, cost, time] = e.table_cells("-");
             [
-                test_name(&e.id).to_string(),
+                if full_ids {
+                    e.id.clone()
+                } else {
+                    test_name(&e.id).to_string()
+                },
                 outcome,
                 runs,
                 rate,
@@ -332,5 +358,24 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("includes(\"refund\")"), "{shown}");
+    }
+
+    #[test]
+    fn evals_of_several_targets_keep_their_full_ids() {
+        let summary = |id: &str| EvalSummary::from(&report(id, "passed"));
+        let one = summary_table(&[summary("evals::order_status"), summary("evals::refund")]);
+        assert!(
+            one.lines()
+                .nth(2)
+                .is_some_and(|l| l.starts_with("order_status ")),
+            "{one}"
+        );
+        let two = summary_table(&[
+            summary("evals::order_status"),
+            summary("smoke::order_status"),
+        ]);
+        let rows: Vec<&str> = two.lines().skip(2).collect();
+        assert!(rows[0].starts_with("evals::order_status "), "{two}");
+        assert!(rows[1].starts_with("smoke::order_status "), "{two}");
     }
 }
