@@ -449,6 +449,10 @@ pub struct AssertionResult {
     /// run to run; snapshots show `[measured]` in their place.
     #[serde(default, skip_serializing_if = "is_false")]
     pub measured: bool,
+    /// Tokens and cost the assertion itself spent: an LLM judge's call (its cost estimated from
+    /// the price table; zero when served from the cache). Reported apart from the agent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::event::Usage>,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -529,6 +533,7 @@ impl AssertionResult {
             error,
             children,
             measured,
+            usage: None,
         }
     }
 

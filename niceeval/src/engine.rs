@@ -216,6 +216,7 @@ fn failed_before_start(error: RunError) -> (RunSummary, RunDetail) {
             duration_ms: 0.0,
             usage: Usage::default(),
             cost_usd: None,
+            judge_usage: Usage::default(),
         },
         RunDetail {
             assertions: Vec::new(),
@@ -323,6 +324,7 @@ async fn run_once(
         usage,
         // agent-reported where given, else estimated from the price table; None when unknown
         cost_usd: crate::price::run_cost(&taken.log, &config),
+        judge_usage: spent_by_assertions(&assertions),
     };
     let mut run = (
         summary,
@@ -335,6 +337,15 @@ async fn run_once(
     // Every assertion has seen the whole run by now; the report keeps each text capped.
     cap_run(&mut run, config.max_text());
     run
+}
+
+/// What the assertions of a run spent themselves (LLM-judge calls), summed.
+fn spent_by_assertions(assertions: &[crate::assertion::AssertionResult]) -> Usage {
+    let mut total = Usage::default();
+    for usage in assertions.iter().filter_map(|a| a.usage.as_ref()) {
+        total.add(usage);
+    }
+    total
 }
 
 /// Caps every text the report keeps of a run to about `max` bytes per value (`[report]
@@ -443,6 +454,8 @@ fn assemble(
         duration_ms: elapsed.as_secs_f64() * 1000.0,
         usage: rep.usage,
         cost_usd: rep.cost_usd,
+        total_usage: Usage::default(),
+        judge_usage: Usage::default(),
         events,
         runs: summaries,
         reliability: Reliability::new(0, 0),

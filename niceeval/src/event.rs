@@ -430,6 +430,15 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// No tokens and no cost: nothing was spent (or nothing reported).
+    ///
+    /// ```
+    /// assert!(niceeval::Usage::default().is_zero());
+    /// ```
+    pub fn is_zero(&self) -> bool {
+        self.total_tokens() == 0 && self.cache_read_tokens == 0 && self.cost_usd.is_none()
+    }
+
     /// Input plus output tokens (cache reads are part of the input count and not added again).
     pub fn total_tokens(&self) -> u64 {
         self.input_tokens.saturating_add(self.output_tokens)

@@ -76,6 +76,10 @@ fn reports() -> Vec<EvalReport> {
         cost_usd: None,
     };
     refund.cost_usd = Some(0.0123);
+    // The tables show usage over every run: the one run spent it.
+    refund.runs[0].usage = refund.usage;
+    refund.runs[0].cost_usd = refund.cost_usd;
+    refund.recompute();
     refund.tags = vec!["smoke".into()];
     refund.events = vec![Event::Message {
         role: Role::Assistant,

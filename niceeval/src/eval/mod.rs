@@ -145,7 +145,9 @@ impl Eval {
             responding_to,
             events: sink.clone(),
         };
+        let started = std::time::Instant::now();
         let outcome = agent.send(request).await;
+        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
         let (mut emitted, data) = sink.drain();
         if let Err(e) = &outcome {
             emitted.push(Event::Error {
@@ -157,8 +159,9 @@ impl Eval {
         events.push(user);
         events.extend(emitted);
         self.events.extend_from_slice(&events);
-        let turn = Turn::from_events(self.turns.len(), first_event, events, data)
+        let mut turn = Turn::from_events(self.turns.len(), first_event, events, data)
             .attach(self.record.clone());
+        turn.duration_ms = duration_ms;
         self.awaiting = turn.pending_request().cloned();
         self.history.push(Message {
             role: Role::User,
@@ -217,9 +220,72 @@ impl Eval {
         &self.turns
     }
 
-    /// Tokens (and reported cost) summed over the run's `usage` events.
+    /// Tokens summed over the run's `usage` events, and their cost: what the agent reported,
+    /// else the estimate from the price table (`[prices]` in niceeval.toml over the built-in
+    /// table) for the models the events name — `None` when a model has no price.
+    ///
+    /// ```
+    /// use niceeval::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> niceeval::Result {
+    /// let agent = agent_fn(|request: Request| async move {
+    ///     request.events.emit(niceeval::Event::Usage {
+    ///         input_tokens: 1_000_000, output_tokens: 0, cache_read_tokens: 0,
+    ///         cost_usd: None, model: Some("openai/gpt-4o-mini".into()),
+    ///     });
+    ///     request.events.say("done");
+    ///     Ok(())
+    /// });
+    /// let mut t = Eval::detached(Some(std::sync::Arc::new(agent)));
+    /// t.send("go").await?;
+    /// assert_eq!(t.usage().input_tokens, 1_000_000);
+    /// assert!((t.usage().cost_usd.unwrap() - 0.15).abs() < 1e-9); // the built-in price
+    /// # Ok(()) }
+    /// ```
     pub fn usage(&self) -> Usage {
-        Usage::from_events(&self.events)
+        let mut usage = Usage::from_events(&self.events);
+        usage.cost_usd = crate::price::run_cost(&self.events, &self.config);
+        usage
+    }
+
+    /// How long the agent took over this run's turns so far, in milliseconds.
+    pub fn latency_ms(&self) -> f64 {
+        self.turns.iter().map(|t| t.duration_ms).sum()
+    }
+
+    /// The context for assertions as data ([`crate::spec::evaluate`]) filled in from this run:
+    /// its messages, trace summary and tokens, its cost ([`Eval::usage`]: reported, else
+    /// estimated) and its latency ([`Eval::latency_ms`]), so `cost` and `latency` items need
+    /// nothing passed by hand.
+    ///
+    /// ```
+    /// use niceeval::prelude::*;
+    /// use niceeval::spec::{self, AssertSpec};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> niceeval::Result {
+    /// let agent = agent_fn(|request: Request| async move {
+    ///     request.events.emit(niceeval::Event::Usage {
+    ///         input_tokens: 1000, output_tokens: 100, cache_read_tokens: 0,
+    ///         cost_usd: None, model: Some("openai/gpt-4o-mini".into()),
+    ///     });
+    ///     request.events.say("Refund sent");
+    ///     Ok(())
+    /// });
+    /// let mut t = Eval::detached(Some(std::sync::Arc::new(agent)));
+    /// t.send("refund please").await?;
+    /// let specs = vec![
+    ///     AssertSpec::new("cost", serde_json::json!(0.01)),
+    ///     AssertSpec::new("latency", serde_json::json!(5000)),
+    /// ];
+    /// let outcome = spec::evaluate(&specs, &t.reply(), &t.spec_context()).unwrap();
+    /// assert!(outcome.pass, "{:?}", outcome.results);
+    /// # Ok(()) }
+    /// ```
+    pub fn spec_context(&self) -> crate::spec::SpecContext {
+        let mut context = crate::spec::SpecContext::new().with_events(&self.events);
+        context.cost_usd = self.usage().cost_usd;
+        context.latency_ms = Some(self.latency_ms());
+        context
     }
 
     /// Checks `value` now, records the result and continues.

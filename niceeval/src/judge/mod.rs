@@ -46,6 +46,7 @@ use std::time::Duration;
 
 use crate::assertion::{AssertionKind, AssertionResult, Chain, Grade, Settings};
 use crate::config::Config;
+use crate::event::{Event, Usage};
 use crate::provider::{ModelClient, ModelName, ProviderError};
 use crate::record::Record;
 use crate::scope::{BoxFuture, Defer, Deferred, RunView, Stage};
@@ -366,19 +367,27 @@ impl Deferred for PendingJudge {
 
     fn perform(self: Box<Self>, _run: &RunView<'_>) -> BoxFuture<AssertionResult> {
         Box::pin(async move {
-            let grade = self.grade().await;
-            AssertionResult::from_grade(self.name(), AssertionKind::Judge, &self.settings, grade)
+            let (grade, usage) = self.grade().await;
+            let mut result = AssertionResult::from_grade(
+                self.name(),
+                AssertionKind::Judge,
+                &self.settings,
+                grade,
+            );
+            result.usage = usage;
+            result
         })
     }
 }
 
 impl PendingJudge {
     /// Asks the judge model under the judge deadline; a panic, a timeout or a provider error is
-    /// an error grade.
-    async fn grade(&self) -> Grade {
+    /// an error grade. With the grade comes what the call spent, when the model answered: its
+    /// tokens, and its cost from the price table (0 for an answer from the cache).
+    async fn grade(&self) -> (Grade, Option<Usage>) {
         let judge = match self.selected() {
             Ok(judge) => judge,
-            Err(grade) => return grade,
+            Err(grade) => return (grade, None),
         };
         // A connection pool of its own: pools are tied to the runtime that opened them.
         let http = reqwest::Client::builder().build();
@@ -386,29 +395,52 @@ impl PendingJudge {
         let (client, deadline) =
             match prepare(&judge, &env, http.as_ref().map_err(|e| e.to_string())) {
                 Ok(prepared) => prepared,
-                Err(error) => return Grade::error(error.to_string()),
+                Err(error) => return (Grade::error(error.to_string()), None),
             };
+        let model = client.name().to_string();
         let asked = tokio::spawn(async move {
             let model = client.name().to_string();
             match tokio::time::timeout(deadline, ask(&client, &judge)).await {
-                Ok(grade) => grade,
-                Err(_) => Grade::error(
-                    JudgeError::Timeout {
-                        model,
-                        seconds: deadline.as_secs(),
-                    }
-                    .to_string(),
+                Ok(asked) => asked,
+                Err(_) => (
+                    Grade::error(
+                        JudgeError::Timeout {
+                            model,
+                            seconds: deadline.as_secs(),
+                        }
+                        .to_string(),
+                    ),
+                    None,
                 ),
             }
         });
-        match asked.await {
-            Ok(grade) => grade,
-            Err(e) if e.is_panic() => Grade::error(format!(
-                "the judge panicked: {}",
-                crate::panic::message(&*e.into_panic())
-            )),
-            Err(_) => Grade::error("the judge was cancelled"),
-        }
+        let (grade, spent) = match asked.await {
+            Ok(asked) => asked,
+            Err(e) if e.is_panic() => (
+                Grade::error(format!(
+                    "the judge panicked: {}",
+                    crate::panic::message(&*e.into_panic())
+                )),
+                None,
+            ),
+            Err(_) => (Grade::error("the judge was cancelled"), None),
+        };
+        let usage = spent.map(|(mut usage, cached)| {
+            usage.cost_usd = if cached {
+                Some(0.0)
+            } else {
+                let call = Event::Usage {
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    cache_read_tokens: usage.cache_read_tokens,
+                    cost_usd: usage.cost_usd,
+                    model: Some(model.clone()),
+                };
+                crate::price::run_cost(std::slice::from_ref(&call), env.config)
+            };
+            usage
+        });
+        (grade, usage)
     }
 }
 
@@ -436,16 +468,21 @@ fn prepare(
     Ok((client, deadline))
 }
 
-async fn ask(client: &ModelClient, judge: &PendingJudge) -> Grade {
+/// Asks the judge; with the grade, the answer's usage and whether it came from the cache.
+async fn ask(client: &ModelClient, judge: &PendingJudge) -> (Grade, Option<(Usage, bool)>) {
     let request = judge.scorer.request(&judge.input, &judge.output);
     let scorer = &judge.scorer;
     let accept = |response: &crate::provider::ChatResponse| scorer.grade(response).is_ok();
     let model = client.name().to_string();
     match client.complete_if(&request, &accept).await {
-        Err(error) => Grade::error(JudgeError::Provider(error).to_string()),
-        Ok(response) => match scorer.grade(&response) {
-            Ok((score, reason)) => Grade::score(score, format!("{reason} (judge: {model})")),
-            Err(message) => Grade::error(JudgeError::Answer { model, message }.to_string()),
-        },
+        Err(error) => (Grade::error(JudgeError::Provider(error).to_string()), None),
+        Ok(response) => {
+            let spent = Some((response.usage, response.cached));
+            let grade = match scorer.grade(&response) {
+                Ok((score, reason)) => Grade::score(score, format!("{reason} (judge: {model})")),
+                Err(message) => Grade::error(JudgeError::Answer { model, message }.to_string()),
+            };
+            (grade, spent)
+        }
     }
 }

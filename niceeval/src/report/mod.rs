@@ -31,11 +31,14 @@ pub struct RunSummary {
     pub score: Option<f64>,
     /// Wall time of the run (body and assertions), in milliseconds.
     pub duration_ms: f64,
-    /// Tokens spent.
+    /// Tokens the agent spent.
     pub usage: Usage,
-    /// Cost in USD, when known.
+    /// The agent's cost in USD, when known: what it reported, else the price table's estimate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Tokens and cost of the run's LLM-judge calls, apart from the agent's.
+    #[serde(default, skip_serializing_if = "Usage::is_zero")]
+    pub judge_usage: Usage,
 }
 
 /// Everything about one eval: identity, outcome, the representative run's assertions and
@@ -85,11 +88,19 @@ pub struct EvalReport {
     pub metrics: std::collections::BTreeMap<String, f64>,
     /// Total wall time of all runs, in milliseconds.
     pub duration_ms: f64,
-    /// Tokens spent by the representative run.
+    /// Tokens spent by the representative run's agent.
     pub usage: Usage,
-    /// Cost of the representative run in USD, when known.
+    /// Cost of the representative run's agent in USD, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Tokens and cost of the agent over every run (kept by [`EvalReport::recompute`]); its
+    /// `cost_usd` counts reported and estimated costs, unknown only when no run's is known.
+    #[serde(default)]
+    pub total_usage: Usage,
+    /// Tokens and cost of the LLM-judge calls over every run, apart from the agent's (kept by
+    /// [`EvalReport::recompute`]).
+    #[serde(default, skip_serializing_if = "Usage::is_zero")]
+    pub judge_usage: Usage,
     /// The representative run's events.
     #[serde(default)]
     pub events: Vec<Event>,
@@ -174,6 +185,8 @@ impl EvalReport {
             duration_ms: 0.0,
             usage: Usage::default(),
             cost_usd: None,
+            total_usage: Usage::default(),
+            judge_usage: Usage::default(),
             events: Vec::new(),
             runs: Vec::new(),
             reliability: Reliability::new(0, 0),
@@ -194,6 +207,15 @@ impl EvalReport {
             self.runs.iter().map(|r| r.duration_ms).sum::<f64>() / self.runs.len() as f64
         };
         self.max_run_ms = self.runs.iter().map(|r| r.duration_ms).fold(0.0, f64::max);
+        self.total_usage = Usage::default();
+        self.judge_usage = Usage::default();
+        for run in &self.runs {
+            self.total_usage.add(&Usage {
+                cost_usd: run.cost_usd,
+                ..run.usage
+            });
+            self.judge_usage.add(&run.judge_usage);
+        }
         if self.runs.is_empty() {
             self.reliability = Reliability::new(0, 0);
             return;
@@ -336,6 +358,7 @@ mod tests {
             score: None,
             duration_ms: ms,
             usage: Usage::default(),
+            judge_usage: Usage::default(),
             cost_usd: None,
         }
     }

@@ -81,6 +81,36 @@ fn runs(out: &mut String, report: &EvalReport) {
     );
     let outcomes: Vec<&str> = report.runs.iter().map(|r| r.outcome.as_str()).collect();
     let _ = writeln!(out, "  run outcomes: {}", outcomes.join(", "));
+    if report
+        .runs
+        .iter()
+        .any(|r| r.usage.total_tokens() > 0 || r.cost_usd.is_some())
+    {
+        let each: Vec<String> = report
+            .runs
+            .iter()
+            .map(|r| spent(r.usage.total_tokens(), r.cost_usd))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  run usage: {}; total {}",
+            each.join(", "),
+            spent(
+                report.total_usage.total_tokens(),
+                report.total_usage.cost_usd
+            )
+        );
+    }
+    if !report.judge_usage.is_zero() {
+        let _ = writeln!(
+            out,
+            "  judge usage over all runs: {}",
+            spent(
+                report.judge_usage.total_tokens(),
+                report.judge_usage.cost_usd
+            )
+        );
+    }
     let stats = &report.reliability;
     let k = stats.pass_at_k.len().div_ceil(2);
     if let (Some(at), Some(hat)) = (
@@ -141,6 +171,14 @@ fn marks(out: &mut String, report: &EvalReport, style: Style) {
     }
 }
 
+/// `120 tokens $0.0010`, or `120 tokens` when the cost is unknown.
+fn spent(tokens: u64, cost: Option<f64>) -> String {
+    match cost {
+        Some(cost) => format!("{tokens} tokens ${cost:.4}"),
+        None => format!("{tokens} tokens"),
+    }
+}
+
 /// Counts, score, usage and metrics (report style).
 fn totals(out: &mut String, report: &EvalReport) {
     let mut summary = vec![format!("{} assertion(s)", report.assertions.len())];
@@ -168,6 +206,16 @@ fn totals(out: &mut String, report: &EvalReport) {
     }
     if let Some(cost) = report.cost_usd {
         summary.push(format!("${cost:.4}"));
+    }
+    let mut judge = crate::event::Usage::default();
+    for usage in report.assertions.iter().filter_map(|a| a.usage.as_ref()) {
+        judge.add(usage);
+    }
+    if !judge.is_zero() {
+        summary.push(format!(
+            "judge {}",
+            spent(judge.total_tokens(), judge.cost_usd)
+        ));
     }
     let _ = writeln!(out, "  {}", summary.join(", "));
     if !report.metrics.is_empty() {

@@ -198,6 +198,9 @@ impl<W: Write + Send> Reporter for Console<W> {
         if !suite.evals.is_empty() && !self.quiet {
             writeln!(self.out)?;
             write!(self.out, "{}", summary_table(&suite.evals))?;
+            if let Some(spending) = suite.spending() {
+                writeln!(self.out, "total {spending}")?;
+            }
         }
         if suite.interrupted {
             writeln!(

@@ -296,7 +296,7 @@ fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
 <title>niceeval report</title>
 <style>{STYLE}</style></head><body>
 <h1>niceeval report</h1>
-<p class="totals"><span class="pass">{passed} passed</span><span class="fail">{failed} failed</span><span class="skip">{skipped} skipped</span>{interrupted}<span>{secs:.2}s</span></p>
+<p class="totals"><span class="pass">{passed} passed</span><span class="fail">{failed} failed</span><span class="skip">{skipped} skipped</span>{interrupted}<span>{secs:.2}s</span>{spending}</p>
 <table class="summary"><tr><th>eval</th><th>outcome</th><th class="num">runs</th><th class="num">pass rate</th><th class="num">pass@k</th><th class="num">pass^k</th><th class="num">score</th><th class="num">tokens</th><th class="num">cost</th><th class="num">time</th></tr>{rows}</table>
 {unfinished}<div class="charts"><div><h2>Pass rate</h2>{rates}</div><div><h2>Assertion scores</h2>{hist}</div></div>
 <h2>Evals</h2>
@@ -315,6 +315,10 @@ fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
             String::new()
         },
         secs = suite.duration_ms / 1000.0,
+        spending = suite
+            .spending()
+            .map(|s| format!("<span class=\"spending\">{}</span>", escape(&s)))
+            .unwrap_or_default(),
         rows = summary_rows(suite),
         unfinished = unfinished_list(suite),
         rates = pass_rate_chart(reports),

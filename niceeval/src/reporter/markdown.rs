@@ -79,6 +79,9 @@ impl<W: Write + Send> Reporter for Markdown<W> {
             },
             suite.duration_ms / 1000.0
         );
+        if let Some(spending) = suite.spending() {
+            let _ = writeln!(md, "Total {spending}\n");
+        }
         if !suite.evals.is_empty() {
             md.push_str(
                 "| eval | outcome | runs | pass rate | pass@k | pass^k | score | tokens | cost | time |\n",

@@ -170,10 +170,13 @@ pub struct EvalSummary {
     pub pass_hat_k: Vec<f64>,
     /// Weighted mean score of the representative run.
     pub score: Option<f64>,
-    /// Tokens of the representative run.
+    /// The agent's tokens over every run.
     pub usage: Usage,
-    /// Cost of the representative run, when known.
+    /// The agent's cost over every run (reported, else estimated), when known.
     pub cost_usd: Option<f64>,
+    /// Tokens and cost of the LLM-judge calls over every run, apart from the agent's.
+    #[serde(default)]
+    pub judge_usage: Usage,
     /// Total wall time, in milliseconds.
     pub duration_ms: f64,
     /// Tags.
@@ -192,8 +195,9 @@ impl From<&EvalReport> for EvalSummary {
             pass_at_k: r.reliability.pass_at_k.clone(),
             pass_hat_k: r.reliability.pass_hat_k.clone(),
             score: r.score,
-            usage: r.usage,
-            cost_usd: r.cost_usd,
+            usage: r.total_usage,
+            cost_usd: r.total_usage.cost_usd,
+            judge_usage: r.judge_usage,
             duration_ms: r.duration_ms,
             tags: r.tags.clone(),
         }
@@ -242,7 +246,8 @@ impl EvalSummary {
     }
 
     /// The numeric cells every summary table shows, in order: runs, pass rate, pass@k, pass^k,
-    /// score, tokens, cost and time; `empty` stands for a value that does not apply.
+    /// score, tokens, cost and time; `empty` stands for a value that does not apply. Tokens
+    /// and cost are the agent's over every run, the judge's apart: `1200 (judge 300)`.
     pub fn table_cells(&self, empty: &str) -> [String; 8] {
         let empty = || empty.to_string();
         [
@@ -251,11 +256,16 @@ impl EvalSummary {
             self.pass_at_k_cell().unwrap_or_else(empty),
             self.pass_hat_k_cell().unwrap_or_else(empty),
             self.score.map_or_else(empty, |s| format!("{s:.2}")),
-            match self.usage.total_tokens() {
-                0 => empty(),
-                n => n.to_string(),
+            match (self.usage.total_tokens(), self.judge_usage.total_tokens()) {
+                (0, 0) => empty(),
+                (n, 0) => n.to_string(),
+                (n, judge) => format!("{n} (judge {judge})"),
             },
-            self.cost_usd.map_or_else(empty, |c| format!("${c:.4}")),
+            match (self.cost_usd, self.judge_usage.cost_usd) {
+                (None, None) => empty(),
+                (Some(c), None) => format!("${c:.4}"),
+                (c, Some(judge)) => format!("${:.4} (judge ${judge:.4})", c.unwrap_or(0.0)),
+            },
             format!("{:.2}s", self.duration_ms / 1000.0),
         ]
     }
@@ -327,6 +337,12 @@ pub struct SuiteReport {
     /// those not yet started), sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unfinished: Vec<String>,
+    /// The agents' tokens and cost over every eval and run.
+    #[serde(default)]
+    pub usage: Usage,
+    /// The LLM-judge calls' tokens and cost over every eval and run, apart from the agents'.
+    #[serde(default)]
+    pub judge_usage: Usage,
 }
 
 impl SuiteReport {
@@ -340,7 +356,17 @@ impl SuiteReport {
         // Unstable: no scratch buffer the size of the suite (ids are unique anyway).
         evals.sort_unstable_by(|a, b| a.id.cmp(&b.id));
         let count = |o| evals.iter().filter(|e| e.outcome == o).count();
+        let (mut usage, mut judge_usage) = (Usage::default(), Usage::default());
+        for eval in &evals {
+            usage.add(&Usage {
+                cost_usd: eval.cost_usd,
+                ..eval.usage
+            });
+            judge_usage.add(&eval.judge_usage);
+        }
         SuiteReport {
+            usage,
+            judge_usage,
             passed: count(Outcome::Passed),
             failed: count(Outcome::Failed),
             skipped: count(Outcome::Skipped),
@@ -351,6 +377,44 @@ impl SuiteReport {
             signal: None,
             unfinished: Vec::new(),
         }
+    }
+
+    /// The suite's spending in one line, the agents' and the judges' apart
+    /// (`tokens: 1200 agent + 300 judge; cost: $0.0120 agent + $0.0030 judge`); `None` when
+    /// nothing reported tokens or cost.
+    ///
+    /// ```
+    /// use niceeval::reporter::SuiteReport;
+    ///
+    /// let mut suite = SuiteReport::new(vec![], 0, false, 1.0);
+    /// assert_eq!(suite.spending(), None);
+    /// suite.usage.input_tokens = 1000;
+    /// assert_eq!(suite.spending().unwrap(), "tokens: 1000 agent; cost: unknown agent");
+    /// suite.usage.output_tokens = 200;
+    /// suite.usage.cost_usd = Some(0.012);
+    /// suite.judge_usage.input_tokens = 300;
+    /// suite.judge_usage.cost_usd = Some(0.003);
+    /// assert_eq!(
+    ///     suite.spending().unwrap(),
+    ///     "tokens: 1200 agent + 300 judge; cost: $0.0120 agent + $0.0030 judge"
+    /// );
+    /// ```
+    pub fn spending(&self) -> Option<String> {
+        if self.usage.is_zero() && self.judge_usage.is_zero() {
+            return None;
+        }
+        let cost = |usage: &Usage| {
+            usage
+                .cost_usd
+                .map_or("unknown".to_string(), |c| format!("${c:.4}"))
+        };
+        let mut tokens = format!("tokens: {} agent", self.usage.total_tokens());
+        let mut spent = format!("cost: {} agent", cost(&self.usage));
+        if !self.judge_usage.is_zero() {
+            tokens.push_str(&format!(" + {} judge", self.judge_usage.total_tokens()));
+            spent.push_str(&format!(" + {} judge", cost(&self.judge_usage)));
+        }
+        Some(format!("{tokens}; {spent}"))
     }
 
     /// Marks the suite interrupted by `signal` before the evals `unfinished` (ids) finished;

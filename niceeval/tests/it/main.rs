@@ -21,3 +21,4 @@ mod scoped;
 mod script_graders;
 mod spec;
 mod spec_promptfoo;
+mod usage;
