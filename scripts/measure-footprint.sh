@@ -4,7 +4,7 @@
 # long 2,000 evals (20 evals x runs = 100) against a loopback OpenAI-compatible model take.
 # The README's "Build footprint and speed" section quotes its figures.
 #
-#   bash scripts/measure-footprint.sh [profile...]     # profiles: default lean hot all-opt
+#   bash scripts/measure-footprint.sh [profile...]     # profiles: default lean hot deps-o1 all-opt
 #
 # Each profile builds a fresh crate in a temporary directory (with niceeval as a path
 # dependency, as a user outside this repository would have it) and its own target directory.
@@ -14,7 +14,7 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 profiles=("$@")
-[ ${#profiles[@]} -gt 0 ] || profiles=(default lean hot all-opt)
+[ ${#profiles[@]} -gt 0 ] || profiles=(default lean hot deps-o1 all-opt)
 
 profile_toml() {
     case "$1" in
@@ -45,6 +45,15 @@ opt-level = 3
 opt-level = 3
 EOF
         ;;
+    deps-o1)
+        cat <<'EOF'
+[profile.dev]
+debug = "line-tables-only"
+[profile.dev.package."*"]
+debug = false
+opt-level = 1
+EOF
+        ;;
     all-opt)
         cat <<'EOF'
 [profile.dev]
@@ -55,7 +64,7 @@ opt-level = 3
 EOF
         ;;
     *)
-        echo "unknown profile $1 (known: default lean hot all-opt)" >&2
+        echo "unknown profile $1 (known: default lean hot deps-o1 all-opt)" >&2
         exit 2
         ;;
     esac

@@ -501,3 +501,23 @@ fn plain_cargo_test_of_evals_keeps_working_and_writes_results() {
     assert_eq!(out.code(), Some(101), "{}", out.dump());
     assert_eq!(read_jsonl(&file).len(), 4);
 }
+
+#[test]
+fn evals_running_past_slow_after_are_named_while_they_run() {
+    // The fixture's niceeval.toml sets `[run] slow_after = "1s"`; slow::e00 waits 2.5 s.
+    let out = suite(
+        &["--exact", "slow::e00", "slow::e01"],
+        &[("FIXTURE_SLOW_MS", "2500")],
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    for name in ["slow::e00", "slow::e01"] {
+        let notice = format!("test {name} has been running for over 1 second\n");
+        assert_eq!(out.stdout.matches(&notice).count(), 1, "{}", out.dump());
+        let notice_at = out.stdout.find(&notice).expect("named");
+        let done_at = out
+            .stdout
+            .find(&format!("test {name} ... ok"))
+            .expect("finished");
+        assert!(notice_at < done_at, "named while running\n{}", out.dump());
+    }
+}

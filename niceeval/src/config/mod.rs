@@ -25,6 +25,7 @@
 //! strict = false                           # soft assertions below threshold fail evals
 //! timeout = "2m"                           # per run of an eval body: ms, s, m, h
 //! runs = 1                                 # runs per eval
+//! slow_after = "60s"                       # name evals still running after this long
 //!
 //! [report]
 //! max_text = "64KiB"                       # longest text stored per value (bytes, KiB, MiB, KB, MB)
@@ -204,7 +205,7 @@ pub struct AgentConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a table with concurrency, strict, timeout, runs"
+    expecting = "a table with concurrency, strict, timeout, runs, slow_after"
 )]
 pub struct RunConfig {
     /// How many evals the suite runner runs at once (1 or more).
@@ -219,6 +220,10 @@ pub struct RunConfig {
     /// Runs per eval (1 or more; overridden by `#[eval(runs = ..)]`).
     #[serde(default, deserialize_with = "validate::runs")]
     pub runs: Option<u32>,
+    /// After how long the suite runner names an eval that is still running (`"60s"`, as
+    /// libtest; validated when parsed).
+    #[serde(default, deserialize_with = "validate::timeout")]
+    pub slow_after: Option<String>,
 }
 
 /// `[report]`.
@@ -396,6 +401,25 @@ impl Config {
             .as_deref()
             .and_then(|t| parse_duration(t).ok())
             .unwrap_or(DEFAULT_TIMEOUT)
+    }
+
+    /// After how long the suite runner names an eval still running: `[run] slow_after`, else
+    /// 60 seconds (libtest's).
+    ///
+    /// ```
+    /// use niceeval::config::Config;
+    /// use std::time::Duration;
+    ///
+    /// assert_eq!(Config::default().slow_after(), Duration::from_secs(60));
+    /// let config = Config::parse("[run]\nslow_after = \"5s\"\n", "niceeval.toml").unwrap();
+    /// assert_eq!(config.slow_after(), Duration::from_secs(5));
+    /// ```
+    pub fn slow_after(&self) -> Duration {
+        self.run
+            .slow_after
+            .as_deref()
+            .and_then(|t| parse_duration(t).ok())
+            .unwrap_or(Duration::from_secs(60))
     }
 }
 
@@ -585,7 +609,8 @@ path = "x"
         let unrelated = message("[run]\nretries = 3\n");
         assert!(!unrelated.contains("did you mean"), "{unrelated}");
         assert!(
-            unrelated.ends_with("[run] takes `concurrency`, `strict`, `timeout`, `runs`"),
+            unrelated
+                .ends_with("[run] takes `concurrency`, `strict`, `timeout`, `runs`, `slow_after`"),
             "{unrelated}"
         );
         let outside = message("timeout = \"1s\"\n");
@@ -620,6 +645,7 @@ path = "x"
                 strict: true,
                 timeout: Some("1s".into()),
                 runs: Some(1),
+                slow_after: Some("1s".into()),
             },
             report: ReportConfig {
                 max_text: Some(1024),

@@ -31,7 +31,7 @@ pub(super) const JUDGE_KEYS: &[&str] = &[
     "max_concurrency",
 ];
 /// The keys of `[run]`.
-pub(super) const RUN_KEYS: &[&str] = &["concurrency", "strict", "timeout", "runs"];
+pub(super) const RUN_KEYS: &[&str] = &["concurrency", "strict", "timeout", "runs", "slow_after"];
 /// The keys of a `[prices."provider/model"]` entry.
 pub(super) const PRICE_KEYS: &[&str] = &["input", "output", "cache_read"];
 /// The keys of `[report]`.

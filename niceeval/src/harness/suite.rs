@@ -2,9 +2,9 @@
 //! reported as skipped, snapshot checks, Ctrl-C and SIGTERM, and every finished eval streamed
 //! to the reporters while the suite keeps only its [`EvalSummary`].
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::Args;
 use crate::config::Config;
@@ -12,7 +12,7 @@ use crate::definition::EvalDefinition;
 use crate::engine::{RunOptions, not_run, run_eval_async};
 use crate::outcome::{Outcome, RunError, RunErrorKind};
 use crate::report::EvalReport;
-use crate::reporter::{EvalSummary, Reporter, Signal, SuiteReport, SuiteStart};
+use crate::reporter::{EvalSummary, Progress, Reporter, Signal, SuiteReport, SuiteStart};
 
 /// Default number of evals run at once.
 pub const DEFAULT_CONCURRENCY: usize = 4;
@@ -48,16 +48,17 @@ pub async fn run_suite(
     reporters: &mut [Box<dyn Reporter>],
 ) -> SuiteReport {
     let started = Instant::now();
+    let first_config = selected
+        .first()
+        .and_then(|d| crate::config::Config::for_manifest_dir(d.manifest_dir).ok());
     let concurrency = args
         .concurrency
-        .or_else(|| {
-            selected
-                .first()
-                .and_then(|d| crate::config::Config::for_manifest_dir(d.manifest_dir).ok())
-                .and_then(|c| c.run.concurrency)
-        })
+        .or_else(|| first_config.as_ref().and_then(|c| c.run.concurrency))
         .unwrap_or(DEFAULT_CONCURRENCY)
         .max(1);
+    let slow_after = first_config
+        .as_ref()
+        .map_or(Duration::from_secs(60), |c| c.slow_after());
     let options = Arc::new(RunOptions {
         runs: args.runs,
         strict: args.strict,
@@ -90,8 +91,15 @@ pub async fn run_suite(
     }
     let mut pending = to_run.into_iter();
     let mut running = tokio::task::JoinSet::new();
-    // The id of the eval each running task runs, to name those an interruption abandons.
-    let mut running_ids: HashMap<tokio::task::Id, String> = HashMap::new();
+    // The id of the eval each running task runs and when it started: to name those an
+    // interruption abandons, and those running long.
+    let mut running_ids: HashMap<tokio::task::Id, (String, Instant)> = HashMap::new();
+    let mut named_slow: HashSet<tokio::task::Id> = HashSet::new();
+    let mut ticker = tokio::time::interval_at(
+        tokio::time::Instant::now() + Duration::from_secs(1),
+        Duration::from_secs(1),
+    );
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut interrupted = None;
     loop {
         while running.len() < concurrency {
@@ -104,11 +112,11 @@ pub async fn run_suite(
                     RunError::new(RunErrorKind::Config, CONFIG_REPORTED),
                 );
                 let task = running.spawn(async move { report });
-                running_ids.insert(task.id(), def.id());
+                running_ids.insert(task.id(), (def.id(), Instant::now()));
                 continue;
             }
             let task = running.spawn(async move { run_one(def, &options).await });
-            running_ids.insert(task.id(), def.id());
+            running_ids.insert(task.id(), (def.id(), Instant::now()));
         }
         if running.is_empty() {
             break;
@@ -117,12 +125,14 @@ pub async fn run_suite(
             joined = running.join_next_with_id() => match joined {
                 Some(Ok((task, report))) => {
                     running_ids.remove(&task);
+                    named_slow.remove(&task);
                     deliver(&report, reporters);
                     summaries.push(EvalSummary::from(&report));
                 }
                 // run_eval_async contains the eval's panics; this is a bug in niceeval.
                 Some(Err(e)) => {
-                    let id = running_ids.remove(&e.id()).unwrap_or_default();
+                    named_slow.remove(&e.id());
+                    let id = running_ids.remove(&e.id()).map(|(id, _)| id).unwrap_or_default();
                     eprintln!("niceeval: the task running eval {id} was lost: {e}");
                 }
                 None => break,
@@ -130,6 +140,12 @@ pub async fn run_suite(
             signal = signals.recv() => {
                 interrupted = Some(signal);
                 break;
+            }
+            _ = ticker.tick() => {
+                let progress = progress(started, &running_ids, &mut named_slow, slow_after);
+                for reporter in reporters.iter_mut() {
+                    report_error(reporter.on_progress(&progress));
+                }
             }
         }
     }
@@ -141,13 +157,42 @@ pub async fn run_suite(
         started.elapsed().as_secs_f64() * 1000.0,
     );
     if let Some(signal) = interrupted {
-        let unfinished = running_ids.into_values().chain(pending.map(|d| d.id()));
+        let unfinished = running_ids
+            .into_values()
+            .map(|(id, _)| id)
+            .chain(pending.map(|d| d.id()));
         suite = suite.interrupted_by(signal, unfinished.collect());
     }
     for reporter in reporters.iter_mut() {
         report_error(reporter.on_run_complete(&suite));
     }
     suite
+}
+
+/// What is running and for how long; marks (in `named_slow`) the evals newly past `slow_after`.
+fn progress(
+    started: Instant,
+    running: &HashMap<tokio::task::Id, (String, Instant)>,
+    named_slow: &mut HashSet<tokio::task::Id>,
+    slow_after: Duration,
+) -> Progress {
+    let mut progress = Progress {
+        elapsed: started.elapsed(),
+        slow_after,
+        ..Progress::default()
+    };
+    for (task, (id, since)) in running {
+        let elapsed = since.elapsed();
+        if elapsed >= slow_after && named_slow.insert(*task) {
+            progress.newly_slow.push(id.clone());
+        }
+        progress.running.push((id.clone(), elapsed));
+    }
+    progress
+        .running
+        .sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    progress.newly_slow.sort();
+    progress
 }
 
 /// The signals that interrupt a suite: Ctrl-C everywhere, and SIGTERM on Unix (what

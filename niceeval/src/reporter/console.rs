@@ -1,11 +1,19 @@
 //! The console reporter: libtest-style progress lines (a live status line on a terminal), the
 //! reports of failed evals, a summary table, and libtest's closing `test result:` line. Quiet
 //! mode (`--quiet`, which `cargo test -q` passes) prints libtest's terse form instead: one
-//! character per eval, the failures and the closing line.
+//! character per eval, the failures and the closing line — on a terminal, the status line
+//! instead of the characters. Evals running past `[run] slow_after` are named once, as libtest
+//! names tests running over 60 seconds; off a terminal a plain progress line is printed every
+//! 30 seconds of a long suite.
+//!
+//! The status line is drawn by hand rather than with `indicatif`: the same writer interleaves
+//! libtest's lines, failure reports and the table with it, and is any `Write` (tests capture
+//! it), which `indicatif`'s draw targets (a terminal or a hidden sink) do not offer.
 
 use std::io::Write;
+use std::time::{Duration, Instant};
 
-use super::{EvalSummary, Reporter, SuiteReport, SuiteStart};
+use super::{EvalSummary, Progress, Reporter, SuiteReport, SuiteStart};
 use crate::outcome::Outcome;
 use crate::report::EvalReport;
 
@@ -31,6 +39,16 @@ pub struct Console<W: Write + Send> {
     filtered_out: usize,
     /// Evals of several targets are shown: names keep their crate segment.
     full_ids: bool,
+    /// Evals failed so far.
+    failed: usize,
+    /// Evals running at the last progress report.
+    running: usize,
+    /// When the suite started.
+    started: Option<Instant>,
+    /// When the last plain progress line was printed (off a terminal), as suite time.
+    last_plain: Duration,
+    /// Quiet characters have been written on the current line.
+    mid_line: bool,
 }
 
 impl Console<std::io::Stdout> {
@@ -55,6 +73,11 @@ impl<W: Write + Send> Console<W> {
             failures: Vec::new(),
             filtered_out: 0,
             full_ids: false,
+            failed: 0,
+            running: 0,
+            started: None,
+            last_plain: Duration::ZERO,
+            mid_line: false,
         }
     }
 
@@ -73,12 +96,10 @@ impl<W: Write + Send> Console<W> {
     }
 
     /// libtest's terse form: `.` per passed eval, `F` per failure, `i` per skip, then the
-    /// failures and the closing line (no table, no status line).
+    /// failures and the closing line (no table). On a terminal (`live`), the status line
+    /// stands in for the characters.
     pub fn quiet(mut self, quiet: bool) -> Self {
         self.quiet = quiet;
-        if quiet {
-            self.live = false;
-        }
         self
     }
 
@@ -96,18 +117,80 @@ impl<W: Write + Send> Console<W> {
 
     fn status(&mut self) -> std::io::Result<()> {
         if self.live && self.done < self.total {
-            let width = 30;
-            let filled = width * self.done / self.total.max(1);
-            write!(
-                self.out,
-                "[{}{}] {}/{} evals",
-                "=".repeat(filled),
-                " ".repeat(width - filled),
-                self.done,
-                self.total
-            )?;
+            let elapsed = self.started.map_or(Duration::ZERO, |s| s.elapsed());
+            let line = progress_line(self.done, self.total, self.running, self.failed, elapsed);
+            write!(self.out, "{line}")?;
         }
         self.out.flush()
+    }
+
+    /// Ends a line of quiet characters, so what follows starts on a line of its own.
+    fn end_quiet_line(&mut self) -> std::io::Result<()> {
+        if self.mid_line {
+            writeln!(self.out)?;
+            self.mid_line = false;
+        }
+        Ok(())
+    }
+}
+
+/// The progress of a suite in one line: a bar, evals done of total, running, failed so far,
+/// elapsed time and the estimated time left (from the mean time per finished eval).
+///
+/// ```
+/// use std::time::Duration;
+/// use niceeval::reporter::progress_line;
+///
+/// assert_eq!(
+///     progress_line(10, 40, 4, 1, Duration::from_secs(30)),
+///     "[=======                     ] 10/40 evals, 4 running, 1 failed, 0:30 elapsed, ETA 1:30"
+/// );
+/// assert!(progress_line(0, 40, 4, 0, Duration::from_secs(3)).ends_with("ETA -"));
+/// ```
+pub fn progress_line(
+    done: usize,
+    total: usize,
+    running: usize,
+    failed: usize,
+    elapsed: Duration,
+) -> String {
+    const WIDTH: usize = 28;
+    let filled = (WIDTH * done / total.max(1)).min(WIDTH);
+    format!(
+        "[{}{}] {}",
+        "=".repeat(filled),
+        " ".repeat(WIDTH - filled),
+        progress_counts(done, total, running, failed, elapsed)
+    )
+}
+
+/// [`progress_line`] without the bar: the plain line printed off a terminal.
+fn progress_counts(
+    done: usize,
+    total: usize,
+    running: usize,
+    failed: usize,
+    elapsed: Duration,
+) -> String {
+    let eta = if done == 0 {
+        "-".to_string()
+    } else {
+        let left = elapsed.as_secs_f64() / done as f64 * total.saturating_sub(done) as f64;
+        clock(Duration::from_secs_f64(left))
+    };
+    format!(
+        "{done}/{total} evals, {running} running, {failed} failed, {} elapsed, ETA {eta}",
+        clock(elapsed)
+    )
+}
+
+/// `1:05`, `1:02:03`.
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
     }
 }
 
@@ -136,6 +219,7 @@ impl<W: Write + Send> Console<W> {
 impl<W: Write + Send> Reporter for Console<W> {
     fn on_run_start(&mut self, start: &SuiteStart) -> std::io::Result<()> {
         self.total = start.evals.len();
+        self.started = Some(Instant::now());
         self.full_ids = several_targets(start.evals.iter().map(String::as_str));
         writeln!(
             self.out,
@@ -149,6 +233,10 @@ impl<W: Write + Send> Reporter for Console<W> {
 
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
         self.done += 1;
+        self.running = self.running.saturating_sub(1);
+        if report.outcome == Outcome::Failed {
+            self.failed += 1;
+        }
         if self.quiet {
             let mark = match report.outcome {
                 Outcome::Passed => ".",
@@ -158,7 +246,12 @@ impl<W: Write + Send> Reporter for Console<W> {
                     "F"
                 }
             };
+            if self.live {
+                self.clear_status()?;
+                return self.status();
+            }
             write!(self.out, "{mark}")?;
+            self.mid_line = true;
             return self.out.flush();
         }
         self.clear_status()?;
@@ -184,9 +277,42 @@ impl<W: Write + Send> Reporter for Console<W> {
         self.status()
     }
 
+    fn on_progress(&mut self, progress: &Progress) -> std::io::Result<()> {
+        self.running = progress.running.len();
+        self.clear_status()?;
+        if !progress.newly_slow.is_empty() {
+            self.end_quiet_line()?;
+            for id in &progress.newly_slow {
+                let secs = progress.slow_after.as_secs();
+                writeln!(
+                    self.out,
+                    "test {} has been running for over {secs} second{}",
+                    self.name(id),
+                    if secs == 1 { "" } else { "s" }
+                )?;
+            }
+        }
+        const PLAIN_EVERY: Duration = Duration::from_secs(30);
+        if !self.live && !self.quiet && progress.elapsed >= self.last_plain + PLAIN_EVERY {
+            self.last_plain = progress.elapsed;
+            writeln!(
+                self.out,
+                "progress: {}",
+                progress_counts(
+                    self.done,
+                    self.total,
+                    self.running,
+                    self.failed,
+                    progress.elapsed
+                )
+            )?;
+        }
+        self.status()
+    }
+
     fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
         self.clear_status()?;
-        if self.quiet && self.done > 0 {
+        if self.quiet && self.done > 0 && !self.live {
             writeln!(self.out)?;
         }
         if !self.failures.is_empty() {
@@ -380,5 +506,93 @@ mod tests {
         let rows: Vec<&str> = two.lines().skip(2).collect();
         assert!(rows[0].starts_with("evals::order_status "), "{two}");
         assert!(rows[1].starts_with("smoke::order_status "), "{two}");
+    }
+
+    fn progress(elapsed: u64, running: &[&str], newly_slow: &[&str]) -> Progress {
+        Progress {
+            elapsed: Duration::from_secs(elapsed),
+            running: running
+                .iter()
+                .map(|id| (id.to_string(), Duration::from_secs(elapsed)))
+                .collect(),
+            newly_slow: newly_slow.iter().map(|id| id.to_string()).collect(),
+            slow_after: Duration::from_secs(60),
+        }
+    }
+
+    fn start(console: &mut Console<Vec<u8>>, evals: &[&str]) {
+        let start = SuiteStart {
+            evals: evals.iter().map(|e| e.to_string()).collect(),
+            concurrency: 2,
+        };
+        console.on_run_start(&start).expect("written");
+    }
+
+    #[test]
+    fn evals_running_long_are_named_once_as_libtest_does() {
+        let mut console = Console::new(Vec::new(), false);
+        start(&mut console, &["evals::slow", "evals::quick"]);
+        console
+            .on_progress(&progress(61, &["evals::slow"], &["evals::slow"]))
+            .expect("written");
+        console
+            .on_progress(&progress(62, &["evals::slow"], &[]))
+            .expect("written");
+        let text = String::from_utf8(console.into_inner()).expect("UTF-8");
+        assert_eq!(
+            text.matches("test slow has been running for over 60 seconds\n")
+                .count(),
+            1,
+            "{text}"
+        );
+        // Off a terminal, a plain progress line every 30 seconds; no escape codes.
+        assert!(
+            text.contains("progress: 0/2 evals, 1 running, 0 failed, 1:01 elapsed, ETA -\n"),
+            "{text}"
+        );
+        assert_eq!(text.matches("progress:").count(), 1, "{text}");
+        assert!(!text.contains('\x1b'), "{text}");
+    }
+
+    #[test]
+    fn quiet_on_a_terminal_draws_the_status_line_instead_of_characters() {
+        let mut console = Console::new(Vec::new(), true).quiet(true);
+        start(&mut console, &["evals::a", "evals::b", "evals::c"]);
+        console
+            .on_progress(&progress(1, &["evals::a", "evals::b"], &[]))
+            .expect("written");
+        console
+            .on_eval_complete(&report("evals::a", "failed"))
+            .expect("written");
+        let text = String::from_utf8(console.into_inner()).expect("UTF-8");
+        let last = text.rsplit("\r\x1b[2K").next().unwrap_or_default();
+        assert!(
+            last.starts_with("[=========                   ] 1/3 evals, 1 running, 1 failed,"),
+            "{text:?}"
+        );
+        assert!(
+            !text.contains('F'),
+            "no terse characters on a terminal: {text:?}"
+        );
+    }
+
+    #[test]
+    fn quiet_off_a_terminal_keeps_libtests_characters() {
+        let mut console = Console::new(Vec::new(), false).quiet(true);
+        start(&mut console, &["evals::a", "evals::b"]);
+        console
+            .on_eval_complete(&report("evals::a", "passed"))
+            .expect("written");
+        console
+            .on_progress(&Progress {
+                newly_slow: vec!["evals::b".into()],
+                ..progress(61, &["evals::b"], &[])
+            })
+            .expect("written");
+        let text = String::from_utf8(console.into_inner()).expect("UTF-8");
+        assert!(
+            text.ends_with(".\ntest b has been running for over 60 seconds\n"),
+            "{text:?}"
+        );
     }
 }

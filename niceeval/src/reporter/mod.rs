@@ -13,7 +13,7 @@ mod junit;
 mod markdown;
 mod markup;
 
-pub use console::{Console, summary_table};
+pub use console::{Console, progress_line, summary_table};
 
 #[cfg(feature = "html")]
 #[cfg_attr(docsrs, doc(cfg(feature = "html")))]
@@ -495,6 +495,28 @@ pub trait Reporter: Send {
         let _ = suite;
         Ok(())
     }
+
+    /// While evals run, about once a second: what is running, for how long, and which evals
+    /// have just passed the `[run] slow_after` mark (the console names them, as libtest does
+    /// after 60 s, and redraws its progress line).
+    fn on_progress(&mut self, progress: &Progress) -> std::io::Result<()> {
+        let _ = progress;
+        Ok(())
+    }
+}
+
+/// A suite's progress between finished evals ([`Reporter::on_progress`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Time since the suite started.
+    pub elapsed: std::time::Duration,
+    /// The evals running now (ids), each with the time since it started, longest first.
+    pub running: Vec<(String, std::time::Duration)>,
+    /// The evals that passed the slow mark since the last call (ids); each is named once.
+    pub newly_slow: Vec<String>,
+    /// The slow mark (`[run] slow_after`).
+    pub slow_after: std::time::Duration,
 }
 
 impl<R: Reporter + ?Sized> Reporter for Box<R> {
@@ -506,5 +528,8 @@ impl<R: Reporter + ?Sized> Reporter for Box<R> {
     }
     fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
         (**self).on_run_complete(suite)
+    }
+    fn on_progress(&mut self, progress: &Progress) -> std::io::Result<()> {
+        (**self).on_progress(progress)
     }
 }
