@@ -197,7 +197,9 @@ pub mod __private {
     pub use crate::libtest::{finish_test, run_test, run_test_report};
     pub use crate::report::EvalReport;
     pub use crate::reporter::Reporter;
-    pub use crate::snapshot::{name as snapshot_name, text as snapshot_text};
+    pub use crate::snapshot::{
+        name as snapshot_name, settings as snapshot_settings, text_in as snapshot_text,
+    };
     pub use crate::{Error, Eval};
     pub use insta;
     pub use inventory;

@@ -50,7 +50,52 @@ pub fn name(report: &EvalReport) -> String {
 /// assert!(!snap.contains("12.5"));
 /// ```
 pub fn text(report: &EvalReport) -> String {
-    crate::report::render(report, Style::Snapshot)
+    crate::report::render(report, Style::Snapshot { reasons: true })
+}
+
+/// [`text`] without the assertions' reasons: verdict, severity, name and score of each. The
+/// form `[report] snapshot_reasons = false` asks for, so a reworded reply that passes the same
+/// way leaves the snapshot unchanged.
+///
+/// ```
+/// use niceeval::snapshot::{text, text_without_reasons};
+/// # let report: niceeval::EvalReport = serde_json::from_value(serde_json::json!({
+/// #   "id": "demo::refund", "file": "tests/demo.rs", "line": 3, "outcome": "passed",
+/// #   "assertions": [{"name": "includes(\"refund\")", "kind": "value", "severity": "gate",
+/// #     "score": 1.0, "passed": true, "reason": "found \"refund\" in \"Your refund is on its way\""}],
+/// #   "duration_ms": 12.5, "usage": {"input_tokens": 1, "output_tokens": 2, "cache_read_tokens": 0},
+/// #   "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [1.0], "pass_hat_k": [1.0]},
+/// #   "min_pass_rate": 1.0
+/// # })).unwrap();
+/// assert!(text(&report).contains("reason: found"));
+/// assert!(!text_without_reasons(&report).contains("reason:"));
+/// ```
+pub fn text_without_reasons(report: &EvalReport) -> String {
+    crate::report::render(report, Style::Snapshot { reasons: false })
+}
+
+/// The snapshot text for an eval of the crate at `manifest_dir`: [`text`], or
+/// [`text_without_reasons`] when its niceeval.toml says `[report] snapshot_reasons = false`.
+pub fn text_in(report: &EvalReport, manifest_dir: &str) -> String {
+    let reasons = crate::config::Config::for_manifest_dir(manifest_dir)
+        .ok()
+        .and_then(|c| c.report.snapshot_reasons)
+        .unwrap_or(true);
+    if reasons {
+        text(report)
+    } else {
+        text_without_reasons(report)
+    }
+}
+
+/// insta settings for a report's snapshot: a clean header — the eval's id as the description
+/// and no expression (insta would otherwise record the macro's internals) — over the settings
+/// in effect.
+pub fn settings(report: &EvalReport) -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_omit_expression(true);
+    settings.set_description(format!("niceeval report of {}", report.id));
+    settings
 }
 
 /// The directory holding `def`'s snapshots: `snapshots/` beside the eval's source file.
@@ -86,8 +131,8 @@ pub fn check_in_suite(def: &EvalDefinition, report: &mut EvalReport) {
             def.file, def.manifest_dir
         )),
         Some(dir) => {
-            let snapshot = text(report);
-            let mut settings = insta::Settings::clone_current();
+            let snapshot = text_in(report, def.manifest_dir);
+            let mut settings = settings(report);
             settings.set_snapshot_path(&dir);
             settings.set_prepend_module_to_snapshot(false);
             settings.set_input_file(def.file);
@@ -137,10 +182,12 @@ pub fn check_in_suite(def: &EvalDefinition, report: &mut EvalReport) {
 macro_rules! assert_report_snapshot {
     ($report:expr) => {{
         let report: &$crate::__private::EvalReport = &$report;
-        $crate::__private::insta::assert_snapshot!(
-            $crate::__private::snapshot_name(report),
-            $crate::__private::snapshot_text(report)
-        );
+        $crate::__private::snapshot_settings(report).bind(|| {
+            $crate::__private::insta::assert_snapshot!(
+                $crate::__private::snapshot_name(report),
+                $crate::__private::snapshot_text(report, env!("CARGO_MANIFEST_DIR"))
+            );
+        });
     }};
 }
 
@@ -217,6 +264,45 @@ mod tests {
              - fail gate max_cost(0.01) score [measured] (threshold 1.00)\n    reason: [measured]\n  \
              - pass gate turn 1: max_tool_calls(1) score 1.00 (threshold 1.00)\n    \
              reason: 1 tool call, within the limit of 1: lookup_order\n"
+        );
+    }
+
+    fn report_with(reason: &str) -> EvalReport {
+        serde_json::from_value(json!({
+            "id": "demo::refund", "file": "tests/demo.rs", "line": 3, "outcome": "passed",
+            "assertions": [{"name": "includes(\"refund\")", "kind": "value", "severity": "gate",
+              "score": 1.0, "passed": true, "reason": reason}],
+            "duration_ms": 1.0, "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+            "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [1.0], "pass_hat_k": [1.0]},
+            "min_pass_rate": 1.0
+        }))
+        .expect("a report")
+    }
+
+    #[test]
+    fn multi_line_reasons_keep_their_line_breaks() {
+        let snap = text(&report_with("first line\nsecond line\n  indented"));
+        assert!(
+            snap.ends_with(
+                "  reason: first line\n            second line\n              indented\n"
+            ),
+            "{snap}"
+        );
+        assert!(!snap.contains("first line   second"), "not flattened: {snap}");
+    }
+
+    #[test]
+    fn without_reasons_a_reworded_reply_gives_the_same_snapshot() {
+        let before = report_with("found \"refund\" in \"Your refund is on its way\"");
+        let after = report_with("found \"refund\" in \"We sent your refund today\"");
+        assert_ne!(text(&before), text(&after));
+        assert_eq!(
+            super::text_without_reasons(&before),
+            super::text_without_reasons(&after)
+        );
+        assert!(
+            super::text_without_reasons(&before)
+                .ends_with("- pass gate includes(\"refund\") score 1.00\n")
         );
     }
 }

@@ -29,6 +29,7 @@
 //!
 //! [report]
 //! max_text = "64KiB"                       # longest text stored per value (bytes, KiB, MiB, KB, MB)
+//! snapshot_reasons = true                  # false: snapshots leave reasons (which quote the reply) out
 //! ```
 //!
 //! Environment overrides, applied after the file: `NICEEVAL_STRICT` (`1`/`true`/`yes`/`on` or
@@ -228,7 +229,10 @@ pub struct RunConfig {
 
 /// `[report]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a table with max_text")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with max_text, snapshot_reasons"
+)]
 pub struct ReportConfig {
     /// The longest text stored per value in reports, results files and transcripts: each
     /// message, thinking text, tool input or output and assertion reason longer than this is
@@ -237,6 +241,12 @@ pub struct ReportConfig {
     /// Assertions always see the whole value.
     #[serde(default, deserialize_with = "validate::size")]
     pub max_text: Option<u64>,
+    /// Whether snapshots (`#[eval(snapshot)]`, `assert_report_snapshot!`) show the assertions'
+    /// reasons (default `true`). Reasons quote the reply; with `false` a snapshot holds each
+    /// assertion's verdict, name and score, so a reworded reply that passes the same way does
+    /// not fail every snapshot.
+    #[serde(default)]
+    pub snapshot_reasons: Option<bool>,
 }
 
 impl Config {
@@ -649,6 +659,7 @@ path = "x"
             },
             report: ReportConfig {
                 max_text: Some(1024),
+                snapshot_reasons: Some(false),
             },
             source: None,
         };

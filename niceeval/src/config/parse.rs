@@ -35,7 +35,7 @@ pub(super) const RUN_KEYS: &[&str] = &["concurrency", "strict", "timeout", "runs
 /// The keys of a `[prices."provider/model"]` entry.
 pub(super) const PRICE_KEYS: &[&str] = &["input", "output", "cache_read"];
 /// The keys of `[report]`.
-pub(super) const REPORT_KEYS: &[&str] = &["max_text"];
+pub(super) const REPORT_KEYS: &[&str] = &["max_text", "snapshot_reasons"];
 
 pub(super) fn parse(text: &str, name: &str) -> Result<Config, ConfigError> {
     let error = |key: Option<String>, e: &toml::de::Error| {

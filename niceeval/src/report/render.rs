@@ -15,8 +15,12 @@ use crate::outcome::Outcome;
 pub(crate) enum Style {
     /// Everything a reader of a failure needs.
     Report,
-    /// Only what is stable from run to run.
-    Snapshot,
+    /// Only what is stable from run to run; `reasons: false` leaves the assertions' reasons
+    /// out (they quote the reply, so a reworded reply changes them).
+    Snapshot {
+        /// Whether reasons are shown.
+        reasons: bool,
+    },
 }
 
 /// Renders `report` in `style`.
@@ -30,7 +34,7 @@ pub(crate) fn render(report: &EvalReport, style: Style) -> String {
     match style {
         Style::Report if !report.assertions.is_empty() => out.push('\n'),
         Style::Report => {}
-        Style::Snapshot => out.push_str("assertions:\n"),
+        Style::Snapshot { .. } => out.push_str("assertions:\n"),
     }
     for assertion in &report.assertions {
         write_assertion(&mut out, assertion, 1, style);
@@ -41,7 +45,7 @@ pub(crate) fn render(report: &EvalReport, style: Style) -> String {
 /// The outcome line, and for several runs what they did.
 fn header(out: &mut String, report: &EvalReport, style: Style) {
     match style {
-        Style::Snapshot => {
+        Style::Snapshot { .. } => {
             let _ = writeln!(out, "outcome: {}", report.outcome);
             if report.below_threshold {
                 out.push_str("below threshold: true\n");
@@ -134,12 +138,12 @@ fn runs(out: &mut String, report: &EvalReport) {
 fn marks(out: &mut String, report: &EvalReport, style: Style) {
     let pad = match style {
         Style::Report => "  ",
-        Style::Snapshot => "",
+        Style::Snapshot { .. } => "",
     };
     if let Some(error) = &report.error {
         let message = match style {
             Style::Report => indent_rest(&error.message, "         "),
-            Style::Snapshot => error.message.clone(),
+            Style::Snapshot { .. } => error.message.clone(),
         };
         let _ = writeln!(out, "{pad}error: {message}");
     }
@@ -158,7 +162,7 @@ fn marks(out: &mut String, report: &EvalReport, style: Style) {
                 );
             }
         }
-        Style::Snapshot => {
+        Style::Snapshot { .. } => {
             if report.runs.len() > 1 {
                 let _ = writeln!(
                     out,
@@ -250,7 +254,7 @@ fn write_assertion(out: &mut String, a: &AssertionResult, depth: usize, style: S
                 let _ = writeln!(out, "{inner}{}", indent_rest(&a.reason, &inner));
             }
         }
-        Style::Snapshot => {
+        Style::Snapshot { .. } => {
             let verdict = if a.error.is_some() {
                 "error"
             } else if a.passed {
@@ -275,17 +279,20 @@ fn write_assertion(out: &mut String, a: &AssertionResult, depth: usize, style: S
                 a.severity.as_str(),
                 a.name,
             );
-            if a.measured {
+            let reasons = matches!(style, Style::Snapshot { reasons: true });
+            if a.measured && reasons {
                 let _ = writeln!(out, "{pad}  reason: [measured]");
-            } else if !a.reason.is_empty() {
-                let _ = writeln!(out, "{pad}  reason: {}", a.reason.replace('\n', " "));
+            } else if !a.reason.is_empty() && reasons {
+                // Line breaks kept, continuation lines under the first.
+                let inner = format!("{pad}          ");
+                let _ = writeln!(out, "{pad}  reason: {}", indent_rest(&a.reason, &inner));
             }
         }
     }
     // The report nests children under the reason column; the snapshot one level deeper.
     let child_depth = match style {
         Style::Report => depth + 2,
-        Style::Snapshot => depth + 1,
+        Style::Snapshot { .. } => depth + 1,
     };
     for child in &a.children {
         write_assertion(out, child, child_depth, style);
