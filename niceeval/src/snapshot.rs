@@ -288,7 +288,10 @@ mod tests {
             ),
             "{snap}"
         );
-        assert!(!snap.contains("first line   second"), "not flattened: {snap}");
+        assert!(
+            !snap.contains("first line   second"),
+            "not flattened: {snap}"
+        );
     }
 
     #[test]

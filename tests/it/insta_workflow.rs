@@ -143,7 +143,10 @@ fn cargo_insta_test_accept_and_ci_catch_a_behaviour_change() {
         assert!(text.contains("\noutcome: passed\nassertions:\n"), "{text}");
         // A clean header: what the snapshot is, no macro internals.
         assert!(!text.contains("expression:"), "{text}");
-        assert!(text.contains("description: \"niceeval report of "), "{text}");
+        assert!(
+            text.contains("description: \"niceeval report of "),
+            "{text}"
+        );
         assert!(
             text.contains("  - pass gate includes(\"refund\") score 1.00\n"),
             "{text}"
