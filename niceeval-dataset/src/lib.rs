@@ -1,0 +1,541 @@
+//! The dataset files of niceeval's `#[eval(cases = "..")]`: reads a `.jsonl`, `.json`, `.yaml` /
+//! `.yml` or `.csv` file into [`Case`]s — each with its name, the line it starts on and its
+//! record as JSON — and checks what makes a dataset unusable (a malformed line or row, a
+//! duplicate id, no case at all). The `#[eval]` macro reads the file at compile time to name
+//! one test per case; the runtime reads it again when a suite starts, so an edited file runs
+//! without a rebuild. Both use this crate, so both name cases the same way.
+//!
+//! Naming ([`case_name`]): a record's `id` field (a string or an integer) when it has one, else
+//! its 1-based position zero-padded to the width of the case count; characters outside
+//! `[A-Za-z0-9_]` become `_`, and a name starting with a digit (or one that cannot be a Rust
+//! function name: `_`, `self`, `super`, `crate`, `Self`) gets the prefix `case_`.
+//!
+//! ```
+//! use niceeval_dataset::{parse, Format};
+//!
+//! let cases = parse(
+//!     "{\"id\": \"paris\", \"q\": \"Capital of France?\"}\n{\"q\": \"Capital of Peru?\"}\n",
+//!     Format::Jsonl,
+//!     "capitals.jsonl",
+//! )?;
+//! assert_eq!(cases[0].name, "paris");
+//! assert_eq!(cases[1].name, "case_2");
+//! assert_eq!(cases[1].line, 2);
+//! # Ok::<(), niceeval_dataset::DatasetError>(())
+//! ```
+
+#![deny(missing_docs)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// One case of a dataset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// The case's name: `paris`, `case_007` (see [`case_name`]).
+    pub name: String,
+    /// The 1-based line the record starts on (for CSV, the row's line).
+    pub line: usize,
+    /// The record.
+    pub record: Value,
+}
+
+/// The formats a dataset file can have, by extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `.jsonl`: one JSON object per line; blank lines are skipped.
+    Jsonl,
+    /// `.json`: an array of objects, or an object whose keys are case ids.
+    Json,
+    /// `.yaml` / `.yml`: a list of mappings.
+    Yaml,
+    /// `.csv`: a header row, then one case per row; every cell a string.
+    Csv,
+}
+
+impl Format {
+    /// The format of `path`, from its extension.
+    ///
+    /// ```
+    /// use niceeval_dataset::Format;
+    /// assert_eq!(Format::of("evals/capitals.yml".as_ref()).unwrap(), Format::Yaml);
+    /// assert!(Format::of("evals/capitals.txt".as_ref()).is_err());
+    /// ```
+    pub fn of(path: &Path) -> Result<Format, DatasetError> {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("jsonl") => Ok(Format::Jsonl),
+            Some("json") => Ok(Format::Json),
+            Some("yaml" | "yml") => Ok(Format::Yaml),
+            Some("csv") => Ok(Format::Csv),
+            _ => Err(DatasetError::UnknownFormat {
+                path: path.to_path_buf(),
+            }),
+        }
+    }
+}
+
+/// Why a dataset cannot be used. Every message names the file, and the line where there is
+/// one.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DatasetError {
+    /// The file could not be read.
+    #[error("cannot read the dataset {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The extension is none of the known ones.
+    #[error(
+        "{}: unknown dataset format; name the file .jsonl, .json, .yaml, .yml or .csv",
+        path.display()
+    )]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A line, row or item is not a record.
+    #[error("{path}:{line}: {message}")]
+    Malformed {
+        /// The file.
+        path: String,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The file as a whole has the wrong shape (not an array, not a list, no header).
+    #[error("{path}: {message}")]
+    Shape {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Two records have the same case name.
+    #[error(
+        "{path}:{second}: duplicate case `{name}`, also at line {first}; give each case its own `id`"
+    )]
+    Duplicate {
+        /// The file.
+        path: String,
+        /// The name both have.
+        name: String,
+        /// The line of the first.
+        first: usize,
+        /// The line of the second.
+        second: usize,
+    },
+    /// The file holds no case: an eval over it would pass having checked nothing.
+    #[error("{path}: the dataset has no cases")]
+    Empty {
+        /// The file.
+        path: String,
+    },
+}
+
+/// Reads and parses the dataset at `path` (its format from the extension).
+pub fn read(path: &Path) -> Result<Vec<Case>, DatasetError> {
+    let format = Format::of(path)?;
+    let text = std::fs::read_to_string(path).map_err(|source| DatasetError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text, format, &path.display().to_string())
+}
+
+/// Parses a dataset's text; `origin` names the file in errors.
+pub fn parse(text: &str, format: Format, origin: &str) -> Result<Vec<Case>, DatasetError> {
+    let records = match format {
+        Format::Jsonl => jsonl(text, origin)?,
+        Format::Json => json(text, origin)?,
+        Format::Yaml => yaml(text, origin)?,
+        Format::Csv => csv_rows(text, origin)?,
+    };
+    if records.is_empty() {
+        return Err(DatasetError::Empty {
+            path: origin.to_string(),
+        });
+    }
+    name_cases(records, origin)
+}
+
+/// A record before naming: its line, the id it gives itself, and the record.
+struct Raw {
+    line: usize,
+    id: Option<String>,
+    record: Value,
+}
+
+fn malformed(origin: &str, line: usize, message: impl Into<String>) -> DatasetError {
+    DatasetError::Malformed {
+        path: origin.to_string(),
+        line,
+        message: message.into(),
+    }
+}
+
+/// The `id` field of a record: a string or an integer; anything else is an error.
+fn own_id(record: &Value, origin: &str, line: usize) -> Result<Option<String>, DatasetError> {
+    match record.get("id") {
+        // A blank id (an empty CSV cell) is no id: the case is named by its position.
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(Some(n.to_string())),
+        Some(other) => Err(malformed(
+            origin,
+            line,
+            format!("`id` must be a string or an integer, not {other}"),
+        )),
+    }
+}
+
+fn record(value: Value, origin: &str, line: usize) -> Result<Raw, DatasetError> {
+    if !value.is_object() {
+        return Err(malformed(
+            origin,
+            line,
+            format!(
+                "a case must be an object (`{{\"question\": ..}}`), not {}",
+                kind(&value)
+            ),
+        ));
+    }
+    let id = own_id(&value, origin, line)?;
+    Ok(Raw {
+        line,
+        id,
+        record: value,
+    })
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn jsonl(text: &str, origin: &str) -> Result<Vec<Raw>, DatasetError> {
+    let mut out = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: Value = serde_json::from_str(line).map_err(|e| {
+            malformed(
+                origin,
+                index + 1,
+                format!("not a JSON record (column {}): {e}", e.column()),
+            )
+        })?;
+        out.push(record(value, origin, index + 1)?);
+    }
+    Ok(out)
+}
+
+/// The 1-based line of `part`, a slice of `text`.
+fn line_of(text: &str, part: &str) -> usize {
+    let offset = (part.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+fn json(text: &str, origin: &str) -> Result<Vec<Raw>, DatasetError> {
+    let shape = |message: String| DatasetError::Shape {
+        path: origin.to_string(),
+        message,
+    };
+    let syntax = |e: serde_json::Error| malformed(origin, e.line(), format!("not JSON: {e}"));
+    match text.trim_start().chars().next() {
+        Some('[') => {
+            let items: Vec<&RawValue> = serde_json::from_str(text).map_err(syntax)?;
+            items
+                .into_iter()
+                .map(|raw| {
+                    let line = line_of(text, raw.get());
+                    let value: Value = serde_json::from_str(raw.get()).map_err(syntax)?;
+                    record(value, origin, line)
+                })
+                .collect()
+        }
+        Some('{') => {
+            let entries: KeyedEntries<'_> = serde_json::from_str(text).map_err(syntax)?;
+            entries
+                .0
+                .into_iter()
+                .map(|(key, raw)| {
+                    let line = line_of(text, raw.get());
+                    let value: Value = serde_json::from_str(raw.get()).map_err(syntax)?;
+                    let mut raw = record(value, origin, line)?;
+                    // The key is the case's id.
+                    raw.id = Some(key);
+                    Ok(raw)
+                })
+                .collect()
+        }
+        _ => Err(shape(
+            "a JSON dataset is an array of cases, or an object whose keys are case ids".into(),
+        )),
+    }
+}
+
+/// A JSON object's entries in file order (serde_json's `Map` sorts them).
+struct KeyedEntries<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for KeyedEntries<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Entries<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Entries<'a> {
+            type Value = KeyedEntries<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object whose keys are case ids")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Self::Value, M::Error> {
+                let mut out = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, &'de RawValue>()? {
+                    out.push((key, value));
+                }
+                Ok(KeyedEntries(out))
+            }
+        }
+        d.deserialize_map(Entries(std::marker::PhantomData))
+    }
+}
+
+fn yaml(text: &str, origin: &str) -> Result<Vec<Raw>, DatasetError> {
+    let value: Value = yaml_serde::from_str(text).map_err(|e| {
+        let line = e.location().map_or(1, |l| l.line());
+        malformed(origin, line, format!("not YAML: {e}"))
+    })?;
+    let Value::Array(items) = value else {
+        return Err(DatasetError::Shape {
+            path: origin.to_string(),
+            message: format!(
+                "a YAML dataset is a list of cases (`- question: ..`), not {}",
+                kind(&value)
+            ),
+        });
+    };
+    let lines = yaml_item_lines(text);
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| record(item, origin, lines.get(i).copied().unwrap_or(1)))
+        .collect()
+}
+
+/// The lines where the items of a top-level YAML list start: lines whose first character is
+/// `-` at the list's indentation (YAML parsers keep no positions for values; this is only used
+/// to point at an item in error messages).
+fn yaml_item_lines(text: &str) -> Vec<usize> {
+    let items = text.lines().enumerate().filter_map(|(i, line)| {
+        let trimmed = line.trim_start();
+        let is_item = trimmed == "-" || trimmed.starts_with("- ");
+        is_item.then_some((i + 1, line.len() - trimmed.len()))
+    });
+    let items: Vec<(usize, usize)> = items.collect();
+    let indent = items.iter().map(|(_, indent)| *indent).min().unwrap_or(0);
+    items
+        .into_iter()
+        .filter(|(_, i)| *i == indent)
+        .map(|(line, _)| line)
+        .collect()
+}
+
+fn csv_rows(text: &str, origin: &str) -> Result<Vec<Raw>, DatasetError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(text.as_bytes());
+    let headers = reader
+        .headers()
+        .map_err(|e| malformed(origin, 1, format!("not a CSV header row: {e}")))?
+        .clone();
+    if headers.is_empty() || headers.iter().all(|h| h.trim().is_empty()) {
+        return Err(DatasetError::Shape {
+            path: origin.to_string(),
+            message: "a CSV dataset starts with a header row naming its columns".into(),
+        });
+    }
+    let mut out = Vec::new();
+    for row in reader.records() {
+        let row = row.map_err(|e| {
+            let line = e.position().map_or(1, |p| p.line() as usize);
+            malformed(origin, line, format!("not a CSV row: {e}"))
+        })?;
+        let line = row.position().map_or(1, |p| p.line() as usize);
+        let object: serde_json::Map<String, Value> = headers
+            .iter()
+            .zip(row.iter())
+            .map(|(h, cell)| (h.to_string(), Value::String(cell.to_string())))
+            .collect();
+        out.push(record(Value::Object(object), origin, line)?);
+    }
+    Ok(out)
+}
+
+/// Names the records and refuses duplicates.
+fn name_cases(records: Vec<Raw>, origin: &str) -> Result<Vec<Case>, DatasetError> {
+    let width = records.len().to_string().len();
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut out = Vec::with_capacity(records.len());
+    for (index, raw) in records.into_iter().enumerate() {
+        let name = match &raw.id {
+            Some(id) => case_name(id),
+            None => case_name(&format!("{:0width$}", index + 1)),
+        };
+        if let Some(first) = seen.insert(name.clone(), raw.line) {
+            return Err(DatasetError::Duplicate {
+                path: origin.to_string(),
+                name,
+                first,
+                second: raw.line,
+            });
+        }
+        out.push(Case {
+            name,
+            line: raw.line,
+            record: raw.record,
+        });
+    }
+    Ok(out)
+}
+
+/// The name of a case whose id (or zero-padded position) is `id`.
+///
+/// ```
+/// use niceeval_dataset::case_name;
+/// assert_eq!(case_name("paris"), "paris");
+/// assert_eq!(case_name("São Paulo"), "S_o_Paulo");
+/// assert_eq!(case_name("007"), "case_007");
+/// assert_eq!(case_name("self"), "case_self");
+/// ```
+pub fn case_name(id: &str) -> String {
+    let name: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let reserved = matches!(
+        name.as_str(),
+        "_" | "self" | "super" | "crate" | "Self" | ""
+    );
+    if reserved || name.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("case_{name}")
+    } else {
+        name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(cases: &[Case]) -> Vec<(&str, usize)> {
+        cases.iter().map(|c| (c.name.as_str(), c.line)).collect()
+    }
+
+    #[test]
+    fn every_format_gives_the_same_cases() {
+        let jsonl = parse(
+            "{\"id\": \"paris\", \"a\": \"Paris\"}\n\n{\"a\": \"Lima\"}\n",
+            Format::Jsonl,
+            "c.jsonl",
+        )
+        .unwrap();
+        assert_eq!(names(&jsonl), [("paris", 1), ("case_2", 3)]);
+        let json = parse(
+            "[\n  {\"id\": \"paris\", \"a\": \"Paris\"},\n  {\"a\": \"Lima\"}\n]",
+            Format::Json,
+            "c.json",
+        )
+        .unwrap();
+        assert_eq!(names(&json), [("paris", 2), ("case_2", 3)]);
+        let keyed = parse(
+            "{\n \"zurich\": {\"a\": \"Bern\"},\n \"lima\": {\"a\": \"Lima\"}\n}",
+            Format::Json,
+            "c.json",
+        )
+        .unwrap();
+        assert_eq!(names(&keyed), [("zurich", 2), ("lima", 3)]);
+        let yaml = parse(
+            "# capitals\n- id: paris\n  a: Paris\n- a: Lima\n",
+            Format::Yaml,
+            "c.yaml",
+        )
+        .unwrap();
+        assert_eq!(names(&yaml), [("paris", 2), ("case_2", 4)]);
+        let csv = parse("id,a\nparis,Paris\n,Lima\n", Format::Csv, "c.csv").unwrap();
+        assert_eq!(names(&csv), [("paris", 2), ("case_2", 3)]);
+        assert_eq!(csv[1].record["a"], "Lima");
+    }
+
+    #[test]
+    fn positions_are_padded_to_the_width_of_the_count() {
+        let text = "{\"q\": 1}\n".repeat(12);
+        let cases = parse(&text, Format::Jsonl, "c.jsonl").unwrap();
+        assert_eq!(cases[0].name, "case_01");
+        assert_eq!(cases[11].name, "case_12");
+        let cases = parse("{\"id\": 7}\n", Format::Jsonl, "c.jsonl").unwrap();
+        assert_eq!(cases[0].name, "case_7");
+    }
+
+    #[test]
+    fn bad_input_names_the_file_and_line() {
+        let err = |text: &str, format| parse(text, format, "c.data").unwrap_err().to_string();
+        assert!(
+            err("{\"q\": 1}\n{\"q\": \n", Format::Jsonl).starts_with("c.data:2: not a JSON record"),
+            "{}",
+            err("{\"q\": 1}\n{\"q\": \n", Format::Jsonl)
+        );
+        assert_eq!(
+            err(
+                "{\"id\": \"a\"}\n{\"q\": 1}\n{\"id\": \"a\"}\n",
+                Format::Jsonl
+            ),
+            "c.data:3: duplicate case `a`, also at line 1; give each case its own `id`"
+        );
+        assert!(err("[1, 2]", Format::Json).contains("c.data:1: a case must be an object"));
+        assert!(err("{\"id\": [1]}\n", Format::Jsonl).contains("`id` must be"));
+        assert_eq!(err("", Format::Jsonl), "c.data: the dataset has no cases");
+        assert!(err("a: 1\n", Format::Yaml).contains("a YAML dataset is a list"));
+        assert!(
+            err("id,a\nx,1\ny,2,3\n", Format::Csv).starts_with("c.data:3: not a CSV row"),
+            "{}",
+            err("id,a\nx,1\ny,2,3\n", Format::Csv)
+        );
+        assert!(err("[{\"a\": 1}", Format::Json).starts_with("c.data:1: not JSON"));
+        assert!(err("\"x\"", Format::Json).contains("an array of cases, or an object"));
+    }
+
+    #[test]
+    fn a_missing_file_and_an_unknown_extension_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = read(&dir.path().join("cases.jsonl"))
+            .unwrap_err()
+            .to_string();
+        assert!(missing.starts_with("cannot read the dataset "), "{missing}");
+        let unknown = read(&dir.path().join("cases.txt")).unwrap_err().to_string();
+        assert!(
+            unknown.ends_with(
+                "unknown dataset format; name the file .jsonl, .json, .yaml, .yml or .csv"
+            )
+        );
+    }
+}
