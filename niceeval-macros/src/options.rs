@@ -25,6 +25,7 @@ pub const KNOWN: &[(&str, &str)] = &[
     ("judge_model", "judge_model = \"openai/gpt-4o-mini\""),
     ("strict", "strict"),
     ("snapshot", "snapshot"),
+    ("cases", "cases = \"evals/cases.jsonl\""),
     ("crate", "crate = my_niceeval"),
 ];
 
@@ -51,6 +52,16 @@ pub struct Options {
     pub snapshot: bool,
     /// `crate = path`: where niceeval is found when it is renamed.
     pub krate: Option<Path>,
+    /// `cases = "file"`: the dataset, read now to name one test per case.
+    pub cases: Option<Cases>,
+}
+
+/// A dataset read at compile time.
+pub struct Cases {
+    /// The path as written (relative to the crate's manifest directory).
+    pub path: LitStr,
+    /// The cases' names, in file order.
+    pub names: Vec<String>,
 }
 
 /// One option as written, before validation.

@@ -145,6 +145,49 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
     let future = quote_spanned! {name.span()=>
         #body_krate::__private::body(#name(#handle_arg), #output)
     };
+    // A dataset eval runs as its cases: the plain body is never called (the runtime runs each
+    // case through the case body), and the case body deserializes the record first.
+    let (future, dataset) = match &options.cases {
+        None => (future, None),
+        Some(cases) => {
+            let path = &cases.path;
+            let case = Ident::new("__niceeval_case", Span::call_site());
+            let case_ty = match sig.inputs.iter().nth(1) {
+                Some(FnArg::Typed(param)) => param.ty.to_token_stream(),
+                _ => quote!(_),
+            };
+            let (ty_start, _) = span_range(&case_ty);
+            let record_krate = krate_at(&options, ty_start);
+            let from_record = quote_spanned! {ty_start=>
+                #record_krate::__private::case_from_record::<#case_ty>(#case, #path)
+            };
+            let case_future = quote_spanned! {name.span()=>
+                #body_krate::__private::body(#name(#handle_arg, #case), #output)
+            };
+            let case_body = quote! {
+                fn __niceeval_case_body<'__niceeval>(
+                    #handle: &'__niceeval mut #krate::__private::Eval,
+                    #case: &'static #krate::__private::Case,
+                ) -> #krate::__private::BoxFuture<'__niceeval, ::core::result::Result<(), #krate::__private::Error>> {
+                    let #case = match #from_record {
+                        ::core::result::Result::Ok(case) => case,
+                        ::core::result::Result::Err(e) => {
+                            return ::std::boxed::Box::pin(async move { ::core::result::Result::Err(e) })
+                        }
+                    };
+                    #case_future
+                }
+                // Cargo rebuilds the test target when the dataset changes.
+                const _: &[u8] = ::core::include_bytes!(::core::concat!(
+                    ::core::env!("CARGO_MANIFEST_DIR"), "/", #path
+                ));
+            };
+            let stub = quote!(::std::boxed::Box::pin(async {
+                ::core::result::Result::Ok(())
+            }));
+            (stub, Some((cases, case_body)))
+        }
+    };
 
     let mut builder = TokenStream::new();
     if let Some(agent) = &options.agent {
@@ -188,6 +231,11 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
     if attributes.ignored {
         builder.extend(quote!(.with_ignored()));
     }
+    if let Some((cases, _)) = &dataset {
+        let path = &cases.path;
+        builder.extend(quote!(.with_cases(#path, __niceeval_case_body)));
+    }
+    let case_body = dataset.as_ref().map(|(_, body)| body);
     let location = quote_spanned!(name.span()=> ::core::file!(), ::core::line!());
 
     // With `snapshot`, the snapshot is taken in the generated test, so the snapshot macro expands
@@ -203,14 +251,40 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
     } else {
         quote!(#krate::__private::run_test(&#static_ident))
     };
+    // One test per case, in a module named after the function: `capitals::paris`.
+    let tests = match &dataset {
+        None => quote! {
+            #(#cfg)*
+            #(#test_attrs)*
+            #[::core::prelude::v1::test]
+            fn #name() {
+                #test_body
+            }
+        },
+        Some((cases, _)) => {
+            let tests = cases.names.iter().map(|case| {
+                let ident = syn::parse_str::<Ident>(case)
+                    .unwrap_or_else(|_| Ident::new_raw(case, Span::call_site()));
+                quote! {
+                    #(#test_attrs)*
+                    #[::core::prelude::v1::test]
+                    fn #ident() {
+                        #krate::__private::run_case(&super::#static_ident, #case)
+                    }
+                }
+            });
+            quote! {
+                #(#cfg)*
+                #[doc(hidden)]
+                mod #name {
+                    #(#tests)*
+                }
+            }
+        }
+    };
 
     quote! {
-        #(#cfg)*
-        #(#test_attrs)*
-        #[::core::prelude::v1::test]
-        fn #name() {
-            #test_body
-        }
+        #tests
 
         #(#cfg)*
         #[doc(hidden)]
@@ -226,6 +300,8 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
             ) -> #krate::__private::BoxFuture<'__niceeval, ::core::result::Result<(), #krate::__private::Error>> {
                 #future
             }
+
+            #case_body
 
             #krate::__private::EvalDefinition::new(
                 #name_str,

@@ -14,8 +14,9 @@ fn shape(sig: &Signature) -> String {
     format!("`async fn {}(t: &mut Eval)`", sig.ident)
 }
 
-/// Checks the signature and attributes of `function`, adding every problem to `errors`.
-pub fn check(function: &ItemFn, errors: &mut Option<syn::Error>) {
+/// Checks the signature and attributes of `function`, adding every problem to `errors`. A
+/// dataset eval (`cases`) takes the case as a second parameter.
+pub fn check(function: &ItemFn, cases: bool, errors: &mut Option<syn::Error>) {
     let sig = &function.sig;
     if let Some(constness) = &sig.constness {
         push(
@@ -66,7 +67,7 @@ pub fn check(function: &ItemFn, errors: &mut Option<syn::Error>) {
             ),
         );
     }
-    check_parameters(sig, errors);
+    check_parameters(sig, cases, errors);
     for attr in &function.attrs {
         if let Some(message) = conflicting_attribute(attr) {
             push(errors, syn::Error::new_spanned(attr, message));
@@ -95,8 +96,9 @@ fn check_generics(sig: &Signature, errors: &mut Option<syn::Error>) {
     }
 }
 
-fn check_parameters(sig: &Signature, errors: &mut Option<syn::Error>) {
+fn check_parameters(sig: &Signature, cases: bool, errors: &mut Option<syn::Error>) {
     let mut typed = 0;
+    let allowed = if cases { 2 } else { 1 };
     for param in &sig.inputs {
         match param {
             FnArg::Receiver(receiver) => push(
@@ -111,19 +113,37 @@ fn check_parameters(sig: &Signature, errors: &mut Option<syn::Error>) {
             ),
             FnArg::Typed(param) => {
                 typed += 1;
-                if typed > 1 {
+                if typed > allowed {
                     push(
                         errors,
                         syn::Error::new_spanned(
                             param,
-                            "#[eval] functions take exactly one parameter, the eval handle `t: &mut Eval`; remove this one (set up other inputs inside the body)",
+                            if cases {
+                                "a dataset eval takes the eval handle and the case, `(t: &mut Eval, case: MyCase)`; remove this one"
+                            } else {
+                                "#[eval] functions take exactly one parameter, the eval handle `t: &mut Eval`; remove this one (set up other inputs inside the body, or run one eval per record of a file with `cases = \"evals/cases.jsonl\"` and a `case: MyCase` parameter)"
+                            },
                         ),
                     );
+                } else if typed == 2 {
+                    // The case: any `DeserializeOwned + Send` type, checked by the type checker.
                 } else if let Some(message) = handle_type_problem(&param.ty) {
                     push(errors, syn::Error::new_spanned(&param.ty, message));
                 }
             }
         }
+    }
+    if cases && typed == 1 {
+        push(
+            errors,
+            syn::Error::new(
+                sig.paren_token.span.join(),
+                format!(
+                    "a dataset eval takes the case as its second parameter: write `async fn {}(t: &mut Eval, case: MyCase)` with `#[derive(serde::Deserialize)] struct MyCase {{ .. }}`",
+                    sig.ident
+                ),
+            ),
+        );
     }
     if sig.inputs.is_empty() {
         push(
@@ -188,7 +208,7 @@ mod tests {
 
     fn errors(function: ItemFn) -> Vec<String> {
         let mut errors = None;
-        check(&function, &mut errors);
+        check(&function, false, &mut errors);
         errors
             .map(|e| e.into_iter().map(|e| e.to_string()).collect())
             .unwrap_or_default()

@@ -16,6 +16,32 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// The body of an eval, as the macro's shim exposes it.
 pub type Body = for<'a> fn(&'a mut Eval) -> BoxFuture<'a, Result<(), Error>>;
 
+/// The body of a dataset eval: the handle and one case, whose record the macro's shim
+/// deserializes into the function's case type.
+pub type CaseBody = for<'a> fn(&'a mut Eval, &'static Case) -> BoxFuture<'a, Result<(), Error>>;
+
+/// `#[eval(cases = "..")]`: the dataset file and how to run one of its cases.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Dataset {
+    /// The file, relative to the crate's manifest directory.
+    pub path: &'static str,
+    /// Runs one case.
+    pub body: CaseBody,
+}
+
+/// One case of a dataset eval, as the suite reads it from the file when it starts.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Case {
+    /// The case's name (`paris`, `case_007`): the last segment of its eval's id.
+    pub name: String,
+    /// The line of the file the record starts on.
+    pub line: usize,
+    /// The record.
+    pub record: serde_json::Value,
+}
+
 /// Everything `#[eval(..)]` knows about one eval. Built by the macro as a `static`.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -52,6 +78,11 @@ pub struct EvalDefinition {
     pub ignored: bool,
     /// The body.
     pub body: Body,
+    /// `cases = ".."`: a dataset eval (its cases are evals of their own, see
+    /// [`crate::dataset::expand`]).
+    pub dataset: Option<Dataset>,
+    /// The case this definition runs, for the evals a dataset eval expands into.
+    pub case: Option<&'static Case>,
 }
 
 impl EvalDefinition {
@@ -97,7 +128,15 @@ impl EvalDefinition {
             snapshot: false,
             ignored: false,
             body,
+            dataset: None,
+            case: None,
         }
+    }
+
+    #[doc(hidden)]
+    pub const fn with_cases(mut self, path: &'static str, body: CaseBody) -> Self {
+        self.dataset = Some(Dataset { path, body });
+        self
     }
 
     #[doc(hidden)]

@@ -260,10 +260,21 @@ async fn run_once(
         Ok(agent) => {
             let eval = Eval::new(def.id(), agent, config.clone(), record.clone())
                 .with_judge_model(def.judge_model)
-                .with_manifest_dir(def.manifest_dir);
+                .with_manifest_dir(def.manifest_dir)
+                .with_case_id(def.case.map(|c| c.name.as_str()));
             let task = tokio::spawn(async move {
                 let mut t = eval;
-                (def.body)(&mut t).await
+                match (def.dataset, def.case) {
+                    (Some(dataset), Some(case)) => (dataset.body)(&mut t, case).await,
+                    // A dataset eval runs as its cases; here only when they could not be read.
+                    (Some(_), None) => crate::dataset::expand(def).and_then(|_| {
+                        Err(crate::error::Error::Case(format!(
+                            "{} is a dataset eval: it runs as one eval per case",
+                            def.id()
+                        )))
+                    }),
+                    (None, _) => (def.body)(&mut t).await,
+                }
             });
             let abort = task.abort_handle();
             match tokio::time::timeout(timeout, task).await {

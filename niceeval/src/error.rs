@@ -52,6 +52,10 @@ pub enum Error {
     /// Any other error, with its message.
     #[error("{0}")]
     Message(String),
+    /// A dataset case whose record does not fit the eval's case type, or a dataset that cannot
+    /// be read (`#[eval(cases = "..")]`).
+    #[error("{0}")]
+    Case(String),
     /// Any other error type.
     #[error(transparent)]
     Other(#[from] Box<dyn std::error::Error + Send + Sync>),
@@ -76,6 +80,7 @@ impl Error {
         match self {
             Error::Agent { .. } | Error::NoAgent { .. } | Error::NotParked => RunErrorKind::Agent,
             Error::Config(_) => RunErrorKind::Config,
+            Error::Case(_) => RunErrorKind::Setup,
             _ => RunErrorKind::Body,
         }
     }

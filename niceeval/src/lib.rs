@@ -38,6 +38,7 @@
 pub mod agent;
 mod assertion;
 pub mod config;
+pub mod dataset;
 mod definition;
 pub mod efficiency;
 mod engine;
@@ -192,9 +193,10 @@ pub mod prelude {
 pub mod __private {
     pub use crate::agent::Agent;
     pub use crate::assert_report_snapshot;
-    pub use crate::definition::{BoxFuture, EvalDefinition, Registration};
+    pub use crate::dataset::from_record as case_from_record;
+    pub use crate::definition::{BoxFuture, Case, EvalDefinition, Registration};
     pub use crate::harness::main_with;
-    pub use crate::libtest::{finish_test, run_test, run_test_report};
+    pub use crate::libtest::{finish_test, run_case, run_test, run_test_report};
     pub use crate::report::EvalReport;
     pub use crate::reporter::Reporter;
     pub use crate::snapshot::{

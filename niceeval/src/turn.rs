@@ -51,10 +51,6 @@ pub struct Turn {
     pub index: usize,
     /// Position of this turn's first event in the run's event stream.
     pub first_event: usize,
-    /// How long the agent took over this turn, in milliseconds (0 for a turn that did not come
-    /// from `t.send`/`t.respond`).
-    #[serde(default)]
-    pub duration_ms: f64,
     /// The run this turn belongs to.
     #[serde(skip)]
     run: RunLink,
@@ -135,7 +131,6 @@ impl Turn {
             usage,
             index,
             first_event,
-            duration_ms: 0.0,
             run: RunLink::default(),
         }
     }

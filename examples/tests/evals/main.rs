@@ -5,6 +5,7 @@
 mod behaviour;
 mod conversations;
 mod custom_checks;
+mod datasets;
 mod first_steps;
 mod matchers;
 mod outcomes;

@@ -37,6 +37,7 @@ pub(super) fn apply_value(options: &mut Options, key: &str, value: &Expr) -> syn
             )?)
         }
         "judge_model" => options.judge_model = Some(judge_model(value)?),
+        "cases" => options.cases = Some(cases(value)?),
         // `apply` only passes the names of `KNOWN` that take a value.
         _ => {
             return Err(syn::Error::new_spanned(
@@ -417,4 +418,28 @@ mod tests {
             "\"soon\" is not a duration; write e.g. \"500ms\", \"30s\", \"2m\" or \"1m30s\" (units: ms, s, m, h)"
         );
     }
+}
+
+/// `cases = "file"`: reads the dataset now (relative to the crate's manifest directory) to name
+/// one test per case; a missing or malformed file is an error at the path.
+fn cases(value: &Expr) -> syn::Result<super::Cases> {
+    let path = str_lit(
+        value,
+        "`cases` takes the dataset's path: write `cases = \"evals/cases.jsonl\"` (relative to the crate's directory)",
+    )?;
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_string());
+    let file = std::path::Path::new(&manifest_dir).join(path.value());
+    let cases = niceeval_dataset::read(&file).map_err(|e| {
+        let hint = match e {
+            niceeval_dataset::DatasetError::Read { .. } => {
+                " (the path is relative to the crate's directory, where Cargo.toml is)"
+            }
+            _ => "",
+        };
+        syn::Error::new(path.span(), format!("{e}{hint}"))
+    })?;
+    Ok(super::Cases {
+        path,
+        names: cases.into_iter().map(|c| c.name).collect(),
+    })
 }

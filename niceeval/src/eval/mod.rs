@@ -30,6 +30,10 @@ pub struct Eval {
     judge_model: Option<String>,
     /// The eval crate's manifest directory (for the judge cache's target directory).
     manifest_dir: Option<std::path::PathBuf>,
+    /// The case of a dataset eval this run is for.
+    case_id: Option<String>,
+    /// How long the agent took over this run's turns, in milliseconds.
+    latency_ms: f64,
     /// The `input.requested` payload the last turn of this session is parked on.
     awaiting: Option<serde_json::Value>,
 }
@@ -63,7 +67,25 @@ impl Eval {
             judge_model: None,
             manifest_dir: None,
             awaiting: None,
+            case_id: None,
+            latency_ms: 0.0,
         }
+    }
+
+    /// Sets the dataset case this run is for.
+    pub(crate) fn with_case_id(mut self, case: Option<&str>) -> Self {
+        self.case_id = case.map(str::to_string);
+        self
+    }
+
+    /// The name of the dataset case this eval runs (`paris`, `case_007`), for an eval with
+    /// `#[eval(cases = "..")]`; `None` otherwise.
+    ///
+    /// ```
+    /// assert_eq!(niceeval::Eval::detached(None).case_id(), None);
+    /// ```
+    pub fn case_id(&self) -> Option<&str> {
+        self.case_id.as_deref()
     }
 
     /// Sets the eval's judge model (`#[eval(judge_model = ..)]`).
@@ -159,9 +181,9 @@ impl Eval {
         events.push(user);
         events.extend(emitted);
         self.events.extend_from_slice(&events);
-        let mut turn = Turn::from_events(self.turns.len(), first_event, events, data)
+        let turn = Turn::from_events(self.turns.len(), first_event, events, data)
             .attach(self.record.clone());
-        turn.duration_ms = duration_ms;
+        self.latency_ms += duration_ms;
         self.awaiting = turn.pending_request().cloned();
         self.history.push(Message {
             role: Role::User,
@@ -250,7 +272,7 @@ impl Eval {
 
     /// How long the agent took over this run's turns so far, in milliseconds.
     pub fn latency_ms(&self) -> f64 {
-        self.turns.iter().map(|t| t.duration_ms).sum()
+        self.latency_ms
     }
 
     /// The context for assertions as data ([`crate::spec::evaluate`]) filled in from this run:

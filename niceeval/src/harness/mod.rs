@@ -100,6 +100,12 @@ pub fn run_with_args(
     evals: Vec<&'static EvalDefinition>,
     extra: Vec<Box<dyn Reporter>>,
 ) -> i32 {
+    // Dataset evals run as one eval per case, read from their files now: an edited file runs
+    // without a rebuild. One that cannot be read stays as itself and fails saying why.
+    let evals: Vec<&'static EvalDefinition> = evals
+        .into_iter()
+        .flat_map(|def| crate::dataset::expand(def).unwrap_or_else(|_| vec![def]))
+        .collect();
     let total = evals.len();
     let selected: Vec<&'static EvalDefinition> = evals
         .into_iter()

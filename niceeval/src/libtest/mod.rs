@@ -24,6 +24,21 @@ pub fn run_test(def: &'static EvalDefinition) {
     finish_test(run_test_report(def));
 }
 
+/// The test `#[eval(cases = "..")]` generates for one case: finds the case `name` of the
+/// dataset eval `def` (reading the file once per test binary) and runs it as [`run_test`]
+/// does. A dataset that cannot be read, or that no longer holds the case, fails the test with
+/// the reason.
+pub fn run_case(def: &'static EvalDefinition, name: &str) {
+    match crate::dataset::case_named(def, name) {
+        Ok(case) => run_test(case),
+        Err(e) => {
+            let text = format!("eval {}::{name} FAILED (error)\n  error: {e}", def.id());
+            println!("{text}");
+            std::panic::resume_unwind(Box::new(text));
+        }
+    }
+}
+
 /// Runs the eval and appends its report to the results file (the first half of
 /// [`run_test`]; `#[eval(snapshot)]` snapshots the report in between).
 pub fn run_test_report(def: &'static EvalDefinition) -> EvalReport {

@@ -26,7 +26,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("settings", &["cache", "config", "price"]),
     ("checks", &["scope", "efficiency"]),
     ("agents and models", &["provider", "agent"]),
-    ("handle", &["record", "turn", "eval", "error", "definition"]),
+    (
+        "handle",
+        &["record", "turn", "eval", "error", "definition", "dataset"],
+    ),
     ("judge", &["judge"]),
     ("report", &["report"]),
     ("engine", &["engine"]),
