@@ -72,7 +72,7 @@ fn expand(args: TokenStream2, item: TokenStream2) -> TokenStream2 {
     };
     let mut errors = None;
     let options = options::parse(args, &mut errors);
-    signature::check(&function, options.cases.is_some(), &mut errors);
+    signature::check(&function, options.cases_written, &mut errors);
     match errors {
         None => render::render(function, options),
         Some(errors) => with_errors(render::fallback(function), errors),

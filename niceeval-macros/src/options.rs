@@ -54,6 +54,8 @@ pub struct Options {
     pub krate: Option<Path>,
     /// `cases = "file"`: the dataset, read now to name one test per case.
     pub cases: Option<Cases>,
+    /// `cases` was written (even when its value is invalid): the function takes a case.
+    pub cases_written: bool,
 }
 
 /// A dataset read at compile time.
@@ -144,6 +146,7 @@ pub fn parse(args: TokenStream, errors: &mut Option<syn::Error>) -> Options {
             continue;
         }
         seen.push(key.clone());
+        options.cases_written |= key == "cases";
         if let Err(e) = apply(&mut options, &key, &option) {
             push(errors, e);
         }

@@ -429,15 +429,18 @@ fn cases(value: &Expr) -> syn::Result<super::Cases> {
     )?;
     let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_string());
     let file = std::path::Path::new(&manifest_dir).join(path.value());
-    let cases = niceeval_dataset::read(&file).map_err(|e| {
-        let hint = match e {
-            niceeval_dataset::DatasetError::Read { .. } => {
-                " (the path is relative to the crate's directory, where Cargo.toml is)"
-            }
-            _ => "",
-        };
-        syn::Error::new(path.span(), format!("{e}{hint}"))
+    // Messages name the path as written: it is relative to the crate's directory.
+    let written = path.value();
+    let error = |message: String| syn::Error::new(path.span(), message);
+    let format = niceeval_dataset::Format::of(std::path::Path::new(&written))
+        .map_err(|e| error(e.to_string()))?;
+    let text = std::fs::read_to_string(&file).map_err(|e| {
+        error(format!(
+            "cannot read the dataset {written:?} (relative to the crate's directory, where Cargo.toml is): {e}"
+        ))
     })?;
+    let cases =
+        niceeval_dataset::parse(&text, format, &written).map_err(|e| error(e.to_string()))?;
     Ok(super::Cases {
         path,
         names: cases.into_iter().map(|c| c.name).collect(),
