@@ -311,6 +311,33 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
     }
 }
 
+/// `cases = "file"`: reads the dataset now (relative to the crate's manifest directory) to name
+/// one test per case; a missing or malformed file is an error at the path.
+fn cases(value: &Expr) -> syn::Result<super::Cases> {
+    let path = str_lit(
+        value,
+        "`cases` takes the dataset's path: write `cases = \"evals/cases.jsonl\"` (relative to the crate's directory)",
+    )?;
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_string());
+    let file = std::path::Path::new(&manifest_dir).join(path.value());
+    // Messages name the path as written: it is relative to the crate's directory.
+    let written = path.value();
+    let error = |message: String| syn::Error::new(path.span(), message);
+    let format = niceeval_dataset::Format::of(std::path::Path::new(&written))
+        .map_err(|e| error(e.to_string()))?;
+    let text = std::fs::read_to_string(&file).map_err(|e| {
+        error(format!(
+            "cannot read the dataset {written:?} (relative to the crate's directory, where Cargo.toml is): {e}"
+        ))
+    })?;
+    let cases =
+        niceeval_dataset::parse(&text, format, &written).map_err(|e| error(e.to_string()))?;
+    Ok(super::Cases {
+        path,
+        names: cases.into_iter().map(|c| c.name).collect(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,31 +445,4 @@ mod tests {
             "\"soon\" is not a duration; write e.g. \"500ms\", \"30s\", \"2m\" or \"1m30s\" (units: ms, s, m, h)"
         );
     }
-}
-
-/// `cases = "file"`: reads the dataset now (relative to the crate's manifest directory) to name
-/// one test per case; a missing or malformed file is an error at the path.
-fn cases(value: &Expr) -> syn::Result<super::Cases> {
-    let path = str_lit(
-        value,
-        "`cases` takes the dataset's path: write `cases = \"evals/cases.jsonl\"` (relative to the crate's directory)",
-    )?;
-    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_string());
-    let file = std::path::Path::new(&manifest_dir).join(path.value());
-    // Messages name the path as written: it is relative to the crate's directory.
-    let written = path.value();
-    let error = |message: String| syn::Error::new(path.span(), message);
-    let format = niceeval_dataset::Format::of(std::path::Path::new(&written))
-        .map_err(|e| error(e.to_string()))?;
-    let text = std::fs::read_to_string(&file).map_err(|e| {
-        error(format!(
-            "cannot read the dataset {written:?} (relative to the crate's directory, where Cargo.toml is): {e}"
-        ))
-    })?;
-    let cases =
-        niceeval_dataset::parse(&text, format, &written).map_err(|e| error(e.to_string()))?;
-    Ok(super::Cases {
-        path,
-        names: cases.into_iter().map(|c| c.name).collect(),
-    })
 }
