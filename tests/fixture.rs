@@ -292,3 +292,33 @@ mod tests {
         );
     }
 }
+
+/// Copies the template crate `tests/fixtures/<template>` into `dir` — its manifest and the
+/// `files` named (relative paths) — as a workspace of its own depending on this checkout's
+/// niceeval, with the fixtures' dev profile (so the copy reuses the dependencies built in the
+/// fixtures' target directory) and the workspace's lock file (so nothing new is resolved).
+pub fn copy_template(template: &str, files: &[&str], dir: &Path) {
+    let source = workspace_root().join("tests/fixtures").join(template);
+    for file in files {
+        let to = dir.join(file);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).expect("create the copy's directories");
+        }
+        std::fs::copy(source.join(file), &to).unwrap_or_else(|e| panic!("copy {file}: {e}"));
+    }
+    let manifest = std::fs::read_to_string(source.join("Cargo.toml")).expect("template manifest");
+    let niceeval = workspace_root().join("niceeval");
+    let fixtures = std::fs::read_to_string(workspace_root().join("tests/fixtures/Cargo.toml"))
+        .expect("the fixtures' manifest");
+    let profile = &fixtures[fixtures
+        .find("[profile.dev]")
+        .expect("a [profile.dev] in tests/fixtures/Cargo.toml")..];
+    let manifest = manifest.replace(
+        "path = \"../../../niceeval\"",
+        &format!("path = {:?}", niceeval.display().to_string()),
+    ) + "\n[workspace]\n\n"
+        + profile;
+    std::fs::write(dir.join("Cargo.toml"), manifest).expect("write the manifest");
+    std::fs::copy(workspace_root().join("Cargo.lock"), dir.join("Cargo.lock"))
+        .expect("copy Cargo.lock");
+}

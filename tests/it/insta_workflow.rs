@@ -16,37 +16,17 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use niceeval_tests::child::{self, Output};
-use niceeval_tests::fixture::{BUILD_DEADLINE, Fixtures, workspace_root};
+use niceeval_tests::fixture::{BUILD_DEADLINE, Fixtures, copy_template};
 
 const CHANGED_REPLY: &str = "Your refund for order #123 was sent yesterday.";
 
-/// Copies the template crate into `dir`, as a workspace of its own depending on this
-/// checkout's niceeval, with the workspace's lock file (so nothing new is resolved).
-fn copy_template(dir: &Path) {
-    let template = workspace_root().join("tests/fixtures/snapshot");
-    std::fs::create_dir_all(dir.join("tests")).expect("create the copy");
-    for file in ["niceeval.toml", "tests/evals.rs", "tests/suite.rs"] {
-        std::fs::copy(template.join(file), dir.join(file))
-            .unwrap_or_else(|e| panic!("copy {file}: {e}"));
-    }
-    let manifest = std::fs::read_to_string(template.join("Cargo.toml")).expect("template manifest");
-    let niceeval = workspace_root().join("niceeval");
-    // The fixtures workspace's profile (from `[profile.dev]` on), so the copy reuses the
-    // dependencies already built in the fixtures' target directory instead of building them
-    // all again with other debug settings.
-    let fixtures = std::fs::read_to_string(workspace_root().join("tests/fixtures/Cargo.toml"))
-        .expect("the fixtures' manifest");
-    let profile = &fixtures[fixtures
-        .find("[profile.dev]")
-        .expect("a [profile.dev] in tests/fixtures/Cargo.toml")..];
-    let manifest = manifest.replace(
-        "path = \"../../../niceeval\"",
-        &format!("path = {:?}", niceeval.display().to_string()),
-    ) + "\n[workspace]\n\n"
-        + profile;
-    std::fs::write(dir.join("Cargo.toml"), manifest).expect("write the manifest");
-    std::fs::copy(workspace_root().join("Cargo.lock"), dir.join("Cargo.lock"))
-        .expect("copy Cargo.lock");
+/// Copies the template crate into `dir` (see [`copy_template`]).
+fn copy_snapshot_template(dir: &Path) {
+    copy_template(
+        "snapshot",
+        &["niceeval.toml", "tests/evals.rs", "tests/suite.rs"],
+        dir,
+    );
 }
 
 /// Runs `cargo insta ARGS` in the copy; `ci` sets `CI=true`, else `CI` is removed.
@@ -116,7 +96,7 @@ fn cargo_insta_test_accept_and_ci_catch_a_behaviour_change() {
     }
     let temp = tempfile::tempdir().expect("a temporary directory");
     let dir = temp.path().join("crate");
-    copy_template(&dir);
+    copy_snapshot_template(&dir);
     let (test_snap, suite_snap) = ("evals__refund_reply.snap", "suite__suite_refund_reply.snap");
 
     // 1. New snapshots are pending for review; the evals themselves pass.

@@ -33,3 +33,7 @@ mod html;
 
 /// `cargo insta test` / `accept` / CI on a copy of a crate with #[eval(snapshot)] evals.
 mod insta_workflow;
+
+/// Dataset evals (`cases = ".."`) under `cargo test`, nextest and the suite runner, on a copy
+/// of a crate whose dataset files the test edits.
+mod datasets;

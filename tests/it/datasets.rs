@@ -1,0 +1,203 @@
+//! Dataset evals (`#[eval(cases = "..")]`) as a user runs them, on a copy of the template crate
+//! `fixtures/dataset` (the test edits its files): the same four datasets (JSONL with ids and a
+//! blank line, a JSON object keyed by id, YAML without ids, CSV with ids to sanitize) under
+//! plain `cargo test`, `cargo nextest` and the suite runner — one eval per case, named
+//! `<function>::<case>`, failing cases failing alone — then an edited file picked up by the
+//! built suite binary without a rebuild, and a dataset removed after the build failing only
+//! its own eval.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use niceeval_tests::child::{self, Output};
+use niceeval_tests::fixture::{BUILD_DEADLINE, Fixtures, RUN_DEADLINE, copy_template};
+
+const FILES: &[&str] = &[
+    "niceeval.toml",
+    "tests/plain.rs",
+    "tests/datasets.rs",
+    "tests/common/mod.rs",
+    "datasets/capitals.jsonl",
+    "datasets/capitals.json",
+    "datasets/capitals.yaml",
+    "datasets/capitals.csv",
+    "datasets/typed.jsonl",
+    "datasets/extra.jsonl",
+];
+
+/// `cargo ARGS` in the copy, building into the fixtures' target directory.
+fn cargo(dir: &Path, args: &[&str]) -> Output {
+    let fixtures = Fixtures::get();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    child::clean_env(&mut command)
+        .current_dir(dir)
+        .args(args)
+        .env("CARGO_TARGET_DIR", fixtures.target_dir())
+        .env("CARGO_TERM_COLOR", "never")
+        .env("NICEEVAL_RESULTS", "0");
+    if fixtures.offline() {
+        command.env("CARGO_NET_OFFLINE", "true");
+    }
+    child::run(&mut command, BUILD_DEADLINE)
+}
+
+/// The outcome libtest (or the suite runner) printed for each test, sorted by name.
+fn results(out: &Output) -> Vec<(String, String)> {
+    let mut results: Vec<(String, String)> = out
+        .stdout
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("test ")?;
+            let (name, result) = rest.split_once(" ... ")?;
+            Some((name.to_string(), result.to_string()))
+        })
+        .collect();
+    results.sort();
+    results
+}
+
+/// The cases of every dataset and what each must do (the bot knows Paris, Lima, São Paulo).
+fn expected() -> Vec<(String, String)> {
+    let mut expected: Vec<(String, String)> = [
+        ("csv::S_o_Paulo_state", "ok"),
+        ("csv::lima", "ok"),
+        ("csv::case_7", "FAILED"),
+        ("extra::atlantis", "FAILED"),
+        ("extra::lima", "ok"),
+        ("extra::paris", "ok"),
+        ("json::atlantis", "FAILED"),
+        ("json::lima", "ok"),
+        ("json::paris", "ok"),
+        ("jsonl::atlantis", "FAILED"),
+        ("jsonl::lima", "ok"),
+        ("jsonl::paris", "ok"),
+        ("typed::case_1", "ok"),
+        ("typed::case_2", "FAILED"),
+        ("yaml::case_1", "ok"),
+        ("yaml::case_2", "ok"),
+        ("yaml::case_3", "FAILED"),
+    ]
+    .iter()
+    .map(|(n, r)| (n.to_string(), r.to_string()))
+    .collect();
+    expected.sort();
+    expected
+}
+
+/// The newest suite binary `datasets-<hash>` in the fixtures' target directory.
+fn suite_binary() -> PathBuf {
+    let deps = Fixtures::get().target_dir().join("debug").join("deps");
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&deps)
+        .expect("the deps directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("datasets-") && !n.contains('.'))
+        })
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .collect();
+    found.sort();
+    found.pop().expect("a built datasets binary").1
+}
+
+#[test]
+fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
+    let temp = tempfile::tempdir().expect("a temporary directory");
+    let dir = temp.path().join("crate");
+    copy_template("dataset", FILES, &dir);
+
+    // Plain cargo test: one libtest test per case.
+    let out = cargo(&dir, &["test", "--test", "plain"]);
+    let log = out.dump();
+    assert_eq!(out.code(), Some(101), "{log}");
+    assert_eq!(results(&out), expected(), "{log}");
+    // A record that does not fit the case type fails its case, naming file, line and field.
+    assert!(
+        out.stdout.contains(
+            "datasets/typed.jsonl:2: case_2 does not fit the eval's case type at `answer`: invalid type: integer `7`, expected a string"
+        ),
+        "{log}"
+    );
+    // Filters and --exact match the case names.
+    let out = cargo(
+        &dir,
+        &["test", "--test", "plain", "--", "--exact", "jsonl::lima"],
+    );
+    assert_eq!(
+        results(&out),
+        [("jsonl::lima".to_string(), "ok".to_string())],
+        "{}",
+        out.dump()
+    );
+
+    // The suite runner: the same evals, read from the files when it starts.
+    let out = cargo(&dir, &["test", "--test", "datasets"]);
+    let log = out.dump();
+    assert_eq!(out.code(), Some(101), "{log}");
+    assert_eq!(results(&out), expected(), "{log}");
+    assert!(out.stdout.contains("11 passed; 6 failed"), "{log}");
+
+    // An edited file runs as it is now, without a rebuild: the built binary, run directly.
+    let binary = suite_binary();
+    let jsonl = dir.join("datasets/capitals.jsonl");
+    let mut text = std::fs::read_to_string(&jsonl).expect("readable");
+    text.push_str(
+        "{\"id\": \"sao\", \"question\": \"What is the capital of São Paulo state?\", \"answer\": \"São Paulo\"}\n",
+    );
+    std::fs::write(&jsonl, text).expect("writable");
+    // A dataset gone since the build fails its own eval, saying why; the others run.
+    std::fs::remove_file(dir.join("datasets/extra.jsonl")).expect("removable");
+    let mut command = Command::new(&binary);
+    child::clean_env(&mut command)
+        .current_dir(&dir)
+        .env("NICEEVAL_RESULTS", "0")
+        .arg("--color=never");
+    let out = child::run(&mut command, RUN_DEADLINE);
+    let log = out.dump();
+    let results = results(&out);
+    assert!(
+        results.contains(&("jsonl::sao".to_string(), "ok".to_string())),
+        "the added case runs\n{log}"
+    );
+    assert!(
+        results.contains(&("extra".to_string(), "FAILED".to_string())),
+        "{log}"
+    );
+    assert!(
+        out.stdout
+            .contains("the dataset of datasets::extra cannot be used: cannot read the dataset"),
+        "{log}"
+    );
+    assert!(
+        results.contains(&("json::paris".to_string(), "ok".to_string())),
+        "{log}"
+    );
+
+    // cargo nextest: each case is a test of its own there too.
+    let nextest = Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !nextest {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "cargo-nextest is required under CI"
+        );
+        eprintln!("notice: cargo-nextest is not installed; skipping the nextest part");
+        return;
+    }
+    // The edited file is picked up by the rebuild cargo starts by itself (the macro tracks it).
+    copy_template("dataset", &["datasets/extra.jsonl"], &dir);
+    let out = cargo(
+        &dir,
+        &["nextest", "run", "--no-fail-fast", "--test", "plain"],
+    );
+    let log = out.dump();
+    assert_eq!(out.code(), Some(100), "{log}");
+    let both = format!("{}{}", out.stdout, out.stderr);
+    for name in ["jsonl::sao", "csv::S_o_Paulo_state", "yaml::case_3"] {
+        assert!(both.contains(&format!("plain {name}")), "{name}\n{log}");
+    }
+}
