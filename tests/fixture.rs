@@ -271,28 +271,6 @@ fn test_binaries(messages: &str) -> BTreeMap<(String, String), PathBuf> {
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_test_executables_in_cargo_messages() {
-        let messages = [
-            r#"{"reason":"compiler-artifact","manifest_path":"/w/tests/fixtures/outcomes/Cargo.toml","target":{"kind":["lib"],"name":"fixture"},"executable":null}"#,
-            r#"{"reason":"compiler-artifact","manifest_path":"/w/tests/fixtures/outcomes/Cargo.toml","target":{"kind":["test"],"name":"evals"},"executable":"/t/debug/deps/evals-1"}"#,
-            r#"{"reason":"build-finished","success":true}"#,
-            "not json",
-        ]
-        .join("\n");
-        let found = test_binaries(&messages);
-        assert_eq!(found.len(), 1);
-        assert_eq!(
-            found[&("outcomes".to_string(), "evals".to_string())],
-            PathBuf::from("/t/debug/deps/evals-1")
-        );
-    }
-}
-
 /// Copies the template crate `tests/fixtures/<template>` into `dir` — its manifest and the
 /// `files` named (relative paths) — as a workspace of its own depending on this checkout's
 /// niceeval, with the fixtures' dev profile (so the copy reuses the dependencies built in the
@@ -321,4 +299,26 @@ pub fn copy_template(template: &str, files: &[&str], dir: &Path) {
     std::fs::write(dir.join("Cargo.toml"), manifest).expect("write the manifest");
     std::fs::copy(workspace_root().join("Cargo.lock"), dir.join("Cargo.lock"))
         .expect("copy Cargo.lock");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_test_executables_in_cargo_messages() {
+        let messages = [
+            r#"{"reason":"compiler-artifact","manifest_path":"/w/tests/fixtures/outcomes/Cargo.toml","target":{"kind":["lib"],"name":"fixture"},"executable":null}"#,
+            r#"{"reason":"compiler-artifact","manifest_path":"/w/tests/fixtures/outcomes/Cargo.toml","target":{"kind":["test"],"name":"evals"},"executable":"/t/debug/deps/evals-1"}"#,
+            r#"{"reason":"build-finished","success":true}"#,
+            "not json",
+        ]
+        .join("\n");
+        let found = test_binaries(&messages);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            found[&("outcomes".to_string(), "evals".to_string())],
+            PathBuf::from("/t/debug/deps/evals-1")
+        );
+    }
 }
