@@ -56,6 +56,50 @@ pub fn expand(def: &'static EvalDefinition) -> Result<Vec<&'static EvalDefinitio
     })
 }
 
+/// A reproducible sample of `count` of `cases` (all of them when there are fewer), in file
+/// order: the same seed draws the same cases from the same file.
+///
+/// ```
+/// let cases: Vec<u32> = (1..=100).collect();
+/// let a = niceeval::dataset::sample(cases.clone(), 10, 7);
+/// assert_eq!(a.len(), 10);
+/// assert_eq!(a, niceeval::dataset::sample(cases.clone(), 10, 7));
+/// assert_ne!(a, niceeval::dataset::sample(cases, 10, 8));
+/// assert!(a.windows(2).all(|w| w[0] < w[1]));
+/// ```
+pub fn sample<T>(cases: Vec<T>, count: usize, seed: u64) -> Vec<T> {
+    if count >= cases.len() {
+        return cases;
+    }
+    // splitmix64 and a partial Fisher-Yates shuffle of the indices, written here so a seed
+    // draws the same cases in every version of niceeval (a general-purpose generator crate
+    // does not promise a stable stream across its releases).
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut indices: Vec<usize> = (0..cases.len()).collect();
+    for i in 0..count {
+        let j = i + (next() % (indices.len() - i) as u64) as usize;
+        indices.swap(i, j);
+    }
+    let mut chosen = indices[..count].to_vec();
+    chosen.sort_unstable();
+    let mut keep = vec![false; cases.len()];
+    for i in chosen {
+        keep[i] = true;
+    }
+    cases
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(case, keep)| keep.then_some(case))
+        .collect()
+}
+
 /// The definition of one case of the dataset eval `parent`.
 fn case_definition(
     parent: &'static EvalDefinition,

@@ -139,8 +139,32 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     assert_eq!(results(&out), expected(), "{log}");
     assert!(out.stdout.contains("11 passed; 6 failed"), "{log}");
 
-    // An edited file runs as it is now, without a rebuild: the built binary, run directly.
+    // Part of a large dataset: the first cases, or a sample the seed reproduces.
     let binary = suite_binary();
+    let run = |args: &[&str]| {
+        let mut command = Command::new(&binary);
+        child::clean_env(&mut command)
+            .current_dir(&dir)
+            .env("NICEEVAL_RESULTS", "0")
+            .args(args);
+        child::run(&mut command, RUN_DEADLINE)
+    };
+    let names = |out: &Output| results(out).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+    let out = run(&["--limit", "1", "json"]);
+    assert_eq!(
+        names(&out),
+        ["json::paris", "jsonl::paris"],
+        "{}",
+        out.dump()
+    );
+    let first = run(&["--sample", "2", "--seed", "3", "jsonl::"]);
+    assert_eq!(names(&first).len(), 2, "{}", first.dump());
+    assert_eq!(
+        names(&run(&["--sample", "2", "--seed", "3", "jsonl::"])),
+        names(&first)
+    );
+
+    // An edited file runs as it is now, without a rebuild: the built binary, run directly.
     let jsonl = dir.join("datasets/capitals.jsonl");
     let mut text = std::fs::read_to_string(&jsonl).expect("readable");
     text.push_str(

@@ -54,6 +54,12 @@ pub struct Args {
     /// `--combine` (report mode): combine every record as the shards of one run, instead of
     /// showing each eval's latest run.
     pub combine: bool,
+    /// `--limit N`: only the first N cases of each dataset eval.
+    pub limit: Option<usize>,
+    /// `--sample N`: N cases of each dataset eval, drawn with `--seed`.
+    pub sample: Option<usize>,
+    /// `--seed S` for `--sample` (0 when not given).
+    pub seed: u64,
 }
 
 /// A bad command line.
@@ -87,6 +93,9 @@ niceeval options:
   --strict                soft assertions below threshold fail
   --tag TAG               only evals tagged TAG (repeatable: any of them)
   --timeout DURATION      timeout per run, e.g. 30s, 2m
+  --limit N               only the first N cases of each dataset eval
+  --sample N [--seed S]   N cases of each dataset eval, drawn with seed S (default 0): the same
+                          seed draws the same cases
   --jsonl PATH            write one JSON line per finished eval
   --junit PATH            write JUnit XML
   --markdown PATH         write a Markdown summary
@@ -185,6 +194,25 @@ impl Args {
                     })?;
                     out.concurrency = Some(n);
                 }
+                "--limit" | "--sample" => {
+                    let v = value(&flag)?;
+                    let n = v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        ArgsError(format!(
+                            "{flag} takes a positive number of cases, got {v:?}"
+                        ))
+                    })?;
+                    if flag == "--limit" {
+                        out.limit = Some(n);
+                    } else {
+                        out.sample = Some(n);
+                    }
+                }
+                "--seed" => {
+                    let v = value("--seed")?;
+                    out.seed = v.parse::<u64>().map_err(|_| {
+                        ArgsError(format!("--seed takes a whole number, got {v:?}"))
+                    })?;
+                }
                 "--runs" => {
                     let v = value("--runs")?;
                     out.runs = Some(v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
@@ -221,6 +249,11 @@ impl Args {
                 }
                 _ => out.filters.push(arg),
             }
+        }
+        if out.limit.is_some() && out.sample.is_some() {
+            return Err(ArgsError(
+                "--limit and --sample both choose cases; give one of them".to_string(),
+            ));
         }
         if let Some(paths) = &mut out.report {
             paths.extend(
@@ -357,5 +390,22 @@ mod tests {
         let exact = Args::parse(["a::b", "--exact"]).unwrap().unwrap();
         assert!(exact.selects("a::b", &[]));
         assert!(!exact.selects("a::bc", &[]));
+    }
+
+    #[test]
+    fn limit_sample_and_seed_choose_dataset_cases() {
+        let a = Args::parse(["--limit", "5"]).unwrap().unwrap();
+        assert_eq!((a.limit, a.sample, a.seed), (Some(5), None, 0));
+        let a = Args::parse(["--sample", "10", "--seed", "42"])
+            .unwrap()
+            .unwrap();
+        assert_eq!((a.limit, a.sample, a.seed), (None, Some(10), 42));
+        let both = Args::parse(["--limit", "1", "--sample", "2"]).unwrap_err();
+        assert!(both.to_string().contains("give one of them"), "{both}");
+        let zero = Args::parse(["--limit", "0"]).unwrap_err();
+        assert!(
+            zero.to_string().contains("positive number of cases"),
+            "{zero}"
+        );
     }
 }

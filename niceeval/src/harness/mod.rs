@@ -102,9 +102,18 @@ pub fn run_with_args(
 ) -> i32 {
     // Dataset evals run as one eval per case, read from their files now: an edited file runs
     // without a rebuild. One that cannot be read stays as itself and fails saying why.
+    // `--limit` / `--sample` choose among each dataset's cases.
     let evals: Vec<&'static EvalDefinition> = evals
         .into_iter()
-        .flat_map(|def| crate::dataset::expand(def).unwrap_or_else(|_| vec![def]))
+        .flat_map(|def| match crate::dataset::expand(def) {
+            Ok(cases) if def.dataset.is_some() => match (args.limit, args.sample) {
+                (Some(n), _) => cases.into_iter().take(n).collect(),
+                (None, Some(n)) => crate::dataset::sample(cases, n, args.seed),
+                (None, None) => cases,
+            },
+            Ok(evals) => evals,
+            Err(_) => vec![def],
+        })
         .collect();
     let total = evals.len();
     let selected: Vec<&'static EvalDefinition> = evals
