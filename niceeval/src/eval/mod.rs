@@ -320,7 +320,10 @@ impl Eval {
     /// assert!(r.passed);
     /// ```
     pub fn check<V: Checkable, A: Assertion>(&self, value: V, assertion: A) -> AssertionResult {
-        let result = AssertionResult::evaluate(&assertion, &value.subject());
+        // Assertions as data (`spec::assertions`) read the run's cost and latency.
+        let result = crate::spec::with_run_facts(self.usage().cost_usd, self.latency_ms, || {
+            AssertionResult::evaluate(&assertion, &value.subject())
+        });
         self.record.push_result(result.clone());
         result
     }

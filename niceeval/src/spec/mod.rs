@@ -109,6 +109,7 @@
 //! JavaScript `transform` expressions and `{{var}}` templates in values.
 
 mod aggregate;
+mod as_assertion;
 mod builtin;
 mod load;
 mod locate;
@@ -128,6 +129,8 @@ use crate::assertion::{AssertionResult, Subject};
 use crate::grader::{Message, TokenUsage, TraceSummary};
 
 pub use crate::expect::type_names::is_builtin_type;
+pub(crate) use as_assertion::with_run_facts;
+pub use as_assertion::{SpecAssertions, assertions};
 #[cfg(feature = "yaml")]
 #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
 pub use load::from_yaml;

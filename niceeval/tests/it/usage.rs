@@ -137,6 +137,16 @@ fn spends_and_grades_as_data(t: &mut Eval) -> BoxFuture<'_, BodyResult> {
         )
         .expect("valid specs");
         assert!(!over.pass, "{:?}", over.results);
+        // The same as one assertion of the run (a dataset case's `assert` list): one line per
+        // item, cost and latency read from the run (without them these items are errors).
+        let items: Vec<AssertSpec> = serde_json::from_value(json!([
+            {"type": "icontains", "value": "paris"},
+            {"type": "cost", "threshold": 0.001},
+            {"type": "latency", "threshold": 60000},
+        ]))?;
+        let graded = t.check(t.reply(), spec::assertions(&items));
+        assert!(graded.passed, "{graded:?}");
+        assert_eq!(graded.children.len(), 3);
         Ok(())
     })
 }
