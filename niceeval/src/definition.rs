@@ -91,6 +91,15 @@ impl EvalDefinition {
         format!("{}::{}", self.module_path, self.name)
     }
 
+    /// For a case of a dataset eval, the dataset eval's id (this id without the case).
+    pub fn dataset_id(&self) -> Option<String> {
+        self.case.and_then(|_| {
+            self.id()
+                .rsplit_once("::")
+                .map(|(parent, _)| parent.to_string())
+        })
+    }
+
     /// The name libtest shows for this eval's test: the id without the crate segment.
     ///
     /// Filters (`cargo test NAME`, the suite runner's arguments) match against this name.

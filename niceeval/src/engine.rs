@@ -473,6 +473,7 @@ fn assemble(
         mean_run_ms: 0.0,
         max_run_ms: 0.0,
         min_pass_rate,
+        dataset: def.dataset_id(),
         run: None,
     };
     report.recompute();

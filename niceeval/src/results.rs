@@ -173,14 +173,25 @@ fn compact(path: &Path) -> std::io::Result<()> {
     if !path.exists() {
         return Ok(());
     }
-    let defined: Vec<String> = crate::definition::registered()
+    let registered = crate::definition::registered();
+    let defined: std::collections::HashSet<String> = registered.iter().map(|d| d.id()).collect();
+    // The cases of a dataset eval are `<its id>::<case>`; whatever its file holds now.
+    let datasets: std::collections::HashSet<String> = registered
         .iter()
+        .filter(|d| d.dataset.is_some())
         .map(|d| d.id())
         .collect();
+    let still_defined = |id: &str| {
+        defined.is_empty()
+            || defined.contains(id)
+            || id
+                .rsplit_once("::")
+                .is_some_and(|(parent, _)| datasets.contains(parent))
+    };
     let kept = match crate::merge::read_reports(&[path.to_path_buf()]) {
         Ok(reports) => crate::merge::latest_records(reports)
             .into_iter()
-            .filter(|r| defined.is_empty() || defined.contains(&r.id))
+            .filter(|r| still_defined(&r.id))
             .collect(),
         Err(_) => Vec::new(),
     };

@@ -138,6 +138,16 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     assert_eq!(out.code(), Some(101), "{log}");
     assert_eq!(results(&out), expected(), "{log}");
     assert!(out.stdout.contains("11 passed; 6 failed"), "{log}");
+    // Each dataset's own line: its cases passed of total and their mean score.
+    assert!(
+        out.stdout
+            .contains("dataset jsonl: 2 of 3 cases passed, mean score 0.67\n"),
+        "{log}"
+    );
+    assert!(
+        out.stdout.contains("dataset csv: 2 of 3 cases passed"),
+        "{log}"
+    );
 
     // Part of a large dataset: the first cases, or a sample the seed reproduces.
     let binary = suite_binary();
@@ -163,6 +173,22 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
         names(&run(&["--sample", "2", "--seed", "3", "jsonl::"])),
         names(&first)
     );
+
+    // The results file keeps every case's latest result across a filtered run.
+    let results_dir = temp.path().join("results");
+    let with_results = |args: &[&str]| {
+        let mut command = Command::new(&binary);
+        child::clean_env(&mut command)
+            .current_dir(&dir)
+            .env("NICEEVAL_RESULTS_DIR", &results_dir)
+            .args(args);
+        child::run(&mut command, RUN_DEADLINE)
+    };
+    with_results(&["-q"]);
+    with_results(&["-q", "--exact", "jsonl::lima"]);
+    let reports = niceeval::merge::read_reports(std::slice::from_ref(&results_dir))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(niceeval::merge::latest(reports).len(), expected().len());
 
     // An edited file runs as it is now, without a rebuild: the built binary, run directly.
     let jsonl = dir.join("datasets/capitals.jsonl");

@@ -117,6 +117,10 @@ pub struct EvalReport {
     pub max_run_ms: f64,
     /// Pass rate needed for the eval to pass.
     pub min_pass_rate: f64,
+    /// For a case of a dataset eval (`cases = ".."`), the dataset eval's id
+    /// (`evals::capitals` for `evals::capitals::paris`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
     /// Which run of which test target wrote this record (stamped by the results file; absent
     /// in records of older versions and in reports that were never written to one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -193,6 +197,7 @@ impl EvalReport {
             mean_run_ms: 0.0,
             max_run_ms: 0.0,
             min_pass_rate: def.min_pass_rate.unwrap_or(1.0),
+            dataset: def.dataset_id(),
             run: None,
         }
     }

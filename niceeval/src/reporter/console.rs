@@ -324,6 +324,10 @@ impl<W: Write + Send> Reporter for Console<W> {
         if !suite.evals.is_empty() && !self.quiet {
             writeln!(self.out)?;
             write!(self.out, "{}", summary_table(&suite.evals))?;
+            for dataset in &suite.datasets {
+                let name = self.name(&dataset.id).to_string();
+                writeln!(self.out, "dataset {name}: {}", dataset.counts())?;
+            }
             if let Some(spending) = suite.spending() {
                 writeln!(self.out, "total {spending}")?;
             }

@@ -82,6 +82,12 @@ impl<W: Write + Send> Reporter for Markdown<W> {
         if let Some(spending) = suite.spending() {
             let _ = writeln!(md, "Total {spending}\n");
         }
+        for dataset in &suite.datasets {
+            let _ = writeln!(md, "- dataset `{}`: {}", dataset.id, dataset.counts());
+        }
+        if !suite.datasets.is_empty() {
+            md.push('\n');
+        }
         if !suite.evals.is_empty() {
             md.push_str(
                 "| eval | outcome | runs | pass rate | pass@k | pass^k | score | tokens | cost | time |\n",

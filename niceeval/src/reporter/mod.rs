@@ -132,6 +132,8 @@ impl std::io::Write for ReportFile {
     }
 }
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::event::Usage;
@@ -181,6 +183,85 @@ pub struct EvalSummary {
     pub duration_ms: f64,
     /// Tags.
     pub tags: Vec<String>,
+    /// Named metrics of the representative run.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, f64>,
+    /// The dataset eval this eval is a case of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
+}
+
+/// The view of one dataset eval over its cases: how many passed, the mean score and the
+/// mean of each named metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct DatasetSummary {
+    /// The dataset eval's id (`evals::capitals`).
+    pub id: String,
+    /// Cases reported.
+    pub cases: usize,
+    /// Cases that passed.
+    pub passed: usize,
+    /// Cases that failed.
+    pub failed: usize,
+    /// Cases that were skipped.
+    pub skipped: usize,
+    /// Mean score over the cases that have one.
+    pub mean_score: Option<f64>,
+    /// Mean of each named metric over the cases that have it.
+    pub metrics: BTreeMap<String, f64>,
+}
+
+impl DatasetSummary {
+    /// What the cases did: `18 of 20 cases passed, mean score 0.93, accuracy 0.90`.
+    pub fn counts(&self) -> String {
+        let mut line = format!("{} of {} cases passed", self.passed, self.cases);
+        if self.skipped > 0 {
+            line.push_str(&format!(" ({} skipped)", self.skipped));
+        }
+        if let Some(score) = self.mean_score {
+            line.push_str(&format!(", mean score {score:.2}"));
+        }
+        for (name, mean) in &self.metrics {
+            line.push_str(&format!(", {name} {mean:.2}"));
+        }
+        line
+    }
+
+    /// Groups the summaries of dataset cases by dataset, sorted by id.
+    fn of(evals: &[EvalSummary]) -> Vec<DatasetSummary> {
+        let mut by: BTreeMap<&str, Vec<&EvalSummary>> = BTreeMap::new();
+        for eval in evals {
+            if let Some(dataset) = &eval.dataset {
+                by.entry(dataset).or_default().push(eval);
+            }
+        }
+        by.into_iter()
+            .map(|(id, cases)| {
+                let count = |o| cases.iter().filter(|c| c.outcome == o).count();
+                let scores: Vec<f64> = cases.iter().filter_map(|c| c.score).collect();
+                let mut metrics: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+                for case in &cases {
+                    for (name, value) in &case.metrics {
+                        metrics.entry(name.clone()).or_default().push(*value);
+                    }
+                }
+                let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+                DatasetSummary {
+                    id: id.to_string(),
+                    cases: cases.len(),
+                    passed: count(Outcome::Passed),
+                    failed: count(Outcome::Failed),
+                    skipped: count(Outcome::Skipped),
+                    mean_score: (!scores.is_empty()).then(|| mean(&scores)),
+                    metrics: metrics
+                        .into_iter()
+                        .map(|(name, values)| (name, mean(&values)))
+                        .collect(),
+                }
+            })
+            .collect()
+    }
 }
 
 impl From<&EvalReport> for EvalSummary {
@@ -200,6 +281,8 @@ impl From<&EvalReport> for EvalSummary {
             judge_usage: r.judge_usage,
             duration_ms: r.duration_ms,
             tags: r.tags.clone(),
+            metrics: r.metrics.clone(),
+            dataset: r.dataset.clone(),
         }
     }
 }
@@ -340,6 +423,9 @@ pub struct SuiteReport {
     /// The agents' tokens and cost over every eval and run.
     #[serde(default)]
     pub usage: Usage,
+    /// One line per dataset eval, over its cases.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub datasets: Vec<DatasetSummary>,
     /// The LLM-judge calls' tokens and cost over every eval and run, apart from the agents'.
     #[serde(default)]
     pub judge_usage: Usage,
@@ -365,6 +451,7 @@ impl SuiteReport {
             judge_usage.add(&eval.judge_usage);
         }
         SuiteReport {
+            datasets: DatasetSummary::of(&evals),
             usage,
             judge_usage,
             passed: count(Outcome::Passed),
@@ -531,5 +618,45 @@ impl<R: Reporter + ?Sized> Reporter for Box<R> {
     }
     fn on_progress(&mut self, progress: &Progress) -> std::io::Result<()> {
         (**self).on_progress(progress)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(id: &str, outcome: &str, score: f64, accuracy: f64) -> EvalSummary {
+        let report: EvalReport = serde_json::from_value(serde_json::json!({
+            "id": id, "file": "tests/a.rs", "line": 1, "outcome": outcome,
+            "assertions": [], "duration_ms": 1.0, "score": score,
+            "metrics": {"accuracy": accuracy},
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+            "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [], "pass_hat_k": []},
+            "min_pass_rate": 1.0,
+            "dataset": id.rsplit_once("::").map(|(p, _)| p),
+        }))
+        .expect("a report");
+        EvalSummary::from(&report)
+    }
+
+    #[test]
+    fn datasets_are_summarized_over_their_cases() {
+        let suite = SuiteReport::new(
+            vec![
+                case("evals::capitals::paris", "passed", 1.0, 1.0),
+                case("evals::capitals::lima", "passed", 1.0, 0.5),
+                case("evals::capitals::atlantis", "failed", 0.25, 0.0),
+            ],
+            0,
+            false,
+            1.0,
+        );
+        assert_eq!(suite.datasets.len(), 1);
+        let dataset = &suite.datasets[0];
+        assert_eq!(dataset.id, "evals::capitals");
+        assert_eq!(
+            dataset.counts(),
+            "2 of 3 cases passed, mean score 0.75, accuracy 0.50"
+        );
     }
 }
