@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Benchmarks a large dataset eval: a crate with niceeval as a path dependency and one suite
+# target whose `#[eval(cases = ..)]` reads a JSONL file of N cases (default 10,000), against an
+# instant in-process agent. Prints what the N-case file adds to a debug build of the target
+# (against a 10-case file), and the suite runner's wall time and peak memory over the N cases,
+# with results streamed to the results file. The figures are quoted in the README's Datasets
+# section.
+#
+#   bash scripts/bench-dataset.sh [N]
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+n="${1:-10000}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export CARGO_TARGET_DIR="$work/target" CARGO_INCREMENTAL=0
+
+mkdir -p "$work/crate/tests" "$work/crate/src"
+cat >"$work/crate/Cargo.toml" <<EOF
+[package]
+name = "bench-dataset"
+version = "0.1.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+niceeval = { path = "$repo/niceeval" }
+serde = { version = "1", features = ["derive"] }
+
+[[test]]
+name = "dataset"
+path = "tests/dataset.rs"
+harness = false
+
+[profile.dev]
+debug = "line-tables-only"
+[profile.dev.package."*"]
+debug = false
+EOF
+echo "" >"$work/crate/src/lib.rs"
+cat >"$work/crate/tests/dataset.rs" <<'EOF'
+use niceeval::prelude::*;
+
+#[derive(serde::Deserialize)]
+struct Case {
+    question: String,
+    answer: String,
+}
+
+fn echo() -> impl Agent {
+    agent_fn(|request: Request| async move {
+        request.events.say(request.input.text.clone());
+        Ok(())
+    })
+}
+
+#[eval(agent = echo, cases = "cases.jsonl")]
+async fn cases(t: &mut Eval, case: Case) -> niceeval::Result {
+    t.send(&case.question).await?;
+    t.check(t.reply(), includes(&case.answer));
+    Ok(())
+}
+
+niceeval::main!();
+EOF
+cases() {
+    python3 - "$1" <<'PY'
+import json, sys
+for i in range(int(sys.argv[1])):
+    print(json.dumps({"id": f"q{i}", "question": f"question {i}: say answer-{i}", "answer": f"answer-{i}"}))
+PY
+}
+
+cd "$work/crate"
+cases 10 >cases.jsonl
+cargo build -q --tests 2>/dev/null || cargo build --tests
+# The build with 10 cases is warm; the time of the rebuild with N cases is what N cases add
+# (the test target only: niceeval and its dependencies are built).
+cases "$n" >cases.jsonl
+/usr/bin/time -f '%e' -o "$work/build.time" cargo build -q --tests
+binary="$(find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -executable -name 'dataset-*' | head -n 1)"
+/usr/bin/time -f '%e %M' -o "$work/run.time" "$binary" -q \
+    >"$work/run.log" 2>&1 || { tail -n 20 "$work/run.log"; exit 1; }
+read -r build <"$work/build.time"
+read -r wall rss <"$work/run.time"
+results="$(find "$CARGO_TARGET_DIR/niceeval/results" -name '*.jsonl' -exec cat {} + | wc -l)"
+echo "cases: $n"
+echo "debug rebuild of the test target with $n cases instead of 10: ${build}s"
+echo "suite runner over $n cases: ${wall}s wall, $((rss / 1024)) MiB peak RSS"
+echo "results file: $results records"
+tail -n 2 "$work/run.log"
