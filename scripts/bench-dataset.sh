@@ -32,6 +32,11 @@ name = "dataset"
 path = "tests/dataset.rs"
 harness = false
 
+# The same eval under libtest: one #[test] per case, what the case count costs to compile.
+[[test]]
+name = "plain"
+path = "tests/plain.rs"
+
 [profile.dev]
 debug = "line-tables-only"
 [profile.dev.package."*"]
@@ -63,6 +68,7 @@ async fn cases(t: &mut Eval, case: Case) -> niceeval::Result {
 
 niceeval::main!();
 EOF
+sed '$d' "$work/crate/tests/dataset.rs" >"$work/crate/tests/plain.rs"
 cases() {
     python3 - "$1" <<'PY'
 import json, sys
@@ -85,7 +91,7 @@ read -r build <"$work/build.time"
 read -r wall rss <"$work/run.time"
 results="$(find "$CARGO_TARGET_DIR/niceeval/results" -name '*.jsonl' -exec cat {} + | wc -l)"
 echo "cases: $n"
-echo "debug rebuild of the test target with $n cases instead of 10: ${build}s"
+echo "debug rebuild of both test targets (one of them libtest, $n #[test]s) with $n cases instead of 10: ${build}s"
 echo "suite runner over $n cases: ${wall}s wall, $((rss / 1024)) MiB peak RSS"
 echo "results file: $results records"
 tail -n 2 "$work/run.log"
