@@ -26,6 +26,7 @@ pub const KNOWN: &[(&str, &str)] = &[
     ("strict", "strict"),
     ("snapshot", "snapshot"),
     ("cases", "cases = \"evals/cases.jsonl\""),
+    ("min_case_pass_rate", "min_case_pass_rate = 0.9"),
     ("crate", "crate = my_niceeval"),
 ];
 
@@ -56,6 +57,8 @@ pub struct Options {
     pub cases: Option<Cases>,
     /// `cases` was written (even when its value is invalid): the function takes a case.
     pub cases_written: bool,
+    /// `min_case_pass_rate = x` (with `cases`), within `0.0..=1.0`.
+    pub min_case_pass_rate: Option<f64>,
 }
 
 /// A dataset read at compile time.
@@ -161,6 +164,15 @@ pub fn parse(args: TokenStream, errors: &mut Option<syn::Error>) -> Options {
         if let Err(e) = apply(&mut options, &key, &option) {
             push(errors, e);
         }
+    }
+    if options.min_case_pass_rate.is_some() && !options.cases_written {
+        push(
+            errors,
+            syn::Error::new(
+                proc_macro2::Span::call_site(),
+                "`min_case_pass_rate` is the share of a dataset's cases that must pass: it needs `cases = \"evals/cases.jsonl\"` (for the share of runs of one eval, use `min_pass_rate`)",
+            ),
+        );
     }
     options
 }
@@ -426,6 +438,18 @@ pub(super) mod tests {
         assert!(
             all.iter()
                 .any(|m| m.starts_with("`snapshot` and `cases` do not go together yet")),
+            "{all:?}"
+        );
+    }
+
+    #[test]
+    fn min_case_pass_rate_needs_cases_and_a_fraction() {
+        let message = one_error(quote!(min_case_pass_rate = 0.9));
+        assert!(message.contains("it needs `cases = "), "{message}");
+        let all = errors(quote!(cases = "Cargo.toml", min_case_pass_rate = 90));
+        assert!(
+            all.iter()
+                .any(|m| m.contains("for 90% write `min_case_pass_rate = 0.9`")),
             "{all:?}"
         );
     }

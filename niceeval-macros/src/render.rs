@@ -234,6 +234,9 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
     if let Some((cases, _)) = &dataset {
         let path = &cases.path;
         builder.extend(quote!(.with_cases(#path, __niceeval_case_body)));
+        if let Some(rate) = options.min_case_pass_rate {
+            builder.extend(quote!(.with_min_case_pass_rate(#rate)));
+        }
     }
     let case_body = dataset.as_ref().map(|(_, body)| body);
     let location = quote_spanned!(name.span()=> ::core::file!(), ::core::line!());

@@ -28,6 +28,9 @@ pub struct Dataset {
     pub path: &'static str,
     /// Runs one case.
     pub body: CaseBody,
+    /// `min_case_pass_rate = x`: the dataset passes when this share of its cases passes, and
+    /// its failing cases below that do not fail the suite.
+    pub min_case_pass_rate: Option<f64>,
 }
 
 /// One case of a dataset eval, as the suite reads it from the file when it starts.
@@ -144,8 +147,27 @@ impl EvalDefinition {
 
     #[doc(hidden)]
     pub const fn with_cases(mut self, path: &'static str, body: CaseBody) -> Self {
-        self.dataset = Some(Dataset { path, body });
+        self.dataset = Some(Dataset {
+            path,
+            body,
+            min_case_pass_rate: None,
+        });
         self
+    }
+
+    #[doc(hidden)]
+    pub const fn with_min_case_pass_rate(mut self, rate: f64) -> Self {
+        if let Some(dataset) = &mut self.dataset {
+            dataset.min_case_pass_rate = Some(rate);
+        }
+        self
+    }
+
+    /// For a case of a dataset eval with `min_case_pass_rate`, that rate.
+    pub fn min_case_pass_rate(&self) -> Option<f64> {
+        self.case
+            .and(self.dataset)
+            .and_then(|d| d.min_case_pass_rate)
     }
 
     #[doc(hidden)]

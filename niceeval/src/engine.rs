@@ -474,6 +474,7 @@ fn assemble(
         max_run_ms: 0.0,
         min_pass_rate,
         dataset: def.dataset_id(),
+        min_case_pass_rate: def.min_case_pass_rate(),
         run: None,
     };
     report.recompute();

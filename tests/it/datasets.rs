@@ -108,8 +108,13 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     let dir = temp.path().join("crate");
     copy_template("dataset", FILES, &dir);
 
-    // Plain cargo test: one libtest test per case.
-    let out = cargo(&dir, &["test", "--test", "plain"]);
+    // Plain cargo test: one libtest test per case. (The datasets with `min_case_pass_rate`
+    // are checked apart, below.)
+    const APART: [&str; 4] = ["--skip", "lenient", "--skip", "demanding"];
+    let out = cargo(
+        &dir,
+        &[&["test", "--test", "plain", "--"][..], &APART].concat(),
+    );
     let log = out.dump();
     assert_eq!(out.code(), Some(101), "{log}");
     assert_eq!(results(&out), expected(), "{log}");
@@ -133,7 +138,10 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     );
 
     // The suite runner: the same evals, read from the files when it starts.
-    let out = cargo(&dir, &["test", "--test", "datasets"]);
+    let out = cargo(
+        &dir,
+        &[&["test", "--test", "datasets", "--"][..], &APART].concat(),
+    );
     let log = out.dump();
     assert_eq!(out.code(), Some(101), "{log}");
     assert_eq!(results(&out), expected(), "{log}");
@@ -148,6 +156,26 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
         out.stdout.contains("dataset csv: 2 of 3 cases passed"),
         "{log}"
     );
+
+    // min_case_pass_rate: the dataset's verdict decides the exit status, its failing cases
+    // are still listed. 2 of 3 cases pass: enough for `lenient` (0.6), not for `demanding`
+    // (0.9). Under libtest every case test passes and the verdict comes at exit.
+    for (target, eval, code, verdict) in [
+        ("datasets", "lenient", 0, "passes"),
+        ("datasets", "demanding", 101, "FAILED"),
+        ("plain", "lenient", 0, "passes"),
+        ("plain", "demanding", 101, "FAILED"),
+    ] {
+        let out = cargo(&dir, &["test", "--test", target, "--", eval]);
+        let log = out.dump();
+        assert_eq!(out.code(), Some(code), "{target} {eval}\n{log}");
+        let both = format!("{}{}", out.stdout, out.stderr);
+        assert!(
+            both.contains("2 of 3 cases passed") && both.contains(&format!("of them: {verdict}")),
+            "{target} {eval}\n{log}"
+        );
+        assert!(both.contains(&format!("{eval}::atlantis")), "{log}");
+    }
 
     // Part of a large dataset: the first cases, or a sample the seed reproduces.
     let binary = suite_binary();
@@ -184,7 +212,7 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
             .args(args);
         child::run(&mut command, RUN_DEADLINE)
     };
-    with_results(&["-q"]);
+    with_results(&[&["-q"][..], &APART].concat());
     with_results(&["-q", "--exact", "jsonl::lima"]);
     let reports = niceeval::merge::read_reports(std::slice::from_ref(&results_dir))
         .unwrap_or_else(|e| panic!("{e}"));
@@ -199,12 +227,7 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     std::fs::write(&jsonl, text).expect("writable");
     // A dataset gone since the build fails its own eval, saying why; the others run.
     std::fs::remove_file(dir.join("datasets/extra.jsonl")).expect("removable");
-    let mut command = Command::new(&binary);
-    child::clean_env(&mut command)
-        .current_dir(&dir)
-        .env("NICEEVAL_RESULTS", "0")
-        .arg("--color=never");
-    let out = child::run(&mut command, RUN_DEADLINE);
+    let out = run(&[&["--color=never"][..], &APART].concat());
     let log = out.dump();
     let results = results(&out);
     assert!(
@@ -242,7 +265,15 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     copy_template("dataset", &["datasets/extra.jsonl"], &dir);
     let out = cargo(
         &dir,
-        &["nextest", "run", "--no-fail-fast", "--test", "plain"],
+        &[
+            "nextest",
+            "run",
+            "--no-fail-fast",
+            "--test",
+            "plain",
+            "-E",
+            "not test(/^(lenient|demanding)::/)",
+        ],
     );
     let log = out.dump();
     assert_eq!(out.code(), Some(100), "{log}");

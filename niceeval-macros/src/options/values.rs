@@ -27,7 +27,10 @@ pub(super) fn apply_value(options: &mut Options, key: &str, value: &Expr) -> syn
         "agent" => options.agent = Some(agent_path(value)?),
         "crate" => options.krate = Some(crate_path(value)?),
         "runs" => options.runs = Some(runs(value)?),
-        "min_pass_rate" => options.min_pass_rate = Some(min_pass_rate(value)?),
+        "min_pass_rate" => options.min_pass_rate = Some(rate(value, "min_pass_rate", "runs")?),
+        "min_case_pass_rate" => {
+            options.min_case_pass_rate = Some(rate(value, "min_case_pass_rate", "cases")?)
+        }
         "timeout" => options.timeout_ms = Some(timeout(value)?),
         "tags" => options.tags = tags(value)?,
         "description" => {
@@ -132,8 +135,11 @@ fn runs(value: &Expr) -> syn::Result<u32> {
     Ok(runs)
 }
 
-fn min_pass_rate(value: &Expr) -> syn::Result<f64> {
-    let hint = "`min_pass_rate` takes the fraction of runs that must pass, a number from 0.0 to 1.0, e.g. `min_pass_rate = 0.8`";
+/// A fraction of `what` (runs, cases) that must pass, for the option `key`.
+fn rate(value: &Expr, key: &str, what: &str) -> syn::Result<f64> {
+    let hint = format!(
+        "`{key}` takes the fraction of {what} that must pass, a number from 0.0 to 1.0, e.g. `{key} = 0.8`"
+    );
     // The number as written, and whether it was a whole number (`80` may mean 80%).
     let (rate, written, whole, span) = match value {
         Expr::Lit(ExprLit {
@@ -148,7 +154,7 @@ fn min_pass_rate(value: &Expr) -> syn::Result<f64> {
             return Err(syn::Error::new_spanned(
                 value,
                 format!(
-                    "`min_pass_rate` takes a number, not a string: write `min_pass_rate = {}` without quotes",
+                    "`{key}` takes a number, not a string: write `{key} = {}` without quotes",
                     s.value().trim()
                 ),
             ));
@@ -157,13 +163,10 @@ fn min_pass_rate(value: &Expr) -> syn::Result<f64> {
     };
     if !(0.0..=1.0).contains(&rate) {
         let mut message = format!(
-            "`min_pass_rate` is the fraction of runs that must pass, from 0.0 to 1.0, not {written}"
+            "`{key}` is the fraction of {what} that must pass, from 0.0 to 1.0, not {written}"
         );
         if whole && rate > 1.0 && rate <= 100.0 {
-            message.push_str(&format!(
-                "; for {rate}% write `min_pass_rate = {}`",
-                rate / 100.0
-            ));
+            message.push_str(&format!("; for {rate}% write `{key} = {}`", rate / 100.0));
         }
         return Err(syn::Error::new(span, message));
     }

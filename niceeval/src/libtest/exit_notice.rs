@@ -18,12 +18,55 @@ pub(crate) struct Notes {
     skipped: Vec<(String, String)>,
     /// `(eval id, the soft assertions below their threshold)` of every marked pass.
     below: Vec<(String, Vec<String>)>,
+    /// Datasets with `min_case_pass_rate`: `(dataset id, rate, passed, failed, failing ids)`.
+    datasets: Vec<DatasetTally>,
+}
+
+/// The cases of one dataset with `min_case_pass_rate` that ran in this process.
+#[derive(Debug, Default)]
+pub(crate) struct DatasetTally {
+    id: String,
+    min: f64,
+    passed: usize,
+    failed: Vec<String>,
+}
+
+impl DatasetTally {
+    fn passes(&self) -> bool {
+        let counted = self.passed + self.failed.len();
+        counted == 0 || self.passed as f64 / counted as f64 >= self.min
+    }
 }
 
 static NOTES: Mutex<Notes> = Mutex::new(Notes {
     skipped: Vec::new(),
     below: Vec::new(),
+    datasets: Vec::new(),
 });
+
+/// Records a case of a dataset with `min_case_pass_rate` (its test passes either way; the
+/// dataset's verdict is given at exit).
+pub(crate) fn dataset_case(dataset: &str, min: f64, report: &EvalReport) {
+    with_notes(|notes| {
+        let index = match notes.datasets.iter().position(|d| d.id == dataset) {
+            Some(index) => index,
+            None => {
+                notes.datasets.push(DatasetTally {
+                    id: dataset.to_string(),
+                    min,
+                    ..DatasetTally::default()
+                });
+                notes.datasets.len() - 1
+            }
+        };
+        let tally = &mut notes.datasets[index];
+        match report.outcome {
+            crate::outcome::Outcome::Passed => tally.passed += 1,
+            crate::outcome::Outcome::Failed => tally.failed.push(report.id.clone()),
+            crate::outcome::Outcome::Skipped => {}
+        }
+    });
+}
 
 /// Records a skipped eval; the first note arranges for the notice at exit.
 pub(crate) fn skipped(id: &str, reason: &str) {
@@ -46,7 +89,7 @@ pub(crate) fn below_threshold(report: &EvalReport) {
 
 fn with_notes(add: impl FnOnce(&mut Notes)) {
     let mut notes = NOTES.lock().unwrap_or_else(|p| p.into_inner());
-    if notes.skipped.is_empty() && notes.below.is_empty() {
+    if notes.skipped.is_empty() && notes.below.is_empty() && notes.datasets.is_empty() {
         print_at_exit();
     }
     add(&mut notes);
@@ -82,7 +125,23 @@ pub(crate) fn notice(notes: &Notes) -> Option<String> {
             text.push_str(&format!("  {id}: {}\n", below.join("; ")));
         }
     }
+    for tally in &notes.datasets {
+        let counted = tally.passed + tally.failed.len();
+        let verdict = if tally.passes() { "passes" } else { "FAILED" };
+        text.push_str(&format!(
+            "niceeval: dataset {}: {} of {counted} cases passed; needs {:.2} of them: {verdict}\n",
+            tally.id, tally.passed, tally.min
+        ));
+        for id in &tally.failed {
+            text.push_str(&format!("  failed: {id}\n"));
+        }
+    }
     (!text.is_empty()).then_some(text)
+}
+
+/// Whether a dataset with `min_case_pass_rate` fell below it (the process then exits 101).
+fn a_dataset_failed(notes: &Notes) -> bool {
+    notes.datasets.iter().any(|d| !d.passes())
 }
 
 fn header(count: usize, one: &str, many: &str) -> String {
@@ -103,6 +162,11 @@ fn print_at_exit() {
         };
         if let Some(text) = notice(&notes) {
             write_stderr(text.as_bytes());
+        }
+        if a_dataset_failed(&notes) {
+            // libtest counted the dataset's failing cases as passes; its verdict decides.
+            // SAFETY: `_exit` ends the process at once, as `exit` was already doing.
+            unsafe { libc::_exit(101) };
         }
     }
     // SAFETY: `at_exit` is a plain `extern "C" fn()` that lives for the whole program; `atexit`
@@ -133,7 +197,7 @@ fn print_at_exit() {}
 
 #[cfg(test)]
 mod tests {
-    use super::{Notes, notice};
+    use super::{DatasetTally, Notes, notice};
 
     #[test]
     fn nothing_to_say_prints_nothing() {
@@ -171,6 +235,7 @@ mod tests {
                     vec!["a scored 0.20".into(), "b scored 0.30".into()],
                 ),
             ],
+            datasets: Vec::new(),
         };
         let text = notice(&notes).unwrap_or_default();
         assert_eq!(
@@ -179,6 +244,35 @@ mod tests {
              evals::b: later\n  evals::a: no key\n\
              niceeval: 2 of the tests counted as passed above were evals that passed with soft assertions below their threshold (strict mode would fail them):\n  \
              evals::c: similarity(\"x\") scored 0.10 (needs ≥ 0.90)\n  evals::d: a scored 0.20; b scored 0.30\n"
+        );
+    }
+
+    #[test]
+    fn a_dataset_below_its_case_pass_rate_fails_the_process() {
+        let tally = |passed, failed: &[&str]| DatasetTally {
+            id: "evals::capitals".into(),
+            min: 0.6,
+            passed,
+            failed: failed.iter().map(|f| f.to_string()).collect(),
+        };
+        let passing = Notes {
+            datasets: vec![tally(2, &["evals::capitals::atlantis"])],
+            ..Notes::default()
+        };
+        assert!(!super::a_dataset_failed(&passing));
+        assert_eq!(
+            notice(&passing).unwrap_or_default(),
+            "niceeval: dataset evals::capitals: 2 of 3 cases passed; needs 0.60 of them: passes\n  failed: evals::capitals::atlantis\n"
+        );
+        let failing = Notes {
+            datasets: vec![tally(1, &["evals::capitals::a", "evals::capitals::b"])],
+            ..Notes::default()
+        };
+        assert!(super::a_dataset_failed(&failing));
+        assert!(
+            notice(&failing)
+                .unwrap_or_default()
+                .contains("needs 0.60 of them: FAILED")
         );
     }
 }

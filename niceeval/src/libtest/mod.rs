@@ -28,9 +28,26 @@ pub fn run_test(def: &'static EvalDefinition) {
 /// dataset eval `def` (reading the file once per test binary) and runs it as [`run_test`]
 /// does. A dataset that cannot be read, or that no longer holds the case, fails the test with
 /// the reason.
+///
+/// With `min_case_pass_rate`, a failing case does not fail its test: the dataset's verdict
+/// over the cases this process ran is given when it exits, and a dataset below its rate makes
+/// the process exit with 101 (under nextest, one process per test, each case decides alone).
 pub fn run_case(def: &'static EvalDefinition, name: &str) {
     match crate::dataset::case_named(def, name) {
-        Ok(case) => run_test(case),
+        Ok(case) => match case.min_case_pass_rate() {
+            Some(min) if std::env::var_os("NEXTEST_RUN_ID").is_none() => {
+                let report = run_test_report(case);
+                exit_notice::dataset_case(&def.id(), min, &report);
+                if report.outcome == Outcome::Failed {
+                    // Shown like a failure (with --nocapture, or when the dataset fails),
+                    // decided by the dataset.
+                    println!("{}", report.render());
+                } else {
+                    finish_test(report);
+                }
+            }
+            _ => run_test(case),
+        },
         Err(e) => {
             let text = format!("eval {}::{name} FAILED (error)\n  error: {e}", def.id());
             println!("{text}");

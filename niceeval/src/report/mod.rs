@@ -121,6 +121,10 @@ pub struct EvalReport {
     /// (`evals::capitals` for `evals::capitals::paris`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<String>,
+    /// For a case of a dataset eval with `min_case_pass_rate`, that rate: the dataset's
+    /// verdict, not this case's, decides the suite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_case_pass_rate: Option<f64>,
     /// Which run of which test target wrote this record (stamped by the results file; absent
     /// in records of older versions and in reports that were never written to one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -198,6 +202,7 @@ impl EvalReport {
             max_run_ms: 0.0,
             min_pass_rate: def.min_pass_rate.unwrap_or(1.0),
             dataset: def.dataset_id(),
+            min_case_pass_rate: def.min_case_pass_rate(),
             run: None,
         }
     }

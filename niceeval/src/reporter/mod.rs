@@ -189,6 +189,9 @@ pub struct EvalSummary {
     /// The dataset eval this eval is a case of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<String>,
+    /// The dataset's `min_case_pass_rate`, for a case of one that has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_case_pass_rate: Option<f64>,
 }
 
 /// The view of one dataset eval over its cases: how many passed, the mean score and the
@@ -210,10 +213,26 @@ pub struct DatasetSummary {
     pub mean_score: Option<f64>,
     /// Mean of each named metric over the cases that have it.
     pub metrics: BTreeMap<String, f64>,
+    /// `min_case_pass_rate`: the share of cases (not skipped) that must pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_case_pass_rate: Option<f64>,
 }
 
 impl DatasetSummary {
-    /// What the cases did: `18 of 20 cases passed, mean score 0.93, accuracy 0.90`.
+    /// Whether the dataset passes: with `min_case_pass_rate`, when that share of the cases
+    /// that ran (not skipped) passed; otherwise when no case failed.
+    pub fn passes(&self) -> bool {
+        match self.min_case_pass_rate {
+            Some(min) => {
+                let counted = self.passed + self.failed;
+                counted == 0 || self.passed as f64 / counted as f64 >= min
+            }
+            None => self.failed == 0,
+        }
+    }
+
+    /// What the cases did: `18 of 20 cases passed, mean score 0.93, accuracy 0.90`, and with
+    /// `min_case_pass_rate` the verdict (`; needs 0.90 of them: passes`).
     pub fn counts(&self) -> String {
         let mut line = format!("{} of {} cases passed", self.passed, self.cases);
         if self.skipped > 0 {
@@ -224,6 +243,10 @@ impl DatasetSummary {
         }
         for (name, mean) in &self.metrics {
             line.push_str(&format!(", {name} {mean:.2}"));
+        }
+        if let Some(min) = self.min_case_pass_rate {
+            let verdict = if self.passes() { "passes" } else { "FAILED" };
+            line.push_str(&format!("; needs {min:.2} of them: {verdict}"));
         }
         line
     }
@@ -258,6 +281,7 @@ impl DatasetSummary {
                         .into_iter()
                         .map(|(name, values)| (name, mean(&values)))
                         .collect(),
+                    min_case_pass_rate: cases.iter().find_map(|c| c.min_case_pass_rate),
                 }
             })
             .collect()
@@ -283,6 +307,7 @@ impl From<&EvalReport> for EvalSummary {
             tags: r.tags.clone(),
             metrics: r.metrics.clone(),
             dataset: r.dataset.clone(),
+            min_case_pass_rate: r.min_case_pass_rate,
         }
     }
 }
@@ -536,7 +561,17 @@ impl SuiteReport {
 
     /// Whether the suite succeeded: nothing failed and the run was not interrupted.
     pub fn success(&self) -> bool {
-        self.failed == 0 && !self.interrupted
+        self.failed == self.excused() && !self.interrupted
+    }
+
+    /// Failed evals that do not fail the suite: the failing cases of datasets that pass their
+    /// `min_case_pass_rate`.
+    pub fn excused(&self) -> usize {
+        self.datasets
+            .iter()
+            .filter(|d| d.min_case_pass_rate.is_some() && d.passes())
+            .map(|d| d.failed)
+            .sum()
     }
 }
 
