@@ -375,14 +375,107 @@ fn csv_rows(text: &str, origin: &str) -> Result<Vec<Raw>, DatasetError> {
             malformed(origin, line, format!("not a CSV row: {e}"))
         })?;
         let line = row.position().map_or(1, |p| p.line() as usize);
-        let object: serde_json::Map<String, Value> = headers
-            .iter()
-            .zip(row.iter())
-            .map(|(h, cell)| (h.to_string(), Value::String(cell.to_string())))
-            .collect();
+        let mut object = serde_json::Map::new();
+        let mut asserts = Vec::new();
+        for (header, cell) in headers.iter().zip(row.iter()) {
+            if header == "__expected"
+                || header
+                    .strip_prefix("__expected")
+                    .is_some_and(|n| n.parse::<u32>().is_ok())
+            {
+                if !cell.trim().is_empty() {
+                    asserts.push(expected_cell(cell));
+                }
+            } else if header == "__description" {
+                object.insert("description".to_string(), Value::String(cell.to_string()));
+            } else {
+                object.insert(header.to_string(), Value::String(cell.to_string()));
+            }
+        }
+        if !asserts.is_empty() {
+            object.insert("assert".to_string(), Value::Array(asserts));
+        }
         out.push(record(Value::Object(object), origin, line)?);
     }
     Ok(out)
+}
+
+/// The assertion types a promptfoo `__expected` cell may name as `type: value`.
+const EXPECTED_TYPES: &[&str] = &[
+    "contains",
+    "icontains",
+    "contains-all",
+    "contains-any",
+    "icontains-all",
+    "icontains-any",
+    "starts-with",
+    "ends-with",
+    "regex",
+    "equals",
+    "is-json",
+    "contains-json",
+    "levenshtein",
+    "similar",
+    "bleu",
+    "rouge-n",
+    "javascript",
+    "python",
+    "word-count",
+    "cost",
+    "latency",
+    "llm-rubric",
+    "factuality",
+    "model-graded-closedqa",
+];
+
+/// A promptfoo CSV `__expected` cell as an assertion item: `type: value` for a known type
+/// (`not-` prefixes too, a threshold as `similar(0.8): ..`), `fn:`/`eval:` for JavaScript,
+/// `grade:` for an LLM rubric, and anything else as `equals`.
+///
+/// ```
+/// use niceeval_dataset::expected_cell;
+/// use serde_json::json;
+/// assert_eq!(expected_cell("icontains: paris"), json!({"type": "icontains", "value": "paris"}));
+/// assert_eq!(expected_cell("similar(0.8): Paris"), json!({"type": "similar", "value": "Paris", "threshold": 0.8}));
+/// assert_eq!(expected_cell("Paris"), json!({"type": "equals", "value": "Paris"}));
+/// assert_eq!(expected_cell("is-json"), json!({"type": "is-json"}));
+/// ```
+pub fn expected_cell(cell: &str) -> Value {
+    let cell = cell.trim();
+    let (head, value) = match cell.split_once(':') {
+        Some((head, value)) => (head.trim(), Some(value.trim())),
+        None => (cell, None),
+    };
+    let (kind, threshold) = match head.split_once('(') {
+        Some((kind, rest)) => match rest
+            .strip_suffix(')')
+            .and_then(|t| t.trim().parse::<f64>().ok())
+        {
+            Some(threshold) => (kind.trim(), Some(threshold)),
+            None => (head, None),
+        },
+        None => (head, None),
+    };
+    let kind = match kind {
+        "fn" | "eval" => "javascript",
+        "grade" => "llm-rubric",
+        other => other,
+    };
+    let known = EXPECTED_TYPES.contains(&kind.strip_prefix("not-").unwrap_or(kind));
+    let mut item = serde_json::Map::new();
+    if known && (value.is_some() || matches!(kind, "is-json" | "not-is-json")) {
+        item.insert("type".into(), Value::String(kind.to_string()));
+        if let Some(value) = value.filter(|v| !v.is_empty()) {
+            item.insert("value".into(), Value::String(value.to_string()));
+        }
+        if let Some(threshold) = threshold {
+            item.insert("threshold".into(), threshold.into());
+        }
+    } else {
+        item.insert("type".into(), Value::String("equals".into()));
+        item.insert("value".into(), Value::String(cell.to_string()));
+    }
+    Value::Object(item)
 }
 
 /// Names the records and refuses duplicates.
@@ -536,6 +629,35 @@ mod tests {
             unknown.ends_with(
                 "unknown dataset format; name the file .jsonl, .json, .yaml, .yml or .csv"
             )
+        );
+    }
+
+    #[test]
+    fn promptfoo_csv_columns_become_assertions_and_a_description() {
+        let cases = parse(
+            "question,__expected1,__expected2,__description\nCapital of France?,icontains: paris,not-contains: sorry,France\n",
+            Format::Csv,
+            "c.csv",
+        )
+        .unwrap();
+        assert_eq!(
+            cases[0].record,
+            serde_json::json!({
+                "question": "Capital of France?",
+                "description": "France",
+                "assert": [
+                    {"type": "icontains", "value": "paris"},
+                    {"type": "not-contains", "value": "sorry"},
+                ],
+            })
+        );
+        assert_eq!(
+            expected_cell("http://example.com"),
+            serde_json::json!({"type": "equals", "value": "http://example.com"})
+        );
+        assert_eq!(
+            expected_cell("fn: output.length < 10"),
+            serde_json::json!({"type": "javascript", "value": "output.length < 10"})
         );
     }
 }

@@ -23,6 +23,7 @@ const FILES: &[&str] = &[
     "datasets/capitals.csv",
     "datasets/typed.jsonl",
     "datasets/extra.jsonl",
+    "datasets/graded.csv",
 ];
 
 /// `cargo ARGS` in the copy, building into the fixtures' target directory.
@@ -66,6 +67,9 @@ fn expected() -> Vec<(String, String)> {
         ("extra::atlantis", "FAILED"),
         ("extra::lima", "ok"),
         ("extra::paris", "ok"),
+        ("graded::atlantis", "FAILED"),
+        ("graded::france", "ok"),
+        ("graded::peru", "ok"),
         ("json::atlantis", "FAILED"),
         ("json::lima", "ok"),
         ("json::paris", "ok"),
@@ -145,7 +149,12 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     let log = out.dump();
     assert_eq!(out.code(), Some(101), "{log}");
     assert_eq!(results(&out), expected(), "{log}");
-    assert!(out.stdout.contains("11 passed; 6 failed"), "{log}");
+    assert!(out.stdout.contains("13 passed; 7 failed"), "{log}");
+    // Assertions as data from the CSV's `__expected` columns: one line per item.
+    assert!(
+        out.stdout.contains("includes(\"poseidonia\")") || out.stdout.contains("icontains"),
+        "{log}"
+    );
     // Each dataset's own line: its cases passed of total and their mean score.
     assert!(
         out.stdout
