@@ -150,17 +150,6 @@ pub fn parse(args: TokenStream, errors: &mut Option<syn::Error>) -> Options {
         }
         seen.push(key.clone());
         options.cases_written |= key == "cases";
-        if (key == "snapshot" && seen.iter().any(|k| k == "cases"))
-            || (key == "cases" && seen.iter().any(|k| k == "snapshot"))
-        {
-            push(
-                errors,
-                syn::Error::new(
-                    option.key.span(),
-                    "`snapshot` and `cases` do not go together yet: drop `snapshot` (each case's report is in the results file and every report)",
-                ),
-            );
-        }
         if let Err(e) = apply(&mut options, &key, &option) {
             push(errors, e);
         }
@@ -423,7 +412,7 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn cases_read_the_dataset_and_refuse_snapshot() {
+    fn cases_read_the_dataset_at_compile_time() {
         // The unit tests run in the crate's directory: Cargo.toml is there, a dataset is not.
         let message = one_error(quote!(cases = "no/such/cases.jsonl"));
         assert!(
@@ -434,12 +423,6 @@ pub(super) mod tests {
         );
         let message = one_error(quote!(cases = "Cargo.toml"));
         assert!(message.contains("unknown dataset format"), "{message}");
-        let all = errors(quote!(snapshot, cases = "Cargo.toml"));
-        assert!(
-            all.iter()
-                .any(|m| m.starts_with("`snapshot` and `cases` do not go together yet")),
-            "{all:?}"
-        );
     }
 
     #[test]

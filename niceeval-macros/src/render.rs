@@ -268,11 +268,23 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
             let tests = cases.names.iter().map(|case| {
                 let ident = syn::parse_str::<Ident>(case)
                     .unwrap_or_else(|_| Ident::new_raw(case, Span::call_site()));
+                // With `snapshot`, each case's report is snapshotted here, in the user's crate:
+                // `<module>__<function>__<case>.snap`, the name the suite runner uses too.
+                let body = if options.snapshot {
+                    quote! {
+                        let __niceeval_report =
+                            #krate::__private::run_case_report(&super::#static_ident, #case);
+                        #krate::__private::assert_report_snapshot!(__niceeval_report);
+                        #krate::__private::finish_case(&super::#static_ident, __niceeval_report);
+                    }
+                } else {
+                    quote!(#krate::__private::run_case(&super::#static_ident, #case))
+                };
                 quote! {
                     #(#test_attrs)*
                     #[::core::prelude::v1::test]
                     fn #ident() {
-                        #krate::__private::run_case(&super::#static_ident, #case)
+                        #body
                     }
                 }
             });

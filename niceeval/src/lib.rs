@@ -196,7 +196,9 @@ pub mod __private {
     pub use crate::dataset::from_record as case_from_record;
     pub use crate::definition::{BoxFuture, Case, EvalDefinition, Registration};
     pub use crate::harness::main_with;
-    pub use crate::libtest::{finish_test, run_case, run_test, run_test_report};
+    pub use crate::libtest::{
+        finish_case, finish_test, run_case, run_case_report, run_test, run_test_report,
+    };
     pub use crate::report::EvalReport;
     pub use crate::reporter::Reporter;
     pub use crate::snapshot::{

@@ -124,7 +124,13 @@ fn snapshot_dir(def: &EvalDefinition) -> Option<PathBuf> {
 /// (outside CI) and fails the eval with a gate named `matches snapshot <name>` whose reason says
 /// how to review it; the eval's score is unchanged (the gate has weight 0).
 pub fn check_in_suite(def: &EvalDefinition, report: &mut EvalReport) {
-    let name = format!("{}__{}", def.module_path.replace("::", "__"), def.name);
+    // A dataset case's name is `<function>::<case>`: `module__function__case`, the name
+    // `assert_report_snapshot!` gives it in the case's generated test.
+    let name = format!(
+        "{}__{}",
+        def.module_path.replace("::", "__"),
+        def.name.replace("::", "__")
+    );
     let failure = match snapshot_dir(def) {
         None => Some(format!(
             "cannot find {} from {} to store the snapshot beside it",

@@ -28,6 +28,11 @@ const FILES: &[&str] = &[
 
 /// `cargo ARGS` in the copy, building into the fixtures' target directory.
 fn cargo(dir: &Path, args: &[&str]) -> Output {
+    cargo_with(dir, args, &[])
+}
+
+/// [`cargo`] with environment variables.
+fn cargo_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let fixtures = Fixtures::get();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
@@ -36,7 +41,9 @@ fn cargo(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .env("CARGO_TARGET_DIR", fixtures.target_dir())
         .env("CARGO_TERM_COLOR", "never")
-        .env("NICEEVAL_RESULTS", "0");
+        .env("NICEEVAL_RESULTS", "0")
+        .env_remove("CI")
+        .envs(env.iter().copied());
     if fixtures.offline() {
         command.env("CARGO_NET_OFFLINE", "true");
     }
@@ -114,7 +121,14 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
 
     // Plain cargo test: one libtest test per case. (The datasets with `min_case_pass_rate`
     // are checked apart, below.)
-    const APART: [&str; 4] = ["--skip", "lenient", "--skip", "demanding"];
+    const APART: [&str; 6] = [
+        "--skip",
+        "lenient",
+        "--skip",
+        "demanding",
+        "--skip",
+        "snapped",
+    ];
     let out = cargo(
         &dir,
         &[&["test", "--test", "plain", "--"][..], &APART].concat(),
@@ -184,6 +198,26 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
             "{target} {eval}\n{log}"
         );
         assert!(both.contains(&format!("{eval}::atlantis")), "{log}");
+    }
+
+    // `snapshot`: each case's report is a snapshot of its own, named after the case, under
+    // cargo test and the suite runner alike.
+    for target in ["plain", "datasets"] {
+        let out = cargo_with(
+            &dir,
+            &["test", "--test", target, "--", "snapped"],
+            &[("INSTA_UPDATE", "always")],
+        );
+        assert_eq!(out.code(), Some(101), "atlantis fails\n{}", out.dump());
+        for case in ["paris", "lima", "atlantis"] {
+            let file = dir.join(format!("tests/snapshots/{target}__snapped__{case}.snap"));
+            let text = std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{}", file.display(), out.dump()));
+            assert!(
+                text.contains(&format!("niceeval report of {target}::snapped::{case}")),
+                "{text}"
+            );
+        }
     }
 
     // Part of a large dataset: the first cases, or a sample the seed reproduces.
@@ -281,7 +315,7 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
             "--test",
             "plain",
             "-E",
-            "not test(/^(lenient|demanding)::/)",
+            "not test(/^(lenient|demanding|snapped)::/)",
         ],
     );
     let log = out.dump();

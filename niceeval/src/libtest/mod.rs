@@ -33,26 +33,39 @@ pub fn run_test(def: &'static EvalDefinition) {
 /// over the cases this process ran is given when it exits, and a dataset below its rate makes
 /// the process exit with 101 (under nextest, one process per test, each case decides alone).
 pub fn run_case(def: &'static EvalDefinition, name: &str) {
+    finish_case(def, run_case_report(def, name));
+}
+
+/// Runs the case `name` of the dataset eval `def` and appends its report to the results file
+/// (the first half of [`run_case`]; with `snapshot`, the report is snapshotted in between).
+pub fn run_case_report(def: &'static EvalDefinition, name: &str) -> EvalReport {
     match crate::dataset::case_named(def, name) {
-        Ok(case) => match case.min_case_pass_rate() {
-            Some(min) if std::env::var_os("NEXTEST_RUN_ID").is_none() => {
-                let report = run_test_report(case);
-                exit_notice::dataset_case(&def.id(), min, &report);
-                if report.outcome == Outcome::Failed {
-                    // Shown like a failure (with --nocapture, or when the dataset fails),
-                    // decided by the dataset.
-                    println!("{}", report.render());
-                } else {
-                    finish_test(report);
-                }
-            }
-            _ => run_test(case),
-        },
+        Ok(case) => run_test_report(case),
         Err(e) => {
-            let text = format!("eval {}::{name} FAILED (error)\n  error: {e}", def.id());
-            println!("{text}");
-            std::panic::resume_unwind(Box::new(text));
+            let mut report = EvalReport::empty(def);
+            report.id = format!("{}::{name}", def.id());
+            report.error = Some(crate::outcome::RunError::new(
+                crate::outcome::RunErrorKind::Setup,
+                e.to_string(),
+            ));
+            report
         }
+    }
+}
+
+/// Turns a case's report into its test's result (the second half of [`run_case`]).
+pub fn finish_case(def: &'static EvalDefinition, report: EvalReport) {
+    match report.min_case_pass_rate {
+        Some(min) if std::env::var_os("NEXTEST_RUN_ID").is_none() => {
+            exit_notice::dataset_case(&def.id(), min, &report);
+            if report.outcome == Outcome::Failed {
+                // Shown like a failure (with --nocapture), decided by the dataset at exit.
+                println!("{}", report.render());
+            } else {
+                finish_test(report);
+            }
+        }
+        _ => finish_test(report),
     }
 }
 
