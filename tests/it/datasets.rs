@@ -238,6 +238,15 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
         "{}",
         out.dump()
     );
+    // Runs combine with cases: N runs of each case.
+    let out = run(&["--runs", "3", "--exact", "jsonl::paris"]);
+    let row = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("jsonl::paris "))
+        .unwrap_or_else(|| panic!("a table row\n{}", out.dump()));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(&cells[..3], ["jsonl::paris", "passed", "3"], "{row}");
     let first = run(&["--sample", "2", "--seed", "3", "jsonl::"]);
     assert_eq!(names(&first).len(), 2, "{}", first.dump());
     assert_eq!(
