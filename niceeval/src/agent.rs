@@ -189,6 +189,67 @@ pub struct Request {
     pub responding_to: Option<Value>,
     /// Where the agent reports what it does.
     pub events: EventSink,
+    /// The run's working copy and its isolation, for an eval with `#[eval(workspace = ..)]`.
+    pub(crate) sandbox: Option<crate::workspace::Sandbox>,
+}
+
+impl Request {
+    /// A request with this input and no history, for calling an agent outside an eval (its
+    /// events go to `events`).
+    ///
+    /// ```
+    /// use niceeval::agent::{EventSink, Request};
+    ///
+    /// let request = Request::new("hello", EventSink::default());
+    /// assert_eq!(request.input.text, "hello");
+    /// assert!(request.workdir().is_none());
+    /// ```
+    pub fn new(input: impl Into<Input>, events: EventSink) -> Request {
+        Request {
+            input: input.into(),
+            session: "session-1".to_string(),
+            history: Vec::new(),
+            responding_to: None,
+            events,
+            sandbox: None,
+        }
+    }
+
+    /// The same request, working in `sandbox` (a working copy and its isolation).
+    pub fn with_sandbox(mut self, sandbox: crate::workspace::Sandbox) -> Request {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
+    /// The run's working copy, when the eval has a workspace (`#[eval(workspace = ..)]`): the
+    /// directory the agent is to work in.
+    pub fn workdir(&self) -> Option<&std::path::Path> {
+        self.sandbox.as_ref().map(|s| s.root())
+    }
+
+    /// The run's sandbox, when the eval has a workspace.
+    pub fn sandbox(&self) -> Option<&crate::workspace::Sandbox> {
+        self.sandbox.as_ref()
+    }
+
+    /// A command for running `program` during this turn: in the working copy, under the
+    /// workspace's isolation (`[workspace] isolation = "bubblewrap"` wraps it in `bwrap`), when
+    /// the eval has a workspace; a plain command in the current directory otherwise. Agents
+    /// that run programs build them here so they work where the eval looks.
+    ///
+    /// ```
+    /// use niceeval::agent::{EventSink, Request};
+    ///
+    /// let request = Request::new("hi", EventSink::default());
+    /// let command = request.command("echo");
+    /// assert_eq!(command.as_std().get_program(), "echo");
+    /// ```
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
+        match &self.sandbox {
+            Some(sandbox) => sandbox.command(program),
+            None => tokio::process::Command::new(program),
+        }
+    }
 }
 
 /// The channel an agent reports events through. Cheap to clone; all clones feed the same turn.

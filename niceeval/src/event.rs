@@ -279,6 +279,16 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
     },
+    /// Something an adapter saw that has no event kind of its own (an unknown frame of a coding
+    /// agent's stream, say), kept so nothing the agent reported is lost.
+    #[serde(rename = "custom")]
+    Custom {
+        /// What it is, as the source names it (`"codex:web_search"`).
+        name: String,
+        /// Everything the source said, as JSON.
+        #[serde(default)]
+        data: Value,
+    },
 }
 
 impl Event {
@@ -299,6 +309,7 @@ impl Event {
             Event::Thinking { .. } => "thinking",
             Event::Error { .. } => "error",
             Event::Usage { .. } => "usage",
+            Event::Custom { .. } => "custom",
         }
     }
 
@@ -314,6 +325,7 @@ impl Event {
         "thinking",
         "error",
         "usage",
+        "custom",
     ];
 
     /// An assistant message event.
@@ -359,10 +371,88 @@ impl Event {
             Event::InputRequested { request } => {
                 cap_json(request, max);
             }
+            Event::Custom { data, .. } => {
+                cap_json(data, max);
+            }
             Event::SubagentCalled { .. }
             | Event::SubagentCompleted { .. }
             | Event::SkillLoaded { .. }
             | Event::Usage { .. } => {}
+        }
+    }
+}
+
+/// What an action does, whatever its tool is called: agents name the same tools differently
+/// (Claude Code's `Bash`, Codex's `command_execution`, a chat agent's `shell`), and checks such as
+/// `no_failed_shell_commands()` read this normalized kind instead of one agent's names.
+///
+/// ```
+/// use niceeval::ActionKind;
+/// use serde_json::json;
+///
+/// assert_eq!(ActionKind::of("Bash", &json!({"command": "ls"})), ActionKind::Shell);
+/// assert_eq!(ActionKind::of("command_execution", &json!({})), ActionKind::Shell);
+/// assert_eq!(ActionKind::of("Edit", &json!({})), ActionKind::FileEdit);
+/// assert_eq!(ActionKind::of("file_change", &json!({"kind": "add"})), ActionKind::FileWrite);
+/// assert_eq!(ActionKind::of("lookup_order", &json!({})), ActionKind::Other);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ActionKind {
+    /// Runs a shell command.
+    Shell,
+    /// Reads a file.
+    FileRead,
+    /// Changes part of an existing file.
+    FileEdit,
+    /// Writes a whole file (creating it when missing).
+    FileWrite,
+    /// Deletes a file.
+    FileDelete,
+    /// Anything else.
+    Other,
+}
+
+impl ActionKind {
+    /// The kind of a call of tool `name` with `input`. Names are matched exactly, as the agents
+    /// spell them: `Bash`, `bash`, `shell`, `local_shell`, `exec_command`, `command_execution`,
+    /// `run_shell_command` are shell commands; `Read`, `read_file`, `view` read; `Edit`,
+    /// `MultiEdit`, `NotebookEdit`, `edit_file`, `apply_patch`, `str_replace_based_edit_tool`
+    /// edit; `Write`, `write_file`, `create_file` write; `delete_file` deletes. A `file_change`
+    /// (Codex) is a write, an edit or a deletion after its input's `kind` (`add`, `update`,
+    /// `delete`).
+    pub fn of(name: &str, input: &Value) -> ActionKind {
+        match name {
+            "Bash" | "bash" | "shell" | "local_shell" | "exec_command" | "command_execution"
+            | "run_shell_command" => ActionKind::Shell,
+            "Read" | "read_file" | "view" => ActionKind::FileRead,
+            "Edit"
+            | "MultiEdit"
+            | "NotebookEdit"
+            | "edit_file"
+            | "apply_patch"
+            | "str_replace_based_edit_tool" => ActionKind::FileEdit,
+            "Write" | "write_file" | "create_file" => ActionKind::FileWrite,
+            "delete_file" => ActionKind::FileDelete,
+            "file_change" => match input.get("kind").and_then(Value::as_str) {
+                Some("add") => ActionKind::FileWrite,
+                Some("delete") => ActionKind::FileDelete,
+                _ => ActionKind::FileEdit,
+            },
+            _ => ActionKind::Other,
+        }
+    }
+
+    /// The wire name: `shell`, `file_read`, `file_edit`, `file_write`, `file_delete`, `other`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionKind::Shell => "shell",
+            ActionKind::FileRead => "file_read",
+            ActionKind::FileEdit => "file_edit",
+            ActionKind::FileWrite => "file_write",
+            ActionKind::FileDelete => "file_delete",
+            ActionKind::Other => "other",
         }
     }
 }
@@ -524,6 +614,10 @@ mod tests {
                 cache_read_tokens: 3,
                 cost_usd: Some(0.5),
                 model: None,
+            },
+            Event::Custom {
+                name: "codex:web_search".into(),
+                data: json!({"query": "rust"}),
             },
         ];
         for (event, kind) in events.iter().zip(Event::KINDS) {

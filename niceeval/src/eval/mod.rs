@@ -166,6 +166,7 @@ impl Eval {
             history: self.history.clone(),
             responding_to,
             events: sink.clone(),
+            sandbox: None,
         };
         let started = std::time::Instant::now();
         let outcome = agent.send(request).await;

@@ -24,6 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("matchers", &["expect", "spec"]),
     ("settings", &["cache", "config", "price"]),
+    ("workspace", &["workspace"]),
     ("checks", &["scope", "efficiency"]),
     ("agents and models", &["provider", "agent"]),
     (

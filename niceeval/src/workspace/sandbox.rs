@@ -1,0 +1,132 @@
+//! Where the agent's processes run: the working copy as their directory, and the isolation of
+//! `[workspace] isolation` around them — none (`local`) or Debian's `bwrap` (`bubblewrap`),
+//! under which the working copy is the only writable place, `/tmp` is private and the network
+//! is cut off unless `[workspace] network = true`.
+//!
+//! Agents build their processes with [`crate::agent::Request::command`], which asks the run's
+//! sandbox; the workspace's own commands (`run_command`, `run_tests`) go through it too, so the
+//! eval's checks see the same machine the agent saw.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+/// How the agent's processes are isolated (`[workspace] isolation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Isolation {
+    /// No isolation: processes run in the working copy (a temporary directory) as the user.
+    #[default]
+    Local,
+    /// Debian's `bwrap` (package `bubblewrap`): the whole file system read-only but the working
+    /// copy, a private `/tmp`, no network unless `network = true`, killed with the eval.
+    Bubblewrap,
+}
+
+impl Isolation {
+    /// The name written in `niceeval.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Isolation::Local => "local",
+            Isolation::Bubblewrap => "bubblewrap",
+        }
+    }
+}
+
+/// The program `bubblewrap` isolation runs; `NICEEVAL_BWRAP` names another.
+fn bwrap_program() -> OsString {
+    std::env::var_os("NICEEVAL_BWRAP").unwrap_or_else(|| OsString::from("bwrap"))
+}
+
+/// The place an agent's processes run in: the working copy and its isolation. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    root: PathBuf,
+    isolation: Isolation,
+    network: bool,
+}
+
+impl Sandbox {
+    /// Processes in `root`, isolated as `isolation`; `network` lets bubblewrapped processes
+    /// reach the network.
+    pub fn new(root: impl Into<PathBuf>, isolation: Isolation, network: bool) -> Sandbox {
+        Sandbox {
+            root: root.into(),
+            isolation,
+            network,
+        }
+    }
+
+    /// The working copy.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The isolation in force.
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    /// Whether isolated processes may use the network.
+    pub fn network(&self) -> bool {
+        self.network
+    }
+
+    /// The program and leading arguments that run `program` in `dir` (inside the working copy)
+    /// under this isolation: `program` alone for `local`, `bwrap <options> -- program` for
+    /// `bubblewrap`.
+    pub fn argv(&self, program: &OsStr, dir: &Path) -> Vec<OsString> {
+        match self.isolation {
+            Isolation::Local => vec![program.to_os_string()],
+            Isolation::Bubblewrap => {
+                let root = self.root.as_os_str().to_os_string();
+                let dir = dir.as_os_str().to_os_string();
+                let mut argv: Vec<OsString> = vec![bwrap_program()];
+                let mut push =
+                    |items: &[&OsStr]| argv.extend(items.iter().map(|s| s.to_os_string()));
+                // The whole system read-only, fresh /dev and /proc, a private /tmp; then the
+                // working copy bound writable at its own path (after the /tmp mount, so a
+                // working copy under /tmp shows through it).
+                push(&[
+                    OsStr::new("--ro-bind"),
+                    OsStr::new("/"),
+                    OsStr::new("/"),
+                    OsStr::new("--dev"),
+                    OsStr::new("/dev"),
+                    OsStr::new("--proc"),
+                    OsStr::new("/proc"),
+                    OsStr::new("--tmpfs"),
+                    OsStr::new("/tmp"),
+                    OsStr::new("--bind"),
+                    &root,
+                    &root,
+                    OsStr::new("--chdir"),
+                    &dir,
+                    OsStr::new("--die-with-parent"),
+                    OsStr::new("--unshare-pid"),
+                    OsStr::new("--unshare-ipc"),
+                    OsStr::new("--unshare-uts"),
+                ]);
+                if !self.network {
+                    push(&[OsStr::new("--unshare-net")]);
+                }
+                push(&[OsStr::new("--"), program]);
+                argv
+            }
+        }
+    }
+
+    /// A Tokio command running `program` in the working copy under this isolation. Callers add
+    /// arguments, environment and stdio.
+    pub fn command(&self, program: impl AsRef<OsStr>) -> tokio::process::Command {
+        self.command_in(program, &self.root)
+    }
+
+    /// A Tokio command running `program` in `dir`, a directory inside the working copy.
+    pub fn command_in(&self, program: impl AsRef<OsStr>, dir: &Path) -> tokio::process::Command {
+        let argv = self.argv(program.as_ref(), dir);
+        let mut command = tokio::process::Command::new(&argv[0]);
+        command.args(&argv[1..]).current_dir(dir);
+        command
+    }
+}
