@@ -58,7 +58,7 @@ mod custom_dir;
 mod edit;
 mod json;
 mod lists;
-mod process;
+pub(crate) mod process;
 mod regex;
 mod rouge;
 mod script;

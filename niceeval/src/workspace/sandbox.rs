@@ -38,6 +38,35 @@ fn bwrap_program() -> OsString {
     std::env::var_os("NICEEVAL_BWRAP").unwrap_or_else(|| OsString::from("bwrap"))
 }
 
+/// Fails with a clear error when `bwrap` cannot create its namespaces here (not installed, or
+/// the kernel forbids unprivileged user namespaces).
+pub(crate) fn check_bwrap() -> Result<(), super::WorkspaceError> {
+    let program = bwrap_program();
+    let shown = program.to_string_lossy().into_owned();
+    let out = std::process::Command::new(&program)
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "--", "true"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| super::WorkspaceError::Spawn {
+            program: shown.clone(),
+            message: format!(
+                "{e}; [workspace] isolation = \"bubblewrap\" needs bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
+            ),
+        })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(super::WorkspaceError::Spawn {
+            program: shown,
+            message: format!(
+                "bubblewrap cannot create a sandbox here ({}): {}; the kernel may forbid unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone / apparmor_restrict_unprivileged_userns), or use isolation = \"local\"",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        })
+    }
+}
+
 /// The place an agent's processes run in: the working copy and its isolation. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
