@@ -83,7 +83,7 @@ pub use async_trait::async_trait;
 pub use definition::{EvalDefinition, registered};
 pub use engine::{RunOptions, run_eval, run_eval_async};
 pub use error::{Error, Result};
-pub use eval::Eval;
+pub use eval::{Eval, RunTests};
 pub use event::{ActionKind, ActionStatus, Change, Event, FileChange, Role, Text, Usage};
 pub use outcome::{Folded, Outcome, RunError, RunErrorKind, fold, mean_score, metric_scores};
 pub use report::{EvalReport, RunInfo, RunSummary, SCHEMA_VERSION, fold_runs};

@@ -30,6 +30,14 @@
 //! [report]
 //! max_text = "64KiB"                       # longest text stored per value (bytes, KiB, MiB, KB, MB)
 //! snapshot_reasons = true                  # false: snapshots leave reasons (which quote the reply) out
+//!
+//! [workspace]                              # evals with #[eval(workspace = "dir")]
+//! isolation = "local"                      # local | bubblewrap (Debian's bwrap)
+//! network = false                          # bubblewrap: may the agent's processes use the network
+//! ignore = ["target/", "*.log"]            # left out of diffs, besides the template's .gitignore
+//! keep = "failed"                          # failed | always | never: keep the working copy after a run
+//! max_files = 100000                       # a template (and a diff) holds at most this many files
+//! max_bytes = "256MiB"                     # ... and this many bytes
 //! ```
 //!
 //! Environment overrides, applied after the file: `NICEEVAL_STRICT` (`1`/`true`/`yes`/`on` or
@@ -152,6 +160,9 @@ pub struct Config {
     /// `[report]`: what reports store.
     #[serde(default)]
     pub report: ReportConfig,
+    /// `[workspace]`: working copies of evals with `#[eval(workspace = ..)]`.
+    #[serde(default)]
+    pub workspace: WorkspaceConfig,
     /// Where the file was found (`None` when there is none).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -247,6 +258,55 @@ pub struct ReportConfig {
     /// not fail every snapshot.
     #[serde(default)]
     pub snapshot_reasons: Option<bool>,
+}
+
+/// `[workspace]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with isolation, network, ignore, keep, max_files, max_bytes"
+)]
+pub struct WorkspaceConfig {
+    /// How the agent's processes are isolated: `"local"` (default) or `"bubblewrap"`.
+    #[serde(default)]
+    pub isolation: Option<crate::workspace::Isolation>,
+    /// Whether bubblewrapped processes may use the network (default `false`).
+    #[serde(default)]
+    pub network: bool,
+    /// Patterns (gitignore syntax) the diff leaves out, besides the template's `.gitignore`.
+    #[serde(default)]
+    pub ignore: Vec<String>,
+    /// What becomes of a working copy after its run: `"failed"` (default: kept when the run
+    /// failed), `"always"` or `"never"`.
+    #[serde(default)]
+    pub keep: Option<crate::workspace::Keep>,
+    /// The most files a template (and a diff) may hold (default 100,000).
+    #[serde(default, deserialize_with = "validate::max_files")]
+    pub max_files: Option<u64>,
+    /// The most bytes a template (and a diff) may hold: a number or a size such as `"256MiB"`
+    /// (the default).
+    #[serde(default, deserialize_with = "validate::size")]
+    pub max_bytes: Option<u64>,
+}
+
+impl WorkspaceConfig {
+    /// The workspace settings these keys describe; relative paths given to `add_files` resolve
+    /// against `base_dir`.
+    pub fn settings(&self, base_dir: Option<&Path>) -> crate::workspace::Settings {
+        let mut settings = crate::workspace::Settings::default();
+        settings.isolation = self.isolation.unwrap_or_default();
+        settings.network = self.network;
+        settings.ignore = self.ignore.clone();
+        settings.keep = self.keep.unwrap_or_default();
+        if let Some(files) = self.max_files {
+            settings.limits.max_files = files;
+        }
+        if let Some(bytes) = self.max_bytes {
+            settings.limits.max_bytes = bytes;
+        }
+        settings.base_dir = base_dir.map(Path::to_path_buf);
+        settings
+    }
 }
 
 impl Config {

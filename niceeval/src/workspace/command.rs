@@ -37,6 +37,7 @@ pub struct RunCommand {
     env: Vec<(String, String)>,
     timeout: Duration,
     log: Arc<Mutex<Vec<CommandRecord>>>,
+    logged: bool,
 }
 
 impl std::fmt::Debug for RunCommand {
@@ -64,7 +65,15 @@ impl RunCommand {
             env: Vec::new(),
             timeout: DEFAULT_COMMAND_TIMEOUT,
             log,
+            logged: true,
         }
+    }
+
+    /// Leaves the command out of the log `no_failed_shell_commands()` reads (test runs, whose
+    /// failures are their test cases' gates).
+    pub(crate) fn unlogged(mut self) -> Self {
+        self.logged = false;
+        self
     }
 
     /// Runs in `dir`, relative to the working copy (default: the copy itself).
@@ -105,7 +114,10 @@ impl RunCommand {
             }
             Some(dir) => self.sandbox.root().join(dir),
         };
-        if dir.components().any(|c| c == std::path::Component::ParentDir) {
+        if dir
+            .components()
+            .any(|c| c == std::path::Component::ParentDir)
+        {
             return Err(WorkspaceError::OutsideCopy(dir.display().to_string()));
         }
         if !dir.is_dir() {
@@ -119,7 +131,9 @@ impl RunCommand {
         {
             return Err(WorkspaceError::Spawn {
                 program: self.program.clone(),
-                message: "program not found (not on PATH and no such file); install it or give its path".to_string(),
+                message:
+                    "program not found (not on PATH and no such file); install it or give its path"
+                        .to_string(),
             });
         }
         let mut command = self.sandbox.command_in(&self.program, &dir);
@@ -133,10 +147,12 @@ impl RunCommand {
         #[cfg(unix)]
         command.process_group(0);
         let reader = if merged {
-            Some(merge_streams(&mut command).map_err(|e| WorkspaceError::Spawn {
-                program: self.program.clone(),
-                message: format!("cannot create a pipe: {e}"),
-            })?)
+            Some(
+                merge_streams(&mut command).map_err(|e| WorkspaceError::Spawn {
+                    program: self.program.clone(),
+                    message: format!("cannot create a pipe: {e}"),
+                })?,
+            )
         } else {
             command.stdout(Stdio::piped()).stderr(Stdio::piped());
             None
@@ -170,6 +186,9 @@ impl RunCommand {
                 .ok()
                 .and_then(Result::ok)
                 .unwrap_or_default();
+        }
+        if !self.logged {
+            return Ok(output);
         }
         self.log
             .lock()
@@ -216,7 +235,9 @@ fn merge_streams(
         }
     }
     let write2 = write.try_clone()?;
-    command.stdout(Stdio::from(write)).stderr(Stdio::from(write2));
+    command
+        .stdout(Stdio::from(write))
+        .stderr(Stdio::from(write2));
     Ok(move || {
         let mut file = std::fs::File::from(read);
         let mut out = Vec::new();

@@ -50,8 +50,8 @@ fn list(root: &Path, limits: Limits) -> Result<Vec<Entry>, WorkspaceError> {
                 .file_type()
                 .map_err(|e| WorkspaceError::io(&child.path(), e))?;
             if kind.is_symlink() {
-                let target =
-                    std::fs::read_link(child.path()).map_err(|e| WorkspaceError::io(&child.path(), e))?;
+                let target = std::fs::read_link(child.path())
+                    .map_err(|e| WorkspaceError::io(&child.path(), e))?;
                 files += 1;
                 entries.push(Entry::Link(rel, target));
             } else if kind.is_dir() {
@@ -82,7 +82,11 @@ fn list(root: &Path, limits: Limits) -> Result<Vec<Entry>, WorkspaceError> {
 
 /// Copies the tree at `from` into `to` (created if missing; existing files are overwritten).
 /// Returns how many files and bytes were copied.
-pub(crate) fn copy_tree(from: &Path, to: &Path, limits: Limits) -> Result<(u64, u64), WorkspaceError> {
+pub(crate) fn copy_tree(
+    from: &Path,
+    to: &Path,
+    limits: Limits,
+) -> Result<(u64, u64), WorkspaceError> {
     let meta = std::fs::metadata(from).map_err(|e| WorkspaceError::io(from, e))?;
     if !meta.is_dir() {
         return Err(WorkspaceError::NotADirectory(from.to_path_buf()));

@@ -97,8 +97,7 @@ impl Git {
         for record in numstat.split(|b| *b == 0).filter(|r| !r.is_empty()) {
             let text = String::from_utf8_lossy(record);
             let mut parts = text.splitn(3, '\t');
-            if let (Some("-"), Some("-"), Some(path)) = (parts.next(), parts.next(), parts.next())
-            {
+            if let (Some("-"), Some("-"), Some(path)) = (parts.next(), parts.next(), parts.next()) {
                 binary.insert(path.to_string());
             }
         }

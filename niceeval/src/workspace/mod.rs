@@ -38,11 +38,12 @@ pub use command::{CommandRecord, RunCommand};
 pub use copy::Limits;
 pub use diff::Diff;
 pub use sandbox::{Isolation, Sandbox};
+pub(crate) use test_report::is_libtest_json;
 pub use test_report::{TestCase, TestFormat, TestOutcome, TestReport, parse_junit, parse_libtest};
 
 use crate::event::{Change, Event, FileChange};
-use git::{Git, Status};
 pub(crate) use git::Tree;
+use git::{Git, Status};
 
 /// What becomes of a working copy after its run (`[workspace] keep`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -119,7 +120,9 @@ pub enum WorkspaceError {
         limits: Limits,
     },
     /// `git` could not be started.
-    #[error("cannot run `git` ({0}); workspaces record their baseline with the git CLI: install git")]
+    #[error(
+        "cannot run `git` ({0}); workspaces record their baseline with the git CLI: install git"
+    )]
     GitMissing(String),
     /// A git command failed.
     #[error("`git {command}` failed in the workspace baseline: {message}")]
@@ -141,7 +144,9 @@ pub enum WorkspaceError {
         message: String,
     },
     /// A command ran past its timeout and was killed.
-    #[error("`{command}` did not finish within {after:?} and was killed; raise it with .timeout(..)")]
+    #[error(
+        "`{command}` did not finish within {after:?} and was killed; raise it with .timeout(..)"
+    )]
     Timeout {
         /// The command line.
         command: String,
@@ -326,7 +331,11 @@ impl Workspace {
     }
 
     /// The `workspace.changed` event from `from` to `to`, `None` when nothing changed.
-    pub(crate) fn change_event(&self, from: &Tree, to: &Tree) -> Result<Option<Event>, WorkspaceError> {
+    pub(crate) fn change_event(
+        &self,
+        from: &Tree,
+        to: &Tree,
+    ) -> Result<Option<Event>, WorkspaceError> {
         let (files, diff, partial) = self.compare(from, to)?;
         Ok((!files.is_empty()).then(|| Event::WorkspaceChanged {
             files,
@@ -335,7 +344,11 @@ impl Workspace {
         }))
     }
 
-    fn compare(&self, from: &Tree, to: &Tree) -> Result<(Vec<FileChange>, String, bool), WorkspaceError> {
+    fn compare(
+        &self,
+        from: &Tree,
+        to: &Tree,
+    ) -> Result<(Vec<FileChange>, String, bool), WorkspaceError> {
         let changes = self
             .git
             .changes(from, to)?
@@ -352,7 +365,12 @@ impl Workspace {
             .collect();
         let text = self.git.unified(from, to)?;
         let limits = self.settings.limits;
-        Ok(diff::bound(changes, text, limits.max_files, limits.max_bytes))
+        Ok(diff::bound(
+            changes,
+            text,
+            limits.max_files,
+            limits.max_bytes,
+        ))
     }
 
     /// Ends the run's use of the copy: keeps it (returning its path) or removes it, as `keep`

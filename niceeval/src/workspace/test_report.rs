@@ -184,10 +184,10 @@ fn parse_libtest_human(output: &str) -> Vec<TestCase> {
             capturing = None;
             continue;
         }
-        if let Some(name) = line
-            .strip_prefix("---- ")
-            .and_then(|r| r.strip_suffix(" stdout ----").or_else(|| r.strip_suffix(" stderr ----")))
-        {
+        if let Some(name) = line.strip_prefix("---- ").and_then(|r| {
+            r.strip_suffix(" stdout ----")
+                .or_else(|| r.strip_suffix(" stderr ----"))
+        }) {
             let name = strip_decorations(name);
             failures.entry((suite.clone(), name.clone())).or_default();
             capturing = Some((suite.clone(), name));
@@ -218,7 +218,9 @@ fn parse_libtest_human(output: &str) -> Vec<TestCase> {
     // Names shared by several suites get the suite in parentheses.
     let mut seen: HashMap<&str, std::collections::HashSet<&str>> = HashMap::new();
     for (suite, case) in &cases {
-        seen.entry(case.name.as_str()).or_default().insert(suite.as_str());
+        seen.entry(case.name.as_str())
+            .or_default()
+            .insert(suite.as_str());
     }
     let shared: std::collections::HashSet<String> = seen
         .into_iter()
@@ -385,7 +387,11 @@ test src/lib.rs - add (line 3) ... ok
                 ("src/lib.rs - add (line 3)", TestOutcome::Passed),
             ]
         );
-        assert!(cases[1].message.contains("right: 2"), "{}", cases[1].message);
+        assert!(
+            cases[1].message.contains("right: 2"),
+            "{}",
+            cases[1].message
+        );
         assert!(!cases[1].message.contains("failures:"));
         assert_eq!(cases[3].message, "");
     }
@@ -422,6 +428,10 @@ test src/lib.rs - add (line 3) ... ok
         assert_eq!(cases[1].outcome, TestOutcome::Failed);
         assert_eq!(cases[1].message, "crashed");
         assert_eq!(cases[2].outcome, TestOutcome::Skipped);
-        assert!(parse_junit("not xml").unwrap_err().starts_with("not JUnit XML"));
+        assert!(
+            parse_junit("not xml")
+                .unwrap_err()
+                .starts_with("not JUnit XML")
+        );
     }
 }
