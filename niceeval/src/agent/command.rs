@@ -5,6 +5,8 @@
 //! plain text (the default), on stdin as one JSON object (`{"input", "data", "session",
 //! "history", "responding_to"}`), or as the last argument. `NICEEVAL_SESSION` holds the session
 //! id. Events are recorded as they arrive, so a crash or a timeout keeps what came before it.
+//! In an eval with a workspace the program runs in the run's working copy, under the
+//! workspace's isolation (see [`crate::agent::Request::command`]).
 //!
 //! The turn fails — with an `error` event whose message ends with the program's stderr — when
 //! the program exits non-zero or by a signal, prints a line that is not an event (the message
@@ -179,7 +181,9 @@ impl CommandAgent {
     }
 
     async fn run(&self, request: &Request, kill: &mut GroupKill) -> Result<(), String> {
-        let mut command = tokio::process::Command::new(&self.program);
+        // In the run's working copy (and its isolation) when the eval has a workspace; an
+        // explicit `current_dir` still wins for the directory.
+        let mut command = request.command(&self.program);
         command
             .args(&self.args)
             .stdout(Stdio::piped())

@@ -351,8 +351,17 @@ impl Eval {
     /// ```
     pub fn check<V: Checkable, A: Assertion>(&self, value: V, assertion: A) -> AssertionResult {
         // Assertions as data (`spec::assertions`) read the run's cost and latency.
-        let result = crate::spec::with_run_facts(self.usage().cost_usd, self.latency_ms, || {
-            AssertionResult::evaluate(&assertion, &value.subject())
+        let facts = self.workspace.as_ref().map(|ws| {
+            let ws = ws.clone();
+            crate::expect::WorkspaceFacts {
+                path: ws.path().to_path_buf(),
+                diff: Box::new(move || ws.try_diff().ok().map(|d| d.text().to_string())),
+            }
+        });
+        let result = crate::expect::with_workspace(facts, || {
+            crate::spec::with_run_facts(self.usage().cost_usd, self.latency_ms, || {
+                AssertionResult::evaluate(&assertion, &value.subject())
+            })
         });
         self.record.push_result(result.clone());
         result
