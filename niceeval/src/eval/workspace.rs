@@ -300,6 +300,11 @@ impl RunTests<'_> {
             }
         };
         let code = output.status.code();
+        if cases.is_empty() && format == TestFormat::Libtest && quiet_libtest(&text) {
+            return Err(Error::from(WorkspaceError::Tests(format!(
+                "`{shown}` printed libtest's quiet format (`-q`), which does not name the tests that pass; run it without `-q` (or with `-- --format json` on a nightly toolchain)"
+            ))));
+        }
         if cases.is_empty() {
             return Err(Error::from(WorkspaceError::Tests(format!(
                 "`{shown}` named no test (exit code {}); output ends: {}; for runners other than libtest, write JUnit XML and name the file with .junit(path)",
@@ -337,6 +342,21 @@ impl RunTests<'_> {
             output: text,
         })
     }
+}
+
+/// libtest's `-q` output: "running N tests" followed by a line of dots, `F`s and `i`s.
+fn quiet_libtest(text: &str) -> bool {
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.starts_with("running ") && line.ends_with(" tests") {
+            if let Some(next) = lines.next() {
+                if !next.is_empty() && next.chars().all(|c| matches!(c, '.' | 'F' | 'i')) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
 }
 
 impl<'a> IntoFuture for RunTests<'a> {

@@ -95,6 +95,6 @@ pub use json::{ContainsJson, IsJson, contains_json, find_json, is_json};
 pub use lists::{ContainsList, contains_all, contains_any, icontains_all, icontains_any};
 pub use regex::{RegexMatch, RegexSource, regex};
 pub use rouge::{DEFAULT_ROUGE_THRESHOLD, RougeN, rouge_n, rouge_n_score, rouge_tokens};
-pub(crate) use script::{WorkspaceFacts, fill_from_events, with_workspace};
 pub use script::{DEFAULT_GRADER_TIMEOUT, Script, script};
+pub(crate) use script::{WorkspaceFacts, fill_from_events, with_workspace};
 pub use words::{WordBounds, WordCount, count_words, word_count};

@@ -22,3 +22,4 @@ mod script_graders;
 mod spec;
 mod spec_promptfoo;
 mod usage;
+mod workspace;
