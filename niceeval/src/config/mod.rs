@@ -293,11 +293,13 @@ impl WorkspaceConfig {
     /// The workspace settings these keys describe; relative paths given to `add_files` resolve
     /// against `base_dir`.
     pub fn settings(&self, base_dir: Option<&Path>) -> crate::workspace::Settings {
-        let mut settings = crate::workspace::Settings::default();
-        settings.isolation = self.isolation.unwrap_or_default();
-        settings.network = self.network;
-        settings.ignore = self.ignore.clone();
-        settings.keep = self.keep.unwrap_or_default();
+        let mut settings = crate::workspace::Settings {
+            isolation: self.isolation.unwrap_or_default(),
+            network: self.network,
+            ignore: self.ignore.clone(),
+            keep: self.keep.unwrap_or_default(),
+            ..Default::default()
+        };
         if let Some(files) = self.max_files {
             settings.limits.max_files = files;
         }
@@ -721,6 +723,14 @@ path = "x"
                 max_text: Some(1024),
                 snapshot_reasons: Some(false),
             },
+            workspace: WorkspaceConfig {
+                isolation: Some(crate::workspace::Isolation::Bubblewrap),
+                network: true,
+                ignore: vec!["target/".into()],
+                keep: Some(crate::workspace::Keep::Always),
+                max_files: Some(10),
+                max_bytes: Some(1024),
+            },
             source: None,
         };
         let table: toml::Table = toml::from_str(&toml::to_string(&config).unwrap()).unwrap();
@@ -740,6 +750,31 @@ path = "x"
             keys(table["prices"]["a/b"].as_table().unwrap()),
             set(parse::PRICE_KEYS)
         );
+        assert_eq!(
+            keys(table["workspace"].as_table().unwrap()),
+            set(parse::WORKSPACE_KEYS)
+        );
+    }
+
+    #[test]
+    fn workspace_keys_are_validated_with_their_location() {
+        let text = "[workspace]\nisolation = \"docker\"\nkeep = \"sometimes\"\nmax_files = 0\nnetwrok = true\n";
+        let err = Config::parse(text, "n.toml").unwrap_err();
+        let all = err.to_string();
+        assert!(all.contains("n.toml:2:"), "{all}");
+        assert!(all.contains("[workspace] isolation"), "{all}");
+        assert!(all.contains("[workspace] keep"), "{all}");
+        assert!(all.contains("[workspace] max_files"), "{all}");
+        assert!(all.contains("did you mean `network`?"), "{all}");
+        let ok = Config::parse(
+            "[workspace]\nisolation = \"bubblewrap\"\nmax_bytes = \"1MiB\"\nignore = [\"*.log\"]\n",
+            "n.toml",
+        )
+        .unwrap();
+        let settings = ok.workspace.settings(None);
+        assert_eq!(settings.isolation, crate::workspace::Isolation::Bubblewrap);
+        assert_eq!(settings.limits.max_bytes, 1024 * 1024);
+        assert_eq!(settings.limits.max_files, 100_000);
     }
 
     #[test]
