@@ -10,7 +10,9 @@
 //! - [`support_bot`] — the agent under test (module [`bot`]): it looks orders up, refunds them,
 //!   asks a human before large refunds, and reports tool calls and token usage as events;
 //! - [`orders`] — the fixed order book its tools read;
-//! - [`checks`] — custom assertions shared by the eval files.
+//! - [`checks`] — custom assertions shared by the eval files;
+//! - [`fixer`] — a small coding agent for the workspace evals: it edits a copy of
+//!   `examples/fixtures/todo-app`.
 //!
 //! The evals live in `examples/tests/evals/` (one test binary, one module per theme) and
 //! `examples/tests/judge.rs`; `examples/niceeval.toml` sets the default agent (a replay of
@@ -20,6 +22,7 @@
 
 pub mod bot;
 pub mod checks;
+pub mod fixer;
 pub mod orders;
 
 pub use bot::{APPROVAL_LIMIT_CENTS, SupportBot, support_bot};

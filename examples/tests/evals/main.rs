@@ -10,3 +10,4 @@ mod first_steps;
 mod matchers;
 mod outcomes;
 mod replay;
+mod workspaces;
