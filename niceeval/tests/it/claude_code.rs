@@ -233,3 +233,266 @@ fn record() {
         std::fs::write(out.join(format!("{name}.jsonl")), &output.stdout).unwrap();
     }
 }
+
+// ---- the adapter against the real program ----
+
+/// A working copy and a private HOME in one temporary directory.
+struct Place {
+    _root: tempfile::TempDir,
+    work: PathBuf,
+    home: PathBuf,
+}
+
+fn place() -> Place {
+    let root = tempfile::tempdir().unwrap();
+    let work = root.path().join("work");
+    let home = root.path().join("home");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    Place {
+        work: work.canonicalize().unwrap(),
+        home,
+        _root: root,
+    }
+}
+
+fn request(prompt: &str, place: &Place) -> (Request, EventSink) {
+    let sink = EventSink::default();
+    let request = Request::new(prompt, sink.clone()).with_sandbox(Sandbox::new(
+        &place.work,
+        Isolation::Local,
+        true,
+    ));
+    (request, sink)
+}
+
+#[test]
+fn writes_a_file_fails_a_command_fixes_it_and_reports_tokens_and_cost() {
+    if !have_claude() {
+        return;
+    }
+    let place = place();
+    let fake = FakeAnthropic::start(tool_error(&place.work));
+    let agent = agent(&fake, &place.home);
+    let (request, sink) = request("Greet the world in greeting.txt.", &place);
+    rt().block_on(agent.send(request)).expect("the turn succeeds");
+    let events = sink.snapshot();
+
+    assert_eq!(
+        std::fs::read_to_string(place.work.join("greeting.txt")).unwrap(),
+        "hello world\n"
+    );
+    let calls: Vec<(&str, &str)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ActionCalled { call_id, name, .. } => Some((call_id.as_str(), name.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls.iter().map(|c| c.1).collect::<Vec<_>>(),
+        ["Write", "Bash", "Edit", "Bash"]
+    );
+    let status = |id: &str| {
+        events.iter().find_map(|e| match e {
+            Event::ActionResult {
+                call_id,
+                status,
+                output,
+            } if call_id == id => Some((*status, output.clone())),
+            _ => None,
+        })
+    };
+    assert_eq!(
+        status(calls[1].0),
+        Some((ActionStatus::Failed, json!("Exit code 3")))
+    );
+    assert_eq!(status(calls[3].0).map(|s| s.0), Some(ActionStatus::Completed));
+    assert!(events.contains(&Event::assistant("greeting.txt now says hello world.")));
+    assert!(events.contains(&Event::Thinking {
+        text: "I will write the greeting, then check it.".into()
+    }));
+
+    // Five model calls; the cost is the one Claude Code reported.
+    let usage = Usage::from_events(&events);
+    let per_call = INPUT_TOKENS + CACHE_CREATION_TOKENS + CACHE_READ_TOKENS;
+    assert_eq!(usage.input_tokens, 5 * per_call);
+    assert_eq!(usage.cache_read_tokens, 5 * CACHE_READ_TOKENS);
+    assert!(usage.output_tokens > 0);
+    let cost = usage.cost_usd.expect("a reported cost");
+    assert!(cost > 0.0, "{cost}");
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Error { .. })),
+        "{events:#?}"
+    );
+
+    // The program ran in the working copy, against the fake, with the key from the environment
+    // only.
+    let conversations = fake.conversations();
+    assert_eq!(conversations.len(), 5);
+    assert!(
+        fake.seen()
+            .iter()
+            .filter(|s| s.path == "/v1/messages")
+            .all(|s| s.headers.get("x-api-key").map(String::as_str)
+                == Some("sk-ant-fake-key-for-tests"))
+    );
+}
+
+#[test]
+fn a_second_send_resumes_the_session_and_a_new_session_starts_fresh() {
+    if !have_claude() {
+        return;
+    }
+    let place = place();
+    let fake = FakeAnthropic::start(resume(&place.work));
+    let agent = agent(&fake, &place.home);
+    let rt = rt();
+
+    let (first, sink) = request("first question", &place);
+    rt.block_on(agent.send(first)).unwrap();
+    assert!(sink.snapshot().contains(&Event::assistant("One question so far.")));
+    let first_usage = Usage::from_events(&sink.snapshot());
+
+    let (second, sink) = request("second question", &place);
+    rt.block_on(agent.send(second)).unwrap();
+    assert!(
+        sink.snapshot()
+            .contains(&Event::assistant("You asked two questions.")),
+        "{:#?}",
+        sink.snapshot()
+    );
+    // The resumed turn reports only its own tokens and cost (one model call of the same size as
+    // the first turn's), not the session's so far.
+    let second_usage = Usage::from_events(&sink.snapshot());
+    assert_eq!(second_usage.input_tokens, first_usage.input_tokens);
+    let (a, b) = (
+        first_usage.cost_usd.unwrap(),
+        second_usage.cost_usd.unwrap(),
+    );
+    assert!(a > 0.0 && (a - b).abs() < 1e-6, "{a} vs {b}");
+
+    let (mut third, sink) = request("third question", &place);
+    third.session = "session-2".to_string();
+    rt.block_on(agent.send(third)).unwrap();
+    assert!(sink.snapshot().contains(&Event::assistant("One question so far.")));
+}
+
+#[test]
+fn through_an_eval_send_continues_and_new_session_restarts() {
+    if !have_claude() {
+        return;
+    }
+    let place = place();
+    let fake = FakeAnthropic::start(resume(&place.work));
+    let agent = std::sync::Arc::new(agent(&fake, &place.home));
+    rt().block_on(async {
+        let mut t = niceeval::Eval::detached(Some(agent));
+        let turn = t.send("first question").await.unwrap();
+        assert_eq!(turn.message.as_str(), "One question so far.");
+        assert!(turn.usage.cost_usd.is_some_and(|c| c > 0.0));
+        let turn = t.send("second question").await.unwrap();
+        assert_eq!(turn.message.as_str(), "You asked two questions.");
+        t.new_session();
+        let turn = t.send("third question").await.unwrap();
+        assert_eq!(turn.message.as_str(), "One question so far.");
+    });
+}
+
+#[test]
+fn an_api_error_fails_the_turn_with_its_message() {
+    if !have_claude() {
+        return;
+    }
+    let place = place();
+    let fake = FakeAnthropic::start(aborted(&place.work));
+    let agent = agent(&fake, &place.home);
+    let (request, sink) = request("This will fail.", &place);
+    rt().block_on(agent.send(request))
+        .expect("a failed result is a failed turn, not an execution error");
+    let errors: Vec<String> = sink
+        .snapshot()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Error { message } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("500 scripted overload"), "{}", errors[0]);
+}
+
+// ---- process handling, with a stand-in program (no `claude` needed) ----
+
+fn stand_in(dir: &Path, script: &str) -> String {
+    let path = crate::scripts_support::write(dir, "claude", &format!("#!/bin/sh\n{script}\n"));
+    crate::scripts_support::make_executable(&path);
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_malformed_line_fails_the_turn_naming_it_with_the_stderr_tail() {
+    let place = place();
+    let program = stand_in(
+        &place.home,
+        r#"echo '{"type":"system","subtype":"init","session_id":"s1"}'
+echo 'this is not json'
+echo 'something went wrong' >&2"#,
+    );
+    let agent = ClaudeCode::new().program(program);
+    let (request, sink) = request("hi", &place);
+    let err = rt().block_on(agent.send(request)).unwrap_err();
+    assert!(
+        err.message().starts_with("stdout line 2 is not JSON"),
+        "{err}"
+    );
+    assert!(err.message().ends_with("something went wrong"), "{err}");
+    assert!(sink.snapshot().is_empty());
+}
+
+#[test]
+fn the_timeout_kills_the_process_group() {
+    let place = place();
+    let marker = place.work.join("child-survived");
+    let program = stand_in(
+        &place.home,
+        &format!(
+            "(sleep 2; touch {}) &\necho '{{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}}'\nsleep 30",
+            marker.display()
+        ),
+    );
+    let agent = ClaudeCode::new()
+        .program(program)
+        .timeout(Duration::from_millis(500));
+    let (request, _) = request("hi", &place);
+    let started = std::time::Instant::now();
+    let err = rt().block_on(agent.send(request)).unwrap_err();
+    assert!(err.message().contains("did not finish within 500ms"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(!marker.exists(), "a process of the group outlived the turn");
+}
+
+#[test]
+fn the_prompt_is_the_last_argument_and_runs_in_the_working_copy() {
+    let place = place();
+    let out = place.home.join("argv");
+    let program = stand_in(
+        &place.home,
+        &format!(
+            "pwd > {out}\nfor a in \"$@\"; do echo \"$a\" >> {out}; done\necho '{{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"session_id\":\"s9\",\"result\":\"ok\",\"total_cost_usd\":0.5}}'",
+            out = out.display()
+        ),
+    );
+    let agent = ClaudeCode::new().program(program).model("sonnet");
+    let rt = rt();
+    let (first, sink) = request("--not-a-flag", &place);
+    rt.block_on(agent.send(first)).unwrap();
+    assert_eq!(Usage::from_events(&sink.snapshot()).cost_usd, Some(0.5));
+    let (second, _) = request("again", &place);
+    rt.block_on(agent.send(second)).unwrap();
+    let argv = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = argv.lines().collect();
+    assert_eq!(lines[0], place.work.to_string_lossy());
+    assert!(lines.ends_with(&["--resume", "s9", "--", "again"]), "{lines:?}");
+}

@@ -22,11 +22,12 @@
 //! Usage: Claude Code prints each assistant message once per content block, each copy with the
 //! message's usage as of its start, so per-message figures undercount output tokens. The
 //! `result` frame holds exact tokens and cost per model since the previous `result`
-//! (`model_usage_since_last_result`; `modelUsage` in older versions) and the cumulative
-//! `total_cost_usd`; those become the `usage` events (input tokens include cache writes and
-//! reads, `cache_read_tokens` the reads; the model as `anthropic/<model>`; `cost_usd` as
-//! reported, so it wins over the price table; any part of `total_cost_usd` no model accounts for
-//! is a token-less `usage` event). Only when no `result` frame arrives (the program died or was
+//! (`model_usage_since_last_result`); those become the `usage` events (input tokens include cache
+//! writes and reads, `cache_read_tokens` the reads; the model as `anthropic/<model>`; `cost_usd`
+//! as reported, so it wins over the price table). `total_cost_usd` is not used for that: it is
+//! cumulative over the process and over a resumed session. Older versions without
+//! `model_usage_since_last_result` give `modelUsage` (the process's totals per model), and any
+//! part of `total_cost_usd` no model accounts for becomes a token-less `usage` event. Only when no `result` frame arrives (the program died or was
 //! killed) are the per-message figures, deduplicated by message id, emitted instead, without a
 //! cost (priced from the table).
 
@@ -313,30 +314,26 @@ impl Stream {
     fn result_usage(&mut self, frame: &Value) -> Vec<Event> {
         let total_cost = frame.get("total_cost_usd").and_then(Value::as_f64);
         let mut events = Vec::new();
-        let models = frame
+        if let Some(models) = frame
             .get("model_usage_since_last_result")
-            .or_else(|| frame.get("modelUsage"))
-            .and_then(Value::as_object);
-        if let Some(models) = models {
-            let mut reported = self.cost_reported;
-            for (model, usage) in models {
-                let n = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
-                let cost = usage.get("costUSD").and_then(Value::as_f64);
-                reported += cost.unwrap_or(0.0);
-                let cache_read = n("cacheReadInputTokens");
-                events.push(Event::Usage {
-                    input_tokens: n("inputTokens") + n("cacheCreationInputTokens") + cache_read,
-                    output_tokens: n("outputTokens"),
-                    cache_read_tokens: cache_read,
-                    cost_usd: cost.or(total_cost.map(|_| 0.0)),
-                    model: Some(qualified(model)),
-                });
-            }
-            if let Some(total) = total_cost.filter(|total| total - reported > 1e-9) {
-                events.push(cost_only(total - reported));
-                reported = total;
-            }
-            self.cost_reported = reported;
+            .and_then(Value::as_object)
+        {
+            // Exact per-model tokens and cost of this result alone.
+            let (per_model, _) = model_events(models);
+            events.extend(per_model);
+        } else if let Some(models) = frame.get("modelUsage").and_then(Value::as_object) {
+            // Older versions: the process's totals per model; `total_cost_usd` covers what no
+            // model accounts for.
+            let (per_model, cost) = model_events(models);
+            events.extend(per_model);
+            let reported = self.cost_reported + cost;
+            self.cost_reported = match total_cost.filter(|total| total - reported > 1e-9) {
+                Some(total) => {
+                    events.push(cost_only(total - reported));
+                    total
+                }
+                None => reported,
+            };
         } else {
             let mut tokens = MessageUsage::default();
             for usage in self.pending_usage.drain(..) {
@@ -360,6 +357,28 @@ impl Stream {
         self.pending_usage.clear();
         events
     }
+}
+
+/// One `usage` event per model of a `modelUsage`-shaped map, and the cost they carry.
+fn model_events(models: &Map<String, Value>) -> (Vec<Event>, f64) {
+    let mut cost_sum = 0.0;
+    let events = models
+        .iter()
+        .map(|(model, usage)| {
+            let n = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let cost = usage.get("costUSD").and_then(Value::as_f64);
+            cost_sum += cost.unwrap_or(0.0);
+            let cache_read = n("cacheReadInputTokens");
+            Event::Usage {
+                input_tokens: n("inputTokens") + n("cacheCreationInputTokens") + cache_read,
+                output_tokens: n("outputTokens"),
+                cache_read_tokens: cache_read,
+                cost_usd: cost,
+                model: Some(qualified(model)),
+            }
+        })
+        .collect();
+    (events, cost_sum)
 }
 
 fn cost_only(usd: f64) -> Event {
