@@ -206,25 +206,7 @@ fn record() {
         std::fs::create_dir_all(&home).unwrap();
         prepare(&dir);
         let fake = FakeAnthropic::start(script(&dir));
-        let output = std::process::Command::new("claude")
-            .args([
-                "-p",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-                "--model",
-                "claude-sonnet-4-5",
-                "--permission-mode",
-                "bypassPermissions",
-            ])
-            .args(extra)
-            .args(["--", prompt])
-            .current_dir(&dir)
-            .envs(environment(&fake, &home))
-            .env("IS_SANDBOX", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .output()
-            .unwrap();
+        let output = run_claude(&dir, &home, &fake, extra, prompt);
         eprintln!(
             "recorded {name}: exit {:?}, stderr: {}",
             output.status.code(),
@@ -232,6 +214,51 @@ fn record() {
         );
         std::fs::write(out.join(format!("{name}.jsonl")), &output.stdout).unwrap();
     }
+    // The second turn of a resumed session.
+    let dir = base.join("resumed");
+    let home = base.join("resumed-home");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let fake = FakeAnthropic::start(resume(&dir));
+    let first = run_claude(&dir, &home, &fake, &[], "first question");
+    let session = String::from_utf8_lossy(&first.stdout)
+        .lines()
+        .find_map(|l| {
+            let frame: serde_json::Value = serde_json::from_str(l).ok()?;
+            frame["session_id"].as_str().map(str::to_string)
+        })
+        .expect("a session id");
+    let second = run_claude(&dir, &home, &fake, &["--resume", &session], "second question");
+    std::fs::write(out.join("resumed.jsonl"), &second.stdout).unwrap();
+}
+
+/// Runs the real program as the adapter does, without the adapter.
+fn run_claude(
+    dir: &Path,
+    home: &Path,
+    fake: &FakeAnthropic,
+    extra: &[&str],
+    prompt: &str,
+) -> std::process::Output {
+    std::process::Command::new("claude")
+        .args([
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            "claude-sonnet-4-5",
+            "--permission-mode",
+            "bypassPermissions",
+        ])
+        .args(extra)
+        .args(["--", prompt])
+        .current_dir(dir)
+        .envs(environment(fake, home))
+        .env("IS_SANDBOX", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .output()
+        .unwrap()
 }
 
 // ---- the adapter against the real program ----

@@ -217,6 +217,41 @@ fn reaching_max_turns_fails_the_turn() {
 }
 
 #[test]
+fn a_resumed_turn_counts_its_own_usage_not_the_sessions() {
+    // `total_cost_usd` and `modelUsage` are cumulative over the resumed session (two calls);
+    // `model_usage_since_last_result` holds this turn's one call.
+    let (events, _) = parse("resumed");
+    assert_eq!(
+        render(&events),
+        [
+            "message Assistant: You asked two questions.",
+            "usage in=360 out=7 cache_read=300 cost=Some(0.00039000000000000005) model=anthropic/claude-sonnet-4-5",
+        ]
+    );
+}
+
+#[test]
+fn older_results_fall_back_to_model_usage_and_the_total_cost() {
+    let mut stream = Stream::default();
+    let events = stream
+        .line(
+            r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s","total_cost_usd":0.5,
+                "modelUsage":{"claude-haiku-4-5":{"inputTokens":10,"outputTokens":2,"cacheReadInputTokens":5,"cacheCreationInputTokens":1,"costUSD":0.25}}}"#,
+            1,
+        )
+        .unwrap();
+    assert_eq!(
+        render(&events),
+        [
+            "usage in=16 out=2 cache_read=5 cost=Some(0.25) model=anthropic/claude-haiku-4-5",
+            "usage in=0 out=0 cache_read=0 cost=Some(0.25) model=-",
+        ]
+    );
+    assert_eq!(Usage::from_events(&events).cost_usd, Some(0.5));
+    assert_eq!(stream.session_id(), Some("s"));
+}
+
+#[test]
 fn without_a_result_the_per_message_usage_counts_once_per_message() {
     // The tool_error stream cut before its result frame: five messages, each printed once per
     // content block, counted once each, priced from the table.
