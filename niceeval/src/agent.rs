@@ -466,7 +466,10 @@ pub(crate) fn from_config(
                 base,
             )?))
         }
-        "claude-code" => Ok(Arc::new(claude_code::from_settings(&agent.settings, &file)?)),
+        "claude-code" => Ok(Arc::new(claude_code::from_settings(
+            &agent.settings,
+            &file,
+        )?)),
         #[cfg(feature = "providers")]
         provider @ ("openai" | "anthropic") => Ok(Arc::new(chat::from_settings(
             provider,

@@ -418,7 +418,9 @@ pub(crate) fn from_settings(
                     .collect::<Option<Vec<_>>>()
             })
             .ok_or_else(|| {
-                format!("{file}: [agent] {key} must be an array of strings, e.g. [\"Bash\", \"Edit\"]")
+                format!(
+                    "{file}: [agent] {key} must be an array of strings, e.g. [\"Bash\", \"Edit\"]"
+                )
             })
     };
     for (key, value) in settings {

@@ -338,9 +338,12 @@ async fn read_events(
     sink: &EventSink,
     max_output: usize,
 ) -> Result<(), String> {
-    read_lines(stdout, max_output, "CommandAgent::max_output or `max_output` under [agent]", |line, number| {
-        parse_line(line, number, sink)
-    })
+    read_lines(
+        stdout,
+        max_output,
+        "CommandAgent::max_output or `max_output` under [agent]",
+        |line, number| parse_line(line, number, sink),
+    )
     .await
 }
 

@@ -109,8 +109,14 @@ fn tool_error(dir: &Path) -> impl Fn(&Conversation) -> Step + Send + Sync + 'sta
 fn parallel(_dir: &Path) -> impl Fn(&Conversation) -> Step + Send + Sync + 'static {
     move |c: &Conversation| match c.step() {
         0 => reply(vec![
-            tool("Bash", json!({"command": "echo one", "description": "Say one"})),
-            tool("Bash", json!({"command": "echo two", "description": "Say two"})),
+            tool(
+                "Bash",
+                json!({"command": "echo one", "description": "Say one"}),
+            ),
+            tool(
+                "Bash",
+                json!({"command": "echo two", "description": "Say two"}),
+            ),
         ]),
         _ => reply(vec![text("Both commands ran.")]),
     }
@@ -191,13 +197,45 @@ fn record() {
     let base = PathBuf::from("/tmp/niceeval-claude-code");
     let _ = std::fs::remove_dir_all(&base);
     type Script = Box<dyn Fn(&Conversation) -> Step + Send + Sync>;
-    let scenarios: Vec<(&str, fn(&Path) -> Script, &str, &[&str])> = vec![
-        ("tool_error", |d| Box::new(tool_error(d)), "Greet the world in greeting.txt.", &[]),
-        ("parallel", |d| Box::new(parallel(d)), "Say one and two.", &[]),
-        ("subagent", |d| Box::new(subagent(d)), "Delegate the echo.", &[]),
-        ("skill", |d| Box::new(skill(d)), "Use the greeting skill.", &[]),
+    /// Name, script, prompt, extra arguments.
+    type Scenario = (
+        &'static str,
+        fn(&Path) -> Script,
+        &'static str,
+        &'static [&'static str],
+    );
+    let scenarios: Vec<Scenario> = vec![
+        (
+            "tool_error",
+            |d| Box::new(tool_error(d)),
+            "Greet the world in greeting.txt.",
+            &[],
+        ),
+        (
+            "parallel",
+            |d| Box::new(parallel(d)),
+            "Say one and two.",
+            &[],
+        ),
+        (
+            "subagent",
+            |d| Box::new(subagent(d)),
+            "Delegate the echo.",
+            &[],
+        ),
+        (
+            "skill",
+            |d| Box::new(skill(d)),
+            "Use the greeting skill.",
+            &[],
+        ),
         ("aborted", |d| Box::new(aborted(d)), "This will fail.", &[]),
-        ("max_turns", |d| Box::new(parallel(d)), "Say one and two.", &["--max-turns", "1"]),
+        (
+            "max_turns",
+            |d| Box::new(parallel(d)),
+            "Say one and two.",
+            &["--max-turns", "1"],
+        ),
     ];
     for (name, script, prompt, extra) in scenarios {
         let dir = base.join(name);
@@ -228,7 +266,13 @@ fn record() {
             frame["session_id"].as_str().map(str::to_string)
         })
         .expect("a session id");
-    let second = run_claude(&dir, &home, &fake, &["--resume", &session], "second question");
+    let second = run_claude(
+        &dir,
+        &home,
+        &fake,
+        &["--resume", &session],
+        "second question",
+    );
     std::fs::write(out.join("resumed.jsonl"), &second.stdout).unwrap();
 }
 
@@ -302,7 +346,8 @@ fn writes_a_file_fails_a_command_fixes_it_and_reports_tokens_and_cost() {
     let fake = FakeAnthropic::start(tool_error(&place.work));
     let agent = agent(&fake, &place.home);
     let (request, sink) = request("Greet the world in greeting.txt.", &place);
-    rt().block_on(agent.send(request)).expect("the turn succeeds");
+    rt().block_on(agent.send(request))
+        .expect("the turn succeeds");
     let events = sink.snapshot();
 
     assert_eq!(
@@ -334,7 +379,10 @@ fn writes_a_file_fails_a_command_fixes_it_and_reports_tokens_and_cost() {
         status(calls[1].0),
         Some((ActionStatus::Failed, json!("Exit code 3")))
     );
-    assert_eq!(status(calls[3].0).map(|s| s.0), Some(ActionStatus::Completed));
+    assert_eq!(
+        status(calls[3].0).map(|s| s.0),
+        Some(ActionStatus::Completed)
+    );
     assert!(events.contains(&Event::assistant("greeting.txt now says hello world.")));
     assert!(events.contains(&Event::Thinking {
         text: "I will write the greeting, then check it.".into()
@@ -378,7 +426,10 @@ fn a_second_send_resumes_the_session_and_a_new_session_starts_fresh() {
 
     let (first, sink) = request("first question", &place);
     rt.block_on(agent.send(first)).unwrap();
-    assert!(sink.snapshot().contains(&Event::assistant("One question so far.")));
+    assert!(
+        sink.snapshot()
+            .contains(&Event::assistant("One question so far."))
+    );
     let first_usage = Usage::from_events(&sink.snapshot());
 
     let (second, sink) = request("second question", &place);
@@ -402,7 +453,10 @@ fn a_second_send_resumes_the_session_and_a_new_session_starts_fresh() {
     let (mut third, sink) = request("third question", &place);
     third.session = "session-2".to_string();
     rt.block_on(agent.send(third)).unwrap();
-    assert!(sink.snapshot().contains(&Event::assistant("One question so far.")));
+    assert!(
+        sink.snapshot()
+            .contains(&Event::assistant("One question so far."))
+    );
 }
 
 #[test]
@@ -494,7 +548,10 @@ fn the_timeout_kills_the_process_group() {
     let (request, _) = request("hi", &place);
     let started = std::time::Instant::now();
     let err = rt().block_on(agent.send(request)).unwrap_err();
-    assert!(err.message().contains("did not finish within 500ms"), "{err}");
+    assert!(
+        err.message().contains("did not finish within 500ms"),
+        "{err}"
+    );
     assert!(started.elapsed() < Duration::from_secs(5));
     std::thread::sleep(Duration::from_secs(3));
     assert!(!marker.exists(), "a process of the group outlived the turn");
@@ -521,5 +578,8 @@ fn the_prompt_is_the_last_argument_and_runs_in_the_working_copy() {
     let argv = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<&str> = argv.lines().collect();
     assert_eq!(lines[0], place.work.to_string_lossy());
-    assert!(lines.ends_with(&["--resume", "s9", "--", "again"]), "{lines:?}");
+    assert!(
+        lines.ends_with(&["--resume", "s9", "--", "again"]),
+        "{lines:?}"
+    );
 }

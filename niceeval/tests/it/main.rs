@@ -8,8 +8,8 @@
 mod scripts_support;
 mod support;
 
-mod code_assertions;
 mod claude_code;
+mod code_assertions;
 mod command_agent;
 mod config;
 mod custom_assertions;

@@ -102,7 +102,10 @@ fn a_failed_command_is_a_failed_action_and_the_fix_follows() {
         ]
     );
     assert_eq!(stream.ending(), Some(&Ending::Success));
-    assert!(stream.session_id().is_some_and(|s| s.len() == 36), "{SESSION}");
+    assert!(
+        stream.session_id().is_some_and(|s| s.len() == 36),
+        "{SESSION}"
+    );
     let usage = Usage::from_events(&events);
     assert_eq!(usage.cost_usd, Some(0.0021600000000000005));
     // Claude's names are kept; the kinds normalize them.
@@ -198,7 +201,9 @@ fn an_api_failure_fails_the_turn_with_its_message() {
         ),
         "{rendered:#?}"
     );
-    assert!(matches!(stream.ending(), Some(Ending::Failed(m)) if m.contains("500 scripted overload")));
+    assert!(
+        matches!(stream.ending(), Some(Ending::Failed(m)) if m.contains("500 scripted overload"))
+    );
     assert_eq!(Usage::from_events(&events), Usage::default());
 }
 
@@ -291,7 +296,10 @@ fn unknown_frames_are_kept_and_malformed_lines_are_named() {
     let err = stream.line("{not json", 3).unwrap_err();
     assert!(err.starts_with("stdout line 3 is not JSON"), "{err}");
     let err = stream.line(r#"{"no":"type"}"#, 4).unwrap_err();
-    assert!(err.starts_with("stdout line 4 is not a Claude Code"), "{err}");
+    assert!(
+        err.starts_with("stdout line 4 is not a Claude Code"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -404,7 +412,9 @@ fn from_config_knows_claude_code() {
             .into_iter()
             .collect(),
     };
-    let err = crate::agent::from_config(&bad, None).err().expect("an error");
+    let err = crate::agent::from_config(&bad, None)
+        .err()
+        .expect("an error");
     assert_eq!(
         err,
         "niceeval.toml: [agent] max_turns must be a positive whole number"

@@ -7,8 +7,8 @@
 //! the `HEAD /api/hello` connectivity check.
 #![allow(dead_code)]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 
@@ -183,7 +183,10 @@ fn answer(
         return Reply::json(json!({}));
     }
     let n = messages.fetch_add(1, Ordering::SeqCst) + 1;
-    let model = seen.body["model"].as_str().unwrap_or("claude-fake").to_string();
+    let model = seen.body["model"]
+        .as_str()
+        .unwrap_or("claude-fake")
+        .to_string();
     let step = if seen.body["stream"] == true {
         script(&Conversation { body: &seen.body })
     } else {
@@ -199,8 +202,7 @@ fn answer(
             };
             return Reply::status(
                 status,
-                &json!({"type": "error", "error": {"type": kind, "message": message}})
-                    .to_string(),
+                &json!({"type": "error", "error": {"type": kind, "message": message}}).to_string(),
             );
         }
         Step::Reply(blocks) => blocks,
