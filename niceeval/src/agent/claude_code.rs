@@ -309,7 +309,7 @@ impl ClaudeCode {
             .take()
             .ok_or_else(|| "the program's stdout was not captured".to_string())?;
         let sink = &request.events;
-        read_lines(stdout, MAX_OUTPUT, "ClaudeCode::args", |line, number| {
+        read_lines(stdout, MAX_OUTPUT, "", |line, number| {
             for event in stream.line(&String::from_utf8_lossy(line), number)? {
                 sink.emit(event);
             }

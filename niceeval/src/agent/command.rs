@@ -341,7 +341,7 @@ async fn read_events(
     read_lines(
         stdout,
         max_output,
-        "CommandAgent::max_output or `max_output` under [agent]",
+        " (raise it with CommandAgent::max_output or `max_output` under [agent])",
         |line, number| parse_line(line, number, sink),
     )
     .await
@@ -349,11 +349,11 @@ async fn read_events(
 
 /// Hands each line of `stdout` (without its newline) and its 1-based number to `on_line` as it
 /// arrives; stops at the first error `on_line` returns, or past `max_output` bytes (without
-/// buffering more than that; `raise_with` says how to raise the limit).
+/// buffering more than that; `hint`, say how to raise the limit, ends that error).
 pub(crate) async fn read_lines(
     stdout: impl AsyncRead + Unpin,
     max_output: usize,
-    raise_with: &str,
+    hint: &str,
     mut on_line: impl FnMut(&[u8], usize) -> Result<(), String>,
 ) -> Result<(), String> {
     let mut reader = BufReader::new(stdout);
@@ -380,7 +380,7 @@ pub(crate) async fn read_lines(
         if total > max_output {
             return Err(format!(
                 "the program printed more than {} on stdout, the limit for one turn; reading \
-                 stopped (raise it with {raise_with})",
+                 stopped{hint}",
                 human_bytes(max_output)
             ));
         }

@@ -3,7 +3,7 @@
 //! whose scripted replies make it call its real tools in a temporary working copy.
 //!
 //! `NICEEVAL_RECORD_CLAUDE_CODE=1 cargo test -p niceeval --test it claude_code::record` rewrites
-//! the recorded streams of `tests/data/claude_code/` that the parser tests read.
+//! (`=<scenario>`: only that one) the recorded streams of `tests/data/claude_code/` that the parser tests read.
 #![cfg(unix)]
 
 use std::path::{Path, PathBuf};
@@ -156,6 +156,18 @@ fn skill(_dir: &Path) -> impl Fn(&Conversation) -> Step + Send + Sync + 'static 
     }
 }
 
+/// A write the permission check refuses (run with `--permission-mode default`), then an answer.
+fn denied(dir: &Path) -> impl Fn(&Conversation) -> Step + Send + Sync + 'static {
+    let file = dir.join("note.txt").to_string_lossy().into_owned();
+    move |c: &Conversation| match c.step() {
+        0 => reply(vec![tool(
+            "Write",
+            json!({"file_path": file, "content": "note\n"}),
+        )]),
+        _ => reply(vec![text("I was not allowed to write the note.")]),
+    }
+}
+
 /// The API fails (HTTP 500) on the first call: the run ends with an error result.
 fn aborted(_dir: &Path) -> impl Fn(&Conversation) -> Step + Send + Sync + 'static {
     move |_: &Conversation| fail(500, "scripted overload")
@@ -185,13 +197,18 @@ fn prepare(dir: &Path) {
 // ---- recording ----
 
 /// Runs the real program for each scenario and stores its stdout under
-/// `tests/data/claude_code/`. Only with `NICEEVAL_RECORD_CLAUDE_CODE=1`; the working copies sit at
-/// fixed paths so the recordings do not change with temporary directory names.
+/// `tests/data/claude_code/`. Only with `NICEEVAL_RECORD_CLAUDE_CODE` set: `1` records every
+/// scenario, a name only that one. The working copies sit at fixed paths so the recordings do
+/// not change with temporary directory names.
 #[test]
 fn record() {
-    if std::env::var_os("NICEEVAL_RECORD_CLAUDE_CODE").is_none() || !have_claude() {
+    let Some(only) = std::env::var("NICEEVAL_RECORD_CLAUDE_CODE").ok() else {
+        return;
+    };
+    if !have_claude() {
         return;
     }
+    let wanted = |name: &str| only == "1" || only == name;
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/claude_code");
     std::fs::create_dir_all(&out).unwrap();
     let base = PathBuf::from("/tmp/niceeval-claude-code");
@@ -236,8 +253,17 @@ fn record() {
             "Say one and two.",
             &["--max-turns", "1"],
         ),
+        (
+            "denied",
+            |d| Box::new(denied(d)),
+            "Write a note.",
+            &["--permission-mode", "default"],
+        ),
     ];
     for (name, script, prompt, extra) in scenarios {
+        if !wanted(name) {
+            continue;
+        }
         let dir = base.join(name);
         let home = base.join(format!("{name}-home"));
         std::fs::create_dir_all(&dir).unwrap();
@@ -251,6 +277,9 @@ fn record() {
             String::from_utf8_lossy(&output.stderr)
         );
         std::fs::write(out.join(format!("{name}.jsonl")), &output.stdout).unwrap();
+    }
+    if !wanted("resumed") {
+        return;
     }
     // The second turn of a resumed session.
     let dir = base.join("resumed");

@@ -10,7 +10,8 @@
 //! | `assistant` `text` block | assistant `message` (not for API error notices: the `result` reports them) |
 //! | `assistant` `thinking` block | `thinking` |
 //! | `assistant` `tool_use` block | `action.called` (tool name kept); `Task`/`Agent` → `subagent.called`; `Skill` → see below |
-//! | `user` `tool_result` block | `action.result` (`failed` when `is_error`); a subagent call's → `subagent.completed` (unless the subagent was launched in the background: then its `task_notification`); a `Skill` call's → `skill.loaded` when it succeeded, else `custom` `claude-code:skill_failed` |
+//! | `user` `tool_result` block | `action.result` (`failed` when `is_error`, `rejected` when the permission check refused the call); a subagent call's → `subagent.completed` (unless the subagent was launched in the background: then its `task_notification`); a `Skill` call's → `skill.loaded` when it succeeded, else `custom` `claude-code:skill_failed` |
+//! | `user` text blocks (the prompt, a skill's contents) | none |
 //! | `result` | `usage` (below); `error` when `is_error` or its subtype is not `success` |
 //! | `stream_event` | none (partial messages repeat what the `assistant` frames say) |
 //! | anything else | `custom` named `claude-code:<type>`, the frame as its data |
@@ -242,10 +243,12 @@ impl Stream {
             }
             let call_id = block["tool_use_id"].as_str().unwrap_or("").to_string();
             let failed = block.get("is_error").and_then(Value::as_bool) == Some(true);
-            let status = if failed {
-                ActionStatus::Failed
-            } else {
+            let status = if !failed {
                 ActionStatus::Completed
+            } else if rejected(frame, &call_id) {
+                ActionStatus::Rejected
+            } else {
+                ActionStatus::Failed
             };
             let output = result_output(block.get("content"));
             match self.calls.remove(&call_id) {
@@ -470,4 +473,20 @@ fn launched_in_background(frame: &Value) -> bool {
     let meta = &frame["tool_use_result"];
     meta.get("isAsync").and_then(Value::as_bool) == Some(true)
         || meta.get("status").and_then(Value::as_str) == Some("async_launched")
+}
+
+/// Whether the permission check refused call `call_id` (`tool_result_meta` says so).
+fn rejected(frame: &Value, call_id: &str) -> bool {
+    frame
+        .get("tool_result_meta")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|meta| meta["id"] == call_id)
+        .any(|meta| {
+            meta["permission_decision"]["decision"] == "reject"
+                || meta["non_execution_kind"]
+                    .as_str()
+                    .is_some_and(|kind| kind.ends_with("rejected"))
+        })
 }

@@ -178,6 +178,23 @@ fn a_background_subagent_completes_with_its_notification() {
 }
 
 #[test]
+fn a_call_the_permission_check_refused_is_rejected() {
+    let (events, _) = parse("denied");
+    let refusal = "Claude requested permissions to write to /tmp/niceeval-claude-code/denied/note.txt, but you haven't granted it yet.";
+    assert_eq!(
+        render(&events),
+        [
+            "action.called toolu_fake_001_0 Write /tmp/niceeval-claude-code/denied/note.txt"
+                .to_string(),
+            "custom claude-code:system:permission_denied".to_string(),
+            format!("action.result toolu_fake_001_0 Rejected: {refusal}"),
+            "message Assistant: I was not allowed to write the note.".to_string(),
+            "usage in=720 out=14 cache_read=600 cost=Some(0.0007800000000000001) model=anthropic/claude-sonnet-4-5".to_string(),
+        ]
+    );
+}
+
+#[test]
 fn a_skill_call_is_a_loaded_skill() {
     let (events, _) = parse("skill");
     assert_eq!(
