@@ -44,7 +44,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 pub const DEFAULT_MAX_OUTPUT: usize = 64 * 1024 * 1024;
 
 /// How much of stderr is kept (the end of it).
-const STDERR_TAIL: usize = 16 * 1024;
+pub(crate) const STDERR_TAIL: usize = 16 * 1024;
 
 /// How the program receives the turn's input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -247,7 +247,7 @@ impl CommandAgent {
 }
 
 #[cfg(unix)]
-fn signal_note(status: &std::process::ExitStatus) -> String {
+pub(crate) fn signal_note(status: &std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
     status
         .signal()
@@ -256,20 +256,20 @@ fn signal_note(status: &std::process::ExitStatus) -> String {
 }
 
 #[cfg(not(unix))]
-fn signal_note(_: &std::process::ExitStatus) -> String {
+pub(crate) fn signal_note(_: &std::process::ExitStatus) -> String {
     String::new()
 }
 
 /// Kills the turn's process group when dropped (the turn ended, failed, timed out, or the eval
 /// itself was cancelled), and holds the stderr reader.
 #[derive(Default)]
-struct GroupKill {
-    pid: Option<u32>,
-    stderr: Option<tokio::task::JoinHandle<String>>,
+pub(crate) struct GroupKill {
+    pub(crate) pid: Option<u32>,
+    pub(crate) stderr: Option<tokio::task::JoinHandle<String>>,
 }
 
 impl GroupKill {
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         #[cfg(unix)]
         if let Some(pid) = self.pid.take() {
             if let Ok(pgid) = i32::try_from(pid) {
@@ -282,7 +282,7 @@ impl GroupKill {
         }
     }
 
-    async fn stderr(&mut self) -> String {
+    pub(crate) async fn stderr(&mut self) -> String {
         match self.stderr.take() {
             Some(handle) => tokio::time::timeout(Duration::from_secs(2), handle)
                 .await
@@ -342,6 +342,24 @@ async fn read_events(
     sink: &EventSink,
     max_output: usize,
 ) -> Result<(), String> {
+    read_lines(
+        stdout,
+        max_output,
+        " (raise it with CommandAgent::max_output or `max_output` under [agent])",
+        |line, number| parse_line(line, number, sink),
+    )
+    .await
+}
+
+/// Hands each line of `stdout` (without its newline) and its 1-based number to `on_line` as it
+/// arrives; stops at the first error `on_line` returns, or past `max_output` bytes (without
+/// buffering more than that; `hint`, say how to raise the limit, ends that error).
+pub(crate) async fn read_lines(
+    stdout: impl AsyncRead + Unpin,
+    max_output: usize,
+    hint: &str,
+    mut on_line: impl FnMut(&[u8], usize) -> Result<(), String>,
+) -> Result<(), String> {
     let mut reader = BufReader::new(stdout);
     let mut line = Vec::new();
     let mut total = 0usize;
@@ -354,7 +372,7 @@ async fn read_events(
         if buffer.is_empty() {
             if !line.is_empty() {
                 number += 1;
-                parse_line(&line, number, sink)?;
+                on_line(&line, number)?;
             }
             return Ok(());
         }
@@ -366,7 +384,7 @@ async fn read_events(
         if total > max_output {
             return Err(format!(
                 "the program printed more than {} on stdout, the limit for one turn; reading \
-                 stopped (raise it with CommandAgent::max_output or `max_output` under [agent])",
+                 stopped{hint}",
                 human_bytes(max_output)
             ));
         }
@@ -374,7 +392,7 @@ async fn read_events(
         reader.consume(taken);
         if complete {
             number += 1;
-            parse_line(&line, number, sink)?;
+            on_line(&line, number)?;
             line.clear();
         }
     }
@@ -397,7 +415,7 @@ fn parse_line(line: &[u8], number: usize, sink: &EventSink) -> Result<(), String
     Ok(())
 }
 
-async fn read_tail(mut stream: impl AsyncRead + Unpin, keep: usize) -> String {
+pub(crate) async fn read_tail(mut stream: impl AsyncRead + Unpin, keep: usize) -> String {
     let mut tail: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 8192];
     let mut dropped = false;
@@ -425,7 +443,7 @@ async fn read_tail(mut stream: impl AsyncRead + Unpin, keep: usize) -> String {
     }
 }
 
-fn human_bytes(bytes: usize) -> String {
+pub(crate) fn human_bytes(bytes: usize) -> String {
     const MIB: usize = 1024 * 1024;
     if bytes >= MIB && bytes % MIB == 0 {
         format!("{} MiB", bytes / MIB)

@@ -8,6 +8,7 @@
 mod scripts_support;
 mod support;
 
+mod claude_code;
 mod code_assertions;
 mod command_agent;
 mod config;

@@ -364,3 +364,4 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     walk(dir, &mut out);
     out
 }
+pub mod fake_anthropic;
