@@ -215,11 +215,16 @@ impl Workspace {
             .map_err(|e| WorkspaceError::io(dir.path(), e))?;
         let root = base.join("work");
         copy::copy_tree(template, &root, settings.limits)?;
+        let private = base.join("private");
+        for dir in [private.join("home"), private.join("tmp")] {
+            std::fs::create_dir_all(&dir).map_err(|e| WorkspaceError::io(&dir, e))?;
+        }
         let git = Git::init(&base.join("git"), &root, &settings.ignore)?;
         let baseline = git.snapshot()?;
         Ok(Workspace {
             dir: Mutex::new(Some(dir)),
-            sandbox: Sandbox::new(&root, settings.isolation, settings.network),
+            sandbox: Sandbox::new(&root, settings.isolation, settings.network)
+                .with_private_dir(private),
             root,
             template: template.to_path_buf(),
             git: Arc::new(git),
