@@ -612,3 +612,235 @@ fn the_prompt_is_the_last_argument_and_runs_in_the_working_copy() {
         "{lines:?}"
     );
 }
+
+// ---- through #[eval(workspace = ..)]: the working copy, its diff and its tests ----
+
+/// A crate whose test fails until `add` is fixed, the template of the workspace evals below.
+fn todo_template(dir: &Path) {
+    let write = |path: &str, text: &str| {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"todo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    write(".gitignore", "target/\nCargo.lock\n");
+    write(
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b + 1\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::add(2, 2), 4);\n    }\n}\n",
+    );
+}
+
+/// Claude writes notes, runs the failing tests, reads and fixes `add`, runs them again, and
+/// answers;
+/// paths are absolute in the run's working copy, read from the prompt Claude Code sends.
+fn fix_the_crate(c: &Conversation) -> Step {
+    let Some(dir) = c.working_directory() else {
+        return fail(400, "the fake found no working directory in the prompt");
+    };
+    let test = "cargo test --offline --quiet 2>&1 | tail -3; exit ${PIPESTATUS[0]}";
+    match c.step() {
+        0 => reply(vec![
+            text("Let me look at the failing test."),
+            tool(
+                "Write",
+                json!({"file_path": format!("{dir}/NOTES.md"), "content": "add() adds one too many\n"}),
+            ),
+        ]),
+        1 => reply(vec![tool(
+            "Bash",
+            json!({"command": test, "description": "Run the tests"}),
+        )]),
+        // Claude Code edits only files it has read.
+        2 => reply(vec![tool(
+            "Read",
+            json!({"file_path": format!("{dir}/src/lib.rs")}),
+        )]),
+        3 => reply(vec![tool(
+            "Edit",
+            json!({"file_path": format!("{dir}/src/lib.rs"), "old_string": "a + b + 1", "new_string": "a + b"}),
+        )]),
+        4 => reply(vec![tool(
+            "Bash",
+            json!({"command": test, "description": "Run the tests again"}),
+        )]),
+        _ => reply(vec![text("Fixed `add`: the tests pass.")]),
+    }
+}
+
+/// The fake and the agent's environment of one eval-level test (the agent factory of a
+/// definition is a plain `fn`, so it reads them from here).
+struct EvalSetup {
+    fake: FakeAnthropic,
+    env: Vec<(String, String)>,
+}
+
+fn claude_for(setup: &'static std::sync::OnceLock<EvalSetup>) -> ClaudeCode {
+    let setup = setup.get().expect("set up before the eval runs");
+    let mut agent = ClaudeCode::new()
+        .model("claude-sonnet-4-5")
+        .timeout(Duration::from_secs(120));
+    for (k, v) in &setup.env {
+        agent = agent.env(k.clone(), v.clone());
+    }
+    let _ = &setup.fake;
+    agent
+}
+
+fn fixes_the_crate(t: &mut niceeval::Eval) -> niceeval::__private::BoxFuture<'_, niceeval::Result> {
+    Box::pin(async move {
+        let turn = t.send("Make `cargo test` pass.").await?;
+        t.file_created("NOTES.md");
+        t.file_changed("src/lib.rs");
+        turn.file_changed("src/lib.rs");
+        t.not_in_diff("sk-ant");
+        t.called_tool("Bash").count(2);
+        t.called_tool("Edit")
+            .input(json!({"old_string": "a + b + 1"}));
+        t.check(
+            t.workspace().diff().get("src/lib.rs"),
+            niceeval::expect::includes("a + b\n"),
+        );
+        let tests = t.run_tests(["cargo", "test", "--offline"]).await?;
+        assert_eq!((tests.passed(), tests.failed()), (1, 0));
+        // The first run of the tests failed: this one is expected to fail.
+        t.no_failed_shell_commands();
+        t.max_tokens(1_000_000);
+        Ok(())
+    })
+}
+
+fn check_fixed(report: &niceeval::EvalReport) {
+    assert!(report.error.is_none(), "{:#?}", report.error);
+    let verdict = |name: &str| {
+        report
+            .assertions
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.passed)
+            .unwrap_or_else(|| panic!("no {name}: {:#?}", report.assertions))
+    };
+    assert!(verdict("file_created(\"NOTES.md\")"));
+    assert!(verdict("file_changed(\"src/lib.rs\")"));
+    assert!(verdict("turn 1: file_changed(\"src/lib.rs\")"));
+    assert!(verdict("not_in_diff(\"sk-ant\")"));
+    assert!(verdict("called_tool(\"Bash\").count(2)"));
+    assert!(verdict("test tests::adds"));
+    assert!(
+        !verdict("no_failed_shell_commands()"),
+        "the first test run failed"
+    );
+    let shell = report
+        .assertions
+        .iter()
+        .find(|a| a.name == "no_failed_shell_commands()")
+        .unwrap();
+    assert!(shell.reason.contains("cargo test"), "{}", shell.reason);
+    assert!(report.usage.total_tokens() > 0);
+    assert!(
+        report.cost_usd.is_some_and(|c| c > 0.0),
+        "{:?}",
+        report.cost_usd
+    );
+    if let Some(kept) = &report.runs[0].workspace {
+        let _ = std::fs::remove_dir_all(Path::new(kept).parent().unwrap());
+    }
+}
+
+#[test]
+fn an_eval_with_a_workspace_scores_claude_by_its_diff_its_commands_and_the_tests() {
+    if !have_claude() || !crate::scripts_support::have("cargo") {
+        return;
+    }
+    static SETUP: std::sync::OnceLock<EvalSetup> = std::sync::OnceLock::new();
+    let krate = crate::support::Crate::new("");
+    todo_template(&krate.path().join("template"));
+    let home = krate.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let fake = FakeAnthropic::start(fix_the_crate);
+    let env = environment(&fake, &home);
+    let _ = SETUP.set(EvalSetup { fake, env });
+    fn make() -> std::sync::Arc<dyn Agent> {
+        std::sync::Arc::new(claude_for(&SETUP))
+    }
+    let def = crate::support::define("fixes_the_crate", &krate, fixes_the_crate)
+        .with_workspace("template")
+        .with_agent(make);
+    let report = crate::support::run(def);
+    check_fixed(&report);
+    assert_eq!(SETUP.get().unwrap().fake.conversations().len(), 6);
+}
+
+fn fixes_then_resumes(
+    t: &mut niceeval::Eval,
+) -> niceeval::__private::BoxFuture<'_, niceeval::Result> {
+    Box::pin(async move {
+        fixes_the_crate(t).await?;
+        // The session lives in the sandbox's private HOME, kept across turns.
+        let again = t.send("Thanks! Anything else?").await?;
+        again.diff_is_empty();
+        Ok(())
+    })
+}
+
+#[test]
+fn claude_under_bubblewrap_works_in_the_copy_and_resumes_its_session() {
+    if !have_claude() || !crate::scripts_support::have("cargo") {
+        return;
+    }
+    let bwrap = std::process::Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !bwrap {
+        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+        assert!(
+            !in_ci,
+            "bubblewrap must run under CI (bash scripts/install-test-deps.sh)"
+        );
+        eprintln!("NOTICE: skipping: bwrap cannot create a sandbox here");
+        return;
+    }
+    static SETUP: std::sync::OnceLock<EvalSetup> = std::sync::OnceLock::new();
+    // network = true: the fake model listens on the host's loopback.
+    let krate =
+        crate::support::Crate::new("[workspace]\nisolation = \"bubblewrap\"\nnetwork = true\n");
+    todo_template(&krate.path().join("template"));
+    let fake = FakeAnthropic::start(|c: &Conversation| {
+        if c.user_text().contains("Anything else?") {
+            // The resumed session still holds the first turn's conversation.
+            if c.step() >= 5 {
+                return reply(vec![text("No, all done.")]);
+            }
+            return fail(400, "the session was not resumed");
+        }
+        fix_the_crate(c)
+    });
+    // No HOME or CLAUDE_CONFIG_DIR: the sandbox gives the run a HOME of its own.
+    let env = vec![
+        ("ANTHROPIC_BASE_URL".to_string(), fake.url().to_string()),
+        (
+            "ANTHROPIC_API_KEY".to_string(),
+            "sk-ant-fake-key-for-tests".to_string(),
+        ),
+        ("CLAUDE_CODE_MAX_RETRIES".to_string(), "0".to_string()),
+    ];
+    let _ = SETUP.set(EvalSetup { fake, env });
+    fn make() -> std::sync::Arc<dyn Agent> {
+        std::sync::Arc::new(claude_for(&SETUP))
+    }
+    let def = crate::support::define("fixes_then_resumes", &krate, fixes_then_resumes)
+        .with_workspace("template")
+        .with_agent(make);
+    let report = crate::support::run(def);
+    check_fixed(&report);
+    let resumed = report
+        .assertions
+        .iter()
+        .find(|a| a.name == "turn 2: diff_is_empty()")
+        .expect("the second turn ran");
+    assert!(resumed.passed, "{resumed:?}");
+    assert_eq!(SETUP.get().unwrap().fake.conversations().len(), 7);
+}

@@ -77,6 +77,28 @@ impl Conversation<'_> {
         self.messages().count()
     }
 
+    /// The working directory Claude Code states in its prompt (`Primary working directory:
+    /// /path` in 2.1, `Working directory: /path` before), so
+    /// a script can give its tools absolute paths inside a working copy made per run.
+    pub fn working_directory(&self) -> Option<String> {
+        let mut texts: Vec<String> = Vec::new();
+        match &self.body["system"] {
+            Value::String(s) => texts.push(s.clone()),
+            Value::Array(blocks) => texts.extend(
+                blocks
+                    .iter()
+                    .filter_map(|b| b["text"].as_str().map(str::to_string)),
+            ),
+            _ => {}
+        }
+        texts.push(self.user_text());
+        texts.iter().find_map(|text| {
+            let at = text.find("orking directory: ").filter(|at| *at > 0)?;
+            let rest = &text[at + "orking directory: ".len()..];
+            Some(rest.lines().next()?.trim().to_string())
+        })
+    }
+
     fn messages(&self) -> impl Iterator<Item = &Value> {
         self.body["messages"].as_array().into_iter().flatten()
     }
