@@ -11,6 +11,7 @@ pub mod replay;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub mod chat;
+pub mod codex;
 pub mod command;
 
 use std::fmt;
@@ -465,6 +466,7 @@ pub(crate) fn from_config(
                 base,
             )?))
         }
+        "codex" => Ok(Arc::new(codex::from_settings(&agent.settings, &file)?)),
         #[cfg(feature = "providers")]
         provider @ ("openai" | "anthropic") => Ok(Arc::new(chat::from_settings(
             provider,
@@ -476,7 +478,7 @@ pub(crate) fn from_config(
             "{file}: [agent] type = {provider:?} needs niceeval's `providers` feature; enable it in Cargo.toml (it is on by default)"
         )),
         other => Err(format!(
-            "{file}: [agent] type = {other:?} is not a known agent type; valid types: \"replay\", \"command\", \"openai\", \"anthropic\""
+            "{file}: [agent] type = {other:?} is not a known agent type; valid types: \"replay\", \"command\", \"codex\", \"openai\", \"anthropic\""
         )),
     }
 }
