@@ -9,7 +9,7 @@
 //! | `web_search` item                                   | an action named `web_search` (`{"query", "action"}`) |
 //! | `agent_message` item                                | an assistant `message`                           |
 //! | `reasoning` item                                    | `thinking`                                       |
-//! | `turn.completed`                                    | `usage` (cached input tokens are part of the input tokens, counted once; model `openai/<model>` when set with [`Codex::model`]) |
+//! | `turn.completed`                                    | `usage` (cached input tokens are part of the input tokens, counted once; model `openai/<model>` when set with [`Codex::model`]). Codex reports the thread's running totals, so a resumed turn's usage is its totals minus those after the thread's previous turn |
 //! | `turn.failed`, or `error` with no `turn.completed`  | the turn fails with Codex's message              |
 //! | anything else (`todo_list`, `plan`, `error` notices, unknown frames and items) | `custom` named `codex:<type>` carrying the frame or item |
 //!
@@ -77,7 +77,15 @@ use tokio::io::AsyncWriteExt;
 use crate::agent::command::{GroupKill, STDERR_TAIL, read_lines, read_tail, signal_note};
 use crate::agent::{Agent, AgentError, Request};
 
-pub(crate) use stream::Stream;
+use stream::{Stream, Totals};
+
+/// The Codex thread of a niceeval session.
+#[derive(Debug, Clone)]
+struct Thread {
+    id: String,
+    /// The thread's token totals after its last completed turn.
+    totals: Totals,
+}
 
 /// Default per-turn timeout: coding tasks take minutes.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -170,7 +178,7 @@ pub struct Codex {
     env: Vec<(String, String)>,
     timeout: Duration,
     /// Codex thread per niceeval session.
-    threads: Arc<Mutex<HashMap<String, String>>>,
+    threads: Arc<Mutex<HashMap<String, Thread>>>,
 }
 
 impl std::fmt::Debug for Codex {
@@ -271,7 +279,7 @@ impl Codex {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(session)
-            .cloned()
+            .map(|thread| thread.id.clone())
     }
 
     /// The arguments after the program for a turn; `resume` is the thread to continue.
@@ -302,10 +310,15 @@ impl Codex {
     }
 
     async fn run(&self, request: &Request, kill: &mut GroupKill) -> Result<(), String> {
-        let resume = self.thread_id(&request.session);
+        let resume = self
+            .threads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&request.session)
+            .cloned();
         let mut command = request.command(&self.program);
         command
-            .args(self.arguments(resume.as_deref()))
+            .args(self.arguments(resume.as_ref().map(|t| t.id.as_str())))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -337,7 +350,8 @@ impl Codex {
             .stdout
             .take()
             .ok_or_else(|| "codex's stdout was not captured".to_string())?;
-        let mut stream = Stream::new(self.model.as_deref());
+        let before = resume.as_ref().map(|t| t.totals).unwrap_or_default();
+        let mut stream = Stream::new(self.model.as_deref(), before);
         let read = read_lines(
             stdout,
             MAX_OUTPUT,
@@ -345,11 +359,15 @@ impl Codex {
             |line, number| stream.line(line, number, &request.events),
         )
         .await;
-        if let Some(thread) = stream.thread_id() {
+        if let Some(id) = stream.thread_id() {
+            let thread = Thread {
+                id: id.to_string(),
+                totals: stream.totals().unwrap_or(before),
+            };
             self.threads
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .insert(request.session.clone(), thread.to_string());
+                .insert(request.session.clone(), thread);
         }
         read?;
         let status = child

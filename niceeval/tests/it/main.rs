@@ -9,6 +9,7 @@ mod scripts_support;
 mod support;
 
 mod code_assertions;
+mod codex;
 mod command_agent;
 mod config;
 mod custom_assertions;

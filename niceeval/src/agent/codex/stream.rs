@@ -13,11 +13,40 @@ use serde_json::{Value, json};
 use crate::agent::EventSink;
 use crate::event::{ActionStatus, Event};
 
+/// Token counts as Codex reports them in `turn.completed`: totals for the whole thread, so
+/// a resumed thread's counts include the earlier turns'.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Totals {
+    pub(crate) input: u64,
+    pub(crate) cached: u64,
+    pub(crate) output: u64,
+}
+
+impl Totals {
+    /// What was spent since `earlier`; all of `self` when a count went down (Codex started
+    /// counting afresh).
+    fn since(self, earlier: Totals) -> Totals {
+        if self.input < earlier.input || self.cached < earlier.cached || self.output < earlier.output
+        {
+            return self;
+        }
+        Totals {
+            input: self.input - earlier.input,
+            cached: self.cached - earlier.cached,
+            output: self.output - earlier.output,
+        }
+    }
+}
+
 /// The state of one `codex exec` run's output.
 #[derive(Debug, Default)]
 pub(crate) struct Stream {
     /// `openai/<model>` for the usage events, when the model is known.
     model: Option<String>,
+    /// The thread's totals before this turn (zero for a new thread).
+    before: Totals,
+    /// The thread's totals after this turn, once it completed.
+    after: Option<Totals>,
     /// Call ids whose `action.called` was emitted.
     called: HashSet<String>,
     thread_id: Option<String>,
@@ -43,9 +72,11 @@ enum Phase {
 }
 
 impl Stream {
-    /// A stream whose usage events name `model` (`openai/<model>`) when it is known.
-    pub(crate) fn new(model: Option<&str>) -> Stream {
+    /// A stream whose usage events name `model` (`openai/<model>`) when it is known, for a
+    /// thread that had spent `before` in earlier turns.
+    pub(crate) fn new(model: Option<&str>, before: Totals) -> Stream {
         Stream {
+            before,
             model: model.map(|m| {
                 if m.contains('/') {
                     m.to_string()
@@ -60,6 +91,11 @@ impl Stream {
     /// The thread id from `thread.started`, once seen.
     pub(crate) fn thread_id(&self) -> Option<&str> {
         self.thread_id.as_deref()
+    }
+
+    /// The thread's token totals after this turn, once it completed.
+    pub(crate) fn totals(&self) -> Option<Totals> {
+        self.after
     }
 
     /// Reads stdout line `number`; a line that is not a JSON object with a `type` fails the
@@ -102,11 +138,18 @@ impl Stream {
             "turn.completed" => {
                 let usage = &frame["usage"];
                 let count = |key: &str| usage[key].as_u64().unwrap_or(0);
+                let totals = Totals {
+                    input: count("input_tokens"),
+                    cached: count("cached_input_tokens"),
+                    output: count("output_tokens"),
+                };
+                let turn = totals.since(self.before);
+                self.after = Some(totals);
                 sink.emit(Event::Usage {
                     // Codex's input count includes the cached tokens, as niceeval's does.
-                    input_tokens: count("input_tokens"),
-                    output_tokens: count("output_tokens"),
-                    cache_read_tokens: count("cached_input_tokens"),
+                    input_tokens: turn.input,
+                    output_tokens: turn.output,
+                    cache_read_tokens: turn.cached,
                     cost_usd: None,
                     model: self.model.clone(),
                 });

@@ -116,14 +116,15 @@ pub fn reasoning(summary: &str) -> Value {
     })
 }
 
-/// A call of Codex's shell tool (`exec_command`) running `cmd`.
+/// A call of Codex's shell tool (`exec_command`) running `cmd` (not as a login shell, so the
+/// machine's profile scripts stay out of the output).
 pub fn shell(call_id: &str, cmd: &str) -> Value {
     json!({
         "type": "function_call",
         "id": format!("fc_{call_id}"),
         "call_id": call_id,
         "name": "exec_command",
-        "arguments": json!({ "cmd": cmd, "yield_time_ms": 10000 }).to_string(),
+        "arguments": json!({ "cmd": cmd, "login": false, "yield_time_ms": 10000 }).to_string(),
         "status": "completed",
     })
 }
