@@ -96,7 +96,7 @@ enabled = false
     }
 
     /// The agent, recording its raw stdout as `scenario` when `NICEEVAL_RECORD_CODEX` is set.
-    fn agent(&self, scenario: &str) -> Codex {
+    fn agent(&self, scenario: Option<&str>) -> Codex {
         let agent = Codex::new()
             .model(MODEL)
             .env("CODEX_HOME", self.home.path().to_string_lossy())
@@ -109,14 +109,18 @@ enabled = false
         std::fs::write(
             &wrapper,
             format!(
-                "#!/usr/bin/env bash\n{program:?} \"$@\" | tee \"$NICEEVAL_RECORD_TO\"\nexit \"${{PIPESTATUS[0]}}\"\n",
+                "#!/usr/bin/env bash\n{program:?} \"$@\" | tee \"${{NICEEVAL_RECORD_TO:-/dev/null}}\"\nexit \"${{PIPESTATUS[0]}}\"\n",
                 program = self.program,
             ),
         )
         .unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-        recording(agent.program(wrapper.to_string_lossy()), scenario)
+        let agent = agent.program(wrapper.to_string_lossy());
+        match scenario {
+            Some(scenario) => recording(agent, scenario),
+            None => agent,
+        }
     }
 
     /// A request in the working copy.
@@ -185,7 +189,7 @@ fn codex_writes_a_file_fails_a_command_fixes_it_and_answers() {
     let Some(setup) = Setup::new(fix_script) else {
         return;
     };
-    let agent = setup.agent("fix");
+    let agent = setup.agent(Some("fix"));
     let sink = EventSink::default();
     let outcome = rt().block_on(agent.send(setup.request(FIX_PROMPT, &sink)));
     let events = sink.snapshot();
@@ -241,14 +245,14 @@ fn codex_writes_a_file_fails_a_command_fixes_it_and_answers() {
 fn codex_runs_parallel_tool_calls() {
     let Some(setup) = Setup::new(|seen| match fake::step(seen) {
         0 => respond(vec![
-            shell("call_one", "echo one"),
-            shell("call_two", "echo two"),
+            shell("call_one", "sleep 0.5; echo one"),
+            shell("call_two", "sleep 0.5; echo two"),
         ]),
         _ => respond(vec![message("Both ran.")]),
     }) else {
         return;
     };
-    let agent = setup.agent("parallel");
+    let agent = setup.agent(Some("parallel"));
     let sink = EventSink::default();
     let outcome = rt().block_on(agent.send(setup.request("Run two commands at once.", &sink)));
     let events = sink.snapshot();
@@ -270,7 +274,7 @@ fn codex_failed_response_fails_the_turn() {
     let Some(setup) = Setup::new(|_| fake::failed("The fake model refuses.")) else {
         return;
     };
-    let agent = setup.agent("failed");
+    let agent = setup.agent(Some("failed"));
     let sink = EventSink::default();
     let err = rt()
         .block_on(agent.send(setup.request("This will fail.", &sink)))
@@ -301,7 +305,7 @@ fn codex_second_send_resumes_the_thread_and_a_new_session_starts_fresh() {
     }) else {
         return;
     };
-    let agent = setup.agent("resume");
+    let agent = setup.agent(Some("resume"));
     let rt = rt();
     let first = EventSink::default();
     rt.block_on(agent.send(setup.request("Remember the word apricot.", &first)))
@@ -331,7 +335,8 @@ fn codex_second_send_resumes_the_thread_and_a_new_session_starts_fresh() {
     let third = EventSink::default();
     let mut request = setup.request("What was the word?", &third);
     request.session = "session-2".to_string();
-    rt.block_on(agent.send(request)).unwrap();
+    rt.block_on(recording(agent.clone(), "new-session").send(request))
+        .unwrap();
     assert!(third.snapshot().contains(&Event::assistant("I do not know")));
     assert_ne!(agent.thread_id("session-2"), Some(thread));
 }
@@ -357,11 +362,33 @@ fn codex_in_an_eval_turn_reports_the_failed_command() {
     // Eval::detached has no workspace: Codex runs in the current directory, so point it at the
     // working copy with `--cd`.
     let agent = setup
-        .agent("fix-eval")
+        .agent(None)
         .args(["--cd", &setup.work.path().to_string_lossy()]);
     let agent: Arc<dyn Agent> = Arc::new(agent);
     let mut t = Eval::detached(Some(agent));
     let turn = rt().block_on(t.send(FIX_PROMPT)).unwrap();
     assert_eq!(turn.message, "greeting.txt now says hello.");
     assert!(setup.work.path().join("greeting.txt").is_file());
+}
+
+#[test]
+fn codex_notices_are_kept_as_custom_events() {
+    let Some(setup) = Setup::new(|_| respond(vec![message("Done.")])) else {
+        return;
+    };
+    // A model Codex has no metadata for: it says so in an `error` item and carries on.
+    let agent = setup.agent(Some("notice")).model("niceeval-unknown-model");
+    let sink = EventSink::default();
+    rt().block_on(agent.send(setup.request("Hello.", &sink)))
+        .unwrap();
+    let events = sink.snapshot();
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::Custom { name, data } if name == "codex:error"
+                && data["message"].as_str().unwrap_or_default().contains("niceeval-unknown-model")
+        )),
+        "{events:#?}"
+    );
+    assert!(events.contains(&Event::assistant("Done.")));
 }
