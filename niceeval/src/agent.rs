@@ -485,6 +485,32 @@ pub(crate) fn from_config(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn codex_is_an_agent_type() {
+        let agent = crate::config::AgentConfig {
+            kind: "codex".to_string(),
+            settings: [
+                ("model".to_string(), toml::Value::from("gpt-5.5")),
+                ("sandbox".to_string(), toml::Value::from("read-only")),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        let agent = super::from_config(&agent, None).expect("a codex agent");
+        assert_eq!(agent.name(), "codex (gpt-5.5)");
+        let bad = crate::config::AgentConfig {
+            kind: "codex".to_string(),
+            settings: [("sandbox".to_string(), toml::Value::from("open"))]
+                .into_iter()
+                .collect(),
+        };
+        let err = super::from_config(&bad, None).err().expect("an error");
+        assert!(
+            err.starts_with("niceeval.toml: [agent] sandbox = \"open\" is not a Codex sandbox mode"),
+            "{err}"
+        );
+    }
+
     #[cfg(not(feature = "providers"))]
     #[test]
     fn model_agents_without_the_feature_are_errors_naming_it() {

@@ -369,6 +369,64 @@ fn codex_in_an_eval_turn_reports_the_failed_command() {
     let turn = rt().block_on(t.send(FIX_PROMPT)).unwrap();
     assert_eq!(turn.message, "greeting.txt now says hello.");
     assert!(setup.work.path().join("greeting.txt").is_file());
+    let statuses: Vec<ActionStatus> = shell_results(&turn.events)
+        .into_iter()
+        .map(|(_, status, _)| status)
+        .collect();
+    assert_eq!(statuses, [ActionStatus::Failed, ActionStatus::Completed]);
+    assert_eq!(turn.usage.input_tokens, 5 * INPUT_TOKENS);
+    assert_eq!(turn.usage.cache_read_tokens, 5 * CACHED_TOKENS);
+}
+
+#[test]
+fn codex_timeout_kills_the_process_group() {
+    let Some(setup) = Setup::new(|_| {
+        respond(vec![message("too late")]).delay(std::time::Duration::from_secs(30))
+    }) else {
+        return;
+    };
+    let agent = setup
+        .agent(None)
+        .timeout(std::time::Duration::from_secs(3));
+    let sink = EventSink::default();
+    let started = std::time::Instant::now();
+    let err = rt()
+        .block_on(agent.send(setup.request("Take your time.", &sink)))
+        .expect_err("the turn times out");
+    assert!(
+        err.message().starts_with("codex did not finish within 3s and was killed"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(15));
+    assert_eq!(setup.fake.count(), 1, "the model call was made");
+    // Codex and everything it started were killed with the process group: no process is left
+    // with this test's CODEX_HOME in its environment.
+    let marker = format!("CODEX_HOME={}", setup.home.path().display());
+    let mut left = Vec::new();
+    for _ in 0..20 {
+        left = processes_with_env(&marker);
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(left.is_empty(), "still running: {left:?}");
+}
+
+/// The pids of processes whose environment holds `entry` (`KEY=value`).
+fn processes_with_env(entry: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
+                env.split(|b| *b == 0)
+                    .any(|var| var == entry.as_bytes())
+            })
+        })
+        .collect()
 }
 
 #[test]
