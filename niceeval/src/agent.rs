@@ -506,7 +506,9 @@ mod tests {
         };
         let err = super::from_config(&bad, None).err().expect("an error");
         assert!(
-            err.starts_with("niceeval.toml: [agent] sandbox = \"open\" is not a Codex sandbox mode"),
+            err.starts_with(
+                "niceeval.toml: [agent] sandbox = \"open\" is not a Codex sandbox mode"
+            ),
             "{err}"
         );
     }

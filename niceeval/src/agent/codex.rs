@@ -240,8 +240,7 @@ impl Codex {
     /// One more configuration override, passed as `-c key=value`: `value` is TOML
     /// (`"high"` becomes `key="high"`, `5` stays `key=5`, tables and arrays are written inline).
     pub fn config(mut self, key: impl Into<String>, value: impl Into<toml::Value>) -> Self {
-        self.config
-            .push((key.into(), toml_inline(&value.into())));
+        self.config.push((key.into(), toml_inline(&value.into())));
         self
     }
 
@@ -294,7 +293,10 @@ impl Codex {
         }
         let mut config = vec![
             ("sandbox_mode".to_string(), quoted(self.sandbox.as_str())),
-            ("approval_policy".to_string(), quoted(self.approval.as_str())),
+            (
+                "approval_policy".to_string(),
+                quoted(self.approval.as_str()),
+            ),
         ];
         config.extend(self.config.iter().cloned());
         for (key, value) in config {

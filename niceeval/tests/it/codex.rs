@@ -200,11 +200,19 @@ fn codex_writes_a_file_fails_a_command_fixes_it_and_answers() {
 
     let shells = shell_results(&events);
     assert_eq!(shells.len(), 2, "{events:#?}");
-    assert!(shells[0].0.contains("grep -q hello greeting.txt"), "{shells:?}");
+    assert!(
+        shells[0].0.contains("grep -q hello greeting.txt"),
+        "{shells:?}"
+    );
     assert_eq!(shells[0].1, ActionStatus::Failed, "{shells:?}");
     assert_eq!(shells[0].2["exit_code"], 1, "{shells:?}");
     assert_eq!(shells[1].1, ActionStatus::Completed, "{shells:?}");
-    assert!(shells[1].2["output"].as_str().unwrap_or_default().contains("hello"));
+    assert!(
+        shells[1].2["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("hello")
+    );
 
     let file_kinds: Vec<ActionKind> = events
         .iter()
@@ -261,7 +269,11 @@ fn codex_runs_parallel_tool_calls() {
         .into_iter()
         .map(|(_, status, output)| {
             assert_eq!(status, ActionStatus::Completed);
-            output["output"].as_str().unwrap_or_default().trim().to_string()
+            output["output"]
+                .as_str()
+                .unwrap_or_default()
+                .trim()
+                .to_string()
         })
         .collect();
     outputs.sort();
@@ -321,7 +333,10 @@ fn codex_second_send_resumes_the_thread_and_a_new_session_starts_fresh() {
         "{:#?}",
         second.snapshot()
     );
-    assert_eq!(agent.thread_id("session-1").as_deref(), Some(thread.as_str()));
+    assert_eq!(
+        agent.thread_id("session-1").as_deref(),
+        Some(thread.as_str())
+    );
     // The resumed turn's usage is that turn's alone.
     assert!(second.snapshot().contains(&Event::Usage {
         input_tokens: INPUT_TOKENS,
@@ -337,7 +352,11 @@ fn codex_second_send_resumes_the_thread_and_a_new_session_starts_fresh() {
     request.session = "session-2".to_string();
     rt.block_on(recording(agent.clone(), "new-session").send(request))
         .unwrap();
-    assert!(third.snapshot().contains(&Event::assistant("I do not know")));
+    assert!(
+        third
+            .snapshot()
+            .contains(&Event::assistant("I do not know"))
+    );
     assert_ne!(agent.thread_id("session-2"), Some(thread));
 }
 
@@ -385,16 +404,15 @@ fn codex_timeout_kills_the_process_group() {
     }) else {
         return;
     };
-    let agent = setup
-        .agent(None)
-        .timeout(std::time::Duration::from_secs(3));
+    let agent = setup.agent(None).timeout(std::time::Duration::from_secs(3));
     let sink = EventSink::default();
     let started = std::time::Instant::now();
     let err = rt()
         .block_on(agent.send(setup.request("Take your time.", &sink)))
         .expect_err("the turn times out");
     assert!(
-        err.message().starts_with("codex did not finish within 3s and was killed"),
+        err.message()
+            .starts_with("codex did not finish within 3s and was killed"),
         "{err}"
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(15));
@@ -421,10 +439,8 @@ fn processes_with_env(entry: &str) -> Vec<u32> {
     dir.filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
-                env.split(|b| *b == 0)
-                    .any(|var| var == entry.as_bytes())
-            })
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == entry.as_bytes()))
         })
         .collect()
 }

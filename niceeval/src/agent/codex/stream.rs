@@ -26,7 +26,9 @@ impl Totals {
     /// What was spent since `earlier`; all of `self` when a count went down (Codex started
     /// counting afresh).
     fn since(self, earlier: Totals) -> Totals {
-        if self.input < earlier.input || self.cached < earlier.cached || self.output < earlier.output
+        if self.input < earlier.input
+            || self.cached < earlier.cached
+            || self.output < earlier.output
         {
             return self;
         }
@@ -100,7 +102,12 @@ impl Stream {
 
     /// Reads stdout line `number`; a line that is not a JSON object with a `type` fails the
     /// turn, naming the line.
-    pub(crate) fn line(&mut self, line: &[u8], number: usize, sink: &EventSink) -> Result<(), String> {
+    pub(crate) fn line(
+        &mut self,
+        line: &[u8],
+        number: usize,
+        sink: &EventSink,
+    ) -> Result<(), String> {
         let text = String::from_utf8_lossy(line);
         let text = text.trim();
         if text.is_empty() {

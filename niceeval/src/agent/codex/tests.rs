@@ -85,8 +85,16 @@ fn recorded_fix_write_fail_fix_answer() {
             Event::Thinking {
                 text: "Write the file, then check it.".into()
             },
-            called("item_1.0", "file_change", json!({"path": path, "kind": "add"})),
-            result("item_1.0", json!({"status": "completed"}), ActionStatus::Completed),
+            called(
+                "item_1.0",
+                "file_change",
+                json!({"path": path, "kind": "add"})
+            ),
+            result(
+                "item_1.0",
+                json!({"status": "completed"}),
+                ActionStatus::Completed
+            ),
             called(
                 "item_2",
                 "command_execution",
@@ -97,8 +105,16 @@ fn recorded_fix_write_fail_fix_answer() {
                 json!({"exit_code": 1, "output": ""}),
                 ActionStatus::Failed
             ),
-            called("item_3.0", "file_change", json!({"path": path, "kind": "update"})),
-            result("item_3.0", json!({"status": "completed"}), ActionStatus::Completed),
+            called(
+                "item_3.0",
+                "file_change",
+                json!({"path": path, "kind": "update"})
+            ),
+            result(
+                "item_3.0",
+                json!({"status": "completed"}),
+                ActionStatus::Completed
+            ),
             called(
                 "item_4",
                 "command_execution",
@@ -257,8 +273,7 @@ fn lines(frames: &[Value]) -> String {
         .join("\n")
 }
 
-const COMPLETED: &str =
-    r#"{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2}}"#;
+const COMPLETED: &str = r#"{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2}}"#;
 
 #[test]
 fn mcp_calls_name_server_and_tool_and_fail_on_error() {
@@ -272,7 +287,11 @@ fn mcp_calls_name_server_and_tool_and_fail_on_error() {
     assert_eq!(
         parsed.events[..4],
         [
-            called("item_0", "mcp__github__create_issue", json!({"title": "Bug"})),
+            called(
+                "item_0",
+                "mcp__github__create_issue",
+                json!({"title": "Bug"})
+            ),
             result(
                 "item_0",
                 json!({"content": [{"type": "text", "text": "#12"}], "structured_content": null}),
@@ -297,11 +316,31 @@ fn file_changes_are_one_action_per_file_and_declined_commands_are_rejected() {
     assert_eq!(
         parsed.events[..8],
         [
-            called("item_0.0", "file_change", json!({"path": "a.rs", "kind": "add"})),
-            result("item_0.0", json!({"status": "failed"}), ActionStatus::Failed),
-            called("item_0.1", "file_change", json!({"path": "b.rs", "kind": "delete"})),
-            result("item_0.1", json!({"status": "failed"}), ActionStatus::Failed),
-            called("item_1", "command_execution", json!({"command": "rm -rf /"})),
+            called(
+                "item_0.0",
+                "file_change",
+                json!({"path": "a.rs", "kind": "add"})
+            ),
+            result(
+                "item_0.0",
+                json!({"status": "failed"}),
+                ActionStatus::Failed
+            ),
+            called(
+                "item_0.1",
+                "file_change",
+                json!({"path": "b.rs", "kind": "delete"})
+            ),
+            result(
+                "item_0.1",
+                json!({"status": "failed"}),
+                ActionStatus::Failed
+            ),
+            called(
+                "item_1",
+                "command_execution",
+                json!({"command": "rm -rf /"})
+            ),
             result(
                 "item_1",
                 json!({"exit_code": null, "output": ""}),
@@ -349,7 +388,11 @@ fn unknown_frames_and_items_are_custom_events_never_errors() {
                 name: "codex:hologram".into(),
                 data: json!({"id":"item_2","type":"hologram","beam":1}),
             },
-            called("item_3", "web_search", json!({"query": "rust", "action": null})),
+            called(
+                "item_3",
+                "web_search",
+                json!({"query": "rust", "action": null})
+            ),
             result("item_3", Value::Null, ActionStatus::Completed),
             Event::Usage {
                 input_tokens: 10,
@@ -425,8 +468,13 @@ fn usage_names_the_model_and_counts_afresh_when_totals_go_down() {
     );
     let sink = EventSink::default();
     let mut stream = Stream::new(None, Totals::default());
-    stream.line(COMPLETED.as_bytes(), 1, &sink).expect("a frame");
-    assert!(matches!(&sink.snapshot()[0], Event::Usage { model: None, .. }));
+    stream
+        .line(COMPLETED.as_bytes(), 1, &sink)
+        .expect("a frame");
+    assert!(matches!(
+        &sink.snapshot()[0],
+        Event::Usage { model: None, .. }
+    ));
 }
 
 #[test]
@@ -513,14 +561,20 @@ fn settings_are_validated() {
     assert_eq!(agent.timeout, Duration::from_secs(90));
     assert_eq!(agent.program, "/opt/codex");
     assert_eq!(agent.args, ["--ephemeral"]);
-    assert_eq!(agent.config, [("effort".to_string(), "\"low\"".to_string())]);
+    assert_eq!(
+        agent.config,
+        [("effort".to_string(), "\"low\"".to_string())]
+    );
 
-    let err = |pairs: &[(&str, toml::Value)]| from_settings(&settings(pairs), "n.toml").unwrap_err();
+    let err =
+        |pairs: &[(&str, toml::Value)]| from_settings(&settings(pairs), "n.toml").unwrap_err();
     assert_eq!(
         err(&[("sandbox", "yolo".into())]),
         "n.toml: [agent] sandbox = \"yolo\" is not a Codex sandbox mode; valid: \"read-only\", \"workspace-write\", \"danger-full-access\""
     );
-    assert!(err(&[("approval_policy", "sometimes".into())]).contains("not a Codex approval policy"));
+    assert!(
+        err(&[("approval_policy", "sometimes".into())]).contains("not a Codex approval policy")
+    );
     assert!(err(&[("config", "x".into())]).contains("config must be a table"));
     assert!(err(&[("args", "--x".into())]).contains("args must be an array of strings"));
     assert!(err(&[("timeout", "soon".into())]).starts_with("n.toml: [agent] timeout: "));

@@ -143,7 +143,10 @@ pub fn apply_patch(call_id: &str, patch: &str) -> Value {
 
 /// The request's input items.
 fn input(seen: &Seen) -> &[Value] {
-    seen.body["input"].as_array().map(Vec::as_slice).unwrap_or(&[])
+    seen.body["input"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
 }
 
 fn is_user_text(item: &Value) -> bool {
@@ -181,7 +184,10 @@ pub fn step(seen: &Seen) -> usize {
         .rposition(is_user_text)
         .map(|i| i + 1)
         .unwrap_or(0);
-    items[start..].iter().filter(|item| is_tool_output(item)).count()
+    items[start..]
+        .iter()
+        .filter(|item| is_tool_output(item))
+        .count()
 }
 
 fn is_tool_output(item: &Value) -> bool {
