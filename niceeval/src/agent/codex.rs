@@ -22,12 +22,20 @@
 //! whole conversation. A new session (`t.new_session()`) starts a new thread.
 //!
 //! **The command line.** `codex exec --json --skip-git-repo-check` (the working copy need not
-//! be a Git repository) with `--model`, `-c sandbox_mode=..` (default `workspace-write`: Codex
-//! may write in the working copy only), `-c approval_policy=..` (default `never`: nothing can
-//! answer an approval prompt in an eval), every [`Codex::config`] override as `-c key=value`,
-//! then [`Codex::args`], and the prompt on stdin (`-`). The program is started with
-//! [`Request::command`], so it runs in the run's working copy under the workspace's isolation,
-//! in its own process group, killed whole when the turn ends or times out (600 s by default).
+//! be a Git repository) with `--model`, `-c sandbox_mode=..`, `-c approval_policy=..` (default
+//! `never`: nothing can answer an approval prompt in an eval), every [`Codex::config`] override
+//! as `-c key=value`, then [`Codex::args`], and the prompt on stdin (`-`). The program is
+//! started with [`Request::command`]: in the run's working copy under the workspace's isolation
+//! when the eval has a workspace, in the current directory otherwise; in its own process group,
+//! killed whole when the turn ends or times out (600 s by default).
+//!
+//! **Sandboxes.** Unless [`Codex::sandbox`] says otherwise, Codex's commands may write in the
+//! working directory only (`workspace-write`, Codex's own Linux sandbox). Under a workspace with
+//! `isolation = "bubblewrap"` the default is `danger-full-access` instead: the working copy is
+//! isolated already and Codex's sandbox cannot start inside another one. Codex writes its
+//! sessions under `CODEX_HOME` (`~/.codex` by default), which must be writable where Codex runs;
+//! and on Linux, a `CODEX_HOME` under `/tmp` keeps Codex from installing the helper its
+//! `workspace-write` sandbox needs.
 //!
 //! **The turn fails** — the error ends with the tail of Codex's stderr — when Codex reports a
 //! failed turn, exits non-zero or by a signal, ends without completing the turn, prints a line
@@ -171,7 +179,8 @@ impl ApprovalPolicy {
 pub struct Codex {
     program: String,
     model: Option<String>,
-    sandbox: SandboxMode,
+    /// `None`: `workspace-write`, or `danger-full-access` inside niceeval's bubblewrap.
+    sandbox: Option<SandboxMode>,
     approval: ApprovalPolicy,
     config: Vec<(String, String)>,
     args: Vec<String>,
@@ -208,7 +217,7 @@ impl Codex {
         Codex {
             program: "codex".to_string(),
             model: None,
-            sandbox: SandboxMode::default(),
+            sandbox: None,
             approval: ApprovalPolicy::default(),
             config: Vec::new(),
             args: Vec::new(),
@@ -225,9 +234,11 @@ impl Codex {
         self
     }
 
-    /// Where Codex's commands may write.
+    /// Where Codex's commands may write. Unset, it is `workspace-write`, or
+    /// `danger-full-access` when the eval's workspace runs under `bubblewrap` isolation: the
+    /// working copy is isolated already, and Codex's own sandbox cannot start inside it.
     pub fn sandbox(mut self, mode: SandboxMode) -> Self {
-        self.sandbox = mode;
+        self.sandbox = Some(mode);
         self
     }
 
@@ -281,8 +292,18 @@ impl Codex {
             .map(|thread| thread.id.clone())
     }
 
-    /// The arguments after the program for a turn; `resume` is the thread to continue.
-    fn arguments(&self, resume: Option<&str>) -> Vec<String> {
+    /// The sandbox mode for a turn in `sandbox` (the eval's workspace, if any).
+    fn sandbox_for(&self, sandbox: Option<&crate::workspace::Sandbox>) -> SandboxMode {
+        self.sandbox
+            .unwrap_or_else(|| match sandbox.map(|s| s.isolation()) {
+                Some(crate::workspace::Isolation::Bubblewrap) => SandboxMode::DangerFullAccess,
+                _ => SandboxMode::WorkspaceWrite,
+            })
+    }
+
+    /// The arguments after the program for a turn: `resume` is the thread to continue,
+    /// `sandbox` the mode for Codex's commands.
+    fn arguments(&self, resume: Option<&str>, sandbox: SandboxMode) -> Vec<String> {
         let mut argv = vec!["exec".to_string()];
         if resume.is_some() {
             argv.push("resume".to_string());
@@ -292,7 +313,7 @@ impl Codex {
             argv.extend(["--model".to_string(), model.clone()]);
         }
         let mut config = vec![
-            ("sandbox_mode".to_string(), quoted(self.sandbox.as_str())),
+            ("sandbox_mode".to_string(), quoted(sandbox.as_str())),
             (
                 "approval_policy".to_string(),
                 quoted(self.approval.as_str()),
@@ -320,7 +341,10 @@ impl Codex {
             .cloned();
         let mut command = request.command(&self.program);
         command
-            .args(self.arguments(resume.as_ref().map(|t| t.id.as_str())))
+            .args(self.arguments(
+                resume.as_ref().map(|t| t.id.as_str()),
+                self.sandbox_for(request.sandbox()),
+            ))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -376,19 +400,21 @@ impl Codex {
             .wait()
             .await
             .map_err(|e| format!("cannot wait for `{}`: {e}", self.program))?;
-        // Codex's own account of the turn is the better reason; the exit status comes next.
-        stream.finish()?;
-        if status.success() {
-            return Ok(());
-        }
-        Err(match status.code() {
+        let exit = (!status.success()).then(|| match status.code() {
             Some(code) => format!("`{} exec` exited with status {code}", self.program),
             None => format!(
                 "`{} exec` was terminated{}",
                 self.program,
                 signal_note(&status)
             ),
-        })
+        });
+        // Codex's own account of the turn is the better reason; the exit status follows it.
+        match (stream.finish(), exit) {
+            (Ok(()), None) => Ok(()),
+            (Ok(()), Some(exit)) => Err(exit),
+            (Err(reason), None) => Err(reason),
+            (Err(reason), Some(exit)) => Err(format!("{reason} ({exit})")),
+        }
     }
 }
 

@@ -490,7 +490,7 @@ fn command_line_for_a_new_and_a_resumed_thread() {
         .config("retries", 3)
         .args(["--ephemeral"]);
     assert_eq!(
-        agent.arguments(None),
+        agent.arguments(None, agent.sandbox_for(None)),
         [
             "exec",
             "--json",
@@ -513,8 +513,8 @@ fn command_line_for_a_new_and_a_resumed_thread() {
     );
     let resumed = Codex::new()
         .sandbox(SandboxMode::DangerFullAccess)
-        .approval_policy(ApprovalPolicy::OnFailure)
-        .arguments(Some("thread-1"));
+        .approval_policy(ApprovalPolicy::OnFailure);
+    let resumed = resumed.arguments(Some("thread-1"), resumed.sandbox_for(None));
     assert_eq!(
         resumed,
         [
@@ -530,6 +530,22 @@ fn command_line_for_a_new_and_a_resumed_thread() {
             "-",
         ]
     );
+}
+
+#[test]
+fn the_default_sandbox_follows_the_workspace_isolation() {
+    use crate::workspace::{Isolation, Sandbox};
+    let local = Sandbox::new("/w", Isolation::Local, true);
+    let wrapped = Sandbox::new("/w", Isolation::Bubblewrap, true);
+    let agent = Codex::new();
+    assert_eq!(agent.sandbox_for(None), SandboxMode::WorkspaceWrite);
+    assert_eq!(agent.sandbox_for(Some(&local)), SandboxMode::WorkspaceWrite);
+    assert_eq!(
+        agent.sandbox_for(Some(&wrapped)),
+        SandboxMode::DangerFullAccess
+    );
+    let chosen = Codex::new().sandbox(SandboxMode::ReadOnly);
+    assert_eq!(chosen.sandbox_for(Some(&wrapped)), SandboxMode::ReadOnly);
 }
 
 fn settings(pairs: &[(&str, toml::Value)]) -> BTreeMap<String, toml::Value> {
@@ -556,7 +572,7 @@ fn settings_are_validated() {
     )
     .expect("valid settings");
     assert_eq!(agent.model.as_deref(), Some("gpt-5.5"));
-    assert_eq!(agent.sandbox, SandboxMode::ReadOnly);
+    assert_eq!(agent.sandbox, Some(SandboxMode::ReadOnly));
     assert_eq!(agent.approval, ApprovalPolicy::OnRequest);
     assert_eq!(agent.timeout, Duration::from_secs(90));
     assert_eq!(agent.program, "/opt/codex");
