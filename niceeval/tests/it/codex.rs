@@ -300,6 +300,28 @@ fn codex_failed_response_fails_the_turn() {
 }
 
 #[test]
+fn codex_http_error_fails_the_turn() {
+    let Some(setup) = Setup::new(|_| {
+        Reply::status(
+            400,
+            r#"{"error":{"message":"Unsupported parameter: fake","type":"invalid_request_error","code":null}}"#,
+        )
+    }) else {
+        return;
+    };
+    let agent = setup.agent(None);
+    let sink = EventSink::default();
+    let err = rt()
+        .block_on(agent.send(setup.request("Hello.", &sink)))
+        .expect_err("the turn fails");
+    assert!(
+        err.message().contains("Unsupported parameter: fake"),
+        "{err}"
+    );
+    assert_eq!(setup.fake.count(), 1, "a 400 is not retried");
+}
+
+#[test]
 fn codex_second_send_resumes_the_thread_and_a_new_session_starts_fresh() {
     let Some(setup) = Setup::new(|seen| {
         let prompt = fake::last_user_text(seen);
