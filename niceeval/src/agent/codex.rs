@@ -19,7 +19,8 @@
 //!
 //! **Sessions.** The first turn of a niceeval session starts a new Codex thread; later turns of
 //! the same session (`request.session`) run `codex exec resume <thread id>`, so Codex sees the
-//! whole conversation. A new session (`t.new_session()`) starts a new thread.
+//! whole conversation. A new session (`t.new_session()`) starts a new thread. Resuming reads
+//! the thread from `CODEX_HOME`: do not pass `--ephemeral` to an eval that sends twice.
 //!
 //! **The command line.** `codex exec --json --skip-git-repo-check` (the working copy need not
 //! be a Git repository) with `--model`, `-c sandbox_mode=..`, `-c approval_policy=..` (default
@@ -68,9 +69,9 @@
 //! approval_policy = "never"            # untrusted | on-failure | on-request | never
 //! timeout = "10m"
 //! config = { model_reasoning_effort = "low" }   # extra `-c key=value` overrides
-//! args = ["--ephemeral"]
+//! args = ["--add-dir", "/srv/shared"]       # more options, before the prompt
 //! program = "codex"
-//! env = { CODEX_HOME = "/tmp/codex-home" }
+//! env = { CODEX_HOME = "/var/lib/evals/codex-home" }
 //! ```
 
 mod stream;
@@ -107,7 +108,7 @@ const MAX_OUTPUT: usize = 64 * 1024 * 1024;
 pub enum SandboxMode {
     /// Commands may read, not write.
     ReadOnly,
-    /// Commands may write in the working directory (the default).
+    /// Commands may write in the working directory (the default, but under bubblewrap).
     #[default]
     WorkspaceWrite,
     /// No sandbox: for a working copy that is isolated already (a container, bubblewrap).
