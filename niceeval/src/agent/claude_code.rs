@@ -309,12 +309,17 @@ impl ClaudeCode {
             .take()
             .ok_or_else(|| "the program's stdout was not captured".to_string())?;
         let sink = &request.events;
-        read_lines(stdout, MAX_OUTPUT, "", |line, number| {
-            for event in stream.line(&String::from_utf8_lossy(line), number)? {
-                sink.emit(event);
-            }
-            Ok(())
-        })
+        read_lines(
+            stdout,
+            MAX_OUTPUT,
+            "a shorter task; Claude Code's output is capped at 64 MiB per turn",
+            |line, number| {
+                for event in stream.line(&String::from_utf8_lossy(line), number)? {
+                    sink.emit(event);
+                }
+                Ok(())
+            },
+        )
         .await?;
         let status = child
             .wait()

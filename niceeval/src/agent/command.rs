@@ -264,7 +264,9 @@ pub(crate) fn signal_note(_: &std::process::ExitStatus) -> String {
 /// itself was cancelled), and holds the stderr reader.
 #[derive(Default)]
 pub(crate) struct GroupKill {
+    /// The process group's leader (the spawned program, started with `process_group(0)`).
     pub(crate) pid: Option<u32>,
+    /// The task reading the program's stderr tail.
     pub(crate) stderr: Option<tokio::task::JoinHandle<String>>,
 }
 
@@ -345,19 +347,20 @@ async fn read_events(
     read_lines(
         stdout,
         max_output,
-        " (raise it with CommandAgent::max_output or `max_output` under [agent])",
+        "CommandAgent::max_output or `max_output` under [agent]",
         |line, number| parse_line(line, number, sink),
     )
     .await
 }
 
-/// Hands each line of `stdout` (without its newline) and its 1-based number to `on_line` as it
-/// arrives; stops at the first error `on_line` returns, or past `max_output` bytes (without
-/// buffering more than that; `hint`, say how to raise the limit, ends that error).
+/// Reads `stdout` line by line as it arrives and hands each line (without its `\n`) and its
+/// 1-based number to `on_line`, stopping at the first error it returns. Fails past
+/// `max_output` bytes without buffering more than that (the message says to raise it with
+/// `raise_with`). Shared by the subprocess agents.
 pub(crate) async fn read_lines(
     stdout: impl AsyncRead + Unpin,
     max_output: usize,
-    hint: &str,
+    raise_with: &str,
     mut on_line: impl FnMut(&[u8], usize) -> Result<(), String>,
 ) -> Result<(), String> {
     let mut reader = BufReader::new(stdout);
@@ -384,7 +387,7 @@ pub(crate) async fn read_lines(
         if total > max_output {
             return Err(format!(
                 "the program printed more than {} on stdout, the limit for one turn; reading \
-                 stopped{hint}",
+                 stopped (raise it with {raise_with})",
                 human_bytes(max_output)
             ));
         }

@@ -10,6 +10,7 @@ mod support;
 
 mod claude_code;
 mod code_assertions;
+mod codex;
 mod command_agent;
 mod config;
 mod custom_assertions;
