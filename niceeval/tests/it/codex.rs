@@ -395,28 +395,92 @@ fn recording(agent: Codex, scenario: &str) -> Codex {
     )
 }
 
+/// Codex runs the failing tests, patches `add`, runs them again and answers (relative paths:
+/// Codex works in the run's working copy).
+fn fix_crate_script(seen: &Seen) -> Reply {
+    let test = "cargo test --offline --quiet 2>&1 | tail -3; exit ${PIPESTATUS[0]}";
+    match fake::step(seen) {
+        0 => respond(vec![shell("call_test", test)]),
+        1 => respond(vec![apply_patch(
+            "call_fix",
+            "*** Begin Patch\n*** Update File: src/lib.rs\n@@\n-    a + b + 1\n+    a + b\n*** End Patch\n",
+        )]),
+        2 => respond(vec![shell("call_retest", test)]),
+        _ => respond(vec![message("Fixed `add`: the tests pass.")]),
+    }
+}
+
+fn codex_fixes_the_crate(t: &mut Eval) -> niceeval::__private::BoxFuture<'_, niceeval::Result> {
+    Box::pin(async move {
+        let turn = t.send("Make `cargo test` pass.").await?;
+        t.file_changed("src/lib.rs");
+        turn.file_changed("src/lib.rs");
+        t.diff_is_empty(); // fails: the agent changed src/lib.rs
+        t.called_tool("command_execution").count(2);
+        t.called_tool("file_change")
+            .input(niceeval::json!({"path": "src/lib.rs"}));
+        let tests = t.run_tests(["cargo", "test", "--offline"]).await?;
+        assert_eq!((tests.passed(), tests.failed()), (1, 0));
+        t.no_failed_shell_commands(); // fails: the first test run
+        Ok(())
+    })
+}
+
 #[test]
-fn codex_in_an_eval_turn_reports_the_failed_command() {
-    let Some(setup) = Setup::new(fix_script) else {
+fn codex_in_a_workspace_eval_is_scored_by_its_diff_its_commands_and_the_tests() {
+    static SETUP: std::sync::OnceLock<Setup> = std::sync::OnceLock::new();
+    let Some(setup) = Setup::new(fix_crate_script) else {
         return;
     };
-    // Eval::detached has no workspace: Codex runs in the current directory, so point it at the
-    // working copy with `--cd`.
-    let agent = setup
-        .agent(None)
-        .args(["--cd", &setup.work.path().to_string_lossy()]);
-    let agent: Arc<dyn Agent> = Arc::new(agent);
-    let mut t = Eval::detached(Some(agent));
-    let turn = rt().block_on(t.send(FIX_PROMPT)).unwrap();
-    assert_eq!(turn.message, "greeting.txt now says hello.");
-    assert!(setup.work.path().join("greeting.txt").is_file());
-    let statuses: Vec<ActionStatus> = shell_results(&turn.events)
-        .into_iter()
-        .map(|(_, status, _)| status)
-        .collect();
-    assert_eq!(statuses, [ActionStatus::Failed, ActionStatus::Completed]);
-    assert_eq!(turn.usage.input_tokens, 5 * INPUT_TOKENS);
-    assert_eq!(turn.usage.cache_read_tokens, 5 * CACHED_TOKENS);
+    if !crate::scripts_support::have("cargo") {
+        return;
+    }
+    let _ = SETUP.set(setup);
+    fn make() -> Arc<dyn Agent> {
+        Arc::new(SETUP.get().expect("set up").agent(None))
+    }
+    let krate = crate::support::Crate::new("");
+    let template = krate.path().join("template");
+    crate::scripts_support::write(
+        &template,
+        "Cargo.toml",
+        "[package]\nname = \"todo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    crate::scripts_support::write(&template, ".gitignore", "target/\nCargo.lock\n");
+    crate::scripts_support::write(
+        &template,
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b + 1\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::add(2, 2), 4);\n    }\n}\n",
+    );
+    let def = crate::support::define("codex_fixes_the_crate", &krate, codex_fixes_the_crate)
+        .with_workspace("template")
+        .with_agent(make);
+    let report = crate::support::run(def);
+    assert!(report.error.is_none(), "{:#?}", report.error);
+    let verdict = |name: &str| {
+        report
+            .assertions
+            .iter()
+            .find(|a| a.name == name)
+            .unwrap_or_else(|| panic!("no {name}: {:#?}", report.assertions))
+    };
+    assert!(verdict("file_changed(\"src/lib.rs\")").passed);
+    assert!(verdict("turn 1: file_changed(\"src/lib.rs\")").passed);
+    assert!(!verdict("diff_is_empty()").passed);
+    assert!(verdict("called_tool(\"command_execution\").count(2)").passed);
+    assert!(verdict("test tests::adds").passed);
+    let shell = verdict("no_failed_shell_commands()");
+    assert!(!shell.passed);
+    assert!(
+        shell.reason.contains("1 of 2 shell command(s) failed"),
+        "{}",
+        shell.reason
+    );
+    assert_eq!(report.usage.input_tokens, 4 * INPUT_TOKENS);
+    assert_eq!(report.usage.cache_read_tokens, 4 * CACHED_TOKENS);
+    if let Some(kept) = &report.runs[0].workspace {
+        let _ = std::fs::remove_dir_all(std::path::Path::new(kept).parent().unwrap());
+    }
 }
 
 #[test]
