@@ -786,3 +786,115 @@ fn chaining_works_on_workspace_assertions() {
     let t = niceeval::Eval::detached(None);
     t.diff_is_empty().at_least(0.5);
 }
+
+#[cfg(feature = "providers")]
+mod chat_tools {
+    use super::*;
+    use crate::support::{FakeProvider, Reply};
+    use niceeval::agent::chat::{ChatAgent, Tool};
+
+    static SERVER: std::sync::OnceLock<FakeProvider> = std::sync::OnceLock::new();
+
+    fn chat_agent() -> Arc<dyn Agent> {
+        let server = SERVER.get().expect("started");
+        Arc::new(
+            ChatAgent::new("openai/gpt-test")
+                .base_url(format!("{}/v1", server.url))
+                .tool(Tool::write_file())
+                .tool(Tool::read_file())
+                .tool(Tool::shell()),
+        )
+    }
+
+    fn uses_the_tools(
+        t: &mut niceeval::Eval,
+    ) -> niceeval::__private::BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.send("Write hello.txt and check it").await?;
+            t.file_created("hello.txt");
+            t.check(t.workspace().read_text("hello.txt")?, includes("hi there"));
+            t.called_tool("read_file")
+                .status(niceeval::ActionStatus::Completed);
+            t.no_failed_shell_commands(); // the `exit 4`: fails
+            Ok(())
+        })
+    }
+
+    /// The chat agent's built-in `write_file`, `read_file` and `shell` tools work in the run's
+    /// working copy.
+    #[test]
+    fn built_in_chat_tools_work_in_the_working_copy() {
+        if !have("git") {
+            return;
+        }
+        let _ = SERVER.set(FakeProvider::start(|n, _| match n {
+            0 => Reply::json(crate::support::openai_tool_call(
+                "write_file",
+                niceeval::json!({"path": "hello.txt", "content": "hi there\n"}),
+            )),
+            1 => Reply::json(crate::support::openai_tool_call(
+                "read_file",
+                niceeval::json!({"path": "hello.txt"}),
+            )),
+            2 => Reply::json(crate::support::openai_tool_call(
+                "shell",
+                niceeval::json!({"command": "grep -q hi hello.txt && pwd > where.txt && exit 4"}),
+            )),
+            _ => Reply::json(crate::support::openai_text("Done.")),
+        }));
+        let krate = crate_with("[workspace]\nkeep = \"always\"\n");
+        let def = crate::support::define("uses_the_tools", &krate, uses_the_tools)
+            .with_workspace("template")
+            .with_agent(chat_agent);
+        let report = crate::support::run(def);
+        assert!(report.error.is_none(), "{:#?}", report.error);
+        assert!(find(&report, "file_created(\"hello.txt\")").passed);
+        assert!(
+            find(&report, "called_tool(\"read_file\").status(completed)").passed,
+            "{:#?}",
+            report.assertions
+        );
+        let shell = find(&report, "no_failed_shell_commands()");
+        assert!(!shell.passed);
+        assert!(shell.reason.contains("exit code 4"), "{}", shell.reason);
+        let kept = report.runs[0].workspace.clone().expect("kept");
+        let ran_in = std::fs::read_to_string(Path::new(&kept).join("where.txt")).unwrap();
+        assert_eq!(
+            ran_in.trim(),
+            kept,
+            "the shell tool ran in the working copy"
+        );
+        std::fs::remove_dir_all(Path::new(&kept).parent().unwrap()).unwrap();
+    }
+}
+
+/// Partial diffs: a change over `[workspace] max_files` keeps the first files and says so.
+#[test]
+fn a_diff_over_the_limits_is_partial() {
+    if !have("git") {
+        return;
+    }
+    let template = tempfile::tempdir().unwrap();
+    write(template.path(), "a.txt", "a\n");
+    let mut settings = niceeval::workspace::Settings::default();
+    settings.limits.max_files = 3;
+    let ws = niceeval::workspace::Workspace::create(template.path(), &settings).unwrap();
+    for i in 0..5 {
+        ws.write_text(format!("new/{i}.txt"), "x\n").unwrap();
+    }
+    let diff = ws.diff();
+    assert!(diff.is_partial());
+    assert_eq!(diff.files(), ["new/0.txt", "new/1.txt", "new/2.txt"]);
+    settings.limits.max_files = 100;
+    settings.limits.max_bytes = 40;
+    let ws = niceeval::workspace::Workspace::create(template.path(), &settings).unwrap();
+    ws.write_text("long.txt", "y\n".repeat(100)).unwrap();
+    let diff = ws.diff();
+    assert!(diff.is_partial());
+    assert!(
+        diff.text()
+            .ends_with("…[diff cut at [workspace] max_bytes]\n"),
+        "{}",
+        diff.text()
+    );
+}
