@@ -10,6 +10,11 @@
 //! The loop ends when the model answers without calling tools (its text becomes the reply), or
 //! fails the turn after `max_rounds` rounds of tool calls.
 //!
+//! In an eval with a workspace, tools act on the run's working copy: handlers made with
+//! [`Tool::with_context`] get it in their [`ToolContext`], and the built-in [`Tool::shell`],
+//! [`Tool::read_file`] and [`Tool::write_file`] give a model a small coding toolbox there
+//! (commands run under the workspace's isolation).
+//!
 //! The API key comes from the provider's variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) or the
 //! one named with [`ChatAgent::api_key_env`]; a loopback base URL needs none. Responses are not
 //! cached unless [`ChatAgent::cache`] asks, so `runs = N` samples the model N times.
