@@ -24,6 +24,29 @@ pub(crate) struct Git {
     work_tree: PathBuf,
 }
 
+/// The baseline being recorded from the template (see [`Git::start_baseline`]).
+pub(crate) struct Baseline {
+    child: std::process::Child,
+}
+
+impl Baseline {
+    /// Waits for the template's objects and writes the baseline tree.
+    pub(crate) fn finish(self, git: &Git) -> Result<Tree, WorkspaceError> {
+        let out = self
+            .child
+            .wait_with_output()
+            .map_err(|e| WorkspaceError::git_missing(&e))?;
+        if !out.status.success() {
+            return Err(WorkspaceError::Git {
+                command: "add --all".to_string(),
+                message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
+        }
+        let out = git.run(["write-tree"])?;
+        Ok(Tree(String::from_utf8_lossy(&out).trim().to_string()))
+    }
+}
+
 /// How one path changed between two trees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Status {
@@ -56,6 +79,34 @@ impl Git {
         }
         std::fs::write(&exclude, text).map_err(|e| WorkspaceError::io(&exclude, e))?;
         Ok(git)
+    }
+
+    /// Starts recording `template` — the source of the copy — into the index, while the copy is
+    /// being made: the baseline's objects are written in parallel with the copy, and the copy
+    /// keeps the template's modification times, so the copy's first snapshot finds every file
+    /// clean without reading it again. Finish with [`Baseline::finish`].
+    pub(crate) fn start_baseline(&self, template: &Path) -> Result<Baseline, WorkspaceError> {
+        // Every file streamed into one uncompressed pack (git's bulk check-in, used for files
+        // over core.bigFileThreshold) rather than one compressed loose object each: creating
+        // thousands of small files is what a baseline of a large template costs. Only this
+        // command sets it; diffs read the blobs as usual.
+        let child = self
+            .command_in(
+                template,
+                [
+                    "-c",
+                    "core.bigFileThreshold=1",
+                    "-c",
+                    "pack.compression=0",
+                    "add",
+                    "--all",
+                ],
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| WorkspaceError::git_missing(&e))?;
+        Ok(Baseline { child })
     }
 
     /// Records the working copy as it is now and returns its tree.
@@ -150,6 +201,15 @@ impl Git {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        self.command_in(&self.work_tree, args)
+    }
+
+    /// A git command over the work tree `work_tree` (the copy, or the template it comes from).
+    fn command_in<I, S>(&self, work_tree: &Path, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let mut command = Command::new("git");
         // Only what is said here counts: no user, system or environment configuration, and
         // no hooks or pagers.
@@ -165,7 +225,7 @@ impl Git {
             .arg("--git-dir")
             .arg(&self.git_dir)
             .arg("--work-tree")
-            .arg(&self.work_tree)
+            .arg(work_tree)
             .args([
                 "-c",
                 "core.autocrlf=false",
@@ -177,6 +237,13 @@ impl Git {
                 "core.symlinks=true",
                 "-c",
                 "core.fileMode=true",
+                // Whole-second mtime and size decide whether a file needs reading again (git's
+                // racy-entry check covers edits within the second): the copy keeps the
+                // template's times, so the index made from the template fits the copy.
+                "-c",
+                "core.checkStat=minimal",
+                "-c",
+                "core.trustctime=false",
                 "-c",
                 "core.looseCompression=1",
                 "-c",
@@ -185,7 +252,7 @@ impl Git {
                 "advice.addEmbeddedRepo=false",
             ])
             .args(args)
-            .current_dir(&self.work_tree)
+            .current_dir(work_tree)
             .stdin(Stdio::null());
         command
     }

@@ -214,13 +214,20 @@ impl Workspace {
             .canonicalize()
             .map_err(|e| WorkspaceError::io(dir.path(), e))?;
         let root = base.join("work");
-        copy::copy_tree(template, &root, settings.limits)?;
         let private = base.join("private");
-        for dir in [private.join("home"), private.join("tmp")] {
+        for dir in [root.clone(), private.join("home"), private.join("tmp")] {
             std::fs::create_dir_all(&dir).map_err(|e| WorkspaceError::io(&dir, e))?;
         }
+        // Refuse an oversized template before anything is copied or hashed.
+        let entries = copy::list(template, settings.limits)?;
         let git = Git::init(&base.join("git"), &root, &settings.ignore)?;
-        let baseline = git.snapshot()?;
+        // The baseline is hashed from the template while the copy is made; the copy keeps the
+        // template's modification times, so git then finds the copy clean without reading it.
+        let recording = git.start_baseline(template)?;
+        let copied = copy::copy_entries(template, &root, entries, true);
+        let baseline = recording.finish(&git);
+        copied?;
+        let baseline = baseline?;
         Ok(Workspace {
             dir: Mutex::new(Some(dir)),
             sandbox: Sandbox::new(&root, settings.isolation, settings.network)
