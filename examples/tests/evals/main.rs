@@ -3,6 +3,7 @@
 //! The LLM-judge evals are a target of their own, `tests/judge.rs`, run by the suite runner.
 
 mod behaviour;
+mod coding_agents;
 mod conversations;
 mod custom_checks;
 mod datasets;
