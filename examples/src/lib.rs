@@ -54,4 +54,15 @@ mod readme {
             "README.md's example must stay identical to examples/tests/evals/first_steps.rs"
         );
     }
+
+    #[test]
+    fn readme_workspace_example_is_the_suite_eval() {
+        let readme = include_str!("../../README.md");
+        let suite = include_str!("../tests/evals/workspaces.rs");
+        assert_eq!(
+            eval_fn(readme, "fixes_the_missing_method"),
+            eval_fn(suite, "fixes_the_missing_method"),
+            "README.md's workspace example must stay identical to examples/tests/evals/workspaces.rs"
+        );
+    }
 }
