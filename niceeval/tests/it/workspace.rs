@@ -898,3 +898,65 @@ fn a_diff_over_the_limits_is_partial() {
         diff.text()
     );
 }
+
+fn repo_template(t: &mut niceeval::Eval) -> niceeval::__private::BoxFuture<'_, niceeval::Result> {
+    Box::pin(async move {
+        let ws = t.workspace();
+        // The template's own repository came along, history and all.
+        let log = ws
+            .run_command("git", ["log", "--format=%s"])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .await?;
+        t.check(
+            String::from_utf8_lossy(&log.stdout).to_string(),
+            includes("first commit"),
+        );
+        // The agent (here the eval) commits in it: only the work shows in the diff.
+        ws.write_text("feature.txt", "new\n")?;
+        let commit = ws
+            .run_command(
+                "git",
+                [
+                    "-c",
+                    "user.name=a",
+                    "-c",
+                    "user.email=a@b",
+                    "commit",
+                    "-qam",
+                    "wip",
+                    "--allow-empty",
+                ],
+            )
+            .await?;
+        t.check(&commit, command_succeeded());
+        let diff = ws.diff();
+        t.check(
+            niceeval::json!(diff.files()),
+            niceeval::expect::equals(niceeval::json!(["feature.txt"])),
+        );
+        Ok(())
+    })
+}
+
+#[test]
+fn a_template_that_is_a_repository_keeps_its_history_out_of_the_diff() {
+    if !have("git") {
+        return;
+    }
+    let krate = crate_with("[workspace]\nkeep = \"never\"\n");
+    let template = krate.path().join("template");
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(&template)
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "{ok:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "first commit"]);
+    let report = run(&krate, "repo_template", repo_template);
+    assert_eq!(report.outcome, Outcome::Passed, "{:#?}", report.assertions);
+}
