@@ -345,6 +345,11 @@ async fn run_once(
             }
         }
     };
+    // A turn cut short still records what it changed in the working copy.
+    if def.workspace.is_some() {
+        let settling = record.clone();
+        let _ = tokio::task::spawn_blocking(move || settling.settle_workspace()).await;
+    }
     let taken = record.take();
     let mut assertions = taken.results;
     assertions.extend(

@@ -5,12 +5,13 @@
 //! The record lives behind an `Arc` shared by the [`crate::Eval`] handle, its [`crate::Turn`]s
 //! and the engine, so a panic or a timeout in the body loses nothing recorded before it.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::agent::EventSink;
 use crate::assertion::AssertionResult;
 use crate::event::Event;
 use crate::scope::{Defer, Deferred};
+use crate::workspace::{Tree, Workspace};
 
 /// Everything one run recorded; see the module docs.
 #[derive(Default)]
@@ -24,6 +25,9 @@ struct State {
     deferred: Vec<Box<dyn Deferred>>,
     log: Vec<Event>,
     inflight: Option<EventSink>,
+    /// The working copy and its snapshot from before the turn in flight, so a turn cut short
+    /// (a timeout, a panic) still records what it changed.
+    workspace_before: Option<(Arc<Workspace>, Tree)>,
     skip: Option<String>,
 }
 
@@ -69,7 +73,38 @@ impl Record {
     pub fn end_turn(&self, events: &[Event]) {
         let mut state = self.lock();
         state.inflight = None;
+        state.workspace_before = None;
         state.log.extend_from_slice(events);
+    }
+
+    /// Remembers the working copy's snapshot from before the turn now starting.
+    pub fn turn_workspace(&self, workspace: Arc<Workspace>, before: Tree) {
+        self.lock().workspace_before = Some((workspace, before));
+    }
+
+    /// For a turn that never ended (the body timed out or panicked in it): records what it
+    /// changed in the working copy as its last event. Blocks on git; call it off the runtime.
+    pub fn settle_workspace(&self) {
+        let pending = {
+            let mut state = self.lock();
+            let pending = state.workspace_before.take();
+            match (state.inflight.clone(), pending) {
+                (Some(sink), Some(pending)) => Some((sink, pending)),
+                _ => None,
+            }
+        };
+        if let Some((sink, (workspace, before))) = pending {
+            let event = workspace
+                .snapshot()
+                .and_then(|after| workspace.change_event(&before, &after));
+            match event {
+                Ok(Some(event)) => sink.emit(event),
+                Ok(None) => {}
+                Err(e) => sink.emit(Event::Error {
+                    message: format!("cannot tell what the turn changed in the working copy: {e}"),
+                }),
+            }
+        }
     }
 
     /// Takes everything recorded (draining a turn still in flight into the log).

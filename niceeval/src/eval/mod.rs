@@ -179,6 +179,9 @@ impl Eval {
             None => None,
         };
         let first_event = self.record.begin_turn(user.clone(), sink.clone());
+        if let (Some(ws), Some(before)) = (&self.workspace, &before) {
+            self.record.turn_workspace(ws.clone(), before.clone());
+        }
         let request = Request {
             input: input.clone(),
             session: format!("session-{}", self.session),

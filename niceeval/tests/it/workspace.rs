@@ -960,3 +960,36 @@ fn a_template_that_is_a_repository_keeps_its_history_out_of_the_diff() {
     let report = run(&krate, "repo_template", repo_template);
     assert_eq!(report.outcome, Outcome::Passed, "{:#?}", report.assertions);
 }
+
+/// An agent that writes a file and then hangs past the eval's timeout.
+fn hanging_agent() -> Arc<dyn Agent> {
+    Arc::new(CommandAgent::shell("echo partial > started.txt; sleep 30"))
+}
+
+fn times_out(t: &mut niceeval::Eval) -> niceeval::__private::BoxFuture<'_, niceeval::Result> {
+    Box::pin(async move {
+        t.file_created("started.txt");
+        t.send("go").await?;
+        Ok(())
+    })
+}
+
+#[test]
+fn a_turn_cut_short_by_the_timeout_still_records_what_it_changed() {
+    if !have("git") {
+        return;
+    }
+    let krate = crate_with("[workspace]\nkeep = \"never\"\n");
+    let def = crate::support::define("times_out", &krate, times_out)
+        .with_workspace("template")
+        .with_agent(hanging_agent)
+        .with_timeout_ms(1_500);
+    let report = crate::support::run(def);
+    let error = report.error.as_ref().expect("timed out");
+    assert_eq!(error.kind, niceeval::RunErrorKind::Timeout);
+    let changed = report.events.iter().any(|e| {
+        matches!(e, niceeval::Event::WorkspaceChanged { files, .. } if files.iter().any(|f| f.path == "started.txt"))
+    });
+    assert!(changed, "{:#?}", report.events);
+    assert!(find(&report, "file_created(\"started.txt\")").passed);
+}
