@@ -42,7 +42,7 @@ fn unknown_kinds_are_execution_errors_listing_valid_kinds() {
         let error = g.error.expect("an execution error");
         assert_eq!(
             error,
-            "unknown event kind \"tool.called\"; valid kinds: message, action.called, action.result, subagent.called, subagent.completed, skill.loaded, input.requested, thinking, error, usage"
+            "unknown event kind \"tool.called\"; valid kinds: message, action.called, action.result, subagent.called, subagent.completed, skill.loaded, input.requested, thinking, error, usage, workspace.changed, custom"
         );
     }
     let empty = grade(&EventOrder::new(Vec::<&str>::new()), &[]);
