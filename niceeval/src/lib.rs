@@ -36,6 +36,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent;
+pub mod compare;
 mod assertion;
 pub mod config;
 pub mod dataset;
