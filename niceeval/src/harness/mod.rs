@@ -28,6 +28,7 @@
 //! plain `cargo test`, so `cargo insta test` and `cargo insta review` work with either.
 
 mod args;
+mod compare;
 mod report;
 mod suite;
 
@@ -47,6 +48,9 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILED: i32 = 101;
 /// Exit code for a bad command line.
 pub const EXIT_USAGE: i32 = 2;
+/// Exit code when every eval passed (or was skipped) but the comparison with the `--baseline`
+/// found a regression that `[compare] fail_on` names. A failed eval's 101 wins over it.
+pub const EXIT_REGRESSION: i32 = 3;
 /// Exit code when Ctrl-C interrupted the run (128 + SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
 /// Exit code when SIGTERM interrupted the run (128 + SIGTERM).
@@ -122,11 +126,56 @@ pub fn run_with_args(
         // libtest counts the evals --ignored leaves out as filtered out.
         .filter(|d| !args.ignored || d.ignored)
         .collect();
-    let filtered_out = total - selected.len();
+    let defined: std::collections::BTreeSet<String> = selected.iter().map(|d| d.id()).collect();
+    let mut selected = selected;
+    let mut filtered_out = total - selected.len();
+    let target = crate::results::this_run().target.clone();
+    if args.rerun_failed {
+        let dir = default_results_dir(&selected);
+        match compare::last_failures(&dir, &target) {
+            Err(e) => {
+                eprintln!("error: --rerun-failed: {e}");
+                return EXIT_USAGE;
+            }
+            Ok(compare::LastRun::None) => {
+                eprintln!(
+                    "error: --rerun-failed: there is no last run of `{target}` to rerun the failures of (no results in {}); run the suite once without --rerun-failed",
+                    dir.display()
+                );
+                return EXIT_USAGE;
+            }
+            Ok(compare::LastRun::Failed(failed, started)) => {
+                let before = selected.len();
+                selected.retain(|d| failed.contains(&d.id()));
+                filtered_out += before - selected.len();
+                if selected.is_empty() {
+                    println!(
+                        "--rerun-failed: nothing failed in the last run (started {started}); nothing to rerun"
+                    );
+                    return EXIT_OK;
+                }
+                println!(
+                    "--rerun-failed: rerunning {} eval(s) that failed in the last run (started {started})",
+                    selected.len()
+                );
+            }
+        }
+    }
     if args.list {
         list(args, &selected);
         return EXIT_OK;
     }
+    let config_dir = selected
+        .first()
+        .map(|d| PathBuf::from(d.manifest_dir))
+        .unwrap_or_else(|| PathBuf::from("."));
+    let comparing = match compare::Compare::prepare(args, &config_dir) {
+        Ok(comparing) => comparing,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return EXIT_USAGE;
+        }
+    };
     let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
     if let Some(def) = selected.first() {
         match crate::results::ResultsFile::open(Path::new(def.manifest_dir)) {
@@ -167,16 +216,37 @@ pub fn run_with_args(
             return 1;
         }
     };
-    let suite = runtime.block_on(run_suite(args, selected, &mut reporters));
+    let finish = |suite: &mut crate::reporter::SuiteReport| {
+        comparing.finish(suite, Some(&defined), Some(&target));
+    };
+    let suite = runtime.block_on(suite::run_suite_with(
+        args,
+        selected,
+        &mut reporters,
+        &finish,
+    ));
     // Abandoned evals (after Ctrl-C or SIGTERM, or bodies that ignore their timeout) must not
     // hold the process open.
     runtime.shutdown_background();
+    let saved = comparing.save(&suite, Some(&target));
     if suite.interrupted {
         suite.signal.map_or(EXIT_INTERRUPTED, |s| s.exit_code())
-    } else if suite.success() {
-        EXIT_OK
     } else {
+        exit_code(&suite, saved.is_ok())
+    }
+}
+
+/// 101 when an eval failed, else 3 on a regression, else 2 when the baseline could not be
+/// saved, else 0.
+fn exit_code(suite: &crate::reporter::SuiteReport, saved: bool) -> i32 {
+    if !suite.success() {
         EXIT_FAILED
+    } else if suite.regressed() {
+        EXIT_REGRESSION
+    } else if !saved {
+        EXIT_USAGE
+    } else {
+        EXIT_OK
     }
 }
 
