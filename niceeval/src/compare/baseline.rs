@@ -67,11 +67,18 @@ pub struct BaselineEval {
     /// Mean over the runs of each run's weighted mean score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
+    /// The standard deviation of the runs' scores (with 2 runs or more): what tells a real
+    /// change of the mean from noise (Welch's t-test).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_sd: Option<f64>,
     /// Mean over the runs of each named metric.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metrics: BTreeMap<String, f64>,
-    /// The agent's tokens over every run.
-    #[serde(default)]
+    /// The standard deviation over the runs of each named metric (with 2 runs or more).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics_sd: BTreeMap<String, f64>,
+    /// The agent's tokens over every run (left out of the file when none were reported).
+    #[serde(default, skip_serializing_if = "Tokens::is_zero")]
     pub tokens: Tokens,
     /// The agent's cost in USD over every run, when known (in a saved baseline only with
     /// `baseline_include = ["cost"]`).
@@ -97,6 +104,11 @@ pub struct Tokens {
 }
 
 impl Tokens {
+    /// Whether no token was counted.
+    pub fn is_zero(&self) -> bool {
+        *self == Tokens::default()
+    }
+
     /// Input plus output tokens (cache reads are part of the input).
     pub fn total(&self) -> u64 {
         self.input + self.output
@@ -141,6 +153,19 @@ pub enum BaselineError {
     },
 }
 
+/// The mean, when there are values.
+fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// The sample standard deviation, with 2 values or more.
+fn sd(values: &[f64]) -> Option<f64> {
+    let m = mean(values)?;
+    (values.len() >= 2).then(|| {
+        (values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (values.len() - 1) as f64).sqrt()
+    })
+}
+
 /// Rounds to 6 decimals: far below what reports show, and enough for the same runs to write
 /// the same digits whatever order their floating-point sums were taken in.
 pub(crate) fn round6(x: f64) -> f64 {
@@ -156,26 +181,27 @@ impl BaselineEval {
     /// times is compared on all 20, not on its representative run.
     pub fn of(report: &EvalReport) -> Self {
         let scores: Vec<f64> = report.runs.iter().filter_map(|r| r.score).collect();
-        let score = if scores.is_empty() {
-            report.score
-        } else {
-            Some(scores.iter().sum::<f64>() / scores.len() as f64)
-        };
-        let mut sums: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
+        let score = mean(&scores).or(report.score);
+        let mut values: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         for run in &report.runs {
             for (name, value) in &run.metrics {
-                let entry = sums.entry(name).or_insert((0.0, 0));
-                entry.0 += value;
-                entry.1 += 1;
+                values.entry(name).or_default().push(*value);
             }
         }
-        let metrics = if sums.is_empty() {
+        let (metrics, metrics_sd) = if values.is_empty() {
             // Records written before runs kept their metrics: the representative run's.
-            report.metrics.clone()
+            (report.metrics.clone(), BTreeMap::new())
         } else {
-            sums.into_iter()
-                .map(|(name, (sum, n))| (name.to_string(), sum / n as f64))
-                .collect()
+            (
+                values
+                    .iter()
+                    .filter_map(|(name, v)| Some((name.to_string(), mean(v)?)))
+                    .collect(),
+                values
+                    .iter()
+                    .filter_map(|(name, v)| Some((name.to_string(), sd(v)?)))
+                    .collect(),
+            )
         };
         let usage = report.total_usage;
         BaselineEval {
@@ -187,7 +213,9 @@ impl BaselineEval {
             passed: report.reliability.c,
             pass_rate: report.reliability.pass_rate,
             score,
+            score_sd: sd(&scores),
             metrics,
+            metrics_sd,
             tokens: Tokens {
                 input: usage.input_tokens,
                 output: usage.output_tokens,
@@ -219,7 +247,8 @@ impl BaselineEval {
     fn rounded(mut self, cost: bool, duration: bool) -> Self {
         self.pass_rate = round6(self.pass_rate);
         self.score = self.score.map(round6);
-        for value in self.metrics.values_mut() {
+        self.score_sd = self.score_sd.map(round6);
+        for value in self.metrics.values_mut().chain(self.metrics_sd.values_mut()) {
             *value = round6(*value);
         }
         self.cost_usd = self.cost_usd.filter(|_| cost).map(round6);
@@ -332,7 +361,9 @@ mod tests {
             passed,
             pass_rate: passed as f64 / runs as f64,
             score: Some(0.1 + 0.2),
+            score_sd: None,
             metrics: BTreeMap::from([("accuracy".to_string(), 2.0 / 3.0)]),
+            metrics_sd: BTreeMap::new(),
             tokens: Tokens {
                 input: 10,
                 output: 5,

@@ -147,6 +147,10 @@ pub struct Delta {
     pub baseline: Option<f64>,
     /// This run's value.
     pub current: Option<f64>,
+    /// For a mean over several runs on both sides (the score, a metric): Welch's t-test of the
+    /// change, two-sided ([`crate::stats::welch_t_test`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_value: Option<f64>,
 }
 
 impl Delta {
@@ -155,15 +159,19 @@ impl Delta {
         Some(self.current? - self.baseline?)
     }
 
-    /// `0.90 → 0.60 (−0.30)` with `digits` decimals; `– → 0.60` when the baseline has none.
+    /// `0.90 → 0.60 (−0.30)` with `digits` decimals, `(−0.30, p = 0.0012)` with a test;
+    /// `– → 0.60` when the baseline has none.
     pub fn describe(&self, digits: usize) -> String {
         let value = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
         match self.change() {
             Some(d) => format!(
-                "{} → {} ({})",
+                "{} → {} ({}{})",
                 value(self.baseline),
                 value(self.current),
-                signed(d, digits)
+                signed(d, digits),
+                self.p_value
+                    .map(|p| format!(", p = {}", p_text(p)))
+                    .unwrap_or_default()
             ),
             None => format!("{} → {}", value(self.baseline), value(self.current)),
         }
@@ -604,6 +612,7 @@ impl Comparison {
         delta
             .change()
             .is_some_and(|c| c < -self.metric_margin - 1e-9)
+            && delta.p_value.is_none_or(|p| p < self.alpha)
     }
 
     /// The confidence of the intervals, `95%`.
@@ -682,6 +691,20 @@ fn compare_one(
     let delta = |f: &dyn Fn(&BaselineEval) -> Option<f64>| Delta {
         baseline: before.and_then(f),
         current: now.and_then(f),
+        p_value: None,
+    };
+    // A mean over several runs on both sides, with the spread of each: Welch's t-test.
+    let tested = |f: &dyn Fn(&BaselineEval) -> Option<f64>,
+                  spread: &dyn Fn(&BaselineEval) -> Option<f64>| {
+        let mut d = delta(f);
+        if let (Some(b), Some(c)) = (before, now) {
+            if let (Some(mb), Some(sb), Some(mc), Some(sc)) = (f(b), spread(b), f(c), spread(c)) {
+                if b.runs >= 2 && c.runs >= 2 {
+                    d.p_value = Some(crate::stats::welch_t_test(mc, sc, c.runs, mb, sb, b.runs));
+                }
+            }
+        }
+        d
     };
     let names: BTreeSet<&String> = before
         .iter()
@@ -690,7 +713,14 @@ fn compare_one(
         .collect();
     let metrics: BTreeMap<String, Delta> = names
         .into_iter()
-        .map(|name| (name.clone(), delta(&|e| e.metrics.get(name).copied())))
+        .map(|name| {
+            (
+                name.clone(),
+                tested(&|e| e.metrics.get(name).copied(), &|e| {
+                    e.metrics_sd.get(name).copied()
+                }),
+            )
+        })
         .collect();
     let mut change = EvalChange {
         id: id.to_string(),
@@ -699,9 +729,9 @@ fn compare_one(
         baseline_outcome: before.map(|e| e.outcome),
         outcome: now.map(|e| e.outcome),
         pass_rate: None,
-        score: delta(&|e| e.score),
+        score: tested(&|e| e.score, &|e| e.score_sd),
         metrics,
-        tokens: delta(&|e| e.tokens_per_run()),
+        tokens: delta(&|e| e.tokens_per_run().filter(|_| !e.tokens.is_zero())),
         cost: delta(&|e| e.cost_per_run()),
         regressions: Vec::new(),
         within_chance: false,
@@ -717,8 +747,10 @@ fn compare_one(
     let rate = change.pass_rate.as_ref();
     let dropped = rate.is_some_and(PassRateChange::dropped);
     let rose = rate.is_some_and(|r| r.beyond_chance && r.change() > 0.0);
-    let fell = |d: &Delta| d.change().is_some_and(|x| x < -margin - 1e-9);
-    let grew = |d: &Delta| d.change().is_some_and(|x| x > margin + 1e-9);
+    // Beyond the margin, and for means over several runs, beyond chance.
+    let chance = |d: &Delta| d.p_value.is_none_or(|p| p < alpha);
+    let fell = |d: &Delta| d.change().is_some_and(|x| x < -margin - 1e-9) && chance(d);
+    let grew = |d: &Delta| d.change().is_some_and(|x| x > margin + 1e-9) && chance(d);
     let metric_fell = fell(&change.score) || change.metrics.values().any(fell);
     let metric_grew = grew(&change.score) || change.metrics.values().any(grew);
     change.kind = match (b.outcome, c.outcome) {
@@ -788,6 +820,7 @@ fn datasets(
                 score: Delta {
                     baseline: baseline_score,
                     current: current_score,
+                    p_value: None,
                 },
                 kinds,
             }

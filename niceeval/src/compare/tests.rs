@@ -14,7 +14,9 @@ fn entry(id: &str, outcome: Outcome, runs: u64, passed: u64) -> BaselineEval {
             passed as f64 / runs as f64
         },
         score: None,
+        score_sd: None,
         metrics: BTreeMap::new(),
+        metrics_sd: BTreeMap::new(),
         tokens: Tokens::default(),
         cost_usd: None,
         mean_run_ms: None,
@@ -278,4 +280,26 @@ fn tokens_and_cost_are_compared_per_run() {
         e.details(),
         "tokens/run 100 → 150 (+50); cost/run 0.0100 → 0.0200 (+0.0100)"
     );
+}
+
+#[test]
+fn a_mean_over_several_runs_drops_only_beyond_chance() {
+    let runs = |score: f64, sd: f64| {
+        let mut e = entry("a::x", Outcome::Passed, 20, 20);
+        e.score = Some(score);
+        e.score_sd = Some(sd);
+        e
+    };
+    // 0.80 ± 0.41 → 0.70 ± 0.47 over 20 runs: Welch p = 0.478, noise.
+    let c = compare(vec![runs(0.8, 0.41)], vec![runs(0.7, 0.47)]);
+    let e = c.eval("a::x").unwrap();
+    assert_eq!(e.kind, Kind::Unchanged);
+    assert!((e.score.p_value.unwrap() - 0.4778).abs() < 1e-3);
+    assert!(c.regressions().is_empty());
+    // The same means with little spread: beyond chance.
+    let c = compare(vec![runs(0.8, 0.05)], vec![runs(0.7, 0.05)]);
+    let e = c.eval("a::x").unwrap();
+    assert_eq!(e.kind, Kind::Worse);
+    assert_eq!(e.regressions, [RegressionKind::MetricDrop]);
+    assert!(e.score.describe(2).starts_with("0.80 → 0.70 (−0.10, p = "), "{}", e.score.describe(2));
 }
