@@ -31,8 +31,10 @@
 //!   otherwise it is reported as "broke (within chance)".
 //! - `"pass-rate-drop"`: an eval run several times whose pass rate fell beyond chance, even if
 //!   it still meets its `min_pass_rate`.
-//! - `"metric-drop"`: the mean score or a named metric fell by more than `metric_margin`
-//!   (default 0.05).
+//! - `"metric-drop"`: a named metric, or the mean score of an eval that passes on both sides,
+//!   fell by more than `metric_margin` (default 0.05) — and, for means over several runs on
+//!   both sides, beyond chance by **Welch's t-test** at `alpha` (baselines keep each mean's
+//!   standard deviation for it).
 //!
 //! All three by default; `fail_on = []` reports and never fails.
 //!
@@ -578,7 +580,9 @@ impl Comparison {
                     },
                     RegressionKind::MetricDrop => {
                         let mut drops = Vec::new();
-                        if self.dropped(&e.score) {
+                        let both_passed = e.baseline_outcome == Some(Outcome::Passed)
+                            && e.outcome == Some(Outcome::Passed);
+                        if both_passed && self.dropped(&e.score) {
                             drops.push(format!("score {}", e.score.describe(2)));
                         }
                         for (name, delta) in &e.metrics {
@@ -751,7 +755,10 @@ fn compare_one(
     let chance = |d: &Delta| d.p_value.is_none_or(|p| p < alpha);
     let fell = |d: &Delta| d.change().is_some_and(|x| x < -margin - 1e-9) && chance(d);
     let grew = |d: &Delta| d.change().is_some_and(|x| x > margin + 1e-9) && chance(d);
-    let metric_fell = fell(&change.score) || change.metrics.values().any(fell);
+    // The score of an eval whose outcome flipped moved with the gate that flipped it: that is
+    // the broken gate (or the fix), not a metric drop of its own.
+    let both_passed = b.outcome == Outcome::Passed && c.outcome == Outcome::Passed;
+    let metric_fell = (both_passed && fell(&change.score)) || change.metrics.values().any(fell);
     let metric_grew = grew(&change.score) || change.metrics.values().any(grew);
     change.kind = match (b.outcome, c.outcome) {
         (Outcome::Skipped, _) | (_, Outcome::Skipped) => Kind::Skipped,

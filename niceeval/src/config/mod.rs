@@ -270,8 +270,9 @@ pub struct CompareConfig {
     /// eval failed): `"broken-gate"` (an eval or case that passed fails now; for evals run
     /// several times on both sides, only when its pass-rate drop is beyond chance),
     /// `"pass-rate-drop"` (an eval run several times whose pass rate fell beyond chance, even
-    /// if it still passes), `"metric-drop"` (the mean score or a named metric fell by more
-    /// than `metric_margin`). Default: all three; `[]` reports the comparison and never fails.
+    /// if it still passes), `"metric-drop"` (a named metric, or the mean score of an eval
+    /// passing on both sides, fell by more than `metric_margin`; for means over several runs,
+    /// also beyond chance by Welch's t-test). Default: all three; `[]` reports the comparison and never fails.
     #[serde(default, deserialize_with = "validate::fail_on")]
     pub fail_on: Option<Vec<String>>,
     /// The level of the pass-rate test and of the intervals (their confidence is `1 − alpha`):

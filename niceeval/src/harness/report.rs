@@ -16,8 +16,7 @@ use crate::reporter::{Console, Reporter};
 /// target's), or with `--combine` every record ([`crate::merge::merge`]); replays them through the
 /// report files of `args`, `extra` and the console, and returns the exit code: 0 when every
 /// eval passed or was skipped, 101 when one failed, 3 when `--baseline` found a regression
-/// (`[compare] fail_on` of the `niceeval.toml` found from `CARGO_MANIFEST_DIR`, else the
-/// current directory), 2 when the command line is wrong, a report file or the baseline cannot
+/// (`[compare] fail_on` of the `niceeval.toml` found from the current directory), 2 when the command line is wrong, a report file or the baseline cannot
 /// be read or written, or there is nothing to read. `--save-baseline FILE` writes the baseline
 /// of the reports read.
 ///
@@ -29,10 +28,9 @@ use crate::reporter::{Console, Reporter};
 /// std::process::exit(code);
 /// ```
 pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>) -> i32 {
-    let config_dir = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."));
-    let comparing = match super::compare::Compare::prepare(args, &config_dir) {
+    // `cargo test` runs a suite binary in its crate's directory; `niceeval report` where it
+    // is started.
+    let comparing = match super::compare::Compare::prepare(args, Path::new(".")) {
         Ok(comparing) => comparing,
         Err(message) => {
             eprintln!("error: {message}");
