@@ -120,13 +120,15 @@ pub fn run_with_args(
         })
         .collect();
     let total = evals.len();
+    // Every eval the binary defines: a baseline eval among them that this run did not select
+    // is "not run", not "removed".
+    let defined: std::collections::BTreeSet<String> = evals.iter().map(|d| d.id()).collect();
     let selected: Vec<&'static EvalDefinition> = evals
         .into_iter()
         .filter(|d| args.selects(&d.test_name(), d.tags))
         // libtest counts the evals --ignored leaves out as filtered out.
         .filter(|d| !args.ignored || d.ignored)
         .collect();
-    let defined: std::collections::BTreeSet<String> = selected.iter().map(|d| d.id()).collect();
     let mut selected = selected;
     let mut filtered_out = total - selected.len();
     let target = crate::results::this_run().target.clone();
