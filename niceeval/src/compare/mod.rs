@@ -172,7 +172,7 @@ impl Delta {
                 value(self.current),
                 signed(d, digits),
                 self.p_value
-                    .map(|p| format!(", p = {}", p_text(p)))
+                    .map(|p| format!(", {}", p_text(p)))
                     .unwrap_or_default()
             ),
             None => format!("{} → {}", value(self.baseline), value(self.current)),
@@ -267,7 +267,7 @@ impl std::fmt::Display for PassRateChange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{:.2} → {:.2} ({}, {} CI [{}, {}], p = {})",
+            "{:.2} → {:.2} ({}, {} CI [{}, {}], {})",
             self.baseline_rate,
             self.rate,
             signed(self.change(), 2),
@@ -292,12 +292,12 @@ fn signed_bound(x: f64) -> String {
     }
 }
 
-/// A p-value as reports print it: 4 decimals, `< 0.0001` below.
+/// A p-value as reports print it: `p = 0.0002` (4 decimals), `p < 0.0001` below.
 pub fn p_text(p: f64) -> String {
     if p < 0.0001 {
-        "< 0.0001".to_string()
+        "p < 0.0001".to_string()
     } else {
-        format!("{p:.4}")
+        format!("p = {p:.4}")
     }
 }
 
@@ -348,7 +348,7 @@ impl EvalChange {
     pub fn label(&self) -> String {
         match (&self.pass_rate, self.within_chance) {
             (Some(rate), true) => format!(
-                "{} (within chance, p = {})",
+                "{} (within chance, {})",
                 self.kind.label(),
                 p_text(rate.p_value)
             ),

@@ -1,5 +1,8 @@
-//! The Markdown reporter: a summary fit for a CI job summary (`$GITHUB_STEP_SUMMARY`): totals,
-//! the per-eval table, and each failed eval's report in a collapsible block.
+//! The Markdown reporter: a summary fit for a CI job summary (`$GITHUB_STEP_SUMMARY`) or a
+//! pull-request comment: totals; with `--baseline`, what changed since the baseline (the
+//! regressions, then a table of every eval that changed, with its pass rate, score, metrics,
+//! tokens and cost before and after); the per-eval table; the flaky evals; and each failed
+//! eval's report in a collapsible block.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -51,7 +54,7 @@ fn comparison_markdown(c: &crate::compare::Comparison) -> String {
     let mut md = String::new();
     let _ = writeln!(
         md,
-        "\n### Compared with the baseline\n\nBaseline `{}`: {}{}\n",
+        "### Compared with the baseline\n\nBaseline `{}`: {}{}\n",
         cell(&c.baseline),
         c.counts_line(),
         if c.not_run > 0 {
@@ -164,6 +167,11 @@ impl<W: Write + Send> Reporter for Markdown<W> {
         if !suite.datasets.is_empty() {
             md.push('\n');
         }
+        // What changed comes first: it is what a pull request's reader is there for.
+        if let Some(comparison) = &suite.comparison {
+            md.push_str(&comparison_markdown(comparison));
+            md.push_str("\n### All evals\n\n");
+        }
         if !suite.evals.is_empty() {
             md.push_str(
                 "| eval | outcome | runs | pass rate | pass@k | pass^k | score | tokens | cost | time |\n",
@@ -199,9 +207,6 @@ impl<W: Write + Send> Reporter for Markdown<W> {
                     f.interval
                 );
             }
-        }
-        if let Some(comparison) = &suite.comparison {
-            md.push_str(&comparison_markdown(comparison));
         }
         if !suite.unfinished.is_empty() {
             let _ = writeln!(
