@@ -216,15 +216,41 @@ fn redact(text: &str, baseline: &str) -> String {
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// The page in headless Chromium: nothing logged to the console, every eval rendered, the
-/// change column and the filter there.
+/// change column there; opened at `#changed-only`, the filter is on and hides what did not
+/// change.
 fn browser_check(page: &Path, dir: &Path) {
+    let Some(dom) = chromium(&format!("file://{}", page.display()), dir) else {
+        return;
+    };
+    assert!(dom.contains("data-rendered=\"11\""), "every eval rendered");
+    assert!(dom.contains("<th>change since baseline</th>"));
+    assert!(dom.contains("data-changed=\"true\""));
+    assert!(dom.contains("<h2>Flaky</h2>"));
+    assert!(dom.contains("<h2>Compared with the baseline</h2>"));
+    assert!(!dom.contains(" hidden=\"\""), "nothing hidden without the filter");
+
+    let filtered = chromium(&format!("file://{}#changed-only", page.display()), dir)
+        .expect("chromium ran once");
+    let hidden_rows = filtered.matches("data-changed=\"false\" hidden=\"\"").count();
+    assert_eq!(hidden_rows, 4, "steady, noisy and two capitals are hidden:\n{filtered}");
+    assert!(!filtered.contains("data-changed=\"true\" hidden"), "{filtered}");
+    assert!(
+        filtered.contains("data-id=\"compare::evals::steady\" hidden=\"\"")
+            || filtered.contains("hidden=\"\" data-id=\"compare::evals::steady\""),
+        "the unchanged eval's details are hidden too:\n{filtered}"
+    );
+}
+
+/// Loads `url` in headless Chromium and returns the DOM after scripts ran, after checking that
+/// nothing was logged to the console; `None` (with a notice) where Chromium is missing.
+fn chromium(url: &str, dir: &Path) -> Option<String> {
     if !Path::new(CHROMIUM).exists() {
         assert!(
             std::env::var_os("CI").is_none(),
             "{CHROMIUM} is missing: run scripts/install-chromium.sh"
         );
         eprintln!("notice: {CHROMIUM} is missing; skipping the browser check");
-        return;
+        return None;
     }
     let mut command = Command::new(CHROMIUM);
     command
@@ -241,7 +267,7 @@ fn browser_check(page: &Path, dir: &Path) {
             "--dump-dom",
         ])
         .arg(format!("--user-data-dir={}", dir.join("profile").display()))
-        .arg(format!("file://{}", page.display()));
+        .arg(url);
     let out = child::run(&mut command, RUN_DEADLINE);
     assert!(out.status.success(), "chromium failed\n{}", out.dump());
     assert!(
@@ -249,12 +275,7 @@ fn browser_check(page: &Path, dir: &Path) {
         "the page logged errors:\n{}",
         out.stderr
     );
-    let dom = &out.stdout;
-    assert!(dom.contains("data-rendered=\"11\""), "every eval rendered");
-    assert!(dom.contains("<th>change since baseline</th>"));
-    assert!(dom.contains("data-changed=\"true\""));
-    assert!(dom.contains("<h2>Flaky</h2>"));
-    assert!(dom.contains("<h2>Compared with the baseline</h2>"));
+    Some(out.stdout)
 }
 
 /// Runs `niceeval ARGS` in `cwd` (where it looks for niceeval.toml).

@@ -1,7 +1,10 @@
 //! The HTML reporter: one self-contained file (no external assets, opens offline) with the suite
 //! summary, a chart of pass rates and of score distribution, and every eval's assertions and
 //! transcript. Charts are inline SVG; a small inline script renders the per-eval details from
-//! the embedded JSON data and adds filtering.
+//! the embedded JSON data and adds filtering. Flaky evals get a table of their own; with a
+//! comparison with a baseline ([`SuiteReport::comparison`]) the summary gains a "change since
+//! baseline" column and a "changed only" filter (checked on load when the page's address ends
+//! in `#changed-only`), and the regressions are listed under it.
 //!
 //! This reporter keeps every full report (with transcripts) until the suite ends.
 
@@ -191,7 +194,7 @@ label.changed-only{display:inline-block;margin:.5rem 0}
 
 /// The page's script: renders each eval's assertions and transcript from the embedded JSON and
 /// filters them by id. Uses no network and no storage; marks `<body data-rendered>` when done.
-const SCRIPT: &str = r#"
+const SCRIPT: &str = r##"
 "use strict";
 (function () {
   const reports = JSON.parse(document.getElementById("data").textContent);
@@ -252,10 +255,17 @@ const SCRIPT: &str = r#"
     }
   };
   filter.addEventListener("input", apply);
-  if (changedOnly !== null) changedOnly.addEventListener("change", apply);
+  if (changedOnly !== null) {
+    changedOnly.addEventListener("change", apply);
+    // A link to the page ending in #changed-only opens it filtered (for CI job links).
+    if (location.hash === "#changed-only") {
+      changedOnly.checked = true;
+      apply();
+    }
+  }
   document.body.dataset.rendered = String(reports.length);
 })();
-"#;
+"##;
 
 /// The summary table, rendered on the server side so it reads without scripts. With a
 /// comparison, each row has a `change` cell (what happened since the baseline, and what moved)
