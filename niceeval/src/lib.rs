@@ -36,8 +36,8 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent;
-pub mod compare;
 mod assertion;
+pub mod compare;
 pub mod config;
 pub mod dataset;
 mod definition;

@@ -151,7 +151,7 @@ pub fn normal_quantile(p: f64) -> f64 {
         -3.969683028665376e+01,
         2.209460984245205e+02,
         -2.759285104469687e+02,
-        1.383577518672690e+02,
+        1.383_577_518_672_69e2,
         -3.066479806614716e+01,
         2.506628277459239e+00,
     ];
@@ -262,7 +262,10 @@ pub fn newcombe(passed_a: u64, runs_a: u64, passed_b: u64, runs_b: u64, alpha: f
         }
     };
     let (p1, p2) = (rate(passed_a, runs_a), rate(passed_b, runs_b));
-    let (a, b) = (wilson(passed_a, runs_a, alpha), wilson(passed_b, runs_b, alpha));
+    let (a, b) = (
+        wilson(passed_a, runs_a, alpha),
+        wilson(passed_b, runs_b, alpha),
+    );
     let d = p1 - p2;
     Interval {
         low: (d - ((p1 - a.low).powi(2) + (b.high - p2).powi(2)).sqrt()).max(-1.0),
@@ -346,7 +349,11 @@ pub fn welch_t_test(mean_a: f64, sd_a: f64, n_a: u64, mean_b: f64, sd_b: f64, n_
     let (va, vb) = (sd_a * sd_a / na, sd_b * sd_b / nb);
     let se2 = va + vb;
     if se2 <= 0.0 {
-        return if (mean_a - mean_b).abs() < 1e-12 { 1.0 } else { 0.0 };
+        return if (mean_a - mean_b).abs() < 1e-12 {
+            1.0
+        } else {
+            0.0
+        };
     }
     let t = (mean_a - mean_b) / se2.sqrt();
     let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
@@ -404,7 +411,8 @@ fn regularized_beta(a: f64, b: f64, x: f64) -> f64 {
     if x >= 1.0 {
         return 1.0;
     }
-    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
     if x < (a + 1.0) / (a + b + 2.0) {
         front * beta_fraction(a, b, x) / a
     } else {
@@ -583,7 +591,10 @@ mod tests {
         assert!((i.high - 0.943_32).abs() < 1e-4, "{i:?}");
         // 20/20: [n / (n + z²), 1] = [20 / 23.8415, 1] = [0.83887, 1].
         let i = wilson(20, 20, 0.05);
-        assert!((i.low - 20.0 / (20.0 + 1.959_964_f64.powi(2))).abs() < 1e-6, "{i:?}");
+        assert!(
+            (i.low - 20.0 / (20.0 + 1.959_964_f64.powi(2))).abs() < 1e-6,
+            "{i:?}"
+        );
         assert_eq!(i.high, 1.0);
         // 0/20 mirrors it.
         let i = wilson(0, 20, 0.05);
@@ -599,11 +610,20 @@ mod tests {
     fn newcombe_against_the_papers_examples() {
         // Newcombe (1998), Table II, method 10.
         let i = newcombe(56, 70, 48, 80, 0.05);
-        assert!((i.low - 0.0524).abs() < 1e-4 && (i.high - 0.3339).abs() < 1e-4, "{i:?}");
+        assert!(
+            (i.low - 0.0524).abs() < 1e-4 && (i.high - 0.3339).abs() < 1e-4,
+            "{i:?}"
+        );
         let i = newcombe(9, 10, 3, 10, 0.05);
-        assert!((i.low - 0.1705).abs() < 1e-4 && (i.high - 0.8090).abs() < 1e-4, "{i:?}");
+        assert!(
+            (i.low - 0.1705).abs() < 1e-4 && (i.high - 0.8090).abs() < 1e-4,
+            "{i:?}"
+        );
         let i = newcombe(10, 10, 0, 20, 0.05);
-        assert!((i.low - 0.6791).abs() < 1e-4 && (i.high - 1.0).abs() < 1e-4, "{i:?}");
+        assert!(
+            (i.low - 0.6791).abs() < 1e-4 && (i.high - 1.0).abs() < 1e-4,
+            "{i:?}"
+        );
     }
 
     #[test]
@@ -619,12 +639,18 @@ mod tests {
         // df = 2: P(|T| ≥ t) = 1 − t / √(2 + t²).
         for t in [0.5f64, 1.0, 2.0, 4.0] {
             let expected = 1.0 - t / (2.0 + t * t).sqrt();
-            assert!((student_t_two_sided(t, 2.0) - expected).abs() < 1e-10, "t={t}");
+            assert!(
+                (student_t_two_sided(t, 2.0) - expected).abs() < 1e-10,
+                "t={t}"
+            );
         }
         // df = 1 (Cauchy): P(|T| ≥ t) = 1 − 2·atan(t)/π.
         for t in [0.3f64, 1.0, 3.0] {
             let expected = 1.0 - 2.0 * f64::atan(t) / std::f64::consts::PI;
-            assert!((student_t_two_sided(t, 1.0) - expected).abs() < 1e-10, "t={t}");
+            assert!(
+                (student_t_two_sided(t, 1.0) - expected).abs() < 1e-10,
+                "t={t}"
+            );
         }
         // Large df tends to the normal: t = 1.959964 gives 0.05.
         assert!((student_t_two_sided(1.959_964, 1e7) - 0.05).abs() < 1e-5);

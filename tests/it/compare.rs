@@ -50,10 +50,17 @@ fn save_baseline(dir: &Dir, name: &str) -> String {
         "before",
         &["-q", "--skip", "added", "--save-baseline", &dir.arg(name)],
     );
-    assert_eq!(out.code(), Some(101), "fixed and still_failing fail\n{}", out.dump());
+    assert_eq!(
+        out.code(),
+        Some(101),
+        "fixed and still_failing fail\n{}",
+        out.dump()
+    );
     assert!(
-        out.stderr
-            .contains(&format!("saved the baseline of 10 eval(s) to {}", dir.arg(name))),
+        out.stderr.contains(&format!(
+            "saved the baseline of 10 eval(s) to {}",
+            dir.arg(name)
+        )),
         "{}",
         out.dump()
     );
@@ -65,7 +72,10 @@ fn baselines_are_sorted_stable_and_hold_no_timing_paths_or_costs() {
     let dir = Dir::new();
     let first = save_baseline(&dir, "baseline.json");
     let second = save_baseline(&dir, "again.json");
-    assert_eq!(first, second, "two runs of the same suite give the same bytes");
+    assert_eq!(
+        first, second,
+        "two runs of the same suite give the same bytes"
+    );
     // Saving over an unchanged file leaves it as it was.
     let modified = std::fs::metadata(dir.path("baseline.json"))
         .and_then(|m| m.modified())
@@ -90,14 +100,20 @@ fn baselines_are_sorted_stable_and_hold_no_timing_paths_or_costs() {
     assert_eq!(ids, sorted);
     assert_eq!(ids.len(), 10);
     assert!(!ids.contains(&"compare::evals::added"));
-    let flaky = &evals[ids.iter().position(|i| *i == "compare::evals::flaky").unwrap()];
+    let flaky = &evals[ids
+        .iter()
+        .position(|i| *i == "compare::evals::flaky")
+        .unwrap()];
     assert_eq!(
         (flaky["runs"].as_u64(), flaky["passed"].as_u64()),
         (Some(20), Some(18))
     );
     assert_eq!(flaky["pass_rate"].as_f64(), Some(0.9));
     assert_eq!(flaky["target"].as_str(), Some("compare"));
-    let metric = &evals[ids.iter().position(|i| *i == "compare::evals::metric").unwrap()];
+    let metric = &evals[ids
+        .iter()
+        .position(|i| *i == "compare::evals::metric")
+        .unwrap()];
     assert_eq!(metric["metrics"]["accuracy"].as_f64(), Some(0.9));
     let lima = &evals[ids
         .iter()
@@ -132,7 +148,12 @@ fn a_changed_agent_is_compared_with_its_baseline_in_every_report() {
             &dir.arg("after.html"),
         ],
     );
-    assert_eq!(out.code(), Some(101), "failed evals win over 3\n{}", out.dump());
+    assert_eq!(
+        out.code(),
+        Some(101),
+        "failed evals win over 3\n{}",
+        out.dump()
+    );
     let block = comparison_block(&out.stdout);
     let path = dir.arg("baseline.json");
     assert_eq!(
@@ -180,7 +201,10 @@ fn a_changed_agent_is_compared_with_its_baseline_in_every_report() {
         .and_then(|(_, rest)| rest.split_once("<div class=\"charts\">"))
         .map(|(summary, _)| summary)
         .expect("the summary table and the comparison");
-    insta::assert_snapshot!("comparison_html", redact(summary, &path).replace("</tr>", "</tr>\n"));
+    insta::assert_snapshot!(
+        "comparison_html",
+        redact(summary, &path).replace("</tr>", "</tr>\n")
+    );
     assert!(html.contains("<input id=\"changed-only\" type=\"checkbox\">"));
     browser_check(&dir.path("after.html"), dir.0.path());
 }
@@ -193,14 +217,22 @@ fn redact(text: &str, baseline: &str) -> String {
     while let Some(at) = rest.find(|c: char| c.is_ascii_digit()) {
         out.push_str(&rest[..at]);
         rest = &rest[at..];
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
         let tail = &rest[digits..];
         let is_time = tail.len() >= 4
             && tail.as_bytes()[0] == b'.'
             && tail.as_bytes()[1..3].iter().all(u8::is_ascii_digit)
             && tail.as_bytes()[3] == b's'
-            && !tail.as_bytes().get(4).is_some_and(u8::is_ascii_alphanumeric);
-        let preceded = out.chars().last().is_some_and(|c| c.is_ascii_alphanumeric() || c == '.');
+            && !tail
+                .as_bytes()
+                .get(4)
+                .is_some_and(u8::is_ascii_alphanumeric);
+        let preceded = out
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '.');
         if is_time && !preceded {
             out.push_str("[time]");
             rest = &tail[4..];
@@ -227,13 +259,24 @@ fn browser_check(page: &Path, dir: &Path) {
     assert!(dom.contains("data-changed=\"true\""));
     assert!(dom.contains("<h2>Flaky</h2>"));
     assert!(dom.contains("<h2>Compared with the baseline</h2>"));
-    assert!(!dom.contains(" hidden=\"\""), "nothing hidden without the filter");
+    assert!(
+        !dom.contains(" hidden=\"\""),
+        "nothing hidden without the filter"
+    );
 
     let filtered = chromium(&format!("file://{}#changed-only", page.display()), dir)
         .expect("chromium ran once");
-    let hidden_rows = filtered.matches("data-changed=\"false\" hidden=\"\"").count();
-    assert_eq!(hidden_rows, 4, "steady, noisy and two capitals are hidden:\n{filtered}");
-    assert!(!filtered.contains("data-changed=\"true\" hidden"), "{filtered}");
+    let hidden_rows = filtered
+        .matches("data-changed=\"false\" hidden=\"\"")
+        .count();
+    assert_eq!(
+        hidden_rows, 4,
+        "steady, noisy and two capitals are hidden:\n{filtered}"
+    );
+    assert!(
+        !filtered.contains("data-changed=\"true\" hidden"),
+        "{filtered}"
+    );
     assert!(
         filtered.contains("data-id=\"compare::evals::steady\" hidden=\"\"")
             || filtered.contains("hidden=\"\" data-id=\"compare::evals::steady\""),
@@ -296,7 +339,15 @@ fn each_policy_decides_the_exit_code() {
     let out = suite(
         &passing,
         "after",
-        &["-q", "--skip", "broken", "--skip", "still_failing", "--skip", "capitals"],
+        &[
+            "-q",
+            "--skip",
+            "broken",
+            "--skip",
+            "still_failing",
+            "--skip",
+            "capitals",
+        ],
     );
     assert_eq!(out.code(), Some(0), "{}", out.dump());
     let passing = passing.to_str().expect("UTF-8").to_string();
@@ -310,21 +361,58 @@ fn each_policy_decides_the_exit_code() {
         (out.code(), out)
     };
     let cases: &[(Option<&str>, i32, &[&str])] = &[
-        (None, 3, &["pass-rate-drop compare::evals::flaky", "metric-drop compare::evals::metric"]),
-        (Some("[compare]\nfail_on = []\n"), 0, &["no regression (fail_on: nothing"]),
-        (Some("[compare]\nfail_on = [\"pass-rate-drop\"]\n"), 3, &["REGRESSION: 1 (fail_on: pass-rate-drop)"]),
+        (
+            None,
+            3,
+            &[
+                "pass-rate-drop compare::evals::flaky",
+                "metric-drop compare::evals::metric",
+            ],
+        ),
+        (
+            Some("[compare]\nfail_on = []\n"),
+            0,
+            &["no regression (fail_on: nothing"],
+        ),
+        (
+            Some("[compare]\nfail_on = [\"pass-rate-drop\"]\n"),
+            3,
+            &["REGRESSION: 1 (fail_on: pass-rate-drop)"],
+        ),
         // p = 0.000244 is not below 0.0001.
-        (Some("[compare]\nfail_on = [\"pass-rate-drop\"]\nalpha = 0.0001\n"), 0, &["no regression"]),
-        (Some("[compare]\nfail_on = [\"metric-drop\"]\n"), 3, &["metric-drop compare::evals::metric: fell by more than 0.05: score 0.90 → 0.60 (−0.30); accuracy 0.90 → 0.60 (−0.30)"]),
-        (Some("[compare]\nfail_on = [\"metric-drop\"]\nmetric_margin = 0.7\n"), 0, &["no regression"]),
+        (
+            Some("[compare]\nfail_on = [\"pass-rate-drop\"]\nalpha = 0.0001\n"),
+            0,
+            &["no regression"],
+        ),
+        (
+            Some("[compare]\nfail_on = [\"metric-drop\"]\n"),
+            3,
+            &[
+                "metric-drop compare::evals::metric: fell by more than 0.05: score 0.90 → 0.60 (−0.30); accuracy 0.90 → 0.60 (−0.30)",
+            ],
+        ),
+        (
+            Some("[compare]\nfail_on = [\"metric-drop\"]\nmetric_margin = 0.7\n"),
+            0,
+            &["no regression"],
+        ),
         // The broken evals did not run here: they are removed, not broken.
-        (Some("[compare]\nfail_on = [\"broken-gate\"]\n"), 0, &["no regression", "removed"]),
+        (
+            Some("[compare]\nfail_on = [\"broken-gate\"]\n"),
+            0,
+            &["no regression", "removed"],
+        ),
     ];
     for (toml, code, expected) in cases {
         let (got, out) = policy(*toml);
         assert_eq!(got, Some(*code), "{toml:?}\n{}", out.dump());
         for text in *expected {
-            assert!(out.stdout.contains(text), "{toml:?}: {text:?}\n{}", out.dump());
+            assert!(
+                out.stdout.contains(text),
+                "{toml:?}: {text:?}\n{}",
+                out.dump()
+            );
         }
     }
     // A broken gate in a run whose evals fail: the failure's exit code (1 from the CLI) wins,
@@ -339,7 +427,12 @@ fn each_policy_decides_the_exit_code() {
     .expect("writable");
     let out = cli(
         cwd.path(),
-        &["compare", &baseline, after.to_str().expect("UTF-8"), "--quiet"],
+        &[
+            "compare",
+            &baseline,
+            after.to_str().expect("UTF-8"),
+            "--quiet",
+        ],
     );
     assert_eq!(out.code(), Some(1), "{}", out.dump());
     assert!(
@@ -356,21 +449,42 @@ fn each_policy_decides_the_exit_code() {
     let out = cli(cwd.path(), &["compare", &baseline, &passing]);
     assert_eq!(out.code(), Some(2), "{}", out.dump());
     assert!(
-        out.stderr.contains("niceeval.toml:2:") && out.stderr.contains("did you mean \"broken-gate\"?"),
+        out.stderr.contains("niceeval.toml:2:")
+            && out.stderr.contains("did you mean \"broken-gate\"?"),
         "{}",
         out.dump()
     );
     // The suite runner itself: the metric eval alone exits 3 under the fixture's default
     // policy; the noisy eval alone exits 0 (its drop is within chance).
-    let out = suite(&dir.path("metric"), "after", &["-q", "metric", "--baseline", &baseline]);
+    let out = suite(
+        &dir.path("metric"),
+        "after",
+        &["-q", "metric", "--baseline", &baseline],
+    );
     assert_eq!(out.code(), Some(3), "{}", out.dump());
-    assert!(out.stdout.contains("(9 baseline evals not run)"), "{}", out.dump());
-    let out = suite(&dir.path("noisy"), "after", &["-q", "noisy", "--baseline", &baseline]);
+    assert!(
+        out.stdout.contains("(9 baseline evals not run)"),
+        "{}",
+        out.dump()
+    );
+    let out = suite(
+        &dir.path("noisy"),
+        "after",
+        &["-q", "noisy", "--baseline", &baseline],
+    );
     assert_eq!(out.code(), Some(0), "{}", out.dump());
     // A missing baseline is a usage error before anything runs.
-    let out = suite(&dir.path("none"), "after", &["--baseline", &dir.arg("missing.json")]);
+    let out = suite(
+        &dir.path("none"),
+        "after",
+        &["--baseline", &dir.arg("missing.json")],
+    );
     assert_eq!(out.code(), Some(2), "{}", out.dump());
-    assert!(out.stderr.contains("cannot read the baseline"), "{}", out.dump());
+    assert!(
+        out.stderr.contains("cannot read the baseline"),
+        "{}",
+        out.dump()
+    );
     assert!(!out.stdout.contains("running"), "{}", out.dump());
 }
 
@@ -380,9 +494,19 @@ fn niceeval_baseline_save_writes_the_same_baseline_as_the_suite_runner() {
     let from_suite = save_baseline(&dir, "baseline.json");
     let out = cli(
         dir.0.path(),
-        &["baseline", "save", &dir.arg("from-results.json"), &dir.arg("results-before")],
+        &[
+            "baseline",
+            "save",
+            &dir.arg("from-results.json"),
+            &dir.arg("results-before"),
+        ],
     );
-    assert_eq!(out.code(), Some(1), "the results hold failed evals\n{}", out.dump());
+    assert_eq!(
+        out.code(),
+        Some(1),
+        "the results hold failed evals\n{}",
+        out.dump()
+    );
     let from_results = std::fs::read_to_string(dir.path("from-results.json")).expect("written");
     assert_eq!(from_suite, from_results);
 }
@@ -418,10 +542,16 @@ fn rerun_failed_runs_only_what_failed_in_the_last_run() {
         .filter_map(|l| l.split_once(" ... ").map(|(name, _)| name))
         .collect();
     assert_eq!(
-        ran.iter().copied().collect::<std::collections::BTreeSet<_>>(),
-        ["evals::broken", "evals::capitals::lima", "evals::still_failing"]
-            .into_iter()
-            .collect(),
+        ran.iter()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>(),
+        [
+            "evals::broken",
+            "evals::capitals::lima",
+            "evals::still_failing"
+        ]
+        .into_iter()
+        .collect(),
         "{}",
         out.dump()
     );
@@ -429,10 +559,16 @@ fn rerun_failed_runs_only_what_failed_in_the_last_run() {
     // The first version fixes two of them, the rerun records it, and the next rerun runs the
     // one still failing.
     let out = suite(&results, "before", &["--rerun-failed", "-q"]);
-    assert_eq!(out.code(), Some(101), "still_failing still fails\n{}", out.dump());
+    assert_eq!(
+        out.code(),
+        Some(101),
+        "still_failing still fails\n{}",
+        out.dump()
+    );
     let out = suite(&results, "before", &["--rerun-failed"]);
     assert!(
-        out.stdout.contains("rerunning 1 eval(s)") && out.stdout.contains("test evals::still_failing ... FAILED"),
+        out.stdout.contains("rerunning 1 eval(s)")
+            && out.stdout.contains("test evals::still_failing ... FAILED"),
         "{}",
         out.dump()
     );

@@ -248,7 +248,11 @@ impl BaselineEval {
         self.pass_rate = round6(self.pass_rate);
         self.score = self.score.map(round6);
         self.score_sd = self.score_sd.map(round6);
-        for value in self.metrics.values_mut().chain(self.metrics_sd.values_mut()) {
+        for value in self
+            .metrics
+            .values_mut()
+            .chain(self.metrics_sd.values_mut())
+        {
             *value = round6(*value);
         }
         self.cost_usd = self.cost_usd.filter(|_| cost).map(round6);
@@ -394,9 +398,12 @@ mod tests {
 
     #[test]
     fn bad_files_are_errors_naming_the_place() {
-        let error = Baseline::parse("{\n  \"niceeval_baseline\": 1,\n  \"evals\": 3\n}", "b.json")
-            .unwrap_err()
-            .to_string();
+        let error = Baseline::parse(
+            "{\n  \"niceeval_baseline\": 1,\n  \"evals\": 3\n}",
+            "b.json",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(error.starts_with("b.json:3:"), "{error}");
         let newer = Baseline::parse("{\"niceeval_baseline\": 9, \"evals\": []}", "b.json")
             .unwrap_err()

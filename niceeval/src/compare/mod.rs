@@ -232,7 +232,13 @@ impl PassRateChange {
     /// assert!(c.beyond_chance && c.change() < 0.0);
     /// assert_eq!(c.to_string(), "0.90 → 0.30 (−0.60, 95% CI [−0.80, −0.30], p = 0.0002)");
     /// ```
-    pub fn new(baseline_passed: u64, baseline_runs: u64, passed: u64, runs: u64, alpha: f64) -> Self {
+    pub fn new(
+        baseline_passed: u64,
+        baseline_runs: u64,
+        passed: u64,
+        runs: u64,
+        alpha: f64,
+    ) -> Self {
         let rate = |c: u64, n: u64| if n == 0 { 1.0 } else { c as f64 / n as f64 };
         let p_value = fisher_exact(passed, runs, baseline_passed, baseline_runs);
         PassRateChange {
@@ -267,11 +273,11 @@ impl std::fmt::Display for PassRateChange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{:.2} → {:.2} ({}, {} CI [{}, {}], {})",
+            "{:.2} → {:.2} ({}, {}% CI [{}, {}], {})",
             self.baseline_rate,
             self.rate,
             signed(self.change(), 2),
-            format!("{}%", trim_number((1.0 - self.alpha) * 100.0)),
+            trim_number((1.0 - self.alpha) * 100.0),
             signed_bound(self.difference.low),
             signed_bound(self.difference.high),
             p_text(self.p_value)
@@ -741,12 +747,18 @@ fn compare_one(
         within_chance: false,
     };
     let (Some(b), Some(c)) = (before, now) else {
-        change.kind = if now.is_some() { Kind::New } else { Kind::Removed };
+        change.kind = if now.is_some() {
+            Kind::New
+        } else {
+            Kind::Removed
+        };
         return change;
     };
     let several = b.runs > 1 || c.runs > 1;
     if several && b.runs > 0 && c.runs > 0 {
-        change.pass_rate = Some(PassRateChange::new(b.passed, b.runs, c.passed, c.runs, alpha));
+        change.pass_rate = Some(PassRateChange::new(
+            b.passed, b.runs, c.passed, c.runs, alpha,
+        ));
     }
     let rate = change.pass_rate.as_ref();
     let dropped = rate.is_some_and(PassRateChange::dropped);
@@ -811,7 +823,8 @@ fn datasets(
                     .filter(|e| e.outcome == Outcome::Passed)
                     .count();
                 let scores: Vec<f64> = entries.iter().filter_map(|e| e.score).collect();
-                let mean = (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64);
+                let mean =
+                    (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64);
                 ((passed, entries.len()), mean)
             };
             let (baseline, baseline_score) = side(before);

@@ -123,9 +123,21 @@ fn a_pass_rate_drop_is_a_regression_only_beyond_chance() {
     let drop = c.eval("a::drop").unwrap();
     assert_eq!(drop.kind, Kind::Worse);
     let rate = drop.pass_rate.as_ref().unwrap();
-    assert!((rate.p_value - 0.000_244_4).abs() < 1e-7, "{}", rate.p_value);
-    assert!((rate.difference.low + 0.7705).abs() < 1e-4, "{:?}", rate.difference);
-    assert!((rate.difference.high + 0.3027).abs() < 1e-4, "{:?}", rate.difference);
+    assert!(
+        (rate.p_value - 0.000_244_4).abs() < 1e-7,
+        "{}",
+        rate.p_value
+    );
+    assert!(
+        (rate.difference.low + 0.7705).abs() < 1e-4,
+        "{:?}",
+        rate.difference
+    );
+    assert!(
+        (rate.difference.high + 0.3027).abs() < 1e-4,
+        "{:?}",
+        rate.difference
+    );
     assert!((rate.baseline_interval.low - 0.6990).abs() < 1e-4);
     assert!((rate.interval.high - 0.5190).abs() < 1e-4);
     assert_eq!(
@@ -192,12 +204,22 @@ fn the_policy_chooses_what_fails_and_alpha_what_is_chance() {
         kinds(&config("[compare]\nfail_on = [\"pass-rate-drop\"]\n")),
         [RegressionKind::PassRateDrop]
     );
-    assert!(kinds(&config("[compare]\nfail_on = [\"pass-rate-drop\"]\nalpha = 0.01\n")).is_empty());
+    assert!(
+        kinds(&config(
+            "[compare]\nfail_on = [\"pass-rate-drop\"]\nalpha = 0.01\n"
+        ))
+        .is_empty()
+    );
     assert_eq!(
         kinds(&config("[compare]\nfail_on = [\"metric-drop\"]\n")),
         [RegressionKind::MetricDrop]
     );
-    assert!(kinds(&config("[compare]\nfail_on = [\"metric-drop\"]\nmetric_margin = 0.1\n")).is_empty());
+    assert!(
+        kinds(&config(
+            "[compare]\nfail_on = [\"metric-drop\"]\nmetric_margin = 0.1\n"
+        ))
+        .is_empty()
+    );
     assert!(kinds(&config("[compare]\nfail_on = []\n")).is_empty());
     let strict = Comparison::new(&before, &now, &config("[compare]\nalpha = 0.01\n"));
     assert_eq!(strict.eval("a::drop").unwrap().kind, Kind::Unchanged);
@@ -213,7 +235,12 @@ fn a_filtered_run_leaves_out_what_it_did_not_run_and_other_targets() {
     let mut other = passed("b::elsewhere");
     other.target = Some("other".into());
     let before = Baseline::new(
-        vec![passed("a::ran"), passed("a::not_selected"), passed("a::gone"), other],
+        vec![
+            passed("a::ran"),
+            passed("a::not_selected"),
+            passed("a::gone"),
+            other,
+        ],
         false,
         false,
     );
@@ -229,7 +256,10 @@ fn a_filtered_run_leaves_out_what_it_did_not_run_and_other_targets() {
         Some("evals"),
     );
     let ids: Vec<(&str, Kind)> = c.evals.iter().map(|e| (e.id.as_str(), e.kind)).collect();
-    assert_eq!(ids, [("a::gone", Kind::Removed), ("a::ran", Kind::Unchanged)]);
+    assert_eq!(
+        ids,
+        [("a::gone", Kind::Removed), ("a::ran", Kind::Unchanged)]
+    );
     assert_eq!(c.not_run, 1);
 }
 
@@ -242,8 +272,14 @@ fn datasets_are_compared_over_their_cases() {
         e
     };
     let c = compare(
-        vec![case("a::capitals::paris", true, 1.0), case("a::capitals::lima", false, 0.0)],
-        vec![case("a::capitals::paris", false, 0.0), case("a::capitals::lima", true, 1.0)],
+        vec![
+            case("a::capitals::paris", true, 1.0),
+            case("a::capitals::lima", false, 0.0),
+        ],
+        vec![
+            case("a::capitals::paris", false, 0.0),
+            case("a::capitals::lima", true, 1.0),
+        ],
     );
     assert_eq!(c.datasets.len(), 1);
     assert_eq!(
@@ -301,5 +337,9 @@ fn a_mean_over_several_runs_drops_only_beyond_chance() {
     let e = c.eval("a::x").unwrap();
     assert_eq!(e.kind, Kind::Worse);
     assert_eq!(e.regressions, [RegressionKind::MetricDrop]);
-    assert!(e.score.describe(2).starts_with("0.80 → 0.70 (−0.10, p = "), "{}", e.score.describe(2));
+    assert!(
+        e.score.describe(2).starts_with("0.80 → 0.70 (−0.10, p = "),
+        "{}",
+        e.score.describe(2)
+    );
 }

@@ -210,7 +210,9 @@ fn names<'de, D: Deserializer<'de>>(
                     .collect::<Vec<_>>()
                     .join(", ");
                 return Err(match crate::suggest::closest(name, valid.iter().copied()) {
-                    Some(near) => format!("unknown value {name:?}; did you mean \"{near}\"? (one of {options})"),
+                    Some(near) => format!(
+                        "unknown value {name:?}; did you mean \"{near}\"? (one of {options})"
+                    ),
                     None => format!("unknown value {name:?}; write any of {options}"),
                 });
             }

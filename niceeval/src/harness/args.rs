@@ -425,7 +425,12 @@ mod tests {
         assert_eq!(a.baseline, Some(PathBuf::from("ci/baseline.json")));
         assert_eq!(a.save_baseline, Some(PathBuf::from("new.json")));
         assert!(a.rerun_failed);
-        assert!(Args::parse(["--baseline"]).unwrap_err().to_string().contains("needs a value"));
+        assert!(
+            Args::parse(["--baseline"])
+                .unwrap_err()
+                .to_string()
+                .contains("needs a value")
+        );
         let report = Args::parse(["--report", "dir", "--baseline", "b.json"])
             .unwrap()
             .unwrap();

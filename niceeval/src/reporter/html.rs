@@ -369,9 +369,9 @@ fn comparison_section(suite: &SuiteReport) -> String {
     );
     let regressions = c.regressions();
     if regressions.is_empty() {
-        let _ = write!(
+        let _ = writeln!(
             html,
-            "<p class=\"pass regressions\">No regression (fail on: {}).</p>\n",
+            "<p class=\"pass regressions\">No regression (fail on: {}).</p>",
             escape(&c.policy())
         );
     } else {
@@ -393,9 +393,9 @@ fn comparison_section(suite: &SuiteReport) -> String {
         html.push_str("</ul>\n");
     }
     for d in &c.datasets {
-        let _ = write!(
+        let _ = writeln!(
             html,
-            "<p class=\"dataset\">dataset <code>{}</code>: {}</p>\n",
+            "<p class=\"dataset\">dataset <code>{}</code>: {}</p>",
             escape(&d.id),
             escape(&d.describe())
         );

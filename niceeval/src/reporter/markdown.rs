@@ -74,7 +74,13 @@ fn comparison_markdown(c: &crate::compare::Comparison) -> String {
             c.policy()
         );
         for r in &regressions {
-            let _ = writeln!(md, "- {} `{}`: {}", r.kind.name(), cell(&r.id), cell(&r.message));
+            let _ = writeln!(
+                md,
+                "- {} `{}`: {}",
+                r.kind.name(),
+                cell(&r.id),
+                cell(&r.message)
+            );
         }
         md.push('\n');
     }
@@ -88,7 +94,9 @@ fn comparison_markdown(c: &crate::compare::Comparison) -> String {
         let dash = |s: String| if s.is_empty() { "–".to_string() } else { s };
         for e in changed {
             let icon = match e.kind {
-                crate::compare::Kind::Broke | crate::compare::Kind::Worse if !e.within_chance => "🔴",
+                crate::compare::Kind::Broke | crate::compare::Kind::Worse if !e.within_chance => {
+                    "🔴"
+                }
                 crate::compare::Kind::StillFailing => "🟠",
                 crate::compare::Kind::Fixed | crate::compare::Kind::Better => "🟢",
                 _ => "⚪",

@@ -645,7 +645,10 @@ impl SuiteReport {
 
     /// What a baseline keeps of every eval of the suite (see [`crate::compare::Baseline`]).
     pub fn baseline_evals(&self) -> Vec<BaselineEval> {
-        self.evals.iter().filter_map(|e| e.baseline.clone()).collect()
+        self.evals
+            .iter()
+            .filter_map(|e| e.baseline.clone())
+            .collect()
     }
 
     /// Whether the comparison with a baseline found a regression its policy fails on.
