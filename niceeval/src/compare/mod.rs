@@ -230,7 +230,7 @@ impl PassRateChange {
     ///
     /// let c = PassRateChange::new(18, 20, 6, 20, 0.05);
     /// assert!(c.beyond_chance && c.change() < 0.0);
-    /// assert_eq!(c.to_string(), "0.90 → 0.30 (−0.60, 95% CI [−0.80, −0.30], p = 0.0002)");
+    /// assert_eq!(c.to_string(), "0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)");
     /// ```
     pub fn new(
         baseline_passed: u64,
@@ -342,6 +342,10 @@ pub struct EvalChange {
     /// For an eval that broke with several runs on both sides: the drop is within chance.
     #[serde(default)]
     pub within_chance: bool,
+    /// For an eval that fails now, the gates of its representative run that failed (their
+    /// names), when the run's reports are known ([`Comparison::name_failed_gates`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_gates: Vec<String>,
 }
 
 impl EvalChange {
@@ -366,6 +370,9 @@ impl EvalChange {
     /// metric that moved, tokens and cost; `None` when nothing did.
     pub fn details(&self) -> String {
         let mut parts = Vec::new();
+        if !self.failed_gates.is_empty() {
+            parts.push(format!("failed: {}", self.failed_gates.join(", ")));
+        }
         if let Some(rate) = &self.pass_rate {
             if rate.change().abs() >= 0.005 {
                 parts.push(format!("pass rate {rate}"));
@@ -533,6 +540,18 @@ impl Comparison {
         self
     }
 
+    /// Names, for each eval that fails now, the gates that failed (`gates(id)`: the failed
+    /// gates of the eval's representative run), so "broke" says which gate broke.
+    pub fn name_failed_gates<'a>(&mut self, gates: impl Fn(&str) -> Option<&'a [String]>) {
+        for e in &mut self.evals {
+            if e.outcome == Some(Outcome::Failed) {
+                if let Some(names) = gates(&e.id) {
+                    e.failed_gates = names.to_vec();
+                }
+            }
+        }
+    }
+
     /// The change of eval `id`.
     pub fn eval(&self, id: &str) -> Option<&EvalChange> {
         self.evals.iter().find(|e| e.id == id)
@@ -574,12 +593,19 @@ impl Comparison {
                     continue;
                 }
                 let message = match kind {
-                    RegressionKind::BrokenGate => match &e.pass_rate {
-                        Some(rate) if rate.runs > 1 || rate.baseline_runs > 1 => {
-                            format!("passed in the baseline, fails now: pass rate {rate}")
+                    RegressionKind::BrokenGate => {
+                        let gates = if e.failed_gates.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({} failed)", e.failed_gates.join(", "))
+                        };
+                        match &e.pass_rate {
+                            Some(rate) if rate.runs > 1 || rate.baseline_runs > 1 => format!(
+                                "passed in the baseline, fails now{gates}: pass rate {rate}"
+                            ),
+                            _ => format!("passed in the baseline, fails now{gates}"),
                         }
-                        _ => "passed in the baseline, fails now".to_string(),
-                    },
+                    }
                     RegressionKind::PassRateDrop => match &e.pass_rate {
                         Some(rate) => format!("pass rate fell beyond chance: {rate}"),
                         None => "pass rate fell".to_string(),
@@ -745,6 +771,7 @@ fn compare_one(
         cost: delta(&|e| e.cost_per_run()),
         regressions: Vec::new(),
         within_chance: false,
+        failed_gates: Vec::new(),
     };
     let (Some(b), Some(c)) = (before, now) else {
         change.kind = if now.is_some() {

@@ -65,10 +65,17 @@ impl Compare {
                 e.target.get_or_insert_with(|| target.to_string());
             }
         }
-        suite.comparison = Some(
+        let mut comparison =
             Comparison::with_known(baseline, &current, &self.config, defined, target)
-                .from_file(path.display()),
-        );
+                .from_file(path.display());
+        comparison.name_failed_gates(|id| {
+            suite
+                .evals
+                .iter()
+                .find(|e| e.id == id)
+                .map(|e| e.failed_gates.as_slice())
+        });
+        suite.comparison = Some(comparison);
     }
 
     /// Writes `--save-baseline`, saying so on stderr; an error is printed and returned.
