@@ -4,7 +4,9 @@
 //! reporters, and exits non-zero when any eval failed.
 //!
 //! Exit codes: 0 when every selected eval passed or was skipped, 101 when any failed (libtest's
-//! code), 2 for a bad command line or a report file that cannot be created, 130 when
+//! code), 3 when none failed but the comparison with `--baseline` found a regression that
+//! `[compare] fail_on` names ([`EXIT_REGRESSION`], see [`crate::compare`]), 2 for a bad command
+//! line, a report file that cannot be created or a baseline that cannot be read, 130 when
 //! interrupted by Ctrl-C (SIGINT) and 143 when terminated by SIGTERM (what `timeout`, CI runners
 //! cancelling a job and `docker stop` send; Unix) — 128 plus the signal's number, as a shell
 //! reports a process the signal killed. On either signal the runner stops starting evals,
@@ -22,6 +24,11 @@
 //!
 //! With `--report`, the runner runs no eval: it merges results files and writes reports from
 //! them ([`run_report`]).
+//!
+//! `--baseline FILE` compares the run with a baseline and puts the comparison into the suite
+//! report before the reporters see its end; `--save-baseline FILE` writes the baseline of the
+//! evals this run ran (a filtered run saves what it selected); `--rerun-failed` selects the
+//! evals whose latest record in this target's results file failed.
 //!
 //! Evals marked `#[eval(snapshot)]` are checked against their insta snapshot after they finish
 //! (see [`crate::snapshot::check_in_suite`]): the same `.snap` file their `#[test]` uses under
