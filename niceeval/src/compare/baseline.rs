@@ -340,7 +340,15 @@ impl Baseline {
             }
             None => PathBuf::from("."),
         };
-        let mut file = tempfile::NamedTempFile::new_in(&dir).map_err(io)?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".baseline.").suffix(".tmp");
+        // As readable as any file the user creates (the umask applies), not owner-only.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let mut file = builder.tempfile_in(&dir).map_err(io)?;
         std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io)?;
         file.persist(path).map_err(|e| io(e.error))?;
         Ok(())
@@ -428,5 +436,15 @@ mod tests {
         baseline.save(&path).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), first);
         assert_eq!(Baseline::load(&path).unwrap(), baseline);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_ne!(
+                mode & 0o044,
+                0,
+                "readable by others (umask permitting): {mode:o}"
+            );
+        }
     }
 }
