@@ -552,9 +552,12 @@ impl Comparison {
         }
     }
 
-    /// The change of eval `id`.
+    /// The change of eval `id` (a binary search: `evals` is sorted by id).
     pub fn eval(&self, id: &str) -> Option<&EvalChange> {
-        self.evals.iter().find(|e| e.id == id)
+        self.evals
+            .binary_search_by(|e| e.id.as_str().cmp(id))
+            .ok()
+            .map(|i| &self.evals[i])
     }
 
     /// The evals that changed (all but `unchanged`).

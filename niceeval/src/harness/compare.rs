@@ -68,13 +68,13 @@ impl Compare {
         let mut comparison =
             Comparison::with_known(baseline, &current, &self.config, defined, target)
                 .from_file(path.display());
-        comparison.name_failed_gates(|id| {
-            suite
-                .evals
-                .iter()
-                .find(|e| e.id == id)
-                .map(|e| e.failed_gates.as_slice())
-        });
+        let gates: std::collections::HashMap<&str, &[String]> = suite
+            .evals
+            .iter()
+            .filter(|e| !e.failed_gates.is_empty())
+            .map(|e| (e.id.as_str(), e.failed_gates.as_slice()))
+            .collect();
+        comparison.name_failed_gates(|id| gates.get(id).copied());
         suite.comparison = Some(comparison);
     }
 
