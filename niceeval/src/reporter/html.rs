@@ -188,7 +188,7 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f3f3f3;padding:.5rem;border-radius:4px;max-height:30rem;overflow:auto}
 #filter{padding:.3rem;width:20rem}
 td.change .details{font-size:12px;color:#555;max-width:40rem}
-td.change.worse{color:#d23c3c} td.change.better{color:#2e9d57} td.change.same{color:#777}
+td.change.worse,p.change.worse{color:#d23c3c} td.change.better,p.change.better{color:#2e9d57} td.change.same,p.change.same{color:#777}
 label.changed-only{display:inline-block;margin:.5rem 0}
 ";
 
@@ -198,6 +198,8 @@ const SCRIPT: &str = r##"
 "use strict";
 (function () {
   const reports = JSON.parse(document.getElementById("data").textContent);
+  // Per eval id: what changed since the baseline, and the flaky line.
+  const notes = JSON.parse(document.getElementById("notes").textContent);
   const root = document.getElementById("evals");
   const el = (tag, attrs, ...children) => {
     const node = document.createElement(tag);
@@ -217,6 +219,9 @@ const SCRIPT: &str = r##"
     if (r.error) box.append(el("p", { class: "fail" }, "error: " + (r.error.message ?? r.error)));
     if (r.skip_reason) box.append(el("p", { class: "skip" }, "skipped: " + r.skip_reason));
     if (r.stopped) box.append(el("p", { class: "skip" }, "stopped: " + r.stopped));
+    const note = notes[r.id];
+    if (note && note.change) box.append(el("p", { class: "change " + note.class }, `since the baseline: ${note.change}`));
+    if (note && note.flaky) box.append(el("p", { class: "flaky" }, `flaky: ${note.flaky}`));
     if (r.runs.length > 1) {
       const rel = r.reliability;
       const ks = rel.pass_at_k.map((p, i) => `pass@${i + 1} ${fmt(p)} · pass^${i + 1} ${fmt(rel.pass_hat_k[i])}`);
@@ -338,6 +343,33 @@ fn change_class(change: &EvalChange) -> &'static str {
         Kind::Fixed | Kind::Better => "better",
         _ => "same",
     }
+}
+
+/// Per eval id, what the script adds to its details: the change since the baseline (with its
+/// class) and the flaky line.
+fn notes(suite: &SuiteReport) -> serde_json::Map<String, serde_json::Value> {
+    let mut notes = serde_json::Map::new();
+    if let Some(c) = &suite.comparison {
+        for change in c.changed() {
+            let details = change.details();
+            let text = if details.is_empty() {
+                change.label()
+            } else {
+                format!("{} — {details}", change.label())
+            };
+            notes.insert(
+                change.id.clone(),
+                serde_json::json!({ "change": text, "class": change_class(change) }),
+            );
+        }
+    }
+    for flaky in &suite.flaky {
+        let entry = notes
+            .entry(flaky.id.clone())
+            .or_insert_with(|| serde_json::json!({}));
+        entry["flaky"] = flaky.describe().into();
+    }
+    notes
 }
 
 /// The flaky evals and the comparison with a baseline, under the summary table.
@@ -476,8 +508,9 @@ fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
     }
     let _ = write!(
         page,
-        "</div>\n<script id=\"data\" type=\"application/json\">{data}</script>\n<script>{SCRIPT}</script>\n</body></html>\n",
+        "</div>\n<script id=\"data\" type=\"application/json\">{data}</script>\n<script id=\"notes\" type=\"application/json\">{notes}</script>\n<script>{SCRIPT}</script>\n</body></html>\n",
         data = script_json(&reports),
+        notes = script_json(&notes(suite)),
     );
     page
 }
