@@ -367,7 +367,7 @@ impl EvalChange {
     }
 
     /// What moved, in one line: the pass rate (with its interval and p), the score, each
-    /// metric that moved, tokens and cost; `None` when nothing did.
+    /// metric that moved, tokens and cost; empty when nothing did.
     pub fn details(&self) -> String {
         let mut parts = Vec::new();
         if !self.failed_gates.is_empty() {
