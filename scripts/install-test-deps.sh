@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the pinned Python packages niceeval's tests use to compute reference values:
-# NLTK (sentence_bleu, for BLEU) and Google's rouge-score (for ROUGE-N).
+# Installs what niceeval's tests need beyond the Rust toolchain: the pinned Python packages
+# they compute reference values with (NLTK's sentence_bleu for BLEU, Google's rouge-score for
+# ROUGE-N), pytest (run_tests reads its JUnit XML), and Debian's bubblewrap (`bwrap`, the
+# workspace isolation). Each step is a no-op when its tool is already there.
 # Usage: scripts/install-test-deps.sh   (uses python3 -m pip; pass extra pip flags as arguments)
 set -euo pipefail
 
@@ -12,10 +14,23 @@ if ! command -v "$python" >/dev/null 2>&1; then
     exit 1
 fi
 
+if ! command -v bwrap >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        sudo=""
+        [ "$(id -u)" -ne 0 ] && sudo="sudo"
+        $sudo apt-get update -qq
+        $sudo apt-get install -y -qq bubblewrap >/dev/null
+    else
+        echo "install-test-deps: bwrap not found and no apt-get; install bubblewrap by hand" >&2
+        exit 1
+    fi
+fi
+echo "install-test-deps: $(bwrap --version)"
+
 "$python" -m pip install --disable-pip-version-check --quiet "$@" -r "$here/test-requirements.txt"
 "$python" - <<'PY'
-import nltk, rouge_score
+import nltk, rouge_score, pytest
 from nltk.translate.bleu_score import sentence_bleu, SmoothingFunction
 from rouge_score import rouge_scorer
-print("install-test-deps: nltk", nltk.__version__, "and rouge-score are ready")
+print("install-test-deps: nltk", nltk.__version__, ", rouge-score and pytest", pytest.__version__, "are ready")
 PY

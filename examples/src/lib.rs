@@ -10,7 +10,9 @@
 //! - [`support_bot`] — the agent under test (module [`bot`]): it looks orders up, refunds them,
 //!   asks a human before large refunds, and reports tool calls and token usage as events;
 //! - [`orders`] — the fixed order book its tools read;
-//! - [`checks`] — custom assertions shared by the eval files.
+//! - [`checks`] — custom assertions shared by the eval files;
+//! - [`fixer`] — a small coding agent for the workspace evals: it edits a copy of
+//!   `examples/fixtures/todo-app`.
 //!
 //! The evals live in `examples/tests/evals/` (one test binary, one module per theme) and
 //! `examples/tests/judge.rs`; `examples/niceeval.toml` sets the default agent (a replay of
@@ -20,6 +22,7 @@
 
 pub mod bot;
 pub mod checks;
+pub mod fixer;
 pub mod orders;
 
 pub use bot::{APPROVAL_LIMIT_CENTS, SupportBot, support_bot};
@@ -49,6 +52,17 @@ mod readme {
             eval_fn(readme, "refund_small_order"),
             eval_fn(suite, "refund_small_order"),
             "README.md's example must stay identical to examples/tests/evals/first_steps.rs"
+        );
+    }
+
+    #[test]
+    fn readme_workspace_example_is_the_suite_eval() {
+        let readme = include_str!("../../README.md");
+        let suite = include_str!("../tests/evals/workspaces.rs");
+        assert_eq!(
+            eval_fn(readme, "fixes_the_missing_method"),
+            eval_fn(suite, "fixes_the_missing_method"),
+            "README.md's workspace example must stay identical to examples/tests/evals/workspaces.rs"
         );
     }
 }

@@ -27,6 +27,7 @@ pub const KNOWN: &[(&str, &str)] = &[
     ("snapshot", "snapshot"),
     ("cases", "cases = \"evals/cases.jsonl\""),
     ("min_case_pass_rate", "min_case_pass_rate = 0.9"),
+    ("workspace", "workspace = \"fixtures/app\""),
     ("crate", "crate = my_niceeval"),
 ];
 
@@ -59,6 +60,8 @@ pub struct Options {
     pub cases_written: bool,
     /// `min_case_pass_rate = x` (with `cases`), within `0.0..=1.0`.
     pub min_case_pass_rate: Option<f64>,
+    /// `workspace = "dir"`: the template directory, checked to exist now.
+    pub workspace: Option<LitStr>,
 }
 
 /// A dataset read at compile time.

@@ -228,6 +228,9 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
     if options.snapshot {
         builder.extend(quote!(.with_snapshot()));
     }
+    if let Some(dir) = &options.workspace {
+        builder.extend(quote!(.with_workspace(#dir)));
+    }
     if attributes.ignored {
         builder.extend(quote!(.with_ignored()));
     }

@@ -11,6 +11,8 @@ pub mod replay;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub mod chat;
+pub mod claude_code;
+pub mod codex;
 pub mod command;
 
 use std::fmt;
@@ -465,6 +467,11 @@ pub(crate) fn from_config(
                 base,
             )?))
         }
+        "claude-code" => Ok(Arc::new(claude_code::from_settings(
+            &agent.settings,
+            &file,
+        )?)),
+        "codex" => Ok(Arc::new(codex::from_settings(&agent.settings, &file)?)),
         #[cfg(feature = "providers")]
         provider @ ("openai" | "anthropic") => Ok(Arc::new(chat::from_settings(
             provider,
@@ -476,13 +483,41 @@ pub(crate) fn from_config(
             "{file}: [agent] type = {provider:?} needs niceeval's `providers` feature; enable it in Cargo.toml (it is on by default)"
         )),
         other => Err(format!(
-            "{file}: [agent] type = {other:?} is not a known agent type; valid types: \"replay\", \"command\", \"openai\", \"anthropic\""
+            "{file}: [agent] type = {other:?} is not a known agent type; valid types: \"replay\", \"command\", \"claude-code\", \"codex\", \"openai\", \"anthropic\""
         )),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn codex_is_an_agent_type() {
+        let agent = crate::config::AgentConfig {
+            kind: "codex".to_string(),
+            settings: [
+                ("model".to_string(), toml::Value::from("gpt-5.5")),
+                ("sandbox".to_string(), toml::Value::from("read-only")),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        let agent = super::from_config(&agent, None).expect("a codex agent");
+        assert_eq!(agent.name(), "codex (gpt-5.5)");
+        let bad = crate::config::AgentConfig {
+            kind: "codex".to_string(),
+            settings: [("sandbox".to_string(), toml::Value::from("open"))]
+                .into_iter()
+                .collect(),
+        };
+        let err = super::from_config(&bad, None).err().expect("an error");
+        assert!(
+            err.starts_with(
+                "niceeval.toml: [agent] sandbox = \"open\" is not a Codex sandbox mode"
+            ),
+            "{err}"
+        );
+    }
+
     #[cfg(not(feature = "providers"))]
     #[test]
     fn model_agents_without_the_feature_are_errors_naming_it() {

@@ -70,6 +70,8 @@ pub enum AssertionKind {
     Efficiency,
     /// Graded by a judge model.
     Judge,
+    /// One test case of a test suite run in the working copy (`t.run_tests`).
+    Test,
 }
 
 /// Severity, threshold, weight and metric of one assertion.

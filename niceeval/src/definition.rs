@@ -86,6 +86,9 @@ pub struct EvalDefinition {
     pub dataset: Option<Dataset>,
     /// The case this definition runs, for the evals a dataset eval expands into.
     pub case: Option<&'static Case>,
+    /// `workspace = "dir"`: each run gets a working copy of this template directory (relative
+    /// to [`EvalDefinition::manifest_dir`]).
+    pub workspace: Option<&'static str>,
 }
 
 impl EvalDefinition {
@@ -142,7 +145,14 @@ impl EvalDefinition {
             body,
             dataset: None,
             case: None,
+            workspace: None,
         }
+    }
+
+    #[doc(hidden)]
+    pub const fn with_workspace(mut self, dir: &'static str) -> Self {
+        self.workspace = Some(dir);
+        self
     }
 
     #[doc(hidden)]

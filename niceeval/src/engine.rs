@@ -218,6 +218,7 @@ fn failed_before_start(error: RunError) -> (RunSummary, RunDetail) {
             usage: Usage::default(),
             cost_usd: None,
             judge_usage: Usage::default(),
+            workspace: None,
         },
         RunDetail {
             assertions: Vec::new(),
@@ -247,6 +248,35 @@ fn make_agent(def: &EvalDefinition, config: &Config) -> Result<Option<Arc<dyn Ag
     }
 }
 
+/// The run's working copy, for an eval with `#[eval(workspace = ..)]`: the template copied and
+/// its baseline recorded (on a blocking thread: a large template takes a moment).
+async fn make_workspace(
+    def: &EvalDefinition,
+    config: &Config,
+) -> Result<Option<Arc<crate::workspace::Workspace>>, RunError> {
+    let Some(dir) = def.workspace else {
+        return Ok(None);
+    };
+    let base = std::path::Path::new(def.manifest_dir);
+    let template = base.join(dir);
+    let settings = config.workspace.settings(Some(base));
+    let created = tokio::task::spawn_blocking(move || {
+        crate::workspace::Workspace::create(&template, &settings)
+    })
+    .await;
+    match created {
+        Ok(Ok(ws)) => Ok(Some(Arc::new(ws))),
+        Ok(Err(e)) => Err(RunError::new(
+            RunErrorKind::Setup,
+            format!("cannot make the working copy of workspace {dir:?}: {e}"),
+        )),
+        Err(e) => Err(RunError::new(
+            RunErrorKind::Setup,
+            format!("making the working copy of workspace {dir:?} failed: {e}"),
+        )),
+    }
+}
+
 async fn run_once(
     def: &'static EvalDefinition,
     config: Arc<Config>,
@@ -256,13 +286,16 @@ async fn run_once(
     let started = Instant::now();
     let record = Arc::new(Record::default());
     let mut stopped = None;
-    let error = match make_agent(def, &config) {
+    let workspace = make_workspace(def, &config).await;
+    let kept_workspace = workspace.as_ref().ok().cloned().flatten();
+    let error = match make_agent(def, &config).and_then(|agent| Ok((agent, workspace?))) {
         Err(e) => Some(e),
-        Ok(agent) => {
+        Ok((agent, workspace)) => {
             let eval = Eval::new(def.id(), agent, config.clone(), record.clone())
                 .with_judge_model(def.judge_model)
                 .with_manifest_dir(def.manifest_dir)
-                .with_case_id(def.case.map(|c| c.name.as_str()));
+                .with_case_id(def.case.map(|c| c.name.as_str()))
+                .with_workspace(workspace);
             let task = tokio::spawn(async move {
                 let mut t = eval;
                 match (def.dataset, def.case) {
@@ -326,6 +359,17 @@ async fn run_once(
     );
     let folded = fold(error, &assertions, taken.skip.as_deref(), strict);
     let usage = Usage::from_events(&taken.log);
+    let workspace = match kept_workspace {
+        None => None,
+        Some(ws) => {
+            let passed = folded.outcome != Outcome::Failed;
+            tokio::task::spawn_blocking(move || ws.finish(passed))
+                .await
+                .ok()
+                .flatten()
+                .map(|p| p.display().to_string())
+        }
+    };
     let summary = RunSummary {
         outcome: folded.outcome,
         error: folded.error,
@@ -338,6 +382,7 @@ async fn run_once(
         // agent-reported where given, else estimated from the price table; None when unknown
         cost_usd: crate::price::run_cost(&taken.log, &config),
         judge_usage: spent_by_assertions(&assertions),
+        workspace,
     };
     let mut run = (
         summary,

@@ -56,6 +56,9 @@ pub enum Error {
     /// be read (`#[eval(cases = "..")]`).
     #[error("{0}")]
     Case(String),
+    /// A workspace operation failed (copying, git, a command, reading test results).
+    #[error("workspace: {0}")]
+    Workspace(#[from] crate::workspace::WorkspaceError),
     /// Any other error type.
     #[error(transparent)]
     Other(#[from] Box<dyn std::error::Error + Send + Sync>),

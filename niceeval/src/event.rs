@@ -279,6 +279,20 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
     },
+    /// Files of the working copy changed during a turn (evals with `#[eval(workspace = ..)]`):
+    /// recorded by the eval handle after each `send`, from a snapshot before and after it.
+    #[serde(rename = "workspace.changed")]
+    WorkspaceChanged {
+        /// Every path that changed, in path order.
+        files: Vec<FileChange>,
+        /// The unified diff of the change (binary files as "Binary files … differ").
+        #[serde(default)]
+        diff: Text,
+        /// The change was over `[workspace] max_files` / `max_bytes`: `files` and `diff` hold
+        /// only the first part of it.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        partial: bool,
+    },
     /// Something an adapter saw that has no event kind of its own (an unknown frame of a coding
     /// agent's stream, say), kept so nothing the agent reported is lost.
     #[serde(rename = "custom")]
@@ -309,6 +323,7 @@ impl Event {
             Event::Thinking { .. } => "thinking",
             Event::Error { .. } => "error",
             Event::Usage { .. } => "usage",
+            Event::WorkspaceChanged { .. } => "workspace.changed",
             Event::Custom { .. } => "custom",
         }
     }
@@ -325,6 +340,7 @@ impl Event {
         "thinking",
         "error",
         "usage",
+        "workspace.changed",
         "custom",
     ];
 
@@ -374,10 +390,50 @@ impl Event {
             Event::Custom { data, .. } => {
                 cap_json(data, max);
             }
+            Event::WorkspaceChanged { diff, .. } => {
+                if let Cow::Owned(kept) = cap(diff, max) {
+                    *diff = Text::from(kept);
+                }
+            }
             Event::SubagentCalled { .. }
             | Event::SubagentCompleted { .. }
             | Event::SkillLoaded { .. }
             | Event::Usage { .. } => {}
+        }
+    }
+}
+
+/// One path of a working copy that changed (see [`Event::WorkspaceChanged`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FileChange {
+    /// The path relative to the working copy, with `/` separators.
+    pub path: String,
+    /// How it changed.
+    pub change: Change,
+    /// The old or new contents are binary (the diff says only that they differ).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
+}
+
+/// How a path of the working copy changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    /// It did not exist before.
+    Created,
+    /// Its contents (or mode) changed.
+    Modified,
+    /// It no longer exists.
+    Deleted,
+}
+
+impl Change {
+    /// The wire name: `created`, `modified` or `deleted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Created => "created",
+            Change::Modified => "modified",
+            Change::Deleted => "deleted",
         }
     }
 }
@@ -614,6 +670,15 @@ mod tests {
                 cache_read_tokens: 3,
                 cost_usd: Some(0.5),
                 model: None,
+            },
+            Event::WorkspaceChanged {
+                files: vec![FileChange {
+                    path: "src/lib.rs".into(),
+                    change: Change::Modified,
+                    binary: false,
+                }],
+                diff: "--- a/src/lib.rs".into(),
+                partial: false,
             },
             Event::Custom {
                 name: "codex:web_search".into(),

@@ -145,6 +145,10 @@ pub struct Input {
     /// `NICEEVAL_WORKSPACE_PATH` and `AGENTV_WORKSPACE_PATH`).
     #[serde(default)]
     pub workspace_path: Option<String>,
+    /// The changes of the workspace against its baseline, as a unified diff (AgentV's
+    /// `file_changes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_changes: Option<String>,
     /// The assertion's `config` from the spec, or set with `.config(..)`.
     #[serde(default)]
     pub config: Option<Value>,

@@ -59,7 +59,7 @@ pub struct Turn {
 /// A turn's link to its run's record. Invisible to serde and `==`: two turns with the same
 /// content are equal wherever they came from.
 #[derive(Clone, Default)]
-struct RunLink(Option<Arc<Record>>);
+struct RunLink(Option<Arc<Record>>, bool);
 
 impl PartialEq for RunLink {
     fn eq(&self, _: &RunLink) -> bool {
@@ -137,8 +137,20 @@ impl Turn {
 
     /// Links this turn to the run that produced it.
     pub(crate) fn attach(mut self, record: Arc<Record>) -> Turn {
-        self.run = RunLink(Some(record));
+        self.run = RunLink(Some(record), self.run.1);
         self
+    }
+
+    /// Marks the turn as one of an eval with a working copy (its workspace assertions then
+    /// grade the turn's changes instead of saying there is no workspace).
+    pub(crate) fn in_workspace(mut self, yes: bool) -> Turn {
+        self.run.1 = yes;
+        self
+    }
+
+    /// Whether the turn's eval has a working copy.
+    pub(crate) fn has_workspace(&self) -> bool {
+        self.run.1
     }
 
     /// Registers a scoped check over this turn's events, evaluated after the body returns and

@@ -3,6 +3,7 @@
 //! The LLM-judge evals are a target of their own, `tests/judge.rs`, run by the suite runner.
 
 mod behaviour;
+mod coding_agents;
 mod conversations;
 mod custom_checks;
 mod datasets;
@@ -10,3 +11,4 @@ mod first_steps;
 mod matchers;
 mod outcomes;
 mod replay;
+mod workspaces;

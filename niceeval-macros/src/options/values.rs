@@ -41,6 +41,7 @@ pub(super) fn apply_value(options: &mut Options, key: &str, value: &Expr) -> syn
         }
         "judge_model" => options.judge_model = Some(judge_model(value)?),
         "cases" => options.cases = Some(cases(value)?),
+        "workspace" => options.workspace = Some(workspace(value)?),
         // `apply` only passes the names of `KNOWN` that take a value.
         _ => {
             return Err(syn::Error::new_spanned(
@@ -339,6 +340,32 @@ fn cases(value: &Expr) -> syn::Result<super::Cases> {
         path,
         names: cases.into_iter().map(|c| c.name).collect(),
     })
+}
+
+/// `workspace = "dir"`: the template of each run's working copy, relative to the crate's
+/// manifest directory; a missing directory is an error at the path.
+fn workspace(value: &Expr) -> syn::Result<LitStr> {
+    let path = str_lit(
+        value,
+        "`workspace` takes the template directory: write `workspace = \"fixtures/app\"` (relative to the crate's directory)",
+    )?;
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_string());
+    let dir = std::path::Path::new(&manifest_dir).join(path.value());
+    if !dir.is_dir() {
+        let what = if dir.exists() {
+            "is not a directory"
+        } else {
+            "does not exist"
+        };
+        return Err(syn::Error::new(
+            path.span(),
+            format!(
+                "the workspace template {:?} {what} (relative to the crate's directory, where Cargo.toml is)",
+                path.value()
+            ),
+        ));
+    }
+    Ok(path)
 }
 
 #[cfg(test)]

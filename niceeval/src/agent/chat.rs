@@ -10,6 +10,11 @@
 //! The loop ends when the model answers without calling tools (its text becomes the reply), or
 //! fails the turn after `max_rounds` rounds of tool calls.
 //!
+//! In an eval with a workspace, tools act on the run's working copy: handlers made with
+//! [`Tool::with_context`] get it in their [`ToolContext`], and the built-in [`Tool::shell`],
+//! [`Tool::read_file`] and [`Tool::write_file`] give a model a small coding toolbox there
+//! (commands run under the workspace's isolation).
+//!
 //! The API key comes from the provider's variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) or the
 //! one named with [`ChatAgent::api_key_env`]; a loopback base URL needs none. Responses are not
 //! cached unless [`ChatAgent::cache`] asks, so `runs = N` samples the model N times.
@@ -45,8 +50,55 @@ use crate::provider::{
     ChatMessage, ChatRequest, ClientOptions, ModelClient, ModelName, ProviderError, ToolSpec,
 };
 
-type Handler =
-    Arc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>> + Send + Sync>;
+type Handler = Arc<
+    dyn Fn(Value, ToolContext) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// What a tool handler knows of the turn it runs in: the run's sandbox, when the eval has a
+/// workspace (its working copy and isolation), so built-in tools such as [`Tool::shell`] act
+/// where the eval looks.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct ToolContext {
+    /// The run's working copy and isolation, for an eval with `#[eval(workspace = ..)]`.
+    pub sandbox: Option<crate::workspace::Sandbox>,
+}
+
+impl ToolContext {
+    /// The working copy, when there is one.
+    pub fn workdir(&self) -> Option<&std::path::Path> {
+        self.sandbox.as_ref().map(|s| s.root())
+    }
+
+    /// A command running `program` in the working copy under its isolation (the current
+    /// directory when there is no workspace).
+    pub fn command(&self, program: &str) -> tokio::process::Command {
+        match &self.sandbox {
+            Some(sandbox) => sandbox.command(program),
+            None => tokio::process::Command::new(program),
+        }
+    }
+
+    /// `path` inside the working copy; absolute paths and `..` are refused.
+    fn file(&self, path: &str) -> Result<std::path::PathBuf, String> {
+        let dir = self
+            .workdir()
+            .ok_or("this tool works on files of the eval's workspace, and the eval has none")?;
+        let rel = std::path::Path::new(path);
+        if rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            return Err(format!(
+                "{path:?} is outside the working copy; give a relative path"
+            ));
+        }
+        Ok(dir.join(rel))
+    }
+}
 
 /// A tool the chat agent offers its model, with the handler that produces its results.
 #[derive(Clone)]
@@ -78,8 +130,100 @@ impl Tool {
     {
         Tool {
             spec: ToolSpec::new(name, description, schema),
-            handler: Arc::new(move |input| Box::pin(handler(input))),
+            handler: Arc::new(move |input, _| Box::pin(handler(input))),
         }
+    }
+
+    /// A tool whose handler also gets the turn's [`ToolContext`] (the working copy of an eval
+    /// with a workspace).
+    pub fn with_context<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        schema: Value,
+        handler: F,
+    ) -> Tool
+    where
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, String>> + Send + 'static,
+    {
+        Tool {
+            spec: ToolSpec::new(name, description, schema),
+            handler: Arc::new(move |input, context| Box::pin(handler(input, context))),
+        }
+    }
+
+    /// `shell`: runs `{"command": ".."}` with `sh -c` in the eval's working copy (under its
+    /// isolation) and returns `{"exit_code", "stdout", "stderr"}`; `no_failed_shell_commands()`
+    /// reports a non-zero exit code.
+    pub fn shell() -> Tool {
+        Tool::with_context(
+            "shell",
+            "Run a shell command in the project directory; returns its exit code and output.",
+            json!({"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}),
+            |input, context: ToolContext| async move {
+                let command = input["command"]
+                    .as_str()
+                    .ok_or("give the command as {\"command\": \"..\"}")?
+                    .to_string();
+                let out = context
+                    .command("sh")
+                    .arg("-c")
+                    .arg(&command)
+                    .stdin(std::process::Stdio::null())
+                    .kill_on_drop(true)
+                    .output()
+                    .await
+                    .map_err(|e| format!("cannot run sh: {e}"))?;
+                // A command that ran is a result, whatever its exit code: the model reads the
+                // code, and `no_failed_shell_commands()` finds a non-zero one in the output.
+                Ok(json!({
+                    "exit_code": out.status.code(),
+                    "stdout": String::from_utf8_lossy(&out.stdout),
+                    "stderr": String::from_utf8_lossy(&out.stderr),
+                }))
+            },
+        )
+    }
+
+    /// `read_file`: returns the text of `{"path": ".."}`, relative to the working copy.
+    pub fn read_file() -> Tool {
+        Tool::with_context(
+            "read_file",
+            "Read a file of the project; the path is relative to the project directory.",
+            json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+            |input, context: ToolContext| async move {
+                let path = input["path"].as_str().ok_or("give {\"path\": \"..\"}")?;
+                let file = context.file(path)?;
+                std::fs::read_to_string(&file)
+                    .map(Value::String)
+                    .map_err(|e| format!("cannot read {path}: {e}"))
+            },
+        )
+    }
+
+    /// `write_file`: writes `{"path", "content"}` (relative to the working copy), creating
+    /// its directories.
+    pub fn write_file() -> Tool {
+        Tool::with_context(
+            "write_file",
+            "Write a file of the project (created or replaced); the path is relative to the project directory.",
+            json!({"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]}),
+            |input, context: ToolContext| async move {
+                let path = input["path"]
+                    .as_str()
+                    .ok_or("give {\"path\": \"..\", \"content\": \"..\"}")?;
+                let content = input["content"]
+                    .as_str()
+                    .ok_or("give the text as \"content\"")?;
+                let file = context.file(path)?;
+                if let Some(parent) = file.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+                }
+                std::fs::write(&file, content).map_err(|e| format!("cannot write {path}: {e}"))?;
+                Ok(json!({"written": path, "bytes": content.len()}))
+            },
+        )
     }
 
     /// A tool that always returns `output` (a fixture).
@@ -299,7 +443,12 @@ impl Agent for ChatAgent {
                             .collect::<Vec<_>>()
                             .join(", ")
                     )),
-                    (None, Some(tool)) => (tool.handler)(call.arguments.clone()).await,
+                    (None, Some(tool)) => {
+                        let context = ToolContext {
+                            sandbox: request.sandbox().cloned(),
+                        };
+                        (tool.handler)(call.arguments.clone(), context).await
+                    }
                 };
                 let (output, status) = match outcome {
                     Ok(output) => (output, ActionStatus::Completed),

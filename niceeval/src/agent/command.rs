@@ -5,6 +5,8 @@
 //! plain text (the default), on stdin as one JSON object (`{"input", "data", "session",
 //! "history", "responding_to"}`), or as the last argument. `NICEEVAL_SESSION` holds the session
 //! id. Events are recorded as they arrive, so a crash or a timeout keeps what came before it.
+//! In an eval with a workspace the program runs in the run's working copy, under the
+//! workspace's isolation (see [`crate::agent::Request::command`]).
 //!
 //! The turn fails — with an `error` event whose message ends with the program's stderr — when
 //! the program exits non-zero or by a signal, prints a line that is not an event (the message
@@ -42,7 +44,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 pub const DEFAULT_MAX_OUTPUT: usize = 64 * 1024 * 1024;
 
 /// How much of stderr is kept (the end of it).
-const STDERR_TAIL: usize = 16 * 1024;
+pub(crate) const STDERR_TAIL: usize = 16 * 1024;
 
 /// How the program receives the turn's input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -179,7 +181,9 @@ impl CommandAgent {
     }
 
     async fn run(&self, request: &Request, kill: &mut GroupKill) -> Result<(), String> {
-        let mut command = tokio::process::Command::new(&self.program);
+        // In the run's working copy (and its isolation) when the eval has a workspace; an
+        // explicit `current_dir` still wins for the directory.
+        let mut command = request.command(&self.program);
         command
             .args(&self.args)
             .stdout(Stdio::piped())
@@ -243,7 +247,7 @@ impl CommandAgent {
 }
 
 #[cfg(unix)]
-fn signal_note(status: &std::process::ExitStatus) -> String {
+pub(crate) fn signal_note(status: &std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
     status
         .signal()
@@ -252,20 +256,22 @@ fn signal_note(status: &std::process::ExitStatus) -> String {
 }
 
 #[cfg(not(unix))]
-fn signal_note(_: &std::process::ExitStatus) -> String {
+pub(crate) fn signal_note(_: &std::process::ExitStatus) -> String {
     String::new()
 }
 
 /// Kills the turn's process group when dropped (the turn ended, failed, timed out, or the eval
 /// itself was cancelled), and holds the stderr reader.
 #[derive(Default)]
-struct GroupKill {
-    pid: Option<u32>,
-    stderr: Option<tokio::task::JoinHandle<String>>,
+pub(crate) struct GroupKill {
+    /// The process group's leader (the spawned program, started with `process_group(0)`).
+    pub(crate) pid: Option<u32>,
+    /// The task reading the program's stderr tail.
+    pub(crate) stderr: Option<tokio::task::JoinHandle<String>>,
 }
 
 impl GroupKill {
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         #[cfg(unix)]
         if let Some(pid) = self.pid.take() {
             if let Ok(pgid) = i32::try_from(pid) {
@@ -278,7 +284,7 @@ impl GroupKill {
         }
     }
 
-    async fn stderr(&mut self) -> String {
+    pub(crate) async fn stderr(&mut self) -> String {
         match self.stderr.take() {
             Some(handle) => tokio::time::timeout(Duration::from_secs(2), handle)
                 .await
@@ -338,6 +344,25 @@ async fn read_events(
     sink: &EventSink,
     max_output: usize,
 ) -> Result<(), String> {
+    read_lines(
+        stdout,
+        max_output,
+        "CommandAgent::max_output or `max_output` under [agent]",
+        |line, number| parse_line(line, number, sink),
+    )
+    .await
+}
+
+/// Reads `stdout` line by line as it arrives and hands each line (without its `\n`) and its
+/// 1-based number to `on_line`, stopping at the first error it returns. Fails past
+/// `max_output` bytes without buffering more than that (the message says to raise it with
+/// `raise_with`). Shared by the subprocess agents.
+pub(crate) async fn read_lines(
+    stdout: impl AsyncRead + Unpin,
+    max_output: usize,
+    raise_with: &str,
+    mut on_line: impl FnMut(&[u8], usize) -> Result<(), String>,
+) -> Result<(), String> {
     let mut reader = BufReader::new(stdout);
     let mut line = Vec::new();
     let mut total = 0usize;
@@ -350,7 +375,7 @@ async fn read_events(
         if buffer.is_empty() {
             if !line.is_empty() {
                 number += 1;
-                parse_line(&line, number, sink)?;
+                on_line(&line, number)?;
             }
             return Ok(());
         }
@@ -362,7 +387,7 @@ async fn read_events(
         if total > max_output {
             return Err(format!(
                 "the program printed more than {} on stdout, the limit for one turn; reading \
-                 stopped (raise it with CommandAgent::max_output or `max_output` under [agent])",
+                 stopped (raise it with {raise_with})",
                 human_bytes(max_output)
             ));
         }
@@ -370,7 +395,7 @@ async fn read_events(
         reader.consume(taken);
         if complete {
             number += 1;
-            parse_line(&line, number, sink)?;
+            on_line(&line, number)?;
             line.clear();
         }
     }
@@ -393,7 +418,7 @@ fn parse_line(line: &[u8], number: usize, sink: &EventSink) -> Result<(), String
     Ok(())
 }
 
-async fn read_tail(mut stream: impl AsyncRead + Unpin, keep: usize) -> String {
+pub(crate) async fn read_tail(mut stream: impl AsyncRead + Unpin, keep: usize) -> String {
     let mut tail: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 8192];
     let mut dropped = false;
@@ -421,7 +446,7 @@ async fn read_tail(mut stream: impl AsyncRead + Unpin, keep: usize) -> String {
     }
 }
 
-fn human_bytes(bytes: usize) -> String {
+pub(crate) fn human_bytes(bytes: usize) -> String {
     const MIB: usize = 1024 * 1024;
     if bytes >= MIB && bytes % MIB == 0 {
         format!("{} MiB", bytes / MIB)

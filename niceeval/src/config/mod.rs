@@ -36,6 +36,13 @@
 //! alpha = 0.05                             # level of the pass-rate test (Fisher's exact)
 //! metric_margin = 0.05                     # how far a score or metric may fall
 //! baseline_include = []                    # also save "cost" and/or "duration" in baselines
+//! [workspace]                              # evals with #[eval(workspace = "dir")]
+//! isolation = "local"                      # local | bubblewrap (Debian's bwrap)
+//! network = false                          # bubblewrap: may the agent's processes use the network
+//! ignore = ["target/", "*.log"]            # left out of diffs, besides the template's .gitignore
+//! keep = "failed"                          # failed | always | never: keep the working copy after a run
+//! max_files = 100000                       # a template (and a diff) holds at most this many files
+//! max_bytes = "256MiB"                     # ... and this many bytes
 //! ```
 //!
 //! Environment overrides, applied after the file: `NICEEVAL_STRICT` (`1`/`true`/`yes`/`on` or
@@ -161,6 +168,9 @@ pub struct Config {
     /// `[compare]`: baselines, and what counts as a regression against one.
     #[serde(default)]
     pub compare: CompareConfig,
+    /// `[workspace]`: working copies of evals with `#[eval(workspace = ..)]`.
+    #[serde(default)]
+    pub workspace: WorkspaceConfig,
     /// Where the file was found (`None` when there is none).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -330,6 +340,57 @@ impl CompareConfig {
         self.baseline_include
             .as_ref()
             .is_some_and(|list| list.iter().any(|k| k == what))
+    }
+}
+
+/// `[workspace]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with isolation, network, ignore, keep, max_files, max_bytes"
+)]
+pub struct WorkspaceConfig {
+    /// How the agent's processes are isolated: `"local"` (default) or `"bubblewrap"`.
+    #[serde(default)]
+    pub isolation: Option<crate::workspace::Isolation>,
+    /// Whether bubblewrapped processes may use the network (default `false`).
+    #[serde(default)]
+    pub network: bool,
+    /// Patterns (gitignore syntax) the diff leaves out, besides the template's `.gitignore`.
+    #[serde(default)]
+    pub ignore: Vec<String>,
+    /// What becomes of a working copy after its run: `"failed"` (default: kept when the run
+    /// failed), `"always"` or `"never"`.
+    #[serde(default)]
+    pub keep: Option<crate::workspace::Keep>,
+    /// The most files a template (and a diff) may hold (default 100,000).
+    #[serde(default, deserialize_with = "validate::max_files")]
+    pub max_files: Option<u64>,
+    /// The most bytes a template (and a diff) may hold: a number or a size such as `"256MiB"`
+    /// (the default).
+    #[serde(default, deserialize_with = "validate::size")]
+    pub max_bytes: Option<u64>,
+}
+
+impl WorkspaceConfig {
+    /// The workspace settings these keys describe; relative paths given to `add_files` resolve
+    /// against `base_dir`.
+    pub fn settings(&self, base_dir: Option<&Path>) -> crate::workspace::Settings {
+        let mut settings = crate::workspace::Settings {
+            isolation: self.isolation.unwrap_or_default(),
+            network: self.network,
+            ignore: self.ignore.clone(),
+            keep: self.keep.unwrap_or_default(),
+            ..Default::default()
+        };
+        if let Some(files) = self.max_files {
+            settings.limits.max_files = files;
+        }
+        if let Some(bytes) = self.max_bytes {
+            settings.limits.max_bytes = bytes;
+        }
+        settings.base_dir = base_dir.map(Path::to_path_buf);
+        settings
     }
 }
 
@@ -751,6 +812,14 @@ path = "x"
                 metric_margin: Some(0.1),
                 baseline_include: Some(vec!["cost".into()]),
             },
+            workspace: WorkspaceConfig {
+                isolation: Some(crate::workspace::Isolation::Bubblewrap),
+                network: true,
+                ignore: vec!["target/".into()],
+                keep: Some(crate::workspace::Keep::Always),
+                max_files: Some(10),
+                max_bytes: Some(1024),
+            },
             source: None,
         };
         let table: toml::Table = toml::from_str(&toml::to_string(&config).unwrap()).unwrap();
@@ -773,6 +842,10 @@ path = "x"
         assert_eq!(
             keys(table["compare"].as_table().unwrap()),
             set(parse::COMPARE_KEYS)
+        );
+        assert_eq!(
+            keys(table["workspace"].as_table().unwrap()),
+            set(parse::WORKSPACE_KEYS)
         );
     }
 
@@ -808,6 +881,27 @@ path = "x"
         assert!(include.contains("\"cost\", \"duration\""), "{include}");
         let key = message("[compare]\nfail_of = []\n");
         assert!(key.ends_with("did you mean `fail_on`?"), "{key}");
+    }
+
+    #[test]
+    fn workspace_keys_are_validated_with_their_location() {
+        let text = "[workspace]\nisolation = \"docker\"\nkeep = \"sometimes\"\nmax_files = 0\nnetwrok = true\n";
+        let err = Config::parse(text, "n.toml").unwrap_err();
+        let all = err.to_string();
+        assert!(all.contains("n.toml:2:"), "{all}");
+        assert!(all.contains("[workspace] isolation"), "{all}");
+        assert!(all.contains("[workspace] keep"), "{all}");
+        assert!(all.contains("[workspace] max_files"), "{all}");
+        assert!(all.contains("did you mean `network`?"), "{all}");
+        let ok = Config::parse(
+            "[workspace]\nisolation = \"bubblewrap\"\nmax_bytes = \"1MiB\"\nignore = [\"*.log\"]\n",
+            "n.toml",
+        )
+        .unwrap();
+        let settings = ok.workspace.settings(None);
+        assert_eq!(settings.isolation, crate::workspace::Isolation::Bubblewrap);
+        assert_eq!(settings.limits.max_bytes, 1024 * 1024);
+        assert_eq!(settings.limits.max_files, 100_000);
     }
 
     #[test]

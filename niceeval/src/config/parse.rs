@@ -19,7 +19,15 @@ use super::{Config, ConfigError};
 use crate::suggest::closest;
 
 /// The tables of the file.
-pub(super) const TABLES: &[&str] = &["judge", "agent", "prices", "run", "report", "compare"];
+pub(super) const TABLES: &[&str] = &[
+    "judge",
+    "agent",
+    "prices",
+    "run",
+    "report",
+    "workspace",
+    "compare",
+];
 /// The keys of `[judge]`.
 pub(super) const JUDGE_KEYS: &[&str] = &[
     "model",
@@ -38,6 +46,15 @@ pub(super) const PRICE_KEYS: &[&str] = &["input", "output", "cache_read"];
 pub(super) const REPORT_KEYS: &[&str] = &["max_text", "snapshot_reasons"];
 /// The keys of `[compare]`.
 pub(super) const COMPARE_KEYS: &[&str] = &["fail_on", "alpha", "metric_margin", "baseline_include"];
+
+pub(super) const WORKSPACE_KEYS: &[&str] = &[
+    "isolation",
+    "network",
+    "ignore",
+    "keep",
+    "max_files",
+    "max_bytes",
+];
 
 pub(super) fn parse(text: &str, name: &str) -> Result<Config, ConfigError> {
     let error = |key: Option<String>, e: &toml::de::Error| {
@@ -133,6 +150,7 @@ fn unknown_keys(root: &mut DeTable<'_>) -> Vec<Unknown> {
             ("run", RUN_KEYS),
             ("judge", JUDGE_KEYS),
             ("report", REPORT_KEYS),
+            ("workspace", WORKSPACE_KEYS),
             ("compare", COMPARE_KEYS),
         ]
         .into_iter()
@@ -162,6 +180,7 @@ fn unknown_keys(root: &mut DeTable<'_>) -> Vec<Unknown> {
         ("judge", JUDGE_KEYS),
         ("run", RUN_KEYS),
         ("report", REPORT_KEYS),
+        ("workspace", WORKSPACE_KEYS),
         ("compare", COMPARE_KEYS),
     ] {
         if let Some(DeValue::Table(t)) = root.get_mut(table).map(Spanned::get_mut) {

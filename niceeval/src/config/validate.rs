@@ -123,6 +123,10 @@ fn at_least_one<'de, D: Deserializer<'de>>(d: D, what: &str) -> Result<Option<i6
     })
 }
 
+pub(super) fn max_files<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(at_least_one(d, "max_files")?.map(|n| n as u64))
+}
+
 pub(super) fn concurrency<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
     at_least_one(d, "the number of evals run at once")?
         .map(|n| usize::try_from(n).map_err(serde::de::Error::custom))

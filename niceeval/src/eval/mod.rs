@@ -11,7 +11,9 @@ use crate::record::Record;
 use crate::scope::{Scoped, ScopedCheck};
 
 mod assertions;
+mod workspace;
 use crate::turn::{Turn, TurnStatus};
+pub use workspace::RunTests;
 
 /// The handle an eval body receives as `t`.
 ///
@@ -36,6 +38,8 @@ pub struct Eval {
     latency_ms: f64,
     /// The `input.requested` payload the last turn of this session is parked on.
     awaiting: Option<serde_json::Value>,
+    /// The run's working copy (`#[eval(workspace = ..)]`).
+    workspace: Option<Arc<crate::workspace::Workspace>>,
 }
 
 impl std::fmt::Debug for Eval {
@@ -69,7 +73,17 @@ impl Eval {
             awaiting: None,
             case_id: None,
             latency_ms: 0.0,
+            workspace: None,
         }
+    }
+
+    /// Gives the run its working copy.
+    pub(crate) fn with_workspace(
+        mut self,
+        workspace: Option<Arc<crate::workspace::Workspace>>,
+    ) -> Self {
+        self.workspace = workspace;
+        self
     }
 
     /// Sets the dataset case this run is for.
@@ -159,6 +173,11 @@ impl Eval {
         })?;
         let sink = EventSink::default();
         let user = Event::user(input.text.clone());
+        // What the working copy looked like before the send, so the turn knows what it changed.
+        let before = match &self.workspace {
+            Some(ws) => Some(workspace::snapshot(ws).await?),
+            None => None,
+        };
         let first_event = self.record.begin_turn(user.clone(), sink.clone());
         let request = Request {
             input: input.clone(),
@@ -166,7 +185,7 @@ impl Eval {
             history: self.history.clone(),
             responding_to,
             events: sink.clone(),
-            sandbox: None,
+            sandbox: self.workspace.as_ref().map(|ws| ws.sandbox().clone()),
         };
         let started = std::time::Instant::now();
         let outcome = agent.send(request).await;
@@ -177,13 +196,23 @@ impl Eval {
                 message: e.message().to_string(),
             });
         }
+        if let (Some(ws), Some(before)) = (&self.workspace, before) {
+            match workspace::changes_since(ws, before).await {
+                Ok(Some(changed)) => emitted.push(changed),
+                Ok(None) => {}
+                Err(e) => emitted.push(Event::Error {
+                    message: format!("cannot tell what the turn changed in the working copy: {e}"),
+                }),
+            }
+        }
         self.record.end_turn(&emitted);
         let mut events = Vec::with_capacity(emitted.len() + 1);
         events.push(user);
         events.extend(emitted);
         self.events.extend_from_slice(&events);
         let turn = Turn::from_events(self.turns.len(), first_event, events, data)
-            .attach(self.record.clone());
+            .attach(self.record.clone())
+            .in_workspace(self.workspace.is_some());
         self.latency_ms += duration_ms;
         self.awaiting = turn.pending_request().cloned();
         self.history.push(Message {
@@ -322,8 +351,17 @@ impl Eval {
     /// ```
     pub fn check<V: Checkable, A: Assertion>(&self, value: V, assertion: A) -> AssertionResult {
         // Assertions as data (`spec::assertions`) read the run's cost and latency.
-        let result = crate::spec::with_run_facts(self.usage().cost_usd, self.latency_ms, || {
-            AssertionResult::evaluate(&assertion, &value.subject())
+        let facts = self.workspace.as_ref().map(|ws| {
+            let ws = ws.clone();
+            crate::expect::WorkspaceFacts {
+                path: ws.path().to_path_buf(),
+                diff: Box::new(move || ws.try_diff().ok().map(|d| d.text().to_string())),
+            }
+        });
+        let result = crate::expect::with_workspace(facts, || {
+            crate::spec::with_run_facts(self.usage().cost_usd, self.latency_ms, || {
+                AssertionResult::evaluate(&assertion, &value.subject())
+            })
         });
         self.record.push_result(result.clone());
         result

@@ -174,6 +174,32 @@ pub(crate) fn fill_from_events(payload: &mut Input, events: &[Event]) {
     }
 }
 
+/// The working copy a grader evaluated inside `t.check` sees, and how to get its diff.
+pub(crate) struct WorkspaceFacts {
+    /// The working copy.
+    pub path: std::path::PathBuf,
+    /// The unified diff against the baseline, taken when a grader asks.
+    pub diff: Box<dyn Fn() -> Option<String>>,
+}
+
+thread_local! {
+    static WORKSPACE: std::cell::RefCell<Option<WorkspaceFacts>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with `facts` visible to script graders evaluated in it on this thread (the eval
+/// handle wraps its checks in it).
+pub(crate) fn with_workspace<R>(facts: Option<WorkspaceFacts>, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<WorkspaceFacts>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            WORKSPACE.with(|w| *w.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(WORKSPACE.with(|w| w.replace(facts)));
+    f()
+}
+
 /// Everything needed to run one grader process over one value.
 pub(crate) struct GraderRun<'a> {
     pub command: &'a [String],
@@ -190,6 +216,18 @@ impl GraderRun<'_> {
             return Grade::error("the grader command is empty; give a program and its arguments");
         };
         let mut payload = self.payload.clone();
+        // Inside a workspace eval's `t.check`, the grader gets the working copy and its diff
+        // (AgentV's `workspace_path` and `file_changes`) unless they were set by hand.
+        WORKSPACE.with(|facts| {
+            if let Some(facts) = facts.borrow().as_ref() {
+                if payload.workspace_path.is_none() {
+                    payload.workspace_path = Some(facts.path.to_string_lossy().into_owned());
+                }
+                if payload.file_changes.is_none() {
+                    payload.file_changes = (facts.diff)();
+                }
+            }
+        });
         // Keep a long output in a temp file alive until the grader has finished.
         let mut _spill = None;
         match output {

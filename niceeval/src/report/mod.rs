@@ -43,6 +43,10 @@ pub struct RunSummary {
     /// Tokens and cost of the run's LLM-judge calls, apart from the agent's.
     #[serde(default, skip_serializing_if = "Usage::is_zero")]
     pub judge_usage: Usage,
+    /// Where the run's working copy was kept (`#[eval(workspace = ..)]` evals, by `[workspace]
+    /// keep`: a failed run's by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
 }
 
 /// Everything about one eval: identity, outcome, the representative run's assertions and
@@ -375,6 +379,7 @@ mod tests {
             usage: Usage::default(),
             judge_usage: Usage::default(),
             cost_usd: None,
+            workspace: None,
         }
     }
 

@@ -155,6 +155,21 @@ fn marks(out: &mut String, report: &EvalReport, style: Style) {
     }
     match style {
         Style::Report => {
+            // Kept working copies (paths change every run: not in snapshots).
+            let kept: Vec<&str> = report
+                .runs
+                .iter()
+                .filter_map(|r| r.workspace.as_deref())
+                .collect();
+            match kept.as_slice() {
+                [] => {}
+                [one] => {
+                    let _ = writeln!(out, "  working copy kept at {one}");
+                }
+                many => {
+                    let _ = writeln!(out, "  working copies kept at {}", many.join(", "));
+                }
+            }
             if report.below_threshold && report.strict && report.error.is_none() {
                 let _ = writeln!(
                     out,

@@ -24,6 +24,10 @@
 //! | `not_event(kind)` | no event of that kind |
 //! | `event_order([..])` | events of these kinds appeared in this relative order |
 //! | `events_satisfy(label, f)` | `f(&events)` returns true |
+//! | `file_changed(path)` / `file_created(path)` / `file_deleted(path)` | the working copy's path changed that way |
+//! | `not_in_diff(pat)` | no diff of the working copy contains `pat` |
+//! | `diff_is_empty()` | no file of the working copy changed |
+//! | `no_failed_shell_commands()` | no shell action failed or exited non-zero (nor, on `t`, a workspace command) |
 //!
 //! On a [`crate::Turn`] only: `output_equals(v)` and `output_matches::<T>()` check the turn's
 //! structured output. Tool inputs are matched with the [`InputMatch`] language.
@@ -55,6 +59,7 @@ mod actions;
 mod calls;
 mod deferred;
 mod events;
+mod files;
 mod matching;
 mod run_checks;
 #[cfg(test)]
@@ -67,6 +72,7 @@ pub use actions::{
 };
 pub(crate) use deferred::{BoxFuture, Defer, Deferred, Stage};
 pub use events::{EventCheck, EventOrder, EventsSatisfy, NoEvent};
+pub use files::{DiffIsEmpty, FileCheck, NoFailedShellCommands, NotInDiff};
 pub use matching::{InputMatch, InputMatchError};
 pub use run_checks::{MessageIncludes, Parked, Succeeded};
 pub use tools::ToolCheck;

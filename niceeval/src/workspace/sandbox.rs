@@ -6,6 +6,11 @@
 //! Agents build their processes with [`crate::agent::Request::command`], which asks the run's
 //! sandbox; the workspace's own commands (`run_command`, `run_tests`) go through it too, so the
 //! eval's checks see the same machine the agent saw.
+//!
+//! Under bubblewrap a workspace's processes get a `HOME` and a `/tmp` of the run's own (kept
+//! across its turns and commands, never shared with the host's): programs that keep state in
+//! `~` — a coding agent's sessions — work, and nothing leaks into the user's home. API keys
+//! come from the environment, which is passed through.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -38,12 +43,43 @@ fn bwrap_program() -> OsString {
     std::env::var_os("NICEEVAL_BWRAP").unwrap_or_else(|| OsString::from("bwrap"))
 }
 
+/// Fails with a clear error when `bwrap` cannot create its namespaces here (not installed, or
+/// the kernel forbids unprivileged user namespaces).
+pub(crate) fn check_bwrap() -> Result<(), super::WorkspaceError> {
+    let program = bwrap_program();
+    let shown = program.to_string_lossy().into_owned();
+    let out = std::process::Command::new(&program)
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "--", "true"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| super::WorkspaceError::Spawn {
+            program: shown.clone(),
+            message: format!(
+                "{e}; [workspace] isolation = \"bubblewrap\" needs bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
+            ),
+        })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(super::WorkspaceError::Spawn {
+            program: shown,
+            message: format!(
+                "bubblewrap cannot create a sandbox here ({}): {}; the kernel may forbid unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone / apparmor_restrict_unprivileged_userns), or use isolation = \"local\"",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        })
+    }
+}
+
 /// The place an agent's processes run in: the working copy and its isolation. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     root: PathBuf,
     isolation: Isolation,
     network: bool,
+    /// The run's own directory holding `home/` and `tmp/` for isolated processes.
+    private: Option<PathBuf>,
 }
 
 impl Sandbox {
@@ -54,7 +90,16 @@ impl Sandbox {
             root: root.into(),
             isolation,
             network,
+            private: None,
         }
+    }
+
+    /// Gives isolated processes `dir/home` as `HOME` and `dir/tmp` as `/tmp`, both writable and
+    /// kept for the run (so a coding agent finds its session files again on the next turn).
+    /// Without it, `HOME` stays read-only and `/tmp` is a fresh empty one per process.
+    pub fn with_private_dir(mut self, dir: impl Into<PathBuf>) -> Sandbox {
+        self.private = Some(dir.into());
+        self
     }
 
     /// The working copy.
@@ -95,8 +140,25 @@ impl Sandbox {
                     OsStr::new("/dev"),
                     OsStr::new("--proc"),
                     OsStr::new("/proc"),
-                    OsStr::new("--tmpfs"),
-                    OsStr::new("/tmp"),
+                ]);
+                match &self.private {
+                    Some(dir) => {
+                        let (home, tmp) = (dir.join("home"), dir.join("tmp"));
+                        push(&[
+                            OsStr::new("--bind"),
+                            tmp.as_os_str(),
+                            OsStr::new("/tmp"),
+                            OsStr::new("--bind"),
+                            home.as_os_str(),
+                            home.as_os_str(),
+                            OsStr::new("--setenv"),
+                            OsStr::new("HOME"),
+                            home.as_os_str(),
+                        ]);
+                    }
+                    None => push(&[OsStr::new("--tmpfs"), OsStr::new("/tmp")]),
+                }
+                push(&[
                     OsStr::new("--bind"),
                     &root,
                     &root,

@@ -23,8 +23,8 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("matchers", &["expect", "spec"]),
-    ("settings", &["cache", "config", "price"]),
     ("workspace", &["workspace"]),
+    ("settings", &["cache", "config", "price"]),
     ("checks", &["scope", "efficiency"]),
     ("agents and models", &["provider", "agent"]),
     (

@@ -8,7 +8,9 @@
 mod scripts_support;
 mod support;
 
+mod claude_code;
 mod code_assertions;
+mod codex;
 mod command_agent;
 mod config;
 mod custom_assertions;
@@ -22,3 +24,4 @@ mod script_graders;
 mod spec;
 mod spec_promptfoo;
 mod usage;
+mod workspace;

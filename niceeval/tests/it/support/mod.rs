@@ -15,6 +15,8 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+pub mod fake_responses;
+
 /// One request the server received.
 #[derive(Debug, Clone)]
 pub struct Seen {
@@ -364,3 +366,4 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     walk(dir, &mut out);
     out
 }
+pub mod fake_anthropic;
