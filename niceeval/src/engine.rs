@@ -213,6 +213,7 @@ fn failed_before_start(error: RunError) -> (RunSummary, RunDetail) {
             below_threshold: false,
             skip_reason: None,
             score: None,
+            metrics: Default::default(),
             duration_ms: 0.0,
             usage: Usage::default(),
             cost_usd: None,
@@ -380,6 +381,7 @@ async fn run_once(
         below_threshold: folded.below_threshold,
         skip_reason: taken.skip,
         score: mean_score(&assertions),
+        metrics: crate::outcome::metric_scores(&assertions),
         duration_ms: started.elapsed().as_secs_f64() * 1000.0,
         usage,
         // agent-reported where given, else estimated from the price table; None when unknown

@@ -37,6 +37,7 @@
 
 pub mod agent;
 mod assertion;
+pub mod compare;
 pub mod config;
 pub mod dataset;
 mod definition;

@@ -274,6 +274,16 @@ pub fn from_earlier_runs(reports: &[EvalReport]) -> Vec<&EvalReport> {
 
 /// Replays merged reports through reporters as if they had just run; returns the suite report.
 pub fn replay(reports: &[EvalReport], reporters: &mut [Box<dyn Reporter>]) -> SuiteReport {
+    replay_with(reports, reporters, |_| {})
+}
+
+/// [`replay`], with `finish` completing the suite report (e.g. with the comparison with a
+/// baseline, [`SuiteReport::comparison`]) before the reporters get it.
+pub fn replay_with(
+    reports: &[EvalReport],
+    reporters: &mut [Box<dyn Reporter>],
+    finish: impl FnOnce(&mut SuiteReport),
+) -> SuiteReport {
     let start = SuiteStart {
         evals: reports.iter().map(|r| r.id.clone()).collect(),
         concurrency: 1,
@@ -289,7 +299,8 @@ pub fn replay(reports: &[EvalReport], reporters: &mut [Box<dyn Reporter>]) -> Su
         summaries.push(EvalSummary::from(report));
     }
     let duration = reports.iter().map(|r| r.duration_ms).sum();
-    let suite = SuiteReport::new(summaries, 0, false, duration);
+    let mut suite = SuiteReport::new(summaries, 0, false, duration);
+    finish(&mut suite);
     for reporter in reporters.iter_mut() {
         let _ = reporter.on_run_complete(&suite);
     }

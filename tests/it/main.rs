@@ -37,3 +37,7 @@ mod insta_workflow;
 /// Dataset evals (`cases = ".."`) under `cargo test`, nextest and the suite runner, on a copy
 /// of a crate whose dataset files the test edits.
 mod datasets;
+
+/// Baselines and the comparison of two runs of a suite whose agent changed: classifications,
+/// statistics, policies and exit codes, `--rerun-failed`, the reports.
+mod compare;

@@ -31,6 +31,11 @@
 //! max_text = "64KiB"                       # longest text stored per value (bytes, KiB, MiB, KB, MB)
 //! snapshot_reasons = true                  # false: snapshots leave reasons (which quote the reply) out
 //!
+//! [compare]                                # comparing a run with a baseline (--baseline FILE)
+//! fail_on = ["broken-gate", "pass-rate-drop", "metric-drop"]   # what is a regression (exit 3)
+//! alpha = 0.05                             # level of the pass-rate test (Fisher's exact)
+//! metric_margin = 0.05                     # how far a score or metric may fall
+//! baseline_include = []                    # also save "cost" and/or "duration" in baselines
 //! [workspace]                              # evals with #[eval(workspace = "dir")]
 //! isolation = "local"                      # local | bubblewrap (Debian's bwrap)
 //! network = false                          # bubblewrap: may the agent's processes use the network
@@ -160,6 +165,9 @@ pub struct Config {
     /// `[report]`: what reports store.
     #[serde(default)]
     pub report: ReportConfig,
+    /// `[compare]`: baselines, and what counts as a regression against one.
+    #[serde(default)]
+    pub compare: CompareConfig,
     /// `[workspace]`: working copies of evals with `#[eval(workspace = ..)]`.
     #[serde(default)]
     pub workspace: WorkspaceConfig,
@@ -258,6 +266,81 @@ pub struct ReportConfig {
     /// not fail every snapshot.
     #[serde(default)]
     pub snapshot_reasons: Option<bool>,
+}
+
+/// `[compare]`: what `--baseline` calls a regression, the level of its statistics, and what
+/// `--save-baseline` writes (see `niceeval::compare`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with fail_on, alpha, metric_margin, baseline_include"
+)]
+pub struct CompareConfig {
+    /// The kinds of regression that fail a run compared with a baseline (exit code 3 when no
+    /// eval failed): `"broken-gate"` (an eval or case that passed fails now; for evals run
+    /// several times on both sides, only when its pass-rate drop is beyond chance),
+    /// `"pass-rate-drop"` (an eval run several times whose pass rate fell beyond chance, even
+    /// if it still passes), `"metric-drop"` (a named metric, or the mean score of an eval
+    /// passing on both sides, fell by more than `metric_margin`; for means over several runs,
+    /// also beyond chance by Welch's t-test). Default: all three; `[]` reports the comparison and never fails.
+    #[serde(default, deserialize_with = "validate::fail_on")]
+    pub fail_on: Option<Vec<String>>,
+    /// The level of the pass-rate test and of the intervals (their confidence is `1 − alpha`):
+    /// a drop is beyond chance when Fisher's exact test gives `p < alpha`. Strictly between 0
+    /// and 0.5; default 0.05.
+    #[serde(default, deserialize_with = "validate::alpha")]
+    pub alpha: Option<f64>,
+    /// How far the mean score or a named metric (both in [0, 1]) may fall before it is a
+    /// drop, e.g. `0.05`; default 0.05. From 0 to 1.
+    #[serde(default, deserialize_with = "validate::margin")]
+    pub metric_margin: Option<f64>,
+    /// What baselines also record, beyond outcomes, pass rates, scores, metrics and tokens:
+    /// `"cost"`, `"duration"`. Default none: both change from run to run, and a baseline is
+    /// meant to stay byte-identical when nothing changed.
+    #[serde(default, deserialize_with = "validate::baseline_include")]
+    pub baseline_include: Option<Vec<String>>,
+}
+
+/// The kinds of regression `[compare] fail_on` takes.
+pub const FAIL_ON: &[&str] = &["broken-gate", "pass-rate-drop", "metric-drop"];
+
+/// What `[compare] baseline_include` takes.
+pub const BASELINE_INCLUDE: &[&str] = &["cost", "duration"];
+
+impl CompareConfig {
+    /// `alpha`, else 0.05.
+    pub fn alpha(&self) -> f64 {
+        self.alpha.unwrap_or(0.05)
+    }
+
+    /// `metric_margin`, else 0.05.
+    pub fn metric_margin(&self) -> f64 {
+        self.metric_margin.unwrap_or(0.05)
+    }
+
+    /// Whether `kind` (one of [`FAIL_ON`]) fails a run: listed in `fail_on`, or `fail_on` not
+    /// given.
+    ///
+    /// ```
+    /// use niceeval::config::Config;
+    ///
+    /// let config = Config::parse("[compare]\nfail_on = [\"broken-gate\"]\n", "niceeval.toml").unwrap();
+    /// assert!(config.compare.fails_on("broken-gate"));
+    /// assert!(!config.compare.fails_on("metric-drop"));
+    /// assert!(Config::default().compare.fails_on("metric-drop"));
+    /// ```
+    pub fn fails_on(&self, kind: &str) -> bool {
+        self.fail_on
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|k| k == kind))
+    }
+
+    /// Whether baselines record `what` (`"cost"` or `"duration"`).
+    pub fn includes(&self, what: &str) -> bool {
+        self.baseline_include
+            .as_ref()
+            .is_some_and(|list| list.iter().any(|k| k == what))
+    }
 }
 
 /// `[workspace]`.
@@ -723,6 +806,12 @@ path = "x"
                 max_text: Some(1024),
                 snapshot_reasons: Some(false),
             },
+            compare: CompareConfig {
+                fail_on: Some(vec!["broken-gate".into()]),
+                alpha: Some(0.01),
+                metric_margin: Some(0.1),
+                baseline_include: Some(vec!["cost".into()]),
+            },
             workspace: WorkspaceConfig {
                 isolation: Some(crate::workspace::Isolation::Bubblewrap),
                 network: true,
@@ -751,9 +840,47 @@ path = "x"
             set(parse::PRICE_KEYS)
         );
         assert_eq!(
+            keys(table["compare"].as_table().unwrap()),
+            set(parse::COMPARE_KEYS)
+        );
+        assert_eq!(
             keys(table["workspace"].as_table().unwrap()),
             set(parse::WORKSPACE_KEYS)
         );
+    }
+
+    #[test]
+    fn compare_policy_is_validated_with_clear_errors() {
+        let config = Config::parse(
+            "[compare]\nfail_on = [\"pass-rate-drop\", \"metric-drop\"]\nalpha = 0.01\nmetric_margin = 0.1\nbaseline_include = [\"cost\"]\n",
+            "n.toml",
+        )
+        .unwrap();
+        assert!(!config.compare.fails_on("broken-gate"));
+        assert!(config.compare.fails_on("pass-rate-drop"));
+        assert_eq!(
+            (config.compare.alpha(), config.compare.metric_margin()),
+            (0.01, 0.1)
+        );
+        assert!(config.compare.includes("cost") && !config.compare.includes("duration"));
+        let defaults = Config::default().compare;
+        assert_eq!((defaults.alpha(), defaults.metric_margin()), (0.05, 0.05));
+
+        let message = |text: &str| Config::parse(text, "n.toml").unwrap_err().to_string();
+        let typo = message("[compare]\nfail_on = [\"broken-gates\"]\n");
+        assert!(typo.starts_with("n.toml:2:"), "{typo}");
+        assert!(typo.contains("[compare] fail_on"), "{typo}");
+        assert!(typo.contains("did you mean \"broken-gate\"?"), "{typo}");
+        let alpha = message("[compare]\nalpha = 5\n");
+        assert!(alpha.contains("strictly between 0 and 0.5"), "{alpha}");
+        let alpha = message("[compare]\nalpha = 0.7\n");
+        assert!(alpha.contains("got 0.7"), "{alpha}");
+        let margin = message("[compare]\nmetric_margin = -0.1\n");
+        assert!(margin.contains("from 0 to 1"), "{margin}");
+        let include = message("[compare]\nbaseline_include = [\"paths\"]\n");
+        assert!(include.contains("\"cost\", \"duration\""), "{include}");
+        let key = message("[compare]\nfail_of = []\n");
+        assert!(key.ends_with("did you mean `fail_on`?"), "{key}");
     }
 
     #[test]

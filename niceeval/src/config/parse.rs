@@ -19,7 +19,15 @@ use super::{Config, ConfigError};
 use crate::suggest::closest;
 
 /// The tables of the file.
-pub(super) const TABLES: &[&str] = &["judge", "agent", "prices", "run", "report", "workspace"];
+pub(super) const TABLES: &[&str] = &[
+    "judge",
+    "agent",
+    "prices",
+    "run",
+    "report",
+    "workspace",
+    "compare",
+];
 /// The keys of `[judge]`.
 pub(super) const JUDGE_KEYS: &[&str] = &[
     "model",
@@ -36,6 +44,8 @@ pub(super) const RUN_KEYS: &[&str] = &["concurrency", "strict", "timeout", "runs
 pub(super) const PRICE_KEYS: &[&str] = &["input", "output", "cache_read"];
 /// The keys of `[report]`.
 pub(super) const REPORT_KEYS: &[&str] = &["max_text", "snapshot_reasons"];
+/// The keys of `[compare]`.
+pub(super) const COMPARE_KEYS: &[&str] = &["fail_on", "alpha", "metric_margin", "baseline_include"];
 
 pub(super) const WORKSPACE_KEYS: &[&str] = &[
     "isolation",
@@ -141,6 +151,7 @@ fn unknown_keys(root: &mut DeTable<'_>) -> Vec<Unknown> {
             ("judge", JUDGE_KEYS),
             ("report", REPORT_KEYS),
             ("workspace", WORKSPACE_KEYS),
+            ("compare", COMPARE_KEYS),
         ]
         .into_iter()
         .filter(|(_, keys)| keys.contains(&key.as_str()))
@@ -170,6 +181,7 @@ fn unknown_keys(root: &mut DeTable<'_>) -> Vec<Unknown> {
         ("run", RUN_KEYS),
         ("report", REPORT_KEYS),
         ("workspace", WORKSPACE_KEYS),
+        ("compare", COMPARE_KEYS),
     ] {
         if let Some(DeValue::Table(t)) = root.get_mut(table).map(Spanned::get_mut) {
             check_table(t, &format!("[{table}]"), keys, &mut found);

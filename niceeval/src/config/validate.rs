@@ -199,3 +199,62 @@ pub(super) fn size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Er
     }
     d.deserialize_any(Size).map(Some)
 }
+
+/// A list of names each of which must be in `valid`: a wrong one gets a "did you mean".
+fn names<'de, D: Deserializer<'de>>(
+    d: D,
+    valid: &'static [&'static str],
+) -> Result<Option<Vec<String>>, D::Error> {
+    validated(d, |list: &Vec<String>| {
+        for name in list {
+            if !valid.contains(&name.as_str()) {
+                let options = valid
+                    .iter()
+                    .map(|k| format!("\"{k}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(match crate::suggest::closest(name, valid.iter().copied()) {
+                    Some(near) => format!(
+                        "unknown value {name:?}; did you mean \"{near}\"? (one of {options})"
+                    ),
+                    None => format!("unknown value {name:?}; write any of {options}"),
+                });
+            }
+        }
+        Ok(())
+    })
+}
+
+pub(super) fn fail_on<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    names(d, super::FAIL_ON)
+}
+
+pub(super) fn baseline_include<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<String>>, D::Error> {
+    names(d, super::BASELINE_INCLUDE)
+}
+
+pub(super) fn alpha<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    validated(d, |a: &f64| {
+        if *a > 0.0 && *a < 0.5 {
+            Ok(())
+        } else {
+            Err(format!(
+                "alpha is the level of the pass-rate test, strictly between 0 and 0.5 (0.05 is usual, 0.01 stricter); got {a}"
+            ))
+        }
+    })
+}
+
+pub(super) fn margin<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    validated(d, |m: &f64| {
+        if (0.0..=1.0).contains(m) {
+            Ok(())
+        } else {
+            Err(format!(
+                "metric_margin is how far a score in [0, 1] may fall, from 0 to 1 (e.g. 0.05); got {m}"
+            ))
+        }
+    })
+}

@@ -60,6 +60,16 @@ pub struct Args {
     pub sample: Option<usize>,
     /// `--seed S` for `--sample` (0 when not given).
     pub seed: u64,
+    /// `--baseline FILE`: compare this run (or, in report mode, the results) with a baseline
+    /// file, show the comparison in every report, and exit 3 on a regression
+    /// (`[compare] fail_on`).
+    pub baseline: Option<PathBuf>,
+    /// `--save-baseline FILE`: write the baseline of this run (or, in report mode, of the
+    /// results) to FILE.
+    pub save_baseline: Option<PathBuf>,
+    /// `--rerun-failed`: run only the evals that failed in this suite's last run (read from
+    /// its results file).
+    pub rerun_failed: bool,
 }
 
 /// A bad command line.
@@ -99,6 +109,12 @@ niceeval options:
   --jsonl PATH            write one JSON line per finished eval
   --junit PATH            write JUnit XML
   --markdown PATH         write a Markdown summary
+  --baseline FILE         compare with a baseline file: what was fixed, broke, got worse or
+                          better (pass rates tested with Fisher's exact test), in every report;
+                          exit 3 on a regression ([compare] fail_on in niceeval.toml)
+  --save-baseline FILE    write this run's baseline (outcomes, pass rates, scores, metrics,
+                          tokens; sorted, byte-identical when nothing changed) to FILE
+  --rerun-failed          run only the evals that failed in the last run (from the results file)
 ",
             $html,
             "
@@ -110,6 +126,7 @@ report mode (runs no eval):
                           Each eval shows its latest run; evals from an earlier run than their
                           target's latest are named
   --combine               combine every record as the shards of one run (not only the latest)
+  --baseline FILE, --save-baseline FILE   as above, for the results read
 "
         )
     };
@@ -236,6 +253,9 @@ impl Args {
                 #[cfg(not(feature = "html"))]
                 "--html" => return Err(ArgsError(HTML_NEEDS_FEATURE.to_string())),
                 "--combine" => out.combine = true,
+                "--baseline" => out.baseline = Some(value("--baseline")?.into()),
+                "--save-baseline" => out.save_baseline = Some(value("--save-baseline")?.into()),
+                "--rerun-failed" => out.rerun_failed = true,
                 "--report" => {
                     if let Some(v) = inline {
                         out.filters.push(v);
@@ -390,6 +410,32 @@ mod tests {
         let exact = Args::parse(["a::b", "--exact"]).unwrap().unwrap();
         assert!(exact.selects("a::b", &[]));
         assert!(!exact.selects("a::bc", &[]));
+    }
+
+    #[test]
+    fn baseline_flags() {
+        let a = Args::parse([
+            "--baseline",
+            "ci/baseline.json",
+            "--save-baseline=new.json",
+            "--rerun-failed",
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(a.baseline, Some(PathBuf::from("ci/baseline.json")));
+        assert_eq!(a.save_baseline, Some(PathBuf::from("new.json")));
+        assert!(a.rerun_failed);
+        assert!(
+            Args::parse(["--baseline"])
+                .unwrap_err()
+                .to_string()
+                .contains("needs a value")
+        );
+        let report = Args::parse(["--report", "dir", "--baseline", "b.json"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(report.report, Some(vec![PathBuf::from("dir")]));
+        assert_eq!(report.baseline, Some(PathBuf::from("b.json")));
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! reporters, and exits non-zero when any eval failed.
 //!
 //! Exit codes: 0 when every selected eval passed or was skipped, 101 when any failed (libtest's
-//! code), 2 for a bad command line or a report file that cannot be created, 130 when
+//! code), 3 when none failed but the comparison with `--baseline` found a regression that
+//! `[compare] fail_on` names ([`EXIT_REGRESSION`], see [`crate::compare`]), 2 for a bad command
+//! line, a report file that cannot be created or a baseline that cannot be read, 130 when
 //! interrupted by Ctrl-C (SIGINT) and 143 when terminated by SIGTERM (what `timeout`, CI runners
 //! cancelling a job and `docker stop` send; Unix) — 128 plus the signal's number, as a shell
 //! reports a process the signal killed. On either signal the runner stops starting evals,
@@ -23,11 +25,17 @@
 //! With `--report`, the runner runs no eval: it merges results files and writes reports from
 //! them ([`run_report`]).
 //!
+//! `--baseline FILE` compares the run with a baseline and puts the comparison into the suite
+//! report before the reporters see its end; `--save-baseline FILE` writes the baseline of the
+//! evals this run ran (a filtered run saves what it selected); `--rerun-failed` selects the
+//! evals whose latest record in this target's results file failed.
+//!
 //! Evals marked `#[eval(snapshot)]` are checked against their insta snapshot after they finish
 //! (see [`crate::snapshot::check_in_suite`]): the same `.snap` file their `#[test]` uses under
 //! plain `cargo test`, so `cargo insta test` and `cargo insta review` work with either.
 
 mod args;
+mod compare;
 mod report;
 mod suite;
 
@@ -47,6 +55,9 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILED: i32 = 101;
 /// Exit code for a bad command line.
 pub const EXIT_USAGE: i32 = 2;
+/// Exit code when every eval passed (or was skipped) but the comparison with the `--baseline`
+/// found a regression that `[compare] fail_on` names. A failed eval's 101 wins over it.
+pub const EXIT_REGRESSION: i32 = 3;
 /// Exit code when Ctrl-C interrupted the run (128 + SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
 /// Exit code when SIGTERM interrupted the run (128 + SIGTERM).
@@ -116,17 +127,64 @@ pub fn run_with_args(
         })
         .collect();
     let total = evals.len();
+    // Every eval the binary defines: a baseline eval among them that this run did not select
+    // is "not run", not "removed".
+    let defined: std::collections::BTreeSet<String> = evals.iter().map(|d| d.id()).collect();
     let selected: Vec<&'static EvalDefinition> = evals
         .into_iter()
         .filter(|d| args.selects(&d.test_name(), d.tags))
         // libtest counts the evals --ignored leaves out as filtered out.
         .filter(|d| !args.ignored || d.ignored)
         .collect();
-    let filtered_out = total - selected.len();
+    let mut selected = selected;
+    let mut filtered_out = total - selected.len();
+    let target = crate::results::this_run().target.clone();
+    if args.rerun_failed {
+        let dir = default_results_dir(&selected);
+        match compare::last_failures(&dir, &target) {
+            Err(e) => {
+                eprintln!("error: --rerun-failed: {e}");
+                return EXIT_USAGE;
+            }
+            Ok(compare::LastRun::None) => {
+                eprintln!(
+                    "error: --rerun-failed: there is no last run of `{target}` to rerun the failures of (no results in {}); run the suite once without --rerun-failed",
+                    dir.display()
+                );
+                return EXIT_USAGE;
+            }
+            Ok(compare::LastRun::Failed(failed, started)) => {
+                let before = selected.len();
+                selected.retain(|d| failed.contains(&d.id()));
+                filtered_out += before - selected.len();
+                if selected.is_empty() {
+                    println!(
+                        "--rerun-failed: nothing failed in the last run (started {started}); nothing to rerun"
+                    );
+                    return EXIT_OK;
+                }
+                println!(
+                    "--rerun-failed: rerunning {} eval(s) that failed in the last run (started {started})",
+                    selected.len()
+                );
+            }
+        }
+    }
     if args.list {
         list(args, &selected);
         return EXIT_OK;
     }
+    let config_dir = selected
+        .first()
+        .map(|d| PathBuf::from(d.manifest_dir))
+        .unwrap_or_else(|| PathBuf::from("."));
+    let comparing = match compare::Compare::prepare(args, &config_dir) {
+        Ok(comparing) => comparing,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return EXIT_USAGE;
+        }
+    };
     let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
     if let Some(def) = selected.first() {
         match crate::results::ResultsFile::open(Path::new(def.manifest_dir)) {
@@ -167,16 +225,37 @@ pub fn run_with_args(
             return 1;
         }
     };
-    let suite = runtime.block_on(run_suite(args, selected, &mut reporters));
+    let finish = |suite: &mut crate::reporter::SuiteReport| {
+        comparing.finish(suite, Some(&defined), Some(&target));
+    };
+    let suite = runtime.block_on(suite::run_suite_with(
+        args,
+        selected,
+        &mut reporters,
+        &finish,
+    ));
     // Abandoned evals (after Ctrl-C or SIGTERM, or bodies that ignore their timeout) must not
     // hold the process open.
     runtime.shutdown_background();
+    let saved = comparing.save(&suite, Some(&target));
     if suite.interrupted {
         suite.signal.map_or(EXIT_INTERRUPTED, |s| s.exit_code())
-    } else if suite.success() {
-        EXIT_OK
     } else {
+        exit_code(&suite, saved.is_ok())
+    }
+}
+
+/// 101 when an eval failed, else 3 on a regression, else 2 when the baseline could not be
+/// saved, else 0.
+fn exit_code(suite: &crate::reporter::SuiteReport, saved: bool) -> i32 {
+    if !suite.success() {
         EXIT_FAILED
+    } else if suite.regressed() {
+        EXIT_REGRESSION
+    } else if !saved {
+        EXIT_USAGE
+    } else {
+        EXIT_OK
     }
 }
 

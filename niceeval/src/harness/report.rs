@@ -7,16 +7,18 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Args, EXIT_FAILED, EXIT_OK, EXIT_USAGE, file_reporters};
-use crate::merge::{from_earlier_runs, latest, merge, read_reports, replay};
+use super::{Args, EXIT_USAGE, file_reporters};
+use crate::merge::{from_earlier_runs, latest, merge, read_reports, replay_with};
 use crate::reporter::{Console, Reporter};
 
 /// Merges the results files `args.report` names (else `default_dir`): each eval's latest run
 /// ([`crate::merge::latest`], naming on stderr the evals whose latest run is older than their
 /// target's), or with `--combine` every record ([`crate::merge::merge`]); replays them through the
 /// report files of `args`, `extra` and the console, and returns the exit code: 0 when every
-/// eval passed or was skipped, 101 when one failed, 2 when the command line is wrong, a report
-/// file cannot be created, or there is nothing to read.
+/// eval passed or was skipped, 101 when one failed, 3 when `--baseline` found a regression
+/// (`[compare] fail_on` of the `niceeval.toml` found from the current directory), 2 when the command line is wrong, a report file or the baseline cannot
+/// be read or written, or there is nothing to read. `--save-baseline FILE` writes the baseline
+/// of the reports read.
 ///
 /// ```no_run
 /// use niceeval::harness::{Args, run_report};
@@ -26,6 +28,15 @@ use crate::reporter::{Console, Reporter};
 /// std::process::exit(code);
 /// ```
 pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>) -> i32 {
+    // `cargo test` runs a suite binary in its crate's directory; `niceeval report` where it
+    // is started.
+    let comparing = match super::compare::Compare::prepare(args, Path::new(".")) {
+        Ok(comparing) => comparing,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return EXIT_USAGE;
+        }
+    };
     let paths: Vec<PathBuf> = match &args.report {
         Some(paths) if !paths.is_empty() => paths.clone(),
         _ => vec![default_dir.to_path_buf()],
@@ -83,9 +94,9 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
             .quiet(args.quiet)
             .show_output(args.show_output),
     ));
-    if replay(&reports, &mut reporters).success() {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
-    }
+    let suite = replay_with(&reports, &mut reporters, |suite| {
+        comparing.finish(suite, None, None);
+    });
+    let saved = comparing.save(&suite, None);
+    super::exit_code(&suite, saved.is_ok())
 }

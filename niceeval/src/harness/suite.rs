@@ -47,6 +47,17 @@ pub async fn run_suite(
     selected: Vec<&'static EvalDefinition>,
     reporters: &mut [Box<dyn Reporter>],
 ) -> SuiteReport {
+    run_suite_with(args, selected, reporters, &|_| {}).await
+}
+
+/// [`run_suite`], with `finish` completing the suite report (the comparison with a baseline)
+/// before the reporters get it.
+pub(crate) async fn run_suite_with(
+    args: &Args,
+    selected: Vec<&'static EvalDefinition>,
+    reporters: &mut [Box<dyn Reporter>],
+    finish: &(dyn Fn(&mut SuiteReport) + Sync),
+) -> SuiteReport {
     let started = Instant::now();
     let first_config = selected
         .first()
@@ -163,6 +174,7 @@ pub async fn run_suite(
             .chain(pending.map(|d| d.id()));
         suite = suite.interrupted_by(signal, unfinished.collect());
     }
+    finish(&mut suite);
     for reporter in reporters.iter_mut() {
         report_error(reporter.on_run_complete(&suite));
     }

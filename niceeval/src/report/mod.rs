@@ -29,6 +29,10 @@ pub struct RunSummary {
     /// Weighted mean score of the run's assertions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
+    /// The run's named metrics (`.metric(name)`): the weighted mean score of the assertions
+    /// carrying each name. Absent in records of versions before baselines.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub metrics: std::collections::BTreeMap<String, f64>,
     /// Wall time of the run (body and assertions), in milliseconds.
     pub duration_ms: f64,
     /// Tokens the agent spent.
@@ -370,6 +374,7 @@ mod tests {
             below_threshold: false,
             skip_reason: (outcome == Outcome::Skipped).then(|| "no key".to_string()),
             score: None,
+            metrics: Default::default(),
             duration_ms: ms,
             usage: Usage::default(),
             judge_usage: Usage::default(),

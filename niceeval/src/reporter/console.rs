@@ -332,6 +332,23 @@ impl<W: Write + Send> Reporter for Console<W> {
                 writeln!(self.out, "total {spending}")?;
             }
         }
+        if !suite.flaky.is_empty() {
+            writeln!(
+                self.out,
+                "\nflaky: {} eval(s) whose runs disagree:",
+                suite.flaky.len()
+            )?;
+            for flaky in &suite.flaky {
+                let name = self.name(&flaky.id).to_string();
+                writeln!(self.out, "    {name}: {}", flaky.describe())?;
+            }
+        }
+        if let Some(comparison) = &suite.comparison {
+            writeln!(self.out)?;
+            for line in comparison.lines() {
+                writeln!(self.out, "{line}")?;
+            }
+        }
         if suite.interrupted {
             writeln!(
                 self.out,

@@ -1,7 +1,10 @@
 //! The HTML reporter: one self-contained file (no external assets, opens offline) with the suite
 //! summary, a chart of pass rates and of score distribution, and every eval's assertions and
 //! transcript. Charts are inline SVG; a small inline script renders the per-eval details from
-//! the embedded JSON data and adds filtering.
+//! the embedded JSON data and adds filtering. Flaky evals get a table of their own; with a
+//! comparison with a baseline ([`SuiteReport::comparison`]) the summary gains a "change since
+//! baseline" column and a "changed only" filter (checked on load when the page's address ends
+//! in `#changed-only`), and the regressions are listed under it.
 //!
 //! This reporter keeps every full report (with transcripts) until the suite ends.
 
@@ -10,6 +13,7 @@ use std::io::Write;
 
 use super::markup::escape;
 use super::{Reporter, SuiteReport};
+use crate::compare::{EvalChange, Kind};
 use crate::outcome::Outcome;
 use crate::report::EvalReport;
 
@@ -183,14 +187,19 @@ td.reason{max-width:60rem}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f3f3f3;padding:.5rem;border-radius:4px;max-height:30rem;overflow:auto}
 #filter{padding:.3rem;width:20rem}
+td.change .details{font-size:12px;color:#555;max-width:40rem}
+td.change.worse,p.change.worse{color:#d23c3c} td.change.better,p.change.better{color:#2e9d57} td.change.same,p.change.same{color:#777}
+label.changed-only{display:inline-block;margin:.5rem 0}
 ";
 
 /// The page's script: renders each eval's assertions and transcript from the embedded JSON and
 /// filters them by id. Uses no network and no storage; marks `<body data-rendered>` when done.
-const SCRIPT: &str = r#"
+const SCRIPT: &str = r##"
 "use strict";
 (function () {
   const reports = JSON.parse(document.getElementById("data").textContent);
+  // Per eval id: what changed since the baseline, and the flaky line.
+  const notes = JSON.parse(document.getElementById("notes").textContent);
   const root = document.getElementById("evals");
   const el = (tag, attrs, ...children) => {
     const node = document.createElement(tag);
@@ -210,6 +219,9 @@ const SCRIPT: &str = r#"
     if (r.error) box.append(el("p", { class: "fail" }, "error: " + (r.error.message ?? r.error)));
     if (r.skip_reason) box.append(el("p", { class: "skip" }, "skipped: " + r.skip_reason));
     if (r.stopped) box.append(el("p", { class: "skip" }, "stopped: " + r.stopped));
+    const note = notes[r.id];
+    if (note && note.change) box.append(el("p", { class: "change " + note.class }, `since the baseline: ${note.change}`));
+    if (note && note.flaky) box.append(el("p", { class: "flaky" }, `flaky: ${note.flaky}`));
     if (r.runs.length > 1) {
       const rel = r.reliability;
       const ks = rel.pass_at_k.map((p, i) => `pass@${i + 1} ${fmt(p)} · pass^${i + 1} ${fmt(rel.pass_hat_k[i])}`);
@@ -232,18 +244,53 @@ const SCRIPT: &str = r#"
     }
     root.append(box);
   }
-  document.getElementById("filter").addEventListener("input", (event) => {
-    const q = event.target.value.toLowerCase();
-    for (const box of root.querySelectorAll("details.eval")) box.hidden = !box.dataset.id.toLowerCase().includes(q);
-  });
+  const filter = document.getElementById("filter");
+  const changedOnly = document.getElementById("changed-only");
+  const changed = new Set(
+    Array.from(document.querySelectorAll("table.summary tr[data-changed='true']"), (row) => row.dataset.id)
+  );
+  const apply = () => {
+    const q = filter.value.toLowerCase();
+    const only = changedOnly !== null && changedOnly.checked;
+    for (const box of root.querySelectorAll("details.eval")) {
+      box.hidden = !box.dataset.id.toLowerCase().includes(q) || (only && !changed.has(box.dataset.id));
+    }
+    for (const row of document.querySelectorAll("table.summary tr[data-id]")) {
+      row.hidden = only && row.dataset.changed !== "true";
+    }
+  };
+  filter.addEventListener("input", apply);
+  if (changedOnly !== null) {
+    changedOnly.addEventListener("change", apply);
+    // A link to the page ending in #changed-only opens it filtered (for CI job links).
+    if (location.hash === "#changed-only") {
+      changedOnly.checked = true;
+      apply();
+    }
+  }
   document.body.dataset.rendered = String(reports.length);
 })();
-"#;
+"##;
 
-/// The summary table, rendered on the server side so it reads without scripts.
+/// The summary table, rendered on the server side so it reads without scripts. With a
+/// comparison, each row has a `change` cell (what happened since the baseline, and what moved)
+/// and says whether it changed (`data-changed`), for the "changed only" filter.
 fn summary_rows(suite: &SuiteReport) -> String {
     let mut rows = String::new();
+    let comparison = suite.comparison.as_ref();
     for e in &suite.evals {
+        let change = comparison.map(|c| match c.eval(&e.id) {
+            Some(change) => (
+                change.changed(),
+                format!(
+                    "<td class=\"change {}\">{}<div class=\"details\">{}</div></td>",
+                    change_class(change),
+                    escape(&change.label()),
+                    escape(&change.details())
+                ),
+            ),
+            None => (false, "<td class=\"change\">–</td>".to_string()),
+        });
         let class = match e.outcome {
             Outcome::Passed => "pass",
             Outcome::Failed => "fail",
@@ -251,7 +298,12 @@ fn summary_rows(suite: &SuiteReport) -> String {
         };
         let _ = write!(
             rows,
-            "<tr><td><code>{}</code></td><td class=\"{class}\">{}{}</td>{}</tr>",
+            "<tr data-id=\"{}\"{}><td><code>{}</code></td><td class=\"{class}\">{}{}</td>{}{}</tr>",
+            escape(&e.id),
+            match &change {
+                Some((changed, _)) => format!(" data-changed=\"{changed}\""),
+                None => String::new(),
+            },
             escape(&e.id),
             if e.error { "error" } else { e.outcome.as_str() },
             if e.below_threshold && e.outcome == Outcome::Passed {
@@ -262,10 +314,125 @@ fn summary_rows(suite: &SuiteReport) -> String {
             e.table_cells("–")
                 .iter()
                 .map(|c| format!("<td class=\"num\">{}</td>", escape(c)))
-                .collect::<String>()
+                .collect::<String>(),
+            change.map(|(_, cell)| cell).unwrap_or_default()
+        );
+    }
+    // Removed evals have no summary; they get a row of their own.
+    for change in comparison
+        .iter()
+        .flat_map(|c| c.evals.iter())
+        .filter(|c| c.kind == Kind::Removed)
+    {
+        let _ = write!(
+            rows,
+            "<tr data-id=\"{id}\" data-changed=\"true\"><td><code>{id}</code></td><td class=\"skip\">removed</td>{empty}<td class=\"change {class}\">removed</td></tr>",
+            id = escape(&change.id),
+            empty = "<td class=\"num\">–</td>".repeat(8),
+            class = change_class(change),
         );
     }
     rows
+}
+
+/// The class of a change cell: `worse` (red), `better` (green), `same`.
+fn change_class(change: &EvalChange) -> &'static str {
+    match change.kind {
+        Kind::Broke | Kind::Worse if !change.within_chance => "worse",
+        Kind::StillFailing | Kind::Removed => "worse",
+        Kind::Fixed | Kind::Better => "better",
+        _ => "same",
+    }
+}
+
+/// Per eval id, what the script adds to its details: the change since the baseline (with its
+/// class) and the flaky line.
+fn notes(suite: &SuiteReport) -> serde_json::Map<String, serde_json::Value> {
+    let mut notes = serde_json::Map::new();
+    if let Some(c) = &suite.comparison {
+        for change in c.changed() {
+            let details = change.details();
+            let text = if details.is_empty() {
+                change.label()
+            } else {
+                format!("{} — {details}", change.label())
+            };
+            notes.insert(
+                change.id.clone(),
+                serde_json::json!({ "change": text, "class": change_class(change) }),
+            );
+        }
+    }
+    for flaky in &suite.flaky {
+        let entry = notes
+            .entry(flaky.id.clone())
+            .or_insert_with(|| serde_json::json!({}));
+        entry["flaky"] = flaky.describe().into();
+    }
+    notes
+}
+
+/// The flaky evals and the comparison with a baseline, under the summary table.
+fn comparison_section(suite: &SuiteReport) -> String {
+    let mut html = String::new();
+    if !suite.flaky.is_empty() {
+        html.push_str("<h2>Flaky</h2>\n<p>Evals whose runs disagree (some passed, some failed):</p>\n<table class=\"flaky\"><tr><th>eval</th><th class=\"num\">passed</th><th class=\"num\">pass rate</th><th class=\"num\">95% CI</th></tr>");
+        for f in &suite.flaky {
+            let _ = write!(
+                html,
+                "<tr><td><code>{}</code></td><td class=\"num\">{} of {}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td></tr>",
+                escape(&f.id),
+                f.passed,
+                f.runs,
+                f.pass_rate,
+                f.interval
+            );
+        }
+        html.push_str("</table>\n");
+    }
+    let Some(c) = &suite.comparison else {
+        return html;
+    };
+    let _ = write!(
+        html,
+        "<h2>Compared with the baseline</h2>\n<p class=\"comparison\">Baseline <code>{}</code>: {}</p>\n",
+        escape(&c.baseline),
+        escape(&c.counts_line())
+    );
+    let regressions = c.regressions();
+    if regressions.is_empty() {
+        let _ = writeln!(
+            html,
+            "<p class=\"pass regressions\">No regression (fail on: {}).</p>",
+            escape(&c.policy())
+        );
+    } else {
+        let _ = write!(
+            html,
+            "<p class=\"fail regressions\">{} regression(s) (fail on: {}):</p>\n<ul class=\"regressions\">",
+            regressions.len(),
+            escape(&c.policy())
+        );
+        for r in &regressions {
+            let _ = write!(
+                html,
+                "<li>{} <code>{}</code>: {}</li>",
+                r.kind.name(),
+                escape(&r.id),
+                escape(&r.message)
+            );
+        }
+        html.push_str("</ul>\n");
+    }
+    for d in &c.datasets {
+        let _ = writeln!(
+            html,
+            "<p class=\"dataset\">dataset <code>{}</code>: {}</p>",
+            escape(&d.id),
+            escape(&d.describe())
+        );
+    }
+    html
 }
 
 /// The evals an interruption left unfinished, named under the summary table.
@@ -297,8 +464,8 @@ fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
 <style>{STYLE}</style></head><body>
 <h1>niceeval report</h1>
 <p class="totals"><span class="pass">{passed} passed</span><span class="fail">{failed} failed</span><span class="skip">{skipped} skipped</span>{interrupted}<span>{secs:.2}s</span>{spending}</p>
-<table class="summary"><tr><th>eval</th><th>outcome</th><th class="num">runs</th><th class="num">pass rate</th><th class="num">pass@k</th><th class="num">pass^k</th><th class="num">score</th><th class="num">tokens</th><th class="num">cost</th><th class="num">time</th></tr>{rows}</table>
-{unfinished}<div class="charts"><div><h2>Pass rate</h2>{rates}</div><div><h2>Assertion scores</h2>{hist}</div></div>
+{changed_only}<table class="summary"><tr><th>eval</th><th>outcome</th><th class="num">runs</th><th class="num">pass rate</th><th class="num">pass@k</th><th class="num">pass^k</th><th class="num">score</th><th class="num">tokens</th><th class="num">cost</th><th class="num">time</th>{change_header}</tr>{rows}</table>
+{unfinished}{comparison}<div class="charts"><div><h2>Pass rate</h2>{rates}</div><div><h2>Assertion scores</h2>{hist}</div></div>
 <h2>Evals</h2>
 <input id="filter" type="search" placeholder="filter evals" aria-label="filter evals">
 <div id="evals">"#,
@@ -320,6 +487,17 @@ fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
             .map(|s| format!("<span class=\"spending\">{}</span>", escape(&s)))
             .unwrap_or_default(),
         rows = summary_rows(suite),
+        changed_only = if suite.comparison.is_some() {
+            "<label class=\"changed-only\"><input id=\"changed-only\" type=\"checkbox\"> changed only</label>\n"
+        } else {
+            ""
+        },
+        change_header = if suite.comparison.is_some() {
+            "<th>change since baseline</th>"
+        } else {
+            ""
+        },
+        comparison = comparison_section(suite),
         unfinished = unfinished_list(suite),
         rates = pass_rate_chart(reports),
         hist = score_histogram(reports),
@@ -330,8 +508,9 @@ fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
     }
     let _ = write!(
         page,
-        "</div>\n<script id=\"data\" type=\"application/json\">{data}</script>\n<script>{SCRIPT}</script>\n</body></html>\n",
+        "</div>\n<script id=\"data\" type=\"application/json\">{data}</script>\n<script id=\"notes\" type=\"application/json\">{notes}</script>\n<script>{SCRIPT}</script>\n</body></html>\n",
         data = script_json(&reports),
+        notes = script_json(&notes(suite)),
     );
     page
 }

@@ -168,6 +168,12 @@ fn test_case(report: &EvalReport) -> TestCase {
         .insert("file".into(), xml_safe(&report.file).into());
     case.extra
         .insert("line".into(), report.line.to_string().into());
+    // A flaky eval says so, with its pass rate and interval (CI dashboards show system-out).
+    let (runs, passed) = (report.reliability.n, report.reliability.c);
+    if passed > 0 && passed < runs {
+        let flaky = super::Flaky::new(report.id.clone(), runs, passed);
+        case.set_system_out(format!("flaky: {}", flaky.describe()));
+    }
     case
 }
 

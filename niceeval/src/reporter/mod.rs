@@ -136,9 +136,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::compare::{BaselineEval, Comparison};
 use crate::event::Usage;
 use crate::outcome::Outcome;
 use crate::report::EvalReport;
+use crate::stats::Interval;
 
 /// What a reporter learns when a suite starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -192,6 +194,64 @@ pub struct EvalSummary {
     /// The dataset's `min_case_pass_rate`, for a case of one that has it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_case_pass_rate: Option<f64>,
+    /// What a baseline keeps of this eval (counts of runs and passes, mean score and metrics
+    /// over the runs, tokens): what `--save-baseline` writes and `--baseline` compares. Always
+    /// set by `From<&EvalReport>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineEval>,
+    /// The gates of the representative run that failed (their names), for a failed eval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_gates: Vec<String>,
+}
+
+/// An eval whose runs disagree: some passed, some failed (`0 < passed < runs`). Every report
+/// lists them apart, with the pass rate and its 95% Wilson score interval
+/// ([`crate::stats::wilson`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Flaky {
+    /// The eval's id.
+    pub id: String,
+    /// Runs that counted (not skipped).
+    pub runs: u64,
+    /// Runs that passed.
+    pub passed: u64,
+    /// `passed / runs`.
+    pub pass_rate: f64,
+    /// The 95% Wilson score interval of the pass rate.
+    pub interval: Interval,
+}
+
+impl Flaky {
+    /// `15 of 20 runs passed, pass rate 0.75, 95% CI [0.53, 0.89]`.
+    ///
+    /// ```
+    /// use niceeval::reporter::Flaky;
+    ///
+    /// let flaky = Flaky::new("evals::refund", 20, 15);
+    /// assert_eq!(flaky.describe(), "15 of 20 runs passed, pass rate 0.75, 95% CI [0.53, 0.89]");
+    /// ```
+    pub fn describe(&self) -> String {
+        format!(
+            "{} of {} runs passed, pass rate {:.2}, 95% CI {}",
+            self.passed, self.runs, self.pass_rate, self.interval
+        )
+    }
+
+    /// A flaky eval's line from its counts.
+    pub fn new(id: impl Into<String>, runs: u64, passed: u64) -> Self {
+        Flaky {
+            id: id.into(),
+            runs,
+            passed,
+            pass_rate: if runs == 0 {
+                1.0
+            } else {
+                passed as f64 / runs as f64
+            },
+            interval: crate::stats::wilson(passed, runs, 0.05),
+        }
+    }
 }
 
 /// The view of one dataset eval over its cases: how many passed, the mean score and the
@@ -308,6 +368,16 @@ impl From<&EvalReport> for EvalSummary {
             metrics: r.metrics.clone(),
             dataset: r.dataset.clone(),
             min_case_pass_rate: r.min_case_pass_rate,
+            baseline: Some(BaselineEval::of(r)),
+            failed_gates: if r.outcome == Outcome::Failed {
+                r.assertions
+                    .iter()
+                    .filter(|a| a.severity == crate::assertion::Severity::Gate && !a.passed)
+                    .map(|a| a.name.clone())
+                    .collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 }
@@ -454,6 +524,12 @@ pub struct SuiteReport {
     /// The LLM-judge calls' tokens and cost over every eval and run, apart from the agents'.
     #[serde(default)]
     pub judge_usage: Usage,
+    /// The evals whose runs disagree, sorted by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky: Vec<Flaky>,
+    /// The comparison with a baseline, when the run was given one (`--baseline`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
 }
 
 impl SuiteReport {
@@ -475,7 +551,15 @@ impl SuiteReport {
             });
             judge_usage.add(&eval.judge_usage);
         }
+        let flaky = evals
+            .iter()
+            .filter_map(|e| e.baseline.as_ref())
+            .filter(|b| b.flaky())
+            .map(|b| Flaky::new(b.id.clone(), b.runs, b.passed))
+            .collect();
         SuiteReport {
+            flaky,
+            comparison: None,
             datasets: DatasetSummary::of(&evals),
             usage,
             judge_usage,
@@ -557,6 +641,19 @@ impl SuiteReport {
             Some(signal) => format!("interrupted by {}", signal.describe()),
             None => "interrupted".to_string(),
         }
+    }
+
+    /// What a baseline keeps of every eval of the suite (see [`crate::compare::Baseline`]).
+    pub fn baseline_evals(&self) -> Vec<BaselineEval> {
+        self.evals
+            .iter()
+            .filter_map(|e| e.baseline.clone())
+            .collect()
+    }
+
+    /// Whether the comparison with a baseline found a regression its policy fails on.
+    pub fn regressed(&self) -> bool {
+        self.comparison.as_ref().is_some_and(Comparison::failed)
     }
 
     /// Whether the suite succeeded: nothing failed and the run was not interrupted.

@@ -33,6 +33,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("judge", &["judge"]),
     ("report", &["report"]),
+    ("comparison", &["compare"]),
     ("engine", &["engine"]),
     ("outputs", &["reporter", "results", "snapshot", "merge"]),
     ("front ends", &["harness", "libtest"]),

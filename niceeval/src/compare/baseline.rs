@@ -1,0 +1,450 @@
+//! The baseline file: what a run of evals is compared with, meant to be committed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::outcome::Outcome;
+use crate::report::EvalReport;
+
+/// The version of the baseline format this niceeval writes and reads.
+pub const BASELINE_VERSION: u32 = 1;
+
+/// A baseline: one [`BaselineEval`] per eval (dataset cases each on their own), sorted by id.
+///
+/// Saved as pretty JSON with a fixed key order and numbers rounded to 6 decimals, holding only
+/// what stays put when nothing changed — ids, outcomes, run and pass counts, pass rates, mean
+/// scores, named metrics, tokens — so that saving the baseline of an unchanged suite gives the
+/// same bytes, and a diff of the file in a pull request shows what changed. Durations and costs
+/// vary from run to run; they are kept only when `[compare] baseline_include` asks for them.
+///
+/// ```
+/// use niceeval::compare::Baseline;
+///
+/// let text = r#"{
+///   "niceeval_baseline": 1,
+///   "evals": [
+///     { "id": "evals::refund", "outcome": "passed", "runs": 1, "passed": 1, "pass_rate": 1.0,
+///       "score": 0.9 }
+///   ]
+/// }"#;
+/// let baseline = Baseline::parse(text, "baseline.json")?;
+/// assert_eq!(baseline.evals[0].id, "evals::refund");
+/// assert!(baseline.to_json().starts_with("{\n  \"niceeval_baseline\": 1,\n  \"evals\": ["));
+/// # Ok::<(), niceeval::compare::BaselineError>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Baseline {
+    /// The format's version ([`BASELINE_VERSION`]).
+    pub niceeval_baseline: u32,
+    /// One entry per eval, sorted by id.
+    pub evals: Vec<BaselineEval>,
+}
+
+/// What a baseline keeps of one eval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct BaselineEval {
+    /// The eval's id (`evals::refund`, or `evals::capitals::paris` for a dataset case).
+    pub id: String,
+    /// For a dataset case, the dataset eval's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
+    /// The test target (`evals`) that ran it, when known: a suite binary compares only the
+    /// baseline's evals of its own target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// The eval's outcome over its runs.
+    pub outcome: Outcome,
+    /// Runs that counted (skipped runs excluded).
+    pub runs: u64,
+    /// Runs that passed.
+    pub passed: u64,
+    /// `passed / runs` (1 when no run counted).
+    pub pass_rate: f64,
+    /// Mean over the runs of each run's weighted mean score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// The standard deviation of the runs' scores (with 2 runs or more): what tells a real
+    /// change of the mean from noise (Welch's t-test).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_sd: Option<f64>,
+    /// Mean over the runs of each named metric.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, f64>,
+    /// The standard deviation over the runs of each named metric (with 2 runs or more).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics_sd: BTreeMap<String, f64>,
+    /// The agent's tokens over every run (left out of the file when none were reported).
+    #[serde(default, skip_serializing_if = "Tokens::is_zero")]
+    pub tokens: Tokens,
+    /// The agent's cost in USD over every run, when known (in a saved baseline only with
+    /// `baseline_include = ["cost"]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Mean wall time of one run, in milliseconds (in a saved baseline only with
+    /// `baseline_include = ["duration"]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_run_ms: Option<f64>,
+}
+
+/// Token counts of a baseline entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Tokens {
+    /// Input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Input tokens served from the provider's cache.
+    #[serde(default)]
+    pub cache_read: u64,
+}
+
+impl Tokens {
+    /// Whether no token was counted.
+    pub fn is_zero(&self) -> bool {
+        *self == Tokens::default()
+    }
+
+    /// Input plus output tokens (cache reads are part of the input).
+    pub fn total(&self) -> u64 {
+        self.input + self.output
+    }
+}
+
+/// Why a baseline could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BaselineError {
+    /// The file could not be read or written.
+    #[error("cannot {action} the baseline {path}: {source}")]
+    Io {
+        /// `read` or `write`.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not a baseline.
+    #[error("{path}:{line}:{column}: not a niceeval baseline ({message})")]
+    Parse {
+        /// The file.
+        path: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The file is from a newer niceeval.
+    #[error(
+        "{path}: baseline format {version} is newer than the {BASELINE_VERSION} this niceeval reads; save it again with this version, or upgrade"
+    )]
+    Newer {
+        /// The file.
+        path: String,
+        /// Its version.
+        version: u32,
+    },
+}
+
+/// The mean, when there are values.
+fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// The sample standard deviation, with 2 values or more.
+fn sd(values: &[f64]) -> Option<f64> {
+    let m = mean(values)?;
+    (values.len() >= 2).then(|| {
+        (values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (values.len() - 1) as f64).sqrt()
+    })
+}
+
+/// Rounds to 6 decimals: far below what reports show, and enough for the same runs to write
+/// the same digits whatever order their floating-point sums were taken in.
+pub(crate) fn round6(x: f64) -> f64 {
+    let r = (x * 1e6).round() / 1e6;
+    if r == 0.0 { 0.0 } else { r }
+}
+
+impl BaselineEval {
+    /// What a baseline keeps of `report` (cost and duration included; [`Baseline::new`] drops
+    /// them unless asked).
+    ///
+    /// The score and each metric are means over the runs that have them, so an eval run 20
+    /// times is compared on all 20, not on its representative run.
+    pub fn of(report: &EvalReport) -> Self {
+        let scores: Vec<f64> = report.runs.iter().filter_map(|r| r.score).collect();
+        let score = mean(&scores).or(report.score);
+        let mut values: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for run in &report.runs {
+            for (name, value) in &run.metrics {
+                values.entry(name).or_default().push(*value);
+            }
+        }
+        let (metrics, metrics_sd) = if values.is_empty() {
+            // Records written before runs kept their metrics: the representative run's.
+            (report.metrics.clone(), BTreeMap::new())
+        } else {
+            (
+                values
+                    .iter()
+                    .filter_map(|(name, v)| Some((name.to_string(), mean(v)?)))
+                    .collect(),
+                values
+                    .iter()
+                    .filter_map(|(name, v)| Some((name.to_string(), sd(v)?)))
+                    .collect(),
+            )
+        };
+        let usage = report.total_usage;
+        BaselineEval {
+            id: report.id.clone(),
+            dataset: report.dataset.clone(),
+            target: report.run.as_ref().map(|r| r.target.clone()),
+            outcome: report.outcome,
+            runs: report.reliability.n,
+            passed: report.reliability.c,
+            pass_rate: report.reliability.pass_rate,
+            score,
+            score_sd: sd(&scores),
+            metrics,
+            metrics_sd,
+            tokens: Tokens {
+                input: usage.input_tokens,
+                output: usage.output_tokens,
+                cache_read: usage.cache_read_tokens,
+            },
+            cost_usd: usage.cost_usd,
+            mean_run_ms: (!report.runs.is_empty()).then_some(report.mean_run_ms),
+        }
+    }
+
+    /// Whether the runs disagree: some passed and some failed (`0 < passed < runs`).
+    pub fn flaky(&self) -> bool {
+        self.passed > 0 && self.passed < self.runs
+    }
+
+    /// Mean tokens (input + output) per counted run, when any run counted.
+    pub fn tokens_per_run(&self) -> Option<f64> {
+        (self.runs > 0).then(|| self.tokens.total() as f64 / self.runs as f64)
+    }
+
+    /// Mean cost per counted run, when known.
+    pub fn cost_per_run(&self) -> Option<f64> {
+        (self.runs > 0)
+            .then_some(self.cost_usd)
+            .flatten()
+            .map(|c| c / self.runs as f64)
+    }
+
+    fn rounded(mut self, cost: bool, duration: bool) -> Self {
+        self.pass_rate = round6(self.pass_rate);
+        self.score = self.score.map(round6);
+        self.score_sd = self.score_sd.map(round6);
+        for value in self
+            .metrics
+            .values_mut()
+            .chain(self.metrics_sd.values_mut())
+        {
+            *value = round6(*value);
+        }
+        self.cost_usd = self.cost_usd.filter(|_| cost).map(round6);
+        self.mean_run_ms = self.mean_run_ms.filter(|_| duration).map(|d| d.round());
+        self
+    }
+}
+
+impl Baseline {
+    /// A baseline of `evals`: sorted by id, numbers rounded, cost and mean run time kept only
+    /// when `cost` and `duration` say so.
+    pub fn new(evals: impl IntoIterator<Item = BaselineEval>, cost: bool, duration: bool) -> Self {
+        let mut evals: Vec<BaselineEval> = evals
+            .into_iter()
+            .map(|e| e.rounded(cost, duration))
+            .collect();
+        evals.sort_by(|a, b| a.id.cmp(&b.id));
+        evals.dedup_by(|a, b| a.id == b.id);
+        Baseline {
+            niceeval_baseline: BASELINE_VERSION,
+            evals,
+        }
+    }
+
+    /// A baseline of reports (see [`BaselineEval::of`]).
+    pub fn of_reports(reports: &[EvalReport], cost: bool, duration: bool) -> Self {
+        Baseline::new(reports.iter().map(BaselineEval::of), cost, duration)
+    }
+
+    /// The file's text: pretty JSON, two-space indent, a final newline.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_string());
+        text.push('\n');
+        text
+    }
+
+    /// Parses a baseline's text; `name` is used in errors.
+    pub fn parse(text: &str, name: &str) -> Result<Baseline, BaselineError> {
+        #[derive(Deserialize)]
+        struct Version {
+            niceeval_baseline: u32,
+        }
+        let parse_error = |e: serde_json::Error| BaselineError::Parse {
+            path: name.to_string(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        };
+        let version: Version = serde_json::from_str(text).map_err(parse_error)?;
+        if version.niceeval_baseline > BASELINE_VERSION {
+            return Err(BaselineError::Newer {
+                path: name.to_string(),
+                version: version.niceeval_baseline,
+            });
+        }
+        serde_json::from_str(text).map_err(parse_error)
+    }
+
+    /// Reads a baseline file.
+    pub fn load(path: &Path) -> Result<Baseline, BaselineError> {
+        let text = std::fs::read_to_string(path).map_err(|source| BaselineError::Io {
+            action: "read",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Baseline::parse(&text, &path.display().to_string())
+    }
+
+    /// Writes the baseline to `path` (parent directories created), whole or not at all: a
+    /// temporary file beside it renamed into place. An unchanged file is not rewritten.
+    pub fn save(&self, path: &Path) -> Result<(), BaselineError> {
+        let text = self.to_json();
+        let io = |source| BaselineError::Io {
+            action: "write",
+            path: path.to_path_buf(),
+            source,
+        };
+        if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
+            return Ok(());
+        }
+        let dir = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(parent) => {
+                std::fs::create_dir_all(parent).map_err(io)?;
+                parent.to_path_buf()
+            }
+            None => PathBuf::from("."),
+        };
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".baseline.").suffix(".tmp");
+        // As readable as any file the user creates (the umask applies), not owner-only.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let mut file = builder.tempfile_in(&dir).map_err(io)?;
+        std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io)?;
+        file.persist(path).map_err(|e| io(e.error))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval(id: &str, runs: u64, passed: u64) -> BaselineEval {
+        BaselineEval {
+            id: id.to_string(),
+            dataset: None,
+            target: None,
+            outcome: if passed == runs {
+                Outcome::Passed
+            } else {
+                Outcome::Failed
+            },
+            runs,
+            passed,
+            pass_rate: passed as f64 / runs as f64,
+            score: Some(0.1 + 0.2),
+            score_sd: None,
+            metrics: BTreeMap::from([("accuracy".to_string(), 2.0 / 3.0)]),
+            metrics_sd: BTreeMap::new(),
+            tokens: Tokens {
+                input: 10,
+                output: 5,
+                cache_read: 0,
+            },
+            cost_usd: Some(0.001_234_567),
+            mean_run_ms: Some(12.345),
+        }
+    }
+
+    #[test]
+    fn saved_text_is_sorted_rounded_and_has_no_cost_or_time_unless_asked() {
+        let baseline = Baseline::new([eval("b::two", 3, 2), eval("a::one", 1, 1)], false, false);
+        let text = baseline.to_json();
+        assert!(text.find("a::one") < text.find("b::two"), "{text}");
+        assert!(text.contains("\"score\": 0.3,"), "{text}");
+        assert!(text.contains("\"accuracy\": 0.666667"), "{text}");
+        assert!(text.contains("\"pass_rate\": 0.666667"), "{text}");
+        assert!(!text.contains("cost") && !text.contains("_ms"), "{text}");
+        let with = Baseline::new([eval("a::one", 1, 1)], true, true).to_json();
+        assert!(with.contains("\"cost_usd\": 0.001235"), "{with}");
+        assert!(with.contains("\"mean_run_ms\": 12.0"), "{with}");
+        // Round trip.
+        let back = Baseline::parse(&text, "b.json").unwrap();
+        assert_eq!(back, baseline);
+        assert_eq!(back.to_json(), text);
+    }
+
+    #[test]
+    fn bad_files_are_errors_naming_the_place() {
+        let error = Baseline::parse(
+            "{\n  \"niceeval_baseline\": 1,\n  \"evals\": 3\n}",
+            "b.json",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.starts_with("b.json:3:"), "{error}");
+        let newer = Baseline::parse("{\"niceeval_baseline\": 9, \"evals\": []}", "b.json")
+            .unwrap_err()
+            .to_string();
+        assert!(newer.contains("format 9 is newer"), "{newer}");
+        let missing = Baseline::load(Path::new("/nonexistent/b.json")).unwrap_err();
+        assert!(
+            missing
+                .to_string()
+                .starts_with("cannot read the baseline /nonexistent/b.json"),
+            "{missing}"
+        );
+    }
+
+    #[test]
+    fn saving_an_unchanged_baseline_keeps_the_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ci/baseline.json");
+        let baseline = Baseline::new([eval("a::one", 1, 1)], false, false);
+        baseline.save(&path).unwrap();
+        let first = std::fs::read(&path).unwrap();
+        baseline.save(&path).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), first);
+        assert_eq!(Baseline::load(&path).unwrap(), baseline);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_ne!(
+                mode & 0o044,
+                0,
+                "readable by others (umask permitting): {mode:o}"
+            );
+        }
+    }
+}

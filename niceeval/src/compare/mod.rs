@@ -1,0 +1,882 @@
+//! Comparing runs: a [`Baseline`] saved from one run (meant to be committed), and the
+//! [`Comparison`] of a later run with it — per eval and per dataset case: new, removed, fixed,
+//! broke, still failing, better or worse — with the change of pass rate, mean score, each
+//! named metric, tokens and cost, and the [`Regression`]s the `[compare]` policy of
+//! `niceeval.toml` fails a run on.
+//!
+//! # Deciding with statistics
+//!
+//! An agent is nondeterministic: an eval run 20 times that passed 16 times last week and 14
+//! times today may not have changed at all. For an eval with several runs on either side,
+//! the change of pass rate is tested with **Fisher's exact test** (two-sided) on the 2×2 table
+//! of passes and failures, at the level `alpha` of `[compare]` (default 0.05): a drop is
+//! *beyond chance* when `p < alpha` and the pass rate fell. Fisher's test is exact at any
+//! number of runs — the counts here are small and rates sit near 0 or 1, where the normal
+//! approximation of a z-test is wrong — and it errs on the side of calling a change noise.
+//! Reports show each pass rate with its **Wilson score interval** and the difference with
+//! **Newcombe's hybrid score interval** (both at confidence `1 − alpha`), so a reviewer sees
+//! how large the change could be, not only whether it is significant. See
+//! [`crate::stats::fisher_exact`], [`crate::stats::wilson`], [`crate::stats::newcombe`].
+//!
+//! An eval whose runs disagree (`0 < passed < runs`) is **flaky**; every report lists flaky
+//! evals apart, with their pass rate and Wilson interval, whether or not there is a baseline.
+//!
+//! # Regressions and the policy
+//!
+//! `[compare] fail_on` names what fails a compared run (exit code 3 when no eval failed;
+//! 101 from a failed eval wins):
+//!
+//! - `"broken-gate"`: an eval or dataset case that passed in the baseline fails now. For an
+//!   eval run several times on both sides, only when its pass-rate drop is beyond chance —
+//!   otherwise it is reported as "broke (within chance)".
+//! - `"pass-rate-drop"`: an eval run several times whose pass rate fell beyond chance, even if
+//!   it still meets its `min_pass_rate`.
+//! - `"metric-drop"`: a named metric, or the mean score of an eval that passes on both sides,
+//!   fell by more than `metric_margin` (default 0.05) — and, for means over several runs on
+//!   both sides, beyond chance by **Welch's t-test** at `alpha` (baselines keep each mean's
+//!   standard deviation for it).
+//!
+//! All three by default; `fail_on = []` reports and never fails.
+//!
+//! ```
+//! use niceeval::compare::{Baseline, Comparison, Kind};
+//! use niceeval::config::CompareConfig;
+//!
+//! let before = Baseline::parse(r#"{"niceeval_baseline": 1, "evals": [
+//!   {"id": "evals::refund", "outcome": "passed", "runs": 20, "passed": 18, "pass_rate": 0.9},
+//!   {"id": "evals::greeting", "outcome": "failed", "runs": 1, "passed": 0, "pass_rate": 0.0}
+//! ]}"#, "baseline.json")?;
+//! let now = Baseline::parse(r#"{"niceeval_baseline": 1, "evals": [
+//!   {"id": "evals::refund", "outcome": "passed", "runs": 20, "passed": 6, "pass_rate": 0.3},
+//!   {"id": "evals::greeting", "outcome": "passed", "runs": 1, "passed": 1, "pass_rate": 1.0}
+//! ]}"#, "now")?;
+//!
+//! let comparison = Comparison::new(&before, &now.evals, &CompareConfig::default());
+//! let refund = comparison.eval("evals::refund").unwrap();
+//! assert_eq!(refund.kind, Kind::Worse);
+//! let rate = refund.pass_rate.as_ref().unwrap();
+//! assert!(rate.p_value < 0.001 && rate.beyond_chance);
+//! assert_eq!(comparison.eval("evals::greeting").unwrap().kind, Kind::Fixed);
+//! assert_eq!(comparison.regressions().len(), 1); // the pass-rate drop
+//! # Ok::<(), niceeval::compare::BaselineError>(())
+//! ```
+
+mod baseline;
+
+pub use baseline::{BASELINE_VERSION, Baseline, BaselineError, BaselineEval, Tokens};
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::CompareConfig;
+use crate::outcome::Outcome;
+use crate::stats::{Interval, fisher_exact, newcombe, wilson};
+
+/// What happened to one eval between the baseline and this run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Kind {
+    /// Passed in the baseline, fails now.
+    Broke,
+    /// Still passes, but worse: its pass rate fell beyond chance, or its score or a metric by
+    /// more than the margin.
+    Worse,
+    /// Failed in the baseline and fails now.
+    StillFailing,
+    /// Not in the baseline.
+    New,
+    /// In the baseline, no longer defined (or not in the results compared).
+    Removed,
+    /// Failed in the baseline, passes now.
+    Fixed,
+    /// Still passes, and better: its pass rate rose beyond chance, or its score or a metric by
+    /// more than the margin (and nothing fell).
+    Better,
+    /// Skipped in the baseline or now.
+    Skipped,
+    /// Passes as before, within chance and the margin.
+    Unchanged,
+}
+
+impl Kind {
+    /// How reports name it: `broke`, `still failing`, ...
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Broke => "broke",
+            Kind::Worse => "worse",
+            Kind::StillFailing => "still failing",
+            Kind::New => "new",
+            Kind::Removed => "removed",
+            Kind::Fixed => "fixed",
+            Kind::Better => "better",
+            Kind::Skipped => "skipped",
+            Kind::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// The kinds of regression a `[compare] fail_on` policy names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum RegressionKind {
+    /// An eval or case that passed fails now (beyond chance, for evals run several times).
+    BrokenGate,
+    /// A pass rate fell beyond chance.
+    PassRateDrop,
+    /// The mean score or a named metric fell by more than the margin.
+    MetricDrop,
+}
+
+impl RegressionKind {
+    /// The name `fail_on` uses: `broken-gate`, `pass-rate-drop`, `metric-drop`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RegressionKind::BrokenGate => "broken-gate",
+            RegressionKind::PassRateDrop => "pass-rate-drop",
+            RegressionKind::MetricDrop => "metric-drop",
+        }
+    }
+}
+
+/// A value in the baseline and now.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Delta {
+    /// The baseline's value.
+    pub baseline: Option<f64>,
+    /// This run's value.
+    pub current: Option<f64>,
+    /// For a mean over several runs on both sides (the score, a metric): Welch's t-test of the
+    /// change, two-sided ([`crate::stats::welch_t_test`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_value: Option<f64>,
+}
+
+impl Delta {
+    /// `current − baseline`, when both are known.
+    pub fn change(&self) -> Option<f64> {
+        Some(self.current? - self.baseline?)
+    }
+
+    /// `0.90 → 0.60 (−0.30)` with `digits` decimals, `(−0.30, p = 0.0012)` with a test;
+    /// `– → 0.60` when the baseline has none.
+    pub fn describe(&self, digits: usize) -> String {
+        let value = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
+        match self.change() {
+            Some(d) => format!(
+                "{} → {} ({}{})",
+                value(self.baseline),
+                value(self.current),
+                signed(d, digits),
+                self.p_value
+                    .map(|p| format!(", {}", p_text(p)))
+                    .unwrap_or_default()
+            ),
+            None => format!("{} → {}", value(self.baseline), value(self.current)),
+        }
+    }
+}
+
+/// `+0.20`, `−0.30` (a true minus sign), `±0.00`.
+pub fn signed(x: f64, digits: usize) -> String {
+    let text = format!("{:.digits$}", x.abs());
+    if text.chars().all(|c| c == '0' || c == '.') {
+        format!("±{text}")
+    } else if x < 0.0 {
+        format!("−{text}")
+    } else {
+        format!("+{text}")
+    }
+}
+
+/// The change of an eval's pass rate, with its test and intervals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PassRateChange {
+    /// Counted runs in the baseline.
+    pub baseline_runs: u64,
+    /// Passed runs in the baseline.
+    pub baseline_passed: u64,
+    /// Counted runs now.
+    pub runs: u64,
+    /// Passed runs now.
+    pub passed: u64,
+    /// The baseline's pass rate.
+    pub baseline_rate: f64,
+    /// This run's pass rate.
+    pub rate: f64,
+    /// The Wilson interval of the baseline's pass rate.
+    pub baseline_interval: Interval,
+    /// The Wilson interval of this run's pass rate.
+    pub interval: Interval,
+    /// Newcombe's hybrid interval of `rate − baseline_rate`.
+    pub difference: Interval,
+    /// Fisher's exact test, two-sided.
+    pub p_value: f64,
+    /// `p_value < alpha`: the change is beyond chance.
+    pub beyond_chance: bool,
+    /// The level of the test; the intervals are at confidence `1 − alpha`.
+    pub alpha: f64,
+}
+
+impl PassRateChange {
+    /// Compares `passed` of `runs` now with `baseline_passed` of `baseline_runs` at `alpha`.
+    ///
+    /// ```
+    /// use niceeval::compare::PassRateChange;
+    ///
+    /// let c = PassRateChange::new(18, 20, 6, 20, 0.05);
+    /// assert!(c.beyond_chance && c.change() < 0.0);
+    /// assert_eq!(c.to_string(), "0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)");
+    /// ```
+    pub fn new(
+        baseline_passed: u64,
+        baseline_runs: u64,
+        passed: u64,
+        runs: u64,
+        alpha: f64,
+    ) -> Self {
+        let rate = |c: u64, n: u64| if n == 0 { 1.0 } else { c as f64 / n as f64 };
+        let p_value = fisher_exact(passed, runs, baseline_passed, baseline_runs);
+        PassRateChange {
+            baseline_runs,
+            baseline_passed,
+            runs,
+            passed,
+            baseline_rate: rate(baseline_passed, baseline_runs),
+            rate: rate(passed, runs),
+            baseline_interval: wilson(baseline_passed, baseline_runs, alpha),
+            interval: wilson(passed, runs, alpha),
+            difference: newcombe(passed, runs, baseline_passed, baseline_runs, alpha),
+            p_value,
+            beyond_chance: p_value < alpha,
+            alpha,
+        }
+    }
+
+    /// `rate − baseline_rate`.
+    pub fn change(&self) -> f64 {
+        self.rate - self.baseline_rate
+    }
+
+    /// Whether the pass rate fell beyond chance.
+    pub fn dropped(&self) -> bool {
+        self.beyond_chance && self.change() < 0.0
+    }
+}
+
+impl std::fmt::Display for PassRateChange {
+    /// `0.90 → 0.30 (−0.60, 95% CI [−0.80, −0.30], p = 0.0002)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:.2} → {:.2} ({}, {}% CI [{}, {}], {})",
+            self.baseline_rate,
+            self.rate,
+            signed(self.change(), 2),
+            trim_number((1.0 - self.alpha) * 100.0),
+            signed_bound(self.difference.low),
+            signed_bound(self.difference.high),
+            p_text(self.p_value)
+        )
+    }
+}
+
+fn trim_number(x: f64) -> String {
+    let text = format!("{x:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn signed_bound(x: f64) -> String {
+    if x < 0.0 && format!("{:.2}", x.abs()) != "0.00" {
+        format!("−{:.2}", x.abs())
+    } else {
+        format!("{:.2}", x.abs())
+    }
+}
+
+/// A p-value as reports print it: `p = 0.0002` (4 decimals), `p < 0.0001` below.
+pub fn p_text(p: f64) -> String {
+    if p < 0.0001 {
+        "p < 0.0001".to_string()
+    } else {
+        format!("p = {p:.4}")
+    }
+}
+
+/// One eval compared with its baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct EvalChange {
+    /// The eval's id.
+    pub id: String,
+    /// For a dataset case, the dataset eval's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
+    /// What happened to it.
+    pub kind: Kind,
+    /// The baseline's outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_outcome: Option<Outcome>,
+    /// This run's outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// The pass-rate change, with its test, when either side ran more than once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_rate: Option<PassRateChange>,
+    /// The mean score.
+    pub score: Delta,
+    /// Each named metric of either side.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, Delta>,
+    /// Tokens (input + output) per run.
+    pub tokens: Delta,
+    /// Cost per run in USD.
+    pub cost: Delta,
+    /// The regressions found in this eval, whether or not the policy fails on them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub regressions: Vec<RegressionKind>,
+    /// For an eval that broke with several runs on both sides: the drop is within chance.
+    #[serde(default)]
+    pub within_chance: bool,
+    /// For an eval that fails now, the gates of its representative run that failed (their
+    /// names), when the run's reports are known ([`Comparison::name_failed_gates`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_gates: Vec<String>,
+}
+
+impl EvalChange {
+    /// Whether anything a reviewer should see changed (anything but `unchanged`).
+    pub fn changed(&self) -> bool {
+        self.kind != Kind::Unchanged
+    }
+
+    /// The kind, with the qualifier a reader needs: `broke (within chance, p = 0.4871)`.
+    pub fn label(&self) -> String {
+        match (&self.pass_rate, self.within_chance) {
+            (Some(rate), true) => format!(
+                "{} (within chance, {})",
+                self.kind.label(),
+                p_text(rate.p_value)
+            ),
+            _ => self.kind.label().to_string(),
+        }
+    }
+
+    /// What moved, in one line: the pass rate (with its interval and p), the score, each
+    /// metric that moved, tokens and cost; empty when nothing did.
+    pub fn details(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.failed_gates.is_empty() {
+            parts.push(format!("failed: {}", self.failed_gates.join(", ")));
+        }
+        if let Some(rate) = &self.pass_rate {
+            if rate.change().abs() >= 0.005 {
+                parts.push(format!("pass rate {rate}"));
+            }
+        }
+        let moved = |d: &Delta| d.change().is_some_and(|c| c.abs() >= 0.005);
+        if moved(&self.score) {
+            parts.push(format!("score {}", self.score.describe(2)));
+        }
+        for (name, delta) in &self.metrics {
+            if moved(delta) || delta.baseline.is_none() != delta.current.is_none() {
+                parts.push(format!("{name} {}", delta.describe(2)));
+            }
+        }
+        if self.tokens.change().is_some_and(|c| c.abs() >= 0.5) {
+            parts.push(format!("tokens/run {}", self.tokens.describe(0)));
+        }
+        if self.cost.change().is_some_and(|c| c.abs() >= 0.000_05) {
+            parts.push(format!("cost/run {}", self.cost.describe(4)));
+        }
+        parts.join("; ")
+    }
+}
+
+/// One dataset eval compared over its cases.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct DatasetChange {
+    /// The dataset eval's id.
+    pub id: String,
+    /// Cases that passed / cases, in the baseline.
+    pub baseline: (usize, usize),
+    /// Cases that passed / cases, now.
+    pub current: (usize, usize),
+    /// The mean score over the cases.
+    pub score: Delta,
+    /// Cases of each kind (`fixed`, `broke`, ...), only kinds that occur.
+    pub kinds: BTreeMap<Kind, usize>,
+}
+
+impl DatasetChange {
+    /// `4 of 5 → 3 of 5 cases passed, mean score 0.80 → 0.70 (−0.10); 1 broke`.
+    pub fn describe(&self) -> String {
+        let mut line = format!(
+            "{} of {} → {} of {} cases passed",
+            self.baseline.0, self.baseline.1, self.current.0, self.current.1
+        );
+        if self.score.baseline.is_some() || self.score.current.is_some() {
+            line.push_str(&format!(", mean score {}", self.score.describe(2)));
+        }
+        let kinds: Vec<String> = self
+            .kinds
+            .iter()
+            .filter(|(k, _)| **k != Kind::Unchanged)
+            .map(|(k, n)| format!("{n} {}", k.label()))
+            .collect();
+        if !kinds.is_empty() {
+            line.push_str(&format!("; {}", kinds.join(", ")));
+        }
+        line
+    }
+}
+
+/// A regression the policy fails the run on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Regression {
+    /// The eval.
+    pub id: String,
+    /// Which kind.
+    pub kind: RegressionKind,
+    /// What it is, for people: `pass rate 0.90 → 0.30 (...)`.
+    pub message: String,
+}
+
+/// A run compared with a baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Comparison {
+    /// Where the baseline came from (its path), for reports.
+    #[serde(default)]
+    pub baseline: String,
+    /// The level of the pass-rate test; intervals are at confidence `1 − alpha`.
+    pub alpha: f64,
+    /// How far a score or metric may fall before it is a drop.
+    pub metric_margin: f64,
+    /// The kinds of regression that fail the run (`fail_on`).
+    pub fail_on: Vec<RegressionKind>,
+    /// Every eval of either side, sorted by id.
+    pub evals: Vec<EvalChange>,
+    /// Every dataset of either side, over its cases, sorted by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub datasets: Vec<DatasetChange>,
+    /// Baseline evals this run defines but did not select (a filtered run): left out.
+    #[serde(default)]
+    pub not_run: usize,
+}
+
+impl Comparison {
+    /// Compares `current` (this run's evals, e.g. [`BaselineEval::of`] each report) with
+    /// `baseline` under the `[compare]` settings. Every baseline eval missing from `current`
+    /// is `removed`; see [`Comparison::with_known`] for a filtered run.
+    pub fn new(baseline: &Baseline, current: &[BaselineEval], config: &CompareConfig) -> Self {
+        Comparison::with_known(baseline, current, config, None, None)
+    }
+
+    /// As [`Comparison::new`], for a run that may not have run everything: a baseline eval
+    /// missing from `current` whose id is in `defined` (the suite binary defines it, the run
+    /// did not select it) is counted in `not_run`, not `removed`; with `target` given,
+    /// baseline evals of another test target are left out.
+    pub fn with_known(
+        baseline: &Baseline,
+        current: &[BaselineEval],
+        config: &CompareConfig,
+        defined: Option<&BTreeSet<String>>,
+        target: Option<&str>,
+    ) -> Self {
+        let alpha = config.alpha();
+        let margin = config.metric_margin();
+        let fail_on: Vec<RegressionKind> = [
+            RegressionKind::BrokenGate,
+            RegressionKind::PassRateDrop,
+            RegressionKind::MetricDrop,
+        ]
+        .into_iter()
+        .filter(|k| config.fails_on(k.name()))
+        .collect();
+        let now: BTreeMap<&str, &BaselineEval> =
+            current.iter().map(|e| (e.id.as_str(), e)).collect();
+        let before: BTreeMap<&str, &BaselineEval> = baseline
+            .evals
+            .iter()
+            .filter(|e| match (target, &e.target) {
+                (Some(mine), Some(theirs)) => mine == theirs,
+                _ => true,
+            })
+            .map(|e| (e.id.as_str(), e))
+            .collect();
+        let mut not_run = 0;
+        let ids: BTreeSet<&str> = now.keys().chain(before.keys()).copied().collect();
+        let mut evals = Vec::with_capacity(ids.len());
+        for id in ids {
+            let (b, c) = (before.get(id).copied(), now.get(id).copied());
+            if c.is_none() && defined.is_some_and(|d| d.contains(id)) {
+                not_run += 1;
+                continue;
+            }
+            evals.push(compare_one(id, b, c, alpha, margin));
+        }
+        let datasets = datasets(&evals, &before, &now);
+        Comparison {
+            baseline: String::new(),
+            alpha,
+            metric_margin: margin,
+            fail_on,
+            evals,
+            datasets,
+            not_run,
+        }
+    }
+
+    /// Sets where the baseline came from.
+    pub fn from_file(mut self, path: impl std::fmt::Display) -> Self {
+        self.baseline = path.to_string();
+        self
+    }
+
+    /// Names, for each eval that fails now, the gates that failed (`gates(id)`: the failed
+    /// gates of the eval's representative run), so "broke" says which gate broke.
+    pub fn name_failed_gates<'a>(&mut self, gates: impl Fn(&str) -> Option<&'a [String]>) {
+        for e in &mut self.evals {
+            if e.outcome == Some(Outcome::Failed) {
+                if let Some(names) = gates(&e.id) {
+                    e.failed_gates = names.to_vec();
+                }
+            }
+        }
+    }
+
+    /// The change of eval `id` (a binary search: `evals` is sorted by id).
+    pub fn eval(&self, id: &str) -> Option<&EvalChange> {
+        self.evals
+            .binary_search_by(|e| e.id.as_str().cmp(id))
+            .ok()
+            .map(|i| &self.evals[i])
+    }
+
+    /// The evals that changed (all but `unchanged`).
+    pub fn changed(&self) -> impl Iterator<Item = &EvalChange> {
+        self.evals.iter().filter(|e| e.changed())
+    }
+
+    /// How many evals of each kind.
+    pub fn counts(&self) -> BTreeMap<Kind, usize> {
+        let mut counts = BTreeMap::new();
+        for e in &self.evals {
+            *counts.entry(e.kind).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// `2 fixed, 1 broke, 1 worse, 3 unchanged` (in the order of [`Kind`]).
+    pub fn counts_line(&self) -> String {
+        let counts = self.counts();
+        if counts.is_empty() {
+            return "no evals on either side".to_string();
+        }
+        counts
+            .iter()
+            .map(|(k, n)| format!("{n} {}", k.label()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The regressions the policy (`fail_on`) fails the run on, in eval order.
+    pub fn regressions(&self) -> Vec<Regression> {
+        let mut found = Vec::new();
+        for e in &self.evals {
+            for kind in &e.regressions {
+                if !self.fail_on.contains(kind) {
+                    continue;
+                }
+                let message = match kind {
+                    RegressionKind::BrokenGate => {
+                        let gates = if e.failed_gates.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({} failed)", e.failed_gates.join(", "))
+                        };
+                        match &e.pass_rate {
+                            Some(rate) if rate.runs > 1 || rate.baseline_runs > 1 => format!(
+                                "passed in the baseline, fails now{gates}: pass rate {rate}"
+                            ),
+                            _ => format!("passed in the baseline, fails now{gates}"),
+                        }
+                    }
+                    RegressionKind::PassRateDrop => match &e.pass_rate {
+                        Some(rate) => format!("pass rate fell beyond chance: {rate}"),
+                        None => "pass rate fell".to_string(),
+                    },
+                    RegressionKind::MetricDrop => {
+                        let mut drops = Vec::new();
+                        let both_passed = e.baseline_outcome == Some(Outcome::Passed)
+                            && e.outcome == Some(Outcome::Passed);
+                        if both_passed && self.dropped(&e.score) {
+                            drops.push(format!("score {}", e.score.describe(2)));
+                        }
+                        for (name, delta) in &e.metrics {
+                            if self.dropped(delta) {
+                                drops.push(format!("{name} {}", delta.describe(2)));
+                            }
+                        }
+                        format!(
+                            "fell by more than {}: {}",
+                            trim_number(self.metric_margin),
+                            drops.join("; ")
+                        )
+                    }
+                };
+                found.push(Regression {
+                    id: e.id.clone(),
+                    kind: *kind,
+                    message,
+                });
+            }
+        }
+        found
+    }
+
+    /// Whether the policy fails the run.
+    pub fn failed(&self) -> bool {
+        !self.regressions().is_empty()
+    }
+
+    fn dropped(&self, delta: &Delta) -> bool {
+        delta
+            .change()
+            .is_some_and(|c| c < -self.metric_margin - 1e-9)
+            && delta.p_value.is_none_or(|p| p < self.alpha)
+    }
+
+    /// The confidence of the intervals, `95%`.
+    pub fn confidence(&self) -> String {
+        format!("{}%", trim_number((1.0 - self.alpha) * 100.0))
+    }
+
+    /// The comparison as plain text lines, for the console: the counts, each regression,
+    /// each changed eval with what moved, each dataset.
+    pub fn lines(&self) -> Vec<String> {
+        {
+            let mut lines = vec![format!(
+                "compared with baseline {}: {}{}",
+                self.baseline,
+                self.counts_line(),
+                if self.not_run > 0 {
+                    format!(" ({} baseline evals not run)", self.not_run)
+                } else {
+                    String::new()
+                }
+            )];
+            for e in self.changed() {
+                let details = e.details();
+                lines.push(if details.is_empty() {
+                    format!("    {:<14} {}", e.label(), e.id)
+                } else {
+                    format!("    {:<14} {} — {details}", e.label(), e.id)
+                });
+            }
+            for d in &self.datasets {
+                lines.push(format!("    dataset {}: {}", d.id, d.describe()));
+            }
+            let regressions = self.regressions();
+            if regressions.is_empty() {
+                lines.push(format!(
+                    "no regression (fail_on: {}; alpha {}, metric margin {})",
+                    self.policy(),
+                    trim_number(self.alpha),
+                    trim_number(self.metric_margin)
+                ));
+            } else {
+                lines.push(format!(
+                    "REGRESSION: {} (fail_on: {}):",
+                    regressions.len(),
+                    self.policy()
+                ));
+                for r in &regressions {
+                    lines.push(format!("    {} {}: {}", r.kind.name(), r.id, r.message));
+                }
+            }
+            lines
+        }
+    }
+
+    /// `broken-gate, pass-rate-drop` or `nothing`.
+    pub fn policy(&self) -> String {
+        if self.fail_on.is_empty() {
+            "nothing".to_string()
+        } else {
+            self.fail_on
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    }
+}
+
+fn compare_one(
+    id: &str,
+    before: Option<&BaselineEval>,
+    now: Option<&BaselineEval>,
+    alpha: f64,
+    margin: f64,
+) -> EvalChange {
+    let delta = |f: &dyn Fn(&BaselineEval) -> Option<f64>| Delta {
+        baseline: before.and_then(f),
+        current: now.and_then(f),
+        p_value: None,
+    };
+    // A mean over several runs on both sides, with the spread of each: Welch's t-test.
+    let tested = |f: &dyn Fn(&BaselineEval) -> Option<f64>,
+                  spread: &dyn Fn(&BaselineEval) -> Option<f64>| {
+        let mut d = delta(f);
+        if let (Some(b), Some(c)) = (before, now) {
+            if let (Some(mb), Some(sb), Some(mc), Some(sc)) = (f(b), spread(b), f(c), spread(c)) {
+                if b.runs >= 2 && c.runs >= 2 {
+                    d.p_value = Some(crate::stats::welch_t_test(mc, sc, c.runs, mb, sb, b.runs));
+                }
+            }
+        }
+        d
+    };
+    let names: BTreeSet<&String> = before
+        .iter()
+        .chain(now.iter())
+        .flat_map(|e| e.metrics.keys())
+        .collect();
+    let metrics: BTreeMap<String, Delta> = names
+        .into_iter()
+        .map(|name| {
+            (
+                name.clone(),
+                tested(&|e| e.metrics.get(name).copied(), &|e| {
+                    e.metrics_sd.get(name).copied()
+                }),
+            )
+        })
+        .collect();
+    let mut change = EvalChange {
+        id: id.to_string(),
+        dataset: now.or(before).and_then(|e| e.dataset.clone()),
+        kind: Kind::Unchanged,
+        baseline_outcome: before.map(|e| e.outcome),
+        outcome: now.map(|e| e.outcome),
+        pass_rate: None,
+        score: tested(&|e| e.score, &|e| e.score_sd),
+        metrics,
+        tokens: delta(&|e| e.tokens_per_run().filter(|_| !e.tokens.is_zero())),
+        cost: delta(&|e| e.cost_per_run()),
+        regressions: Vec::new(),
+        within_chance: false,
+        failed_gates: Vec::new(),
+    };
+    let (Some(b), Some(c)) = (before, now) else {
+        change.kind = if now.is_some() {
+            Kind::New
+        } else {
+            Kind::Removed
+        };
+        return change;
+    };
+    let several = b.runs > 1 || c.runs > 1;
+    if several && b.runs > 0 && c.runs > 0 {
+        change.pass_rate = Some(PassRateChange::new(
+            b.passed, b.runs, c.passed, c.runs, alpha,
+        ));
+    }
+    let rate = change.pass_rate.as_ref();
+    let dropped = rate.is_some_and(PassRateChange::dropped);
+    let rose = rate.is_some_and(|r| r.beyond_chance && r.change() > 0.0);
+    // Beyond the margin, and for means over several runs, beyond chance.
+    let chance = |d: &Delta| d.p_value.is_none_or(|p| p < alpha);
+    let fell = |d: &Delta| d.change().is_some_and(|x| x < -margin - 1e-9) && chance(d);
+    let grew = |d: &Delta| d.change().is_some_and(|x| x > margin + 1e-9) && chance(d);
+    // The score of an eval whose outcome flipped moved with the gate that flipped it: that is
+    // the broken gate (or the fix), not a metric drop of its own.
+    let both_passed = b.outcome == Outcome::Passed && c.outcome == Outcome::Passed;
+    let metric_fell = (both_passed && fell(&change.score)) || change.metrics.values().any(fell);
+    let metric_grew = grew(&change.score) || change.metrics.values().any(grew);
+    change.kind = match (b.outcome, c.outcome) {
+        (Outcome::Skipped, _) | (_, Outcome::Skipped) => Kind::Skipped,
+        (Outcome::Passed, Outcome::Failed) => Kind::Broke,
+        (Outcome::Failed, Outcome::Passed) => Kind::Fixed,
+        (Outcome::Failed, Outcome::Failed) => Kind::StillFailing,
+        (Outcome::Passed, Outcome::Passed) if dropped || metric_fell => Kind::Worse,
+        (Outcome::Passed, Outcome::Passed) if rose || metric_grew => Kind::Better,
+        (Outcome::Passed, Outcome::Passed) => Kind::Unchanged,
+    };
+    // An eval run several times on both sides whose outcome flipped with a pass-rate change
+    // within chance: said, and not a broken gate.
+    let both_several = b.runs > 1 && c.runs > 1;
+    if change.kind == Kind::Broke {
+        if both_several && !dropped {
+            change.within_chance = true;
+        } else {
+            change.regressions.push(RegressionKind::BrokenGate);
+        }
+    }
+    if dropped {
+        change.regressions.push(RegressionKind::PassRateDrop);
+    }
+    if metric_fell {
+        change.regressions.push(RegressionKind::MetricDrop);
+    }
+    change
+}
+
+fn datasets(
+    evals: &[EvalChange],
+    before: &BTreeMap<&str, &BaselineEval>,
+    now: &BTreeMap<&str, &BaselineEval>,
+) -> Vec<DatasetChange> {
+    let mut by: BTreeMap<&str, Vec<&EvalChange>> = BTreeMap::new();
+    for e in evals {
+        if let Some(dataset) = &e.dataset {
+            by.entry(dataset).or_default().push(e);
+        }
+    }
+    by.into_iter()
+        .map(|(id, cases)| {
+            let side = |map: &BTreeMap<&str, &BaselineEval>| {
+                let entries: Vec<&BaselineEval> = cases
+                    .iter()
+                    .filter_map(|c| map.get(c.id.as_str()).copied())
+                    .collect();
+                let passed = entries
+                    .iter()
+                    .filter(|e| e.outcome == Outcome::Passed)
+                    .count();
+                let scores: Vec<f64> = entries.iter().filter_map(|e| e.score).collect();
+                let mean =
+                    (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64);
+                ((passed, entries.len()), mean)
+            };
+            let (baseline, baseline_score) = side(before);
+            let (current, current_score) = side(now);
+            let mut kinds = BTreeMap::new();
+            for case in &cases {
+                *kinds.entry(case.kind).or_insert(0) += 1;
+            }
+            DatasetChange {
+                id: id.to_string(),
+                baseline,
+                current,
+                score: Delta {
+                    baseline: baseline_score,
+                    current: current_score,
+                    p_value: None,
+                },
+                kinds,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,345 @@
+use super::*;
+
+fn entry(id: &str, outcome: Outcome, runs: u64, passed: u64) -> BaselineEval {
+    BaselineEval {
+        id: id.to_string(),
+        dataset: None,
+        target: None,
+        outcome,
+        runs,
+        passed,
+        pass_rate: if runs == 0 {
+            1.0
+        } else {
+            passed as f64 / runs as f64
+        },
+        score: None,
+        score_sd: None,
+        metrics: BTreeMap::new(),
+        metrics_sd: BTreeMap::new(),
+        tokens: Tokens::default(),
+        cost_usd: None,
+        mean_run_ms: None,
+    }
+}
+
+fn passed(id: &str) -> BaselineEval {
+    entry(id, Outcome::Passed, 1, 1)
+}
+
+fn failed(id: &str) -> BaselineEval {
+    entry(id, Outcome::Failed, 1, 0)
+}
+
+fn with_metric(mut e: BaselineEval, name: &str, value: f64) -> BaselineEval {
+    e.metrics.insert(name.to_string(), value);
+    e
+}
+
+fn compare(before: Vec<BaselineEval>, now: Vec<BaselineEval>) -> Comparison {
+    Comparison::new(
+        &Baseline::new(before, false, false),
+        &now,
+        &CompareConfig::default(),
+    )
+}
+
+#[test]
+fn each_kind_of_change() {
+    let c = compare(
+        vec![
+            failed("a::fixed"),
+            passed("a::broke"),
+            failed("a::still"),
+            passed("a::same"),
+            passed("a::removed"),
+            with_metric(passed("a::metric"), "accuracy", 0.9),
+            with_metric(passed("a::up"), "accuracy", 0.5),
+            entry("a::skipped", Outcome::Skipped, 0, 0),
+        ],
+        vec![
+            passed("a::fixed"),
+            failed("a::broke"),
+            failed("a::still"),
+            passed("a::same"),
+            passed("a::new"),
+            with_metric(passed("a::metric"), "accuracy", 0.6),
+            with_metric(passed("a::up"), "accuracy", 0.8),
+            passed("a::skipped"),
+        ],
+    );
+    let kind = |id: &str| c.eval(id).unwrap().kind;
+    assert_eq!(kind("a::fixed"), Kind::Fixed);
+    assert_eq!(kind("a::broke"), Kind::Broke);
+    assert_eq!(kind("a::still"), Kind::StillFailing);
+    assert_eq!(kind("a::same"), Kind::Unchanged);
+    assert_eq!(kind("a::removed"), Kind::Removed);
+    assert_eq!(kind("a::new"), Kind::New);
+    assert_eq!(kind("a::metric"), Kind::Worse);
+    assert_eq!(kind("a::up"), Kind::Better);
+    assert_eq!(kind("a::skipped"), Kind::Skipped);
+    assert_eq!(
+        c.counts_line(),
+        "1 broke, 1 worse, 1 still failing, 1 new, 1 removed, 1 fixed, 1 better, 1 skipped, 1 unchanged"
+    );
+    let regressions = c.regressions();
+    let kinds: Vec<(&str, RegressionKind)> = regressions
+        .iter()
+        .map(|r| (r.id.as_str(), r.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("a::broke", RegressionKind::BrokenGate),
+            ("a::metric", RegressionKind::MetricDrop),
+        ]
+    );
+    assert_eq!(
+        regressions[1].message,
+        "fell by more than 0.05: accuracy 0.90 → 0.60 (−0.30)"
+    );
+    assert_eq!(
+        c.eval("a::metric").unwrap().details(),
+        "accuracy 0.90 → 0.60 (−0.30)"
+    );
+}
+
+#[test]
+fn a_pass_rate_drop_is_a_regression_only_beyond_chance() {
+    // 18/20 → 6/20: p = 0.000244.
+    let c = compare(
+        vec![
+            entry("a::drop", Outcome::Passed, 20, 18),
+            entry("a::noise", Outcome::Passed, 20, 16),
+            entry("a::flip", Outcome::Passed, 20, 20),
+        ],
+        vec![
+            entry("a::drop", Outcome::Passed, 20, 6),
+            entry("a::noise", Outcome::Passed, 20, 14),
+            // Fails its min_pass_rate of 1.0 now, but 18/20 is within chance of 20/20.
+            entry("a::flip", Outcome::Failed, 20, 18),
+        ],
+    );
+    let drop = c.eval("a::drop").unwrap();
+    assert_eq!(drop.kind, Kind::Worse);
+    let rate = drop.pass_rate.as_ref().unwrap();
+    assert!(
+        (rate.p_value - 0.000_244_4).abs() < 1e-7,
+        "{}",
+        rate.p_value
+    );
+    assert!(
+        (rate.difference.low + 0.7705).abs() < 1e-4,
+        "{:?}",
+        rate.difference
+    );
+    assert!(
+        (rate.difference.high + 0.3027).abs() < 1e-4,
+        "{:?}",
+        rate.difference
+    );
+    assert!((rate.baseline_interval.low - 0.6990).abs() < 1e-4);
+    assert!((rate.interval.high - 0.5190).abs() < 1e-4);
+    assert_eq!(
+        rate.to_string(),
+        "0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)"
+    );
+    assert_eq!(drop.regressions, [RegressionKind::PassRateDrop]);
+
+    let noise = c.eval("a::noise").unwrap();
+    assert_eq!(noise.kind, Kind::Unchanged);
+    assert!(noise.regressions.is_empty());
+    assert!((noise.pass_rate.as_ref().unwrap().p_value - 0.7164).abs() < 1e-4);
+
+    let flip = c.eval("a::flip").unwrap();
+    assert_eq!(flip.kind, Kind::Broke);
+    assert!(flip.within_chance && flip.regressions.is_empty());
+    assert_eq!(flip.label(), "broke (within chance, p = 0.4872)");
+
+    assert_eq!(c.regressions().len(), 1);
+}
+
+#[test]
+fn the_policy_chooses_what_fails_and_alpha_what_is_chance() {
+    let before = Baseline::new(
+        vec![
+            passed("a::broke"),
+            entry("a::drop", Outcome::Passed, 20, 16),
+            with_metric(passed("a::metric"), "m", 0.9),
+        ],
+        false,
+        false,
+    );
+    let now = vec![
+        failed("a::broke"),
+        entry("a::drop", Outcome::Passed, 20, 9),
+        with_metric(passed("a::metric"), "m", 0.82),
+    ];
+    let config = |text: &str| {
+        crate::config::Config::parse(text, "n.toml")
+            .unwrap()
+            .compare
+    };
+    let kinds = |config: &CompareConfig| -> Vec<RegressionKind> {
+        Comparison::new(&before, &now, config)
+            .regressions()
+            .iter()
+            .map(|r| r.kind)
+            .collect()
+    };
+    // 16/20 → 9/20: p = 0.048 — beyond chance at 0.05, not at 0.01; 0.08 is over a 0.05 margin.
+    assert_eq!(
+        kinds(&CompareConfig::default()),
+        [
+            RegressionKind::BrokenGate,
+            RegressionKind::PassRateDrop,
+            RegressionKind::MetricDrop
+        ]
+    );
+    assert_eq!(
+        kinds(&config("[compare]\nfail_on = [\"broken-gate\"]\n")),
+        [RegressionKind::BrokenGate]
+    );
+    assert_eq!(
+        kinds(&config("[compare]\nfail_on = [\"pass-rate-drop\"]\n")),
+        [RegressionKind::PassRateDrop]
+    );
+    assert!(
+        kinds(&config(
+            "[compare]\nfail_on = [\"pass-rate-drop\"]\nalpha = 0.01\n"
+        ))
+        .is_empty()
+    );
+    assert_eq!(
+        kinds(&config("[compare]\nfail_on = [\"metric-drop\"]\n")),
+        [RegressionKind::MetricDrop]
+    );
+    assert!(
+        kinds(&config(
+            "[compare]\nfail_on = [\"metric-drop\"]\nmetric_margin = 0.1\n"
+        ))
+        .is_empty()
+    );
+    assert!(kinds(&config("[compare]\nfail_on = []\n")).is_empty());
+    let strict = Comparison::new(&before, &now, &config("[compare]\nalpha = 0.01\n"));
+    assert_eq!(strict.eval("a::drop").unwrap().kind, Kind::Unchanged);
+    assert!(
+        PassRateChange::new(18, 20, 6, 20, 0.01)
+            .to_string()
+            .contains("99% CI"),
+    );
+}
+
+#[test]
+fn a_filtered_run_leaves_out_what_it_did_not_run_and_other_targets() {
+    let mut other = passed("b::elsewhere");
+    other.target = Some("other".into());
+    let before = Baseline::new(
+        vec![
+            passed("a::ran"),
+            passed("a::not_selected"),
+            passed("a::gone"),
+            other,
+        ],
+        false,
+        false,
+    );
+    let defined: BTreeSet<String> = ["a::ran", "a::not_selected"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let c = Comparison::with_known(
+        &before,
+        &[passed("a::ran")],
+        &CompareConfig::default(),
+        Some(&defined),
+        Some("evals"),
+    );
+    let ids: Vec<(&str, Kind)> = c.evals.iter().map(|e| (e.id.as_str(), e.kind)).collect();
+    assert_eq!(
+        ids,
+        [("a::gone", Kind::Removed), ("a::ran", Kind::Unchanged)]
+    );
+    assert_eq!(c.not_run, 1);
+}
+
+#[test]
+fn datasets_are_compared_over_their_cases() {
+    let case = |id: &str, ok: bool, score: f64| {
+        let mut e = if ok { passed(id) } else { failed(id) };
+        e.dataset = Some("a::capitals".into());
+        e.score = Some(score);
+        e
+    };
+    let c = compare(
+        vec![
+            case("a::capitals::paris", true, 1.0),
+            case("a::capitals::lima", false, 0.0),
+        ],
+        vec![
+            case("a::capitals::paris", false, 0.0),
+            case("a::capitals::lima", true, 1.0),
+        ],
+    );
+    assert_eq!(c.datasets.len(), 1);
+    assert_eq!(
+        c.datasets[0].describe(),
+        "1 of 2 → 1 of 2 cases passed, mean score 0.50 → 0.50 (±0.00); 1 broke, 1 fixed"
+    );
+}
+
+#[test]
+fn tokens_and_cost_are_compared_per_run() {
+    let mut before = entry("a::x", Outcome::Passed, 2, 2);
+    before.tokens = Tokens {
+        input: 100,
+        output: 100,
+        cache_read: 0,
+    };
+    before.cost_usd = Some(0.02);
+    let mut now = entry("a::x", Outcome::Passed, 4, 4);
+    now.tokens = Tokens {
+        input: 300,
+        output: 300,
+        cache_read: 0,
+    };
+    now.cost_usd = Some(0.08);
+    let c = Comparison::new(
+        &Baseline::new(vec![before], true, false),
+        &[now],
+        &CompareConfig::default(),
+    );
+    let e = c.eval("a::x").unwrap();
+    assert_eq!(e.tokens.change(), Some(50.0));
+    assert!((e.cost.change().unwrap() - 0.01).abs() < 1e-12);
+    assert_eq!(
+        e.details(),
+        "tokens/run 100 → 150 (+50); cost/run 0.0100 → 0.0200 (+0.0100)"
+    );
+}
+
+#[test]
+fn a_mean_over_several_runs_drops_only_beyond_chance() {
+    let runs = |score: f64, sd: f64| {
+        let mut e = entry("a::x", Outcome::Passed, 20, 20);
+        e.score = Some(score);
+        e.score_sd = Some(sd);
+        e
+    };
+    // 0.80 ± 0.41 → 0.70 ± 0.47 over 20 runs: Welch p = 0.478, noise.
+    let c = compare(vec![runs(0.8, 0.41)], vec![runs(0.7, 0.47)]);
+    let e = c.eval("a::x").unwrap();
+    assert_eq!(e.kind, Kind::Unchanged);
+    assert!((e.score.p_value.unwrap() - 0.4778).abs() < 1e-3);
+    assert!(c.regressions().is_empty());
+    // The same means with little spread: beyond chance.
+    let c = compare(vec![runs(0.8, 0.05)], vec![runs(0.7, 0.05)]);
+    let e = c.eval("a::x").unwrap();
+    assert_eq!(e.kind, Kind::Worse);
+    assert_eq!(e.regressions, [RegressionKind::MetricDrop]);
+    assert!(
+        e.score.describe(2) == "0.80 → 0.70 (−0.10, p < 0.0001)",
+        "{}",
+        e.score.describe(2)
+    );
+}

@@ -1,0 +1,585 @@
+//! Comparing runs with a baseline, on two real runs of the fixture suite `suite/tests/compare.rs`
+//! whose agent changes between them (`FIXTURE_COMPARE=after`): one eval fixed, one broken, one
+//! still failing, a metric down, a flaky eval of 20 runs whose pass rate drops beyond chance,
+//! another whose drop is noise, a dataset case broken, a new eval. Checks each classification
+//! and its statistics, byte-stable baselines, the exit code of each `[compare] fail_on` policy,
+//! `--rerun-failed`, and the Markdown and HTML reports (insta snapshots; the HTML page in
+//! headless Chromium).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use niceeval_tests::child::{self, Output};
+use niceeval_tests::fixture::{Fixtures, RUN_DEADLINE};
+
+/// Runs the compare suite as version `phase` (`before` or `after`), its results going to
+/// `results`.
+fn suite(results: &Path, phase: &str, args: &[&str]) -> Output {
+    Fixtures::get().run(
+        "suite",
+        "compare",
+        args,
+        &[
+            ("NICEEVAL_RESULTS_DIR", results.to_str().expect("UTF-8")),
+            ("FIXTURE_COMPARE", phase),
+        ],
+    )
+}
+
+/// A temporary directory and the paths the tests use in it.
+struct Dir(tempfile::TempDir);
+
+impl Dir {
+    fn new() -> Self {
+        Dir(tempfile::tempdir().expect("a temporary directory"))
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
+
+    fn arg(&self, name: &str) -> String {
+        self.path(name).to_str().expect("UTF-8").to_string()
+    }
+}
+
+/// The first version's baseline, saved without `evals::added` (so it is new in the second).
+fn save_baseline(dir: &Dir, name: &str) -> String {
+    let out = suite(
+        &dir.path("results-before"),
+        "before",
+        &["-q", "--skip", "added", "--save-baseline", &dir.arg(name)],
+    );
+    assert_eq!(
+        out.code(),
+        Some(101),
+        "fixed and still_failing fail\n{}",
+        out.dump()
+    );
+    assert!(
+        out.stderr.contains(&format!(
+            "saved the baseline of 10 eval(s) to {}",
+            dir.arg(name)
+        )),
+        "{}",
+        out.dump()
+    );
+    std::fs::read_to_string(dir.path(name)).expect("the baseline is written")
+}
+
+#[test]
+fn baselines_are_sorted_stable_and_hold_no_timing_paths_or_costs() {
+    let dir = Dir::new();
+    let first = save_baseline(&dir, "baseline.json");
+    let second = save_baseline(&dir, "again.json");
+    assert_eq!(
+        first, second,
+        "two runs of the same suite give the same bytes"
+    );
+    // Saving over an unchanged file leaves it as it was.
+    let modified = std::fs::metadata(dir.path("baseline.json"))
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    save_baseline(&dir, "baseline.json");
+    let after = std::fs::metadata(dir.path("baseline.json"))
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    assert_eq!(modified, after, "an unchanged baseline is not rewritten");
+
+    for absent in ["duration", "_ms", "cost", "started", "tmp", "/", "2026-"] {
+        assert!(
+            !first.replace("\"compare\"", "").contains(absent),
+            "{absent:?} in the baseline:\n{first}"
+        );
+    }
+    let baseline: serde_json::Value = serde_json::from_str(&first).expect("JSON");
+    let evals = baseline["evals"].as_array().expect("a list");
+    let ids: Vec<&str> = evals.iter().filter_map(|e| e["id"].as_str()).collect();
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    assert_eq!(ids, sorted);
+    assert_eq!(ids.len(), 10);
+    assert!(!ids.contains(&"compare::evals::added"));
+    let flaky = &evals[ids
+        .iter()
+        .position(|i| *i == "compare::evals::flaky")
+        .unwrap()];
+    assert_eq!(
+        (flaky["runs"].as_u64(), flaky["passed"].as_u64()),
+        (Some(20), Some(18))
+    );
+    assert_eq!(flaky["pass_rate"].as_f64(), Some(0.9));
+    assert_eq!(flaky["target"].as_str(), Some("compare"));
+    let metric = &evals[ids
+        .iter()
+        .position(|i| *i == "compare::evals::metric")
+        .unwrap()];
+    assert_eq!(metric["metrics"]["accuracy"].as_f64(), Some(0.9));
+    let lima = &evals[ids
+        .iter()
+        .position(|i| *i == "compare::evals::capitals::lima")
+        .unwrap()];
+    assert_eq!(lima["dataset"].as_str(), Some("compare::evals::capitals"));
+}
+
+/// The console's comparison block: from `compared with baseline` to the result line.
+fn comparison_block(stdout: &str) -> Vec<&str> {
+    stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("compared with baseline"))
+        .take_while(|l| !l.starts_with("test result:"))
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn a_changed_agent_is_compared_with_its_baseline_in_every_report() {
+    let dir = Dir::new();
+    save_baseline(&dir, "baseline.json");
+    let out = suite(
+        &dir.path("results-after"),
+        "after",
+        &[
+            "--baseline",
+            &dir.arg("baseline.json"),
+            "--markdown",
+            &dir.arg("after.md"),
+            "--html",
+            &dir.arg("after.html"),
+        ],
+    );
+    assert_eq!(
+        out.code(),
+        Some(101),
+        "failed evals win over 3\n{}",
+        out.dump()
+    );
+    let block = comparison_block(&out.stdout);
+    let path = dir.arg("baseline.json");
+    assert_eq!(
+        block,
+        [
+            format!("compared with baseline {path}: 2 broke, 2 worse, 1 still failing, 1 new, 1 fixed, 4 unchanged").as_str(),
+            "    new            compare::evals::added",
+            "    broke          compare::evals::broken — failed: includes(\"refund\"); score 1.00 → 0.00 (−1.00)",
+            "    broke          compare::evals::capitals::lima — failed: includes(\"Lima\"); score 1.00 → 0.00 (−1.00)",
+            "    fixed          compare::evals::fixed — score 0.00 → 1.00 (+1.00)",
+            "    worse          compare::evals::flaky — pass rate 0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002); score 0.90 → 0.30 (−0.60, p < 0.0001)",
+            "    worse          compare::evals::metric — score 0.90 → 0.60 (−0.30); accuracy 0.90 → 0.60 (−0.30)",
+            "    still failing  compare::evals::still_failing — failed: includes(\"refund\")",
+            "    dataset compare::evals::capitals: 3 of 3 → 2 of 3 cases passed, mean score 1.00 → 0.67 (−0.33); 1 broke",
+            "REGRESSION: 5 (fail_on: broken-gate, pass-rate-drop, metric-drop):",
+            "    broken-gate compare::evals::broken: passed in the baseline, fails now (includes(\"refund\") failed)",
+            "    broken-gate compare::evals::capitals::lima: passed in the baseline, fails now (includes(\"Lima\") failed)",
+            "    pass-rate-drop compare::evals::flaky: pass rate fell beyond chance: 0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)",
+            "    metric-drop compare::evals::flaky: fell by more than 0.05: score 0.90 → 0.30 (−0.60, p < 0.0001)",
+            "    metric-drop compare::evals::metric: fell by more than 0.05: score 0.90 → 0.60 (−0.30); accuracy 0.90 → 0.60 (−0.30)",
+        ],
+        "{}",
+        out.dump()
+    );
+    // The noisy eval (16/20 → 14/20, Fisher p = 0.72) is unchanged: not worse, not listed.
+    assert!(!block.iter().any(|l| l.contains("noisy")), "{block:#?}");
+    // Flaky evals are listed apart, with their interval, in every report.
+    assert!(
+        out.stdout.contains(
+            "flaky: 2 eval(s) whose runs disagree:\n    evals::flaky: 6 of 20 runs passed, pass rate 0.30, 95% CI [0.15, 0.52]\n    evals::noisy: 14 of 20 runs passed, pass rate 0.70, 95% CI [0.48, 0.85]\n"
+        ),
+        "{}",
+        out.dump()
+    );
+
+    let markdown = redact(
+        &std::fs::read_to_string(dir.path("after.md")).expect("markdown written"),
+        &path,
+    );
+    insta::assert_snapshot!("comparison_markdown", markdown);
+
+    let html = std::fs::read_to_string(dir.path("after.html")).expect("html written");
+    let summary = html
+        .split_once("<table class=\"summary\">")
+        .and_then(|(_, rest)| rest.split_once("<div class=\"charts\">"))
+        .map(|(summary, _)| summary)
+        .expect("the summary table and the comparison");
+    insta::assert_snapshot!(
+        "comparison_html",
+        redact(summary, &path).replace("</tr>", "</tr>\n")
+    );
+    assert!(html.contains("<input id=\"changed-only\" type=\"checkbox\">"));
+    browser_check(&dir.path("after.html"), dir.0.path());
+}
+
+/// Durations (`0.12s`) and the temporary baseline path out.
+fn redact(text: &str, baseline: &str) -> String {
+    let text = text.replace(baseline, "[baseline]");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find(|c: char| c.is_ascii_digit()) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let tail = &rest[digits..];
+        let is_time = tail.len() >= 4
+            && tail.as_bytes()[0] == b'.'
+            && tail.as_bytes()[1..3].iter().all(u8::is_ascii_digit)
+            && tail.as_bytes()[3] == b's'
+            && !tail
+                .as_bytes()
+                .get(4)
+                .is_some_and(u8::is_ascii_alphanumeric);
+        let preceded = out
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '.');
+        if is_time && !preceded {
+            out.push_str("[time]");
+            rest = &tail[4..];
+        } else {
+            out.push_str(&rest[..digits]);
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// The page in headless Chromium: nothing logged to the console, every eval rendered, the
+/// change column there; opened at `#changed-only`, the filter is on and hides what did not
+/// change.
+fn browser_check(page: &Path, dir: &Path) {
+    let Some(dom) = chromium(&format!("file://{}", page.display()), dir) else {
+        return;
+    };
+    assert!(dom.contains("data-rendered=\"11\""), "every eval rendered");
+    assert!(dom.contains("<th>change since baseline</th>"));
+    assert!(dom.contains("data-changed=\"true\""));
+    assert!(dom.contains("<h2>Flaky</h2>"));
+    assert!(dom.contains("<h2>Compared with the baseline</h2>"));
+    assert!(
+        !dom.contains(" hidden=\"\""),
+        "nothing hidden without the filter"
+    );
+
+    let filtered = chromium(&format!("file://{}#changed-only", page.display()), dir)
+        .expect("chromium ran once");
+    let hidden_rows = filtered
+        .matches("data-changed=\"false\" hidden=\"\"")
+        .count();
+    assert_eq!(
+        hidden_rows, 4,
+        "steady, noisy and two capitals are hidden:\n{filtered}"
+    );
+    assert!(
+        !filtered.contains("data-changed=\"true\" hidden"),
+        "{filtered}"
+    );
+    assert!(
+        filtered.contains("data-id=\"compare::evals::steady\" hidden=\"\"")
+            || filtered.contains("hidden=\"\" data-id=\"compare::evals::steady\""),
+        "the unchanged eval's details are hidden too:\n{filtered}"
+    );
+}
+
+/// Loads `url` in headless Chromium and returns the DOM after scripts ran, after checking that
+/// nothing was logged to the console; `None` (with a notice) where Chromium is missing.
+fn chromium(url: &str, dir: &Path) -> Option<String> {
+    if !Path::new(CHROMIUM).exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{CHROMIUM} is missing: run scripts/install-chromium.sh"
+        );
+        eprintln!("notice: {CHROMIUM} is missing; skipping the browser check");
+        return None;
+    }
+    let mut command = Command::new(CHROMIUM);
+    command
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .arg(url);
+    let out = child::run(&mut command, RUN_DEADLINE);
+    assert!(out.status.success(), "chromium failed\n{}", out.dump());
+    assert!(
+        !out.stderr.contains("CONSOLE") && !out.stderr.contains("Uncaught"),
+        "the page logged errors:\n{}",
+        out.stderr
+    );
+    Some(out.stdout)
+}
+
+/// Runs `niceeval ARGS` in `cwd` (where it looks for niceeval.toml).
+fn cli(cwd: &Path, args: &[&str]) -> Output {
+    let mut command = Command::new(Fixtures::get().niceeval_cli());
+    child::clean_env(&mut command).current_dir(cwd).args(args);
+    child::run(&mut command, RUN_DEADLINE)
+}
+
+#[test]
+fn each_policy_decides_the_exit_code() {
+    let dir = Dir::new();
+    save_baseline(&dir, "baseline.json");
+    let baseline = dir.arg("baseline.json");
+    // The second version without the evals that fail: what is left passes, so only the
+    // comparison can fail the run.
+    let passing = dir.path("passing");
+    let out = suite(
+        &passing,
+        "after",
+        &[
+            "-q",
+            "--skip",
+            "broken",
+            "--skip",
+            "still_failing",
+            "--skip",
+            "capitals",
+        ],
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    let passing = passing.to_str().expect("UTF-8").to_string();
+
+    let policy = |toml: Option<&str>| -> (Option<i32>, Output) {
+        let cwd = tempfile::tempdir().expect("a temporary directory");
+        if let Some(toml) = toml {
+            std::fs::write(cwd.path().join("niceeval.toml"), toml).expect("writable");
+        }
+        let out = cli(cwd.path(), &["compare", &baseline, &passing, "--quiet"]);
+        (out.code(), out)
+    };
+    let cases: &[(Option<&str>, i32, &[&str])] = &[
+        (
+            None,
+            3,
+            &[
+                "pass-rate-drop compare::evals::flaky",
+                "metric-drop compare::evals::metric",
+            ],
+        ),
+        (
+            Some("[compare]\nfail_on = []\n"),
+            0,
+            &["no regression (fail_on: nothing"],
+        ),
+        (
+            Some("[compare]\nfail_on = [\"pass-rate-drop\"]\n"),
+            3,
+            &["REGRESSION: 1 (fail_on: pass-rate-drop)"],
+        ),
+        // p = 0.000244 is not below 0.0001.
+        (
+            Some("[compare]\nfail_on = [\"pass-rate-drop\"]\nalpha = 0.0001\n"),
+            0,
+            &["no regression"],
+        ),
+        (
+            Some("[compare]\nfail_on = [\"metric-drop\"]\n"),
+            3,
+            &[
+                "metric-drop compare::evals::metric: fell by more than 0.05: score 0.90 → 0.60 (−0.30); accuracy 0.90 → 0.60 (−0.30)",
+            ],
+        ),
+        (
+            Some("[compare]\nfail_on = [\"metric-drop\"]\nmetric_margin = 0.7\n"),
+            0,
+            &["no regression"],
+        ),
+        // The broken evals did not run here: they are removed, not broken.
+        (
+            Some("[compare]\nfail_on = [\"broken-gate\"]\n"),
+            0,
+            &["no regression", "removed"],
+        ),
+    ];
+    for (toml, code, expected) in cases {
+        let (got, out) = policy(*toml);
+        assert_eq!(got, Some(*code), "{toml:?}\n{}", out.dump());
+        for text in *expected {
+            assert!(
+                out.stdout.contains(text),
+                "{toml:?}: {text:?}\n{}",
+                out.dump()
+            );
+        }
+    }
+    // A broken gate in a run whose evals fail: the failure's exit code (1 from the CLI) wins,
+    // and the regression is named.
+    let after = dir.path("after");
+    suite(&after, "after", &["-q"]);
+    let cwd = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(
+        cwd.path().join("niceeval.toml"),
+        "[compare]\nfail_on = [\"broken-gate\"]\n",
+    )
+    .expect("writable");
+    let out = cli(
+        cwd.path(),
+        &[
+            "compare",
+            &baseline,
+            after.to_str().expect("UTF-8"),
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.code(), Some(1), "{}", out.dump());
+    assert!(
+        out.stdout.contains("REGRESSION: 2 (fail_on: broken-gate):"),
+        "{}",
+        out.dump()
+    );
+    // A policy with a typo is an error naming the file, line and the right value.
+    std::fs::write(
+        cwd.path().join("niceeval.toml"),
+        "[compare]\nfail_on = [\"broken-gates\"]\n",
+    )
+    .expect("writable");
+    let out = cli(cwd.path(), &["compare", &baseline, &passing]);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(
+        out.stderr.contains("niceeval.toml:2:")
+            && out.stderr.contains("did you mean \"broken-gate\"?"),
+        "{}",
+        out.dump()
+    );
+    // The suite runner itself: the metric eval alone exits 3 under the fixture's default
+    // policy; the noisy eval alone exits 0 (its drop is within chance).
+    let out = suite(
+        &dir.path("metric"),
+        "after",
+        &["-q", "metric", "--baseline", &baseline],
+    );
+    assert_eq!(out.code(), Some(3), "{}", out.dump());
+    assert!(
+        out.stdout.contains("(9 baseline evals not run)"),
+        "{}",
+        out.dump()
+    );
+    let out = suite(
+        &dir.path("noisy"),
+        "after",
+        &["-q", "noisy", "--baseline", &baseline],
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    // A missing baseline is a usage error before anything runs.
+    let out = suite(
+        &dir.path("none"),
+        "after",
+        &["--baseline", &dir.arg("missing.json")],
+    );
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(
+        out.stderr.contains("cannot read the baseline"),
+        "{}",
+        out.dump()
+    );
+    assert!(!out.stdout.contains("running"), "{}", out.dump());
+}
+
+#[test]
+fn niceeval_baseline_save_writes_the_same_baseline_as_the_suite_runner() {
+    let dir = Dir::new();
+    let from_suite = save_baseline(&dir, "baseline.json");
+    let out = cli(
+        dir.0.path(),
+        &[
+            "baseline",
+            "save",
+            &dir.arg("from-results.json"),
+            &dir.arg("results-before"),
+        ],
+    );
+    assert_eq!(
+        out.code(),
+        Some(1),
+        "the results hold failed evals\n{}",
+        out.dump()
+    );
+    let from_results = std::fs::read_to_string(dir.path("from-results.json")).expect("written");
+    assert_eq!(from_suite, from_results);
+}
+
+#[test]
+fn rerun_failed_runs_only_what_failed_in_the_last_run() {
+    let dir = Dir::new();
+    let results = dir.path("results");
+    // No last run yet.
+    let out = suite(&results, "after", &["--rerun-failed"]);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(
+        out.stderr
+            .contains("there is no last run of `compare` to rerun the failures of"),
+        "{}",
+        out.dump()
+    );
+    // The second version fails three evals.
+    let out = suite(&results, "after", &["-q"]);
+    assert_eq!(out.code(), Some(101), "{}", out.dump());
+    let out = suite(&results, "after", &["--rerun-failed"]);
+    assert_eq!(out.code(), Some(101), "{}", out.dump());
+    assert!(
+        out.stdout
+            .contains("--rerun-failed: rerunning 3 eval(s) that failed in the last run"),
+        "{}",
+        out.dump()
+    );
+    let ran: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("test "))
+        .filter_map(|l| l.split_once(" ... ").map(|(name, _)| name))
+        .collect();
+    assert_eq!(
+        ran.iter()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>(),
+        [
+            "evals::broken",
+            "evals::capitals::lima",
+            "evals::still_failing"
+        ]
+        .into_iter()
+        .collect(),
+        "{}",
+        out.dump()
+    );
+    assert!(out.stdout.contains("8 filtered out"), "{}", out.dump());
+    // The first version fixes two of them, the rerun records it, and the next rerun runs the
+    // one still failing.
+    let out = suite(&results, "before", &["--rerun-failed", "-q"]);
+    assert_eq!(
+        out.code(),
+        Some(101),
+        "still_failing still fails\n{}",
+        out.dump()
+    );
+    let out = suite(&results, "before", &["--rerun-failed"]);
+    assert!(
+        out.stdout.contains("rerunning 1 eval(s)")
+            && out.stdout.contains("test evals::still_failing ... FAILED"),
+        "{}",
+        out.dump()
+    );
+    // Nothing failed: nothing to rerun.
+    let clean = dir.path("clean");
+    suite(&clean, "before", &["-q", "steady"]);
+    let out = suite(&clean, "before", &["--rerun-failed"]);
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    assert!(
+        out.stdout.contains("nothing failed in the last run"),
+        "{}",
+        out.dump()
+    );
+}
