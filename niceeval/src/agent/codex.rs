@@ -83,7 +83,9 @@ use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 
-use crate::agent::command::{GroupKill, STDERR_TAIL, read_lines, read_tail, signal_note};
+use crate::agent::command::{
+    GroupKill, STDERR_TAIL, env_setting, read_lines, read_tail, signal_note, with_stderr,
+};
 use crate::agent::{Agent, AgentError, Request};
 
 use stream::{Stream, Totals};
@@ -434,14 +436,7 @@ impl Agent for Codex {
         };
         kill.kill();
         let stderr = kill.stderr().await;
-        outcome.map_err(|message| {
-            let stderr = stderr.trim();
-            AgentError::new(if stderr.is_empty() {
-                format!("{message} (stderr was empty)")
-            } else {
-                format!("{message}; stderr:\n{stderr}")
-            })
-        })
+        outcome.map_err(|message| with_stderr(message, &stderr))
     }
 
     fn name(&self) -> String {
@@ -549,19 +544,9 @@ pub(crate) fn from_settings(
                         .map_err(|e| format!("{file}: [agent] timeout: {e}"))?,
                 )
             }
-            "env" => {
-                let table = value
-                    .as_table()
-                    .ok_or_else(|| format!("{file}: [agent] env must be a table of strings"))?;
-                let mut agent = agent;
-                for (k, v) in table {
-                    let v = v
-                        .as_str()
-                        .ok_or_else(|| format!("{file}: [agent] env.{k} must be a string"))?;
-                    agent = agent.env(k.clone(), v);
-                }
-                agent
-            }
+            "env" => env_setting(value, file)?
+                .into_iter()
+                .fold(agent, |agent, (k, v)| agent.env(k, v)),
             other => {
                 return Err(format!(
                     "{file}: [agent] unknown key {other:?} for type = \"codex\"; known keys: model, sandbox, approval_policy, config, args, program, timeout, env"

@@ -322,19 +322,42 @@ impl Agent for CommandAgent {
         kill.kill();
         let stderr = kill.stderr().await;
         *self.last_stderr.lock().unwrap_or_else(|p| p.into_inner()) = stderr.clone();
-        outcome.map_err(|message| {
-            let stderr = stderr.trim();
-            AgentError::new(if stderr.is_empty() {
-                format!("{message} (stderr was empty)")
-            } else {
-                format!("{message}; stderr:\n{stderr}")
-            })
-        })
+        outcome.map_err(|message| with_stderr(message, &stderr))
     }
 
     fn name(&self) -> String {
         format!("command `{}`", self.display())
     }
+}
+
+/// The error of a failed turn: `message`, then the end of the program's stderr (or a note that
+/// it was empty), where a program says what went wrong. Shared by the subprocess agents.
+pub(crate) fn with_stderr(message: String, stderr: &str) -> AgentError {
+    let stderr = stderr.trim();
+    AgentError::new(if stderr.is_empty() {
+        format!("{message} (stderr was empty)")
+    } else {
+        format!("{message}; stderr:\n{stderr}")
+    })
+}
+
+/// `env = { KEY = "value", .. }` under `[agent]`: the pairs, or an error naming the file and the
+/// key at fault. Shared by the subprocess agents' settings.
+pub(crate) fn env_setting(
+    value: &toml::Value,
+    file: &str,
+) -> Result<Vec<(String, String)>, String> {
+    let table = value
+        .as_table()
+        .ok_or_else(|| format!("{file}: [agent] env must be a table of strings"))?;
+    table
+        .iter()
+        .map(|(k, v)| {
+            v.as_str()
+                .map(|v| (k.clone(), v.to_string()))
+                .ok_or_else(|| format!("{file}: [agent] env.{k} must be a string"))
+        })
+        .collect()
 }
 
 /// Reads JSONL events from `stdout` into `sink` as they arrive. Fails on the first line that is
@@ -524,19 +547,9 @@ pub(crate) fn from_settings(
                         format!("{file}: [agent] max_output must be a number of bytes")
                     })?,
             ),
-            "env" => {
-                let table = value
-                    .as_table()
-                    .ok_or_else(|| format!("{file}: [agent] env must be a table of strings"))?;
-                let mut agent = agent;
-                for (k, v) in table {
-                    let v = v
-                        .as_str()
-                        .ok_or_else(|| format!("{file}: [agent] env.{k} must be a string"))?;
-                    agent = agent.env(k.clone(), v);
-                }
-                agent
-            }
+            "env" => env_setting(value, file)?
+                .into_iter()
+                .fold(agent, |agent, (k, v)| agent.env(k, v)),
             other => {
                 return Err(format!(
                     "{file}: [agent] unknown key {other:?} for type = \"command\"; known keys: command, input, timeout, cwd, max_output, env"

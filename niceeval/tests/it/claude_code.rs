@@ -6,6 +6,7 @@
 //! (`=<scenario>`: only that one) the recorded streams of `tests/data/claude_code/` that the parser tests read.
 #![cfg(unix)]
 
+use crate::support::rt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -21,14 +22,6 @@ use crate::support::fake_anthropic::{
     fail, reply, text, thinking, tool,
 };
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// Whether `claude` is installed. Under CI a missing program fails the test; elsewhere it prints
 /// a notice and the caller skips.
 fn have_claude() -> bool {
@@ -36,19 +29,7 @@ fn have_claude() -> bool {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok {
-        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-        assert!(
-            !in_ci,
-            "the Claude Code tests need `claude` under CI; install it with `bash scripts/install-claude-code.sh`"
-        );
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "NOTICE: skipping: `claude` is not installed (bash scripts/install-claude-code.sh)"
-        );
-    }
-    ok
+    crate::scripts_support::available(ok, "`claude`", "bash scripts/install-claude-code.sh")
 }
 
 /// The environment every run gets: the fake as the API, a fake key, a private HOME, and no
@@ -790,17 +771,7 @@ fn claude_under_bubblewrap_works_in_the_copy_and_resumes_its_session() {
     if !have_claude() || !crate::scripts_support::have("cargo") {
         return;
     }
-    let bwrap = std::process::Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--", "true"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !bwrap {
-        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-        assert!(
-            !in_ci,
-            "bubblewrap must run under CI (bash scripts/install-test-deps.sh)"
-        );
-        eprintln!("NOTICE: skipping: bwrap cannot create a sandbox here");
+    if !crate::workspace::bwrap_works() {
         return;
     }
     static SETUP: std::sync::OnceLock<EvalSetup> = std::sync::OnceLock::new();

@@ -3,6 +3,7 @@
 #![cfg(unix)]
 
 use crate::support;
+use crate::support::rt;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,14 +11,6 @@ use std::time::{Duration, Instant};
 
 use niceeval::agent::command::{CommandAgent, InputMode};
 use niceeval::{Eval, Event, Outcome, TurnStatus};
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(name);

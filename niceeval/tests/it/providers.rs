@@ -4,6 +4,7 @@
 #![cfg(feature = "providers")]
 
 use crate::support;
+use crate::support::rt;
 
 use std::time::Duration;
 
@@ -14,14 +15,6 @@ use niceeval::provider::{
 use niceeval::{ActionStatus, Eval, Event, TurnStatus};
 use serde_json::json;
 use support::{FakeProvider, Reply};
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 fn fast_retries(n: u32) -> RetryPolicy {
     RetryPolicy::default()

@@ -477,15 +477,7 @@ fn pytest() -> bool {
         .args(["-m", "pytest", "--version"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok {
-        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-        assert!(
-            !in_ci,
-            "pytest is required under CI: bash scripts/install-test-deps.sh"
-        );
-        eprintln!("NOTICE: skipping: pytest is not installed (bash scripts/install-test-deps.sh)");
-    }
-    ok
+    crate::scripts_support::available(ok, "pytest", "bash scripts/install-test-deps.sh")
 }
 
 fn no_tests(t: &mut niceeval::Eval) -> niceeval::__private::BoxFuture<'_, niceeval::Result> {
@@ -687,7 +679,8 @@ fn jailed(t: &mut niceeval::Eval) -> niceeval::__private::BoxFuture<'_, niceeval
     })
 }
 
-fn bwrap_works() -> bool {
+/// Whether bwrap can create its sandbox here; under CI it must.
+pub(crate) fn bwrap_works() -> bool {
     let ok = std::process::Command::new("bwrap")
         .args([
             "--ro-bind",
@@ -701,17 +694,11 @@ fn bwrap_works() -> bool {
         ])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok {
-        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-        assert!(
-            !in_ci,
-            "bubblewrap must run under CI (bash scripts/install-test-deps.sh installs it; the kernel must allow unprivileged user namespaces)"
-        );
-        eprintln!(
-            "NOTICE: skipping: bwrap cannot create a sandbox here (not installed, or namespaces are forbidden)"
-        );
-    }
-    ok
+    crate::scripts_support::available(
+        ok,
+        "a working bwrap",
+        "bash scripts/install-test-deps.sh installs bubblewrap; the kernel must allow unprivileged user namespaces",
+    )
 }
 
 #[test]

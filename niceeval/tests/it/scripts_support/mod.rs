@@ -11,17 +11,23 @@ pub fn have(tool: &str) -> bool {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
+    available(ok, tool, "install it")
+}
+
+/// Whether what a test needs (`what`) is here, as `ok` says. Under CI its absence fails the
+/// test, saying `install`; elsewhere a notice goes to stderr and the caller skips.
+pub fn available(ok: bool, what: &str, install: &str) -> bool {
     if !ok {
         let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
         assert!(
             !in_ci,
-            "{tool} is required by this test under CI; install it"
+            "{what} is required by this test under CI; {install}"
         );
         // Straight to stderr, past the test harness's output capture.
         use std::io::Write;
         let _ = writeln!(
             std::io::stderr(),
-            "NOTICE: skipping: {tool} is not installed"
+            "NOTICE: skipping: {what} is not available ({install})"
         );
     }
     ok

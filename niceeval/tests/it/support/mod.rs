@@ -350,6 +350,15 @@ pub fn run(def: niceeval::EvalDefinition) -> niceeval::EvalReport {
     niceeval::run_eval(Box::leak(Box::new(def)))
 }
 
+/// A two-worker Tokio runtime for driving agents and evals from a plain `#[test]`.
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// An agent that always answers `text`.
 pub fn says(text: &'static str) -> std::sync::Arc<dyn niceeval::agent::Agent> {
     std::sync::Arc::new(niceeval::agent::agent_fn(
