@@ -63,7 +63,10 @@ fn render(events: &[Event]) -> Vec<String> {
                 cost_usd,
                 model,
             } => format!(
-                "usage in={input_tokens} out={output_tokens} cache_read={cache_read_tokens} cost={cost_usd:?} model={}",
+                // Costs to 9 decimals: serde_json's float parsing may differ in the last bit
+                // with and without its `float_roundtrip` feature (on through other crates).
+                "usage in={input_tokens} out={output_tokens} cache_read={cache_read_tokens} cost={} model={}",
+                cost_usd.map_or("-".to_string(), |c| format!("{c:.9}")),
                 model.as_deref().unwrap_or("-")
             ),
             Event::Custom { name, .. } => format!("custom {name}"),
@@ -98,7 +101,7 @@ fn a_failed_command_is_a_failed_action_and_the_fix_follows() {
             "action.result toolu_fake_004_0 Completed: (Bash completed with no output)".to_string(),
             "message Assistant: greeting.txt now says hello world.".to_string(),
             // Five messages of 40 input + 20 cache-write + 300 cache-read tokens.
-            "usage in=1800 out=49 cache_read=1500 cost=Some(0.0021600000000000005) model=anthropic/claude-sonnet-4-5".to_string(),
+            "usage in=1800 out=49 cache_read=1500 cost=0.002160000 model=anthropic/claude-sonnet-4-5".to_string(),
         ]
     );
     assert_eq!(stream.ending(), Some(&Ending::Success));
@@ -140,7 +143,7 @@ fn parallel_calls_pair_with_their_results_in_any_order() {
             "action.result toolu_fake_001_1 Completed: two",
             "action.result toolu_fake_001_0 Completed: one",
             "message Assistant: Both commands ran.",
-            "usage in=720 out=21 cache_read=600 cost=Some(0.000885) model=anthropic/claude-sonnet-4-5",
+            "usage in=720 out=21 cache_read=600 cost=0.000885000 model=anthropic/claude-sonnet-4-5",
         ]
     );
 }
@@ -166,7 +169,7 @@ fn a_background_subagent_completes_with_its_notification() {
             "message Assistant: The subagent reported back.",
             // The second result (for the notification) adds nothing: the first one counted
             // every model call, and `total_cost_usd` is cumulative.
-            "usage in=1800 out=35 cache_read=1500 cost=Some(0.0019500000000000003) model=anthropic/claude-sonnet-4-5",
+            "usage in=1800 out=35 cache_read=1500 cost=0.001950000 model=anthropic/claude-sonnet-4-5",
         ]
     );
     assert!(rendered.contains(&"custom claude-code:system:task_started".to_string()));
@@ -189,7 +192,7 @@ fn a_call_the_permission_check_refused_is_rejected() {
             "custom claude-code:system:permission_denied".to_string(),
             format!("action.result toolu_fake_001_0 Rejected: {refusal}"),
             "message Assistant: I was not allowed to write the note.".to_string(),
-            "usage in=720 out=14 cache_read=600 cost=Some(0.0007800000000000001) model=anthropic/claude-sonnet-4-5".to_string(),
+            "usage in=720 out=14 cache_read=600 cost=0.000780000 model=anthropic/claude-sonnet-4-5".to_string(),
         ]
     );
 }
@@ -202,7 +205,7 @@ fn a_skill_call_is_a_loaded_skill() {
         [
             "skill.loaded greeting",
             "message Assistant: Loaded the greeting skill.",
-            "usage in=720 out=14 cache_read=600 cost=Some(0.0007800000000000001) model=anthropic/claude-sonnet-4-5",
+            "usage in=720 out=14 cache_read=600 cost=0.000780000 model=anthropic/claude-sonnet-4-5",
         ]
     );
 }
@@ -231,7 +234,7 @@ fn reaching_max_turns_fails_the_turn() {
     assert_eq!(
         rendered[rendered.len() - 2..],
         [
-            "usage in=360 out=14 cache_read=300 cost=Some(0.000495) model=anthropic/claude-sonnet-4-5",
+            "usage in=360 out=14 cache_read=300 cost=0.000495000 model=anthropic/claude-sonnet-4-5",
             "error: Claude Code ended the turn with error_max_turns: Reached maximum number of turns (1)",
         ]
     );
@@ -247,7 +250,7 @@ fn a_resumed_turn_counts_its_own_usage_not_the_sessions() {
         render(&events),
         [
             "message Assistant: You asked two questions.",
-            "usage in=360 out=7 cache_read=300 cost=Some(0.00039000000000000005) model=anthropic/claude-sonnet-4-5",
+            "usage in=360 out=7 cache_read=300 cost=0.000390000 model=anthropic/claude-sonnet-4-5",
         ]
     );
 }
@@ -265,8 +268,8 @@ fn older_results_fall_back_to_model_usage_and_the_total_cost() {
     assert_eq!(
         render(&events),
         [
-            "usage in=16 out=2 cache_read=5 cost=Some(0.25) model=anthropic/claude-haiku-4-5",
-            "usage in=0 out=0 cache_read=0 cost=Some(0.25) model=-",
+            "usage in=16 out=2 cache_read=5 cost=0.250000000 model=anthropic/claude-haiku-4-5",
+            "usage in=0 out=0 cache_read=0 cost=0.250000000 model=-",
         ]
     );
     assert_eq!(Usage::from_events(&events).cost_usd, Some(0.5));
