@@ -192,7 +192,8 @@ fn a_call_the_permission_check_refused_is_rejected() {
             "custom claude-code:system:permission_denied".to_string(),
             format!("action.result toolu_fake_001_0 Rejected: {refusal}"),
             "message Assistant: I was not allowed to write the note.".to_string(),
-            "usage in=720 out=14 cache_read=600 cost=0.000780000 model=anthropic/claude-sonnet-4-5".to_string(),
+            "usage in=720 out=14 cache_read=600 cost=0.000780000 model=anthropic/claude-sonnet-4-5"
+                .to_string(),
         ]
     );
 }
