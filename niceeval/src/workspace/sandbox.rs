@@ -155,6 +155,19 @@ impl Sandbox {
                             OsStr::new("HOME"),
                             home.as_os_str(),
                         ]);
+                        // Toolchains installed under the real home (rustup's `~/.rustup` and
+                        // `~/.cargo`) stay where they are, readable, when nothing names them.
+                        for (var, dir) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
+                            if std::env::var_os(var).is_some() {
+                                continue;
+                            }
+                            if let Some(real) = std::env::var_os("HOME")
+                                .map(|h| PathBuf::from(h).join(dir))
+                                .filter(|p| p.is_dir())
+                            {
+                                push(&[OsStr::new("--setenv"), OsStr::new(var), real.as_os_str()]);
+                            }
+                        }
                     }
                     None => push(&[OsStr::new("--tmpfs"), OsStr::new("/tmp")]),
                 }

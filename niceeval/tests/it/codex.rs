@@ -385,6 +385,21 @@ fn recording(agent: Codex, scenario: &str) -> Codex {
     )
 }
 
+/// A crate whose test fails until `add` is fixed: the template of the workspace evals.
+fn todo_crate(template: &Path) {
+    crate::scripts_support::write(
+        template,
+        "Cargo.toml",
+        "[package]\nname = \"todo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    crate::scripts_support::write(template, ".gitignore", "target/\nCargo.lock\n");
+    crate::scripts_support::write(
+        template,
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b + 1\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::add(2, 2), 4);\n    }\n}\n",
+    );
+}
+
 /// Codex runs the failing tests, patches `add`, runs them again and answers (relative paths:
 /// Codex works in the run's working copy).
 fn fix_crate_script(seen: &Seen) -> Reply {
@@ -430,18 +445,7 @@ fn codex_in_a_workspace_eval_is_scored_by_its_diff_its_commands_and_the_tests() 
         Arc::new(SETUP.get().expect("set up").agent(None))
     }
     let krate = crate::support::Crate::new("");
-    let template = krate.path().join("template");
-    crate::scripts_support::write(
-        &template,
-        "Cargo.toml",
-        "[package]\nname = \"todo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
-    );
-    crate::scripts_support::write(&template, ".gitignore", "target/\nCargo.lock\n");
-    crate::scripts_support::write(
-        &template,
-        "src/lib.rs",
-        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b + 1\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::add(2, 2), 4);\n    }\n}\n",
-    );
+    todo_crate(&krate.path().join("template"));
     let def = crate::support::define("codex_fixes_the_crate", &krate, codex_fixes_the_crate)
         .with_workspace("template")
         .with_agent(make);
@@ -541,4 +545,62 @@ fn codex_notices_are_kept_as_custom_events() {
         "{events:#?}"
     );
     assert!(events.contains(&Event::assistant("Done.")));
+}
+
+/// Codex under bubblewrap: its home is the run's private HOME (the provider pointing at the
+/// fake is given with `-c` overrides, so no `CODEX_HOME` outside the sandbox is needed), its own
+/// sandbox is off (`danger-full-access`: bwrap is the sandbox), and it reaches the fake on the
+/// host's loopback with `network = true`.
+#[test]
+fn codex_under_bubblewrap_works_in_the_copy() {
+    static FAKE: std::sync::OnceLock<(FakeProvider, PathBuf)> = std::sync::OnceLock::new();
+    let Some(program) = codex_program() else {
+        return;
+    };
+    if !crate::scripts_support::have("cargo") || !crate::workspace::bwrap_works() {
+        return;
+    }
+    let fake = FakeProvider::start(move |_, seen| fix_crate_script(seen));
+    let _ = FAKE.set((fake, program));
+    fn make() -> Arc<dyn Agent> {
+        let (fake, program) = FAKE.get().expect("started");
+        let provider: toml::Table = toml::from_str(&format!(
+            "name = \"fake\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"{KEY_VAR}\"\nrequest_max_retries = 0\nstream_max_retries = 0\n",
+            fake.url
+        ))
+        .unwrap();
+        Arc::new(
+            Codex::new()
+                .model(MODEL)
+                .program(program.to_string_lossy())
+                .config("model_provider", "fake")
+                .config("model_providers.fake", provider)
+                .config("check_for_update_on_startup", false)
+                .config("analytics.enabled", false)
+                .env(KEY_VAR, "sk-fake-key"),
+        )
+    }
+    let krate = crate::support::Crate::new(
+        "[workspace]\nisolation = \"bubblewrap\"\nnetwork = true\nkeep = \"never\"\n",
+    );
+    todo_crate(&krate.path().join("template"));
+    let def = crate::support::define("codex_fixes_the_crate", &krate, codex_fixes_the_crate)
+        .with_workspace("template")
+        .with_agent(make);
+    let report = crate::support::run(def);
+    assert!(report.error.is_none(), "{:#?}", report.error);
+    let test = report
+        .assertions
+        .iter()
+        .find(|a| a.name == "test tests::adds")
+        .expect("the tests ran");
+    assert!(test.passed, "{test:?}");
+    assert!(
+        report
+            .assertions
+            .iter()
+            .any(|a| a.name == "turn 1: file_changed(\"src/lib.rs\")" && a.passed),
+        "{:#?}",
+        report.assertions
+    );
 }
