@@ -245,8 +245,6 @@ fn redact(text: &str, baseline: &str) -> String {
     out
 }
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-
 /// The page in headless Chromium: nothing logged to the console, every eval rendered, the
 /// change column there; opened at `#changed-only`, the filter is on and hides what did not
 /// change.
@@ -287,38 +285,15 @@ fn browser_check(page: &Path, dir: &Path) {
 /// Loads `url` in headless Chromium and returns the DOM after scripts ran, after checking that
 /// nothing was logged to the console; `None` (with a notice) where Chromium is missing.
 fn chromium(url: &str, dir: &Path) -> Option<String> {
-    if !Path::new(CHROMIUM).exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{CHROMIUM} is missing: run scripts/install-chromium.sh"
-        );
-        eprintln!("notice: {CHROMIUM} is missing; skipping the browser check");
+    if !niceeval_tests::chromium::available() {
         return None;
     }
-    let mut command = Command::new(CHROMIUM);
-    command
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
-        .arg(url);
-    let out = child::run(&mut command, RUN_DEADLINE);
-    assert!(out.status.success(), "chromium failed\n{}", out.dump());
+    let (dom, log) = niceeval_tests::chromium::dump_dom(url, &dir.join("profile"));
     assert!(
-        !out.stderr.contains("CONSOLE") && !out.stderr.contains("Uncaught"),
-        "the page logged errors:\n{}",
-        out.stderr
+        !log.contains("CONSOLE") && !log.contains("Uncaught"),
+        "the page logged errors:\n{log}"
     );
-    Some(out.stdout)
+    Some(dom)
 }
 
 /// Runs `niceeval ARGS` in `cwd` (where it looks for niceeval.toml).

@@ -6,47 +6,12 @@
 //!
 //! Without Chromium the test fails under CI (`CI` set) and is skipped with a notice elsewhere.
 
-use std::path::Path;
-use std::process::Command;
-
-use niceeval_tests::child;
-use niceeval_tests::fixture::{Fixtures, RUN_DEADLINE};
-
-const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// Loads `page` in headless Chromium; returns (the DOM after scripts ran, Chromium's stderr).
-fn render(page: &Path, profile: &Path) -> (String, String) {
-    let mut command = Command::new(CHROMIUM);
-    command
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("file://{}", page.display()));
-    let out = child::run(&mut command, RUN_DEADLINE);
-    assert!(out.status.success(), "chromium failed\n{}", out.dump());
-    (out.stdout, out.stderr)
-}
+use niceeval_tests::chromium;
+use niceeval_tests::fixture::Fixtures;
 
 #[test]
 fn the_html_report_renders_offline_without_console_errors() {
-    if !Path::new(CHROMIUM).exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{CHROMIUM} is missing: run scripts/install-chromium.sh"
-        );
-        eprintln!(
-            "notice: {CHROMIUM} is missing (scripts/install-chromium.sh installs it); skipping"
-        );
+    if !chromium::available() {
         return;
     }
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -74,7 +39,10 @@ fn the_html_report_renders_offline_without_console_errors() {
         );
     }
 
-    let (dom, log) = render(&page, &dir.path().join("profile"));
+    let (dom, log) = chromium::dump_dom(
+        &format!("file://{}", page.display()),
+        &dir.path().join("profile"),
+    );
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
     assert!(
         console.is_empty(),

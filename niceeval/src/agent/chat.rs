@@ -128,10 +128,7 @@ impl Tool {
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, String>> + Send + 'static,
     {
-        Tool {
-            spec: ToolSpec::new(name, description, schema),
-            handler: Arc::new(move |input, _| Box::pin(handler(input))),
-        }
+        Tool::with_context(name, description, schema, move |input, _| handler(input))
     }
 
     /// A tool whose handler also gets the turn's [`ToolContext`] (the working copy of an eval

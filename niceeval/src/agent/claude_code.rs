@@ -65,9 +65,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::agent::command::{
-    GroupKill, STDERR_TAIL, env_setting, read_lines, read_tail, signal_note, with_stderr,
-};
+use crate::agent::command::{GroupKill, env_setting, read_lines, signal_note, with_stderr};
 use crate::agent::{Agent, AgentError, Request};
 
 use stream::{Ending, Stream};
@@ -302,14 +300,7 @@ impl ClaudeCode {
                 self.program
             )
         })?;
-        kill.pid = child.id();
-        if let Some(stderr) = child.stderr.take() {
-            kill.stderr = Some(tokio::spawn(read_tail(stderr, STDERR_TAIL)));
-        }
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| "the program's stdout was not captured".to_string())?;
+        let stdout = kill.watch(&mut child, None)?;
         let sink = &request.events;
         read_lines(
             stdout,

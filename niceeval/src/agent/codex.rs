@@ -81,11 +81,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
-
-use crate::agent::command::{
-    GroupKill, STDERR_TAIL, env_setting, read_lines, read_tail, signal_note, with_stderr,
-};
+use crate::agent::command::{GroupKill, env_setting, read_lines, signal_note, with_stderr};
 use crate::agent::{Agent, AgentError, Request};
 
 use stream::{Stream, Totals};
@@ -364,21 +360,8 @@ impl Codex {
                 self.program
             )
         })?;
-        kill.pid = child.id();
-        if let Some(mut stdin) = child.stdin.take() {
-            let prompt = request.input.text.clone().into_bytes();
-            // Written concurrently: Codex may print before it has read everything.
-            tokio::spawn(async move {
-                let _ = stdin.write_all(&prompt).await;
-            });
-        }
-        if let Some(stderr) = child.stderr.take() {
-            kill.stderr = Some(tokio::spawn(read_tail(stderr, STDERR_TAIL)));
-        }
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| "codex's stdout was not captured".to_string())?;
+        // The prompt goes on stdin (`-`).
+        let stdout = kill.watch(&mut child, Some(request.input.text.clone().into_bytes()))?;
         let before = resume.as_ref().map(|t| t.totals).unwrap_or_default();
         let mut stream = Stream::new(self.model.as_deref(), before);
         let read = read_lines(

@@ -44,7 +44,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 pub const DEFAULT_MAX_OUTPUT: usize = 64 * 1024 * 1024;
 
 /// How much of stderr is kept (the end of it).
-pub(crate) const STDERR_TAIL: usize = 16 * 1024;
+const STDERR_TAIL: usize = 16 * 1024;
 
 /// How the program receives the turn's input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -213,20 +213,7 @@ impl CommandAgent {
                 self.display()
             )
         })?;
-        kill.pid = child.id();
-        if let (Some(mut stdin), Some(payload)) = (child.stdin.take(), payload) {
-            // Written concurrently: a program that prints before reading must not deadlock.
-            tokio::spawn(async move {
-                let _ = stdin.write_all(&payload).await;
-            });
-        }
-        if let Some(stderr) = child.stderr.take() {
-            kill.stderr = Some(tokio::spawn(read_tail(stderr, STDERR_TAIL)));
-        }
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| "the program's stdout was not captured".to_string())?;
+        let stdout = kill.watch(&mut child, payload)?;
         read_events(stdout, &request.events, self.max_output).await?;
         let status = child
             .wait()
@@ -271,6 +258,30 @@ pub(crate) struct GroupKill {
 }
 
 impl GroupKill {
+    /// Takes charge of a turn's spawned program (started with `process_group(0)` and piped
+    /// stdout and stderr): remembers its group, writes `stdin` concurrently (a program that
+    /// prints before it has read everything must not deadlock), keeps the tail of its stderr,
+    /// and returns its stdout. Shared by the subprocess agents.
+    pub(crate) fn watch(
+        &mut self,
+        child: &mut tokio::process::Child,
+        stdin: Option<Vec<u8>>,
+    ) -> Result<tokio::process::ChildStdout, String> {
+        self.pid = child.id();
+        if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), stdin) {
+            tokio::spawn(async move {
+                let _ = pipe.write_all(&bytes).await;
+            });
+        }
+        if let Some(stderr) = child.stderr.take() {
+            self.stderr = Some(tokio::spawn(read_tail(stderr, STDERR_TAIL)));
+        }
+        child
+            .stdout
+            .take()
+            .ok_or_else(|| "the program's stdout was not captured".to_string())
+    }
+
     pub(crate) fn kill(&mut self) {
         #[cfg(unix)]
         if let Some(pid) = self.pid.take() {
@@ -441,7 +452,7 @@ fn parse_line(line: &[u8], number: usize, sink: &EventSink) -> Result<(), String
     Ok(())
 }
 
-pub(crate) async fn read_tail(mut stream: impl AsyncRead + Unpin, keep: usize) -> String {
+async fn read_tail(mut stream: impl AsyncRead + Unpin, keep: usize) -> String {
     let mut tail: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 8192];
     let mut dropped = false;

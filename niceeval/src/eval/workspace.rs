@@ -14,8 +14,8 @@ use crate::expect::Pattern;
 use crate::scope::{DiffIsEmpty, FileCheck, NoFailedShellCommands, NotInDiff, Scoped};
 use crate::turn::Turn;
 use crate::workspace::{
-    TestFormat, TestOutcome, TestReport, Tree, Workspace, WorkspaceError, parse_junit,
-    parse_libtest,
+    RunCommand, TestFormat, TestOutcome, TestReport, Tree, Workspace, WorkspaceError, parse_junit,
+    read_libtest,
 };
 
 use super::Eval;
@@ -40,7 +40,12 @@ pub(super) async fn changes_since(
         ws.change_event(&before, &after)
     })
     .await
-    .unwrap_or_else(|e| Err(WorkspaceError::Tests(format!("the diff task failed: {e}"))))
+    .unwrap_or_else(|e| {
+        Err(WorkspaceError::Task(
+            "taking the turn's diff",
+            e.to_string(),
+        ))
+    })
 }
 
 impl Eval {
@@ -87,13 +92,16 @@ impl Eval {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
+        let command: Vec<String> = command.into_iter().map(Into::into).collect();
         RunTests {
             eval: self,
-            command: command.into_iter().map(Into::into).collect(),
+            shown: command.join(" "),
+            command: command.split_first().map(|(program, args)| {
+                self.workspace()
+                    .run_command(program.clone(), args.to_vec())
+                    .unlogged()
+            }),
             junit: None,
-            cwd: None,
-            env: Vec::new(),
-            timeout: None,
         }
     }
 }
@@ -195,17 +203,17 @@ impl Turn {
 #[must_use = "the tests run only when awaited"]
 pub struct RunTests<'a> {
     eval: &'a Eval,
-    command: Vec<String>,
+    /// The command line as given, for messages.
+    shown: String,
+    /// The runner, in the working copy (`None` when the command was empty).
+    command: Option<RunCommand>,
     junit: Option<PathBuf>,
-    cwd: Option<PathBuf>,
-    env: Vec<(String, String)>,
-    timeout: Option<Duration>,
 }
 
 impl std::fmt::Debug for RunTests<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RunTests")
-            .field("command", &self.command)
+            .field("command", &self.shown)
             .field("junit", &self.junit)
             .finish_non_exhaustive()
     }
@@ -221,47 +229,30 @@ impl RunTests<'_> {
 
     /// Runs in `dir`, relative to the working copy.
     pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(dir.into());
+        self.command = self.command.map(|c| c.cwd(dir));
         self
     }
 
     /// Sets an environment variable for the command.
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.push((key.into(), value.into()));
+        self.command = self.command.map(|c| c.env(key, value));
         self
     }
 
     /// Kills the runner after `timeout` (default 10 minutes).
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
+        self.command = self.command.map(|c| c.timeout(timeout));
         self
     }
 
     async fn run(self) -> Result<TestReport> {
-        let ws = self.eval.workspace();
-        let Some((program, args)) = self.command.split_first() else {
+        let Some(command) = self.command else {
             return Err(Error::msg(
                 "t.run_tests needs a command: t.run_tests([\"cargo\", \"test\"])",
             ));
         };
-        let shown = self.command.join(" ");
-        let mut command = ws.run_command(program.clone(), args.to_vec()).unlogged();
-        if let Some(dir) = &self.cwd {
-            command = command.cwd(dir.clone());
-        }
-        for (key, value) in &self.env {
-            command = command.env(key.clone(), value.clone());
-        }
-        if let Some(timeout) = self.timeout {
-            command = command.timeout(timeout);
-        }
-        let junit = self.junit.as_ref().map(|p| {
-            let dir = match &self.cwd {
-                Some(cwd) => ws.path().join(cwd),
-                None => ws.path().to_path_buf(),
-            };
-            dir.join(p)
-        });
+        let shown = self.shown;
+        let junit = self.junit.as_ref().map(|p| command.directory().join(p));
         if let Some(file) = &junit {
             // A report left by an earlier run must not pass for this one's.
             let _ = std::fs::remove_file(file);
@@ -290,14 +281,7 @@ impl RunTests<'_> {
                     .map_err(|e| WorkspaceError::Tests(format!("{}: {e}", file.display())))?;
                 (TestFormat::Junit, cases)
             }
-            None => {
-                let format = if crate::workspace::is_libtest_json(&text) {
-                    TestFormat::LibtestJson
-                } else {
-                    TestFormat::Libtest
-                };
-                (format, parse_libtest(&text))
-            }
+            None => read_libtest(&text),
         };
         let code = output.status.code();
         if cases.is_empty() && format == TestFormat::Libtest && quiet_libtest(&text) {

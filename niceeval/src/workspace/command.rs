@@ -95,6 +95,14 @@ impl RunCommand {
         self
     }
 
+    /// The directory it runs in: the working copy, or `.cwd(..)` inside it.
+    pub(crate) fn directory(&self) -> PathBuf {
+        match &self.cwd {
+            Some(dir) => self.sandbox.root().join(dir),
+            None => self.sandbox.root().to_path_buf(),
+        }
+    }
+
     /// The command line, as reports show it.
     pub fn display(&self) -> String {
         std::iter::once(self.program.as_str())
@@ -107,13 +115,10 @@ impl RunCommand {
     /// were written, and stderr empty).
     pub(crate) async fn run(self, merged: bool) -> Result<Output, WorkspaceError> {
         let shown = self.display();
-        let dir = match &self.cwd {
-            None => self.sandbox.root().to_path_buf(),
-            Some(dir) if dir.is_absolute() => {
-                return Err(WorkspaceError::OutsideCopy(dir.display().to_string()));
-            }
-            Some(dir) => self.sandbox.root().join(dir),
-        };
+        if let Some(cwd) = self.cwd.as_ref().filter(|d| d.is_absolute()) {
+            return Err(WorkspaceError::OutsideCopy(cwd.display().to_string()));
+        }
+        let dir = self.directory();
         if dir
             .components()
             .any(|c| c == std::path::Component::ParentDir)

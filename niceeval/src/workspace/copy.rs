@@ -139,7 +139,12 @@ pub(crate) fn copy_entries(
         let mine = copy_all(first);
         (mine, other.join())
     });
-    let b = b.unwrap_or_else(|_| Err(WorkspaceError::Tests("a copying thread panicked".into())));
+    let b = b.unwrap_or_else(|_| {
+        Err(WorkspaceError::Task(
+            "copying the template",
+            "the thread panicked".into(),
+        ))
+    });
     Ok((files.len() as u64 + links, a? + b?))
 }
 

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::WorkspaceError;
+use crate::event::{Change, FileChange};
 
 /// A tree object id: one snapshot of the working copy.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -45,14 +46,6 @@ impl Baseline {
         let out = git.run(["write-tree"])?;
         Ok(Tree(String::from_utf8_lossy(&out).trim().to_string()))
     }
-}
-
-/// How one path changed between two trees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Status {
-    Added,
-    Modified,
-    Deleted,
 }
 
 impl Git {
@@ -121,7 +114,7 @@ impl Git {
         &self,
         from: &Tree,
         to: &Tree,
-    ) -> Result<Vec<(String, Status, bool)>, WorkspaceError> {
+    ) -> Result<Vec<FileChange>, WorkspaceError> {
         if from == to {
             return Ok(Vec::new());
         }
@@ -144,26 +137,30 @@ impl Git {
             &to.0,
         ])?;
         // --numstat -z: "added\tdeleted\tpath\0"; binary files show "-\t-".
-        let mut binary = std::collections::HashSet::new();
+        let mut binaries = std::collections::HashSet::new();
         for record in numstat.split(|b| *b == 0).filter(|r| !r.is_empty()) {
             let text = String::from_utf8_lossy(record);
             let mut parts = text.splitn(3, '\t');
             if let (Some("-"), Some("-"), Some(path)) = (parts.next(), parts.next(), parts.next()) {
-                binary.insert(path.to_string());
+                binaries.insert(path.to_string());
             }
         }
         // --name-status -z: "M\0path\0".
         let mut fields = status.split(|b| *b == 0).filter(|r| !r.is_empty());
         let mut changes = Vec::new();
         while let (Some(code), Some(path)) = (fields.next(), fields.next()) {
-            let status = match code.first() {
-                Some(b'A') => Status::Added,
-                Some(b'D') => Status::Deleted,
-                _ => Status::Modified,
+            let change = match code.first() {
+                Some(b'A') => Change::Created,
+                Some(b'D') => Change::Deleted,
+                _ => Change::Modified,
             };
             let path = String::from_utf8_lossy(path).into_owned();
-            let is_binary = binary.contains(&path);
-            changes.push((path, status, is_binary));
+            let binary = binaries.contains(&path);
+            changes.push(FileChange {
+                path,
+                change,
+                binary,
+            });
         }
         Ok(changes)
     }

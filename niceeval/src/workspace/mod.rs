@@ -38,12 +38,12 @@ pub use command::{CommandRecord, RunCommand};
 pub use copy::Limits;
 pub use diff::Diff;
 pub use sandbox::{Isolation, Sandbox};
-pub(crate) use test_report::is_libtest_json;
+pub(crate) use test_report::read_libtest;
 pub use test_report::{TestCase, TestFormat, TestOutcome, TestReport, parse_junit, parse_libtest};
 
-use crate::event::{Change, Event, FileChange};
+use crate::event::{Event, FileChange};
+use git::Git;
 pub(crate) use git::Tree;
-use git::{Git, Status};
 
 /// What becomes of a working copy after its run (`[workspace] keep`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -156,6 +156,9 @@ pub enum WorkspaceError {
     /// A test run could not be read as test results.
     #[error("{0}")]
     Tests(String),
+    /// A background task of the workspace (a copying thread, a snapshot) failed to complete.
+    #[error("{0} failed: {1}")]
+    Task(&'static str, String),
 }
 
 impl WorkspaceError {
@@ -361,20 +364,7 @@ impl Workspace {
         from: &Tree,
         to: &Tree,
     ) -> Result<(Vec<FileChange>, String, bool), WorkspaceError> {
-        let changes = self
-            .git
-            .changes(from, to)?
-            .into_iter()
-            .map(|(path, status, binary)| FileChange {
-                path,
-                change: match status {
-                    Status::Added => Change::Created,
-                    Status::Modified => Change::Modified,
-                    Status::Deleted => Change::Deleted,
-                },
-                binary,
-            })
-            .collect();
+        let changes = self.git.changes(from, to)?;
         let text = self.git.unified(from, to)?;
         let limits = self.settings.limits;
         Ok(diff::bound(

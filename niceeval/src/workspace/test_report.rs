@@ -105,19 +105,18 @@ impl TestReport {
 /// assert!(cases[1].message.contains("not yet"));
 /// ```
 pub fn parse_libtest(output: &str) -> Vec<TestCase> {
-    let json = parse_libtest_json(output);
-    if !json.is_empty() {
-        return json;
-    }
-    parse_libtest_human(output)
+    read_libtest(output).1
 }
 
-/// Whether `output` holds libtest JSON lines.
-pub(crate) fn is_libtest_json(output: &str) -> bool {
-    output.lines().any(|l| {
-        let l = l.trim_start();
-        l.starts_with('{') && l.contains("\"type\"") && l.contains("\"test\"")
-    })
+/// The test cases in libtest output and which of its forms held them: JSON lines when any line
+/// is a test event, else the human format.
+pub(crate) fn read_libtest(output: &str) -> (TestFormat, Vec<TestCase>) {
+    let json = parse_libtest_json(output);
+    if json.is_empty() {
+        (TestFormat::Libtest, parse_libtest_human(output))
+    } else {
+        (TestFormat::LibtestJson, json)
+    }
 }
 
 #[derive(Deserialize)]
@@ -404,8 +403,8 @@ test src/lib.rs - add (line 3) ... ok
 { "type": "test", "name": "b", "event": "failed", "stdout": "panicked: boom\n" }
 { "type": "suite", "event": "failed", "passed": 1, "failed": 1 }
 "#;
-        assert!(is_libtest_json(output));
-        let cases = parse_libtest(output);
+        let (format, cases) = read_libtest(output);
+        assert_eq!(format, TestFormat::LibtestJson);
         assert_eq!(cases.len(), 2);
         assert_eq!(cases[1].outcome, TestOutcome::Failed);
         assert_eq!(cases[1].message, "panicked: boom");
