@@ -20,6 +20,7 @@ mod layers;
 mod providers;
 mod reference_metrics;
 mod scoped;
+mod surface;
 mod script_graders;
 mod spec;
 mod spec_promptfoo;
