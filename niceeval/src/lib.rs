@@ -76,7 +76,7 @@ pub mod judge;
 mod provider;
 
 pub use assertion::{
-    Assertion, AssertionKind, AssertionResult, Chain, Checkable, Expect, Grade, Settings, Severity,
+    Assertion, AssertionKind, AssertionResult, Chain, Checkable, Configured, Grade, Settings, Severity,
     Subject,
 };
 pub use async_trait::async_trait;

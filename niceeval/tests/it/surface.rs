@@ -85,17 +85,26 @@ impl Surface {
                     let target = import["id"].to_string();
                     let resolved = &index[&target];
                     if resolved.is_null() {
-                        let source = import["source"].as_str().unwrap_or(name);
-                        self.add(format!("extern:{source}"), "re-export", at);
+                        // A foreign item (`regex::Regex`, `serde_json::json!`): one entry per
+                        // name, however many modules re-export it.
+                        self.add(format!("extern:{name}"), "re-export", at);
                     } else if kind(resolved) == "module" {
-                        self.walk(json, &target, &at, visiting);
+                        // `pub use` of a name that is both a function and a crate-private
+                        // module (`expect::bleu`) points at the module: only a public module
+                        // is a place a reader can go.
+                        if resolved["visibility"].as_str() == Some("public") {
+                            self.walk(json, &target, &at, visiting);
+                        }
                     } else if COUNTED.contains(&kind(resolved)) {
                         self.add(target, kind(resolved), at);
                     }
                 }
                 "module" => {
-                    let name = item["name"].as_str().unwrap_or("?");
-                    self.walk(json, &id, &format!("{path}::{name}"), visiting);
+                    // A private module whose items are re-exported elsewhere is "stripped".
+                    if item["inner"]["module"]["is_stripped"].as_bool() != Some(true) {
+                        let name = item["name"].as_str().unwrap_or("?");
+                        self.walk(json, &id, &format!("{path}::{name}"), visiting);
+                    }
                 }
                 other if COUNTED.contains(&other) => {
                     let name = item["name"].as_str().unwrap_or("?");
@@ -224,16 +233,19 @@ fn the_public_surface_is_small_with_one_path_per_item_and_one_item_per_type_name
 #[test]
 fn the_walk_sees_modules_reexports_and_foreign_items() {
     // A hand-made index in rustdoc's shape: root { struct A, use A as B (second path), mod m
-    // { fn f }, use regex::Regex (foreign) }.
+    // { fn f }, use regex::Regex (foreign), use of a crate-private module m2 { fn g } }.
     let json: Value = serde_json::json!({
         "root": 0,
         "index": {
-            "0": { "name": "niceeval", "inner": { "module": { "items": [1, 2, 3, 5] } } },
+            "0": { "name": "niceeval", "inner": { "module": { "items": [1, 2, 3, 5, 6] } } },
             "1": { "name": "A", "inner": { "struct": {} } },
             "2": { "name": null, "inner": { "use": { "name": "B", "id": 1, "is_glob": false, "source": "crate::A" } } },
-            "3": { "name": "m", "inner": { "module": { "items": [4] } } },
+            "3": { "name": "m", "visibility": "public", "inner": { "module": { "items": [4] } } },
             "4": { "name": "f", "inner": { "function": {} } },
-            "5": { "name": null, "inner": { "use": { "name": "Regex", "id": 99, "is_glob": false, "source": "regex::Regex" } } }
+            "5": { "name": null, "inner": { "use": { "name": "Regex", "id": 99, "is_glob": false, "source": "regex::Regex" } } },
+            "6": { "name": null, "inner": { "use": { "name": "m2", "id": 7, "is_glob": false, "source": "crate::m2" } } },
+            "7": { "name": "m2", "visibility": "crate", "inner": { "module": { "items": [8] } } },
+            "8": { "name": "g", "inner": { "function": {} } }
         }
     });
     let surface = Surface::read(&json);
@@ -243,5 +255,6 @@ fn the_walk_sees_modules_reexports_and_foreign_items() {
         vec!["niceeval::A".to_string(), "niceeval::B".to_string()]
     );
     assert_eq!(surface.items["4"].1, vec!["niceeval::m::f".to_string()]);
-    assert!(surface.items.contains_key("extern:regex::Regex"));
+    assert!(surface.items.contains_key("extern:Regex"));
+    assert!(!surface.items.contains_key("8"), "a crate-private module is not walked");
 }
