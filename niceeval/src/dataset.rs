@@ -58,15 +58,6 @@ pub fn expand(def: &'static EvalDefinition) -> Result<Vec<&'static EvalDefinitio
 
 /// A reproducible sample of `count` of `cases` (all of them when there are fewer), in file
 /// order: the same seed draws the same cases from the same file.
-///
-/// ```
-/// let cases: Vec<u32> = (1..=100).collect();
-/// let a = niceeval::dataset::sample(cases.clone(), 10, 7);
-/// assert_eq!(a.len(), 10);
-/// assert_eq!(a, niceeval::dataset::sample(cases.clone(), 10, 7));
-/// assert_ne!(a, niceeval::dataset::sample(cases, 10, 8));
-/// assert!(a.windows(2).all(|w| w[0] < w[1]));
-/// ```
 pub fn sample<T>(cases: Vec<T>, count: usize, seed: u64) -> Vec<T> {
     if count >= cases.len() {
         return cases;
@@ -202,5 +193,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("missing field `answer`"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        let cases: Vec<u32> = (1..=100).collect();
+        let a = crate::dataset::sample(cases.clone(), 10, 7);
+        assert_eq!(a.len(), 10);
+        assert_eq!(a, crate::dataset::sample(cases.clone(), 10, 7));
+        assert_ne!(a, crate::dataset::sample(cases, 10, 8));
+        assert!(a.windows(2).all(|w| w[0] < w[1]));
     }
 }

@@ -56,7 +56,7 @@ mod combinators;
 mod command;
 mod custom_dir;
 mod edit;
-mod json;
+pub(crate) mod json;
 mod lists;
 pub(crate) mod process;
 mod regex;

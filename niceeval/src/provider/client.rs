@@ -229,11 +229,6 @@ impl ModelClient {
         &self.name
     }
 
-    /// The base URL in use.
-    pub fn base_url(&self) -> &str {
-        &self.base_url
-    }
-
     /// Sends a request and decodes the answer, through the cache when enabled.
     pub async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ProviderError> {
         self.complete_if(request, &|_| true).await
