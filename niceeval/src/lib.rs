@@ -30,7 +30,7 @@
 //! The contract: value assertions ([`Eval::check`], [`Eval::require`]) run in place; scoped
 //! assertions run over the event stream after the body; matchers are gates unless they say
 //! otherwise; `.at_least(x)` makes any assertion soft with a threshold and `.gate()` makes it a
-//! gate again. See [`fold`] for how results become an [`Outcome`].
+//! gate again. See [`Outcome`] for how results fold into one.
 
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -87,11 +87,6 @@ pub use outcome::{Outcome, RunError, RunErrorKind};
 pub use report::{EvalReport, RunInfo, RunSummary};
 pub use turn::{Turn, TurnStatus};
 
-/// Marks an `async fn NAME(t: &mut Eval)` as an eval; see the crate docs.
-///
-/// Options: `agent = path`, `runs = N`, `min_pass_rate = 0.8`, `timeout = "30s"`,
-/// `tags = ["a", "b"]`, `description = ".."`, `judge_model = ".."`, `strict`, `snapshot`,
-/// `crate = path`.
 pub use niceeval_macros::eval;
 
 pub use regex::Regex;
