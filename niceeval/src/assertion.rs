@@ -690,7 +690,8 @@ mod doc_examples {
 
     #[test]
     fn example_1() {
-        use crate::{passes, Severity::*};
+        use crate::Severity::*;
+        use crate::assertion::passes;
 
         assert!(passes(Gate, None, 0.1));
         assert!(!passes(Gate, None, 0.0));

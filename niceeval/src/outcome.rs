@@ -377,7 +377,8 @@ mod doc_examples {
 
     #[test]
     fn example_1() {
-        use crate::{mean_score, AssertionResult, AssertionKind, Grade, Settings};
+        use crate::outcome::mean_score;
+        use crate::{AssertionKind, AssertionResult, Grade, Settings};
 
         let a = AssertionResult::from_grade("a".into(), AssertionKind::Value, &Settings::gate(), Grade::score(1.0, ""));
         let mut heavy = Settings::gate();
@@ -388,7 +389,8 @@ mod doc_examples {
 
     #[test]
     fn example_2() {
-        use crate::{metric_scores, AssertionKind, AssertionResult, Grade, Settings};
+        use crate::outcome::metric_scores;
+        use crate::{AssertionKind, AssertionResult, Grade, Settings};
 
         let mut tone = Settings::gate();
         tone.metric = Some("tone".into());
