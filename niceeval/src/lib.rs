@@ -188,7 +188,8 @@ pub mod __private {
     pub use crate::agent::Agent;
     pub use crate::assert_report_snapshot;
     pub use crate::dataset::from_record as case_from_record;
-    pub use crate::definition::{BoxFuture, Case, EvalDefinition, Registration};
+    pub use crate::definition::{BoxFuture, Case, EvalDefinition, Registration, registered};
+    pub use crate::engine::{RunOptions, run_eval, run_eval_async};
     pub use crate::harness::main_with;
     pub use crate::libtest::{
         finish_case, finish_test, run_case, run_case_report, run_test, run_test_report,
@@ -256,11 +257,11 @@ pub mod __private {
         Box::pin(async move { future.await.into_body_result() })
     }
 
-    /// What an `agent = path` function may return: any `Agent`. A trait of its own so a wrong
-    /// return type is reported in the words of `#[eval]`.
+    /// What `agent = path` (called) or `agent = expression` may give: any `Agent`. A trait of
+    /// its own so a wrong type is reported in the words of `#[eval]`.
     #[diagnostic::on_unimplemented(
-        message = "`agent = ..` must name a `fn() -> impl Agent`, but this one returns `{Self}`, which is not an `Agent`",
-        label = "returns `{Self}`",
+        message = "`agent = ..` must give an `Agent` (a `fn() -> impl Agent`, or an expression such as `bot(\"x\")`), but this one gives `{Self}`, which is not an `Agent`",
+        label = "gives `{Self}`",
         note = "implement `niceeval::agent::Agent` for `{Self}`, or return `agent_fn(|request: Request| async move {{ .. }})`"
     )]
     pub trait IntoAgent {
@@ -275,7 +276,7 @@ pub mod __private {
         }
     }
 
-    /// Boxes the value returned by an `agent = path` function.
+    /// Boxes the agent given by `agent = ..`.
     pub fn make_agent<A: IntoAgent>(agent: A) -> Arc<dyn crate::agent::Agent> {
         agent.into_agent()
     }
