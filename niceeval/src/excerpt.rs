@@ -29,11 +29,12 @@ pub fn quote_width(text: &str, width: usize) -> String {
 }
 
 /// Shortens `text` to about `width` characters by replacing its middle with a marker that says
-/// how much was left out. Counts Unicode scalar values, never splits one.
+/// how much was left out. Counts Unicode scalar values, never splits one. A text whose middle
+/// is no longer than the marker that would replace it is shown whole.
 pub fn elide(text: &str, width: usize) -> String {
     if text.is_ascii() {
         // Fast path: bytes are characters.
-        if text.len() <= width {
+        if !worth_eliding(text.len(), width) {
             return text.to_string();
         }
         let head = width.div_ceil(2);
@@ -46,7 +47,7 @@ pub fn elide(text: &str, width: usize) -> String {
         );
     }
     let count = text.chars().count();
-    if count <= width {
+    if !worth_eliding(count, width) {
         return text.to_string();
     }
     let head = width.div_ceil(2);
@@ -66,6 +67,18 @@ pub fn elide(text: &str, width: usize) -> String {
         count - head - tail,
         &text[tail_start..]
     )
+}
+
+/// Whether a text of `count` characters shown in `width` loses more than the marker
+/// (`… N chars elided …`) that would stand for the loss.
+fn worth_eliding(count: usize, width: usize) -> bool {
+    if count <= width {
+        return false;
+    }
+    let omitted = count - width.div_ceil(2) - width / 2;
+    // "… " + digits + " chars elided …"
+    let marker = 2 + omitted.to_string().len() + 15;
+    omitted > marker
 }
 
 /// Compact one-line JSON of `value`, elided like [`elide`].
@@ -478,10 +491,16 @@ mod tests {
     #[test]
     fn elide_edge_widths() {
         assert_eq!(elide("", 0), "");
-        assert_eq!(elide("abc", 0), "… 3 chars elided …");
-        assert_eq!(elide("abc", 1), "a… 2 chars elided …");
+        // A marker longer than what it replaces is never shown: the text is whole.
+        assert_eq!(elide("abc", 0), "abc");
+        assert_eq!(elide("abc", 1), "abc");
         assert_eq!(elide("abc", 3), "abc");
-        assert_eq!(elide("😀😀😀😀", 2), "😀… 2 chars elided …😀");
+        assert_eq!(elide("😀😀😀😀", 2), "😀😀😀😀");
+        let nineteen = "x".repeat(19); // 18 hidden at width 1: the marker is 19 long
+        assert_eq!(elide(&nineteen, 1), nineteen);
+        let twenty_one = "x".repeat(21); // 20 hidden: the marker is 19 long
+        assert_eq!(elide(&twenty_one, 1), "x… 20 chars elided …");
+        assert_eq!(elide(&"😀".repeat(30), 2), "😀… 28 chars elided …😀");
     }
 
     #[test]
@@ -561,7 +580,8 @@ mod doc_examples {
 
     #[test]
     fn example_2() {
-        assert_eq!(crate::excerpt::quote_width("abcdefghij", 4), r#""ab… 6 chars elided …ij""#);
+        let text = "ab".to_string() + &"-".repeat(30) + "ij";
+        assert_eq!(crate::excerpt::quote_width(&text, 4), r#""ab… 30 chars elided …ij""#);
     }
 
     #[test]
@@ -569,8 +589,10 @@ mod doc_examples {
         use crate::excerpt::elide;
 
         assert_eq!(elide("short", 10), "short");
-        assert_eq!(elide("0123456789abcdefghij", 10), "01234… 10 chars elided …fghij");
-        assert_eq!(elide("日本語のテキストです", 4), "日本… 6 chars elided …です");
+        let digits = "0123456789".repeat(4);
+        assert_eq!(elide(&digits, 10), "01234… 30 chars elided …56789");
+        let japanese = "日本語のテキストです".repeat(3);
+        assert_eq!(elide(&japanese, 4), "日本… 26 chars elided …です");
     }
 
     #[test]
