@@ -208,6 +208,64 @@ pub mod __private {
     pub use crate::expect::bleu::bleu_score;
     pub use crate::expect::rouge::rouge_n_score;
     pub use crate::expect::similarity::{levenshtein_distance, normalized_similarity};
+    pub use crate::outcome::{Folded, fold, mean_score, metric_scores};
+    pub use crate::report::{SCHEMA_VERSION, fold_runs};
+
+    // The internal modules, for the `niceeval` command, the benchmarks and the crate's own
+    // integration tests: one glob each, so nothing here is written twice.
+    /// `niceeval.toml`.
+    pub mod config {
+        pub use crate::config::*;
+    }
+    /// The on-disk response cache.
+    pub mod cache {
+        pub use crate::cache::*;
+    }
+    /// Prices and cost estimates.
+    pub mod price {
+        pub use crate::price::*;
+    }
+    /// Model providers.
+    #[cfg(feature = "providers")]
+    pub mod provider {
+        pub use crate::provider::*;
+    }
+    /// The suite runner.
+    pub mod harness {
+        pub use crate::harness::*;
+    }
+    /// Reading and merging results files.
+    pub mod merge {
+        pub use crate::merge::*;
+    }
+    /// The results files.
+    pub mod results {
+        pub use crate::results::*;
+    }
+    /// Statistics.
+    pub mod stats {
+        pub use crate::stats::*;
+    }
+    /// Excerpts inside reasons.
+    pub mod excerpt {
+        pub use crate::excerpt::*;
+    }
+    /// Datasets.
+    pub mod dataset {
+        pub use crate::dataset::*;
+    }
+    /// Snapshots.
+    pub mod snapshot {
+        pub use crate::snapshot::*;
+    }
+    /// Budgets.
+    pub mod efficiency {
+        pub use crate::efficiency::*;
+    }
+    /// Assertion internals.
+    pub mod expect {
+        pub use crate::expect::custom_dir::CustomAssertions;
+    }
 
     /// What an eval body may return: `()` or `Result<(), E>` with `E: Into<niceeval::Error>`.
     #[diagnostic::on_unimplemented(

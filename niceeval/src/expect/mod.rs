@@ -54,7 +54,7 @@ mod case;
 mod code;
 mod combinators;
 mod command;
-mod custom_dir;
+pub(crate) mod custom_dir;
 mod edit;
 pub(crate) mod json;
 mod lists;

@@ -309,7 +309,6 @@ impl ChatRequest {
     }
 
     /// Sets the system prompt.
-    #[cfg(test)]
     pub fn system(mut self, text: impl Into<String>) -> Self {
         self.system = Some(text.into());
         self

@@ -6,7 +6,7 @@ use crate::scripts_support as support;
 use std::path::Path;
 
 use niceeval::AssertionResult;
-use niceeval::expect::CustomAssertions;
+use niceeval::__private::expect::CustomAssertions;
 use niceeval::prelude::*;
 #[cfg(feature = "yaml")]
 use niceeval::spec::{self, SpecContext};

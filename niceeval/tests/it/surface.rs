@@ -203,7 +203,7 @@ fn the_public_surface_is_small_with_one_path_per_item_and_one_item_per_type_name
         if !TYPES.contains(&kind.as_str()) {
             continue;
         }
-        if let Some(home) = Surface::homes(paths).first().or(paths.first()) {
+        if let Some(home) = Surface::homes(paths).first().copied().or(paths.first()) {
             let name = home.rsplit("::").next().unwrap_or(home);
             by_name.entry(name).or_default().push(home);
         }
