@@ -146,9 +146,8 @@ impl RunBudget {
                     "`usage` events with the `model` that spent the tokens (priced from the \
                      price table) or the `cost_usd` they cost",
                 )?;
-                let cost = estimate_cost(run.events, run.config).map_err(|e| {
-                    Grade::error(format!("the cost of the run is unknown: {e}"))
-                })?;
+                let cost = estimate_cost(run.events, run.config)
+                    .map_err(|e| Grade::error(format!("the cost of the run is unknown: {e}")))?;
                 Ok(Spent {
                     actual: cost.usd,
                     limit,
@@ -370,7 +369,10 @@ mod tests {
 
     #[test]
     fn token_and_cost_budgets_without_usage_are_errors() {
-        for check in [&RunBudget::tokens(10) as &dyn ScopedCheck, &RunBudget::cost(1.0)] {
+        for check in [
+            &RunBudget::tokens(10) as &dyn ScopedCheck,
+            &RunBudget::cost(1.0),
+        ] {
             let g = grade(check, &[Event::assistant("hi")]);
             let error = g.error.expect("no usage must not pass");
             assert!(error.contains("no `usage` events"), "{error}");
@@ -430,7 +432,10 @@ mod tests {
         );
         let bad_limit = grade(&RunBudget::cost(-1.0), &[usage(1, 1, 0, Some(0.1), None)]);
         assert!(bad_limit.error.unwrap().contains("max_cost(-1)"));
-        let nan = grade(&RunBudget::cost(f64::NAN), &[usage(1, 1, 0, Some(0.1), None)]);
+        let nan = grade(
+            &RunBudget::cost(f64::NAN),
+            &[usage(1, 1, 0, Some(0.1), None)],
+        );
         assert!(nan.error.is_some());
     }
 

@@ -356,8 +356,8 @@ async fn run_once(
         events: &taken.log,
         config: &config,
     };
-    // Costly checks (judge calls) cannot change the outcome of a run that already ended in an
-    // execution error or a skip.
+    // Costly checks cannot change the outcome of a run that already ended in an execution error
+    // or a skip: they are not graded then.
     let costly = error.is_none() && taken.skip.is_none();
     assertions.extend(crate::scope::perform(taken.deferred, &view, costly).await);
     let folded = fold(error, &assertions, taken.skip.as_deref(), strict);
@@ -400,7 +400,7 @@ async fn run_once(
     run
 }
 
-/// What the assertions of a run spent themselves (LLM-judge calls), summed.
+/// What the assertions of a run spent themselves (the model calls of costly checks), summed.
 fn spent_by_assertions(assertions: &[crate::assertion::AssertionResult]) -> Usage {
     let mut total = Usage::default();
     for usage in assertions.iter().filter_map(|a| a.usage.as_ref()) {

@@ -35,7 +35,7 @@ struct State {
 pub(crate) struct Taken {
     /// Value-assertion results, in the order they were recorded.
     pub results: Vec<AssertionResult>,
-    /// Deferred work, in registration order.
+    /// The checks registered for after the body, in registration order.
     pub deferred: Vec<Deferred>,
     /// The run's event log.
     pub log: Vec<Event>,

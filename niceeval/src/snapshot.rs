@@ -223,7 +223,10 @@ mod tests {
             events: &events,
             config: &config,
         };
-        assert!(RunBudget::tokens(1000).evaluate(&run).measured, "max_tokens");
+        assert!(
+            RunBudget::tokens(1000).evaluate(&run).measured,
+            "max_tokens"
+        );
         assert!(RunBudget::cost(0.5).evaluate(&run).measured, "max_cost");
         assert!(
             !RunBudget::tool_calls(3).evaluate(&run).measured,

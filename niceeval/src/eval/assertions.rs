@@ -116,10 +116,10 @@ scoped_assertions! {
     /// Options, applied in this order: `.status(s)` keeps only calls whose paired
     /// `action.result` (same `call_id`) ended with `s` — a call without a result has no status and
     /// never passes a status filter; `.input(m)` keeps calls whose input matches `m` in the
-    /// [`InputMatch`] language (a JSON deep-partial match, a `Regex`, a closure, or a mix);
-    /// `.count(n)` asks for exactly `n` of the remaining calls. A failure lists the calls to
-    /// `name` that were seen, with their input, status and why each did not match (or which
-    /// tools were called instead).
+    /// [`InputMatch`](crate::scope::InputMatch) language (a JSON deep-partial match, a `Regex`,
+    /// a closure, or a mix); `.count(n)` asks for exactly `n` of the remaining calls. A failure
+    /// lists the calls to `name` that were seen, with their input, status and why each did not
+    /// match (or which tools were called instead).
     ///
     /// ```
     /// use niceeval::prelude::*;

@@ -1,5 +1,6 @@
 //! Assertions evaluated after the eval body, over the run's event stream: the [`ScopedCheck`]
-//! trait, the registration builder [`Scoped`], the evaluation pass the runner calls, and every
+//! trait, the registration builder [`Scoped`], the one grading path after the body (every check
+//! a body registers — scoped assertions, budgets, judge calls — goes through it), and every
 //! built-in scoped assertion.
 //!
 //! A scoped assertion is registered when called (`t.succeeded()`), configured by chaining on the
