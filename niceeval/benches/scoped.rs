@@ -17,7 +17,8 @@ use niceeval::scope::{
     CalledSubagent, EventCheck, EventOrder, EventsSatisfy, LoadedSkill, MessageIncludes, NoEvent,
     NoFailedActions, Parked, RunView, ScopedCheck, Succeeded, ToolCheck, ToolOrder, UsedNoTools,
 };
-use niceeval::{ActionStatus, Event, Regex, Role, Value, config::Config, json, scope::InputMatch};
+use niceeval::__private::config::Config;
+use niceeval::{ActionStatus, Event, Regex, Role, Value, json, scope::InputMatch};
 
 fn called(id: String, name: &str, input: Value) -> Event {
     Event::ActionCalled {

@@ -411,7 +411,7 @@ impl Eval {
     }
 }
 
-/// What the judge (layer 6, feature `providers`) reads from the handle to register its calls.
+/// What the judge (layer 7, feature `providers`) reads from the handle to register its calls.
 #[cfg_attr(not(feature = "providers"), allow(dead_code))]
 impl Eval {
     /// The last user message so far (empty before the first `send`).

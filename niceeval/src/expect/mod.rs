@@ -48,7 +48,7 @@ mod text;
 
 mod affix;
 pub(crate) mod bleu;
-mod budget;
+pub(crate) mod budget;
 mod case;
 #[cfg(feature = "inline-code")]
 mod code;
