@@ -13,7 +13,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use niceeval::scope::{
+use niceeval::__private::scope::{
     CalledSubagent, EventCheck, EventOrder, EventsSatisfy, LoadedSkill, MessageIncludes, NoEvent,
     NoFailedActions, Parked, RunView, ScopedCheck, Succeeded, ToolCheck, ToolOrder, UsedNoTools,
 };

@@ -262,6 +262,16 @@ pub mod __private {
     pub mod efficiency {
         pub use crate::efficiency::*;
     }
+    /// The scoped checks' types (the benchmarks build them directly).
+    pub mod scope {
+        pub use crate::scope::actions::*;
+        pub use crate::scope::events::*;
+        pub use crate::scope::files::*;
+        pub use crate::scope::run_checks::*;
+        pub use crate::scope::tools::*;
+        pub use crate::scope::turn_output::*;
+        pub use crate::scope::{RunView, ScopedCheck};
+    }
     /// Assertion internals.
     pub mod expect {
         pub use crate::expect::custom_dir::CustomAssertions;

@@ -241,10 +241,6 @@ impl Judge {
     }
 }
 
-/// The builder of a judge assertion, as `t.judge().factuality(..)` returns it.
-#[deprecated(note = "judge assertions are `Scoped<JudgeCheck>` builders, like every check")]
-pub type JudgeAssertion = Scoped<JudgeCheck>;
-
 /// The options of a judge assertion, chained on its builder with `.at_least(x)`, `.gate()`,
 /// `.weight(w)` and `.metric(name)`.
 impl Scoped<JudgeCheck> {

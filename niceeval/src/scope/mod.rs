@@ -56,28 +56,32 @@
 /// Defines each scoped assertion twice: on [`crate::Eval`] over the whole run, and on
 /// [`crate::Turn`] over that turn's events. The docs written here are the `Eval` method's; the
 /// `Turn` method links to them.
-mod actions;
+//
+// The check types stay unnamed: users reach them through the methods on `Eval` and `Turn`,
+// whose `Scoped<..>` builders document their options. The benchmarks reach them through
+// `__private`.
+pub(crate) mod actions;
 mod calls;
 pub(crate) mod deferred;
-mod events;
-mod files;
+pub(crate) mod events;
+pub(crate) mod files;
 mod matching;
-mod run_checks;
+pub(crate) mod run_checks;
 #[cfg(test)]
 mod tests;
-mod tools;
-mod turn_output;
+pub(crate) mod tools;
+pub(crate) mod turn_output;
 
-pub use actions::{
-    CalledSubagent, LOAD_SKILL_TOOL, LoadedSkill, NoFailedActions, ToolOrder, UsedNoTools,
+pub(crate) use actions::{
+    CalledSubagent, LoadedSkill, NoFailedActions, ToolOrder, UsedNoTools,
 };
 pub(crate) use deferred::{Check, Defer, Deferred, perform};
-pub use events::{EventCheck, EventOrder, EventsSatisfy, NoEvent};
-pub use files::{DiffIsEmpty, FileCheck, NoFailedShellCommands, NotInDiff};
+pub(crate) use events::{EventCheck, EventOrder, EventsSatisfy, NoEvent};
+pub(crate) use files::{DiffIsEmpty, FileCheck, NoFailedShellCommands, NotInDiff};
 pub use matching::{InputMatch, InputMatchError};
-pub use run_checks::{MessageIncludes, Parked, Succeeded};
-pub use tools::ToolCheck;
-pub use turn_output::{OutputEquals, OutputMatches};
+pub(crate) use run_checks::{MessageIncludes, Parked, Succeeded};
+pub(crate) use tools::ToolCheck;
+pub(crate) use turn_output::{OutputEquals, OutputMatches};
 
 use std::ops::Range;
 use std::sync::Arc;

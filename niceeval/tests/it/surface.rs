@@ -149,7 +149,7 @@ impl Surface {
 fn rustdoc_json() -> Value {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let workspace = manifest.parent().expect("niceeval sits in the workspace");
-    let target = workspace.join("target").join("surface");
+    let target = workspace.join("target");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let output = Command::new(cargo)
         .current_dir(workspace)
