@@ -198,6 +198,17 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
             "{target} {eval}\n{log}"
         );
         assert!(both.contains(&format!("{eval}::atlantis")), "{log}");
+        if target == "plain" {
+            // Under libtest, which counted it as passed, the exit summary says why each case
+            // failed: its first failing assertion and reason.
+            let line = both
+                .lines()
+                .find(|l| {
+                    l.starts_with("  FAILED ") && l.contains(&format!("{eval}::atlantis - "))
+                })
+                .unwrap_or_else(|| panic!("no FAILED line for atlantis\n{log}"));
+            assert!(line.contains(": "), "a reason follows the assertion: {line}");
+        }
     }
 
     // `snapshot`: each case's report is a snapshot of its own, named after the case, under
