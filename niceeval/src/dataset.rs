@@ -98,6 +98,7 @@ fn case_definition(
 ) -> &'static EvalDefinition {
     let name: &'static str = Box::leak(format!("{}::{}", parent.name, case.name).into_boxed_str());
     let case: &'static Case = Box::leak(Box::new(Case {
+        id: case.id,
         name: case.name,
         line: case.line,
         record: case.record,
@@ -164,6 +165,7 @@ mod tests {
 
     fn case(record: serde_json::Value) -> Case {
         Case {
+            id: "paris".into(),
             name: "paris".into(),
             line: 3,
             record,

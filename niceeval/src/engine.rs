@@ -293,7 +293,7 @@ async fn run_once(
             let eval = Eval::new(def.id(), agent, config.clone(), record.clone())
                 .with_judge_model(def.judge_model)
                 .with_manifest_dir(def.manifest_dir)
-                .with_case_id(def.case.map(|c| c.name.as_str()))
+                .with_case(def.case.map(|c| (c.id.as_str(), c.name.as_str())))
                 .with_workspace(workspace);
             let task = tokio::spawn(async move {
                 let mut t = eval;
