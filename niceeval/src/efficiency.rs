@@ -16,21 +16,6 @@
 //!
 //! The check is a value too, for custom registration or direct evaluation:
 //!
-//! ```
-//! use niceeval::efficiency::RunBudget;
-//! use niceeval::scope::{RunView, ScopedCheck};
-//! use niceeval::{Event, config::Config};
-//!
-//! let events = [Event::Usage {
-//!     input_tokens: 9_000, output_tokens: 3_000, cache_read_tokens: 0,
-//!     cost_usd: None, model: Some("openai/gpt-4o".into()),
-//! }];
-//! let config = Config::default();
-//! let grade = RunBudget::tokens(10_000).evaluate(&RunView { events: &events, config: &config });
-//! assert!((grade.score - 10_000.0 / 12_000.0).abs() < 1e-9);
-//! assert!(grade.reason.contains("12,000 tokens"), "{}", grade.reason);
-//! ```
-//!
 //! [`Eval::max_tokens`]: crate::Eval::max_tokens
 //! [`Eval::max_cost`]: crate::Eval::max_cost
 //! [`Eval::max_tool_calls`]: crate::Eval::max_tool_calls
@@ -469,5 +454,26 @@ mod tests {
         let many: Vec<Event> = (0..12).map(|i| call(&format!("t{i}"))).collect();
         let r = grade(&RunBudget::tool_calls(20), &many).reason;
         assert!(r.ends_with("t9, and 2 more tools"), "{r}");
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::efficiency::RunBudget;
+        use crate::scope::{RunView, ScopedCheck};
+        use crate::{Event, config::Config};
+
+        let events = [Event::Usage {
+            input_tokens: 9_000, output_tokens: 3_000, cache_read_tokens: 0,
+            cost_usd: None, model: Some("openai/gpt-4o".into()),
+        }];
+        let config = Config::default();
+        let grade = RunBudget::tokens(10_000).evaluate(&RunView { events: &events, config: &config });
+        assert!((grade.score - 10_000.0 / 12_000.0).abs() < 1e-9);
+        assert!(grade.reason.contains("12,000 tokens"), "{}", grade.reason);
     }
 }

@@ -47,12 +47,6 @@ fn run_count(options: &RunOptions, def: &EvalDefinition, config: &Config) -> usi
 }
 
 /// Overrides a suite runner applies on top of the attribute and configuration.
-///
-/// ```
-/// let mut options = niceeval::RunOptions::default();
-/// options.runs = Some(5);
-/// options.strict = true;
-/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct RunOptions {

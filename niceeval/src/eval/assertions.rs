@@ -28,7 +28,7 @@ macro_rules! scoped_assertions {
             $(
                 $(#[$attr])*
                 pub fn $name(&self, $($arg: $ty),*) -> Scoped<$check> {
-                    self.expect_run($body)
+                    self.scoped($body)
                 }
             )*
         }
@@ -40,7 +40,7 @@ macro_rules! scoped_assertions {
                     ") limited to this turn's events (from its user message to its last event)."
                 )]
                 pub fn $name(&self, $($arg: $ty),*) -> Scoped<$check> {
-                    self.expect($body)
+                    self.scoped($body)
                 }
             )*
         }
@@ -309,7 +309,7 @@ impl Eval {
     /// # fn main() {}
     /// ```
     pub fn max_tokens(&self, limit: u64) -> Scoped<RunBudget> {
-        self.expect_run(RunBudget::tokens(limit))
+        self.scoped(RunBudget::tokens(limit))
     }
 
     /// Budget on the cost of the whole run in USD: agent-reported `cost_usd` where given, else
@@ -330,7 +330,7 @@ impl Eval {
     /// # fn main() {}
     /// ```
     pub fn max_cost(&self, usd: f64) -> Scoped<RunBudget> {
-        self.expect_run(RunBudget::cost(usd))
+        self.scoped(RunBudget::cost(usd))
     }
 
     /// Budget on the number of tool calls (`action.called` events) of the whole run; subagent
@@ -350,7 +350,7 @@ impl Eval {
     /// # fn main() {}
     /// ```
     pub fn max_tool_calls(&self, limit: usize) -> Scoped<RunBudget> {
-        self.expect_run(RunBudget::tool_calls(limit))
+        self.scoped(RunBudget::tool_calls(limit))
     }
 }
 
@@ -358,12 +358,12 @@ impl Eval {
 impl crate::turn::Turn {
     /// [`Eval::max_tokens`] over this turn's `usage` events only.
     pub fn max_tokens(&self, limit: u64) -> Scoped<RunBudget> {
-        self.expect(RunBudget::tokens(limit))
+        self.scoped(RunBudget::tokens(limit))
     }
 
     /// [`Eval::max_cost`] over this turn's `usage` events only.
     pub fn max_cost(&self, usd: f64) -> Scoped<RunBudget> {
-        self.expect(RunBudget::cost(usd))
+        self.scoped(RunBudget::cost(usd))
     }
 
     /// [`Eval::max_tool_calls`] over this turn's tool calls only.
@@ -382,7 +382,7 @@ impl crate::turn::Turn {
     /// # fn main() {}
     /// ```
     pub fn max_tool_calls(&self, limit: usize) -> Scoped<RunBudget> {
-        self.expect(RunBudget::tool_calls(limit))
+        self.scoped(RunBudget::tool_calls(limit))
     }
 }
 
@@ -403,7 +403,7 @@ impl Turn {
     /// # fn main() {}
     /// ```
     pub fn output_equals(&self, expected: impl Serialize) -> Scoped<OutputEquals> {
-        self.expect(OutputEquals {
+        self.scoped(OutputEquals {
             expected: equals(expected),
             data: self.data.clone(),
             message: self.message.clone(),
@@ -428,7 +428,7 @@ impl Turn {
     /// # fn main() {}
     /// ```
     pub fn output_matches<T: DeserializeOwned + 'static>(&self) -> Scoped<OutputMatches<T>> {
-        self.expect(OutputMatches {
+        self.scoped(OutputMatches {
             matcher: matches::<T>(),
             data: self.data.clone(),
             message: self.message.clone(),

@@ -419,9 +419,37 @@ impl Eval {
         Err(Error::Skipped(reason))
     }
 
-    /// Registers a scoped check over the whole run, evaluated after the body returns.
-    pub fn expect_run<C: ScopedCheck + 'static>(&self, check: C) -> Scoped<C> {
+    /// Registers a scoped check of your own (any [`ScopedCheck`]) over the whole run,
+    /// evaluated after the body returns, like the built-in `t.called_tool(..)` and friends.
+    /// On a [`crate::Turn`], `turn.scoped(check)` limits it to that turn.
+    ///
+    /// ```
+    /// use niceeval::prelude::*;
+    /// use niceeval::scope::{RunView, ScopedCheck};
+    ///
+    /// struct NoErrors;
+    ///
+    /// impl ScopedCheck for NoErrors {
+    ///     fn describe(&self) -> String {
+    ///         "no error events".into()
+    ///     }
+    ///     fn evaluate(&self, run: &RunView<'_>) -> niceeval::Grade {
+    ///         let errors = run.events.iter().filter(|e| matches!(e, Event::Error { .. })).count();
+    ///         niceeval::Grade::from_bool(errors == 0, format!("{errors} error events"))
+    ///     }
+    /// }
+    ///
+    /// # let t = Eval::detached(None);
+    /// t.scoped(NoErrors);
+    /// ```
+    pub fn scoped<C: ScopedCheck + 'static>(&self, check: C) -> Scoped<C> {
         Scoped::new(self.record.clone(), check, None)
+    }
+
+    /// The former name of [`Eval::scoped`].
+    #[deprecated(since = "0.2.0", note = "renamed to `scoped`: `t.scoped(check)`")]
+    pub fn expect_run<C: ScopedCheck + 'static>(&self, check: C) -> Scoped<C> {
+        self.scoped(check)
     }
 }
 

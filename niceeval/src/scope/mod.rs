@@ -35,23 +35,6 @@
 //!
 //! Every check is also a public type with a constructor, so a recorded transcript can be graded
 //! without an eval:
-//!
-//! ```
-//! use niceeval::scope::{InputMatch, RunView, ScopedCheck, ToolCheck};
-//! use niceeval::{json, Regex, config::Config, agent::EventSink};
-//!
-//! let sink = EventSink::default();
-//! sink.tool_call("bash", json!({ "command": "pwd" }), json!("/home"));
-//! let events = sink.snapshot();
-//! let view = RunView { events: &events, config: &Config::default() };
-//!
-//! let check = ToolCheck::called("bash").input(InputMatch::object([("command", Regex::new("^pw").unwrap())]));
-//! assert_eq!(check.evaluate(&view).score, 1.0);
-//! let check = ToolCheck::called("bash").count(2);
-//! let grade = check.evaluate(&view);
-//! assert_eq!(grade.score, 0.0);
-//! assert!(grade.reason.contains(r#"bash {"command":"pwd"}"#), "{}", grade.reason);
-//! ```
 
 /// Defines each scoped assertion twice: on [`crate::Eval`] over the whole run, and on
 /// [`crate::Turn`] over that turn's events. The docs written here are the `Eval` method's; the
@@ -207,5 +190,28 @@ impl<C> Drop for Scoped<C> {
                 label: self.label.take(),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::scope::{InputMatch, RunView, ScopedCheck, ToolCheck};
+        use crate::{json, Regex, config::Config, agent::EventSink};
+
+        let sink = EventSink::default();
+        sink.tool_call("bash", json!({ "command": "pwd" }), json!("/home"));
+        let events = sink.snapshot();
+        let view = RunView { events: &events, config: &Config::default() };
+
+        let check = ToolCheck::called("bash").input(InputMatch::object([("command", Regex::new("^pw").unwrap())]));
+        assert_eq!(check.evaluate(&view).score, 1.0);
+        let check = ToolCheck::called("bash").count(2);
+        let grade = check.evaluate(&view);
+        assert_eq!(grade.score, 0.0);
+        assert!(grade.reason.contains(r#"bash {"command":"pwd"}"#), "{}", grade.reason);
     }
 }
