@@ -22,8 +22,8 @@ use crate::error::Error;
 /// process.
 ///
 /// ```no_run
-/// for def in niceeval::registered() {
-///     match niceeval::dataset::expand(def) {
+/// for def in niceeval::__private::registered() {
+///     match niceeval::__private::dataset::expand(def) {
 ///         Ok(evals) => println!("{}: {} eval(s)", def.id(), evals.len()),
 ///         Err(e) => eprintln!("{}: {e}", def.id()),
 ///     }

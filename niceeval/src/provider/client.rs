@@ -114,8 +114,8 @@ impl ClientOptions {
 /// A chat model behind its endpoint.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), niceeval::provider::ProviderError> {
-/// use niceeval::provider::{ApiKey, ChatRequest, ClientOptions, ModelClient, ModelName};
+/// # async fn demo() -> Result<(), niceeval::__private::provider::ProviderError> {
+/// use niceeval::__private::provider::{ApiKey, ChatRequest, ClientOptions, ModelClient, ModelName};
 ///
 /// let client = ModelClient::new(
 ///     ModelName::parse("openai/llama3.2")?,
