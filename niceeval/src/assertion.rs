@@ -463,6 +463,19 @@ fn cap_in_place(text: &mut String, max: usize) {
 }
 
 impl AssertionResult {
+    /// Masks the secrets `redactor` knows in the name, reason and error of this result and of
+    /// its children.
+    pub(crate) fn redact_texts(&mut self, redactor: &crate::redact::Redactor) {
+        redactor.in_place(&mut self.name);
+        redactor.in_place(&mut self.reason);
+        if let Some(error) = &mut self.error {
+            redactor.in_place(error);
+        }
+        for child in &mut self.children {
+            child.redact_texts(redactor);
+        }
+    }
+
     /// Caps the name, reason and error of this result and of its children to about `max` bytes
     /// each, as reports store them (see [`crate::excerpt::cap`]).
     pub(crate) fn cap_texts(&mut self, max: usize) {

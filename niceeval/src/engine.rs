@@ -389,7 +389,9 @@ async fn run_once(
             stopped,
         },
     );
-    // Every assertion has seen the whole run by now; the report keeps each text capped.
+    // Every assertion has seen the whole run by now: the report keeps each text with its
+    // secrets masked, and capped.
+    redact_run(&mut run, &redactor(&[]));
     cap_run(&mut run, config.max_text());
     run
 }
@@ -401,6 +403,38 @@ fn spent_by_assertions(assertions: &[crate::assertion::AssertionResult]) -> Usag
         total.add(usage);
     }
     total
+}
+
+/// The redactor of this process's environment and of the `[report] redact` rules (checked when
+/// the configuration was loaded, so an invalid rule cannot reach here; were one to, the
+/// environment's secrets are still masked).
+fn redactor(rules: &[String]) -> std::sync::Arc<crate::redact::Redactor> {
+    crate::redact::Redactor::for_rules(rules)
+        .or_else(|_| crate::redact::Redactor::for_rules(&[]))
+        .unwrap_or_else(|_| std::sync::Arc::new(crate::redact::Redactor::none()))
+}
+
+/// Masks the secrets of the environment and of `[report] redact` in every text the report
+/// keeps of a run (see [`crate::redact`]), before anything prints or writes it.
+fn redact_run((summary, detail): &mut (RunSummary, RunDetail), redactor: &crate::redact::Redactor) {
+    if redactor.is_empty() {
+        return;
+    }
+    if let Some(error) = &mut summary.error {
+        error.redact_texts(redactor);
+    }
+    for text in [&mut summary.skip_reason, &mut detail.stopped]
+        .into_iter()
+        .flatten()
+    {
+        redactor.in_place(text);
+    }
+    for event in &mut detail.events {
+        event.redact_texts(redactor);
+    }
+    for assertion in &mut detail.assertions {
+        assertion.redact_texts(redactor);
+    }
 }
 
 /// Caps every text the report keeps of a run to about `max` bytes per value (`[report]

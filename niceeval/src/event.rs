@@ -360,6 +360,30 @@ impl Event {
         }
     }
 
+    /// Masks the secrets `redactor` knows in this event's texts and JSON values (see
+    /// [`crate::redact`]); text without a secret is not copied.
+    pub(crate) fn redact_texts(&mut self, redactor: &crate::redact::Redactor) {
+        use std::borrow::Cow;
+        let text = |t: &mut Text| {
+            if let Cow::Owned(masked) = redactor.text(t) {
+                *t = Text::from(masked);
+            }
+        };
+        match self {
+            Event::Message { text: t, .. } | Event::Thinking { text: t } => text(t),
+            Event::WorkspaceChanged { diff, .. } => text(diff),
+            Event::Error { message } => redactor.in_place(message),
+            Event::ActionCalled { input, .. } => redactor.json(input),
+            Event::ActionResult { output, .. } => redactor.json(output),
+            Event::InputRequested { request } => redactor.json(request),
+            Event::Custom { data, .. } => redactor.json(data),
+            Event::SubagentCalled { .. }
+            | Event::SubagentCompleted { .. }
+            | Event::SkillLoaded { .. }
+            | Event::Usage { .. } => {}
+        }
+    }
+
     /// Caps this event's texts and JSON values (message and thinking text, tool input and
     /// output, input request, error message) to about `max` bytes each, as reports store them
     /// (see [`crate::excerpt::cap`] and [`crate::excerpt::cap_json`]). Text that fits is not

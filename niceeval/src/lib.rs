@@ -56,6 +56,7 @@ mod outcome;
 mod panic;
 mod price;
 mod record;
+mod redact;
 mod report;
 pub mod reporter;
 mod results;

@@ -110,6 +110,11 @@ pub struct RunError {
 }
 
 impl RunError {
+    /// Masks the secrets `redactor` knows in the message.
+    pub(crate) fn redact_texts(&mut self, redactor: &crate::redact::Redactor) {
+        redactor.in_place(&mut self.message);
+    }
+
     /// Caps the message to about `max` bytes, as reports store it (see
     /// [`crate::excerpt::cap`]).
     pub(crate) fn cap_texts(&mut self, max: usize) {

@@ -14,6 +14,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "event",
             "excerpt",
+            "redact",
             "panic",
             "stats",
             "assertion",
