@@ -52,6 +52,23 @@ fn net_changes(events: &[Event]) -> BTreeMap<&str, Change> {
         .collect()
 }
 
+/// Whether a `workspace.changed` event in scope was cut at `[workspace] max_files` /
+/// `max_bytes`: then what is not in the part niceeval saw decides nothing.
+fn cut(events: &[Event]) -> bool {
+    events
+        .iter()
+        .any(|e| matches!(e, Event::WorkspaceChanged { partial: true, .. }))
+}
+
+/// The execution error of a file check that the seen part of a cut diff cannot decide.
+fn undecided(what: &str) -> Grade {
+    Grade::error(format!(
+        "the working copy's change was over [workspace] max_files / max_bytes, so niceeval kept \
+         only part of it (the report marks it partial), and {what} in that part; raise the \
+         limits in niceeval.toml to check it"
+    ))
+}
+
 /// "src/lib.rs (modified), notes.txt (created)", or "no file changed".
 fn listing(changes: &BTreeMap<&str, Change>) -> String {
     if changes.is_empty() {
@@ -144,6 +161,16 @@ impl ScopedCheck for FileCheck {
         }
         let changes = net_changes(run.events);
         let path = self.path.as_str();
+        // Over a cut diff only what the seen part shows in the wanted state decides.
+        let decided = matches!(
+            (changes.get(path), self.want),
+            (Some(_), Want::Any)
+                | (Some(Change::Created), Want::Created)
+                | (Some(Change::Deleted), Want::Deleted)
+        );
+        if !decided && cut(run.events) {
+            return undecided(&format!("whether {path} changed is not"));
+        }
         match (changes.get(path), self.want) {
             (Some(change), Want::Any) => Grade::pass(format!("{path} was {}", change.as_str())),
             (Some(Change::Created), Want::Created) => Grade::pass(format!("{path} was created")),
@@ -198,32 +225,56 @@ impl ScopedCheck for NotInDiff {
                 continue;
             };
             if let Some(found) = self.pattern.find(diff) {
-                // The diff line it is on, so the reader sees which file and where.
-                let start = diff[..found.start].rfind('\n').map_or(0, |i| i + 1);
-                let end = diff[found.end..]
-                    .find('\n')
-                    .map_or(diff.len(), |i| found.end + i);
-                let file = diff[..found.start]
-                    .rfind("\n+++ b/")
-                    .map(|at| {
-                        let rest = &diff[at + 7..];
-                        rest[..rest.find('\n').unwrap_or(rest.len())].to_string()
-                    })
-                    .unwrap_or_default();
-                let place = if file.is_empty() {
-                    String::new()
-                } else {
-                    format!(" in {file}")
-                };
-                return Grade::fail(format!(
-                    "the diff contains {}{place}: {}",
-                    excerpt::quote(&diff[found.clone()]),
-                    excerpt::quote(&diff[start..end])
-                ));
+                return Grade::fail(found_in_diff(diff, found));
             }
+        }
+        if cut(run.events) {
+            return undecided(&format!("{} is not", self.pattern.display()));
         }
         Grade::pass("not found in the diff")
     }
+}
+
+/// Where a match of `not_in_diff` is, without repeating it: the file, the line of the new
+/// file (from the hunk header), and that diff line with the match masked as a secret would be
+/// (`+KEY=sk-a…[redacted]`). What `not_in_diff` looks for is usually a secret, and the reason
+/// is printed and stored everywhere.
+fn found_in_diff(diff: &str, found: std::ops::Range<usize>) -> String {
+    let start = diff[..found.start].rfind('\n').map_or(0, |i| i + 1);
+    let end = diff[found.end..]
+        .find('\n')
+        .map_or(diff.len(), |i| found.end + i);
+    let before = &diff[..start];
+    let file = before
+        .rfind("\n+++ b/")
+        .map(|at| {
+            let rest = &diff[at + 7..];
+            rest[..rest.find('\n').unwrap_or(rest.len())].to_string()
+        })
+        .unwrap_or_default();
+    // The hunk header `@@ -a,b +c,d @@` before the line gives the new file's first line; the
+    // lines after it that are not removals count up from there.
+    let line = before.rfind("\n@@ ").and_then(|at| {
+        let header_end = before[at + 1..].find('\n').map(|i| at + 1 + i)?;
+        let header = &before[at + 1..header_end];
+        let plus = header.split_whitespace().find(|w| w.starts_with('+'))?;
+        let first: usize = plus[1..].split(',').next()?.parse().ok()?;
+        let between = &before[header_end + 1..];
+        let counted = between.lines().filter(|l| !l.starts_with('-')).count();
+        Some(first + counted)
+    });
+    let masked = format!(
+        "{}{}{}",
+        &diff[start..found.start],
+        crate::redact::mask(&diff[found.clone()]),
+        &diff[found.end..end]
+    );
+    let place = match (file.is_empty(), line) {
+        (false, Some(line)) => format!(" at {file}:{line}"),
+        (false, None) => format!(" in {file}"),
+        (true, _) => String::new(),
+    };
+    format!("the diff has a match{place}: {}", excerpt::quote(&masked))
 }
 
 /// The check behind [`Eval::diff_is_empty`](crate::Eval::diff_is_empty).
@@ -442,9 +493,45 @@ mod tests {
         let re = regex::Regex::new(r"sk-[A-Za-z0-9]{20,}").unwrap();
         let g = grade(&NotInDiff::new(re), &events);
         assert_eq!(g.score, 0.0);
-        assert!(g.reason.contains("in .env"), "{}", g.reason);
+        assert!(g.reason.contains("at .env:1"), "{}", g.reason);
         assert!(g.reason.contains("+KEY="), "{}", g.reason);
         assert_eq!(grade(&NotInDiff::new("password"), &events).score, 1.0);
+    }
+
+    #[test]
+    fn not_in_diff_names_the_line_and_never_repeats_the_secret() {
+        let diff = "diff --git a/src/config.rs b/src/config.rs\n--- a/src/config.rs\n+++ b/src/config.rs\n\
+                    @@ -10,3 +10,4 @@ fn x()\n context\n-old\n+new\n+const KEY: &str = \"sk-abcdefghijklmnopqrstuvwx\";\n";
+        let events = [changed(&[("src/config.rs", Change::Modified)], diff)];
+        let re = regex::Regex::new(r"sk-[A-Za-z0-9]{20,}").unwrap();
+        let g = grade(&NotInDiff::new(re), &events);
+        assert_eq!(g.score, 0.0);
+        assert!(g.reason.contains("at src/config.rs:12"), "{}", g.reason);
+        assert!(!g.reason.contains("abcdefghij"), "the secret is masked: {}", g.reason);
+        assert!(g.reason.contains("sk-a…[redacted]"), "{}", g.reason);
+    }
+
+    #[test]
+    fn a_cut_diff_decides_only_what_its_seen_part_shows() {
+        let diff = "diff --git a/z00.txt b/z00.txt\n--- /dev/null\n+++ b/z00.txt\n@@ -0,0 +1 @@\n+x\n";
+        let mut event = changed(&[("z00.txt", Change::Created)], diff);
+        if let Event::WorkspaceChanged { partial, .. } = &mut event {
+            *partial = true;
+        }
+        let events = [event];
+        // Seen: decided.
+        assert_eq!(grade(&FileCheck::created("z00.txt"), &events).score, 1.0);
+        assert_eq!(grade(&NotInDiff::new("+x"), &events).score, 0.0);
+        // Not seen: an execution error, never "did not change" or "not found".
+        for g in [
+            grade(&FileCheck::created("z09.txt"), &events),
+            grade(&FileCheck::changed("z09.txt"), &events),
+            grade(&NotInDiff::new("sk-"), &events),
+        ] {
+            assert!(g.error.is_some(), "{}", g.reason);
+            assert!(g.reason.contains("max_files / max_bytes"), "{}", g.reason);
+            assert!(!g.reason.contains("did not change"), "{}", g.reason);
+        }
     }
 
     #[test]
