@@ -310,7 +310,14 @@ pub fn parse_junit(xml: &str) -> Result<Vec<TestCase>, String> {
                     outcome = TestOutcome::Failed;
                     let head = child.attribute("message").unwrap_or("");
                     let body = child.text().unwrap_or("").trim();
-                    message = if body.contains(head) {
+                    // pytest's `message` is the assertion's text, which the body (the
+                        // traceback) already holds line by line behind `E   `.
+                    message = if head
+                        .lines()
+                        .map(str::trim)
+                        .filter(|l| !l.is_empty())
+                        .all(|l| body.contains(l))
+                    {
                         body.to_string()
                     } else if body.is_empty() {
                         head.to_string()
@@ -432,5 +439,20 @@ test src/lib.rs - add (line 3) ... ok
                 .unwrap_err()
                 .starts_with("not JUnit XML")
         );
+    }
+
+    #[test]
+    fn a_pytest_failure_is_told_once_not_as_message_then_traceback() {
+        // What pytest --junitxml writes: the message attribute repeats the `E` lines.
+        let xml = r#"<testsuites><testsuite name="pytest"><testcase classname="test_todo" name="test_done"><failure message="assert 1 == 2&#10; +  where 1 = done()">def test_done():
+&gt;       assert done() == 2
+E       assert 1 == 2
+E        +  where 1 = done()
+
+test_todo.py:4: AssertionError</failure></testcase></testsuite></testsuites>"#;
+        let cases = parse_junit(xml).unwrap();
+        let message = &cases[0].message;
+        assert_eq!(message.matches("assert 1 == 2").count(), 1, "{message}");
+        assert!(message.contains("test_todo.py:4"), "{message}");
     }
 }
