@@ -107,22 +107,27 @@ impl Redactor {
         Redactor { pattern: None }
     }
 
-    /// The redactor of this process's environment and `rules`, built once per set of rules.
+    /// The redactor of this process's environment, the variables given to the programs it
+    /// started ([`note_env`]) and `rules`; built once per set of rules and noted variables.
     pub(crate) fn for_rules(rules: &[String]) -> Result<Arc<Redactor>, RuleError> {
-        static BUILT: OnceLock<Mutex<HashMap<Vec<String>, Arc<Redactor>>>> = OnceLock::new();
+        static BUILT: OnceLock<Mutex<HashMap<(Vec<String>, usize), Arc<Redactor>>>> =
+            OnceLock::new();
+        let noted = noted().lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let key = (rules.to_vec(), noted.len());
         let built = BUILT.get_or_init(Default::default);
         let mut built = built.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(redactor) = built.get(rules) {
+        if let Some(redactor) = built.get(&key) {
             return Ok(redactor.clone());
         }
         let vars: Vec<(String, String)> = std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .chain(noted)
             .collect();
         let redactor = Arc::new(Redactor::new(
             vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
             rules,
         )?);
-        built.insert(rules.to_vec(), redactor.clone());
+        built.insert(key, redactor.clone());
         Ok(redactor)
     }
 
@@ -168,6 +173,25 @@ impl Redactor {
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
+    }
+}
+
+/// Variables niceeval itself gave to a program it started (`[agent] env`, an agent's `.env(..)`):
+/// they are not in this process's environment but can be just as secret.
+fn noted() -> &'static Mutex<Vec<(String, String)>> {
+    static NOTED: OnceLock<Mutex<Vec<(String, String)>>> = OnceLock::new();
+    NOTED.get_or_init(Default::default)
+}
+
+/// Notes a variable given to a started program, so that reports mask its value when its name
+/// looks secret. A name noted again with the same value changes nothing.
+pub(crate) fn note_env(name: &str, value: &str) {
+    if !looks_secret(name) || value.chars().count() < MIN_SECRET_CHARS {
+        return;
+    }
+    let mut noted = noted().lock().unwrap_or_else(|p| p.into_inner());
+    if !noted.iter().any(|(n, v)| n == name && v == value) {
+        noted.push((name.to_string(), value.to_string()));
     }
 }
 
@@ -257,6 +281,17 @@ mod tests {
         );
         assert!(matches!(r.text("nothing secret"), Cow::Borrowed(_)));
         assert!(Redactor::new(vec![("PATH", "/usr/bin:/bin")], &[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_variable_given_to_a_program_is_masked_like_the_environments_own() {
+        note_env("NICEEVAL_TEST_NOTED_TOKEN", "noted-0123456789");
+        note_env("NICEEVAL_TEST_PLAIN", "plain-0123456789");
+        let r = Redactor::for_rules(&[]).unwrap();
+        assert_eq!(
+            r.text("noted-0123456789 plain-0123456789"),
+            "note…[redacted] plain-0123456789"
+        );
     }
 
     #[test]
