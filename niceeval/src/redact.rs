@@ -30,6 +30,9 @@ const SHOWN_CHARS: usize = 4;
 /// What stands for the rest of a masked value.
 pub(crate) const MARKER: &str = "…[redacted]";
 
+/// Redactors built so far, by their rules and the number of noted variables.
+type Built = HashMap<(Vec<String>, usize), Arc<Redactor>>;
+
 /// Masks secrets in texts and JSON values.
 #[derive(Debug, Clone)]
 pub(crate) struct Redactor {
@@ -110,8 +113,7 @@ impl Redactor {
     /// The redactor of this process's environment, the variables given to the programs it
     /// started ([`note_env`]) and `rules`; built once per set of rules and noted variables.
     pub(crate) fn for_rules(rules: &[String]) -> Result<Arc<Redactor>, RuleError> {
-        static BUILT: OnceLock<Mutex<HashMap<(Vec<String>, usize), Arc<Redactor>>>> =
-            OnceLock::new();
+        static BUILT: OnceLock<Mutex<Built>> = OnceLock::new();
         let noted = noted().lock().unwrap_or_else(|p| p.into_inner()).clone();
         let key = (rules.to_vec(), noted.len());
         let built = BUILT.get_or_init(Default::default);
@@ -185,6 +187,7 @@ fn noted() -> &'static Mutex<Vec<(String, String)>> {
 
 /// Notes a variable given to a started program, so that reports mask its value when its name
 /// looks secret. A name noted again with the same value changes nothing.
+#[allow(dead_code)] // wired into the process core next
 pub(crate) fn note_env(name: &str, value: &str) {
     if !looks_secret(name) || value.chars().count() < MIN_SECRET_CHARS {
         return;
