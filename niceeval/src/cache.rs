@@ -325,16 +325,22 @@ mod doc_examples {
 
     #[test]
     fn example_1() {
-        #[cfg(feature = "providers")] {
-        use crate::cache::{CacheKey, CacheMode, ResponseCache};
+        #[cfg(feature = "providers")]
+        {
+            use crate::cache::{CacheKey, CacheMode, ResponseCache};
 
-        let dir = tempfile::tempdir().unwrap();
-        let cache = ResponseCache::new(dir.path());
-        let key = CacheKey::new("openai", "gpt-4o-mini", "https://api.openai.com/v1", b"{\"model\":\"gpt-4o-mini\"}");
-        assert!(cache.get(&key).is_none());
-        cache.put(&key, b"{\"choices\":[]}").unwrap();
-        assert_eq!(cache.get(&key).unwrap(), b"{\"choices\":[]}");
-        assert!("read-write".parse::<CacheMode>().unwrap().reads());
+            let dir = tempfile::tempdir().unwrap();
+            let cache = ResponseCache::new(dir.path());
+            let key = CacheKey::new(
+                "openai",
+                "gpt-4o-mini",
+                "https://api.openai.com/v1",
+                b"{\"model\":\"gpt-4o-mini\"}",
+            );
+            assert!(cache.get(&key).is_none());
+            cache.put(&key, b"{\"choices\":[]}").unwrap();
+            assert_eq!(cache.get(&key).unwrap(), b"{\"choices\":[]}");
+            assert!("read-write".parse::<CacheMode>().unwrap().reads());
         }
     }
 }

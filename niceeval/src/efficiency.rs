@@ -468,11 +468,17 @@ mod doc_examples {
         use crate::{Event, config::Config};
 
         let events = [Event::Usage {
-            input_tokens: 9_000, output_tokens: 3_000, cache_read_tokens: 0,
-            cost_usd: None, model: Some("openai/gpt-4o".into()),
+            input_tokens: 9_000,
+            output_tokens: 3_000,
+            cache_read_tokens: 0,
+            cost_usd: None,
+            model: Some("openai/gpt-4o".into()),
         }];
         let config = Config::default();
-        let grade = RunBudget::tokens(10_000).evaluate(&RunView { events: &events, config: &config });
+        let grade = RunBudget::tokens(10_000).evaluate(&RunView {
+            events: &events,
+            config: &config,
+        });
         assert!((grade.score - 10_000.0 / 12_000.0).abs() < 1e-9);
         assert!(grade.reason.contains("12,000 tokens"), "{}", grade.reason);
     }

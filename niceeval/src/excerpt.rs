@@ -581,7 +581,10 @@ mod doc_examples {
     #[test]
     fn example_2() {
         let text = "ab".to_string() + &"-".repeat(30) + "ij";
-        assert_eq!(crate::excerpt::quote_width(&text, 4), r#""ab… 30 chars elided …ij""#);
+        assert_eq!(
+            crate::excerpt::quote_width(&text, 4),
+            r#""ab… 30 chars elided …ij""#
+        );
     }
 
     #[test]
@@ -607,11 +610,19 @@ mod doc_examples {
     fn example_5() {
         use crate::excerpt::around;
 
-        let text = format!("{}Your refund is on its way.{}", "x".repeat(100), "y".repeat(100));
+        let text = format!(
+            "{}Your refund is on its way.{}",
+            "x".repeat(100),
+            "y".repeat(100)
+        );
         let at = text.find("refund").unwrap();
         assert_eq!(
             around(&text, at..at + "refund".len()),
-            format!(r#""…{}Your refund is on its way.{}…""#, "x".repeat(35), "y".repeat(25))
+            format!(
+                r#""…{}Your refund is on its way.{}…""#,
+                "x".repeat(35),
+                "y".repeat(25)
+            )
         );
         assert_eq!(around("short text", 0..5), r#""short text""#);
     }
@@ -669,6 +680,9 @@ mod doc_examples {
         let mut many_numbers = json!((0..100_000).collect::<Vec<u32>>());
         assert!(cap_json(&mut many_numbers, 1024));
         let kept = many_numbers.as_str().unwrap();
-        assert!(kept.starts_with("[0,1,2,") && kept.ends_with(",99999]"), "{kept}");
+        assert!(
+            kept.starts_with("[0,1,2,") && kept.ends_with(",99999]"),
+            "{kept}"
+        );
     }
 }

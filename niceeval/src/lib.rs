@@ -77,8 +77,8 @@ pub mod judge;
 mod provider;
 
 pub use assertion::{
-    Assertion, AssertionKind, AssertionResult, Chain, Checkable, Configured, Grade, Settings, Severity,
-    Subject,
+    Assertion, AssertionKind, AssertionResult, Chain, Checkable, Configured, Grade, Settings,
+    Severity, Subject,
 };
 pub use async_trait::async_trait;
 pub use error::{Error, Result};

@@ -365,7 +365,10 @@ mod fold_example {
 
     #[test]
     fn a_skip_folds_to_skipped_and_an_execution_error_wins_over_it() {
-        assert_eq!(fold(None, &[], Some("no key"), false).outcome, Outcome::Skipped);
+        assert_eq!(
+            fold(None, &[], Some("no key"), false).outcome,
+            Outcome::Skipped
+        );
         let timeout = RunError::new(RunErrorKind::Timeout, "timed out after 30s");
         let failed = fold(Some(timeout), &[], Some("no key"), false);
         assert_eq!(failed.outcome, Outcome::Failed);
@@ -385,10 +388,20 @@ mod doc_examples {
         use crate::outcome::mean_score;
         use crate::{AssertionKind, AssertionResult, Grade, Settings};
 
-        let a = AssertionResult::from_grade("a".into(), AssertionKind::Value, &Settings::gate(), Grade::score(1.0, ""));
+        let a = AssertionResult::from_grade(
+            "a".into(),
+            AssertionKind::Value,
+            &Settings::gate(),
+            Grade::score(1.0, ""),
+        );
         let mut heavy = Settings::gate();
         heavy.weight = 3.0;
-        let b = AssertionResult::from_grade("b".into(), AssertionKind::Value, &heavy, Grade::score(0.0, ""));
+        let b = AssertionResult::from_grade(
+            "b".into(),
+            AssertionKind::Value,
+            &heavy,
+            Grade::score(0.0, ""),
+        );
         assert_eq!(mean_score(&[a, b]), Some(0.25));
     }
 
@@ -399,8 +412,18 @@ mod doc_examples {
 
         let mut tone = Settings::gate();
         tone.metric = Some("tone".into());
-        let a = AssertionResult::from_grade("a".into(), AssertionKind::Value, &tone, Grade::score(1.0, ""));
-        let b = AssertionResult::from_grade("b".into(), AssertionKind::Value, &tone, Grade::score(0.5, ""));
+        let a = AssertionResult::from_grade(
+            "a".into(),
+            AssertionKind::Value,
+            &tone,
+            Grade::score(1.0, ""),
+        );
+        let b = AssertionResult::from_grade(
+            "b".into(),
+            AssertionKind::Value,
+            &tone,
+            Grade::score(0.5, ""),
+        );
         assert_eq!(metric_scores(&[a, b])["tone"], 0.75);
     }
 }

@@ -142,9 +142,9 @@ impl Redactor {
     pub(crate) fn text<'a>(&self, text: &'a str) -> Cow<'a, str> {
         match &self.pattern {
             None => Cow::Borrowed(text),
-            Some(pattern) => pattern.replace_all(text, |found: &regex::Captures<'_>| {
-                mask(&found[0])
-            }),
+            Some(pattern) => {
+                pattern.replace_all(text, |found: &regex::Captures<'_>| mask(&found[0]))
+            }
         }
     }
 
@@ -283,7 +283,11 @@ mod tests {
             })
         );
         assert!(matches!(r.text("nothing secret"), Cow::Borrowed(_)));
-        assert!(Redactor::new(vec![("PATH", "/usr/bin:/bin")], &[]).unwrap().is_empty());
+        assert!(
+            Redactor::new(vec![("PATH", "/usr/bin:/bin")], &[])
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
@@ -299,11 +303,7 @@ mod tests {
 
     #[test]
     fn the_longest_secret_wins_where_two_overlap() {
-        let r = Redactor::new(
-            vec![("A_KEY", "abcdefgh"), ("B_KEY", "abcdefghijkl")],
-            &[],
-        )
-        .unwrap();
+        let r = Redactor::new(vec![("A_KEY", "abcdefgh"), ("B_KEY", "abcdefghijkl")], &[]).unwrap();
         assert_eq!(r.text("abcdefghijkl"), "abcd…[redacted]");
     }
 }

@@ -598,7 +598,7 @@ mod doc_examples {
         use crate::stats::pass_at_k;
 
         assert_eq!(pass_at_k(5, 0, 3), 0.0);
-        assert_eq!(pass_at_k(5, 3, 3), 1.0);          // only 2 failures: any 3 include a pass
+        assert_eq!(pass_at_k(5, 3, 3), 1.0); // only 2 failures: any 3 include a pass
         assert!((pass_at_k(5, 2, 2) - 0.7).abs() < 1e-12); // 1 − C(3,2)/C(5,2) = 1 − 3/10
     }
 

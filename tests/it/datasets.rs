@@ -203,11 +203,12 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
             // failed: its first failing assertion and reason.
             let line = both
                 .lines()
-                .find(|l| {
-                    l.starts_with("  FAILED ") && l.contains(&format!("{eval}::atlantis - "))
-                })
+                .find(|l| l.starts_with("  FAILED ") && l.contains(&format!("{eval}::atlantis - ")))
                 .unwrap_or_else(|| panic!("no FAILED line for atlantis\n{log}"));
-            assert!(line.contains(": "), "a reason follows the assertion: {line}");
+            assert!(
+                line.contains(": "),
+                "a reason follows the assertion: {line}"
+            );
         }
     }
 
@@ -279,7 +280,10 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     with_results(&["-q", "--exact", "jsonl::lima"]);
     let reports = niceeval::__private::merge::read_reports(std::slice::from_ref(&results_dir))
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(niceeval::__private::merge::latest(reports).len(), expected().len());
+    assert_eq!(
+        niceeval::__private::merge::latest(reports).len(),
+        expected().len()
+    );
 
     // An edited file runs as it is now, without a rebuild: the built binary, run directly.
     let jsonl = dir.join("datasets/capitals.jsonl");

@@ -70,11 +70,11 @@ mod words;
 // come from `Chain`), except the builders whose own methods users call.
 pub use custom::{AssertionBuilder, View, make_assertion, satisfies};
 pub use similarity::similarity;
-pub use structure::{equals, matches};
-pub(crate) use structure::{Equals, Matches};
 #[cfg(feature = "json-schema")]
 #[cfg_attr(docsrs, doc(cfg(feature = "json-schema")))]
 pub use structure::matches_schema;
+pub(crate) use structure::{Equals, Matches};
+pub use structure::{equals, matches};
 pub(crate) use text::Pattern;
 pub use text::{excludes, includes};
 
@@ -88,9 +88,9 @@ pub(crate) use code::Rules as CodeRules;
 #[cfg(feature = "inline-code")]
 #[cfg_attr(docsrs, doc(cfg(feature = "inline-code")))]
 pub use code::{CodeAssertion, javascript, python};
-pub use combinators::{all_of, not};
 pub(crate) use combinators::BoxedAssertion;
 pub use combinators::IntoBoxed;
+pub use combinators::{all_of, not};
 pub use command::command_succeeded;
 pub(crate) use custom_dir::missing_message as custom_missing_message;
 pub(crate) use custom_dir::{CUSTOM_ASSERTIONS_DIR, CustomAssertions};

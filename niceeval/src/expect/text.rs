@@ -304,6 +304,9 @@ mod doc_examples {
         use crate::expect::Pattern;
 
         assert_eq!(Pattern::from("b").find("abc"), Some(1..2));
-        assert_eq!(Pattern::from(regex::Regex::new(r"\d+").unwrap()).find("ab 123"), Some(3..6));
+        assert_eq!(
+            Pattern::from(regex::Regex::new(r"\d+").unwrap()).find("ab 123"),
+            Some(3..6)
+        );
     }
 }

@@ -314,16 +314,23 @@ mod doc_examples {
 
     #[test]
     fn example_1() {
-        use crate::provider::{anthropic, ChatRequest};
+        use crate::provider::{ChatRequest, anthropic};
 
-        let body = anthropic::encode("claude-haiku-4-5", &ChatRequest::new().system("Be brief.").user("Hi")).unwrap();
+        let body = anthropic::encode(
+            "claude-haiku-4-5",
+            &ChatRequest::new().system("Be brief.").user("Hi"),
+        )
+        .unwrap();
         let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(json["system"], "Be brief.");
         assert_eq!(json["max_tokens"], 1024);
 
-        let answer = anthropic::decode(br#"{"type":"message","role":"assistant","model":"claude-haiku-4-5",
+        let answer = anthropic::decode(
+            br#"{"type":"message","role":"assistant","model":"claude-haiku-4-5",
           "content":[{"type":"text","text":"Hello!"}],"stop_reason":"end_turn",
-          "usage":{"input_tokens":9,"output_tokens":3}}"#).unwrap();
+          "usage":{"input_tokens":9,"output_tokens":3}}"#,
+        )
+        .unwrap();
         assert_eq!(answer.text, "Hello!");
     }
 }

@@ -530,7 +530,12 @@ mod doc_examples {
     fn example_2() {
         use crate::provider::ModelName;
 
-        assert_eq!(ModelName::parse("anthropic/claude-haiku-4-5").unwrap().to_string(), "anthropic/claude-haiku-4-5");
+        assert_eq!(
+            ModelName::parse("anthropic/claude-haiku-4-5")
+                .unwrap()
+                .to_string(),
+            "anthropic/claude-haiku-4-5"
+        );
         let err = ModelName::parse("gpt-4o").unwrap_err().to_string();
         assert!(err.contains("openai/gpt-4o"), "{err}");
     }

@@ -377,9 +377,13 @@ mod doc_examples {
 
     #[test]
     fn example_1() {
-        use crate::provider::{openai, ChatRequest};
+        use crate::provider::{ChatRequest, openai};
 
-        let body = openai::encode("gpt-4o-mini", &ChatRequest::new().system("Be brief.").user("Hi")).unwrap();
+        let body = openai::encode(
+            "gpt-4o-mini",
+            &ChatRequest::new().system("Be brief.").user("Hi"),
+        )
+        .unwrap();
         let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(json["messages"][0]["role"], "system");
         assert_eq!(json["messages"][1]["content"], "Hi");

@@ -145,12 +145,15 @@ mod doc_examples {
 
     #[test]
     fn example_1() {
-        use std::time::Duration;
         use crate::provider::RetryPolicy;
+        use std::time::Duration;
 
         let policy = RetryPolicy::default();
         assert_eq!(policy.max_retries, 3);
         let wait = policy.backoff(2);
-        assert!(wait <= Duration::from_secs(2) && wait >= Duration::from_secs(1), "{wait:?}");
+        assert!(
+            wait <= Duration::from_secs(2) && wait >= Duration::from_secs(1),
+            "{wait:?}"
+        );
     }
 }

@@ -439,14 +439,21 @@ mod doc_examples {
     #[test]
     fn example_1() {
         use crate::scope::{RunView, ScopedCheck, ToolOrder};
-        use crate::{json, agent::EventSink};
+        use crate::{agent::EventSink, json};
 
         let sink = EventSink::default();
         sink.tool_call("write_file", json!({}), json!(null));
         sink.tool_call("read_file", json!({}), json!(null));
         let events = sink.snapshot();
-        let grade = ToolOrder::new(["read_file", "write_file"]).evaluate(&RunView { events: &events, config: &Default::default() });
+        let grade = ToolOrder::new(["read_file", "write_file"]).evaluate(&RunView {
+            events: &events,
+            config: &Default::default(),
+        });
         assert_eq!(grade.score, 0.0);
-        assert!(grade.reason.contains("no write_file after it"), "{}", grade.reason);
+        assert!(
+            grade.reason.contains("no write_file after it"),
+            "{}",
+            grade.reason
+        );
     }
 }

@@ -281,9 +281,19 @@ mod doc_examples {
         use crate::{Event, config::Config};
 
         let events = vec![Event::user("hi"), Event::assistant("hello")];
-        let view = RunView { events: &events, config: &Config::default() };
-        assert_eq!(EventCheck::new("message").count(2).evaluate(&view).score, 1.0);
+        let view = RunView {
+            events: &events,
+            config: &Config::default(),
+        };
+        assert_eq!(
+            EventCheck::new("message").count(2).evaluate(&view).score,
+            1.0
+        );
         let typo = EventCheck::new("tool.called").evaluate(&view);
-        assert!(typo.error.unwrap().contains("valid kinds: message, action.called"));
+        assert!(
+            typo.error
+                .unwrap()
+                .contains("valid kinds: message, action.called")
+        );
     }
 }

@@ -507,13 +507,18 @@ mod tests {
         let g = grade(&NotInDiff::new(re), &events);
         assert_eq!(g.score, 0.0);
         assert!(g.reason.contains("at src/config.rs:12"), "{}", g.reason);
-        assert!(!g.reason.contains("abcdefghij"), "the secret is masked: {}", g.reason);
+        assert!(
+            !g.reason.contains("abcdefghij"),
+            "the secret is masked: {}",
+            g.reason
+        );
         assert!(g.reason.contains("sk-a…[redacted]"), "{}", g.reason);
     }
 
     #[test]
     fn a_cut_diff_decides_only_what_its_seen_part_shows() {
-        let diff = "diff --git a/z00.txt b/z00.txt\n--- /dev/null\n+++ b/z00.txt\n@@ -0,0 +1 @@\n+x\n";
+        let diff =
+            "diff --git a/z00.txt b/z00.txt\n--- /dev/null\n+++ b/z00.txt\n@@ -0,0 +1 @@\n+x\n";
         let mut event = changed(&[("z00.txt", Change::Created)], diff);
         if let Event::WorkspaceChanged { partial, .. } = &mut event {
             *partial = true;
@@ -588,11 +593,18 @@ mod doc_examples {
         use crate::{Change, Event, FileChange, config::Config};
 
         let events = vec![Event::WorkspaceChanged {
-            files: vec![FileChange { path: "src/lib.rs".into(), change: Change::Modified, binary: false }],
+            files: vec![FileChange {
+                path: "src/lib.rs".into(),
+                change: Change::Modified,
+                binary: false,
+            }],
             diff: "".into(),
             partial: false,
         }];
-        let view = RunView { events: &events, config: &Config::default() };
+        let view = RunView {
+            events: &events,
+            config: &Config::default(),
+        };
         assert_eq!(FileCheck::changed("src/lib.rs").evaluate(&view).score, 1.0);
         let grade = FileCheck::created("src/lib.rs").evaluate(&view);
         assert_eq!(grade.reason, "src/lib.rs was modified, not created");
@@ -604,10 +616,21 @@ mod doc_examples {
         use crate::{ActionStatus, Event, config::Config, json};
 
         let events = vec![
-            Event::ActionCalled { call_id: "1".into(), name: "Bash".into(), input: json!({"command": "cargo test"}) },
-            Event::ActionResult { call_id: "1".into(), output: json!({"exit_code": 101}), status: ActionStatus::Completed },
+            Event::ActionCalled {
+                call_id: "1".into(),
+                name: "Bash".into(),
+                input: json!({"command": "cargo test"}),
+            },
+            Event::ActionResult {
+                call_id: "1".into(),
+                output: json!({"exit_code": 101}),
+                status: ActionStatus::Completed,
+            },
         ];
-        let grade = NoFailedShellCommands::new().evaluate(&RunView { events: &events, config: &Config::default() });
+        let grade = NoFailedShellCommands::new().evaluate(&RunView {
+            events: &events,
+            config: &Config::default(),
+        });
         assert_eq!(grade.score, 0.0);
         assert!(grade.reason.contains("cargo test"), "{}", grade.reason);
     }

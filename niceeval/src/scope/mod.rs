@@ -55,9 +55,7 @@ mod tests;
 pub(crate) mod tools;
 pub(crate) mod turn_output;
 
-pub(crate) use actions::{
-    CalledSubagent, LoadedSkill, NoFailedActions, ToolOrder, UsedNoTools,
-};
+pub(crate) use actions::{CalledSubagent, LoadedSkill, NoFailedActions, ToolOrder, UsedNoTools};
 pub(crate) use deferred::{Check, Defer, Deferred, perform};
 pub(crate) use events::{EventCheck, EventOrder, EventsSatisfy, NoEvent};
 pub(crate) use files::{DiffIsEmpty, FileCheck, NoFailedShellCommands, NotInDiff};
@@ -200,18 +198,28 @@ mod doc_examples {
     #[test]
     fn example_1() {
         use crate::scope::{InputMatch, RunView, ScopedCheck, ToolCheck};
-        use crate::{json, Regex, config::Config, agent::EventSink};
+        use crate::{Regex, agent::EventSink, config::Config, json};
 
         let sink = EventSink::default();
         sink.tool_call("bash", json!({ "command": "pwd" }), json!("/home"));
         let events = sink.snapshot();
-        let view = RunView { events: &events, config: &Config::default() };
+        let view = RunView {
+            events: &events,
+            config: &Config::default(),
+        };
 
-        let check = ToolCheck::called("bash").input(InputMatch::object([("command", Regex::new("^pw").unwrap())]));
+        let check = ToolCheck::called("bash").input(InputMatch::object([(
+            "command",
+            Regex::new("^pw").unwrap(),
+        )]));
         assert_eq!(check.evaluate(&view).score, 1.0);
         let check = ToolCheck::called("bash").count(2);
         let grade = check.evaluate(&view);
         assert_eq!(grade.score, 0.0);
-        assert!(grade.reason.contains(r#"bash {"command":"pwd"}"#), "{}", grade.reason);
+        assert!(
+            grade.reason.contains(r#"bash {"command":"pwd"}"#),
+            "{}",
+            grade.reason
+        );
     }
 }

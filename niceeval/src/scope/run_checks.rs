@@ -225,19 +225,39 @@ mod doc_examples {
         use crate::scope::{RunView, ScopedCheck, Succeeded};
         use crate::{Event, config::Config};
 
-        let events = vec![Event::user("hi"), Event::Error { message: "model overloaded".into() }];
-        let grade = Succeeded.evaluate(&RunView { events: &events, config: &Config::default() });
+        let events = vec![
+            Event::user("hi"),
+            Event::Error {
+                message: "model overloaded".into(),
+            },
+        ];
+        let grade = Succeeded.evaluate(&RunView {
+            events: &events,
+            config: &Config::default(),
+        });
         assert_eq!(grade.score, 0.0);
-        assert!(grade.reason.contains(r#"#1 "model overloaded""#), "{}", grade.reason);
+        assert!(
+            grade.reason.contains(r#"#1 "model overloaded""#),
+            "{}",
+            grade.reason
+        );
     }
 
     #[test]
     fn example_2() {
         use crate::scope::{Parked, RunView, ScopedCheck};
-        use crate::{json, Event, config::Config};
+        use crate::{Event, config::Config, json};
 
-        let events = vec![Event::user("delete it"), Event::InputRequested { request: json!({ "confirm": "delete?" }) }];
-        let grade = Parked.evaluate(&RunView { events: &events, config: &Config::default() });
+        let events = vec![
+            Event::user("delete it"),
+            Event::InputRequested {
+                request: json!({ "confirm": "delete?" }),
+            },
+        ];
+        let grade = Parked.evaluate(&RunView {
+            events: &events,
+            config: &Config::default(),
+        });
         assert_eq!(grade.score, 1.0);
     }
 }

@@ -212,17 +212,42 @@ mod doc_examples {
     #[test]
     fn example_1() {
         use crate::scope::{RunView, ScopedCheck, ToolCheck};
-        use crate::{json, ActionStatus, config::Config, agent::EventSink};
+        use crate::{ActionStatus, agent::EventSink, config::Config, json};
 
         let sink = EventSink::default();
-        sink.tool_call("lookup_order", json!({ "id": "123" }), json!({ "status": "paid" }));
-        sink.tool_call_with_status("issue_refund", json!({ "id": "123" }), json!("denied"), ActionStatus::Failed);
+        sink.tool_call(
+            "lookup_order",
+            json!({ "id": "123" }),
+            json!({ "status": "paid" }),
+        );
+        sink.tool_call_with_status(
+            "issue_refund",
+            json!({ "id": "123" }),
+            json!("denied"),
+            ActionStatus::Failed,
+        );
         let events = sink.snapshot();
-        let view = RunView { events: &events, config: &Config::default() };
+        let view = RunView {
+            events: &events,
+            config: &Config::default(),
+        };
 
-        assert_eq!(ToolCheck::called("lookup_order").input(json!({ "id": "123" })).count(1).evaluate(&view).score, 1.0);
-        let refund = ToolCheck::called("issue_refund").status(ActionStatus::Completed).evaluate(&view);
+        assert_eq!(
+            ToolCheck::called("lookup_order")
+                .input(json!({ "id": "123" }))
+                .count(1)
+                .evaluate(&view)
+                .score,
+            1.0
+        );
+        let refund = ToolCheck::called("issue_refund")
+            .status(ActionStatus::Completed)
+            .evaluate(&view);
         assert_eq!(refund.score, 0.0);
-        assert!(refund.reason.contains("status failed, not completed"), "{}", refund.reason);
+        assert!(
+            refund.reason.contains("status failed, not completed"),
+            "{}",
+            refund.reason
+        );
     }
 }

@@ -102,7 +102,8 @@ mod doc_examples {
         let items: Vec<AssertSpec> = serde_json::from_value(json!([
             {"type": "icontains", "value": "paris"},
             {"type": "not-contains", "value": "sorry"},
-        ])).unwrap();
+        ]))
+        .unwrap();
         let t = Eval::detached(None);
         let result = t.check("The capital is Paris.", spec::assertions(&items));
         assert!(result.passed);

@@ -128,8 +128,8 @@ use serde_json::Value;
 use crate::assertion::{AssertionResult, Subject};
 use crate::grader::{GraderMessage, TokenUsage, TraceSummary};
 
-pub(crate) use as_assertion::with_run_facts;
 pub use as_assertion::assertions;
+pub(crate) use as_assertion::with_run_facts;
 #[cfg(feature = "yaml")]
 #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
 pub use load::from_yaml;

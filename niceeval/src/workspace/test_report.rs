@@ -311,7 +311,7 @@ pub fn parse_junit(xml: &str) -> Result<Vec<TestCase>, String> {
                     let head = child.attribute("message").unwrap_or("");
                     let body = child.text().unwrap_or("").trim();
                     // pytest's `message` is the assertion's text, which the body (the
-                        // traceback) already holds line by line behind `E   `.
+                    // traceback) already holds line by line behind `E   `.
                     message = if head
                         .lines()
                         .map(str::trim)

@@ -5,10 +5,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use niceeval::__private::{BoxFuture, EvalDefinition};
 use niceeval::__private::config::{Config, ConfigError, FILE_NAME, find};
-use niceeval::{Eval, Outcome};
 use niceeval::__private::run_eval;
+use niceeval::__private::{BoxFuture, EvalDefinition};
+use niceeval::{Eval, Outcome};
 
 fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
     let path = dir.join(FILE_NAME);
@@ -111,7 +111,10 @@ fn an_empty_file_is_the_defaults() {
         },
         Config::default()
     );
-    assert_eq!(config.timeout(), niceeval::__private::config::DEFAULT_TIMEOUT);
+    assert_eq!(
+        config.timeout(),
+        niceeval::__private::config::DEFAULT_TIMEOUT
+    );
 }
 
 #[test]

@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
+use niceeval::__private::run_eval;
 use niceeval::__private::{Arc, BoxFuture, EvalDefinition, make_agent};
 use niceeval::prelude::*;
 use niceeval::{AssertionKind, AssertionResult, EvalReport};
-use niceeval::__private::run_eval;
 
 type Body = for<'a> fn(&'a mut Eval) -> BoxFuture<'a, niceeval::Result>;
 

@@ -8,10 +8,10 @@ use crate::support::rt;
 
 use std::time::Duration;
 
-use niceeval::agent::chat::{ChatAgent, Tool};
 use niceeval::__private::provider::{
     ChatRequest, ClientOptions, ModelClient, ModelName, ProviderError, RetryPolicy, ToolSpec,
 };
+use niceeval::agent::chat::{ChatAgent, Tool};
 use niceeval::{ActionStatus, Eval, Event, TurnStatus};
 use serde_json::json;
 use support::{FakeProvider, Reply};

@@ -99,12 +99,10 @@ impl Surface {
                         self.add(target, kind(resolved), at);
                     }
                 }
-                "module" => {
-                    // A private module whose items are re-exported elsewhere is "stripped".
-                    if item["inner"]["module"]["is_stripped"].as_bool() != Some(true) {
-                        let name = item["name"].as_str().unwrap_or("?");
-                        self.walk(json, &id, &format!("{path}::{name}"), visiting);
-                    }
+                // A private module whose items are re-exported elsewhere is "stripped".
+                "module" if item["inner"]["module"]["is_stripped"].as_bool() != Some(true) => {
+                    let name = item["name"].as_str().unwrap_or("?");
+                    self.walk(json, &id, &format!("{path}::{name}"), visiting);
                 }
                 other if COUNTED.contains(&other) => {
                     let name = item["name"].as_str().unwrap_or("?");
@@ -256,5 +254,8 @@ fn the_walk_sees_modules_reexports_and_foreign_items() {
     );
     assert_eq!(surface.items["4"].1, vec!["niceeval::m::f".to_string()]);
     assert!(surface.items.contains_key("extern:Regex"));
-    assert!(!surface.items.contains_key("8"), "a crate-private module is not walked");
+    assert!(
+        !surface.items.contains_key("8"),
+        "a crate-private module is not walked"
+    );
 }

@@ -214,7 +214,10 @@ fn two_sends_attribute_each_change_to_its_turn() {
     );
     let secret = &find(&report, "not_in_diff(/sk-[A-Za-z0-9]{20,}/)").reason;
     assert!(secret.contains("at .env:"), "{secret}");
-    assert!(secret.contains("…[redacted]"), "the match is masked: {secret}");
+    assert!(
+        secret.contains("…[redacted]"),
+        "the match is masked: {secret}"
+    );
     let shell = &find(&report, "no_failed_shell_commands()").reason;
     assert!(shell.contains("exit code 3"), "{shell}");
     let ignored = &find(&report, "file_changed(\"build.log\")").reason;

@@ -334,7 +334,11 @@ pub type Body = for<'a> fn(
 ) -> niceeval::__private::BoxFuture<'a, Result<(), niceeval::Error>>;
 
 /// A definition of an eval in `krate` (chain `.with_agent(..)`, `.with_judge_model(..)`).
-pub fn define(name: &'static str, krate: &Crate, body: Body) -> niceeval::__private::EvalDefinition {
+pub fn define(
+    name: &'static str,
+    krate: &Crate,
+    body: Body,
+) -> niceeval::__private::EvalDefinition {
     niceeval::__private::EvalDefinition::new(
         name,
         "judge_tests",
