@@ -51,7 +51,6 @@ pub mod expect;
 pub mod grader;
 pub mod harness;
 mod libtest;
-pub mod merge;
 mod outcome;
 mod panic;
 pub mod price;

@@ -266,9 +266,9 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     };
     with_results(&[&["-q"][..], &APART].concat());
     with_results(&["-q", "--exact", "jsonl::lima"]);
-    let reports = niceeval::merge::read_reports(std::slice::from_ref(&results_dir))
+    let reports = niceeval::results::read_reports(std::slice::from_ref(&results_dir))
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(niceeval::merge::latest(reports).len(), expected().len());
+    assert_eq!(niceeval::results::latest(reports).len(), expected().len());
 
     // An edited file runs as it is now, without a rebuild: the built binary, run directly.
     let jsonl = dir.join("datasets/capitals.jsonl");

@@ -64,6 +64,7 @@
 mod baseline;
 
 pub use baseline::{BASELINE_VERSION, Baseline, BaselineError, BaselineEval, Tokens};
+pub(crate) use baseline::{mean, sd};
 
 use std::collections::{BTreeMap, BTreeSet};
 

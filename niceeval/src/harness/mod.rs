@@ -225,7 +225,7 @@ pub fn run_with_args(
             return 1;
         }
     };
-    let finish = |suite: &mut crate::reporter::SuiteReport| {
+    let finish = |suite: &mut crate::report::SuiteReport| {
         comparing.finish(suite, Some(&defined), Some(&target));
     };
     let suite = runtime.block_on(suite::run_suite_with(
@@ -247,7 +247,7 @@ pub fn run_with_args(
 
 /// 101 when an eval failed, else 3 on a regression, else 2 when the baseline could not be
 /// saved, else 0.
-fn exit_code(suite: &crate::reporter::SuiteReport, saved: bool) -> i32 {
+fn exit_code(suite: &crate::report::SuiteReport, saved: bool) -> i32 {
     if !suite.success() {
         EXIT_FAILED
     } else if suite.regressed() {

@@ -1,5 +1,6 @@
 //! What an eval produced: [`EvalReport`] (serde, the unit every reporter consumes) and its
-//! plain-text rendering, which is the failure message of a failed eval.
+//! plain-text rendering, which is the failure message of a failed eval; what a suite produced
+//! ([`SuiteReport`], `suite.rs`).
 
 use serde::{Deserialize, Serialize};
 
@@ -9,7 +10,9 @@ use crate::outcome::{Outcome, RunError};
 use crate::stats::Reliability;
 
 mod render;
+mod suite;
 pub(crate) use render::{Style, render};
+pub use suite::{DatasetSummary, EvalSummary, Flaky, Signal, SuiteReport};
 
 /// One run of an eval, summarized.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -141,7 +144,7 @@ pub struct EvalReport {
 
 /// One run of one test target: every record a process writes to its results file carries it,
 /// so merging results can tell an earlier run from the latest one
-/// ([`crate::merge::latest`]).
+/// ([`crate::results::latest`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RunInfo {

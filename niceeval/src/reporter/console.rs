@@ -13,9 +13,9 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use super::{EvalSummary, Progress, Reporter, SuiteReport, SuiteStart};
+use super::{Progress, Reporter, SuiteStart};
 use crate::outcome::Outcome;
-use crate::report::EvalReport;
+use crate::report::{EvalReport, EvalSummary, SuiteReport};
 
 /// Writes progress and a summary table to `out`.
 ///

@@ -11,11 +11,11 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
+use super::Reporter;
 use super::markup::escape;
-use super::{Reporter, SuiteReport};
 use crate::compare::{EvalChange, Kind};
 use crate::outcome::Outcome;
-use crate::report::EvalReport;
+use crate::report::{EvalReport, SuiteReport};
 
 /// Writes a self-contained HTML report when the suite completes.
 ///

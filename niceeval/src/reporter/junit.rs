@@ -18,9 +18,9 @@ use std::time::{Duration, SystemTime};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::markup::xml_safe;
-use super::{Reporter, SuiteReport, SuiteStart};
+use super::{Reporter, SuiteStart};
 use crate::outcome::Outcome;
-use crate::report::EvalReport;
+use crate::report::{EvalReport, SuiteReport};
 
 /// The name of the report (`<testsuites>`) and of its one `<testsuite>`.
 const NAME: &str = "niceeval";

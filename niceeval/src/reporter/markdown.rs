@@ -7,9 +7,9 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use super::{Reporter, SuiteReport};
+use super::Reporter;
 use crate::outcome::Outcome;
-use crate::report::EvalReport;
+use crate::report::{EvalReport, SuiteReport};
 
 /// Writes a Markdown summary when the suite completes.
 ///

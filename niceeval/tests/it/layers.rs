@@ -32,10 +32,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["record", "turn", "eval", "error", "definition", "dataset"],
     ),
     ("judge", &["judge"]),
-    ("report", &["report"]),
     ("comparison", &["compare"]),
+    ("report", &["report"]),
     ("engine", &["engine"]),
-    ("outputs", &["reporter", "results", "snapshot", "merge"]),
+    ("outputs", &["reporter", "results", "snapshot"]),
     ("front ends", &["harness", "libtest"]),
 ];
 
