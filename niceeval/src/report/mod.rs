@@ -9,8 +9,10 @@ use crate::event::{Event, Usage};
 use crate::outcome::{Outcome, RunError};
 use crate::stats::Reliability;
 
+pub(crate) mod comparison;
 mod render;
 mod suite;
+pub(crate) mod table;
 pub(crate) use render::{Style, render};
 pub use suite::{DatasetSummary, EvalSummary, Flaky, Signal, SuiteReport};
 

@@ -345,7 +345,7 @@ impl<W: Write + Send> Reporter for Console<W> {
         }
         if let Some(comparison) = &suite.comparison {
             writeln!(self.out)?;
-            for line in comparison.lines() {
+            for line in crate::report::comparison::console(comparison) {
                 writeln!(self.out, "{line}")?;
             }
         }

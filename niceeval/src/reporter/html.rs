@@ -15,6 +15,8 @@ use super::Reporter;
 use super::markup::escape;
 use crate::compare::{EvalChange, Kind};
 use crate::outcome::Outcome;
+use crate::report::comparison as text;
+use crate::report::table::{Table, Tone, flaky_table};
 use crate::report::{EvalReport, SuiteReport};
 
 /// Writes a self-contained HTML report when the suite completes.
@@ -285,8 +287,8 @@ fn summary_rows(suite: &SuiteReport) -> String {
                 format!(
                     "<td class=\"change {}\">{}<div class=\"details\">{}</div></td>",
                     change_class(change),
-                    escape(&change.label()),
-                    escape(&change.details())
+                    escape(&text::label(change)),
+                    escape(&text::details(change))
                 ),
             ),
             None => (false, "<td class=\"change\">–</td>".to_string()),
@@ -335,13 +337,53 @@ fn summary_rows(suite: &SuiteReport) -> String {
     rows
 }
 
+/// A table in HTML: numeric columns aligned right (`num`), ids as code, a cell's tone as its
+/// class (`worse`, `better`, `same`).
+fn table(t: &Table, class: &str) -> String {
+    let mut html = format!("<table class=\"{class}\"><tr>");
+    for column in &t.columns {
+        let class = if column.numeric { " class=\"num\"" } else { "" };
+        let _ = write!(html, "<th{class}>{}</th>", escape(column.title));
+    }
+    html.push_str("</tr>");
+    for row in &t.rows {
+        html.push_str("<tr>");
+        for (column, cell) in t.columns.iter().zip(row) {
+            let classes: Vec<&str> = [column.numeric.then_some("num"), cell.tone.map(tone_class)]
+                .into_iter()
+                .flatten()
+                .collect();
+            let class = if classes.is_empty() {
+                String::new()
+            } else {
+                format!(" class=\"{}\"", classes.join(" "))
+            };
+            if cell.code {
+                let _ = write!(html, "<td{class}><code>{}</code></td>", escape(&cell.text));
+            } else {
+                let _ = write!(html, "<td{class}>{}</td>", escape(&cell.text));
+            }
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table>");
+    html
+}
+
 /// The class of a change cell: `worse` (red), `better` (green), `same`.
 fn change_class(change: &EvalChange) -> &'static str {
-    match change.kind {
-        Kind::Broke | Kind::Worse if !change.within_chance => "worse",
-        Kind::StillFailing | Kind::Removed => "worse",
-        Kind::Fixed | Kind::Better => "better",
-        _ => "same",
+    match text::tone(change) {
+        Tone::Same if change.kind == Kind::Removed => "worse",
+        tone => tone_class(tone),
+    }
+}
+
+/// The class a tone gives a cell.
+fn tone_class(tone: Tone) -> &'static str {
+    match tone {
+        Tone::Worse | Tone::Failing => "worse",
+        Tone::Better => "better",
+        Tone::Same => "same",
     }
 }
 
@@ -351,15 +393,12 @@ fn notes(suite: &SuiteReport) -> serde_json::Map<String, serde_json::Value> {
     let mut notes = serde_json::Map::new();
     if let Some(c) = &suite.comparison {
         for change in c.changed() {
-            let details = change.details();
-            let text = if details.is_empty() {
-                change.label()
-            } else {
-                format!("{} — {details}", change.label())
-            };
             notes.insert(
                 change.id.clone(),
-                serde_json::json!({ "change": text, "class": change_class(change) }),
+                serde_json::json!({
+                    "change": text::label_and_details(change),
+                    "class": change_class(change),
+                }),
             );
         }
     }
@@ -376,19 +415,11 @@ fn notes(suite: &SuiteReport) -> serde_json::Map<String, serde_json::Value> {
 fn comparison_section(suite: &SuiteReport) -> String {
     let mut html = String::new();
     if !suite.flaky.is_empty() {
-        html.push_str("<h2>Flaky</h2>\n<p>Evals whose runs disagree (some passed, some failed):</p>\n<table class=\"flaky\"><tr><th>eval</th><th class=\"num\">passed</th><th class=\"num\">pass rate</th><th class=\"num\">95% CI</th></tr>");
-        for f in &suite.flaky {
-            let _ = write!(
-                html,
-                "<tr><td><code>{}</code></td><td class=\"num\">{} of {}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td></tr>",
-                escape(&f.id),
-                f.passed,
-                f.runs,
-                f.pass_rate,
-                f.interval
-            );
-        }
-        html.push_str("</table>\n");
+        html.push_str(
+            "<h2>Flaky</h2>\n<p>Evals whose runs disagree (some passed, some failed):</p>\n",
+        );
+        html.push_str(&table(&flaky_table(&suite.flaky), "flaky"));
+        html.push('\n');
     }
     let Some(c) = &suite.comparison else {
         return html;
@@ -397,21 +428,21 @@ fn comparison_section(suite: &SuiteReport) -> String {
         html,
         "<h2>Compared with the baseline</h2>\n<p class=\"comparison\">Baseline <code>{}</code>: {}</p>\n",
         escape(&c.baseline),
-        escape(&c.counts_line())
+        escape(&text::counts(c))
     );
     let regressions = c.regressions();
     if regressions.is_empty() {
         let _ = writeln!(
             html,
             "<p class=\"pass regressions\">No regression (fail on: {}).</p>",
-            escape(&c.policy())
+            escape(&text::policy(c))
         );
     } else {
         let _ = write!(
             html,
             "<p class=\"fail regressions\">{} regression(s) (fail on: {}):</p>\n<ul class=\"regressions\">",
             regressions.len(),
-            escape(&c.policy())
+            escape(&text::policy(c))
         );
         for r in &regressions {
             let _ = write!(
@@ -419,7 +450,7 @@ fn comparison_section(suite: &SuiteReport) -> String {
                 "<li>{} <code>{}</code>: {}</li>",
                 r.kind.name(),
                 escape(&r.id),
-                escape(&r.message)
+                escape(&text::regression(c, r))
             );
         }
         html.push_str("</ul>\n");
@@ -429,7 +460,7 @@ fn comparison_section(suite: &SuiteReport) -> String {
             html,
             "<p class=\"dataset\">dataset <code>{}</code>: {}</p>",
             escape(&d.id),
-            escape(&d.describe())
+            escape(&text::dataset(d))
         );
     }
     html
