@@ -132,16 +132,6 @@ pub(crate) fn details(e: &EvalChange) -> String {
     parts.join("; ")
 }
 
-/// `label — details`, or the label alone when nothing moved.
-pub(crate) fn label_and_details(e: &EvalChange) -> String {
-    let details = details(e);
-    if details.is_empty() {
-        label(e)
-    } else {
-        format!("{} — {details}", label(e))
-    }
-}
-
 /// A dataset over its cases: `4 of 5 → 3 of 5 cases passed, mean score 0.80 → 0.70 (−0.10);
 /// 1 broke`.
 pub(crate) fn dataset(d: &DatasetChange) -> String {

@@ -1,7 +1,8 @@
 //! Tables as data: a header and rows of cells, built once from a suite's data and rendered by
 //! each format (the Markdown and HTML reporters), so what a row says is written in one place.
 
-use super::suite::Flaky;
+use super::suite::{EvalSummary, Flaky};
+use crate::outcome::Outcome;
 
 /// A table: its columns and its rows, each row one [`Cell`] per column.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,9 +76,17 @@ impl Cell {
     }
 }
 
-/// How a change reads at a glance.
+/// How a cell reads at a glance: an eval's outcome, or its change since the baseline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Tone {
+    /// Passed.
+    Passed,
+    /// Passed with a soft assertion below its threshold.
+    Below,
+    /// Failed.
+    Failed,
+    /// Skipped.
+    Skipped,
     /// Worse than the baseline: what a reviewer must look at.
     Worse,
     /// Failed before and fails now.
@@ -86,6 +95,40 @@ pub(crate) enum Tone {
     Better,
     /// Nothing to act on.
     Same,
+}
+
+/// The per-eval table: the id, the outcome, and the numbers of
+/// [`EvalSummary::table_cells`] (runs, pass rate, pass@k, pass^k, score, tokens, cost, time),
+/// `–` where one does not apply.
+pub(crate) fn evals_table(evals: &[EvalSummary]) -> Table {
+    let numeric = [
+        "runs",
+        "pass rate",
+        "pass@k",
+        "pass^k",
+        "score",
+        "tokens",
+        "cost",
+        "time",
+    ];
+    let mut columns = vec![Column::text("eval"), Column::text("outcome")];
+    columns.extend(numeric.into_iter().map(Column::numeric));
+    let rows = evals
+        .iter()
+        .map(|e| {
+            let (outcome, tone) = match (e.outcome, e.error, e.below_threshold) {
+                (Outcome::Failed, true, _) => ("error", Tone::Failed),
+                (Outcome::Failed, false, _) => ("failed", Tone::Failed),
+                (Outcome::Passed, _, true) => ("passed (below threshold)", Tone::Below),
+                (Outcome::Passed, _, false) => ("passed", Tone::Passed),
+                (Outcome::Skipped, _, _) => ("skipped", Tone::Skipped),
+            };
+            let mut row = vec![Cell::code(&e.id), Cell::text(outcome).tone(tone)];
+            row.extend(e.table_cells("–").into_iter().map(Cell::text));
+            row
+        })
+        .collect();
+    Table { columns, rows }
 }
 
 /// The evals whose runs disagree: passed runs of counted runs, the pass rate and its 95%

@@ -11,7 +11,7 @@ use super::Reporter;
 use crate::compare::Comparison;
 use crate::outcome::Outcome;
 use crate::report::comparison as text;
-use crate::report::table::{Table, Tone, flaky_table};
+use crate::report::table::{Table, Tone, evals_table, flaky_table};
 use crate::report::{EvalReport, SuiteReport};
 
 /// Writes a Markdown summary when the suite completes.
@@ -111,6 +111,10 @@ fn table(t: &Table) -> String {
         md.push('|');
         for c in row {
             let icon = match c.tone {
+                Some(Tone::Passed) => "✅ ",
+                Some(Tone::Below) => "⚠️ ",
+                Some(Tone::Failed) => "❌ ",
+                Some(Tone::Skipped) => "⏭️ ",
                 Some(Tone::Worse) => "🔴 ",
                 Some(Tone::Failing) => "🟠 ",
                 Some(Tone::Better) => "🟢 ",
@@ -177,25 +181,7 @@ impl<W: Write + Send> Reporter for Markdown<W> {
             md.push_str("\n### All evals\n\n");
         }
         if !suite.evals.is_empty() {
-            md.push_str(
-                "| eval | outcome | runs | pass rate | pass@k | pass^k | score | tokens | cost | time |\n",
-            );
-            md.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-            for e in &suite.evals {
-                let outcome = match (e.outcome, e.error, e.below_threshold) {
-                    (Outcome::Failed, true, _) => "❌ error",
-                    (Outcome::Failed, false, _) => "❌ failed",
-                    (Outcome::Passed, _, true) => "⚠️ passed (below threshold)",
-                    (Outcome::Passed, _, false) => "✅ passed",
-                    (Outcome::Skipped, _, _) => "⏭️ skipped",
-                };
-                let _ = writeln!(
-                    md,
-                    "| `{}` | {outcome} | {} |",
-                    cell(&e.id),
-                    e.table_cells("–").join(" | ")
-                );
-            }
+            md.push_str(&table(&evals_table(&suite.evals)));
         }
         if !suite.flaky.is_empty() {
             md.push_str("\n### Flaky\n\nEvals whose runs disagree (some passed, some failed):\n\n");
