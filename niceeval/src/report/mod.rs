@@ -1,6 +1,8 @@
 //! What an eval produced: [`EvalReport`] (serde, the unit every reporter consumes) and its
-//! plain-text rendering, which is the failure message of a failed eval; what a suite produced
-//! ([`SuiteReport`], `suite.rs`).
+//! plain-text rendering (`render.rs`), which is the failure message of a failed eval; what a
+//! suite produced ([`SuiteReport`], `suite.rs`); the text of a comparison with a baseline
+//! (`comparison.rs`) and the tables reports show, as rows of cells each format renders
+//! (`table.rs`).
 
 use serde::{Deserialize, Serialize};
 

@@ -4,6 +4,10 @@
 //!
 //! A reporter sees each full [`EvalReport`] once, as it finishes; the suite keeps only an
 //! [`EvalSummary`] per eval, so memory does not grow with transcripts.
+//!
+//! Reporters only render: the suite's data ([`SuiteReport`] and its parts) and its text — an
+//! eval's report, the comparison with a baseline, the tables each format draws — come from the
+//! report layer, so every format says the same thing.
 
 mod console;
 #[cfg(feature = "html")]
