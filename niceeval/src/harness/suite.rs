@@ -11,8 +11,8 @@ use crate::config::Config;
 use crate::definition::EvalDefinition;
 use crate::engine::{RunOptions, not_run, run_eval_async};
 use crate::outcome::{Outcome, RunError, RunErrorKind};
-use crate::report::{EvalReport, EvalSummary, Signal, SuiteReport};
-use crate::reporter::{Progress, Reporter, SuiteStart};
+use crate::report::{EvalReport, EvalSummary, Progress, Signal, SuiteReport, SuiteStart};
+use crate::reporter::Reporter;
 
 /// Default number of evals run at once.
 pub const DEFAULT_CONCURRENCY: usize = 4;

@@ -16,7 +16,7 @@ mod render;
 mod suite;
 pub(crate) mod table;
 pub(crate) use render::{Style, render};
-pub use suite::{DatasetSummary, EvalSummary, Flaky, Signal, SuiteReport};
+pub use suite::{DatasetSummary, EvalSummary, Flaky, Progress, Signal, SuiteReport, SuiteStart};
 
 /// One run of an eval, summarized.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

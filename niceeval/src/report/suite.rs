@@ -1,4 +1,5 @@
-//! The suite's data: the compact [`EvalSummary`] a suite keeps of each finished eval, the
+//! The suite's data: what reporters learn when a suite starts ([`SuiteStart`]) and while it
+//! runs ([`Progress`]), the compact [`EvalSummary`] a suite keeps of each finished eval, the
 //! [`SuiteReport`] every reporter gets at the end (totals, datasets, flaky evals, the
 //! comparison with a baseline), and the [`Signal`] that interrupted a run. Reporters render it;
 //! the suite runner and the results files build it.
@@ -12,6 +13,29 @@ use crate::compare::{Baseline, BaselineEval, Comparison, Tokens, mean, sd};
 use crate::event::Usage;
 use crate::outcome::Outcome;
 use crate::stats::Interval;
+
+/// What a reporter learns when a suite starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuiteStart {
+    /// Ids of the evals that will run, in order.
+    pub evals: Vec<String>,
+    /// How many evals run at once.
+    pub concurrency: usize,
+}
+
+/// A suite's progress between finished evals ([`crate::reporter::Reporter::on_progress`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Time since the suite started.
+    pub elapsed: std::time::Duration,
+    /// The evals running now (ids), each with the time since it started, longest first.
+    pub running: Vec<(String, std::time::Duration)>,
+    /// The evals that passed the slow mark since the last call (ids); each is named once.
+    pub newly_slow: Vec<String>,
+    /// The slow mark (`[run] slow_after`).
+    pub slow_after: std::time::Duration,
+}
 
 /// The compact record of one finished eval that a suite keeps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -13,9 +13,9 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use super::{Progress, Reporter, SuiteStart};
+use super::Reporter;
 use crate::outcome::Outcome;
-use crate::report::{EvalReport, EvalSummary, SuiteReport};
+use crate::report::{EvalReport, EvalSummary, Progress, SuiteReport, SuiteStart};
 
 /// Writes progress and a summary table to `out`.
 ///

@@ -27,9 +27,9 @@ pub use junit::Junit;
 pub use markdown::Markdown;
 
 // The suite's data lives with the reports (`report/suite.rs`); reporters render it.
-pub use crate::report::{DatasetSummary, EvalSummary, Flaky, Signal, SuiteReport};
-
-use serde::{Deserialize, Serialize};
+pub use crate::report::{
+    DatasetSummary, EvalSummary, Flaky, Progress, Signal, SuiteReport, SuiteStart,
+};
 
 use crate::report::EvalReport;
 
@@ -143,15 +143,6 @@ impl std::io::Write for ReportFile {
     }
 }
 
-/// What a reporter learns when a suite starts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SuiteStart {
-    /// Ids of the evals that will run, in order.
-    pub evals: Vec<String>,
-    /// How many evals run at once.
-    pub concurrency: usize,
-}
-
 /// Receives results as a suite runs. Errors are reported on stderr by the runner and do not
 /// stop the suite.
 ///
@@ -202,20 +193,6 @@ pub trait Reporter: Send {
         let _ = progress;
         Ok(())
     }
-}
-
-/// A suite's progress between finished evals ([`Reporter::on_progress`]).
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-pub struct Progress {
-    /// Time since the suite started.
-    pub elapsed: std::time::Duration,
-    /// The evals running now (ids), each with the time since it started, longest first.
-    pub running: Vec<(String, std::time::Duration)>,
-    /// The evals that passed the slow mark since the last call (ids); each is named once.
-    pub newly_slow: Vec<String>,
-    /// The slow mark (`[run] slow_after`).
-    pub slow_after: std::time::Duration,
 }
 
 impl<R: Reporter + ?Sized> Reporter for Box<R> {

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::outcome::Outcome;
-use crate::report::{EvalReport, EvalSummary, RunInfo, SuiteReport};
-use crate::reporter::{Reporter, SuiteStart};
+use crate::report::{EvalReport, EvalSummary, RunInfo, SuiteReport, SuiteStart};
+use crate::reporter::Reporter;
 
 /// Merges reports by eval id (sorted by id), combining every record as a shard of one run
 /// (`--combine`; [`latest`] is the default view): an eval reported more than once (by several
