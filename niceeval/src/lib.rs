@@ -51,7 +51,6 @@ pub mod expect;
 pub mod grader;
 mod harness;
 mod libtest;
-mod merge;
 mod outcome;
 mod panic;
 mod price;
@@ -235,11 +234,7 @@ pub mod __private {
     pub mod harness {
         pub use crate::harness::*;
     }
-    /// Reading and merging results files.
-    pub mod merge {
-        pub use crate::merge::*;
-    }
-    /// The results files.
+    /// The results files: writing, reading, merging.
     pub mod results {
         pub use crate::results::*;
     }

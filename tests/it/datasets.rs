@@ -278,10 +278,10 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     };
     with_results(&[&["-q"][..], &APART].concat());
     with_results(&["-q", "--exact", "jsonl::lima"]);
-    let reports = niceeval::__private::merge::read_reports(std::slice::from_ref(&results_dir))
+    let reports = niceeval::__private::results::read_reports(std::slice::from_ref(&results_dir))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
-        niceeval::__private::merge::latest(reports).len(),
+        niceeval::__private::results::latest(reports).len(),
         expected().len()
     );
 

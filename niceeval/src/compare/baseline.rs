@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::outcome::Outcome;
-use crate::report::EvalReport;
 
 /// The version of the baseline format this niceeval writes and reads.
 pub const BASELINE_VERSION: u32 = 1;
@@ -154,12 +153,12 @@ pub enum BaselineError {
 }
 
 /// The mean, when there are values.
-fn mean(values: &[f64]) -> Option<f64> {
+pub(crate) fn mean(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
 /// The sample standard deviation, with 2 values or more.
-fn sd(values: &[f64]) -> Option<f64> {
+pub(crate) fn sd(values: &[f64]) -> Option<f64> {
     let m = mean(values)?;
     (values.len() >= 2).then(|| {
         (values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (values.len() - 1) as f64).sqrt()
@@ -174,58 +173,6 @@ pub(crate) fn round6(x: f64) -> f64 {
 }
 
 impl BaselineEval {
-    /// What a baseline keeps of `report` (cost and duration included; [`Baseline::new`] drops
-    /// them unless asked).
-    ///
-    /// The score and each metric are means over the runs that have them, so an eval run 20
-    /// times is compared on all 20, not on its representative run.
-    pub fn of(report: &EvalReport) -> Self {
-        let scores: Vec<f64> = report.runs.iter().filter_map(|r| r.score).collect();
-        let score = mean(&scores).or(report.score);
-        let mut values: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-        for run in &report.runs {
-            for (name, value) in &run.metrics {
-                values.entry(name).or_default().push(*value);
-            }
-        }
-        let (metrics, metrics_sd) = if values.is_empty() {
-            // Records written before runs kept their metrics: the representative run's.
-            (report.metrics.clone(), BTreeMap::new())
-        } else {
-            (
-                values
-                    .iter()
-                    .filter_map(|(name, v)| Some((name.to_string(), mean(v)?)))
-                    .collect(),
-                values
-                    .iter()
-                    .filter_map(|(name, v)| Some((name.to_string(), sd(v)?)))
-                    .collect(),
-            )
-        };
-        let usage = report.total_usage;
-        BaselineEval {
-            id: report.id.clone(),
-            dataset: report.dataset.clone(),
-            target: report.run.as_ref().map(|r| r.target.clone()),
-            outcome: report.outcome,
-            runs: report.reliability.n,
-            passed: report.reliability.c,
-            pass_rate: report.reliability.pass_rate,
-            score,
-            score_sd: sd(&scores),
-            metrics,
-            metrics_sd,
-            tokens: Tokens {
-                input: usage.input_tokens,
-                output: usage.output_tokens,
-                cache_read: usage.cache_read_tokens,
-            },
-            cost_usd: usage.cost_usd,
-            mean_run_ms: (!report.runs.is_empty()).then_some(report.mean_run_ms),
-        }
-    }
-
     /// Whether the runs disagree: some passed and some failed (`0 < passed < runs`).
     pub fn flaky(&self) -> bool {
         self.passed > 0 && self.passed < self.runs
@@ -275,11 +222,6 @@ impl Baseline {
             niceeval_baseline: BASELINE_VERSION,
             evals,
         }
-    }
-
-    /// A baseline of reports (see [`BaselineEval::of`]).
-    pub fn of_reports(reports: &[EvalReport], cost: bool, duration: bool) -> Self {
-        Baseline::new(reports.iter().map(BaselineEval::of), cost, duration)
     }
 
     /// The file's text: pretty JSON, two-space indent, a final newline.

@@ -40,7 +40,7 @@
 //!
 //! ```
 //! use niceeval::compare::{Baseline, Comparison, Kind};
-//! use niceeval::config::CompareConfig;
+//! use niceeval::__private::config::CompareConfig;
 //!
 //! let before = Baseline::parse(r#"{"niceeval_baseline": 1, "evals": [
 //!   {"id": "evals::refund", "outcome": "passed", "runs": 20, "passed": 18, "pass_rate": 0.9},
@@ -64,6 +64,7 @@
 mod baseline;
 
 pub use baseline::{BASELINE_VERSION, Baseline, BaselineError, BaselineEval, Tokens};
+pub(crate) use baseline::{mean, sd};
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -98,23 +99,6 @@ pub enum Kind {
     Skipped,
     /// Passes as before, within chance and the margin.
     Unchanged,
-}
-
-impl Kind {
-    /// How reports name it: `broke`, `still failing`, ...
-    pub fn label(self) -> &'static str {
-        match self {
-            Kind::Broke => "broke",
-            Kind::Worse => "worse",
-            Kind::StillFailing => "still failing",
-            Kind::New => "new",
-            Kind::Removed => "removed",
-            Kind::Fixed => "fixed",
-            Kind::Better => "better",
-            Kind::Skipped => "skipped",
-            Kind::Unchanged => "unchanged",
-        }
-    }
 }
 
 /// The kinds of regression a `[compare] fail_on` policy names.
@@ -160,36 +144,6 @@ impl Delta {
     pub fn change(&self) -> Option<f64> {
         Some(self.current? - self.baseline?)
     }
-
-    /// `0.90 → 0.60 (−0.30)` with `digits` decimals, `(−0.30, p = 0.0012)` with a test;
-    /// `– → 0.60` when the baseline has none.
-    pub fn describe(&self, digits: usize) -> String {
-        let value = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
-        match self.change() {
-            Some(d) => format!(
-                "{} → {} ({}{})",
-                value(self.baseline),
-                value(self.current),
-                signed(d, digits),
-                self.p_value
-                    .map(|p| format!(", {}", p_text(p)))
-                    .unwrap_or_default()
-            ),
-            None => format!("{} → {}", value(self.baseline), value(self.current)),
-        }
-    }
-}
-
-/// `+0.20`, `−0.30` (a true minus sign), `±0.00`.
-pub fn signed(x: f64, digits: usize) -> String {
-    let text = format!("{:.digits$}", x.abs());
-    if text.chars().all(|c| c == '0' || c == '.') {
-        format!("±{text}")
-    } else if x < 0.0 {
-        format!("−{text}")
-    } else {
-        format!("+{text}")
-    }
 }
 
 /// The change of an eval's pass rate, with its test and intervals.
@@ -230,7 +184,8 @@ impl PassRateChange {
     ///
     /// let c = PassRateChange::new(18, 20, 6, 20, 0.05);
     /// assert!(c.beyond_chance && c.change() < 0.0);
-    /// assert_eq!(c.to_string(), "0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)");
+    /// assert_eq!((c.baseline_rate, c.rate), (0.9, 0.3));
+    /// assert!(c.p_value < 0.001 && c.difference.high < 0.0);
     /// ```
     pub fn new(
         baseline_passed: u64,
@@ -265,45 +220,6 @@ impl PassRateChange {
     /// Whether the pass rate fell beyond chance.
     pub fn dropped(&self) -> bool {
         self.beyond_chance && self.change() < 0.0
-    }
-}
-
-impl std::fmt::Display for PassRateChange {
-    /// `0.90 → 0.30 (−0.60, 95% CI [−0.80, −0.30], p = 0.0002)`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{:.2} → {:.2} ({}, {}% CI [{}, {}], {})",
-            self.baseline_rate,
-            self.rate,
-            signed(self.change(), 2),
-            trim_number((1.0 - self.alpha) * 100.0),
-            signed_bound(self.difference.low),
-            signed_bound(self.difference.high),
-            p_text(self.p_value)
-        )
-    }
-}
-
-fn trim_number(x: f64) -> String {
-    let text = format!("{x:.2}");
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-fn signed_bound(x: f64) -> String {
-    if x < 0.0 && format!("{:.2}", x.abs()) != "0.00" {
-        format!("−{:.2}", x.abs())
-    } else {
-        format!("{:.2}", x.abs())
-    }
-}
-
-/// A p-value as reports print it: `p = 0.0002` (4 decimals), `p < 0.0001` below.
-pub fn p_text(p: f64) -> String {
-    if p < 0.0001 {
-        "p < 0.0001".to_string()
-    } else {
-        format!("p = {p:.4}")
     }
 }
 
@@ -353,48 +269,6 @@ impl EvalChange {
     pub fn changed(&self) -> bool {
         self.kind != Kind::Unchanged
     }
-
-    /// The kind, with the qualifier a reader needs: `broke (within chance, p = 0.4871)`.
-    pub fn label(&self) -> String {
-        match (&self.pass_rate, self.within_chance) {
-            (Some(rate), true) => format!(
-                "{} (within chance, {})",
-                self.kind.label(),
-                p_text(rate.p_value)
-            ),
-            _ => self.kind.label().to_string(),
-        }
-    }
-
-    /// What moved, in one line: the pass rate (with its interval and p), the score, each
-    /// metric that moved, tokens and cost; empty when nothing did.
-    pub fn details(&self) -> String {
-        let mut parts = Vec::new();
-        if !self.failed_gates.is_empty() {
-            parts.push(format!("failed: {}", self.failed_gates.join(", ")));
-        }
-        if let Some(rate) = &self.pass_rate {
-            if rate.change().abs() >= 0.005 {
-                parts.push(format!("pass rate {rate}"));
-            }
-        }
-        let moved = |d: &Delta| d.change().is_some_and(|c| c.abs() >= 0.005);
-        if moved(&self.score) {
-            parts.push(format!("score {}", self.score.describe(2)));
-        }
-        for (name, delta) in &self.metrics {
-            if moved(delta) || delta.baseline.is_none() != delta.current.is_none() {
-                parts.push(format!("{name} {}", delta.describe(2)));
-            }
-        }
-        if self.tokens.change().is_some_and(|c| c.abs() >= 0.5) {
-            parts.push(format!("tokens/run {}", self.tokens.describe(0)));
-        }
-        if self.cost.change().is_some_and(|c| c.abs() >= 0.000_05) {
-            parts.push(format!("cost/run {}", self.cost.describe(4)));
-        }
-        parts.join("; ")
-    }
 }
 
 /// One dataset eval compared over its cases.
@@ -413,29 +287,6 @@ pub struct DatasetChange {
     pub kinds: BTreeMap<Kind, usize>,
 }
 
-impl DatasetChange {
-    /// `4 of 5 → 3 of 5 cases passed, mean score 0.80 → 0.70 (−0.10); 1 broke`.
-    pub fn describe(&self) -> String {
-        let mut line = format!(
-            "{} of {} → {} of {} cases passed",
-            self.baseline.0, self.baseline.1, self.current.0, self.current.1
-        );
-        if self.score.baseline.is_some() || self.score.current.is_some() {
-            line.push_str(&format!(", mean score {}", self.score.describe(2)));
-        }
-        let kinds: Vec<String> = self
-            .kinds
-            .iter()
-            .filter(|(k, _)| **k != Kind::Unchanged)
-            .map(|(k, n)| format!("{n} {}", k.label()))
-            .collect();
-        if !kinds.is_empty() {
-            line.push_str(&format!("; {}", kinds.join(", ")));
-        }
-        line
-    }
-}
-
 /// A regression the policy fails the run on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -444,8 +295,6 @@ pub struct Regression {
     pub id: String,
     /// Which kind.
     pub kind: RegressionKind,
-    /// What it is, for people: `pass rate 0.90 → 0.30 (...)`.
-    pub message: String,
 }
 
 /// A run compared with a baseline.
@@ -574,72 +423,20 @@ impl Comparison {
         counts
     }
 
-    /// `2 fixed, 1 broke, 1 worse, 3 unchanged` (in the order of [`Kind`]).
-    pub fn counts_line(&self) -> String {
-        let counts = self.counts();
-        if counts.is_empty() {
-            return "no evals on either side".to_string();
-        }
-        counts
-            .iter()
-            .map(|(k, n)| format!("{n} {}", k.label()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
     /// The regressions the policy (`fail_on`) fails the run on, in eval order.
     pub fn regressions(&self) -> Vec<Regression> {
-        let mut found = Vec::new();
-        for e in &self.evals {
-            for kind in &e.regressions {
-                if !self.fail_on.contains(kind) {
-                    continue;
-                }
-                let message = match kind {
-                    RegressionKind::BrokenGate => {
-                        let gates = if e.failed_gates.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" ({} failed)", e.failed_gates.join(", "))
-                        };
-                        match &e.pass_rate {
-                            Some(rate) if rate.runs > 1 || rate.baseline_runs > 1 => format!(
-                                "passed in the baseline, fails now{gates}: pass rate {rate}"
-                            ),
-                            _ => format!("passed in the baseline, fails now{gates}"),
-                        }
-                    }
-                    RegressionKind::PassRateDrop => match &e.pass_rate {
-                        Some(rate) => format!("pass rate fell beyond chance: {rate}"),
-                        None => "pass rate fell".to_string(),
-                    },
-                    RegressionKind::MetricDrop => {
-                        let mut drops = Vec::new();
-                        let both_passed = e.baseline_outcome == Some(Outcome::Passed)
-                            && e.outcome == Some(Outcome::Passed);
-                        if both_passed && self.dropped(&e.score) {
-                            drops.push(format!("score {}", e.score.describe(2)));
-                        }
-                        for (name, delta) in &e.metrics {
-                            if self.dropped(delta) {
-                                drops.push(format!("{name} {}", delta.describe(2)));
-                            }
-                        }
-                        format!(
-                            "fell by more than {}: {}",
-                            trim_number(self.metric_margin),
-                            drops.join("; ")
-                        )
-                    }
-                };
-                found.push(Regression {
-                    id: e.id.clone(),
-                    kind: *kind,
-                    message,
-                });
-            }
-        }
-        found
+        self.evals
+            .iter()
+            .flat_map(|e| {
+                e.regressions
+                    .iter()
+                    .filter(|kind| self.fail_on.contains(kind))
+                    .map(|kind| Regression {
+                        id: e.id.clone(),
+                        kind: *kind,
+                    })
+            })
+            .collect()
     }
 
     /// Whether the policy fails the run.
@@ -647,76 +444,13 @@ impl Comparison {
         !self.regressions().is_empty()
     }
 
-    fn dropped(&self, delta: &Delta) -> bool {
+    /// Whether `delta` fell by more than the margin, and for a mean over several runs, beyond
+    /// chance.
+    pub(crate) fn dropped(&self, delta: &Delta) -> bool {
         delta
             .change()
             .is_some_and(|c| c < -self.metric_margin - 1e-9)
             && delta.p_value.is_none_or(|p| p < self.alpha)
-    }
-
-    /// The confidence of the intervals, `95%`.
-    pub fn confidence(&self) -> String {
-        format!("{}%", trim_number((1.0 - self.alpha) * 100.0))
-    }
-
-    /// The comparison as plain text lines, for the console: the counts, each regression,
-    /// each changed eval with what moved, each dataset.
-    pub fn lines(&self) -> Vec<String> {
-        {
-            let mut lines = vec![format!(
-                "compared with baseline {}: {}{}",
-                self.baseline,
-                self.counts_line(),
-                if self.not_run > 0 {
-                    format!(" ({} baseline evals not run)", self.not_run)
-                } else {
-                    String::new()
-                }
-            )];
-            for e in self.changed() {
-                let details = e.details();
-                lines.push(if details.is_empty() {
-                    format!("    {:<14} {}", e.label(), e.id)
-                } else {
-                    format!("    {:<14} {} — {details}", e.label(), e.id)
-                });
-            }
-            for d in &self.datasets {
-                lines.push(format!("    dataset {}: {}", d.id, d.describe()));
-            }
-            let regressions = self.regressions();
-            if regressions.is_empty() {
-                lines.push(format!(
-                    "no regression (fail_on: {}; alpha {}, metric margin {})",
-                    self.policy(),
-                    trim_number(self.alpha),
-                    trim_number(self.metric_margin)
-                ));
-            } else {
-                lines.push(format!(
-                    "REGRESSION: {} (fail_on: {}):",
-                    regressions.len(),
-                    self.policy()
-                ));
-                for r in &regressions {
-                    lines.push(format!("    {} {}: {}", r.kind.name(), r.id, r.message));
-                }
-            }
-            lines
-        }
-    }
-
-    /// `broken-gate, pass-rate-drop` or `nothing`.
-    pub fn policy(&self) -> String {
-        if self.fail_on.is_empty() {
-            "nothing".to_string()
-        } else {
-            self.fail_on
-                .iter()
-                .map(|k| k.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
     }
 }
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::report::comparison as text;
 
 fn entry(id: &str, outcome: Outcome, runs: u64, passed: u64) -> BaselineEval {
     BaselineEval {
@@ -79,7 +80,7 @@ fn each_kind_of_change() {
     assert_eq!(kind("a::up"), Kind::Better);
     assert_eq!(kind("a::skipped"), Kind::Skipped);
     assert_eq!(
-        c.counts_line(),
+        text::counts(&c),
         "1 broke, 1 worse, 1 still failing, 1 new, 1 removed, 1 fixed, 1 better, 1 skipped, 1 unchanged"
     );
     let regressions = c.regressions();
@@ -95,11 +96,11 @@ fn each_kind_of_change() {
         ]
     );
     assert_eq!(
-        regressions[1].message,
+        text::regression(&c, &regressions[1]),
         "fell by more than 0.05: accuracy 0.90 → 0.60 (−0.30)"
     );
     assert_eq!(
-        c.eval("a::metric").unwrap().details(),
+        text::details(c.eval("a::metric").unwrap()),
         "accuracy 0.90 → 0.60 (−0.30)"
     );
 }
@@ -141,7 +142,7 @@ fn a_pass_rate_drop_is_a_regression_only_beyond_chance() {
     assert!((rate.baseline_interval.low - 0.6990).abs() < 1e-4);
     assert!((rate.interval.high - 0.5190).abs() < 1e-4);
     assert_eq!(
-        rate.to_string(),
+        text::pass_rate(rate),
         "0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)"
     );
     assert_eq!(drop.regressions, [RegressionKind::PassRateDrop]);
@@ -154,7 +155,7 @@ fn a_pass_rate_drop_is_a_regression_only_beyond_chance() {
     let flip = c.eval("a::flip").unwrap();
     assert_eq!(flip.kind, Kind::Broke);
     assert!(flip.within_chance && flip.regressions.is_empty());
-    assert_eq!(flip.label(), "broke (within chance, p = 0.4872)");
+    assert_eq!(text::label(flip), "broke (within chance, p = 0.4872)");
 
     assert_eq!(c.regressions().len(), 1);
 }
@@ -223,11 +224,7 @@ fn the_policy_chooses_what_fails_and_alpha_what_is_chance() {
     assert!(kinds(&config("[compare]\nfail_on = []\n")).is_empty());
     let strict = Comparison::new(&before, &now, &config("[compare]\nalpha = 0.01\n"));
     assert_eq!(strict.eval("a::drop").unwrap().kind, Kind::Unchanged);
-    assert!(
-        PassRateChange::new(18, 20, 6, 20, 0.01)
-            .to_string()
-            .contains("99% CI"),
-    );
+    assert!(text::pass_rate(&PassRateChange::new(18, 20, 6, 20, 0.01)).contains("99% CI"));
 }
 
 #[test]
@@ -283,7 +280,7 @@ fn datasets_are_compared_over_their_cases() {
     );
     assert_eq!(c.datasets.len(), 1);
     assert_eq!(
-        c.datasets[0].describe(),
+        text::dataset(&c.datasets[0]),
         "1 of 2 → 1 of 2 cases passed, mean score 0.50 → 0.50 (±0.00); 1 broke, 1 fixed"
     );
 }
@@ -313,7 +310,7 @@ fn tokens_and_cost_are_compared_per_run() {
     assert_eq!(e.tokens.change(), Some(50.0));
     assert!((e.cost.change().unwrap() - 0.01).abs() < 1e-12);
     assert_eq!(
-        e.details(),
+        text::details(e),
         "tokens/run 100 → 150 (+50); cost/run 0.0100 → 0.0200 (+0.0100)"
     );
 }
@@ -338,8 +335,8 @@ fn a_mean_over_several_runs_drops_only_beyond_chance() {
     assert_eq!(e.kind, Kind::Worse);
     assert_eq!(e.regressions, [RegressionKind::MetricDrop]);
     assert!(
-        e.score.describe(2) == "0.80 → 0.70 (−0.10, p < 0.0001)",
+        text::delta(&e.score, 2) == "0.80 → 0.70 (−0.10, p < 0.0001)",
         "{}",
-        e.score.describe(2)
+        text::delta(&e.score, 2)
     );
 }

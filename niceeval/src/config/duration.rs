@@ -9,7 +9,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use niceeval::config::parse_duration;
+/// use niceeval::__private::config::parse_duration;
 ///
 /// assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
 /// assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));

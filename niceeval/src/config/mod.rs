@@ -119,7 +119,7 @@ impl ConfigError {
     /// The errors one by one: the list of [`ConfigError::Many`], else this error alone.
     ///
     /// ```
-    /// use niceeval::config::Config;
+    /// use niceeval::__private::config::Config;
     ///
     /// let err = Config::parse("[run]\nruns = 0\ntimeout = \"soon\"\n", "niceeval.toml").unwrap_err();
     /// assert_eq!(err.errors().len(), 2);
@@ -322,7 +322,7 @@ impl CompareConfig {
     /// given.
     ///
     /// ```
-    /// use niceeval::config::Config;
+    /// use niceeval::__private::config::Config;
     ///
     /// let config = Config::parse("[compare]\nfail_on = [\"broken-gate\"]\n", "niceeval.toml").unwrap();
     /// assert!(config.compare.fails_on("broken-gate"));
@@ -420,7 +420,7 @@ impl Config {
     /// Parses and validates TOML text; `name` is used in error messages.
     ///
     /// ```
-    /// use niceeval::config::{Config, ConfigError};
+    /// use niceeval::__private::config::{Config, ConfigError};
     ///
     /// let err = Config::parse("[run]\nstrict = \"yes\"\n", "niceeval.toml").unwrap_err();
     /// assert!(err.to_string().starts_with("niceeval.toml:2:10: [run] strict: "), "{err}");
@@ -438,14 +438,14 @@ impl Config {
     /// through `get` (empty values are ignored).
     ///
     /// ```
-    /// use niceeval::config::Config;
+    /// use niceeval::__private::config::Config;
     ///
     /// let mut config = Config::default();
     /// config.apply_env(|name| (name == "NICEEVAL_RUNS").then(|| "3".to_string()))?;
     /// assert_eq!(config.run.runs, Some(3));
     /// let err = config.apply_env(|name| (name == "NICEEVAL_JUDGE_MODEL").then(|| "gpt-4o".to_string()));
     /// assert!(err.unwrap_err().to_string().contains("NICEEVAL_JUDGE_MODEL"));
-    /// # Ok::<(), niceeval::config::ConfigError>(())
+    /// # Ok::<(), niceeval::__private::config::ConfigError>(())
     /// ```
     pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
         let var = |name: &str| get(name).filter(|v| !v.trim().is_empty());
@@ -504,12 +504,12 @@ impl Config {
     /// [`crate::excerpt::DEFAULT_MAX_TEXT`].
     ///
     /// ```
-    /// use niceeval::config::Config;
+    /// use niceeval::__private::config::Config;
     ///
     /// assert_eq!(Config::default().max_text(), 64 * 1024);
     /// let config = Config::parse("[report]\nmax_text = \"1MiB\"\n", "niceeval.toml")?;
     /// assert_eq!(config.max_text(), 1024 * 1024);
-    /// # Ok::<(), niceeval::config::ConfigError>(())
+    /// # Ok::<(), niceeval::__private::config::ConfigError>(())
     /// ```
     pub fn max_text(&self) -> usize {
         self.report
@@ -525,12 +525,12 @@ impl Config {
     ///
     /// ```
     /// use std::path::Path;
-    /// use niceeval::config::Config;
+    /// use niceeval::__private::config::Config;
     ///
     /// let mut config = Config::parse("[judge]\ncache_dir = \"judge-cache\"\n", "niceeval.toml")?;
     /// config.source = Some("/work/evals/niceeval.toml".into());
     /// assert_eq!(config.judge_cache_dir(Path::new("/work/evals/sub")), Path::new("/work/evals/judge-cache"));
-    /// # Ok::<(), niceeval::config::ConfigError>(())
+    /// # Ok::<(), niceeval::__private::config::ConfigError>(())
     /// ```
     #[cfg(feature = "providers")]
     pub fn judge_cache_dir(&self, manifest_dir: &Path) -> PathBuf {
@@ -562,7 +562,7 @@ impl Config {
     /// 60 seconds (libtest's).
     ///
     /// ```
-    /// use niceeval::config::Config;
+    /// use niceeval::__private::config::Config;
     /// use std::time::Duration;
     ///
     /// assert_eq!(Config::default().slow_after(), Duration::from_secs(60));

@@ -151,7 +151,7 @@ impl Args {
     /// Parses arguments (without the program name). `Ok(None)` means `--help` was asked.
     ///
     /// ```
-    /// use niceeval::harness::Args;
+    /// use niceeval::__private::harness::Args;
     ///
     /// let args = Args::parse(["refund", "--exact", "--runs", "3", "--tag", "smoke"]).unwrap().unwrap();
     /// assert_eq!(args.filters, ["refund"]);

@@ -10,7 +10,7 @@ use super::Args;
 use crate::compare::{Baseline, Comparison};
 use crate::config::CompareConfig;
 use crate::outcome::Outcome;
-use crate::reporter::SuiteReport;
+use crate::report::SuiteReport;
 
 /// What the comparison flags need, prepared before anything runs.
 pub(super) struct Compare {
@@ -132,7 +132,7 @@ pub(super) fn last_failures(dir: &Path, target: &str) -> Result<LastRun, String>
     if !dir.exists() {
         return Ok(LastRun::None);
     }
-    let reports = crate::merge::read_reports(&[dir.to_path_buf()]).map_err(|e| e.to_string())?;
+    let reports = crate::results::read_reports(&[dir.to_path_buf()]).map_err(|e| e.to_string())?;
     let mine: Vec<_> = reports
         .into_iter()
         .filter(|r| r.run.as_ref().is_some_and(|run| run.target == target))
@@ -140,7 +140,7 @@ pub(super) fn last_failures(dir: &Path, target: &str) -> Result<LastRun, String>
     if mine.is_empty() {
         return Ok(LastRun::None);
     }
-    let latest = crate::merge::latest(mine);
+    let latest = crate::results::latest(mine);
     let started = latest
         .iter()
         .filter_map(|r| r.run.as_ref().map(|run| run.started.clone()))

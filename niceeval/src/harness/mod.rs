@@ -100,10 +100,10 @@ fn default_results_dir(evals: &[&'static EvalDefinition]) -> PathBuf {
 /// and returns the exit code.
 ///
 /// ```no_run
-/// use niceeval::harness::{run_with_args, Args};
+/// use niceeval::__private::harness::{run_with_args, Args};
 ///
 /// let args = Args::parse(["--concurrency", "8", "smoke"]).unwrap().unwrap();
-/// let code = run_with_args(&args, niceeval::registered(), Vec::new());
+/// let code = run_with_args(&args, niceeval::__private::registered(), Vec::new());
 /// std::process::exit(code);
 /// ```
 pub fn run_with_args(
@@ -225,7 +225,7 @@ pub fn run_with_args(
             return 1;
         }
     };
-    let finish = |suite: &mut crate::reporter::SuiteReport| {
+    let finish = |suite: &mut crate::report::SuiteReport| {
         comparing.finish(suite, Some(&defined), Some(&target));
     };
     let suite = runtime.block_on(suite::run_suite_with(
@@ -247,7 +247,7 @@ pub fn run_with_args(
 
 /// 101 when an eval failed, else 3 on a regression, else 2 when the baseline could not be
 /// saved, else 0.
-fn exit_code(suite: &crate::reporter::SuiteReport, saved: bool) -> i32 {
+fn exit_code(suite: &crate::report::SuiteReport, saved: bool) -> i32 {
     if !suite.success() {
         EXIT_FAILED
     } else if suite.regressed() {

@@ -1,6 +1,6 @@
 //! Report mode (`--report`): runs no eval, but reads results files (from `cargo test`, from
 //! this runner, from the shards of a partitioned CI run), merges them
-//! ([`crate::merge::merge`]) and replays them through the console and the report files the
+//! ([`crate::results::merge`]) and replays them through the console and the report files the
 //! arguments ask for. The suite binary of a user's crate does it, so
 //! `cargo test --test evals -- --report --markdown summary.md` works from any crate, with the
 //! niceeval it was built with; the `niceeval report` command is the same code.
@@ -8,12 +8,12 @@
 use std::path::{Path, PathBuf};
 
 use super::{Args, EXIT_USAGE, file_reporters};
-use crate::merge::{from_earlier_runs, latest, merge, read_reports, replay_with};
 use crate::reporter::{Console, Reporter};
+use crate::results::{from_earlier_runs, latest, merge, read_reports, replay_with};
 
 /// Merges the results files `args.report` names (else `default_dir`): each eval's latest run
-/// ([`crate::merge::latest`], naming on stderr the evals whose latest run is older than their
-/// target's), or with `--combine` every record ([`crate::merge::merge`]); replays them through the
+/// ([`crate::results::latest`], naming on stderr the evals whose latest run is older than their
+/// target's), or with `--combine` every record ([`crate::results::merge`]); replays them through the
 /// report files of `args`, `extra` and the console, and returns the exit code: 0 when every
 /// eval passed or was skipped, 101 when one failed, 3 when `--baseline` found a regression
 /// (`[compare] fail_on` of the `niceeval.toml` found from the current directory), 2 when the command line is wrong, a report file or the baseline cannot
@@ -21,7 +21,7 @@ use crate::reporter::{Console, Reporter};
 /// of the reports read.
 ///
 /// ```no_run
-/// use niceeval::harness::{Args, run_report};
+/// use niceeval::__private::harness::{Args, run_report};
 ///
 /// let args = Args::parse(["--report", "shard1/", "shard2/", "--junit", "junit.xml"]).unwrap().unwrap();
 /// let code = run_report(&args, std::path::Path::new("target/niceeval/results"), Vec::new());

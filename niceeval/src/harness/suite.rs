@@ -11,8 +11,8 @@ use crate::config::Config;
 use crate::definition::EvalDefinition;
 use crate::engine::{RunOptions, not_run, run_eval_async};
 use crate::outcome::{Outcome, RunError, RunErrorKind};
-use crate::report::EvalReport;
-use crate::reporter::{EvalSummary, Progress, Reporter, Signal, SuiteReport, SuiteStart};
+use crate::report::{EvalReport, EvalSummary, Progress, Signal, SuiteReport, SuiteStart};
+use crate::reporter::Reporter;
 
 /// Default number of evals run at once.
 pub const DEFAULT_CONCURRENCY: usize = 4;
@@ -34,11 +34,11 @@ pub const DEFAULT_CONCURRENCY: usize = 4;
 /// printed rather than repeating them for every eval.
 ///
 /// ```no_run
-/// use niceeval::harness::{run_suite, Args};
+/// use niceeval::__private::harness::{run_suite, Args};
 ///
 /// # async fn demo() {
 /// let args = Args::parse(["--concurrency", "16"]).unwrap().unwrap();
-/// let suite = run_suite(&args, niceeval::registered(), &mut []).await;
+/// let suite = run_suite(&args, niceeval::__private::registered(), &mut []).await;
 /// println!("{} passed, {} failed", suite.passed, suite.failed);
 /// # }
 /// ```

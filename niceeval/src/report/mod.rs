@@ -1,5 +1,8 @@
 //! What an eval produced: [`EvalReport`] (serde, the unit every reporter consumes) and its
-//! plain-text rendering, which is the failure message of a failed eval.
+//! plain-text rendering (`render.rs`), which is the failure message of a failed eval; what a
+//! suite produced ([`SuiteReport`], `suite.rs`); the text of a comparison with a baseline
+//! (`comparison.rs`) and the tables reports show, as rows of cells each format renders
+//! (`table.rs`).
 
 use serde::{Deserialize, Serialize};
 
@@ -8,8 +11,12 @@ use crate::event::{Event, Usage};
 use crate::outcome::{Outcome, RunError};
 use crate::stats::Reliability;
 
+pub(crate) mod comparison;
 mod render;
+mod suite;
+pub(crate) mod table;
 pub(crate) use render::{Style, render};
+pub use suite::{DatasetSummary, EvalSummary, Flaky, Progress, Signal, SuiteReport, SuiteStart};
 
 /// One run of an eval, summarized.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -141,7 +148,7 @@ pub struct EvalReport {
 
 /// One run of one test target: every record a process writes to its results file carries it,
 /// so merging results can tell an earlier run from the latest one
-/// ([`crate::merge::latest`]).
+/// ([`crate::results::latest`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RunInfo {
@@ -265,7 +272,8 @@ impl EvalReport {
 /// failure (the eval did not run).
 ///
 /// ```
-/// use niceeval::{RunSummary, fold_runs};
+/// use niceeval::RunSummary;
+/// use niceeval::__private::fold_runs;
 /// use niceeval::{Outcome, Usage};
 ///
 /// let run = |outcome: Outcome| -> RunSummary {

@@ -13,9 +13,9 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use super::{EvalSummary, Progress, Reporter, SuiteReport, SuiteStart};
+use super::Reporter;
 use crate::outcome::Outcome;
-use crate::report::EvalReport;
+use crate::report::{EvalReport, EvalSummary, Progress, SuiteReport, SuiteStart};
 
 /// Writes progress and a summary table to `out`.
 ///
@@ -345,7 +345,7 @@ impl<W: Write + Send> Reporter for Console<W> {
         }
         if let Some(comparison) = &suite.comparison {
             writeln!(self.out)?;
-            for line in comparison.lines() {
+            for line in crate::report::comparison::console(comparison) {
                 writeln!(self.out, "{line}")?;
             }
         }

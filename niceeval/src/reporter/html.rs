@@ -11,11 +11,13 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
+use super::Reporter;
 use super::markup::escape;
-use super::{Reporter, SuiteReport};
 use crate::compare::{EvalChange, Kind};
 use crate::outcome::Outcome;
-use crate::report::EvalReport;
+use crate::report::comparison as text;
+use crate::report::table::{Cell, Column, Table, Tone, evals_table, flaky_table};
+use crate::report::{EvalReport, SuiteReport};
 
 /// Writes a self-contained HTML report when the suite completes.
 ///
@@ -272,76 +274,133 @@ const SCRIPT: &str = r##"
 })();
 "##;
 
-/// The summary table, rendered on the server side so it reads without scripts. With a
-/// comparison, each row has a `change` cell (what happened since the baseline, and what moved)
-/// and says whether it changed (`data-changed`), for the "changed only" filter.
-fn summary_rows(suite: &SuiteReport) -> String {
-    let mut rows = String::new();
+/// The summary table ([`evals_table`]), rendered on the server side so it reads without
+/// scripts. With a comparison, each row has a `change` cell (what happened since the baseline,
+/// and what moved) and says whether it changed (`data-changed`), for the "changed only" filter;
+/// removed evals, which have no summary, get a row of their own.
+fn summary_table(suite: &SuiteReport) -> String {
+    let table = evals_table(&suite.evals);
     let comparison = suite.comparison.as_ref();
-    for e in &suite.evals {
+    let mut html = format!(
+        "<table class=\"summary\"><tr>{}{}</tr>",
+        header_cells(&table.columns),
+        if comparison.is_some() {
+            "<th>change since baseline</th>"
+        } else {
+            ""
+        }
+    );
+    for (e, row) in suite.evals.iter().zip(&table.rows) {
         let change = comparison.map(|c| match c.eval(&e.id) {
             Some(change) => (
                 change.changed(),
                 format!(
                     "<td class=\"change {}\">{}<div class=\"details\">{}</div></td>",
                     change_class(change),
-                    escape(&change.label()),
-                    escape(&change.details())
+                    escape(&text::label(change)),
+                    escape(&text::details(change))
                 ),
             ),
             None => (false, "<td class=\"change\">–</td>".to_string()),
         });
-        let class = match e.outcome {
-            Outcome::Passed => "pass",
-            Outcome::Failed => "fail",
-            Outcome::Skipped => "skip",
-        };
         let _ = write!(
-            rows,
-            "<tr data-id=\"{}\"{}><td><code>{}</code></td><td class=\"{class}\">{}{}</td>{}{}</tr>",
+            html,
+            "<tr data-id=\"{}\"{}>{}{}</tr>",
             escape(&e.id),
             match &change {
                 Some((changed, _)) => format!(" data-changed=\"{changed}\""),
                 None => String::new(),
             },
-            escape(&e.id),
-            if e.error { "error" } else { e.outcome.as_str() },
-            if e.below_threshold && e.outcome == Outcome::Passed {
-                " (below threshold)"
-            } else {
-                ""
-            },
-            e.table_cells("–")
-                .iter()
-                .map(|c| format!("<td class=\"num\">{}</td>", escape(c)))
-                .collect::<String>(),
+            row_cells(&table.columns, row),
             change.map(|(_, cell)| cell).unwrap_or_default()
         );
     }
-    // Removed evals have no summary; they get a row of their own.
     for change in comparison
         .iter()
         .flat_map(|c| c.evals.iter())
         .filter(|c| c.kind == Kind::Removed)
     {
+        let mut row = vec![
+            Cell::code(&change.id),
+            Cell::text("removed").tone(Tone::Skipped),
+        ];
+        row.resize(table.columns.len(), Cell::text("–"));
         let _ = write!(
-            rows,
-            "<tr data-id=\"{id}\" data-changed=\"true\"><td><code>{id}</code></td><td class=\"skip\">removed</td>{empty}<td class=\"change {class}\">removed</td></tr>",
-            id = escape(&change.id),
-            empty = "<td class=\"num\">–</td>".repeat(8),
-            class = change_class(change),
+            html,
+            "<tr data-id=\"{}\" data-changed=\"true\">{}<td class=\"change {}\">removed</td></tr>",
+            escape(&change.id),
+            row_cells(&table.columns, &row),
+            change_class(change),
         );
     }
-    rows
+    html.push_str("</table>");
+    html
+}
+
+/// A table in HTML: numeric columns aligned right (`num`), ids as code, a cell's tone as its
+/// class.
+fn table(t: &Table, class: &str) -> String {
+    let mut html = format!(
+        "<table class=\"{class}\"><tr>{}</tr>",
+        header_cells(&t.columns)
+    );
+    for row in &t.rows {
+        let _ = write!(html, "<tr>{}</tr>", row_cells(&t.columns, row));
+    }
+    html.push_str("</table>");
+    html
+}
+
+/// The header cells of a table's columns.
+fn header_cells(columns: &[Column]) -> String {
+    columns
+        .iter()
+        .map(|column| {
+            let class = if column.numeric { " class=\"num\"" } else { "" };
+            format!("<th{class}>{}</th>", escape(column.title))
+        })
+        .collect()
+}
+
+/// The cells of one row.
+fn row_cells(columns: &[Column], row: &[Cell]) -> String {
+    let mut html = String::new();
+    for (column, cell) in columns.iter().zip(row) {
+        let classes: Vec<&str> = [column.numeric.then_some("num"), cell.tone.map(tone_class)]
+            .into_iter()
+            .flatten()
+            .collect();
+        let class = if classes.is_empty() {
+            String::new()
+        } else {
+            format!(" class=\"{}\"", classes.join(" "))
+        };
+        if cell.code {
+            let _ = write!(html, "<td{class}><code>{}</code></td>", escape(&cell.text));
+        } else {
+            let _ = write!(html, "<td{class}>{}</td>", escape(&cell.text));
+        }
+    }
+    html
 }
 
 /// The class of a change cell: `worse` (red), `better` (green), `same`.
 fn change_class(change: &EvalChange) -> &'static str {
-    match change.kind {
-        Kind::Broke | Kind::Worse if !change.within_chance => "worse",
-        Kind::StillFailing | Kind::Removed => "worse",
-        Kind::Fixed | Kind::Better => "better",
-        _ => "same",
+    match text::tone(change) {
+        Tone::Same if change.kind == Kind::Removed => "worse",
+        tone => tone_class(tone),
+    }
+}
+
+/// The class a tone gives a cell.
+fn tone_class(tone: Tone) -> &'static str {
+    match tone {
+        Tone::Passed | Tone::Below => "pass",
+        Tone::Failed => "fail",
+        Tone::Skipped => "skip",
+        Tone::Worse | Tone::Failing => "worse",
+        Tone::Better => "better",
+        Tone::Same => "same",
     }
 }
 
@@ -351,15 +410,15 @@ fn notes(suite: &SuiteReport) -> serde_json::Map<String, serde_json::Value> {
     let mut notes = serde_json::Map::new();
     if let Some(c) = &suite.comparison {
         for change in c.changed() {
-            let details = change.details();
-            let text = if details.is_empty() {
-                change.label()
-            } else {
-                format!("{} — {details}", change.label())
-            };
             notes.insert(
                 change.id.clone(),
-                serde_json::json!({ "change": text, "class": change_class(change) }),
+                serde_json::json!({
+                    "change": match text::details(change) {
+                        details if details.is_empty() => text::label(change),
+                        details => format!("{} — {details}", text::label(change)),
+                    },
+                    "class": change_class(change),
+                }),
             );
         }
     }
@@ -376,19 +435,11 @@ fn notes(suite: &SuiteReport) -> serde_json::Map<String, serde_json::Value> {
 fn comparison_section(suite: &SuiteReport) -> String {
     let mut html = String::new();
     if !suite.flaky.is_empty() {
-        html.push_str("<h2>Flaky</h2>\n<p>Evals whose runs disagree (some passed, some failed):</p>\n<table class=\"flaky\"><tr><th>eval</th><th class=\"num\">passed</th><th class=\"num\">pass rate</th><th class=\"num\">95% CI</th></tr>");
-        for f in &suite.flaky {
-            let _ = write!(
-                html,
-                "<tr><td><code>{}</code></td><td class=\"num\">{} of {}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td></tr>",
-                escape(&f.id),
-                f.passed,
-                f.runs,
-                f.pass_rate,
-                f.interval
-            );
-        }
-        html.push_str("</table>\n");
+        html.push_str(
+            "<h2>Flaky</h2>\n<p>Evals whose runs disagree (some passed, some failed):</p>\n",
+        );
+        html.push_str(&table(&flaky_table(&suite.flaky), "flaky"));
+        html.push('\n');
     }
     let Some(c) = &suite.comparison else {
         return html;
@@ -397,21 +448,21 @@ fn comparison_section(suite: &SuiteReport) -> String {
         html,
         "<h2>Compared with the baseline</h2>\n<p class=\"comparison\">Baseline <code>{}</code>: {}</p>\n",
         escape(&c.baseline),
-        escape(&c.counts_line())
+        escape(&text::counts(c))
     );
     let regressions = c.regressions();
     if regressions.is_empty() {
         let _ = writeln!(
             html,
             "<p class=\"pass regressions\">No regression (fail on: {}).</p>",
-            escape(&c.policy())
+            escape(&text::policy(c))
         );
     } else {
         let _ = write!(
             html,
             "<p class=\"fail regressions\">{} regression(s) (fail on: {}):</p>\n<ul class=\"regressions\">",
             regressions.len(),
-            escape(&c.policy())
+            escape(&text::policy(c))
         );
         for r in &regressions {
             let _ = write!(
@@ -419,7 +470,7 @@ fn comparison_section(suite: &SuiteReport) -> String {
                 "<li>{} <code>{}</code>: {}</li>",
                 r.kind.name(),
                 escape(&r.id),
-                escape(&r.message)
+                escape(&text::regression(c, r))
             );
         }
         html.push_str("</ul>\n");
@@ -429,7 +480,7 @@ fn comparison_section(suite: &SuiteReport) -> String {
             html,
             "<p class=\"dataset\">dataset <code>{}</code>: {}</p>",
             escape(&d.id),
-            escape(&d.describe())
+            escape(&text::dataset(d))
         );
     }
     html
@@ -464,7 +515,7 @@ fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
 <style>{STYLE}</style></head><body>
 <h1>niceeval report</h1>
 <p class="totals"><span class="pass">{passed} passed</span><span class="fail">{failed} failed</span><span class="skip">{skipped} skipped</span>{interrupted}<span>{secs:.2}s</span>{spending}</p>
-{changed_only}<table class="summary"><tr><th>eval</th><th>outcome</th><th class="num">runs</th><th class="num">pass rate</th><th class="num">pass@k</th><th class="num">pass^k</th><th class="num">score</th><th class="num">tokens</th><th class="num">cost</th><th class="num">time</th>{change_header}</tr>{rows}</table>
+{changed_only}{summary}
 {unfinished}{comparison}<div class="charts"><div><h2>Pass rate</h2>{rates}</div><div><h2>Assertion scores</h2>{hist}</div></div>
 <h2>Evals</h2>
 <input id="filter" type="search" placeholder="filter evals" aria-label="filter evals">
@@ -486,14 +537,9 @@ fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
             .spending()
             .map(|s| format!("<span class=\"spending\">{}</span>", escape(&s)))
             .unwrap_or_default(),
-        rows = summary_rows(suite),
+        summary = summary_table(suite),
         changed_only = if suite.comparison.is_some() {
             "<label class=\"changed-only\"><input id=\"changed-only\" type=\"checkbox\"> changed only</label>\n"
-        } else {
-            ""
-        },
-        change_header = if suite.comparison.is_some() {
-            "<th>change since baseline</th>"
         } else {
             ""
         },

@@ -17,10 +17,10 @@ use std::time::{Duration, SystemTime};
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
+use super::Reporter;
 use super::markup::xml_safe;
-use super::{Reporter, SuiteReport, SuiteStart};
 use crate::outcome::Outcome;
-use crate::report::EvalReport;
+use crate::report::{EvalReport, SuiteReport, SuiteStart};
 
 /// The name of the report (`<testsuites>`) and of its one `<testsuite>`.
 const NAME: &str = "niceeval";

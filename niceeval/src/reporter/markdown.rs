@@ -7,9 +7,12 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use super::{Reporter, SuiteReport};
+use super::Reporter;
+use crate::compare::Comparison;
 use crate::outcome::Outcome;
-use crate::report::EvalReport;
+use crate::report::comparison as text;
+use crate::report::table::{Table, Tone, evals_table, flaky_table};
+use crate::report::{EvalReport, SuiteReport};
 
 /// Writes a Markdown summary when the suite completes.
 ///
@@ -50,28 +53,23 @@ impl Markdown<super::ReportFile> {
 }
 
 /// The comparison with a baseline: the counts, the regressions, and a table of what changed.
-fn comparison_markdown(c: &crate::compare::Comparison) -> String {
+fn comparison_markdown(c: &Comparison) -> String {
     let mut md = String::new();
     let _ = writeln!(
         md,
-        "### Compared with the baseline\n\nBaseline `{}`: {}{}\n",
+        "### Compared with the baseline\n\nBaseline `{}`: {}\n",
         cell(&c.baseline),
-        c.counts_line(),
-        if c.not_run > 0 {
-            format!(" ({} baseline evals not run)", c.not_run)
-        } else {
-            String::new()
-        }
+        text::counts_and_not_run(c)
     );
     let regressions = c.regressions();
     if regressions.is_empty() {
-        let _ = writeln!(md, "✅ No regression (fail on: {}).\n", c.policy());
+        let _ = writeln!(md, "✅ No regression (fail on: {}).\n", text::policy(c));
     } else {
         let _ = writeln!(
             md,
             "❌ **{} regression(s)** (fail on: {}):\n",
             regressions.len(),
-            c.policy()
+            text::policy(c)
         );
         for r in &regressions {
             let _ = writeln!(
@@ -79,60 +77,62 @@ fn comparison_markdown(c: &crate::compare::Comparison) -> String {
                 "- {} `{}`: {}",
                 r.kind.name(),
                 cell(&r.id),
-                cell(&r.message)
+                cell(&text::regression(c, r))
             );
         }
         md.push('\n');
     }
-    let changed: Vec<_> = c.changed().collect();
-    if !changed.is_empty() {
-        let _ = writeln!(
-            md,
-            "| eval | change | pass rate (Fisher's exact test) | score | metrics | tokens/run | cost/run |"
-        );
-        md.push_str("|---|---|---|---|---|---|---|\n");
-        let dash = |s: String| if s.is_empty() { "–".to_string() } else { s };
-        for e in changed {
-            let icon = match e.kind {
-                crate::compare::Kind::Broke | crate::compare::Kind::Worse if !e.within_chance => {
-                    "🔴"
-                }
-                crate::compare::Kind::StillFailing => "🟠",
-                crate::compare::Kind::Fixed | crate::compare::Kind::Better => "🟢",
-                _ => "⚪",
-            };
-            let rate = e.pass_rate.as_ref().map(ToString::to_string);
-            let delta = |d: &crate::compare::Delta, digits: usize| {
-                if d.baseline.is_none() && d.current.is_none() {
-                    String::new()
-                } else {
-                    d.describe(digits)
-                }
-            };
-            let metrics: Vec<String> = e
-                .metrics
-                .iter()
-                .map(|(name, d)| format!("{name} {}", d.describe(2)))
-                .collect();
-            let _ = writeln!(
-                md,
-                "| `{}` | {icon} {} | {} | {} | {} | {} | {} |",
-                cell(&e.id),
-                cell(&e.label()),
-                dash(rate.unwrap_or_default()),
-                dash(delta(&e.score, 2)),
-                dash(cell(&metrics.join("; "))),
-                dash(delta(&e.tokens, 0)),
-                dash(delta(&e.cost, 4)),
-            );
-        }
+    if let Some(changed) = text::comparison_table(c) {
+        md.push_str(&table(&changed));
     }
     for d in &c.datasets {
-        let _ = writeln!(md, "\n- dataset `{}`: {}", cell(&d.id), cell(&d.describe()));
+        let _ = writeln!(
+            md,
+            "\n- dataset `{}`: {}",
+            cell(&d.id),
+            cell(&text::dataset(d))
+        );
     }
     md
 }
 
+/// A table in Markdown: numeric columns aligned right, ids as code, a change's tone as an icon.
+fn table(t: &Table) -> String {
+    let mut md = String::from("|");
+    for column in &t.columns {
+        let _ = write!(md, " {} |", column.title);
+    }
+    md.push_str("\n|");
+    for column in &t.columns {
+        md.push_str(if column.numeric { "---:|" } else { "---|" });
+    }
+    md.push('\n');
+    for row in &t.rows {
+        md.push('|');
+        for c in row {
+            let icon = match c.tone {
+                Some(Tone::Passed) => "✅ ",
+                Some(Tone::Below) => "⚠️ ",
+                Some(Tone::Failed) => "❌ ",
+                Some(Tone::Skipped) => "⏭️ ",
+                Some(Tone::Worse) => "🔴 ",
+                Some(Tone::Failing) => "🟠 ",
+                Some(Tone::Better) => "🟢 ",
+                Some(Tone::Same) => "⚪ ",
+                None => "",
+            };
+            if c.code {
+                let _ = write!(md, " {icon}`{}` |", cell(&c.text));
+            } else {
+                let _ = write!(md, " {icon}{} |", cell(&c.text));
+            }
+        }
+        md.push('\n');
+    }
+    md
+}
+
+/// Text in a table cell: no pipe ends the cell, no line break ends the row.
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
@@ -181,40 +181,11 @@ impl<W: Write + Send> Reporter for Markdown<W> {
             md.push_str("\n### All evals\n\n");
         }
         if !suite.evals.is_empty() {
-            md.push_str(
-                "| eval | outcome | runs | pass rate | pass@k | pass^k | score | tokens | cost | time |\n",
-            );
-            md.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-            for e in &suite.evals {
-                let outcome = match (e.outcome, e.error, e.below_threshold) {
-                    (Outcome::Failed, true, _) => "❌ error",
-                    (Outcome::Failed, false, _) => "❌ failed",
-                    (Outcome::Passed, _, true) => "⚠️ passed (below threshold)",
-                    (Outcome::Passed, _, false) => "✅ passed",
-                    (Outcome::Skipped, _, _) => "⏭️ skipped",
-                };
-                let _ = writeln!(
-                    md,
-                    "| `{}` | {outcome} | {} |",
-                    cell(&e.id),
-                    e.table_cells("–").join(" | ")
-                );
-            }
+            md.push_str(&table(&evals_table(&suite.evals)));
         }
         if !suite.flaky.is_empty() {
             md.push_str("\n### Flaky\n\nEvals whose runs disagree (some passed, some failed):\n\n");
-            md.push_str("| eval | passed | pass rate | 95% CI |\n|---|---:|---:|---:|\n");
-            for f in &suite.flaky {
-                let _ = writeln!(
-                    md,
-                    "| `{}` | {} of {} | {:.2} | {} |",
-                    cell(&f.id),
-                    f.passed,
-                    f.runs,
-                    f.pass_rate,
-                    f.interval
-                );
-            }
+            md.push_str(&table(&flaky_table(&suite.flaky)));
         }
         if !suite.unfinished.is_empty() {
             let _ = writeln!(

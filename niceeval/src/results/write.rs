@@ -1,29 +1,6 @@
-//! Where eval reports land when there is no suite runner: under plain `cargo test` (or
-//! `cargo nextest`) every finished eval appends its [`EvalReport`] as one JSON line to a file in
-//! `target/niceeval/results/`, which a suite binary merges into reports with `--report`
-//! ([`crate::harness::run_report`]; `cargo test --test evals -- --report --markdown summary.md`).
-//!
-//! The suite runner (`niceeval::main!()`) writes the same files through [`ResultsFile`], a
-//! reporter that keeps the file open and flushes each line as its eval finishes.
-//!
-//! Every record carries the run that wrote it ([`RunInfo`]: run id, start time, target), so
-//! merging can tell the latest run of a target from an earlier one ([`crate::merge::latest`]).
-//!
-//! File naming: `<test binary>.jsonl`. The first time a process writes to it, the file is
-//! compacted to the latest record of each eval the binary still defines, then appended to: a
-//! rerun replaces the results of the evals it ran, and a filtered run (`cargo test --test
-//! evals refund`) keeps the other evals' latest results instead of dropping them. Under
-//! nextest, which runs each test in its own process, the file is
-//! `<test binary>-<NEXTEST_RUN_ID>.jsonl` and is only appended to.
-//! `NICEEVAL_RESULTS_DIR` overrides the directory; `NICEEVAL_RESULTS=0` turns the files off.
-//!
-//! ```no_run
-//! // After `cargo test`: every eval of every test binary, merged into one summary.
-//! let dir = niceeval::results::results_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
-//! let reports = niceeval::merge::merge(niceeval::merge::read_reports(&[dir])?);
-//! println!("{} evals", reports.len());
-//! # Ok::<(), niceeval::merge::MergeError>(())
-//! ```
+//! Writing results files: where they are, the run that writes them, appending one line per
+//! finished eval (plain `cargo test`) or keeping the file open ([`ResultsFile`], the suite
+//! runner), and compacting a file the first time a process writes to it.
 
 use std::fs::OpenOptions;
 use std::io::Write as _;
@@ -31,13 +8,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use crate::report::{EvalReport, RunInfo, Versioned};
+use crate::reporter::Reporter;
 
 /// The Cargo target directory of the running test binary: `CARGO_TARGET_DIR` when set, else
 /// the nearest ancestor of the executable holding Cargo's `CACHEDIR.TAG` (the root of every
 /// target directory), else the nearest ancestor named `target`, else `<manifest_dir>/target`.
 ///
 /// ```
-/// let dir = niceeval::results::target_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+/// let dir = niceeval::__private::results::target_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
 /// assert!(dir.is_absolute());
 /// ```
 pub fn target_dir(manifest_dir: &Path) -> PathBuf {
@@ -88,9 +66,9 @@ fn binary() -> String {
 /// one run.
 ///
 /// ```
-/// let run = niceeval::results::this_run();
+/// let run = niceeval::__private::results::this_run();
 /// assert!(run.started.ends_with('Z'));
-/// assert_eq!(run.id, niceeval::results::this_run().id);
+/// assert_eq!(run.id, niceeval::__private::results::this_run().id);
 /// ```
 pub fn this_run() -> &'static RunInfo {
     static RUN: OnceLock<RunInfo> = OnceLock::new();
@@ -166,7 +144,7 @@ pub fn append(report: &EvalReport, manifest_dir: &Path) -> std::io::Result<PathB
 }
 
 /// Rewrites the results file at `path` to the latest record of each eval this binary still
-/// defines ([`crate::merge::latest_records`]), through a temporary file renamed into place, so
+/// defines ([`super::latest_records`]), through a temporary file renamed into place, so
 /// a kill mid-way leaves the old file whole. A file that cannot be read as results (from a
 /// newer niceeval, or not ours) is replaced by an empty one, as every earlier version did.
 fn compact(path: &Path) -> std::io::Result<()> {
@@ -188,8 +166,8 @@ fn compact(path: &Path) -> std::io::Result<()> {
                 .rsplit_once("::")
                 .is_some_and(|(parent, _)| datasets.contains(parent))
     };
-    let kept = match crate::merge::read_reports(&[path.to_path_buf()]) {
-        Ok(reports) => crate::merge::latest_records(reports)
+    let kept = match super::read_reports(&[path.to_path_buf()]) {
+        Ok(reports) => super::latest_records(reports)
             .into_iter()
             .filter(|r| still_defined(&r.id))
             .collect(),
@@ -221,7 +199,7 @@ impl ResultsFile {
     ///
     /// ```no_run
     /// # fn main() -> std::io::Result<()> {
-    /// let results = niceeval::results::ResultsFile::open(std::path::Path::new("."))?;
+    /// let results = niceeval::__private::results::ResultsFile::open(std::path::Path::new("."))?;
     /// # Ok(()) }
     /// ```
     pub fn open(manifest_dir: &Path) -> std::io::Result<Option<Self>> {
@@ -249,7 +227,7 @@ impl ResultsFile {
     }
 }
 
-impl crate::reporter::Reporter for ResultsFile {
+impl Reporter for ResultsFile {
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
         // The whole line in one write: a kill never leaves half a report behind.
         self.line.clear();

@@ -1,0 +1,362 @@
+//! The comparison's text: every word reports say about a [`Comparison`] with a baseline — the
+//! kinds, the changes of pass rate, score, metrics, tokens and cost, the regressions, the
+//! datasets — and the console's block. `compare` only computes; the console, Markdown and HTML
+//! reporters all say it with these functions, and the comparison table is [`comparison_table`]
+//! (a [`Table`] each format renders).
+
+use crate::compare::{
+    Comparison, DatasetChange, Delta, EvalChange, Kind, PassRateChange, Regression, RegressionKind,
+};
+use crate::outcome::Outcome;
+
+use super::table::{Cell, Column, Table, Tone};
+
+/// How reports name a kind: `broke`, `still failing`, ...
+pub(crate) fn kind(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Broke => "broke",
+        Kind::Worse => "worse",
+        Kind::StillFailing => "still failing",
+        Kind::New => "new",
+        Kind::Removed => "removed",
+        Kind::Fixed => "fixed",
+        Kind::Better => "better",
+        Kind::Skipped => "skipped",
+        Kind::Unchanged => "unchanged",
+    }
+}
+
+/// `+0.20`, `−0.30` (a true minus sign), `±0.00`.
+pub(crate) fn signed(x: f64, digits: usize) -> String {
+    let text = format!("{:.digits$}", x.abs());
+    if text.chars().all(|c| c == '0' || c == '.') {
+        format!("±{text}")
+    } else if x < 0.0 {
+        format!("−{text}")
+    } else {
+        format!("+{text}")
+    }
+}
+
+/// A p-value as reports print it: `p = 0.0002` (4 decimals), `p < 0.0001` below.
+pub(crate) fn p_text(p: f64) -> String {
+    if p < 0.0001 {
+        "p < 0.0001".to_string()
+    } else {
+        format!("p = {p:.4}")
+    }
+}
+
+/// `95`, `0.05`: a number without trailing zeros.
+fn trim_number(x: f64) -> String {
+    let text = format!("{x:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A bound of an interval of a difference: `−0.30`, `0.12`.
+fn signed_bound(x: f64) -> String {
+    if x < 0.0 && format!("{:.2}", x.abs()) != "0.00" {
+        format!("−{:.2}", x.abs())
+    } else {
+        format!("{:.2}", x.abs())
+    }
+}
+
+/// A value in the baseline and now: `0.90 → 0.60 (−0.30)` with `digits` decimals,
+/// `(−0.30, p = 0.0012)` with a test; `– → 0.60` when the baseline has none.
+pub(crate) fn delta(d: &Delta, digits: usize) -> String {
+    let value = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
+    match d.change() {
+        Some(change) => format!(
+            "{} → {} ({}{})",
+            value(d.baseline),
+            value(d.current),
+            signed(change, digits),
+            d.p_value
+                .map(|p| format!(", {}", p_text(p)))
+                .unwrap_or_default()
+        ),
+        None => format!("{} → {}", value(d.baseline), value(d.current)),
+    }
+}
+
+/// A pass-rate change: `0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)`.
+pub(crate) fn pass_rate(r: &PassRateChange) -> String {
+    format!(
+        "{:.2} → {:.2} ({}, {}% CI [{}, {}], {})",
+        r.baseline_rate,
+        r.rate,
+        signed(r.change(), 2),
+        trim_number((1.0 - r.alpha) * 100.0),
+        signed_bound(r.difference.low),
+        signed_bound(r.difference.high),
+        p_text(r.p_value)
+    )
+}
+
+/// An eval's kind, with the qualifier a reader needs: `broke (within chance, p = 0.4871)`.
+pub(crate) fn label(e: &EvalChange) -> String {
+    match (&e.pass_rate, e.within_chance) {
+        (Some(rate), true) => format!("{} (within chance, {})", kind(e.kind), p_text(rate.p_value)),
+        _ => kind(e.kind).to_string(),
+    }
+}
+
+/// What moved in an eval, in one line: the failed gates, the pass rate (with its interval and
+/// p), the score, each metric that moved, tokens and cost; empty when nothing did.
+pub(crate) fn details(e: &EvalChange) -> String {
+    let mut parts = Vec::new();
+    if !e.failed_gates.is_empty() {
+        parts.push(format!("failed: {}", e.failed_gates.join(", ")));
+    }
+    if let Some(rate) = &e.pass_rate {
+        if rate.change().abs() >= 0.005 {
+            parts.push(format!("pass rate {}", pass_rate(rate)));
+        }
+    }
+    let moved = |d: &Delta| d.change().is_some_and(|c| c.abs() >= 0.005);
+    if moved(&e.score) {
+        parts.push(format!("score {}", delta(&e.score, 2)));
+    }
+    for (name, d) in &e.metrics {
+        if moved(d) || d.baseline.is_none() != d.current.is_none() {
+            parts.push(format!("{name} {}", delta(d, 2)));
+        }
+    }
+    if e.tokens.change().is_some_and(|c| c.abs() >= 0.5) {
+        parts.push(format!("tokens/run {}", delta(&e.tokens, 0)));
+    }
+    if e.cost.change().is_some_and(|c| c.abs() >= 0.000_05) {
+        parts.push(format!("cost/run {}", delta(&e.cost, 4)));
+    }
+    parts.join("; ")
+}
+
+/// A dataset over its cases: `4 of 5 → 3 of 5 cases passed, mean score 0.80 → 0.70 (−0.10);
+/// 1 broke`.
+pub(crate) fn dataset(d: &DatasetChange) -> String {
+    let mut line = format!(
+        "{} of {} → {} of {} cases passed",
+        d.baseline.0, d.baseline.1, d.current.0, d.current.1
+    );
+    if d.score.baseline.is_some() || d.score.current.is_some() {
+        line.push_str(&format!(", mean score {}", delta(&d.score, 2)));
+    }
+    let kinds: Vec<String> = d
+        .kinds
+        .iter()
+        .filter(|(k, _)| **k != Kind::Unchanged)
+        .map(|(k, n)| format!("{n} {}", kind(*k)))
+        .collect();
+    if !kinds.is_empty() {
+        line.push_str(&format!("; {}", kinds.join(", ")));
+    }
+    line
+}
+
+/// `2 fixed, 1 broke, 1 worse, 3 unchanged` (in the order of [`Kind`]).
+pub(crate) fn counts(c: &Comparison) -> String {
+    let counts = c.counts();
+    if counts.is_empty() {
+        return "no evals on either side".to_string();
+    }
+    counts
+        .iter()
+        .map(|(k, n)| format!("{n} {}", kind(*k)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The counts, and how many baseline evals a filtered run did not run:
+/// `1 broke, 3 unchanged (2 baseline evals not run)`.
+pub(crate) fn counts_and_not_run(c: &Comparison) -> String {
+    if c.not_run > 0 {
+        format!("{} ({} baseline evals not run)", counts(c), c.not_run)
+    } else {
+        counts(c)
+    }
+}
+
+/// The policy: `broken-gate, pass-rate-drop` or `nothing`.
+pub(crate) fn policy(c: &Comparison) -> String {
+    if c.fail_on.is_empty() {
+        "nothing".to_string()
+    } else {
+        c.fail_on
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// What a regression is, for people: `pass rate fell beyond chance: 0.90 → 0.30 (...)`.
+pub(crate) fn regression(c: &Comparison, r: &Regression) -> String {
+    let Some(e) = c.eval(&r.id) else {
+        return String::new();
+    };
+    match r.kind {
+        RegressionKind::BrokenGate => {
+            let gates = if e.failed_gates.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} failed)", e.failed_gates.join(", "))
+            };
+            match &e.pass_rate {
+                Some(rate) if rate.runs > 1 || rate.baseline_runs > 1 => format!(
+                    "passed in the baseline, fails now{gates}: pass rate {}",
+                    pass_rate(rate)
+                ),
+                _ => format!("passed in the baseline, fails now{gates}"),
+            }
+        }
+        RegressionKind::PassRateDrop => match &e.pass_rate {
+            Some(rate) => format!("pass rate fell beyond chance: {}", pass_rate(rate)),
+            None => "pass rate fell".to_string(),
+        },
+        RegressionKind::MetricDrop => {
+            let mut drops = Vec::new();
+            let both_passed =
+                e.baseline_outcome == Some(Outcome::Passed) && e.outcome == Some(Outcome::Passed);
+            if both_passed && c.dropped(&e.score) {
+                drops.push(format!("score {}", delta(&e.score, 2)));
+            }
+            for (name, d) in &e.metrics {
+                if c.dropped(d) {
+                    drops.push(format!("{name} {}", delta(d, 2)));
+                }
+            }
+            format!(
+                "fell by more than {}: {}",
+                trim_number(c.metric_margin),
+                drops.join("; ")
+            )
+        }
+    }
+}
+
+/// The comparison as plain text lines, for the console: the counts, each changed eval with
+/// what moved, each dataset, and the regressions.
+pub(crate) fn console(c: &Comparison) -> Vec<String> {
+    let mut lines = vec![format!(
+        "compared with baseline {}: {}",
+        c.baseline,
+        counts_and_not_run(c)
+    )];
+    for e in c.changed() {
+        let details = details(e);
+        lines.push(if details.is_empty() {
+            format!("    {:<14} {}", label(e), e.id)
+        } else {
+            format!("    {:<14} {} — {details}", label(e), e.id)
+        });
+    }
+    for d in &c.datasets {
+        lines.push(format!("    dataset {}: {}", d.id, dataset(d)));
+    }
+    let regressions = c.regressions();
+    if regressions.is_empty() {
+        lines.push(format!(
+            "no regression (fail_on: {}; alpha {}, metric margin {})",
+            policy(c),
+            trim_number(c.alpha),
+            trim_number(c.metric_margin)
+        ));
+    } else {
+        lines.push(format!(
+            "REGRESSION: {} (fail_on: {}):",
+            regressions.len(),
+            policy(c)
+        ));
+        for r in &regressions {
+            lines.push(format!(
+                "    {} {}: {}",
+                r.kind.name(),
+                r.id,
+                regression(c, r)
+            ));
+        }
+    }
+    lines
+}
+
+/// How a change reads at a glance: what a reviewer must look at, a failure that stays, an
+/// improvement, or nothing to act on.
+pub(crate) fn tone(e: &EvalChange) -> Tone {
+    match e.kind {
+        Kind::Broke | Kind::Worse if !e.within_chance => Tone::Worse,
+        Kind::StillFailing => Tone::Failing,
+        Kind::Fixed | Kind::Better => Tone::Better,
+        _ => Tone::Same,
+    }
+}
+
+/// The table of every eval that changed: its change, pass rate (with Fisher's exact test),
+/// score, metrics, tokens and cost per run, before and after; `None` when nothing changed.
+pub(crate) fn comparison_table(c: &Comparison) -> Option<Table> {
+    let changed: Vec<&EvalChange> = c.changed().collect();
+    if changed.is_empty() {
+        return None;
+    }
+    let dash = |s: String| Cell::text(if s.is_empty() { "–".to_string() } else { s });
+    let delta_or_empty = |d: &Delta, digits: usize| {
+        if d.baseline.is_none() && d.current.is_none() {
+            String::new()
+        } else {
+            delta(d, digits)
+        }
+    };
+    let rows = changed
+        .into_iter()
+        .map(|e| {
+            let metrics: Vec<String> = e
+                .metrics
+                .iter()
+                .map(|(name, d)| format!("{name} {}", delta(d, 2)))
+                .collect();
+            vec![
+                Cell::code(&e.id),
+                Cell::text(label(e)).tone(tone(e)),
+                dash(e.pass_rate.as_ref().map(pass_rate).unwrap_or_default()),
+                dash(delta_or_empty(&e.score, 2)),
+                dash(metrics.join("; ")),
+                dash(delta_or_empty(&e.tokens, 0)),
+                dash(delta_or_empty(&e.cost, 4)),
+            ]
+        })
+        .collect();
+    Some(Table {
+        columns: vec![
+            Column::text("eval"),
+            Column::text("change"),
+            Column::text("pass rate (Fisher's exact test)"),
+            Column::text("score"),
+            Column::text("metrics"),
+            Column::text("tokens/run"),
+            Column::text("cost/run"),
+        ],
+        rows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pass_rate_change_reads_with_its_interval_and_test() {
+        let c = PassRateChange::new(18, 20, 6, 20, 0.05);
+        assert_eq!(
+            pass_rate(&c),
+            "0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)"
+        );
+    }
+
+    #[test]
+    fn signs_are_true_minus_and_plus_minus_zero() {
+        assert_eq!(signed(0.2, 2), "+0.20");
+        assert_eq!(signed(-0.3, 2), "−0.30");
+        assert_eq!(signed(-0.001, 2), "±0.00");
+        assert_eq!(p_text(0.000_01), "p < 0.0001");
+    }
+}

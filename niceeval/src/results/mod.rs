@@ -1,0 +1,41 @@
+//! Results files: where eval reports land, and how they are read back.
+//!
+//! Under plain `cargo test` (or `cargo nextest`) every finished eval appends its
+//! [`EvalReport`](crate::EvalReport) as one JSON line to a file in `target/niceeval/results/`
+//! ([`append`]); the suite runner (`niceeval::main!()`) writes the same files through
+//! [`ResultsFile`], a reporter that keeps the file open and flushes each line as its eval
+//! finishes. A suite binary's `--report` and the `niceeval report` command read them back
+//! ([`read_reports`]), keep each eval's latest run ([`latest`], the default) or combine every
+//! record as the shards of one run ([`merge`], `--combine`), recompute pass rates and pass@k,
+//! and replay the result through reporters ([`replay`]; [`crate::harness::run_report`],
+//! `cargo test --test evals -- --report --markdown summary.md`).
+//!
+//! Every record carries the run that wrote it ([`RunInfo`](crate::RunInfo): run id, start time,
+//! target), so reading can tell the latest run of a target from an earlier one.
+//!
+//! File naming: `<test binary>.jsonl`. The first time a process writes to it, the file is
+//! compacted to the latest record of each eval the binary still defines, then appended to: a
+//! rerun replaces the results of the evals it ran, and a filtered run (`cargo test --test
+//! evals refund`) keeps the other evals' latest results instead of dropping them. Under
+//! nextest, which runs each test in its own process, the file is
+//! `<test binary>-<NEXTEST_RUN_ID>.jsonl` and is only appended to.
+//! `NICEEVAL_RESULTS_DIR` overrides the directory; `NICEEVAL_RESULTS=0` turns the files off.
+//!
+//! ```no_run
+//! // After `cargo test`: every eval of every test binary, merged into one summary.
+//! let dir = niceeval::__private::results::results_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+//! let reports = niceeval::__private::results::merge(niceeval::__private::results::read_reports(&[dir])?);
+//! println!("{} evals", reports.len());
+//! # Ok::<(), niceeval::__private::results::ReadError>(())
+//! ```
+
+mod merge;
+mod read;
+mod write;
+
+pub use merge::{from_earlier_runs, latest, latest_records, merge, replay, replay_with};
+pub use read::{ReadError, read_reports};
+pub use write::{ResultsFile, append, disabled, results_dir, target_dir, this_run};
+
+#[cfg(test)]
+mod tests;
