@@ -268,6 +268,19 @@ pub mod __private {
         pub use crate::scope::turn_output::*;
         pub use crate::scope::{RunView, ScopedCheck};
     }
+    /// The built-in reporters.
+    pub mod reporter {
+        pub use crate::reporter::console::{Console, progress_line, summary_table};
+        #[cfg(feature = "html")]
+        pub use crate::reporter::html::Html;
+        pub use crate::reporter::jsonl::Jsonl;
+        pub use crate::reporter::junit::Junit;
+        pub use crate::reporter::markdown::Markdown;
+    }
+    /// Baselines.
+    pub mod compare {
+        pub use crate::compare::baseline::{BASELINE_VERSION, Baseline, BaselineError};
+    }
     /// Assertion internals.
     pub mod expect {
         pub use crate::expect::custom_dir::CustomAssertions;

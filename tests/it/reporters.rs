@@ -3,9 +3,8 @@
 //! line; JUnit XML (also parsed, with its testcase count); the Markdown summary. Review changes
 //! with `cargo insta review`.
 
-use niceeval::reporter::{
-    Console, EvalSummary, Junit, Markdown, Reporter, SuiteReport, SuiteStart,
-};
+use niceeval::__private::reporter::{Console, Junit, Markdown};
+use niceeval::reporter::{EvalSummary, Reporter, SuiteReport, SuiteStart};
 use niceeval::{
     AssertionKind, AssertionResult, EvalReport, Event, Grade, Outcome, Role, RunSummary, Settings,
     Usage,
@@ -340,7 +339,8 @@ fn an_interrupted_suite_says_so() {
 
 #[test]
 fn an_interrupted_suite_names_what_did_not_finish_in_every_report() {
-    use niceeval::reporter::{Html, Signal};
+    use niceeval::__private::reporter::Html;
+    use niceeval::reporter::Signal;
     let reports = reports();
     let unfinished = vec![
         "evals::support::slow_b".to_string(),

@@ -17,22 +17,6 @@ pub const BASELINE_VERSION: u32 = 1;
 /// scores, named metrics, tokens — so that saving the baseline of an unchanged suite gives the
 /// same bytes, and a diff of the file in a pull request shows what changed. Durations and costs
 /// vary from run to run; they are kept only when `[compare] baseline_include` asks for them.
-///
-/// ```
-/// use niceeval::compare::Baseline;
-///
-/// let text = r#"{
-///   "niceeval_baseline": 1,
-///   "evals": [
-///     { "id": "evals::refund", "outcome": "passed", "runs": 1, "passed": 1, "pass_rate": 1.0,
-///       "score": 0.9 }
-///   ]
-/// }"#;
-/// let baseline = Baseline::parse(text, "baseline.json")?;
-/// assert_eq!(baseline.evals[0].id, "evals::refund");
-/// assert!(baseline.to_json().starts_with("{\n  \"niceeval_baseline\": 1,\n  \"evals\": ["));
-/// # Ok::<(), niceeval::compare::BaselineError>(())
-/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Baseline {
@@ -388,5 +372,31 @@ mod tests {
                 "readable by others (umask permitting): {mode:o}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() -> Result<(), Box<dyn std::error::Error>> {
+        use crate::compare::Baseline;
+
+        let text = r#"{
+          "niceeval_baseline": 1,
+          "evals": [
+            { "id": "evals::refund", "outcome": "passed", "runs": 1, "passed": 1, "pass_rate": 1.0,
+              "score": 0.9 }
+          ]
+        }"#;
+        let baseline = Baseline::parse(text, "baseline.json")?;
+        assert_eq!(baseline.evals[0].id, "evals::refund");
+        assert!(
+            baseline
+                .to_json()
+                .starts_with("{\n  \"niceeval_baseline\": 1,\n  \"evals\": [")
+        );
+        Ok(())
     }
 }

@@ -18,16 +18,6 @@ use crate::outcome::Outcome;
 use crate::report::{EvalReport, EvalSummary, Progress, SuiteReport, SuiteStart};
 
 /// Writes progress and a summary table to `out`.
-///
-/// ```
-/// use niceeval::reporter::{Console, Reporter, SuiteReport, SuiteStart};
-///
-/// let mut console = Console::new(Vec::new(), false);
-/// console.on_run_start(&SuiteStart { evals: vec![], concurrency: 4 }).unwrap();
-/// console.on_run_complete(&SuiteReport::new(vec![], 0, false, 10.0)).unwrap();
-/// let text = String::from_utf8(console.into_inner()).unwrap();
-/// assert!(text.contains("test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out"));
-/// ```
 pub struct Console<W: Write + Send> {
     out: W,
     live: bool,
@@ -136,17 +126,6 @@ impl<W: Write + Send> Console<W> {
 
 /// The progress of a suite in one line: a bar, evals done of total, running, failed so far,
 /// elapsed time and the estimated time left (from the mean time per finished eval).
-///
-/// ```
-/// use std::time::Duration;
-/// use niceeval::reporter::progress_line;
-///
-/// assert_eq!(
-///     progress_line(10, 40, 4, 1, Duration::from_secs(30)),
-///     "[=======                     ] 10/40 evals, 4 running, 1 failed, 0:30 elapsed, ETA 1:30"
-/// );
-/// assert!(progress_line(0, 40, 4, 0, Duration::from_secs(3)).ends_with("ETA -"));
-/// ```
 pub fn progress_line(
     done: usize,
     total: usize,
@@ -380,26 +359,6 @@ impl<W: Write + Send> Reporter for Console<W> {
 /// Renders the per-eval summary table: outcome, runs, pass rate, pass@k and pass^k (at
 /// [`EvalSummary::table_k`]), score, tokens, cost and wall time. `-` marks what does not apply
 /// (pass statistics of a single run, tokens nobody reported, an unknown cost).
-///
-/// ```
-/// use niceeval::reporter::{summary_table, EvalSummary};
-/// use niceeval::{Outcome, Usage};
-///
-/// let row: EvalSummary = serde_json::from_value(serde_json::json!({
-///     "id": "demo::refund", "outcome": Outcome::Passed, "error": false, "below_threshold": false,
-///     "runs": 4, "pass_rate": 0.75, "pass_at_k": [0.75, 1.0, 1.0, 1.0],
-///     "pass_hat_k": [0.75, 0.5, 0.25, 0.0], "score": 0.9, "usage": Usage::default(),
-///     "cost_usd": null, "duration_ms": 1200.0, "tags": [],
-/// })).unwrap();
-/// let table = summary_table(&[row]);
-/// let lines: Vec<&str> = table.lines().collect();
-/// assert!(lines[0].starts_with("eval    outcome  runs  pass rate      pass@k      pass^k  score"));
-/// let row: Vec<&str> = lines[2].split_whitespace().collect();
-/// assert_eq!(
-///     row,
-///     ["refund", "passed", "4", "0.75", "1.00", "(k=2)", "0.50", "(k=2)", "0.90", "-", "-", "1.20s"]
-/// );
-/// ```
 pub fn summary_table(evals: &[EvalSummary]) -> String {
     const HEADER: [&str; 10] = [
         "eval",
@@ -614,6 +573,70 @@ mod tests {
         assert!(
             text.ends_with(".\ntest b has been running for over 60 seconds\n"),
             "{text:?}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::reporter::{Console, Reporter, SuiteReport, SuiteStart};
+
+        let mut console = Console::new(Vec::new(), false);
+        console
+            .on_run_start(&SuiteStart {
+                evals: vec![],
+                concurrency: 4,
+            })
+            .unwrap();
+        console
+            .on_run_complete(&SuiteReport::new(vec![], 0, false, 10.0))
+            .unwrap();
+        let text = String::from_utf8(console.into_inner()).unwrap();
+        assert!(text.contains(
+            "test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out"
+        ));
+    }
+
+    #[test]
+    fn example_2() {
+        use crate::reporter::console::progress_line;
+        use std::time::Duration;
+
+        assert_eq!(
+            progress_line(10, 40, 4, 1, Duration::from_secs(30)),
+            "[=======                     ] 10/40 evals, 4 running, 1 failed, 0:30 elapsed, ETA 1:30"
+        );
+        assert!(progress_line(0, 40, 4, 0, Duration::from_secs(3)).ends_with("ETA -"));
+    }
+
+    #[test]
+    fn example_3() {
+        use crate::reporter::EvalSummary;
+        use crate::reporter::console::summary_table;
+        use crate::{Outcome, Usage};
+
+        let row: EvalSummary = serde_json::from_value(serde_json::json!({
+            "id": "demo::refund", "outcome": Outcome::Passed, "error": false, "below_threshold": false,
+            "runs": 4, "pass_rate": 0.75, "pass_at_k": [0.75, 1.0, 1.0, 1.0],
+            "pass_hat_k": [0.75, 0.5, 0.25, 0.0], "score": 0.9, "usage": Usage::default(),
+            "cost_usd": null, "duration_ms": 1200.0, "tags": [],
+        })).unwrap();
+        let table = summary_table(&[row]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(
+            lines[0].starts_with("eval    outcome  runs  pass rate      pass@k      pass^k  score")
+        );
+        let row: Vec<&str> = lines[2].split_whitespace().collect();
+        assert_eq!(
+            row,
+            [
+                "refund", "passed", "4", "0.75", "1.00", "(k=2)", "0.50", "(k=2)", "0.90", "-",
+                "-", "1.20s"
+            ]
         );
     }
 }

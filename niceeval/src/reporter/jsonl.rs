@@ -7,22 +7,6 @@ use super::Reporter;
 use crate::report::{EvalReport, Versioned};
 
 /// Writes one JSON line per finished eval.
-///
-/// ```
-/// use niceeval::reporter::{Jsonl, Reporter};
-/// # let report: niceeval::EvalReport = serde_json::from_value(serde_json::json!({
-/// #   "id": "demo::refund", "file": "tests/demo.rs", "line": 3, "outcome": "passed",
-/// #   "assertions": [], "duration_ms": 12.5,
-/// #   "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
-/// #   "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [1.0], "pass_hat_k": [1.0]},
-/// #   "min_pass_rate": 1.0 })).unwrap();
-///
-/// let mut jsonl = Jsonl::new(Vec::new());
-/// jsonl.on_eval_complete(&report).unwrap(); // written and flushed right away
-/// let text = String::from_utf8(jsonl.into_inner()).unwrap();
-/// let back: niceeval::EvalReport = serde_json::from_str(text.trim_end()).unwrap();
-/// assert_eq!(back, report);
-/// ```
 pub struct Jsonl<W: Write + Send> {
     out: W,
 }
@@ -53,5 +37,27 @@ impl<W: Write + Send> Reporter for Jsonl<W> {
         line.push(b'\n');
         self.out.write_all(&line)?;
         self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::reporter::{Jsonl, Reporter};
+        let report: crate::EvalReport = serde_json::from_value(serde_json::json!({
+          "id": "demo::refund", "file": "tests/demo.rs", "line": 3, "outcome": "passed",
+          "assertions": [], "duration_ms": 12.5,
+          "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+          "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [1.0], "pass_hat_k": [1.0]},
+          "min_pass_rate": 1.0 })).unwrap();
+
+        let mut jsonl = Jsonl::new(Vec::new());
+        jsonl.on_eval_complete(&report).unwrap(); // written and flushed right away
+        let text = String::from_utf8(jsonl.into_inner()).unwrap();
+        let back: crate::EvalReport = serde_json::from_str(text.trim_end()).unwrap();
+        assert_eq!(back, report);
     }
 }

@@ -15,14 +15,6 @@ use crate::report::table::{Table, Tone, evals_table, flaky_table};
 use crate::report::{EvalReport, SuiteReport};
 
 /// Writes a Markdown summary when the suite completes.
-///
-/// ```
-/// use niceeval::reporter::{Markdown, Reporter, SuiteReport};
-///
-/// let mut md = Markdown::new(Vec::new());
-/// md.on_run_complete(&SuiteReport::new(vec![], 0, false, 1.0)).unwrap();
-/// assert!(String::from_utf8(md.into_inner()).unwrap().starts_with("## niceeval"));
-/// ```
 pub struct Markdown<W: Write + Send> {
     out: W,
     failures: String,
@@ -204,5 +196,24 @@ impl<W: Write + Send> Reporter for Markdown<W> {
         // One write, then the flush that publishes a report file.
         self.out.write_all(md.as_bytes())?;
         self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::reporter::{Markdown, Reporter, SuiteReport};
+
+        let mut md = Markdown::new(Vec::new());
+        md.on_run_complete(&SuiteReport::new(vec![], 0, false, 1.0))
+            .unwrap();
+        assert!(
+            String::from_utf8(md.into_inner())
+                .unwrap()
+                .starts_with("## niceeval")
+        );
     }
 }

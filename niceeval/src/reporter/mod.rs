@@ -9,22 +9,22 @@
 //! eval's report, the comparison with a baseline, the tables each format draws — come from the
 //! report layer, so every format says the same thing.
 
-mod console;
+pub(crate) mod console;
 #[cfg(feature = "html")]
-mod html;
-mod jsonl;
-mod junit;
-mod markdown;
+pub(crate) mod html;
+pub(crate) mod jsonl;
+pub(crate) mod junit;
+pub(crate) mod markdown;
 mod markup;
 
-pub use console::{Console, progress_line, summary_table};
-
+// The built-in reporters are the suite runner's (`--junit`, `--markdown`, `--html`, `--jsonl`);
+// users write reporters of their own against `Reporter` and the suite's data.
+pub(crate) use console::Console;
 #[cfg(feature = "html")]
-#[cfg_attr(docsrs, doc(cfg(feature = "html")))]
-pub use html::Html;
-pub use jsonl::Jsonl;
-pub use junit::Junit;
-pub use markdown::Markdown;
+pub(crate) use html::Html;
+pub(crate) use jsonl::Jsonl;
+pub(crate) use junit::Junit;
+pub(crate) use markdown::Markdown;
 
 // The suite's data lives with the reports (`report/suite.rs`); reporters render it.
 pub use crate::report::{
@@ -53,22 +53,8 @@ pub(crate) fn create_file(path: &std::path::Path) -> std::io::Result<std::fs::Fi
 /// line by line.
 ///
 /// [`flush`]: std::io::Write::flush
-///
-/// ```
-/// use std::io::Write;
-/// use niceeval::reporter::ReportFile;
-///
-/// let dir = tempfile::tempdir()?;
-/// let path = dir.path().join("reports/summary.md");
-/// let mut file = ReportFile::create(&path)?; // directories created, writability checked
-/// file.write_all(b"## niceeval\n")?;
-/// assert!(!path.exists()); // nothing is visible before the flush
-/// file.flush()?;
-/// assert_eq!(std::fs::read_to_string(&path)?, "## niceeval\n");
-/// # Ok::<(), std::io::Error>(())
-/// ```
 #[derive(Debug)]
-pub struct ReportFile {
+pub(crate) struct ReportFile {
     path: std::path::PathBuf,
     dir: std::path::PathBuf,
     temporary: Option<tempfile::NamedTempFile>,
@@ -94,11 +80,6 @@ impl ReportFile {
         };
         drop(file.temporary_file()?);
         Ok(file)
-    }
-
-    /// Where the report appears.
-    pub fn path(&self) -> &std::path::Path {
-        &self.path
     }
 
     fn temporary_file(&self) -> std::io::Result<tempfile::NamedTempFile> {
@@ -207,5 +188,25 @@ impl<R: Reporter + ?Sized> Reporter for Box<R> {
     }
     fn on_progress(&mut self, progress: &Progress) -> std::io::Result<()> {
         (**self).on_progress(progress)
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() -> Result<(), Box<dyn std::error::Error>> {
+        use crate::reporter::ReportFile;
+        use std::io::Write;
+
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("reports/summary.md");
+        let mut file = ReportFile::create(&path)?; // directories created, writability checked
+        file.write_all(b"## niceeval\n")?;
+        assert!(!path.exists()); // nothing is visible before the flush
+        file.flush()?;
+        assert_eq!(std::fs::read_to_string(&path)?, "## niceeval\n");
+        Ok(())
     }
 }
