@@ -259,6 +259,19 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
         .unwrap_or_else(|| panic!("a table row\n{}", out.dump()));
     let cells: Vec<&str> = row.split_whitespace().collect();
     assert_eq!(&cells[..3], ["jsonl::paris", "passed", "3"], "{row}");
+    // Without --seed a seed is drawn and printed; with it, the same sample comes back.
+    let drawn = run(&["--sample", "2", "jsonl::"]);
+    let seed = drawn
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("--sample 2: drew seed "))
+        .and_then(|rest| rest.split(';').next())
+        .unwrap_or_else(|| panic!("the drawn seed is printed\n{}", drawn.dump()))
+        .to_string();
+    assert_eq!(
+        names(&run(&["--sample", "2", "--seed", &seed, "jsonl::"])),
+        names(&drawn)
+    );
     let first = run(&["--sample", "2", "--seed", "3", "jsonl::"]);
     assert_eq!(names(&first).len(), 2, "{}", first.dump());
     assert_eq!(

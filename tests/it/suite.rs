@@ -112,10 +112,23 @@ fn exact_skip_and_tag_select_like_libtest() {
     let out = suite(&["--exact", "smoke::greets"], &[]);
     assert_eq!(counts(summary(&out)), (true, 1, 0, 0, 17), "{}", out.dump());
 
-    // --exact needs the whole name: `smoke` alone matches nothing.
+    // --exact needs the whole name: `smoke` alone matches nothing, which is an error of its
+    // own (nothing was checked), unless NICEEVAL_ALLOW_EMPTY=1 says it is expected.
     let out = suite(&["--exact", "smoke"], &[]);
+    assert_eq!(out.code(), Some(4), "{}", out.dump());
+    assert!(
+        out.stderr
+            .contains("error: the filter \"smoke\" selected no eval of the 18"),
+        "{}",
+        out.dump()
+    );
+    let out = suite(&["--exact", "smoke"], &[("NICEEVAL_ALLOW_EMPTY", "1")]);
     assert_eq!(out.code(), Some(0), "{}", out.dump());
     assert_eq!(counts(summary(&out)), (true, 0, 0, 0, 18), "{}", out.dump());
+    // A mistyped tag likewise.
+    let out = suite(&["--tag", "fsat"], &[]);
+    assert_eq!(out.code(), Some(4), "{}", out.dump());
+    assert!(out.stderr.contains("--tag fsat selected no eval"), "{}", out.dump());
 
     let out = suite(&["--skip", "slow", "--skip", "checkout"], &[]);
     assert_eq!(counts(summary(&out)), (true, 2, 0, 0, 16), "{}", out.dump());

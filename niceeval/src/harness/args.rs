@@ -58,8 +58,8 @@ pub struct Args {
     pub limit: Option<usize>,
     /// `--sample N`: N cases of each dataset eval, drawn with `--seed`.
     pub sample: Option<usize>,
-    /// `--seed S` for `--sample` (0 when not given).
-    pub seed: u64,
+    /// `--seed S` for `--sample`; without it a seed is drawn and printed.
+    pub seed: Option<u64>,
     /// `--baseline FILE`: compare this run (or, in report mode, the results) with a baseline
     /// file, show the comparison in every report, and exit 3 on a regression
     /// (`[compare] fail_on`).
@@ -104,8 +104,8 @@ niceeval options:
   --tag TAG               only evals tagged TAG (repeatable: any of them)
   --timeout DURATION      timeout per run, e.g. 30s, 2m
   --limit N               only the first N cases of each dataset eval
-  --sample N [--seed S]   N cases of each dataset eval, drawn with seed S (default 0): the same
-                          seed draws the same cases
+  --sample N [--seed S]   N cases of each dataset eval, drawn with seed S: the same seed draws
+                          the same cases (without --seed, one is drawn and printed)
   --jsonl PATH            write one JSON line per finished eval
   --junit PATH            write JUnit XML
   --markdown PATH         write a Markdown summary
@@ -226,9 +226,9 @@ impl Args {
                 }
                 "--seed" => {
                     let v = value("--seed")?;
-                    out.seed = v.parse::<u64>().map_err(|_| {
+                    out.seed = Some(v.parse::<u64>().map_err(|_| {
                         ArgsError(format!("--seed takes a whole number, got {v:?}"))
-                    })?;
+                    })?);
                 }
                 "--runs" => {
                     let v = value("--runs")?;
@@ -441,11 +441,11 @@ mod tests {
     #[test]
     fn limit_sample_and_seed_choose_dataset_cases() {
         let a = Args::parse(["--limit", "5"]).unwrap().unwrap();
-        assert_eq!((a.limit, a.sample, a.seed), (Some(5), None, 0));
+        assert_eq!((a.limit, a.sample, a.seed), (Some(5), None, None));
         let a = Args::parse(["--sample", "10", "--seed", "42"])
             .unwrap()
             .unwrap();
-        assert_eq!((a.limit, a.sample, a.seed), (None, Some(10), 42));
+        assert_eq!((a.limit, a.sample, a.seed), (None, Some(10), Some(42)));
         let both = Args::parse(["--limit", "1", "--sample", "2"]).unwrap_err();
         assert!(both.to_string().contains("give one of them"), "{both}");
         let zero = Args::parse(["--limit", "0"]).unwrap_err();

@@ -58,6 +58,9 @@ pub const EXIT_USAGE: i32 = 2;
 /// Exit code when every eval passed (or was skipped) but the comparison with the `--baseline`
 /// found a regression that `[compare] fail_on` names. A failed eval's 101 wins over it.
 pub const EXIT_REGRESSION: i32 = 3;
+/// Exit code when the arguments select no eval at all (a mistyped `--tag` or filter): nothing
+/// ran, so nothing passed. `NICEEVAL_ALLOW_EMPTY=1` makes an empty selection a success.
+pub const EXIT_NOTHING_SELECTED: i32 = 4;
 /// Exit code when Ctrl-C interrupted the run (128 + SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
 /// Exit code when SIGTERM interrupted the run (128 + SIGTERM).
@@ -113,13 +116,22 @@ pub fn run_with_args(
 ) -> i32 {
     // Dataset evals run as one eval per case, read from their files now: an edited file runs
     // without a rebuild. One that cannot be read stays as itself and fails saying why.
-    // `--limit` / `--sample` choose among each dataset's cases.
+    // `--limit` / `--sample` choose among each dataset's cases; a sample without `--seed`
+    // draws one and says which, so the same sample can be run again.
+    let seed = match (args.sample, args.seed) {
+        (Some(n), None) => {
+            let seed = drawn_seed();
+            println!("--sample {n}: drew seed {seed}; rerun this sample with --seed {seed}");
+            seed
+        }
+        (_, seed) => seed.unwrap_or(0),
+    };
     let evals: Vec<&'static EvalDefinition> = evals
         .into_iter()
         .flat_map(|def| match crate::dataset::expand(def) {
             Ok(cases) if def.dataset.is_some() => match (args.limit, args.sample) {
                 (Some(n), _) => cases.into_iter().take(n).collect(),
-                (None, Some(n)) => crate::dataset::sample(cases, n, args.seed),
+                (None, Some(n)) => crate::dataset::sample(cases, n, seed),
                 (None, None) => cases,
             },
             Ok(evals) => evals,
@@ -173,6 +185,19 @@ pub fn run_with_args(
     if args.list {
         list(args, &selected);
         return EXIT_OK;
+    }
+    if selected.is_empty() && !args.rerun_failed {
+        let allowed = std::env::var("NICEEVAL_ALLOW_EMPTY").is_ok_and(|v| v == "1");
+        let why = nothing_selected(args, total);
+        if allowed {
+            println!("niceeval: {why}; NICEEVAL_ALLOW_EMPTY=1 accepts that");
+        } else {
+            eprintln!(
+            "error: {why}, so nothing was checked; run with --list to see the evals and their \
+             names (set NICEEVAL_ALLOW_EMPTY=1 when an empty selection is expected)"
+            );
+            return EXIT_NOTHING_SELECTED;
+        }
     }
     let config_dir = selected
         .first()
@@ -242,6 +267,54 @@ pub fn run_with_args(
         suite.signal.map_or(EXIT_INTERRUPTED, |s| s.exit_code())
     } else {
         exit_code(&suite, saved.is_ok())
+    }
+}
+
+/// A seed for `--sample` without `--seed`: different from run to run.
+fn drawn_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    // Short enough to type again.
+    hasher.finish() % 1_000_000
+}
+
+/// What an empty selection was made of, in the user's words.
+fn nothing_selected(args: &Args, total: usize) -> String {
+    let mut what = Vec::new();
+    if !args.filters.is_empty() {
+        what.push(format!(
+            "the filter{} {}",
+            if args.filters.len() == 1 { "" } else { "s" },
+            args.filters
+                .iter()
+                .map(|f| format!("{f:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if !args.skip.is_empty() {
+        what.push(format!("--skip {}", args.skip.join(", --skip ")));
+    }
+    if !args.tags.is_empty() {
+        what.push(format!("--tag {}", args.tags.join(", --tag ")));
+    }
+    if args.ignored {
+        what.push("--ignored".to_string());
+    }
+    if total == 0 {
+        "this test binary defines no eval".to_string()
+    } else if what.is_empty() {
+        format!("no eval of the {total} selected")
+    } else {
+        format!(
+            "{} selected no eval of the {total} this binary defines",
+            what.join(" and ")
+        )
     }
 }
 
