@@ -197,7 +197,8 @@ pub mod __private {
     pub use crate::report::EvalReport;
     pub use crate::reporter::Reporter;
     pub use crate::snapshot::{
-        name as snapshot_name, settings as snapshot_settings, text_in as snapshot_text,
+        applies as snapshot_applies, name as snapshot_name, settings as snapshot_settings,
+        text_in as snapshot_text,
     };
     pub use crate::{Error, Eval};
     pub use insta;

@@ -188,13 +188,26 @@ pub fn check_in_suite(def: &EvalDefinition, report: &mut EvalReport) {
 macro_rules! assert_report_snapshot {
     ($report:expr) => {{
         let report: &$crate::__private::EvalReport = &$report;
-        $crate::__private::snapshot_settings(report).bind(|| {
-            $crate::__private::insta::assert_snapshot!(
-                $crate::__private::snapshot_name(report),
-                $crate::__private::snapshot_text(report, env!("CARGO_MANIFEST_DIR"))
-            );
-        });
+        // A run that never started (an unusable niceeval.toml) shows the environment, not the
+        // agent: it fails the eval with its error and is not snapshotted.
+        if $crate::__private::snapshot_applies(report) {
+            $crate::__private::snapshot_settings(report).bind(|| {
+                $crate::__private::insta::assert_snapshot!(
+                    $crate::__private::snapshot_name(report),
+                    $crate::__private::snapshot_text(report, env!("CARGO_MANIFEST_DIR"))
+                );
+            });
+        }
     }};
+}
+
+/// Whether a report is snapshotted: not when its error is the configuration's (the eval never
+/// ran; its snapshot would hold the error and the file's absolute path).
+pub fn applies(report: &EvalReport) -> bool {
+    report
+        .error
+        .as_ref()
+        .is_none_or(|e| e.kind != crate::outcome::RunErrorKind::Config)
 }
 
 #[cfg(test)]

@@ -185,4 +185,24 @@ fn cargo_insta_test_accept_and_ci_catch_a_behaviour_change() {
         std::fs::read_to_string(snap(&dir, test_snap)).expect("snapshot"),
         accepted
     );
+
+    // 6. A broken niceeval.toml fails the evals with the configuration error, and no snapshot
+    //    is taken of it: nothing pending, nothing naming the file's absolute path.
+    let config = dir.join("niceeval.toml");
+    let good = std::fs::read_to_string(&config).expect("niceeval.toml");
+    std::fs::write(&config, "[run]\nconcurency = 4\n").expect("write niceeval.toml");
+    let out = cargo_insta(&dir, &["test"], false, None);
+    assert_ne!(out.code(), Some(0), "{}", out.dump());
+    assert!(
+        format!("{}{}", out.stdout, out.stderr).contains("concurency"),
+        "the configuration error is the failure\n{}",
+        out.dump()
+    );
+    assert_eq!(
+        snapshots(&dir),
+        [test_snap, suite_snap],
+        "no pending snapshot of a configuration error\n{}",
+        out.dump()
+    );
+    std::fs::write(&config, good).expect("restore niceeval.toml");
 }
