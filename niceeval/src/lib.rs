@@ -54,6 +54,7 @@ mod libtest;
 pub mod merge;
 mod outcome;
 mod panic;
+mod process;
 pub mod price;
 mod record;
 mod report;

@@ -63,8 +63,16 @@ mod validate;
 pub use duration::parse_duration;
 use validate::{check_base_url, check_judge_model};
 
-pub(crate) mod prices;
-use prices::Price;
+mod agent;
+mod prices;
+mod values;
+
+pub use agent::{
+    AgentConfig, ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig, CommandLine,
+    ReplayConfig,
+};
+pub use prices::PriceConfig;
+pub use values::{CacheMode, Isolation, Keep};
 
 /// The file name searched for.
 pub const FILE_NAME: &str = "niceeval.toml";
@@ -158,7 +166,7 @@ pub struct Config {
     /// `[prices."provider/model"]`: USD per 1M tokens, overriding the built-in table
     /// (see [`crate::price`]).
     #[serde(default)]
-    pub prices: BTreeMap<String, Price>,
+    pub prices: BTreeMap<String, PriceConfig>,
     /// `[run]`: how evals run.
     #[serde(default)]
     pub run: RunConfig,
@@ -195,9 +203,10 @@ pub struct JudgeConfig {
     pub api_key_env: Option<String>,
     /// Judge response cache: `off`, `read`, `write` or `read-write` (the default).
     #[serde(default)]
-    pub cache: Option<crate::cache::CacheMode>,
+    pub cache: Option<CacheMode>,
     /// Where judge answers are cached, relative to the directory of `niceeval.toml` (default:
-    /// `niceeval/cache` in the Cargo target directory; see [`Config::judge_cache_dir`]).
+    /// `niceeval/cache` in the Cargo target directory; see
+    /// [`ResponseCache::judge_dir`](crate::cache::ResponseCache::judge_dir)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_dir: Option<PathBuf>,
     /// Timeout of one judge request, e.g. `"60s"` (the default); validated when parsed.
@@ -206,19 +215,6 @@ pub struct JudgeConfig {
     /// Judge requests in flight at once per provider endpoint (default 8).
     #[serde(default, deserialize_with = "validate::concurrency")]
     pub max_concurrency: Option<usize>,
-}
-
-/// `[agent]`: a default agent described as data. `type` selects the adapter; the other keys are
-/// the adapter's settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(expecting = "a table with `type` and the agent's settings")]
-pub struct AgentConfig {
-    /// The adapter, e.g. `replay`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// The adapter's settings.
-    #[serde(flatten)]
-    pub settings: BTreeMap<String, toml::Value>,
 }
 
 /// `[run]`.
@@ -352,7 +348,7 @@ impl CompareConfig {
 pub struct WorkspaceConfig {
     /// How the agent's processes are isolated: `"local"` (default) or `"bubblewrap"`.
     #[serde(default)]
-    pub isolation: Option<crate::workspace::Isolation>,
+    pub isolation: Option<Isolation>,
     /// Whether bubblewrapped processes may use the network (default `false`).
     #[serde(default)]
     pub network: bool,
@@ -362,7 +358,7 @@ pub struct WorkspaceConfig {
     /// What becomes of a working copy after its run: `"failed"` (default: kept when the run
     /// failed), `"always"` or `"never"`.
     #[serde(default)]
-    pub keep: Option<crate::workspace::Keep>,
+    pub keep: Option<Keep>,
     /// The most files a template (and a diff) may hold (default 100,000).
     #[serde(default, deserialize_with = "validate::max_files")]
     pub max_files: Option<u64>,
@@ -370,28 +366,6 @@ pub struct WorkspaceConfig {
     /// (the default).
     #[serde(default, deserialize_with = "validate::size")]
     pub max_bytes: Option<u64>,
-}
-
-impl WorkspaceConfig {
-    /// The workspace settings these keys describe; relative paths given to `add_files` resolve
-    /// against `base_dir`.
-    pub fn settings(&self, base_dir: Option<&Path>) -> crate::workspace::Settings {
-        let mut settings = crate::workspace::Settings {
-            isolation: self.isolation.unwrap_or_default(),
-            network: self.network,
-            ignore: self.ignore.clone(),
-            keep: self.keep.unwrap_or_default(),
-            ..Default::default()
-        };
-        if let Some(files) = self.max_files {
-            settings.limits.max_files = files;
-        }
-        if let Some(bytes) = self.max_bytes {
-            settings.limits.max_bytes = bytes;
-        }
-        settings.base_dir = base_dir.map(Path::to_path_buf);
-        settings
-    }
 }
 
 impl Config {
@@ -517,36 +491,6 @@ impl Config {
             .map_or(crate::excerpt::DEFAULT_MAX_TEXT, |n| {
                 usize::try_from(n).unwrap_or(usize::MAX)
             })
-    }
-
-    /// Where the judge cache of the crate at `manifest_dir` lives: `[judge] cache_dir`, relative
-    /// to the directory of the `niceeval.toml` that sets it, else `niceeval/cache` in the Cargo
-    /// target directory ([`crate::cache::ResponseCache::for_manifest_dir`]).
-    ///
-    /// ```
-    /// use std::path::Path;
-    /// use niceeval::config::Config;
-    ///
-    /// let mut config = Config::parse("[judge]\ncache_dir = \"judge-cache\"\n", "niceeval.toml")?;
-    /// config.source = Some("/work/evals/niceeval.toml".into());
-    /// assert_eq!(config.judge_cache_dir(Path::new("/work/evals/sub")), Path::new("/work/evals/judge-cache"));
-    /// # Ok::<(), niceeval::config::ConfigError>(())
-    /// ```
-    #[cfg(feature = "providers")]
-    pub fn judge_cache_dir(&self, manifest_dir: &Path) -> PathBuf {
-        match &self.judge.cache_dir {
-            Some(dir) => {
-                let base = self
-                    .source
-                    .as_deref()
-                    .and_then(Path::parent)
-                    .unwrap_or(manifest_dir);
-                base.join(dir)
-            }
-            None => crate::cache::ResponseCache::for_manifest_dir(manifest_dir)
-                .dir()
-                .to_path_buf(),
-        }
     }
 
     /// The configured body timeout, or [`DEFAULT_TIMEOUT`].

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::assertion::{Assertion, Grade, Subject};
 use crate::excerpt;
-use crate::expect::process::{Job, tail};
+use crate::process::{Job, tail};
 use crate::expect::script::spawn_error;
 
 mod js_body;

@@ -58,7 +58,6 @@ mod custom_dir;
 mod edit;
 mod json;
 mod lists;
-pub(crate) mod process;
 mod regex;
 mod rouge;
 mod script;

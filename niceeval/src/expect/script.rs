@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::assertion::{Assertion, AssertionKind, AssertionResult, Grade, Settings, Subject};
 use crate::event::{ActionStatus, Event, Role, Usage};
 use crate::excerpt;
-use crate::expect::process::{Finished, Job, tail, which};
+use crate::process::{Finished, Job, tail, which};
 use crate::grader::{Input, MAX_INLINE_OUTPUT, Message, TokenUsage, TraceSummary};
 
 /// Default time a grader may run.
