@@ -189,10 +189,10 @@ pub struct ClaudeCodeConfig {
     #[serde(default)]
     pub model: Option<String>,
     /// `--allowedTools`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "validate::optional_strings")]
     pub allowed_tools: Option<Vec<String>>,
     /// `--disallowedTools`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "validate::optional_strings")]
     pub disallowed_tools: Option<Vec<String>>,
     /// `--permission-mode`.
     #[serde(default)]
@@ -207,7 +207,11 @@ pub struct ClaudeCodeConfig {
     #[serde(default, deserialize_with = "validate::max_turns")]
     pub max_turns: Option<u32>,
     /// More arguments, before the prompt.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "validate::strings",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub args: Vec<String>,
     /// The program (default `claude`).
     #[serde(default)]
@@ -238,7 +242,11 @@ pub struct CodexConfig {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub config: BTreeMap<String, toml::Value>,
     /// More arguments, before the prompt.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "validate::strings",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub args: Vec<String>,
     /// The program (default `codex`).
     #[serde(default)]

@@ -71,6 +71,8 @@ pub use agent::{
     AgentConfig, ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig, CommandLine,
     ReplayConfig,
 };
+#[cfg(test)]
+pub(crate) use agent::{CODEX_APPROVAL_POLICIES, CODEX_SANDBOX_MODES};
 pub use prices::PriceConfig;
 pub use values::{CacheMode, Isolation, Keep};
 
@@ -597,7 +599,7 @@ timeout = "90s"
         )
         .unwrap();
         assert_eq!(config.judge.model.as_deref(), Some("openai/gpt-4o-mini"));
-        assert_eq!(config.agent.as_ref().unwrap().kind, "replay");
+        assert_eq!(config.agent.as_ref().unwrap().kind(), "replay");
         assert_eq!(config.prices["openai/gpt-4o"].output, 10.0);
         assert!(config.run.strict);
         assert_eq!(config.timeout(), Duration::from_secs(90));
@@ -726,18 +728,21 @@ path = "x"
                 model: Some("a/b".into()),
                 base_url: Some("http://x".into()),
                 api_key_env: Some("K".into()),
-                cache: Some(crate::cache::CacheMode::Off),
+                cache: Some(CacheMode::Off),
                 cache_dir: Some("c".into()),
                 timeout: Some("1s".into()),
                 max_concurrency: Some(1),
             },
-            agent: Some(AgentConfig {
-                kind: "replay".into(),
-                settings: BTreeMap::new(),
-            }),
+            agent: Some(AgentConfig::Replay(ReplayConfig {
+                path: "t.jsonl".into(),
+            })),
             prices: BTreeMap::from([(
                 "a/b".to_string(),
-                Price::new(1.0, 2.0).with_cache_read(0.5),
+                PriceConfig {
+                    input: 1.0,
+                    output: 2.0,
+                    cache_read: Some(0.5),
+                },
             )]),
             run: RunConfig {
                 concurrency: Some(1),
@@ -757,10 +762,10 @@ path = "x"
                 baseline_include: Some(vec!["cost".into()]),
             },
             workspace: WorkspaceConfig {
-                isolation: Some(crate::workspace::Isolation::Bubblewrap),
+                isolation: Some(Isolation::Bubblewrap),
                 network: true,
                 ignore: vec!["target/".into()],
-                keep: Some(crate::workspace::Keep::Always),
+                keep: Some(Keep::Always),
                 max_files: Some(10),
                 max_bytes: Some(1024),
             },
@@ -842,8 +847,8 @@ path = "x"
             "n.toml",
         )
         .unwrap();
-        let settings = ok.workspace.settings(None);
-        assert_eq!(settings.isolation, crate::workspace::Isolation::Bubblewrap);
+        let settings = crate::workspace::Settings::from_config(&ok.workspace, None);
+        assert_eq!(settings.isolation, Isolation::Bubblewrap);
         assert_eq!(settings.limits.max_bytes, 1024 * 1024);
         assert_eq!(settings.limits.max_files, 100_000);
     }

@@ -341,3 +341,28 @@ pub(super) fn max_turns<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, 
         })
         .transpose()
 }
+
+/// A list of strings (`args = ["--x"]`): anything else says what is expected.
+pub(super) fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    struct Strings;
+    impl<'de> serde::de::Visitor<'de> for Strings {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an array of strings, e.g. [\"Bash\", \"Edit\"]")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element::<String>()? {
+                items.push(item);
+            }
+            Ok(items)
+        }
+    }
+    d.deserialize_seq(Strings)
+}
+
+pub(super) fn optional_strings<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<String>>, D::Error> {
+    strings(d).map(Some)
+}

@@ -293,7 +293,7 @@ impl Crate {
     /// else the target directory's.
     pub fn cache_dir(&self) -> PathBuf {
         niceeval::config::Config::from_file(&self.path().join("niceeval.toml"))
-            .map(|config| config.judge_cache_dir(self.path()))
+            .map(|config| niceeval::cache::ResponseCache::judge_dir(&config, self.path()))
             .unwrap_or_else(|_| {
                 niceeval::cache::ResponseCache::for_manifest_dir(self.path())
                     .dir()
