@@ -54,8 +54,10 @@ async fn first_line(spawned: &mut Spawned) -> String {
 #[test]
 fn ending_a_tree_ends_descendants_that_left_its_session() {
     rt().block_on(async {
+        // The subshell exits at once: the setsid'd sleep is orphaned (its parent becomes init),
+        // out of the root's group and session; only the marker still ties it to the tree.
         let mut spawned = spawn(
-            &mut sh("setsid sleep 300 & echo started; sleep 300"),
+            &mut sh("(setsid sleep 300 &); setsid sleep 301 & echo started; sleep 302"),
             None,
             Stderr::AsSet,
         )
@@ -64,10 +66,17 @@ fn ending_a_tree_ends_descendants_that_left_its_session() {
         let id = spawned.tree.id().to_string();
         // The setsid'd sleep may take a moment to exec.
         let deadline = Instant::now() + Duration::from_secs(5);
-        while carrying(&id).len() < 3 && Instant::now() < deadline {
+        while carrying(&id).len() < 4 && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        assert_eq!(carrying(&id).len(), 3, "sh, its sleep and the setsid'd sleep");
+        let root = spawned.child.id().unwrap();
+        let tree = carrying(&id);
+        assert_eq!(tree.len(), 4, "sh, its sleep and the two setsid'd sleeps: {tree:?}");
+        let orphans = tree
+            .iter()
+            .filter(|pid| **pid != root && linux::stat(**pid).is_some_and(|s| s.parent != root))
+            .count();
+        assert_eq!(orphans, 1, "one sleep left the tree: {tree:?}");
         let started = Instant::now();
         spawned.tree.end().await;
         assert!(started.elapsed() < GRACE, "sleep dies of SIGTERM at once");
