@@ -368,7 +368,7 @@ impl Agent for Codex {
         let program = &self.process.program;
         self.process
             .send(
-                program,
+                "codex",
                 command,
                 // The prompt goes on stdin (`-`).
                 Some(request.input.text.clone().into_bytes()),
