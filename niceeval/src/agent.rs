@@ -451,8 +451,12 @@ pub(crate) fn from_config(
     let in_file = |message: String| format!("{file}: {message}");
     Ok(match agent {
         AgentConfig::Replay(replay) => Arc::new(replay::replay(base.join(&replay.path))),
-        AgentConfig::Command(command) => Arc::new(command::from_config(command, base).map_err(in_file)?),
-        AgentConfig::ClaudeCode(claude) => Arc::new(claude_code::from_config(claude).map_err(in_file)?),
+        AgentConfig::Command(command) => {
+            Arc::new(command::from_config(command, base).map_err(in_file)?)
+        }
+        AgentConfig::ClaudeCode(claude) => {
+            Arc::new(claude_code::from_config(claude).map_err(in_file)?)
+        }
         AgentConfig::Codex(codex) => Arc::new(codex::from_config(codex).map_err(in_file)?),
         #[cfg(feature = "providers")]
         AgentConfig::Chat(chat) | AgentConfig::Openai(chat) | AgentConfig::Anthropic(chat) => {
@@ -484,7 +488,8 @@ mod tests {
 
     #[test]
     fn codex_is_an_agent_type() {
-        let config = agent("[agent]\ntype = \"codex\"\nmodel = \"gpt-5.5\"\nsandbox = \"read-only\"\n");
+        let config =
+            agent("[agent]\ntype = \"codex\"\nmodel = \"gpt-5.5\"\nsandbox = \"read-only\"\n");
         let built = super::from_config(&config, None).expect("a codex agent");
         assert_eq!(built.name(), "codex (gpt-5.5)");
         let err = crate::config::Config::parse(

@@ -463,7 +463,11 @@ mod linux {
         let me = std::process::id();
         let mut table: HashMap<u32, Stat> = HashMap::new();
         for entry in entries.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
                 continue;
             };
             if pid == me {
@@ -659,14 +663,14 @@ impl Job {
         let mut spawned = spawn(&mut command, Some(self.stdin.clone()), Stderr::AsSet)?;
         let stdout = tokio::spawn(read_head(spawned.child.stdout.take(), MAX_CAPTURE));
         let stderr = tokio::spawn(read_head(spawned.child.stderr.take(), MAX_CAPTURE));
-        let (code, timed_out) =
-            match tokio::time::timeout(self.timeout, spawned.child.wait()).await {
-                Ok(status) => (status?.code(), false),
-                Err(_) => {
-                    spawned.tree.end().await;
-                    (None, true)
-                }
-            };
+        let (code, timed_out) = match tokio::time::timeout(self.timeout, spawned.child.wait()).await
+        {
+            Ok(status) => (status?.code(), false),
+            Err(_) => {
+                spawned.tree.end().await;
+                (None, true)
+            }
+        };
         // The readers finish when every holder of the pipes is gone: stray descendants get a
         // moment, then the tree is ended (which closes the pipes they held).
         let (mut out, mut err) = (stdout, stderr);
@@ -693,10 +697,7 @@ impl Job {
 }
 
 /// Waits for a reader until `until`; its bytes, or `None` (the reader keeps running).
-async fn collect(
-    task: &mut tokio::task::JoinHandle<Vec<u8>>,
-    until: Instant,
-) -> Option<Vec<u8>> {
+async fn collect(task: &mut tokio::task::JoinHandle<Vec<u8>>, until: Instant) -> Option<Vec<u8>> {
     let left = until.saturating_duration_since(Instant::now());
     match tokio::time::timeout(left, task).await {
         Ok(bytes) => Some(bytes.unwrap_or_default()),

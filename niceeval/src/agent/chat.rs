@@ -543,12 +543,9 @@ mod tests {
         let agent = from_config("openai", settings, "n.toml").unwrap();
         assert_eq!(agent.model.as_ref().unwrap().to_string(), "openai/llama3.2");
         assert_eq!(agent.options.cache_mode, CacheMode::ReadWrite);
-        let err = crate::config::Config::parse(
-            "[agent]\ntype = \"openai\"\n",
-            "n.toml",
-        )
-        .unwrap_err()
-        .to_string();
+        let err = crate::config::Config::parse("[agent]\ntype = \"openai\"\n", "n.toml")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("needs `model"), "{err}");
         let err = crate::config::Config::parse(
             "[agent]\ntype = \"openai\"\nmodel = \"m\"\ntools = []\n",
@@ -556,7 +553,10 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(err.starts_with("n.toml:4:1: [agent] tools: unknown key `tools`"), "{err}");
+        assert!(
+            err.starts_with("n.toml:4:1: [agent] tools: unknown key `tools`"),
+            "{err}"
+        );
         assert!(err.contains("ChatAgent::tool"), "{err}");
     }
 

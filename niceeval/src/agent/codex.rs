@@ -432,10 +432,10 @@ pub(crate) fn from_config(config: &crate::config::CodexConfig) -> Result<Codex, 
     let mut agent = Codex::new().args(config.args.iter().cloned());
     agent.model = config.model.clone();
     if let Some(text) = &config.sandbox {
-        agent.sandbox = Some(
-            SandboxMode::parse(text)
-                .ok_or_else(|| format!("[agent] sandbox = {text:?} is not a Codex sandbox mode"))?,
-        );
+        agent.sandbox =
+            Some(SandboxMode::parse(text).ok_or_else(|| {
+                format!("[agent] sandbox = {text:?} is not a Codex sandbox mode")
+            })?);
     }
     if let Some(text) = &config.approval_policy {
         agent.approval = ApprovalPolicy::parse(text).ok_or_else(|| {

@@ -155,7 +155,6 @@ impl CommandAgent {
             InputMode::Arg => None,
         }
     }
-
 }
 
 process_setters!(CommandAgent {
@@ -182,7 +181,9 @@ impl Agent for CommandAgent {
                 &shown,
                 command,
                 self.stdin_payload(&request),
-                |e| format!("cannot start {shown}: {e}; check the program exists and is executable"),
+                |e| {
+                    format!("cannot start {shown}: {e}; check the program exists and is executable")
+                },
                 |turn| async {
                     let Turn { mut child, stdout } = turn;
                     read_events(stdout, &request.events, self.max_output).await?;

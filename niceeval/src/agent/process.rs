@@ -133,18 +133,17 @@ impl ProcessAgent {
                 stderr: String::new(),
             };
         };
-        let outcome =
-            match tokio::time::timeout(self.timeout, turn(Turn { child, stdout })).await {
-                Ok(outcome) => outcome.map_err(|m| (m, false)),
-                Err(_) => Err((
-                    format!(
-                        "{shown} did not finish within {:?} and was killed; raise the timeout \
+        let outcome = match tokio::time::timeout(self.timeout, turn(Turn { child, stdout })).await {
+            Ok(outcome) => outcome.map_err(|m| (m, false)),
+            Err(_) => Err((
+                format!(
+                    "{shown} did not finish within {:?} and was killed; raise the timeout \
                          with {}::timeout or `timeout` under [agent] in niceeval.toml",
-                        self.timeout, self.agent
-                    ),
-                    true,
-                )),
-            };
+                    self.timeout, self.agent
+                ),
+                true,
+            )),
+        };
         let failed = matches!(outcome, Err((_, false)));
         let stderr = process::finish(&mut tree, stderr, failed).await;
         Ended {

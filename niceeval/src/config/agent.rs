@@ -118,7 +118,8 @@ pub enum CommandLine {
 impl<'de> Deserialize<'de> for CommandLine {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CommandLine, D::Error> {
         struct Visitor;
-        const HINT: &str = "a non-empty array of strings, e.g. [\"python3\", \"agent.py\"], or a shell string";
+        const HINT: &str =
+            "a non-empty array of strings, e.g. [\"python3\", \"agent.py\"], or a shell string";
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = CommandLine;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -285,8 +286,12 @@ pub(super) fn keys(kind: &str) -> Option<(&'static [&'static str], &'static [&'s
 pub(super) fn missing(kind: &str) -> String {
     match kind {
         "replay" => "type = \"replay\" needs `path = \"transcript.jsonl\"`".to_string(),
-        "command" => "type = \"command\" needs `command = [\"python3\", \"agent.py\"]` (or a shell string)".to_string(),
-        "chat" => "type = \"chat\" needs `model = \"provider/model\"`, e.g. \"openai/gpt-4o-mini\"".to_string(),
+        "command" => {
+            "type = \"command\" needs `command = [\"python3\", \"agent.py\"]` (or a shell string)"
+                .to_string()
+        }
+        "chat" => "type = \"chat\" needs `model = \"provider/model\"`, e.g. \"openai/gpt-4o-mini\""
+            .to_string(),
         _ => format!("type = \"{kind}\" needs `model = \"...\"`, e.g. \"gpt-4o-mini\""),
     }
 }

@@ -61,7 +61,10 @@ pub(super) fn parse(text: &str, name: &str) -> Result<Config, ConfigError> {
     let (mut document, syntax) = DeTable::parse_recoverable(text);
     if !syntax.is_empty() {
         return Err(ConfigError::from_list(
-            syntax.iter().map(|e| located(text, name, None, e)).collect(),
+            syntax
+                .iter()
+                .map(|e| located(text, name, None, e))
+                .collect(),
         ));
     }
     let mut errors: Vec<ConfigError> = unknown_keys(document.get_mut())
@@ -128,9 +131,7 @@ fn collect<'i, T>(
     name: &str,
     errors: &mut Vec<ConfigError>,
     key_of: impl Fn(&serde_path_to_error::Path) -> Option<String>,
-    de: impl Fn(
-        toml::de::Deserializer<'i>,
-    ) -> Result<T, serde_path_to_error::Error<toml::de::Error>>,
+    de: impl Fn(toml::de::Deserializer<'i>) -> Result<T, serde_path_to_error::Error<toml::de::Error>>,
 ) -> Option<T> {
     // Paths removed because of an error: an error on a table that lost one of its keys is that
     // removal's consequence.
@@ -335,7 +336,13 @@ fn unknown_keys(root: &mut DeTable<'_>) -> Vec<Unknown> {
         for (model, entry) in prices.iter_mut() {
             if let DeValue::Table(t) = entry.get_mut() {
                 let header = format!("[prices.{}]", super::validate::toml_key(model.get_ref()));
-                check_table(t, &header, PRICE_KEYS, &format!("{header} takes"), &mut found);
+                check_table(
+                    t,
+                    &header,
+                    PRICE_KEYS,
+                    &format!("{header} takes"),
+                    &mut found,
+                );
             }
         }
     }

@@ -350,7 +350,10 @@ pub(super) fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D:
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("an array of strings, e.g. [\"Bash\", \"Edit\"]")
         }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<String>, A::Error> {
             let mut items = Vec::new();
             while let Some(item) = seq.next_element::<String>()? {
                 items.push(item);

@@ -106,7 +106,6 @@ impl Keep {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +122,4 @@ mod tests {
         );
         assert!(!CacheMode::Write.reads() && CacheMode::Write.writes());
     }
-
 }

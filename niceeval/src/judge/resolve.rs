@@ -86,7 +86,7 @@ pub(crate) fn client_options(
         .cache(judge.cache.unwrap_or(CacheMode::ReadWrite))
         .max_concurrency(judge.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY));
     if let Some(dir) = env.manifest_dir {
-        options = options.cache_dir(crate::cache::ResponseCache::judge_dir(&env.config, dir));
+        options = options.cache_dir(crate::cache::ResponseCache::judge_dir(env.config, dir));
     } else if let (Some(dir), Some(file)) = (&judge.cache_dir, &env.config.source) {
         options = options.cache_dir(file.parent().unwrap_or(Path::new(".")).join(dir));
     }

@@ -19,7 +19,11 @@ fn sh(script: &str) -> Command {
 fn carrying(id: &str) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
@@ -71,7 +75,11 @@ fn ending_a_tree_ends_descendants_that_left_its_session() {
         }
         let root = spawned.child.id().unwrap();
         let tree = carrying(&id);
-        assert_eq!(tree.len(), 4, "sh, its sleep and the two setsid'd sleeps: {tree:?}");
+        assert_eq!(
+            tree.len(),
+            4,
+            "sh, its sleep and the two setsid'd sleeps: {tree:?}"
+        );
         let orphans = tree
             .iter()
             .filter(|pid| **pid != root && linux::stat(**pid).is_some_and(|s| s.parent != root))

@@ -131,9 +131,7 @@ impl RunCommand {
                 message: format!("its directory {} does not exist", dir.display()),
             });
         }
-        if crate::process::which(&self.program).is_none()
-            && !dir.join(&self.program).is_file()
-        {
+        if crate::process::which(&self.program).is_none() && !dir.join(&self.program).is_file() {
             return Err(WorkspaceError::Spawn {
                 program: self.program.clone(),
                 message:

@@ -81,10 +81,7 @@ runs = 3
     let niceeval::config::AgentConfig::Replay(replay) = agent else {
         panic!("{agent:?}")
     };
-    assert_eq!(
-        replay.path.to_str(),
-        Some("transcripts/refund.jsonl")
-    );
+    assert_eq!(replay.path.to_str(), Some("transcripts/refund.jsonl"));
     let brainy = config.prices["acme/brainy-1"];
     assert_eq!(
         (brainy.input, brainy.output, brainy.cache_read),

@@ -551,8 +551,9 @@ fn the_default_sandbox_follows_the_workspace_isolation() {
 
 /// The Codex agent `[agent]` describes, or the error reading it.
 fn from_toml(text: &str) -> Result<Codex, String> {
-    let config = crate::config::Config::parse(&format!("[agent]\ntype = \"codex\"\n{text}"), "n.toml")
-        .map_err(|e| e.to_string())?;
+    let config =
+        crate::config::Config::parse(&format!("[agent]\ntype = \"codex\"\n{text}"), "n.toml")
+            .map_err(|e| e.to_string())?;
     match config.agent {
         Some(crate::config::AgentConfig::Codex(settings)) => from_config(&settings),
         other => panic!("{other:?}"),
@@ -589,7 +590,8 @@ fn settings_are_validated() {
     assert!(err("args = \"--x\"").contains("expected an array of strings"));
     assert!(err("timeout = \"soon\"").starts_with("n.toml:3:11: [agent] timeout: "));
     assert!(
-        err("modle = \"x\"").starts_with("n.toml:3:1: [agent] modle: unknown key `modle`; did you mean `model`?")
+        err("modle = \"x\"")
+            .starts_with("n.toml:3:1: [agent] modle: unknown key `modle`; did you mean `model`?")
     );
 }
 
