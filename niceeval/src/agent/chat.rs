@@ -162,15 +162,26 @@ impl Tool {
                     .as_str()
                     .ok_or("give the command as {\"command\": \"..\"}")?
                     .to_string();
-                let out = context
-                    .command("sh")
-                    .arg("-c")
+                let mut sh = context.command("sh");
+                sh.arg("-c")
                     .arg(&command)
-                    .stdin(std::process::Stdio::null())
-                    .kill_on_drop(true)
-                    .output()
-                    .await
-                    .map_err(|e| format!("cannot run sh: {e}"))?;
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped());
+                // Through the process core: whatever the command leaves running is ended with
+                // it when it exits (or when the turn is cancelled).
+                let mut spawned =
+                    crate::process::spawn(&mut sh, None, crate::process::Stderr::AsSet)
+                        .map_err(|e| format!("cannot run sh: {e}"))?;
+                let stdout = crate::process::read_head(spawned.child.stdout.take(), usize::MAX);
+                let stderr = crate::process::read_head(spawned.child.stderr.take(), usize::MAX);
+                let (status, stdout, stderr) = tokio::join!(spawned.child.wait(), stdout, stderr);
+                spawned.tree.end().await;
+                let status = status.map_err(|e| format!("cannot run sh: {e}"))?;
+                let out = std::process::Output {
+                    status,
+                    stdout,
+                    stderr,
+                };
                 // A command that ran is a result, whatever its exit code: the model reads the
                 // code, and `no_failed_shell_commands()` finds a non-zero one in the output.
                 Ok(json!({
