@@ -7,7 +7,7 @@
 //!
 //! What the diff leaves out: the template's own `.gitignore` files, and `[workspace] ignore`
 //! patterns in `niceeval.toml` (gitignore syntax). The agent's processes run under
-//! `[workspace] isolation` ([`Isolation`](crate::config::Isolation)): none, or bubblewrap.
+//! `[workspace] isolation` ([`Isolation`]): none, or bubblewrap.
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
