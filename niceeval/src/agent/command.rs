@@ -302,4 +302,44 @@ mod tests {
             .unwrap_err();
         assert!(err.contains("more than 4 KiB"), "{err}");
     }
+
+    #[test]
+    fn settings_are_validated() {
+        let base = std::path::Path::new("/cfg");
+        let parse = |text: &str| {
+            crate::config::Config::parse(&format!("[agent]\ntype = \"command\"\n{text}"), "n.toml")
+                .map_err(|e| e.to_string())
+                .map(|config| match config.agent {
+                    Some(crate::config::AgentConfig::Command(settings)) => {
+                        from_config(&settings, base).unwrap()
+                    }
+                    other => panic!("{other:?}"),
+                })
+        };
+        let err = parse("").unwrap_err();
+        assert!(err.contains("needs `command"), "{err}");
+        let agent =
+            parse("command = [\"python3\", \"a.py\"]\ninput = \"json\"\ntimeout = \"5s\"\n")
+                .unwrap();
+        assert_eq!(agent.input, InputMode::Json);
+        assert_eq!(agent.process.timeout, Duration::from_secs(5));
+        assert_eq!(agent.process.cwd.as_deref(), Some(base));
+        assert_eq!(agent.process.program, "python3");
+        let err = parse("command = \"x\"\ninptu = \"x\"\n").unwrap_err();
+        assert!(
+            err.starts_with(
+                "n.toml:4:1: [agent] inptu: unknown key `inptu`; did you mean `input`?"
+            ),
+            "{err}"
+        );
+        let err = parse("command = []\ninput = \"file\"\n").unwrap_err();
+        assert!(
+            err.contains("n.toml:3:11: [agent] command: must be a non-empty array"),
+            "{err}"
+        );
+        assert!(
+            err.contains("n.toml:4:9: [agent] input: \"file\" is not an input mode"),
+            "{err}"
+        );
+    }
 }

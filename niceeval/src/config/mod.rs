@@ -948,4 +948,73 @@ path = "x"
         std::fs::create_dir_all(&nested).unwrap();
         assert_eq!(find(&nested), Some(dir.path().join(FILE_NAME)));
     }
+
+    #[test]
+    fn agent_errors_are_located_all_at_once() {
+        let message = |text: &str| Config::parse(text, "n.toml").unwrap_err().to_string();
+        assert_eq!(
+            message("[agent]\ntype = \"claude_code\"\n"),
+            "n.toml:2:8: [agent] type: unknown agent type \"claude_code\"; did you mean \"claude-code\"? (one of \"replay\", \"command\", \"chat\", \"openai\", \"anthropic\", \"claude-code\", \"codex\")"
+        );
+        let err = Config::parse(
+            "[agent]\ntype = \"claude-code\"\nmodle = \"x\"\nmax_turns = 0\nenv = { HOME = 1 }\ntimeout = \"soon\"\n",
+            "n.toml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            located(&err),
+            [
+                (3, 1, Some("[agent] modle")),
+                (4, 13, Some("[agent] max_turns")),
+                (5, 16, Some("[agent] env.HOME")),
+                (6, 11, Some("[agent] timeout")),
+            ],
+            "{err}"
+        );
+        assert!(
+            err.errors()[0]
+                .to_string()
+                .ends_with("unknown key `modle`; did you mean `model`?"),
+            "{err}"
+        );
+        let unrelated = message("[agent]\ntype = \"codex\"\nretries = 3\n");
+        assert!(
+            unrelated.ends_with("type = \"codex\" takes `model`, `sandbox`, `approval_policy`, `config`, `args`, `program`, `timeout`, `env`"),
+            "{unrelated}"
+        );
+        assert_eq!(
+            message("[agent]\ntype = \"replay\"\n"),
+            "n.toml:1:1: [agent]: type = \"replay\" needs `path = \"transcript.jsonl\"`"
+        );
+        // Other tables' errors come with the agent's.
+        let err = Config::parse(
+            "[run]\nruns = 0\n[agent]\ntype = \"codex\"\nsandbox = \"open\"\n",
+            "n.toml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            located(&err),
+            [(2, 8, Some("[run] runs")), (5, 11, Some("[agent] sandbox"))],
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn every_agent_type_reads_back_what_it_writes() {
+        for text in [
+            "type = \"replay\"\npath = \"t.jsonl\"",
+            "type = \"command\"\ncommand = [\"python3\", \"a.py\"]\ninput = \"arg\"\nenv = { A = \"1\" }",
+            "type = \"command\"\ncommand = \"./agent.sh\"\nmax_output = 1024",
+            "type = \"chat\"\nmodel = \"openai/gpt-4o-mini\"\ncache = \"read\"\ntemperature = 0",
+            "type = \"anthropic\"\nmodel = \"claude-haiku-4-5\"",
+            "type = \"claude-code\"\nallowed_tools = [\"Bash\"]\nmax_turns = 3",
+            "type = \"codex\"\nsandbox = \"read-only\"\nconfig = { effort = \"low\" }",
+        ] {
+            let config = Config::parse(&format!("[agent]\n{text}\n"), "n.toml").unwrap();
+            let agent = config.agent.clone().unwrap();
+            let written = toml::to_string(&config).unwrap();
+            let again = Config::parse(&written, "n.toml").unwrap();
+            assert_eq!(again.agent, Some(agent), "{written}");
+        }
+    }
 }
