@@ -133,21 +133,24 @@ impl ProcessAgent {
                 stderr: String::new(),
             };
         };
-        let outcome = match tokio::time::timeout(self.timeout, turn(Turn { child, stdout })).await {
-            Ok(outcome) => outcome.map_err(|m| (m, false)),
-            Err(_) => Err((
-                format!(
-                    "{shown} did not finish within {:?} and was killed; raise the timeout \
+        let (outcome, timed_out) =
+            match tokio::time::timeout(self.timeout, turn(Turn { child, stdout })).await {
+                Ok(outcome) => (outcome, false),
+                Err(_) => (
+                    Err(format!(
+                        "{shown} did not finish within {:?} and was killed; raise the timeout \
                          with {}::timeout or `timeout` under [agent] in niceeval.toml",
-                    self.timeout, self.agent
+                        self.timeout, self.agent
+                    )),
+                    true,
                 ),
-                true,
-            )),
-        };
-        let failed = matches!(outcome, Err((_, false)));
+            };
+        // A program that failed gets a moment to finish its stderr before the tree is ended; a
+        // hung one is ended first.
+        let failed = outcome.is_err() && !timed_out;
         let stderr = process::finish(&mut tree, stderr, failed).await;
         Ended {
-            outcome: outcome.map_err(|(message, _)| with_stderr(message, &stderr)),
+            outcome: outcome.map_err(|message| with_stderr(message, &stderr)),
             stderr,
         }
     }
