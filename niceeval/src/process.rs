@@ -275,6 +275,10 @@ impl Tree {
         }
         self.ended = true;
         let mut members = self.terminate();
+        if members.is_empty() && !self.root.is_some_and(|(root, _)| group_exists(root)) {
+            // Nothing was left (the usual end of a program that finished).
+            return;
+        }
         let deadline = Instant::now() + GRACE;
         let mut pause = Duration::from_millis(5);
         while self.alive(&mut members) && Instant::now() < deadline {
