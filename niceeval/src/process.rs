@@ -293,11 +293,11 @@ impl Tree {
         let members = self.members();
         #[cfg(unix)]
         {
-            for member in &members {
-                signal(member.pid, libc::SIGTERM);
-            }
             if let Some((root, _)) = self.root {
                 signal_group(root, libc::SIGTERM);
+            }
+            for member in &members {
+                signal(member.pid, libc::SIGTERM);
             }
         }
         members
@@ -310,17 +310,26 @@ impl Tree {
         !members.is_empty() || (group && !linux::AVAILABLE)
     }
 
-    /// SIGKILL for the members still there, anything new of the tree, and the group.
+    /// SIGKILL for the group, the members still there and anything new of the tree. The
+    /// group goes first, so its processes stop forking; the tree is then scanned again until
+    /// nothing is left running (a process forked during a scan is found by the next one).
     fn kill(&self, members: &[Member]) {
         #[cfg(unix)]
         {
-            for member in members.iter().chain(&self.members()) {
-                if member.running() {
-                    signal(member.pid, libc::SIGKILL);
-                }
-            }
             if let Some((root, _)) = self.root {
                 signal_group(root, libc::SIGKILL);
+            }
+            let mut targets: Vec<Member> = members.to_vec();
+            for _ in 0..5 {
+                targets.retain(Member::running);
+                if targets.is_empty() {
+                    break;
+                }
+                for member in &targets {
+                    signal(member.pid, libc::SIGKILL);
+                }
+                std::thread::sleep(Duration::from_millis(2));
+                targets = self.members();
             }
         }
         #[cfg(not(unix))]
