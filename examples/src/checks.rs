@@ -77,7 +77,7 @@ impl Assertion for MoneyFormat {
 
 /// Over the whole run: every completed `issue_refund` call refunds exactly the total that an
 /// earlier completed `lookup_order` call returned for that order. Register it with
-/// `t.expect_run(RefundsMatchOrders)`; it is evaluated after the eval body returns.
+/// `t.scoped(RefundsMatchOrders)`; it is evaluated after the eval body returns.
 ///
 /// A run without refunds passes. The reason lists each refund that does not match.
 #[derive(Debug, Clone, Copy, Default)]

@@ -34,6 +34,9 @@ use serde_json::value::RawValue;
 /// One case of a dataset.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
+    /// The record's own id as it is written (`"new-york"`, `42` → `"42"`), or, for a record
+    /// without one, its 1-based position (`"7"`).
+    pub id: String,
     /// The case's name: `paris`, `case_007` (see [`case_name`]).
     pub name: String,
     /// The 1-based line the record starts on (for CSV, the row's line).
@@ -484,9 +487,15 @@ fn name_cases(records: Vec<Raw>, origin: &str) -> Result<Vec<Case>, DatasetError
     let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut out = Vec::with_capacity(records.len());
     for (index, raw) in records.into_iter().enumerate() {
-        let name = match &raw.id {
-            Some(id) => case_name(id),
-            None => case_name(&format!("{:0width$}", index + 1)),
+        let (id, name) = match raw.id {
+            Some(id) => {
+                let name = case_name(&id);
+                (id, name)
+            }
+            None => (
+                (index + 1).to_string(),
+                case_name(&format!("{:0width$}", index + 1)),
+            ),
         };
         if let Some(first) = seen.insert(name.clone(), raw.line) {
             return Err(DatasetError::Duplicate {
@@ -497,6 +506,7 @@ fn name_cases(records: Vec<Raw>, origin: &str) -> Result<Vec<Case>, DatasetError
             });
         }
         out.push(Case {
+            id,
             name,
             line: raw.line,
             record: raw.record,
@@ -577,6 +587,24 @@ mod tests {
         let csv = parse("id,a\nparis,Paris\n,Lima\n", Format::Csv, "c.csv").unwrap();
         assert_eq!(names(&csv), [("paris", 2), ("case_2", 3)]);
         assert_eq!(csv[1].record["a"], "Lima");
+    }
+
+    #[test]
+    fn a_case_keeps_its_own_id_beside_its_test_name() {
+        let cases = parse(
+            "{\"id\": \"new-york\"}\n{\"id\": 42}\n{\"q\": 1}\n",
+            Format::Jsonl,
+            "c.jsonl",
+        )
+        .unwrap();
+        let ids: Vec<(&str, &str)> = cases
+            .iter()
+            .map(|c| (c.id.as_str(), c.name.as_str()))
+            .collect();
+        assert_eq!(
+            ids,
+            [("new-york", "new_york"), ("42", "case_42"), ("3", "case_3")]
+        );
     }
 
     #[test]

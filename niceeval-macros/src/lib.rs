@@ -32,6 +32,9 @@ use syn::spanned::Spanned;
 /// | `judge_model = "provider/model"` | a string | the default model for judge assertions |
 /// | `strict` | flag (or `= true`/`false`) | a soft assertion below its threshold fails the eval |
 /// | `snapshot` | flag (or `= true`/`false`) | snapshot the report with insta (`cargo insta review`) |
+/// | `cases = "evals/cases.jsonl"` | a path from the crate's root (`.jsonl`, `.json`, `.yaml`, `.yml`, `.csv`) | one eval per case: the function takes `(t: &mut Eval, case: T)`, `T: DeserializeOwned` |
+/// | `min_case_pass_rate = p` | `0.0..=1.0` | with `cases`: the share of cases that must pass for the dataset to pass |
+/// | `workspace = "fixtures/app"` | a directory from the crate's root | a fresh working copy of it per run, with a git baseline outside it (`t.workspace()`) |
 /// | `crate = path` | a path | where niceeval is when renamed (`use niceeval as ne;` → `crate = ne`) |
 ///
 /// `#[ignore]`, `#[should_panic]`, `#[cfg(..)]`, doc comments and lint attributes work as on any
@@ -116,6 +119,18 @@ mod tests {
 
     fn expand_str(args: TokenStream2, item: TokenStream2) -> String {
         expand(args, item).to_string()
+    }
+
+    #[test]
+    fn the_docs_list_every_option_the_macro_accepts() {
+        // The table in `#[eval]`'s docs (this file) against the options the parser knows.
+        let docs = include_str!("lib.rs");
+        for (key, _) in options::KNOWN {
+            assert!(
+                docs.contains(&format!("/// | `{key}")),
+                "`#[eval]`'s docs do not list the option `{key}`: add a row to the table"
+            );
+        }
     }
 
     #[test]

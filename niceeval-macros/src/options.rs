@@ -8,6 +8,7 @@
 mod values;
 
 use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::{Expr, Ident, LitStr, Path, Token};
@@ -31,11 +32,29 @@ pub const KNOWN: &[(&str, &str)] = &[
     ("crate", "crate = my_niceeval"),
 ];
 
+/// How the eval gets its agent.
+pub enum AgentOption {
+    /// `agent = support_bot`: a function called with no arguments.
+    Function(Path),
+    /// `agent = fixer("cheater")`, `agent = Codex::new().model("o4")`: an expression whose
+    /// value is the agent, evaluated afresh for every run.
+    Expression(Expr),
+}
+
+impl ToTokens for AgentOption {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        match self {
+            AgentOption::Function(path) => path.to_tokens(tokens),
+            AgentOption::Expression(expr) => expr.to_tokens(tokens),
+        }
+    }
+}
+
 /// The validated options.
 #[derive(Default)]
 pub struct Options {
-    /// `agent = path`: a `fn() -> impl Agent`.
-    pub agent: Option<Path>,
+    /// `agent = path` (a `fn() -> impl Agent`) or `agent = expression` (an `Agent`).
+    pub agent: Option<AgentOption>,
     /// `runs = N`, at least 1.
     pub runs: Option<u32>,
     /// `min_pass_rate = p`, within `0.0..=1.0`.
@@ -332,6 +351,24 @@ pub(super) mod tests {
         assert!(options.strict);
         assert!(options.snapshot);
         assert!(options.krate.is_some());
+    }
+
+    #[test]
+    fn an_agent_is_a_function_or_an_expression_giving_one() {
+        let function = parse_ok(quote!(agent = bots::support));
+        assert!(matches!(function.agent, Some(AgentOption::Function(_))));
+        for expression in [
+            quote!(agent = fixer("cheater")),
+            quote!(agent = bot()),
+            quote!(agent = Codex::new().model("o4")),
+            quote!(agent = make::<A>(1, 2)),
+        ] {
+            let options = parse_ok(expression.clone());
+            assert!(
+                matches!(options.agent, Some(AgentOption::Expression(_))),
+                "{expression}"
+            );
+        }
     }
 
     #[test]

@@ -193,8 +193,13 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
     if let Some(agent) = &options.agent {
         let (start, _) = span_range(agent);
         let agent_krate = krate_at(&options, start);
-        let make = quote_spanned! {start=>
-            #agent_krate::__private::make_agent(#agent())
+        let make = match agent {
+            crate::options::AgentOption::Function(path) => quote_spanned! {start=>
+                #agent_krate::__private::make_agent(#path())
+            },
+            crate::options::AgentOption::Expression(expr) => quote_spanned! {start=>
+                #agent_krate::__private::make_agent(#expr)
+            },
         };
         builder.extend(quote! {
             .with_agent({

@@ -2,7 +2,8 @@
 //! `contains_json` over 1 MB, and BLEU/ROUGE-N over two 10,000-word texts.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use niceeval::expect::{bleu_score, contains_json, rouge_n_score};
+use niceeval::__private::{bleu_score, rouge_n_score};
+use niceeval::expect::contains_json;
 use niceeval::spec::{self, SpecContext};
 use niceeval::{Assertion, Checkable};
 

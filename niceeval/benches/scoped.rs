@@ -13,11 +13,12 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use niceeval::scope::{
+use niceeval::__private::config::Config;
+use niceeval::__private::scope::{
     CalledSubagent, EventCheck, EventOrder, EventsSatisfy, LoadedSkill, MessageIncludes, NoEvent,
     NoFailedActions, Parked, RunView, ScopedCheck, Succeeded, ToolCheck, ToolOrder, UsedNoTools,
 };
-use niceeval::{ActionStatus, Event, Regex, Role, Value, config::Config, json, scope::InputMatch};
+use niceeval::{ActionStatus, Event, Regex, Role, Value, json, scope::InputMatch};
 
 fn called(id: String, name: &str, input: Value) -> Event {
     Event::ActionCalled {

@@ -6,7 +6,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use niceeval::expect::{levenshtein_distance, similarity};
+use niceeval::__private::levenshtein_distance;
+use niceeval::expect::similarity;
 use niceeval::{Assertion, Checkable};
 
 /// Characters in each text.

@@ -17,8 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use niceeval::__private::harness::{Args, run_suite};
 use niceeval::__private::{BoxFuture, EvalDefinition};
-use niceeval::harness::{Args, run_suite};
 use niceeval::prelude::*;
 
 /// Counts live heap bytes and their peak.

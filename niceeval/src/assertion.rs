@@ -1,6 +1,6 @@
 //! What an assertion is: the [`Assertion`] trait every matcher implements, the value it looks at
 //! ([`Subject`] via [`Checkable`]), what it returns ([`Grade`]), its severity and threshold
-//! ([`Settings`], chained through [`Expect`]), the pass rule, and the recorded
+//! ([`Settings`], chained through [`Configured`]), the pass rule, and the recorded
 //! [`AssertionResult`].
 
 use std::sync::Arc;
@@ -39,16 +39,6 @@ impl Severity {
 /// - gate without threshold: passes when `score > 0`;
 /// - gate or soft with threshold: passes when `score >= threshold`;
 /// - soft without threshold: always passes (it is a recorded signal).
-///
-/// ```
-/// use niceeval::{passes, Severity::*};
-///
-/// assert!(passes(Gate, None, 0.1));
-/// assert!(!passes(Gate, None, 0.0));
-/// assert!(passes(Gate, Some(0.5), 0.5));
-/// assert!(!passes(Soft, Some(0.5), 0.49));
-/// assert!(passes(Soft, None, 0.0));
-/// ```
 pub fn passes(severity: Severity, threshold: Option<f64>, score: f64) -> bool {
     match (severity, threshold) {
         (_, Some(threshold)) => score >= threshold,
@@ -245,11 +235,11 @@ pub trait Assertion {
 
     /// Checks a part of the value instead of the whole, e.g.
     /// `.transform(json_path("$.status"))`; see [`crate::expect::json_path`].
-    fn transform(self, transform: crate::assertion::Transform) -> Expect
+    fn transform(self, transform: crate::assertion::Transform) -> Configured
     where
         Self: Sized + Send + Sync + 'static,
     {
-        Expect::new(self).transform(transform)
+        Configured::new(self).transform(transform)
     }
 }
 
@@ -269,7 +259,7 @@ impl<A: Assertion + ?Sized> Assertion for Box<A> {
 /// and judge calls: `.at_least(x)`, `.gate()`, `.weight(w)`, `.metric(name)`. Each kind
 /// implements [`Chain::configure`] once; the four methods are written here only.
 ///
-/// A value assertion is wrapped in an [`Expect`] by its first chained call; builders (the
+/// A value assertion is wrapped in a [`Configured`] by its first chained call; builders (the
 /// `Scoped` builder of `t.called_tool(..)`, a judge call) return themselves.
 ///
 /// ```
@@ -283,7 +273,7 @@ impl<A: Assertion + ?Sized> Assertion for Box<A> {
 /// assert_eq!(soft.gate().settings().severity, Severity::Gate);
 /// ```
 pub trait Chain: Sized {
-    /// What chaining returns: the builder itself, or the value assertion wrapped in [`Expect`].
+    /// What chaining returns: the builder itself, or the value assertion wrapped in [`Configured`].
     type Chained;
 
     /// Applies one change to the assertion's [`Settings`].
@@ -333,30 +323,30 @@ pub trait Chain: Sized {
 }
 
 impl<A: Assertion + Send + Sync + 'static> Chain for A {
-    type Chained = Expect;
+    type Chained = Configured;
 
-    fn configure(self, change: impl FnOnce(&mut Settings)) -> Expect {
-        let mut expect = Expect::new(self);
-        change(&mut expect.settings);
-        expect
+    fn configure(self, change: impl FnOnce(&mut Settings)) -> Configured {
+        let mut configured = Configured::new(self);
+        change(&mut configured.settings);
+        configured
     }
 }
 
 /// A value assertion with its settings changed by chaining (`.at_least`, `.gate`, ...) or a
-/// [`transform`](Expect::transform). Chaining an `Expect` changes it in place, so every chained
+/// [`transform`](Configured::transform). Chaining a `Configured` changes it in place, so every chained
 /// value assertion has this one type: `let mut a = includes("x").at_least(0.5); a = a.weight(2.0);`
-/// compiles, and assertions of different matchers fit in one `Vec<Expect>`.
+/// compiles, and assertions of different matchers fit in one `Vec<Configured>`.
 #[derive(Clone)]
 #[must_use = "an assertion does nothing until passed to t.check or t.require"]
-pub struct Expect {
+pub struct Configured {
     inner: Arc<dyn Assertion + Send + Sync>,
     settings: Settings,
     transform: Option<crate::assertion::Transform>,
 }
 
-impl std::fmt::Debug for Expect {
+impl std::fmt::Debug for Configured {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Expect")
+        f.debug_struct("Configured")
             .field("assertion", &self.inner.describe())
             .field("settings", &self.settings)
             .field("transform", &self.transform)
@@ -364,14 +354,14 @@ impl std::fmt::Debug for Expect {
     }
 }
 
-impl Expect {
-    /// Wraps an assertion with its own default settings; an `Expect` is returned as it is.
+impl Configured {
+    /// Wraps an assertion with its own default settings; a `Configured` is returned as it is.
     pub fn new<A: Assertion + Send + Sync + 'static>(inner: A) -> Self {
-        if let Some(expect) = (&inner as &dyn std::any::Any).downcast_ref::<Expect>() {
-            return expect.clone();
+        if let Some(configured) = (&inner as &dyn std::any::Any).downcast_ref::<Configured>() {
+            return configured.clone();
         }
         let settings = inner.settings();
-        Expect {
+        Configured {
             inner: Arc::new(inner),
             settings,
             transform: None,
@@ -396,7 +386,7 @@ impl Expect {
     }
 }
 
-impl Assertion for Expect {
+impl Assertion for Configured {
     fn describe(&self) -> String {
         match &self.transform {
             Some(t) => format!("{} at {}", self.inner.describe(), t.expression()),
@@ -691,5 +681,22 @@ mod tests {
                 .unwrap_err()
                 .contains("is not JSON")
         );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::Severity::*;
+        use crate::assertion::passes;
+
+        assert!(passes(Gate, None, 0.1));
+        assert!(!passes(Gate, None, 0.0));
+        assert!(passes(Gate, Some(0.5), 0.5));
+        assert!(!passes(Soft, Some(0.5), 0.49));
+        assert!(passes(Soft, None, 0.0));
     }
 }

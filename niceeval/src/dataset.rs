@@ -22,8 +22,8 @@ use crate::error::Error;
 /// process.
 ///
 /// ```no_run
-/// for def in niceeval::registered() {
-///     match niceeval::dataset::expand(def) {
+/// for def in niceeval::__private::registered() {
+///     match niceeval::__private::dataset::expand(def) {
 ///         Ok(evals) => println!("{}: {} eval(s)", def.id(), evals.len()),
 ///         Err(e) => eprintln!("{}: {e}", def.id()),
 ///     }
@@ -58,15 +58,6 @@ pub fn expand(def: &'static EvalDefinition) -> Result<Vec<&'static EvalDefinitio
 
 /// A reproducible sample of `count` of `cases` (all of them when there are fewer), in file
 /// order: the same seed draws the same cases from the same file.
-///
-/// ```
-/// let cases: Vec<u32> = (1..=100).collect();
-/// let a = niceeval::dataset::sample(cases.clone(), 10, 7);
-/// assert_eq!(a.len(), 10);
-/// assert_eq!(a, niceeval::dataset::sample(cases.clone(), 10, 7));
-/// assert_ne!(a, niceeval::dataset::sample(cases, 10, 8));
-/// assert!(a.windows(2).all(|w| w[0] < w[1]));
-/// ```
 pub fn sample<T>(cases: Vec<T>, count: usize, seed: u64) -> Vec<T> {
     if count >= cases.len() {
         return cases;
@@ -107,6 +98,7 @@ fn case_definition(
 ) -> &'static EvalDefinition {
     let name: &'static str = Box::leak(format!("{}::{}", parent.name, case.name).into_boxed_str());
     let case: &'static Case = Box::leak(Box::new(Case {
+        id: case.id,
         name: case.name,
         line: case.line,
         record: case.record,
@@ -173,6 +165,7 @@ mod tests {
 
     fn case(record: serde_json::Value) -> Case {
         Case {
+            id: "paris".into(),
             name: "paris".into(),
             line: 3,
             record,
@@ -202,5 +195,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("missing field `answer`"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        let cases: Vec<u32> = (1..=100).collect();
+        let a = crate::dataset::sample(cases.clone(), 10, 7);
+        assert_eq!(a.len(), 10);
+        assert_eq!(a, crate::dataset::sample(cases.clone(), 10, 7));
+        assert_ne!(a, crate::dataset::sample(cases, 10, 8));
+        assert!(a.windows(2).all(|w| w[0] < w[1]));
     }
 }

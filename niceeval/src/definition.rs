@@ -37,6 +37,8 @@ pub struct Dataset {
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Case {
+    /// The record's own id (`new-york`, `42`), or its 1-based position when it has none.
+    pub id: String,
     /// The case's name (`paris`, `case_007`): the last segment of its eval's id.
     pub name: String,
     /// The line of the file the record starts on.

@@ -12,16 +12,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::agent::Agent;
-use crate::assertion::AssertionResult;
 use crate::config::Config;
 use crate::definition::EvalDefinition;
 use crate::error::Error;
 use crate::eval::Eval;
-use crate::event::{Event, Usage};
+use crate::event::Usage;
 use crate::outcome::{Outcome, RunError, RunErrorKind, fold, mean_score};
 use crate::record::Record;
 use crate::report::{EvalReport, RunSummary};
-use crate::scope::{Deferred, RunView, Stage};
+use crate::scope::RunView;
 use crate::stats::Reliability;
 
 /// How many runs an eval gets. The most specific *invocation* setting wins over the eval's
@@ -48,12 +47,6 @@ fn run_count(options: &RunOptions, def: &EvalDefinition, config: &Config) -> usi
 }
 
 /// Overrides a suite runner applies on top of the attribute and configuration.
-///
-/// ```
-/// let mut options = niceeval::RunOptions::default();
-/// options.runs = Some(5);
-/// options.strict = true;
-/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct RunOptions {
@@ -294,7 +287,7 @@ async fn run_once(
             let eval = Eval::new(def.id(), agent, config.clone(), record.clone())
                 .with_judge_model(def.judge_model)
                 .with_manifest_dir(def.manifest_dir)
-                .with_case_id(def.case.map(|c| c.name.as_str()))
+                .with_case(def.case.map(|c| (c.id.as_str(), c.name.as_str())))
                 .with_workspace(workspace);
             let task = tokio::spawn(async move {
                 let mut t = eval;
@@ -353,15 +346,14 @@ async fn run_once(
     }
     let taken = record.take();
     let mut assertions = taken.results;
-    assertions.extend(
-        perform_deferred(
-            taken.deferred,
-            &taken.log,
-            &config,
-            error.is_none() && taken.skip.is_none(),
-        )
-        .await,
-    );
+    let view = RunView {
+        events: &taken.log,
+        config: &config,
+    };
+    // Costly checks cannot change the outcome of a run that already ended in an execution error
+    // or a skip: they are not graded then.
+    let costly = error.is_none() && taken.skip.is_none();
+    assertions.extend(crate::scope::perform(taken.deferred, &view, costly).await);
     let folded = fold(error, &assertions, taken.skip.as_deref(), strict);
     let usage = Usage::from_events(&taken.log);
     let workspace = match kept_workspace {
@@ -402,7 +394,7 @@ async fn run_once(
     run
 }
 
-/// What the assertions of a run spent themselves (LLM-judge calls), summed.
+/// What the assertions of a run spent themselves (the model calls of costly checks), summed.
 fn spent_by_assertions(assertions: &[crate::assertion::AssertionResult]) -> Usage {
     let mut total = Usage::default();
     for usage in assertions.iter().filter_map(|a| a.usage.as_ref()) {
@@ -436,47 +428,6 @@ fn cap_run((summary, detail): &mut (RunSummary, RunDetail), max: usize) {
     for assertion in &mut detail.assertions {
         assertion.cap_texts(max);
     }
-}
-
-/// Performs the work the body deferred: every scoped check, in registration order, then (when
-/// `judge` — the run has no execution error and no skip, which decide the outcome anyway and
-/// judge calls cost money) every judge call concurrently. Results keep registration order
-/// within each stage.
-async fn perform_deferred(
-    deferred: Vec<Box<dyn Deferred>>,
-    log: &[Event],
-    config: &Config,
-    judge: bool,
-) -> Vec<AssertionResult> {
-    let view = RunView {
-        events: log,
-        config,
-    };
-    let (scoped, later): (Vec<_>, Vec<_>) = deferred
-        .into_iter()
-        .partition(|work| work.stage() == Stage::Scoped);
-    let mut results = Vec::with_capacity(scoped.len() + later.len());
-    for work in scoped {
-        results.push(work.perform(&view).await);
-    }
-    if judge && !later.is_empty() {
-        let mut set = tokio::task::JoinSet::new();
-        for (index, work) in later.into_iter().enumerate() {
-            let future = work.perform(&view);
-            set.spawn(async move { (index, future.await) });
-        }
-        let mut graded: Vec<(usize, AssertionResult)> = Vec::with_capacity(set.len());
-        while let Some(joined) = set.join_next().await {
-            // Deferred work turns its own panics into error grades; a join error here would be
-            // a bug in niceeval, and the missing result shows up as fewer assertions.
-            if let Ok(done) = joined {
-                graded.push(done);
-            }
-        }
-        graded.sort_by_key(|(index, _)| *index);
-        results.extend(graded.into_iter().map(|(_, result)| result));
-    }
-    results
 }
 
 fn assemble(

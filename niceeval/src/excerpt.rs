@@ -19,44 +19,22 @@ pub const CONTEXT: usize = 40;
 ///
 /// Control characters, combining marks and other invisible characters are escaped
 /// (`"cafe\u{301}"`), which shows why two texts that look alike do not match.
-///
-/// ```
-/// use niceeval::excerpt::quote;
-///
-/// assert_eq!(quote("hi \"you\""), r#""hi \"you\"""#);
-/// assert_eq!(quote("line\nbreak"), r#""line\nbreak""#);
-/// let long = "a".repeat(500);
-/// let shown = quote(&long);
-/// assert!(shown.len() < 200);
-/// assert!(shown.contains("… 340 chars elided …"));
-/// ```
 pub fn quote(text: &str) -> String {
     quote_width(text, DEFAULT_WIDTH)
 }
 
 /// [`quote`] with a chosen width.
-///
-/// ```
-/// assert_eq!(niceeval::excerpt::quote_width("abcdefghij", 4), r#""ab… 6 chars elided …ij""#);
-/// ```
 pub fn quote_width(text: &str, width: usize) -> String {
     format!("{:?}", elide(text, width))
 }
 
 /// Shortens `text` to about `width` characters by replacing its middle with a marker that says
-/// how much was left out. Counts Unicode scalar values, never splits one.
-///
-/// ```
-/// use niceeval::excerpt::elide;
-///
-/// assert_eq!(elide("short", 10), "short");
-/// assert_eq!(elide("0123456789abcdefghij", 10), "01234… 10 chars elided …fghij");
-/// assert_eq!(elide("日本語のテキストです", 4), "日本… 6 chars elided …です");
-/// ```
+/// how much was left out. Counts Unicode scalar values, never splits one. A text whose middle
+/// is no longer than the marker that would replace it is shown whole.
 pub fn elide(text: &str, width: usize) -> String {
     if text.is_ascii() {
         // Fast path: bytes are characters.
-        if text.len() <= width {
+        if !worth_eliding(text.len(), width) {
             return text.to_string();
         }
         let head = width.div_ceil(2);
@@ -69,7 +47,7 @@ pub fn elide(text: &str, width: usize) -> String {
         );
     }
     let count = text.chars().count();
-    if count <= width {
+    if !worth_eliding(count, width) {
         return text.to_string();
     }
     let head = width.div_ceil(2);
@@ -91,14 +69,19 @@ pub fn elide(text: &str, width: usize) -> String {
     )
 }
 
+/// Whether a text of `count` characters shown in `width` loses more than the marker
+/// (`… N chars elided …`) that would stand for the loss.
+fn worth_eliding(count: usize, width: usize) -> bool {
+    if count <= width {
+        return false;
+    }
+    let omitted = count - width.div_ceil(2) - width / 2;
+    // "… " + digits + " chars elided …"
+    let marker = 2 + omitted.to_string().len() + 15;
+    omitted > marker
+}
+
 /// Compact one-line JSON of `value`, elided like [`elide`].
-///
-/// ```
-/// use niceeval::excerpt::json;
-///
-/// assert_eq!(json(&serde_json::json!({"a": [1, 2]})), r#"{"a":[1,2]}"#);
-/// assert!(json(&serde_json::json!("x".repeat(1000))).contains("chars elided"));
-/// ```
 pub fn json(value: &serde_json::Value) -> String {
     elide(&value.to_string(), DEFAULT_WIDTH)
 }
@@ -107,18 +90,6 @@ pub fn json(value: &serde_json::Value) -> String {
 /// characters on each side, with `…` where the text was cut. A range longer than
 /// [`DEFAULT_WIDTH`] characters is elided in its middle. `range` must lie on character
 /// boundaries (as the ranges of `str::find` and `Regex::find` do); it is clamped to the text.
-///
-/// ```
-/// use niceeval::excerpt::around;
-///
-/// let text = format!("{}Your refund is on its way.{}", "x".repeat(100), "y".repeat(100));
-/// let at = text.find("refund").unwrap();
-/// assert_eq!(
-///     around(&text, at..at + "refund".len()),
-///     format!(r#""…{}Your refund is on its way.{}…""#, "x".repeat(35), "y".repeat(25))
-/// );
-/// assert_eq!(around("short text", 0..5), r#""short text""#);
-/// ```
 pub fn around(text: &str, range: Range<usize>) -> String {
     let end = range.end.min(text.len());
     let start = range.start.min(end);
@@ -148,15 +119,6 @@ pub fn around(text: &str, range: Range<usize>) -> String {
 /// Where two texts start to differ: the byte offset of the first differing character (the
 /// same in both, as their prefixes are equal), or `None` when they are equal. When one text is
 /// a prefix of the other, it is the shorter one's length.
-///
-/// ```
-/// use niceeval::excerpt::first_difference;
-///
-/// assert_eq!(first_difference("same", "same"), None);
-/// assert_eq!(first_difference("kitten", "sitting"), Some(0));
-/// assert_eq!(first_difference("héllo", "hélp"), Some(4));
-/// assert_eq!(first_difference("abc", "abcdef"), Some(3));
-/// ```
 pub fn first_difference(a: &str, b: &str) -> Option<usize> {
     if a == b {
         return None;
@@ -171,10 +133,6 @@ pub fn first_difference(a: &str, b: &str) -> Option<usize> {
 }
 
 /// The number of characters before byte `byte` of `text` (a character boundary).
-///
-/// ```
-/// assert_eq!(niceeval::excerpt::char_index("日本語", 6), 2);
-/// ```
 pub fn char_index(text: &str, byte: usize) -> usize {
     text[..byte.min(text.len())].chars().count()
 }
@@ -197,17 +155,6 @@ pub const DEFAULT_MAX_TEXT: usize = 64 * 1024;
 /// This is what reports, results files and transcripts store of each message, tool input or
 /// output, thinking text and assertion reason (see `[report] max_text`); assertions always see
 /// the whole value while the eval runs.
-///
-/// ```
-/// use niceeval::excerpt::cap;
-///
-/// assert_eq!(cap("short", 64), "short");
-/// let long = format!("BEGIN{}END", "é".repeat(600_000));
-/// let kept = cap(&long, 1024);
-/// assert!(kept.starts_with("BEGIN") && kept.ends_with("END"));
-/// assert!(kept.contains("…[elided 1.1 MiB of 1.1 MiB]…"), "{kept}");
-/// assert!(kept.len() < 1100);
-/// ```
 pub fn cap(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     if text.len() <= max {
         return std::borrow::Cow::Borrowed(text);
@@ -238,14 +185,6 @@ fn elision(omitted: usize, total: usize) -> String {
 }
 
 /// A number of bytes for people: `512 bytes`, `64.0 KiB`, `9.9 MiB`, `1.2 GiB`.
-///
-/// ```
-/// use niceeval::excerpt::format_size;
-///
-/// assert_eq!(format_size(512), "512 bytes");
-/// assert_eq!(format_size(65_536), "64.0 KiB");
-/// assert_eq!(format_size(10 * 1024 * 1024), "10.0 MiB");
-/// ```
 pub fn format_size(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if bytes < 1024 {
@@ -267,25 +206,6 @@ pub fn format_size(bytes: u64) -> String {
 /// which keeps the structure when a field or two are what is large. Otherwise the value
 /// becomes a string: the head and tail of its compact JSON around a marker stating the full
 /// size.
-///
-/// ```
-/// use niceeval::excerpt::cap_json;
-/// use serde_json::json;
-///
-/// let mut small = json!({"id": 7});
-/// assert!(!cap_json(&mut small, 1024));
-///
-/// let mut one_big_field = json!({"id": 7, "body": "x".repeat(100_000)});
-/// assert!(cap_json(&mut one_big_field, 1024));
-/// assert_eq!(one_big_field["id"], 7);
-/// assert!(one_big_field["body"].as_str().unwrap().contains("[elided"));
-/// assert!(one_big_field.to_string().len() < 1024 + 64);
-///
-/// let mut many_numbers = json!((0..100_000).collect::<Vec<u32>>());
-/// assert!(cap_json(&mut many_numbers, 1024));
-/// let kept = many_numbers.as_str().unwrap();
-/// assert!(kept.starts_with("[0,1,2,") && kept.ends_with(",99999]"), "{kept}");
-/// ```
 pub fn cap_json(value: &mut serde_json::Value, max: usize) -> bool {
     /// Below this common length the strings say nothing: the value becomes text instead.
     const SHORTEST_KEPT: usize = 64;
@@ -571,10 +491,16 @@ mod tests {
     #[test]
     fn elide_edge_widths() {
         assert_eq!(elide("", 0), "");
-        assert_eq!(elide("abc", 0), "… 3 chars elided …");
-        assert_eq!(elide("abc", 1), "a… 2 chars elided …");
+        // A marker longer than what it replaces is never shown: the text is whole.
+        assert_eq!(elide("abc", 0), "abc");
+        assert_eq!(elide("abc", 1), "abc");
         assert_eq!(elide("abc", 3), "abc");
-        assert_eq!(elide("😀😀😀😀", 2), "😀… 2 chars elided …😀");
+        assert_eq!(elide("😀😀😀😀", 2), "😀😀😀😀");
+        let nineteen = "x".repeat(19); // 18 hidden at width 1: the marker is 19 long
+        assert_eq!(elide(&nineteen, 1), nineteen);
+        let twenty_one = "x".repeat(21); // 20 hidden: the marker is 19 long
+        assert_eq!(elide(&twenty_one, 1), "x… 20 chars elided …");
+        assert_eq!(elide(&"😀".repeat(30), 2), "😀… 28 chars elided …😀");
     }
 
     #[test]
@@ -633,5 +559,130 @@ mod tests {
         assert_eq!(first_difference("", "x"), Some(0));
         assert_eq!(first_difference("😀a", "😃a"), Some(0));
         assert_eq!(char_index("😀😃x", 8), 2);
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::excerpt::quote;
+
+        assert_eq!(quote("hi \"you\""), r#""hi \"you\"""#);
+        assert_eq!(quote("line\nbreak"), r#""line\nbreak""#);
+        let long = "a".repeat(500);
+        let shown = quote(&long);
+        assert!(shown.len() < 200);
+        assert!(shown.contains("… 340 chars elided …"));
+    }
+
+    #[test]
+    fn example_2() {
+        let text = "ab".to_string() + &"-".repeat(30) + "ij";
+        assert_eq!(
+            crate::excerpt::quote_width(&text, 4),
+            r#""ab… 30 chars elided …ij""#
+        );
+    }
+
+    #[test]
+    fn example_3() {
+        use crate::excerpt::elide;
+
+        assert_eq!(elide("short", 10), "short");
+        let digits = "0123456789".repeat(4);
+        assert_eq!(elide(&digits, 10), "01234… 30 chars elided …56789");
+        let japanese = "日本語のテキストです".repeat(3);
+        assert_eq!(elide(&japanese, 4), "日本… 26 chars elided …です");
+    }
+
+    #[test]
+    fn example_4() {
+        use crate::excerpt::json;
+
+        assert_eq!(json(&serde_json::json!({"a": [1, 2]})), r#"{"a":[1,2]}"#);
+        assert!(json(&serde_json::json!("x".repeat(1000))).contains("chars elided"));
+    }
+
+    #[test]
+    fn example_5() {
+        use crate::excerpt::around;
+
+        let text = format!(
+            "{}Your refund is on its way.{}",
+            "x".repeat(100),
+            "y".repeat(100)
+        );
+        let at = text.find("refund").unwrap();
+        assert_eq!(
+            around(&text, at..at + "refund".len()),
+            format!(
+                r#""…{}Your refund is on its way.{}…""#,
+                "x".repeat(35),
+                "y".repeat(25)
+            )
+        );
+        assert_eq!(around("short text", 0..5), r#""short text""#);
+    }
+
+    #[test]
+    fn example_6() {
+        use crate::excerpt::first_difference;
+
+        assert_eq!(first_difference("same", "same"), None);
+        assert_eq!(first_difference("kitten", "sitting"), Some(0));
+        assert_eq!(first_difference("héllo", "hélp"), Some(4));
+        assert_eq!(first_difference("abc", "abcdef"), Some(3));
+    }
+
+    #[test]
+    fn example_7() {
+        assert_eq!(crate::excerpt::char_index("日本語", 6), 2);
+    }
+
+    #[test]
+    fn example_8() {
+        use crate::excerpt::cap;
+
+        assert_eq!(cap("short", 64), "short");
+        let long = format!("BEGIN{}END", "é".repeat(600_000));
+        let kept = cap(&long, 1024);
+        assert!(kept.starts_with("BEGIN") && kept.ends_with("END"));
+        assert!(kept.contains("…[elided 1.1 MiB of 1.1 MiB]…"), "{kept}");
+        assert!(kept.len() < 1100);
+    }
+
+    #[test]
+    fn example_9() {
+        use crate::excerpt::format_size;
+
+        assert_eq!(format_size(512), "512 bytes");
+        assert_eq!(format_size(65_536), "64.0 KiB");
+        assert_eq!(format_size(10 * 1024 * 1024), "10.0 MiB");
+    }
+
+    #[test]
+    fn example_10() {
+        use crate::excerpt::cap_json;
+        use serde_json::json;
+
+        let mut small = json!({"id": 7});
+        assert!(!cap_json(&mut small, 1024));
+
+        let mut one_big_field = json!({"id": 7, "body": "x".repeat(100_000)});
+        assert!(cap_json(&mut one_big_field, 1024));
+        assert_eq!(one_big_field["id"], 7);
+        assert!(one_big_field["body"].as_str().unwrap().contains("[elided"));
+        assert!(one_big_field.to_string().len() < 1024 + 64);
+
+        let mut many_numbers = json!((0..100_000).collect::<Vec<u32>>());
+        assert!(cap_json(&mut many_numbers, 1024));
+        let kept = many_numbers.as_str().unwrap();
+        assert!(
+            kept.starts_with("[0,1,2,") && kept.ends_with(",99999]"),
+            "{kept}"
+        );
     }
 }

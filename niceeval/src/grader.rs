@@ -1,6 +1,6 @@
 //! The script-grader wire format (AgentV's), and helpers for writing a grader in Rust.
 //!
-//! A script grader is any program that reads one JSON object ([`Input`], snake_case keys) on
+//! A script grader is any program that reads one JSON object ([`GraderInput`], snake_case keys) on
 //! stdin and answers on stdout, either with a JSON [`Output`] (`pass`, `score`, `reason`,
 //! `checks`) or, for a plain pass/fail check, with its exit code alone:
 //!
@@ -36,13 +36,13 @@ use std::io::{Read, Write};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Outputs longer than this many characters are not inlined in [`Input::output`]: they are
-/// written to a temporary file named by [`Input::output_path`].
+/// Outputs longer than this many characters are not inlined in [`GraderInput::output`]: they are
+/// written to a temporary file named by [`GraderInput::output_path`].
 pub const MAX_INLINE_OUTPUT: usize = 50_000;
 
 /// One message of a conversation, as graders see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Message {
+pub struct GraderMessage {
     /// `user`, `assistant`, `system` or `tool`.
     pub role: String,
     /// The content: a string, or structured content parts.
@@ -50,10 +50,10 @@ pub struct Message {
     pub content: Value,
 }
 
-impl Message {
+impl GraderMessage {
     /// A message with text content.
     pub fn new(role: impl Into<String>, content: impl Into<String>) -> Self {
-        Message {
+        GraderMessage {
             role: role.into(),
             content: Value::String(content.into()),
         }
@@ -105,15 +105,15 @@ pub struct TokenUsage {
 /// What a grader receives on stdin (snake_case JSON). Absent values are `null` or empty.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct Input {
+pub struct GraderInput {
     /// The input messages of the eval.
     #[serde(default)]
-    pub input: Vec<Message>,
+    pub input: Vec<GraderMessage>,
     /// Paths of input files referenced by the eval.
     #[serde(default)]
     pub input_files: Vec<String>,
     /// The final answer being graded; `null` when it was too long and written to
-    /// [`Input::output_path`] instead ([`read_input`] loads it back for you).
+    /// [`GraderInput::output_path`] instead ([`read_input`] loads it back for you).
     #[serde(default)]
     pub output: Option<String>,
     /// A temporary file holding the final answer as a JSON string, for answers over
@@ -122,10 +122,10 @@ pub struct Input {
     pub output_path: Option<String>,
     /// Reference answer messages.
     #[serde(default)]
-    pub expected_output: Vec<Message>,
+    pub expected_output: Vec<GraderMessage>,
     /// Transcript messages of the run.
     #[serde(default)]
-    pub messages: Vec<Message>,
+    pub messages: Vec<GraderMessage>,
     /// Evaluation criteria of the test case.
     #[serde(default)]
     pub criteria: Option<String>,
@@ -157,8 +157,8 @@ pub struct Input {
     pub vars: BTreeMap<String, Value>,
 }
 
-impl Input {
-    /// The final answer, whether inline or in [`Input::output_path`]; empty when there is none.
+impl GraderInput {
+    /// The final answer, whether inline or in [`GraderInput::output_path`]; empty when there is none.
     pub fn output_text(&self) -> std::io::Result<String> {
         if let Some(text) = &self.output {
             return Ok(text.clone());
@@ -278,8 +278,8 @@ pub enum GraderError {
 }
 
 /// Reads the grader input from stdin; a long output kept in `output_path` is loaded into
-/// [`Input::output`].
-pub fn read_input() -> Result<Input, GraderError> {
+/// [`GraderInput::output`].
+pub fn read_input() -> Result<GraderInput, GraderError> {
     let mut raw = String::new();
     std::io::stdin().read_to_string(&mut raw)?;
     parse_input(&raw)
@@ -292,19 +292,19 @@ pub fn read_input() -> Result<Input, GraderError> {
 /// assert_eq!(input.output.as_deref(), Some("The answer is 42."));
 /// assert_eq!(input.criteria.as_deref(), Some("42"));
 /// ```
-pub fn parse_input(raw: &str) -> Result<Input, GraderError> {
-    let mut input: Input = serde_json::from_str(raw)?;
+pub fn parse_input(raw: &str) -> Result<GraderInput, GraderError> {
+    let mut input: GraderInput = serde_json::from_str(raw)?;
     if input.output.is_none() && input.output_path.is_some() {
         input.output = Some(input.output_text()?);
     }
     Ok(input)
 }
 
-/// Runs a grader: reads [`Input`] from stdin, calls `grade`, prints the [`Output`] as JSON and
+/// Runs a grader: reads [`GraderInput`] from stdin, calls `grade`, prints the [`Output`] as JSON and
 /// exits 0. Input that cannot be read is reported on stderr with exit code 2 (an execution
 /// error for niceeval); a panic in `grade` does the same through Rust's panic message and exit
 /// code 101.
-pub fn run(grade: impl FnOnce(&Input) -> Output) -> ! {
+pub fn run(grade: impl FnOnce(&GraderInput) -> Output) -> ! {
     let input = match read_input() {
         Ok(input) => input,
         Err(e) => {
@@ -331,11 +331,11 @@ mod tests {
 
     #[test]
     fn input_round_trips_snake_case() {
-        let input = Input {
+        let input = GraderInput {
             output: Some("x".into()),
             cost_usd: Some(0.1),
             trace_summary: Some(TraceSummary::default()),
-            ..Input::default()
+            ..GraderInput::default()
         };
         let json = serde_json::to_value(&input).unwrap();
         assert!(
@@ -362,7 +362,7 @@ mod tests {
 
     #[test]
     fn message_text_of_parts() {
-        let m: Message = serde_json::from_value(serde_json::json!({
+        let m: GraderMessage = serde_json::from_value(serde_json::json!({
             "role": "assistant", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]
         }))
         .unwrap();

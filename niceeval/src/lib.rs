@@ -30,7 +30,7 @@
 //! The contract: value assertions ([`Eval::check`], [`Eval::require`]) run in place; scoped
 //! assertions run over the event stream after the body; matchers are gates unless they say
 //! otherwise; `.at_least(x)` makes any assertion soft with a threshold and `.gate()` makes it a
-//! gate again. See [`fold`] for how results become an [`Outcome`].
+//! gate again. See [`Outcome`] for how results fold into one.
 
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -38,64 +38,56 @@
 pub mod agent;
 mod assertion;
 pub mod compare;
-pub mod config;
-pub mod dataset;
+mod config;
+mod dataset;
 mod definition;
-pub mod efficiency;
+mod efficiency;
 mod engine;
 mod error;
 mod eval;
 mod event;
-pub mod excerpt;
+mod excerpt;
 pub mod expect;
 pub mod grader;
-pub mod harness;
+mod harness;
 mod libtest;
-pub mod merge;
+mod merge;
 mod outcome;
 mod panic;
-pub mod price;
+mod price;
 mod process;
 mod record;
 mod report;
 pub mod reporter;
-pub mod results;
+mod results;
 pub mod scope;
-pub mod snapshot;
+mod snapshot;
 pub mod spec;
-pub mod stats;
+mod stats;
 mod suggest;
 mod turn;
 pub mod workspace;
 
 // LLM-as-judge, model providers and the response cache (issue 4).
-pub mod cache;
+mod cache;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub mod judge;
 #[cfg(feature = "providers")]
-#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub mod provider;
+mod provider;
 
 pub use assertion::{
-    Assertion, AssertionKind, AssertionResult, Chain, Checkable, Expect, Grade, Settings, Severity,
-    Subject, passes,
+    Assertion, AssertionKind, AssertionResult, Chain, Checkable, Configured, Grade, Settings,
+    Severity, Subject,
 };
 pub use async_trait::async_trait;
-pub use definition::{EvalDefinition, registered};
-pub use engine::{RunOptions, run_eval, run_eval_async};
 pub use error::{Error, Result};
 pub use eval::{Eval, RunTests};
 pub use event::{ActionKind, ActionStatus, Change, Event, FileChange, Role, Text, Usage};
-pub use outcome::{Folded, Outcome, RunError, RunErrorKind, fold, mean_score, metric_scores};
-pub use report::{EvalReport, RunInfo, RunSummary, SCHEMA_VERSION, fold_runs};
+pub use outcome::{Outcome, RunError, RunErrorKind};
+pub use report::{EvalReport, RunInfo, RunSummary};
 pub use turn::{Turn, TurnStatus};
 
-/// Marks an `async fn NAME(t: &mut Eval)` as an eval; see the crate docs.
-///
-/// Options: `agent = path`, `runs = N`, `min_pass_rate = 0.8`, `timeout = "30s"`,
-/// `tags = ["a", "b"]`, `description = ".."`, `judge_model = ".."`, `strict`, `snapshot`,
-/// `crate = path`.
 pub use niceeval_macros::eval;
 
 pub use regex::Regex;
@@ -197,7 +189,8 @@ pub mod __private {
     pub use crate::agent::Agent;
     pub use crate::assert_report_snapshot;
     pub use crate::dataset::from_record as case_from_record;
-    pub use crate::definition::{BoxFuture, Case, EvalDefinition, Registration};
+    pub use crate::definition::{BoxFuture, Case, EvalDefinition, Registration, registered};
+    pub use crate::engine::{RunOptions, run_eval, run_eval_async};
     pub use crate::harness::main_with;
     pub use crate::libtest::{
         finish_case, finish_test, run_case, run_case_report, run_test, run_test_report,
@@ -211,6 +204,79 @@ pub mod __private {
     pub use insta;
     pub use inventory;
     pub use std::sync::Arc;
+
+    // Internals that benchmarks and the crate's own integration tests measure directly.
+    pub use crate::expect::bleu::bleu_score;
+    pub use crate::expect::rouge::rouge_n_score;
+    pub use crate::expect::similarity::{levenshtein_distance, normalized_similarity};
+    pub use crate::outcome::{Folded, fold, mean_score, metric_scores};
+    pub use crate::report::{SCHEMA_VERSION, fold_runs};
+
+    // The internal modules, for the `niceeval` command, the benchmarks and the crate's own
+    // integration tests: one glob each, so nothing here is written twice.
+    /// `niceeval.toml`.
+    pub mod config {
+        pub use crate::config::*;
+    }
+    /// The on-disk response cache.
+    pub mod cache {
+        pub use crate::cache::*;
+    }
+    /// Prices and cost estimates.
+    pub mod price {
+        pub use crate::price::*;
+    }
+    /// Model providers.
+    #[cfg(feature = "providers")]
+    pub mod provider {
+        pub use crate::provider::*;
+    }
+    /// The suite runner.
+    pub mod harness {
+        pub use crate::harness::*;
+    }
+    /// Reading and merging results files.
+    pub mod merge {
+        pub use crate::merge::*;
+    }
+    /// The results files.
+    pub mod results {
+        pub use crate::results::*;
+    }
+    /// Statistics.
+    pub mod stats {
+        pub use crate::stats::*;
+    }
+    /// Excerpts inside reasons.
+    pub mod excerpt {
+        pub use crate::excerpt::*;
+    }
+    /// Datasets.
+    pub mod dataset {
+        pub use crate::dataset::*;
+    }
+    /// Snapshots.
+    pub mod snapshot {
+        pub use crate::snapshot::*;
+    }
+    /// Budgets.
+    pub mod efficiency {
+        pub use crate::efficiency::*;
+    }
+    /// The scoped checks' types (the benchmarks build them directly).
+    pub mod scope {
+        pub use crate::scope::actions::*;
+        pub use crate::scope::events::*;
+        pub use crate::scope::files::*;
+        pub use crate::scope::run_checks::*;
+        pub use crate::scope::tools::*;
+        pub use crate::scope::turn_output::*;
+        pub use crate::scope::{RunView, ScopedCheck};
+    }
+    /// Assertion internals.
+    pub mod expect {
+        pub use crate::expect::custom_dir::CustomAssertions;
+    }
 
     /// What an eval body may return: `()` or `Result<(), E>` with `E: Into<niceeval::Error>`.
     #[diagnostic::on_unimplemented(
@@ -260,11 +326,11 @@ pub mod __private {
         Box::pin(async move { future.await.into_body_result() })
     }
 
-    /// What an `agent = path` function may return: any `Agent`. A trait of its own so a wrong
-    /// return type is reported in the words of `#[eval]`.
+    /// What `agent = path` (called) or `agent = expression` may give: any `Agent`. A trait of
+    /// its own so a wrong type is reported in the words of `#[eval]`.
     #[diagnostic::on_unimplemented(
-        message = "`agent = ..` must name a `fn() -> impl Agent`, but this one returns `{Self}`, which is not an `Agent`",
-        label = "returns `{Self}`",
+        message = "`agent = ..` must give an `Agent` (a `fn() -> impl Agent`, or an expression such as `bot(\"x\")`), but this one gives `{Self}`, which is not an `Agent`",
+        label = "gives `{Self}`",
         note = "implement `niceeval::agent::Agent` for `{Self}`, or return `agent_fn(|request: Request| async move {{ .. }})`"
     )]
     pub trait IntoAgent {
@@ -279,7 +345,7 @@ pub mod __private {
         }
     }
 
-    /// Boxes the value returned by an `agent = path` function.
+    /// Boxes the agent given by `agent = ..`.
     pub fn make_agent<A: IntoAgent>(agent: A) -> Arc<dyn crate::agent::Agent> {
         agent.into_agent()
     }

@@ -5,6 +5,12 @@ use serde::{Deserialize, Serialize};
 use crate::assertion::{AssertionKind, AssertionResult};
 
 /// The result of an eval (or of one run of it).
+///
+/// One run folds in this order: an execution error (panic, timeout, agent or judge error, a
+/// bug in the eval) → `Failed`, marked as an error; any gate not passed → `Failed`;
+/// `t.skip(reason)` → `Skipped`; a soft assertion below its threshold → `Passed` with a
+/// below-threshold mark (`Failed` under strict); otherwise `Passed`. Several runs
+/// (`runs = N`) pass when their pass rate reaches `min_pass_rate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
@@ -167,16 +173,6 @@ pub struct Folded {
 /// Folds one run, in this order: execution error → Failed (marked as an error); any gate not
 /// passed → Failed; skip → Skipped; a soft below threshold → Passed with a mark (Failed under
 /// `strict`); otherwise Passed.
-///
-/// ```
-/// use niceeval::{fold, Outcome, RunError, RunErrorKind};
-///
-/// assert_eq!(fold(None, &[], Some("no key"), false).outcome, Outcome::Skipped);
-/// let timeout = RunError::new(RunErrorKind::Timeout, "timed out after 30s");
-/// let failed = fold(Some(timeout), &[], Some("no key"), false);
-/// assert_eq!(failed.outcome, Outcome::Failed);
-/// assert_eq!(failed.error.as_ref().map(RunError::message), Some("timed out after 30s"));
-/// ```
 pub fn fold(
     error: Option<RunError>,
     assertions: &[AssertionResult],
@@ -215,16 +211,6 @@ pub fn fold(
 
 /// Weighted mean score of the assertions (weight 0 records without counting); `None` when no
 /// assertion carries weight.
-///
-/// ```
-/// use niceeval::{mean_score, AssertionResult, AssertionKind, Grade, Settings};
-///
-/// let a = AssertionResult::from_grade("a".into(), AssertionKind::Value, &Settings::gate(), Grade::score(1.0, ""));
-/// let mut heavy = Settings::gate();
-/// heavy.weight = 3.0;
-/// let b = AssertionResult::from_grade("b".into(), AssertionKind::Value, &heavy, Grade::score(0.0, ""));
-/// assert_eq!(mean_score(&[a, b]), Some(0.25));
-/// ```
 pub fn mean_score(assertions: &[AssertionResult]) -> Option<f64> {
     let (sum, weight) = assertions
         .iter()
@@ -238,16 +224,6 @@ pub fn mean_score(assertions: &[AssertionResult]) -> Option<f64> {
 /// Weighted mean score of each named metric, over the assertions that name one (nested
 /// results of assertion sets and graders included); weight 0 records without counting, so a
 /// metric whose assertions all weigh 0 is absent.
-///
-/// ```
-/// use niceeval::{metric_scores, AssertionKind, AssertionResult, Grade, Settings};
-///
-/// let mut tone = Settings::gate();
-/// tone.metric = Some("tone".into());
-/// let a = AssertionResult::from_grade("a".into(), AssertionKind::Value, &tone, Grade::score(1.0, ""));
-/// let b = AssertionResult::from_grade("b".into(), AssertionKind::Value, &tone, Grade::score(0.5, ""));
-/// assert_eq!(metric_scores(&[a, b])["tone"], 0.75);
-/// ```
 pub fn metric_scores(assertions: &[AssertionResult]) -> std::collections::BTreeMap<String, f64> {
     fn walk(
         results: &[AssertionResult],
@@ -375,5 +351,74 @@ mod tests {
             mean_score(&[a, result(Settings::gate(), 0.5, false)]),
             Some(0.5)
         );
+    }
+}
+
+#[cfg(test)]
+mod fold_example {
+    use super::*;
+
+    #[test]
+    fn a_skip_folds_to_skipped_and_an_execution_error_wins_over_it() {
+        assert_eq!(
+            fold(None, &[], Some("no key"), false).outcome,
+            Outcome::Skipped
+        );
+        let timeout = RunError::new(RunErrorKind::Timeout, "timed out after 30s");
+        let failed = fold(Some(timeout), &[], Some("no key"), false);
+        assert_eq!(failed.outcome, Outcome::Failed);
+        assert_eq!(
+            failed.error.as_ref().map(RunError::message),
+            Some("timed out after 30s")
+        );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::outcome::mean_score;
+        use crate::{AssertionKind, AssertionResult, Grade, Settings};
+
+        let a = AssertionResult::from_grade(
+            "a".into(),
+            AssertionKind::Value,
+            &Settings::gate(),
+            Grade::score(1.0, ""),
+        );
+        let mut heavy = Settings::gate();
+        heavy.weight = 3.0;
+        let b = AssertionResult::from_grade(
+            "b".into(),
+            AssertionKind::Value,
+            &heavy,
+            Grade::score(0.0, ""),
+        );
+        assert_eq!(mean_score(&[a, b]), Some(0.25));
+    }
+
+    #[test]
+    fn example_2() {
+        use crate::outcome::metric_scores;
+        use crate::{AssertionKind, AssertionResult, Grade, Settings};
+
+        let mut tone = Settings::gate();
+        tone.metric = Some("tone".into());
+        let a = AssertionResult::from_grade(
+            "a".into(),
+            AssertionKind::Value,
+            &tone,
+            Grade::score(1.0, ""),
+        );
+        let b = AssertionResult::from_grade(
+            "b".into(),
+            AssertionKind::Value,
+            &tone,
+            Grade::score(0.5, ""),
+        );
+        assert_eq!(metric_scores(&[a, b])["tone"], 0.75);
     }
 }

@@ -1,6 +1,6 @@
-//! The shared record of one run: assertion results, the work deferred until the body returns
-//! (scoped checks, judge calls), the event log (including a turn still in flight), and a skip
-//! request.
+//! The shared record of one run: assertion results, the checks registered for after the body
+//! (one list, whatever each check is), the event log (including a turn still in flight), and a
+//! skip request.
 //!
 //! The record lives behind an `Arc` shared by the [`crate::Eval`] handle, its [`crate::Turn`]s
 //! and the engine, so a panic or a timeout in the body loses nothing recorded before it.
@@ -22,7 +22,7 @@ pub(crate) struct Record {
 #[derive(Default)]
 struct State {
     results: Vec<AssertionResult>,
-    deferred: Vec<Box<dyn Deferred>>,
+    deferred: Vec<Deferred>,
     log: Vec<Event>,
     inflight: Option<EventSink>,
     /// The working copy and its snapshot from before the turn in flight, so a turn cut short
@@ -35,8 +35,8 @@ struct State {
 pub(crate) struct Taken {
     /// Value-assertion results, in the order they were recorded.
     pub results: Vec<AssertionResult>,
-    /// Deferred work, in registration order.
-    pub deferred: Vec<Box<dyn Deferred>>,
+    /// The checks registered for after the body, in registration order.
+    pub deferred: Vec<Deferred>,
     /// The run's event log.
     pub log: Vec<Event>,
     /// The first skip reason given, if any.
@@ -124,7 +124,7 @@ impl Record {
 }
 
 impl Defer for Record {
-    fn defer(&self, work: Box<dyn Deferred>) {
+    fn defer(&self, work: Deferred) {
         self.lock().deferred.push(work);
     }
 }

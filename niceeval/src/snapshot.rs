@@ -207,7 +207,7 @@ mod tests {
     fn budgets_on_tokens_cost_and_time_are_measurements() {
         use crate::assertion::{Assertion, Checkable};
         use crate::config::Config;
-        use crate::efficiency::{MaxCost, MaxTokens, MaxToolCalls};
+        use crate::efficiency::RunBudget;
         use crate::event::Event;
         use crate::scope::{RunView, ScopedCheck};
 
@@ -223,10 +223,13 @@ mod tests {
             events: &events,
             config: &config,
         };
-        assert!(MaxTokens::new(1000).evaluate(&run).measured, "max_tokens");
-        assert!(MaxCost::new(0.5).evaluate(&run).measured, "max_cost");
         assert!(
-            !MaxToolCalls::new(3).evaluate(&run).measured,
+            RunBudget::tokens(1000).evaluate(&run).measured,
+            "max_tokens"
+        );
+        assert!(RunBudget::cost(0.5).evaluate(&run).measured, "max_cost");
+        assert!(
+            !RunBudget::tool_calls(3).evaluate(&run).measured,
             "max_tool_calls"
         );
         let value = json!({ "cost_usd": 0.01, "latency_ms": 250 });

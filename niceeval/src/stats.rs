@@ -19,14 +19,6 @@ use serde::{Deserialize, Serialize};
 ///
 /// Computed as a product, so large `n` neither overflows nor loses precision. `k > n` is
 /// clamped to `n`; `k = 0` is 0.
-///
-/// ```
-/// use niceeval::stats::pass_at_k;
-///
-/// assert_eq!(pass_at_k(5, 0, 3), 0.0);
-/// assert_eq!(pass_at_k(5, 3, 3), 1.0);          // only 2 failures: any 3 include a pass
-/// assert!((pass_at_k(5, 2, 2) - 0.7).abs() < 1e-12); // 1 − C(3,2)/C(5,2) = 1 − 3/10
-/// ```
 pub fn pass_at_k(n: u64, c: u64, k: u64) -> f64 {
     let c = c.min(n);
     let k = k.min(n);
@@ -52,14 +44,6 @@ fn tidy(p: f64) -> f64 {
 
 /// pass^k: the probability that all of `k` runs drawn without replacement passed,
 /// `C(c, k) / C(n, k)`. 0 when `k > c`; `k = 0` is 1.
-///
-/// ```
-/// use niceeval::stats::pass_hat_k;
-///
-/// assert_eq!(pass_hat_k(5, 5, 5), 1.0);
-/// assert_eq!(pass_hat_k(5, 2, 3), 0.0);
-/// assert!((pass_hat_k(5, 3, 2) - 0.3).abs() < 1e-12); // C(3,2)/C(5,2) = 3/10
-/// ```
 pub fn pass_hat_k(n: u64, c: u64, k: u64) -> f64 {
     let c = c.min(n);
     if k == 0 {
@@ -88,15 +72,6 @@ pub struct Reliability {
 
 impl Reliability {
     /// Computes every statistic from `n` counted runs of which `c` passed.
-    ///
-    /// ```
-    /// use niceeval::stats::Reliability;
-    ///
-    /// let r = Reliability::new(4, 3);
-    /// assert_eq!(r.pass_rate, 0.75);
-    /// assert_eq!(r.pass_at_k.len(), 4);
-    /// assert_eq!(r.pass_at_k[1], 1.0); // any 2 of 4 runs include one of the 3 passes
-    /// ```
     pub fn new(n: u64, c: u64) -> Self {
         let c = c.min(n);
         Reliability {
@@ -139,13 +114,6 @@ impl std::fmt::Display for Interval {
 /// The quantile of the standard normal distribution at `p` (0 < p < 1): the `z` with
 /// `P(Z ≤ z) = p`. Acklam's rational approximation (relative error below 1.2·10⁻⁹), far finer
 /// than any interval a report prints. `p` outside (0, 1) gives ±infinity.
-///
-/// ```
-/// use niceeval::stats::normal_quantile;
-///
-/// assert!((normal_quantile(0.975) - 1.959964).abs() < 1e-6); // the z of a 95% interval
-/// assert!(normal_quantile(0.5).abs() < 1e-9);
-/// ```
 pub fn normal_quantile(p: f64) -> f64 {
     const A: [f64; 6] = [
         -3.969683028665376e+01,
@@ -204,14 +172,6 @@ pub fn normal_quantile(p: f64) -> f64 {
 ///
 /// Unlike the textbook `p ± z·√(p(1−p)/n)`, it never collapses to a point at 0 or 1 and never
 /// leaves `[0, 1]`: 20 passes of 20 runs give `[0.84, 1]` at 95%, not `[1, 1]`.
-///
-/// ```
-/// use niceeval::stats::wilson;
-///
-/// let i = wilson(8, 10, 0.05);
-/// assert!((i.low - 0.4902).abs() < 1e-4 && (i.high - 0.9433).abs() < 1e-4);
-/// assert_eq!(wilson(0, 0, 0.05).to_string(), "[0.00, 1.00]");
-/// ```
 pub fn wilson(passed: u64, runs: u64, alpha: f64) -> Interval {
     if runs == 0 {
         return Interval {
@@ -245,14 +205,6 @@ pub fn wilson(passed: u64, runs: u64, alpha: f64) -> Interval {
 /// Newcombe's hybrid score interval (his method 10) of the difference of two pass rates,
 /// `passed_a / runs_a − passed_b / runs_b`, at confidence `1 − alpha`, built from each rate's
 /// [`wilson`] interval. An interval that excludes 0 says the rates differ at that level.
-///
-/// ```
-/// use niceeval::stats::newcombe;
-///
-/// // Newcombe (1998), example (a): 56/70 − 48/80 = 0.2, 95% interval [0.0524, 0.3339].
-/// let i = newcombe(56, 70, 48, 80, 0.05);
-/// assert!((i.low - 0.0524).abs() < 1e-4 && (i.high - 0.3339).abs() < 1e-4);
-/// ```
 pub fn newcombe(passed_a: u64, runs_a: u64, passed_b: u64, runs_b: u64, alpha: f64) -> Interval {
     let rate = |passed: u64, runs: u64| {
         if runs == 0 {
@@ -279,16 +231,6 @@ pub fn newcombe(passed_a: u64, runs_a: u64, passed_b: u64, runs_b: u64, alpha: f
 /// table at most as likely as the one observed — the sum R's `fisher.test` and SciPy's
 /// `fisher_exact` compute (tables within a relative 10⁻⁷ of the observed one's probability
 /// count as equally likely).
-///
-/// ```
-/// use niceeval::stats::fisher_exact;
-///
-/// // Fisher's lady tasting tea: 3 of 4 against 1 of 4, p = 34/70.
-/// assert!((fisher_exact(3, 4, 1, 4) - 34.0 / 70.0).abs() < 1e-12);
-/// // 20 of 20 against 10 of 20: p = 0.000436 (beyond chance at any usual level).
-/// assert!(fisher_exact(20, 20, 10, 20) < 0.001);
-/// assert_eq!(fisher_exact(5, 5, 5, 5), 1.0);
-/// ```
 pub fn fisher_exact(passed_a: u64, runs_a: u64, passed_b: u64, runs_b: u64) -> f64 {
     let (a, b) = (passed_a.min(runs_a), passed_b.min(runs_b));
     let total = runs_a + runs_b;
@@ -331,16 +273,6 @@ pub fn fisher_exact(passed_a: u64, runs_a: u64, passed_b: u64, runs_b: u64) -> f
 /// whether the mean score or a metric of an eval run several times moved beyond chance.
 /// Samples of fewer than 2 give 1 (nothing can be said); two samples without any spread are
 /// different (p = 0) exactly when their means are.
-///
-/// ```
-/// use niceeval::stats::welch_t_test;
-///
-/// // 20 runs scoring 0.9 ± 0.1 against 20 scoring 0.6 ± 0.1: far beyond chance.
-/// assert!(welch_t_test(0.9, 0.1, 20, 0.6, 0.1, 20) < 1e-10);
-/// // 0.80 ± 0.41 against 0.70 ± 0.47 over 20 runs each: p ≈ 0.48, noise.
-/// let p = welch_t_test(0.8, 0.41, 20, 0.7, 0.47, 20);
-/// assert!(p > 0.4 && p < 0.6);
-/// ```
 pub fn welch_t_test(mean_a: f64, sd_a: f64, n_a: u64, mean_b: f64, sd_b: f64, n_b: u64) -> f64 {
     if n_a < 2 || n_b < 2 {
         return 1.0;
@@ -362,13 +294,6 @@ pub fn welch_t_test(mean_a: f64, sd_a: f64, n_a: u64, mean_b: f64, sd_b: f64, n_
 
 /// `P(|T| ≥ |t|)` for Student's t distribution with `df` degrees of freedom:
 /// `I_{df/(df+t²)}(df/2, 1/2)`.
-///
-/// ```
-/// use niceeval::stats::student_t_two_sided;
-///
-/// assert!((student_t_two_sided(1.0, 1.0) - 0.5).abs() < 1e-9); // Cauchy: P(|T| ≥ 1) = 1/2
-/// assert!((student_t_two_sided(2.228_138_85, 10.0) - 0.05).abs() < 1e-6);
-/// ```
 pub fn student_t_two_sided(t: f64, df: f64) -> f64 {
     if !t.is_finite() {
         return 0.0;
@@ -661,5 +586,94 @@ mod tests {
         // Equal sizes and spreads: t = 0.1 / √(2·0.25²/20) = 1.2649, df = 38 → p = 0.2136.
         let p = welch_t_test(0.8, 0.25, 20, 0.7, 0.25, 20);
         assert!((p - 0.2136).abs() < 1e-3, "{p}");
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::stats::pass_at_k;
+
+        assert_eq!(pass_at_k(5, 0, 3), 0.0);
+        assert_eq!(pass_at_k(5, 3, 3), 1.0); // only 2 failures: any 3 include a pass
+        assert!((pass_at_k(5, 2, 2) - 0.7).abs() < 1e-12); // 1 − C(3,2)/C(5,2) = 1 − 3/10
+    }
+
+    #[test]
+    fn example_2() {
+        use crate::stats::pass_hat_k;
+
+        assert_eq!(pass_hat_k(5, 5, 5), 1.0);
+        assert_eq!(pass_hat_k(5, 2, 3), 0.0);
+        assert!((pass_hat_k(5, 3, 2) - 0.3).abs() < 1e-12); // C(3,2)/C(5,2) = 3/10
+    }
+
+    #[test]
+    fn example_3() {
+        use crate::stats::Reliability;
+
+        let r = Reliability::new(4, 3);
+        assert_eq!(r.pass_rate, 0.75);
+        assert_eq!(r.pass_at_k.len(), 4);
+        assert_eq!(r.pass_at_k[1], 1.0); // any 2 of 4 runs include one of the 3 passes
+    }
+
+    #[test]
+    fn example_4() {
+        use crate::stats::normal_quantile;
+
+        assert!((normal_quantile(0.975) - 1.959964).abs() < 1e-6); // the z of a 95% interval
+        assert!(normal_quantile(0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn example_5() {
+        use crate::stats::wilson;
+
+        let i = wilson(8, 10, 0.05);
+        assert!((i.low - 0.4902).abs() < 1e-4 && (i.high - 0.9433).abs() < 1e-4);
+        assert_eq!(wilson(0, 0, 0.05).to_string(), "[0.00, 1.00]");
+    }
+
+    #[test]
+    fn example_6() {
+        use crate::stats::newcombe;
+
+        // Newcombe (1998), example (a): 56/70 − 48/80 = 0.2, 95% interval [0.0524, 0.3339].
+        let i = newcombe(56, 70, 48, 80, 0.05);
+        assert!((i.low - 0.0524).abs() < 1e-4 && (i.high - 0.3339).abs() < 1e-4);
+    }
+
+    #[test]
+    fn example_7() {
+        use crate::stats::fisher_exact;
+
+        // Fisher's lady tasting tea: 3 of 4 against 1 of 4, p = 34/70.
+        assert!((fisher_exact(3, 4, 1, 4) - 34.0 / 70.0).abs() < 1e-12);
+        // 20 of 20 against 10 of 20: p = 0.000436 (beyond chance at any usual level).
+        assert!(fisher_exact(20, 20, 10, 20) < 0.001);
+        assert_eq!(fisher_exact(5, 5, 5, 5), 1.0);
+    }
+
+    #[test]
+    fn example_8() {
+        use crate::stats::welch_t_test;
+
+        // 20 runs scoring 0.9 ± 0.1 against 20 scoring 0.6 ± 0.1: far beyond chance.
+        assert!(welch_t_test(0.9, 0.1, 20, 0.6, 0.1, 20) < 1e-10);
+        // 0.80 ± 0.41 against 0.70 ± 0.47 over 20 runs each: p ≈ 0.48, noise.
+        let p = welch_t_test(0.8, 0.41, 20, 0.7, 0.47, 20);
+        assert!(p > 0.4 && p < 0.6);
+    }
+
+    #[test]
+    fn example_9() {
+        use crate::stats::student_t_two_sided;
+
+        assert!((student_t_two_sided(1.0, 1.0) - 0.5).abs() < 1e-9); // Cauchy: P(|T| ≥ 1) = 1/2
+        assert!((student_t_two_sided(2.228_138_85, 10.0) - 0.05).abs() < 1e-6);
     }
 }

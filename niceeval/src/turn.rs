@@ -155,11 +155,17 @@ impl Turn {
 
     /// Registers a scoped check over this turn's events, evaluated after the body returns and
     /// reported as `turn N: <check>` (N counting from 1). The turn-level counterpart of
-    /// [`crate::Eval::expect_run`]; the built-in turn assertions are made this way.
-    pub fn expect<C: ScopedCheck + 'static>(&self, check: C) -> Scoped<C> {
+    /// [`crate::Eval::scoped`]; the built-in turn assertions are made this way.
+    pub fn scoped<C: ScopedCheck + 'static>(&self, check: C) -> Scoped<C> {
         let record = self.run.0.clone().unwrap_or_default();
         let range = self.first_event..self.first_event + self.events.len();
         Scoped::in_turn(record, check, range, format!("turn {}", self.index + 1))
+    }
+
+    /// The former name of [`Turn::scoped`].
+    #[deprecated(since = "0.2.0", note = "renamed to `scoped`: `turn.scoped(check)`")]
+    pub fn expect<C: ScopedCheck + 'static>(&self, check: C) -> Scoped<C> {
+        self.scoped(check)
     }
 
     /// The `input.requested` payload when this turn is waiting for input.

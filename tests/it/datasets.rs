@@ -198,6 +198,18 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
             "{target} {eval}\n{log}"
         );
         assert!(both.contains(&format!("{eval}::atlantis")), "{log}");
+        if target == "plain" {
+            // Under libtest, which counted it as passed, the exit summary says why each case
+            // failed: its first failing assertion and reason.
+            let line = both
+                .lines()
+                .find(|l| l.starts_with("  FAILED ") && l.contains(&format!("{eval}::atlantis - ")))
+                .unwrap_or_else(|| panic!("no FAILED line for atlantis\n{log}"));
+            assert!(
+                line.contains(": "),
+                "a reason follows the assertion: {line}"
+            );
+        }
     }
 
     // `snapshot`: each case's report is a snapshot of its own, named after the case, under
@@ -266,9 +278,12 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     };
     with_results(&[&["-q"][..], &APART].concat());
     with_results(&["-q", "--exact", "jsonl::lima"]);
-    let reports = niceeval::merge::read_reports(std::slice::from_ref(&results_dir))
+    let reports = niceeval::__private::merge::read_reports(std::slice::from_ref(&results_dir))
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(niceeval::merge::latest(reports).len(), expected().len());
+    assert_eq!(
+        niceeval::__private::merge::latest(reports).len(),
+        expected().len()
+    );
 
     // An edited file runs as it is now, without a rebuild: the built binary, run directly.
     let jsonl = dir.join("datasets/capitals.jsonl");

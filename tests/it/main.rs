@@ -6,7 +6,7 @@
 /// What `cargo test` shows a user of `#[eval]`: builds the crates under fixtures/ and runs them.
 mod outcomes;
 
-/// The runner in process: `niceeval::run_eval` on hand-built definitions.
+/// The runner in process: `niceeval::__private::run_eval` on hand-built definitions.
 mod runtime;
 
 /// The suite runner (`niceeval::main!()`) as libtest sees it: filters, --list, tags, exit codes,

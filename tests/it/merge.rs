@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use niceeval::__private::merge::{merge, read_reports};
 use niceeval::EvalReport;
-use niceeval::merge::{merge, read_reports};
 use niceeval_tests::child::{self, Output};
 use niceeval_tests::fixture::{BUILD_DEADLINE, Fixtures, RUN_DEADLINE};
 
@@ -369,8 +369,9 @@ fn a_filtered_run_refreshes_what_it_ran_and_keeps_the_rest() {
     assert_eq!(first.len(), 6);
     shard(&results, &["smoke", "-q"]);
 
-    let latest =
-        niceeval::merge::latest(read_reports(std::slice::from_ref(&results)).expect("readable"));
+    let latest = niceeval::__private::merge::latest(
+        read_reports(std::slice::from_ref(&results)).expect("readable"),
+    );
     let ids: Vec<&str> = latest.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids.len(), 6, "no eval dropped by the filtered run: {ids:?}");
     for report in &latest {
@@ -383,7 +384,7 @@ fn a_filtered_run_refreshes_what_it_ran_and_keeps_the_rest() {
         };
         assert_eq!(report.runs.len(), expected, "{}", report.id);
     }
-    let mut earlier: Vec<&str> = niceeval::merge::from_earlier_runs(&latest)
+    let mut earlier: Vec<&str> = niceeval::__private::merge::from_earlier_runs(&latest)
         .iter()
         .map(|r| r.id.as_str())
         .collect();
@@ -491,15 +492,16 @@ fn an_earlier_passing_results_file_does_not_dilute_a_new_failing_run() {
         "{}",
         out.dump()
     );
-    let latest =
-        niceeval::merge::latest(read_reports(&[old.clone(), new.clone()]).expect("readable"));
+    let latest = niceeval::__private::merge::latest(
+        read_reports(&[old.clone(), new.clone()]).expect("readable"),
+    );
     assert_eq!(latest.len(), 1);
     assert_eq!(latest[0].runs.len(), 1, "one run: the latest");
     assert_eq!(latest[0].reliability.pass_rate, 0.0);
 
     // --combine asks for the old behaviour: both records as runs of one eval.
     let (_out, markdown) = run(args("--combine"));
-    let combined = niceeval::merge::merge(read_reports(&[old, new]).expect("readable"));
+    let combined = niceeval::__private::merge::merge(read_reports(&[old, new]).expect("readable"));
     assert_eq!(combined[0].runs.len(), 2);
     assert_eq!(combined[0].reliability.pass_rate, 0.5);
     assert!(markdown.contains("0.5"), "{markdown}");

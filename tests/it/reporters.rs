@@ -36,12 +36,12 @@ fn report(id: &str, runs: Vec<RunSummary>, assertions: Vec<AssertionResult>) -> 
         "file": "tests/evals.rs",
         "line": 12,
         "outcome": Outcome::Failed,
-        "score": niceeval::mean_score(&assertions),
+        "score": niceeval::__private::mean_score(&assertions),
         "assertions": assertions,
         "duration_ms": runs.iter().map(|r| r.duration_ms).sum::<f64>(),
         "usage": Usage::default(),
         "runs": runs,
-        "reliability": niceeval::stats::Reliability::new(0, 0),
+        "reliability": niceeval::__private::stats::Reliability::new(0, 0),
         "min_pass_rate": 1.0,
     }))
     .expect("a report");

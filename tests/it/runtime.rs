@@ -1,4 +1,4 @@
-//! The runner in process: `niceeval::run_eval` on definitions built by hand (as `#[eval]` would
+//! The runner in process: `niceeval::__private::run_eval` on definitions built by hand (as `#[eval]` would
 //! build them), checking the report fields that `cargo test` output does not show — outcome,
 //! error, marks, skip reason, assertion order, the events kept after a crash, and runs.
 
@@ -33,7 +33,7 @@ fn definition(name: &'static str, body: Body) -> EvalDefinition {
 }
 
 fn run(definition: EvalDefinition) -> EvalReport {
-    niceeval::run_eval(Box::leak(Box::new(definition)))
+    niceeval::__private::run_eval(Box::leak(Box::new(definition)))
 }
 
 /// Whether the environment running these tests turned strict mode on (`NICEEVAL_STRICT`), which
@@ -692,7 +692,7 @@ fn reports_store_long_texts_capped_while_assertions_see_them_whole() {
         assert!(
             text.contains("…[elided 960.0 KiB of 1.0 MiB]…"),
             "{what}: {}",
-            niceeval::excerpt::elide(&text, 200)
+            niceeval::__private::excerpt::elide(&text, 200)
         );
     }
     let line = serde_json::to_string(&report).expect("serializes");

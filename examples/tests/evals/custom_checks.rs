@@ -1,6 +1,6 @@
 //! Writing your own checks: `make_assertion` (a scoring closure), an `Assertion` implementation
 //! (`money_format`, in `examples/src/checks.rs`), weights and named metrics, and a check over
-//! the whole run's events (`ScopedCheck`, registered with `t.expect_run`).
+//! the whole run's events (`ScopedCheck`, registered with `t.scoped`).
 
 use niceeval::prelude::*;
 use niceeval::{Grade, Severity, Subject};
@@ -92,13 +92,13 @@ async fn weights_and_metrics(t: &mut Eval) -> niceeval::Result {
     Ok(())
 }
 
-// A check over the run's events rather than one value: `t.expect_run` registers a
+// A check over the run's events rather than one value: `t.scoped` registers a
 // `ScopedCheck`, which niceeval evaluates after the body returns, over every event of the run
 // (tool calls of all turns included). This one checks that each refund paid exactly the total
 // that `lookup_order` reported for its order.
 #[eval(agent = support_bot, tags = ["custom", "refunds"])]
 async fn scoped_check_over_events(t: &mut Eval) -> niceeval::Result {
-    t.expect_run(RefundsMatchOrders);
+    t.scoped(RefundsMatchOrders);
     t.send("I want a refund for order #123").await?;
     t.send("And also a refund for #789, please").await?;
     t.check(t.reply(), includes("$32.50"));

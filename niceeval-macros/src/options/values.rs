@@ -24,7 +24,7 @@ pub(super) fn flag(key: &str, value: Option<&Expr>) -> syn::Result<bool> {
 
 pub(super) fn apply_value(options: &mut Options, key: &str, value: &Expr) -> syn::Result<()> {
     match key {
-        "agent" => options.agent = Some(agent_path(value)?),
+        "agent" => options.agent = Some(agent(value)?),
         "crate" => options.krate = Some(crate_path(value)?),
         "runs" => options.runs = Some(runs(value)?),
         "min_pass_rate" => options.min_pass_rate = Some(rate(value, "min_pass_rate", "runs")?),
@@ -66,13 +66,6 @@ fn path_value(value: &Expr, key: &str, what: &str, example: &str) -> syn::Result
                 s.value()
             ),
         )),
-        Expr::Call(call) if call.args.is_empty() && key == "agent" => Err(syn::Error::new_spanned(
-            value,
-            format!(
-                "`agent` takes the function itself, not a call: write `agent = {}`",
-                call.func.to_token_stream().to_string().replace(' ', "")
-            ),
-        )),
         _ => Err(syn::Error::new_spanned(
             value,
             format!("`{key}` takes {what}, e.g. `{example}`"),
@@ -80,13 +73,22 @@ fn path_value(value: &Expr, key: &str, what: &str, example: &str) -> syn::Result
     }
 }
 
-fn agent_path(value: &Expr) -> syn::Result<Path> {
-    path_value(
-        value,
-        "agent",
-        "the path of a function `fn() -> impl Agent`",
-        "agent = support_bot",
-    )
+/// `agent = support_bot` (a function, called for each run) or any expression that is not a
+/// literal, such as `agent = fixer("cheater")`: its value is the agent.
+fn agent(value: &Expr) -> syn::Result<super::AgentOption> {
+    match value {
+        Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => {
+            Ok(super::AgentOption::Function(p.path.clone()))
+        }
+        Expr::Lit(_) => path_value(
+            value,
+            "agent",
+            "the path of a function `fn() -> impl Agent` or an expression giving an agent",
+            "agent = support_bot` or `agent = fixer(\"cheater\")",
+        )
+        .map(super::AgentOption::Function),
+        other => Ok(super::AgentOption::Expression(other.clone())),
+    }
 }
 
 fn crate_path(value: &Expr) -> syn::Result<Path> {
@@ -400,7 +402,6 @@ mod tests {
             (quote!(judge_model = "gpt4"), "names no provider"),
             (quote!(judge_model = "/gpt4"), "names no provider"),
             (quote!(agent = "bot"), "write `agent = bot` without quotes"),
-            (quote!(agent = bot()), "not a call: write `agent = bot`"),
             (quote!(agent = 1), "`fn() -> impl Agent`"),
             (
                 quote!(crate = 1),

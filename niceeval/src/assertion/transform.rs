@@ -110,10 +110,13 @@ impl Transform {
             [one] => (*one).clone(),
             many => Value::Array(many.iter().map(|v| (*v).clone()).collect()),
         };
-        Ok(Subject::Text(Cow::Owned(match selected {
-            Value::String(s) => s,
-            other => other.to_string(),
-        })))
+        // A selected string stays a JSON string: a text matcher reads it as its text, and a
+        // structural one sees a string (not "text that is not JSON"). Other values become
+        // their JSON text, which text matchers read and structural ones parse back.
+        Ok(match selected {
+            Value::String(_) => Subject::Json(Cow::Owned(selected)),
+            other => Subject::Text(Cow::Owned(other.to_string())),
+        })
     }
 }
 
@@ -162,5 +165,26 @@ mod tests {
             equals("x").transform(json_path("$.s")).describe(),
             "equals(\"x\") at $.s"
         );
+    }
+
+    #[test]
+    fn a_selected_string_compared_with_an_object_is_a_type_difference_not_bad_json() {
+        let v = serde_json::json!({"status": "completed"});
+        let r = AssertionResult::evaluate(
+            &equals(serde_json::json!({"state": "done"})).transform(json_path("$.status")),
+            &v.subject(),
+        );
+        assert!(!r.passed && r.error.is_none());
+        assert!(!r.reason.contains("not JSON"), "{}", r.reason);
+        assert!(
+            r.reason.contains("(an object)") && r.reason.contains("(a string)"),
+            "{}",
+            r.reason
+        );
+        let r = AssertionResult::evaluate(
+            &includes("complete").transform(json_path("$.status")),
+            &v.subject(),
+        );
+        assert!(r.passed, "{}", r.reason);
     }
 }

@@ -1,6 +1,6 @@
 //! The `niceeval` command-line tool: merges results files (one run, or the shards of a
 //! partitioned CI run) and writes reports from them. It is the report mode of the suite runner
-//! ([`niceeval::harness::run_report`]); from a crate of your own, run that through your suite
+//! ([`niceeval::__private::harness::run_report`]); from a crate of your own, run that through your suite
 //! binary instead: `cargo test --test evals -- --report --markdown summary.md`.
 //!
 //! ```text
@@ -14,7 +14,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use niceeval::harness::{Args, EXIT_FAILED, EXIT_OK, run_report};
+use niceeval::__private::harness::{Args, EXIT_FAILED, EXIT_OK, run_report};
 
 const USAGE: &str =
     "usage: niceeval report [--jsonl FILE] [--junit FILE] [--markdown FILE] [--html FILE] [--quiet] [--combine]

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::efficiency::{MaxCost, MaxTokens, MaxToolCalls};
+use crate::efficiency::RunBudget;
 use crate::event::Event;
 use crate::expect::{Pattern, equals, matches};
 use crate::scope::{
@@ -28,7 +28,7 @@ macro_rules! scoped_assertions {
             $(
                 $(#[$attr])*
                 pub fn $name(&self, $($arg: $ty),*) -> Scoped<$check> {
-                    self.expect_run($body)
+                    self.scoped($body)
                 }
             )*
         }
@@ -40,7 +40,7 @@ macro_rules! scoped_assertions {
                     ") limited to this turn's events (from its user message to its last event)."
                 )]
                 pub fn $name(&self, $($arg: $ty),*) -> Scoped<$check> {
-                    self.expect($body)
+                    self.scoped($body)
                 }
             )*
         }
@@ -116,10 +116,10 @@ scoped_assertions! {
     /// Options, applied in this order: `.status(s)` keeps only calls whose paired
     /// `action.result` (same `call_id`) ended with `s` — a call without a result has no status and
     /// never passes a status filter; `.input(m)` keeps calls whose input matches `m` in the
-    /// [`InputMatch`] language (a JSON deep-partial match, a `Regex`, a closure, or a mix);
-    /// `.count(n)` asks for exactly `n` of the remaining calls. A failure lists the calls to
-    /// `name` that were seen, with their input, status and why each did not match (or which
-    /// tools were called instead).
+    /// [`InputMatch`](crate::scope::InputMatch) language (a JSON deep-partial match, a `Regex`,
+    /// a closure, or a mix); `.count(n)` asks for exactly `n` of the remaining calls. A failure
+    /// lists the calls to `name` that were seen, with their input, status and why each did not
+    /// match (or which tools were called instead).
     ///
     /// ```
     /// use niceeval::prelude::*;
@@ -308,8 +308,8 @@ impl Eval {
     /// }
     /// # fn main() {}
     /// ```
-    pub fn max_tokens(&self, limit: u64) -> Scoped<MaxTokens> {
-        self.expect_run(MaxTokens::new(limit))
+    pub fn max_tokens(&self, limit: u64) -> Scoped<RunBudget> {
+        self.scoped(RunBudget::tokens(limit))
     }
 
     /// Budget on the cost of the whole run in USD: agent-reported `cost_usd` where given, else
@@ -329,8 +329,8 @@ impl Eval {
     /// }
     /// # fn main() {}
     /// ```
-    pub fn max_cost(&self, usd: f64) -> Scoped<MaxCost> {
-        self.expect_run(MaxCost::new(usd))
+    pub fn max_cost(&self, usd: f64) -> Scoped<RunBudget> {
+        self.scoped(RunBudget::cost(usd))
     }
 
     /// Budget on the number of tool calls (`action.called` events) of the whole run; subagent
@@ -349,21 +349,21 @@ impl Eval {
     /// }
     /// # fn main() {}
     /// ```
-    pub fn max_tool_calls(&self, limit: usize) -> Scoped<MaxToolCalls> {
-        self.expect_run(MaxToolCalls::new(limit))
+    pub fn max_tool_calls(&self, limit: usize) -> Scoped<RunBudget> {
+        self.scoped(RunBudget::tool_calls(limit))
     }
 }
 
 /// The budgets limited to one turn's events.
 impl crate::turn::Turn {
     /// [`Eval::max_tokens`] over this turn's `usage` events only.
-    pub fn max_tokens(&self, limit: u64) -> Scoped<MaxTokens> {
-        self.expect(MaxTokens::new(limit))
+    pub fn max_tokens(&self, limit: u64) -> Scoped<RunBudget> {
+        self.scoped(RunBudget::tokens(limit))
     }
 
     /// [`Eval::max_cost`] over this turn's `usage` events only.
-    pub fn max_cost(&self, usd: f64) -> Scoped<MaxCost> {
-        self.expect(MaxCost::new(usd))
+    pub fn max_cost(&self, usd: f64) -> Scoped<RunBudget> {
+        self.scoped(RunBudget::cost(usd))
     }
 
     /// [`Eval::max_tool_calls`] over this turn's tool calls only.
@@ -381,8 +381,8 @@ impl crate::turn::Turn {
     /// }
     /// # fn main() {}
     /// ```
-    pub fn max_tool_calls(&self, limit: usize) -> Scoped<MaxToolCalls> {
-        self.expect(MaxToolCalls::new(limit))
+    pub fn max_tool_calls(&self, limit: usize) -> Scoped<RunBudget> {
+        self.scoped(RunBudget::tool_calls(limit))
     }
 }
 
@@ -403,7 +403,7 @@ impl Turn {
     /// # fn main() {}
     /// ```
     pub fn output_equals(&self, expected: impl Serialize) -> Scoped<OutputEquals> {
-        self.expect(OutputEquals {
+        self.scoped(OutputEquals {
             expected: equals(expected),
             data: self.data.clone(),
             message: self.message.clone(),
@@ -428,7 +428,7 @@ impl Turn {
     /// # fn main() {}
     /// ```
     pub fn output_matches<T: DeserializeOwned + 'static>(&self) -> Scoped<OutputMatches<T>> {
-        self.expect(OutputMatches {
+        self.scoped(OutputMatches {
             matcher: matches::<T>(),
             data: self.data.clone(),
             message: self.message.clone(),

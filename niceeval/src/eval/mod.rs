@@ -34,6 +34,7 @@ pub struct Eval {
     manifest_dir: Option<std::path::PathBuf>,
     /// The case of a dataset eval this run is for.
     case_id: Option<String>,
+    case_name: Option<String>,
     /// How long the agent took over this run's turns, in milliseconds.
     latency_ms: f64,
     /// The `input.requested` payload the last turn of this session is parked on.
@@ -72,6 +73,7 @@ impl Eval {
             manifest_dir: None,
             awaiting: None,
             case_id: None,
+            case_name: None,
             latency_ms: 0.0,
             workspace: None,
         }
@@ -86,20 +88,32 @@ impl Eval {
         self
     }
 
-    /// Sets the dataset case this run is for.
-    pub(crate) fn with_case_id(mut self, case: Option<&str>) -> Self {
-        self.case_id = case.map(str::to_string);
+    /// Sets the dataset case this run is for: its own id and its test name.
+    pub(crate) fn with_case(mut self, case: Option<(&str, &str)>) -> Self {
+        self.case_id = case.map(|(id, _)| id.to_string());
+        self.case_name = case.map(|(_, name)| name.to_string());
         self
     }
 
-    /// The name of the dataset case this eval runs (`paris`, `case_007`), for an eval with
-    /// `#[eval(cases = "..")]`; `None` otherwise.
+    /// The id of the dataset case this eval runs, as its record gives it (`"new-york"` stays
+    /// `"new-york"`, `42` becomes `"42"`; a record without an `id` gives its 1-based position,
+    /// `"7"`), for an eval with `#[eval(cases = "..")]`; `None` otherwise.
     ///
     /// ```
     /// assert_eq!(niceeval::Eval::detached(None).case_id(), None);
     /// ```
     pub fn case_id(&self) -> Option<&str> {
         self.case_id.as_deref()
+    }
+
+    /// The case's name in test names and eval ids (`new_york`, `case_42`, `case_007`): its id
+    /// with characters outside `[A-Za-z0-9_]` replaced; `None` outside a dataset eval.
+    ///
+    /// ```
+    /// assert_eq!(niceeval::Eval::detached(None).case_name(), None);
+    /// ```
+    pub fn case_name(&self) -> Option<&str> {
+        self.case_name.as_deref()
     }
 
     /// Sets the eval's judge model (`#[eval(judge_model = ..)]`).
@@ -405,13 +419,41 @@ impl Eval {
         Err(Error::Skipped(reason))
     }
 
-    /// Registers a scoped check over the whole run, evaluated after the body returns.
-    pub fn expect_run<C: ScopedCheck + 'static>(&self, check: C) -> Scoped<C> {
+    /// Registers a scoped check of your own (any [`ScopedCheck`]) over the whole run,
+    /// evaluated after the body returns, like the built-in `t.called_tool(..)` and friends.
+    /// On a [`crate::Turn`], `turn.scoped(check)` limits it to that turn.
+    ///
+    /// ```
+    /// use niceeval::prelude::*;
+    /// use niceeval::scope::{RunView, ScopedCheck};
+    ///
+    /// struct NoErrors;
+    ///
+    /// impl ScopedCheck for NoErrors {
+    ///     fn describe(&self) -> String {
+    ///         "no error events".into()
+    ///     }
+    ///     fn evaluate(&self, run: &RunView<'_>) -> niceeval::Grade {
+    ///         let errors = run.events.iter().filter(|e| matches!(e, Event::Error { .. })).count();
+    ///         niceeval::Grade::from_bool(errors == 0, format!("{errors} error events"))
+    ///     }
+    /// }
+    ///
+    /// # let t = Eval::detached(None);
+    /// t.scoped(NoErrors);
+    /// ```
+    pub fn scoped<C: ScopedCheck + 'static>(&self, check: C) -> Scoped<C> {
         Scoped::new(self.record.clone(), check, None)
+    }
+
+    /// The former name of [`Eval::scoped`].
+    #[deprecated(since = "0.2.0", note = "renamed to `scoped`: `t.scoped(check)`")]
+    pub fn expect_run<C: ScopedCheck + 'static>(&self, check: C) -> Scoped<C> {
+        self.scoped(check)
     }
 }
 
-/// What the judge (layer 6, feature `providers`) reads from the handle to register its calls.
+/// What the judge (layer 7, feature `providers`) reads from the handle to register its calls.
 #[cfg_attr(not(feature = "providers"), allow(dead_code))]
 impl Eval {
     /// The last user message so far (empty before the first `send`).

@@ -119,7 +119,7 @@ macro_rules! workspace_assertions {
                 $(#[$attr])*
                 pub fn $name(&self, $($arg: $ty),*) -> Scoped<$check> {
                     let $ws = self.workspace.is_some();
-                    self.expect_run($make)
+                    self.scoped($make)
                 }
             )*
         }
@@ -132,7 +132,7 @@ macro_rules! workspace_assertions {
                 )]
                 pub fn $name(&self, $($arg: $ty),*) -> Scoped<$check> {
                     let $ws = self.has_workspace();
-                    self.expect($make)
+                    self.scoped($make)
                 }
             )*
         }
@@ -187,14 +187,14 @@ impl Eval {
             Some(ws) => NoFailedShellCommands::new().with_commands(ws.command_log()),
             None => NoFailedShellCommands::new(),
         };
-        self.expect_run(check)
+        self.scoped(check)
     }
 }
 
 impl Turn {
     /// [`Eval::no_failed_shell_commands`] over this turn's shell actions.
     pub fn no_failed_shell_commands(&self) -> Scoped<NoFailedShellCommands> {
-        self.expect(NoFailedShellCommands::new())
+        self.scoped(NoFailedShellCommands::new())
     }
 }
 

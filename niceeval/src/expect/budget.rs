@@ -26,6 +26,19 @@ impl Checkable for Duration {
     }
 }
 
+/// The score of a budget: 1 within the limit, `limit / actual` over it (0 for a zero limit).
+/// Budgets on values ([`cost`], [`latency`]) and on runs (`max_tokens`, `max_cost`,
+/// `max_tool_calls`) all score this way.
+pub(crate) fn budget_score(limit: f64, actual: f64) -> f64 {
+    if actual <= limit {
+        1.0
+    } else if limit <= 0.0 {
+        0.0
+    } else {
+        limit / actual
+    }
+}
+
 /// Reads a measurement: a bare number, or the first of `keys` in a JSON object.
 fn measurement(value: &Subject<'_>, keys: &[&str]) -> Result<f64, String> {
     match value {
@@ -159,7 +172,7 @@ impl Budget {
             .with_verdict(true)
         } else {
             Grade::score(
-                self.limit / actual,
+                budget_score(self.limit, actual),
                 format!(
                     "{what} {} is over the budget {}",
                     self.show(actual),

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::assertion::{Assertion, Grade, Subject};
 use crate::expect::script::{DEFAULT_GRADER_TIMEOUT, GraderRun, fill_from_events};
-use crate::grader::Input;
+use crate::grader::GraderInput;
 
 /// The folder custom assertions live in, below a project directory.
 pub const CUSTOM_ASSERTIONS_DIR: &str = ".niceeval/assertions";
@@ -157,7 +157,7 @@ pub fn custom(name: impl Into<String>) -> CustomAssertion {
         name: name.into(),
         caller: std::panic::Location::caller().file(),
         start: None,
-        payload: Input::default(),
+        payload: GraderInput::default(),
         timeout: DEFAULT_GRADER_TIMEOUT,
     }
 }
@@ -168,7 +168,7 @@ pub struct CustomAssertion {
     name: String,
     caller: &'static str,
     start: Option<PathBuf>,
-    payload: Input,
+    payload: GraderInput,
     timeout: Duration,
 }
 
@@ -198,7 +198,7 @@ impl CustomAssertion {
     }
 
     /// Replaces the grader input template (its `output` is still the checked value).
-    pub fn payload(mut self, payload: Input) -> Self {
+    pub fn payload(mut self, payload: GraderInput) -> Self {
         self.payload = payload;
         self
     }

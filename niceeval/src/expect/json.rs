@@ -1,6 +1,6 @@
 //! JSON shape matchers: [`is_json`] (the whole value is JSON) and [`contains_json`] (JSON
 //! objects or arrays appear somewhere in text), each with an optional JSON Schema, plus
-//! [`find_json`], the extractor behind `contains_json`.
+//! `find_json`, the extractor behind `contains_json`.
 
 use std::sync::Arc;
 
@@ -194,19 +194,8 @@ impl Assertion for IsJson {
 /// `{` or `[`, so an invalid outer block can still contain valid inner ones. Prose around the
 /// values, Markdown fences and several values in one text are all fine. Nesting deeper than
 /// 128 levels is not recognized (the parser's recursion limit).
-///
-/// ```
-/// use niceeval::expect::find_json;
-/// use serde_json::json;
-///
-/// let found = find_json("Result: {\"a\": \"}{\"} and [1, 2]. Lenient: {\"score\": 1 // perfect\n");
-/// assert_eq!(found, vec![json!({"a": "}{"}), json!([1, 2]), json!({"score": 1})]);
-/// #[cfg(feature = "yaml")] // YAML flow
-/// assert_eq!(find_json("{score: 1, word}"), vec![json!({"score": 1, "word": null})]);
-/// assert_eq!(find_json(r#"{broken "x" {"inner": true}"#), vec![json!({"inner": true})]);
-/// assert_eq!(find_json("no braces here"), Vec::<serde_json::Value>::new());
-/// ```
-pub fn find_json(text: &str) -> Vec<Value> {
+#[cfg(test)]
+pub(crate) fn find_json(text: &str) -> Vec<Value> {
     let mut found = Vec::new();
     scan_json(text, true, |v| {
         found.push(v);
@@ -259,12 +248,12 @@ impl std::fmt::Debug for ContainsJson {
     }
 }
 
-/// The text contains at least one JSON object or array ([`find_json`]), and with a schema, at
+/// The text contains at least one JSON object or array (found anywhere in it), and with a schema, at
 /// least one of the found values is valid against it. Gate by default; scores 1 or 0.
 ///
 /// Only objects and arrays are looked for (a bare `42` or `"word"` in prose is not JSON here);
 /// note that a bracketed citation like `[1]` is a JSON array, and that objects are also read
-/// leniently, as promptfoo does (`{key: value}`, see [`find_json`]). A schema is read as in
+/// leniently, as promptfoo does (`{key: value}`, as the extractor does). A schema is read as in
 /// [`is_json`] (draft-07 by default, formats asserted). With a schema, the reason of a
 /// failure shows the first found value's problems. A value that already is JSON (not text)
 /// passes when it is an object or array. `None` fails. A schema needs the `json-schema`

@@ -1,5 +1,5 @@
 //! Levenshtein edit distance over Unicode scalar values, computed bit-parallel: the engine behind
-//! [`super::similarity`], [`super::levenshtein_distance`] and [`super::normalized_similarity`].
+//! [`super::similarity`], `levenshtein_distance` and `normalized_similarity`.
 //!
 //! The algorithm is Myers' bit-vector algorithm (Myers 1999) in Hyyrö's formulation for the
 //! Levenshtein distance (Hyyrö 2003), split into 64-row blocks for patterns longer than 64

@@ -10,13 +10,13 @@ use serde_json::Value;
 use crate::assertion::{Assertion, AssertionKind, AssertionResult, Grade, Settings, Subject};
 use crate::event::{ActionStatus, Event, Role, Usage};
 use crate::excerpt;
-use crate::grader::{Input, MAX_INLINE_OUTPUT, Message, TokenUsage, TraceSummary};
+use crate::grader::{GraderInput, GraderMessage, MAX_INLINE_OUTPUT, TokenUsage, TraceSummary};
 use crate::process::{Finished, Job, tail, which};
 
 /// Default time a grader may run.
 pub const DEFAULT_GRADER_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Runs a script grader: `command` (program and arguments, no shell) gets the [`Input`] JSON on
+/// Runs a script grader: `command` (program and arguments, no shell) gets the [`GraderInput`](crate::grader::GraderInput) JSON on
 /// stdin, with the checked value as `output`, and answers per [`crate::grader`]. Gate by
 /// default.
 ///
@@ -46,7 +46,7 @@ pub const DEFAULT_GRADER_TIMEOUT: Duration = Duration::from_secs(60);
 pub fn script<S: Into<String>>(command: impl IntoIterator<Item = S>) -> Script {
     Script {
         command: command.into_iter().map(Into::into).collect(),
-        payload: Input::default(),
+        payload: GraderInput::default(),
         cwd: None,
         timeout: DEFAULT_GRADER_TIMEOUT,
         env: Vec::new(),
@@ -58,7 +58,7 @@ pub fn script<S: Into<String>>(command: impl IntoIterator<Item = S>) -> Script {
 #[derive(Debug, Clone)]
 pub struct Script {
     command: Vec<String>,
-    payload: Input,
+    payload: GraderInput,
     cwd: Option<PathBuf>,
     timeout: Duration,
     env: Vec<(String, String)>,
@@ -104,13 +104,13 @@ impl Script {
 
     /// `expected_output` in the payload (one assistant message).
     pub fn expected_output(mut self, expected: impl Into<String>) -> Self {
-        self.payload.expected_output = vec![Message::new("assistant", expected)];
+        self.payload.expected_output = vec![GraderMessage::new("assistant", expected)];
         self
     }
 
     /// `input` in the payload (one user message).
     pub fn input(mut self, input: impl Into<String>) -> Self {
-        self.payload.input = vec![Message::new("user", input)];
+        self.payload.input = vec![GraderMessage::new("user", input)];
         self
     }
 
@@ -129,14 +129,14 @@ impl Script {
     }
 
     /// Replaces the whole payload template (its `output` is still the checked value).
-    pub fn payload(mut self, payload: Input) -> Self {
+    pub fn payload(mut self, payload: GraderInput) -> Self {
         self.payload = payload;
         self
     }
 }
 
 /// `messages`, `trace_summary`, `token_usage` and `cost_usd` from events.
-pub(crate) fn fill_from_events(payload: &mut Input, events: &[Event]) {
+pub(crate) fn fill_from_events(payload: &mut GraderInput, events: &[Event]) {
     let mut summary = TraceSummary::default();
     let mut messages = Vec::new();
     for event in events {
@@ -150,7 +150,7 @@ pub(crate) fn fill_from_events(payload: &mut Input, events: &[Event]) {
                     }
                     Role::System => "system",
                 };
-                messages.push(Message::new(role, text.as_str()));
+                messages.push(GraderMessage::new(role, text.as_str()));
             }
             Event::ActionCalled { name, .. } => {
                 summary.event_count += 1;
@@ -203,7 +203,7 @@ pub(crate) fn with_workspace<R>(facts: Option<WorkspaceFacts>, f: impl FnOnce() 
 /// Everything needed to run one grader process over one value.
 pub(crate) struct GraderRun<'a> {
     pub command: &'a [String],
-    pub payload: &'a Input,
+    pub payload: &'a GraderInput,
     pub cwd: Option<&'a std::path::Path>,
     pub timeout: Duration,
     pub env: &'a [(String, String)],

@@ -123,14 +123,6 @@ impl Assertion for Similarity {
 
 /// `1 - levenshtein_distance(a, b) / max(chars(a), chars(b))`, in [0, 1]; 1.0 for two empty
 /// strings. Symmetric; counted in Unicode scalar values.
-///
-/// ```
-/// use niceeval::expect::normalized_similarity;
-///
-/// assert_eq!(normalized_similarity("", ""), 1.0);
-/// assert_eq!(normalized_similarity("abc", ""), 0.0);
-/// assert_eq!(normalized_similarity("日本語", "日本人"), 1.0 - 1.0 / 3.0);
-/// ```
 pub fn normalized_similarity(a: &str, b: &str) -> f64 {
     if a == b {
         return 1.0;
@@ -149,15 +141,6 @@ pub fn normalized_similarity(a: &str, b: &str) -> f64 {
 /// the worst case, `O(n · d / 64)` for a distance `d`, and memory linear in the input. Two
 /// 20,000-character texts take a few milliseconds; a short text against a multi-megabyte one is
 /// linear in the long one.
-///
-/// ```
-/// use niceeval::expect::levenshtein_distance;
-///
-/// assert_eq!(levenshtein_distance("kitten", "sitting"), 3);
-/// assert_eq!(levenshtein_distance("héllo", "hello"), 1);
-/// assert_eq!(levenshtein_distance("😀👍", "👍"), 1);
-/// assert_eq!(levenshtein_distance("", "abc"), 3);
-/// ```
 pub fn levenshtein_distance(a: &str, b: &str) -> usize {
     levenshtein::distance(a, b)
 }

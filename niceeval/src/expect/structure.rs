@@ -11,11 +11,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::json_diff;
-pub use super::json_diff::json_difference;
 use crate::assertion::{Assertion, Grade, Subject};
 use crate::excerpt;
 #[cfg(feature = "json-schema")]
-pub use schema::{MatchesSchema, matches_schema};
+pub use schema::matches_schema;
 
 /// Differences described in one reason; the rest are counted.
 const SHOWN_DIFFERENCES: usize = 3;

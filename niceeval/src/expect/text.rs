@@ -24,13 +24,6 @@ pub enum Pattern {
 
 impl Pattern {
     /// Where the pattern first occurs in `text`, as a byte range.
-    ///
-    /// ```
-    /// use niceeval::expect::Pattern;
-    ///
-    /// assert_eq!(Pattern::from("b").find("abc"), Some(1..2));
-    /// assert_eq!(Pattern::from(regex::Regex::new(r"\d+").unwrap()).find("ab 123"), Some(3..6));
-    /// ```
     pub fn find(&self, text: &str) -> Option<Range<usize>> {
         match self {
             Pattern::Text(needle) => text.find(needle.as_str()).map(|i| i..i + needle.len()),
@@ -301,3 +294,19 @@ impl Assertion for Excludes {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::expect::Pattern;
+
+        assert_eq!(Pattern::from("b").find("abc"), Some(1..2));
+        assert_eq!(
+            Pattern::from(regex::Regex::new(r"\d+").unwrap()).find("ab 123"),
+            Some(3..6)
+        );
+    }
+}

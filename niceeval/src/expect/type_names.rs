@@ -98,16 +98,22 @@ pub(crate) fn canonical_names() -> Vec<&'static str> {
 
 /// Whether `name` (with or without a `not-` prefix, in any case or `_` spelling) names a
 /// built-in assertion type — the names custom assertions cannot take.
-///
-/// ```
-/// assert!(niceeval::spec::is_builtin_type("contains"));
-/// assert!(niceeval::spec::is_builtin_type("IS_JSON"));
-/// assert!(niceeval::spec::is_builtin_type("not-regex"));
-/// assert!(!niceeval::spec::is_builtin_type("min-words"));
-/// ```
 pub fn is_builtin_type(name: &str) -> bool {
     let n = normalize(name);
     builtin(&n).is_some()
         || n.strip_prefix("not-")
             .is_some_and(|rest| builtin(rest).is_some())
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        assert!(crate::expect::type_names::is_builtin_type("contains"));
+        assert!(crate::expect::type_names::is_builtin_type("IS_JSON"));
+        assert!(crate::expect::type_names::is_builtin_type("not-regex"));
+        assert!(!crate::expect::type_names::is_builtin_type("min-words"));
+    }
 }

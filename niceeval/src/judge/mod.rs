@@ -1,8 +1,10 @@
 //! LLM-as-judge: `t.judge()` and its scorers `factuality`, `closed_qa`, `summarizes` and
 //! `rubric`, graded by a separate judge model after the eval body returns.
 //!
-//! A judge assertion is registered when its builder is dropped (the end of the statement), like
-//! a scoped assertion, and is soft by default. What it judges is captured at registration: the
+//! A judge assertion is a check like every scoped assertion: registered when its
+//! [`Scoped`] builder is dropped (the end of the statement), graded after the body, soft by
+//! default. It is *costly* (a model is asked over HTTP): it is not graded for a run that already
+//! ended in an execution error or a skip. What it judges is captured at registration: the
 //! last reply so far (or the text given to `.on(..)`) and the last user message so far as the
 //! question (or `.input(..)`). After the body returns, every judge assertion of the run is sent
 //! to its judge model at once (concurrently, capped per provider endpoint) and scored.
@@ -44,12 +46,12 @@ mod scorers;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::assertion::{AssertionKind, AssertionResult, Chain, Grade, Settings};
+use crate::assertion::{AssertionKind, Grade, Settings};
 use crate::config::Config;
 use crate::event::{Event, Usage};
 use crate::provider::{ModelClient, ModelName, ProviderError};
-use crate::record::Record;
-use crate::scope::{BoxFuture, Defer, Deferred, RunView, Stage};
+use crate::scope::deferred::{BoxFuture, Graded};
+use crate::scope::{Check, Defer, RunView, Scoped};
 use scorers::Scorer;
 
 pub(crate) use resolve::JudgeEnv;
@@ -122,11 +124,11 @@ impl crate::eval::Eval {
     }
 }
 
-/// The judge of one eval handle: `t.judge()`. Each scorer returns a [`JudgeAssertion`] builder,
-/// registered when dropped.
+/// The judge of one eval handle: `t.judge()`. Each scorer returns the [`Scoped`] builder of a
+/// [`JudgeCheck`], registered when dropped.
 #[derive(Clone)]
 pub struct Judge {
-    record: Arc<Record>,
+    record: Arc<dyn Defer>,
     context: Arc<JudgeContext>,
     input: String,
     output: String,
@@ -163,7 +165,7 @@ impl std::fmt::Debug for Judge {
 
 impl Judge {
     pub(crate) fn new(
-        record: Arc<Record>,
+        record: Arc<dyn Defer>,
         context: Arc<JudgeContext>,
         input: String,
         output: String,
@@ -176,32 +178,29 @@ impl Judge {
         }
     }
 
-    fn assertion(&self, scorer: Scorer) -> JudgeAssertion {
-        JudgeAssertion {
-            record: self.record.clone(),
-            pending: Some(PendingJudge {
-                context: self.context.clone(),
-                scorer,
-                input: self.input.clone(),
-                output: self.output.clone(),
-                model: None,
-                settings: Settings::soft(None),
-                transform: None,
-            }),
-        }
+    fn assertion(&self, scorer: Scorer) -> Scoped<JudgeCheck> {
+        let check = JudgeCheck {
+            context: self.context.clone(),
+            scorer,
+            input: self.input.clone(),
+            output: self.output.clone(),
+            model: None,
+            transform: None,
+        };
+        Scoped::new(self.record.clone(), check, None)
     }
 
     /// Is the reply factually consistent with `expected`? autoevals Factuality: the judge picks
     /// (A) subset 0.4, (B) superset 0.6, (C) same details 1, (D) disagreement 0, (E) differences
     /// that don't matter 1.
-    pub fn factuality(&self, expected: impl Into<String>) -> JudgeAssertion {
+    pub fn factuality(&self, expected: impl Into<String>) -> Scoped<JudgeCheck> {
         self.assertion(Scorer::Factuality {
             expected: expected.into(),
         })
     }
 
     /// Does the reply meet `criteria`? autoevals ClosedQA: Y scores 1, N scores 0.
-    pub fn closed_qa(&self, criteria: impl Into<String>) -> JudgeAssertion {
+    pub fn closed_qa(&self, criteria: impl Into<String>) -> Scoped<JudgeCheck> {
         self.assertion(Scorer::ClosedQa {
             criteria: criteria.into(),
         })
@@ -210,7 +209,7 @@ impl Judge {
     /// Is the reply a faithful and complete summary of `source`? (A) faithful and complete 1,
     /// (B) faithful but missing a main point 0.5, (C) unsupported or contradicting claims 0,
     /// (D) not a summary of the source 0.
-    pub fn summarizes(&self, source: impl Into<String>) -> JudgeAssertion {
+    pub fn summarizes(&self, source: impl Into<String>) -> Scoped<JudgeCheck> {
         self.assertion(Scorer::Summarizes {
             source: source.into(),
         })
@@ -218,7 +217,7 @@ impl Judge {
 
     /// How well does the reply satisfy `rubric`? The judge gives a score from 0 to 1 with its
     /// reasons.
-    pub fn rubric(&self, rubric: impl Into<String>) -> JudgeAssertion {
+    pub fn rubric(&self, rubric: impl Into<String>) -> Scoped<JudgeCheck> {
         self.assertion(Scorer::Rubric {
             rubric: rubric.into(),
         })
@@ -242,47 +241,28 @@ impl Judge {
     }
 }
 
-/// One judge assertion being configured; recorded when dropped. Chain `.on(text)`,
-/// `.input(text)`, `.model(name)`, `.at_least(x)`, `.gate()`, `.weight(w)`, `.metric(name)`.
-// Not `#[must_use]`: the statement `t.judge().closed_qa("..");` is the use (the builder
-// registers on drop), and must compile without warnings.
-pub struct JudgeAssertion {
-    record: Arc<Record>,
-    pending: Option<PendingJudge>,
-}
-
-impl std::fmt::Debug for JudgeAssertion {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JudgeAssertion")
-            .field("pending", &self.pending)
-            .finish()
-    }
-}
-
-impl JudgeAssertion {
-    fn with(mut self, change: impl FnOnce(&mut PendingJudge)) -> Self {
-        if let Some(pending) = self.pending.as_mut() {
-            change(pending);
-        }
-        self
-    }
-
+/// The options of a judge assertion, chained on its builder with `.at_least(x)`, `.gate()`,
+/// `.weight(w)` and `.metric(name)`.
+impl Scoped<JudgeCheck> {
     /// Judges `text` instead of the last reply.
     pub fn on(self, text: impl AsRef<str>) -> Self {
         let text = text.as_ref().to_string();
-        self.with(|p| p.output = text)
+        self.map_check(|c| JudgeCheck { output: text, ..c })
     }
 
     /// Uses `text` as the question instead of the last user message.
     pub fn input(self, text: impl AsRef<str>) -> Self {
         let text = text.as_ref().to_string();
-        self.with(|p| p.input = text)
+        self.map_check(|c| JudgeCheck { input: text, ..c })
     }
 
     /// Uses this judge model (`provider/model`) for this assertion.
     pub fn model(self, name: impl Into<String>) -> Self {
         let name = name.into();
-        self.with(|p| p.model = Some(name))
+        self.map_check(|c| JudgeCheck {
+            model: Some(name),
+            ..c
+        })
     }
 
     /// Judges only the part of the text (the reply, or [`on`](Self::on)'s) that a JSONPath
@@ -305,39 +285,27 @@ impl JudgeAssertion {
     /// # fn main() {}
     /// ```
     pub fn transform(self, transform: crate::assertion::Transform) -> Self {
-        self.with(|p| p.transform = Some(transform))
+        self.map_check(|c| JudgeCheck {
+            transform: Some(transform),
+            ..c
+        })
     }
 }
 
-impl Chain for JudgeAssertion {
-    type Chained = Self;
-
-    fn configure(self, change: impl FnOnce(&mut Settings)) -> Self {
-        self.with(|p| change(&mut p.settings))
-    }
-}
-
-impl Drop for JudgeAssertion {
-    fn drop(&mut self) {
-        if let Some(pending) = self.pending.take() {
-            self.record.defer(Box::new(pending));
-        }
-    }
-}
-
-/// A judge assertion waiting for the judge pass.
+/// One judge call: what [`Judge`]'s scorers register, graded by the judge model after the body.
+/// Configured on its [`Scoped`] builder: `.on(text)`, `.input(text)`, `.model(name)`,
+/// `.transform(..)`.
 #[derive(Debug, Clone)]
-pub(crate) struct PendingJudge {
+pub struct JudgeCheck {
     context: Arc<JudgeContext>,
     scorer: Scorer,
     input: String,
     output: String,
     model: Option<String>,
-    settings: Settings,
     transform: Option<crate::assertion::Transform>,
 }
 
-impl PendingJudge {
+impl JudgeCheck {
     /// The name in reports: the scorer, and the JSONPath it judges, if any.
     fn name(&self) -> String {
         match &self.transform {
@@ -348,7 +316,7 @@ impl PendingJudge {
 
     /// This judge with its output narrowed by its transform, or the grade saying why there is
     /// nothing to judge.
-    fn selected(&self) -> Result<PendingJudge, Grade> {
+    fn selected(&self) -> Result<JudgeCheck, Grade> {
         let mut judge = self.clone();
         if let Some(transform) = &self.transform {
             let selected = transform.apply(&crate::assertion::Subject::Text(
@@ -360,31 +328,33 @@ impl PendingJudge {
     }
 }
 
-impl Deferred for PendingJudge {
-    fn stage(&self) -> Stage {
-        Stage::Judge
+impl Check for JudgeCheck {
+    fn describe(&self) -> String {
+        self.name()
     }
 
-    fn perform(self: Box<Self>, _run: &RunView<'_>) -> BoxFuture<AssertionResult> {
-        Box::pin(async move {
-            let (grade, usage) = self.grade().await;
-            let mut result = AssertionResult::from_grade(
-                self.name(),
-                AssertionKind::Judge,
-                &self.settings,
-                grade,
-            );
-            result.usage = usage;
-            result
-        })
+    fn kind(&self) -> AssertionKind {
+        AssertionKind::Judge
+    }
+
+    fn settings(&self) -> Settings {
+        Settings::soft(None)
+    }
+
+    fn costly(&self) -> bool {
+        true
+    }
+
+    fn grade(self: Box<Self>, _run: &RunView<'_>) -> BoxFuture<Graded> {
+        Box::pin(async move { self.ask_judge().await })
     }
 }
 
-impl PendingJudge {
+impl JudgeCheck {
     /// Asks the judge model under the judge deadline; a panic, a timeout or a provider error is
     /// an error grade. With the grade comes what the call spent, when the model answered: its
     /// tokens, and its cost from the price table (0 for an answer from the cache).
-    async fn grade(&self) -> (Grade, Option<Usage>) {
+    async fn ask_judge(&self) -> Graded {
         let judge = match self.selected() {
             Ok(judge) => judge,
             Err(grade) => return (grade, None),
@@ -445,7 +415,7 @@ impl PendingJudge {
 }
 
 fn prepare(
-    judge: &PendingJudge,
+    judge: &JudgeCheck,
     env: &JudgeEnv<'_>,
     http: Result<&reqwest::Client, String>,
 ) -> Result<(ModelClient, Duration), JudgeError> {
@@ -469,7 +439,7 @@ fn prepare(
 }
 
 /// Asks the judge; with the grade, the answer's usage and whether it came from the cache.
-async fn ask(client: &ModelClient, judge: &PendingJudge) -> (Grade, Option<(Usage, bool)>) {
+async fn ask(client: &ModelClient, judge: &JudgeCheck) -> (Grade, Option<(Usage, bool)>) {
     let request = judge.scorer.request(&judge.input, &judge.output);
     let scorer = &judge.scorer;
     let accept = |response: &crate::provider::ChatResponse| scorer.grade(response).is_ok();

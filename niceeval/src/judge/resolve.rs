@@ -10,7 +10,7 @@ use crate::config::CacheMode;
 use crate::config::{Config, parse_duration};
 use crate::provider::{ClientOptions, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, ModelName};
 
-/// What the judge pass of one run knows besides the assertions.
+/// What the judge calls of one run know besides what they judge.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct JudgeEnv<'a> {
     /// The configuration (`[judge]`, with `NICEEVAL_JUDGE_*` applied).

@@ -28,7 +28,8 @@ pub(crate) struct DatasetTally {
     id: String,
     min: f64,
     passed: usize,
-    failed: Vec<String>,
+    /// `(case id, why it failed)`: its execution error, or its first failing assertion.
+    failed: Vec<(String, String)>,
 }
 
 impl DatasetTally {
@@ -62,10 +63,31 @@ pub(crate) fn dataset_case(dataset: &str, min: f64, report: &EvalReport) {
         let tally = &mut notes.datasets[index];
         match report.outcome {
             crate::outcome::Outcome::Passed => tally.passed += 1,
-            crate::outcome::Outcome::Failed => tally.failed.push(report.id.clone()),
+            crate::outcome::Outcome::Failed => tally.failed.push((report.id.clone(), why(report))),
             crate::outcome::Outcome::Skipped => {}
         }
     });
+}
+
+/// Why a failed case failed, on one line: its execution error, else its first failing gate
+/// (or failing assertion) with its reason, as pytest's short summary gives the first error.
+fn why(report: &EvalReport) -> String {
+    let text = if let Some(error) = &report.error {
+        format!("error: {error}")
+    } else {
+        let failing = report
+            .assertions
+            .iter()
+            .filter(|a| !a.passed)
+            .min_by_key(|a| a.severity != crate::assertion::Severity::Gate);
+        match failing {
+            Some(a) if a.reason.is_empty() => a.name.clone(),
+            Some(a) => format!("{}: {}", a.name, a.reason),
+            None => "failed".to_string(),
+        }
+    };
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    crate::excerpt::elide(&line, 200)
 }
 
 /// Records a skipped eval; the first note arranges for the notice at exit.
@@ -127,13 +149,20 @@ pub(crate) fn notice(notes: &Notes) -> Option<String> {
     }
     for tally in &notes.datasets {
         let counted = tally.passed + tally.failed.len();
-        let verdict = if tally.passes() { "passes" } else { "FAILED" };
+        let verdict = if tally.passes() {
+            "passes"
+        } else {
+            // libtest's `test result: ok` above counted the failing cases as passed: say why
+            // the process fails all the same.
+            "FAILED (the tests above counted its failing cases as passed: a dataset with \
+             min_case_pass_rate decides as a whole, and this process exits with status 101)"
+        };
         text.push_str(&format!(
             "niceeval: dataset {}: {} of {counted} cases passed; needs {:.2} of them: {verdict}\n",
             tally.id, tally.passed, tally.min
         ));
-        for id in &tally.failed {
-            text.push_str(&format!("  failed: {id}\n"));
+        for (id, why) in &tally.failed {
+            text.push_str(&format!("  FAILED {id} - {why}\n"));
         }
     }
     (!text.is_empty()).then_some(text)
@@ -198,6 +227,7 @@ fn print_at_exit() {}
 #[cfg(test)]
 mod tests {
     use super::{DatasetTally, Notes, notice};
+    use crate::report::EvalReport;
 
     #[test]
     fn nothing_to_say_prints_nothing() {
@@ -253,7 +283,10 @@ mod tests {
             id: "evals::capitals".into(),
             min: 0.6,
             passed,
-            failed: failed.iter().map(|f| f.to_string()).collect(),
+            failed: failed
+                .iter()
+                .map(|f| (f.to_string(), "equals(\"Paris\"): got \"Lyon\"".to_string()))
+                .collect(),
         };
         let passing = Notes {
             datasets: vec![tally(2, &["evals::capitals::atlantis"])],
@@ -262,17 +295,60 @@ mod tests {
         assert!(!super::a_dataset_failed(&passing));
         assert_eq!(
             notice(&passing).unwrap_or_default(),
-            "niceeval: dataset evals::capitals: 2 of 3 cases passed; needs 0.60 of them: passes\n  failed: evals::capitals::atlantis\n"
+            "niceeval: dataset evals::capitals: 2 of 3 cases passed; needs 0.60 of them: passes\n  \
+             FAILED evals::capitals::atlantis - equals(\"Paris\"): got \"Lyon\"\n"
         );
         let failing = Notes {
             datasets: vec![tally(1, &["evals::capitals::a", "evals::capitals::b"])],
             ..Notes::default()
         };
         assert!(super::a_dataset_failed(&failing));
+        let text = notice(&failing).unwrap_or_default();
         assert!(
-            notice(&failing)
-                .unwrap_or_default()
-                .contains("needs 0.60 of them: FAILED")
+            text.starts_with(
+                "niceeval: dataset evals::capitals: 1 of 3 cases passed; needs 0.60 of them: FAILED"
+            ),
+            "{text}"
         );
+        assert!(text.contains("exits with status 101"), "{text}");
+        assert!(
+            text.contains("  FAILED evals::capitals::b - equals(\"Paris\"): got \"Lyon\"\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_failed_case_is_explained_by_its_error_or_first_failing_gate() {
+        use crate::assertion::{AssertionKind, AssertionResult, Grade, Settings};
+        let mut report: EvalReport = serde_json::from_value(serde_json::json!({
+            "id": "evals::capitals::lyon", "file": "t.rs", "line": 1, "outcome": "failed",
+            "assertions": [], "duration_ms": 0.0,
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+            "runs": [], "reliability": {"n": 0, "c": 0, "pass_rate": 1.0, "pass_at_k": [], "pass_hat_k": []},
+            "min_pass_rate": 1.0
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let soft = AssertionResult::from_grade(
+            "similarity(\"Paris\")".into(),
+            AssertionKind::Value,
+            &Settings::soft(Some(0.9)),
+            Grade::score(0.1, "far"),
+        );
+        let gate = AssertionResult::from_grade(
+            "equals(\"Paris\")".into(),
+            AssertionKind::Value,
+            &Settings::gate(),
+            Grade::fail("expected \"Paris\",\n got \"Lyon\""),
+        );
+        report.assertions = vec![soft, gate];
+        assert_eq!(
+            super::why(&report),
+            "equals(\"Paris\"): expected \"Paris\", got \"Lyon\""
+        );
+        report.error = Some(crate::outcome::RunError::new(
+            crate::outcome::RunErrorKind::Timeout,
+            "timed out after 30s",
+        ));
+        assert_eq!(super::why(&report), "error: timed out after 30s");
     }
 }

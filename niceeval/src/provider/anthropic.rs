@@ -2,20 +2,6 @@
 //! `x-api-key` and `anthropic-version`; `system`, `messages` whose content is text or blocks
 //! (`text`, `tool_use`, `tool_result`), `tools` with `input_schema`, `tool_choice`, and a
 //! required `max_tokens`. Answers carry `content` blocks, `stop_reason` and `usage`.
-//!
-//! ```
-//! use niceeval::provider::{anthropic, ChatRequest};
-//!
-//! let body = anthropic::encode("claude-haiku-4-5", &ChatRequest::new().system("Be brief.").user("Hi")).unwrap();
-//! let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
-//! assert_eq!(json["system"], "Be brief.");
-//! assert_eq!(json["max_tokens"], 1024);
-//!
-//! let answer = anthropic::decode(br#"{"type":"message","role":"assistant","model":"claude-haiku-4-5",
-//!   "content":[{"type":"text","text":"Hello!"}],"stop_reason":"end_turn",
-//!   "usage":{"input_tokens":9,"output_tokens":3}}"#).unwrap();
-//! assert_eq!(answer.text, "Hello!");
-//! ```
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -319,5 +305,32 @@ mod tests {
         .unwrap_err();
         assert!(err.contains("Overloaded"), "{err}");
         assert!(decode(b"[1,2]").is_err());
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::provider::{ChatRequest, anthropic};
+
+        let body = anthropic::encode(
+            "claude-haiku-4-5",
+            &ChatRequest::new().system("Be brief.").user("Hi"),
+        )
+        .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(json["system"], "Be brief.");
+        assert_eq!(json["max_tokens"], 1024);
+
+        let answer = anthropic::decode(
+            br#"{"type":"message","role":"assistant","model":"claude-haiku-4-5",
+          "content":[{"type":"text","text":"Hello!"}],"stop_reason":"end_turn",
+          "usage":{"input_tokens":9,"output_tokens":3}}"#,
+        )
+        .unwrap();
+        assert_eq!(answer.text, "Hello!");
     }
 }

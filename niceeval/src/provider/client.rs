@@ -115,8 +115,8 @@ impl ClientOptions {
 /// A chat model behind its endpoint.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), niceeval::provider::ProviderError> {
-/// use niceeval::provider::{ApiKey, ChatRequest, ClientOptions, ModelClient, ModelName};
+/// # async fn demo() -> Result<(), niceeval::__private::provider::ProviderError> {
+/// use niceeval::__private::provider::{ApiKey, ChatRequest, ClientOptions, ModelClient, ModelName};
 ///
 /// let client = ModelClient::new(
 ///     ModelName::parse("openai/llama3.2")?,
@@ -228,11 +228,6 @@ impl ModelClient {
     /// The model.
     pub fn name(&self) -> &ModelName {
         &self.name
-    }
-
-    /// The base URL in use.
-    pub fn base_url(&self) -> &str {
-        &self.base_url
     }
 
     /// Sends a request and decodes the answer, through the cache when enabled.

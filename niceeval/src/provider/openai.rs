@@ -2,20 +2,6 @@
 //! `messages`, `tools`, `tool_choice`; answers carry `choices[0].message` (`content`,
 //! `tool_calls` with JSON-text `arguments`) and `usage`. OpenAI, Ollama, vLLM, LM Studio and most
 //! gateways speak it; the key goes in `Authorization: Bearer`.
-//!
-//! ```
-//! use niceeval::provider::{openai, ChatRequest};
-//!
-//! let body = openai::encode("gpt-4o-mini", &ChatRequest::new().system("Be brief.").user("Hi")).unwrap();
-//! let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
-//! assert_eq!(json["messages"][0]["role"], "system");
-//! assert_eq!(json["messages"][1]["content"], "Hi");
-//!
-//! let answer = openai::decode(br#"{"choices":[{"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],
-//!   "usage":{"prompt_tokens":9,"completion_tokens":3}}"#).unwrap();
-//! assert_eq!(answer.text, "Hello!");
-//! assert_eq!(answer.usage.output_tokens, 3);
-//! ```
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -382,5 +368,29 @@ mod tests {
         );
         assert!(decode(b"{}").unwrap_err().contains("no `choices`"));
         assert!(decode(br#"{"choices":[]}"#).unwrap_err().contains("empty"));
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::provider::{ChatRequest, openai};
+
+        let body = openai::encode(
+            "gpt-4o-mini",
+            &ChatRequest::new().system("Be brief.").user("Hi"),
+        )
+        .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(json["messages"][0]["role"], "system");
+        assert_eq!(json["messages"][1]["content"], "Hi");
+
+        let answer = openai::decode(br#"{"choices":[{"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],
+          "usage":{"prompt_tokens":9,"completion_tokens":3}}"#).unwrap();
+        assert_eq!(answer.text, "Hello!");
+        assert_eq!(answer.usage.output_tokens, 3);
     }
 }

@@ -10,16 +10,6 @@ use std::time::{Duration, SystemTime};
 /// that cannot be decoded. The wait before retry `n` (0-based) is a random duration between half
 /// and all of `initial_backoff * 2^n`, capped at `max_backoff`; a `Retry-After` header replaces
 /// it, and one longer than `max_retry_after` ends the call with an error instead of waiting.
-///
-/// ```
-/// use std::time::Duration;
-/// use niceeval::provider::RetryPolicy;
-///
-/// let policy = RetryPolicy::default();
-/// assert_eq!(policy.max_retries, 3);
-/// let wait = policy.backoff(2);
-/// assert!(wait <= Duration::from_secs(2) && wait >= Duration::from_secs(1), "{wait:?}");
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RetryPolicy {
@@ -146,5 +136,24 @@ mod tests {
         for s in [400, 401, 403, 404, 422] {
             assert!(!retryable_status(s), "{s}");
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::provider::RetryPolicy;
+        use std::time::Duration;
+
+        let policy = RetryPolicy::default();
+        assert_eq!(policy.max_retries, 3);
+        let wait = policy.backoff(2);
+        assert!(
+            wait <= Duration::from_secs(2) && wait >= Duration::from_secs(1),
+            "{wait:?}"
+        );
     }
 }

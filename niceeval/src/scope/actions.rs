@@ -26,19 +26,6 @@ impl Scoped<CalledSubagent> {
 }
 
 /// The check behind [`Eval::tool_order`](crate::Eval::tool_order).
-///
-/// ```
-/// use niceeval::scope::{RunView, ScopedCheck, ToolOrder};
-/// use niceeval::{json, config::Config, agent::EventSink};
-///
-/// let sink = EventSink::default();
-/// sink.tool_call("write_file", json!({}), json!(null));
-/// sink.tool_call("read_file", json!({}), json!(null));
-/// let events = sink.snapshot();
-/// let grade = ToolOrder::new(["read_file", "write_file"]).evaluate(&RunView { events: &events, config: &Default::default() });
-/// assert_eq!(grade.score, 0.0);
-/// assert!(grade.reason.contains("no write_file after it"), "{}", grade.reason);
-/// ```
 #[derive(Debug, Clone)]
 pub struct ToolOrder {
     names: Vec<String>,
@@ -442,5 +429,31 @@ impl ScopedCheck for NoFailedActions {
             let _ = write!(reason, "\n  … and {} more", failures.len() - LISTED);
         }
         Grade::fail(reason)
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::scope::{RunView, ScopedCheck, ToolOrder};
+        use crate::{agent::EventSink, json};
+
+        let sink = EventSink::default();
+        sink.tool_call("write_file", json!({}), json!(null));
+        sink.tool_call("read_file", json!({}), json!(null));
+        let events = sink.snapshot();
+        let grade = ToolOrder::new(["read_file", "write_file"]).evaluate(&RunView {
+            events: &events,
+            config: &Default::default(),
+        });
+        assert_eq!(grade.score, 0.0);
+        assert!(
+            grade.reason.contains("no write_file after it"),
+            "{}",
+            grade.reason
+        );
     }
 }

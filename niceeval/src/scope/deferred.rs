@@ -1,41 +1,152 @@
-//! Work an eval body registers and the engine performs after the body returns: scoped checks
-//! (over the final event log) and, from layers above, judge calls. The record keeps one list
-//! of it; this module owns the seam, so the record and the engine need not know what each item
-//! is.
+//! The one grading path after the body. Every check an eval body registers — a scoped check, a
+//! budget, a judge call — is a [`Check`], registered through the one builder
+//! [`Scoped`](super::Scoped) as a [`Deferred`] item of the run's list, and graded by
+//! [`perform`] once the body is done. The record keeps the list and the engine calls
+//! [`perform`]; neither knows what a check is.
+//!
+//! A check may be async and may be *costly* (a judge call: a model asked over HTTP). Checks that
+//! are not costly are graded first, one after the other in registration order, whatever the
+//! run's outcome. Costly checks are graded after them, concurrently with each other, and only
+//! when the run did not already end in an execution error or a skip: those decide the outcome
+//! whatever a costly check says, and a costly check costs money.
 
 use std::future::Future;
+use std::ops::Range;
 use std::pin::Pin;
 
-use crate::assertion::AssertionResult;
+use crate::assertion::{AssertionKind, AssertionResult, Grade, Settings};
+use crate::event::Usage;
 
-use super::RunView;
+use super::{RunView, ScopedCheck};
 
-/// A boxed future producing one deferred item's result.
+/// A boxed future, as an async check returns it.
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
-/// When deferred work runs, in this order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Stage {
-    /// Evaluated over the event log as soon as the body is done, whatever its outcome.
-    Scoped,
-    /// Graded concurrently after the scoped checks, and only when the run did not already end
-    /// in an execution error or a skip (judge calls cost money and cannot change that outcome).
-    /// Only the judge (feature `providers`) registers work of this stage.
-    #[cfg_attr(not(feature = "providers"), allow(dead_code))]
-    Judge,
+/// A grade and what grading spent itself (a model call's tokens and cost), if anything.
+pub(crate) type Graded = (Grade, Option<Usage>);
+
+/// Any check graded after the body: every [`ScopedCheck`] (through the blanket impl below) and
+/// the judge's.
+pub(crate) trait Check: Send + Sync + 'static {
+    /// A short name for reports.
+    fn describe(&self) -> String;
+    /// Which mechanism this is.
+    fn kind(&self) -> AssertionKind;
+    /// Default severity and threshold.
+    fn settings(&self) -> Settings;
+    /// A costly check is skipped when the run already ended in an execution error or a skip,
+    /// and is graded concurrently with the run's other costly checks, after the rest.
+    fn costly(&self) -> bool {
+        false
+    }
+    /// Grades the run (the events in the check's scope). Neither this call nor its future may
+    /// panic out: a failure is an error grade.
+    fn grade(self: Box<Self>, run: &RunView<'_>) -> BoxFuture<Graded>;
 }
 
-/// One piece of deferred work: it reports its stage and yields one assertion result. It must
-/// not panic out of `perform` or its future; a failure is an error grade on its result.
-pub(crate) trait Deferred: Send {
-    /// When it runs.
-    fn stage(&self) -> Stage;
-    /// Performs the work over the finished run.
-    fn perform(self: Box<Self>, run: &RunView<'_>) -> BoxFuture<AssertionResult>;
+impl<C: ScopedCheck + 'static> Check for C {
+    fn describe(&self) -> String {
+        ScopedCheck::describe(self)
+    }
+
+    fn kind(&self) -> AssertionKind {
+        ScopedCheck::kind(self)
+    }
+
+    fn settings(&self) -> Settings {
+        ScopedCheck::settings(self)
+    }
+
+    fn grade(self: Box<Self>, run: &RunView<'_>) -> BoxFuture<Graded> {
+        let grade = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.evaluate(run)))
+            .unwrap_or_else(|panic| {
+                Grade::error(format!(
+                    "the check panicked: {}",
+                    crate::panic::message(&*panic)
+                ))
+            });
+        Box::pin(std::future::ready((grade, None)))
+    }
 }
 
-/// Where builders register deferred work: the run's record.
+/// One check registered for after the body: the check, its settings, the slice of the log it
+/// reads (a turn's range, or the whole run) and the label its name is reported under.
+pub(crate) struct Deferred {
+    pub(super) check: Box<dyn Check>,
+    pub(super) settings: Settings,
+    pub(super) range: Option<Range<usize>>,
+    pub(super) label: Option<String>,
+}
+
+impl Deferred {
+    /// Grades the check over its scope of `run` into its assertion result.
+    fn perform(self, run: &RunView<'_>) -> BoxFuture<AssertionResult> {
+        let Deferred {
+            check,
+            settings,
+            range,
+            label,
+        } = self;
+        let log = run.events;
+        let events = match range {
+            Some(r) => &log[r.start.min(log.len())..r.end.min(log.len())],
+            None => log,
+        };
+        let view = RunView {
+            events,
+            config: run.config,
+        };
+        let name = match label {
+            Some(label) => format!("{label}: {}", check.describe()),
+            None => check.describe(),
+        };
+        let kind = check.kind();
+        let graded = check.grade(&view);
+        Box::pin(async move {
+            let (grade, usage) = graded.await;
+            let mut result = AssertionResult::from_grade(name, kind, &settings, grade);
+            result.usage = usage;
+            result
+        })
+    }
+}
+
+/// Where the builder registers its check: the run's record.
 pub(crate) trait Defer: Send + Sync {
     /// Adds `work` to the run's list, after everything registered before it.
-    fn defer(&self, work: Box<dyn Deferred>);
+    fn defer(&self, work: Deferred);
+}
+
+/// Grades every check of the run's list: those that are not costly one after the other, then,
+/// when `costly` (the run has no execution error and no skip), the costly ones concurrently.
+/// Results keep registration order within each group.
+pub(crate) async fn perform(
+    deferred: Vec<Deferred>,
+    run: &RunView<'_>,
+    costly: bool,
+) -> Vec<AssertionResult> {
+    let (costly_checks, checks): (Vec<_>, Vec<_>) =
+        deferred.into_iter().partition(|work| work.check.costly());
+    let mut results = Vec::with_capacity(checks.len() + costly_checks.len());
+    for work in checks {
+        results.push(work.perform(run).await);
+    }
+    if costly && !costly_checks.is_empty() {
+        let mut set = tokio::task::JoinSet::new();
+        for (index, work) in costly_checks.into_iter().enumerate() {
+            let future = work.perform(run);
+            set.spawn(async move { (index, future.await) });
+        }
+        let mut graded: Vec<(usize, AssertionResult)> = Vec::with_capacity(set.len());
+        while let Some(joined) = set.join_next().await {
+            // A check turns its own panics into error grades; a join error here would be a bug
+            // in niceeval, and the missing result shows up as fewer assertions.
+            if let Ok(done) = joined {
+                graded.push(done);
+            }
+        }
+        graded.sort_by_key(|(index, _)| *index);
+        results.extend(graded.into_iter().map(|(_, result)| result));
+    }
+    results
 }

@@ -58,17 +58,6 @@ fn list_events(events: &[Event], kind: &str, count: usize) -> String {
 }
 
 /// The check behind [`Eval::event`](crate::Eval::event).
-///
-/// ```
-/// use niceeval::scope::{EventCheck, RunView, ScopedCheck};
-/// use niceeval::{Event, config::Config};
-///
-/// let events = vec![Event::user("hi"), Event::assistant("hello")];
-/// let view = RunView { events: &events, config: &Config::default() };
-/// assert_eq!(EventCheck::new("message").count(2).evaluate(&view).score, 1.0);
-/// let typo = EventCheck::new("tool.called").evaluate(&view);
-/// assert!(typo.error.unwrap().contains("valid kinds: message, action.called"));
-/// ```
 #[derive(Debug, Clone)]
 pub struct EventCheck {
     kind: String,
@@ -279,5 +268,32 @@ impl ScopedCheck for EventsSatisfy {
                 kinds_seen(run.events)
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::scope::{EventCheck, RunView, ScopedCheck};
+        use crate::{Event, config::Config};
+
+        let events = vec![Event::user("hi"), Event::assistant("hello")];
+        let view = RunView {
+            events: &events,
+            config: &Config::default(),
+        };
+        assert_eq!(
+            EventCheck::new("message").count(2).evaluate(&view).score,
+            1.0
+        );
+        let typo = EventCheck::new("tool.called").evaluate(&view);
+        assert!(
+            typo.error
+                .unwrap()
+                .contains("valid kinds: message, action.called")
+        );
     }
 }

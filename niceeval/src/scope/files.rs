@@ -82,21 +82,6 @@ enum Want {
 /// The check behind [`Eval::file_changed`](crate::Eval::file_changed),
 /// [`Eval::file_created`](crate::Eval::file_created) and
 /// [`Eval::file_deleted`](crate::Eval::file_deleted).
-///
-/// ```
-/// use niceeval::scope::{FileCheck, RunView, ScopedCheck};
-/// use niceeval::{Change, Event, FileChange, config::Config};
-///
-/// let events = vec![Event::WorkspaceChanged {
-///     files: vec![FileChange { path: "src/lib.rs".into(), change: Change::Modified, binary: false }],
-///     diff: "".into(),
-///     partial: false,
-/// }];
-/// let view = RunView { events: &events, config: &Config::default() };
-/// assert_eq!(FileCheck::changed("src/lib.rs").evaluate(&view).score, 1.0);
-/// let grade = FileCheck::created("src/lib.rs").evaluate(&view);
-/// assert_eq!(grade.reason, "src/lib.rs was modified, not created");
-/// ```
 #[derive(Debug, Clone)]
 pub struct FileCheck {
     path: String,
@@ -281,19 +266,6 @@ impl ScopedCheck for DiffIsEmpty {
 /// every shell action the agent reported ([`ActionKind::Shell`]) ended well — its result is not
 /// `failed` and its output carries no non-zero `exit_code` (or `exitCode`) — and so did every
 /// command the eval ran through the workspace.
-///
-/// ```
-/// use niceeval::scope::{NoFailedShellCommands, RunView, ScopedCheck};
-/// use niceeval::{ActionStatus, Event, config::Config, json};
-///
-/// let events = vec![
-///     Event::ActionCalled { call_id: "1".into(), name: "Bash".into(), input: json!({"command": "cargo test"}) },
-///     Event::ActionResult { call_id: "1".into(), output: json!({"exit_code": 101}), status: ActionStatus::Completed },
-/// ];
-/// let grade = NoFailedShellCommands::new().evaluate(&RunView { events: &events, config: &Config::default() });
-/// assert_eq!(grade.score, 0.0);
-/// assert!(grade.reason.contains("cargo test"), "{}", grade.reason);
-/// ```
 #[derive(Debug, Clone, Default)]
 pub struct NoFailedShellCommands {
     commands: Option<Arc<Mutex<Vec<CommandRecord>>>>,
@@ -516,5 +488,58 @@ mod tests {
             g.reason,
             "2 of 2 shell command(s) failed: \"bash -lc exit 3\" (exit code 3); \"cargo build\" (run by the eval, exit code 101)"
         );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::scope::{FileCheck, RunView, ScopedCheck};
+        use crate::{Change, Event, FileChange, config::Config};
+
+        let events = vec![Event::WorkspaceChanged {
+            files: vec![FileChange {
+                path: "src/lib.rs".into(),
+                change: Change::Modified,
+                binary: false,
+            }],
+            diff: "".into(),
+            partial: false,
+        }];
+        let view = RunView {
+            events: &events,
+            config: &Config::default(),
+        };
+        assert_eq!(FileCheck::changed("src/lib.rs").evaluate(&view).score, 1.0);
+        let grade = FileCheck::created("src/lib.rs").evaluate(&view);
+        assert_eq!(grade.reason, "src/lib.rs was modified, not created");
+    }
+
+    #[test]
+    fn example_2() {
+        use crate::scope::{NoFailedShellCommands, RunView, ScopedCheck};
+        use crate::{ActionStatus, Event, config::Config, json};
+
+        let events = vec![
+            Event::ActionCalled {
+                call_id: "1".into(),
+                name: "Bash".into(),
+                input: json!({"command": "cargo test"}),
+            },
+            Event::ActionResult {
+                call_id: "1".into(),
+                output: json!({"exit_code": 101}),
+                status: ActionStatus::Completed,
+            },
+        ];
+        let grade = NoFailedShellCommands::new().evaluate(&RunView {
+            events: &events,
+            config: &Config::default(),
+        });
+        assert_eq!(grade.score, 0.0);
+        assert!(grade.reason.contains("cargo test"), "{}", grade.reason);
     }
 }

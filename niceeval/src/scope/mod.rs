@@ -1,5 +1,6 @@
 //! Assertions evaluated after the eval body, over the run's event stream: the [`ScopedCheck`]
-//! trait, the registration builder [`Scoped`], the evaluation pass the runner calls, and every
+//! trait, the registration builder [`Scoped`], the one grading path after the body (every check
+//! a body registers — scoped assertions, budgets, judge calls — goes through it), and every
 //! built-in scoped assertion.
 //!
 //! A scoped assertion is registered when called (`t.succeeded()`), configured by chaining on the
@@ -34,54 +35,39 @@
 //!
 //! Every check is also a public type with a constructor, so a recorded transcript can be graded
 //! without an eval:
-//!
-//! ```
-//! use niceeval::scope::{InputMatch, RunView, ScopedCheck, ToolCheck};
-//! use niceeval::{json, Regex, config::Config, agent::EventSink};
-//!
-//! let sink = EventSink::default();
-//! sink.tool_call("bash", json!({ "command": "pwd" }), json!("/home"));
-//! let events = sink.snapshot();
-//! let view = RunView { events: &events, config: &Config::default() };
-//!
-//! let check = ToolCheck::called("bash").input(InputMatch::object([("command", Regex::new("^pw").unwrap())]));
-//! assert_eq!(check.evaluate(&view).score, 1.0);
-//! let check = ToolCheck::called("bash").count(2);
-//! let grade = check.evaluate(&view);
-//! assert_eq!(grade.score, 0.0);
-//! assert!(grade.reason.contains(r#"bash {"command":"pwd"}"#), "{}", grade.reason);
-//! ```
 
 /// Defines each scoped assertion twice: on [`crate::Eval`] over the whole run, and on
 /// [`crate::Turn`] over that turn's events. The docs written here are the `Eval` method's; the
 /// `Turn` method links to them.
-mod actions;
+//
+// The check types stay unnamed: users reach them through the methods on `Eval` and `Turn`,
+// whose `Scoped<..>` builders document their options. The benchmarks reach them through
+// `__private`.
+pub(crate) mod actions;
 mod calls;
-mod deferred;
-mod events;
-mod files;
+pub(crate) mod deferred;
+pub(crate) mod events;
+pub(crate) mod files;
 mod matching;
-mod run_checks;
+pub(crate) mod run_checks;
 #[cfg(test)]
 mod tests;
-mod tools;
-mod turn_output;
+pub(crate) mod tools;
+pub(crate) mod turn_output;
 
-pub use actions::{
-    CalledSubagent, LOAD_SKILL_TOOL, LoadedSkill, NoFailedActions, ToolOrder, UsedNoTools,
-};
-pub(crate) use deferred::{BoxFuture, Defer, Deferred, Stage};
-pub use events::{EventCheck, EventOrder, EventsSatisfy, NoEvent};
-pub use files::{DiffIsEmpty, FileCheck, NoFailedShellCommands, NotInDiff};
+pub(crate) use actions::{CalledSubagent, LoadedSkill, NoFailedActions, ToolOrder, UsedNoTools};
+pub(crate) use deferred::{Check, Defer, Deferred, perform};
+pub(crate) use events::{EventCheck, EventOrder, EventsSatisfy, NoEvent};
+pub(crate) use files::{DiffIsEmpty, FileCheck, NoFailedShellCommands, NotInDiff};
 pub use matching::{InputMatch, InputMatchError};
-pub use run_checks::{MessageIncludes, Parked, Succeeded};
-pub use tools::ToolCheck;
-pub use turn_output::{OutputEquals, OutputMatches};
+pub(crate) use run_checks::{MessageIncludes, Parked, Succeeded};
+pub(crate) use tools::ToolCheck;
+pub(crate) use turn_output::{OutputEquals, OutputMatches};
 
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::assertion::{AssertionKind, AssertionResult, Chain, Grade, Settings};
+use crate::assertion::{AssertionKind, Chain, Grade, Settings};
 use crate::config::Config;
 use crate::event::Event;
 
@@ -110,69 +96,28 @@ pub trait ScopedCheck: Send + Sync {
     }
 }
 
-/// A scoped check waiting for the end of the body: the check, its settings, and the slice of
-/// the log it reads (a turn's range, or the whole run).
-struct Pending {
-    check: Box<dyn ScopedCheck>,
-    settings: Settings,
-    range: Option<Range<usize>>,
-    label: Option<String>,
-}
-
-impl Deferred for Pending {
-    fn stage(&self) -> Stage {
-        Stage::Scoped
-    }
-
-    fn perform(self: Box<Self>, run: &RunView<'_>) -> BoxFuture<AssertionResult> {
-        let Pending {
-            check,
-            settings,
-            range,
-            label,
-        } = *self;
-        let log = run.events;
-        let events = match range {
-            Some(r) => &log[r.start.min(log.len())..r.end.min(log.len())],
-            None => log,
-        };
-        let view = RunView {
-            events,
-            config: run.config,
-        };
-        let grade =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check.evaluate(&view)))
-                .unwrap_or_else(|panic| {
-                    Grade::error(format!(
-                        "the check panicked: {}",
-                        crate::panic::message(&*panic)
-                    ))
-                });
-        let name = match label {
-            Some(label) => format!("{label}: {}", check.describe()),
-            None => check.describe(),
-        };
-        let result = AssertionResult::from_grade(name, check.kind(), &settings, grade);
-        Box::pin(std::future::ready(result))
-    }
-}
-
-/// Registration handle for a scoped assertion; recorded when dropped. Chain `.at_least(x)`,
-/// `.gate()`, `.weight(w)`, `.metric(name)` (and the check's own options) before the `;`.
+/// Registration handle for a check graded after the body (a scoped assertion, a budget, a judge
+/// call); recorded when dropped. Chain `.at_least(x)`, `.gate()`, `.weight(w)`, `.metric(name)`
+/// (and the check's own options) before the `;`.
 ///
 /// Not `#[must_use]`: `t.succeeded();` is the intended use — the statement's end drops the
 /// builder, which records the assertion. Holding the builder in a variable delays the
 /// registration (and the position in the report) until the variable goes out of scope.
-pub struct Scoped<C: ScopedCheck + 'static> {
+pub struct Scoped<C> {
     check: Option<C>,
     settings: Settings,
     range: Option<Range<usize>>,
     label: Option<String>,
     record: Arc<dyn Defer>,
+    /// The check as the run's list keeps it (set where `C: Check` is known).
+    erase: fn(C) -> Box<dyn Check>,
 }
 
-impl<C: ScopedCheck + 'static> Scoped<C> {
-    pub(crate) fn new(record: Arc<dyn Defer>, check: C, range: Option<Range<usize>>) -> Self {
+impl<C> Scoped<C> {
+    pub(crate) fn new(record: Arc<dyn Defer>, check: C, range: Option<Range<usize>>) -> Self
+    where
+        C: Check,
+    {
         let settings = check.settings();
         Scoped {
             check: Some(check),
@@ -180,6 +125,7 @@ impl<C: ScopedCheck + 'static> Scoped<C> {
             range,
             label: None,
             record,
+            erase: |check| Box::new(check),
         }
     }
 
@@ -189,7 +135,10 @@ impl<C: ScopedCheck + 'static> Scoped<C> {
         check: C,
         range: Range<usize>,
         label: String,
-    ) -> Self {
+    ) -> Self
+    where
+        C: Check,
+    {
         let mut scoped = Scoped::new(record, check, Some(range));
         scoped.label = Some(label);
         scoped
@@ -210,7 +159,17 @@ impl<C: ScopedCheck + 'static> Scoped<C> {
     }
 }
 
-impl<C: ScopedCheck + 'static> Chain for Scoped<C> {
+impl<C: std::fmt::Debug> std::fmt::Debug for Scoped<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scoped")
+            .field("check", &self.check)
+            .field("settings", &self.settings)
+            .field("label", &self.label)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C> Chain for Scoped<C> {
     type Chained = Self;
 
     fn configure(mut self, change: impl FnOnce(&mut Settings)) -> Self {
@@ -219,15 +178,48 @@ impl<C: ScopedCheck + 'static> Chain for Scoped<C> {
     }
 }
 
-impl<C: ScopedCheck + 'static> Drop for Scoped<C> {
+impl<C> Drop for Scoped<C> {
     fn drop(&mut self) {
         if let Some(check) = self.check.take() {
-            self.record.defer(Box::new(Pending {
-                check: Box::new(check),
+            self.record.defer(Deferred {
+                check: (self.erase)(check),
                 settings: self.settings.clone(),
                 range: self.range.clone(),
                 label: self.label.take(),
-            }));
+            });
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::scope::{InputMatch, RunView, ScopedCheck, ToolCheck};
+        use crate::{Regex, agent::EventSink, config::Config, json};
+
+        let sink = EventSink::default();
+        sink.tool_call("bash", json!({ "command": "pwd" }), json!("/home"));
+        let events = sink.snapshot();
+        let view = RunView {
+            events: &events,
+            config: &Config::default(),
+        };
+
+        let check = ToolCheck::called("bash").input(InputMatch::object([(
+            "command",
+            Regex::new("^pw").unwrap(),
+        )]));
+        assert_eq!(check.evaluate(&view).score, 1.0);
+        let check = ToolCheck::called("bash").count(2);
+        let grade = check.evaluate(&view);
+        assert_eq!(grade.score, 0.0);
+        assert!(
+            grade.reason.contains(r#"bash {"command":"pwd"}"#),
+            "{}",
+            grade.reason
+        );
     }
 }

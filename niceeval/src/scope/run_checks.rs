@@ -17,29 +17,10 @@ use crate::scope::calls::LISTED;
 use crate::scope::{RunView, ScopedCheck};
 
 /// The check behind [`Eval::succeeded`](crate::Eval::succeeded).
-///
-/// ```
-/// use niceeval::scope::{RunView, ScopedCheck, Succeeded};
-/// use niceeval::{Event, config::Config};
-///
-/// let events = vec![Event::user("hi"), Event::Error { message: "model overloaded".into() }];
-/// let grade = Succeeded.evaluate(&RunView { events: &events, config: &Config::default() });
-/// assert_eq!(grade.score, 0.0);
-/// assert!(grade.reason.contains(r#"#1 "model overloaded""#), "{}", grade.reason);
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Succeeded;
 
 /// The check behind [`Eval::parked`](crate::Eval::parked).
-///
-/// ```
-/// use niceeval::scope::{Parked, RunView, ScopedCheck};
-/// use niceeval::{json, Event, config::Config};
-///
-/// let events = vec![Event::user("delete it"), Event::InputRequested { request: json!({ "confirm": "delete?" }) }];
-/// let grade = Parked.evaluate(&RunView { events: &events, config: &Config::default() });
-/// assert_eq!(grade.score, 1.0);
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Parked;
 
@@ -233,4 +214,50 @@ fn around(text: &str, range: std::ops::Range<usize>) -> String {
         shown.push('…');
     }
     excerpt::quote(&shown)
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::scope::{RunView, ScopedCheck, Succeeded};
+        use crate::{Event, config::Config};
+
+        let events = vec![
+            Event::user("hi"),
+            Event::Error {
+                message: "model overloaded".into(),
+            },
+        ];
+        let grade = Succeeded.evaluate(&RunView {
+            events: &events,
+            config: &Config::default(),
+        });
+        assert_eq!(grade.score, 0.0);
+        assert!(
+            grade.reason.contains(r#"#1 "model overloaded""#),
+            "{}",
+            grade.reason
+        );
+    }
+
+    #[test]
+    fn example_2() {
+        use crate::scope::{Parked, RunView, ScopedCheck};
+        use crate::{Event, config::Config, json};
+
+        let events = vec![
+            Event::user("delete it"),
+            Event::InputRequested {
+                request: json!({ "confirm": "delete?" }),
+            },
+        ];
+        let grade = Parked.evaluate(&RunView {
+            events: &events,
+            config: &Config::default(),
+        });
+        assert_eq!(grade.score, 1.0);
+    }
 }

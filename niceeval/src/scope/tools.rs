@@ -29,22 +29,6 @@ impl Scoped<ToolCheck> {
 
 /// The check behind [`Eval::called_tool`](crate::Eval::called_tool) and
 /// [`Eval::not_called_tool`](crate::Eval::not_called_tool).
-///
-/// ```
-/// use niceeval::scope::{RunView, ScopedCheck, ToolCheck};
-/// use niceeval::{json, ActionStatus, config::Config, agent::EventSink};
-///
-/// let sink = EventSink::default();
-/// sink.tool_call("lookup_order", json!({ "id": "123" }), json!({ "status": "paid" }));
-/// sink.tool_call_with_status("issue_refund", json!({ "id": "123" }), json!("denied"), ActionStatus::Failed);
-/// let events = sink.snapshot();
-/// let view = RunView { events: &events, config: &Config::default() };
-///
-/// assert_eq!(ToolCheck::called("lookup_order").input(json!({ "id": "123" })).count(1).evaluate(&view).score, 1.0);
-/// let refund = ToolCheck::called("issue_refund").status(ActionStatus::Completed).evaluate(&view);
-/// assert_eq!(refund.score, 0.0);
-/// assert!(refund.reason.contains("status failed, not completed"), "{}", refund.reason);
-/// ```
 #[derive(Debug, Clone)]
 pub struct ToolCheck {
     name: String,
@@ -218,5 +202,52 @@ impl ScopedCheck for ToolCheck {
             )
         };
         Grade::from_bool(passed, reason)
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples that were this file's doc tests while its items were public.
+
+    #[test]
+    fn example_1() {
+        use crate::scope::{RunView, ScopedCheck, ToolCheck};
+        use crate::{ActionStatus, agent::EventSink, config::Config, json};
+
+        let sink = EventSink::default();
+        sink.tool_call(
+            "lookup_order",
+            json!({ "id": "123" }),
+            json!({ "status": "paid" }),
+        );
+        sink.tool_call_with_status(
+            "issue_refund",
+            json!({ "id": "123" }),
+            json!("denied"),
+            ActionStatus::Failed,
+        );
+        let events = sink.snapshot();
+        let view = RunView {
+            events: &events,
+            config: &Config::default(),
+        };
+
+        assert_eq!(
+            ToolCheck::called("lookup_order")
+                .input(json!({ "id": "123" }))
+                .count(1)
+                .evaluate(&view)
+                .score,
+            1.0
+        );
+        let refund = ToolCheck::called("issue_refund")
+            .status(ActionStatus::Completed)
+            .evaluate(&view);
+        assert_eq!(refund.score, 0.0);
+        assert!(
+            refund.reason.contains("status failed, not completed"),
+            "{}",
+            refund.reason
+        );
     }
 }

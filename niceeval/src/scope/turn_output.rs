@@ -11,7 +11,7 @@ use crate::excerpt;
 use crate::expect::{Equals, Matches};
 use crate::scope::{RunView, ScopedCheck};
 
-/// The check behind [`Turn::output_equals`].
+/// The check behind [`Turn::output_equals`](crate::Turn::output_equals).
 #[derive(Debug, Clone)]
 pub struct OutputEquals {
     pub(crate) expected: Equals,
@@ -19,7 +19,7 @@ pub struct OutputEquals {
     pub(crate) message: crate::event::Text,
 }
 
-/// The check behind [`Turn::output_matches`].
+/// The check behind [`Turn::output_matches`](crate::Turn::output_matches).
 #[derive(Debug, Clone)]
 pub struct OutputMatches<T> {
     pub(crate) matcher: Matches<T>,

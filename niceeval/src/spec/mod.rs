@@ -126,15 +126,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::assertion::{AssertionResult, Subject};
-use crate::grader::{Message, TokenUsage, TraceSummary};
+use crate::grader::{GraderMessage, TokenUsage, TraceSummary};
 
-pub use crate::expect::type_names::is_builtin_type;
+pub use as_assertion::assertions;
 pub(crate) use as_assertion::with_run_facts;
-pub use as_assertion::{SpecAssertions, assertions};
 #[cfg(feature = "yaml")]
 #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
 pub use load::from_yaml;
-pub use load::{from_json, from_value, load};
+pub use load::{from_json, load};
 
 use prepare::Prepared;
 
@@ -319,7 +318,7 @@ pub struct SpecContext {
     /// Token usage (`token_usage` for graders).
     pub token_usage: Option<TokenUsage>,
     /// Transcript messages (`messages` for graders).
-    pub messages: Vec<Message>,
+    pub messages: Vec<GraderMessage>,
     /// Execution metrics (`trace_summary` for graders).
     pub trace_summary: Option<TraceSummary>,
     /// The agent's workspace (`workspace_path` for graders).
@@ -363,7 +362,7 @@ impl SpecContext {
 
     /// Fills messages, trace summary, token usage and cost from a run's events.
     pub fn with_events(mut self, events: &[crate::event::Event]) -> Self {
-        let mut payload = crate::grader::Input::default();
+        let mut payload = crate::grader::GraderInput::default();
         crate::expect::fill_from_events(&mut payload, events);
         self.messages = payload.messages;
         self.trace_summary = payload.trace_summary;

@@ -10,10 +10,10 @@ use serde_json::Value;
 use super::builtin::{builtin, config_with_extra};
 use super::{AssertSpec, SpecContext};
 use crate::assertion::Transform;
-use crate::assertion::{Assertion, Chain, Expect, Grade, Settings, Subject, passes};
+use crate::assertion::{Assertion, Chain, Configured, Grade, Settings, Subject, passes};
 use crate::expect::type_names as types;
 use crate::expect::{self, BoxedAssertion, IntoBoxed};
-use crate::grader::{Input, Message};
+use crate::grader::{GraderInput, GraderMessage};
 
 /// A validated spec, ready to instantiate.
 pub(crate) struct Prepared {
@@ -282,17 +282,17 @@ impl<A: Assertion> Assertion for Named<A> {
     }
 }
 
-fn grader_payload(context: &SpecContext, config: &Option<Value>) -> Input {
-    let mut input = Input::default();
+fn grader_payload(context: &SpecContext, config: &Option<Value>) -> GraderInput {
+    let mut input = GraderInput::default();
     input.input = context
         .input
         .iter()
-        .map(|t| Message::new("user", t.clone()))
+        .map(|t| GraderMessage::new("user", t.clone()))
         .collect();
     input.expected_output = context
         .expected_output
         .iter()
-        .map(|t| Message::new("assistant", t.clone()))
+        .map(|t| GraderMessage::new("assistant", t.clone()))
         .collect();
     input.messages = context.messages.clone();
     input.criteria = context.criteria.clone();
@@ -448,7 +448,7 @@ impl Prepared {
         if self.negate && !own_verdict {
             a = expect::not(a).boxed();
         }
-        let mut outer = Expect::new(a);
+        let mut outer = Configured::new(a);
         if let Some(t) = &self.transform {
             outer = outer.transform(t.clone());
         }

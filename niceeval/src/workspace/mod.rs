@@ -34,6 +34,7 @@ mod test_report;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+pub use crate::config::{Isolation, Keep};
 pub use command::{CommandRecord, RunCommand};
 pub use copy::Limits;
 pub use diff::Diff;
@@ -41,7 +42,7 @@ pub use sandbox::Sandbox;
 pub(crate) use test_report::read_libtest;
 pub use test_report::{TestCase, TestFormat, TestOutcome, TestReport, parse_junit, parse_libtest};
 
-use crate::config::{Isolation, Keep, WorkspaceConfig};
+use crate::config::WorkspaceConfig;
 use crate::event::{Event, FileChange};
 use git::Git;
 pub(crate) use git::Tree;

@@ -14,8 +14,7 @@ use serde_json::json;
 
 use niceeval::agent::claude_code::ClaudeCode;
 use niceeval::agent::{Agent, EventSink, Request};
-use niceeval::config::Isolation;
-use niceeval::workspace::Sandbox;
+use niceeval::workspace::{Isolation, Sandbox};
 use niceeval::{ActionStatus, Event, Usage};
 
 use crate::support::fake_anthropic::{

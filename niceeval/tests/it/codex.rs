@@ -13,8 +13,7 @@ use std::sync::Arc;
 
 use niceeval::agent::codex::Codex;
 use niceeval::agent::{Agent, EventSink, Request};
-use niceeval::config::Isolation;
-use niceeval::workspace::Sandbox;
+use niceeval::workspace::{Isolation, Sandbox};
 use niceeval::{ActionKind, ActionStatus, Eval, Event};
 use serde_json::Value;
 

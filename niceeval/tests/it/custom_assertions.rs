@@ -5,8 +5,8 @@ use crate::scripts_support as support;
 
 use std::path::Path;
 
+use niceeval::__private::expect::CustomAssertions;
 use niceeval::AssertionResult;
-use niceeval::expect::CustomAssertions;
 use niceeval::prelude::*;
 #[cfg(feature = "yaml")]
 use niceeval::spec::{self, SpecContext};

@@ -23,5 +23,6 @@ mod scoped;
 mod script_graders;
 mod spec;
 mod spec_promptfoo;
+mod surface;
 mod usage;
 mod workspace;

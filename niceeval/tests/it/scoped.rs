@@ -7,11 +7,9 @@
 use std::sync::Arc;
 
 use niceeval::__private::BoxFuture;
+use niceeval::__private::{EvalDefinition, run_eval};
 use niceeval::prelude::*;
-use niceeval::{
-    AssertionResult, Error, EvalDefinition, EvalReport, Severity, Turn, agent::replay::Replay,
-    run_eval,
-};
+use niceeval::{AssertionResult, Error, EvalReport, Severity, Turn, agent::replay::Replay};
 
 /// Turn 1 ends parked on an input request; turn 2 answers it.
 const TRANSCRIPT: &str = r#"

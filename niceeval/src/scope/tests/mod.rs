@@ -3,6 +3,7 @@
 //! and its answer. Each check has a passing case, a failing case, and its failure reason pinned.
 
 mod actions;
+mod deferred;
 mod events;
 mod matching;
 mod run_checks;

@@ -292,10 +292,12 @@ impl Crate {
     /// Where the judge cache of this crate lives: `[judge] cache_dir` of its niceeval.toml,
     /// else the target directory's.
     pub fn cache_dir(&self) -> PathBuf {
-        niceeval::config::Config::from_file(&self.path().join("niceeval.toml"))
-            .map(|config| niceeval::cache::ResponseCache::judge_dir(&config, self.path()))
+        niceeval::__private::config::Config::from_file(&self.path().join("niceeval.toml"))
+            .map(|config| {
+                niceeval::__private::cache::ResponseCache::judge_dir(&config, self.path())
+            })
             .unwrap_or_else(|_| {
-                niceeval::cache::ResponseCache::for_manifest_dir(self.path())
+                niceeval::__private::cache::ResponseCache::for_manifest_dir(self.path())
                     .dir()
                     .to_path_buf()
             })
@@ -334,8 +336,12 @@ pub type Body = for<'a> fn(
 ) -> niceeval::__private::BoxFuture<'a, Result<(), niceeval::Error>>;
 
 /// A definition of an eval in `krate` (chain `.with_agent(..)`, `.with_judge_model(..)`).
-pub fn define(name: &'static str, krate: &Crate, body: Body) -> niceeval::EvalDefinition {
-    niceeval::EvalDefinition::new(
+pub fn define(
+    name: &'static str,
+    krate: &Crate,
+    body: Body,
+) -> niceeval::__private::EvalDefinition {
+    niceeval::__private::EvalDefinition::new(
         name,
         "judge_tests",
         file!(),
@@ -346,8 +352,8 @@ pub fn define(name: &'static str, krate: &Crate, body: Body) -> niceeval::EvalDe
 }
 
 /// Runs a definition (leaked: `run_eval` takes `&'static`).
-pub fn run(def: niceeval::EvalDefinition) -> niceeval::EvalReport {
-    niceeval::run_eval(Box::leak(Box::new(def)))
+pub fn run(def: niceeval::__private::EvalDefinition) -> niceeval::EvalReport {
+    niceeval::__private::run_eval(Box::leak(Box::new(def)))
 }
 
 /// A two-worker Tokio runtime for driving agents and evals from a plain `#[test]`.
