@@ -275,10 +275,6 @@ impl Tree {
         }
         self.ended = true;
         let mut members = self.terminate();
-        if members.is_empty() && !self.root.is_some_and(|(root, _)| group_exists(root)) {
-            // Nothing was left (the usual end of a program that finished).
-            return;
-        }
         let deadline = Instant::now() + GRACE;
         let mut pause = Duration::from_millis(5);
         while self.alive(&mut members) && Instant::now() < deadline {
@@ -319,7 +315,9 @@ impl Tree {
             if let Some((root, _)) = self.root {
                 signal_group(root, libc::SIGKILL);
             }
-            let mut targets: Vec<Member> = members.to_vec();
+            // A fresh scan as well: a process forked after the first one (and out of the group
+            // by now) is found here.
+            let mut targets: Vec<Member> = members.iter().copied().chain(self.members()).collect();
             for _ in 0..5 {
                 targets.retain(Member::running);
                 if targets.is_empty() {
