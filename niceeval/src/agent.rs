@@ -14,6 +14,7 @@ pub mod chat;
 pub mod claude_code;
 pub mod codex;
 pub mod command;
+mod process;
 
 use std::fmt;
 use std::future::Future;
@@ -440,79 +441,66 @@ pub(crate) fn from_config(
     agent: &crate::config::AgentConfig,
     config_path: Option<&std::path::Path>,
 ) -> Result<Arc<dyn Agent>, String> {
+    use crate::config::AgentConfig;
     let file = config_path
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| crate::config::FILE_NAME.to_string());
-    match agent.kind.as_str() {
-        "replay" => {
-            let path = agent
-                .settings
-                .get("path")
-                .and_then(|v| v.as_str())
-                .ok_or_else(|| {
-                    format!("{file}: [agent] type = \"replay\" needs `path = \"transcript.jsonl\"`")
-                })?;
-            let base = config_path
-                .and_then(|p| p.parent())
-                .unwrap_or_else(|| std::path::Path::new("."));
-            Ok(Arc::new(replay::replay(base.join(path))))
+    let base = config_path
+        .and_then(|p| p.parent())
+        .unwrap_or_else(|| std::path::Path::new("."));
+    let in_file = |message: String| format!("{file}: {message}");
+    Ok(match agent {
+        AgentConfig::Replay(replay) => Arc::new(replay::replay(base.join(&replay.path))),
+        AgentConfig::Command(command) => {
+            Arc::new(command::from_config(command, base).map_err(in_file)?)
         }
-        "command" => {
-            let base = config_path
-                .and_then(|p| p.parent())
-                .unwrap_or_else(|| std::path::Path::new("."));
-            Ok(Arc::new(command::from_settings(
-                &agent.settings,
-                &file,
-                base,
-            )?))
+        AgentConfig::ClaudeCode(claude) => {
+            Arc::new(claude_code::from_config(claude).map_err(in_file)?)
         }
-        "claude-code" => Ok(Arc::new(claude_code::from_settings(
-            &agent.settings,
-            &file,
-        )?)),
-        "codex" => Ok(Arc::new(codex::from_settings(&agent.settings, &file)?)),
+        AgentConfig::Codex(codex) => Arc::new(codex::from_config(codex).map_err(in_file)?),
         #[cfg(feature = "providers")]
-        provider @ ("openai" | "anthropic") => Ok(Arc::new(chat::from_settings(
-            provider,
-            &agent.settings,
-            &file,
-        )?)),
+        AgentConfig::Chat(chat) | AgentConfig::Openai(chat) | AgentConfig::Anthropic(chat) => {
+            Arc::new(chat::from_config(agent.kind(), chat, &file)?)
+        }
         #[cfg(not(feature = "providers"))]
-        provider @ ("openai" | "anthropic") => Err(format!(
-            "{file}: [agent] type = {provider:?} needs niceeval's `providers` feature; enable it in Cargo.toml (it is on by default)"
-        )),
-        other => Err(format!(
-            "{file}: [agent] type = {other:?} is not a known agent type; valid types: \"replay\", \"command\", \"claude-code\", \"codex\", \"openai\", \"anthropic\""
-        )),
-    }
+        AgentConfig::Chat(_) | AgentConfig::Openai(_) | AgentConfig::Anthropic(_) => {
+            return Err(format!(
+                "{file}: [agent] type = {:?} needs niceeval's `providers` feature; enable it in Cargo.toml (it is on by default)",
+                agent.kind()
+            ));
+        }
+    })
+}
+
+/// A duration of `[agent]` (checked when the file was read).
+fn setting_duration(text: &str) -> Result<std::time::Duration, String> {
+    crate::config::parse_duration(text).map_err(|e| format!("[agent] timeout: {e}"))
 }
 
 #[cfg(test)]
 mod tests {
+    fn agent(text: &str) -> crate::config::AgentConfig {
+        crate::config::Config::parse(text, "niceeval.toml")
+            .expect("a valid [agent]")
+            .agent
+            .expect("an [agent]")
+    }
+
     #[test]
     fn codex_is_an_agent_type() {
-        let agent = crate::config::AgentConfig {
-            kind: "codex".to_string(),
-            settings: [
-                ("model".to_string(), toml::Value::from("gpt-5.5")),
-                ("sandbox".to_string(), toml::Value::from("read-only")),
-            ]
-            .into_iter()
-            .collect(),
-        };
-        let agent = super::from_config(&agent, None).expect("a codex agent");
-        assert_eq!(agent.name(), "codex (gpt-5.5)");
-        let bad = crate::config::AgentConfig {
-            kind: "codex".to_string(),
-            settings: [("sandbox".to_string(), toml::Value::from("open"))]
-                .into_iter()
-                .collect(),
-        };
-        let err = super::from_config(&bad, None).err().expect("an error");
+        let config =
+            agent("[agent]\ntype = \"codex\"\nmodel = \"gpt-5.5\"\nsandbox = \"read-only\"\n");
+        let built = super::from_config(&config, None).expect("a codex agent");
+        assert_eq!(built.name(), "codex (gpt-5.5)");
+        let err = crate::config::Config::parse(
+            "[agent]\ntype = \"codex\"\nsandbox = \"open\"\n",
+            "niceeval.toml",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             err.starts_with(
-                "niceeval.toml: [agent] sandbox = \"open\" is not a Codex sandbox mode"
+                "niceeval.toml:3:11: [agent] sandbox: \"open\" is not a Codex sandbox mode"
             ),
             "{err}"
         );
@@ -521,13 +509,8 @@ mod tests {
     #[cfg(not(feature = "providers"))]
     #[test]
     fn model_agents_without_the_feature_are_errors_naming_it() {
-        let agent = crate::config::AgentConfig {
-            kind: "openai".to_string(),
-            settings: [("model".to_string(), toml::Value::from("gpt-4o-mini"))]
-                .into_iter()
-                .collect(),
-        };
-        let err = super::from_config(&agent, None).err().expect("an error");
+        let config = agent("[agent]\ntype = \"openai\"\nmodel = \"gpt-4o-mini\"\n");
+        let err = super::from_config(&config, None).err().expect("an error");
         assert_eq!(
             err,
             "niceeval.toml: [agent] type = \"openai\" needs niceeval's `providers` feature; enable it in Cargo.toml (it is on by default)"

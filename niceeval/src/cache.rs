@@ -12,75 +12,21 @@
 //! Judge calls use the cache in `read-write` mode by default, so re-running an unchanged suite
 //! costs nothing; agents leave it `off` unless asked, so `runs = N` samples the model N times.
 //!
-//! The cache itself ([`CacheKey`], [`ResponseCache`]) needs the `providers` feature;
-//! [`CacheMode`], a setting of `niceeval.toml`, is always there.
+//! The cache itself ([`CacheKey`], [`ResponseCache`]) needs the `providers` feature; the
+//! mode it runs in is a setting, [`CacheMode`](crate::config::CacheMode).
 
 #[cfg(feature = "providers")]
 use std::collections::HashMap;
 #[cfg(feature = "providers")]
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 #[cfg(feature = "providers")]
 use std::sync::atomic::{AtomicU64, Ordering};
 #[cfg(feature = "providers")]
 use std::sync::{Arc, Mutex};
 
-use serde::{Deserialize, Serialize};
 #[cfg(feature = "providers")]
 use sha2::{Digest, Sha256};
-
-/// Whether a call reads and/or writes the cache.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CacheMode {
-    /// Neither: every call goes to the model.
-    Off,
-    /// Answer from the cache when possible; never store.
-    Read,
-    /// Always call the model; store the answers.
-    Write,
-    /// Answer from the cache when possible, store new answers.
-    ReadWrite,
-}
-
-impl CacheMode {
-    /// Whether cached answers are used.
-    pub fn reads(self) -> bool {
-        matches!(self, CacheMode::Read | CacheMode::ReadWrite)
-    }
-
-    /// Whether new answers are stored.
-    pub fn writes(self) -> bool {
-        matches!(self, CacheMode::Write | CacheMode::ReadWrite)
-    }
-
-    /// `off`, `read`, `write` or `read-write`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CacheMode::Off => "off",
-            CacheMode::Read => "read",
-            CacheMode::Write => "write",
-            CacheMode::ReadWrite => "read-write",
-        }
-    }
-}
-
-impl FromStr for CacheMode {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
-            "off" | "none" => Ok(CacheMode::Off),
-            "read" => Ok(CacheMode::Read),
-            "write" => Ok(CacheMode::Write),
-            "read-write" | "readwrite" | "on" => Ok(CacheMode::ReadWrite),
-            _ => Err(format!(
-                "{s:?} is not a cache mode; use \"off\", \"read\", \"write\" or \"read-write\""
-            )),
-        }
-    }
-}
 
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
@@ -126,6 +72,35 @@ impl ResponseCache {
     /// A cache in `dir` (created on the first write).
     pub fn new(dir: impl Into<PathBuf>) -> ResponseCache {
         ResponseCache { dir: dir.into() }
+    }
+
+    /// Where the judge cache of the crate at `manifest_dir` lives: `[judge] cache_dir` of
+    /// `config`, relative to the directory of the `niceeval.toml` that sets it, else
+    /// `niceeval/cache` in the Cargo target directory ([`ResponseCache::for_manifest_dir`]).
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use niceeval::{cache::ResponseCache, config::Config};
+    ///
+    /// let mut config = Config::parse("[judge]\ncache_dir = \"judge-cache\"\n", "niceeval.toml")?;
+    /// config.source = Some("/work/evals/niceeval.toml".into());
+    /// assert_eq!(ResponseCache::judge_dir(&config, Path::new("/work/evals/sub")), Path::new("/work/evals/judge-cache"));
+    /// # Ok::<(), niceeval::__private::config::ConfigError>(())
+    /// ```
+    pub fn judge_dir(config: &crate::config::Config, manifest_dir: &Path) -> PathBuf {
+        match &config.judge.cache_dir {
+            Some(dir) => {
+                let base = config
+                    .source
+                    .as_deref()
+                    .and_then(Path::parent)
+                    .unwrap_or(manifest_dir);
+                base.join(dir)
+            }
+            None => ResponseCache::for_manifest_dir(manifest_dir)
+                .dir()
+                .to_path_buf(),
+        }
     }
 
     /// The cache of the crate at `manifest_dir`: `<target dir>/niceeval/cache`.
@@ -258,19 +233,6 @@ mod tests {
     }
 
     #[test]
-    fn modes_parse() {
-        assert_eq!("off".parse::<CacheMode>(), Ok(CacheMode::Off));
-        assert_eq!("READ_WRITE".parse::<CacheMode>(), Ok(CacheMode::ReadWrite));
-        assert!(
-            "sometimes"
-                .parse::<CacheMode>()
-                .unwrap_err()
-                .contains("read-write")
-        );
-        assert!(!CacheMode::Write.reads() && CacheMode::Write.writes());
-    }
-
-    #[test]
     fn target_dir_walks_up_to_the_workspace_root() {
         if std::env::var_os("CARGO_TARGET_DIR").is_some() {
             return;
@@ -327,7 +289,8 @@ mod doc_examples {
     fn example_1() {
         #[cfg(feature = "providers")]
         {
-            use crate::cache::{CacheKey, CacheMode, ResponseCache};
+            use crate::cache::{CacheKey, ResponseCache};
+            use crate::config::CacheMode;
 
             let dir = tempfile::tempdir().unwrap();
             let cache = ResponseCache::new(dir.path());

@@ -252,7 +252,7 @@ async fn make_workspace(
     };
     let base = std::path::Path::new(def.manifest_dir);
     let template = base.join(dir);
-    let settings = config.workspace.settings(Some(base));
+    let settings = crate::workspace::Settings::from_config(&config.workspace, Some(base));
     let created = tokio::task::spawn_blocking(move || {
         crate::workspace::Workspace::create(&template, &settings)
     })

@@ -54,6 +54,7 @@ mod libtest;
 mod outcome;
 mod panic;
 mod price;
+mod process;
 mod record;
 mod redact;
 mod report;

@@ -128,7 +128,11 @@ fn exact_skip_and_tag_select_like_libtest() {
     // A mistyped tag likewise.
     let out = suite(&["--tag", "fsat"], &[]);
     assert_eq!(out.code(), Some(4), "{}", out.dump());
-    assert!(out.stderr.contains("--tag fsat selected no eval"), "{}", out.dump());
+    assert!(
+        out.stderr.contains("--tag fsat selected no eval"),
+        "{}",
+        out.dump()
+    );
 
     let out = suite(&["--skip", "slow", "--skip", "checkout"], &[]);
     assert_eq!(counts(summary(&out)), (true, 2, 0, 0, 16), "{}", out.dump());

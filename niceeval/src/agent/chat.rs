@@ -44,7 +44,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::agent::{Agent, AgentError, Request};
-use crate::cache::CacheMode;
+use crate::config::CacheMode;
 use crate::event::{ActionStatus, Event, Role};
 use crate::provider::{
     ChatMessage, ChatRequest, ClientOptions, ModelClient, ModelName, ProviderError, ToolSpec,
@@ -162,15 +162,26 @@ impl Tool {
                     .as_str()
                     .ok_or("give the command as {\"command\": \"..\"}")?
                     .to_string();
-                let out = context
-                    .command("sh")
-                    .arg("-c")
+                let mut sh = context.command("sh");
+                sh.arg("-c")
                     .arg(&command)
-                    .stdin(std::process::Stdio::null())
-                    .kill_on_drop(true)
-                    .output()
-                    .await
-                    .map_err(|e| format!("cannot run sh: {e}"))?;
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped());
+                // Through the process core: whatever the command leaves running is ended with
+                // it when it exits (or when the turn is cancelled).
+                let mut spawned =
+                    crate::process::spawn(&mut sh, None, crate::process::Stderr::AsSet)
+                        .map_err(|e| format!("cannot run sh: {e}"))?;
+                let stdout = crate::process::read_head(spawned.child.stdout.take(), usize::MAX);
+                let stderr = crate::process::read_head(spawned.child.stderr.take(), usize::MAX);
+                let (status, stdout, stderr) = tokio::join!(spawned.child.wait(), stdout, stderr);
+                spawned.tree.end().await;
+                let status = status.map_err(|e| format!("cannot run sh: {e}"))?;
+                let out = std::process::Output {
+                    status,
+                    stdout,
+                    stderr,
+                };
                 // A command that ran is a result, whatever its exit code: the model reads the
                 // code, and `no_failed_shell_commands()` finds a non-zero one in the output.
                 Ok(json!({
@@ -482,74 +493,46 @@ impl Agent for ChatAgent {
     }
 }
 
-/// Builds a chat agent from `[agent]` settings (`type = "openai"` or `"anthropic"`): `model`
-/// (required; the provider prefix may be left out), `base_url`, `api_key_env`, `system`,
-/// `temperature`, `max_tokens`, `max_rounds`, `timeout`, `cache`. Tools need handlers, so they
-/// are declared in code ([`ChatAgent::tool`]).
-pub(crate) fn from_settings(
-    provider: &str,
-    settings: &std::collections::BTreeMap<String, toml::Value>,
+/// Builds a chat agent from `[agent] type = "chat"`, `"openai"` or `"anthropic"` (`kind`);
+/// `file` names `niceeval.toml` in errors.
+pub(crate) fn from_config(
+    kind: &str,
+    config: &crate::config::ChatConfig,
     file: &str,
 ) -> Result<ChatAgent, String> {
-    let string = |key: &str| -> Result<Option<String>, String> {
-        match settings.get(key) {
-            None => Ok(None),
-            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(format!("{file}: [agent] {key} must be a string")),
-        }
-    };
-    let model = string("model")?.ok_or_else(|| {
-        format!(
-            "{file}: [agent] type = \"{provider}\" needs `model = \"...\"`, e.g. \"gpt-4o-mini\""
-        )
-    })?;
-    let model = if model.contains('/') && model.starts_with(&format!("{provider}/")) {
-        model
+    let model = &config.model;
+    let model = if kind == "chat" || model.starts_with(&format!("{kind}/")) {
+        model.clone()
     } else {
-        format!("{provider}/{model}")
+        format!("{kind}/{model}")
     };
     let mut agent = ChatAgent::new(&model);
     if let Err(e) = &agent.model {
         return Err(format!("{file}: [agent] model: {e}"));
     }
-    for (key, value) in settings {
-        agent = match key.as_str() {
-            "model" => agent,
-            "base_url" => agent.base_url(string(key)?.unwrap_or_default()),
-            "api_key_env" => agent.api_key_env(string(key)?.unwrap_or_default()),
-            "system" => agent.system(string(key)?.unwrap_or_default()),
-            "temperature" => agent.temperature(
-                value
-                    .as_float()
-                    .or_else(|| value.as_integer().map(|i| i as f64))
-                    .ok_or_else(|| format!("{file}: [agent] temperature must be a number"))?,
-            ),
-            "max_tokens" | "max_rounds" => {
-                let n = value.as_integer().filter(|n| *n > 0).ok_or_else(|| {
-                    format!("{file}: [agent] {key} must be a positive whole number")
-                })?;
-                if key == "max_tokens" {
-                    agent.max_tokens(u32::try_from(n).unwrap_or(u32::MAX))
-                } else {
-                    agent.max_rounds(usize::try_from(n).unwrap_or(usize::MAX))
-                }
-            }
-            "timeout" => agent.timeout(
-                crate::config::parse_duration(&string(key)?.unwrap_or_default())
-                    .map_err(|e| format!("{file}: [agent] timeout: {e}"))?,
-            ),
-            "cache" => agent.cache(
-                string(key)?
-                    .unwrap_or_default()
-                    .parse()
-                    .map_err(|e| format!("{file}: [agent] cache: {e}"))?,
-            ),
-            other => {
-                return Err(format!(
-                    "{file}: [agent] unknown key {other:?} for type = \"{provider}\"; known keys: model, base_url, api_key_env, system, temperature, max_tokens, max_rounds, timeout, cache (tools are declared in code with ChatAgent::tool)"
-                ));
-            }
-        };
+    if let Some(url) = &config.base_url {
+        agent = agent.base_url(url.clone());
+    }
+    if let Some(name) = &config.api_key_env {
+        agent = agent.api_key_env(name.clone());
+    }
+    if let Some(system) = &config.system {
+        agent = agent.system(system.clone());
+    }
+    if let Some(temperature) = config.temperature {
+        agent = agent.temperature(temperature);
+    }
+    if let Some(n) = config.max_tokens {
+        agent = agent.max_tokens(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+    if let Some(n) = config.max_rounds {
+        agent = agent.max_rounds(usize::try_from(n).unwrap_or(usize::MAX));
+    }
+    if let Some(timeout) = &config.timeout {
+        agent = agent.timeout(super::setting_duration(timeout)?);
+    }
+    if let Some(mode) = config.cache {
+        agent = agent.cache(mode);
     }
     Ok(agent)
 }
@@ -560,27 +543,32 @@ mod tests {
 
     #[test]
     fn settings_build_an_agent_or_say_what_is_wrong() {
-        let mut s = std::collections::BTreeMap::new();
-        assert!(
-            from_settings("openai", &s, "n.toml")
-                .unwrap_err()
-                .contains("needs `model")
-        );
-        s.insert("model".into(), toml::Value::String("llama3.2".into()));
-        s.insert(
-            "base_url".into(),
-            toml::Value::String("http://127.0.0.1:11434/v1".into()),
-        );
-        s.insert("cache".into(), toml::Value::String("read-write".into()));
-        let agent = from_settings("openai", &s, "n.toml").unwrap();
+        let config = crate::config::Config::parse(
+            "[agent]\ntype = \"openai\"\nmodel = \"llama3.2\"\nbase_url = \"http://127.0.0.1:11434/v1\"\ncache = \"read-write\"\n",
+            "n.toml",
+        )
+        .unwrap();
+        let Some(crate::config::AgentConfig::Openai(settings)) = &config.agent else {
+            panic!("{:?}", config.agent)
+        };
+        let agent = from_config("openai", settings, "n.toml").unwrap();
         assert_eq!(agent.model.as_ref().unwrap().to_string(), "openai/llama3.2");
         assert_eq!(agent.options.cache_mode, CacheMode::ReadWrite);
-        s.insert("tools".into(), toml::Value::Array(vec![]));
+        let err = crate::config::Config::parse("[agent]\ntype = \"openai\"\n", "n.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("needs `model"), "{err}");
+        let err = crate::config::Config::parse(
+            "[agent]\ntype = \"openai\"\nmodel = \"m\"\ntools = []\n",
+            "n.toml",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
-            from_settings("openai", &s, "n.toml")
-                .unwrap_err()
-                .contains("ChatAgent::tool")
+            err.starts_with("n.toml:4:1: [agent] tools: unknown key `tools`"),
+            "{err}"
         );
+        assert!(err.contains("ChatAgent::tool"), "{err}");
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! --verbose` in the run's working copy and maps its stream to [`Event`](crate::Event)s.
 //!
 //! The program is built with [`Request::command`], so it runs in the eval's working copy
-//! (`#[eval(workspace = ..)]`) under the workspace's isolation, in its own process group; the
-//! whole group is killed when the turn ends, fails or times out (10 minutes by default). The
+//! (`#[eval(workspace = ..)]`) under the workspace's isolation, as a process tree of its own;
+//! the whole tree — the commands of its Bash tool included, which run in sessions of their
+//! own — is ended when the turn ends, fails or times out (10 minutes by default). The
 //! prompt is the last argument, after `--`.
 //!
 //! What the stream becomes (see the table in the `stream` module's source for every frame):
@@ -60,13 +61,12 @@
 
 mod stream;
 
-use std::collections::{BTreeMap, HashMap};
-use std::process::Stdio;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::agent::command::{GroupKill, env_setting, read_lines, signal_note, with_stderr};
-use crate::agent::{Agent, AgentError, Request};
+use crate::agent::process::{ProcessAgent, Turn, exit_error, process_setters, read_lines};
+use crate::agent::{Agent, AgentError, EventSink, Request};
 
 use stream::{Ending, Stream};
 
@@ -83,7 +83,7 @@ const MAX_OUTPUT: usize = 256 * 1024 * 1024;
 #[derive(Clone)]
 #[must_use = "a ClaudeCode agent does nothing until an eval sends it input"]
 pub struct ClaudeCode {
-    program: String,
+    process: ProcessAgent,
     model: Option<String>,
     allowed_tools: Vec<String>,
     disallowed_tools: Vec<String>,
@@ -91,9 +91,6 @@ pub struct ClaudeCode {
     system_prompt: Option<String>,
     append_system_prompt: Option<String>,
     max_turns: Option<u32>,
-    args: Vec<String>,
-    env: Vec<(String, String)>,
-    timeout: Duration,
     /// niceeval session → Claude Code session id.
     sessions: Arc<Mutex<HashMap<String, String>>>,
 }
@@ -107,10 +104,10 @@ impl Default for ClaudeCode {
 impl std::fmt::Debug for ClaudeCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClaudeCode")
-            .field("program", &self.program)
+            .field("program", &self.process.program)
             .field("model", &self.model)
             .field("permission_mode", &self.effective_permission_mode())
-            .field("timeout", &self.timeout)
+            .field("timeout", &self.process.timeout)
             .finish_non_exhaustive()
     }
 }
@@ -119,7 +116,7 @@ impl ClaudeCode {
     /// Runs `claude` from `PATH` with Claude Code's default model.
     pub fn new() -> ClaudeCode {
         ClaudeCode {
-            program: "claude".to_string(),
+            process: ProcessAgent::new("claude", Vec::new(), DEFAULT_TIMEOUT, "ClaudeCode"),
             model: None,
             allowed_tools: Vec::new(),
             disallowed_tools: Vec::new(),
@@ -127,9 +124,6 @@ impl ClaudeCode {
             system_prompt: None,
             append_system_prompt: None,
             max_turns: None,
-            args: Vec::new(),
-            env: Vec::new(),
-            timeout: DEFAULT_TIMEOUT,
             sessions: Arc::default(),
         }
     }
@@ -185,34 +179,6 @@ impl ClaudeCode {
         self
     }
 
-    /// Extra arguments, placed before the prompt.
-    pub fn args<I, S>(mut self, args: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.args.extend(args.into_iter().map(Into::into));
-        self
-    }
-
-    /// The program to run (default `claude` from `PATH`).
-    pub fn program(mut self, program: impl Into<String>) -> Self {
-        self.program = program.into();
-        self
-    }
-
-    /// The per-turn timeout; the process group is killed when it passes.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Sets an environment variable for the program (wins over the agent's defaults).
-    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.push((key.into(), value.into()));
-        self
-    }
-
     fn effective_permission_mode(&self) -> &str {
         self.permission_mode
             .as_deref()
@@ -251,7 +217,7 @@ impl ClaudeCode {
         if let Some(id) = resume {
             option("--resume", id);
         }
-        argv.extend(self.args.iter().cloned());
+        argv.extend(self.process.args.iter().cloned());
         argv.push("--".to_string());
         argv.push(prompt.to_string());
         argv
@@ -260,8 +226,8 @@ impl ClaudeCode {
     /// The command line for errors: the program and its options, not the prompt.
     fn display(&self) -> String {
         match &self.model {
-            Some(model) => format!("{} -p --model {model}", self.program),
-            None => format!("{} -p", self.program),
+            Some(model) => format!("{} -p --model {model}", self.process.program),
+            None => format!("{} -p", self.process.program),
         }
     }
 
@@ -269,39 +235,9 @@ impl ClaudeCode {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    async fn run(
-        &self,
-        request: &Request,
-        stream: &mut Stream,
-        kill: &mut GroupKill,
-    ) -> Result<(), String> {
-        let resume = self.sessions().get(&request.session).cloned();
-        let mut command = request.command(&self.program);
-        command
-            .args(self.argv(&request.input.text, resume.as_deref()))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-        if self.effective_permission_mode() == "bypassPermissions" && running_as_root() {
-            command.env("IS_SANDBOX", "1");
-        }
-        for (key, value) in &self.env {
-            command.env(key, value);
-        }
-        #[cfg(unix)]
-        command.process_group(0);
-        let mut child = command.spawn().map_err(|e| {
-            format!(
-                "cannot start `{}`: {e}; install Claude Code (`npm install -g \
-                 @anthropic-ai/claude-code`) or set the program's path with ClaudeCode::program \
-                 or `program` under [agent]",
-                self.program
-            )
-        })?;
-        let stdout = kill.watch(&mut child, None)?;
-        let sink = &request.events;
+    /// Reads one turn's stream into `sink` and reads the program's exit.
+    async fn run(&self, turn: Turn, stream: &mut Stream, sink: &EventSink) -> Result<(), String> {
+        let Turn { mut child, stdout } = turn;
         read_lines(
             stdout,
             MAX_OUTPUT,
@@ -318,23 +254,23 @@ impl ClaudeCode {
             .wait()
             .await
             .map_err(|e| format!("cannot wait for `{}`: {e}", self.display()))?;
-        if status.success() || matches!(stream.ending(), Some(Ending::Failed(_))) {
+        if matches!(stream.ending(), Some(Ending::Failed(_))) {
             // A failed `result` already recorded its error event; Claude Code exits 1 after it.
             return Ok(());
         }
-        Err(match status.code() {
-            Some(code) => format!(
-                "`{}` exited with status {code} without a result",
-                self.display()
-            ),
-            None => format!(
-                "`{}` was terminated{}",
-                self.display(),
-                signal_note(&status)
-            ),
-        })
+        match exit_error(&format!("`{}`", self.display()), status) {
+            Some(error) if status.code().is_some() => Err(format!("{error} without a result")),
+            other => other.map_or(Ok(()), Err),
+        }
     }
 }
+
+process_setters!(ClaudeCode {
+    args,
+    program,
+    timeout,
+    env
+});
 
 #[cfg(unix)]
 fn running_as_root() -> bool {
@@ -350,21 +286,35 @@ fn running_as_root() -> bool {
 #[async_trait::async_trait]
 impl Agent for ClaudeCode {
     async fn send(&self, request: Request) -> Result<(), AgentError> {
-        let mut kill = GroupKill::default();
+        let resume = self.sessions().get(&request.session).cloned();
+        let root = self.effective_permission_mode() == "bypassPermissions" && running_as_root();
+        let mut defaults = vec![("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")];
+        if root {
+            defaults.push(("IS_SANDBOX", "1"));
+        }
+        let command = self.process.command(
+            &request,
+            self.argv(&request.input.text, resume.as_deref()),
+            &defaults,
+        );
         let mut stream = Stream::default();
-        let outcome =
-            match tokio::time::timeout(self.timeout, self.run(&request, &mut stream, &mut kill))
-                .await
-            {
-                Ok(outcome) => outcome,
-                Err(_) => Err(format!(
-                    "`{}` did not finish within {:?} and was killed; raise the timeout with \
-                     ClaudeCode::timeout or `timeout` under [agent] in niceeval.toml",
-                    self.display(),
-                    self.timeout
-                )),
-            };
-        kill.kill();
+        let program = &self.process.program;
+        let ended = self
+            .process
+            .send(
+                &format!("`{}`", self.display()),
+                command,
+                None,
+                |e| {
+                    format!(
+                        "cannot start `{program}`: {e}; install Claude Code (`npm install -g \
+                         @anthropic-ai/claude-code`) or set the program's path with \
+                         ClaudeCode::program or `program` under [agent]"
+                    )
+                },
+                |turn| self.run(turn, &mut stream, &request.events),
+            )
+            .await;
         for event in stream.finish() {
             request.events.emit(event);
         }
@@ -372,8 +322,7 @@ impl Agent for ClaudeCode {
             self.sessions()
                 .insert(request.session.clone(), id.to_string());
         }
-        let stderr = kill.stderr().await;
-        outcome.map_err(|message| with_stderr(message, &stderr))
+        ended.outcome
     }
 
     fn name(&self) -> String {
@@ -384,75 +333,24 @@ impl Agent for ClaudeCode {
     }
 }
 
-/// Builds the agent from `[agent]` settings (`type = "claude-code"`): `model`, `allowed_tools`,
-/// `disallowed_tools` (arrays of strings), `permission_mode`, `system_prompt`,
-/// `append_system_prompt`, `max_turns`, `args` (array), `program`, `timeout` (`"5m"`), `env` (a
-/// table of strings).
-pub(crate) fn from_settings(
-    settings: &BTreeMap<String, toml::Value>,
-    file: &str,
-) -> Result<ClaudeCode, String> {
-    let mut agent = ClaudeCode::new();
-    let string = |key: &str, value: &toml::Value| {
-        value
-            .as_str()
-            .map(str::to_string)
-            .ok_or_else(|| format!("{file}: [agent] {key} must be a string"))
-    };
-    let strings = |key: &str, value: &toml::Value| {
-        value
-            .as_array()
-            .and_then(|items| {
-                items
-                    .iter()
-                    .map(|i| i.as_str().map(str::to_string))
-                    .collect::<Option<Vec<_>>>()
-            })
-            .ok_or_else(|| {
-                format!(
-                    "{file}: [agent] {key} must be an array of strings, e.g. [\"Bash\", \"Edit\"]"
-                )
-            })
-    };
-    for (key, value) in settings {
-        agent = match key.as_str() {
-            "model" => agent.model(string(key, value)?),
-            "allowed_tools" => agent.allowed_tools(strings(key, value)?),
-            "disallowed_tools" => agent.disallowed_tools(strings(key, value)?),
-            "permission_mode" => agent.permission_mode(string(key, value)?),
-            "system_prompt" => agent.system_prompt(string(key, value)?),
-            "append_system_prompt" => agent.append_system_prompt(string(key, value)?),
-            "max_turns" => agent.max_turns(
-                value
-                    .as_integer()
-                    .and_then(|n| u32::try_from(n).ok())
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| {
-                        format!("{file}: [agent] max_turns must be a positive whole number")
-                    })?,
-            ),
-            "args" => agent.args(strings(key, value)?),
-            "program" => agent.program(string(key, value)?),
-            "timeout" => {
-                let text = value.as_str().ok_or_else(|| {
-                    format!("{file}: [agent] timeout must be a string such as \"5m\"")
-                })?;
-                agent.timeout(
-                    crate::config::parse_duration(text)
-                        .map_err(|e| format!("{file}: [agent] timeout: {e}"))?,
-                )
-            }
-            "env" => env_setting(value, file)?
-                .into_iter()
-                .fold(agent, |agent, (k, v)| agent.env(k, v)),
-            other => {
-                return Err(format!(
-                    "{file}: [agent] unknown key {other:?} for type = \"claude-code\"; known keys: \
-                     model, allowed_tools, disallowed_tools, permission_mode, system_prompt, \
-                     append_system_prompt, max_turns, args, program, timeout, env"
-                ));
-            }
-        };
+/// Builds the agent from `[agent] type = "claude-code"`.
+pub(crate) fn from_config(config: &crate::config::ClaudeCodeConfig) -> Result<ClaudeCode, String> {
+    let mut agent = ClaudeCode::new().args(config.args.iter().cloned());
+    agent.model = config.model.clone();
+    agent.allowed_tools = config.allowed_tools.clone().unwrap_or_default();
+    agent.disallowed_tools = config.disallowed_tools.clone().unwrap_or_default();
+    agent.permission_mode = config.permission_mode.clone();
+    agent.system_prompt = config.system_prompt.clone();
+    agent.append_system_prompt = config.append_system_prompt.clone();
+    agent.max_turns = config.max_turns;
+    if let Some(program) = &config.program {
+        agent = agent.program(program.clone());
+    }
+    if let Some(timeout) = &config.timeout {
+        agent = agent.timeout(super::setting_duration(timeout)?);
+    }
+    for (key, value) in &config.env {
+        agent = agent.env(key, value);
     }
     Ok(agent)
 }

@@ -27,8 +27,8 @@
 //! `never`: nothing can answer an approval prompt in an eval), every [`Codex::config`] override
 //! as `-c key=value`, then [`Codex::args`], and the prompt on stdin (`-`). The program is
 //! started with [`Request::command`]: in the run's working copy under the workspace's isolation
-//! when the eval has a workspace, in the current directory otherwise; in its own process group,
-//! killed whole when the turn ends or times out (600 s by default).
+//! when the eval has a workspace, in the current directory otherwise; as a process tree of its
+//! own, ended whole when the turn ends or times out (600 s by default).
 //!
 //! **Sandboxes.** Unless [`Codex::sandbox`] says otherwise, Codex's commands may write in the
 //! working directory only (`workspace-write`, Codex's own Linux sandbox). Under a workspace with
@@ -77,11 +77,10 @@
 mod stream;
 
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::agent::command::{GroupKill, env_setting, read_lines, signal_note, with_stderr};
+use crate::agent::process::{ProcessAgent, Turn, exit_error, process_setters, read_lines};
 use crate::agent::{Agent, AgentError, Request};
 
 use stream::{Stream, Totals};
@@ -176,15 +175,12 @@ impl ApprovalPolicy {
 #[derive(Clone)]
 #[must_use = "a Codex agent does nothing until an eval sends it input"]
 pub struct Codex {
-    program: String,
+    process: ProcessAgent,
     model: Option<String>,
     /// `None`: `workspace-write`, or `danger-full-access` inside niceeval's bubblewrap.
     sandbox: Option<SandboxMode>,
     approval: ApprovalPolicy,
     config: Vec<(String, String)>,
-    args: Vec<String>,
-    env: Vec<(String, String)>,
-    timeout: Duration,
     /// Codex thread per niceeval session.
     threads: Arc<Mutex<HashMap<String, Thread>>>,
 }
@@ -192,13 +188,13 @@ pub struct Codex {
 impl std::fmt::Debug for Codex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Codex")
-            .field("program", &self.program)
+            .field("program", &self.process.program)
             .field("model", &self.model)
             .field("sandbox", &self.sandbox)
             .field("approval_policy", &self.approval)
             .field("config", &self.config)
-            .field("args", &self.args)
-            .field("timeout", &self.timeout)
+            .field("args", &self.process.args)
+            .field("timeout", &self.process.timeout)
             .finish_non_exhaustive()
     }
 }
@@ -214,14 +210,11 @@ impl Codex {
     /// approval policy `never`.
     pub fn new() -> Codex {
         Codex {
-            program: "codex".to_string(),
+            process: ProcessAgent::new("codex", Vec::new(), DEFAULT_TIMEOUT, "Codex"),
             model: None,
             sandbox: None,
             approval: ApprovalPolicy::default(),
             config: Vec::new(),
-            args: Vec::new(),
-            env: Vec::new(),
-            timeout: DEFAULT_TIMEOUT,
             threads: Arc::default(),
         }
     }
@@ -254,34 +247,6 @@ impl Codex {
         self
     }
 
-    /// Extra arguments after niceeval's own options (before the prompt).
-    pub fn args<I, S>(mut self, args: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.args.extend(args.into_iter().map(Into::into));
-        self
-    }
-
-    /// The program to run instead of `codex` from `PATH`.
-    pub fn program(mut self, program: impl Into<String>) -> Self {
-        self.program = program.into();
-        self
-    }
-
-    /// The per-turn timeout; the process group is killed when it passes.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Sets an environment variable for Codex (`CODEX_HOME`, say).
-    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.push((key.into(), value.into()));
-        self
-    }
-
     /// The Codex thread of a niceeval session, once its first turn started one.
     pub fn thread_id(&self, session: &str) -> Option<String> {
         self.threads
@@ -295,7 +260,7 @@ impl Codex {
     fn sandbox_for(&self, sandbox: Option<&crate::workspace::Sandbox>) -> SandboxMode {
         self.sandbox
             .unwrap_or_else(|| match sandbox.map(|s| s.isolation()) {
-                Some(crate::workspace::Isolation::Bubblewrap) => SandboxMode::DangerFullAccess,
+                Some(crate::config::Isolation::Bubblewrap) => SandboxMode::DangerFullAccess,
                 _ => SandboxMode::WorkspaceWrite,
             })
     }
@@ -322,7 +287,7 @@ impl Codex {
         for (key, value) in config {
             argv.extend(["-c".to_string(), format!("{key}={value}")]);
         }
-        argv.extend(self.args.iter().cloned());
+        argv.extend(self.process.args.iter().cloned());
         if let Some(thread) = resume {
             argv.push(thread.to_string());
         }
@@ -331,38 +296,17 @@ impl Codex {
         argv
     }
 
-    async fn run(&self, request: &Request, kill: &mut GroupKill) -> Result<(), String> {
-        let resume = self
-            .threads
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&request.session)
-            .cloned();
-        let mut command = request.command(&self.program);
-        command
-            .args(self.arguments(
-                resume.as_ref().map(|t| t.id.as_str()),
-                self.sandbox_for(request.sandbox()),
-            ))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        for (key, value) in &self.env {
-            command.env(key, value);
-        }
-        #[cfg(unix)]
-        command.process_group(0);
-        let mut child = command.spawn().map_err(|e| {
-            format!(
-                "cannot start `{}`: {e}; install Codex (`npm install -g @openai/codex`) or set \
-                 its path with Codex::program / `program` under [agent]",
-                self.program
-            )
-        })?;
-        // The prompt goes on stdin (`-`).
-        let stdout = kill.watch(&mut child, Some(request.input.text.clone().into_bytes()))?;
-        let before = resume.as_ref().map(|t| t.totals).unwrap_or_default();
+    /// Reads one turn's stream into the request's events, keeps the session's thread, and
+    /// reads Codex's exit.
+    async fn run(
+        &self,
+        turn: Turn,
+        request: &Request,
+        resume: Option<&Thread>,
+    ) -> Result<(), String> {
+        let Turn { mut child, stdout } = turn;
+        let program = &self.process.program;
+        let before = resume.map(|t| t.totals).unwrap_or_default();
         let mut stream = Stream::new(self.model.as_deref(), before);
         let read = read_lines(
             stdout,
@@ -385,15 +329,8 @@ impl Codex {
         let status = child
             .wait()
             .await
-            .map_err(|e| format!("cannot wait for `{}`: {e}", self.program))?;
-        let exit = (!status.success()).then(|| match status.code() {
-            Some(code) => format!("`{} exec` exited with status {code}", self.program),
-            None => format!(
-                "`{} exec` was terminated{}",
-                self.program,
-                signal_note(&status)
-            ),
-        });
+            .map_err(|e| format!("cannot wait for `{program}`: {e}"))?;
+        let exit = exit_error(&format!("`{program} exec`"), status);
         // Codex's own account of the turn is the better reason; the exit status follows it.
         match (stream.finish(), exit) {
             (Ok(()), None) => Ok(()),
@@ -404,22 +341,48 @@ impl Codex {
     }
 }
 
+process_setters!(Codex {
+    args,
+    program,
+    timeout,
+    env
+});
+
 #[async_trait::async_trait]
 impl Agent for Codex {
     async fn send(&self, request: Request) -> Result<(), AgentError> {
-        let mut kill = GroupKill::default();
-        let outcome = match tokio::time::timeout(self.timeout, self.run(&request, &mut kill)).await
-        {
-            Ok(outcome) => outcome,
-            Err(_) => Err(format!(
-                "codex did not finish within {:?} and was killed; raise the timeout with \
-                 Codex::timeout or `timeout` under [agent] in niceeval.toml",
-                self.timeout
-            )),
-        };
-        kill.kill();
-        let stderr = kill.stderr().await;
-        outcome.map_err(|message| with_stderr(message, &stderr))
+        let resume = self
+            .threads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&request.session)
+            .cloned();
+        let command = self.process.command(
+            &request,
+            self.arguments(
+                resume.as_ref().map(|t| t.id.as_str()),
+                self.sandbox_for(request.sandbox()),
+            ),
+            &[],
+        );
+        let program = &self.process.program;
+        self.process
+            .send(
+                "codex",
+                command,
+                // The prompt goes on stdin (`-`).
+                Some(request.input.text.clone().into_bytes()),
+                |e| {
+                    format!(
+                        "cannot start `{program}`: {e}; install Codex (`npm install -g \
+                         @openai/codex`) or set its path with Codex::program / `program` under \
+                         [agent]"
+                    )
+                },
+                |turn| self.run(turn, &request, resume.as_ref()),
+            )
+            .await
+            .outcome
     }
 
     fn name(&self) -> String {
@@ -464,78 +427,32 @@ fn toml_key(key: &str) -> String {
     }
 }
 
-/// Builds a Codex agent from `[agent]` settings (see the module docs).
-pub(crate) fn from_settings(
-    settings: &std::collections::BTreeMap<String, toml::Value>,
-    file: &str,
-) -> Result<Codex, String> {
-    let string = |key: &str, value: &toml::Value| {
-        value
-            .as_str()
-            .map(str::to_string)
-            .ok_or_else(|| format!("{file}: [agent] {key} must be a string"))
-    };
-    let strings = |key: &str, value: &toml::Value| -> Result<Vec<String>, String> {
-        value
-            .as_array()
-            .and_then(|items| {
-                items
-                    .iter()
-                    .map(|i| i.as_str().map(str::to_string))
-                    .collect::<Option<Vec<_>>>()
-            })
-            .ok_or_else(|| format!("{file}: [agent] {key} must be an array of strings"))
-    };
-    let mut agent = Codex::new();
-    for (key, value) in settings {
-        agent = match key.as_str() {
-            "model" => agent.model(string(key, value)?),
-            "program" => agent.program(string(key, value)?),
-            "sandbox" => {
-                let text = string(key, value)?;
-                agent.sandbox(SandboxMode::parse(&text).ok_or_else(|| {
-                    format!(
-                        "{file}: [agent] sandbox = {text:?} is not a Codex sandbox mode; valid: \"read-only\", \"workspace-write\", \"danger-full-access\""
-                    )
-                })?)
-            }
-            "approval_policy" => {
-                let text = string(key, value)?;
-                agent.approval_policy(ApprovalPolicy::parse(&text).ok_or_else(|| {
-                    format!(
-                        "{file}: [agent] approval_policy = {text:?} is not a Codex approval policy; valid: \"untrusted\", \"on-failure\", \"on-request\", \"never\""
-                    )
-                })?)
-            }
-            "config" => {
-                let table = value.as_table().ok_or_else(|| {
-                    format!(
-                        "{file}: [agent] config must be a table of Codex settings, e.g. config = {{ model_reasoning_effort = \"low\" }}"
-                    )
-                })?;
-                table
-                    .iter()
-                    .fold(agent, |agent, (k, v)| agent.config(k.clone(), v.clone()))
-            }
-            "args" => agent.args(strings(key, value)?),
-            "timeout" => {
-                let text = value.as_str().ok_or_else(|| {
-                    format!("{file}: [agent] timeout must be a string such as \"10m\"")
-                })?;
-                agent.timeout(
-                    crate::config::parse_duration(text)
-                        .map_err(|e| format!("{file}: [agent] timeout: {e}"))?,
-                )
-            }
-            "env" => env_setting(value, file)?
-                .into_iter()
-                .fold(agent, |agent, (k, v)| agent.env(k, v)),
-            other => {
-                return Err(format!(
-                    "{file}: [agent] unknown key {other:?} for type = \"codex\"; known keys: model, sandbox, approval_policy, config, args, program, timeout, env"
-                ));
-            }
-        };
+/// Builds a Codex agent from `[agent] type = "codex"` (see the module docs).
+pub(crate) fn from_config(config: &crate::config::CodexConfig) -> Result<Codex, String> {
+    let mut agent = Codex::new().args(config.args.iter().cloned());
+    agent.model = config.model.clone();
+    if let Some(text) = &config.sandbox {
+        agent.sandbox =
+            Some(SandboxMode::parse(text).ok_or_else(|| {
+                format!("[agent] sandbox = {text:?} is not a Codex sandbox mode")
+            })?);
+    }
+    if let Some(text) = &config.approval_policy {
+        agent.approval = ApprovalPolicy::parse(text).ok_or_else(|| {
+            format!("[agent] approval_policy = {text:?} is not a Codex approval policy")
+        })?;
+    }
+    for (key, value) in &config.config {
+        agent = agent.config(key.clone(), value.clone());
+    }
+    if let Some(program) = &config.program {
+        agent = agent.program(program.clone());
+    }
+    if let Some(timeout) = &config.timeout {
+        agent = agent.timeout(super::setting_duration(timeout)?);
+    }
+    for (key, value) in &config.env {
+        agent = agent.env(key, value);
     }
     Ok(agent)
 }

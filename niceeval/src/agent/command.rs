@@ -1,7 +1,7 @@
 //! The command agent: runs a program per turn, hands it the input, and reads the [`Event`]s it
 //! prints on stdout, one JSON object per line (the same JSONL as recorded transcripts).
 //!
-//! Each send starts the program afresh, in its own process group. The input goes on stdin as
+//! Each send starts the program afresh, as a process tree of its own. The input goes on stdin as
 //! plain text (the default), on stdin as one JSON object (`{"input", "data", "session",
 //! "history", "responding_to"}`), or as the last argument. `NICEEVAL_SESSION` holds the session
 //! id. Events are recorded as they arrive, so a crash or a timeout keeps what came before it.
@@ -12,7 +12,7 @@
 //! the program exits non-zero or by a signal, prints a line that is not an event (the message
 //! names the line number), prints more than the output cap (64 MiB by default; reading stops,
 //! memory stays bounded), or runs past its timeout (120 s by default). Whenever a turn ends, the
-//! whole process group is killed, so nothing it started outlives the turn. The stderr of the last
+//! whole process tree is ended (SIGTERM, then SIGKILL), so nothing it started outlives the turn. The stderr of the last
 //! turn is kept ([`CommandAgent::last_stderr`]).
 //!
 //! ```no_run
@@ -26,15 +26,15 @@
 //! # let _ = (agent, scripted);
 //! ```
 
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncRead;
 
+use crate::agent::process::{ProcessAgent, Turn, exit_error, process_setters, read_lines};
 use crate::agent::{Agent, AgentError, EventSink, Request};
+use crate::config::CommandLine;
 use crate::event::Event;
 
 /// Default per-turn timeout.
@@ -42,9 +42,6 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Default cap on what one turn may print on stdout.
 pub const DEFAULT_MAX_OUTPUT: usize = 64 * 1024 * 1024;
-
-/// How much of stderr is kept (the end of it).
-const STDERR_TAIL: usize = 16 * 1024;
 
 /// How the program receives the turn's input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -62,12 +59,8 @@ pub enum InputMode {
 /// An agent that is a program speaking JSONL events. See the module docs.
 #[derive(Clone)]
 pub struct CommandAgent {
-    program: String,
-    args: Vec<String>,
+    process: ProcessAgent,
     input: InputMode,
-    timeout: Duration,
-    cwd: Option<PathBuf>,
-    env: Vec<(String, String)>,
     max_output: usize,
     last_stderr: Arc<Mutex<String>>,
 }
@@ -77,7 +70,7 @@ impl std::fmt::Debug for CommandAgent {
         f.debug_struct("CommandAgent")
             .field("command", &self.display())
             .field("input", &self.input)
-            .field("timeout", &self.timeout)
+            .field("timeout", &self.process.timeout)
             .finish_non_exhaustive()
     }
 }
@@ -90,12 +83,13 @@ impl CommandAgent {
         S: Into<String>,
     {
         CommandAgent {
-            program: program.into(),
-            args: args.into_iter().map(Into::into).collect(),
+            process: ProcessAgent::new(
+                program,
+                args.into_iter().map(Into::into).collect(),
+                DEFAULT_TIMEOUT,
+                "CommandAgent",
+            ),
             input: InputMode::default(),
-            timeout: DEFAULT_TIMEOUT,
-            cwd: None,
-            env: Vec::new(),
             max_output: DEFAULT_MAX_OUTPUT,
             last_stderr: Arc::default(),
         }
@@ -116,24 +110,6 @@ impl CommandAgent {
         self
     }
 
-    /// The per-turn timeout; the process group is killed when it passes.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// The working directory.
-    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(dir.into());
-        self
-    }
-
-    /// Sets an environment variable for the program.
-    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.push((key.into(), value.into()));
-        self
-    }
-
     /// The most a turn may print on stdout, in bytes.
     pub fn max_output(mut self, bytes: usize) -> Self {
         self.max_output = bytes.max(1);
@@ -149,8 +125,8 @@ impl CommandAgent {
     }
 
     fn display(&self) -> String {
-        std::iter::once(&self.program)
-            .chain(&self.args)
+        std::iter::once(&self.process.program)
+            .chain(&self.process.args)
             .map(|a| {
                 if a.contains(char::is_whitespace) || a.is_empty() {
                     format!("{a:?}")
@@ -179,196 +155,53 @@ impl CommandAgent {
             InputMode::Arg => None,
         }
     }
-
-    async fn run(&self, request: &Request, kill: &mut GroupKill) -> Result<(), String> {
-        // In the run's working copy (and its isolation) when the eval has a workspace; an
-        // explicit `current_dir` still wins for the directory.
-        let mut command = request.command(&self.program);
-        command
-            .args(&self.args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .env("NICEEVAL_SESSION", &request.session);
-        if self.input == InputMode::Arg {
-            command.arg(&request.input.text);
-        }
-        let payload = self.stdin_payload(request);
-        command.stdin(if payload.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        });
-        if let Some(dir) = &self.cwd {
-            command.current_dir(dir);
-        }
-        for (key, value) in &self.env {
-            command.env(key, value);
-        }
-        #[cfg(unix)]
-        command.process_group(0);
-        let mut child = command.spawn().map_err(|e| {
-            format!(
-                "cannot start `{}`: {e}; check the program exists and is executable",
-                self.display()
-            )
-        })?;
-        let stdout = kill.watch(&mut child, payload)?;
-        read_events(stdout, &request.events, self.max_output).await?;
-        let status = child
-            .wait()
-            .await
-            .map_err(|e| format!("cannot wait for `{}`: {e}", self.display()))?;
-        if status.success() {
-            return Ok(());
-        }
-        Err(match status.code() {
-            Some(code) => format!("`{}` exited with status {code}", self.display()),
-            None => format!(
-                "`{}` was terminated{}",
-                self.display(),
-                signal_note(&status)
-            ),
-        })
-    }
 }
 
-#[cfg(unix)]
-pub(crate) fn signal_note(status: &std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .signal()
-        .map(|s| format!(" by signal {s}"))
-        .unwrap_or_default()
-}
-
-#[cfg(not(unix))]
-pub(crate) fn signal_note(_: &std::process::ExitStatus) -> String {
-    String::new()
-}
-
-/// Kills the turn's process group when dropped (the turn ended, failed, timed out, or the eval
-/// itself was cancelled), and holds the stderr reader.
-#[derive(Default)]
-pub(crate) struct GroupKill {
-    /// The process group's leader (the spawned program, started with `process_group(0)`).
-    pub(crate) pid: Option<u32>,
-    /// The task reading the program's stderr tail.
-    pub(crate) stderr: Option<tokio::task::JoinHandle<String>>,
-}
-
-impl GroupKill {
-    /// Takes charge of a turn's spawned program (started with `process_group(0)` and piped
-    /// stdout and stderr): remembers its group, writes `stdin` concurrently (a program that
-    /// prints before it has read everything must not deadlock), keeps the tail of its stderr,
-    /// and returns its stdout. Shared by the subprocess agents.
-    pub(crate) fn watch(
-        &mut self,
-        child: &mut tokio::process::Child,
-        stdin: Option<Vec<u8>>,
-    ) -> Result<tokio::process::ChildStdout, String> {
-        self.pid = child.id();
-        if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), stdin) {
-            tokio::spawn(async move {
-                let _ = pipe.write_all(&bytes).await;
-            });
-        }
-        if let Some(stderr) = child.stderr.take() {
-            self.stderr = Some(tokio::spawn(read_tail(stderr, STDERR_TAIL)));
-        }
-        child
-            .stdout
-            .take()
-            .ok_or_else(|| "the program's stdout was not captured".to_string())
-    }
-
-    pub(crate) fn kill(&mut self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.pid.take() {
-            if let Ok(pgid) = i32::try_from(pid) {
-                // SAFETY: kill(2) with a negative pid signals the process group we created with
-                // process_group(0); it has no memory-safety preconditions.
-                unsafe {
-                    libc::kill(-pgid, libc::SIGKILL);
-                }
-            }
-        }
-    }
-
-    pub(crate) async fn stderr(&mut self) -> String {
-        match self.stderr.take() {
-            Some(handle) => tokio::time::timeout(Duration::from_secs(2), handle)
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_default(),
-            None => String::new(),
-        }
-    }
-}
-
-impl Drop for GroupKill {
-    fn drop(&mut self) {
-        self.kill();
-        if let Some(handle) = self.stderr.take() {
-            handle.abort();
-        }
-    }
-}
+process_setters!(CommandAgent {
+    timeout,
+    current_dir,
+    env
+});
 
 #[async_trait::async_trait]
 impl Agent for CommandAgent {
     async fn send(&self, request: Request) -> Result<(), AgentError> {
-        let mut kill = GroupKill::default();
-        let outcome = match tokio::time::timeout(self.timeout, self.run(&request, &mut kill)).await
-        {
-            Ok(outcome) => outcome,
-            Err(_) => Err(format!(
-                "`{}` did not finish within {:?} and was killed; raise the timeout with \
-                 CommandAgent::timeout or `timeout` under [agent] in niceeval.toml",
-                self.display(),
-                self.timeout
-            )),
-        };
-        kill.kill();
-        let stderr = kill.stderr().await;
-        *self.last_stderr.lock().unwrap_or_else(|p| p.into_inner()) = stderr.clone();
-        outcome.map_err(|message| with_stderr(message, &stderr))
+        let mut argv = self.process.args.clone();
+        if self.input == InputMode::Arg {
+            argv.push(request.input.text.clone());
+        }
+        let session = request.session.as_str();
+        let command = self
+            .process
+            .command(&request, argv, &[("NICEEVAL_SESSION", session)]);
+        let shown = format!("`{}`", self.display());
+        let ended = self
+            .process
+            .send(
+                &shown,
+                command,
+                self.stdin_payload(&request),
+                |e| {
+                    format!("cannot start {shown}: {e}; check the program exists and is executable")
+                },
+                |turn| async {
+                    let Turn { mut child, stdout } = turn;
+                    read_events(stdout, &request.events, self.max_output).await?;
+                    let status = child
+                        .wait()
+                        .await
+                        .map_err(|e| format!("cannot wait for {shown}: {e}"))?;
+                    exit_error(&shown, status).map_or(Ok(()), Err)
+                },
+            )
+            .await;
+        *self.last_stderr.lock().unwrap_or_else(|p| p.into_inner()) = ended.stderr;
+        ended.outcome
     }
 
     fn name(&self) -> String {
         format!("command `{}`", self.display())
     }
-}
-
-/// The error of a failed turn: `message`, then the end of the program's stderr (or a note that
-/// it was empty), where a program says what went wrong. Shared by the subprocess agents.
-pub(crate) fn with_stderr(message: String, stderr: &str) -> AgentError {
-    let stderr = stderr.trim();
-    AgentError::new(if stderr.is_empty() {
-        format!("{message} (stderr was empty)")
-    } else {
-        format!("{message}; stderr:\n{stderr}")
-    })
-}
-
-/// `env = { KEY = "value", .. }` under `[agent]`: the pairs, or an error naming the file and the
-/// key at fault. Shared by the subprocess agents' settings.
-pub(crate) fn env_setting(
-    value: &toml::Value,
-    file: &str,
-) -> Result<Vec<(String, String)>, String> {
-    let table = value
-        .as_table()
-        .ok_or_else(|| format!("{file}: [agent] env must be a table of strings"))?;
-    table
-        .iter()
-        .map(|(k, v)| {
-            v.as_str()
-                .map(|v| (k.clone(), v.to_string()))
-                .ok_or_else(|| format!("{file}: [agent] env.{k} must be a string"))
-        })
-        .collect()
 }
 
 /// Reads JSONL events from `stdout` into `sink` as they arrive. Fails on the first line that is
@@ -385,54 +218,6 @@ async fn read_events(
         |line, number| parse_line(line, number, sink),
     )
     .await
-}
-
-/// Reads `stdout` line by line as it arrives and hands each line (without its `\n`) and its
-/// 1-based number to `on_line`, stopping at the first error it returns. Fails past
-/// `max_output` bytes without buffering more than that (the message says to raise it with
-/// `raise_with`). Shared by the subprocess agents.
-pub(crate) async fn read_lines(
-    stdout: impl AsyncRead + Unpin,
-    max_output: usize,
-    raise_with: &str,
-    mut on_line: impl FnMut(&[u8], usize) -> Result<(), String>,
-) -> Result<(), String> {
-    let mut reader = BufReader::new(stdout);
-    let mut line = Vec::new();
-    let mut total = 0usize;
-    let mut number = 0usize;
-    loop {
-        let buffer = reader
-            .fill_buf()
-            .await
-            .map_err(|e| format!("cannot read stdout: {e}"))?;
-        if buffer.is_empty() {
-            if !line.is_empty() {
-                number += 1;
-                on_line(&line, number)?;
-            }
-            return Ok(());
-        }
-        let (taken, complete) = match buffer.iter().position(|b| *b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (buffer.len(), false),
-        };
-        total += taken;
-        if total > max_output {
-            return Err(format!(
-                "the program printed more than {} on stdout, the limit for one turn; reading \
-                 stopped (raise it with {raise_with})",
-                human_bytes(max_output)
-            ));
-        }
-        line.extend_from_slice(&buffer[..if complete { taken - 1 } else { taken }]);
-        reader.consume(taken);
-        if complete {
-            number += 1;
-            on_line(&line, number)?;
-            line.clear();
-        }
-    }
 }
 
 fn parse_line(line: &[u8], number: usize, sink: &EventSink) -> Result<(), String> {
@@ -452,126 +237,38 @@ fn parse_line(line: &[u8], number: usize, sink: &EventSink) -> Result<(), String
     Ok(())
 }
 
-async fn read_tail(mut stream: impl AsyncRead + Unpin, keep: usize) -> String {
-    let mut tail: Vec<u8> = Vec::new();
-    let mut chunk = [0u8; 8192];
-    let mut dropped = false;
-    while let Ok(n) = stream.read(&mut chunk).await {
-        if n == 0 {
-            break;
-        }
-        tail.extend_from_slice(&chunk[..n]);
-        if tail.len() > keep * 2 {
-            let cut = tail.len() - keep;
-            tail.drain(..cut);
-            dropped = true;
-        }
-    }
-    if tail.len() > keep {
-        let cut = tail.len() - keep;
-        tail.drain(..cut);
-        dropped = true;
-    }
-    let text = String::from_utf8_lossy(&tail).into_owned();
-    if dropped {
-        format!("[…earlier stderr elided…]\n{text}")
-    } else {
-        text
-    }
-}
-
-pub(crate) fn human_bytes(bytes: usize) -> String {
-    const MIB: usize = 1024 * 1024;
-    if bytes >= MIB && bytes % MIB == 0 {
-        format!("{} MiB", bytes / MIB)
-    } else if bytes >= 1024 && bytes % 1024 == 0 {
-        format!("{} KiB", bytes / 1024)
-    } else {
-        format!("{bytes} bytes")
-    }
-}
-
-/// Builds a command agent from `[agent]` settings: `command` (a string run by the shell, or an
-/// array run directly), `input` (`stdin`, `json` or `arg`), `timeout`, `cwd` (relative to
-/// niceeval.toml's directory, which is also the default), `max_output` (bytes), `env` (a table).
-pub(crate) fn from_settings(
-    settings: &std::collections::BTreeMap<String, toml::Value>,
-    file: &str,
+/// Builds a command agent from `[agent] type = "command"`; `base` is the directory of
+/// `niceeval.toml`, against which `cwd` resolves (and the default directory).
+pub(crate) fn from_config(
+    config: &crate::config::CommandConfig,
     base: &std::path::Path,
 ) -> Result<CommandAgent, String> {
-    let mut agent = match settings.get("command") {
-        Some(toml::Value::String(script)) => CommandAgent::shell(script.clone()),
-        Some(toml::Value::Array(items)) => {
-            let argv: Option<Vec<String>> = items
-                .iter()
-                .map(|i| i.as_str().map(str::to_string))
-                .collect();
-            match argv.as_deref() {
-                Some([program, args @ ..]) => CommandAgent::new(program.clone(), args.to_vec()),
-                _ => {
-                    return Err(format!(
-                        "{file}: [agent] command must be a non-empty array of strings, e.g. [\"python3\", \"agent.py\"]"
-                    ));
-                }
-            }
-        }
-        _ => {
-            return Err(format!(
-                "{file}: [agent] type = \"command\" needs `command = [\"python3\", \"agent.py\"]` (or a shell string)"
-            ));
-        }
+    let mut agent = match &config.command {
+        CommandLine::Shell(script) => CommandAgent::shell(script.clone()),
+        CommandLine::Argv(argv) => match argv.split_first() {
+            Some((program, args)) => CommandAgent::new(program.clone(), args.to_vec()),
+            None => return Err("[agent] command must not be empty".to_string()),
+        },
     };
-    for (key, value) in settings {
-        agent = match key.as_str() {
-            "command" => agent,
-            "input" => agent.input_mode(match value.as_str() {
-                Some("stdin") => InputMode::Stdin,
-                Some("json") => InputMode::Json,
-                Some("arg") => InputMode::Arg,
-                _ => {
-                    return Err(format!(
-                        "{file}: [agent] input must be \"stdin\", \"json\" or \"arg\""
-                    ));
-                }
-            }),
-            "timeout" => {
-                let text = value.as_str().ok_or_else(|| {
-                    format!("{file}: [agent] timeout must be a string such as \"30s\"")
-                })?;
-                agent.timeout(
-                    crate::config::parse_duration(text)
-                        .map_err(|e| format!("{file}: [agent] timeout: {e}"))?,
-                )
-            }
-            "cwd" => agent.current_dir(
-                base.join(
-                    value
-                        .as_str()
-                        .ok_or_else(|| format!("{file}: [agent] cwd must be a path string"))?,
-                ),
-            ),
-            "max_output" => agent.max_output(
-                value
-                    .as_integer()
-                    .and_then(|n| usize::try_from(n).ok())
-                    .ok_or_else(|| {
-                        format!("{file}: [agent] max_output must be a number of bytes")
-                    })?,
-            ),
-            "env" => env_setting(value, file)?
-                .into_iter()
-                .fold(agent, |agent, (k, v)| agent.env(k, v)),
-            other => {
-                return Err(format!(
-                    "{file}: [agent] unknown key {other:?} for type = \"command\"; known keys: command, input, timeout, cwd, max_output, env"
-                ));
-            }
-        };
+    agent.input = match config.input.as_deref() {
+        None | Some("stdin") => InputMode::Stdin,
+        Some("json") => InputMode::Json,
+        Some("arg") => InputMode::Arg,
+        Some(other) => return Err(format!("[agent] input = {other:?} is not an input mode")),
+    };
+    if let Some(timeout) = &config.timeout {
+        agent = agent.timeout(super::setting_duration(timeout)?);
     }
-    if agent.cwd.is_none() {
-        agent = agent.current_dir(base);
+    if let Some(bytes) = config.max_output {
+        agent = agent.max_output(usize::try_from(bytes).unwrap_or(usize::MAX));
     }
-    Ok(agent)
+    for (key, value) in &config.env {
+        agent = agent.env(key, value);
+    }
+    Ok(agent.current_dir(match &config.cwd {
+        Some(dir) => base.join(dir),
+        None => base.to_path_buf(),
+    }))
 }
 
 #[cfg(test)]
@@ -607,40 +304,42 @@ mod tests {
     }
 
     #[test]
-    fn stderr_keeps_the_tail() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let mut data = vec![b'a'; 100];
-        data.extend_from_slice(b"END");
-        let tail = rt.block_on(read_tail(&data[..], 10));
-        assert!(
-            tail.ends_with("aaaaaaaEND") && tail.contains("elided"),
-            "{tail}"
-        );
-    }
-
-    #[test]
     fn settings_are_validated() {
         let base = std::path::Path::new("/cfg");
-        let mut s = std::collections::BTreeMap::new();
-        let err = from_settings(&s, "n.toml", base).unwrap_err();
+        let parse = |text: &str| {
+            crate::config::Config::parse(&format!("[agent]\ntype = \"command\"\n{text}"), "n.toml")
+                .map_err(|e| e.to_string())
+                .map(|config| match config.agent {
+                    Some(crate::config::AgentConfig::Command(settings)) => {
+                        from_config(&settings, base).unwrap()
+                    }
+                    other => panic!("{other:?}"),
+                })
+        };
+        let err = parse("").unwrap_err();
         assert!(err.contains("needs `command"), "{err}");
-        s.insert(
-            "command".into(),
-            toml::Value::Array(vec!["python3".into(), "a.py".into()]),
-        );
-        s.insert("input".into(), toml::Value::String("json".into()));
-        s.insert("timeout".into(), toml::Value::String("5s".into()));
-        let agent = from_settings(&s, "n.toml", base).unwrap();
+        let agent =
+            parse("command = [\"python3\", \"a.py\"]\ninput = \"json\"\ntimeout = \"5s\"\n")
+                .unwrap();
         assert_eq!(agent.input, InputMode::Json);
-        assert_eq!(agent.timeout, Duration::from_secs(5));
-        assert_eq!(agent.cwd.as_deref(), Some(base));
-        s.insert("inptu".into(), toml::Value::String("x".into()));
+        assert_eq!(agent.process.timeout, Duration::from_secs(5));
+        assert_eq!(agent.process.cwd.as_deref(), Some(base));
+        assert_eq!(agent.process.program, "python3");
+        let err = parse("command = \"x\"\ninptu = \"x\"\n").unwrap_err();
         assert!(
-            from_settings(&s, "n.toml", base)
-                .unwrap_err()
-                .contains("unknown key \"inptu\"")
+            err.starts_with(
+                "n.toml:4:1: [agent] inptu: unknown key `inptu`; did you mean `input`?"
+            ),
+            "{err}"
+        );
+        let err = parse("command = []\ninput = \"file\"\n").unwrap_err();
+        assert!(
+            err.contains("n.toml:3:11: [agent] command: must be a non-empty array"),
+            "{err}"
+        );
+        assert!(
+            err.contains("n.toml:4:9: [agent] input: \"file\" is not an input mode"),
+            "{err}"
         );
     }
 }

@@ -63,8 +63,18 @@ mod validate;
 pub use duration::parse_duration;
 use validate::{check_base_url, check_judge_model};
 
-pub(crate) mod prices;
-use prices::Price;
+mod agent;
+mod prices;
+mod values;
+
+pub use agent::{
+    AgentConfig, ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig, CommandLine,
+    ReplayConfig,
+};
+#[cfg(test)]
+pub(crate) use agent::{CODEX_APPROVAL_POLICIES, CODEX_SANDBOX_MODES};
+pub use prices::PriceConfig;
+pub use values::{CacheMode, Isolation, Keep};
 
 /// The file name searched for.
 pub const FILE_NAME: &str = "niceeval.toml";
@@ -158,7 +168,7 @@ pub struct Config {
     /// `[prices."provider/model"]`: USD per 1M tokens, overriding the built-in table
     /// (see [`crate::price`]).
     #[serde(default)]
-    pub prices: BTreeMap<String, Price>,
+    pub prices: BTreeMap<String, PriceConfig>,
     /// `[run]`: how evals run.
     #[serde(default)]
     pub run: RunConfig,
@@ -195,9 +205,10 @@ pub struct JudgeConfig {
     pub api_key_env: Option<String>,
     /// Judge response cache: `off`, `read`, `write` or `read-write` (the default).
     #[serde(default)]
-    pub cache: Option<crate::cache::CacheMode>,
+    pub cache: Option<CacheMode>,
     /// Where judge answers are cached, relative to the directory of `niceeval.toml` (default:
-    /// `niceeval/cache` in the Cargo target directory; see [`Config::judge_cache_dir`]).
+    /// `niceeval/cache` in the Cargo target directory; see
+    /// [`ResponseCache::judge_dir`](crate::cache::ResponseCache::judge_dir)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_dir: Option<PathBuf>,
     /// Timeout of one judge request, e.g. `"60s"` (the default); validated when parsed.
@@ -206,19 +217,6 @@ pub struct JudgeConfig {
     /// Judge requests in flight at once per provider endpoint (default 8).
     #[serde(default, deserialize_with = "validate::concurrency")]
     pub max_concurrency: Option<usize>,
-}
-
-/// `[agent]`: a default agent described as data. `type` selects the adapter; the other keys are
-/// the adapter's settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(expecting = "a table with `type` and the agent's settings")]
-pub struct AgentConfig {
-    /// The adapter, e.g. `replay`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// The adapter's settings.
-    #[serde(flatten)]
-    pub settings: BTreeMap<String, toml::Value>,
 }
 
 /// `[run]`.
@@ -352,7 +350,7 @@ impl CompareConfig {
 pub struct WorkspaceConfig {
     /// How the agent's processes are isolated: `"local"` (default) or `"bubblewrap"`.
     #[serde(default)]
-    pub isolation: Option<crate::workspace::Isolation>,
+    pub isolation: Option<Isolation>,
     /// Whether bubblewrapped processes may use the network (default `false`).
     #[serde(default)]
     pub network: bool,
@@ -362,7 +360,7 @@ pub struct WorkspaceConfig {
     /// What becomes of a working copy after its run: `"failed"` (default: kept when the run
     /// failed), `"always"` or `"never"`.
     #[serde(default)]
-    pub keep: Option<crate::workspace::Keep>,
+    pub keep: Option<Keep>,
     /// The most files a template (and a diff) may hold (default 100,000).
     #[serde(default, deserialize_with = "validate::max_files")]
     pub max_files: Option<u64>,
@@ -370,28 +368,6 @@ pub struct WorkspaceConfig {
     /// (the default).
     #[serde(default, deserialize_with = "validate::size")]
     pub max_bytes: Option<u64>,
-}
-
-impl WorkspaceConfig {
-    /// The workspace settings these keys describe; relative paths given to `add_files` resolve
-    /// against `base_dir`.
-    pub fn settings(&self, base_dir: Option<&Path>) -> crate::workspace::Settings {
-        let mut settings = crate::workspace::Settings {
-            isolation: self.isolation.unwrap_or_default(),
-            network: self.network,
-            ignore: self.ignore.clone(),
-            keep: self.keep.unwrap_or_default(),
-            ..Default::default()
-        };
-        if let Some(files) = self.max_files {
-            settings.limits.max_files = files;
-        }
-        if let Some(bytes) = self.max_bytes {
-            settings.limits.max_bytes = bytes;
-        }
-        settings.base_dir = base_dir.map(Path::to_path_buf);
-        settings
-    }
 }
 
 impl Config {
@@ -519,36 +495,6 @@ impl Config {
             })
     }
 
-    /// Where the judge cache of the crate at `manifest_dir` lives: `[judge] cache_dir`, relative
-    /// to the directory of the `niceeval.toml` that sets it, else `niceeval/cache` in the Cargo
-    /// target directory ([`crate::cache::ResponseCache::for_manifest_dir`]).
-    ///
-    /// ```
-    /// use std::path::Path;
-    /// use niceeval::__private::config::Config;
-    ///
-    /// let mut config = Config::parse("[judge]\ncache_dir = \"judge-cache\"\n", "niceeval.toml")?;
-    /// config.source = Some("/work/evals/niceeval.toml".into());
-    /// assert_eq!(config.judge_cache_dir(Path::new("/work/evals/sub")), Path::new("/work/evals/judge-cache"));
-    /// # Ok::<(), niceeval::__private::config::ConfigError>(())
-    /// ```
-    #[cfg(feature = "providers")]
-    pub fn judge_cache_dir(&self, manifest_dir: &Path) -> PathBuf {
-        match &self.judge.cache_dir {
-            Some(dir) => {
-                let base = self
-                    .source
-                    .as_deref()
-                    .and_then(Path::parent)
-                    .unwrap_or(manifest_dir);
-                base.join(dir)
-            }
-            None => crate::cache::ResponseCache::for_manifest_dir(manifest_dir)
-                .dir()
-                .to_path_buf(),
-        }
-    }
-
     /// The configured body timeout, or [`DEFAULT_TIMEOUT`].
     pub fn timeout(&self) -> Duration {
         self.run
@@ -653,7 +599,7 @@ timeout = "90s"
         )
         .unwrap();
         assert_eq!(config.judge.model.as_deref(), Some("openai/gpt-4o-mini"));
-        assert_eq!(config.agent.as_ref().unwrap().kind, "replay");
+        assert_eq!(config.agent.as_ref().unwrap().kind(), "replay");
         assert_eq!(config.prices["openai/gpt-4o"].output, 10.0);
         assert!(config.run.strict);
         assert_eq!(config.timeout(), Duration::from_secs(90));
@@ -782,18 +728,21 @@ path = "x"
                 model: Some("a/b".into()),
                 base_url: Some("http://x".into()),
                 api_key_env: Some("K".into()),
-                cache: Some(crate::cache::CacheMode::Off),
+                cache: Some(CacheMode::Off),
                 cache_dir: Some("c".into()),
                 timeout: Some("1s".into()),
                 max_concurrency: Some(1),
             },
-            agent: Some(AgentConfig {
-                kind: "replay".into(),
-                settings: BTreeMap::new(),
-            }),
+            agent: Some(AgentConfig::Replay(ReplayConfig {
+                path: "t.jsonl".into(),
+            })),
             prices: BTreeMap::from([(
                 "a/b".to_string(),
-                Price::new(1.0, 2.0).with_cache_read(0.5),
+                PriceConfig {
+                    input: 1.0,
+                    output: 2.0,
+                    cache_read: Some(0.5),
+                },
             )]),
             run: RunConfig {
                 concurrency: Some(1),
@@ -813,10 +762,10 @@ path = "x"
                 baseline_include: Some(vec!["cost".into()]),
             },
             workspace: WorkspaceConfig {
-                isolation: Some(crate::workspace::Isolation::Bubblewrap),
+                isolation: Some(Isolation::Bubblewrap),
                 network: true,
                 ignore: vec!["target/".into()],
-                keep: Some(crate::workspace::Keep::Always),
+                keep: Some(Keep::Always),
                 max_files: Some(10),
                 max_bytes: Some(1024),
             },
@@ -898,8 +847,8 @@ path = "x"
             "n.toml",
         )
         .unwrap();
-        let settings = ok.workspace.settings(None);
-        assert_eq!(settings.isolation, crate::workspace::Isolation::Bubblewrap);
+        let settings = crate::workspace::Settings::from_config(&ok.workspace, None);
+        assert_eq!(settings.isolation, Isolation::Bubblewrap);
         assert_eq!(settings.limits.max_bytes, 1024 * 1024);
         assert_eq!(settings.limits.max_files, 100_000);
     }
@@ -998,5 +947,74 @@ path = "x"
         let nested = dir.path().join("a/b");
         std::fs::create_dir_all(&nested).unwrap();
         assert_eq!(find(&nested), Some(dir.path().join(FILE_NAME)));
+    }
+
+    #[test]
+    fn agent_errors_are_located_all_at_once() {
+        let message = |text: &str| Config::parse(text, "n.toml").unwrap_err().to_string();
+        assert_eq!(
+            message("[agent]\ntype = \"claude_code\"\n"),
+            "n.toml:2:8: [agent] type: unknown agent type \"claude_code\"; did you mean \"claude-code\"? (one of \"replay\", \"command\", \"chat\", \"openai\", \"anthropic\", \"claude-code\", \"codex\")"
+        );
+        let err = Config::parse(
+            "[agent]\ntype = \"claude-code\"\nmodle = \"x\"\nmax_turns = 0\nenv = { HOME = 1 }\ntimeout = \"soon\"\n",
+            "n.toml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            located(&err),
+            [
+                (3, 1, Some("[agent] modle")),
+                (4, 13, Some("[agent] max_turns")),
+                (5, 16, Some("[agent] env.HOME")),
+                (6, 11, Some("[agent] timeout")),
+            ],
+            "{err}"
+        );
+        assert!(
+            err.errors()[0]
+                .to_string()
+                .ends_with("unknown key `modle`; did you mean `model`?"),
+            "{err}"
+        );
+        let unrelated = message("[agent]\ntype = \"codex\"\nretries = 3\n");
+        assert!(
+            unrelated.ends_with("type = \"codex\" takes `model`, `sandbox`, `approval_policy`, `config`, `args`, `program`, `timeout`, `env`"),
+            "{unrelated}"
+        );
+        assert_eq!(
+            message("[agent]\ntype = \"replay\"\n"),
+            "n.toml:1:1: [agent]: type = \"replay\" needs `path = \"transcript.jsonl\"`"
+        );
+        // Other tables' errors come with the agent's.
+        let err = Config::parse(
+            "[run]\nruns = 0\n[agent]\ntype = \"codex\"\nsandbox = \"open\"\n",
+            "n.toml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            located(&err),
+            [(2, 8, Some("[run] runs")), (5, 11, Some("[agent] sandbox"))],
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn every_agent_type_reads_back_what_it_writes() {
+        for text in [
+            "type = \"replay\"\npath = \"t.jsonl\"",
+            "type = \"command\"\ncommand = [\"python3\", \"a.py\"]\ninput = \"arg\"\nenv = { A = \"1\" }",
+            "type = \"command\"\ncommand = \"./agent.sh\"\nmax_output = 1024",
+            "type = \"chat\"\nmodel = \"openai/gpt-4o-mini\"\ncache = \"read\"\ntemperature = 0",
+            "type = \"anthropic\"\nmodel = \"claude-haiku-4-5\"",
+            "type = \"claude-code\"\nallowed_tools = [\"Bash\"]\nmax_turns = 3",
+            "type = \"codex\"\nsandbox = \"read-only\"\nconfig = { effort = \"low\" }",
+        ] {
+            let config = Config::parse(&format!("[agent]\n{text}\n"), "n.toml").unwrap();
+            let agent = config.agent.clone().unwrap();
+            let written = toml::to_string(&config).unwrap();
+            let again = Config::parse(&written, "n.toml").unwrap();
+            assert_eq!(again.agent, Some(agent), "{written}");
+        }
     }
 }

@@ -31,6 +31,20 @@ pub(super) fn key_name(path: &serde_path_to_error::Path) -> Option<String> {
     })
 }
 
+/// The path of a key inside a table, as the file writes it: `env.HOME`, `args[0]`.
+pub(super) fn sub_key(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    path.iter()
+        .filter_map(|segment| match segment {
+            Segment::Map { key } => Some(toml_key(key)),
+            Segment::Seq { index } => Some(format!("[{index}]")),
+            Segment::Enum { variant } => Some(toml_key(variant)),
+            Segment::Unknown => None,
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
 /// A key as TOML writes it: bare when it can be, quoted otherwise.
 pub(super) fn toml_key(key: &str) -> String {
     let bare = !key.is_empty()
@@ -257,4 +271,101 @@ pub(super) fn margin<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::
             ))
         }
     })
+}
+
+/// One name out of `valid`: a wrong one gets a "did you mean".
+fn one_of<'de, D: Deserializer<'de>>(
+    d: D,
+    valid: &'static [&'static str],
+    what: &str,
+) -> Result<Option<String>, D::Error> {
+    validated(d, |name: &String| {
+        if valid.contains(&name.as_str()) {
+            return Ok(());
+        }
+        let options = valid
+            .iter()
+            .map(|k| format!("\"{k}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Err(match crate::suggest::closest(name, valid.iter().copied()) {
+            Some(near) => {
+                format!("{name:?} is not {what}; did you mean \"{near}\"? (valid: {options})")
+            }
+            None => format!("{name:?} is not {what}; valid: {options}"),
+        })
+    })
+}
+
+pub(super) fn input_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    one_of(d, super::agent::INPUT_MODES, "an input mode")
+}
+
+pub(super) fn codex_sandbox<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    one_of(d, super::agent::CODEX_SANDBOX_MODES, "a Codex sandbox mode")
+}
+
+pub(super) fn codex_approval_policy<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<String>, D::Error> {
+    one_of(
+        d,
+        super::agent::CODEX_APPROVAL_POLICIES,
+        "a Codex approval policy",
+    )
+}
+
+/// A whole number, 1 or more (any other value, a string included, says so).
+fn positive_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let value = Option::<toml::Value>::deserialize(d)?;
+    value
+        .map(|value| match &value {
+            toml::Value::Integer(n) if *n >= 1 => Ok(*n as u64),
+            other => Err(serde::de::Error::custom(format!(
+                "must be a positive whole number; got {other}"
+            ))),
+        })
+        .transpose()
+}
+
+pub(super) fn positive<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    positive_number(d)
+}
+
+pub(super) fn max_turns<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    positive_number(d)?
+        .map(|n| {
+            u32::try_from(n).map_err(|_| {
+                serde::de::Error::custom(format!("{n} turns is too many; use at most {}", u32::MAX))
+            })
+        })
+        .transpose()
+}
+
+/// A list of strings (`args = ["--x"]`): anything else says what is expected.
+pub(super) fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    struct Strings;
+    impl<'de> serde::de::Visitor<'de> for Strings {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an array of strings, e.g. [\"Bash\", \"Edit\"]")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<String>, A::Error> {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element::<String>()? {
+                items.push(item);
+            }
+            Ok(items)
+        }
+    }
+    d.deserialize_seq(Strings)
+}
+
+pub(super) fn optional_strings<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<String>>, D::Error> {
+    strings(d).map(Some)
 }

@@ -259,7 +259,7 @@ impl RunTests<'_> {
         }
         let output = command.run(true).await?;
         let text = String::from_utf8_lossy(&output.stdout).into_owned();
-        let ends = || crate::excerpt::quote(&crate::expect::process::tail(&text, 600));
+        let ends = || crate::excerpt::quote(&crate::process::tail(&text, 600));
         if output.status.code().is_none() {
             return Err(Error::from(WorkspaceError::Tests(format!(
                 "the test runner `{shown}` was killed ({}); output ends: {}",

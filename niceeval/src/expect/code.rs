@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 
 use crate::assertion::{Assertion, Grade, Subject};
 use crate::excerpt;
-use crate::expect::process::{Job, tail};
 use crate::expect::script::spawn_error;
+use crate::process::{Job, tail};
 
 mod js_body;
 mod result;

@@ -58,7 +58,6 @@ pub(crate) mod custom_dir;
 mod edit;
 pub(crate) mod json;
 mod lists;
-pub(crate) mod process;
 mod regex;
 pub(crate) mod rouge;
 mod script;

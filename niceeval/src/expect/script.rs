@@ -10,8 +10,8 @@ use serde_json::Value;
 use crate::assertion::{Assertion, AssertionKind, AssertionResult, Grade, Settings, Subject};
 use crate::event::{ActionStatus, Event, Role, Usage};
 use crate::excerpt;
-use crate::expect::process::{Finished, Job, tail, which};
 use crate::grader::{GraderInput, GraderMessage, MAX_INLINE_OUTPUT, TokenUsage, TraceSummary};
+use crate::process::{Finished, Job, tail, which};
 
 /// Default time a grader may run.
 pub const DEFAULT_GRADER_TIMEOUT: Duration = Duration::from_secs(60);

@@ -193,7 +193,7 @@ pub fn run_with_args(
             println!("niceeval: {why}; NICEEVAL_ALLOW_EMPTY=1 accepts that");
         } else {
             eprintln!(
-            "error: {why}, so nothing was checked; run with --list to see the evals and their \
+                "error: {why}, so nothing was checked; run with --list to see the evals and their \
              names (set NICEEVAL_ALLOW_EMPTY=1 when an empty selection is expected)"
             );
             return EXIT_NOTHING_SELECTED;

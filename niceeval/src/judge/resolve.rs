@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::JudgeError;
-use crate::cache::CacheMode;
+use crate::config::CacheMode;
 use crate::config::{Config, parse_duration};
 use crate::provider::{ClientOptions, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, ModelName};
 
@@ -86,7 +86,7 @@ pub(crate) fn client_options(
         .cache(judge.cache.unwrap_or(CacheMode::ReadWrite))
         .max_concurrency(judge.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY));
     if let Some(dir) = env.manifest_dir {
-        options = options.cache_dir(env.config.judge_cache_dir(dir));
+        options = options.cache_dir(crate::cache::ResponseCache::judge_dir(env.config, dir));
     } else if let (Some(dir), Some(file)) = (&judge.cache_dir, &env.config.source) {
         options = options.cache_dir(file.parent().unwrap_or(Path::new(".")).join(dir));
     }

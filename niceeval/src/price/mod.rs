@@ -30,12 +30,92 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Config;
+use crate::config::{Config, PriceConfig};
+use crate::event::Usage;
+use crate::excerpt::format_usd;
 
-pub use crate::config::prices::Price;
 pub use builtin::PRICES_AS_OF;
 pub use cost::{Cost, Estimate, PriceError, estimate_cost};
 pub(crate) use cost::{run_cost, token_breakdown};
+
+/// What a model costs, in USD per 1M tokens (a `[prices."provider/model"]` entry of
+/// `niceeval.toml`, or a built-in list price).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    /// USD per 1M input (prompt) tokens not served from a cache.
+    pub input: f64,
+    /// USD per 1M output (completion) tokens.
+    pub output: f64,
+    /// USD per 1M cache-read tokens; `None` charges them at the input price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read: Option<f64>,
+}
+
+impl From<PriceConfig> for Price {
+    fn from(entry: PriceConfig) -> Price {
+        Price {
+            input: entry.input,
+            output: entry.output,
+            cache_read: entry.cache_read,
+        }
+    }
+}
+
+impl Price {
+    /// A price without a separate cache-read price.
+    pub const fn new(input: f64, output: f64) -> Price {
+        Price {
+            input,
+            output,
+            cache_read: None,
+        }
+    }
+
+    /// Sets the cache-read price.
+    pub const fn with_cache_read(mut self, cache_read: f64) -> Price {
+        self.cache_read = Some(cache_read);
+        self
+    }
+
+    /// The cost of `usage` at this price, in USD.
+    ///
+    /// Cache-read tokens are part of `input_tokens` (the convention of [`Usage`]): they are
+    /// charged at the cache-read price and the rest of the input at the input price.
+    ///
+    /// ```
+    /// use niceeval::{price::Price, Usage};
+    ///
+    /// let price = Price::new(2.0, 8.0).with_cache_read(0.5);
+    /// let usage = Usage { input_tokens: 1_000_000, output_tokens: 500_000, cache_read_tokens: 200_000, cost_usd: None };
+    /// // 800k uncached × $2 + 200k cached × $0.5 + 500k output × $8
+    /// assert!((price.cost(&usage) - (1.6 + 0.1 + 4.0)).abs() < 1e-9);
+    /// ```
+    pub fn cost(&self, usage: &Usage) -> f64 {
+        let cached = usage.cache_read_tokens.min(usage.input_tokens);
+        let uncached = usage.input_tokens - cached;
+        let cache_price = self.cache_read.unwrap_or(self.input);
+        (uncached as f64 * self.input
+            + cached as f64 * cache_price
+            + usage.output_tokens as f64 * self.output)
+            / 1_000_000.0
+    }
+}
+
+impl fmt::Display for Price {
+    /// `$2.50 input / $10.00 output per 1M tokens (cache-read $1.25)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} input / {} output per 1M tokens",
+            format_usd(self.input),
+            format_usd(self.output)
+        )?;
+        if let Some(cache) = self.cache_read {
+            write!(f, " (cache-read {})", format_usd(cache))?;
+        }
+        Ok(())
+    }
+}
 
 /// Where a price came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -89,7 +169,7 @@ pub struct PriceMatch {
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct PriceTable<'a> {
-    overrides: Option<&'a BTreeMap<String, Price>>,
+    overrides: Overrides<'a>,
     config_file: Option<&'a Path>,
 }
 
@@ -97,7 +177,7 @@ impl PriceTable<'static> {
     /// The built-in list prices only.
     pub fn builtin() -> Self {
         PriceTable {
-            overrides: None,
+            overrides: Overrides::None,
             config_file: None,
         }
     }
@@ -122,7 +202,7 @@ impl<'a> PriceTable<'a> {
     /// The built-in prices with `overrides` (keys `provider/model` or bare model names) on top.
     pub fn new(overrides: &'a BTreeMap<String, Price>) -> Self {
         PriceTable {
-            overrides: Some(overrides),
+            overrides: Overrides::Prices(overrides),
             config_file: None,
         }
     }
@@ -130,7 +210,7 @@ impl<'a> PriceTable<'a> {
     /// The built-in prices with the `[prices]` of `config` on top.
     pub fn from_config(config: &'a Config) -> Self {
         PriceTable {
-            overrides: Some(&config.prices),
+            overrides: Overrides::Config(&config.prices),
             config_file: config.source.as_deref(),
         }
     }
@@ -143,15 +223,20 @@ impl<'a> PriceTable<'a> {
     /// Finds the price of `model`; see the module docs for the lookup order.
     pub fn lookup(&self, model: &str) -> Option<PriceMatch> {
         let candidates = candidates(model);
-        if let Some(overrides) = self.overrides {
-            for candidate in &candidates {
-                if let Some((key, price)) = find_override(overrides, candidate) {
-                    return Some(PriceMatch {
-                        key: key.clone(),
-                        price: *price,
-                        source: PriceSource::Config,
-                    });
+        for candidate in &candidates {
+            let found = match self.overrides {
+                Overrides::None => None,
+                Overrides::Prices(map) => find_override(map, candidate).map(|(k, p)| (k, *p)),
+                Overrides::Config(map) => {
+                    find_override(map, candidate).map(|(k, p)| (k, Price::from(*p)))
                 }
+            };
+            if let Some((key, price)) = found {
+                return Some(PriceMatch {
+                    key: key.clone(),
+                    price,
+                    source: PriceSource::Config,
+                });
             }
         }
         candidates.iter().find_map(|candidate| {
@@ -216,10 +301,18 @@ fn undated(name: &str) -> Option<&str> {
     (cut > 0 && (dated || versioned)).then(|| &name[..cut])
 }
 
-fn find_override<'m>(
-    overrides: &'m BTreeMap<String, Price>,
+/// The `[prices]` a table looks in before the built-in list.
+#[derive(Debug, Clone, Copy)]
+enum Overrides<'a> {
+    None,
+    Prices(&'a BTreeMap<String, Price>),
+    Config(&'a BTreeMap<String, PriceConfig>),
+}
+
+fn find_override<'m, P>(
+    overrides: &'m BTreeMap<String, P>,
     candidate: &str,
-) -> Option<(&'m String, &'m Price)> {
+) -> Option<(&'m String, &'m P)> {
     let exact = overrides
         .iter()
         .find(|(key, _)| key.trim().eq_ignore_ascii_case(candidate));

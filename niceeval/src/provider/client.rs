@@ -14,7 +14,8 @@ use super::{
     ApiKey, ChatRequest, ChatResponse, ModelName, Provider, ProviderError, RetryPolicy, anthropic,
     body_excerpt, openai,
 };
-use crate::cache::{CacheKey, CacheMode, ResponseCache, SingleFlight};
+use crate::cache::{CacheKey, ResponseCache, SingleFlight};
+use crate::config::CacheMode;
 
 /// Timeout of one HTTP attempt when none is configured.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);

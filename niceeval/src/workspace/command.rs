@@ -1,6 +1,6 @@
 //! Commands run in a working copy: [`RunCommand`] (what `t.workspace().run_command(..)`
-//! returns), run under the workspace's sandbox in a process group of their own, killed with the
-//! group on timeout, and logged ([`CommandRecord`]) so `no_failed_shell_commands()` sees them.
+//! returns), run under the workspace's sandbox as a process tree of their own (see `crate::process`),
+//! ended whole on timeout and when they finish, and logged ([`CommandRecord`]) so `no_failed_shell_commands()` sees them.
 
 use std::future::{Future, IntoFuture};
 use std::path::PathBuf;
@@ -131,9 +131,7 @@ impl RunCommand {
                 message: format!("its directory {} does not exist", dir.display()),
             });
         }
-        if crate::expect::process::which(&self.program).is_none()
-            && !dir.join(&self.program).is_file()
-        {
+        if crate::process::which(&self.program).is_none() && !dir.join(&self.program).is_file() {
             return Err(WorkspaceError::Spawn {
                 program: self.program.clone(),
                 message:
@@ -142,15 +140,10 @@ impl RunCommand {
             });
         }
         let mut command = self.sandbox.command_in(&self.program, &dir);
-        command
-            .args(&self.args)
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
+        command.args(&self.args);
         for (key, value) in &self.env {
             command.env(key, value);
         }
-        #[cfg(unix)]
-        command.process_group(0);
         let reader = if merged {
             Some(
                 merge_streams(&mut command).map_err(|e| WorkspaceError::Spawn {
@@ -162,17 +155,17 @@ impl RunCommand {
             command.stdout(Stdio::piped()).stderr(Stdio::piped());
             None
         };
-        let child = command.spawn().map_err(|e| WorkspaceError::Spawn {
+        let spawned = crate::process::spawn(&mut command, None, crate::process::Stderr::AsSet);
+        // The write ends now belong to the child only, so the reader sees end of file.
+        drop(command);
+        let mut spawned = spawned.map_err(|e| WorkspaceError::Spawn {
             program: self.program.clone(),
             message: e.to_string(),
         })?;
-        // The write ends now belong to the child only, so the reader sees end of file.
-        drop(command);
-        let group = child.id();
         let read = reader.map(tokio::task::spawn_blocking);
-        let waited = tokio::time::timeout(self.timeout, child.wait_with_output()).await;
+        let waited = tokio::time::timeout(self.timeout, output(&mut spawned.child)).await;
         // Whatever the command left running goes with it (and closes the pipe for the reader).
-        kill_group(group);
+        spawned.tree.end().await;
         let mut output = match waited {
             Err(_) => {
                 return Err(WorkspaceError::Timeout {
@@ -259,16 +252,14 @@ fn merge_streams(
     Ok(Vec::new)
 }
 
-/// Kills the process group a command started, so nothing it spawned outlives it.
-fn kill_group(pid: Option<u32>) {
-    #[cfg(unix)]
-    if let Some(pgid) = pid.and_then(|p| i32::try_from(p).ok()) {
-        // SAFETY: kill(2) on the process group created with process_group(0); no memory is
-        // involved. A group that is already gone gives ESRCH, which is fine.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = pid;
+/// Waits for the child, reading its piped stdout and stderr to their ends meanwhile.
+async fn output(child: &mut tokio::process::Child) -> std::io::Result<Output> {
+    let stdout = crate::process::read_head(child.stdout.take(), usize::MAX);
+    let stderr = crate::process::read_head(child.stderr.take(), usize::MAX);
+    let (status, stdout, stderr) = tokio::join!(child.wait(), stdout, stderr);
+    Ok(Output {
+        status: status?,
+        stdout,
+        stderr,
+    })
 }

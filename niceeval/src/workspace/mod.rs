@@ -34,41 +34,18 @@ mod test_report;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+pub use crate::config::{Isolation, Keep};
 pub use command::{CommandRecord, RunCommand};
 pub use copy::Limits;
 pub use diff::Diff;
-pub use sandbox::{Isolation, Sandbox};
+pub use sandbox::Sandbox;
 pub(crate) use test_report::read_libtest;
 pub use test_report::{TestCase, TestFormat, TestOutcome, TestReport, parse_junit, parse_libtest};
 
+use crate::config::WorkspaceConfig;
 use crate::event::{Event, FileChange};
 use git::Git;
 pub(crate) use git::Tree;
-
-/// What becomes of a working copy after its run (`[workspace] keep`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum Keep {
-    /// Kept when the run failed (its path is in the report), removed when it passed.
-    #[default]
-    Failed,
-    /// Always kept.
-    Always,
-    /// Always removed.
-    Never,
-}
-
-impl Keep {
-    /// Whether a run that `passed` keeps its copy.
-    pub fn keeps(self, passed: bool) -> bool {
-        match self {
-            Keep::Failed => !passed,
-            Keep::Always => true,
-            Keep::Never => false,
-        }
-    }
-}
 
 /// How working copies are made (`[workspace]` in `niceeval.toml`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -87,6 +64,28 @@ pub struct Settings {
     /// Where relative paths given to [`Workspace::add_files`] are resolved (the eval crate's
     /// manifest directory; the current directory when unset).
     pub base_dir: Option<PathBuf>,
+}
+
+impl Settings {
+    /// The settings `[workspace]` describes; relative paths given to `add_files` resolve
+    /// against `base_dir`.
+    pub fn from_config(config: &WorkspaceConfig, base_dir: Option<&Path>) -> Settings {
+        let mut settings = Settings {
+            isolation: config.isolation.unwrap_or_default(),
+            network: config.network,
+            ignore: config.ignore.clone(),
+            keep: config.keep.unwrap_or_default(),
+            ..Default::default()
+        };
+        if let Some(files) = config.max_files {
+            settings.limits.max_files = files;
+        }
+        if let Some(bytes) = config.max_bytes {
+            settings.limits.max_bytes = bytes;
+        }
+        settings.base_dir = base_dir.map(Path::to_path_buf);
+        settings
+    }
 }
 
 /// Why a workspace operation failed.

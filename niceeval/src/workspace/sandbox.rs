@@ -15,28 +15,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-/// How the agent's processes are isolated (`[workspace] isolation`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum Isolation {
-    /// No isolation: processes run in the working copy (a temporary directory) as the user.
-    #[default]
-    Local,
-    /// Debian's `bwrap` (package `bubblewrap`): the whole file system read-only but the working
-    /// copy, a private `/tmp`, no network unless `network = true`, killed with the eval.
-    Bubblewrap,
-}
-
-impl Isolation {
-    /// The name written in `niceeval.toml`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Isolation::Local => "local",
-            Isolation::Bubblewrap => "bubblewrap",
-        }
-    }
-}
+use crate::config::Isolation;
 
 /// The program `bubblewrap` isolation runs; `NICEEVAL_BWRAP` names another.
 fn bwrap_program() -> OsString {

@@ -567,6 +567,56 @@ fn the_timeout_kills_the_process_group() {
     assert!(!marker.exists(), "a process of the group outlived the turn");
 }
 
+/// Claude Code runs its Bash tool's commands in sessions of their own (`setsid`): they leave
+/// the CLI's process group, and ending the turn must still end them — here even orphaned (the
+/// subshell that started it is gone), so only the tree's environment marker finds it.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_timeout_ends_commands_that_left_the_session() {
+    let place = place();
+    let marker = place.work.join("setsid-child-survived");
+    let program = stand_in(
+        &place.home,
+        &format!(
+            "(setsid sh -c 'sleep 2; touch {}' </dev/null >/dev/null 2>&1 &)\necho '{{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}}'\nsleep 30",
+            marker.display()
+        ),
+    );
+    let agent = ClaudeCode::new()
+        .program(program)
+        .timeout(Duration::from_millis(500));
+    let (request, _) = request("hi", &place);
+    let err = rt().block_on(agent.send(request)).unwrap_err();
+    assert!(
+        err.message().contains("did not finish within 500ms"),
+        "{err}"
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        !marker.exists(),
+        "a command in a session of its own outlived the turn"
+    );
+}
+
+/// The program writes its stderr a moment after the line that fails the turn: the error still
+/// quotes it (it waits for stderr's end before it is composed).
+#[test]
+fn the_stderr_written_after_a_malformed_line_is_in_the_error() {
+    let place = place();
+    let program = stand_in(
+        &place.home,
+        "echo 'this is not json'\nsleep 0.5\necho 'written late' >&2",
+    );
+    let agent = ClaudeCode::new().program(program);
+    let (request, _) = request("hi", &place);
+    let err = rt().block_on(agent.send(request)).unwrap_err();
+    assert!(
+        err.message().starts_with("stdout line 1 is not JSON"),
+        "{err}"
+    );
+    assert!(err.message().ends_with("written late"), "{err}");
+}
+
 #[test]
 fn the_prompt_is_the_last_argument_and_runs_in_the_working_copy() {
     let place = place();

@@ -78,11 +78,11 @@ runs = 3
     );
     assert_eq!(config.judge.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
     let agent = config.agent.as_ref().unwrap();
-    assert_eq!(agent.kind, "replay");
-    assert_eq!(
-        agent.settings["path"].as_str(),
-        Some("transcripts/refund.jsonl")
-    );
+    assert_eq!(agent.kind(), "replay");
+    let niceeval::__private::config::AgentConfig::Replay(replay) = agent else {
+        panic!("{agent:?}")
+    };
+    assert_eq!(replay.path.to_str(), Some("transcripts/refund.jsonl"));
     let brainy = config.prices["acme/brainy-1"];
     assert_eq!(
         (brainy.input, brainy.output, brainy.cache_read),

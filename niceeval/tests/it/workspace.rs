@@ -984,3 +984,38 @@ fn a_turn_cut_short_by_the_timeout_still_records_what_it_changed() {
     assert!(changed, "{:#?}", report.events);
     assert!(find(&report, "file_created(\"started.txt\")").passed);
 }
+
+/// A workspace command ends with everything it started, a process that left its session and
+/// was orphaned included (found by the process tree's environment marker).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_command_ends_with_everything_it_started() {
+    if !have("git") || !have("setsid") {
+        return;
+    }
+    let template = tempfile::tempdir().unwrap();
+    std::fs::write(template.path().join("a.txt"), "a").unwrap();
+    let ws = niceeval::workspace::Workspace::create(
+        template.path(),
+        &niceeval::workspace::Settings::default(),
+    )
+    .unwrap();
+    let marker = template.path().join("survived");
+    let script = format!(
+        "(setsid sh -c 'sleep 2; touch {}' </dev/null >/dev/null 2>&1 &); echo started",
+        marker.display()
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let out = rt
+        .block_on(ws.run_command("sh", ["-c", script.as_str()]).into_future())
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "started");
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(
+        !marker.exists(),
+        "a process the command started outlived it"
+    );
+}

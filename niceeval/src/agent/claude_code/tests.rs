@@ -3,7 +3,6 @@
 //! `NICEEVAL_RECORD_CLAUDE_CODE=1 cargo test -p niceeval --test it claude_code::record`), and the
 //! command line and settings.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::stream::{Ending, Stream};
@@ -378,66 +377,66 @@ fn the_command_line_carries_the_options_and_the_prompt_last() {
     );
 }
 
+/// The Claude Code agent `[agent]` describes, or the error reading it.
+fn from_toml(text: &str) -> Result<ClaudeCode, String> {
+    let config = crate::config::Config::parse(
+        &format!("[agent]\ntype = \"claude-code\"\n{text}"),
+        "n.toml",
+    )
+    .map_err(|e| e.to_string())?;
+    match config.agent {
+        Some(crate::config::AgentConfig::ClaudeCode(settings)) => from_config(&settings),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn settings_are_validated() {
-    let mut s = BTreeMap::new();
-    s.insert("model".to_string(), toml::Value::from("sonnet"));
-    s.insert(
-        "allowed_tools".to_string(),
-        toml::Value::Array(vec!["Bash".into(), "Edit".into()]),
-    );
-    s.insert("max_turns".to_string(), toml::Value::Integer(5));
-    s.insert("timeout".to_string(), toml::Value::from("2m"));
-    s.insert("program".to_string(), toml::Value::from("/opt/claude"));
-    let agent = from_settings(&s, "n.toml").unwrap();
+    let agent = from_toml(
+        "model = \"sonnet\"\nallowed_tools = [\"Bash\", \"Edit\"]\nmax_turns = 5\n\
+         timeout = \"2m\"\nprogram = \"/opt/claude\"\n",
+    )
+    .unwrap();
     assert_eq!(agent.model.as_deref(), Some("sonnet"));
     assert_eq!(agent.allowed_tools, ["Bash", "Edit"]);
     assert_eq!(agent.max_turns, Some(5));
-    assert_eq!(agent.timeout, Duration::from_secs(120));
-    assert_eq!(agent.program, "/opt/claude");
+    assert_eq!(agent.process.timeout, Duration::from_secs(120));
+    assert_eq!(agent.process.program, "/opt/claude");
 
-    s.insert("max_turns".to_string(), toml::Value::Integer(0));
     assert_eq!(
-        from_settings(&s, "n.toml").unwrap_err(),
-        "n.toml: [agent] max_turns must be a positive whole number"
+        from_toml("max_turns = 0").unwrap_err(),
+        "n.toml:3:13: [agent] max_turns: must be a positive whole number; got 0"
     );
-    s.remove("max_turns");
-    s.insert("allowed_tools".to_string(), toml::Value::from("Bash"));
+    let err = from_toml("allowed_tools = \"Bash\"").unwrap_err();
     assert!(
-        from_settings(&s, "n.toml")
-            .unwrap_err()
-            .contains("allowed_tools must be an array of strings")
+        err.starts_with("n.toml:3:17: [agent] allowed_tools: ")
+            && err.contains("expected an array of strings"),
+        "{err}"
     );
-    s.remove("allowed_tools");
-    s.insert("modle".to_string(), toml::Value::from("x"));
-    let err = from_settings(&s, "n.toml").unwrap_err();
+    let err = from_toml("modle = \"x\"").unwrap_err();
     assert!(
-        err.starts_with("n.toml: [agent] unknown key \"modle\" for type = \"claude-code\""),
+        err.starts_with("n.toml:3:1: [agent] modle: unknown key `modle`; did you mean `model`?"),
         "{err}"
     );
 }
 
 #[test]
 fn from_config_knows_claude_code() {
-    let agent = crate::config::AgentConfig {
-        kind: "claude-code".to_string(),
-        settings: [("model".to_string(), toml::Value::from("sonnet"))]
-            .into_iter()
-            .collect(),
-    };
-    let built = crate::agent::from_config(&agent, None).expect("an agent");
+    let config = crate::config::Config::parse(
+        "[agent]\ntype = \"claude-code\"\nmodel = \"sonnet\"\n",
+        "niceeval.toml",
+    )
+    .unwrap();
+    let built = crate::agent::from_config(config.agent.as_ref().unwrap(), None).expect("an agent");
     assert_eq!(built.name(), "claude-code (sonnet)");
-    let bad = crate::config::AgentConfig {
-        kind: "claude-code".to_string(),
-        settings: [("max_turns".to_string(), toml::Value::from("ten"))]
-            .into_iter()
-            .collect(),
-    };
-    let err = crate::agent::from_config(&bad, None)
-        .err()
-        .expect("an error");
+    let err = crate::config::Config::parse(
+        "[agent]\ntype = \"claude-code\"\nmax_turns = \"ten\"\n",
+        "niceeval.toml",
+    )
+    .unwrap_err()
+    .to_string();
     assert_eq!(
         err,
-        "niceeval.toml: [agent] max_turns must be a positive whole number"
+        "niceeval.toml:3:13: [agent] max_turns: must be a positive whole number; got \"ten\""
     );
 }

@@ -2,7 +2,7 @@
 //! (`tests/data/codex/*.jsonl`, recorded by the `codex` integration tests), hand-written
 //! frames for what the recordings lack, and its settings and command line.
 
-use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -534,7 +534,8 @@ fn command_line_for_a_new_and_a_resumed_thread() {
 
 #[test]
 fn the_default_sandbox_follows_the_workspace_isolation() {
-    use crate::workspace::{Isolation, Sandbox};
+    use crate::config::Isolation;
+    use crate::workspace::Sandbox;
     let local = Sandbox::new("/w", Isolation::Local, true);
     let wrapped = Sandbox::new("/w", Isolation::Bubblewrap, true);
     let agent = Codex::new();
@@ -548,51 +549,67 @@ fn the_default_sandbox_follows_the_workspace_isolation() {
     assert_eq!(chosen.sandbox_for(Some(&wrapped)), SandboxMode::ReadOnly);
 }
 
-fn settings(pairs: &[(&str, toml::Value)]) -> BTreeMap<String, toml::Value> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
+/// The Codex agent `[agent]` describes, or the error reading it.
+fn from_toml(text: &str) -> Result<Codex, String> {
+    let config =
+        crate::config::Config::parse(&format!("[agent]\ntype = \"codex\"\n{text}"), "n.toml")
+            .map_err(|e| e.to_string())?;
+    match config.agent {
+        Some(crate::config::AgentConfig::Codex(settings)) => from_config(&settings),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
 fn settings_are_validated() {
-    let config: toml::Value = toml::from_str("effort = \"low\"").expect("toml");
-    let agent = from_settings(
-        &settings(&[
-            ("model", "gpt-5.5".into()),
-            ("sandbox", "read-only".into()),
-            ("approval_policy", "on-request".into()),
-            ("timeout", "90s".into()),
-            ("program", "/opt/codex".into()),
-            ("args", toml::Value::Array(vec!["--ephemeral".into()])),
-            ("config", config),
-        ]),
-        "n.toml",
+    let agent = from_toml(
+        "model = \"gpt-5.5\"\nsandbox = \"read-only\"\napproval_policy = \"on-request\"\n\
+         timeout = \"90s\"\nprogram = \"/opt/codex\"\nargs = [\"--ephemeral\"]\n\
+         config = { effort = \"low\" }\n",
     )
     .expect("valid settings");
     assert_eq!(agent.model.as_deref(), Some("gpt-5.5"));
     assert_eq!(agent.sandbox, Some(SandboxMode::ReadOnly));
     assert_eq!(agent.approval, ApprovalPolicy::OnRequest);
-    assert_eq!(agent.timeout, Duration::from_secs(90));
-    assert_eq!(agent.program, "/opt/codex");
-    assert_eq!(agent.args, ["--ephemeral"]);
+    assert_eq!(agent.process.timeout, Duration::from_secs(90));
+    assert_eq!(agent.process.program, "/opt/codex");
+    assert_eq!(agent.process.args, ["--ephemeral"]);
     assert_eq!(
         agent.config,
         [("effort".to_string(), "\"low\"".to_string())]
     );
 
-    let err =
-        |pairs: &[(&str, toml::Value)]| from_settings(&settings(pairs), "n.toml").unwrap_err();
+    let err = |text: &str| from_toml(text).unwrap_err();
     assert_eq!(
-        err(&[("sandbox", "yolo".into())]),
-        "n.toml: [agent] sandbox = \"yolo\" is not a Codex sandbox mode; valid: \"read-only\", \"workspace-write\", \"danger-full-access\""
+        err("sandbox = \"yolo\""),
+        "n.toml:3:11: [agent] sandbox: \"yolo\" is not a Codex sandbox mode; valid: \"read-only\", \"workspace-write\", \"danger-full-access\""
     );
+    assert!(err("approval_policy = \"sometimes\"").contains("not a Codex approval policy"));
+    assert!(err("config = \"x\"").starts_with("n.toml:3:10: [agent] config: "));
+    assert!(err("args = \"--x\"").starts_with("n.toml:3:8: [agent] args: "));
+    assert!(err("args = \"--x\"").contains("expected an array of strings"));
+    assert!(err("timeout = \"soon\"").starts_with("n.toml:3:11: [agent] timeout: "));
     assert!(
-        err(&[("approval_policy", "sometimes".into())]).contains("not a Codex approval policy")
+        err("modle = \"x\"")
+            .starts_with("n.toml:3:1: [agent] modle: unknown key `modle`; did you mean `model`?")
     );
-    assert!(err(&[("config", "x".into())]).contains("config must be a table"));
-    assert!(err(&[("args", "--x".into())]).contains("args must be an array of strings"));
-    assert!(err(&[("timeout", "soon".into())]).starts_with("n.toml: [agent] timeout: "));
-    assert!(err(&[("modle", "x".into())]).contains("unknown key \"modle\" for type = \"codex\""));
+}
+
+#[test]
+fn the_config_names_are_codex_names() {
+    let modes = [
+        SandboxMode::ReadOnly,
+        SandboxMode::WorkspaceWrite,
+        SandboxMode::DangerFullAccess,
+    ]
+    .map(SandboxMode::as_str);
+    assert_eq!(modes, crate::config::CODEX_SANDBOX_MODES);
+    let policies = [
+        ApprovalPolicy::Untrusted,
+        ApprovalPolicy::OnFailure,
+        ApprovalPolicy::OnRequest,
+        ApprovalPolicy::Never,
+    ]
+    .map(ApprovalPolicy::as_str);
+    assert_eq!(policies, crate::config::CODEX_APPROVAL_POLICIES);
 }

@@ -293,7 +293,9 @@ impl Crate {
     /// else the target directory's.
     pub fn cache_dir(&self) -> PathBuf {
         niceeval::__private::config::Config::from_file(&self.path().join("niceeval.toml"))
-            .map(|config| config.judge_cache_dir(self.path()))
+            .map(|config| {
+                niceeval::__private::cache::ResponseCache::judge_dir(&config, self.path())
+            })
             .unwrap_or_else(|_| {
                 niceeval::__private::cache::ResponseCache::for_manifest_dir(self.path())
                     .dir()

@@ -1,0 +1,289 @@
+//! What the subprocess agents ([`CommandAgent`](super::command::CommandAgent),
+//! [`ClaudeCode`](super::claude_code::ClaudeCode), [`Codex`](super::codex::Codex)) share: the
+//! program, its arguments, environment, directory and timeout ([`ProcessAgent`]), their
+//! setters (written once, in [`process_setters!`]), and one turn of a program: started through
+//! the process core ([`crate::process`]) in the request's place, stdin written, stdout handed
+//! to the agent, the timeout kept, the whole process tree ended when the turn ends, and an
+//! error that ends with the program's stderr.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::process::{Child, ChildStdout, Command};
+
+use crate::agent::{AgentError, Request};
+use crate::process::{self, Stderr};
+
+/// How much of stderr is kept (the end of it).
+pub(crate) const STDERR_TAIL: usize = 16 * 1024;
+
+/// A program run once per turn: what the subprocess agents hold in common.
+#[derive(Debug, Clone)]
+pub(crate) struct ProcessAgent {
+    /// The program (looked up on `PATH` unless it has a folder in it).
+    pub(crate) program: String,
+    /// The arguments the user added (each agent places them).
+    pub(crate) args: Vec<String>,
+    /// Environment variables set for the program, after the agent's own defaults.
+    pub(crate) env: Vec<(String, String)>,
+    /// The working directory; the run's working copy (or the current directory) when unset.
+    pub(crate) cwd: Option<PathBuf>,
+    /// The per-turn timeout.
+    pub(crate) timeout: Duration,
+    /// The agent's type as users write it, naming the knob in errors (`ClaudeCode::timeout`).
+    agent: &'static str,
+}
+
+/// What a turn's code gets: the running program and its stdout.
+pub(crate) struct Turn {
+    /// The program (wait for its exit status here).
+    pub(crate) child: Child,
+    /// Its stdout.
+    pub(crate) stdout: ChildStdout,
+}
+
+/// How a turn ended: its outcome (an error ends with the program's stderr) and that stderr.
+pub(crate) struct Ended {
+    pub(crate) outcome: Result<(), AgentError>,
+    pub(crate) stderr: String,
+}
+
+impl ProcessAgent {
+    /// `program` with `args`; `agent` is the type's name, for errors.
+    pub(crate) fn new(
+        program: impl Into<String>,
+        args: Vec<String>,
+        timeout: Duration,
+        agent: &'static str,
+    ) -> ProcessAgent {
+        ProcessAgent {
+            program: program.into(),
+            args,
+            env: Vec::new(),
+            cwd: None,
+            timeout,
+            agent,
+        }
+    }
+
+    /// The command of one turn: the program with `argv`, where the request says (the working
+    /// copy under its isolation, for an eval with a workspace; `cwd` still wins for the
+    /// directory), with `defaults` in its environment and then the agent's own variables.
+    pub(crate) fn command(
+        &self,
+        request: &Request,
+        argv: impl IntoIterator<Item = String>,
+        defaults: &[(&str, &str)],
+    ) -> Command {
+        let mut command = request.command(&self.program);
+        command.args(argv);
+        for (key, value) in defaults {
+            command.env(key, value);
+        }
+        for (key, value) in &self.env {
+            command.env(key, value);
+        }
+        if let Some(dir) = &self.cwd {
+            command.current_dir(dir);
+        }
+        command
+    }
+
+    /// Runs one turn of `command`: starts it (`cannot_start` says why it could not), writes
+    /// `stdin`, hands `turn` the program and its stdout, and fails past the timeout (the error
+    /// names `shown`, the program as errors show it, and the knob). Whatever happens, the whole
+    /// process tree is ended before this returns; an error ends with the tail of the program's
+    /// stderr, read to its end.
+    pub(crate) async fn send<F, Fut>(
+        &self,
+        shown: &str,
+        mut command: Command,
+        stdin: Option<Vec<u8>>,
+        cannot_start: impl FnOnce(&std::io::Error) -> String,
+        turn: F,
+    ) -> Ended
+    where
+        F: FnOnce(Turn) -> Fut,
+        Fut: Future<Output = Result<(), String>>,
+    {
+        command.stdout(Stdio::piped());
+        let spawned = process::spawn(&mut command, stdin, Stderr::Tail(STDERR_TAIL));
+        drop(command);
+        let process::Spawned {
+            mut child,
+            mut tree,
+            stderr,
+        } = match spawned {
+            Ok(spawned) => spawned,
+            Err(e) => {
+                return Ended {
+                    outcome: Err(with_stderr(cannot_start(&e), "")),
+                    stderr: String::new(),
+                };
+            }
+        };
+        // The turn owns the child; the tree and the stderr reader stay here, to be ended and
+        // read whether the turn finishes, fails or times out.
+        let Some(stdout) = child.stdout.take() else {
+            return Ended {
+                outcome: Err(AgentError::new("the program's stdout was not captured")),
+                stderr: String::new(),
+            };
+        };
+        let (outcome, timed_out) =
+            match tokio::time::timeout(self.timeout, turn(Turn { child, stdout })).await {
+                Ok(outcome) => (outcome, false),
+                Err(_) => (
+                    Err(format!(
+                        "{shown} did not finish within {:?} and was killed; raise the timeout \
+                         with {}::timeout or `timeout` under [agent] in niceeval.toml",
+                        self.timeout, self.agent
+                    )),
+                    true,
+                ),
+            };
+        // A program that failed gets a moment to finish its stderr before the tree is ended; a
+        // hung one is ended first.
+        let failed = outcome.is_err() && !timed_out;
+        let stderr = process::finish(&mut tree, stderr, failed).await;
+        Ended {
+            outcome: outcome.map_err(|message| with_stderr(message, &stderr)),
+            stderr,
+        }
+    }
+}
+
+/// The error of a failed turn: `message`, then the end of the program's stderr (or a note that
+/// it was empty), where a program says what went wrong.
+pub(crate) fn with_stderr(message: String, stderr: &str) -> AgentError {
+    let stderr = stderr.trim();
+    AgentError::new(if stderr.is_empty() {
+        format!("{message} (stderr was empty)")
+    } else {
+        format!("{message}; stderr:\n{stderr}")
+    })
+}
+
+/// The public setters every subprocess agent shares, each written once: `program`, `args`,
+/// `timeout`, `env`, `current_dir`, for a type with a `process: ProcessAgent` field.
+macro_rules! process_setters {
+    ($agent:ty { $($setter:ident),* $(,)? }) => {
+        impl $agent {
+            $( $crate::agent::process::process_setters!(@ $setter); )*
+        }
+    };
+    (@ program) => {
+        /// The program to run (a name on `PATH`, or a path).
+        pub fn program(mut self, program: impl Into<String>) -> Self {
+            self.process.program = program.into();
+            self
+        }
+    };
+    (@ args) => {
+        /// Extra arguments, after the agent's own options and before the prompt.
+        pub fn args<I, S>(mut self, args: I) -> Self
+        where
+            I: IntoIterator<Item = S>,
+            S: Into<String>,
+        {
+            self.process.args.extend(args.into_iter().map(Into::into));
+            self
+        }
+    };
+    (@ timeout) => {
+        /// The per-turn timeout; the program's whole process tree is ended when it passes.
+        pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+            self.process.timeout = timeout;
+            self
+        }
+    };
+    (@ env) => {
+        /// Sets an environment variable for the program (it wins over the agent's defaults).
+        pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+            self.process.env.push((key.into(), value.into()));
+            self
+        }
+    };
+    (@ current_dir) => {
+        /// The working directory (default: the run's working copy, else the current
+        /// directory).
+        pub fn current_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+            self.process.cwd = Some(dir.into());
+            self
+        }
+    };
+}
+pub(crate) use process_setters;
+
+/// Reads `stdout` line by line as it arrives and hands each line (without its `\n`) and its
+/// 1-based number to `on_line`, stopping at the first error it returns. Fails past
+/// `max_output` bytes without buffering more than that (the message says to raise it with
+/// `raise_with`).
+pub(crate) async fn read_lines(
+    stdout: impl AsyncRead + Unpin,
+    max_output: usize,
+    raise_with: &str,
+    mut on_line: impl FnMut(&[u8], usize) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut reader = BufReader::new(stdout);
+    let mut line = Vec::new();
+    let mut total = 0usize;
+    let mut number = 0usize;
+    loop {
+        let buffer = reader
+            .fill_buf()
+            .await
+            .map_err(|e| format!("cannot read stdout: {e}"))?;
+        if buffer.is_empty() {
+            if !line.is_empty() {
+                number += 1;
+                on_line(&line, number)?;
+            }
+            return Ok(());
+        }
+        let (taken, complete) = match buffer.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buffer.len(), false),
+        };
+        total += taken;
+        if total > max_output {
+            return Err(format!(
+                "the program printed more than {} on stdout, the limit for one turn; reading \
+                 stopped (raise it with {raise_with})",
+                human_bytes(max_output)
+            ));
+        }
+        line.extend_from_slice(&buffer[..if complete { taken - 1 } else { taken }]);
+        reader.consume(taken);
+        if complete {
+            number += 1;
+            on_line(&line, number)?;
+            line.clear();
+        }
+    }
+}
+
+pub(crate) fn human_bytes(bytes: usize) -> String {
+    const MIB: usize = 1024 * 1024;
+    if bytes >= MIB && bytes % MIB == 0 {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= 1024 && bytes % 1024 == 0 {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// How a finished program's status reads in an error: `None` for success.
+pub(crate) fn exit_error(shown: &str, status: std::process::ExitStatus) -> Option<String> {
+    if status.success() {
+        return None;
+    }
+    Some(match status.code() {
+        Some(code) => format!("{shown} exited with status {code}"),
+        None => format!("{shown} was terminated{}", process::signal_note(&status)),
+    })
+}
