@@ -11,7 +11,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use niceeval::workspace::{Settings, Workspace};
+use niceeval::__private::workspace::Settings;
+use niceeval::workspace::Workspace;
 
 const FILES: usize = 5_000;
 const BYTES: usize = 50 * 1024 * 1024;

@@ -219,6 +219,7 @@ impl Request {
     }
 
     /// The same request, working in `sandbox` (a working copy and its isolation).
+    #[doc(hidden)] // how the engine runs an agent in a working copy
     pub fn with_sandbox(mut self, sandbox: crate::workspace::Sandbox) -> Request {
         self.sandbox = Some(sandbox);
         self
@@ -231,6 +232,7 @@ impl Request {
     }
 
     /// The run's sandbox, when the eval has a workspace.
+    #[doc(hidden)] // agents use `command` and `workdir`
     pub fn sandbox(&self) -> Option<&crate::workspace::Sandbox> {
         self.sandbox.as_ref()
     }

@@ -270,6 +270,15 @@ pub mod __private {
         pub use crate::scope::turn_output::*;
         pub use crate::scope::{RunView, ScopedCheck};
     }
+    /// How working copies are made, and the test-output parsers.
+    pub mod workspace {
+        pub use crate::config::{Isolation, Keep};
+        pub use crate::workspace::command::CommandRecord;
+        pub use crate::workspace::copy::Limits;
+        pub use crate::workspace::sandbox::Sandbox;
+        pub use crate::workspace::settings::Settings;
+        pub use crate::workspace::test_report::{parse_junit, parse_libtest};
+    }
     /// The built-in reporters.
     pub mod reporter {
         pub use crate::reporter::console::{Console, progress_line, summary_table};

@@ -44,7 +44,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::agent::{Agent, AgentError, Request};
-use crate::config::CacheMode;
+pub use crate::config::CacheMode;
 use crate::event::{ActionStatus, Event, Role};
 use crate::provider::{
     ChatMessage, ChatRequest, ClientOptions, ModelClient, ModelName, ProviderError, ToolSpec,
@@ -356,6 +356,7 @@ impl ChatAgent {
     }
 
     /// All client options at once (retries, concurrency, cache directory, ...).
+    #[doc(hidden)] // the provider's options are internal; tests reach them through __private
     pub fn client_options(mut self, options: ClientOptions) -> Self {
         self.options = options;
         self.reset()

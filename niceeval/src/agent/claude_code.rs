@@ -71,10 +71,10 @@ use crate::agent::{Agent, AgentError, EventSink, Request};
 use stream::{Ending, Stream};
 
 /// Default per-turn timeout.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The permission mode used unless [`ClaudeCode::permission_mode`] says otherwise.
-pub const DEFAULT_PERMISSION_MODE: &str = "bypassPermissions";
+pub(crate) const DEFAULT_PERMISSION_MODE: &str = "bypassPermissions";
 
 /// Most a turn may print on stdout.
 const MAX_OUTPUT: usize = 256 * 1024 * 1024;

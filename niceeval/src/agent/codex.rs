@@ -94,7 +94,7 @@ struct Thread {
 }
 
 /// Default per-turn timeout: coding tasks take minutes.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The most one turn may print on stdout.
 const MAX_OUTPUT: usize = 64 * 1024 * 1024;

@@ -38,10 +38,10 @@ use crate::config::CommandLine;
 use crate::event::Event;
 
 /// Default per-turn timeout.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Default cap on what one turn may print on stdout.
-pub const DEFAULT_MAX_OUTPUT: usize = 64 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_OUTPUT: usize = 64 * 1024 * 1024;
 
 /// How the program receives the turn's input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

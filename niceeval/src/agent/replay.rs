@@ -38,7 +38,7 @@ pub enum ReplayError {
 }
 
 /// Parses JSONL text into events, naming the line of the first bad one.
-pub fn parse_jsonl(text: &str, source_name: &str) -> Result<Vec<Event>, ReplayError> {
+pub(crate) fn parse_jsonl(text: &str, source_name: &str) -> Result<Vec<Event>, ReplayError> {
     let mut events = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let line = line.trim();

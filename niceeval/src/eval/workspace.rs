@@ -13,9 +13,9 @@ use crate::event::Event;
 use crate::expect::Pattern;
 use crate::scope::{DiffIsEmpty, FileCheck, NoFailedShellCommands, NotInDiff, Scoped};
 use crate::turn::Turn;
+use crate::workspace::test_report::parse_junit;
 use crate::workspace::{
-    RunCommand, TestFormat, TestOutcome, TestReport, Tree, Workspace, WorkspaceError, parse_junit,
-    read_libtest,
+    RunCommand, TestFormat, TestOutcome, TestReport, Tree, Workspace, WorkspaceError, read_libtest,
 };
 
 use super::Eval;

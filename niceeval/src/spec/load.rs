@@ -64,6 +64,15 @@ pub fn load(path: impl AsRef<Path>) -> Result<Vec<AssertSpec>, SpecError> {
     read(source, &origin, path.parent())
 }
 
+/// Turns a parsed document into assertions and checks them (from the current directory).
+/// A `Value` carries no positions: errors name items by their index only.
+#[cfg(all(test, not(feature = "inline-code")))]
+pub(crate) fn from_value(value: Value, origin: &str) -> Result<Vec<AssertSpec>, SpecError> {
+    let specs = parse_list(value, origin, &|_| None)?;
+    super::validate_in(&specs, None)?;
+    Ok(specs)
+}
+
 /// Why a YAML document cannot be read without the `yaml` feature.
 #[cfg(not(feature = "yaml"))]
 pub(super) const YAML_NEEDS_FEATURE: &str = "reading YAML needs niceeval's `yaml` feature; enable it in Cargo.toml (it is on by default), or write the assertions as JSON (a .json file)";

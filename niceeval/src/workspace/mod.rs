@@ -24,69 +24,32 @@
 //! # Ok(()) }
 //! ```
 
-mod command;
-mod copy;
+pub(crate) mod command;
+pub(crate) mod copy;
 mod diff;
 mod git;
-mod sandbox;
-mod test_report;
+pub(crate) mod sandbox;
+pub(crate) mod settings;
+pub(crate) mod test_report;
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-pub use crate::config::{Isolation, Keep};
-pub use command::{CommandRecord, RunCommand};
-pub use copy::Limits;
+// What an eval names: the working copy, its diff, a command run in it and the results of
+// `t.run_tests`. How it is made (settings, limits, isolation) is niceeval.toml's business.
+pub(crate) use crate::config::{Isolation, Keep};
+pub(crate) use command::CommandRecord;
+pub use command::RunCommand;
+pub(crate) use copy::Limits;
 pub use diff::Diff;
-pub use sandbox::Sandbox;
+pub(crate) use sandbox::Sandbox;
+pub(crate) use settings::Settings;
 pub(crate) use test_report::read_libtest;
-pub use test_report::{TestCase, TestFormat, TestOutcome, TestReport, parse_junit, parse_libtest};
+pub use test_report::{TestCase, TestFormat, TestOutcome, TestReport};
 
-use crate::config::WorkspaceConfig;
 use crate::event::{Event, FileChange};
 use git::Git;
 pub(crate) use git::Tree;
-
-/// How working copies are made (`[workspace]` in `niceeval.toml`).
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-pub struct Settings {
-    /// How the agent's processes are isolated.
-    pub isolation: Isolation,
-    /// Whether isolated processes may use the network.
-    pub network: bool,
-    /// Patterns (gitignore syntax) the diff leaves out, besides the template's `.gitignore`.
-    pub ignore: Vec<String>,
-    /// What becomes of the copy after the run.
-    pub keep: Keep,
-    /// The most a template (and a diff) may hold.
-    pub limits: Limits,
-    /// Where relative paths given to [`Workspace::add_files`] are resolved (the eval crate's
-    /// manifest directory; the current directory when unset).
-    pub base_dir: Option<PathBuf>,
-}
-
-impl Settings {
-    /// The settings `[workspace]` describes; relative paths given to `add_files` resolve
-    /// against `base_dir`.
-    pub fn from_config(config: &WorkspaceConfig, base_dir: Option<&Path>) -> Settings {
-        let mut settings = Settings {
-            isolation: config.isolation.unwrap_or_default(),
-            network: config.network,
-            ignore: config.ignore.clone(),
-            keep: config.keep.unwrap_or_default(),
-            ..Default::default()
-        };
-        if let Some(files) = config.max_files {
-            settings.limits.max_files = files;
-        }
-        if let Some(bytes) = config.max_bytes {
-            settings.limits.max_bytes = bytes;
-        }
-        settings.base_dir = base_dir.map(Path::to_path_buf);
-        settings
-    }
-}
 
 /// Why a workspace operation failed.
 #[derive(Debug, thiserror::Error)]

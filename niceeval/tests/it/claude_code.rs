@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use niceeval::__private::workspace::{Isolation, Sandbox};
 use niceeval::agent::claude_code::ClaudeCode;
 use niceeval::agent::{Agent, EventSink, Request};
-use niceeval::workspace::{Isolation, Sandbox};
 use niceeval::{ActionStatus, Event, Usage};
 
 use crate::support::fake_anthropic::{

@@ -11,9 +11,9 @@ use crate::support::rt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use niceeval::__private::workspace::{Isolation, Sandbox};
 use niceeval::agent::codex::Codex;
 use niceeval::agent::{Agent, EventSink, Request};
-use niceeval::workspace::{Isolation, Sandbox};
 use niceeval::{ActionKind, ActionStatus, Eval, Event};
 use serde_json::Value;
 
