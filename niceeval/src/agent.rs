@@ -403,7 +403,7 @@ impl EventSink {
 /// # fn assert_agent(_: &impl Agent) {}
 /// # assert_agent(&agent);
 /// ```
-pub fn agent_fn<F, Fut>(f: F) -> FnAgent<F>
+pub fn agent_fn<F, Fut>(f: F) -> impl Agent
 where
     F: Fn(Request) -> Fut + Send + Sync,
     Fut: Future<Output = Result<(), AgentError>> + Send,
@@ -412,7 +412,7 @@ where
 }
 
 /// The agent returned by [`agent_fn`].
-pub struct FnAgent<F> {
+pub(crate) struct FnAgent<F> {
     f: F,
 }
 

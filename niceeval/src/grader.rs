@@ -38,7 +38,7 @@ use serde_json::Value;
 
 /// Outputs longer than this many characters are not inlined in [`GraderInput::output`]: they are
 /// written to a temporary file named by [`GraderInput::output_path`].
-pub const MAX_INLINE_OUTPUT: usize = 50_000;
+pub(crate) const MAX_INLINE_OUTPUT: usize = 50_000;
 
 /// One message of a conversation, as graders see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

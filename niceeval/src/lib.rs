@@ -71,8 +71,7 @@ pub mod workspace;
 // LLM-as-judge, model providers and the response cache (issue 4).
 mod cache;
 #[cfg(feature = "providers")]
-#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub mod judge;
+mod judge;
 #[cfg(feature = "providers")]
 mod provider;
 
@@ -84,6 +83,9 @@ pub use async_trait::async_trait;
 pub use error::{Error, Result};
 pub use eval::{Eval, RunTests};
 pub use event::{ActionKind, ActionStatus, Change, Event, FileChange, Role, Text, Usage};
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
+pub use judge::{Judge, JudgeError};
 pub use outcome::{Outcome, RunError, RunErrorKind};
 pub use report::{EvalReport, RunInfo, RunSummary};
 pub use turn::{Turn, TurnStatus};
@@ -160,7 +162,7 @@ macro_rules! main {
 /// Everything an eval file needs: `use niceeval::prelude::*;`.
 ///
 /// It holds what eval bodies write: the matcher constructors, the traits whose methods they
-/// call (`Assertion`, `Chain`, `Checkable`, `IntoBoxed`), the handle and agent types, and
+/// call (`Assertion`, `Chain`, `Checkable`), the handle and agent types, and
 /// `json!`, `Regex`, `Value`. Matcher types, helpers and constants stay in their modules
 /// ([`expect`], [`scope`]).
 pub mod prelude {
@@ -169,10 +171,10 @@ pub mod prelude {
     #[cfg(feature = "json-schema")]
     pub use crate::expect::matches_schema;
     pub use crate::expect::{
-        IntoBoxed, all_of, bleu, command_succeeded, contains_all, contains_any, contains_json,
-        cost, custom, ends_with, equals, excludes, icontains, icontains_all, icontains_any,
-        includes, is_json, json_path, latency, levenshtein, make_assertion, matches, not, regex,
-        rouge_n, satisfies, script, similarity, starts_with, word_count,
+        all_of, bleu, command_succeeded, contains_all, contains_any, contains_json, cost, custom,
+        ends_with, equals, excludes, icontains, icontains_all, icontains_any, includes, is_json,
+        json_path, latency, levenshtein, make_assertion, matches, not, regex, rouge_n, satisfies,
+        script, similarity, starts_with, word_count,
     };
     #[cfg(feature = "inline-code")]
     pub use crate::expect::{javascript, python};

@@ -67,7 +67,7 @@ mod words;
 
 // The constructors are the API; the matcher types they return stay unnamed (their methods
 // come from `Chain`), except the builders whose own methods users call.
-pub use custom::{AssertionBuilder, View, make_assertion, satisfies};
+pub use custom::{AssertionBuilder, make_assertion, satisfies};
 pub use similarity::similarity;
 #[cfg(feature = "json-schema")]
 #[cfg_attr(docsrs, doc(cfg(feature = "json-schema")))]
@@ -87,8 +87,7 @@ pub(crate) use code::Rules as CodeRules;
 #[cfg(feature = "inline-code")]
 #[cfg_attr(docsrs, doc(cfg(feature = "inline-code")))]
 pub use code::{CodeAssertion, javascript, python};
-pub(crate) use combinators::BoxedAssertion;
-pub use combinators::IntoBoxed;
+pub(crate) use combinators::{BoxedAssertion, IntoBoxed};
 pub use combinators::{all_of, not};
 pub use command::command_succeeded;
 pub(crate) use custom_dir::missing_message as custom_missing_message;
