@@ -27,7 +27,7 @@ use crate::event::{ActionStatus, Event, Role};
 
 /// Something that can be evaluated: receives input, emits events.
 ///
-/// Implement it with [`macro@async_trait`] (re-exported by niceeval), or wrap a closure with
+/// Implement it with [`macro@crate::async_trait`] (re-exported by niceeval), or wrap a closure with
 /// [`agent_fn`].
 ///
 /// ```

@@ -117,7 +117,7 @@ pub struct GraderInput {
     #[serde(default)]
     pub output: Option<String>,
     /// A temporary file holding the final answer as a JSON string, for answers over
-    /// [`MAX_INLINE_OUTPUT`] characters.
+    /// 50,000 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_path: Option<String>,
     /// Reference answer messages.

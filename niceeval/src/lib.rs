@@ -96,7 +96,7 @@ pub use regex::Regex;
 pub use serde_json::{Value, json};
 
 /// Defines `main` for a `harness = false` test target: runs every `#[eval]` of the target
-/// with the suite runner ([`harness`]) — libtest-style arguments, bounded concurrency, Ctrl-C
+/// with the suite runner — libtest-style arguments, bounded concurrency, Ctrl-C
 /// handling — and hands every result to the built-in reporters plus any given.
 ///
 /// ```toml

@@ -166,7 +166,7 @@ pub struct Config {
     #[serde(default)]
     pub agent: Option<AgentConfig>,
     /// `[prices."provider/model"]`: USD per 1M tokens, overriding the built-in table
-    /// (see [`crate::price`]).
+    /// (see the price table).
     #[serde(default)]
     pub prices: BTreeMap<String, PriceConfig>,
     /// `[run]`: how evals run.

@@ -97,7 +97,8 @@ impl<A: Assertion> Assertion for Not<A> {
 /// score reaches it. The members are kept as the set's children in reports. Weight and metric
 /// chain on the set like on any assertion. A member's execution error is the set's.
 ///
-/// Members of different types are boxed with `.boxed()` ([`IntoBoxed`]); members of one type
+/// Members of different types are made one type by chaining (`.gate()`, `.weight(1.0)`: a
+/// [`Configured`](crate::Configured)); members of one type
 /// can be given as they are. A set with nothing to count (empty, or every member of weight 0)
 /// scores 0 and passes when no member failed, as promptfoo's `assert-set`. A weight-0 member
 /// still decides pass/fail here, as weight-0 gates do in an eval (assertions as data pass

@@ -152,7 +152,7 @@ fn run_user<T: View + ?Sized, R>(
 /// A predicate with a label for reports: passes when the predicate returns `true`. **Gate by
 /// default.**
 ///
-/// Annotate the closure's parameter with the [`View`] you want (`&str`, `&Value`, `&u64`,
+/// Annotate the closure's parameter with the view you want (`&str`, `&Value`, `&u64`,
 /// `&bool`, ...): a value that has no such view — the wrong type, a number out of range,
 /// `None` — fails with a reason saying so, and the predicate is not called. A predicate that
 /// panics is an execution error on the assertion.
@@ -224,7 +224,7 @@ impl<T: View + ?Sized, F: Fn(&T) -> bool> Assertion for Satisfies<T, F> {
 /// **Gate without threshold by default** (passes when the score is above 0); set
 /// [`severity`](AssertionBuilder::severity) and [`threshold`](AssertionBuilder::threshold), or
 /// chain `.at_least(x)` / `.gate()` on the result like any matcher. The closure's parameter is a
-/// [`View`], as for [`satisfies`]: a value without that view fails (score 0). A score outside
+/// typed view (`&str`, `&Value`, `&u64`, ...), as for [`satisfies`]: a value without that view fails (score 0). A score outside
 /// [0, 1] or NaN, and a closure that panics, are execution errors on the assertion.
 ///
 /// ```

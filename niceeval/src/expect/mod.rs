@@ -6,7 +6,7 @@
 //! | [`includes`] | gate | the text contains a substring or matches a [`Regex`](crate::Regex) |
 //! | [`excludes`] | gate | the text does not |
 //! | [`equals`] | gate | deep equality, compared as JSON |
-//! | [`matches::<T>()`](matches) | gate | the value deserializes into `T` |
+//! | [`matches::<T>()`](fn@matches) | gate | the value deserializes into `T` |
 //! | [`matches_schema`] | gate | the value validates against a JSON Schema (feature `json-schema`) |
 //! | [`similarity`] | soft, threshold 0.6 | normalized Levenshtein similarity to a text |
 //! | [`satisfies`] | gate | a predicate with a label |

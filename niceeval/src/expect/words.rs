@@ -69,7 +69,7 @@ pub fn count_words(text: &str) -> usize {
     words
 }
 
-/// The number of words ([`count_words`]) is exactly `n`, or within a range: `word_count(5)`,
+/// The number of words (whitespace-separated) is exactly `n`, or within a range: `word_count(5)`,
 /// `word_count(50..=500)`, `word_count(10..)`, `word_count(..=100)`. Gate by default; scores 1
 /// or 0. Empty text has 0 words. A range whose minimum exceeds its maximum can never pass and
 /// says so. Non-text values are counted in their JSON text; `None` fails.

@@ -108,7 +108,7 @@ pub enum JudgeError {
 impl crate::eval::Eval {
     /// The LLM judge: `t.judge().factuality(expected)`, `.closed_qa(criteria)`,
     /// `.summarizes(source)`, `.rubric(text)`. Each judges the last reply so far (or `.on(text)`)
-    /// against the last user message so far, after the body returns; see [`crate::judge`].
+    /// against the last user message so far, after the body returns; see [`Judge`].
     pub fn judge(&self) -> Judge {
         let context = JudgeContext {
             config: self.config_arc().clone(),
@@ -125,7 +125,7 @@ impl crate::eval::Eval {
 }
 
 /// The judge of one eval handle: `t.judge()`. Each scorer returns the [`Scoped`] builder of a
-/// [`JudgeCheck`], registered when dropped.
+/// judge call, registered when dropped.
 #[derive(Clone)]
 pub struct Judge {
     record: Arc<dyn Defer>,

@@ -20,7 +20,7 @@ pub struct Settings {
     pub keep: Keep,
     /// The most a template (and a diff) may hold.
     pub limits: Limits,
-    /// Where relative paths given to [`Workspace::add_files`] are resolved (the eval crate's
+    /// Where relative paths given to [`Workspace::add_files`](super::Workspace::add_files) are resolved (the eval crate's
     /// manifest directory; the current directory when unset).
     pub base_dir: Option<PathBuf>,
 }
