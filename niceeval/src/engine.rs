@@ -391,7 +391,10 @@ async fn run_once(
     );
     // Every assertion has seen the whole run by now: the report keeps each text with its
     // secrets masked, and capped.
-    redact_run(&mut run, &redactor(&[]));
+    redact_run(
+        &mut run,
+        &redactor(config.report.redact.as_deref().unwrap_or_default()),
+    );
     cap_run(&mut run, config.max_text());
     run
 }

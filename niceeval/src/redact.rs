@@ -187,7 +187,6 @@ fn noted() -> &'static Mutex<Vec<(String, String)>> {
 
 /// Notes a variable given to a started program, so that reports mask its value when its name
 /// looks secret. A name noted again with the same value changes nothing.
-#[allow(dead_code)] // wired into the process core next
 pub(crate) fn note_env(name: &str, value: &str) {
     if !looks_secret(name) || value.chars().count() < MIN_SECRET_CHARS {
         return;

@@ -80,10 +80,14 @@ impl ProcessAgent {
     ) -> Command {
         let mut command = request.command(&self.program);
         command.args(argv);
+        // Variables given here are not in this process's environment; a secret among them
+        // (an API key in `[agent] env`) is masked in reports like the environment's own.
         for (key, value) in defaults {
+            crate::redact::note_env(key, value);
             command.env(key, value);
         }
         for (key, value) in &self.env {
+            crate::redact::note_env(key, value);
             command.env(key, value);
         }
         if let Some(dir) = &self.cwd {

@@ -30,6 +30,7 @@
 //! [report]
 //! max_text = "64KiB"                       # longest text stored per value (bytes, KiB, MiB, KB, MB)
 //! snapshot_reasons = true                  # false: snapshots leave reasons (which quote the reply) out
+//! redact = ["MY_VAR", "/ghp_[A-Za-z0-9]{36}/"]  # more secrets to mask (besides *KEY*, *TOKEN*, … variables)
 //!
 //! [compare]                                # comparing a run with a baseline (--baseline FILE)
 //! fail_on = ["broken-gate", "pass-rate-drop", "metric-drop"]   # what is a regression (exit 3)
@@ -248,7 +249,7 @@ pub struct RunConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a table with max_text, snapshot_reasons"
+    expecting = "a table with max_text, snapshot_reasons, redact"
 )]
 pub struct ReportConfig {
     /// The longest text stored per value in reports, results files and transcripts: each
@@ -264,6 +265,13 @@ pub struct ReportConfig {
     /// not fail every snapshot.
     #[serde(default)]
     pub snapshot_reasons: Option<bool>,
+    /// More secrets to mask in everything niceeval prints or writes, besides the values of
+    /// environment variables whose names look secret (`*KEY*`, `*TOKEN*`, `*SECRET*`,
+    /// `*PASSWORD*`, `*CREDENTIAL*`): a variable's name (`"MY_VAR"`: its value is masked) or a
+    /// regular expression between slashes (`"/ghp_[A-Za-z0-9]{36}/"`). Masked values show
+    /// their first four characters: `sk-a…[redacted]`. Assertions see raw values.
+    #[serde(default, deserialize_with = "validate::redact_rules")]
+    pub redact: Option<Vec<String>>,
 }
 
 /// `[compare]`: what `--baseline` calls a regression, the level of its statistics, and what
@@ -754,6 +762,7 @@ path = "x"
             report: ReportConfig {
                 max_text: Some(1024),
                 snapshot_reasons: Some(false),
+                redact: None,
             },
             compare: CompareConfig {
                 fail_on: Some(vec!["broken-gate".into()]),

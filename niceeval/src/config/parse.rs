@@ -44,7 +44,7 @@ pub(super) const RUN_KEYS: &[&str] = &["concurrency", "strict", "timeout", "runs
 /// The keys of a `[prices."provider/model"]` entry.
 pub(super) const PRICE_KEYS: &[&str] = &["input", "output", "cache_read"];
 /// The keys of `[report]`.
-pub(super) const REPORT_KEYS: &[&str] = &["max_text", "snapshot_reasons"];
+pub(super) const REPORT_KEYS: &[&str] = &["max_text", "snapshot_reasons", "redact"];
 /// The keys of `[compare]`.
 pub(super) const COMPARE_KEYS: &[&str] = &["fail_on", "alpha", "metric_margin", "baseline_include"];
 

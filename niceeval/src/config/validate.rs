@@ -111,6 +111,17 @@ where
     Ok(value)
 }
 
+/// `[report] redact`: variable names, or regular expressions between slashes that compile.
+pub(super) fn redact_rules<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<String>>, D::Error> {
+    validated(d, |rules: &Vec<String>| {
+        crate::redact::Redactor::new(std::iter::empty(), rules)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    })
+}
+
 pub(super) fn judge_model<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     validated(d, |m: &String| check_judge_model(m))
 }

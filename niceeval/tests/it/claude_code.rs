@@ -511,6 +511,38 @@ fn an_api_error_fails_the_turn_with_its_message() {
         .collect();
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].contains("500 scripted overload"), "{}", errors[0]);
+    // The real program reports it as `subtype: "success"` with `is_error`: the turn's error
+    // names the failure, never a success.
+    assert!(
+        errors[0].starts_with("Claude Code's turn failed (") && !errors[0].contains("success"),
+        "{}",
+        errors[0]
+    );
+}
+
+#[test]
+fn a_rejected_key_fails_the_turn_saying_so() {
+    if !have_claude() {
+        return;
+    }
+    let place = place();
+    let fake = FakeAnthropic::start(|_: &Conversation| fail(401, "invalid x-api-key"));
+    let agent = agent(&fake, &place.home);
+    let (request, sink) = request("Hello.", &place);
+    rt().block_on(agent.send(request))
+        .expect("a failed result is a failed turn, not an execution error");
+    let errors: Vec<String> = sink
+        .snapshot()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Error { message } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert!(!errors.is_empty(), "the turn failed with an error event");
+    let last = errors.last().map(String::as_str).unwrap_or_default();
+    assert!(last.starts_with("Claude Code's turn failed ("), "{last}");
+    assert!(!last.contains("ended the turn with success"), "{last}");
 }
 
 // ---- process handling, with a stand-in program (no `claude` needed) ----
@@ -864,4 +896,179 @@ fn claude_under_bubblewrap_works_in_the_copy_and_resumes_its_session() {
         .expect("the second turn ran");
     assert!(resumed.passed, "{resumed:?}");
     assert_eq!(SETUP.get().unwrap().fake.conversations().len(), 7);
+}
+
+// ---- secrets and processes, against the real program ----
+
+/// The key the secret tests give Claude Code; its Bash tool inherits it.
+const SECRET_KEY: &str = "sk-ant-secret-0123456789abcdefghij";
+
+/// Claude prints its environment through its Bash tool, writes the key into a file, then
+/// answers quoting it.
+fn prints_its_environment(c: &Conversation) -> Step {
+    let Some(dir) = c.working_directory() else {
+        return fail(400, "the fake found no working directory in the prompt");
+    };
+    match c.step() {
+        0 => reply(vec![tool(
+            "Bash",
+            json!({
+                "command": format!("printenv ANTHROPIC_API_KEY; printenv ANTHROPIC_API_KEY > {dir}/leak.txt"),
+                "description": "Print the environment"
+            }),
+        )]),
+        _ => reply(vec![text(&format!(
+            "The key is {SECRET_KEY}, and it is in leak.txt."
+        ))]),
+    }
+}
+
+fn leaks_the_key(t: &mut niceeval::Eval) -> niceeval::__private::BoxFuture<'_, niceeval::Result> {
+    Box::pin(async move {
+        t.send("Show me your environment.").await?;
+        // Assertions see the raw values.
+        t.check(t.reply(), niceeval::expect::includes(SECRET_KEY));
+        t.not_in_diff(SECRET_KEY);
+        t.called_tool("Bash")
+            .input(json!({ "description": "Print the environment" }));
+        Ok(())
+    })
+}
+
+#[test]
+fn a_key_claude_code_prints_is_masked_in_every_report_and_file() {
+    if !have_claude() {
+        return;
+    }
+    static SETUP: std::sync::OnceLock<EvalSetup> = std::sync::OnceLock::new();
+    let krate = crate::support::Crate::new("");
+    std::fs::create_dir_all(krate.path().join("template")).unwrap();
+    std::fs::write(krate.path().join("template/README.md"), "a project\n").unwrap();
+    let home = krate.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let fake = FakeAnthropic::start(prints_its_environment);
+    let mut env = environment(&fake, &home);
+    for (k, v) in &mut env {
+        if k == "ANTHROPIC_API_KEY" {
+            *v = SECRET_KEY.to_string();
+        }
+    }
+    let _ = SETUP.set(EvalSetup { fake, env });
+    fn make() -> std::sync::Arc<dyn Agent> {
+        std::sync::Arc::new(claude_for(&SETUP))
+    }
+    let def = crate::support::define("leaks_the_key", &krate, leaks_the_key)
+        .with_workspace("template")
+        .with_agent(make);
+    let report = crate::support::run(def);
+    // The checks saw the key: the reply quotes it, and the diff has it.
+    let verdict = |name: &str| {
+        report
+            .assertions
+            .iter()
+            .find(|a| a.name.starts_with(name))
+            .map(|a| (a.passed, a.reason.clone()))
+            .unwrap_or_else(|| panic!("no {name}: {:#?}", report.assertions))
+    };
+    assert!(verdict("includes(").0, "{:#?}", report.assertions);
+    let (passed, reason) = verdict("not_in_diff(");
+    assert!(!passed, "the diff holds the key: {reason}");
+    assert!(reason.contains("at leak.txt:1"), "{reason}");
+    // Nothing the report keeps holds it: events (the Bash output, the reply), reasons, the
+    // rendered report, its JSON form (what the results file, JSONL, HTML and baselines are
+    // made of) and the snapshot text.
+    let json = serde_json::to_string(&report).unwrap();
+    let rendered = report.render();
+    for (what, text) in [("json", &json), ("rendered", &rendered)] {
+        assert!(
+            !text.contains(SECRET_KEY) && !text.contains("0123456789abcdefghij"),
+            "the key leaked into the {what} report:\n{text}"
+        );
+    }
+    assert!(json.contains("sk-a…[redacted]"), "{json}");
+    assert!(rendered.contains("sk-a…[redacted]"), "{rendered}");
+    let snapshot = niceeval::__private::snapshot_text(&report, krate.manifest_dir);
+    assert!(!snapshot.contains(SECRET_KEY), "{snapshot}");
+    if let Some(kept) = &report.runs[0].workspace {
+        let _ = std::fs::remove_dir_all(Path::new(kept).parent().unwrap());
+    }
+}
+
+/// A command that runs for 97 seconds, started by Claude Code's Bash tool (which gives each
+/// command a session of its own); its argument `marker` finds it in `/proc`.
+fn runs_a_long_command(marker: String) -> impl Fn(&Conversation) -> Step + Send + Sync + 'static {
+    move |c: &Conversation| match c.step() {
+        0 => reply(vec![tool(
+            "Bash",
+            json!({
+                // Claude Code refuses a standalone `sleep`; a program that waits is the same.
+                "command": format!("python3 -c 'import time; time.sleep(97)' {marker}"),
+                "description": "Wait a long time",
+                "timeout": 600000
+            }),
+        )]),
+        _ => reply(vec![text("Done waiting.")]),
+    }
+}
+
+/// Processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains(marker) {
+                found.push(format!("{}: {cmdline}", name.to_string_lossy()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_timed_out_turn_leaves_no_process_of_claude_codes_bash_tool_behind() {
+    if !have_claude() {
+        return;
+    }
+    let place = place();
+    // An argument no other process has.
+    let marker = format!("niceeval-long-command-{}", std::process::id());
+    let fake = FakeAnthropic::start(runs_a_long_command(marker.clone()));
+    let agent = agent(&fake, &place.home).timeout(Duration::from_secs(8));
+    let (request, sink) = request("Wait for me.", &place);
+    let started = std::time::Instant::now();
+    let outcome = rt().block_on(agent.send(request));
+    assert!(
+        outcome.is_err(),
+        "the turn timed out: {outcome:?}\n{:#?}",
+        sink.snapshot()
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+    // The command started (the fake asked for it and Claude ran it) ...
+    let called = sink
+        .snapshot()
+        .into_iter()
+        .any(|e| matches!(e, Event::ActionCalled { ref name, .. } if name == "Bash"));
+    assert!(
+        called,
+        "Claude Code ran the Bash tool: {:#?}",
+        sink.snapshot()
+    );
+    // ... and after the timeout nothing of it runs: not the CLI, not the shell, not the sleep.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = processes_with(&marker);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "processes of the timed-out turn are still running: {left:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

@@ -433,9 +433,12 @@ fn result_output(content: Option<&Value>) -> Value {
     }
 }
 
-/// Why a `result` frame says the turn failed: its `result` text, else its `errors`, else the
-/// subtype.
-fn error_message(frame: &Value, subtype: &str) -> String {
+/// Why a `result` frame says the turn failed: its `result` text, else its `errors`, else
+/// nothing more, behind the reason the frame gives. Claude Code reports an API error as
+/// `subtype: "success"` with `is_error: true` and `terminal_reason: "api_error"`: the reason
+/// is the terminal reason, else a subtype other than `success`, so the message never calls a
+/// failure a success.
+pub(super) fn error_message(frame: &Value, subtype: &str) -> String {
     let text = frame
         .get("result")
         .and_then(Value::as_str)
@@ -451,10 +454,15 @@ fn error_message(frame: &Value, subtype: &str) -> String {
                 .collect();
             (!errors.is_empty()).then(|| errors.join("; "))
         });
-    let subtype = if subtype.is_empty() { "error" } else { subtype };
+    let reason = frame
+        .get("terminal_reason")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty() && *r != "completed")
+        .or((!subtype.is_empty() && subtype != "success").then_some(subtype))
+        .unwrap_or("error");
     match text {
-        Some(text) => format!("Claude Code ended the turn with {subtype}: {text}"),
-        None => format!("Claude Code ended the turn with {subtype}"),
+        Some(text) => format!("Claude Code's turn failed ({reason}): {text}"),
+        None => format!("Claude Code's turn failed ({reason})"),
     }
 }
 

@@ -217,7 +217,7 @@ fn an_api_failure_fails_the_turn_with_its_message() {
     assert_eq!(rendered.len(), 1, "{rendered:#?}");
     assert!(
         rendered[0].starts_with(
-            "error: Claude Code ended the turn with success: API Error: 500 scripted overload."
+            "error: Claude Code's turn failed (api_error): API Error: 500 scripted overload."
         ),
         "{rendered:#?}"
     );
@@ -228,6 +228,33 @@ fn an_api_failure_fails_the_turn_with_its_message() {
 }
 
 #[test]
+fn a_failed_turn_is_never_described_as_a_success() {
+    // Claude Code 2.1.331 on a rejected key: `success`, `is_error`, `terminal_reason`.
+    let frame = serde_json::json!({
+        "type": "result", "subtype": "success", "is_error": true,
+        "terminal_reason": "api_error",
+        "result": "Failed to authenticate. API Error: 401 invalid x-api-key"
+    });
+    let message = super::stream::error_message(&frame, "success");
+    assert_eq!(
+        message,
+        "Claude Code's turn failed (api_error): Failed to authenticate. API Error: 401 invalid x-api-key"
+    );
+    assert!(!message.contains("success"), "{message}");
+    // Without a terminal reason, an error subtype names the failure; a bare error says error.
+    let frame = serde_json::json!({ "type": "result", "subtype": "error_during_execution", "is_error": true });
+    assert_eq!(
+        super::stream::error_message(&frame, "error_during_execution"),
+        "Claude Code's turn failed (error_during_execution)"
+    );
+    let frame = serde_json::json!({ "type": "result", "subtype": "success", "is_error": true });
+    assert_eq!(
+        super::stream::error_message(&frame, "success"),
+        "Claude Code's turn failed (error)"
+    );
+}
+
+#[test]
 fn reaching_max_turns_fails_the_turn() {
     let (events, stream) = parse("max_turns");
     let rendered = render(&events);
@@ -235,7 +262,7 @@ fn reaching_max_turns_fails_the_turn() {
         rendered[rendered.len() - 2..],
         [
             "usage in=360 out=14 cache_read=300 cost=0.000495000 model=anthropic/claude-sonnet-4-5",
-            "error: Claude Code ended the turn with error_max_turns: Reached maximum number of turns (1)",
+            "error: Claude Code's turn failed (max_turns): Reached maximum number of turns (1)",
         ]
     );
     assert!(matches!(stream.ending(), Some(Ending::Failed(_))));
