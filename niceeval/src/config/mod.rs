@@ -622,6 +622,24 @@ timeout = "90s"
         );
     }
 
+    #[test]
+    fn redact_rules_are_names_or_valid_patterns() {
+        let config = Config::parse(
+            "[report]\nredact = [\"MY_VAR\", \"/ghp_[A-Za-z0-9]{36}/\"]\n",
+            "n.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            config.report.redact.as_deref(),
+            Some(&["MY_VAR".to_string(), "/ghp_[A-Za-z0-9]{36}/".to_string()][..])
+        );
+        let err = Config::parse("[report]\nredact = [\"/(open/\"]\n", "n.toml").unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("n.toml:2:"), "{text}");
+        assert!(text.contains("[report] redact"), "{text}");
+        assert!(text.contains("not a valid regular expression"), "{text}");
+    }
+
     /// (line, column, key) of each error.
     fn located(err: &ConfigError) -> Vec<(usize, usize, Option<&str>)> {
         err.errors()
