@@ -24,6 +24,17 @@ use crate::support::fake_anthropic::{
 
 /// Whether `claude` is installed. Under CI a missing program fails the test; elsewhere it prints
 /// a notice and the caller skips.
+/// The messages of the `error` events an agent emitted.
+fn error_messages(sink: &EventSink) -> Vec<String> {
+    sink.snapshot()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Error { message } => Some(message),
+            _ => None,
+        })
+        .collect()
+}
+
 fn have_claude() -> bool {
     let ok = std::process::Command::new("claude")
         .arg("--version")
@@ -501,14 +512,7 @@ fn an_api_error_fails_the_turn_with_its_message() {
     let (request, sink) = request("This will fail.", &place);
     rt().block_on(agent.send(request))
         .expect("a failed result is a failed turn, not an execution error");
-    let errors: Vec<String> = sink
-        .snapshot()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::Error { message } => Some(message),
-            _ => None,
-        })
-        .collect();
+    let errors = error_messages(&sink);
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].contains("500 scripted overload"), "{}", errors[0]);
     // The real program reports it as `subtype: "success"` with `is_error`: the turn's error
@@ -531,14 +535,7 @@ fn a_rejected_key_fails_the_turn_saying_so() {
     let (request, sink) = request("Hello.", &place);
     rt().block_on(agent.send(request))
         .expect("a failed result is a failed turn, not an execution error");
-    let errors: Vec<String> = sink
-        .snapshot()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::Error { message } => Some(message),
-            _ => None,
-        })
-        .collect();
+    let errors = error_messages(&sink);
     assert!(!errors.is_empty(), "the turn failed with an error event");
     let last = errors.last().map(String::as_str).unwrap_or_default();
     assert!(last.starts_with("Claude Code's turn failed ("), "{last}");
