@@ -343,15 +343,12 @@ pub(crate) fn from_config(config: &crate::config::ClaudeCodeConfig) -> Result<Cl
     agent.system_prompt = config.system_prompt.clone();
     agent.append_system_prompt = config.append_system_prompt.clone();
     agent.max_turns = config.max_turns;
-    if let Some(program) = &config.program {
-        agent = agent.program(program.clone());
-    }
-    if let Some(timeout) = &config.timeout {
-        agent = agent.timeout(super::setting_duration(timeout)?);
-    }
-    for (key, value) in &config.env {
-        agent = agent.env(key, value);
-    }
+    super::process_keys(
+        &mut agent.process,
+        config.program.as_ref(),
+        config.timeout.as_ref(),
+        &config.env,
+    )?;
     Ok(agent)
 }
 

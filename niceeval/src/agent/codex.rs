@@ -445,15 +445,12 @@ pub(crate) fn from_config(config: &crate::config::CodexConfig) -> Result<Codex, 
     for (key, value) in &config.config {
         agent = agent.config(key.clone(), value.clone());
     }
-    if let Some(program) = &config.program {
-        agent = agent.program(program.clone());
-    }
-    if let Some(timeout) = &config.timeout {
-        agent = agent.timeout(super::setting_duration(timeout)?);
-    }
-    for (key, value) in &config.env {
-        agent = agent.env(key, value);
-    }
+    super::process_keys(
+        &mut agent.process,
+        config.program.as_ref(),
+        config.timeout.as_ref(),
+        &config.env,
+    )?;
     Ok(agent)
 }
 
