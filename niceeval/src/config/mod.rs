@@ -780,7 +780,7 @@ path = "x"
             report: ReportConfig {
                 max_text: Some(1024),
                 snapshot_reasons: Some(false),
-                redact: None,
+                redact: Some(vec!["MY_VAR".into()]),
             },
             compare: CompareConfig {
                 fail_on: Some(vec!["broken-gate".into()]),
