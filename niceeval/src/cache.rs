@@ -80,7 +80,7 @@ impl ResponseCache {
     ///
     /// ```
     /// use std::path::Path;
-    /// use niceeval::{cache::ResponseCache, config::Config};
+    /// use niceeval::__private::{cache::ResponseCache, config::Config};
     ///
     /// let mut config = Config::parse("[judge]\ncache_dir = \"judge-cache\"\n", "niceeval.toml")?;
     /// config.source = Some("/work/evals/niceeval.toml".into());

@@ -97,8 +97,8 @@ impl<A: Assertion> Assertion for Not<A> {
 /// score reaches it. The members are kept as the set's children in reports. Weight and metric
 /// chain on the set like on any assertion. A member's execution error is the set's.
 ///
-/// Members of different types are made one type by chaining (`.gate()`, `.weight(1.0)`: a
-/// [`Configured`](crate::Configured)); members of one type
+/// Members of different types are made one type by chaining (`.gate()`, `.weight(1.0)`, or
+/// [`Configured::new`](crate::Configured::new)); members of one type
 /// can be given as they are. A set with nothing to count (empty, or every member of weight 0)
 /// scores 0 and passes when no member failed, as promptfoo's `assert-set`. A weight-0 member
 /// still decides pass/fail here, as weight-0 gates do in an eval (assertions as data pass
@@ -108,12 +108,13 @@ impl<A: Assertion> Assertion for Not<A> {
 /// use niceeval::prelude::*;
 /// use niceeval::AssertionResult;
 ///
-/// let tone = all_of([icontains("thanks").boxed(), not(icontains("sorry")).boxed(), word_count(..=50).boxed()]);
+/// // Matchers of different types become one type when chained (they are gates already).
+/// let tone = all_of([icontains("thanks").gate(), not(icontains("sorry")).gate(), word_count(..=50).gate()]);
 /// let r = AssertionResult::evaluate(&tone, &"Sorry, and thanks!".subject());
 /// assert!(!r.passed);
 /// assert!((r.score - 2.0 / 3.0).abs() < 1e-12);
 /// assert_eq!(r.children.len(), 3);
-/// let lenient = all_of([icontains("thanks").boxed(), not(icontains("sorry")).boxed()]).at_least(0.5).gate();
+/// let lenient = all_of([icontains("thanks").gate(), not(icontains("sorry")).gate()]).at_least(0.5).gate();
 /// assert!(AssertionResult::evaluate(&lenient, &"Sorry, and thanks!".subject()).passed);
 ///
 /// // Members of one type need no boxing.

@@ -167,7 +167,8 @@ impl PriceTable<'_> {
     /// tokens at the price of its `model`. A `usage` event without tokens costs nothing.
     ///
     /// ```
-    /// use niceeval::{price::PriceTable, Event};
+    /// use niceeval::Event;
+/// use niceeval::__private::price::PriceTable;
     ///
     /// let usage = |model: &str, input, output| Event::Usage {
     ///     input_tokens: input, output_tokens: output, cache_read_tokens: 0,
@@ -261,7 +262,8 @@ impl PriceTable<'_> {
 /// see [`PriceTable::estimate`].
 ///
 /// ```
-/// use niceeval::{Event, price::estimate_cost, config::Config};
+/// use niceeval::Event;
+/// use niceeval::__private::{config::Config, price::estimate_cost};
 ///
 /// let config = Config::parse("[prices.\"acme/brainy-1\"]\ninput = 1.0\noutput = 4.0\n", "niceeval.toml")?;
 /// let events = [

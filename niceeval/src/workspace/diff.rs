@@ -12,7 +12,8 @@ use super::git::{Git, Tree};
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use niceeval::workspace::{Settings, Workspace};
+/// use niceeval::__private::workspace::Settings;
+/// use niceeval::workspace::Workspace;
 ///
 /// let template = tempfile::tempdir()?;
 /// std::fs::write(template.path().join("notes.txt"), "one\n")?;

@@ -11,7 +11,8 @@
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use niceeval::workspace::{Settings, Workspace};
+//! use niceeval::__private::workspace::Settings;
+//! use niceeval::workspace::Workspace;
 //!
 //! let template = tempfile::tempdir()?;
 //! std::fs::write(template.path().join("README.md"), "# todo\n")?;

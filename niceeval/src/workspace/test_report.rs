@@ -81,7 +81,8 @@ impl TestReport {
 /// binary's source in parentheses.
 ///
 /// ```
-/// use niceeval::workspace::{TestOutcome, parse_libtest};
+/// use niceeval::__private::workspace::parse_libtest;
+/// use niceeval::workspace::TestOutcome;
 ///
 /// let output = "\
 /// running 2 tests
@@ -277,7 +278,8 @@ fn suite_label(running: &str) -> String {
 /// skips it.
 ///
 /// ```
-/// use niceeval::workspace::{TestOutcome, parse_junit};
+/// use niceeval::__private::workspace::parse_junit;
+/// use niceeval::workspace::TestOutcome;
 ///
 /// let xml = r#"<testsuites><testsuite name="pytest" tests="2">
 ///   <testcase classname="test_todo" name="test_add" time="0.01"/>
