@@ -27,7 +27,25 @@ if ! command -v bwrap >/dev/null 2>&1; then
 fi
 echo "install-test-deps: $(bwrap --version)"
 
-"$python" -m pip install --disable-pip-version-check --quiet "$@" -r "$here/test-requirements.txt"
+# pip only when a pinned version is missing: a no-op run must not touch the interpreter (pip's
+# pyenv rehash hook takes a lock that a concurrent or killed run can leave behind).
+if ! "$python" - "$here/test-requirements.txt" <<'PY'
+import sys
+from importlib.metadata import version, PackageNotFoundError
+for line in open(sys.argv[1]):
+    line = line.split("#")[0].strip()
+    if not line:
+        continue
+    name, _, pinned = line.partition("==")
+    try:
+        if version(name) != pinned:
+            sys.exit(1)
+    except PackageNotFoundError:
+        sys.exit(1)
+PY
+then
+    "$python" -m pip install --disable-pip-version-check --quiet "$@" -r "$here/test-requirements.txt"
+fi
 "$python" - <<'PY'
 import nltk, rouge_score, pytest
 from nltk.translate.bleu_score import sentence_bleu, SmoothingFunction
