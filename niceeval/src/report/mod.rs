@@ -17,7 +17,9 @@ mod render;
 mod suite;
 pub(crate) mod table;
 pub(crate) use names::Names;
-pub(crate) use render::{Style, partial_changes, render};
+#[cfg(feature = "html")]
+pub(crate) use render::partial_changes;
+pub(crate) use render::{Style, render};
 pub use suite::{DatasetSummary, EvalSummary, Flaky, Progress, Signal, SuiteReport, SuiteStart};
 
 /// One run of an eval, summarized.
