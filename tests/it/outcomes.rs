@@ -384,7 +384,7 @@ fn send_without_an_agent_says_how_to_configure_one() {
     let failure = failure_of("no_agent", &eval("no_agent", &[], &[]));
     assert!(
         failure.contains(
-            "  error: eval no_agent has no agent: add `#[eval(agent = my_agent)]` (a `fn() -> impl Agent`) or an `[agent]` section in niceeval.toml\n"
+            "  error: eval evals::no_agent has no agent: add `#[eval(agent = my_agent)]` (a `fn() -> impl Agent`) or an `[agent]` section in niceeval.toml\n"
         ),
         "{failure}"
     );
