@@ -348,8 +348,8 @@ impl<W: Write + Send> Reporter for Console<W> {
 
 /// Renders the per-eval summary table: outcome, runs, pass rate, pass@k and pass^k (at
 /// [`EvalSummary::table_k`]), score, tokens, cost and wall time. `-` marks what does not apply
-/// (pass statistics of a single run, tokens nobody reported, an unknown cost).
-/// Evals are named as a run of just them names them (see [`Names`]).
+/// (pass statistics of a single run, tokens nobody reported, an unknown cost). Evals are named
+/// as a run of just these evals names them: without their test target when they share one.
 pub fn summary_table(evals: &[EvalSummary]) -> String {
     table(evals, Names::of(evals.iter().map(|e| e.id.as_str())))
 }
