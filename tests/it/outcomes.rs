@@ -109,7 +109,7 @@ fn passing_eval_passes_and_prints_nothing() {
     let out = eval("passing", &[], &[]);
     assert_passed("passing", &out);
     assert!(
-        !out.stdout.contains("evals::passing"),
+        !out.stdout.contains("eval passing passed"),
         "a passing eval's report is captured:\n{}",
         out.dump()
     );
@@ -122,7 +122,7 @@ fn passing_eval_shows_its_report_with_nocapture() {
     let out = eval("passing", &["--nocapture"], &[]);
     assert_passed("passing", &out);
     let report = format!(
-        "eval evals::passing passed\n  at outcomes/tests/evals.rs:{}\n  2 assertion(s), score 1.00\n\n  ok    gate includes(\"order 123\") — score 1.00\n",
+        "eval passing passed\n  at outcomes/tests/evals.rs:{}\n  2 assertion(s), score 1.00\n\n  ok    gate includes(\"order 123\") — score 1.00\n",
         line_of("passing")
     );
     assert!(out.stdout.contains(&report), "{}", out.dump());
@@ -132,7 +132,7 @@ fn passing_eval_shows_its_report_with_nocapture() {
 fn failing_gate_fails_and_the_report_is_the_whole_message() {
     let failure = failure_of("failing_gate", &eval("failing_gate", &[], &[]));
     let expected = format!(
-        r#"eval evals::failing_gate FAILED
+        r#"eval failing_gate FAILED
   at outcomes/tests/evals.rs:{}
   2 assertion(s), 1 gate(s) failed, score 0.50
 
@@ -160,7 +160,7 @@ fn soft_below_threshold_passes_with_a_mark() {
     let out = eval("soft_below_threshold", &["--nocapture"], &[]);
     assert_passed("soft_below_threshold", &out);
     for expected in [
-        "eval evals::soft_below_threshold passed (below threshold)\n",
+        "eval soft_below_threshold passed (below threshold)\n",
         "1 assertion(s), 1 below threshold, score 0.10\n",
         "BELOW soft similarity(\"your refund was issued today\") — score 0.10 (needs ≥ 0.90)\n",
         "got \"the parcel left the warehouse\", expected \"your refund was issued today\"",
@@ -181,7 +181,7 @@ fn soft_below_threshold_fails_with_niceeval_strict() {
         &eval("soft_below_threshold", &[], &[("NICEEVAL_STRICT", "1")]),
     );
     assert!(
-        failure.starts_with("eval evals::soft_below_threshold FAILED\n"),
+        failure.starts_with("eval soft_below_threshold FAILED\n"),
         "{failure}"
     );
     assert!(
@@ -213,7 +213,7 @@ fn strict_attribute_fails_without_the_environment_variable() {
         &eval("soft_below_threshold_strict", &[], &[]),
     );
     assert!(
-        failure.starts_with("eval evals::soft_below_threshold_strict FAILED\n"),
+        failure.starts_with("eval soft_below_threshold_strict FAILED\n"),
         "{failure}"
     );
     assert!(failure.contains("  strict mode: "), "{failure}");
@@ -258,7 +258,7 @@ fn skip_is_announced_as_skipped_not_as_a_silent_pass() {
     let out = eval("skipped", &["--nocapture"], &[]);
     assert!(
         out.stdout.contains(&format!(
-            "eval evals::skipped skipped\n  at outcomes/tests/evals.rs:{}\n  skipped: no API key in this environment\n",
+            "eval skipped skipped\n  at outcomes/tests/evals.rs:{}\n  skipped: no API key in this environment\n",
             line_of("skipped")
         )),
         "{}",
@@ -276,7 +276,7 @@ fn skip_is_announced_as_skipped_not_as_a_silent_pass() {
 fn panicking_eval_fails_with_the_panic_message() {
     let failure = failure_of("panicking", &eval("panicking", &[], &[]));
     let report = failure
-        .find("eval evals::panicking FAILED (error)\n")
+        .find("eval panicking FAILED (error)\n")
         .map(|at| &failure[at..])
         .unwrap_or_else(|| panic!("no report in:\n{failure}"));
     assert!(
@@ -294,7 +294,7 @@ fn panicking_eval_fails_with_the_panic_message() {
 fn async_timeout_fails_with_its_message() {
     let failure = failure_of("times_out_async", &eval("times_out_async", &[], &[]));
     assert!(
-        failure.starts_with("eval evals::times_out_async FAILED (error)\n"),
+        failure.starts_with("eval times_out_async FAILED (error)\n"),
         "{failure}"
     );
     assert!(
@@ -314,7 +314,7 @@ fn async_timeout_fails_with_its_message() {
 fn blocking_timeout_fails_with_its_message() {
     let failure = failure_of("times_out_blocking", &eval("times_out_blocking", &[], &[]));
     assert!(
-        failure.starts_with("eval evals::times_out_blocking FAILED (error)\n"),
+        failure.starts_with("eval times_out_blocking FAILED (error)\n"),
         "{failure}"
     );
     assert!(
@@ -332,7 +332,7 @@ fn blocking_timeout_fails_with_its_message() {
 fn require_stops_the_body() {
     let failure = failure_of("require_stops", &eval("require_stops", &[], &[]));
     let expected = format!(
-        r#"eval evals::require_stops FAILED
+        r#"eval require_stops FAILED
   at outcomes/tests/evals.rs:{}
   stopped: t.require(includes("refund")) did not pass; the rest of the body did not run
   1 assertion(s), 1 gate(s) failed, score 0.00
@@ -348,7 +348,7 @@ fn require_stops_the_body() {
 fn agent_error_propagated_with_question_mark_fails_the_eval() {
     let failure = failure_of("agent_error", &eval("agent_error", &[], &[]));
     assert!(
-        failure.starts_with("eval evals::agent_error FAILED (error)\n"),
+        failure.starts_with("eval agent_error FAILED (error)\n"),
         "{failure}"
     );
     assert!(
@@ -366,7 +366,7 @@ fn agent_error_propagated_with_question_mark_fails_the_eval() {
 fn body_error_fails_with_its_message() {
     let failure = failure_of("body_error", &eval("body_error", &[], &[]));
     assert!(
-        failure.starts_with("eval evals::body_error FAILED (error)\n"),
+        failure.starts_with("eval body_error FAILED (error)\n"),
         "{failure}"
     );
     assert!(
@@ -430,7 +430,7 @@ fn one_crashing_eval_does_not_stop_the_others() {
             .failure_output(name)
             .unwrap_or_else(|| panic!("no output for {name}\n{log}"));
         assert!(
-            output.contains(&format!("eval evals::{name} FAILED")),
+            output.contains(&format!("eval {name} FAILED")),
             "{name}:\n{log}"
         );
     }
@@ -461,7 +461,7 @@ fn malformed_config_fails_every_eval_naming_file_line_and_column() {
             .failure_output(name)
             .unwrap_or_else(|| panic!("no output for {name}\n{log}"));
         assert!(
-            output.starts_with(&format!("eval evals::{name} FAILED (error)\n")),
+            output.starts_with(&format!("eval {name} FAILED (error)\n")),
             "{log}"
         );
         assert!(output.contains(&location), "expected {location:?}\n{log}");

@@ -373,7 +373,7 @@ fn an_interrupted_suite_names_what_did_not_finish_in_every_report() {
     );
     assert!(
         text.contains(
-            "### Did not finish\n\nThe run was interrupted by SIGTERM before these evals finished:\n\n- `evals::support::slow_a`\n- `evals::support::slow_b`\n"
+            "### Did not finish\n\nThe run was interrupted by SIGTERM before these evals finished:\n\n- `support::slow_a`\n- `support::slow_b`\n"
         ),
         "{text}"
     );
@@ -418,7 +418,7 @@ fn an_interrupted_suite_names_what_did_not_finish_in_every_report() {
     assert!(page.contains("interrupted by SIGTERM: 2 not run"), "{page}");
     assert!(
         page.contains(
-            "<ul class=\"unfinished\"><li><code>evals::support::slow_a</code></li><li><code>evals::support::slow_b</code></li></ul>"
+            "<ul class=\"unfinished\"><li><code>support::slow_a</code></li><li><code>support::slow_b</code></li></ul>"
         ),
         "{page}"
     );
@@ -439,7 +439,7 @@ fn a_quiet_console_is_libtest_terse() {
         "quiet never draws a status line: {text:?}"
     );
     assert!(
-        text.contains("\nfailures:\n\neval evals::support::escalates FAILED\n"),
+        text.contains("\nfailures:\n\neval support::escalates FAILED\n"),
         "{text}"
     );
     assert!(!text.contains("pass@k"), "no table: {text}");
@@ -447,4 +447,187 @@ fn a_quiet_console_is_libtest_terse() {
         text.contains("test result: FAILED. 3 passed; 2 failed; 1 ignored;"),
         "{text}"
     );
+}
+
+/// Runs a reporter over the reports as the suite runner would, `finish` completing the suite
+/// report (a comparison with a baseline) before the reporter gets it.
+fn feed_with(
+    reporter: &mut dyn Reporter,
+    reports: &[EvalReport],
+    finish: impl FnOnce(&mut SuiteReport),
+) {
+    let start = SuiteStart {
+        evals: reports.iter().map(|r| r.id.clone()).collect(),
+        concurrency: 4,
+    };
+    reporter.on_run_start(&start).expect("run start");
+    for r in reports {
+        reporter.on_eval_complete(r).expect("eval complete");
+    }
+    let mut suite = SuiteReport::new(
+        reports.iter().map(EvalSummary::from).collect(),
+        0,
+        false,
+        1000.0,
+    );
+    finish(&mut suite);
+    reporter.on_run_complete(&suite).expect("run complete");
+}
+
+/// Every output of a run, with a dataset case and a comparison in which `escalates` broke:
+/// the console's, the Markdown summary, the HTML page and the JUnit XML.
+fn every_output(reports: &[EvalReport]) -> [String; 4] {
+    use niceeval::__private::compare::Baseline;
+    use niceeval::__private::config::CompareConfig;
+    use niceeval::__private::reporter::Html;
+    use niceeval::compare::{BaselineEval, Comparison};
+
+    let before: Vec<EvalReport> = reports
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            if r.id.ends_with("escalates") {
+                r.runs[0].outcome = Outcome::Passed;
+                r.recompute();
+            }
+            r
+        })
+        .collect();
+    let baseline = Baseline::of_reports(&before, false, false);
+    let now: Vec<BaselineEval> = reports.iter().map(BaselineEval::of).collect();
+    let comparison = Comparison::new(&baseline, &now, &CompareConfig::default());
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).expect("UTF-8");
+    let finish = |suite: &mut SuiteReport| suite.comparison = Some(comparison.clone());
+
+    let mut console = Console::new(Vec::new(), false);
+    feed_with(&mut console, reports, finish);
+    let mut md = Markdown::new(Vec::new());
+    feed_with(&mut md, reports, finish);
+    let mut html = Html::new(Vec::new());
+    feed_with(&mut html, reports, finish);
+    let mut junit = Junit::new(Vec::new());
+    feed_with(&mut junit, reports, finish);
+    [
+        text(console.into_inner()),
+        text(md.into_inner()),
+        text(html.into_inner()),
+        text(junit.into_inner()),
+    ]
+}
+
+/// What a reader of the HTML page sees: the page without its keys (`data-id`) and the data
+/// its script reads.
+fn visible(page: &str) -> String {
+    let page = page.split("<script id=\"data\"").next().unwrap_or_default();
+    niceeval::Regex::new(r#" data-id="[^"]*""#)
+        .expect("a valid regex")
+        .replace_all(page, "")
+        .into_owned()
+}
+
+/// The reports of [`reports`] and a failed case of the dataset `evals::capitals`.
+fn reports_with_a_dataset() -> Vec<EvalReport> {
+    let mut reports = reports();
+    let mut lima = report(
+        "evals::capitals::lima",
+        vec![run(Outcome::Failed, 10.0)],
+        vec![assertion(
+            "includes(\"Lima\")",
+            Settings::gate(),
+            0.0,
+            "not found",
+        )],
+    );
+    lima.dataset = Some("evals::capitals".into());
+    reports.push(lima);
+    reports
+}
+
+#[test]
+fn a_run_of_one_target_names_every_eval_without_it_in_every_output() {
+    let [console, md, html, junit] = every_output(&reports_with_a_dataset());
+    for (what, text) in [("console", &console), ("markdown", &md)] {
+        assert!(!text.contains("evals::"), "{what}:\n{text}");
+    }
+    for line in [
+        "test support::escalates ... FAILED\n",
+        "\neval support::escalates FAILED\n",
+        "\nsupport::escalates    failed ",
+        "\ndataset capitals: 0 of 1 cases passed",
+        "\n    search::flaky: 3 of 5 runs passed",
+        "\n    broke          support::escalates",
+        "\n    broken-gate support::escalates: passed in the baseline",
+    ] {
+        assert!(console.contains(line), "{line:?} in:\n{console}");
+    }
+    for line in [
+        "| `support::escalates` | ❌ failed |",
+        "<summary><code>support::escalates</code></summary>",
+        "eval support::escalates FAILED",
+        "- dataset `capitals`: 0 of 1 cases passed",
+        "| `search::flaky` | 3 of 5 |",
+        "- broken-gate `support::escalates`: passed in the baseline",
+        "| `support::escalates` | 🔴 broke |",
+    ] {
+        assert!(md.contains(line), "{line:?} in:\n{md}");
+    }
+    let shown = visible(&html);
+    assert!(!shown.contains("evals::"), "{shown}");
+    assert!(shown.contains("<code>support::escalates</code>"), "{shown}");
+    assert!(
+        html.contains("data-id=\"evals::support::escalates\""),
+        "keys stay whole"
+    );
+    assert!(
+        html.contains("\"name\":\"support::escalates\""),
+        "the script shows the name: {html}"
+    );
+    // JUnit's classname is a key CI dashboards track: whole; the report in it reads as above.
+    assert!(junit.contains("classname=\"evals::support\""), "{junit}");
+    assert!(junit.contains("eval support::escalates FAILED"), "{junit}");
+    assert!(!junit.contains("eval evals::"), "{junit}");
+}
+
+#[test]
+fn a_run_of_several_targets_names_every_eval_with_it_in_every_output() {
+    let mut reports = reports_with_a_dataset();
+    reports.push(report(
+        "smoke::ping",
+        vec![run(Outcome::Passed, 1.0)],
+        vec![assertion(
+            "includes(\"pong\")",
+            Settings::gate(),
+            1.0,
+            "found",
+        )],
+    ));
+    let [console, md, html, _] = every_output(&reports);
+    for line in [
+        "test evals::support::escalates ... FAILED\n",
+        "\neval evals::support::escalates FAILED\n",
+        "\nevals::support::escalates    failed ",
+        "\nsmoke::ping ",
+        "\ndataset evals::capitals: 0 of 1 cases passed",
+        "\n    evals::search::flaky: 3 of 5 runs passed",
+        "\n    broke          evals::support::escalates",
+        "\n    broken-gate evals::support::escalates: passed in the baseline",
+    ] {
+        assert!(console.contains(line), "{line:?} in:\n{console}");
+    }
+    for line in [
+        "| `evals::support::escalates` | ❌ failed |",
+        "<summary><code>evals::support::escalates</code></summary>",
+        "eval evals::support::escalates FAILED",
+        "- dataset `evals::capitals`: 0 of 1 cases passed",
+        "| `evals::search::flaky` | 3 of 5 |",
+        "- broken-gate `evals::support::escalates`: passed in the baseline",
+    ] {
+        assert!(md.contains(line), "{line:?} in:\n{md}");
+    }
+    let shown = visible(&html);
+    assert!(
+        shown.contains("<code>evals::support::escalates</code>"),
+        "{shown}"
+    );
+    assert!(shown.contains("<code>smoke::ping</code>"), "{shown}");
 }

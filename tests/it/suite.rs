@@ -171,7 +171,7 @@ fn a_failed_eval_fails_the_binary_with_its_report() {
     // The failure's report, then the summary table.
     assert!(
         out.stdout
-            .contains("\nfailures:\n\neval suite::checkout::refund_fails FAILED\n"),
+            .contains("\nfailures:\n\neval checkout::refund_fails FAILED\n"),
         "{log}"
     );
     assert!(
@@ -373,7 +373,7 @@ fn report_files_are_written_and_the_console_can_be_quiet() {
     assert!(!out.stdout.contains(" pass@k "), "{log}");
     assert!(
         out.stdout
-            .contains("\nfailures:\n\neval suite::checkout::refund_fails FAILED\n"),
+            .contains("\nfailures:\n\neval checkout::refund_fails FAILED\n"),
         "{log}"
     );
     assert_eq!(counts(summary(&out)), (false, 3, 1, 2, 12), "{log}");
@@ -416,7 +416,7 @@ fn report_files_are_written_and_the_console_can_be_quiet() {
 
     let md = std::fs::read_to_string(&markdown).expect("markdown written");
     assert!(
-        md.contains("| `suite::checkout::refund_fails` | ❌ failed |"),
+        md.contains("| `checkout::refund_fails` | ❌ failed |"),
         "{md}"
     );
 

@@ -9,6 +9,7 @@ use crate::compare::{
 };
 use crate::outcome::Outcome;
 
+use super::Names;
 use super::table::{Cell, Column, Table, Tone};
 
 /// How reports name a kind: `broke`, `still failing`, ...
@@ -236,8 +237,8 @@ pub(crate) fn regression(c: &Comparison, r: &Regression) -> String {
 }
 
 /// The comparison as plain text lines, for the console: the counts, each changed eval with
-/// what moved, each dataset, and the regressions.
-pub(crate) fn console(c: &Comparison) -> Vec<String> {
+/// what moved, each dataset, and the regressions; evals named by `names` (the run's).
+pub(crate) fn console(c: &Comparison, names: Names) -> Vec<String> {
     let mut lines = vec![format!(
         "compared with baseline {}: {}",
         c.baseline,
@@ -246,13 +247,13 @@ pub(crate) fn console(c: &Comparison) -> Vec<String> {
     for e in c.changed() {
         let details = details(e);
         lines.push(if details.is_empty() {
-            format!("    {:<14} {}", label(e), e.id)
+            format!("    {:<14} {}", label(e), names.name(&e.id))
         } else {
-            format!("    {:<14} {} — {details}", label(e), e.id)
+            format!("    {:<14} {} — {details}", label(e), names.name(&e.id))
         });
     }
     for d in &c.datasets {
-        lines.push(format!("    dataset {}: {}", d.id, dataset(d)));
+        lines.push(format!("    dataset {}: {}", names.name(&d.id), dataset(d)));
     }
     let regressions = c.regressions();
     if regressions.is_empty() {
@@ -272,7 +273,7 @@ pub(crate) fn console(c: &Comparison) -> Vec<String> {
             lines.push(format!(
                 "    {} {}: {}",
                 r.kind.name(),
-                r.id,
+                names.name(&r.id),
                 regression(c, r)
             ));
         }
@@ -293,7 +294,8 @@ pub(crate) fn tone(e: &EvalChange) -> Tone {
 
 /// The table of every eval that changed: its change, pass rate (with Fisher's exact test),
 /// score, metrics, tokens and cost per run, before and after; `None` when nothing changed.
-pub(crate) fn comparison_table(c: &Comparison) -> Option<Table> {
+/// Evals are named by `names` (the run's).
+pub(crate) fn comparison_table(c: &Comparison, names: Names) -> Option<Table> {
     let changed: Vec<&EvalChange> = c.changed().collect();
     if changed.is_empty() {
         return None;
@@ -315,7 +317,7 @@ pub(crate) fn comparison_table(c: &Comparison) -> Option<Table> {
                 .map(|(name, d)| format!("{name} {}", delta(d, 2)))
                 .collect();
             vec![
-                Cell::code(&e.id),
+                Cell::code(names.name(&e.id)),
                 Cell::text(label(e)).tone(tone(e)),
                 dash(e.pass_rate.as_ref().map(pass_rate).unwrap_or_default()),
                 dash(delta_or_empty(&e.score, 2)),

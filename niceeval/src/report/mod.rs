@@ -12,9 +12,13 @@ use crate::outcome::{Outcome, RunError};
 use crate::stats::Reliability;
 
 pub(crate) mod comparison;
+mod names;
 mod render;
 mod suite;
 pub(crate) mod table;
+pub(crate) use names::Names;
+#[cfg(feature = "html")]
+pub(crate) use render::partial_changes;
 pub(crate) use render::{Style, render};
 pub use suite::{DatasetSummary, EvalSummary, Flaky, Progress, Signal, SuiteReport, SuiteStart};
 
@@ -259,8 +263,17 @@ impl EvalReport {
     /// verdict, severity, score, threshold and reason. It is the failure message under
     /// `cargo test`, and what the console, JUnit, Markdown and HTML reports show; snapshots use
     /// the same renderer in its stable form ([`crate::snapshot::text`]).
+    ///
+    /// The header names the eval as libtest does, without its test target
+    /// (`eval support::refund FAILED` for `evals::support::refund`); reporters of a run that
+    /// shows several targets name it whole.
     pub fn render(&self) -> String {
         render(self, Style::Report)
+    }
+
+    /// [`EvalReport::render`], the eval named by `names` (the run's).
+    pub(crate) fn render_as(&self, names: Names) -> String {
+        render::render_named(self, Style::Report, names)
     }
 }
 
@@ -460,7 +473,15 @@ mod tests {
         report.runs = vec![run(Failed, 1.0), run(Passed, 2.0), run(Passed, 3.0)];
         report.recompute();
         let text = report.render();
-        assert!(text.starts_with("eval a::flaky passed\n"), "{text}");
+        // Named as libtest names it: without the test target.
+        assert!(text.starts_with("eval flaky passed\n"), "{text}");
+        let several = Names::of(["a::flaky", "b::flaky"]);
+        assert!(
+            report
+                .render_as(several)
+                .starts_with("eval a::flaky passed\n"),
+            "{text}"
+        );
         assert!(
             text.contains("runs: 2/3 passed, pass rate 0.67 (needs 0.50); showing run 2"),
             "{text}"
@@ -478,5 +499,51 @@ mod tests {
         let json = serde_json::to_value(&report).expect("serializes");
         assert_eq!(json["mean_run_ms"], 2.0);
         assert_eq!(json["max_run_ms"], 3.0);
+    }
+
+    #[test]
+    fn a_cut_workspace_change_reads_partial_in_the_report_and_its_snapshot() {
+        use crate::event::{Change, FileChange};
+        let mut report: EvalReport = serde_json::from_value(serde_json::json!({
+            "id": "a::edits", "file": "t.rs", "line": 1, "outcome": "passed",
+            "assertions": [], "duration_ms": 1.0,
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+            "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [1.0], "pass_hat_k": [1.0]},
+            "min_pass_rate": 1.0
+        }))
+        .expect("a report");
+        let change = |partial| Event::WorkspaceChanged {
+            files: vec![FileChange {
+                path: "z00.txt".into(),
+                change: Change::Created,
+                binary: false,
+            }],
+            diff: "+a\n".into(),
+            partial,
+        };
+        report.events = vec![change(false)];
+        assert!(!report.render().contains("partial"), "{}", report.render());
+        report.events = vec![change(false), change(true)];
+        let text = report.render();
+        assert!(
+            text.contains(
+                "  partial diff: the working copy's change 2 of 2 was over [workspace] \
+                 max_files / max_bytes; the report and the checks saw only its first part\n"
+            ),
+            "{text}"
+        );
+        let snapshot = render(&report, Style::Snapshot { reasons: true });
+        assert!(
+            snapshot.contains("partial diff: the working copy's change 2 of 2"),
+            "{snapshot}"
+        );
+        report.events = vec![change(true)];
+        assert!(
+            report
+                .render()
+                .contains("partial diff: the working copy's change was over"),
+            "{}",
+            report.render()
+        );
     }
 }

@@ -6,8 +6,9 @@
 
 use std::fmt::Write as _;
 
-use super::EvalReport;
+use super::{EvalReport, Names};
 use crate::assertion::{AssertionResult, Severity};
+use crate::event::Event;
 use crate::outcome::Outcome;
 
 /// Which form of the report text.
@@ -23,10 +24,15 @@ pub(crate) enum Style {
     },
 }
 
-/// Renders `report` in `style`.
+/// Renders `report` in `style`, named as a run of one test target names it (see [`Names`]).
 pub(crate) fn render(report: &EvalReport, style: Style) -> String {
+    render_named(report, style, Names::default())
+}
+
+/// Renders `report` in `style`, named by `names` (the run's: see [`Names`]).
+pub(crate) fn render_named(report: &EvalReport, style: Style, names: Names) -> String {
     let mut out = String::new();
-    header(&mut out, report, style);
+    header(&mut out, report, style, names);
     marks(&mut out, report, style);
     if style == Style::Report {
         totals(&mut out, report);
@@ -43,7 +49,7 @@ pub(crate) fn render(report: &EvalReport, style: Style) -> String {
 }
 
 /// The outcome line, and for several runs what they did.
-fn header(out: &mut String, report: &EvalReport, style: Style) {
+fn header(out: &mut String, report: &EvalReport, style: Style, names: Names) {
     match style {
         Style::Snapshot { .. } => {
             let _ = writeln!(out, "outcome: {}", report.outcome);
@@ -59,7 +65,7 @@ fn header(out: &mut String, report: &EvalReport, style: Style) {
                 (Outcome::Passed, _) => "passed",
                 (Outcome::Skipped, _) => "skipped",
             };
-            let _ = writeln!(out, "eval {} {verdict}", report.id);
+            let _ = writeln!(out, "eval {} {verdict}", names.name(&report.id));
             let _ = writeln!(out, "  at {}:{}", report.file, report.line);
             if report.runs.len() > 1 {
                 runs(out, report);
@@ -153,6 +159,9 @@ fn marks(out: &mut String, report: &EvalReport, style: Style) {
     if let Some(stopped) = &report.stopped {
         let _ = writeln!(out, "{pad}stopped: {stopped}");
     }
+    for line in partial_changes(&report.events) {
+        let _ = writeln!(out, "{pad}{line}");
+    }
     match style {
         Style::Report => {
             // Kept working copies (paths change every run: not in snapshots).
@@ -188,6 +197,36 @@ fn marks(out: &mut String, report: &EvalReport, style: Style) {
             }
         }
     }
+}
+
+/// One line per `workspace.changed` event that was cut at `[workspace] max_files` /
+/// `max_bytes` (`partial: true`), naming the turn whose change it is: every report that shows
+/// the working copy's changes says "partial" where a diff was cut, so a reader never takes the
+/// part for the whole.
+pub(crate) fn partial_changes(events: &[Event]) -> Vec<String> {
+    let changes: Vec<bool> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::WorkspaceChanged { partial, .. } => Some(*partial),
+            _ => None,
+        })
+        .collect();
+    changes
+        .iter()
+        .enumerate()
+        .filter(|(_, partial)| **partial)
+        .map(|(i, _)| {
+            let which = if changes.len() == 1 {
+                String::new()
+            } else {
+                format!(" {} of {}", i + 1, changes.len())
+            };
+            format!(
+                "partial diff: the working copy's change{which} was over [workspace] max_files / \
+                 max_bytes; the report and the checks saw only its first part"
+            )
+        })
+        .collect()
 }
 
 /// `120 tokens $0.0010`, or `120 tokens` when the cost is unknown.

@@ -462,8 +462,8 @@ impl SuiteReport {
     }
 
     /// The suite's spending in one line, the agents' and the judges' apart
-    /// (`tokens: 1200 agent + 300 judge; cost: $0.0120 agent + $0.0030 judge`); `None` when
-    /// nothing reported tokens or cost.
+    /// (`tokens: 1200 agent + 300 judge; cost: $0.0120 agent + $0.0030 judge`); a cost nobody
+    /// reported or priced reads `unknown (agent)`; `None` when nothing reported tokens or cost.
     ///
     /// ```
     /// use niceeval::reporter::SuiteReport;
@@ -471,11 +471,19 @@ impl SuiteReport {
     /// let mut suite = SuiteReport::new(vec![], 0, false, 1.0);
     /// assert_eq!(suite.spending(), None);
     /// suite.usage.input_tokens = 1000;
-    /// assert_eq!(suite.spending().unwrap(), "tokens: 1000 agent; cost: unknown agent");
+    /// assert_eq!(suite.spending().unwrap(), "tokens: 1000 agent; cost: unknown (agent)");
+    /// suite.judge_usage.input_tokens = 300;
+    /// assert_eq!(
+    ///     suite.spending().unwrap(),
+    ///     "tokens: 1000 agent + 300 judge; cost: unknown (agent and judge)"
+    /// );
+    /// suite.judge_usage.cost_usd = Some(0.003);
+    /// assert_eq!(
+    ///     suite.spending().unwrap(),
+    ///     "tokens: 1000 agent + 300 judge; cost: unknown (agent) + $0.0030 judge"
+    /// );
     /// suite.usage.output_tokens = 200;
     /// suite.usage.cost_usd = Some(0.012);
-    /// suite.judge_usage.input_tokens = 300;
-    /// suite.judge_usage.cost_usd = Some(0.003);
     /// assert_eq!(
     ///     suite.spending().unwrap(),
     ///     "tokens: 1200 agent + 300 judge; cost: $0.0120 agent + $0.0030 judge"
@@ -485,18 +493,41 @@ impl SuiteReport {
         if self.usage.is_zero() && self.judge_usage.is_zero() {
             return None;
         }
-        let cost = |usage: &Usage| {
-            usage
-                .cost_usd
-                .map_or("unknown".to_string(), |c| format!("${c:.4}"))
-        };
+        let judged = !self.judge_usage.is_zero();
         let mut tokens = format!("tokens: {} agent", self.usage.total_tokens());
-        let mut spent = format!("cost: {} agent", cost(&self.usage));
-        if !self.judge_usage.is_zero() {
+        if judged {
             tokens.push_str(&format!(" + {} judge", self.judge_usage.total_tokens()));
-            spent.push_str(&format!(" + {} judge", cost(&self.judge_usage)));
         }
-        Some(format!("{tokens}; {spent}"))
+        let known = |usage: &Usage, who: &str| usage.cost_usd.map(|c| format!("${c:.4} {who}"));
+        let spent = match (known(&self.usage, "agent"), judged) {
+            (Some(agent), false) => agent,
+            (None, false) => "unknown (agent)".to_string(),
+            (agent, true) => match (agent, known(&self.judge_usage, "judge")) {
+                (Some(agent), Some(judge)) => format!("{agent} + {judge}"),
+                (Some(agent), None) => format!("{agent} + unknown (judge)"),
+                (None, Some(judge)) => format!("unknown (agent) + {judge}"),
+                (None, None) => "unknown (agent and judge)".to_string(),
+            },
+        };
+        Some(format!("{tokens}; cost: {spent}"))
+    }
+
+    /// How this run's outputs name its evals (see [`super::Names`]): over the evals it
+    /// finished, those it did not, and the baseline's it was compared with.
+    pub(crate) fn names(&self) -> super::Names {
+        let compared = self.comparison.iter().flat_map(|c| {
+            c.evals
+                .iter()
+                .map(|e| e.id.as_str())
+                .chain(c.datasets.iter().map(|d| d.id.as_str()))
+        });
+        super::Names::of(
+            self.evals
+                .iter()
+                .map(|e| e.id.as_str())
+                .chain(self.unfinished.iter().map(String::as_str))
+                .chain(compared),
+        )
     }
 
     /// Marks the suite interrupted by `signal` before the evals `unfinished` (ids) finished;

@@ -1,6 +1,7 @@
 //! Tables as data: a header and rows of cells, built once from a suite's data and rendered by
 //! each format (the Markdown and HTML reporters), so what a row says is written in one place.
 
+use super::Names;
 use super::suite::{EvalSummary, Flaky};
 use crate::outcome::Outcome;
 
@@ -99,8 +100,8 @@ pub(crate) enum Tone {
 
 /// The per-eval table: the id, the outcome, and the numbers of
 /// [`EvalSummary::table_cells`] (runs, pass rate, pass@k, pass^k, score, tokens, cost, time),
-/// `–` where one does not apply.
-pub(crate) fn evals_table(evals: &[EvalSummary]) -> Table {
+/// `–` where one does not apply; evals named by `names` (the run's).
+pub(crate) fn evals_table(evals: &[EvalSummary], names: Names) -> Table {
     let numeric = [
         "runs",
         "pass rate",
@@ -123,7 +124,10 @@ pub(crate) fn evals_table(evals: &[EvalSummary]) -> Table {
                 (Outcome::Passed, _, false) => ("passed", Tone::Passed),
                 (Outcome::Skipped, _, _) => ("skipped", Tone::Skipped),
             };
-            let mut row = vec![Cell::code(&e.id), Cell::text(outcome).tone(tone)];
+            let mut row = vec![
+                Cell::code(names.name(&e.id)),
+                Cell::text(outcome).tone(tone),
+            ];
             row.extend(e.table_cells("–").into_iter().map(Cell::text));
             row
         })
@@ -132,8 +136,8 @@ pub(crate) fn evals_table(evals: &[EvalSummary]) -> Table {
 }
 
 /// The evals whose runs disagree: passed runs of counted runs, the pass rate and its 95%
-/// Wilson interval.
-pub(crate) fn flaky_table(flaky: &[Flaky]) -> Table {
+/// Wilson interval; evals named by `names` (the run's).
+pub(crate) fn flaky_table(flaky: &[Flaky], names: Names) -> Table {
     Table {
         columns: vec![
             Column::text("eval"),
@@ -145,7 +149,7 @@ pub(crate) fn flaky_table(flaky: &[Flaky]) -> Table {
             .iter()
             .map(|f| {
                 vec![
-                    Cell::code(&f.id),
+                    Cell::code(names.name(&f.id)),
                     Cell::text(format!("{} of {}", f.passed, f.runs)),
                     Cell::text(format!("{:.2}", f.pass_rate)),
                     Cell::text(f.interval.to_string()),

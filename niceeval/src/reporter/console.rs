@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::Reporter;
 use crate::outcome::Outcome;
-use crate::report::{EvalReport, EvalSummary, Progress, SuiteReport, SuiteStart};
+use crate::report::{EvalReport, EvalSummary, Names, Progress, SuiteReport, SuiteStart};
 
 /// Writes progress and a summary table to `out`.
 pub struct Console<W: Write + Send> {
@@ -27,8 +27,8 @@ pub struct Console<W: Write + Send> {
     done: usize,
     failures: Vec<String>,
     filtered_out: usize,
-    /// Evals of several targets are shown: names keep their crate segment.
-    full_ids: bool,
+    /// How the run names its evals (see [`Names`]), from the evals it starts.
+    names: Names,
     /// Evals failed so far.
     failed: usize,
     /// Evals running at the last progress report.
@@ -62,7 +62,7 @@ impl<W: Write + Send> Console<W> {
             done: 0,
             failures: Vec::new(),
             filtered_out: 0,
-            full_ids: false,
+            names: Names::default(),
             failed: 0,
             running: 0,
             started: None,
@@ -173,25 +173,10 @@ fn clock(d: Duration) -> String {
     }
 }
 
-/// The name libtest would show: the id without its crate segment.
-fn test_name(id: &str) -> &str {
-    id.split_once("::").map_or(id, |(_, rest)| rest)
-}
-
-/// Whether `ids` come from more than one test target (crate segment): then names are shown
-/// whole, so `smoke::order_status` and `evals::order_status` stay apart.
-fn several_targets<'a>(mut ids: impl Iterator<Item = &'a str>) -> bool {
-    let target = |id: &'a str| id.split_once("::").map_or("", |(target, _)| target);
-    match ids.next() {
-        Some(first) => ids.any(|id| target(id) != target(first)),
-        None => false,
-    }
-}
-
 impl<W: Write + Send> Console<W> {
     /// The name shown for `id`: libtest's, or the whole id when several targets are shown.
     fn name<'a>(&self, id: &'a str) -> &'a str {
-        if self.full_ids { id } else { test_name(id) }
+        self.names.name(id)
     }
 }
 
@@ -199,7 +184,7 @@ impl<W: Write + Send> Reporter for Console<W> {
     fn on_run_start(&mut self, start: &SuiteStart) -> std::io::Result<()> {
         self.total = start.evals.len();
         self.started = Some(Instant::now());
-        self.full_ids = several_targets(start.evals.iter().map(String::as_str));
+        self.names = Names::of(start.evals.iter().map(String::as_str));
         writeln!(
             self.out,
             "\nrunning {} eval{} (concurrency {})",
@@ -221,7 +206,7 @@ impl<W: Write + Send> Reporter for Console<W> {
                 Outcome::Passed => ".",
                 Outcome::Skipped => "i",
                 Outcome::Failed => {
-                    self.failures.push(report.render());
+                    self.failures.push(report.render_as(self.names));
                     "F"
                 }
             };
@@ -247,11 +232,11 @@ impl<W: Write + Send> Reporter for Console<W> {
             )?,
             Outcome::Failed => {
                 writeln!(self.out, "test {name} ... FAILED")?;
-                self.failures.push(report.render());
+                self.failures.push(report.render_as(self.names));
             }
         }
         if self.show_output && report.outcome != Outcome::Failed {
-            writeln!(self.out, "{}", report.render())?;
+            writeln!(self.out, "{}", report.render_as(self.names))?;
         }
         self.status()
     }
@@ -291,6 +276,11 @@ impl<W: Write + Send> Reporter for Console<W> {
 
     fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
         self.clear_status()?;
+        // The names the run started with (its failures are already written with them); a
+        // console that saw no start takes the suite's.
+        if self.started.is_none() {
+            self.names = suite.names();
+        }
         if self.quiet && self.done > 0 && !self.live {
             writeln!(self.out)?;
         }
@@ -302,7 +292,7 @@ impl<W: Write + Send> Reporter for Console<W> {
         }
         if !suite.evals.is_empty() && !self.quiet {
             writeln!(self.out)?;
-            write!(self.out, "{}", summary_table(&suite.evals))?;
+            write!(self.out, "{}", table(&suite.evals, self.names))?;
             for dataset in &suite.datasets {
                 let name = self.name(&dataset.id).to_string();
                 writeln!(self.out, "dataset {name}: {}", dataset.counts())?;
@@ -324,7 +314,7 @@ impl<W: Write + Send> Reporter for Console<W> {
         }
         if let Some(comparison) = &suite.comparison {
             writeln!(self.out)?;
-            for line in crate::report::comparison::console(comparison) {
+            for line in crate::report::comparison::console(comparison, self.names) {
                 writeln!(self.out, "{line}")?;
             }
         }
@@ -358,8 +348,14 @@ impl<W: Write + Send> Reporter for Console<W> {
 
 /// Renders the per-eval summary table: outcome, runs, pass rate, pass@k and pass^k (at
 /// [`EvalSummary::table_k`]), score, tokens, cost and wall time. `-` marks what does not apply
-/// (pass statistics of a single run, tokens nobody reported, an unknown cost).
+/// (pass statistics of a single run, tokens nobody reported, an unknown cost). Evals are named
+/// as a run of just these evals names them: without their test target when they share one.
 pub fn summary_table(evals: &[EvalSummary]) -> String {
+    table(evals, Names::of(evals.iter().map(|e| e.id.as_str())))
+}
+
+/// [`summary_table`], evals named by `names`.
+fn table(evals: &[EvalSummary], names: Names) -> String {
     const HEADER: [&str; 10] = [
         "eval",
         "outcome",
@@ -372,7 +368,6 @@ pub fn summary_table(evals: &[EvalSummary]) -> String {
         "cost",
         "time",
     ];
-    let full_ids = several_targets(evals.iter().map(|e| e.id.as_str()));
     let rows: Vec<[String; 10]> = evals
         .iter()
         .map(|e| {
@@ -383,11 +378,7 @@ pub fn summary_table(evals: &[EvalSummary]) -> String {
             };
             let [runs, rate, at_k, hat_k, score, tokens, cost, time] = e.table_cells("-");
             [
-                if full_ids {
-                    e.id.clone()
-                } else {
-                    test_name(&e.id).to_string()
-                },
+                names.name(&e.id).to_string(),
                 outcome,
                 runs,
                 rate,
@@ -463,7 +454,8 @@ mod tests {
         shown.on_eval_complete(&passed).unwrap();
         let shown = String::from_utf8(shown.into_inner()).unwrap();
         assert!(
-            shown.starts_with("test refund ... ok\neval demo::refund passed\n"),
+            // One name for the eval: the progress line's and the report header's.
+            shown.starts_with("test refund ... ok\neval refund passed\n"),
             "{shown}"
         );
         assert!(shown.contains("includes(\"refund\")"), "{shown}");

@@ -17,7 +17,7 @@ use crate::compare::{EvalChange, Kind};
 use crate::outcome::Outcome;
 use crate::report::comparison as text;
 use crate::report::table::{Cell, Column, Table, Tone, evals_table, flaky_table};
-use crate::report::{EvalReport, SuiteReport};
+use crate::report::{EvalReport, Names, SuiteReport};
 
 /// Writes a self-contained HTML report when the suite completes.
 pub struct Html<W: Write + Send> {
@@ -65,10 +65,23 @@ impl<W: Write + Send> Reporter for Html<W> {
     }
 }
 
-/// Pass-rate bars, one per eval.
-fn pass_rate_chart(reports: &[EvalReport]) -> String {
+/// The longest label the pass-rate chart shows whole, in characters; longer names lose their
+/// middle (the full name is the label's tooltip).
+const LABEL_CHARS: usize = 64;
+
+/// Pass-rate bars, one per eval, each labelled with the eval's name (see [`Names`]): the label
+/// column is as wide as the longest name (up to [`LABEL_CHARS`]), and a longer name keeps its
+/// start and its end, so neither the module nor the eval is cut off.
+fn pass_rate_chart(reports: &[EvalReport], names: Names) -> String {
     let row = 22;
-    let label = 260;
+    let longest = reports
+        .iter()
+        .map(|r| names.name(&r.id).chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(LABEL_CHARS);
+    // About 6.5 px per character of the chart's 11 px font, and a margin.
+    let label = (longest * 13 / 2 + 16).max(120);
     let bar = 360;
     let height = row * reports.len().max(1) + 10;
     let mut svg = format!(
@@ -88,12 +101,14 @@ fn pass_rate_chart(reports: &[EvalReport]) -> String {
             Outcome::Failed => "fail",
             Outcome::Skipped => "skip",
         };
+        let name = names.name(&r.id);
         let _ = write!(
             svg,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{label}\" y=\"{y}\" width=\"{bar}\" height=\"16\" class=\"track\"/><rect x=\"{label}\" y=\"{y}\" width=\"{:.1}\" height=\"16\" class=\"{class}\"/><text x=\"{}\" y=\"{}\">{}</text>",
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text><rect x=\"{label}\" y=\"{y}\" width=\"{bar}\" height=\"16\" class=\"track\"/><rect x=\"{label}\" y=\"{y}\" width=\"{:.1}\" height=\"16\" class=\"{class}\"/><text x=\"{}\" y=\"{}\">{}</text>",
             label - 8,
             y + 13,
-            escape(&shorten(&r.id, 36)),
+            escape(name),
+            escape(&elide_middle(name, LABEL_CHARS)),
             rate * bar as f64,
             label + bar + 6,
             y + 13,
@@ -142,19 +157,23 @@ fn score_histogram(reports: &[EvalReport]) -> String {
     svg
 }
 
-fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
+/// `text` in at most `max` characters: whole when it fits, else its start and its end around
+/// an ellipsis (`support::refu…::escalates_to_a_manager`); the end keeps the last segment (the
+/// eval's own name) whole when it leaves room for a start.
+fn elide_middle(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max || max < 10 {
         return text.to_string();
     }
-    let tail: String = text
-        .chars()
-        .rev()
-        .take(max - 1)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
-    format!("…{tail}")
+    let keep = max - 1;
+    let last = text
+        .rsplit_once("::")
+        .map_or(0, |(_, name)| name.chars().count() + 2);
+    let tail = (keep - keep * 2 / 5).max(last).min(keep - 8);
+    let head = keep - tail;
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(count - tail).collect();
+    format!("{start}…{end}")
 }
 
 /// Embeds JSON in a `<script>` element safely.
@@ -206,13 +225,14 @@ const SCRIPT: &str = r##"
     const cls = r.outcome === "passed" ? "pass" : r.outcome === "failed" ? "fail" : "skip";
     const box = el("details", { class: "eval", "data-id": r.id });
     if (r.outcome === "failed") box.open = true;
-    box.append(el("summary", {}, el("span", { class: cls }, r.outcome.toUpperCase()), " ", r.id));
+    const note = notes[r.id] || {};
+    box.append(el("summary", {}, el("span", { class: cls }, r.outcome.toUpperCase()), " ", note.name ?? r.id));
     if (r.description) box.append(el("p", {}, r.description));
     box.append(el("p", {}, `${r.file}:${r.line}`));
     if (r.error) box.append(el("p", { class: "fail" }, "error: " + (r.error.message ?? r.error)));
     if (r.skip_reason) box.append(el("p", { class: "skip" }, "skipped: " + r.skip_reason));
     if (r.stopped) box.append(el("p", { class: "skip" }, "stopped: " + r.stopped));
-    const note = notes[r.id];
+    for (const line of note.partial || []) box.append(el("p", { class: "partial fail" }, line));
     if (note && note.change) box.append(el("p", { class: "change " + note.class }, `since the baseline: ${note.change}`));
     if (note && note.flaky) box.append(el("p", { class: "flaky" }, `flaky: ${note.flaky}`));
     if (r.runs.length > 1) {
@@ -232,8 +252,10 @@ const SCRIPT: &str = r##"
     rows(r.assertions, 0);
     box.append(table);
     if (r.events.length) {
-      const lines = r.events.map((e) => JSON.stringify(e)).join("\n");
-      box.append(el("details", {}, el("summary", {}, `transcript (${r.events.length} events)`), el("pre", {}, lines)));
+      // A workspace change cut at [workspace] max_files / max_bytes says so on its line.
+      const lines = r.events.map((e) => (e.type === "workspace.changed" && e.partial ? "(partial diff) " : "") + JSON.stringify(e)).join("\n");
+      const partial = note.partial ? ", partial diff" : "";
+      box.append(el("details", {}, el("summary", {}, `transcript (${r.events.length} events${partial})`), el("pre", {}, lines)));
     }
     root.append(box);
   }
@@ -268,9 +290,10 @@ const SCRIPT: &str = r##"
 /// The summary table ([`evals_table`]), rendered on the server side so it reads without
 /// scripts. With a comparison, each row has a `change` cell (what happened since the baseline,
 /// and what moved) and says whether it changed (`data-changed`), for the "changed only" filter;
-/// removed evals, which have no summary, get a row of their own.
-fn summary_table(suite: &SuiteReport) -> String {
-    let table = evals_table(&suite.evals);
+/// removed evals, which have no summary, get a row of their own. Rows are keyed by the whole
+/// id (`data-id`), and show the eval's name (see [`Names`]).
+fn summary_table(suite: &SuiteReport, names: Names) -> String {
+    let table = evals_table(&suite.evals, names);
     let comparison = suite.comparison.as_ref();
     let mut html = format!(
         "<table class=\"summary\"><tr>{}{}</tr>",
@@ -312,7 +335,7 @@ fn summary_table(suite: &SuiteReport) -> String {
         .filter(|c| c.kind == Kind::Removed)
     {
         let mut row = vec![
-            Cell::code(&change.id),
+            Cell::code(names.name(&change.id)),
             Cell::text("removed").tone(Tone::Skipped),
         ];
         row.resize(table.columns.len(), Cell::text("–"));
@@ -395,41 +418,74 @@ fn tone_class(tone: Tone) -> &'static str {
     }
 }
 
-/// Per eval id, what the script adds to its details: the change since the baseline (with its
-/// class) and the flaky line.
-fn notes(suite: &SuiteReport) -> serde_json::Map<String, serde_json::Value> {
+/// Per eval id, what the script adds to its details: the eval's name (see [`Names`]), the
+/// change since the baseline (with its class), the flaky line, and the lines that say a
+/// workspace change was cut (partial).
+fn notes(
+    reports: &[EvalReport],
+    suite: &SuiteReport,
+    names: Names,
+) -> serde_json::Map<String, serde_json::Value> {
     let mut notes = serde_json::Map::new();
+    for r in reports {
+        let mut note = serde_json::json!({ "name": names.name(&r.id) });
+        let partial = crate::report::partial_changes(&r.events);
+        if !partial.is_empty() {
+            note["partial"] = partial.into();
+        }
+        notes.insert(r.id.clone(), note);
+    }
     if let Some(c) = &suite.comparison {
         for change in c.changed() {
-            notes.insert(
-                change.id.clone(),
-                serde_json::json!({
-                    "change": match text::details(change) {
-                        details if details.is_empty() => text::label(change),
-                        details => format!("{} — {details}", text::label(change)),
-                    },
-                    "class": change_class(change),
-                }),
-            );
+            let entry = notes
+                .entry(change.id.clone())
+                .or_insert_with(|| serde_json::json!({ "name": names.name(&change.id) }));
+            entry["change"] = match text::details(change) {
+                details if details.is_empty() => text::label(change),
+                details => format!("{} — {details}", text::label(change)),
+            }
+            .into();
+            entry["class"] = change_class(change).into();
         }
     }
     for flaky in &suite.flaky {
         let entry = notes
             .entry(flaky.id.clone())
-            .or_insert_with(|| serde_json::json!({}));
+            .or_insert_with(|| serde_json::json!({ "name": names.name(&flaky.id) }));
         entry["flaky"] = flaky.describe().into();
     }
     notes
 }
 
+/// Each dataset eval over its cases: cases passed, mean score, metrics and, with
+/// `min_case_pass_rate`, the verdict — the line the console and Markdown print
+/// ([`crate::report::DatasetSummary::counts`]).
+fn datasets_section(suite: &SuiteReport, names: Names) -> String {
+    if suite.datasets.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from("<h2>Datasets</h2>\n<ul class=\"datasets\">");
+    for d in &suite.datasets {
+        let class = if d.passes() { "pass" } else { "fail" };
+        let _ = write!(
+            html,
+            "<li class=\"dataset\">dataset <code>{}</code>: <span class=\"{class}\">{}</span></li>",
+            escape(names.name(&d.id)),
+            escape(&d.counts())
+        );
+    }
+    html.push_str("</ul>\n");
+    html
+}
+
 /// The flaky evals and the comparison with a baseline, under the summary table.
-fn comparison_section(suite: &SuiteReport) -> String {
+fn comparison_section(suite: &SuiteReport, names: Names) -> String {
     let mut html = String::new();
     if !suite.flaky.is_empty() {
         html.push_str(
             "<h2>Flaky</h2>\n<p>Evals whose runs disagree (some passed, some failed):</p>\n",
         );
-        html.push_str(&table(&flaky_table(&suite.flaky), "flaky"));
+        html.push_str(&table(&flaky_table(&suite.flaky, names), "flaky"));
         html.push('\n');
     }
     let Some(c) = &suite.comparison else {
@@ -460,7 +516,7 @@ fn comparison_section(suite: &SuiteReport) -> String {
                 html,
                 "<li>{} <code>{}</code>: {}</li>",
                 r.kind.name(),
-                escape(&r.id),
+                escape(names.name(&r.id)),
                 escape(&text::regression(c, r))
             );
         }
@@ -470,7 +526,7 @@ fn comparison_section(suite: &SuiteReport) -> String {
         let _ = writeln!(
             html,
             "<p class=\"dataset\">dataset <code>{}</code>: {}</p>",
-            escape(&d.id),
+            escape(names.name(&d.id)),
             escape(&text::dataset(d))
         );
     }
@@ -478,7 +534,7 @@ fn comparison_section(suite: &SuiteReport) -> String {
 }
 
 /// The evals an interruption left unfinished, named under the summary table.
-fn unfinished_list(suite: &SuiteReport) -> String {
+fn unfinished_list(suite: &SuiteReport, names: Names) -> String {
     if suite.unfinished.is_empty() {
         return String::new();
     }
@@ -487,13 +543,14 @@ fn unfinished_list(suite: &SuiteReport) -> String {
         escape(&suite.interruption())
     );
     for id in &suite.unfinished {
-        let _ = write!(html, "<li><code>{}</code></li>", escape(id));
+        let _ = write!(html, "<li><code>{}</code></li>", escape(names.name(id)));
     }
     html.push_str("</ul>\n");
     html
 }
 
 fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
+    let names = suite.names();
     let mut page = String::with_capacity(16 * 1024);
     // The policy forbids every load from anywhere: the page works offline because it cannot
     // do anything else, and a stray external reference shows up as a console error.
@@ -507,7 +564,7 @@ fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
 <h1>niceeval report</h1>
 <p class="totals"><span class="pass">{passed} passed</span><span class="fail">{failed} failed</span><span class="skip">{skipped} skipped</span>{interrupted}<span>{secs:.2}s</span>{spending}</p>
 {changed_only}{summary}
-{unfinished}{comparison}<div class="charts"><div><h2>Pass rate</h2>{rates}</div><div><h2>Assertion scores</h2>{hist}</div></div>
+{datasets}{unfinished}{comparison}<div class="charts"><div><h2>Pass rate</h2>{rates}</div><div><h2>Assertion scores</h2>{hist}</div></div>
 <h2>Evals</h2>
 <input id="filter" type="search" placeholder="filter evals" aria-label="filter evals">
 <div id="evals">"#,
@@ -528,26 +585,27 @@ fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
             .spending()
             .map(|s| format!("<span class=\"spending\">{}</span>", escape(&s)))
             .unwrap_or_default(),
-        summary = summary_table(suite),
+        summary = summary_table(suite, names),
+        datasets = datasets_section(suite, names),
         changed_only = if suite.comparison.is_some() {
             "<label class=\"changed-only\"><input id=\"changed-only\" type=\"checkbox\"> changed only</label>\n"
         } else {
             ""
         },
-        comparison = comparison_section(suite),
-        unfinished = unfinished_list(suite),
-        rates = pass_rate_chart(reports),
+        comparison = comparison_section(suite, names),
+        unfinished = unfinished_list(suite, names),
+        rates = pass_rate_chart(reports, names),
         hist = score_histogram(reports),
     );
     // Without scripts, the plain-text reports; the script replaces them with richer details.
     for r in reports {
-        let _ = write!(page, "<pre>{}</pre>", escape(&r.render()));
+        let _ = write!(page, "<pre>{}</pre>", escape(&r.render_as(names)));
     }
     let _ = write!(
         page,
         "</div>\n<script id=\"data\" type=\"application/json\">{data}</script>\n<script id=\"notes\" type=\"application/json\">{notes}</script>\n<script>{SCRIPT}</script>\n</body></html>\n",
         data = script_json(&reports),
-        notes = script_json(&notes(suite)),
+        notes = script_json(&notes(reports, suite, names)),
     );
     page
 }
@@ -555,6 +613,69 @@ fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn report(id: &str, dataset: Option<&str>, outcome: &str) -> EvalReport {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "file": "tests/evals.rs", "line": 1, "outcome": outcome,
+            "assertions": [], "duration_ms": 1.0, "score": 0.5,
+            "metrics": {"accuracy": 0.5},
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+            "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [1.0], "pass_hat_k": [1.0]},
+            "min_pass_rate": 1.0, "dataset": dataset,
+        }))
+        .expect("a report")
+    }
+
+    #[test]
+    fn long_names_lose_their_middle_not_their_start() {
+        let name = "support::refund_requests_of_customers_abroad::escalates_to_a_manager_on_the_second_turn";
+        let short = elide_middle(name, 64);
+        assert_eq!(short.chars().count(), 64);
+        assert!(short.starts_with("support:"), "{short}");
+        assert!(
+            short.ends_with("…::escalates_to_a_manager_on_the_second_turn"),
+            "{short}"
+        );
+        assert!(short.contains('…'), "{short}");
+        assert_eq!(elide_middle("evals::a", 40), "evals::a");
+
+        let reports = [report(&format!("evals::{name}"), None, "passed")];
+        let chart = pass_rate_chart(&reports, Names::default());
+        // The label starts with the name's start, and its tooltip holds all of it.
+        assert!(
+            chart.contains(&format!("<title>{name}</title>support::refund_")),
+            "{chart}"
+        );
+        assert!(!chart.contains(">…"), "not cut from the left: {chart}");
+    }
+
+    #[test]
+    fn each_dataset_has_its_line() {
+        let reports = [
+            report("evals::capitals::paris", Some("evals::capitals"), "passed"),
+            report(
+                "evals::capitals::atlantis",
+                Some("evals::capitals"),
+                "failed",
+            ),
+        ];
+        let suite = SuiteReport::new(
+            reports
+                .iter()
+                .map(crate::report::EvalSummary::from)
+                .collect(),
+            0,
+            false,
+            1.0,
+        );
+        let page = render_page(&reports, &suite);
+        assert!(
+            page.contains(
+                "<h2>Datasets</h2>\n<ul class=\"datasets\"><li class=\"dataset\">dataset <code>capitals</code>: <span class=\"fail\">1 of 2 cases passed, mean score 0.50, accuracy 0.50</span></li></ul>"
+            ),
+            "{page}"
+        );
+    }
 
     #[test]
     fn script_data_cannot_close_the_script_element() {

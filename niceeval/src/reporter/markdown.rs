@@ -12,12 +12,18 @@ use crate::compare::Comparison;
 use crate::outcome::Outcome;
 use crate::report::comparison as text;
 use crate::report::table::{Table, Tone, evals_table, flaky_table};
-use crate::report::{EvalReport, SuiteReport};
+use crate::report::{EvalReport, Names, SuiteReport, SuiteStart};
 
 /// Writes a Markdown summary when the suite completes.
 pub struct Markdown<W: Write + Send> {
     out: W,
+    /// How the run names its evals, from the evals it starts (see [`Names`]).
+    names: Option<Names>,
+    /// The failed evals' reports, rendered once the names are known.
     failures: String,
+    /// Failed reports that finished before any start told the names (a reporter driven by
+    /// hand); rendered at the end with the suite's names.
+    unnamed: Vec<EvalReport>,
 }
 
 impl<W: Write + Send> Markdown<W> {
@@ -25,7 +31,9 @@ impl<W: Write + Send> Markdown<W> {
     pub fn new(out: W) -> Self {
         Markdown {
             out,
+            names: None,
             failures: String::new(),
+            unnamed: Vec::new(),
         }
     }
 
@@ -45,7 +53,7 @@ impl Markdown<super::ReportFile> {
 }
 
 /// The comparison with a baseline: the counts, the regressions, and a table of what changed.
-fn comparison_markdown(c: &Comparison) -> String {
+fn comparison_markdown(c: &Comparison, names: Names) -> String {
     let mut md = String::new();
     let _ = writeln!(
         md,
@@ -68,20 +76,20 @@ fn comparison_markdown(c: &Comparison) -> String {
                 md,
                 "- {} `{}`: {}",
                 r.kind.name(),
-                cell(&r.id),
+                cell(names.name(&r.id)),
                 cell(&text::regression(c, r))
             );
         }
         md.push('\n');
     }
-    if let Some(changed) = text::comparison_table(c) {
+    if let Some(changed) = text::comparison_table(c, names) {
         md.push_str(&table(&changed));
     }
     for d in &c.datasets {
         let _ = writeln!(
             md,
             "\n- dataset `{}`: {}",
-            cell(&d.id),
+            cell(names.name(&d.id)),
             cell(&text::dataset(d))
         );
     }
@@ -129,20 +137,37 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
+/// A failed eval's report in a collapsible block.
+fn failure(out: &mut String, report: &EvalReport, names: Names) {
+    let _ = write!(
+        out,
+        "<details><summary><code>{}</code></summary>\n\n```text\n{}```\n\n</details>\n\n",
+        super::markup::escape(names.name(&report.id)),
+        report.render_as(names).replace("```", "'''")
+    );
+}
+
 impl<W: Write + Send> Reporter for Markdown<W> {
+    fn on_run_start(&mut self, start: &SuiteStart) -> std::io::Result<()> {
+        self.names = Some(Names::of(start.evals.iter().map(String::as_str)));
+        Ok(())
+    }
+
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
         if report.outcome == Outcome::Failed {
-            let _ = write!(
-                self.failures,
-                "<details><summary><code>{}</code></summary>\n\n```text\n{}```\n\n</details>\n\n",
-                super::markup::escape(&report.id),
-                report.render().replace("```", "'''")
-            );
+            match self.names {
+                Some(names) => failure(&mut self.failures, report, names),
+                None => self.unnamed.push(report.clone()),
+            }
         }
         Ok(())
     }
 
     fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
+        let names = *self.names.get_or_insert_with(|| suite.names());
+        for report in std::mem::take(&mut self.unnamed) {
+            failure(&mut self.failures, &report, names);
+        }
         let mut md = String::from("## niceeval\n\n");
         let status = if suite.success() { "✅" } else { "❌" };
         let _ = writeln!(
@@ -162,22 +187,27 @@ impl<W: Write + Send> Reporter for Markdown<W> {
             let _ = writeln!(md, "Total {spending}\n");
         }
         for dataset in &suite.datasets {
-            let _ = writeln!(md, "- dataset `{}`: {}", dataset.id, dataset.counts());
+            let _ = writeln!(
+                md,
+                "- dataset `{}`: {}",
+                cell(names.name(&dataset.id)),
+                cell(&dataset.counts())
+            );
         }
         if !suite.datasets.is_empty() {
             md.push('\n');
         }
         // What changed comes first: it is what a pull request's reader is there for.
         if let Some(comparison) = &suite.comparison {
-            md.push_str(&comparison_markdown(comparison));
+            md.push_str(&comparison_markdown(comparison, names));
             md.push_str("\n### All evals\n\n");
         }
         if !suite.evals.is_empty() {
-            md.push_str(&table(&evals_table(&suite.evals)));
+            md.push_str(&table(&evals_table(&suite.evals, names)));
         }
         if !suite.flaky.is_empty() {
             md.push_str("\n### Flaky\n\nEvals whose runs disagree (some passed, some failed):\n\n");
-            md.push_str(&table(&flaky_table(&suite.flaky)));
+            md.push_str(&table(&flaky_table(&suite.flaky, names)));
         }
         if !suite.unfinished.is_empty() {
             let _ = writeln!(
@@ -186,7 +216,7 @@ impl<W: Write + Send> Reporter for Markdown<W> {
                 suite.interruption()
             );
             for id in &suite.unfinished {
-                let _ = writeln!(md, "- `{id}`");
+                let _ = writeln!(md, "- `{}`", cell(names.name(id)));
             }
         }
         if !self.failures.is_empty() {
