@@ -168,7 +168,7 @@ impl PriceTable<'_> {
     ///
     /// ```
     /// use niceeval::Event;
-/// use niceeval::__private::price::PriceTable;
+    /// use niceeval::__private::price::PriceTable;
     ///
     /// let usage = |model: &str, input, output| Event::Usage {
     ///     input_tokens: input, output_tokens: output, cache_read_tokens: 0,

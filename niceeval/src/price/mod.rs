@@ -84,7 +84,7 @@ impl Price {
     ///
     /// ```
     /// use niceeval::Usage;
-/// use niceeval::__private::price::Price;
+    /// use niceeval::__private::price::Price;
     ///
     /// let price = Price::new(2.0, 8.0).with_cache_read(0.5);
     /// let usage = Usage { input_tokens: 1_000_000, output_tokens: 500_000, cache_read_tokens: 200_000, cost_usd: None };
