@@ -67,6 +67,15 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
             return EXIT_USAGE;
         }
     };
+    // A baseline of another suite than the results' is an error, as in the suite runner.
+    let targets: std::collections::BTreeSet<String> = reports
+        .iter()
+        .filter_map(|r| r.run.as_ref().map(|run| run.target.clone()))
+        .collect();
+    if let Err(message) = comparing.check(&targets) {
+        eprintln!("error: {message}");
+        return EXIT_USAGE;
+    }
     let earlier = from_earlier_runs(&reports);
     if !earlier.is_empty() {
         // Not an error: a filtered run refreshes only what it selected. Said, so an old

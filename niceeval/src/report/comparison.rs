@@ -115,7 +115,9 @@ pub(crate) fn details(e: &EvalChange) -> String {
         }
     }
     let moved = |d: &Delta| d.change().is_some_and(|c| c.abs() >= 0.005);
-    if moved(&e.score) {
+    // A score that is each run's pass/fail says what the pass rate said.
+    let said = e.score_is_pass_fail && e.pass_rate.is_some();
+    if moved(&e.score) && !said {
         parts.push(format!("score {}", delta(&e.score, 2)));
     }
     for (name, d) in &e.metrics {
@@ -190,6 +192,23 @@ pub(crate) fn policy(c: &Comparison) -> String {
     }
 }
 
+/// The levels the policy decides with: `alpha 0.05, metric margin 0.05`, and the margins of
+/// the rises it fails on (`tokens margin 10%`).
+pub(crate) fn levels(c: &Comparison) -> String {
+    let mut levels = format!(
+        "alpha {}, metric margin {}",
+        trim_number(c.alpha),
+        trim_number(c.metric_margin)
+    );
+    if c.fail_on.contains(&RegressionKind::TokensRise) {
+        levels.push_str(&format!(", tokens margin {}", percent(c.tokens_margin)));
+    }
+    if c.fail_on.contains(&RegressionKind::CostRise) {
+        levels.push_str(&format!(", cost margin {}", percent(c.cost_margin)));
+    }
+    levels
+}
+
 /// What a regression is, for people: `pass rate fell beyond chance: 0.90 → 0.30 (...)`.
 pub(crate) fn regression(c: &Comparison, r: &Regression) -> String {
     let Some(e) = c.eval(&r.id) else {
@@ -218,7 +237,7 @@ pub(crate) fn regression(c: &Comparison, r: &Regression) -> String {
             let mut drops = Vec::new();
             let both_passed =
                 e.baseline_outcome == Some(Outcome::Passed) && e.outcome == Some(Outcome::Passed);
-            if both_passed && c.dropped(&e.score) {
+            if both_passed && !e.score_is_pass_fail && c.dropped(&e.score) {
                 drops.push(format!("score {}", delta(&e.score, 2)));
             }
             for (name, d) in &e.metrics {
@@ -232,6 +251,36 @@ pub(crate) fn regression(c: &Comparison, r: &Regression) -> String {
                 drops.join("; ")
             )
         }
+        RegressionKind::TokensRise => format!(
+            "rose by more than {}: tokens/run {}",
+            percent(c.tokens_margin),
+            rise(&e.tokens, 0)
+        ),
+        RegressionKind::CostRise => format!(
+            "rose by more than {}: cost/run {}",
+            percent(c.cost_margin),
+            rise(&e.cost, 4)
+        ),
+    }
+}
+
+/// A fraction as a percentage: `10%`, `12.5%`.
+fn percent(x: f64) -> String {
+    format!("{}%", trim_number(x * 100.0))
+}
+
+/// A rise: `1200 → 1500 (+300, +25%)`.
+fn rise(d: &Delta, digits: usize) -> String {
+    let value = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
+    match (d.change(), d.relative_change()) {
+        (Some(change), Some(relative)) => format!(
+            "{} → {} ({}, +{})",
+            value(d.baseline),
+            value(d.current),
+            signed(change, digits),
+            percent(relative)
+        ),
+        _ => delta(d, digits),
     }
 }
 
@@ -257,10 +306,9 @@ pub(crate) fn console(c: &Comparison) -> Vec<String> {
     let regressions = c.regressions();
     if regressions.is_empty() {
         lines.push(format!(
-            "no regression (fail_on: {}; alpha {}, metric margin {})",
+            "no regression (fail_on: {}; {})",
             policy(c),
-            trim_number(c.alpha),
-            trim_number(c.metric_margin)
+            levels(c)
         ));
     } else {
         lines.push(format!(
