@@ -34,9 +34,24 @@
 //! - `"metric-drop"`: a named metric, or the mean score of an eval that passes on both sides,
 //!   fell by more than `metric_margin` (default 0.05) — and, for means over several runs on
 //!   both sides, beyond chance by **Welch's t-test** at `alpha` (baselines keep each mean's
-//!   standard deviation for it).
+//!   standard deviation for it). A score that is each run's pass/fail (every run scores 0 or
+//!   1, as many 1s as passes) *is* the pass rate: Fisher's test of the pass rate decides about
+//!   it, and it is not tested again as a mean, so one drop is never counted twice.
+//! - `"tokens-rise"`: the tokens (input + output) per run rose by more than `tokens_margin`, a
+//!   fraction of the baseline's (default 0.1: 10% more).
+//! - `"cost-rise"`: the cost per run rose by more than `cost_margin` (default 0.1); the
+//!   baseline must record cost (`baseline_include = ["cost"]`).
 //!
-//! All three by default; `fail_on = []` reports and never fails.
+//! The first three by default; the rises when named; `fail_on = []` reports and never fails.
+//!
+//! # Whose baseline
+//!
+//! A baseline records each eval's test target. A suite compares only the baseline's evals of
+//! its own target, and a baseline none of whose evals belongs to the target running (or, from
+//! results, to the results' targets) is an error (exit code 2): compared, every eval
+//! would be new and nothing a regression. A filtered run — a name filter, `--limit`,
+//! `--sample` — counts the baseline's evals and dataset cases it defines but did not run as
+//! not run, not removed.
 
 pub(crate) mod baseline;
 

@@ -47,9 +47,9 @@ pub(crate) fn p_text(p: f64) -> String {
     }
 }
 
-/// `95`, `0.05`: a number without trailing zeros.
+/// `95`, `0.05`, `0.0001`: a number without trailing zeros (up to 6 decimals).
 fn trim_number(x: f64) -> String {
-    let text = format!("{x:.2}");
+    let text = format!("{x:.6}");
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
@@ -406,5 +406,15 @@ mod tests {
         assert_eq!(signed(-0.3, 2), "−0.30");
         assert_eq!(signed(-0.001, 2), "±0.00");
         assert_eq!(p_text(0.000_01), "p < 0.0001");
+    }
+
+    #[test]
+    fn levels_keep_their_digits() {
+        assert_eq!(trim_number(0.05), "0.05");
+        assert_eq!(trim_number(0.0001), "0.0001");
+        assert_eq!(trim_number(95.0), "95");
+        assert_eq!(trim_number(99.99), "99.99");
+        assert_eq!(percent(0.1), "10%");
+        assert_eq!(percent(0.125), "12.5%");
     }
 }
