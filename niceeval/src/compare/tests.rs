@@ -373,6 +373,15 @@ fn a_score_that_is_the_pass_fail_is_counted_once_by_fishers_test() {
     // not then be a metric drop of its own.
     let before = vec![pass_fail_scores("a::flaky", 20, 18)];
     let now = vec![pass_fail_scores("a::flaky", 20, 6)];
+    let welch = crate::stats::welch_t_test(
+        now[0].score.unwrap(),
+        now[0].score_sd.unwrap(),
+        20,
+        before[0].score.unwrap(),
+        before[0].score_sd.unwrap(),
+        20,
+    );
+    assert!(welch < 0.0001, "{welch}");
     let strict = crate::config::Config::parse("[compare]\nalpha = 0.0001\n", "n.toml")
         .unwrap()
         .compare;

@@ -6,7 +6,8 @@
 //! Exit codes: 0 when every selected eval passed or was skipped, 101 when any failed (libtest's
 //! code), 3 when none failed but the comparison with `--baseline` found a regression that
 //! `[compare] fail_on` names ([`EXIT_REGRESSION`], see [`crate::compare`]), 2 for a bad command
-//! line, a report file that cannot be created or a baseline that cannot be read, 130 when
+//! line, a report file that cannot be created, a baseline that cannot be read or that is
+//! another suite's (none of its evals belongs to this test target), 130 when
 //! interrupted by Ctrl-C (SIGINT) and 143 when terminated by SIGTERM (what `timeout`, CI runners
 //! cancelling a job and `docker stop` send; Unix) — 128 plus the signal's number, as a shell
 //! reports a process the signal killed. On either signal the runner stops starting evals,

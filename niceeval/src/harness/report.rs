@@ -17,7 +17,8 @@ use crate::results::{from_earlier_runs, latest, merge, read_reports, replay_with
 /// report files of `args`, `extra` and the console, and returns the exit code: 0 when every
 /// eval passed or was skipped, 101 when one failed, 3 when `--baseline` found a regression
 /// (`[compare] fail_on` of the `niceeval.toml` found from the current directory), 2 when the command line is wrong, a report file or the baseline cannot
-/// be read or written, or there is nothing to read. `--save-baseline FILE` writes the baseline
+/// be read or written, the baseline is another suite's (none of its evals belongs to a test
+/// target of the reports read), or there is nothing to read. `--save-baseline FILE` writes the baseline
 /// of the reports read.
 ///
 /// ```no_run
