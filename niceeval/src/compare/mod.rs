@@ -37,10 +37,11 @@
 //!   standard deviation for it). A score that is each run's pass/fail (every run scores 0 or
 //!   1, as many 1s as passes) *is* the pass rate: Fisher's test of the pass rate decides about
 //!   it, and it is not tested again as a mean, so one drop is never counted twice.
-//! - `"tokens-rise"`: the tokens (input + output) per run rose by more than `tokens_margin`, a
-//!   fraction of the baseline's (default 0.1: 10% more).
-//! - `"cost-rise"`: the cost per run rose by more than `cost_margin` (default 0.1); the
-//!   baseline must record cost (`baseline_include = ["cost"]`).
+//! - `"tokens-rise"`: the tokens (input + output) per run of an eval that passes on both sides
+//!   rose by more than `tokens_margin`, a fraction of the baseline's (default 0.1: 10% more).
+//! - `"cost-rise"`: the cost per run of an eval that passes on both sides rose by more than
+//!   `cost_margin` (default 0.1); the baseline must record cost (`baseline_include =
+//!   ["cost"]`).
 //!
 //! The first three by default; the rises when named; `fail_on = []` reports and never fails.
 //!
@@ -105,9 +106,11 @@ pub enum RegressionKind {
     PassRateDrop,
     /// The mean score or a named metric fell by more than the margin.
     MetricDrop,
-    /// Tokens per run rose by more than `tokens_margin` (a fraction of the baseline's).
+    /// Tokens per run of an eval passing on both sides rose by more than `tokens_margin` (a
+    /// fraction of the baseline's).
     TokensRise,
-    /// Cost per run rose by more than `cost_margin` (a fraction of the baseline's).
+    /// Cost per run of an eval passing on both sides rose by more than `cost_margin` (a
+    /// fraction of the baseline's).
     CostRise,
 }
 
@@ -615,11 +618,12 @@ fn compare_one(
     let metric_fell =
         (score_counts && both_passed && fell(&change.score)) || change.metrics.values().any(fell);
     let metric_grew = (score_counts && grew(&change.score)) || change.metrics.values().any(grew);
-    // Tokens and cost per run rising beyond their margin; an eval gets worse by them only under
-    // a policy that fails on them (a run's tokens vary, and a reviewer asked about them or not).
-    let skipped = b.outcome == Outcome::Skipped || c.outcome == Outcome::Skipped;
-    let tokens_rose = !skipped && change.tokens.rose_beyond(policy.tokens_margin);
-    let cost_rose = !skipped && change.cost.rose_beyond(policy.cost_margin);
+    // Tokens and cost per run rising beyond their margin, for an eval passing on both sides (a
+    // failed run's spending is no measure: a fix may well cost more than giving up); it gets
+    // worse by them only under a policy that fails on them (tokens vary from run to run, and a
+    // reviewer asked about them or not).
+    let tokens_rose = both_passed && change.tokens.rose_beyond(policy.tokens_margin);
+    let cost_rose = both_passed && change.cost.rose_beyond(policy.cost_margin);
     let costlier = (tokens_rose && policy.fail_on.contains(&RegressionKind::TokensRise))
         || (cost_rose && policy.fail_on.contains(&RegressionKind::CostRise));
     change.kind = match (b.outcome, c.outcome) {

@@ -431,6 +431,8 @@ fn tokens_and_cost_rising_beyond_their_margin_fail_the_run_when_the_policy_says_
             with_usage(entry("a::costly", Outcome::Passed, 2, 2), 2000, Some(0.02)),
             with_usage(entry("a::steady", Outcome::Passed, 2, 2), 2000, Some(0.02)),
             with_usage(entry("a::cheaper", Outcome::Passed, 1, 1), 1000, Some(0.01)),
+            // Gave up early, then did the work: no measure of a rise.
+            with_usage(entry("a::fixed", Outcome::Failed, 1, 0), 100, Some(0.001)),
         ],
         true,
         false,
@@ -441,6 +443,7 @@ fn tokens_and_cost_rising_beyond_their_margin_fail_the_run_when_the_policy_says_
         // +5% and +5%: within 10%.
         with_usage(entry("a::steady", Outcome::Passed, 2, 2), 2100, Some(0.021)),
         with_usage(entry("a::cheaper", Outcome::Passed, 1, 1), 500, Some(0.005)),
+        with_usage(entry("a::fixed", Outcome::Passed, 1, 1), 1000, Some(0.01)),
     ];
     let config = |text: &str| {
         crate::config::Config::parse(text, "n.toml")
@@ -461,6 +464,7 @@ fn tokens_and_cost_rising_beyond_their_margin_fail_the_run_when_the_policy_says_
     );
     assert!(c.eval("a::steady").unwrap().regressions.is_empty());
     assert!(c.eval("a::cheaper").unwrap().regressions.is_empty());
+    assert!(c.eval("a::fixed").unwrap().regressions.is_empty());
     assert!(!c.failed());
 
     let c = Comparison::new(

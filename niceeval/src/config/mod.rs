@@ -292,10 +292,11 @@ pub struct CompareConfig {
     /// if it still passes), `"metric-drop"` (a named metric, or the mean score of an eval
     /// passing on both sides, fell by more than `metric_margin`; for means over several runs,
     /// also beyond chance by Welch's t-test; a score that is each run's pass/fail is the pass
-    /// rate, tested once by Fisher's test, not again), `"tokens-rise"` (tokens per run rose by
-    /// more than `tokens_margin`), `"cost-rise"` (cost per run rose by more than `cost_margin`;
-    /// the baseline must record cost: `baseline_include = ["cost"]`). Default: the first three
-    /// ([`DEFAULT_FAIL_ON`]); `[]` reports the comparison and never fails.
+    /// rate, tested once by Fisher's test, not again), `"tokens-rise"` (the tokens per run of an
+    /// eval passing on both sides rose by more than `tokens_margin`), `"cost-rise"` (its cost
+    /// per run rose by more than `cost_margin`; the baseline must record cost:
+    /// `baseline_include = ["cost"]`). Default: the first three ([`DEFAULT_FAIL_ON`]); `[]`
+    /// reports the comparison and never fails.
     #[serde(default, deserialize_with = "validate::fail_on")]
     pub fail_on: Option<Vec<String>>,
     /// The level of the pass-rate test and of the intervals (their confidence is `1 − alpha`):
