@@ -164,15 +164,15 @@ fn a_changed_agent_is_compared_with_its_baseline_in_every_report() {
             "    broke          evals::broken — failed: includes(\"refund\"); score 1.00 → 0.00 (−1.00)",
             "    broke          evals::capitals::lima — failed: includes(\"Lima\"); score 1.00 → 0.00 (−1.00)",
             "    fixed          evals::fixed — score 0.00 → 1.00 (+1.00)",
-            "    worse          evals::flaky — pass rate 0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002); score 0.90 → 0.30 (−0.60, p < 0.0001)",
+            // Its score is each run's pass/fail: the pass rate, said and tested once.
+            "    worse          evals::flaky — pass rate 0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)",
             "    worse          evals::metric — score 0.90 → 0.60 (−0.30); accuracy 0.90 → 0.60 (−0.30)",
             "    still failing  evals::still_failing — failed: includes(\"refund\")",
             "    dataset evals::capitals: 3 of 3 → 2 of 3 cases passed, mean score 1.00 → 0.67 (−0.33); 1 broke",
-            "REGRESSION: 5 (fail_on: broken-gate, pass-rate-drop, metric-drop):",
+            "REGRESSION: 4 (fail_on: broken-gate, pass-rate-drop, metric-drop):",
             "    broken-gate evals::broken: passed in the baseline, fails now (includes(\"refund\") failed)",
             "    broken-gate evals::capitals::lima: passed in the baseline, fails now (includes(\"Lima\") failed)",
             "    pass-rate-drop evals::flaky: pass rate fell beyond chance: 0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)",
-            "    metric-drop evals::flaky: fell by more than 0.05: score 0.90 → 0.30 (−0.60, p < 0.0001)",
             "    metric-drop evals::metric: fell by more than 0.05: score 0.90 → 0.60 (−0.30); accuracy 0.90 → 0.60 (−0.30)",
         ],
         "{}",
@@ -369,6 +369,16 @@ fn each_policy_decides_the_exit_code() {
             0,
             &["no regression"],
         ),
+        // The flaky eval's score is each run's pass/fail: at alpha = 0.0001 Fisher's test calls
+        // its drop (p = 0.000244) chance, and the same drop of its score (Welch's p < 0.0001)
+        // is not a second verdict through metric-drop. The metric eval's 0.30 is within 0.4.
+        (
+            Some("[compare]\nalpha = 0.0001\nmetric_margin = 0.4\n"),
+            0,
+            &[
+                "no regression (fail_on: broken-gate, pass-rate-drop, metric-drop; alpha 0.0001, metric margin 0.4)",
+            ],
+        ),
         // The broken evals did not run here: they are removed, not broken.
         (
             Some("[compare]\nfail_on = [\"broken-gate\"]\n"),
@@ -445,6 +455,31 @@ fn each_policy_decides_the_exit_code() {
         &["-q", "noisy", "--baseline", &baseline],
     );
     assert_eq!(out.code(), Some(0), "{}", out.dump());
+    // `--limit` chooses among a dataset's cases as a filter chooses among evals: a run that
+    // selects no case of the dataset (and only one of any) says the cases were not run, not
+    // that the dataset went from 3 of 3 to 0 of 0 cases with 3 removed.
+    let out = suite(
+        &dir.path("limited"),
+        "after",
+        &["-q", "--limit", "1", "steady", "--baseline", &baseline],
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    let block = comparison_block(&out.stdout);
+    assert_eq!(
+        block.first().copied(),
+        Some(
+            format!("compared with baseline {baseline}: 1 unchanged (9 baseline evals not run)")
+                .as_str()
+        ),
+        "{}",
+        out.dump()
+    );
+    assert!(
+        !block
+            .iter()
+            .any(|l| l.contains("removed") || l.contains("dataset")),
+        "{block:#?}"
+    );
     // A missing baseline is a usage error before anything runs.
     let out = suite(
         &dir.path("none"),
@@ -554,4 +589,173 @@ fn rerun_failed_runs_only_what_failed_in_the_last_run() {
         "{}",
         out.dump()
     );
+}
+
+#[test]
+fn a_baseline_of_another_suite_is_an_error_before_anything_runs() {
+    let dir = Dir::new();
+    let text = save_baseline(&dir, "baseline.json");
+    // The same evals, saved by the test targets `smoke` and `api`: another suite's baseline.
+    let mut other: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    for (i, e) in other["evals"]
+        .as_array_mut()
+        .expect("a list")
+        .iter_mut()
+        .enumerate()
+    {
+        e["target"] = serde_json::json!(if i % 2 == 0 { "smoke" } else { "api" });
+    }
+    std::fs::write(
+        dir.path("other.json"),
+        serde_json::to_string_pretty(&other).expect("JSON"),
+    )
+    .expect("writable");
+    let other = dir.arg("other.json");
+    let message = format!(
+        "error: {other}: the baseline of another suite: its evals belong to the test targets `api` and `smoke`, none to `compare`; pass this suite's baseline (save one with --save-baseline FILE)"
+    );
+    let out = suite(&dir.path("results"), "after", &["--baseline", &other]);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(out.stderr.contains(&message), "{}", out.dump());
+    assert!(!out.stdout.contains("running"), "{}", out.dump());
+    // From results, the same: the results are of `compare`.
+    suite(&dir.path("results"), "after", &["-q"]);
+    let out = cli(
+        dir.0.path(),
+        &["compare", &other, &dir.arg("results"), "--quiet"],
+    );
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(out.stderr.contains(&message), "{}", out.dump());
+    // A baseline holding evals of this suite among others' is compared (per target).
+    let mut both: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    both["evals"][0]["target"] = serde_json::json!("smoke");
+    std::fs::write(dir.path("both.json"), both.to_string()).expect("writable");
+    let out = suite(
+        &dir.path("both"),
+        "before",
+        &["-q", "steady", "--baseline", &dir.arg("both.json")],
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    assert!(
+        out.stdout
+            .contains("1 unchanged (8 baseline evals not run)"),
+        "{}",
+        out.dump()
+    );
+}
+
+/// Sets the tokens and cost of eval `id` (run once) in every results file of `dir`.
+fn set_usage(dir: &Path, id: &str, input: u64, output: u64, cost: f64) {
+    for entry in std::fs::read_dir(dir).expect("a results directory") {
+        let path = entry.expect("an entry").path();
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let lines: Vec<String> = text
+            .lines()
+            .map(|line| {
+                let mut record: serde_json::Value = serde_json::from_str(line).expect("JSON");
+                if record["id"] == id {
+                    // The report's totals are recomputed from its (one) run.
+                    let usage = serde_json::json!({
+                        "input_tokens": input, "output_tokens": output, "cache_read_tokens": 0,
+                    });
+                    record["runs"][0]["usage"] = usage.clone();
+                    record["runs"][0]["cost_usd"] = serde_json::json!(cost);
+                    record["total_usage"] = usage;
+                    record["total_usage"]["cost_usd"] = serde_json::json!(cost);
+                }
+                record.to_string()
+            })
+            .collect();
+        std::fs::write(&path, lines.join("\n") + "\n").expect("writable");
+    }
+}
+
+#[test]
+fn tokens_and_cost_rises_fail_the_run_under_their_policy() {
+    let dir = Dir::new();
+    // The same passing run twice, the second one's agent spending 50% more tokens and 20%
+    // more.
+    for name in ["before", "after"] {
+        let out = suite(&dir.path(name), "after", &["-q", "steady"]);
+        assert_eq!(out.code(), Some(0), "{}", out.dump());
+    }
+    set_usage(
+        &dir.path("before"),
+        "compare::evals::steady",
+        600,
+        400,
+        0.01,
+    );
+    set_usage(
+        &dir.path("after"),
+        "compare::evals::steady",
+        900,
+        600,
+        0.012,
+    );
+    let cwd = dir.path("cwd");
+    std::fs::create_dir(&cwd).expect("writable");
+    let toml = |text: &str| std::fs::write(cwd.join("niceeval.toml"), text).expect("writable");
+    let baseline = dir.arg("baseline.json");
+    // A policy failing on cost-rise needs a baseline that records cost.
+    toml("[compare]\n");
+    let out = cli(&cwd, &["baseline", "save", &baseline, &dir.arg("before")]);
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    toml("[compare]\nfail_on = [\"cost-rise\"]\n");
+    let out = cli(&cwd, &["compare", &baseline, &dir.arg("after"), "--quiet"]);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(
+        out.stderr
+            .contains("[compare] fail_on names \"cost-rise\", but the baseline records no cost"),
+        "{}",
+        out.dump()
+    );
+    toml("[compare]\nbaseline_include = [\"cost\"]\n");
+    let out = cli(&cwd, &["baseline", "save", &baseline, &dir.arg("before")]);
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+
+    let cases: &[(&str, i32, &[&str])] = &[
+        // The default policy does not fail on rises.
+        (
+            "",
+            0,
+            &["no regression (fail_on: broken-gate, pass-rate-drop, metric-drop;"],
+        ),
+        (
+            "fail_on = [\"tokens-rise\", \"cost-rise\"]\n",
+            3,
+            &[
+                "worse          compare::evals::steady — tokens/run 1000 → 1500 (+500); cost/run 0.0100 → 0.0120 (+0.0020)",
+                "REGRESSION: 2 (fail_on: tokens-rise, cost-rise):",
+                "    tokens-rise compare::evals::steady: rose by more than 10%: tokens/run 1000 → 1500 (+500, +50%)",
+                "    cost-rise compare::evals::steady: rose by more than 10%: cost/run 0.0100 → 0.0120 (+0.0020, +20%)",
+            ],
+        ),
+        (
+            "fail_on = [\"tokens-rise\"]\ntokens_margin = 0.6\n",
+            0,
+            &[
+                "no regression (fail_on: tokens-rise; alpha 0.05, metric margin 0.05, tokens margin 60%)",
+            ],
+        ),
+        (
+            "fail_on = [\"cost-rise\"]\ncost_margin = 0.15\n",
+            3,
+            &["REGRESSION: 1 (fail_on: cost-rise):"],
+        ),
+    ];
+    for (policy, code, expected) in cases {
+        toml(&format!(
+            "[compare]\nbaseline_include = [\"cost\"]\n{policy}"
+        ));
+        let out = cli(&cwd, &["compare", &baseline, &dir.arg("after"), "--quiet"]);
+        assert_eq!(out.code(), Some(*code), "{policy}\n{}", out.dump());
+        for text in *expected {
+            assert!(
+                out.stdout.contains(text),
+                "{policy}: {text:?}\n{}",
+                out.dump()
+            );
+        }
+    }
 }

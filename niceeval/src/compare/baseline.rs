@@ -1,6 +1,6 @@
 //! The baseline file: what a run of evals is compared with, meant to be committed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -124,6 +124,29 @@ pub enum BaselineError {
         /// What is wrong.
         message: String,
     },
+    /// No eval of the baseline belongs to a test target compared: the baseline of another
+    /// suite, with which every eval would be new and nothing a regression.
+    #[error(
+        "{path}: the baseline of another suite: its evals belong to {held}, none to {running}; pass this suite's baseline (save one with --save-baseline FILE)",
+        held = targets_text(.targets),
+        running = names_text(.running, "or")
+    )]
+    OtherSuite {
+        /// The file.
+        path: String,
+        /// The test targets the baseline holds evals of.
+        targets: Vec<String>,
+        /// The test targets compared (the suite running, or the results' targets).
+        running: Vec<String>,
+    },
+    /// `[compare] fail_on` names `cost-rise`, but the baseline records no cost.
+    #[error(
+        "{path}: [compare] fail_on names \"cost-rise\", but the baseline records no cost, so no rise can be seen; save it with [compare] baseline_include = [\"cost\"] (and prices for the agents' models), or drop \"cost-rise\""
+    )]
+    NoCost {
+        /// The file.
+        path: String,
+    },
     /// The file is from a newer niceeval.
     #[error(
         "{path}: baseline format {version} is newer than the {BASELINE_VERSION} this niceeval reads; save it again with this version, or upgrade"
@@ -134,6 +157,22 @@ pub enum BaselineError {
         /// Its version.
         version: u32,
     },
+}
+
+/// `` `a`, `b` or `c` ``.
+fn names_text(names: &[String], last: &str) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.split_last() {
+        None => String::new(),
+        Some((only, [])) => only.clone(),
+        Some((tail, init)) => format!("{} {last} {tail}", init.join(", ")),
+    }
+}
+
+/// `` the test target `a` ``, `` the test targets `a` and `b` ``.
+fn targets_text(names: &[String]) -> String {
+    let plural = if names.len() == 1 { "" } else { "s" };
+    format!("the test target{plural} {}", names_text(names, "and"))
 }
 
 /// The mean, when there are values.
@@ -235,6 +274,48 @@ impl Baseline {
             });
         }
         serde_json::from_str(text).map_err(parse_error)
+    }
+
+    /// The test targets the baseline's evals name.
+    pub fn targets(&self) -> BTreeSet<&str> {
+        self.evals
+            .iter()
+            .filter_map(|e| e.target.as_deref())
+            .collect()
+    }
+
+    /// Checks that the baseline `name` can be compared with evals of the test targets
+    /// `running` under `config`: some eval of it belongs to one of them (an eval that names no
+    /// target belongs to any; an empty baseline, or no target known, passes), and a policy
+    /// failing on `cost-rise` has costs to compare with.
+    pub(crate) fn check(
+        &self,
+        name: &str,
+        running: &BTreeSet<String>,
+        config: &crate::config::CompareConfig,
+    ) -> Result<(), BaselineError> {
+        let belongs = |e: &&BaselineEval| {
+            e.target
+                .as_ref()
+                .is_none_or(|target| running.is_empty() || running.contains(target))
+        };
+        let mine: Vec<&BaselineEval> = self.evals.iter().filter(belongs).collect();
+        if !self.evals.is_empty() && mine.is_empty() {
+            return Err(BaselineError::OtherSuite {
+                path: name.to_string(),
+                targets: self.targets().into_iter().map(String::from).collect(),
+                running: running.iter().cloned().collect(),
+            });
+        }
+        if config.fails_on("cost-rise")
+            && !mine.is_empty()
+            && mine.iter().all(|e| e.cost_usd.is_none())
+        {
+            return Err(BaselineError::NoCost {
+                path: name.to_string(),
+            });
+        }
+        Ok(())
     }
 
     /// Reads a baseline file.

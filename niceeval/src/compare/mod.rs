@@ -34,9 +34,25 @@
 //! - `"metric-drop"`: a named metric, or the mean score of an eval that passes on both sides,
 //!   fell by more than `metric_margin` (default 0.05) — and, for means over several runs on
 //!   both sides, beyond chance by **Welch's t-test** at `alpha` (baselines keep each mean's
-//!   standard deviation for it).
+//!   standard deviation for it). A score that is each run's pass/fail (every run scores 0 or
+//!   1, as many 1s as passes) *is* the pass rate: Fisher's test of the pass rate decides about
+//!   it, and it is not tested again as a mean, so one drop is never counted twice.
+//! - `"tokens-rise"`: the tokens (input + output) per run of an eval that passes on both sides
+//!   rose by more than `tokens_margin`, a fraction of the baseline's (default 0.1: 10% more).
+//! - `"cost-rise"`: the cost per run of an eval that passes on both sides rose by more than
+//!   `cost_margin` (default 0.1); the baseline must record cost (`baseline_include =
+//!   ["cost"]`).
 //!
-//! All three by default; `fail_on = []` reports and never fails.
+//! The first three by default; the rises when named; `fail_on = []` reports and never fails.
+//!
+//! # Whose baseline
+//!
+//! A baseline records each eval's test target. A suite compares only the baseline's evals of
+//! its own target, and a baseline none of whose evals belongs to the target running (or, from
+//! results, to the results' targets) is an error (exit code 2): compared, every eval
+//! would be new and nothing a regression. A filtered run — a name filter, `--limit`,
+//! `--sample` — counts the baseline's evals and dataset cases it defines but did not run as
+//! not run, not removed.
 
 pub(crate) mod baseline;
 
@@ -90,17 +106,35 @@ pub enum RegressionKind {
     PassRateDrop,
     /// The mean score or a named metric fell by more than the margin.
     MetricDrop,
+    /// Tokens per run of an eval passing on both sides rose by more than `tokens_margin` (a
+    /// fraction of the baseline's).
+    TokensRise,
+    /// Cost per run of an eval passing on both sides rose by more than `cost_margin` (a
+    /// fraction of the baseline's).
+    CostRise,
 }
 
 impl RegressionKind {
-    /// The name `fail_on` uses: `broken-gate`, `pass-rate-drop`, `metric-drop`.
+    /// The name `fail_on` uses: `broken-gate`, `pass-rate-drop`, `metric-drop`,
+    /// `tokens-rise`, `cost-rise`.
     pub fn name(self) -> &'static str {
         match self {
             RegressionKind::BrokenGate => "broken-gate",
             RegressionKind::PassRateDrop => "pass-rate-drop",
             RegressionKind::MetricDrop => "metric-drop",
+            RegressionKind::TokensRise => "tokens-rise",
+            RegressionKind::CostRise => "cost-rise",
         }
     }
+
+    /// Every kind, in the order reports list them.
+    pub(crate) const ALL: [RegressionKind; 5] = [
+        RegressionKind::BrokenGate,
+        RegressionKind::PassRateDrop,
+        RegressionKind::MetricDrop,
+        RegressionKind::TokensRise,
+        RegressionKind::CostRise,
+    ];
 }
 
 /// A value in the baseline and now.
@@ -121,6 +155,18 @@ impl Delta {
     /// `current − baseline`, when both are known.
     pub fn change(&self) -> Option<f64> {
         Some(self.current? - self.baseline?)
+    }
+
+    /// `current / baseline − 1` (`0.25` for a quarter more), when both are known and the
+    /// baseline's is above 0.
+    pub(crate) fn relative_change(&self) -> Option<f64> {
+        let baseline = self.baseline.filter(|b| *b > 0.0)?;
+        Some(self.current? / baseline - 1.0)
+    }
+
+    /// Whether the value rose by more than `margin`, a fraction of the baseline's.
+    pub(crate) fn rose_beyond(&self, margin: f64) -> bool {
+        self.relative_change().is_some_and(|r| r > margin + 1e-9)
     }
 }
 
@@ -223,6 +269,11 @@ pub struct EvalChange {
     pub pass_rate: Option<PassRateChange>,
     /// The mean score.
     pub score: Delta,
+    /// Every run's score is its pass/fail (0 or 1), on both sides: the score's change is the
+    /// pass rate's, tested once (Fisher's exact test), not again as a mean (no Welch's test,
+    /// never a `metric-drop`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub score_is_pass_fail: bool,
     /// Each named metric of either side.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metrics: BTreeMap<String, Delta>,
@@ -286,6 +337,12 @@ pub struct Comparison {
     pub alpha: f64,
     /// How far a score or metric may fall before it is a drop.
     pub metric_margin: f64,
+    /// How far tokens per run may rise, as a fraction of the baseline's, before it is a rise.
+    #[serde(default)]
+    pub tokens_margin: f64,
+    /// How far the cost per run may rise, as a fraction of the baseline's, before it is a rise.
+    #[serde(default)]
+    pub cost_margin: f64,
     /// The kinds of regression that fail the run (`fail_on`).
     pub fail_on: Vec<RegressionKind>,
     /// Every eval of either side, sorted by id.
@@ -317,16 +374,17 @@ impl Comparison {
         defined: Option<&BTreeSet<String>>,
         target: Option<&str>,
     ) -> Self {
-        let alpha = config.alpha();
-        let margin = config.metric_margin();
-        let fail_on: Vec<RegressionKind> = [
-            RegressionKind::BrokenGate,
-            RegressionKind::PassRateDrop,
-            RegressionKind::MetricDrop,
-        ]
-        .into_iter()
-        .filter(|k| config.fails_on(k.name()))
-        .collect();
+        let fail_on: Vec<RegressionKind> = RegressionKind::ALL
+            .into_iter()
+            .filter(|k| config.fails_on(k.name()))
+            .collect();
+        let policy = Policy {
+            alpha: config.alpha(),
+            metric_margin: config.metric_margin(),
+            tokens_margin: config.tokens_margin(),
+            cost_margin: config.cost_margin(),
+            fail_on: &fail_on,
+        };
         let now: BTreeMap<&str, &BaselineEval> =
             current.iter().map(|e| (e.id.as_str(), e)).collect();
         let before: BTreeMap<&str, &BaselineEval> = baseline
@@ -347,13 +405,15 @@ impl Comparison {
                 not_run += 1;
                 continue;
             }
-            evals.push(compare_one(id, b, c, alpha, margin));
+            evals.push(compare_one(id, b, c, &policy));
         }
         let datasets = datasets(&evals, &before, &now);
         Comparison {
             baseline: String::new(),
-            alpha,
-            metric_margin: margin,
+            alpha: policy.alpha,
+            metric_margin: policy.metric_margin,
+            tokens_margin: policy.tokens_margin,
+            cost_margin: policy.cost_margin,
             fail_on,
             evals,
             datasets,
@@ -432,13 +492,49 @@ impl Comparison {
     }
 }
 
+/// The `[compare]` settings one eval is compared under.
+struct Policy<'a> {
+    alpha: f64,
+    metric_margin: f64,
+    tokens_margin: f64,
+    cost_margin: f64,
+    fail_on: &'a [RegressionKind],
+}
+
+/// Whether every run's score of `e` is its pass/fail: 0 or 1, as many 1s as passed runs.
+///
+/// A baseline keeps the mean and the standard deviation of the scores, not each run's; they
+/// tell it. Scores lie in [0, 1], so `x² ≤ x` for each, and the sum of squares around the mean
+/// `m` is at most `n·m·(1 − m)`, reached only when every score is 0 or 1: with the mean equal
+/// to the pass rate and the sample deviation equal to `√(n·m·(1 − m)/(n − 1))` (to the 6
+/// decimals a baseline keeps), the scores are the runs' passes and failures.
+pub(crate) fn score_is_pass_fail(e: &BaselineEval) -> bool {
+    let Some(score) = e.score else {
+        return false;
+    };
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-5;
+    if e.runs == 0 || !close(score, e.pass_rate) {
+        return false;
+    }
+    if e.runs == 1 {
+        return close(score, 0.0) || close(score, 1.0);
+    }
+    let n = e.runs as f64;
+    let bernoulli = (n * score * (1.0 - score).max(0.0) / (n - 1.0)).sqrt();
+    e.score_sd.is_some_and(|sd| close(sd, bernoulli))
+}
+
 fn compare_one(
     id: &str,
     before: Option<&BaselineEval>,
     now: Option<&BaselineEval>,
-    alpha: f64,
-    margin: f64,
+    policy: &Policy<'_>,
 ) -> EvalChange {
+    let (alpha, margin) = (policy.alpha, policy.metric_margin);
+    // A score that is each run's pass/fail on both sides is the pass rate: Fisher's test of
+    // the pass rate decides about it, once.
+    let score_is_pass_fail =
+        before.is_some_and(score_is_pass_fail) && now.is_some_and(score_is_pass_fail);
     let delta = |f: &dyn Fn(&BaselineEval) -> Option<f64>| Delta {
         baseline: before.and_then(f),
         current: now.and_then(f),
@@ -480,7 +576,12 @@ fn compare_one(
         baseline_outcome: before.map(|e| e.outcome),
         outcome: now.map(|e| e.outcome),
         pass_rate: None,
-        score: tested(&|e| e.score, &|e| e.score_sd),
+        score: if score_is_pass_fail {
+            delta(&|e| e.score)
+        } else {
+            tested(&|e| e.score, &|e| e.score_sd)
+        },
+        score_is_pass_fail,
         metrics,
         tokens: delta(&|e| e.tokens_per_run().filter(|_| !e.tokens.is_zero())),
         cost: delta(&|e| e.cost_per_run()),
@@ -511,15 +612,26 @@ fn compare_one(
     let grew = |d: &Delta| d.change().is_some_and(|x| x > margin + 1e-9) && chance(d);
     // The score of an eval whose outcome flipped moved with the gate that flipped it: that is
     // the broken gate (or the fix), not a metric drop of its own.
+    // A score that is the pass/fail moved with the pass rate: counted there.
     let both_passed = b.outcome == Outcome::Passed && c.outcome == Outcome::Passed;
-    let metric_fell = (both_passed && fell(&change.score)) || change.metrics.values().any(fell);
-    let metric_grew = grew(&change.score) || change.metrics.values().any(grew);
+    let score_counts = !score_is_pass_fail;
+    let metric_fell =
+        (score_counts && both_passed && fell(&change.score)) || change.metrics.values().any(fell);
+    let metric_grew = (score_counts && grew(&change.score)) || change.metrics.values().any(grew);
+    // Tokens and cost per run rising beyond their margin, for an eval passing on both sides (a
+    // failed run's spending is no measure: a fix may well cost more than giving up); it gets
+    // worse by them only under a policy that fails on them (tokens vary from run to run, and a
+    // reviewer asked about them or not).
+    let tokens_rose = both_passed && change.tokens.rose_beyond(policy.tokens_margin);
+    let cost_rose = both_passed && change.cost.rose_beyond(policy.cost_margin);
+    let costlier = (tokens_rose && policy.fail_on.contains(&RegressionKind::TokensRise))
+        || (cost_rose && policy.fail_on.contains(&RegressionKind::CostRise));
     change.kind = match (b.outcome, c.outcome) {
         (Outcome::Skipped, _) | (_, Outcome::Skipped) => Kind::Skipped,
         (Outcome::Passed, Outcome::Failed) => Kind::Broke,
         (Outcome::Failed, Outcome::Passed) => Kind::Fixed,
         (Outcome::Failed, Outcome::Failed) => Kind::StillFailing,
-        (Outcome::Passed, Outcome::Passed) if dropped || metric_fell => Kind::Worse,
+        (Outcome::Passed, Outcome::Passed) if dropped || metric_fell || costlier => Kind::Worse,
         (Outcome::Passed, Outcome::Passed) if rose || metric_grew => Kind::Better,
         (Outcome::Passed, Outcome::Passed) => Kind::Unchanged,
     };
@@ -538,6 +650,12 @@ fn compare_one(
     }
     if metric_fell {
         change.regressions.push(RegressionKind::MetricDrop);
+    }
+    if tokens_rose {
+        change.regressions.push(RegressionKind::TokensRise);
+    }
+    if cost_rose {
+        change.regressions.push(RegressionKind::CostRise);
     }
     change
 }

@@ -340,3 +340,252 @@ fn a_mean_over_several_runs_drops_only_beyond_chance() {
         text::delta(&e.score, 2)
     );
 }
+
+/// `runs` runs of which `passed` passed, each run's score its pass/fail (1 or 0): the mean and
+/// standard deviation a baseline keeps of them.
+fn pass_fail_scores(id: &str, runs: u64, passed: u64) -> BaselineEval {
+    let mut e = entry(id, Outcome::Passed, runs, passed);
+    let scores: Vec<f64> = (0..runs).map(|i| f64::from(u8::from(i < passed))).collect();
+    e.score = mean(&scores);
+    e.score_sd = sd(&scores);
+    e
+}
+
+#[test]
+fn a_score_that_is_the_pass_fail_is_counted_once_by_fishers_test() {
+    assert!(score_is_pass_fail(&pass_fail_scores("a::x", 20, 18)));
+    assert!(score_is_pass_fail(&pass_fail_scores("a::x", 20, 20)));
+    assert!(score_is_pass_fail(&pass_fail_scores("a::x", 1, 1)));
+    // Rounded to the 6 decimals a baseline keeps, still recognised.
+    let saved = Baseline::new(vec![pass_fail_scores("a::x", 7, 3)], false, false);
+    assert!(score_is_pass_fail(&saved.evals[0]));
+    // Graded scores with the pass rate's mean but less spread are a measure of their own.
+    let mut graded = entry("a::x", Outcome::Passed, 20, 18);
+    graded.score = Some(0.9);
+    graded.score_sd = Some(0.1);
+    assert!(!score_is_pass_fail(&graded));
+    graded.score = Some(0.85);
+    graded.score_sd = sd(&[0.85; 20]);
+    assert!(!score_is_pass_fail(&graded));
+
+    // 18/20 → 6/20: Fisher's p = 0.000244, and Welch's test of the same 0/1 scores p < 0.0001.
+    // At alpha = 0.0001 the pass rate is within chance; the score, which is the pass rate, may
+    // not then be a metric drop of its own.
+    let before = vec![pass_fail_scores("a::flaky", 20, 18)];
+    let now = vec![pass_fail_scores("a::flaky", 20, 6)];
+    let welch = crate::stats::welch_t_test(
+        now[0].score.unwrap(),
+        now[0].score_sd.unwrap(),
+        20,
+        before[0].score.unwrap(),
+        before[0].score_sd.unwrap(),
+        20,
+    );
+    assert!(welch < 0.0001, "{welch}");
+    let strict = crate::config::Config::parse("[compare]\nalpha = 0.0001\n", "n.toml")
+        .unwrap()
+        .compare;
+    let c = Comparison::new(&Baseline::new(before.clone(), false, false), &now, &strict);
+    let e = c.eval("a::flaky").unwrap();
+    assert!(e.score_is_pass_fail);
+    assert!(!e.pass_rate.as_ref().unwrap().beyond_chance);
+    assert_eq!(
+        e.score.p_value, None,
+        "no Welch's test of a pass/fail score"
+    );
+    assert_eq!(e.kind, Kind::Unchanged);
+    assert!(e.regressions.is_empty(), "{:?}", e.regressions);
+    assert!(!c.failed());
+    // At the default alpha, the drop is one regression (the pass rate), said once.
+    let c = compare(before, now);
+    let e = c.eval("a::flaky").unwrap();
+    assert_eq!(e.kind, Kind::Worse);
+    assert_eq!(e.regressions, [RegressionKind::PassRateDrop]);
+    assert_eq!(
+        text::details(e),
+        "pass rate 0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)"
+    );
+    // A score that is the pass/fail on one side only is still tested as a mean.
+    let mut graded = entry("a::mixed", Outcome::Passed, 20, 20);
+    graded.score = Some(0.9);
+    graded.score_sd = Some(0.05);
+    let c = compare(vec![pass_fail_scores("a::mixed", 20, 20)], vec![graded]);
+    let e = c.eval("a::mixed").unwrap();
+    assert!(!e.score_is_pass_fail && e.score.p_value.is_some());
+}
+
+fn with_usage(mut e: BaselineEval, tokens: u64, cost: Option<f64>) -> BaselineEval {
+    e.tokens = Tokens {
+        input: tokens / 2,
+        output: tokens - tokens / 2,
+        cache_read: 0,
+    };
+    e.cost_usd = cost;
+    e
+}
+
+#[test]
+fn tokens_and_cost_rising_beyond_their_margin_fail_the_run_when_the_policy_says_so() {
+    let before = Baseline::new(
+        vec![
+            with_usage(entry("a::costly", Outcome::Passed, 2, 2), 2000, Some(0.02)),
+            with_usage(entry("a::steady", Outcome::Passed, 2, 2), 2000, Some(0.02)),
+            with_usage(entry("a::cheaper", Outcome::Passed, 1, 1), 1000, Some(0.01)),
+            // Gave up early, then did the work: no measure of a rise.
+            with_usage(entry("a::fixed", Outcome::Failed, 1, 0), 100, Some(0.001)),
+        ],
+        true,
+        false,
+    );
+    let now = [
+        // 1000 → 1500 tokens per run (+50%), $0.010 → $0.012 (+20%).
+        with_usage(entry("a::costly", Outcome::Passed, 2, 2), 3000, Some(0.024)),
+        // +5% and +5%: within 10%.
+        with_usage(entry("a::steady", Outcome::Passed, 2, 2), 2100, Some(0.021)),
+        with_usage(entry("a::cheaper", Outcome::Passed, 1, 1), 500, Some(0.005)),
+        with_usage(entry("a::fixed", Outcome::Passed, 1, 1), 1000, Some(0.01)),
+    ];
+    let config = |text: &str| {
+        crate::config::Config::parse(text, "n.toml")
+            .unwrap()
+            .compare
+    };
+    // Found whatever the policy, failing only a policy that names them.
+    let c = Comparison::new(&before, &now, &CompareConfig::default());
+    let costly = c.eval("a::costly").unwrap();
+    assert_eq!(
+        costly.regressions,
+        [RegressionKind::TokensRise, RegressionKind::CostRise]
+    );
+    assert_eq!(
+        costly.kind,
+        Kind::Unchanged,
+        "not asked for: said, not worse"
+    );
+    assert!(c.eval("a::steady").unwrap().regressions.is_empty());
+    assert!(c.eval("a::cheaper").unwrap().regressions.is_empty());
+    assert!(c.eval("a::fixed").unwrap().regressions.is_empty());
+    assert!(!c.failed());
+
+    let c = Comparison::new(
+        &before,
+        &now,
+        &config("[compare]\nfail_on = [\"tokens-rise\", \"cost-rise\"]\n"),
+    );
+    let costly = c.eval("a::costly").unwrap();
+    assert_eq!(costly.kind, Kind::Worse);
+    let regressions = c.regressions();
+    assert_eq!(regressions.len(), 2);
+    assert_eq!(
+        text::regression(&c, &regressions[0]),
+        "rose by more than 10%: tokens/run 1000 → 1500 (+500, +50%)"
+    );
+    assert_eq!(
+        text::regression(&c, &regressions[1]),
+        "rose by more than 10%: cost/run 0.0100 → 0.0120 (+0.0020, +20%)"
+    );
+    assert!(
+        text::console(&c)
+            .iter()
+            .any(|l| l == "    tokens-rise a::costly: rose by more than 10%: tokens/run 1000 → 1500 (+500, +50%)"),
+        "{:#?}",
+        text::console(&c)
+    );
+    // Wider margins let them pass.
+    let c = Comparison::new(
+        &before,
+        &now,
+        &config(
+            "[compare]\nfail_on = [\"tokens-rise\", \"cost-rise\"]\ntokens_margin = 0.5\ncost_margin = 0.25\n",
+        ),
+    );
+    assert!(!c.failed(), "{:?}", c.regressions());
+    assert_eq!(
+        text::console(&c).last().map(String::as_str),
+        Some(
+            "no regression (fail_on: tokens-rise, cost-rise; alpha 0.05, metric margin 0.05, tokens margin 50%, cost margin 25%)"
+        )
+    );
+    // Only the tokens.
+    let c = Comparison::new(
+        &before,
+        &now,
+        &config("[compare]\nfail_on = [\"tokens-rise\"]\ntokens_margin = 0.2\n"),
+    );
+    let kinds: Vec<RegressionKind> = c.regressions().iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [RegressionKind::TokensRise]);
+}
+
+#[test]
+fn a_baseline_of_another_suite_is_an_error_naming_its_targets() {
+    let of = |id: &str, target: Option<&str>| {
+        let mut e = passed(id);
+        e.target = target.map(String::from);
+        e
+    };
+    let running = BTreeSet::from(["evals".to_string()]);
+    let config = CompareConfig::default();
+    let other = Baseline::new(
+        vec![of("smoke::a", Some("smoke")), of("api::b", Some("api"))],
+        false,
+        false,
+    );
+    let error = other
+        .check("ci/baseline.json", &running, &config)
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "ci/baseline.json: the baseline of another suite: its evals belong to the test targets `api` and `smoke`, none to `evals`; pass this suite's baseline (save one with --save-baseline FILE)"
+    );
+    let one = Baseline::new(vec![of("smoke::a", Some("smoke"))], false, false);
+    let error = one
+        .check(
+            "b.json",
+            &BTreeSet::from(["evals".to_string(), "unit".to_string()]),
+            &config,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("belong to the test target `smoke`, none to `evals` or `unit`"),
+        "{error}"
+    );
+    // A baseline of several targets, one of them running: compared (per target).
+    let several = Baseline::new(
+        vec![of("smoke::a", Some("smoke")), of("evals::b", Some("evals"))],
+        false,
+        false,
+    );
+    assert!(several.check("b.json", &running, &config).is_ok());
+    // Evals that name no target (older baselines) may be anyone's; an empty baseline holds
+    // no target to name; with no target known, nothing can be told.
+    let untargeted = Baseline::new(vec![of("smoke::a", None)], false, false);
+    assert!(untargeted.check("b.json", &running, &config).is_ok());
+    assert!(
+        Baseline::default()
+            .check("b.json", &running, &config)
+            .is_ok()
+    );
+    assert!(other.check("b.json", &BTreeSet::new(), &config).is_ok());
+
+    // A policy failing on cost-rise needs costs in the baseline.
+    let costs = crate::config::Config::parse("[compare]\nfail_on = [\"cost-rise\"]\n", "n.toml")
+        .unwrap()
+        .compare;
+    let error = several
+        .check("b.json", &running, &costs)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with(
+            "b.json: [compare] fail_on names \"cost-rise\", but the baseline records no cost"
+        ) && error.contains("baseline_include = [\"cost\"]"),
+        "{error}"
+    );
+    let with_cost = Baseline::new(
+        vec![with_usage(of("evals::b", Some("evals")), 10, Some(0.01))],
+        true,
+        false,
+    );
+    assert!(with_cost.check("b.json", &running, &costs).is_ok());
+}

@@ -33,9 +33,12 @@
 //! redact = ["MY_VAR", "/ghp_[A-Za-z0-9]{36}/"]  # more secrets to mask (besides *KEY*, *TOKEN*, … variables)
 //!
 //! [compare]                                # comparing a run with a baseline (--baseline FILE)
-//! fail_on = ["broken-gate", "pass-rate-drop", "metric-drop"]   # what is a regression (exit 3)
+//! fail_on = ["broken-gate", "pass-rate-drop", "metric-drop"]   # what is a regression (exit 3);
+//!                                          # also "tokens-rise", "cost-rise"
 //! alpha = 0.05                             # level of the pass-rate test (Fisher's exact)
 //! metric_margin = 0.05                     # how far a score or metric may fall
+//! tokens_margin = 0.1                      # how far tokens per run may rise (0.1 = 10%)
+//! cost_margin = 0.1                        # how far cost per run may rise (0.1 = 10%)
 //! baseline_include = []                    # also save "cost" and/or "duration" in baselines
 //! [workspace]                              # evals with #[eval(workspace = "dir")]
 //! isolation = "local"                      # local | bubblewrap (Debian's bwrap)
@@ -279,7 +282,7 @@ pub struct ReportConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a table with fail_on, alpha, metric_margin, baseline_include"
+    expecting = "a table with fail_on, alpha, metric_margin, tokens_margin, cost_margin, baseline_include"
 )]
 pub struct CompareConfig {
     /// The kinds of regression that fail a run compared with a baseline (exit code 3 when no
@@ -288,7 +291,12 @@ pub struct CompareConfig {
     /// `"pass-rate-drop"` (an eval run several times whose pass rate fell beyond chance, even
     /// if it still passes), `"metric-drop"` (a named metric, or the mean score of an eval
     /// passing on both sides, fell by more than `metric_margin`; for means over several runs,
-    /// also beyond chance by Welch's t-test). Default: all three; `[]` reports the comparison and never fails.
+    /// also beyond chance by Welch's t-test; a score that is each run's pass/fail is the pass
+    /// rate, tested once by Fisher's test, not again), `"tokens-rise"` (the tokens per run of an
+    /// eval passing on both sides rose by more than `tokens_margin`), `"cost-rise"` (its cost
+    /// per run rose by more than `cost_margin`; the baseline must record cost:
+    /// `baseline_include = ["cost"]`). Default: the first three ([`DEFAULT_FAIL_ON`]); `[]`
+    /// reports the comparison and never fails.
     #[serde(default, deserialize_with = "validate::fail_on")]
     pub fail_on: Option<Vec<String>>,
     /// The level of the pass-rate test and of the intervals (their confidence is `1 − alpha`):
@@ -300,6 +308,15 @@ pub struct CompareConfig {
     /// drop, e.g. `0.05`; default 0.05. From 0 to 1.
     #[serde(default, deserialize_with = "validate::margin")]
     pub metric_margin: Option<f64>,
+    /// How far the tokens (input + output) per run of an eval may rise, as a fraction of the
+    /// baseline's, before it is a `tokens-rise`: `0.1` (the default) lets 10% more pass. 0 or
+    /// more.
+    #[serde(default, deserialize_with = "validate::tokens_margin")]
+    pub tokens_margin: Option<f64>,
+    /// How far the cost per run of an eval may rise, as a fraction of the baseline's, before it
+    /// is a `cost-rise`: `0.1` (the default) lets 10% more pass. 0 or more.
+    #[serde(default, deserialize_with = "validate::cost_margin")]
+    pub cost_margin: Option<f64>,
     /// What baselines also record, beyond outcomes, pass rates, scores, metrics and tokens:
     /// `"cost"`, `"duration"`. Default none: both change from run to run, and a baseline is
     /// meant to stay byte-identical when nothing changed.
@@ -308,7 +325,16 @@ pub struct CompareConfig {
 }
 
 /// The kinds of regression `[compare] fail_on` takes.
-pub const FAIL_ON: &[&str] = &["broken-gate", "pass-rate-drop", "metric-drop"];
+pub const FAIL_ON: &[&str] = &[
+    "broken-gate",
+    "pass-rate-drop",
+    "metric-drop",
+    "tokens-rise",
+    "cost-rise",
+];
+
+/// What `[compare] fail_on` is when not given: the rises of tokens and cost are asked for.
+pub const DEFAULT_FAIL_ON: &[&str] = &["broken-gate", "pass-rate-drop", "metric-drop"];
 
 /// What `[compare] baseline_include` takes.
 pub const BASELINE_INCLUDE: &[&str] = &["cost", "duration"];
@@ -324,8 +350,18 @@ impl CompareConfig {
         self.metric_margin.unwrap_or(0.05)
     }
 
-    /// Whether `kind` (one of [`FAIL_ON`]) fails a run: listed in `fail_on`, or `fail_on` not
-    /// given.
+    /// `tokens_margin`, else 0.1.
+    pub fn tokens_margin(&self) -> f64 {
+        self.tokens_margin.unwrap_or(0.1)
+    }
+
+    /// `cost_margin`, else 0.1.
+    pub fn cost_margin(&self) -> f64 {
+        self.cost_margin.unwrap_or(0.1)
+    }
+
+    /// Whether `kind` (one of [`FAIL_ON`]) fails a run: listed in `fail_on`, or, with `fail_on`
+    /// not given, one of [`DEFAULT_FAIL_ON`].
     ///
     /// ```
     /// use niceeval::__private::config::Config;
@@ -334,11 +370,13 @@ impl CompareConfig {
     /// assert!(config.compare.fails_on("broken-gate"));
     /// assert!(!config.compare.fails_on("metric-drop"));
     /// assert!(Config::default().compare.fails_on("metric-drop"));
+    /// assert!(!Config::default().compare.fails_on("tokens-rise"));
     /// ```
     pub fn fails_on(&self, kind: &str) -> bool {
-        self.fail_on
-            .as_ref()
-            .is_none_or(|list| list.iter().any(|k| k == kind))
+        match &self.fail_on {
+            Some(list) => list.iter().any(|k| k == kind),
+            None => DEFAULT_FAIL_ON.contains(&kind),
+        }
     }
 
     /// Whether baselines record `what` (`"cost"` or `"duration"`).
@@ -786,6 +824,8 @@ path = "x"
                 fail_on: Some(vec!["broken-gate".into()]),
                 alpha: Some(0.01),
                 metric_margin: Some(0.1),
+                tokens_margin: Some(0.2),
+                cost_margin: Some(0.3),
                 baseline_include: Some(vec!["cost".into()]),
             },
             workspace: WorkspaceConfig {
@@ -841,6 +881,22 @@ path = "x"
         assert!(config.compare.includes("cost") && !config.compare.includes("duration"));
         let defaults = Config::default().compare;
         assert_eq!((defaults.alpha(), defaults.metric_margin()), (0.05, 0.05));
+        // The rises of tokens and cost fail a run only when asked for, beyond their margin
+        // (10% by default).
+        assert_eq!(
+            (defaults.tokens_margin(), defaults.cost_margin()),
+            (0.1, 0.1)
+        );
+        assert!(!defaults.fails_on("tokens-rise") && !defaults.fails_on("cost-rise"));
+        let rises = Config::parse(
+            "[compare]\nfail_on = [\"tokens-rise\", \"cost-rise\"]\ntokens_margin = 0.25\ncost_margin = 2\n",
+            "n.toml",
+        )
+        .unwrap()
+        .compare;
+        assert!(rises.fails_on("tokens-rise") && rises.fails_on("cost-rise"));
+        assert!(!rises.fails_on("broken-gate"));
+        assert_eq!((rises.tokens_margin(), rises.cost_margin()), (0.25, 2.0));
 
         let message = |text: &str| Config::parse(text, "n.toml").unwrap_err().to_string();
         let typo = message("[compare]\nfail_on = [\"broken-gates\"]\n");
@@ -853,6 +909,21 @@ path = "x"
         assert!(alpha.contains("got 0.7"), "{alpha}");
         let margin = message("[compare]\nmetric_margin = -0.1\n");
         assert!(margin.contains("from 0 to 1"), "{margin}");
+        let rise = message("[compare]\ntokens_margin = -0.1\n");
+        assert!(rise.starts_with("n.toml:2:"), "{rise}");
+        assert!(
+            rise.contains("tokens_margin is how far tokens per run may rise")
+                && rise.contains("0 or more")
+                && rise.contains("got -0.1"),
+            "{rise}"
+        );
+        let rise = message("[compare]\ncost_margin = nan\n");
+        assert!(
+            rise.contains("cost_margin is how far the cost per run"),
+            "{rise}"
+        );
+        let rises = message("[compare]\nfail_on = [\"token-rise\"]\n");
+        assert!(rises.contains("did you mean \"tokens-rise\"?"), "{rises}");
         let include = message("[compare]\nbaseline_include = [\"paths\"]\n");
         assert!(include.contains("\"cost\", \"duration\""), "{include}");
         let key = message("[compare]\nfail_of = []\n");

@@ -46,7 +46,14 @@ pub(super) const PRICE_KEYS: &[&str] = &["input", "output", "cache_read"];
 /// The keys of `[report]`.
 pub(super) const REPORT_KEYS: &[&str] = &["max_text", "snapshot_reasons", "redact"];
 /// The keys of `[compare]`.
-pub(super) const COMPARE_KEYS: &[&str] = &["fail_on", "alpha", "metric_margin", "baseline_include"];
+pub(super) const COMPARE_KEYS: &[&str] = &[
+    "fail_on",
+    "alpha",
+    "metric_margin",
+    "tokens_margin",
+    "cost_margin",
+    "baseline_include",
+];
 
 pub(super) const WORKSPACE_KEYS: &[&str] = &[
     "isolation",

@@ -284,6 +284,31 @@ pub(super) fn margin<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::
     })
 }
 
+pub(super) fn tokens_margin<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    rise_margin(d, "tokens_margin", "tokens per run")
+}
+
+pub(super) fn cost_margin<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    rise_margin(d, "cost_margin", "the cost per run")
+}
+
+/// A margin of rise: a fraction of the baseline's value, 0 or more.
+fn rise_margin<'de, D: Deserializer<'de>>(
+    d: D,
+    key: &'static str,
+    what: &'static str,
+) -> Result<Option<f64>, D::Error> {
+    validated(d, move |m: &f64| {
+        if m.is_finite() && *m >= 0.0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "{key} is how far {what} may rise, as a fraction of the baseline's: 0 or more (0.1 lets 10% more pass); got {m}"
+            ))
+        }
+    })
+}
+
 /// One name out of `valid`: a wrong one gets a "did you mean".
 fn one_of<'de, D: Deserializer<'de>>(
     d: D,

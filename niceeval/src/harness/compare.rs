@@ -47,6 +47,18 @@ impl Compare {
         })
     }
 
+    /// Checks, before anything is compared, that the baseline is one of the suite whose test
+    /// `targets` run (or whose results were read): a baseline of another suite would call
+    /// every eval new and pass; and that a policy failing on `cost-rise` has costs.
+    pub(super) fn check(&self, targets: &BTreeSet<String>) -> Result<(), String> {
+        let Some((path, baseline)) = &self.baseline else {
+            return Ok(());
+        };
+        baseline
+            .check(&path.display().to_string(), targets, &self.config)
+            .map_err(|e| e.to_string())
+    }
+
     /// Puts the comparison with the baseline into `suite`. `defined` (the suite binary's evals)
     /// and `target` (its test target) keep a filtered run from calling what it did not run
     /// removed.

@@ -6,7 +6,8 @@
 //! Exit codes: 0 when every selected eval passed or was skipped, 101 when any failed (libtest's
 //! code), 3 when none failed but the comparison with `--baseline` found a regression that
 //! `[compare] fail_on` names ([`EXIT_REGRESSION`], see [`crate::compare`]), 2 for a bad command
-//! line, a report file that cannot be created or a baseline that cannot be read, 130 when
+//! line, a report file that cannot be created, a baseline that cannot be read or that is
+//! another suite's (none of its evals belongs to this test target), 130 when
 //! interrupted by Ctrl-C (SIGINT) and 143 when terminated by SIGTERM (what `timeout`, CI runners
 //! cancelling a job and `docker stop` send; Unix) — 128 plus the signal's number, as a shell
 //! reports a process the signal killed. On either signal the runner stops starting evals,
@@ -126,22 +127,37 @@ pub fn run_with_args(
         }
         (_, seed) => seed.unwrap_or(0),
     };
-    let evals: Vec<&'static EvalDefinition> = evals
+    // A dataset that cannot be read stays as itself (`None`).
+    let expanded: Vec<(
+        &'static EvalDefinition,
+        Option<Vec<&'static EvalDefinition>>,
+    )> = evals
         .into_iter()
-        .flat_map(|def| match crate::dataset::expand(def) {
-            Ok(cases) if def.dataset.is_some() => match (args.limit, args.sample) {
+        .map(|def| (def, crate::dataset::expand(def).ok()))
+        .collect();
+    // Every eval the binary defines, each case of each dataset included: a baseline eval among
+    // them that this run did not select (a filter, `--limit`, `--sample`) is "not run", not
+    // "removed".
+    let defined: std::collections::BTreeSet<String> = expanded
+        .iter()
+        .flat_map(|(def, evals)| match evals {
+            Some(evals) => evals.iter().map(|d| d.id()).collect(),
+            None => vec![def.id()],
+        })
+        .collect();
+    let evals: Vec<&'static EvalDefinition> = expanded
+        .into_iter()
+        .flat_map(|(def, cases)| match (cases, def.dataset) {
+            (Some(cases), Some(_)) => match (args.limit, args.sample) {
                 (Some(n), _) => cases.into_iter().take(n).collect(),
                 (None, Some(n)) => crate::dataset::sample(cases, n, seed),
                 (None, None) => cases,
             },
-            Ok(evals) => evals,
-            Err(_) => vec![def],
+            (Some(evals), None) => evals,
+            (None, _) => vec![def],
         })
         .collect();
     let total = evals.len();
-    // Every eval the binary defines: a baseline eval among them that this run did not select
-    // is "not run", not "removed".
-    let defined: std::collections::BTreeSet<String> = evals.iter().map(|d| d.id()).collect();
     let selected: Vec<&'static EvalDefinition> = evals
         .into_iter()
         .filter(|d| args.selects(&d.test_name(), d.tags))
@@ -203,7 +219,10 @@ pub fn run_with_args(
         .first()
         .map(|d| PathBuf::from(d.manifest_dir))
         .unwrap_or_else(|| PathBuf::from("."));
-    let comparing = match compare::Compare::prepare(args, &config_dir) {
+    let comparing = match compare::Compare::prepare(args, &config_dir).and_then(|comparing| {
+        comparing.check(&std::collections::BTreeSet::from([target.clone()]))?;
+        Ok(comparing)
+    }) {
         Ok(comparing) => comparing,
         Err(message) => {
             eprintln!("error: {message}");

@@ -17,7 +17,8 @@ use crate::results::{from_earlier_runs, latest, merge, read_reports, replay_with
 /// report files of `args`, `extra` and the console, and returns the exit code: 0 when every
 /// eval passed or was skipped, 101 when one failed, 3 when `--baseline` found a regression
 /// (`[compare] fail_on` of the `niceeval.toml` found from the current directory), 2 when the command line is wrong, a report file or the baseline cannot
-/// be read or written, or there is nothing to read. `--save-baseline FILE` writes the baseline
+/// be read or written, the baseline is another suite's (none of its evals belongs to a test
+/// target of the reports read), or there is nothing to read. `--save-baseline FILE` writes the baseline
 /// of the reports read.
 ///
 /// ```no_run
@@ -67,6 +68,15 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
             return EXIT_USAGE;
         }
     };
+    // A baseline of another suite than the results' is an error, as in the suite runner.
+    let targets: std::collections::BTreeSet<String> = reports
+        .iter()
+        .filter_map(|r| r.run.as_ref().map(|run| run.target.clone()))
+        .collect();
+    if let Err(message) = comparing.check(&targets) {
+        eprintln!("error: {message}");
+        return EXIT_USAGE;
+    }
     let earlier = from_earlier_runs(&reports);
     if !earlier.is_empty() {
         // Not an error: a filtered run refreshes only what it selected. Said, so an old

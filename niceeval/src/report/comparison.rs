@@ -48,9 +48,9 @@ pub(crate) fn p_text(p: f64) -> String {
     }
 }
 
-/// `95`, `0.05`: a number without trailing zeros.
+/// `95`, `0.05`, `0.0001`: a number without trailing zeros (up to 6 decimals).
 fn trim_number(x: f64) -> String {
-    let text = format!("{x:.2}");
+    let text = format!("{x:.6}");
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
@@ -116,7 +116,9 @@ pub(crate) fn details(e: &EvalChange) -> String {
         }
     }
     let moved = |d: &Delta| d.change().is_some_and(|c| c.abs() >= 0.005);
-    if moved(&e.score) {
+    // A score that is each run's pass/fail says what the pass rate said.
+    let said = e.score_is_pass_fail && e.pass_rate.is_some();
+    if moved(&e.score) && !said {
         parts.push(format!("score {}", delta(&e.score, 2)));
     }
     for (name, d) in &e.metrics {
@@ -191,6 +193,23 @@ pub(crate) fn policy(c: &Comparison) -> String {
     }
 }
 
+/// The levels the policy decides with: `alpha 0.05, metric margin 0.05`, and the margins of
+/// the rises it fails on (`tokens margin 10%`).
+pub(crate) fn levels(c: &Comparison) -> String {
+    let mut levels = format!(
+        "alpha {}, metric margin {}",
+        trim_number(c.alpha),
+        trim_number(c.metric_margin)
+    );
+    if c.fail_on.contains(&RegressionKind::TokensRise) {
+        levels.push_str(&format!(", tokens margin {}", percent(c.tokens_margin)));
+    }
+    if c.fail_on.contains(&RegressionKind::CostRise) {
+        levels.push_str(&format!(", cost margin {}", percent(c.cost_margin)));
+    }
+    levels
+}
+
 /// What a regression is, for people: `pass rate fell beyond chance: 0.90 → 0.30 (...)`.
 pub(crate) fn regression(c: &Comparison, r: &Regression) -> String {
     let Some(e) = c.eval(&r.id) else {
@@ -219,7 +238,7 @@ pub(crate) fn regression(c: &Comparison, r: &Regression) -> String {
             let mut drops = Vec::new();
             let both_passed =
                 e.baseline_outcome == Some(Outcome::Passed) && e.outcome == Some(Outcome::Passed);
-            if both_passed && c.dropped(&e.score) {
+            if both_passed && !e.score_is_pass_fail && c.dropped(&e.score) {
                 drops.push(format!("score {}", delta(&e.score, 2)));
             }
             for (name, d) in &e.metrics {
@@ -233,6 +252,36 @@ pub(crate) fn regression(c: &Comparison, r: &Regression) -> String {
                 drops.join("; ")
             )
         }
+        RegressionKind::TokensRise => format!(
+            "rose by more than {}: tokens/run {}",
+            percent(c.tokens_margin),
+            rise(&e.tokens, 0)
+        ),
+        RegressionKind::CostRise => format!(
+            "rose by more than {}: cost/run {}",
+            percent(c.cost_margin),
+            rise(&e.cost, 4)
+        ),
+    }
+}
+
+/// A fraction as a percentage: `10%`, `12.5%`.
+fn percent(x: f64) -> String {
+    format!("{}%", trim_number(x * 100.0))
+}
+
+/// A rise: `1200 → 1500 (+300, +25%)`.
+fn rise(d: &Delta, digits: usize) -> String {
+    let value = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
+    match (d.change(), d.relative_change()) {
+        (Some(change), Some(relative)) => format!(
+            "{} → {} ({}, +{})",
+            value(d.baseline),
+            value(d.current),
+            signed(change, digits),
+            percent(relative)
+        ),
+        _ => delta(d, digits),
     }
 }
 
@@ -258,10 +307,9 @@ pub(crate) fn console(c: &Comparison, names: Names) -> Vec<String> {
     let regressions = c.regressions();
     if regressions.is_empty() {
         lines.push(format!(
-            "no regression (fail_on: {}; alpha {}, metric margin {})",
+            "no regression (fail_on: {}; {})",
             policy(c),
-            trim_number(c.alpha),
-            trim_number(c.metric_margin)
+            levels(c)
         ));
     } else {
         lines.push(format!(
@@ -360,5 +408,15 @@ mod tests {
         assert_eq!(signed(-0.3, 2), "−0.30");
         assert_eq!(signed(-0.001, 2), "±0.00");
         assert_eq!(p_text(0.000_01), "p < 0.0001");
+    }
+
+    #[test]
+    fn levels_keep_their_digits() {
+        assert_eq!(trim_number(0.05), "0.05");
+        assert_eq!(trim_number(0.0001), "0.0001");
+        assert_eq!(trim_number(95.0), "95");
+        assert_eq!(trim_number(99.99), "99.99");
+        assert_eq!(percent(0.1), "10%");
+        assert_eq!(percent(0.125), "12.5%");
     }
 }
