@@ -725,10 +725,10 @@ fn tokens_and_cost_rises_fail_the_run_under_their_policy() {
             "fail_on = [\"tokens-rise\", \"cost-rise\"]\n",
             3,
             &[
-                "worse          compare::evals::steady — tokens/run 1000 → 1500 (+500); cost/run 0.0100 → 0.0120 (+0.0020)",
+                "worse          evals::steady — tokens/run 1000 → 1500 (+500); cost/run 0.0100 → 0.0120 (+0.0020)",
                 "REGRESSION: 2 (fail_on: tokens-rise, cost-rise):",
-                "    tokens-rise compare::evals::steady: rose by more than 10%: tokens/run 1000 → 1500 (+500, +50%)",
-                "    cost-rise compare::evals::steady: rose by more than 10%: cost/run 0.0100 → 0.0120 (+0.0020, +20%)",
+                "    tokens-rise evals::steady: rose by more than 10%: tokens/run 1000 → 1500 (+500, +50%)",
+                "    cost-rise evals::steady: rose by more than 10%: cost/run 0.0100 → 0.0120 (+0.0020, +20%)",
             ],
         ),
         (
