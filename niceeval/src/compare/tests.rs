@@ -485,11 +485,11 @@ fn tokens_and_cost_rising_beyond_their_margin_fail_the_run_when_the_policy_says_
         "rose by more than 10%: cost/run 0.0100 → 0.0120 (+0.0020, +20%)"
     );
     assert!(
-        text::console(&c)
+        text::console(&c, crate::report::Names::default())
             .iter()
-            .any(|l| l == "    tokens-rise a::costly: rose by more than 10%: tokens/run 1000 → 1500 (+500, +50%)"),
+            .any(|l| l == "    tokens-rise costly: rose by more than 10%: tokens/run 1000 → 1500 (+500, +50%)"),
         "{:#?}",
-        text::console(&c)
+        text::console(&c, crate::report::Names::default())
     );
     // Wider margins let them pass.
     let c = Comparison::new(
@@ -501,7 +501,9 @@ fn tokens_and_cost_rising_beyond_their_margin_fail_the_run_when_the_policy_says_
     );
     assert!(!c.failed(), "{:?}", c.regressions());
     assert_eq!(
-        text::console(&c).last().map(String::as_str),
+        text::console(&c, crate::report::Names::default())
+            .last()
+            .map(String::as_str),
         Some(
             "no regression (fail_on: tokens-rise, cost-rise; alpha 0.05, metric margin 0.05, tokens margin 50%, cost margin 25%)"
         )
