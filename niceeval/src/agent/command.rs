@@ -593,7 +593,7 @@ mod tests {
         std::fs::write(&script, "").unwrap();
         let script = script.to_string_lossy().into_owned();
         let copy = Path::new("/var/niceeval-copy");
-        let err = hidden_by_private_tmp("python3", &[script.clone()], copy, None)
+        let err = hidden_by_private_tmp("python3", std::slice::from_ref(&script), copy, None)
             .unwrap_err()
             .to_string();
         assert!(
@@ -616,7 +616,10 @@ mod tests {
             "{err}"
         );
         // Inside the working copy (bound at its own path), or not a file: nothing hidden.
-        assert!(hidden_by_private_tmp("python3", &[script.clone()], host.path(), None).is_ok());
+        assert!(
+            hidden_by_private_tmp("python3", std::slice::from_ref(&script), host.path(), None)
+                .is_ok()
+        );
         assert!(hidden_by_private_tmp("python3", &["/tmp/out.txt".into()], copy, None).is_ok());
         assert!(hidden_by_private_tmp("python3", &["-c".into(), script], copy, None).is_err());
     }
