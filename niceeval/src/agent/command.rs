@@ -135,7 +135,8 @@ impl CommandAgent {
     /// Reads stdout as the reply itself rather than as JSONL events (`[agent] output = "text"`):
     /// when the program ends, everything it printed, less the final newline, is the turn's
     /// one assistant message (none when it printed nothing). The output cap, the exit status
-    /// and the timeout apply as with events.
+    /// and the timeout apply as with events; a program that exits non-zero keeps its reply
+    /// beside the error, one that runs past its timeout records none.
     ///
     /// ```no_run
     /// use niceeval::agent::command::CommandAgent;
