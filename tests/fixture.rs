@@ -117,7 +117,7 @@ impl Fixtures {
 
     /// The `niceeval` command-line tool (the `niceeval-cli` package), built (once per process)
     /// into the fixtures' target directory. The fixtures' workspace reaches the package through
-    /// a dev-dependency of the `suite` fixture, so the build shares the fixtures' resolution and
+    /// a dependency of the `suite` fixture, so the build shares the fixtures' resolution and
     /// their compiled niceeval, offline. Panics with cargo's output when the build fails.
     pub fn niceeval_cli(&self) -> &Path {
         static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
