@@ -115,14 +115,16 @@ impl Fixtures {
         self.offline
     }
 
-    /// The `niceeval` command-line tool, built (once per process) into the fixtures' target
-    /// directory. Panics with cargo's output when the build fails.
+    /// The `niceeval` command-line tool (the `niceeval-cli` package), built (once per process)
+    /// into the fixtures' target directory. The fixtures' workspace reaches the package through
+    /// a dependency of the `suite` fixture, so the build shares the fixtures' resolution and
+    /// their compiled niceeval, offline. Panics with cargo's output when the build fails.
     pub fn niceeval_cli(&self) -> &Path {
         static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
         let built = BUILT.get_or_init(|| {
             let mut command = cargo_command(&self.target_dir);
             command
-                .args(["build", "-p", "niceeval", "--bin", "niceeval"])
+                .args(["build", "-p", "niceeval-cli", "--bin", "niceeval"])
                 .args(["--message-format", "json-render-diagnostics"])
                 .arg("--manifest-path")
                 .arg(self.root.join("Cargo.toml"))

@@ -194,6 +194,9 @@ pub struct Request {
     pub events: EventSink,
     /// The run's working copy and its isolation, for an eval with `#[eval(workspace = ..)]`.
     pub(crate) sandbox: Option<crate::workspace::Sandbox>,
+    /// The directory of the eval's crate (its manifest), inside an eval: what a command
+    /// agent's relative script paths resolve against.
+    pub(crate) manifest_dir: Option<std::path::PathBuf>,
 }
 
 impl Request {
@@ -215,6 +218,7 @@ impl Request {
             responding_to: None,
             events,
             sandbox: None,
+            manifest_dir: None,
         }
     }
 

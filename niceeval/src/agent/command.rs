@@ -1,5 +1,8 @@
-//! The command agent: runs a program per turn, hands it the input, and reads the [`Event`]s it
-//! prints on stdout, one JSON object per line (the same JSONL as recorded transcripts).
+//! The command agent: runs a program per turn, hands it the input, and reads what it prints on
+//! stdout: the [`Event`]s of the turn, one JSON object per line (the same JSONL as recorded
+//! transcripts), or with [`CommandAgent::text_output`] (`[agent] output = "text"`) the reply
+//! itself — the whole of stdout, less its final newline, is the turn's one assistant message, as
+//! promptfoo's `exec:` provider reads a script.
 //!
 //! Each send starts the program afresh, as a process tree of its own. The input goes on stdin as
 //! plain text (the default), on stdin as one JSON object (`{"input", "data", "session",
@@ -8,12 +11,24 @@
 //! In an eval with a workspace the program runs in the run's working copy, under the
 //! workspace's isolation (see [`crate::agent::Request::command`]).
 //!
+//! **Script paths.** Inside an eval, a relative path to the agent's own code resolves against
+//! the agent's directory ([`CommandAgent::current_dir`], or `cwd` under `[agent]`, which defaults
+//! to the directory of `niceeval.toml`) or else the eval's crate directory — never against the
+//! working copy the program runs in. Two arguments are script paths: the program itself when it
+//! is a relative path with a `/` (`./agent.sh`, `agents/fixer.sh`; a bare name is looked up on
+//! `PATH`), and the first argument that does not start with `-` when it is a relative path
+//! naming an existing file there (`agents/fixer.py` in `["python3", "-u", "agents/fixer.py"]`).
+//! Each is passed as an absolute path when that file exists; any other argument is passed as
+//! written. Under `[workspace] isolation = "bubblewrap"` a program or script under `/tmp` (outside
+//! the working copy) is an error before the turn runs: the sandbox's `/tmp` is a private one, in
+//! which the program would not find it.
+//!
 //! The turn fails — with an `error` event whose message ends with the program's stderr — when
 //! the program exits non-zero or by a signal, prints a line that is not an event (the message
-//! names the line number), prints more than the output cap (64 MiB by default; reading stops,
-//! memory stays bounded), or runs past its timeout (120 s by default). Whenever a turn ends, the
-//! whole process tree is ended (SIGTERM, then SIGKILL), so nothing it started outlives the turn. The stderr of the last
-//! turn is kept ([`CommandAgent::last_stderr`]).
+//! names the line number; not with text output), prints more than the output cap (64 MiB by
+//! default; reading stops, memory stays bounded), or runs past its timeout (120 s by default).
+//! Whenever a turn ends, the whole process tree is ended (SIGTERM, then SIGKILL), so nothing it
+//! started outlives the turn. The stderr of the last turn is kept ([`CommandAgent::last_stderr`]).
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -23,14 +38,17 @@
 //!     .input_mode(InputMode::Json)
 //!     .timeout(Duration::from_secs(30));
 //! let scripted = CommandAgent::shell(r#"echo '{"type":"message","role":"assistant","text":"hi"}'"#);
-//! # let _ = (agent, scripted);
+//! // A script whose stdout is the reply.
+//! let plain = CommandAgent::new("python3", ["agents/answer.py"]).text_output();
+//! # let _ = (agent, scripted, plain);
 //! ```
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::io::AsyncRead;
+use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::agent::process::{ProcessAgent, Turn, exit_error, process_setters, read_lines};
 use crate::agent::{Agent, AgentError, EventSink, Request};
@@ -61,6 +79,8 @@ pub enum InputMode {
 pub struct CommandAgent {
     process: ProcessAgent,
     input: InputMode,
+    /// Whether stdout is the reply as plain text (else JSONL events).
+    text: bool,
     max_output: usize,
     last_stderr: Arc<Mutex<String>>,
 }
@@ -70,6 +90,7 @@ impl std::fmt::Debug for CommandAgent {
         f.debug_struct("CommandAgent")
             .field("command", &self.display())
             .field("input", &self.input)
+            .field("output", &if self.text { "text" } else { "jsonl" })
             .field("timeout", &self.process.timeout)
             .finish_non_exhaustive()
     }
@@ -90,6 +111,7 @@ impl CommandAgent {
                 "CommandAgent",
             ),
             input: InputMode::default(),
+            text: false,
             max_output: DEFAULT_MAX_OUTPUT,
             last_stderr: Arc::default(),
         }
@@ -107,6 +129,23 @@ impl CommandAgent {
     /// How the input is passed.
     pub fn input_mode(mut self, mode: InputMode) -> Self {
         self.input = mode;
+        self
+    }
+
+    /// Reads stdout as the reply itself rather than as JSONL events (`[agent] output = "text"`):
+    /// when the program ends, everything it printed, less the final newline, is the turn's
+    /// one assistant message (none when it printed nothing). The output cap, the exit status
+    /// and the timeout apply as with events; a program that exits non-zero keeps its reply
+    /// beside the error, one that runs past its timeout records none.
+    ///
+    /// ```no_run
+    /// use niceeval::agent::command::CommandAgent;
+    ///
+    /// let agent = CommandAgent::new("python3", ["agents/answer.py"]).text_output();
+    /// # let _ = agent;
+    /// ```
+    pub fn text_output(mut self) -> Self {
+        self.text = true;
         self
     }
 
@@ -166,17 +205,26 @@ process_setters!(CommandAgent {
 #[async_trait::async_trait]
 impl Agent for CommandAgent {
     async fn send(&self, request: Request) -> Result<(), AgentError> {
-        let mut argv = self.process.args.clone();
+        let base = self
+            .process
+            .cwd
+            .as_deref()
+            .or(request.manifest_dir.as_deref());
+        let (program, mut argv) = resolve_scripts(&self.process.program, &self.process.args, base);
+        if let Some(sandbox) = request.sandbox.as_ref() {
+            if sandbox.isolation() == crate::config::Isolation::Bubblewrap {
+                hidden_by_private_tmp(&program, &argv, sandbox.root(), base)?;
+            }
+        }
         if self.input == InputMode::Arg {
             argv.push(request.input.text.clone());
         }
         let session = request.session.as_str();
-        let command = self
-            .process
-            .command(&request, argv, &[("NICEEVAL_SESSION", session)]);
+        let mut process = self.process.clone();
+        process.program = program;
+        let command = process.command(&request, argv, &[("NICEEVAL_SESSION", session)]);
         let shown = format!("`{}`", self.display());
-        let ended = self
-            .process
+        let ended = process
             .send(
                 &shown,
                 command,
@@ -186,7 +234,11 @@ impl Agent for CommandAgent {
                 },
                 |turn| async {
                     let Turn { mut child, stdout } = turn;
-                    read_events(stdout, &request.events, self.max_output).await?;
+                    if self.text {
+                        read_text(stdout, &request.events, self.max_output).await?;
+                    } else {
+                        read_events(stdout, &request.events, self.max_output).await?;
+                    }
                     let status = child
                         .wait()
                         .await
@@ -202,6 +254,112 @@ impl Agent for CommandAgent {
     fn name(&self) -> String {
         format!("command `{}`", self.display())
     }
+}
+
+/// The program and arguments of a turn with their script paths resolved against `base` (see
+/// the module docs): the program when it is a relative path with a `/`, and the first argument
+/// not starting with `-` when it is a relative path; each only when `base` holds that file.
+fn resolve_scripts(program: &str, args: &[String], base: Option<&Path>) -> (String, Vec<String>) {
+    let mut args = args.to_vec();
+    let Some(base) = base else {
+        return (program.to_string(), args);
+    };
+    let under_base = |path: &str| -> Option<String> {
+        let relative = Path::new(path);
+        if path.is_empty() || !relative.is_relative() {
+            return None;
+        }
+        let absolute = base.join(relative);
+        absolute
+            .is_file()
+            .then(|| absolute.to_string_lossy().into_owned())
+    };
+    let program = if program.contains('/') {
+        under_base(program).unwrap_or_else(|| program.to_string())
+    } else {
+        program.to_string()
+    };
+    if let Some(script) = args.iter_mut().find(|a| !a.starts_with('-')) {
+        if let Some(absolute) = under_base(script) {
+            *script = absolute;
+        }
+    }
+    (program, args)
+}
+
+/// The error of a program or script that bubblewrap's private `/tmp` hides: an existing file
+/// under the host's `/tmp`, outside the working copy `root` (which is bound into the sandbox at
+/// its own path). `base` is where relative script paths resolved, named when it is the cause.
+fn hidden_by_private_tmp(
+    program: &str,
+    args: &[String],
+    root: &Path,
+    base: Option<&Path>,
+) -> Result<(), AgentError> {
+    let tmp = Path::new("/tmp");
+    let script = args.iter().find(|a| !a.starts_with('-'));
+    let hidden = std::iter::once(program)
+        .chain(script.map(String::as_str))
+        .map(PathBuf::from)
+        .find(|p| p.starts_with(tmp) && !p.starts_with(root) && p.is_file());
+    let Some(path) = hidden else {
+        return Ok(());
+    };
+    let fix = match base {
+        Some(base) if path.starts_with(base) && base.starts_with(tmp) => format!(
+            "the directory it resolved against, {}, is itself under /tmp: move the crate out of \
+             /tmp, or use [workspace] isolation = \"local\"",
+            base.display()
+        ),
+        _ => "put it under the crate and name it by a relative path (resolved against the \
+              crate's directory), or use [workspace] isolation = \"local\""
+            .to_string(),
+    };
+    Err(AgentError::new(format!(
+        "the command agent's {} {} is under /tmp, which [workspace] isolation = \"bubblewrap\" \
+         replaces with a private /tmp: the program would not find it; {fix}",
+        if path.as_os_str() == program {
+            "program"
+        } else {
+            "script"
+        },
+        path.display()
+    )))
+}
+
+/// Reads all of `stdout` (at most `max_output` bytes) as the turn's reply: one assistant
+/// message of everything printed, less the final newline, emitted into `sink` at the end of
+/// the output (none when nothing was printed).
+async fn read_text(
+    stdout: impl AsyncRead + Unpin,
+    sink: &EventSink,
+    max_output: usize,
+) -> Result<(), String> {
+    let mut bytes = Vec::new();
+    let limit = u64::try_from(max_output)
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    stdout
+        .take(limit)
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(|e| format!("cannot read stdout: {e}"))?;
+    if bytes.len() > max_output {
+        return Err(format!(
+            "the program printed more than {} on stdout, the limit for one turn; reading \
+             stopped (raise it with CommandAgent::max_output or `max_output` under [agent])",
+            crate::agent::process::human_bytes(max_output)
+        ));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text
+        .strip_suffix('\n')
+        .map(|t| t.strip_suffix('\r').unwrap_or(t))
+        .unwrap_or(&text);
+    if !text.is_empty() {
+        sink.say(text.to_string());
+    }
+    Ok(())
 }
 
 /// Reads JSONL events from `stdout` into `sink` as they arrive. Fails on the first line that is
@@ -255,6 +413,11 @@ pub(crate) fn from_config(
         Some("json") => InputMode::Json,
         Some("arg") => InputMode::Arg,
         Some(other) => return Err(format!("[agent] input = {other:?} is not an input mode")),
+    };
+    agent.text = match config.output.as_deref() {
+        None | Some("jsonl") => false,
+        Some("text") => true,
+        Some(other) => return Err(format!("[agent] output = {other:?} is not an output mode")),
     };
     if let Some(timeout) = &config.timeout {
         agent = agent.timeout(super::setting_duration(timeout)?);
@@ -341,5 +504,124 @@ mod tests {
             err.contains("n.toml:4:9: [agent] input: \"file\" is not an input mode"),
             "{err}"
         );
+        assert!(!parse("command = \"x\"\n").unwrap().text);
+        assert!(!parse("command = \"x\"\noutput = \"jsonl\"\n").unwrap().text);
+        assert!(parse("command = \"x\"\noutput = \"text\"\n").unwrap().text);
+        let err = parse("command = \"x\"\noutput = \"txt\"\n").unwrap_err();
+        assert!(
+            err.contains(
+                "n.toml:4:10: [agent] output: \"txt\" is not an output mode; did you mean \"text\"?"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn text_output_is_the_whole_stdout_less_its_final_newline() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let reply = |input: &[u8]| {
+            let sink = EventSink::default();
+            rt.block_on(read_text(input, &sink, 1024)).unwrap();
+            sink.snapshot()
+        };
+        assert_eq!(
+            reply(b"not json\n{\"type\": \"x\"}\n\n  indented\n"),
+            [Event::assistant(
+                "not json\n{\"type\": \"x\"}\n\n  indented"
+            )]
+        );
+        assert_eq!(reply(b"one line\r\n"), [Event::assistant("one line")]);
+        assert_eq!(reply(b"no newline"), [Event::assistant("no newline")]);
+        assert!(reply(b"").is_empty(), "nothing printed, no message");
+        let err = rt
+            .block_on(read_text(&[b'x'; 5000][..], &EventSink::default(), 4096))
+            .unwrap_err();
+        assert!(err.contains("more than 4 KiB"), "{err}");
+    }
+
+    #[test]
+    fn script_paths_resolve_against_the_base_when_the_file_is_there() {
+        let base = tempfile::tempdir().unwrap();
+        std::fs::create_dir(base.path().join("agents")).unwrap();
+        std::fs::write(base.path().join("agents/fixer.py"), "").unwrap();
+        std::fs::write(base.path().join("run.sh"), "").unwrap();
+        let at = |p: &str| base.path().join(p).to_string_lossy().into_owned();
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let resolve =
+            |program: &str, a: &[&str]| resolve_scripts(program, &args(a), Some(base.path()));
+        // The first argument that is not an option, when the crate holds it.
+        assert_eq!(
+            resolve("python3", &["-u", "agents/fixer.py", "agents/fixer.py"]),
+            (
+                "python3".to_string(),
+                args(&["-u", &at("agents/fixer.py"), "agents/fixer.py"])
+            )
+        );
+        // A relative program with a folder part; a bare name stays a PATH lookup.
+        assert_eq!(resolve("./run.sh", &[]).0, at("./run.sh"));
+        assert_eq!(resolve("run.sh", &[]).0, "run.sh");
+        // Absent files, absolute paths and non-paths are passed as written.
+        assert_eq!(
+            resolve("python3", &["agents/missing.py"]).1,
+            args(&["agents/missing.py"])
+        );
+        assert_eq!(
+            resolve("sh", &["-c", "agents/fixer.py"]).1,
+            args(&["-c", &at("agents/fixer.py")])
+        );
+        assert_eq!(
+            resolve("cat", &["/etc/hostname"]).1,
+            args(&["/etc/hostname"])
+        );
+        assert_eq!(
+            resolve("python3", &["agents"]).1,
+            args(&["agents"]),
+            "a directory is no script"
+        );
+        // Outside an eval nothing is resolved.
+        assert_eq!(
+            resolve_scripts("python3", &args(&["agents/fixer.py"]), None).1,
+            args(&["agents/fixer.py"])
+        );
+    }
+
+    #[test]
+    fn a_script_under_tmp_is_hidden_by_bubblewraps_private_tmp() {
+        let host = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
+        let script = host.path().join("agent.py");
+        std::fs::write(&script, "").unwrap();
+        let script = script.to_string_lossy().into_owned();
+        let copy = Path::new("/var/niceeval-copy");
+        let err = hidden_by_private_tmp("python3", std::slice::from_ref(&script), copy, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!(
+                "the command agent's script {script} is under /tmp, which [workspace] isolation = \"bubblewrap\" replaces with a private /tmp"
+            )),
+            "{err}"
+        );
+        assert!(err.contains("put it under the crate"), "{err}");
+        assert!(err.contains("isolation = \"local\""), "{err}");
+        let err = hidden_by_private_tmp(&script, &[], copy, Some(host.path()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("the command agent's program /tmp/"),
+            "{err}"
+        );
+        assert!(
+            err.contains("is itself under /tmp: move the crate out of /tmp"),
+            "{err}"
+        );
+        // Inside the working copy (bound at its own path), or not a file: nothing hidden.
+        assert!(
+            hidden_by_private_tmp("python3", std::slice::from_ref(&script), host.path(), None)
+                .is_ok()
+        );
+        assert!(hidden_by_private_tmp("python3", &["/tmp/out.txt".into()], copy, None).is_ok());
+        assert!(hidden_by_private_tmp("python3", &["-c".into(), script], copy, None).is_err());
     }
 }

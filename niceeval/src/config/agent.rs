@@ -90,6 +90,10 @@ pub struct CommandConfig {
     /// How the input is passed: `"stdin"` (the default), `"json"` or `"arg"`.
     #[serde(default, deserialize_with = "validate::input_mode")]
     pub input: Option<String>,
+    /// What stdout holds: `"jsonl"` (the default: one niceeval event per line) or `"text"` (the
+    /// reply itself, as promptfoo's `exec:` provider).
+    #[serde(default, deserialize_with = "validate::output_mode")]
+    pub output: Option<String>,
     /// The per-turn timeout, e.g. `"30s"`.
     #[serde(default, deserialize_with = "validate::timeout")]
     pub timeout: Option<String>,
@@ -268,6 +272,9 @@ pub(crate) const CODEX_APPROVAL_POLICIES: &[&str] =
     &["untrusted", "on-failure", "on-request", "never"];
 /// The command agent's input modes (`[agent] input`).
 pub(crate) const INPUT_MODES: &[&str] = &["stdin", "json", "arg"];
+
+/// The `output` modes of a command agent.
+pub(crate) const OUTPUT_MODES: &[&str] = &["jsonl", "text"];
 
 /// The keys of `[agent]` for `kind` (besides `type`), and the ones it needs: read from the
 /// settings' types, so they cannot drift.

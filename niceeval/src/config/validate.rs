@@ -337,6 +337,10 @@ pub(super) fn input_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Strin
     one_of(d, super::agent::INPUT_MODES, "an input mode")
 }
 
+pub(super) fn output_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    one_of(d, super::agent::OUTPUT_MODES, "an output mode")
+}
+
 pub(super) fn codex_sandbox<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     one_of(d, super::agent::CODEX_SANDBOX_MODES, "a Codex sandbox mode")
 }

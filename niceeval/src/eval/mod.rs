@@ -203,6 +203,7 @@ impl Eval {
             responding_to,
             events: sink.clone(),
             sandbox: self.workspace.as_ref().map(|ws| ws.sandbox().clone()),
+            manifest_dir: self.manifest_dir.clone(),
         };
         let started = std::time::Instant::now();
         let outcome = agent.send(request).await;

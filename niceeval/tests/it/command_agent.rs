@@ -270,3 +270,175 @@ fn agent_type_command_in_niceeval_toml() {
         report.render()
     );
 }
+
+/// Text output (`.text_output()`, `[agent] output = "text"`): stdout is the reply, whatever it
+/// holds; with JSONL output the same program fails the turn on its first line.
+const PLAIN_PY: &str = r#"
+import sys
+text = sys.stdin.read()
+print("Hello! You said:")
+print("  " + text)
+print('{"not": "an event"}')
+"#;
+
+#[test]
+fn text_output_makes_stdout_the_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = script(dir.path(), "plain.py", PLAIN_PY);
+    let agent = CommandAgent::new("python3", [path.to_str().unwrap()]).text_output();
+    let (turn, _) = send(agent, "hi there");
+    let turn = turn.unwrap();
+    assert_eq!(
+        turn.message,
+        "Hello! You said:\n  hi there\n{\"not\": \"an event\"}"
+    );
+    let kinds: Vec<&str> = turn.events.iter().map(Event::kind).collect();
+    assert_eq!(kinds, ["message", "message"]);
+
+    let jsonl = CommandAgent::new("python3", [path.to_str().unwrap()]);
+    let err = send(jsonl, "hi there").0.unwrap_err().to_string();
+    assert!(
+        err.contains("stdout line 1 is not a niceeval event"),
+        "{err}"
+    );
+
+    // A failing program still fails the turn, keeping what it printed.
+    let agent = CommandAgent::shell("echo partial; echo oops >&2; exit 3").text_output();
+    let (result, t) = send(agent, "x");
+    let err = result.unwrap_err().to_string();
+    assert!(err.contains("exited with status 3; stderr:\noops"), "{err}");
+    assert!(
+        t.events().iter().any(|e| *e == Event::assistant("partial")),
+        "{:?}",
+        t.events()
+    );
+}
+
+#[test]
+fn output_text_in_niceeval_toml() {
+    let krate = support::Crate::new(
+        "[agent]\ntype = \"command\"\ncommand = [\"python3\", \"agent.py\"]\noutput = \"text\"\n",
+    );
+    script(
+        krate.path(),
+        "agent.py",
+        "import sys\nprint('pong: ' + sys.stdin.read())\n",
+    );
+    let report = support::run(support::define("command_text_from_toml", &krate, ask));
+    assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
+}
+
+/// The agent's script sits in the crate (`agents/fixer.py`), the template holds only the
+/// project: the relative path resolves against the crate, while the program works in the copy.
+const FIXER_PY: &str = r#"
+import json, os
+with open("fixed.txt", "w") as f:
+    f.write("fixed\n")
+print(json.dumps({"type": "message", "role": "assistant", "text": "fixed in " + os.path.basename(os.getcwd())}))
+"#;
+
+fn fixes(t: &mut Eval) -> niceeval::__private::BoxFuture<'_, Result<(), niceeval::Error>> {
+    Box::pin(async move {
+        let turn = t.send("fix it").await?;
+        t.check(&turn.message, niceeval::expect::includes("fixed in"));
+        t.file_created("fixed.txt");
+        Ok(())
+    })
+}
+
+fn fixer() -> Arc<dyn niceeval::agent::Agent> {
+    Arc::new(CommandAgent::new("python3", ["-u", "agents/fixer.py"]))
+}
+
+/// A crate for a workspace eval: `niceeval.toml`, `agents/fixer.py` and a `template`.
+fn fixer_crate(toml: &str, krate: support::Crate) -> support::Crate {
+    std::fs::write(krate.path().join("niceeval.toml"), toml).unwrap();
+    std::fs::create_dir_all(krate.path().join("agents")).unwrap();
+    script(krate.path(), "agents/fixer.py", FIXER_PY);
+    std::fs::create_dir_all(krate.path().join("template")).unwrap();
+    script(krate.path(), "template/README.md", "project\n");
+    krate
+}
+
+#[test]
+fn relative_script_paths_resolve_against_the_crate_not_the_working_copy() {
+    let krate = fixer_crate("[workspace]\nkeep = \"never\"\n", support::Crate::new(""));
+    let def = support::define("relative_script", &krate, fixes)
+        .with_workspace("template")
+        .with_agent(fixer);
+    let report = support::run(def);
+    assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
+    assert!(
+        !krate.path().join("fixed.txt").exists(),
+        "the program still works in the copy"
+    );
+}
+
+/// Under bubblewrap: a script in the crate runs (when the crate is not itself under /tmp); one
+/// under the host's /tmp is an error before the turn, naming it and the fix.
+#[test]
+fn bubblewrap_runs_crate_scripts_and_refuses_scripts_its_private_tmp_hides() {
+    if !crate::scripts_support::have("python3")
+        || !crate::scripts_support::have("git")
+        || !crate::workspace::bwrap_works()
+    {
+        return;
+    }
+    const TOML: &str = "[workspace]\nisolation = \"bubblewrap\"\nkeep = \"never\"\n";
+    // A crate outside /tmp (unless this checkout itself is under /tmp).
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let manifest_dir: &'static str =
+        Box::leak(dir.path().to_str().unwrap().to_string().into_boxed_str());
+    let krate = fixer_crate(TOML, support::Crate { dir, manifest_dir });
+    let def = support::define("bwrap_crate_script", &krate, fixes)
+        .with_workspace("template")
+        .with_agent(fixer);
+    let report = support::run(def);
+    if krate.path().starts_with("/tmp") {
+        let error = report.error_message().unwrap_or_default();
+        assert!(
+            error.contains("is itself under /tmp: move the crate out of /tmp"),
+            "{}",
+            report.render()
+        );
+    } else {
+        assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
+    }
+
+    static SCRIPT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let path = SCRIPT.get_or_init(|| {
+        let dir = tempfile::Builder::new().tempdir_in("/tmp").unwrap().keep();
+        script(&dir, "agent.py", FIXER_PY).display().to_string()
+    });
+    fn tmp_agent() -> Arc<dyn niceeval::agent::Agent> {
+        Arc::new(CommandAgent::new(
+            "python3",
+            [SCRIPT.get().unwrap().clone()],
+        ))
+    }
+    let def = support::define("bwrap_tmp_script", &krate, fixes)
+        .with_workspace("template")
+        .with_agent(tmp_agent);
+    let report = support::run(def);
+    assert_eq!(report.outcome, Outcome::Failed, "{}", report.render());
+    let error = report.error_message().unwrap_or_default();
+    assert!(
+        error.contains(&format!(
+            "the command agent's script {path} is under /tmp, which [workspace] isolation = \"bubblewrap\" replaces with a private /tmp"
+        )),
+        "{error}"
+    );
+    assert!(error.contains("put it under the crate"), "{error}");
+    assert!(
+        !report.events.iter().any(|e| matches!(
+            e,
+            Event::Message {
+                role: niceeval::Role::Assistant,
+                ..
+            }
+        )),
+        "the program never ran: {:?}",
+        report.events
+    );
+    let _ = std::fs::remove_dir_all(std::path::Path::new(path).parent().unwrap());
+}

@@ -1,6 +1,6 @@
 //! The `niceeval` command-line tool: merges results files (one run, or the shards of a
 //! partitioned CI run) and writes reports from them. It is the report mode of the suite runner
-//! ([`niceeval::__private::harness::run_report`]); from a crate of your own, run that through your suite
+//! (`niceeval::__private::harness::run_report`); from a crate of your own, run that through your suite
 //! binary instead: `cargo test --test evals -- --report --markdown summary.md`.
 //!
 //! ```text
@@ -10,6 +10,10 @@
 //! niceeval compare BASELINE [PATH...] [...]  # = niceeval report --baseline BASELINE
 //! ```
 //! PATH is a JSONL file or a directory of them (default: target/niceeval/results).
+//!
+//! The command lives in this library (the binary `niceeval` calls [`main`]) so that a
+//! workspace can depend on the package, as niceeval's own fixture workspace does to build the
+//! command with the niceeval it already built.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -39,7 +43,8 @@ byte-identical when nothing changed; commit it. `niceeval compare BASELINE` is `
 From a crate of your own, the suite binary does the same without installing this tool:
 cargo test --test <suite> -- --report [PATH...] [--markdown FILE]";
 
-fn main() -> ExitCode {
+/// Runs the command with the process's arguments; the exit code says how it went.
+pub fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let mut prefix: Vec<String> = vec!["--report".to_string()];
     match args.next().as_deref() {
