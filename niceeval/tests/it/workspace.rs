@@ -714,8 +714,9 @@ fn bubblewrap_blocks_writes_outside_the_copy_and_the_network() {
     let port = listener.local_addr().unwrap().port();
     let krate = Crate::new("[workspace]\nisolation = \"bubblewrap\"\nkeep = \"never\"\n");
     write(krate.path(), "template/README.md", "jail\n");
-    // Outside the copy and outside /tmp (which the sandbox replaces with a private one).
-    let host = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Outside the copy and outside /tmp (which the sandbox replaces with a private one), even
+    // when the checkout itself is under /tmp.
+    let host = tempfile::tempdir_in(host_dir()).unwrap();
     let outside = host.path().join("outside.txt");
     let _ = std::fs::remove_file("/tmp/niceeval-jail-probe");
     let _ = std::fs::remove_file("/tmp/niceeval-cmd-probe");
@@ -724,16 +725,11 @@ fn bubblewrap_blocks_writes_outside_the_copy_and_the_network() {
         "template/probe-input.txt",
         &format!("{} {port}", outside.display()),
     );
+    // The agent's script travels with the template, into the copy: wherever the checkout is,
+    // the sandbox sees it (a script under the host's /tmp is hidden by the private /tmp).
+    write(krate.path(), "template/jail.py", JAIL_PY);
     fn jail_agent() -> Arc<dyn Agent> {
-        static SCRIPT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-        // Not under /tmp: the sandbox's /tmp is private.
-        let path = SCRIPT.get_or_init(|| {
-            let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-                .unwrap()
-                .keep();
-            write(&dir, "jail.py", JAIL_PY).display().to_string()
-        });
-        Arc::new(CommandAgent::new("python3", [path.clone()]))
+        Arc::new(CommandAgent::new("python3", ["jail.py"]))
     }
     let def = crate::support::define("jailed", &krate, jailed)
         .with_workspace("template")
@@ -856,6 +852,17 @@ mod chat_tools {
             "the shell tool ran in the working copy"
         );
         std::fs::remove_dir_all(Path::new(&kept).parent().unwrap()).unwrap();
+    }
+}
+
+/// A directory for files of the host that the sandbox must not reach: not under /tmp (the
+/// sandbox's own /tmp would stand in for it), even when the checkout is.
+fn host_dir() -> std::path::PathBuf {
+    let target = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    if target.starts_with("/tmp") && Path::new("/var/tmp").is_dir() {
+        std::path::PathBuf::from("/var/tmp")
+    } else {
+        target
     }
 }
 
