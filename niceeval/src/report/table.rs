@@ -98,21 +98,27 @@ pub(crate) enum Tone {
     Same,
 }
 
+/// The columns of the per-eval table, in every format that has one: the eval, its outcome, and
+/// the numbers of [`EvalSummary::table_cells`].
+pub(crate) const EVAL_COLUMNS: [&str; 10] = [
+    "eval",
+    "outcome",
+    "runs",
+    "pass rate",
+    "pass@k",
+    "pass^k",
+    "score",
+    "tokens",
+    "cost",
+    "time",
+];
+
 /// The per-eval table: the id, the outcome, and the numbers of
 /// [`EvalSummary::table_cells`] (runs, pass rate, pass@k, pass^k, score, tokens, cost, time),
 /// `–` where one does not apply; evals named by `names` (the run's).
 pub(crate) fn evals_table(evals: &[EvalSummary], names: Names) -> Table {
-    let numeric = [
-        "runs",
-        "pass rate",
-        "pass@k",
-        "pass^k",
-        "score",
-        "tokens",
-        "cost",
-        "time",
-    ];
-    let mut columns = vec![Column::text("eval"), Column::text("outcome")];
+    let [eval, outcome, numeric @ ..] = EVAL_COLUMNS;
+    let mut columns = vec![Column::text(eval), Column::text(outcome)];
     columns.extend(numeric.into_iter().map(Column::numeric));
     let rows = evals
         .iter()

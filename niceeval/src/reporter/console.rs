@@ -356,18 +356,7 @@ pub fn summary_table(evals: &[EvalSummary]) -> String {
 
 /// [`summary_table`], evals named by `names`.
 fn table(evals: &[EvalSummary], names: Names) -> String {
-    const HEADER: [&str; 10] = [
-        "eval",
-        "outcome",
-        "runs",
-        "pass rate",
-        "pass@k",
-        "pass^k",
-        "score",
-        "tokens",
-        "cost",
-        "time",
-    ];
+    const HEADER: [&str; 10] = crate::report::table::EVAL_COLUMNS;
     let rows: Vec<[String; 10]> = evals
         .iter()
         .map(|e| {
