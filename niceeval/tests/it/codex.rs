@@ -57,7 +57,7 @@ impl Setup {
         let fake = FakeProvider::start(move |_, seen| responder(seen));
         // Not under /tmp: Codex refuses to install its sandbox helper (`codex-linux-sandbox`)
         // from a CODEX_HOME in a temporary directory, and `workspace-write` then fails.
-        let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let home = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
         let config = format!(
             r#"model_provider = "fake"
 check_for_update_on_startup = false

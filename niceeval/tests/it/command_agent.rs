@@ -385,8 +385,8 @@ fn bubblewrap_runs_crate_scripts_and_refuses_scripts_its_private_tmp_hides() {
         return;
     }
     const TOML: &str = "[workspace]\nisolation = \"bubblewrap\"\nkeep = \"never\"\n";
-    // A crate outside /tmp (unless this checkout itself is under /tmp).
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // A crate outside /tmp, even when this checkout is under it.
+    let dir = tempfile::tempdir_in(support::outside_tmp()).unwrap();
     let manifest_dir: &'static str =
         Box::leak(dir.path().to_str().unwrap().to_string().into_boxed_str());
     let krate = fixer_crate(TOML, support::Crate { dir, manifest_dir });

@@ -716,7 +716,7 @@ fn bubblewrap_blocks_writes_outside_the_copy_and_the_network() {
     write(krate.path(), "template/README.md", "jail\n");
     // Outside the copy and outside /tmp (which the sandbox replaces with a private one), even
     // when the checkout itself is under /tmp.
-    let host = tempfile::tempdir_in(host_dir()).unwrap();
+    let host = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let outside = host.path().join("outside.txt");
     let _ = std::fs::remove_file("/tmp/niceeval-jail-probe");
     let _ = std::fs::remove_file("/tmp/niceeval-cmd-probe");
@@ -852,17 +852,6 @@ mod chat_tools {
             "the shell tool ran in the working copy"
         );
         std::fs::remove_dir_all(Path::new(&kept).parent().unwrap()).unwrap();
-    }
-}
-
-/// A directory for files of the host that the sandbox must not reach: not under /tmp (the
-/// sandbox's own /tmp would stand in for it), even when the checkout is.
-fn host_dir() -> std::path::PathBuf {
-    let target = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    if target.starts_with("/tmp") && Path::new("/var/tmp").is_dir() {
-        std::path::PathBuf::from("/var/tmp")
-    } else {
-        target
     }
 }
 

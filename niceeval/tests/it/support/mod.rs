@@ -382,3 +382,18 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 pub mod fake_anthropic;
+
+/// A directory for test files that must not be under the system's temporary directory — the
+/// sandbox's private `/tmp` hides it, and Codex will not install its sandbox helper from a home
+/// there — even when this checkout (and so `CARGO_TARGET_TMPDIR`) is under it: then a folder of
+/// the user's cache directory.
+pub fn outside_tmp() -> PathBuf {
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    if !target.starts_with(std::env::temp_dir()) && !target.starts_with("/tmp") {
+        return target;
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/var/tmp"), PathBuf::from);
+    let dir = home.join(".cache").join("niceeval-tests");
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    dir
+}
