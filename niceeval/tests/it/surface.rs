@@ -142,12 +142,13 @@ impl Surface {
 }
 
 /// Runs rustdoc's JSON output for the library (default features, as docs.rs and users see it)
-/// into a target directory of its own, so it never waits for the lock of the build running
-/// this test.
+/// into a target directory of its own.
 fn rustdoc_json() -> Value {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let workspace = manifest.parent().expect("niceeval sits in the workspace");
-    let target = workspace.join("target");
+    // Its own target directory: rustdoc's JSON needs `RUSTC_BOOTSTRAP`, and check builds made
+    // under it must not sit beside the artifacts the other tests and doctests link against.
+    let target = workspace.join("target").join("surface");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let output = Command::new(cargo)
         .current_dir(workspace)
