@@ -152,7 +152,7 @@ fn soft_below_threshold_passes_with_a_mark() {
     // libtest counts it as a plain pass; at exit the process lists the mark and its assertion.
     assert!(
         out.stderr.ends_with(
-            "niceeval: 1 of the tests counted as passed above was an eval that passed with soft assertions below their threshold (strict mode would fail it):\n  evals::soft_below_threshold: similarity(\"your refund was issued today\") scored 0.10 (needs ≥ 0.90)\n"
+            "niceeval: 1 of the tests counted as passed above was an eval that passed with soft assertions below their threshold (strict mode would fail it):\n  soft_below_threshold: similarity(\"your refund was issued today\") scored 0.10 (needs ≥ 0.90)\n"
         ),
         "{}",
         out.dump()
@@ -241,15 +241,15 @@ fn skip_is_announced_as_skipped_not_as_a_silent_pass() {
     // libtest has no runtime skip: the announcement goes to the terminal, past output capture.
     assert!(
         out.stderr
-            .contains("niceeval: SKIPPED evals::skipped: no API key in this environment\n"),
+            .contains("niceeval: SKIPPED skipped: no API key in this environment\n"),
         "{}",
         out.dump()
     );
-    assert!(!out.stdout.contains("evals::skipped"), "{}", out.dump());
+    assert!(!out.stdout.contains("niceeval: SKIPPED"), "{}", out.dump());
     // libtest's summary counts it as passed; at exit the process says which passes were skips.
     assert!(
         out.stderr.ends_with(
-            "niceeval: 1 of the tests counted as passed above was a skipped eval (libtest has no runtime skip):\n  evals::skipped: no API key in this environment\n"
+            "niceeval: 1 of the tests counted as passed above was a skipped eval (libtest has no runtime skip):\n  skipped: no API key in this environment\n"
         ),
         "{}",
         out.dump()
@@ -503,7 +503,7 @@ fn cargo_test_runs_the_evals_as_a_user_would() {
     );
     assert!(
         out.stderr
-            .contains("niceeval: SKIPPED evals::skipped: no API key in this environment"),
+            .contains("niceeval: SKIPPED skipped: no API key in this environment"),
         "{log}"
     );
     let failure = libtest.failure_output("failing_gate").unwrap_or_default();

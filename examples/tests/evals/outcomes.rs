@@ -59,7 +59,7 @@ fn production_transcript() -> impl Agent {
 }
 
 // `t.skip(reason)` ends the body and reports the eval as skipped (not passed): `cargo test`
-// prints "niceeval: SKIPPED <id>: <reason>". Here, a check of a recorded production
+// prints "niceeval: SKIPPED <test name>: <reason>". Here, a check of a recorded production
 // conversation that only runs when one is provided:
 //   SUPPORT_BOT_TRANSCRIPT=transcripts/where_is_my_order.jsonl cargo test -p niceeval-examples --test evals outcomes::
 #[eval(agent = production_transcript, tags = ["outcomes"])]

@@ -63,7 +63,9 @@ pub(crate) fn dataset_case(dataset: &str, min: f64, report: &EvalReport) {
         let tally = &mut notes.datasets[index];
         match report.outcome {
             crate::outcome::Outcome::Passed => tally.passed += 1,
-            crate::outcome::Outcome::Failed => tally.failed.push((report.id.clone(), why(report))),
+            crate::outcome::Outcome::Failed => tally
+                .failed
+                .push((super::name(&report.id).to_string(), why(report))),
             crate::outcome::Outcome::Skipped => {}
         }
     });
@@ -106,7 +108,11 @@ pub(crate) fn below_threshold(report: &EvalReport) {
             None => format!("{} scored {:.2}", a.name, a.score),
         })
         .collect();
-    with_notes(|notes| notes.below.push((report.id.clone(), below)));
+    with_notes(|notes| {
+        notes
+            .below
+            .push((super::name(&report.id).to_string(), below))
+    });
 }
 
 fn with_notes(add: impl FnOnce(&mut Notes)) {

@@ -14,6 +14,12 @@ use crate::report::EvalReport;
 
 mod exit_notice;
 
+/// An eval as libtest names its test: the id without the test target (a `cargo test` process
+/// runs one target), as every output of a run names it.
+fn name(id: &str) -> &str {
+    crate::report::Names::default().name(id)
+}
+
 /// The entry point of a `#[eval]` test under `cargo test`: runs the eval, prints its report
 /// (captured by the test harness, so shown for failures and with `--nocapture`), announces a
 /// skip on the terminal, and fails the test when the eval failed.
@@ -57,7 +63,7 @@ pub fn run_case_report(def: &'static EvalDefinition, name: &str) -> EvalReport {
 pub fn finish_case(def: &'static EvalDefinition, report: EvalReport) {
     match report.min_case_pass_rate {
         Some(min) if std::env::var_os("NEXTEST_RUN_ID").is_none() => {
-            exit_notice::dataset_case(&def.id(), min, &report);
+            exit_notice::dataset_case(name(&def.id()), min, &report);
             if report.outcome == Outcome::Failed {
                 // Shown like a failure (with --nocapture), decided by the dataset at exit.
                 println!("{}", report.render());
@@ -95,9 +101,9 @@ pub fn finish_test(report: EvalReport) {
             // libtest has no runtime skip; say it where the user sees it, past output capture.
             let reason = report.skip_reason.as_deref().unwrap_or("no reason given");
             let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "niceeval: SKIPPED {}: {reason}", report.id);
+            let _ = writeln!(stderr, "niceeval: SKIPPED {}: {reason}", name(&report.id));
             drop(stderr);
-            exit_notice::skipped(&report.id, reason);
+            exit_notice::skipped(name(&report.id), reason);
             println!("{}", report.render());
         }
         Outcome::Passed => {
