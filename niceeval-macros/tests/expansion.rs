@@ -133,9 +133,7 @@ fn the_ignored_eval_runs_with_include_ignored_and_is_skipped() {
     ]);
     assert!(ok, "{out}");
     assert!(
-        out.contains(
-            "niceeval: SKIPPED expansion::ignored_eval: ignored evals are not run by default"
-        ),
+        out.contains("niceeval: SKIPPED ignored_eval: ignored evals are not run by default"),
         "{out}"
     );
 }
