@@ -709,9 +709,6 @@ fn datasets(
 }
 
 #[cfg(test)]
-mod tests;
-
-#[cfg(test)]
 mod doc_examples {
     //! The examples that were this file's doc tests while its items were public.
 

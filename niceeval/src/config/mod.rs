@@ -940,15 +940,6 @@ path = "x"
         assert!(all.contains("[workspace] keep"), "{all}");
         assert!(all.contains("[workspace] max_files"), "{all}");
         assert!(all.contains("did you mean `network`?"), "{all}");
-        let ok = Config::parse(
-            "[workspace]\nisolation = \"bubblewrap\"\nmax_bytes = \"1MiB\"\nignore = [\"*.log\"]\n",
-            "n.toml",
-        )
-        .unwrap();
-        let settings = crate::workspace::Settings::from_config(&ok.workspace, None);
-        assert_eq!(settings.isolation, Isolation::Bubblewrap);
-        assert_eq!(settings.limits.max_bytes, 1024 * 1024);
-        assert_eq!(settings.limits.max_files, 100_000);
     }
 
     #[test]

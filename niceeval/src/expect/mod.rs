@@ -65,6 +65,9 @@ mod script;
 pub(crate) mod type_names;
 mod words;
 
+#[cfg(test)]
+mod transform_tests;
+
 // The constructors are the API; the matcher types they return stay unnamed (their methods
 // come from `Chain`), except the builders whose own methods users call.
 pub use custom::{AssertionBuilder, make_assertion, satisfies};

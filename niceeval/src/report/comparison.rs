@@ -390,6 +390,9 @@ pub(crate) fn comparison_table(c: &Comparison, names: Names) -> Option<Table> {
 }
 
 #[cfg(test)]
+mod scenarios;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -438,13 +438,16 @@ mod doc_examples {
 
     #[test]
     fn example_1() {
+        use crate::scope::tests::{called, result};
         use crate::scope::{RunView, ScopedCheck, ToolOrder};
-        use crate::{agent::EventSink, json};
+        use crate::{ActionStatus, json};
 
-        let sink = EventSink::default();
-        sink.tool_call("write_file", json!({}), json!(null));
-        sink.tool_call("read_file", json!({}), json!(null));
-        let events = sink.snapshot();
+        let events = [
+            called("1", "write_file", json!({})),
+            result("1", ActionStatus::Completed, json!(null)),
+            called("2", "read_file", json!({})),
+            result("2", ActionStatus::Completed, json!(null)),
+        ];
         let grade = ToolOrder::new(["read_file", "write_file"]).evaluate(&RunView {
             events: &events,
             config: &Default::default(),

@@ -197,12 +197,14 @@ mod doc_examples {
 
     #[test]
     fn example_1() {
+        use crate::scope::tests::{called, result};
         use crate::scope::{InputMatch, RunView, ScopedCheck, ToolCheck};
-        use crate::{Regex, agent::EventSink, config::Config, json};
+        use crate::{ActionStatus, Regex, config::Config, json};
 
-        let sink = EventSink::default();
-        sink.tool_call("bash", json!({ "command": "pwd" }), json!("/home"));
-        let events = sink.snapshot();
+        let events = [
+            called("1", "bash", json!({ "command": "pwd" })),
+            result("1", ActionStatus::Completed, json!("/home")),
+        ];
         let view = RunView {
             events: &events,
             config: &Config::default(),

@@ -211,22 +211,16 @@ mod doc_examples {
 
     #[test]
     fn example_1() {
+        use crate::scope::tests::{called, result};
         use crate::scope::{RunView, ScopedCheck, ToolCheck};
-        use crate::{ActionStatus, agent::EventSink, config::Config, json};
+        use crate::{ActionStatus, config::Config, json};
 
-        let sink = EventSink::default();
-        sink.tool_call(
-            "lookup_order",
-            json!({ "id": "123" }),
-            json!({ "status": "paid" }),
-        );
-        sink.tool_call_with_status(
-            "issue_refund",
-            json!({ "id": "123" }),
-            json!("denied"),
-            ActionStatus::Failed,
-        );
-        let events = sink.snapshot();
+        let events = [
+            called("1", "lookup_order", json!({ "id": "123" })),
+            result("1", ActionStatus::Completed, json!({ "status": "paid" })),
+            called("2", "issue_refund", json!({ "id": "123" })),
+            result("2", ActionStatus::Failed, json!("denied")),
+        ];
         let view = RunView {
             events: &events,
             config: &Config::default(),

@@ -46,3 +46,23 @@ impl Settings {
         settings
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    #[test]
+    fn the_settings_are_what_workspace_says_with_default_limits_for_the_rest() {
+        let ok = Config::parse(
+            "[workspace]\nisolation = \"bubblewrap\"\nmax_bytes = \"1MiB\"\nignore = [\"*.log\"]\n",
+            "n.toml",
+        )
+        .unwrap();
+        let settings = Settings::from_config(&ok.workspace, None);
+        assert_eq!(settings.isolation, Isolation::Bubblewrap);
+        assert_eq!(settings.limits.max_bytes, 1024 * 1024);
+        assert_eq!(settings.limits.max_files, 100_000);
+        assert_eq!(settings.ignore, ["*.log"]);
+    }
+}

@@ -1,4 +1,12 @@
-use super::*;
+//! The comparison over hand-made baselines, each scenario checked in its data (`compare`) and
+//! in the words the report gives it (`report::comparison`). Here, above both layers, so the
+//! comparison layer never names the report.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::compare::*;
+use crate::config::CompareConfig;
+use crate::outcome::Outcome;
 use crate::report::comparison as text;
 
 fn entry(id: &str, outcome: Outcome, runs: u64, passed: u64) -> BaselineEval {
