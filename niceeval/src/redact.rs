@@ -114,7 +114,9 @@ impl Redactor {
     /// started ([`note_env`]) and `rules`; built once per set of rules and noted variables.
     pub(crate) fn for_rules(rules: &[String]) -> Result<Arc<Redactor>, RuleError> {
         static BUILT: OnceLock<Mutex<Built>> = OnceLock::new();
-        let noted = noted().lock().unwrap_or_else(|p| p.into_inner()).clone();
+        // Called for every run: the variables are read (and the pattern built) only when the
+        // rules or the noted variables are new.
+        let noted = noted().lock().unwrap_or_else(|p| p.into_inner());
         let key = (rules.to_vec(), noted.len());
         let built = BUILT.get_or_init(Default::default);
         let mut built = built.lock().unwrap_or_else(|p| p.into_inner());
@@ -123,8 +125,9 @@ impl Redactor {
         }
         let vars: Vec<(String, String)> = std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .chain(noted)
+            .chain(noted.iter().cloned())
             .collect();
+        drop(noted);
         let redactor = Arc::new(Redactor::new(
             vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
             rules,

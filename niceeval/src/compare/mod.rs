@@ -714,7 +714,7 @@ mod doc_examples {
 
     #[test]
     fn example_1() -> Result<(), Box<dyn std::error::Error>> {
-        use crate::__private::config::CompareConfig;
+        use crate::config::CompareConfig;
         use crate::compare::{Baseline, Comparison, Kind};
 
         let before = Baseline::parse(
