@@ -714,8 +714,8 @@ mod doc_examples {
 
     #[test]
     fn example_1() -> Result<(), Box<dyn std::error::Error>> {
-        use crate::config::CompareConfig;
         use crate::compare::{Baseline, Comparison, Kind};
+        use crate::config::CompareConfig;
 
         let before = Baseline::parse(
             r#"{"niceeval_baseline": 1, "evals": [
