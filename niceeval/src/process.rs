@@ -5,8 +5,10 @@
 //! ([`TREE_VAR`]), which its descendants inherit. Ending it ends the whole tree: every
 //! descendant found by walking `/proc` from it, every process carrying its marker (a command
 //! started in a session of its own — Claude Code runs its Bash tool with `setsid` — has left
-//! the group but kept the environment), and the group itself. They get SIGTERM first, then,
-//! after a short grace period, SIGKILL. Outside Linux the process group stands for the tree.
+//! the group but kept the environment), and the group itself. The tree is frozen (SIGSTOP)
+//! before it is told to end, so no process of it reacts to another's end or forks past a scan;
+//! it then gets SIGTERM and, after a short grace period, SIGKILL for what is left. Outside
+//! Linux the process group stands for the tree.
 //!
 //! Also here: writing a child's stdin concurrently (a program that prints before it has read
 //! everything must not deadlock), a bounded stderr tail, a program on `PATH` ([`which`]), and
@@ -27,6 +29,11 @@ pub(crate) const TREE_VAR: &str = "NICEEVAL_PROCESS_TREE";
 
 /// How long a tree has between SIGTERM and SIGKILL.
 pub(crate) const GRACE: Duration = Duration::from_secs(2);
+
+/// How many scans of the process table in a row must find nothing before a tree counts as
+/// ended: a process caught between `fork` and `exec`, its environment unreadable for that
+/// moment, is missed by one scan and found by the next.
+const EMPTY_SCANS: u32 = 3;
 
 /// How long an error waits for the stderr of a failed program to reach its end.
 pub(crate) const STDERR_WAIT: Duration = Duration::from_secs(2);
@@ -268,7 +275,7 @@ impl Tree {
     }
 
     /// Ends every process of the tree: SIGTERM, then SIGKILL for whatever is still there after
-    /// [`GRACE`]. Returns at once when nothing is left.
+    /// [`GRACE`]. Returns once [`EMPTY_SCANS`] scans in a row found nothing.
     pub(crate) async fn end(&mut self) {
         if self.ended {
             return;
@@ -277,23 +284,75 @@ impl Tree {
         let mut members = self.terminate();
         let deadline = Instant::now() + GRACE;
         let mut pause = Duration::from_millis(5);
-        while self.alive(&mut members) && Instant::now() < deadline {
+        let mut empty = 0;
+        loop {
+            empty = if self.sweep(&mut members) {
+                0
+            } else {
+                empty + 1
+            };
+            if empty >= EMPTY_SCANS || Instant::now() >= deadline {
+                break;
+            }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_millis(50));
         }
         self.kill(&members);
     }
 
+    /// One look at the tree during the grace period: newcomers (forked since the last scan, or
+    /// missed by it while their environment was unreadable in the middle of an `exec`) get
+    /// SIGTERM and join `members`; those gone are forgotten. Whether anything is still running.
+    fn sweep(&self, members: &mut Vec<Member>) -> bool {
+        for member in self.members() {
+            if !members.contains(&member) {
+                #[cfg(unix)]
+                signal(member.pid, libc::SIGTERM);
+                members.push(member);
+            }
+        }
+        self.alive(members)
+    }
+
     /// Sends SIGTERM to the tree; the members it found.
+    ///
+    /// The tree is frozen first (SIGSTOP, which no process can catch, scanned again until no
+    /// new process turns up), then sent SIGTERM, then SIGCONT. Signalling a live tree one
+    /// process at a time races with it: a shell whose child was just terminated runs its next
+    /// command before its own SIGTERM arrives (`sh -c 'sleep 2; touch x'` touches `x`), and a
+    /// process forked between two scans is missed. A stopped process forks nothing and reacts
+    /// to nothing; continued, it meets its pending SIGTERM before it runs another instruction.
     fn terminate(&self) -> Vec<Member> {
-        let members = self.members();
+        let mut members: Vec<Member> = Vec::new();
         #[cfg(unix)]
         {
+            for _ in 0..10 {
+                if let Some((root, _)) = self.root {
+                    signal_group(root, libc::SIGSTOP);
+                }
+                let mut new = false;
+                for member in self.members() {
+                    if !members.contains(&member) {
+                        signal(member.pid, libc::SIGSTOP);
+                        members.push(member);
+                        new = true;
+                    }
+                }
+                if !new {
+                    break;
+                }
+            }
             if let Some((root, _)) = self.root {
                 signal_group(root, libc::SIGTERM);
             }
             for member in &members {
                 signal(member.pid, libc::SIGTERM);
+            }
+            if let Some((root, _)) = self.root {
+                signal_group(root, libc::SIGCONT);
+            }
+            for member in &members {
+                signal(member.pid, libc::SIGCONT);
             }
         }
         members
@@ -308,23 +367,30 @@ impl Tree {
 
     /// SIGKILL for the group, the members still there and anything new of the tree. The
     /// group goes first, so its processes stop forking; the tree is then scanned again until
-    /// nothing is left running (a process forked during a scan is found by the next one).
+    /// [`EMPTY_SCANS`] scans in a row find nothing running (a process forked during a scan, or
+    /// in the middle of an `exec` when it was read, is found by a later one).
     fn kill(&self, members: &[Member]) {
         #[cfg(unix)]
         {
             if let Some((root, _)) = self.root {
                 signal_group(root, libc::SIGKILL);
             }
-            // A fresh scan as well: a process forked after the first one (and out of the group
-            // by now) is found here.
             let mut targets: Vec<Member> = members.iter().copied().chain(self.members()).collect();
-            for _ in 0..5 {
+            let mut empty = 0;
+            // Bounded: a tree that keeps forking faster than it is killed is left after this
+            // many rounds rather than hanging the run.
+            for _ in 0..50 {
                 targets.retain(Member::running);
                 if targets.is_empty() {
-                    break;
-                }
-                for member in &targets {
-                    signal(member.pid, libc::SIGKILL);
+                    empty += 1;
+                    if empty >= EMPTY_SCANS {
+                        break;
+                    }
+                } else {
+                    empty = 0;
+                    for member in &targets {
+                        signal(member.pid, libc::SIGKILL);
+                    }
                 }
                 std::thread::sleep(Duration::from_millis(2));
                 targets = self.members();
@@ -360,7 +426,16 @@ impl Drop for Tree {
             .spawn(move || {
                 let mut members = members;
                 let deadline = Instant::now() + GRACE;
-                while tree.alive(&mut members) && Instant::now() < deadline {
+                let mut empty = 0;
+                loop {
+                    empty = if tree.sweep(&mut members) {
+                        0
+                    } else {
+                        empty + 1
+                    };
+                    if empty >= EMPTY_SCANS || Instant::now() >= deadline {
+                        break;
+                    }
                     std::thread::sleep(Duration::from_millis(20));
                 }
                 tree.kill(&members);
