@@ -17,8 +17,6 @@ mod render;
 mod suite;
 pub(crate) mod table;
 pub(crate) use names::Names;
-#[cfg(feature = "html")]
-pub(crate) use render::partial_changes;
 pub(crate) use render::{Style, render};
 pub use suite::{DatasetSummary, EvalSummary, Flaky, Progress, Signal, SuiteReport, SuiteStart};
 

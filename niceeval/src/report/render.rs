@@ -203,7 +203,7 @@ fn marks(out: &mut String, report: &EvalReport, style: Style) {
 /// `max_bytes` (`partial: true`), naming the turn whose change it is: every report that shows
 /// the working copy's changes says "partial" where a diff was cut, so a reader never takes the
 /// part for the whole.
-pub(crate) fn partial_changes(events: &[Event]) -> Vec<String> {
+fn partial_changes(events: &[Event]) -> Vec<String> {
     let changes: Vec<bool> = events
         .iter()
         .filter_map(|e| match e {

@@ -1,28 +1,69 @@
-//! The HTML reporter: one self-contained file (no external assets, opens offline) with the suite
-//! summary, a chart of pass rates and of score distribution, and every eval's assertions and
-//! transcript. Charts are inline SVG; a small inline script renders the per-eval details from
-//! the embedded JSON data and adds filtering. Flaky evals get a table of their own; with a
-//! comparison with a baseline ([`SuiteReport::comparison`]) the summary gains a "change since
-//! baseline" column and a "changed only" filter (checked on load when the page's address ends
-//! in `#changed-only`), and the regressions are listed under it.
+//! The HTML viewer: one self-contained page per run (no network, works from `file://`, a strict
+//! content-security policy), written as the run goes. Each finished eval's full report is
+//! gzip-compressed into the current chunk of reports, and a chunk that is full is written out
+//! at once as base64 in a `<script type="application/x-niceeval-gz">` element; each eval's row
+//! (id, outcome, numbers, a short text to search) goes to a compressed list of rows kept until
+//! the end. At the end of the run come the summary (totals, datasets, flaky evals, the
+//! comparison with a baseline — tables of the report layer's one table model), the rows, the
+//! suite's data and the script (`html/viewer.js`, style in `html/viewer.css`), which decodes
+//! the rows with the browser's `DecompressionStream`, shows them in a virtualized list with
+//! filters, sorting and a view kept in the URL's hash, and decodes a report's chunk only when
+//! the report is opened.
 //!
-//! This reporter keeps every full report (with transcripts) until the suite ends.
+//! Memory does not grow with full reports: what is kept is compressed (the rows; the chunk
+//! being filled) and the rest is already in the output.
 
 use std::fmt::Write as _;
 use std::io::Write;
 
+use base64::Engine as _;
+use flate2::write::GzEncoder;
+
 use super::Reporter;
 use super::markup::escape;
-use crate::compare::{EvalChange, Kind};
+use crate::assertion::AssertionResult;
+use crate::compare::{Comparison, EvalChange, Kind};
+use crate::event::{Event, Role};
 use crate::outcome::Outcome;
 use crate::report::comparison as text;
-use crate::report::table::{Cell, Column, Table, Tone, evals_table, flaky_table};
+use crate::report::table::{Column, Table, Tone, flaky_table};
 use crate::report::{EvalReport, Names, SuiteReport};
 
-/// Writes a self-contained HTML report when the suite completes.
+/// The page's style sheet.
+const STYLE: &str = include_str!("html/viewer.css");
+/// The page's script.
+const SCRIPT: &str = include_str!("html/viewer.js");
+
+/// A chunk of reports is written out when it holds this many reports…
+const CHUNK_REPORTS: usize = 64;
+/// …or this many bytes of JSON, whichever comes first: opening a report decodes one chunk.
+const CHUNK_BYTES: usize = 512 * 1024;
+/// How much of an eval's reply and reasons its row keeps for the text filter, in characters.
+const SEARCH_CHARS: usize = 400;
+
+/// Writes the self-contained HTML viewer of a run: reports as they finish, the summary when
+/// the suite completes.
 pub struct Html<W: Write + Send> {
     out: W,
-    reports: Vec<EvalReport>,
+    /// The page's head and the start of its body are written.
+    started: bool,
+    /// The chunk of reports being filled.
+    chunk: Option<Chunk>,
+    /// Chunks written so far.
+    chunks: usize,
+    /// Every eval's row, as the elements of a JSON array, compressed.
+    rows: GzEncoder<Vec<u8>>,
+    /// Rows written so far.
+    count: usize,
+    /// Assertion scores in ten buckets, for the histogram.
+    scores: [usize; 10],
+}
+
+/// Reports being compressed into one chunk.
+struct Chunk {
+    gz: GzEncoder<Vec<u8>>,
+    reports: usize,
+    bytes: usize,
 }
 
 impl<W: Write + Send> Html<W> {
@@ -30,13 +71,123 @@ impl<W: Write + Send> Html<W> {
     pub fn new(out: W) -> Self {
         Html {
             out,
-            reports: Vec::new(),
+            started: false,
+            chunk: None,
+            chunks: 0,
+            rows: GzEncoder::new(Vec::new(), flate2::Compression::default()),
+            count: 0,
+            scores: [0; 10],
         }
     }
 
     /// The writer back.
     pub fn into_inner(self) -> W {
         self.out
+    }
+
+    /// Writes the page's head and the start of its body, once.
+    fn start(&mut self) -> std::io::Result<()> {
+        if !self.started {
+            self.started = true;
+            // The policy forbids every load from anywhere: the page works offline because it
+            // cannot do anything else, and a stray external reference shows up as an error.
+            write!(
+                self.out,
+                r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<title>niceeval report</title>
+<style>{STYLE}</style></head><body>
+<noscript><p>The list of evals and their details need JavaScript; the summary below reads without it.</p></noscript>
+<header id="top"><h1>niceeval report</h1><div id="totals"></div></header>
+<main id="app" hidden><div id="bar"></div><div id="panes"><div id="list" tabindex="0" role="listbox" aria-label="evals"><div id="rows"></div></div><div id="detail" tabindex="-1"></div></div></main>
+"#
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Compresses the chunk being filled and writes it out.
+    fn write_chunk(&mut self) -> std::io::Result<()> {
+        let Some(mut chunk) = self.chunk.take() else {
+            return Ok(());
+        };
+        chunk.gz.write_all(b"]")?;
+        let bytes = chunk.gz.finish()?;
+        write!(
+            self.out,
+            "<script type=\"application/x-niceeval-gz\" id=\"c{}\">{}</script>\n",
+            self.chunks,
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        )?;
+        self.chunks += 1;
+        Ok(())
+    }
+
+    fn add(&mut self, report: &EvalReport) -> std::io::Result<()> {
+        self.start()?;
+        let json = serde_json::to_vec(report).map_err(std::io::Error::other)?;
+        let chunk = self.chunk.get_or_insert_with(|| Chunk {
+            gz: GzEncoder::new(Vec::new(), flate2::Compression::default()),
+            reports: 0,
+            bytes: 0,
+        });
+        chunk
+            .gz
+            .write_all(if chunk.reports == 0 { b"[" } else { b"," })?;
+        chunk.gz.write_all(&json)?;
+        let position = chunk.reports;
+        chunk.reports += 1;
+        chunk.bytes += json.len();
+        let full = chunk.reports >= CHUNK_REPORTS || chunk.bytes >= CHUNK_BYTES;
+
+        self.rows
+            .write_all(if self.count == 0 { b"[" } else { b"," })?;
+        serde_json::to_writer(&mut self.rows, &row(report, self.chunks, position))
+            .map_err(std::io::Error::other)?;
+        self.count += 1;
+        for a in flatten(&report.assertions) {
+            self.scores[((a.score * 10.0).floor().max(0.0) as usize).min(9)] += 1;
+        }
+        if full {
+            self.write_chunk()?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
+        self.start()?;
+        self.write_chunk()?;
+        let names = suite.names();
+        let summary = format!(
+            "<section id=\"summary\">\n{}{}{}{}<div class=\"charts\"><div><h2>Assertion scores</h2>{}</div></div></section>\n",
+            totals(suite),
+            datasets_section(suite, names),
+            unfinished_list(suite, names),
+            comparison_section(suite, names),
+            score_histogram(&self.scores),
+        );
+        self.out.write_all(summary.as_bytes())?;
+        let mut rows = std::mem::replace(
+            &mut self.rows,
+            GzEncoder::new(Vec::new(), flate2::Compression::default()),
+        );
+        rows.write_all(if self.count == 0 { b"[]" } else { b"]" })?;
+        let rows = rows.finish()?;
+        let mut data = GzEncoder::new(Vec::new(), flate2::Compression::default());
+        serde_json::to_writer(&mut data, &suite_data(suite, names))
+            .map_err(std::io::Error::other)?;
+        let data = data.finish()?;
+        let base64 = base64::engine::general_purpose::STANDARD;
+        write!(
+            self.out,
+            "<script type=\"application/x-niceeval-gz\" id=\"rows-data\" data-count=\"{}\" data-chunks=\"{}\">{}</script>\n<script type=\"application/x-niceeval-gz\" id=\"suite-data\">{}</script>\n<script>{SCRIPT}</script>\n</body></html>\n",
+            self.count,
+            self.chunks,
+            base64.encode(rows),
+            base64.encode(data),
+        )?;
+        Ok(())
     }
 }
 
@@ -51,85 +202,410 @@ impl Html<super::ReportFile> {
 
 impl<W: Write + Send> Reporter for Html<W> {
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
-        self.reports.push(report.clone());
-        Ok(())
+        self.add(report)
     }
 
     fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
-        let mut reports = std::mem::take(&mut self.reports);
-        reports.sort_by(|a, b| a.id.cmp(&b.id));
-        let page = render_page(&reports, suite);
-        // One write, then the flush that publishes a report file.
-        self.out.write_all(page.as_bytes())?;
+        self.finish(suite)?;
+        // The flush that publishes a report file.
         self.out.flush()
     }
 }
 
-/// The longest label the pass-rate chart shows whole, in characters; longer names lose their
-/// middle (the full name is the label's tooltip).
-const LABEL_CHARS: usize = 64;
-
-/// Pass-rate bars, one per eval, each labelled with the eval's name (see [`Names`]): the label
-/// column is as wide as the longest name (up to [`LABEL_CHARS`]), and a longer name keeps its
-/// start and its end, so neither the module nor the eval is cut off.
-fn pass_rate_chart(reports: &[EvalReport], names: Names) -> String {
-    let row = 22;
-    let longest = reports
-        .iter()
-        .map(|r| names.name(&r.id).chars().count())
-        .max()
-        .unwrap_or(0)
-        .min(LABEL_CHARS);
-    // About 6.5 px per character of the chart's 11 px font, and a margin.
-    let label = (longest * 13 / 2 + 16).max(120);
-    let bar = 360;
-    let height = row * reports.len().max(1) + 10;
-    let mut svg = format!(
-        "<svg class=\"chart\" role=\"img\" aria-label=\"pass rate per eval\" viewBox=\"0 0 {} {height}\" width=\"{}\" height=\"{height}\">",
-        label + bar + 60,
-        label + bar + 60
-    );
-    for (i, r) in reports.iter().enumerate() {
-        let y = i * row + 5;
-        let rate = if r.outcome == Outcome::Skipped {
-            0.0
-        } else {
-            r.reliability.pass_rate
-        };
-        let class = match r.outcome {
-            Outcome::Passed => "pass",
-            Outcome::Failed => "fail",
-            Outcome::Skipped => "skip",
-        };
-        let name = names.name(&r.id);
-        let _ = write!(
-            svg,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text><rect x=\"{label}\" y=\"{y}\" width=\"{bar}\" height=\"16\" class=\"track\"/><rect x=\"{label}\" y=\"{y}\" width=\"{:.1}\" height=\"16\" class=\"{class}\"/><text x=\"{}\" y=\"{}\">{}</text>",
-            label - 8,
-            y + 13,
-            escape(name),
-            escape(&elide_middle(name, LABEL_CHARS)),
-            rate * bar as f64,
-            label + bar + 6,
-            y + 13,
-            if r.outcome == Outcome::Skipped {
-                "skipped".to_string()
-            } else {
-                format!("{:.0}%", rate * 100.0)
-            }
-        );
+/// Every assertion of a tree, depth first.
+fn flatten(list: &[AssertionResult]) -> Vec<&AssertionResult> {
+    let mut all = Vec::new();
+    let mut stack: Vec<&AssertionResult> = list.iter().rev().collect();
+    while let Some(a) = stack.pop() {
+        all.push(a);
+        stack.extend(a.children.iter().rev());
     }
-    svg.push_str("</svg>");
-    svg
+    all
 }
 
-/// A histogram of scores of every assertion, in ten buckets.
-fn score_histogram(reports: &[EvalReport]) -> String {
-    let mut buckets = [0usize; 10];
-    for a in reports.iter().flat_map(|r| &r.assertions) {
-        let i = ((a.score * 10.0).floor() as usize).min(9);
-        buckets[i] += 1;
+/// Row flags: a soft assertion fell below its threshold.
+const BELOW: u32 = 1;
+/// Row flags: the eval ended in an execution error.
+const ERROR: u32 = 2;
+/// Row flags: the working copy changed.
+const DIFF: u32 = 4;
+/// Row flags: the run recorded spans.
+const SPANS: u32 = 8;
+
+/// One eval's row: `[id, outcome, flags, score, duration_ms, tokens, cost, tags, dataset,
+/// chunk, position in chunk, runs, pass rate, text to search]` (outcome 0 passed, 1 failed,
+/// 2 skipped; `null` where a number is unknown).
+fn row(report: &EvalReport, chunk: usize, position: usize) -> serde_json::Value {
+    let mut flags = 0;
+    if report.below_threshold {
+        flags |= BELOW;
     }
+    if report.error.is_some() {
+        flags |= ERROR;
+    }
+    for e in &report.events {
+        match e {
+            Event::WorkspaceChanged { .. } => flags |= DIFF,
+            Event::Custom { name, .. } if name == "otel.span" => flags |= SPANS,
+            _ => {}
+        }
+    }
+    let outcome = match report.outcome {
+        Outcome::Passed => 0,
+        Outcome::Failed => 1,
+        Outcome::Skipped => 2,
+    };
+    let usage = if report.total_usage.is_zero() {
+        &report.usage
+    } else {
+        &report.total_usage
+    };
+    let tokens = usage.input_tokens + usage.output_tokens;
+    let cost = usage.cost_usd.or(report.cost_usd);
+    serde_json::json!([
+        report.id,
+        outcome,
+        flags,
+        report.score,
+        round(report.duration_ms),
+        tokens,
+        cost,
+        report.tags,
+        report.dataset,
+        chunk,
+        position,
+        report.runs.len(),
+        report.reliability.pass_rate,
+        search_text(report),
+    ])
+}
+
+/// A duration kept to a tenth of a millisecond.
+fn round(ms: f64) -> f64 {
+    (ms * 10.0).round() / 10.0
+}
+
+/// What the text filter searches besides the eval's name: the start of its last reply, its
+/// error, skip reason and the reasons of the assertions that did not pass, up to
+/// [`SEARCH_CHARS`] characters.
+fn search_text(report: &EvalReport) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    if let Some(reply) = report.events.iter().rev().find_map(|e| match e {
+        Event::Message {
+            role: Role::Assistant,
+            text,
+        } => Some(text.as_str()),
+        _ => None,
+    }) {
+        parts.push(reply);
+    }
+    if let Some(error) = report.error_message() {
+        parts.push(error);
+    }
+    if let Some(reason) = &report.skip_reason {
+        parts.push(reason);
+    }
+    for a in flatten(&report.assertions) {
+        if !a.passed || a.error.is_some() {
+            parts.push(a.error.as_deref().unwrap_or(&a.reason));
+        }
+    }
+    let mut text = String::new();
+    for part in parts {
+        if text.chars().count() >= SEARCH_CHARS {
+            break;
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(part);
+    }
+    match text.char_indices().nth(SEARCH_CHARS) {
+        Some((cut, _)) => text[..cut].to_string(),
+        None => text,
+    }
+}
+
+/// The totals line: passed, failed, skipped, an interruption, the time and the spending.
+fn totals(suite: &SuiteReport) -> String {
+    format!(
+        "<p class=\"totals\"><span class=\"pass\">{} passed</span><span class=\"fail\">{} failed</span><span class=\"skip\">{} skipped</span>{}<span>{:.2}s</span>{}</p>\n",
+        suite.passed,
+        suite.failed,
+        suite.skipped,
+        if suite.interrupted {
+            format!(
+                "<span class=\"fail\">{}: {} not run</span>",
+                escape(&suite.interruption()),
+                suite.not_run
+            )
+        } else {
+            String::new()
+        },
+        suite.duration_ms / 1000.0,
+        suite
+            .spending()
+            .map(|s| format!("<span class=\"spending\">{}</span>", escape(&s)))
+            .unwrap_or_default(),
+    )
+}
+
+/// What the script needs of the suite, by eval id: how names read (`several`: ids keep their
+/// target), the flaky line, the change since the baseline (its kind, words, tone and, for an
+/// eval that changed, the comparison's statistics), and each dataset's line and verdict.
+fn suite_data(suite: &SuiteReport, names: Names) -> serde_json::Value {
+    let several = names.name("a::b") == "a::b";
+    let flaky: serde_json::Map<String, serde_json::Value> = suite
+        .flaky
+        .iter()
+        .map(|f| (f.id.clone(), f.describe().into()))
+        .collect();
+    let mut changes = serde_json::Map::new();
+    if let Some(c) = &suite.comparison {
+        for change in &c.evals {
+            let mut entry = serde_json::json!({
+                "kind": change.kind,
+                "label": text::label(change),
+                "tone": tone_class(text::tone(change)),
+            });
+            if change.changed() {
+                entry["details"] = text::details(change).into();
+                entry["stats"] = change_stats(change);
+            }
+            changes.insert(change.id.clone(), entry);
+        }
+    }
+    let datasets: serde_json::Map<String, serde_json::Value> = suite
+        .datasets
+        .iter()
+        .map(|d| {
+            (
+                d.id.clone(),
+                serde_json::json!({ "line": d.counts(), "passes": d.passes() }),
+            )
+        })
+        .collect();
+    serde_json::json!({
+        "several": several,
+        "baseline": suite.comparison.as_ref().map(|c| c.baseline.clone()),
+        "flaky": flaky,
+        "changes": changes,
+        "datasets": datasets,
+    })
+}
+
+/// The then-and-now rows of a changed eval, as the comparison computed them: `[what, then,
+/// now, statistics]`.
+fn change_stats(change: &EvalChange) -> serde_json::Value {
+    let number = |x: Option<f64>, digits: usize| match x {
+        Some(x) => format!("{x:.digits$}"),
+        None => "–".to_string(),
+    };
+    let p = |d: &crate::compare::Delta| d.p_value.map(text::p_text).unwrap_or_default();
+    let mut rows = vec![serde_json::json!([
+        "outcome",
+        change
+            .baseline_outcome
+            .map(|o| o.to_string())
+            .unwrap_or("–".into()),
+        change.outcome.map(|o| o.to_string()).unwrap_or("–".into()),
+        "",
+    ])];
+    if let Some(r) = &change.pass_rate {
+        rows.push(serde_json::json!([
+            "pass rate",
+            format!(
+                "{:.2} ({} of {}, 95% CI {})",
+                r.baseline_rate, r.baseline_passed, r.baseline_runs, r.baseline_interval
+            ),
+            format!(
+                "{:.2} ({} of {}, 95% CI {})",
+                r.rate, r.passed, r.runs, r.interval
+            ),
+            format!("difference {}, {}", r.difference, text::p_text(r.p_value)),
+        ]));
+    }
+    let mut delta = |name: String, d: &crate::compare::Delta, digits: usize| {
+        if d.baseline.is_some() || d.current.is_some() {
+            rows.push(serde_json::json!([
+                name,
+                number(d.baseline, digits),
+                number(d.current, digits),
+                p(d),
+            ]));
+        }
+    };
+    delta("score".into(), &change.score, 2);
+    for (name, d) in &change.metrics {
+        delta(format!("metric {name}"), d, 2);
+    }
+    delta("tokens/run".into(), &change.tokens, 0);
+    delta("cost/run (USD)".into(), &change.cost, 4);
+    rows.into()
+}
+
+/// Each dataset eval over its cases: cases passed, mean score, metrics and, with
+/// `min_case_pass_rate`, the verdict — the line the console and Markdown print
+/// ([`crate::report::DatasetSummary::counts`]).
+fn datasets_section(suite: &SuiteReport, names: Names) -> String {
+    if suite.datasets.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from("<h2>Datasets</h2>\n<ul class=\"datasets\">");
+    for d in &suite.datasets {
+        let class = if d.passes() { "pass" } else { "fail" };
+        let _ = write!(
+            html,
+            "<li class=\"dataset\">dataset <code>{}</code>: <span class=\"{class}\">{}</span></li>",
+            escape(names.name(&d.id)),
+            escape(&d.counts())
+        );
+    }
+    html.push_str("</ul>\n");
+    html
+}
+
+/// The flaky evals and the comparison with a baseline: the report layer's tables (the ones the
+/// Markdown summary draws), rendered here in HTML.
+fn comparison_section(suite: &SuiteReport, names: Names) -> String {
+    let mut html = String::new();
+    if !suite.flaky.is_empty() {
+        html.push_str(
+            "<h2>Flaky</h2>\n<p>Evals whose runs disagree (some passed, some failed):</p>\n",
+        );
+        html.push_str(&table(&flaky_table(&suite.flaky, names), "flaky"));
+        html.push('\n');
+    }
+    let Some(c) = &suite.comparison else {
+        return html;
+    };
+    html.push_str(&comparison_summary(c, names));
+    html
+}
+
+/// The comparison's counts, its regressions, the table of what changed and each dataset's line.
+fn comparison_summary(c: &Comparison, names: Names) -> String {
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<h2>Compared with the baseline</h2>\n<p class=\"comparison\">Baseline <code>{}</code>: {}</p>\n",
+        escape(&c.baseline),
+        escape(&text::counts_and_not_run(c))
+    );
+    let regressions = c.regressions();
+    if regressions.is_empty() {
+        let _ = writeln!(
+            html,
+            "<p class=\"pass regressions\">No regression (fail on: {}).</p>",
+            escape(&text::policy(c))
+        );
+    } else {
+        let _ = write!(
+            html,
+            "<p class=\"fail regressions\">{} regression(s) (fail on: {}):</p>\n<ul class=\"regressions\">",
+            regressions.len(),
+            escape(&text::policy(c))
+        );
+        for r in &regressions {
+            let _ = write!(
+                html,
+                "<li>{} <code>{}</code>: {}</li>",
+                r.kind.name(),
+                escape(names.name(&r.id)),
+                escape(&text::regression(c, r))
+            );
+        }
+        html.push_str("</ul>\n");
+    }
+    if let Some(changed) = text::comparison_table(c, names) {
+        html.push_str(&table(&changed, "changes"));
+        html.push('\n');
+    }
+    for d in &c.datasets {
+        let _ = writeln!(
+            html,
+            "<p class=\"dataset\">dataset <code>{}</code>: {}</p>",
+            escape(names.name(&d.id)),
+            escape(&text::dataset(d))
+        );
+    }
+    let removed = c.evals.iter().filter(|e| e.kind == Kind::Removed).count();
+    if removed > 0 {
+        let _ = writeln!(
+            html,
+            "<p class=\"removed\">{removed} eval(s) of the baseline are not in this run.</p>"
+        );
+    }
+    html
+}
+
+/// The evals an interruption left unfinished.
+fn unfinished_list(suite: &SuiteReport, names: Names) -> String {
+    if suite.unfinished.is_empty() {
+        return String::new();
+    }
+    let mut html = format!(
+        "<h2>Did not finish</h2>\n<p class=\"fail\">The run was {} before these evals finished:</p>\n<ul class=\"unfinished\">",
+        escape(&suite.interruption())
+    );
+    for id in &suite.unfinished {
+        let _ = write!(html, "<li><code>{}</code></li>", escape(names.name(id)));
+    }
+    html.push_str("</ul>\n");
+    html
+}
+
+/// A table of the report layer's model in HTML: numeric columns aligned right (`num`), ids as
+/// code, a cell's tone as its class.
+fn table(t: &Table, class: &str) -> String {
+    let mut html = format!("<table class=\"{class}\"><tr>");
+    for column in &t.columns {
+        let _ = write!(html, "<th{}>{}</th>", numeric(column), escape(column.title));
+    }
+    html.push_str("</tr>");
+    for row in &t.rows {
+        html.push_str("<tr>");
+        for (column, cell) in t.columns.iter().zip(row) {
+            let classes: Vec<&str> = [column.numeric.then_some("num"), cell.tone.map(tone_class)]
+                .into_iter()
+                .flatten()
+                .collect();
+            let class = if classes.is_empty() {
+                String::new()
+            } else {
+                format!(" class=\"{}\"", classes.join(" "))
+            };
+            if cell.code {
+                let _ = write!(html, "<td{class}><code>{}</code></td>", escape(&cell.text));
+            } else {
+                let _ = write!(html, "<td{class}>{}</td>", escape(&cell.text));
+            }
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table>");
+    html
+}
+
+/// The class of a numeric column's cells.
+fn numeric(column: &Column) -> &'static str {
+    if column.numeric { " class=\"num\"" } else { "" }
+}
+
+/// The class a tone gives a cell.
+fn tone_class(tone: Tone) -> &'static str {
+    match tone {
+        Tone::Passed | Tone::Below => "pass",
+        Tone::Failed => "fail",
+        Tone::Skipped => "skip",
+        Tone::Worse | Tone::Failing => "worse",
+        Tone::Better => "better",
+        Tone::Same => "same",
+    }
+}
+
+/// A histogram of the scores of every assertion, in ten buckets.
+fn score_histogram(buckets: &[usize; 10]) -> String {
     let max = buckets.iter().copied().max().unwrap_or(0).max(1);
     let (w, h) = (400, 140);
     let mut svg = format!(
@@ -157,462 +633,10 @@ fn score_histogram(reports: &[EvalReport]) -> String {
     svg
 }
 
-/// `text` in at most `max` characters: whole when it fits, else its start and its end around
-/// an ellipsis (`support::refu…::escalates_to_a_manager`); the end keeps the last segment (the
-/// eval's own name) whole when it leaves room for a start.
-fn elide_middle(text: &str, max: usize) -> String {
-    let count = text.chars().count();
-    if count <= max || max < 10 {
-        return text.to_string();
-    }
-    let keep = max - 1;
-    let last = text
-        .rsplit_once("::")
-        .map_or(0, |(_, name)| name.chars().count() + 2);
-    let tail = (keep - keep * 2 / 5).max(last).min(keep - 8);
-    let head = keep - tail;
-    let start: String = text.chars().take(head).collect();
-    let end: String = text.chars().skip(count - tail).collect();
-    format!("{start}…{end}")
-}
-
-/// Embeds JSON in a `<script>` element safely.
-fn script_json(value: &impl serde::Serialize) -> String {
-    serde_json::to_string(value)
-        .unwrap_or_else(|_| "[]".to_string())
-        .replace("</", "<\\/")
-        .replace("<!--", "<\\!--")
-}
-
-/// The page's style sheet.
-const STYLE: &str = "
-body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1d1d1f;background:#fafafa}
-h1{font-size:1.4rem} h2{font-size:1.1rem;margin-top:2rem}
-.totals span{margin-right:1.2rem} .pass{fill:#2e9d57;color:#2e9d57} .fail{fill:#d23c3c;color:#d23c3c} .skip{fill:#999;color:#777}
-.track{fill:#e7e7e7} .bucket{fill:#4a78c2} svg text{font-size:11px;fill:#333}
-.charts{display:flex;gap:2rem;flex-wrap:wrap}
-details.eval{background:#fff;border:1px solid #ddd;border-radius:6px;margin:.5rem 0;padding:.4rem .8rem}
-details.eval summary{cursor:pointer;font-weight:600}
-table{border-collapse:collapse;margin:.5rem 0} td,th{border-bottom:1px solid #eee;padding:.2rem .6rem;text-align:left;vertical-align:top}
-td.reason,details.eval p{white-space:pre-wrap;overflow-wrap:anywhere}
-td.reason{max-width:60rem}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f3f3f3;padding:.5rem;border-radius:4px;max-height:30rem;overflow:auto}
-#filter{padding:.3rem;width:20rem}
-td.change .details{font-size:12px;color:#555;max-width:40rem}
-td.change.worse,p.change.worse{color:#d23c3c} td.change.better,p.change.better{color:#2e9d57} td.change.same,p.change.same{color:#777}
-label.changed-only{display:inline-block;margin:.5rem 0}
-";
-
-/// The page's script: renders each eval's assertions and transcript from the embedded JSON and
-/// filters them by id. Uses no network and no storage; marks `<body data-rendered>` when done.
-const SCRIPT: &str = r##"
-"use strict";
-(function () {
-  const reports = JSON.parse(document.getElementById("data").textContent);
-  // Per eval id: what changed since the baseline, and the flaky line.
-  const notes = JSON.parse(document.getElementById("notes").textContent);
-  const root = document.getElementById("evals");
-  const el = (tag, attrs, ...children) => {
-    const node = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
-    for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
-    return node;
-  };
-  const fmt = (x) => (x === null || x === undefined ? "–" : Number(x).toFixed(2));
-  root.replaceChildren();
-  for (const r of reports) {
-    const cls = r.outcome === "passed" ? "pass" : r.outcome === "failed" ? "fail" : "skip";
-    const box = el("details", { class: "eval", "data-id": r.id });
-    if (r.outcome === "failed") box.open = true;
-    const note = notes[r.id] || {};
-    box.append(el("summary", {}, el("span", { class: cls }, r.outcome.toUpperCase()), " ", note.name ?? r.id));
-    if (r.description) box.append(el("p", {}, r.description));
-    box.append(el("p", {}, `${r.file}:${r.line}`));
-    if (r.error) box.append(el("p", { class: "fail" }, "error: " + (r.error.message ?? r.error)));
-    if (r.skip_reason) box.append(el("p", { class: "skip" }, "skipped: " + r.skip_reason));
-    if (r.stopped) box.append(el("p", { class: "skip" }, "stopped: " + r.stopped));
-    for (const line of note.partial || []) box.append(el("p", { class: "partial fail" }, line));
-    if (note && note.change) box.append(el("p", { class: "change " + note.class }, `since the baseline: ${note.change}`));
-    if (note && note.flaky) box.append(el("p", { class: "flaky" }, `flaky: ${note.flaky}`));
-    if (r.runs.length > 1) {
-      const rel = r.reliability;
-      const ks = rel.pass_at_k.map((p, i) => `pass@${i + 1} ${fmt(p)} · pass^${i + 1} ${fmt(rel.pass_hat_k[i])}`);
-      box.append(el("p", {}, `runs: ${r.runs.length}, pass rate ${fmt(rel.pass_rate)} (needs ${fmt(r.min_pass_rate)})`));
-      box.append(el("p", {}, ks.join("; ")));
-    }
-    const table = el("table", {}, el("tr", {}, el("th", {}, "verdict"), el("th", {}, "severity"), el("th", {}, "assertion"), el("th", { class: "num" }, "score"), el("th", { class: "num" }, "threshold"), el("th", {}, "reason")));
-    const rows = (list, depth) => {
-      for (const a of list) {
-        const verdict = a.error ? "error" : a.passed ? "ok" : a.severity === "soft" ? "below" : "FAIL";
-        table.append(el("tr", {}, el("td", { class: a.passed ? "pass" : "fail" }, verdict), el("td", {}, a.severity), el("td", {}, "\u00a0\u00a0".repeat(depth) + a.name), el("td", { class: "num" }, fmt(a.score)), el("td", { class: "num" }, fmt(a.threshold)), el("td", { class: "reason" }, a.error || a.reason || "")));
-        if (a.children) rows(a.children, depth + 1);
-      }
-    };
-    rows(r.assertions, 0);
-    box.append(table);
-    if (r.events.length) {
-      // A workspace change cut at [workspace] max_files / max_bytes says so on its line.
-      const lines = r.events.map((e) => (e.type === "workspace.changed" && e.partial ? "(partial diff) " : "") + JSON.stringify(e)).join("\n");
-      const partial = note.partial ? ", partial diff" : "";
-      box.append(el("details", {}, el("summary", {}, `transcript (${r.events.length} events${partial})`), el("pre", {}, lines)));
-    }
-    root.append(box);
-  }
-  const filter = document.getElementById("filter");
-  const changedOnly = document.getElementById("changed-only");
-  const changed = new Set(
-    Array.from(document.querySelectorAll("table.summary tr[data-changed='true']"), (row) => row.dataset.id)
-  );
-  const apply = () => {
-    const q = filter.value.toLowerCase();
-    const only = changedOnly !== null && changedOnly.checked;
-    for (const box of root.querySelectorAll("details.eval")) {
-      box.hidden = !box.dataset.id.toLowerCase().includes(q) || (only && !changed.has(box.dataset.id));
-    }
-    for (const row of document.querySelectorAll("table.summary tr[data-id]")) {
-      row.hidden = only && row.dataset.changed !== "true";
-    }
-  };
-  filter.addEventListener("input", apply);
-  if (changedOnly !== null) {
-    changedOnly.addEventListener("change", apply);
-    // A link to the page ending in #changed-only opens it filtered (for CI job links).
-    if (location.hash === "#changed-only") {
-      changedOnly.checked = true;
-      apply();
-    }
-  }
-  document.body.dataset.rendered = String(reports.length);
-})();
-"##;
-
-/// The summary table ([`evals_table`]), rendered on the server side so it reads without
-/// scripts. With a comparison, each row has a `change` cell (what happened since the baseline,
-/// and what moved) and says whether it changed (`data-changed`), for the "changed only" filter;
-/// removed evals, which have no summary, get a row of their own. Rows are keyed by the whole
-/// id (`data-id`), and show the eval's name (see [`Names`]).
-fn summary_table(suite: &SuiteReport, names: Names) -> String {
-    let table = evals_table(&suite.evals, names);
-    let comparison = suite.comparison.as_ref();
-    let mut html = format!(
-        "<table class=\"summary\"><tr>{}{}</tr>",
-        header_cells(&table.columns),
-        if comparison.is_some() {
-            "<th>change since baseline</th>"
-        } else {
-            ""
-        }
-    );
-    for (e, row) in suite.evals.iter().zip(&table.rows) {
-        let change = comparison.map(|c| match c.eval(&e.id) {
-            Some(change) => (
-                change.changed(),
-                format!(
-                    "<td class=\"change {}\">{}<div class=\"details\">{}</div></td>",
-                    change_class(change),
-                    escape(&text::label(change)),
-                    escape(&text::details(change))
-                ),
-            ),
-            None => (false, "<td class=\"change\">–</td>".to_string()),
-        });
-        let _ = write!(
-            html,
-            "<tr data-id=\"{}\"{}>{}{}</tr>",
-            escape(&e.id),
-            match &change {
-                Some((changed, _)) => format!(" data-changed=\"{changed}\""),
-                None => String::new(),
-            },
-            row_cells(&table.columns, row),
-            change.map(|(_, cell)| cell).unwrap_or_default()
-        );
-    }
-    for change in comparison
-        .iter()
-        .flat_map(|c| c.evals.iter())
-        .filter(|c| c.kind == Kind::Removed)
-    {
-        let mut row = vec![
-            Cell::code(names.name(&change.id)),
-            Cell::text("removed").tone(Tone::Skipped),
-        ];
-        row.resize(table.columns.len(), Cell::text("–"));
-        let _ = write!(
-            html,
-            "<tr data-id=\"{}\" data-changed=\"true\">{}<td class=\"change {}\">removed</td></tr>",
-            escape(&change.id),
-            row_cells(&table.columns, &row),
-            change_class(change),
-        );
-    }
-    html.push_str("</table>");
-    html
-}
-
-/// A table in HTML: numeric columns aligned right (`num`), ids as code, a cell's tone as its
-/// class.
-fn table(t: &Table, class: &str) -> String {
-    let mut html = format!(
-        "<table class=\"{class}\"><tr>{}</tr>",
-        header_cells(&t.columns)
-    );
-    for row in &t.rows {
-        let _ = write!(html, "<tr>{}</tr>", row_cells(&t.columns, row));
-    }
-    html.push_str("</table>");
-    html
-}
-
-/// The header cells of a table's columns.
-fn header_cells(columns: &[Column]) -> String {
-    columns
-        .iter()
-        .map(|column| {
-            let class = if column.numeric { " class=\"num\"" } else { "" };
-            format!("<th{class}>{}</th>", escape(column.title))
-        })
-        .collect()
-}
-
-/// The cells of one row.
-fn row_cells(columns: &[Column], row: &[Cell]) -> String {
-    let mut html = String::new();
-    for (column, cell) in columns.iter().zip(row) {
-        let classes: Vec<&str> = [column.numeric.then_some("num"), cell.tone.map(tone_class)]
-            .into_iter()
-            .flatten()
-            .collect();
-        let class = if classes.is_empty() {
-            String::new()
-        } else {
-            format!(" class=\"{}\"", classes.join(" "))
-        };
-        if cell.code {
-            let _ = write!(html, "<td{class}><code>{}</code></td>", escape(&cell.text));
-        } else {
-            let _ = write!(html, "<td{class}>{}</td>", escape(&cell.text));
-        }
-    }
-    html
-}
-
-/// The class of a change cell: `worse` (red), `better` (green), `same`.
-fn change_class(change: &EvalChange) -> &'static str {
-    match text::tone(change) {
-        Tone::Same if change.kind == Kind::Removed => "worse",
-        tone => tone_class(tone),
-    }
-}
-
-/// The class a tone gives a cell.
-fn tone_class(tone: Tone) -> &'static str {
-    match tone {
-        Tone::Passed | Tone::Below => "pass",
-        Tone::Failed => "fail",
-        Tone::Skipped => "skip",
-        Tone::Worse | Tone::Failing => "worse",
-        Tone::Better => "better",
-        Tone::Same => "same",
-    }
-}
-
-/// Per eval id, what the script adds to its details: the eval's name (see [`Names`]), the
-/// change since the baseline (with its class), the flaky line, and the lines that say a
-/// workspace change was cut (partial).
-fn notes(
-    reports: &[EvalReport],
-    suite: &SuiteReport,
-    names: Names,
-) -> serde_json::Map<String, serde_json::Value> {
-    let mut notes = serde_json::Map::new();
-    for r in reports {
-        let mut note = serde_json::json!({ "name": names.name(&r.id) });
-        let partial = crate::report::partial_changes(&r.events);
-        if !partial.is_empty() {
-            note["partial"] = partial.into();
-        }
-        notes.insert(r.id.clone(), note);
-    }
-    if let Some(c) = &suite.comparison {
-        for change in c.changed() {
-            let entry = notes
-                .entry(change.id.clone())
-                .or_insert_with(|| serde_json::json!({ "name": names.name(&change.id) }));
-            entry["change"] = match text::details(change) {
-                details if details.is_empty() => text::label(change),
-                details => format!("{} — {details}", text::label(change)),
-            }
-            .into();
-            entry["class"] = change_class(change).into();
-        }
-    }
-    for flaky in &suite.flaky {
-        let entry = notes
-            .entry(flaky.id.clone())
-            .or_insert_with(|| serde_json::json!({ "name": names.name(&flaky.id) }));
-        entry["flaky"] = flaky.describe().into();
-    }
-    notes
-}
-
-/// Each dataset eval over its cases: cases passed, mean score, metrics and, with
-/// `min_case_pass_rate`, the verdict — the line the console and Markdown print
-/// ([`crate::report::DatasetSummary::counts`]).
-fn datasets_section(suite: &SuiteReport, names: Names) -> String {
-    if suite.datasets.is_empty() {
-        return String::new();
-    }
-    let mut html = String::from("<h2>Datasets</h2>\n<ul class=\"datasets\">");
-    for d in &suite.datasets {
-        let class = if d.passes() { "pass" } else { "fail" };
-        let _ = write!(
-            html,
-            "<li class=\"dataset\">dataset <code>{}</code>: <span class=\"{class}\">{}</span></li>",
-            escape(names.name(&d.id)),
-            escape(&d.counts())
-        );
-    }
-    html.push_str("</ul>\n");
-    html
-}
-
-/// The flaky evals and the comparison with a baseline, under the summary table.
-fn comparison_section(suite: &SuiteReport, names: Names) -> String {
-    let mut html = String::new();
-    if !suite.flaky.is_empty() {
-        html.push_str(
-            "<h2>Flaky</h2>\n<p>Evals whose runs disagree (some passed, some failed):</p>\n",
-        );
-        html.push_str(&table(&flaky_table(&suite.flaky, names), "flaky"));
-        html.push('\n');
-    }
-    let Some(c) = &suite.comparison else {
-        return html;
-    };
-    let _ = write!(
-        html,
-        "<h2>Compared with the baseline</h2>\n<p class=\"comparison\">Baseline <code>{}</code>: {}</p>\n",
-        escape(&c.baseline),
-        escape(&text::counts(c))
-    );
-    let regressions = c.regressions();
-    if regressions.is_empty() {
-        let _ = writeln!(
-            html,
-            "<p class=\"pass regressions\">No regression (fail on: {}).</p>",
-            escape(&text::policy(c))
-        );
-    } else {
-        let _ = write!(
-            html,
-            "<p class=\"fail regressions\">{} regression(s) (fail on: {}):</p>\n<ul class=\"regressions\">",
-            regressions.len(),
-            escape(&text::policy(c))
-        );
-        for r in &regressions {
-            let _ = write!(
-                html,
-                "<li>{} <code>{}</code>: {}</li>",
-                r.kind.name(),
-                escape(names.name(&r.id)),
-                escape(&text::regression(c, r))
-            );
-        }
-        html.push_str("</ul>\n");
-    }
-    for d in &c.datasets {
-        let _ = writeln!(
-            html,
-            "<p class=\"dataset\">dataset <code>{}</code>: {}</p>",
-            escape(names.name(&d.id)),
-            escape(&text::dataset(d))
-        );
-    }
-    html
-}
-
-/// The evals an interruption left unfinished, named under the summary table.
-fn unfinished_list(suite: &SuiteReport, names: Names) -> String {
-    if suite.unfinished.is_empty() {
-        return String::new();
-    }
-    let mut html = format!(
-        "<h2>Did not finish</h2>\n<p class=\"fail\">The run was {} before these evals finished:</p>\n<ul class=\"unfinished\">",
-        escape(&suite.interruption())
-    );
-    for id in &suite.unfinished {
-        let _ = write!(html, "<li><code>{}</code></li>", escape(names.name(id)));
-    }
-    html.push_str("</ul>\n");
-    html
-}
-
-fn render_page(reports: &[EvalReport], suite: &SuiteReport) -> String {
-    let names = suite.names();
-    let mut page = String::with_capacity(16 * 1024);
-    // The policy forbids every load from anywhere: the page works offline because it cannot
-    // do anything else, and a stray external reference shows up as a console error.
-    let _ = write!(
-        page,
-        r#"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
-<title>niceeval report</title>
-<style>{STYLE}</style></head><body>
-<h1>niceeval report</h1>
-<p class="totals"><span class="pass">{passed} passed</span><span class="fail">{failed} failed</span><span class="skip">{skipped} skipped</span>{interrupted}<span>{secs:.2}s</span>{spending}</p>
-{changed_only}{summary}
-{datasets}{unfinished}{comparison}<div class="charts"><div><h2>Pass rate</h2>{rates}</div><div><h2>Assertion scores</h2>{hist}</div></div>
-<h2>Evals</h2>
-<input id="filter" type="search" placeholder="filter evals" aria-label="filter evals">
-<div id="evals">"#,
-        passed = suite.passed,
-        failed = suite.failed,
-        skipped = suite.skipped,
-        interrupted = if suite.interrupted {
-            format!(
-                "<span class=\"fail\">{}: {} not run</span>",
-                escape(&suite.interruption()),
-                suite.not_run
-            )
-        } else {
-            String::new()
-        },
-        secs = suite.duration_ms / 1000.0,
-        spending = suite
-            .spending()
-            .map(|s| format!("<span class=\"spending\">{}</span>", escape(&s)))
-            .unwrap_or_default(),
-        summary = summary_table(suite, names),
-        datasets = datasets_section(suite, names),
-        changed_only = if suite.comparison.is_some() {
-            "<label class=\"changed-only\"><input id=\"changed-only\" type=\"checkbox\"> changed only</label>\n"
-        } else {
-            ""
-        },
-        comparison = comparison_section(suite, names),
-        unfinished = unfinished_list(suite, names),
-        rates = pass_rate_chart(reports, names),
-        hist = score_histogram(reports),
-    );
-    // Without scripts, the plain-text reports; the script replaces them with richer details.
-    for r in reports {
-        let _ = write!(page, "<pre>{}</pre>", escape(&r.render_as(names)));
-    }
-    let _ = write!(
-        page,
-        "</div>\n<script id=\"data\" type=\"application/json\">{data}</script>\n<script id=\"notes\" type=\"application/json\">{notes}</script>\n<script>{SCRIPT}</script>\n</body></html>\n",
-        data = script_json(&reports),
-        notes = script_json(&notes(reports, suite, names)),
-    );
-    page
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read as _;
 
     fn report(id: &str, dataset: Option<&str>, outcome: &str) -> EvalReport {
         serde_json::from_value(serde_json::json!({
@@ -626,39 +650,11 @@ mod tests {
         .expect("a report")
     }
 
-    #[test]
-    fn long_names_lose_their_middle_not_their_start() {
-        let name = "support::refund_requests_of_customers_abroad::escalates_to_a_manager_on_the_second_turn";
-        let short = elide_middle(name, 64);
-        assert_eq!(short.chars().count(), 64);
-        assert!(short.starts_with("support:"), "{short}");
-        assert!(
-            short.ends_with("…::escalates_to_a_manager_on_the_second_turn"),
-            "{short}"
-        );
-        assert!(short.contains('…'), "{short}");
-        assert_eq!(elide_middle("evals::a", 40), "evals::a");
-
-        let reports = [report(&format!("evals::{name}"), None, "passed")];
-        let chart = pass_rate_chart(&reports, Names::default());
-        // The label starts with the name's start, and its tooltip holds all of it.
-        assert!(
-            chart.contains(&format!("<title>{name}</title>support::refund_")),
-            "{chart}"
-        );
-        assert!(!chart.contains(">…"), "not cut from the left: {chart}");
-    }
-
-    #[test]
-    fn each_dataset_has_its_line() {
-        let reports = [
-            report("evals::capitals::paris", Some("evals::capitals"), "passed"),
-            report(
-                "evals::capitals::atlantis",
-                Some("evals::capitals"),
-                "failed",
-            ),
-        ];
+    fn page(reports: &[EvalReport]) -> String {
+        let mut html = Html::new(Vec::new());
+        for r in reports {
+            html.on_eval_complete(r).expect("eval");
+        }
         let suite = SuiteReport::new(
             reports
                 .iter()
@@ -668,7 +664,36 @@ mod tests {
             false,
             1.0,
         );
-        let page = render_page(&reports, &suite);
+        html.on_run_complete(&suite).expect("complete");
+        String::from_utf8(html.into_inner()).expect("UTF-8")
+    }
+
+    /// The JSON inside the element with `id`: base64 of gzip.
+    fn decoded(page: &str, id: &str) -> serde_json::Value {
+        let start = page.find(&format!("id=\"{id}\"")).expect("the element");
+        let body = &page[start..];
+        let body = &body[body.find('>').expect("tag end") + 1..];
+        let body = &body[..body.find("</script>").expect("script end")];
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(body)
+            .expect("base64");
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_string(&mut text)
+            .expect("gzip");
+        serde_json::from_str(&text).expect("JSON")
+    }
+
+    #[test]
+    fn each_dataset_has_its_line() {
+        let page = page(&[
+            report("evals::capitals::paris", Some("evals::capitals"), "passed"),
+            report(
+                "evals::capitals::atlantis",
+                Some("evals::capitals"),
+                "failed",
+            ),
+        ]);
         assert!(
             page.contains(
                 "<h2>Datasets</h2>\n<ul class=\"datasets\"><li class=\"dataset\">dataset <code>capitals</code>: <span class=\"fail\">1 of 2 cases passed, mean score 0.50, accuracy 0.50</span></li></ul>"
@@ -678,9 +703,76 @@ mod tests {
     }
 
     #[test]
+    fn reports_go_out_in_chunks_as_they_finish_and_rows_point_at_them() {
+        let reports: Vec<EvalReport> = (0..CHUNK_REPORTS + 3)
+            .map(|i| report(&format!("evals::case_{i:03}"), None, "passed"))
+            .collect();
+        let mut html = Html::new(Vec::new());
+        for r in &reports[..CHUNK_REPORTS] {
+            html.on_eval_complete(r).expect("eval");
+        }
+        // The first chunk is out before the run ends.
+        let early = String::from_utf8(html.out.clone()).expect("UTF-8");
+        assert!(early.contains("id=\"c0\""), "{early}");
+        assert!(!early.contains("id=\"rows-data\""));
+        drop(html);
+
+        let page = page(&reports);
+        let first = decoded(&page, "c0");
+        assert_eq!(first.as_array().map(Vec::len), Some(CHUNK_REPORTS));
+        let second = decoded(&page, "c1");
+        assert_eq!(second[2]["id"], "evals::case_066");
+        let rows = decoded(&page, "rows-data");
+        assert_eq!(rows.as_array().map(Vec::len), Some(CHUNK_REPORTS + 3));
+        // [id, outcome, flags, score, duration, tokens, cost, tags, dataset, chunk, position, ..]
+        assert_eq!(rows[66][0], "evals::case_066");
+        assert_eq!(rows[66][9], 1);
+        assert_eq!(rows[66][10], 2);
+        assert!(page.contains("data-count=\"67\" data-chunks=\"2\""));
+    }
+
+    #[test]
+    fn rows_carry_flags_and_the_text_to_search() {
+        let mut r = report("evals::edits", None, "failed");
+        r.events = vec![
+            Event::Message {
+                role: Role::Assistant,
+                text: "Your refund is on its way.".into(),
+            },
+            Event::WorkspaceChanged {
+                files: vec![],
+                diff: "".into(),
+                partial: false,
+            },
+            Event::Custom {
+                name: "otel.span".into(),
+                data: serde_json::json!({}),
+            },
+        ];
+        let page = page(&[r]);
+        let rows = decoded(&page, "rows-data");
+        assert_eq!(rows[0][2], DIFF | SPANS);
+        assert_eq!(rows[0][13], "Your refund is on its way.");
+        let long = "x".repeat(SEARCH_CHARS * 2);
+        let mut r = report("evals::long", None, "passed");
+        r.events = vec![Event::Message {
+            role: Role::Assistant,
+            text: long.as_str().into(),
+        }];
+        assert_eq!(search_text(&r).chars().count(), SEARCH_CHARS);
+    }
+
+    #[test]
     fn script_data_cannot_close_the_script_element() {
-        let text = script_json(&serde_json::json!({"reason": "</script><script>alert(1)"}));
-        assert!(!text.contains("</script>"));
+        let mut r = report("evals::x", None, "passed");
+        r.description = Some("</script><script>alert(1)".into());
+        let page = page(&[r]);
+        assert_eq!(
+            page.matches("<script>").count(),
+            1,
+            "only the viewer's script"
+        );
+        assert!(!page.contains("alert(1)"));
     }
 }
 

@@ -1,0 +1,590 @@
+// The niceeval viewer: decodes the rows and the suite's data (gzip, base64), shows the evals in
+// a virtualized list with filters and sorting kept in the URL's hash, and decodes a report's
+// chunk only when the report is opened. No network, no storage. When the summary and the
+// first rows are painted, <body data-ready="MS"> says after how many milliseconds
+// (performance.now(), from navigation start).
+"use strict";
+(async function () {
+  const $ = (id) => document.getElementById(id);
+
+  // el("div", {class: "x"}, "text", node, ...): an element with attributes and children.
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v !== null && v !== undefined && v !== false) node.setAttribute(k, v);
+    }
+    for (const c of children) {
+      if (c === null || c === undefined) continue;
+      node.append(c instanceof Node ? c : String(c));
+    }
+    return node;
+  }
+
+  // The JSON inside a <script type="application/x-niceeval-gz">: base64 of gzip.
+  async function decode(node) {
+    const text = node.textContent;
+    let bytes;
+    if (Uint8Array.fromBase64) {
+      bytes = Uint8Array.fromBase64(text);
+    } else {
+      const binary = atob(text);
+      bytes = new Uint8Array(binary.length);
+      for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    }
+    // A stream of its own (a Blob's stream is a fetch, which a page from file:// may not do).
+    const stream = new ReadableStream({
+      start(controller) {
+        controller.enqueue(bytes);
+        controller.close();
+      },
+    }).pipeThrough(new DecompressionStream("gzip"));
+    const reader = stream.getReader();
+    const decoder = new TextDecoder();
+    const parts = [];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(decoder.decode(value, { stream: true }));
+    }
+    parts.push(decoder.decode());
+    return JSON.parse(parts.join(""));
+  }
+
+  const [rows, suite] = await Promise.all([decode($("rows-data")), decode($("suite-data"))]);
+  const n = rows.length;
+  // Row fields (see html.rs `row`).
+  const ID = 0, OUTCOME = 1, FLAGS = 2, SCORE = 3, DURATION = 4, TOKENS = 5, COST = 6, TAGS = 7,
+    DATASET = 8, CHUNK = 9, POSITION = 10, RUNS = 11, PASS_RATE = 12, TEXT = 13;
+  const BELOW = 1, ERROR = 2;
+  const OUTCOMES = ["passed", "failed", "skipped"];
+  const name = (id) => {
+    if (suite.several) return id;
+    const cut = id.indexOf("::");
+    return cut < 0 ? id : id.slice(cut + 2);
+  };
+  const names = rows.map((r) => name(r[ID]));
+  const byId = new Map(rows.map((r, i) => [r[ID], i]));
+  const status = (r) =>
+    r[OUTCOME] === 1 ? (r[FLAGS] & ERROR ? "error" : "failed")
+      : r[OUTCOME] === 2 ? "skipped"
+      : r[FLAGS] & BELOW ? "below" : "passed";
+  const badge = { passed: "pass", failed: "FAIL", error: "error", below: "below", skipped: "skip" };
+  const tone = { passed: "pass", failed: "fail", error: "fail", below: "below", skipped: "skip" };
+  const fmt = (x, digits = 2) => (x === null || x === undefined ? "–" : Number(x).toFixed(digits));
+  const ms = (x) => (x === null || x === undefined ? "–" : x >= 1000 ? (x / 1000).toFixed(2) + "s" : Math.round(x) + "ms");
+  const baseline = suite.baseline !== null && suite.baseline !== undefined;
+  const change = (id) => suite.changes[id];
+
+  // The view: filters, sort and the open eval, kept in the URL's hash.
+  const state = { q: "", o: "", tag: "", ds: "", flaky: false, change: "", sort: "", open: "" };
+  function readHash() {
+    const hash = location.hash.slice(1);
+    for (const k of Object.keys(state)) state[k] = typeof state[k] === "boolean" ? false : "";
+    if (hash === "changed-only") { state.change = "changed"; return; }
+    const params = new URLSearchParams(hash);
+    for (const [k, v] of params) {
+      if (!(k in state)) continue;
+      state[k] = typeof state[k] === "boolean" ? v === "1" : v;
+    }
+  }
+  function writeHash() {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(state)) {
+      if (v === "" || v === false) continue;
+      params.set(k, v === true ? "1" : v);
+    }
+    const hash = params.toString();
+    history.replaceState(null, "", hash ? "#" + hash : location.pathname + location.search);
+  }
+
+  // The filter bar.
+  const unique = (values) => Array.from(new Set(values)).sort();
+  const tags = unique(rows.flatMap((r) => r[TAGS] || []));
+  const datasets = unique(rows.map((r) => r[DATASET]).filter((d) => d));
+  const select = (id, label, options) =>
+    el("label", {}, label + " ", el("select", { id }, ...options.map(([v, text]) => el("option", { value: v }, text))));
+  const bar = $("bar");
+  bar.append(
+    el("input", { id: "q", type: "search", placeholder: "filter names, replies, reasons; /regex/", "aria-label": "filter" }),
+    select("o", "outcome", [["", "all"], ["passed", "passed"], ["failed", "failed"], ["error", "error"], ["below", "below threshold"], ["skipped", "skipped"]]),
+  );
+  if (tags.length) bar.append(select("tag", "tag", [["", "all"], ...tags.map((t) => [t, t])]));
+  if (datasets.length) bar.append(select("ds", "dataset", [["", "all"], ...datasets.map((d) => [d, name(d)])]));
+  if (Object.keys(suite.flaky).length) bar.append(el("label", {}, el("input", { id: "flaky", type: "checkbox" }), " flaky"));
+  if (baseline) {
+    bar.append(select("change", "since baseline", [["", "all"], ["changed", "changed"], ["broke", "broke"], ["worse", "worse"],
+      ["still-failing", "still failing"], ["fixed", "fixed"], ["better", "better"], ["new", "new"], ["unchanged", "unchanged"]]));
+  }
+  bar.append(
+    select("sort", "sort", [["", "name"], ["-score", "score ↓"], ["score", "score ↑"], ["-duration", "time ↓"], ["duration", "time ↑"],
+      ["-tokens", "tokens ↓"], ["tokens", "tokens ↑"], ["-cost", "cost ↓"], ["cost", "cost ↑"]]),
+    el("span", { id: "count", class: "count" }),
+    el("span", { id: "counts", class: "counts" }),
+    el("span", { class: "note" }, el("kbd", {}, "↑"), el("kbd", {}, "↓"), " move ", el("kbd", {}, "/"), " filter ", el("kbd", {}, "Esc"), " close"),
+  );
+  const controls = ["q", "o", "tag", "ds", "flaky", "change", "sort"].map($).filter((c) => c);
+  function showState() {
+    for (const c of controls) {
+      if (c.type === "checkbox") c.checked = state[c.id];
+      else c.value = state[c.id];
+    }
+  }
+  for (const c of controls) {
+    c.addEventListener(c.type === "search" ? "input" : "change", () => {
+      state[c.id] = c.type === "checkbox" ? c.checked : c.value;
+      writeHash();
+      apply();
+    });
+  }
+
+  // Filtering and sorting: `shown` holds the indices of the rows shown, in order.
+  let hay = null; // lower-cased name and text of every row, made on the first text filter
+  function haystack() {
+    if (hay === null) hay = rows.map((r, i) => (names[i] + "\n" + r[TEXT]).toLowerCase());
+    return hay;
+  }
+  function matcher(q) {
+    const regex = /^\/(.+)\/([a-z]*)$/.exec(q);
+    if (regex) {
+      try {
+        const re = new RegExp(regex[1], regex[2].includes("i") ? regex[2] : regex[2] + "i");
+        $("q").classList.remove("invalid");
+        return (i) => re.test(names[i]) || re.test(rows[i][TEXT]);
+      } catch (e) {
+        $("q").classList.add("invalid");
+      }
+    }
+    const needle = q.toLowerCase();
+    const h = haystack();
+    return (i) => h[i].includes(needle);
+  }
+  const keys = { score: SCORE, duration: DURATION, tokens: TOKENS, cost: COST };
+  let shown = new Int32Array(0);
+  // `list` sorted by the row field `field` (unknown values last, ties in list order): each
+  // value becomes its rank among the sorted values, and rank and position are packed into one
+  // number, so the engine's own numeric sort does the work, without a comparator.
+  function sorted(list, field, down) {
+    const m = list.length;
+    const values = new Float64Array(m);
+    for (let j = 0; j < m; j++) {
+      const v = rows[list[j]][field];
+      values[j] = v === null || v === undefined ? NaN : down ? -v : v;
+    }
+    const order = values.slice().sort(); // NaN last
+    let span = 1;
+    while (span <= m) span *= 2;
+    const packed = new Float64Array(m);
+    for (let j = 0; j < m; j++) {
+      const v = values[j];
+      let rank;
+      if (Number.isNaN(v)) {
+        rank = m;
+      } else {
+        let lo = 0, hi = m;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if (order[mid] < v) lo = mid + 1;
+          else hi = mid;
+        }
+        rank = lo;
+      }
+      packed[j] = rank * span + j;
+    }
+    packed.sort();
+    const out = new Int32Array(m);
+    for (let k = 0; k < m; k++) out[k] = list[packed[k] % span];
+    return out;
+  }
+  function apply() {
+    const started = performance.now();
+    const text = state.q ? matcher(state.q) : null;
+    const kept = new Int32Array(n);
+    const counts = { passed: 0, failed: 0, error: 0, below: 0, skipped: 0 };
+    let m = 0;
+    for (let i = 0; i < n; i++) {
+      const r = rows[i];
+      const s = status(r);
+      if (state.o && s !== state.o && !(state.o === "failed" && s === "error") && !(state.o === "passed" && s === "below")) continue;
+      if (state.tag && !(r[TAGS] || []).includes(state.tag)) continue;
+      if (state.ds && r[DATASET] !== state.ds) continue;
+      if (state.flaky && !(r[ID] in suite.flaky)) continue;
+      if (state.change) {
+        const c = change(r[ID]);
+        if (!c) continue;
+        if (state.change === "changed" ? c.kind === "unchanged" || c.kind === "skipped" : c.kind !== state.change) continue;
+      }
+      if (text && !text(i)) continue;
+      kept[m++] = i;
+      counts[s]++;
+    }
+    shown = kept.slice(0, m);
+    if (state.sort) {
+      const down = state.sort.startsWith("-");
+      const field = keys[state.sort.replace("-", "")];
+      if (field !== undefined) shown = sorted(shown, field, down);
+    }
+    $("count").textContent = `${m} of ${n} evals`;
+    $("counts").replaceChildren(
+      ...Object.entries(counts).filter(([, c]) => c).map(([s, c]) => el("span", { class: tone[s] }, `${c} ${s}`)),
+    );
+    list.scrollTop = 0;
+    rowsBox.style.height = m * ROW + "px";
+    paint();
+    document.body.dataset.shown = String(m);
+    document.body.dataset.applyMs = (performance.now() - started).toFixed(1);
+  }
+
+  // The virtualized list: only the rows in view (and a few around them) exist.
+  const ROW = 26;
+  const list = $("list");
+  const rowsBox = $("rows");
+  const head = el("div", { class: "row head" },
+    el("span", { class: "o" }, "outcome"), el("span", { class: "n" }, "eval"),
+    baseline ? el("span", { class: "c" }, "since baseline") : null,
+    ...[["score", "score"], ["runs", null], ["tokens", "tokens"], ["cost", "cost"], ["time", "duration"]].map(([label, key]) =>
+      el("span", { class: "v" }, key ? el("button", { type: "button", "data-sort": key }, label) : label)),
+  );
+  head.addEventListener("click", (event) => {
+    const key = event.target.dataset && event.target.dataset.sort;
+    if (!key) return;
+    state.sort = state.sort === "-" + key ? key : "-" + key;
+    writeHash();
+    showState();
+    apply();
+  });
+  list.insertBefore(head, rowsBox);
+  let selected = -1; // position in `shown`
+  function paint() {
+    const top = list.scrollTop;
+    const height = list.clientHeight || 600;
+    const first = Math.max(0, Math.floor(top / ROW) - 8);
+    const last = Math.min(shown.length, Math.ceil((top + height) / ROW) + 8);
+    const nodes = [];
+    for (let p = first; p < last; p++) {
+      const i = shown[p];
+      const r = rows[i];
+      const s = status(r);
+      const c = baseline ? change(r[ID]) : null;
+      const row = el("div", { class: "row" + (p === selected ? " sel" : ""), role: "option", "data-id": r[ID], "data-p": p },
+        el("span", { class: "o " + tone[s] }, badge[s]),
+        el("span", { class: "n", title: r[ID] }, names[i]),
+        baseline ? el("span", { class: "c " + (c ? c.tone : ""), title: c && c.details ? c.details : null }, c ? c.label : "") : null,
+        el("span", { class: "v" }, fmt(r[SCORE])),
+        el("span", { class: "v" }, r[RUNS] > 1 ? `${fmt(r[PASS_RATE])} ×${r[RUNS]}` : "1"),
+        el("span", { class: "v" }, r[TOKENS] ? r[TOKENS] : "–"),
+        el("span", { class: "v" }, r[COST] === null ? "–" : "$" + fmt(r[COST], 4)),
+        el("span", { class: "v" }, ms(r[DURATION])),
+      );
+      row.style.top = p * ROW + "px";
+      nodes.push(row);
+    }
+    rowsBox.replaceChildren(...nodes);
+  }
+  let frame = 0;
+  list.addEventListener("scroll", () => {
+    if (!frame) frame = requestAnimationFrame(() => { frame = 0; paint(); });
+  });
+  rowsBox.addEventListener("click", (event) => {
+    const row = event.target.closest(".row");
+    if (row) select_(Number(row.dataset.p));
+  });
+  function select_(p) {
+    if (p < 0 || p >= shown.length) return;
+    selected = p;
+    const top = p * ROW;
+    const visible = list.clientHeight - ROW;
+    if (top < list.scrollTop) list.scrollTop = top;
+    else if (top > list.scrollTop + visible) list.scrollTop = top - visible;
+    paint();
+    state.open = rows[shown[p]][ID];
+    writeHash();
+    open(state.open);
+  }
+  document.addEventListener("keydown", (event) => {
+    const typing = event.target.matches("input, select");
+    if (event.key === "Escape") {
+      if (typing) event.target.blur();
+      else { state.open = ""; writeHash(); $("detail").replaceChildren(); }
+      return;
+    }
+    if (typing) return;
+    if (event.key === "/") { event.preventDefault(); $("q").focus(); }
+    else if (event.key === "ArrowDown" || event.key === "j") { event.preventDefault(); select_(Math.min(selected + 1, shown.length - 1)); }
+    else if (event.key === "ArrowUp" || event.key === "k") { event.preventDefault(); select_(Math.max(selected - 1, 0)); }
+    else if (event.key === "PageDown") { event.preventDefault(); select_(Math.min(selected + 20, shown.length - 1)); }
+    else if (event.key === "PageUp") { event.preventDefault(); select_(Math.max(selected - 20, 0)); }
+    else if (event.key === "Home") { event.preventDefault(); select_(0); }
+    else if (event.key === "End") { event.preventDefault(); select_(shown.length - 1); }
+  });
+
+  // Details: a report's chunk is decoded when it is opened; the last few stay decoded.
+  const chunks = new Map();
+  async function report(i) {
+    const number = rows[i][CHUNK];
+    let chunk = chunks.get(number);
+    if (!chunk) {
+      chunk = decode($("c" + number));
+      chunks.set(number, chunk);
+      if (chunks.size > 8) chunks.delete(chunks.keys().next().value);
+    }
+    return (await chunk)[rows[i][POSITION]];
+  }
+  async function open(id) {
+    const detail = $("detail");
+    const i = byId.get(id);
+    if (i === undefined) { detail.replaceChildren(); return; }
+    const r = await report(i);
+    if (state.open !== id) return; // another eval was opened meanwhile
+    detail.replaceChildren(...details(r));
+    detail.dataset.id = id;
+    document.body.dataset.opened = id;
+  }
+
+  function section(title, ...children) {
+    return el("section", { class: title.toLowerCase().replace(/[^a-z]+/g, "-") }, el("h3", {}, title), ...children);
+  }
+
+  function details(r) {
+    const out = [];
+    const s = r.outcome === "failed" ? (r.error ? "error" : "failed") : r.outcome === "skipped" ? "skipped" : r.below_threshold ? "below" : "passed";
+    out.push(el("h2", {}, el("span", { class: tone[s] }, badge[s]), " ", name(r.id)));
+    const usage = r.total_usage && (r.total_usage.input_tokens || r.total_usage.output_tokens) ? r.total_usage : r.usage;
+    const cost = usage.cost_usd ?? r.cost_usd;
+    out.push(el("p", { class: "meta" }, `${r.file}:${r.line} · ${ms(r.duration_ms)} · ${usage.input_tokens} in / ${usage.output_tokens} out tokens`
+      + (cost !== null && cost !== undefined ? ` · $${fmt(cost, 4)}` : "") + (r.score !== null && r.score !== undefined ? ` · score ${fmt(r.score)}` : "")));
+    if (r.tags && r.tags.length) out.push(el("p", {}, ...r.tags.map((t) => el("span", { class: "tag" }, t))));
+    if (r.description) out.push(el("p", {}, r.description));
+    if (r.dataset) {
+      const d = suite.datasets[r.dataset];
+      out.push(el("p", { class: "dataset" }, "dataset ", el("code", {}, name(r.dataset)), d ? ": " : "", d ? el("span", { class: d.passes ? "pass" : "fail" }, d.line) : null));
+    }
+    if (r.error) out.push(el("p", { class: "fail" }, "error: " + (r.error.message ?? JSON.stringify(r.error))));
+    if (r.skip_reason) out.push(el("p", { class: "skip" }, "skipped: " + r.skip_reason));
+    if (r.stopped) out.push(el("p", { class: "skip" }, "stopped at: " + r.stopped));
+    if (suite.flaky[r.id]) out.push(el("p", { class: "below" }, "flaky: " + suite.flaky[r.id]));
+    const c = change(r.id);
+    if (c) out.push(comparison(c, r));
+    if (r.runs.length > 1) out.push(runs(r));
+    const budgets = r.assertions.filter((a) => a.kind === "efficiency");
+    const others = r.assertions.filter((a) => a.kind !== "efficiency");
+    if (others.length) out.push(section("Assertions", assertions(others)));
+    if (budgets.length) out.push(section("Budgets", assertions(budgets)));
+    const spans = r.events.filter((e) => e.type === "custom" && e.name === "otel.span").map((e) => e.data);
+    if (spans.length) out.push(section("Spans", waterfall(spans)));
+    if (r.events.length) out.push(section("Conversation", ...conversation(r.events)));
+    return out;
+  }
+
+  // Then and now: what the comparison computed, and this run's reply and assertions.
+  function comparison(c, r) {
+    const box = section("Compared with the baseline", el("p", { class: "change " + c.tone }, c.label + (c.details ? " — " + c.details : "")));
+    if (c.stats) {
+      box.append(el("table", { class: "then-now" },
+        el("tr", {}, el("th", {}, ""), el("th", {}, "then (baseline " + suite.baseline + ")"), el("th", {}, "now"), el("th", {}, "statistics")),
+        ...c.stats.map(([what, then, now, stats]) => el("tr", {}, el("th", {}, what), el("td", { class: "then" }, then), el("td", { class: "now" }, now), el("td", {}, stats)))));
+      const reply = lastReply(r.events);
+      const failing = flat(r.assertions).filter((a) => !a.passed).map((a) => `${a.name}: ${fmt(a.score)} — ${a.error || a.reason}`);
+      box.append(el("div", { class: "sides" },
+        el("div", { class: "then" }, el("h4", {}, "then"), el("p", { class: "note" }, "The baseline keeps outcomes, pass rates, scores, metrics, tokens and cost (above); not replies.")),
+        el("div", { class: "now" }, el("h4", {}, "now"), reply ? el("div", { class: "msg assistant" }, el("span", { class: "who" }, "reply"), reply) : el("p", { class: "note" }, "no reply"),
+          ...failing.map((f) => el("p", { class: "fail" }, f)))));
+    }
+    return box;
+  }
+  function lastReply(events) {
+    for (let i = events.length - 1; i >= 0; i--) {
+      if (events[i].type === "message" && events[i].role === "assistant") return events[i].text;
+    }
+    return null;
+  }
+  function flat(list) {
+    return list.flatMap((a) => [a, ...flat(a.children || [])]);
+  }
+
+  // The runs of a `runs = N` eval side by side, with pass@k and pass^k.
+  function runs(r) {
+    const shownRuns = r.runs.slice(0, 50);
+    const rel = r.reliability;
+    const line = rel.pass_at_k.map((p, k) => `pass@${k + 1} ${fmt(p)}`).join(" · ");
+    const hat = rel.pass_hat_k.map((p, k) => `pass^${k + 1} ${fmt(p)}`).join(" · ");
+    const row = (label, cell) => el("tr", {}, el("th", {}, label), ...shownRuns.map((run, k) => el("td", { class: "num" }, cell(run, k))));
+    return section("Runs",
+      el("p", {}, `${rel.c} of ${rel.n} runs passed, pass rate ${fmt(rel.pass_rate)} (needs ${fmt(r.min_pass_rate)})`),
+      el("p", { class: "pass-at-k" }, line), el("p", { class: "note" }, hat),
+      el("table", { class: "runs" },
+        row("run", (run, k) => String(k + 1)),
+        row("outcome", (run) => el("span", { class: tone[run.outcome === "failed" && run.error ? "error" : run.outcome] }, run.outcome)),
+        row("score", (run) => fmt(run.score)),
+        row("time", (run) => ms(run.duration_ms)),
+        row("tokens", (run) => String(run.usage.input_tokens + run.usage.output_tokens)),
+        row("cost", (run) => (run.cost_usd === null || run.cost_usd === undefined ? "–" : "$" + fmt(run.cost_usd, 4))),
+        row("error", (run) => (run.error ? run.error.message ?? "" : ""))),
+      r.runs.length > shownRuns.length ? el("p", { class: "note" }, `first ${shownRuns.length} of ${r.runs.length} runs`) : null);
+  }
+
+  // The assertion tree: verdict, severity, name (indented by depth), score, threshold, reason.
+  function assertions(list) {
+    const table = el("table", { class: "tree" }, el("tr", {}, el("th", {}, "verdict"), el("th", {}, "severity"), el("th", {}, "assertion"),
+      el("th", { class: "num" }, "score"), el("th", { class: "num" }, "threshold"), el("th", {}, "reason")));
+    const add = (items, depth) => {
+      for (const a of items) {
+        const verdict = a.error ? "error" : a.passed ? "ok" : a.severity === "soft" ? "below" : "FAIL";
+        table.append(el("tr", { class: "assertion" },
+          el("td", { class: a.passed ? "pass" : a.severity === "soft" ? "below" : "fail" }, verdict),
+          el("td", {}, a.severity),
+          el("td", {}, "\u00a0\u00a0".repeat(depth) + a.name + (a.metric ? ` [${a.metric}]` : "")),
+          el("td", { class: "num" }, fmt(a.score)),
+          el("td", { class: "num" }, fmt(a.threshold)),
+          el("td", { class: "reason" }, a.error || a.reason || "")));
+        if (a.children) add(a.children, depth + 1);
+      }
+    };
+    add(list, 0);
+    return table;
+  }
+
+  // The conversation: messages, thinking, tool calls with their input and results, errors,
+  // and each turn's changes to the working copy as a unified diff per file.
+  function conversation(events) {
+    const out = [];
+    let turn = 0;
+    const pretty = (v) => (typeof v === "string" ? v : JSON.stringify(v, null, 2));
+    for (const e of events) {
+      switch (e.type) {
+        case "message":
+          if (e.role === "user") turn++;
+          out.push(el("div", { class: "msg " + e.role }, el("span", { class: "who" }, e.role), e.text));
+          break;
+        case "thinking":
+          out.push(el("details", { class: "msg thinking" }, el("summary", { class: "who" }, "thinking"), e.text));
+          break;
+        case "action.called":
+          out.push(el("div", { class: "msg tool" }, el("span", { class: "who" }, "tool call " + e.name), el("pre", {}, pretty(e.input))));
+          break;
+        case "action.result":
+          out.push(el("div", { class: "msg result " + e.status }, el("span", { class: "who" }, "tool result (" + e.status + ")"), el("pre", {}, pretty(e.output))));
+          break;
+        case "subagent.called":
+          out.push(el("p", { class: "note" }, "subagent " + e.name + " called"));
+          break;
+        case "subagent.completed":
+          out.push(el("p", { class: "note" }, "subagent " + e.status));
+          break;
+        case "skill.loaded":
+          out.push(el("p", { class: "note" }, "skill loaded: " + e.name));
+          break;
+        case "input.requested":
+          out.push(el("div", { class: "msg system" }, el("span", { class: "who" }, "input requested"), el("pre", {}, pretty(e.request))));
+          break;
+        case "error":
+          out.push(el("div", { class: "msg error" }, el("span", { class: "who" }, "error"), e.message));
+          break;
+        case "usage":
+          out.push(el("p", { class: "note" }, `usage: ${e.input_tokens || 0} in, ${e.output_tokens || 0} out` + (e.model ? ` (${e.model})` : "") + (e.cost_usd !== undefined ? `, $${fmt(e.cost_usd, 4)}` : "")));
+          break;
+        case "workspace.changed":
+          out.push(changes(e, Math.max(turn, 1)));
+          break;
+        case "custom":
+          if (e.name !== "otel.span") out.push(el("details", { class: "note" }, el("summary", {}, e.name), el("pre", {}, pretty(e.data))));
+          break;
+        default:
+          out.push(el("pre", {}, JSON.stringify(e)));
+      }
+    }
+    return out;
+  }
+
+  // One turn's changes: each file's part of the unified diff, lines coloured.
+  function changes(e, turn) {
+    const box = el("div", { class: "changes" }, el("h4", {}, `Changes of turn ${turn}` + (e.partial ? " (partial diff: cut at [workspace] max_files / max_bytes)" : "")));
+    const files = [];
+    let current = null;
+    for (const line of String(e.diff || "").split("\n")) {
+      const header = /^diff --git a\/(.*) b\/(.*)$/.exec(line);
+      if (header || current === null) {
+        current = { path: header ? header[2] : "", lines: [] };
+        files.push(current);
+        if (header) continue;
+      }
+      const plus = /^\+\+\+ b\/(.*)$/.exec(line);
+      if (plus && !current.path) current.path = plus[1];
+      current.lines.push(line);
+    }
+    for (const f of files) {
+      if (!f.lines.some((l) => l !== "")) continue;
+      const pre = el("pre", {});
+      for (const line of f.lines) {
+        const cls = line.startsWith("@@") ? "hunk" : line.startsWith("+") && !line.startsWith("+++") ? "add" : line.startsWith("-") && !line.startsWith("---") ? "del" : null;
+        pre.append(cls ? el("span", { class: cls }, line + "\n") : line + "\n");
+      }
+      box.append(el("div", { class: "diff", "data-path": f.path }, el("div", { class: "file" }, f.path || "(diff)"), pre));
+    }
+    const listed = (e.files || []).map((f) => `${f.change} ${f.path}${f.binary ? " (binary)" : ""}`);
+    if (listed.length) box.append(el("p", { class: "note" }, listed.join(" · ")));
+    return box;
+  }
+
+  // The span waterfall: spans of each trace as bars on one time axis, children under their
+  // parent.
+  function waterfall(spans) {
+    const num = (x) => Number(x);
+    const start = Math.min(...spans.map((s) => num(s.start_unix_nano)));
+    const end = Math.max(...spans.map((s) => num(s.end_unix_nano)));
+    const total = Math.max(end - start, 1);
+    const children = new Map();
+    const ids = new Set(spans.map((s) => s.span_id));
+    for (const s of spans) {
+      const parent = s.parent_span_id && ids.has(s.parent_span_id) ? s.parent_span_id : "";
+      if (!children.has(parent)) children.set(parent, []);
+      children.get(parent).push(s);
+    }
+    const box = el("div", { class: "waterfall" });
+    const walk = (parent, depth) => {
+      const list = (children.get(parent) || []).slice().sort((a, b) => num(a.start_unix_nano) - num(b.start_unix_nano));
+      for (const s of list) {
+        const left = ((num(s.start_unix_nano) - start) / total) * 100;
+        const width = ((num(s.end_unix_nano) - num(s.start_unix_nano)) / total) * 100;
+        const error = s.status && s.status.code === "error";
+        const title = `${s.name} (${s.kind || "span"}, ${s.service || ""}) ${((num(s.end_unix_nano) - num(s.start_unix_nano)) / 1e6).toFixed(1)}ms`
+          + (s.status && s.status.message ? "\n" + s.status.message : "") + "\n" + JSON.stringify(s.attributes || {});
+        const bar = el("div", { class: "bar" + (error ? " error" : ""), title });
+        bar.style.left = left + "%";
+        bar.style.width = width + "%";
+        box.append(el("div", { class: "span", "data-span": s.span_id },
+          el("span", { class: "label", title: s.name }, "\u00a0\u00a0".repeat(depth) + s.name),
+          el("span", { class: "track" }, bar),
+          el("span", { class: "ms" }, ((num(s.end_unix_nano) - num(s.start_unix_nano)) / 1e6).toFixed(1) + "ms")));
+        walk(s.span_id, depth + 1);
+      }
+    };
+    walk("", 0);
+    return box;
+  }
+
+  // First paint: the list under the summary, the view of the hash, the open eval.
+  $("app").hidden = false;
+  readHash();
+  showState();
+  apply();
+  if (state.open) {
+    const p = shown.indexOf(byId.get(state.open));
+    if (p >= 0) select_(p);
+    else open(state.open);
+  }
+  window.addEventListener("hashchange", () => {
+    readHash();
+    showState();
+    apply();
+    if (state.open) open(state.open);
+  });
+  requestAnimationFrame(() => setTimeout(() => {
+    document.body.dataset.ready = performance.now().toFixed(0);
+    document.body.dataset.rendered = String(n);
+    // The text filter's lower-cased haystack, made while the reader looks.
+    setTimeout(haystack, 0);
+  }, 0));
+})().catch((error) => {
+  document.body.dataset.error = String(error);
+  throw error;
+});
