@@ -197,16 +197,15 @@ fn a_changed_agent_is_compared_with_its_baseline_in_every_report() {
 
     let html = std::fs::read_to_string(dir.path("after.html")).expect("html written");
     let summary = html
-        .split_once("<table class=\"summary\">")
+        .split_once("<section id=\"summary\">")
         .and_then(|(_, rest)| rest.split_once("<div class=\"charts\">"))
         .map(|(summary, _)| summary)
-        .expect("the summary table and the comparison");
+        .expect("the summary and the comparison");
     insta::assert_snapshot!(
         "comparison_html",
         redact(summary, &path).replace("</tr>", "</tr>\n")
     );
-    assert!(html.contains("<input id=\"changed-only\" type=\"checkbox\">"));
-    browser_check(&dir.path("after.html"), dir.0.path());
+    browser_check(&dir.path("after.html"));
 }
 
 /// Durations (`0.12s`) and the temporary baseline path out.
@@ -245,55 +244,69 @@ fn redact(text: &str, baseline: &str) -> String {
     out
 }
 
-/// The page in headless Chromium: nothing logged to the console, every eval rendered, the
-/// change column there; opened at `#changed-only`, the filter is on and hides what did not
-/// change.
-fn browser_check(page: &Path, dir: &Path) {
-    let Some(dom) = chromium(&format!("file://{}", page.display()), dir) else {
-        return;
-    };
-    assert!(dom.contains("data-rendered=\"11\""), "every eval rendered");
-    assert!(dom.contains("<th>change since baseline</th>"));
-    assert!(dom.contains("data-changed=\"true\""));
-    assert!(dom.contains("<h2>Flaky</h2>"));
-    assert!(dom.contains("<h2>Compared with the baseline</h2>"));
-    assert!(
-        !dom.contains(" hidden=\"\""),
-        "nothing hidden without the filter"
+/// The page in headless Chromium: nothing logged to the console, every eval in the list with
+/// its change since the baseline; opened at `#changed-only` (the old link) or `#change=changed`,
+/// only what changed; a changed eval's details show then and now with the comparison's
+/// statistics.
+fn browser_check(page: &Path) {
+    use niceeval_tests::chromium::Browser;
+    let mut browser = Browser::launch();
+    let url = format!("file://{}", page.display());
+    let tab = browser.open(&url);
+    browser.wait_for(&tab, "document.body && document.body.dataset.ready");
+    assert_eq!(browser.eval(&tab, "document.body.dataset.shown"), "11");
+    let changes = browser.eval(
+        &tab,
+        "Object.fromEntries(Array.from(document.querySelectorAll('#rows .row'), (r) => [r.dataset.id, r.querySelector('.c').textContent]))",
     );
+    assert_eq!(changes["compare::evals::broken"], "broke", "{changes}");
+    assert_eq!(changes["compare::evals::fixed"], "fixed", "{changes}");
+    assert_eq!(changes["compare::evals::steady"], "unchanged", "{changes}");
 
-    let filtered = chromium(&format!("file://{}#changed-only", page.display()), dir)
-        .expect("chromium ran once");
-    let hidden_rows = filtered
-        .matches("data-changed=\"false\" hidden=\"\"")
-        .count();
-    assert_eq!(
-        hidden_rows, 4,
-        "steady, noisy and two capitals are hidden:\n{filtered}"
-    );
-    assert!(
-        !filtered.contains("data-changed=\"true\" hidden"),
-        "{filtered}"
-    );
-    assert!(
-        filtered.contains("data-id=\"compare::evals::steady\" hidden=\"\"")
-            || filtered.contains("hidden=\"\" data-id=\"compare::evals::steady\""),
-        "the unchanged eval's details are hidden too:\n{filtered}"
-    );
-}
-
-/// Loads `url` in headless Chromium and returns the DOM after scripts ran, after checking that
-/// nothing was logged to the console; `None` (with a notice) where Chromium is missing.
-fn chromium(url: &str, dir: &Path) -> Option<String> {
-    if !niceeval_tests::chromium::available() {
-        return None;
+    for hash in ["#changed-only", "#change=changed"] {
+        let tab = browser.open(&format!("{url}{hash}"));
+        browser.wait_for(&tab, "document.body && document.body.dataset.ready");
+        let shown = browser.eval(
+            &tab,
+            "Array.from(document.querySelectorAll('#rows .row'), (r) => r.dataset.id).sort()",
+        );
+        assert_eq!(
+            shown,
+            serde_json::json!([
+                "compare::evals::added",
+                "compare::evals::broken",
+                "compare::evals::capitals::lima",
+                "compare::evals::fixed",
+                "compare::evals::flaky",
+                "compare::evals::metric",
+                "compare::evals::still_failing"
+            ]),
+            "steady, noisy and two capitals are hidden"
+        );
     }
-    let (dom, log) = niceeval_tests::chromium::dump_dom(url, &dir.join("profile"));
-    assert!(
-        !log.contains("CONSOLE") && !log.contains("Uncaught"),
-        "the page logged errors:\n{log}"
+
+    // Then and now: the outcome and score of the broken eval, and its reply now.
+    browser.eval(&tab, "location.hash = 'open=compare::evals::broken'");
+    browser.wait_for(&tab, "document.body.dataset.opened === 'compare::evals::broken'");
+    let rows = browser.eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#detail table.then-now tr'), (r) => Array.from(r.children, (c) => c.textContent))",
     );
-    Some(dom)
+    let rows: Vec<Vec<String>> = serde_json::from_value(rows).expect("rows");
+    assert!(rows[0][1].starts_with("then (baseline"), "{rows:?}");
+    assert_eq!(rows[1][..3], ["outcome", "passed", "failed"], "{rows:?}");
+    assert_eq!(rows[2][..3], ["score", "1.00", "0.00"], "{rows:?}");
+    let now = browser.eval(&tab, "document.querySelector('#detail .sides .now').textContent");
+    assert!(now.as_str().is_some_and(|n| n.contains("includes(\"refund\")")), "{now}");
+    // The flaky eval's pass rates, with Fisher's exact test.
+    browser.eval(&tab, "location.hash = 'open=compare::evals::flaky'");
+    browser.wait_for(&tab, "document.body.dataset.opened === 'compare::evals::flaky'");
+    let stats = browser.eval(&tab, "document.querySelector('#detail table.then-now').textContent");
+    assert!(
+        stats.as_str().is_some_and(|s| s.contains("0.90 (18 of 20") && s.contains("p = 0.0002")),
+        "{stats}"
+    );
+    assert!(browser.console.is_empty(), "{}", browser.console.join("\n"));
 }
 
 /// Runs `niceeval ARGS` in `cwd` (where it looks for niceeval.toml).

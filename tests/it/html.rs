@@ -1,19 +1,77 @@
-//! The HTML report in a real browser: the fixture suite writes it, headless Chromium (Debian's
-//! `chromium`, installed by `scripts/install-chromium.sh`) loads it from disk with networking
-//! off, and the test checks that the page logged nothing to the console (no script error, no
-//! blocked load — the page's Content-Security-Policy forbids every external resource), that the
-//! script rendered every eval, and that the expected eval names are in the rendered DOM.
-//!
-//! Without Chromium the test fails under CI (`CI` set) and is skipped with a notice elsewhere.
+//! The HTML viewer in a real browser: headless Chromium (Debian's `chromium`, installed by
+//! `scripts/install-chromium.sh`; a test fails naming the script when it is missing), driven
+//! through the DevTools protocol (`niceeval_tests::chromium::Browser`), loads pages from disk
+//! with networking off. Each test checks that the page logged nothing (no script error, no
+//! blocked load: the page's content-security policy forbids every external resource) and what
+//! the page shows: the suite runner's page, a conversation, a workspace diff and a span
+//! waterfall, filters and the URL's hash on a dataset's cases, and a 100,000-case page.
+//! (The comparison view, then and now, is tested with the comparison: `compare.rs`.)
 
-use niceeval_tests::chromium;
+use std::path::{Path, PathBuf};
+
+use niceeval::__private::reporter::Html;
+use niceeval::reporter::{EvalSummary, Reporter, SuiteReport, SuiteStart};
+use niceeval::{Change, EvalReport, Event, FileChange, Role};
+use niceeval_tests::chromium::{Browser, Tab};
 use niceeval_tests::fixture::Fixtures;
+use niceeval_tests::synthetic;
+
+/// Writes the page of `reports` (in order) with the `--html` reporter, at `path`.
+fn write_page(reports: impl IntoIterator<Item = EvalReport>, ids: Vec<String>, path: &Path) {
+    let mut html = Html::new(std::io::BufWriter::new(
+        std::fs::File::create(path).expect("the page's file"),
+    ));
+    html.on_run_start(&SuiteStart {
+        evals: ids,
+        concurrency: 1,
+    })
+    .expect("start");
+    let mut summaries = Vec::new();
+    for r in reports {
+        html.on_eval_complete(&r).expect("eval");
+        summaries.push(EvalSummary::from(&r));
+    }
+    html.on_run_complete(&SuiteReport::new(summaries, 0, false, 1.0))
+        .expect("complete");
+}
+
+/// Opens `page` (with `hash`) and waits until the summary and the first rows are painted.
+fn open(browser: &mut Browser, page: &Path, hash: &str) -> Tab {
+    let tab = browser.open(&format!("file://{}{hash}", page.display()));
+    browser.wait_for(&tab, "document.body && document.body.dataset.ready");
+    tab
+}
+
+/// The text of the first element matching `selector` (`""` when none).
+fn text(browser: &mut Browser, tab: &Tab, selector: &str) -> String {
+    let js = format!(
+        "(document.querySelector({}) || {{textContent: ''}}).textContent",
+        serde_json::to_string(selector).expect("JSON")
+    );
+    browser.eval(tab, &js).as_str().unwrap_or("").to_string()
+}
+
+/// How many elements match `selector`.
+fn count(browser: &mut Browser, tab: &Tab, selector: &str) -> u64 {
+    let js = format!(
+        "document.querySelectorAll({}).length",
+        serde_json::to_string(selector).expect("JSON")
+    );
+    browser.eval(tab, &js).as_u64().expect("a count")
+}
+
+/// Fails when the page logged anything.
+fn quiet(browser: &Browser) {
+    assert!(
+        browser.console.is_empty(),
+        "the page logged:\n{}",
+        browser.console.join("\n")
+    );
+}
 
 #[test]
-fn the_html_report_renders_offline_without_console_errors() {
-    if !chromium::available() {
-        return;
-    }
+fn the_suite_runners_page_opens_offline_and_shows_each_eval() {
+    let mut browser = Browser::launch();
     let dir = tempfile::tempdir().expect("a temporary directory");
     let page = dir.path().join("report.html");
     let out = Fixtures::get().run(
@@ -31,7 +89,7 @@ fn the_html_report_renders_offline_without_console_errors() {
     assert_eq!(out.code(), Some(101), "{}", out.dump());
 
     let source = std::fs::read_to_string(&page).expect("the page was written");
-    for external in ["http://", "https://", "//cdn", "src=\"/"] {
+    for external in ["http:", "https:", "//"] {
         assert!(
             !source.contains(&format!("src=\"{external}"))
                 && !source.contains(&format!("href=\"{external}")),
@@ -39,130 +97,328 @@ fn the_html_report_renders_offline_without_console_errors() {
         );
     }
 
-    let (dom, log) = chromium::dump_dom(
-        &format!("file://{}", page.display()),
-        &dir.path().join("profile"),
+    let tab = open(&mut browser, &page, "");
+    assert_eq!(browser.eval(&tab, "document.body.dataset.rendered"), "6");
+    let names = browser.eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#rows .row .n'), (n) => n.textContent).sort().join(' ')",
     );
-    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
-    assert!(
-        console.is_empty(),
-        "the page logged to the console:\n{}",
-        console.join("\n")
+    assert_eq!(
+        names,
+        "checkout::expensive checkout::flaky checkout::needs_key checkout::refund_fails smoke::counts_words smoke::greets",
+        "one row per eval, named without the target"
     );
-
-    // The script ran to its end and rendered one details box per eval.
-    assert!(dom.contains("data-rendered=\"6\""), "{dom}");
-    for id in [
-        "suite::smoke::greets",
-        "suite::smoke::counts_words",
-        "suite::checkout::refund_fails",
-        "suite::checkout::flaky",
-        "suite::checkout::needs_key",
-        "suite::checkout::expensive",
-    ] {
-        assert!(
-            dom.contains(&format!("<details class=\"eval\" data-id=\"{id}\"")),
-            "{id} not rendered:\n{dom}"
-        );
-    }
-    // The failed eval is open, with its failed assertion and transcript.
-    assert!(
-        dom.contains(
-            "<details class=\"eval\" data-id=\"suite::checkout::refund_fails\" open=\"\">"
-        ),
-        "{dom}"
+    // The failed eval's details: its failed assertion and its conversation.
+    browser.eval(&tab, "location.hash = 'open=suite::checkout::refund_fails'");
+    browser.wait_for(
+        &tab,
+        "document.body.dataset.opened === 'suite::checkout::refund_fails'",
     );
-    assert!(dom.contains("includes(\"refund\")"), "{dom}");
-    assert!(dom.contains("transcript ("), "{dom}");
-    assert!(
-        dom.contains("pass@2 "),
-        "pass@k of the 5 runs of flaky:\n{dom}"
-    );
+    let detail = text(&mut browser, &tab, "#detail");
+    assert!(detail.contains("includes(\"refund\")"), "{detail}");
+    assert!(count(&mut browser, &tab, "#detail .msg.assistant") > 0, "{detail}");
+    // The flaky eval's runs side by side, with pass@k.
+    browser.eval(&tab, "location.hash = 'open=suite::checkout::flaky'");
+    browser.wait_for(&tab, "document.body.dataset.opened === 'suite::checkout::flaky'");
+    let runs = text(&mut browser, &tab, "#detail .runs");
+    assert!(runs.contains("pass@2 "), "pass@k of the 5 runs: {runs}");
+    assert_eq!(count(&mut browser, &tab, "#detail table.runs tr:nth-child(2) td"), 5);
+    quiet(&browser);
 }
 
-/// A hand-built page in the browser: each eval's details name it as the summary table does
-/// (one target: without it), a working-copy change cut at `[workspace] max_files` /
-/// `max_bytes` says "partial" in the details and on its transcript line, and each dataset has
-/// its line.
-#[test]
-fn the_page_names_evals_once_marks_partial_diffs_and_lists_datasets() {
-    use niceeval::__private::reporter::Html;
-    use niceeval::reporter::{EvalSummary, Reporter, SuiteReport, SuiteStart};
-    use niceeval::{Change, EvalReport, Event, FileChange};
-
-    if !chromium::available() {
-        return;
-    }
-    let report = |id: &str, dataset: Option<&str>, outcome: &str| -> EvalReport {
-        serde_json::from_value(serde_json::json!({
-            "id": id, "file": "tests/evals.rs", "line": 1, "outcome": outcome,
-            "assertions": [], "duration_ms": 1.0, "score": 1.0,
-            "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
-            "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [1.0], "pass_hat_k": [1.0]},
-            "min_pass_rate": 1.0, "dataset": dataset,
-        }))
-        .expect("a report")
+/// An eval with everything the details show: a conversation of two turns (with thinking, a
+/// tool call and its result, an error), the working copy's changes of each turn, a budget,
+/// spans, and the dataset it is a case of.
+fn rich_report() -> EvalReport {
+    let mut report: EvalReport = serde_json::from_value(serde_json::json!({
+        "id": "evals::capitals::paris", "file": "tests/evals.rs", "line": 7, "outcome": "failed",
+        "tags": ["geo"], "dataset": "evals::capitals",
+        "assertions": [
+            {"name": "all_of", "kind": "value", "severity": "gate", "score": 0.5, "passed": false,
+             "reason": "1 of 2 passed", "children": [
+                {"name": "includes(\"Paris\")", "kind": "value", "severity": "gate", "score": 1.0, "passed": true, "reason": "found"},
+                {"name": "judge(\"cites a source\")", "kind": "judge", "severity": "soft", "score": 0.2, "threshold": 0.7, "passed": false, "reason": "no source cited"}
+             ]},
+            {"name": "max_tokens(100)", "kind": "efficiency", "severity": "gate", "score": 0.5, "passed": false, "reason": "200 tokens, budget 100"}
+        ],
+        "duration_ms": 1234.0, "score": 0.5,
+        "usage": {"input_tokens": 150, "output_tokens": 50, "cache_read_tokens": 0},
+        "runs": [], "reliability": {"n": 1, "c": 0, "pass_rate": 0.0, "pass_at_k": [0.0], "pass_hat_k": [0.0]},
+        "min_pass_rate": 1.0,
+    }))
+    .expect("a report");
+    let span = |id: &str, parent: Option<&str>, name: &str, start: u64, end: u64, code: &str| {
+        Event::Custom {
+            name: "otel.span".into(),
+            data: serde_json::json!({
+                "trace_id": "t1", "span_id": id, "parent_span_id": parent, "name": name,
+                "kind": "client", "start_unix_nano": start.to_string(), "end_unix_nano": end.to_string(),
+                "status": {"code": code, "message": if code == "error" { "timed out" } else { "" }},
+                "service": "agent", "attributes": {"gen_ai.request.model": "m"},
+            }),
+        }
     };
-    let mut edits = report("evals::workspace::writes_many_files", None, "passed");
-    edits.events = vec![Event::WorkspaceChanged {
-        files: vec![FileChange {
-            path: "z00.txt".into(),
-            change: Change::Created,
-            binary: false,
-        }],
-        diff: "+a\n".into(),
-        partial: true,
-    }];
-    let reports = [
-        edits,
-        report("evals::capitals::paris", Some("evals::capitals"), "passed"),
-        report("evals::capitals::lima", Some("evals::capitals"), "passed"),
+    report.events = vec![
+        Event::Message {
+            role: Role::User,
+            text: "What is the capital of France? Write it to answer.txt.".into(),
+        },
+        Event::Thinking {
+            text: "The user wants a file.".into(),
+        },
+        Event::ActionCalled {
+            call_id: "c1".into(),
+            name: "write_file".into(),
+            input: serde_json::json!({"path": "answer.txt", "text": "Paris"}),
+        },
+        Event::ActionResult {
+            call_id: "c1".into(),
+            output: serde_json::json!("ok"),
+            status: niceeval::ActionStatus::Completed,
+        },
+        Event::Message {
+            role: Role::Assistant,
+            text: "Paris. I wrote it to answer.txt.".into(),
+        },
+        Event::WorkspaceChanged {
+            files: vec![
+                FileChange {
+                    path: "answer.txt".into(),
+                    change: Change::Created,
+                    binary: false,
+                },
+                FileChange {
+                    path: "notes.md".into(),
+                    change: Change::Modified,
+                    binary: false,
+                },
+            ],
+            diff: "diff --git a/answer.txt b/answer.txt\nnew file mode 100644\n--- /dev/null\n+++ b/answer.txt\n@@ -0,0 +1 @@\n+Paris\ndiff --git a/notes.md b/notes.md\n--- a/notes.md\n+++ b/notes.md\n@@ -1,2 +1,2 @@\n # Notes\n-todo\n+done\n".into(),
+            partial: false,
+        },
+        Event::Message {
+            role: Role::User,
+            text: "And of Peru?".into(),
+        },
+        Event::Error {
+            message: "model overloaded".into(),
+        },
+        Event::WorkspaceChanged {
+            files: vec![FileChange {
+                path: "answer.txt".into(),
+                change: Change::Modified,
+                binary: false,
+            }],
+            diff: "diff --git a/answer.txt b/answer.txt\n--- a/answer.txt\n+++ b/answer.txt\n@@ -1 +1 @@\n-Paris\n+Lima\n".into(),
+            partial: true,
+        },
+        span("a", None, "agent.run", 1_000_000_000, 3_000_000_000, "ok"),
+        span("b", Some("a"), "chat m", 1_100_000_000, 2_000_000_000, "ok"),
+        span("c", Some("b"), "tool write_file", 1_500_000_000, 1_600_000_000, "error"),
     ];
-    let mut html = Html::new(Vec::new());
-    html.on_run_start(&SuiteStart {
-        evals: reports.iter().map(|r| r.id.clone()).collect(),
-        concurrency: 1,
-    })
-    .expect("start");
-    for r in &reports {
-        html.on_eval_complete(r).expect("eval");
-    }
-    html.on_run_complete(&SuiteReport::new(
-        reports.iter().map(EvalSummary::from).collect(),
-        0,
-        false,
-        1.0,
-    ))
-    .expect("complete");
+    report
+}
+
+#[test]
+fn a_conversation_a_workspace_diff_and_a_span_waterfall_render() {
+    let mut browser = Browser::launch();
     let dir = tempfile::tempdir().expect("a temporary directory");
     let page = dir.path().join("report.html");
-    std::fs::write(&page, html.into_inner()).expect("written");
+    let mut lima = rich_report();
+    lima.id = "evals::capitals::lima".into();
+    lima.outcome = niceeval::Outcome::Passed;
+    lima.events.clear();
+    write_page(
+        [rich_report(), lima],
+        vec!["evals::capitals::paris".into(), "evals::capitals::lima".into()],
+        &page,
+    );
+    let tab = open(&mut browser, &page, "#open=evals::capitals::paris");
+    browser.wait_for(&tab, "document.body.dataset.opened === 'evals::capitals::paris'");
 
-    let (dom, log) = chromium::dump_dom(
-        &format!("file://{}", page.display()),
-        &dir.path().join("profile"),
+    // The conversation, as a conversation.
+    assert_eq!(count(&mut browser, &tab, "#detail .msg.user"), 2);
+    assert_eq!(
+        text(&mut browser, &tab, "#detail .msg.assistant"),
+        "assistantParis. I wrote it to answer.txt."
     );
-    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
-    assert!(console.is_empty(), "{}", console.join("\n"));
-    assert!(dom.contains("data-rendered=\"3\""), "{dom}");
+    assert_eq!(count(&mut browser, &tab, "#detail .msg.thinking"), 1);
+    let call = text(&mut browser, &tab, "#detail .msg.tool");
+    assert!(call.contains("tool call write_file") && call.contains("\"path\": \"answer.txt\""), "{call}");
+    assert!(text(&mut browser, &tab, "#detail .msg.result").contains("ok"));
+    assert!(text(&mut browser, &tab, "#detail .msg.error").contains("model overloaded"));
+
+    // The working copy's changes: per turn, a diff per file, lines marked.
+    let turns = browser.eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#detail .changes h4'), (h) => h.textContent)",
+    );
+    assert_eq!(
+        turns,
+        serde_json::json!([
+            "Changes of turn 1",
+            "Changes of turn 2 (partial diff: cut at [workspace] max_files / max_bytes)"
+        ])
+    );
+    let files = browser.eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#detail .diff'), (d) => d.dataset.path)",
+    );
+    assert_eq!(files, serde_json::json!(["answer.txt", "notes.md", "answer.txt"]));
+    assert_eq!(
+        text(&mut browser, &tab, "#detail .diff[data-path='notes.md'] .del"),
+        "-todo\n"
+    );
+    assert_eq!(
+        text(&mut browser, &tab, "#detail .diff[data-path='notes.md'] .add"),
+        "+done\n"
+    );
+
+    // The assertion tree and the budget with its figures.
+    assert_eq!(count(&mut browser, &tab, "#detail .assertions tr.assertion"), 3);
     assert!(
-        dom.contains("</span> workspace::writes_many_files</summary>"),
-        "the details name the eval as the table does:\n{dom}"
+        text(&mut browser, &tab, "#detail .assertions").contains("no source cited"),
+        "reasons are shown"
     );
-    assert!(!dom.contains("</span> evals::"), "{dom}");
+    assert!(text(&mut browser, &tab, "#detail .budgets").contains("200 tokens, budget 100"));
+
+    // The waterfall: three spans, nested, the failed one marked, bars placed on one axis.
+    assert_eq!(count(&mut browser, &tab, "#detail .waterfall .span"), 3);
+    assert_eq!(count(&mut browser, &tab, "#detail .waterfall .bar.error"), 1);
+    let bar = browser.eval(
+        &tab,
+        "(() => { const b = document.querySelector(\"#detail [data-span='b'] .bar\"); return [b.style.left, b.style.width]; })()",
+    );
+    assert_eq!(bar, serde_json::json!(["5%", "45%"]));
+    assert!(text(&mut browser, &tab, "#detail [data-span='c'] .label").starts_with("\u{a0}\u{a0}\u{a0}\u{a0}tool"));
+
+    // The case's dataset line, with its verdict.
+    let line = text(&mut browser, &tab, "#detail .dataset");
+    assert_eq!(line, "dataset capitals: 1 of 2 cases passed, mean score 0.50");
+    quiet(&browser);
+}
+
+/// A page of `n` synthetic dataset cases (`niceeval_tests::synthetic`) in `dir`.
+fn synthetic_page(dir: &Path, n: usize) -> PathBuf {
+    let page = dir.join(format!("cases-{n}.html"));
+    let ids = (0..n)
+        .map(|i| format!("{}::case_{i:06}", synthetic::DATASET))
+        .collect();
+    write_page(
+        (0..n).map(|i| serde_json::from_value(synthetic::case(i)).expect("a report")),
+        ids,
+        &page,
+    );
+    page
+}
+
+#[test]
+fn filters_sorting_keys_and_the_url_hash_find_cases() {
+    let mut browser = Browser::launch();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let page = synthetic_page(dir.path(), 1000);
+
+    // A link to "failures of dataset X" opens filtered; the controls show the filter.
+    let tab = open(
+        &mut browser,
+        &page,
+        "#o=failed&ds=evals::support_tickets",
+    );
+    assert_eq!(browser.eval(&tab, "document.body.dataset.shown"), "100");
+    assert_eq!(browser.eval(&tab, "document.getElementById('o').value"), "failed");
+    assert_eq!(text(&mut browser, &tab, "#count"), "100 of 1000 evals");
+    assert_eq!(text(&mut browser, &tab, "#counts"), "100 failed");
+
+    // Typing text filters replies and reasons, and the hash keeps it.
+    browser.eval(
+        &tab,
+        "(() => { const q = document.getElementById('q'); q.value = 'cannot find order #13.'; q.dispatchEvent(new Event('input')); })()",
+    );
+    assert_eq!(browser.eval(&tab, "document.body.dataset.shown"), "1", "case 13 only");
+    let hash = browser.eval(&tab, "location.hash");
+    assert!(hash.as_str().is_some_and(|h| h.contains("q=cannot+find+order")), "{hash}");
+
+    // A regex over names, a tag, and sorting by score (highest first).
+    browser.eval(&tab, "location.hash = 'q=/case_00000[0-9]/&tag=billing'");
+    browser.wait_for(&tab, "document.body.dataset.shown === '3'");
+    browser.eval(&tab, "location.hash = 'o=passed&sort=-score'");
+    browser.wait_for(&tab, "document.getElementById('sort').value === '-score'");
+    let scores = browser.eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#rows .row'), (r) => Number(r.querySelector('.v').textContent)).slice(0, 5)",
+    );
+    let scores: Vec<f64> = serde_json::from_value(scores).expect("numbers");
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    assert_eq!(scores[0], 1.0);
+
+    // Keys: down twice selects the second row and opens it; the hash names it.
+    browser.eval(&tab, "location.hash = ''");
+    browser.wait_for(&tab, "document.body.dataset.shown === '1000'");
+    for _ in 0..2 {
+        browser.eval(
+            &tab,
+            "document.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowDown'}))",
+        );
+    }
+    let second = format!("{}::case_000001", synthetic::DATASET);
+    browser.wait_for(&tab, &format!("document.body.dataset.opened === '{second}'"));
+    assert_eq!(
+        browser.eval(&tab, "document.querySelector('#rows .row.sel').dataset.id"),
+        second.as_str()
+    );
     assert!(
-        dom.contains(
-            "partial diff: the working copy's change was over [workspace] max_files / max_bytes"
-        ),
-        "{dom}"
+        browser
+            .eval(&tab, "location.hash")
+            .as_str()
+            .is_some_and(|h| h.contains("open=evals%3A%3Asupport_tickets%3A%3Acase_000001")),
     );
-    assert!(dom.contains("transcript (1 events, partial diff)"), "{dom}");
-    assert!(
-        dom.contains("(partial diff) {\"type\":\"workspace.changed\""),
-        "{dom}"
+    // A link with `open=` opens that eval.
+    let tab = open(&mut browser, &page, &format!("#open={}::case_000042", synthetic::DATASET));
+    browser.wait_for(&tab, "(document.body.dataset.opened || '').endsWith('case_000042')");
+    assert!(text(&mut browser, &tab, "#detail").contains("order #42"));
+
+    // The screenshot of the README ("Viewing results"): failures of the dataset, one open.
+    let tab = open(
+        &mut browser,
+        &page,
+        &format!("#o=failed&sort=-tokens&open={}::case_000093", synthetic::DATASET),
     );
-    assert!(
-        dom.contains("dataset <code>capitals</code>: <span class=\"pass\">2 of 2 cases passed"),
-        "{dom}"
-    );
+    browser.wait_for(&tab, "(document.body.dataset.opened || '').endsWith('case_000093')");
+    let png = browser.screenshot(&tab);
+    assert!(png.starts_with(b"\x89PNG"), "a PNG");
+    let shot = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/niceeval/viewer.png");
+    std::fs::create_dir_all(shot.parent().expect("a parent")).expect("target/niceeval");
+    std::fs::write(&shot, &png).expect("the screenshot");
+    if std::env::var_os("NICEEVAL_UPDATE_SCREENSHOT").is_some() {
+        std::fs::write(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/viewer.png"),
+            &png,
+        )
+        .expect("docs/viewer.png");
+    }
+    quiet(&browser);
+}
+
+/// The 100,000-case page: under 30 MB, every row in the list, filters answer. How fast it
+/// opens and filters is the benchmark's to measure (`cargo bench -p niceeval-tests --bench
+/// viewer`), with the page's own timing.
+#[test]
+fn a_page_of_100_000_cases_is_under_30_mb_and_opens_whole() {
+    let mut browser = Browser::launch();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let page = synthetic_page(dir.path(), 100_000);
+    let size = std::fs::metadata(&page).expect("the page").len();
+    assert!(size < 30_000_000, "{size} bytes");
+
+    let tab = open(&mut browser, &page, "");
+    assert_eq!(browser.eval(&tab, "document.body.dataset.rendered"), "100000");
+    let ready: f64 = browser
+        .eval(&tab, "Number(document.body.dataset.ready)")
+        .as_f64()
+        .expect("a time");
+    assert!(ready > 0.0);
+    assert!(count(&mut browser, &tab, "#rows .row") < 200, "the list is virtualized");
+    browser.eval(&tab, "location.hash = 'o=failed&sort=-duration'");
+    browser.wait_for(&tab, "document.body.dataset.shown === '10000'");
+    quiet(&browser);
 }

@@ -28,7 +28,8 @@ mod merge;
 /// JUnit parsed as XML.
 mod reporters;
 
-/// The HTML report rendered by headless Chromium.
+/// The HTML viewer in headless Chromium (DevTools protocol): the suite's page, a conversation, a
+/// workspace diff, spans, filters and the URL hash, a 100,000-case page.
 mod html;
 
 /// `cargo insta test` / `accept` / CI on a copy of a crate with #[eval(snapshot)] evals.

@@ -301,7 +301,7 @@
     open(state.open);
   }
   document.addEventListener("keydown", (event) => {
-    const typing = event.target.matches("input, select");
+    const typing = event.target instanceof Element && event.target.matches("input, select");
     if (event.key === "Escape") {
       if (typing) event.target.blur();
       else { state.open = ""; writeHash(); $("detail").replaceChildren(); }
@@ -549,8 +549,8 @@
         const title = `${s.name} (${s.kind || "span"}, ${s.service || ""}) ${((num(s.end_unix_nano) - num(s.start_unix_nano)) / 1e6).toFixed(1)}ms`
           + (s.status && s.status.message ? "\n" + s.status.message : "") + "\n" + JSON.stringify(s.attributes || {});
         const bar = el("div", { class: "bar" + (error ? " error" : ""), title });
-        bar.style.left = left + "%";
-        bar.style.width = width + "%";
+        bar.style.left = left.toFixed(3) + "%";
+        bar.style.width = width.toFixed(3) + "%";
         box.append(el("div", { class: "span", "data-span": s.span_id },
           el("span", { class: "label", title: s.name }, "\u00a0\u00a0".repeat(depth) + s.name),
           el("span", { class: "track" }, bar),
