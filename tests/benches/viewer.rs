@@ -5,6 +5,8 @@
 //! from navigation start, median of three fresh tabs) and the time filtering and sorting all
 //! rows take (the page's own measure of one `apply`).
 //!
+//! `VIEWER_KEEP=FILE` keeps a copy of the page.
+//!
 //! `cargo bench -p niceeval-tests --bench viewer` (targets: open < 2 s, file < 30 MB, filter
 //! or sort < 100 ms).
 
@@ -55,6 +57,9 @@ fn main() {
         writing.as_secs_f64()
     );
 
+    if let Some(keep) = std::env::var_os("VIEWER_KEEP") {
+        std::fs::copy(&page, &keep).expect("the page copied to VIEWER_KEEP");
+    }
     let mut browser = Browser::launch();
     let url = format!("file://{}", page.display());
     let mut loads = Vec::new();

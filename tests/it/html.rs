@@ -381,9 +381,9 @@ fn filters_sorting_keys_and_the_url_hash_find_cases() {
     let tab = open(
         &mut browser,
         &page,
-        &format!("#o=failed&sort=-tokens&open={}::case_000093", synthetic::DATASET),
+        &format!("#o=failed&sort=-tokens&open={}::case_000023", synthetic::DATASET),
     );
-    browser.wait_for(&tab, "(document.body.dataset.opened || '').endsWith('case_000093')");
+    browser.wait_for(&tab, "(document.body.dataset.opened || '').endsWith('case_000023')");
     let png = browser.screenshot(&tab);
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
     let shot = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/niceeval/viewer.png");

@@ -607,7 +607,7 @@ fn tone_class(tone: Tone) -> &'static str {
 /// A histogram of the scores of every assertion, in ten buckets.
 fn score_histogram(buckets: &[usize; 10]) -> String {
     let max = buckets.iter().copied().max().unwrap_or(0).max(1);
-    let (w, h) = (400, 140);
+    let (w, h) = (300, 60);
     let mut svg = format!(
         "<svg class=\"chart\" role=\"img\" aria-label=\"assertion score distribution\" viewBox=\"0 0 {w} {}\" width=\"{w}\" height=\"{}\">",
         h + 24,
