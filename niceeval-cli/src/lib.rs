@@ -8,6 +8,7 @@
 //!                 [--baseline FILE] [--save-baseline FILE] PATH...
 //! niceeval baseline save FILE [PATH...]      # = niceeval report --quiet --save-baseline FILE
 //! niceeval compare BASELINE [PATH...] [...]  # = niceeval report --baseline BASELINE
+//! niceeval view [--baseline FILE] [--combine] [--out FILE] [--no-open] [PATH...]
 //! ```
 //! PATH is a JSONL file or a directory of them (default: target/niceeval/results).
 //!
@@ -25,6 +26,7 @@ const USAGE: &str =
                        [--baseline FILE] [--save-baseline FILE] [PATH...]
        niceeval baseline save FILE [PATH...]
        niceeval compare BASELINE [--markdown FILE] [--html FILE] [...] [PATH...]
+       niceeval view [--baseline FILE] [--combine] [--out FILE] [--no-open] [PATH...]
 
 Reads eval reports (JSONL files, or directories of them; default target/niceeval/results),
 keeps each eval's latest run (every record carries its run id and start time; evals from an
@@ -39,6 +41,11 @@ regression that [compare] fail_on in niceeval.toml names. --save-baseline FILE (
 baseline save FILE`) writes the baseline of the results: sorted, no durations or costs,
 byte-identical when nothing changed; commit it. `niceeval compare BASELINE` is `niceeval report
 --baseline BASELINE`.
+
+`niceeval view` writes the results as one self-contained HTML page (default
+target/niceeval/view.html; --out FILE elsewhere) and opens it in the browser (xdg-open, or open
+on macOS) where there is a display; else, or with --no-open, it prints the page's path. Exits 0
+when the page was written, whatever the evals' outcomes; 2 when it could not be.
 
 From a crate of your own, the suite binary does the same without installing this tool:
 cargo test --test <suite> -- --report [PATH...] [--markdown FILE]";
@@ -67,6 +74,7 @@ pub fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
+        Some("view") => return view(args.collect()),
         Some("-h" | "--help") | None => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -93,4 +101,88 @@ pub fn main() -> ExitCode {
         EXIT_FAILED => ExitCode::FAILURE,
         code => ExitCode::from(u8::try_from(code).unwrap_or(2)),
     }
+}
+
+/// Where `niceeval view` writes its page by default.
+const VIEW_PAGE: &str = "target/niceeval/view.html";
+
+/// `niceeval view`: the report mode with the HTML page only (and the console's one character
+/// per eval), then the page opened.
+fn view(args: Vec<String>) -> ExitCode {
+    let mut out = std::path::PathBuf::from(VIEW_PAGE);
+    let mut open = true;
+    let mut rest = vec!["--report".to_string(), "--quiet".to_string()];
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--out" => match args.next() {
+                Some(file) => out = file.into(),
+                None => {
+                    eprintln!("error: --out needs a file\n\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
+            "--no-open" => open = false,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            "--combine" => rest.push(arg),
+            "--baseline" => match args.next() {
+                Some(file) => rest.extend([arg, file]),
+                None => {
+                    eprintln!("error: --baseline needs a file\n\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
+            flag if flag.starts_with('-') => {
+                eprintln!("error: niceeval view does not take {flag}\n\n{USAGE}");
+                return ExitCode::from(2);
+            }
+            _ => rest.push(arg),
+        }
+    }
+    rest.push("--html".to_string());
+    rest.push(out.display().to_string());
+    let args = match Args::parse(rest) {
+        Ok(Some(args)) => args,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("error: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = run_report(&args, Path::new("target/niceeval/results"), Vec::new());
+    if code == niceeval::__private::harness::EXIT_USAGE || !out.exists() {
+        return ExitCode::from(2);
+    }
+    let shown = std::fs::canonicalize(&out).unwrap_or(out);
+    if open && show(&shown) {
+        println!("opened {}", shown.display());
+    } else {
+        println!("wrote {}", shown.display());
+    }
+    ExitCode::SUCCESS
+}
+
+/// Opens `page` in the browser where there is a display to show it on; whether it did.
+fn show(page: &Path) -> bool {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
+    {
+        "xdg-open"
+    } else {
+        return false;
+    };
+    std::process::Command::new(opener)
+        .arg(page)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }

@@ -287,7 +287,10 @@ fn browser_check(page: &Path) {
 
     // Then and now: the outcome and score of the broken eval, and its reply now.
     browser.eval(&tab, "location.hash = 'open=compare::evals::broken'");
-    browser.wait_for(&tab, "document.body.dataset.opened === 'compare::evals::broken'");
+    browser.wait_for(
+        &tab,
+        "document.body.dataset.opened === 'compare::evals::broken'",
+    );
     let rows = browser.eval(
         &tab,
         "Array.from(document.querySelectorAll('#detail table.then-now tr'), (r) => Array.from(r.children, (c) => c.textContent))",
@@ -296,14 +299,29 @@ fn browser_check(page: &Path) {
     assert!(rows[0][1].starts_with("then (baseline"), "{rows:?}");
     assert_eq!(rows[1][..3], ["outcome", "passed", "failed"], "{rows:?}");
     assert_eq!(rows[2][..3], ["score", "1.00", "0.00"], "{rows:?}");
-    let now = browser.eval(&tab, "document.querySelector('#detail .sides .now').textContent");
-    assert!(now.as_str().is_some_and(|n| n.contains("includes(\"refund\")")), "{now}");
+    let now = browser.eval(
+        &tab,
+        "document.querySelector('#detail .sides .now').textContent",
+    );
+    assert!(
+        now.as_str()
+            .is_some_and(|n| n.contains("includes(\"refund\")")),
+        "{now}"
+    );
     // The flaky eval's pass rates, with Fisher's exact test.
     browser.eval(&tab, "location.hash = 'open=compare::evals::flaky'");
-    browser.wait_for(&tab, "document.body.dataset.opened === 'compare::evals::flaky'");
-    let stats = browser.eval(&tab, "document.querySelector('#detail table.then-now').textContent");
+    browser.wait_for(
+        &tab,
+        "document.body.dataset.opened === 'compare::evals::flaky'",
+    );
+    let stats = browser.eval(
+        &tab,
+        "document.querySelector('#detail table.then-now').textContent",
+    );
     assert!(
-        stats.as_str().is_some_and(|s| s.contains("0.90 (18 of 20") && s.contains("p = 0.0002")),
+        stats
+            .as_str()
+            .is_some_and(|s| s.contains("0.90 (18 of 20") && s.contains("p = 0.0002")),
         "{stats}"
     );
     assert!(browser.console.is_empty(), "{}", browser.console.join("\n"));

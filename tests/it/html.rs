@@ -116,13 +116,22 @@ fn the_suite_runners_page_opens_offline_and_shows_each_eval() {
     );
     let detail = text(&mut browser, &tab, "#detail");
     assert!(detail.contains("includes(\"refund\")"), "{detail}");
-    assert!(count(&mut browser, &tab, "#detail .msg.assistant") > 0, "{detail}");
+    assert!(
+        count(&mut browser, &tab, "#detail .msg.assistant") > 0,
+        "{detail}"
+    );
     // The flaky eval's runs side by side, with pass@k.
     browser.eval(&tab, "location.hash = 'open=suite::checkout::flaky'");
-    browser.wait_for(&tab, "document.body.dataset.opened === 'suite::checkout::flaky'");
+    browser.wait_for(
+        &tab,
+        "document.body.dataset.opened === 'suite::checkout::flaky'",
+    );
     let runs = text(&mut browser, &tab, "#detail .runs");
     assert!(runs.contains("pass@2 "), "pass@k of the 5 runs: {runs}");
-    assert_eq!(count(&mut browser, &tab, "#detail table.runs tr:nth-child(2) td"), 5);
+    assert_eq!(
+        count(&mut browser, &tab, "#detail table.runs tr:nth-child(2) td"),
+        5
+    );
     quiet(&browser);
 }
 
@@ -230,11 +239,17 @@ fn a_conversation_a_workspace_diff_and_a_span_waterfall_render() {
     lima.events.clear();
     write_page(
         [rich_report(), lima],
-        vec!["evals::capitals::paris".into(), "evals::capitals::lima".into()],
+        vec![
+            "evals::capitals::paris".into(),
+            "evals::capitals::lima".into(),
+        ],
         &page,
     );
     let tab = open(&mut browser, &page, "#open=evals::capitals::paris");
-    browser.wait_for(&tab, "document.body.dataset.opened === 'evals::capitals::paris'");
+    browser.wait_for(
+        &tab,
+        "document.body.dataset.opened === 'evals::capitals::paris'",
+    );
 
     // The conversation, as a conversation.
     assert_eq!(count(&mut browser, &tab, "#detail .msg.user"), 2);
@@ -244,7 +259,10 @@ fn a_conversation_a_workspace_diff_and_a_span_waterfall_render() {
     );
     assert_eq!(count(&mut browser, &tab, "#detail .msg.thinking"), 1);
     let call = text(&mut browser, &tab, "#detail .msg.tool");
-    assert!(call.contains("tool call write_file") && call.contains("\"path\": \"answer.txt\""), "{call}");
+    assert!(
+        call.contains("tool call write_file") && call.contains("\"path\": \"answer.txt\""),
+        "{call}"
+    );
     assert!(text(&mut browser, &tab, "#detail .msg.result").contains("ok"));
     assert!(text(&mut browser, &tab, "#detail .msg.error").contains("model overloaded"));
 
@@ -264,18 +282,32 @@ fn a_conversation_a_workspace_diff_and_a_span_waterfall_render() {
         &tab,
         "Array.from(document.querySelectorAll('#detail .diff'), (d) => d.dataset.path)",
     );
-    assert_eq!(files, serde_json::json!(["answer.txt", "notes.md", "answer.txt"]));
     assert_eq!(
-        text(&mut browser, &tab, "#detail .diff[data-path='notes.md'] .del"),
+        files,
+        serde_json::json!(["answer.txt", "notes.md", "answer.txt"])
+    );
+    assert_eq!(
+        text(
+            &mut browser,
+            &tab,
+            "#detail .diff[data-path='notes.md'] .del"
+        ),
         "-todo\n"
     );
     assert_eq!(
-        text(&mut browser, &tab, "#detail .diff[data-path='notes.md'] .add"),
+        text(
+            &mut browser,
+            &tab,
+            "#detail .diff[data-path='notes.md'] .add"
+        ),
         "+done\n"
     );
 
     // The assertion tree and the budget with its figures.
-    assert_eq!(count(&mut browser, &tab, "#detail .assertions tr.assertion"), 3);
+    assert_eq!(
+        count(&mut browser, &tab, "#detail .assertions tr.assertion"),
+        3
+    );
     assert!(
         text(&mut browser, &tab, "#detail .assertions").contains("no source cited"),
         "reasons are shown"
@@ -284,17 +316,26 @@ fn a_conversation_a_workspace_diff_and_a_span_waterfall_render() {
 
     // The waterfall: three spans, nested, the failed one marked, bars placed on one axis.
     assert_eq!(count(&mut browser, &tab, "#detail .waterfall .span"), 3);
-    assert_eq!(count(&mut browser, &tab, "#detail .waterfall .bar.error"), 1);
+    assert_eq!(
+        count(&mut browser, &tab, "#detail .waterfall .bar.error"),
+        1
+    );
     let bar = browser.eval(
         &tab,
         "(() => { const b = document.querySelector(\"#detail [data-span='b'] .bar\"); return [b.style.left, b.style.width]; })()",
     );
     assert_eq!(bar, serde_json::json!(["5%", "45%"]));
-    assert!(text(&mut browser, &tab, "#detail [data-span='c'] .label").starts_with("\u{a0}\u{a0}\u{a0}\u{a0}tool"));
+    assert!(
+        text(&mut browser, &tab, "#detail [data-span='c'] .label")
+            .starts_with("\u{a0}\u{a0}\u{a0}\u{a0}tool")
+    );
 
     // The case's dataset line, with its verdict.
     let line = text(&mut browser, &tab, "#detail .dataset");
-    assert_eq!(line, "dataset capitals: 1 of 2 cases passed, mean score 0.50");
+    assert_eq!(
+        line,
+        "dataset capitals: 1 of 2 cases passed, mean score 0.50"
+    );
     quiet(&browser);
 }
 
@@ -319,13 +360,12 @@ fn filters_sorting_keys_and_the_url_hash_find_cases() {
     let page = synthetic_page(dir.path(), 1000);
 
     // A link to "failures of dataset X" opens filtered; the controls show the filter.
-    let tab = open(
-        &mut browser,
-        &page,
-        "#o=failed&ds=evals::support_tickets",
-    );
+    let tab = open(&mut browser, &page, "#o=failed&ds=evals::support_tickets");
     assert_eq!(browser.eval(&tab, "document.body.dataset.shown"), "100");
-    assert_eq!(browser.eval(&tab, "document.getElementById('o').value"), "failed");
+    assert_eq!(
+        browser.eval(&tab, "document.getElementById('o').value"),
+        "failed"
+    );
     assert_eq!(text(&mut browser, &tab, "#count"), "100 of 1000 evals");
     assert_eq!(text(&mut browser, &tab, "#counts"), "100 failed");
 
@@ -334,9 +374,17 @@ fn filters_sorting_keys_and_the_url_hash_find_cases() {
         &tab,
         "(() => { const q = document.getElementById('q'); q.value = 'cannot find order #13.'; q.dispatchEvent(new Event('input')); })()",
     );
-    assert_eq!(browser.eval(&tab, "document.body.dataset.shown"), "1", "case 13 only");
+    assert_eq!(
+        browser.eval(&tab, "document.body.dataset.shown"),
+        "1",
+        "case 13 only"
+    );
     let hash = browser.eval(&tab, "location.hash");
-    assert!(hash.as_str().is_some_and(|h| h.contains("q=cannot+find+order")), "{hash}");
+    assert!(
+        hash.as_str()
+            .is_some_and(|h| h.contains("q=cannot+find+order")),
+        "{hash}"
+    );
 
     // A regex over names, a tag, and sorting by score (highest first).
     browser.eval(&tab, "location.hash = 'q=/case_00000[0-9]/&tag=billing'");
@@ -361,7 +409,10 @@ fn filters_sorting_keys_and_the_url_hash_find_cases() {
         );
     }
     let second = format!("{}::case_000001", synthetic::DATASET);
-    browser.wait_for(&tab, &format!("document.body.dataset.opened === '{second}'"));
+    browser.wait_for(
+        &tab,
+        &format!("document.body.dataset.opened === '{second}'"),
+    );
     assert_eq!(
         browser.eval(&tab, "document.querySelector('#rows .row.sel').dataset.id"),
         second.as_str()
@@ -373,17 +424,30 @@ fn filters_sorting_keys_and_the_url_hash_find_cases() {
             .is_some_and(|h| h.contains("open=evals%3A%3Asupport_tickets%3A%3Acase_000001")),
     );
     // A link with `open=` opens that eval.
-    let tab = open(&mut browser, &page, &format!("#open={}::case_000042", synthetic::DATASET));
-    browser.wait_for(&tab, "(document.body.dataset.opened || '').endsWith('case_000042')");
+    let tab = open(
+        &mut browser,
+        &page,
+        &format!("#open={}::case_000042", synthetic::DATASET),
+    );
+    browser.wait_for(
+        &tab,
+        "(document.body.dataset.opened || '').endsWith('case_000042')",
+    );
     assert!(text(&mut browser, &tab, "#detail").contains("order #42"));
 
     // The screenshot of the README ("Viewing results"): failures of the dataset, one open.
     let tab = open(
         &mut browser,
         &page,
-        &format!("#o=failed&sort=-tokens&open={}::case_000023", synthetic::DATASET),
+        &format!(
+            "#o=failed&sort=-tokens&open={}::case_000023",
+            synthetic::DATASET
+        ),
     );
-    browser.wait_for(&tab, "(document.body.dataset.opened || '').endsWith('case_000023')");
+    browser.wait_for(
+        &tab,
+        "(document.body.dataset.opened || '').endsWith('case_000023')",
+    );
     let png = browser.screenshot(&tab);
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
     let shot = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/niceeval/viewer.png");
@@ -411,14 +475,72 @@ fn a_page_of_100_000_cases_is_under_30_mb_and_opens_whole() {
     assert!(size < 30_000_000, "{size} bytes");
 
     let tab = open(&mut browser, &page, "");
-    assert_eq!(browser.eval(&tab, "document.body.dataset.rendered"), "100000");
+    assert_eq!(
+        browser.eval(&tab, "document.body.dataset.rendered"),
+        "100000"
+    );
     let ready: f64 = browser
         .eval(&tab, "Number(document.body.dataset.ready)")
         .as_f64()
         .expect("a time");
     assert!(ready > 0.0);
-    assert!(count(&mut browser, &tab, "#rows .row") < 200, "the list is virtualized");
+    assert!(
+        count(&mut browser, &tab, "#rows .row") < 200,
+        "the list is virtualized"
+    );
     browser.eval(&tab, "location.hash = 'o=failed&sort=-duration'");
     browser.wait_for(&tab, "document.body.dataset.shown === '10000'");
     quiet(&browser);
+}
+
+/// `niceeval view DIR` where there is no display: writes the page under target/niceeval/,
+/// prints its path, and the page shows the results read.
+#[test]
+fn niceeval_view_writes_the_page_and_prints_its_path_without_a_display() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let results = dir.path().join("results");
+    std::fs::create_dir_all(&results).expect("results directory");
+    let lines: String = (0..300)
+        .map(|i| format!("{}\n", synthetic::case(i)))
+        .collect();
+    std::fs::write(results.join("evals.jsonl"), lines).expect("results file");
+
+    let mut command = std::process::Command::new(Fixtures::get().niceeval_cli());
+    niceeval_tests::child::clean_env(&mut command)
+        .current_dir(dir.path())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .args(["view", "results"]);
+    let out = niceeval_tests::child::run(&mut command, niceeval_tests::fixture::RUN_DEADLINE);
+    assert_eq!(
+        out.code(),
+        Some(0),
+        "failed evals do not fail the view\n{}",
+        out.dump()
+    );
+    let page = std::fs::canonicalize(dir.path().join("target/niceeval/view.html"))
+        .expect("the page is under target/niceeval");
+    assert!(
+        out.stdout.contains(&format!("wrote {}\n", page.display())),
+        "{}",
+        out.dump()
+    );
+
+    let mut browser = Browser::launch();
+    let tab = open(&mut browser, &page, "#o=skipped");
+    assert_eq!(browser.eval(&tab, "document.body.dataset.rendered"), "300");
+    assert_eq!(browser.eval(&tab, "document.body.dataset.shown"), "6");
+    quiet(&browser);
+
+    let mut command = std::process::Command::new(Fixtures::get().niceeval_cli());
+    niceeval_tests::child::clean_env(&mut command)
+        .current_dir(dir.path())
+        .args(["view", "--bogus"]);
+    let out = niceeval_tests::child::run(&mut command, niceeval_tests::fixture::RUN_DEADLINE);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(
+        out.stderr.contains("niceeval view does not take --bogus"),
+        "{}",
+        out.dump()
+    );
 }
