@@ -114,9 +114,9 @@ impl<W: Write + Send> Html<W> {
         };
         chunk.gz.write_all(b"]")?;
         let bytes = chunk.gz.finish()?;
-        write!(
+        writeln!(
             self.out,
-            "<script type=\"application/x-niceeval-gz\" id=\"c{}\">{}</script>\n",
+            "<script type=\"application/x-niceeval-gz\" id=\"c{}\">{}</script>",
             self.chunks,
             base64::engine::general_purpose::STANDARD.encode(bytes)
         )?;
