@@ -1,7 +1,7 @@
 //! Shared helpers of the integration tests: building the fixture crates under `fixtures/` once
 //! per process ([`fixture`]), running their test binaries and `cargo test` itself as child
 //! processes ([`child`]), reading what libtest printed ([`libtest`]), driving headless Chromium
-//! ([`chromium`]) and making synthetic reports for the viewer at scale ([`synthetic`]).
+//! ([`chromium`]), reading a viewer page's data ([`page`]) and making synthetic reports for the viewer at scale ([`synthetic`]).
 
 #![deny(missing_docs)]
 
@@ -9,4 +9,5 @@ pub mod child;
 pub mod chromium;
 pub mod fixture;
 pub mod libtest;
+pub mod page;
 pub mod synthetic;

@@ -167,6 +167,7 @@ fn a_100_mib_reply_is_checked_whole_stored_capped_and_fits_in_350_mib() {
         }
     }
     // The page wraps reasons and transcripts instead of overflowing sideways.
-    assert!(html.contains("td.reason,details.eval p{white-space:pre-wrap;overflow-wrap:anywhere}"));
+    assert!(html.contains(".tree td.reason{white-space:pre-wrap;overflow-wrap:anywhere;"));
+    assert!(html.contains(".msg{border-radius:8px;padding:.4rem .6rem;margin:.35rem 0;white-space:pre-wrap;overflow-wrap:anywhere;"));
     assert!(html.contains("pre{white-space:pre-wrap;overflow-wrap:anywhere;"));
 }

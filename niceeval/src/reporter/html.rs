@@ -1,7 +1,9 @@
 //! The HTML viewer: one self-contained page per run (no network, works from `file://`, a strict
 //! content-security policy), written as the run goes. Each finished eval's full report is
 //! gzip-compressed into the current chunk of reports, and a chunk that is full is written out
-//! at once as base64 in a `<script type="application/x-niceeval-gz">` element; each eval's row
+//! at once as base64 in a `<script type="application/x-niceeval-gz">` element, to a spool
+//! file (unlinked from the start: a killed run leaves nothing behind) that is copied into the
+//! page when the run completes, so a report file still appears whole; each eval's row
 //! (id, outcome, numbers, a short text to search) goes to a compressed list of rows kept until
 //! the end. At the end of the run come the summary (totals, datasets, flaky evals, the
 //! comparison with a baseline — tables of the report layer's one table model), the rows, the
@@ -11,7 +13,7 @@
 //! the report is opened.
 //!
 //! Memory does not grow with full reports: what is kept is compressed (the rows; the chunk
-//! being filled) and the rest is already in the output.
+//! being filled) and the rest is in the spool file.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -45,8 +47,8 @@ const SEARCH_CHARS: usize = 400;
 /// the suite completes.
 pub struct Html<W: Write + Send> {
     out: W,
-    /// The page's head and the start of its body are written.
-    started: bool,
+    /// The chunks written so far, until the page is written.
+    spool: Option<std::fs::File>,
     /// The chunk of reports being filled.
     chunk: Option<Chunk>,
     /// Chunks written so far.
@@ -71,7 +73,7 @@ impl<W: Write + Send> Html<W> {
     pub fn new(out: W) -> Self {
         Html {
             out,
-            started: false,
+            spool: None,
             chunk: None,
             chunks: 0,
             rows: GzEncoder::new(Vec::new(), flate2::Compression::default()),
@@ -85,26 +87,22 @@ impl<W: Write + Send> Html<W> {
         self.out
     }
 
-    /// Writes the page's head and the start of its body, once.
-    fn start(&mut self) -> std::io::Result<()> {
-        if !self.started {
-            self.started = true;
-            // The policy forbids every load from anywhere: the page works offline because it
-            // cannot do anything else, and a stray external reference shows up as an error.
-            write!(
-                self.out,
-                r#"<!DOCTYPE html>
+    /// Writes the page's head and the start of its body.
+    fn head(&mut self) -> std::io::Result<()> {
+        // The policy forbids every load from anywhere: the page works offline because it
+        // cannot do anything else, and a stray external reference shows up as an error.
+        write!(
+            self.out,
+            r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
 <title>niceeval report</title>
 <style>{STYLE}</style></head><body>
 <noscript><p>The list of evals and their details need JavaScript; the summary below reads without it.</p></noscript>
-<header id="top"><h1>niceeval report</h1><div id="totals"></div></header>
+<header id="top"><h1>niceeval report</h1></header>
 <main id="app" hidden><div id="bar"></div><div id="panes"><div id="list" tabindex="0" role="listbox" aria-label="evals"><div id="rows"></div></div><div id="detail" tabindex="-1"></div></div></main>
 "#
-            )?;
-        }
-        Ok(())
+        )
     }
 
     /// Compresses the chunk being filled and writes it out.
@@ -114,18 +112,23 @@ impl<W: Write + Send> Html<W> {
         };
         chunk.gz.write_all(b"]")?;
         let bytes = chunk.gz.finish()?;
+        let spool = match &mut self.spool {
+            Some(spool) => spool,
+            None => self.spool.insert(tempfile::tempfile()?),
+        };
+        let mut spool = std::io::BufWriter::new(spool);
         writeln!(
-            self.out,
+            spool,
             "<script type=\"application/x-niceeval-gz\" id=\"c{}\">{}</script>",
             self.chunks,
             base64::engine::general_purpose::STANDARD.encode(bytes)
         )?;
+        spool.flush()?;
         self.chunks += 1;
         Ok(())
     }
 
     fn add(&mut self, report: &EvalReport) -> std::io::Result<()> {
-        self.start()?;
         let json = serde_json::to_vec(report).map_err(std::io::Error::other)?;
         let chunk = self.chunk.get_or_insert_with(|| Chunk {
             gz: GzEncoder::new(Vec::new(), flate2::Compression::default()),
@@ -156,8 +159,13 @@ impl<W: Write + Send> Html<W> {
     }
 
     fn finish(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
-        self.start()?;
         self.write_chunk()?;
+        self.head()?;
+        if let Some(mut spool) = self.spool.take() {
+            use std::io::Seek as _;
+            spool.seek(std::io::SeekFrom::Start(0))?;
+            std::io::copy(&mut spool, &mut self.out)?;
+        }
         let names = suite.names();
         let summary = format!(
             "<section id=\"summary\">\n{}{}{}{}<div class=\"charts\"><div><h2>Assertion scores</h2>{}</div></div></section>\n",
@@ -711,10 +719,10 @@ mod tests {
         for r in &reports[..CHUNK_REPORTS] {
             html.on_eval_complete(r).expect("eval");
         }
-        // The first chunk is out before the run ends.
-        let early = String::from_utf8(html.out.clone()).expect("UTF-8");
-        assert!(early.contains("id=\"c0\""), "{early}");
-        assert!(!early.contains("id=\"rows-data\""));
+        // The first chunk is out of memory before the run ends, the page not begun.
+        assert_eq!(html.chunks, 1);
+        assert!(html.chunk.is_none());
+        assert!(html.out.is_empty());
         drop(html);
 
         let page = page(&reports);
