@@ -51,8 +51,17 @@ fn main() {
         .expect("written");
     let writing = started.elapsed() - making;
     let size = std::fs::metadata(&page).expect("the page").len();
+    // The process's peak memory: the reports were made one at a time and dropped; what stays
+    // is one summary per eval (the suite's) and the reporter's compressed rows.
+    let peak = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:").map(|v| v.trim().to_string()))
+        })
+        .unwrap_or_else(|| "unknown".to_string());
     println!(
-        "viewer: {cases} cases, page {:.1} MB, written in {:.2} s (reporter only)",
+        "viewer: {cases} cases, page {:.1} MB, written in {:.2} s (reporter only), peak RSS {peak}",
         size as f64 / 1e6,
         writing.as_secs_f64()
     );
