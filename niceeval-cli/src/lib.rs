@@ -8,7 +8,7 @@
 //!                 [--baseline FILE] [--save-baseline FILE] PATH...
 //! niceeval baseline save FILE [PATH...]      # = niceeval report --quiet --save-baseline FILE
 //! niceeval compare BASELINE [PATH...] [...]  # = niceeval report --baseline BASELINE
-//! niceeval view [--baseline FILE] [--combine] [--out FILE] [--no-open] [PATH...]
+//! niceeval view [--baseline FILE] [--then PATH] [--combine] [--out FILE] [--no-open] [PATH...]
 //! ```
 //! PATH is a JSONL file or a directory of them (default: target/niceeval/results).
 //!
@@ -26,7 +26,7 @@ const USAGE: &str =
                        [--baseline FILE] [--save-baseline FILE] [PATH...]
        niceeval baseline save FILE [PATH...]
        niceeval compare BASELINE [--markdown FILE] [--html FILE] [...] [PATH...]
-       niceeval view [--baseline FILE] [--combine] [--out FILE] [--no-open] [PATH...]
+       niceeval view [--baseline FILE] [--then PATH] [--combine] [--out FILE] [--no-open] [PATH...]
 
 Reads eval reports (JSONL files, or directories of them; default target/niceeval/results),
 keeps each eval's latest run (every record carries its run id and start time; evals from an
@@ -44,7 +44,9 @@ byte-identical when nothing changed; commit it. `niceeval compare BASELINE` is `
 
 `niceeval view` writes the results as one self-contained HTML page (default
 target/niceeval/view.html; --out FILE elsewhere) and opens it in the browser (xdg-open, or open
-on macOS) where there is a display; else, or with --no-open, it prints the page's path. Exits 0
+on macOS) where there is a display; else, or with --no-open, it prints the page's path.
+--then PATH (results files of an earlier run, or directories of them) shows each eval's reply,
+score and assertions then and now side by side. Exits 0
 when the page was written, whatever the evals' outcomes; 2 when it could not be.
 
 From a crate of your own, the suite binary does the same without installing this tool:
@@ -111,6 +113,7 @@ const VIEW_PAGE: &str = "target/niceeval/view.html";
 fn view(args: Vec<String>) -> ExitCode {
     let mut out = std::path::PathBuf::from(VIEW_PAGE);
     let mut open = true;
+    let mut then: Vec<std::path::PathBuf> = Vec::new();
     let mut rest = vec!["--report".to_string(), "--quiet".to_string()];
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -123,6 +126,13 @@ fn view(args: Vec<String>) -> ExitCode {
                 }
             },
             "--no-open" => open = false,
+            "--then" => match args.next() {
+                Some(path) => then.push(path.into()),
+                None => {
+                    eprintln!("error: --then needs a results file or directory\n\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -142,8 +152,19 @@ fn view(args: Vec<String>) -> ExitCode {
             _ => rest.push(arg),
         }
     }
-    rest.push("--html".to_string());
-    rest.push(out.display().to_string());
+    let mut extra: Vec<Box<dyn niceeval::reporter::Reporter>> = Vec::new();
+    if then.is_empty() {
+        rest.push("--html".to_string());
+        rest.push(out.display().to_string());
+    } else {
+        match earlier_page(&out, &then) {
+            Ok(html) => extra.push(html),
+            Err(message) => {
+                eprintln!("error: {message}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     let args = match Args::parse(rest) {
         Ok(Some(args)) => args,
         Ok(None) => {
@@ -155,7 +176,7 @@ fn view(args: Vec<String>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let code = run_report(&args, Path::new("target/niceeval/results"), Vec::new());
+    let code = run_report(&args, Path::new("target/niceeval/results"), extra);
     if code == niceeval::__private::harness::EXIT_USAGE || !out.exists() {
         return ExitCode::from(2);
     }
@@ -185,4 +206,16 @@ fn show(page: &Path) -> bool {
         .stderr(std::process::Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+/// The page's reporter at `out`, holding the latest report of each eval of the earlier run's
+/// results `then`.
+fn earlier_page(
+    out: &Path,
+    then: &[std::path::PathBuf],
+) -> Result<Box<dyn niceeval::reporter::Reporter>, String> {
+    use niceeval::__private::results::{latest, read_reports};
+    let reports = latest(read_reports(then).map_err(|e| format!("--then: {e}"))?);
+    niceeval::__private::reporter::with_earlier(out, reports)
+        .map_err(|e| format!("cannot write {}: {e}", out.display()))
 }

@@ -285,7 +285,7 @@ pub mod __private {
     pub mod reporter {
         pub use crate::reporter::console::{Console, progress_line, summary_table};
         #[cfg(feature = "html")]
-        pub use crate::reporter::html::Html;
+        pub use crate::reporter::html::{Html, with_earlier};
         pub use crate::reporter::jsonl::Jsonl;
         pub use crate::reporter::junit::Junit;
         pub use crate::reporter::markdown::Markdown;

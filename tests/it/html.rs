@@ -494,7 +494,8 @@ fn a_page_of_100_000_cases_is_under_30_mb_and_opens_whole() {
 }
 
 /// `niceeval view DIR` where there is no display: writes the page under target/niceeval/,
-/// prints its path, and the page shows the results read.
+/// prints its path, and the page shows the results read; with `--then`, an earlier run's
+/// report beside each eval's.
 #[test]
 fn niceeval_view_writes_the_page_and_prints_its_path_without_a_display() {
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -530,6 +531,56 @@ fn niceeval_view_writes_the_page_and_prints_its_path_without_a_display() {
     let tab = open(&mut browser, &page, "#o=skipped");
     assert_eq!(browser.eval(&tab, "document.body.dataset.rendered"), "300");
     assert_eq!(browser.eval(&tab, "document.body.dataset.shown"), "6");
+    quiet(&browser);
+
+    // With --then: an earlier run's reply, score and assertions beside this run's.
+    let then = dir.path().join("then");
+    std::fs::create_dir_all(&then).expect("then directory");
+    let mut earlier = synthetic::case(3);
+    earlier["outcome"] = "passed".into();
+    earlier["runs"][0]["outcome"] = "passed".into();
+    earlier["score"] = 0.9.into();
+    earlier["events"][1]["text"] = "Your refund for order #3 was approved yesterday.".into();
+    std::fs::write(then.join("evals.jsonl"), format!("{earlier}\n")).expect("then results");
+    let mut command = std::process::Command::new(Fixtures::get().niceeval_cli());
+    niceeval_tests::child::clean_env(&mut command)
+        .current_dir(dir.path())
+        .args([
+            "view",
+            "results",
+            "--then",
+            "then",
+            "--no-open",
+            "--out",
+            "then.html",
+        ]);
+    let out = niceeval_tests::child::run(&mut command, niceeval_tests::fixture::RUN_DEADLINE);
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    let page = dir.path().join("then.html");
+    let tab = open(
+        &mut browser,
+        &page,
+        &format!("#open={}::case_000003", synthetic::DATASET),
+    );
+    browser.wait_for(
+        &tab,
+        "document.querySelector('#detail .then-and-now[data-loaded]')",
+    );
+    let then_side = text(&mut browser, &tab, "#detail .then-and-now .then");
+    assert!(
+        then_side.starts_with("then: passed · score 0.90")
+            && then_side.contains("Your refund for order #3 was approved yesterday."),
+        "{then_side}"
+    );
+    let now_side = text(&mut browser, &tab, "#detail .then-and-now .now");
+    assert!(
+        now_side.starts_with("now: failed") && now_side.contains("cannot find order #3."),
+        "{now_side}"
+    );
+    assert!(
+        now_side.contains("\"refund\" not found"),
+        "the assertions now: {now_side}"
+    );
     quiet(&browser);
 
     let mut command = std::process::Command::new(Fixtures::get().niceeval_cli());

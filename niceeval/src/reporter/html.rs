@@ -57,6 +57,10 @@ pub struct Html<W: Write + Send> {
     rows: GzEncoder<Vec<u8>>,
     /// Rows written so far.
     count: usize,
+    /// Where each report of an earlier run is (`{id: [chunk, position]}`, compressed).
+    earlier: GzEncoder<Vec<u8>>,
+    /// Reports of an earlier run so far.
+    earlier_count: usize,
     /// Assertion scores in ten buckets, for the histogram.
     scores: [usize; 10],
 }
@@ -78,6 +82,8 @@ impl<W: Write + Send> Html<W> {
             chunks: 0,
             rows: GzEncoder::new(Vec::new(), flate2::Compression::default()),
             count: 0,
+            earlier: GzEncoder::new(Vec::new(), flate2::Compression::default()),
+            earlier_count: 0,
             scores: [0; 10],
         }
     }
@@ -128,7 +134,9 @@ impl<W: Write + Send> Html<W> {
         Ok(())
     }
 
-    fn add(&mut self, report: &EvalReport) -> std::io::Result<()> {
+    /// Compresses `report` into the chunk being filled; returns its chunk and position, and
+    /// whether the chunk is full.
+    fn put(&mut self, report: &EvalReport) -> std::io::Result<(usize, usize, bool)> {
         let json = serde_json::to_vec(report).map_err(std::io::Error::other)?;
         let chunk = self.chunk.get_or_insert_with(|| Chunk {
             gz: GzEncoder::new(Vec::new(), flate2::Compression::default()),
@@ -143,10 +151,14 @@ impl<W: Write + Send> Html<W> {
         chunk.reports += 1;
         chunk.bytes += json.len();
         let full = chunk.reports >= CHUNK_REPORTS || chunk.bytes >= CHUNK_BYTES;
+        Ok((self.chunks, position, full))
+    }
 
+    fn add(&mut self, report: &EvalReport) -> std::io::Result<()> {
+        let (chunk, position, full) = self.put(report)?;
         self.rows
             .write_all(if self.count == 0 { b"[" } else { b"," })?;
-        serde_json::to_writer(&mut self.rows, &row(report, self.chunks, position))
+        serde_json::to_writer(&mut self.rows, &row(report, chunk, position))
             .map_err(std::io::Error::other)?;
         self.count += 1;
         for a in flatten(&report.assertions) {
@@ -154,6 +166,24 @@ impl<W: Write + Send> Html<W> {
         }
         if full {
             self.write_chunk()?;
+        }
+        Ok(())
+    }
+
+    /// Adds the reports of an earlier run (`niceeval view --then`), each shown beside the
+    /// eval of the same id: reply, scores and assertions then and now. Compressed into the
+    /// page's chunks as they come, like the run's own.
+    pub fn then(&mut self, reports: impl IntoIterator<Item = EvalReport>) -> std::io::Result<()> {
+        for report in reports {
+            let (chunk, position, full) = self.put(&report)?;
+            self.earlier
+                .write_all(if self.earlier_count == 0 { b"{" } else { b"," })?;
+            serde_json::to_writer(&mut self.earlier, &report.id).map_err(std::io::Error::other)?;
+            write!(self.earlier, ":[{chunk},{position}]")?;
+            self.earlier_count += 1;
+            if full {
+                self.write_chunk()?;
+            }
         }
         Ok(())
     }
@@ -182,6 +212,12 @@ impl<W: Write + Send> Html<W> {
         );
         rows.write_all(if self.count == 0 { b"[]" } else { b"]" })?;
         let rows = rows.finish()?;
+        let mut earlier = std::mem::replace(
+            &mut self.earlier,
+            GzEncoder::new(Vec::new(), flate2::Compression::default()),
+        );
+        earlier.write_all(if self.earlier_count == 0 { b"{}" } else { b"}" })?;
+        let earlier = earlier.finish()?;
         let mut data = GzEncoder::new(Vec::new(), flate2::Compression::default());
         serde_json::to_writer(&mut data, &suite_data(suite, names))
             .map_err(std::io::Error::other)?;
@@ -189,11 +225,12 @@ impl<W: Write + Send> Html<W> {
         let base64 = base64::engine::general_purpose::STANDARD;
         write!(
             self.out,
-            "<script type=\"application/x-niceeval-gz\" id=\"rows-data\" data-count=\"{}\" data-chunks=\"{}\">{}</script>\n<script type=\"application/x-niceeval-gz\" id=\"suite-data\">{}</script>\n<script>{SCRIPT}</script>\n</body></html>\n",
+            "<script type=\"application/x-niceeval-gz\" id=\"rows-data\" data-count=\"{}\" data-chunks=\"{}\">{}</script>\n<script type=\"application/x-niceeval-gz\" id=\"suite-data\">{}</script>\n<script type=\"application/x-niceeval-gz\" id=\"then-data\">{}</script>\n<script>{SCRIPT}</script>\n</body></html>\n",
             self.count,
             self.chunks,
             base64.encode(rows),
             base64.encode(data),
+            base64.encode(earlier),
         )?;
         Ok(())
     }
@@ -206,6 +243,17 @@ impl Html<super::ReportFile> {
     pub fn create(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
         Ok(Html::new(super::ReportFile::create(path)?))
     }
+}
+
+/// The page written at `path` (as [`Html::create`]) with the reports of an earlier run shown
+/// beside the run's own ([`Html::then`]; `niceeval view --then`).
+pub fn with_earlier(
+    path: impl AsRef<std::path::Path>,
+    earlier: impl IntoIterator<Item = EvalReport>,
+) -> std::io::Result<Box<dyn Reporter>> {
+    let mut html = Html::create(path)?;
+    html.then(earlier)?;
+    Ok(Box::new(html))
 }
 
 impl<W: Write + Send> Reporter for Html<W> {

@@ -50,7 +50,8 @@
     return JSON.parse(parts.join(""));
   }
 
-  const [rows, suite] = await Promise.all([decode($("rows-data")), decode($("suite-data"))]);
+  // The rows, the suite's data, and where each report of an earlier run is (`--then`).
+  const [rows, suite, earlier] = await Promise.all([decode($("rows-data")), decode($("suite-data")), decode($("then-data"))]);
   const n = rows.length;
   // Row fields (see html.rs `row`).
   const ID = 0, OUTCOME = 1, FLAGS = 2, SCORE = 3, DURATION = 4, TOKENS = 5, COST = 6, TAGS = 7,
@@ -319,16 +320,16 @@
 
   // Details: a report's chunk is decoded when it is opened; the last few stay decoded.
   const chunks = new Map();
-  async function report(i) {
-    const number = rows[i][CHUNK];
+  async function fromChunk(number, position) {
     let chunk = chunks.get(number);
     if (!chunk) {
       chunk = decode($("c" + number));
       chunks.set(number, chunk);
       if (chunks.size > 8) chunks.delete(chunks.keys().next().value);
     }
-    return (await chunk)[rows[i][POSITION]];
+    return (await chunk)[position];
   }
+  const report = (i) => fromChunk(rows[i][CHUNK], rows[i][POSITION]);
   async function open(id) {
     const detail = $("detail");
     const i = byId.get(id);
@@ -364,6 +365,7 @@
     if (suite.flaky[r.id]) out.push(el("p", { class: "below" }, "flaky: " + suite.flaky[r.id]));
     const c = change(r.id);
     if (c) out.push(comparison(c, r));
+    if (earlier[r.id]) out.push(thenAndNow(r));
     if (r.runs.length > 1) out.push(runs(r));
     const budgets = r.assertions.filter((a) => a.kind === "efficiency");
     const others = r.assertions.filter((a) => a.kind !== "efficiency");
@@ -382,6 +384,7 @@
       box.append(el("table", { class: "then-now" },
         el("tr", {}, el("th", {}, ""), el("th", {}, "then (baseline " + suite.baseline + ")"), el("th", {}, "now"), el("th", {}, "statistics")),
         ...c.stats.map(([what, then, now, stats]) => el("tr", {}, el("th", {}, what), el("td", { class: "then" }, then), el("td", { class: "now" }, now), el("td", {}, stats)))));
+      if (earlier[r.id]) return box; // the earlier run's report is shown beside this one
       const reply = lastReply(r.events);
       const failing = flat(r.assertions).filter((a) => !a.passed).map((a) => `${a.name}: ${fmt(a.score)} — ${a.error || a.reason}`);
       box.append(el("div", { class: "sides" },
@@ -389,6 +392,23 @@
         el("div", { class: "now" }, el("h4", {}, "now"), reply ? el("div", { class: "msg assistant" }, el("span", { class: "who" }, "reply"), reply) : el("p", { class: "note" }, "no reply"),
           ...failing.map((f) => el("p", { class: "fail" }, f)))));
     }
+    return box;
+  }
+  // The same eval in an earlier run (`niceeval view --then`): reply, score and assertions
+  // then and now, side by side.
+  function thenAndNow(r) {
+    const box = section("Then and now");
+    const side = (title, report) => el("div", { class: title },
+      el("h4", {}, title + ": ", el("span", { class: tone[report.outcome === "failed" && report.error ? "error" : report.outcome] }, report.outcome),
+        report.score !== null && report.score !== undefined ? ` · score ${fmt(report.score)}` : ""),
+      lastReply(report.events) !== null
+        ? el("div", { class: "msg assistant" }, el("span", { class: "who" }, "reply"), lastReply(report.events))
+        : el("p", { class: "note" }, "no reply"),
+      assertions(report.assertions));
+    fromChunk(...earlier[r.id]).then((then) => {
+      box.append(el("div", { class: "sides" }, side("then", then), side("now", r)));
+      box.dataset.loaded = "true";
+    });
     return box;
   }
   function lastReply(events) {
