@@ -575,12 +575,13 @@ fn a_run_of_one_target_names_every_eval_without_it_in_every_output() {
     assert!(!shown.contains("evals::"), "{shown}");
     assert!(shown.contains("<code>support::escalates</code>"), "{shown}");
     assert!(
-        html.contains("data-id=\"evals::support::escalates\""),
+        niceeval_tests::page::ids(&html).contains(&"evals::support::escalates".to_string()),
         "keys stay whole"
     );
-    assert!(
-        html.contains("\"name\":\"support::escalates\""),
-        "the script shows the name: {html}"
+    let suite = niceeval_tests::page::data(&html, "suite-data").expect("the suite's data");
+    assert_eq!(
+        suite["several"], false,
+        "the script names evals without their target"
     );
     // JUnit's classname is a key CI dashboards track: whole; the report in it reads as above.
     assert!(junit.contains("classname=\"evals::support\""), "{junit}");
@@ -629,5 +630,10 @@ fn a_run_of_several_targets_names_every_eval_with_it_in_every_output() {
         shown.contains("<code>evals::support::escalates</code>"),
         "{shown}"
     );
-    assert!(shown.contains("<code>smoke::ping</code>"), "{shown}");
+    assert!(niceeval_tests::page::ids(&html).contains(&"smoke::ping".to_string()));
+    let suite = niceeval_tests::page::data(&html, "suite-data").expect("the suite's data");
+    assert_eq!(
+        suite["several"], true,
+        "the script names evals with their target"
+    );
 }
