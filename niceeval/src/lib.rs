@@ -65,6 +65,9 @@ mod snapshot;
 pub mod spec;
 mod stats;
 mod suggest;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod trace;
 mod turn;
 pub mod workspace;
 

@@ -1,0 +1,38 @@
+//! OpenTelemetry in and out: an agent's spans become the run's events, so the scoped checks
+//! and budgets (`called_tool`, `tool_order`, `no_failed_actions`, `max_tokens`, …) work on
+//! them unchanged.
+//!
+//! Three ways in:
+//!
+//! - **Subprocess agents** (`[agent] type = "command"`, Claude Code, Codex) get
+//!   `OTEL_EXPORTER_OTLP_ENDPOINT` (niceeval's receiver on `127.0.0.1`),
+//!   `OTEL_EXPORTER_OTLP_PROTOCOL`, `OTEL_TRACES_EXPORTER=otlp`, a short
+//!   `OTEL_BSP_SCHEDULE_DELAY`, `TRACEPARENT` (the turn's trace context) and
+//!   `OTEL_RESOURCE_ATTRIBUTES=niceeval.trace_id=…` (so spans of an agent that does not read
+//!   `TRACEPARENT` still reach their run). Any OpenTelemetry SDK exporting OTLP/HTTP (protobuf
+//!   or JSON) is read.
+//! - **HTTP agents** (the chat agent) send a `traceparent` header; a server that continues the
+//!   trace and exports to the same endpoint has its spans in the run.
+//! - **In-process Rust agents** add [`layer()`] to their `tracing` subscriber: spans with GenAI
+//!   field names (`gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.usage.input_tokens`, …)
+//!   created while an eval's agent runs become that run's events, concurrent evals apart.
+//!
+//! Each span is also kept as it came (`Event::Custom { name: "otel.span", .. }`) for checks of
+//! your own. `[trace] export = "http://…"` sends each eval to a collector as a trace.
+
+mod export;
+mod layer;
+mod normalize;
+mod otlp;
+mod receiver;
+mod registry;
+mod span;
+
+pub use layer::layer;
+
+pub(crate) use layer::in_turn;
+pub(crate) use normalize::events;
+pub(crate) use otlp::RUN_ATTRIBUTE;
+pub(crate) use receiver::endpoint;
+pub(crate) use registry::{Counts, RunTrace, registry};
+pub(crate) use span::{SPAN_EVENT, Span, hex, trace_of};
