@@ -297,6 +297,11 @@ pub mod __private {
     pub mod compare {
         pub use crate::compare::baseline::{BASELINE_VERSION, Baseline, BaselineError};
     }
+    /// OpenTelemetry internals: the receiver, runs, ingestion.
+    #[cfg(feature = "otel")]
+    pub mod trace {
+        pub use crate::trace::internals::*;
+    }
     /// Assertion internals.
     pub mod expect {
         pub use crate::expect::custom_dir::CustomAssertions;

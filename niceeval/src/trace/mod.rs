@@ -21,6 +21,8 @@
 //! your own. `[trace] export = "http://…"` sends each eval to a collector as a trace.
 
 mod export;
+#[doc(hidden)]
+pub mod internals;
 mod layer;
 mod normalize;
 mod otlp;
@@ -34,5 +36,5 @@ pub(crate) use layer::in_turn;
 pub(crate) use normalize::events;
 pub(crate) use otlp::RUN_ATTRIBUTE;
 pub(crate) use receiver::endpoint;
-pub(crate) use registry::{Counts, RunTrace, registry};
-pub(crate) use span::{SPAN_EVENT, Span, hex, trace_of};
+pub(crate) use registry::RunTrace;
+pub(crate) use span::{hex, trace_of};

@@ -346,14 +346,6 @@ fn message_tool_calls(span: &Span) -> Vec<(String, String, Value)> {
     calls
 }
 
-/// The finish reason of a model span, one spelling for a tool call (`tool_calls`).
-pub(crate) fn finish_reason(raw: &str) -> &str {
-    match raw {
-        "tool_calls" | "tool_call" | "tool-calls" | "tool_use" | "function_call" => "tool_calls",
-        other => other,
-    }
-}
-
 /// Claude Code's log events: `claude_code.api_request` (usage) and `claude_code.tool_result`.
 fn log_events(span: &Span, adapter_tools: bool, usage_known: bool, out: &mut Vec<Event>) {
     let name = span.name.strip_prefix("claude_code.").unwrap_or(&span.name);
@@ -642,9 +634,6 @@ mod tests {
                 ..
             }
         ));
-        assert_eq!(finish_reason("tool-calls"), "tool_calls");
-        assert_eq!(finish_reason("tool_use"), "tool_calls");
-        assert_eq!(finish_reason("stop"), "stop");
     }
 
     #[test]

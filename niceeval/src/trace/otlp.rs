@@ -23,6 +23,7 @@ pub(crate) struct Batch {
 }
 
 impl Batch {
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.groups.iter().map(|(_, spans)| spans.len()).sum()
     }

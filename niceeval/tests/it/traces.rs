@@ -234,3 +234,285 @@ fn official_openai_instrumentation_usage_reaches_budgets() {
     assert_eq!(report.outcome, Outcome::Failed);
     assert!(!assertion(&report, "max_tokens(29)").passed);
 }
+
+/// The process's subscriber: niceeval's layer (set once for the test binary).
+fn subscriber() {
+    static SET: OnceLock<()> = OnceLock::new();
+    SET.get_or_init(|| {
+        use tracing_subscriber::layer::SubscriberExt;
+        let subscriber = tracing_subscriber::registry().with(niceeval::trace::layer());
+        tracing::subscriber::set_global_default(subscriber).expect("no other subscriber");
+    });
+}
+
+/// An in-process Rust agent instrumented with `tracing` the ways agents in the wild are: a
+/// rig-style `chat` span whose usage is recorded after the call and whose tool call is only in
+/// `gen_ai.output.messages`, and an `execute_tool` span created in another task under the
+/// agent's span.
+fn rust_agent() -> Arc<dyn Agent> {
+    use tracing::Instrument;
+    make_agent(agent_fn(|request: Request| async move {
+        let tool = format!("tool_{}", request.input.text);
+        let agent = tracing::info_span!("invoke_agent", gen_ai.operation.name = "invoke_agent");
+        let tool_name = tool.clone();
+        async move {
+            let chat = tracing::info_span!(
+                "chat",
+                otel.kind = "client",
+                gen_ai.operation.name = "chat",
+                gen_ai.provider.name = "openai",
+                gen_ai.request.model = "gpt-4o-mini",
+                gen_ai.usage.input_tokens = tracing::field::Empty,
+                gen_ai.usage.output_tokens = tracing::field::Empty,
+                gen_ai.output.messages = tracing::field::Empty,
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(2))
+                .instrument(chat.clone())
+                .await;
+            chat.record("gen_ai.usage.input_tokens", 10u64);
+            chat.record("gen_ai.usage.output_tokens", 2u64);
+            let messages = json!([{"role": "assistant", "parts": [
+                {"type": "tool_call", "id": "call_1", "name": tool_name, "arguments": {"n": 1}}]}]);
+            chat.record("gen_ai.output.messages", messages.to_string().as_str());
+            drop(chat);
+            tokio::spawn(
+                async move {
+                    let span = tracing::info_span!(
+                        "execute_tool",
+                        gen_ai.operation.name = "execute_tool",
+                        gen_ai.tool.name = tool_name.as_str(),
+                        gen_ai.tool.call.id = "call_1",
+                        gen_ai.tool.call.result = "{\"ok\":true}",
+                    );
+                    tokio::time::sleep(std::time::Duration::from_millis(1))
+                        .instrument(span)
+                        .await;
+                }
+                .instrument(tracing::Span::current()),
+            )
+            .await
+            .expect("the tool task");
+        }
+        .instrument(agent)
+        .await;
+        request.events.say(format!("used {tool}"));
+        Ok(())
+    }))
+}
+
+fn own_spans_only(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+    Box::pin(async move {
+        let name = t.id().rsplit("::").next().unwrap_or_default().to_string();
+        t.send(name.clone()).await?;
+        t.called_tool(format!("tool_{name}"));
+        t.max_tool_calls(1);
+        t.max_tokens(12);
+        t.no_failed_actions();
+        Ok(())
+    })
+}
+
+#[test]
+fn rust_tracing_layer_keeps_fifty_concurrent_evals_apart() {
+    subscriber();
+    let defs: Vec<&'static EvalDefinition> = (0..50)
+        .map(|i| {
+            let name: &'static str = Box::leak(format!("eval{i}").into_boxed_str());
+            define(name, rust_agent, own_spans_only)
+        })
+        .collect();
+    let reports = rt().block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        for (i, def) in defs.iter().copied().enumerate() {
+            set.spawn(async move { (i, run_eval_async(def, &RunOptions::default()).await) });
+        }
+        let mut reports = set.join_all().await;
+        reports.sort_by_key(|(i, _)| *i);
+        reports
+    });
+    for (i, report) in reports {
+        assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
+        let tools: Vec<&str> = report
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ActionCalled { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            tools,
+            [format!("tool_eval{i}")],
+            "one call: the chat's and the tool span's are one event"
+        );
+        let spans = spans(&report);
+        assert_eq!(spans.len(), 3, "{spans:?}");
+        assert!(spans.iter().all(|s| s["trace_id"] == spans[0]["trace_id"]));
+        let chat = spans.iter().find(|s| s["name"] == "chat").unwrap();
+        assert_eq!(chat["kind"], "client");
+        assert_eq!(chat["attributes"]["gen_ai.usage.input_tokens"], 10);
+        let agent = spans.iter().find(|s| s["name"] == "invoke_agent").unwrap();
+        let tool = spans.iter().find(|s| s["name"] == "execute_tool").unwrap();
+        assert_eq!(
+            tool["parent_span_id"], agent["span_id"],
+            "the spawned task's span keeps its parent"
+        );
+        assert_eq!(report.usage.input_tokens, 10);
+    }
+}
+
+/// One HTTP/1.1 exchange with the receiver: the status line's code and the body.
+fn http(head: &str, body: &[u8]) -> (u16, String) {
+    use std::io::{Read, Write};
+    let endpoint = niceeval::__private::trace::endpoint().unwrap();
+    let address = endpoint.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut out = Vec::new();
+    stream.read_to_end(&mut out).unwrap();
+    let text = String::from_utf8_lossy(&out).to_string();
+    let code = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+    (code, body)
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+#[test]
+fn the_receiver_reads_chunked_gzip_and_refuses_bad_bodies_with_a_status_and_a_message() {
+    use niceeval::__private::trace;
+    let endpoint = trace::endpoint().unwrap();
+    assert!(
+        endpoint.starts_with("http://127.0.0.1:"),
+        "loopback only: {endpoint}"
+    );
+    let run = trace::Run::start();
+    let json = format!(
+        r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"{}","spanId":"b7ad6b7169203331",
+        "name":"execute_tool x","startTimeUnixNano":1,"endTimeUnixNano":"2","attributes":[
+        {{"key":"gen_ai.operation.name","value":{{"stringValue":"execute_tool"}}}},
+        {{"key":"gen_ai.tool.name","value":{{"stringValue":"x"}}}}]}}]}}]}}]}}"#,
+        run.trace_id()
+    );
+    // Chunked and gzipped, as Node sends it.
+    let zipped = gzip(json.as_bytes());
+    let mut chunked = Vec::new();
+    for chunk in zipped.chunks(7) {
+        chunked.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        chunked.extend_from_slice(chunk);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let (code, _) = http(
+        "POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        &chunked,
+    );
+    assert_eq!(code, 200);
+    let spans = rt().block_on(run.take());
+    assert_eq!(spans.len(), 1);
+    assert_eq!(spans[0]["name"], "execute_tool x");
+
+    let rejected = trace::counts().3;
+    let (code, message) = http(
+        "POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 9\r\nConnection: close\r\n\r\n",
+        b"{not json",
+    );
+    assert_eq!(code, 400);
+    assert!(
+        message.starts_with("the body is not OTLP/JSON"),
+        "{message}"
+    );
+    let (code, message) = http(
+        "POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\nContent-Length: 3\r\nConnection: close\r\n\r\n",
+        b"\xff\xff\xff",
+    );
+    assert_eq!(code, 400, "{message}");
+    assert!(
+        message.starts_with("the body is not an OTLP protobuf message"),
+        "{message}"
+    );
+    let (code, message) = http(
+        "POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\nContent-Length: 999999999\r\nConnection: close\r\n\r\n",
+        b"",
+    );
+    assert_eq!(code, 413);
+    assert!(message.contains("size limit"), "{message}");
+    assert!(trace::counts().3 >= rejected + 3);
+    let (code, _) = http(
+        "GET /v1/traces HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"",
+    );
+    assert_eq!(code, 404);
+
+    // A span of a trace no run knows is counted, not attached anywhere; one of a finished run
+    // is late.
+    let unknown = trace::counts().0;
+    let body = trace::protobuf_batch(&["0af7651916cd43dd8448eb211c80319c".into()], 3);
+    assert_eq!(
+        trace::ingest(false, "application/x-protobuf", None, body).unwrap(),
+        0
+    );
+    assert!(trace::counts().0 >= unknown + 3);
+    let late = trace::counts().1;
+    let id = run.trace_id();
+    drop(run);
+    let body = trace::protobuf_batch(&[id], 2);
+    assert_eq!(
+        trace::ingest(false, "application/x-protobuf", None, body).unwrap(),
+        0
+    );
+    assert!(trace::counts().1 >= late + 2);
+}
+
+static FAKE_CHAT: OnceLock<support::FakeProvider> = OnceLock::new();
+
+fn chat_agent() -> Arc<dyn Agent> {
+    let fake = FAKE_CHAT.get().expect("the fake is started");
+    make_agent(
+        niceeval::agent::chat::ChatAgent::new("openai/gpt-test")
+            .base_url(format!("{}/v1", fake.url))
+            .api_key_env("NICEEVAL_TRACES_TEST_NO_KEY"),
+    )
+}
+
+#[test]
+fn the_chat_agent_sends_the_turns_traceparent() {
+    let fake = FAKE_CHAT.get_or_init(|| {
+        support::FakeProvider::start(|_, _| support::Reply::json(support::openai_text("Hi.")))
+    });
+    fn twice(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.send("one").await?;
+            t.send("two").await?;
+            Ok(())
+        })
+    }
+    let report = run(define("chat_traceparent", chat_agent, twice));
+    assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
+    let parents: Vec<String> = fake
+        .seen()
+        .iter()
+        .map(|seen| seen.headers.get("traceparent").cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(parents.len(), 2);
+    let parts: Vec<Vec<&str>> = parents.iter().map(|p| p.split('-').collect()).collect();
+    for p in &parts {
+        assert_eq!(
+            (p.len(), p[0], p[1].len(), p[2].len(), p[3]),
+            (4, "00", 32, 16, "01"),
+            "{parents:?}"
+        );
+    }
+    assert_eq!(parts[0][1], parts[1][1], "one trace per run");
+    assert_ne!(parts[0][2], parts[1][2], "one parent span per turn");
+}
