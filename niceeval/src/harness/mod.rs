@@ -246,6 +246,17 @@ pub fn run_with_args(
         }
     }
     reporters.extend(extra);
+    #[cfg(feature = "otel")]
+    {
+        let configured = selected.first().and_then(|def| {
+            crate::config::Config::for_manifest_dir(def.manifest_dir)
+                .ok()
+                .and_then(|c| c.trace.export.clone())
+        });
+        if let Some(endpoint) = args.otlp_endpoint.clone().or(configured) {
+            reporters.push(Box::new(crate::reporter::otlp::Otlp { endpoint }));
+        }
+    }
     reporters.push(Box::new(
         Console::stdout()
             .filtered_out(filtered_out)

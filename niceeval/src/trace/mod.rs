@@ -37,4 +37,12 @@ pub(crate) use normalize::events;
 pub(crate) use otlp::RUN_ATTRIBUTE;
 pub(crate) use receiver::endpoint;
 pub(crate) use registry::RunTrace;
-pub(crate) use span::{hex, trace_of};
+pub(crate) use span::{SPAN_EVENT, hex, trace_of};
+
+/// What the exporter (`reporter/otlp.rs`) builds spans with.
+pub(crate) mod internals_export {
+    pub(crate) use super::export::{Exported, send, with_events};
+    pub(crate) use super::span::{
+        Kind as SpanKind, Span, Status as SpanStatus, now_nanos, random_id,
+    };
+}

@@ -516,3 +516,122 @@ fn the_chat_agent_sends_the_turns_traceparent() {
     assert_eq!(parts[0][1], parts[1][1], "one trace per run");
     assert_ne!(parts[0][2], parts[1][2], "one parent span per turn");
 }
+
+/// A collector on 127.0.0.1 keeping every body POSTed to `/v1/traces`.
+struct Collector {
+    url: String,
+    bodies: Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
+    _thread: std::thread::JoinHandle<()>,
+}
+
+fn collector() -> Collector {
+    let bodies: Arc<std::sync::Mutex<Vec<Vec<u8>>>> = Arc::default();
+    let (port_tx, port_rx) = std::sync::mpsc::channel();
+    let kept = bodies.clone();
+    let thread = std::thread::spawn(move || {
+        rt().block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            port_tx.send(listener.local_addr().unwrap().port()).unwrap();
+            let app = axum::Router::new().route(
+                "/v1/traces",
+                axum::routing::post(move |body: axum::body::Bytes| {
+                    let kept = kept.clone();
+                    async move {
+                        kept.lock().unwrap().push(body.to_vec());
+                        ""
+                    }
+                }),
+            );
+            axum::serve(listener, app).await.unwrap();
+        })
+    });
+    let port = port_rx.recv().unwrap();
+    Collector {
+        url: format!("http://127.0.0.1:{port}"),
+        bodies,
+        _thread: thread,
+    }
+}
+
+#[test]
+fn an_exported_eval_decodes_as_otlp_with_the_eval_run_turn_agent_tree() {
+    python_with(&[
+        "opentelemetry.proto",
+        "opentelemetry.exporter.otlp.proto.http",
+    ]);
+    let collector = collector();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("niceeval.toml"),
+        format!("[trace]\nexport = \"{}\"\n", collector.url),
+    )
+    .unwrap();
+    let manifest_dir: &'static str = Box::leak(dir.path().display().to_string().into_boxed_str());
+    let def: &'static EvalDefinition = Box::leak(Box::new(
+        EvalDefinition::new(
+            "exported",
+            module_path!(),
+            file!(),
+            line!(),
+            manifest_dir,
+            passing,
+        )
+        .with_agent(protobuf_agent),
+    ));
+    let report = niceeval::__private::run_test_report(def);
+    assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
+    let bodies = collector.bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 1, "one request per eval");
+    let file = dir.path().join("export.bin");
+    std::fs::write(&file, &bodies[0]).unwrap();
+    let out = std::process::Command::new("python3")
+        .arg(script("decode_export.py"))
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let spans: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let named = |prefix: &str| {
+        spans
+            .iter()
+            .find(|s| s["name"].as_str().unwrap().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no span {prefix} in {spans:#?}"))
+    };
+    let eval = named("eval ");
+    let run = named("run 1");
+    let turn = named("turn 1");
+    let agent = named("invoke_agent");
+    let chat = named("chat gpt-4o-mini");
+    let tool = named("execute_tool refund");
+    assert_eq!(eval["parent"], "");
+    assert_eq!(run["parent"], eval["span_id"]);
+    assert_eq!(turn["parent"], run["span_id"]);
+    assert_eq!(agent["parent"], turn["span_id"]);
+    assert_eq!(chat["parent"], agent["span_id"]);
+    assert_eq!(tool["parent"], agent["span_id"]);
+    assert!(
+        spans.iter().all(|s| s["trace_id"] == eval["trace_id"]),
+        "one trace per eval"
+    );
+    assert_eq!(chat["attributes"]["gen_ai.usage.input_tokens"], 120);
+    let results: Vec<&Value> = run["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "gen_ai.evaluation.result")
+        .collect();
+    assert_eq!(results.len(), report.assertions.len());
+    let order = results
+        .iter()
+        .find(|e| {
+            e["attributes"]["gen_ai.evaluation.name"]
+                == "tool_order([\"lookup_order\", \"refund\"])"
+        })
+        .unwrap_or_else(|| panic!("{results:#?}"));
+    assert_eq!(order["attributes"]["gen_ai.evaluation.score.label"], "pass");
+    assert_eq!(order["attributes"]["gen_ai.evaluation.score.value"], 1.0);
+}
