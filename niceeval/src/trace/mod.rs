@@ -21,8 +21,7 @@
 //! your own. `[trace] export = "http://…"` sends each eval to a collector as a trace.
 
 mod export;
-#[doc(hidden)]
-pub mod internals;
+pub(crate) mod internals;
 mod layer;
 mod normalize;
 mod otlp;

@@ -319,6 +319,9 @@ fn message_tool_calls(span: &Span) -> Vec<(String, String, Value)> {
             "tool_call.function.arguments",
         ),
     ] {
+        if !span.attributes.keys().any(|k| k.starts_with(prefix)) {
+            continue;
+        }
         for m in 0..16 {
             let base = if prefix == "gen_ai.completion." {
                 format!("{prefix}{m}.tool_calls.")
