@@ -53,7 +53,7 @@ pub(crate) fn request(
         }),
     );
     eval.status = status(report.outcome);
-    let mut out: Vec<(Span, Vec<(String, u64, Map<String, Value>)>)> = Vec::new();
+    let mut out: Vec<(Span, Vec<SpanEvent>)> = Vec::new();
     let eval_id = eval.span_id;
     out.push((eval, Vec::new()));
     let representative = report
@@ -110,6 +110,9 @@ pub(crate) fn request(
     )
 }
 
+/// A span event: name, time, attributes.
+type SpanEvent = (String, u64, Map<String, Value>);
+
 type Make<'a> = dyn Fn(String, Option<[u8; 8]>, u64, u64, Value) -> Span + 'a;
 
 /// The turns of a run's events (each starts at a user message), with the agent's spans of each
@@ -120,7 +123,7 @@ fn turns(
     start: u64,
     end: u64,
     make: &Make<'_>,
-    out: &mut Vec<(Span, Vec<(String, u64, Map<String, Value>)>)>,
+    out: &mut Vec<(Span, Vec<SpanEvent>)>,
 ) {
     let mut groups: Vec<(String, Vec<Span>)> = Vec::new();
     for event in events {

@@ -20,6 +20,11 @@ pub fn counts() -> (u64, u64, u64, u64) {
     (c.unknown, c.late, c.dropped, c.rejected)
 }
 
+/// The message of the last request the receiver refused.
+pub fn last_rejection() -> Option<String> {
+    registry().last_rejection()
+}
+
 /// A registered run (finished when dropped).
 pub struct Run(Arc<RunTrace>);
 

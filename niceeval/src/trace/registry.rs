@@ -29,10 +29,13 @@ pub(crate) struct Counts {
     pub rejected: u64,
 }
 
+/// Finished runs' trace ids, oldest first, and as a set.
+type Finished = (VecDeque<[u8; 16]>, HashSet<[u8; 16]>);
+
 #[derive(Default)]
 pub(crate) struct Registry {
     runs: Mutex<HashMap<[u8; 16], Arc<Collector>>>,
-    finished: Mutex<(VecDeque<[u8; 16]>, HashSet<[u8; 16]>)>,
+    finished: Mutex<Finished>,
     unknown: AtomicU64,
     late: AtomicU64,
     dropped: AtomicU64,

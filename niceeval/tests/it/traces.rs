@@ -448,6 +448,7 @@ fn the_receiver_reads_chunked_gzip_and_refuses_bad_bodies_with_a_status_and_a_me
     assert_eq!(code, 413);
     assert!(message.contains("size limit"), "{message}");
     assert!(trace::counts().3 >= rejected + 3);
+    assert!(trace::last_rejection().is_some());
     let (code, _) = http(
         "GET /v1/traces HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
         b"",
