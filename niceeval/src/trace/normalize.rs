@@ -4,8 +4,9 @@
 //! traps: a call's tokens are counted once (usage on a span with a descendant carrying usage is
 //! dropped; log records count only when no span carried usage), tool arguments come from where
 //! they are real (`input.value` over an OpenInference schema), tool calls found only in a model
-//! span's output messages (rig-core) count, and a tool call the agent's adapter already
-//! reported (same call id) is one event.
+//! span's output messages (rig-core) count, a tool call the agent's adapter already
+//! reported (same call id) is one event, and log records (Claude Code's) add tool calls and
+//! usage only when no span carried them.
 
 use std::collections::{HashMap, HashSet};
 
@@ -51,13 +52,23 @@ pub(crate) fn events(spans: &[Span], existing: &[Event]) -> Vec<Event> {
         }
     }
     let span_usage = !with_usage.is_empty();
+    // Claude Code logs each tool result besides its execute_tool span: a log's tool call
+    // counts only when no span reported one.
+    let span_tools = spans
+        .iter()
+        .any(|s| !s.log && (tool(s).is_some() || !message_tool_calls(s).is_empty()));
 
     let mut out = Vec::new();
     let mut called: HashSet<String> = HashSet::new();
     for span in spans {
         out.push(span.to_event());
         if span.log {
-            log_events(span, adapter_tools, adapter_usage || span_usage, &mut out);
+            log_events(
+                span,
+                adapter_tools || span_tools,
+                adapter_usage || span_usage,
+                &mut out,
+            );
             continue;
         }
         if !adapter_usage
