@@ -292,6 +292,10 @@ pub fn run_with_args(
     // Abandoned evals (after Ctrl-C or SIGTERM, or bodies that ignore their timeout) must not
     // hold the process open.
     runtime.shutdown_background();
+    #[cfg(feature = "otel")]
+    if let Some(notice) = crate::trace::notice() {
+        eprintln!("{notice}");
+    }
     let saved = comparing.save(&suite, Some(&target));
     if suite.interrupted {
         suite.signal.map_or(EXIT_INTERRUPTED, |s| s.exit_code())

@@ -39,7 +39,7 @@ pub(crate) async fn in_turn<F: std::future::Future>(
 }
 
 /// A `tracing-subscriber` layer that makes the spans an in-process agent emits with GenAI
-/// field names inside an eval that eval's events (see [the module](self)).
+/// field names inside an eval that eval's events (see [the module](crate::trace)).
 ///
 /// ```
 /// use tracing_subscriber::layer::SubscriberExt;

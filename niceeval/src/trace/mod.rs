@@ -38,6 +38,66 @@ pub(crate) use receiver::endpoint;
 pub(crate) use registry::RunTrace;
 pub(crate) use span::{SPAN_EVENT, hex, trace_of};
 
+/// What reached no run, for the end of a suite: `None` when every span found its run.
+pub(crate) fn notice() -> Option<String> {
+    notice_of(
+        registry::registry().counts(),
+        registry::registry().last_rejection(),
+    )
+}
+
+fn notice_of(counts: registry::Counts, rejection: Option<String>) -> Option<String> {
+    let mut parts = Vec::new();
+    if counts.unknown > 0 {
+        parts.push(format!(
+            "{} span(s) of traces no eval knows (not attributed)",
+            counts.unknown
+        ));
+    }
+    if counts.late > 0 {
+        parts.push(format!(
+            "{} span(s) arrived after their run finished (late)",
+            counts.late
+        ));
+    }
+    if counts.dropped > 0 {
+        parts.push(format!(
+            "{} span(s) over a run's cap of {} (dropped)",
+            counts.dropped,
+            registry::MAX_SPANS_PER_RUN
+        ));
+    }
+    if counts.rejected > 0 {
+        parts.push(format!(
+            "{} request(s) refused{}",
+            counts.rejected,
+            rejection
+                .map(|m| format!(", the last: {m}"))
+                .unwrap_or_default()
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("niceeval: OpenTelemetry: {}", parts.join("; ")))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_notice_names_what_reached_no_run() {
+        use super::registry::Counts;
+        assert_eq!(super::notice_of(Counts::default(), None), None);
+        let counts = Counts {
+            unknown: 3,
+            late: 1,
+            dropped: 0,
+            rejected: 2,
+        };
+        assert_eq!(
+            super::notice_of(counts, Some("the body is not OTLP/JSON: x".into())).unwrap(),
+            "niceeval: OpenTelemetry: 3 span(s) of traces no eval knows (not attributed); 1 span(s) arrived after their run finished (late); 2 request(s) refused, the last: the body is not OTLP/JSON: x"
+        );
+    }
+}
+
 /// What the exporter (`reporter/otlp.rs`) builds spans with.
 pub(crate) mod internals_export {
     pub(crate) use super::export::{Exported, send, with_events};
