@@ -353,7 +353,7 @@ async fn run_once(
     {
         let spans = run_trace.take(Duration::ZERO).await;
         if !spans.is_empty() {
-            record.append(crate::trace::events(&spans, &[]));
+            record.append(crate::trace::events(spans, &[]));
         }
         drop(run_trace);
     }

@@ -240,7 +240,7 @@ impl Eval {
         if let Some(run) = &self.trace {
             let spans = run.take(self.config.trace_settle()).await;
             if !spans.is_empty() {
-                let from_trace = crate::trace::events(&spans, &emitted);
+                let from_trace = crate::trace::events(spans, &emitted);
                 emitted.extend(from_trace);
             }
         }

@@ -63,7 +63,7 @@ impl Run {
     /// Takes the spans received so far, normalized into events.
     pub async fn events(&self) -> Vec<crate::event::Event> {
         let spans = self.0.take(std::time::Duration::ZERO).await;
-        super::normalize::events(&spans, &[])
+        super::normalize::events(spans, &[])
     }
 }
 

@@ -17,7 +17,7 @@ use crate::event::{ActionStatus, Event};
 
 /// The events of one turn's spans, given the events the agent's adapter emitted itself
 /// (`existing`: its tool calls and usage win over the trace's).
-pub(crate) fn events(spans: &[Span], existing: &[Event]) -> Vec<Event> {
+pub(crate) fn events(spans: Vec<Span>, existing: &[Event]) -> Vec<Event> {
     let adapter_ids: HashSet<&str> = existing
         .iter()
         .filter_map(|e| match e {
@@ -58,18 +58,50 @@ pub(crate) fn events(spans: &[Span], existing: &[Event]) -> Vec<Event> {
         .iter()
         .any(|s| !s.log && (tool(s).is_some() || !message_tool_calls(s).is_empty()));
 
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(spans.len() * 2);
     let mut called: HashSet<String> = HashSet::new();
     for span in spans {
-        out.push(span.to_event());
+        // The span's own event first, then what it means; the span is moved into its event
+        // afterwards (no copy of its attributes).
+        let at = out.len();
+        normalize_one(
+            &span,
+            &adapter_ids,
+            adapter_tools,
+            adapter_usage,
+            span_usage,
+            span_tools,
+            &shadowed,
+            &mut called,
+            &mut out,
+        );
+        out.insert(at, span.into_event());
+    }
+    out
+}
+
+/// The events one span means (not its own `otel.span` event).
+#[allow(clippy::too_many_arguments)]
+fn normalize_one(
+    span: &Span,
+    adapter_ids: &HashSet<&str>,
+    adapter_tools: bool,
+    adapter_usage: bool,
+    span_usage: bool,
+    span_tools: bool,
+    shadowed: &HashSet<[u8; 8]>,
+    called: &mut HashSet<String>,
+    out: &mut Vec<Event>,
+) {
+    {
         if span.log {
             log_events(
                 span,
                 adapter_tools || span_tools,
                 adapter_usage || span_usage,
-                &mut out,
+                out,
             );
-            continue;
+            return;
         }
         if !adapter_usage
             && !shadowed.contains(&span.span_id)
@@ -93,7 +125,7 @@ pub(crate) fn events(spans: &[Span], existing: &[Event]) -> Vec<Event> {
                 .id
                 .unwrap_or_else(|| format!("span-{}", hex(&span.span_id)));
             if adapter_ids.contains(id.as_str()) || (!real_id && adapter_tools) {
-                continue;
+                return;
             }
             if called.insert(id.clone()) {
                 out.push(Event::ActionCalled {
@@ -109,7 +141,6 @@ pub(crate) fn events(spans: &[Span], existing: &[Event]) -> Vec<Event> {
             });
         }
     }
-    out
 }
 
 /// The first attribute present among `keys`.
@@ -438,7 +469,7 @@ mod tests {
     }
 
     fn normalized(spans: &[Span]) -> Vec<Event> {
-        events(spans, &[])
+        events(spans.to_vec(), &[])
             .into_iter()
             .filter(|e| !matches!(e, Event::Custom { .. }))
             .collect()
@@ -486,7 +517,7 @@ mod tests {
                 },
             ]
         );
-        let all = events(&spans, &[]);
+        let all = events(spans.to_vec(), &[]);
         assert!(matches!(&all[0], Event::Custom { name, .. } if name == "otel.span"));
     }
 
@@ -606,7 +637,7 @@ mod tests {
             name: "mul".into(),
             input: Value::Null,
         }];
-        let events: Vec<_> = events(&spans, &adapter)
+        let events: Vec<_> = events(spans.to_vec(), &adapter)
             .into_iter()
             .filter(|e| !matches!(e, Event::Custom { .. }))
             .collect();
@@ -702,7 +733,7 @@ mod tests {
     }
 
     fn events_of(spans: &[Span], adapter: &[Event]) -> Vec<Event> {
-        events(spans, adapter)
+        events(spans.to_vec(), adapter)
             .into_iter()
             .filter(|e| !matches!(e, Event::Custom { .. }))
             .collect()
@@ -717,7 +748,7 @@ mod tests {
             json!({"gen_ai.usage.input_tokens": "many", "other": {"x": 1}}),
         );
         assert!(normalized(std::slice::from_ref(&s)).is_empty());
-        let all = events(&[s], &[]);
+        let all = events(vec![s], &[]);
         let Event::Custom { data, .. } = &all[0] else {
             panic!()
         };

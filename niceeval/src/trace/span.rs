@@ -138,11 +138,28 @@ impl Span {
         })
     }
 
-    /// The event that keeps this span in the run's events.
-    pub(crate) fn to_event(&self) -> Event {
-        Event::Custom {
-            name: if self.log { "otel.log" } else { SPAN_EVENT }.to_string(),
-            data: self.to_json(),
+    /// The event that keeps this span, moving its attributes.
+    pub(crate) fn into_event(self) -> Event {
+        let name = if self.log { "otel.log" } else { SPAN_EVENT }.to_string();
+        let mut data = self.clone_without_attributes().to_json();
+        data["attributes"] = Value::Object(self.attributes);
+        Event::Custom { name, data }
+    }
+
+    fn clone_without_attributes(&self) -> Span {
+        Span {
+            trace_id: self.trace_id,
+            span_id: self.span_id,
+            parent: self.parent,
+            name: self.name.clone(),
+            kind: self.kind,
+            start: self.start,
+            end: self.end,
+            status: self.status,
+            status_message: self.status_message.clone(),
+            service: self.service.clone(),
+            attributes: Map::new(),
+            log: self.log,
         }
     }
 
