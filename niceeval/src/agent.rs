@@ -197,6 +197,8 @@ pub struct Request {
     /// The directory of the eval's crate (its manifest), inside an eval: what a command
     /// agent's relative script paths resolve against.
     pub(crate) manifest_dir: Option<std::path::PathBuf>,
+    /// The turn's W3C trace context, inside an eval (feature `otel`).
+    pub(crate) traceparent: Option<String>,
 }
 
 impl Request {
@@ -219,7 +221,21 @@ impl Request {
             events,
             sandbox: None,
             manifest_dir: None,
+            traceparent: None,
         }
+    }
+
+    /// The turn's W3C trace context (`00-<trace id>-<span id>-01`), inside an eval: an agent
+    /// that calls a traced service passes it on (a `traceparent` header), so the service's
+    /// spans, exported to niceeval's receiver, become this run's events (see `niceeval::trace`).
+    ///
+    /// ```
+    /// use niceeval::agent::{EventSink, Request};
+    ///
+    /// assert_eq!(Request::new("hi", EventSink::default()).traceparent(), None);
+    /// ```
+    pub fn traceparent(&self) -> Option<&str> {
+        self.traceparent.as_deref()
     }
 
     /// The same request, working in `sandbox` (a working copy and its isolation).

@@ -281,6 +281,8 @@ async fn run_once(
     let mut stopped = None;
     let workspace = make_workspace(def, &config).await;
     let kept_workspace = workspace.as_ref().ok().cloned().flatten();
+    #[cfg(feature = "otel")]
+    let run_trace = crate::trace::RunTrace::start();
     let error = match make_agent(def, &config).and_then(|agent| Ok((agent, workspace?))) {
         Err(e) => Some(e),
         Ok((agent, workspace)) => {
@@ -289,6 +291,8 @@ async fn run_once(
                 .with_manifest_dir(def.manifest_dir)
                 .with_case(def.case.map(|c| (c.id.as_str(), c.name.as_str())))
                 .with_workspace(workspace);
+            #[cfg(feature = "otel")]
+            let eval = eval.with_trace(run_trace.clone());
             let task = tokio::spawn(async move {
                 let mut t = eval;
                 match (def.dataset, def.case) {
@@ -343,6 +347,15 @@ async fn run_once(
     if def.workspace.is_some() {
         let settling = record.clone();
         let _ = tokio::task::spawn_blocking(move || settling.settle_workspace()).await;
+    }
+    // Spans that came after the run's last turn are the run's too; later ones are late.
+    #[cfg(feature = "otel")]
+    {
+        let spans = run_trace.take(Duration::ZERO).await;
+        if !spans.is_empty() {
+            record.append(crate::trace::events(spans, &[]));
+        }
+        drop(run_trace);
     }
     let taken = record.take();
     let mut assertions = taken.results;

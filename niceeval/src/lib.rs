@@ -65,6 +65,9 @@ mod snapshot;
 pub mod spec;
 mod stats;
 mod suggest;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod trace;
 mod turn;
 pub mod workspace;
 
@@ -87,7 +90,7 @@ pub use event::{ActionKind, ActionStatus, Change, Event, FileChange, Role, Text,
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use judge::{Judge, JudgeError};
 pub use outcome::{Outcome, RunError, RunErrorKind};
-pub use report::{EvalReport, RunInfo, RunSummary};
+pub use report::{EvalReport, RunSummary};
 pub use turn::{Turn, TurnStatus};
 
 pub use niceeval_macros::eval;
@@ -198,6 +201,8 @@ pub mod __private {
         finish_case, finish_test, run_case, run_case_report, run_test, run_test_report,
     };
     pub use crate::report::EvalReport;
+    /// The run a results record came from (hidden: `EvalReport::run` names it).
+    pub use crate::report::RunInfo;
     pub use crate::reporter::Reporter;
     pub use crate::snapshot::{
         applies as snapshot_applies, name as snapshot_name, settings as snapshot_settings,
@@ -293,6 +298,11 @@ pub mod __private {
     /// Baselines.
     pub mod compare {
         pub use crate::compare::baseline::{BASELINE_VERSION, Baseline, BaselineError};
+    }
+    /// OpenTelemetry internals: the receiver, runs, ingestion.
+    #[cfg(feature = "otel")]
+    pub mod trace {
+        pub use crate::trace::internals::*;
     }
     /// Assertion internals.
     pub mod expect {

@@ -77,6 +77,16 @@ impl Record {
         state.log.extend_from_slice(events);
     }
 
+    /// Logs events that came after the last turn (spans received late in the run).
+    #[cfg(feature = "otel")]
+    pub fn append(&self, events: Vec<Event>) {
+        let mut state = self.lock();
+        match &state.inflight {
+            Some(sink) => events.into_iter().for_each(|e| sink.emit(e)),
+            None => state.log.extend(events),
+        }
+    }
+
     /// Remembers the working copy's snapshot from before the turn now starting.
     pub fn turn_workspace(&self, workspace: Arc<Workspace>, before: Tree) {
         self.lock().workspace_before = Some((workspace, before));

@@ -409,10 +409,15 @@ impl Agent for ChatAgent {
                 max_tokens: self.max_tokens,
                 ..ChatRequest::default()
             };
-            let response = client
-                .complete(&call)
-                .await
-                .map_err(|e| AgentError::new(e.to_string()))?;
+            let response = match request.traceparent() {
+                Some(traceparent) => {
+                    crate::provider::TRACEPARENT
+                        .scope(traceparent.to_string(), client.complete(&call))
+                        .await
+                }
+                None => client.complete(&call).await,
+            }
+            .map_err(|e| AgentError::new(e.to_string()))?;
             sink.emit(Event::Usage {
                 input_tokens: response.usage.input_tokens,
                 output_tokens: response.usage.output_tokens,

@@ -17,6 +17,38 @@ use tokio::process::{Child, ChildStdout, Command};
 use crate::agent::{AgentError, Request};
 use crate::process::{self, Stderr};
 
+/// The OpenTelemetry variables a turn's program gets inside an eval: niceeval's receiver as
+/// the OTLP/HTTP endpoint, a short batch delay, the turn's `TRACEPARENT`, and the run's trace id
+/// as a resource attribute (so spans of a program that does not read `TRACEPARENT` are still
+/// attributed). The agent's own `env` comes after and wins.
+#[cfg(feature = "otel")]
+pub(crate) fn telemetry(request: &Request) -> Vec<(&'static str, String)> {
+    let Some(traceparent) = request.traceparent() else {
+        return Vec::new();
+    };
+    let Ok(endpoint) = crate::trace::endpoint() else {
+        return Vec::new();
+    };
+    let mut env = vec![
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.to_string()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf".to_string()),
+        ("OTEL_TRACES_EXPORTER", "otlp".to_string()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "100".to_string()),
+        ("TRACEPARENT", traceparent.to_string()),
+    ];
+    if let Some(trace_id) = crate::trace::trace_of(traceparent) {
+        env.push((
+            "OTEL_RESOURCE_ATTRIBUTES",
+            format!(
+                "{}={}",
+                crate::trace::RUN_ATTRIBUTE,
+                crate::trace::hex(&trace_id)
+            ),
+        ));
+    }
+    env
+}
+
 /// How much of stderr is kept (the end of it).
 pub(crate) const STDERR_TAIL: usize = 16 * 1024;
 
@@ -84,6 +116,10 @@ impl ProcessAgent {
         // (an API key in `[agent] env`) is masked in reports like the environment's own.
         for (key, value) in defaults {
             crate::redact::note_env(key, value);
+            command.env(key, value);
+        }
+        #[cfg(feature = "otel")]
+        for (key, value) in telemetry(request) {
             command.env(key, value);
         }
         for (key, value) in &self.env {

@@ -47,6 +47,10 @@
 //! keep = "failed"                          # failed | always | never: keep the working copy after a run
 //! max_files = 100000                       # a template (and a diff) holds at most this many files
 //! max_bytes = "256MiB"                     # ... and this many bytes
+//!
+//! [trace]                                  # OpenTelemetry (feature `otel`)
+//! settle = "500ms"                         # after a send, wait this long at most for spans on their way
+//! export = "http://127.0.0.1:4318"         # send each eval as a trace to this OTLP/HTTP endpoint
 //! ```
 //!
 //! Environment overrides, applied after the file: `NICEEVAL_STRICT` (`1`/`true`/`yes`/`on` or
@@ -185,6 +189,9 @@ pub struct Config {
     /// `[workspace]`: working copies of evals with `#[eval(workspace = ..)]`.
     #[serde(default)]
     pub workspace: WorkspaceConfig,
+    /// `[trace]`: OpenTelemetry in (the receiver's settle time) and out (export).
+    #[serde(default)]
+    pub trace: TraceConfig,
     /// Where the file was found (`None` when there is none).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -276,6 +283,24 @@ pub struct ReportConfig {
     #[serde(default, deserialize_with = "validate::redact_rules")]
     pub redact: Option<Vec<String>>,
 }
+
+/// `[trace]`: OpenTelemetry spans received from agents and exported to a collector.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table with settle, export")]
+pub struct TraceConfig {
+    /// After a send, how long niceeval waits at most for spans still on their way (a trace
+    /// whose received spans name parents not received yet, or whose agent is still running)
+    /// before the turn's checks read them: `"500ms"` by default ([`DEFAULT_SETTLE`]).
+    #[serde(default, deserialize_with = "validate::timeout")]
+    pub settle: Option<String>,
+    /// An OTLP/HTTP endpoint (`http://host:4318`) to send each eval to as a trace: eval, runs,
+    /// turns, the agent's own spans, and assertion results as span events.
+    #[serde(default, deserialize_with = "validate::base_url")]
+    pub export: Option<String>,
+}
+
+/// The default of `[trace] settle`.
+pub const DEFAULT_SETTLE: Duration = Duration::from_millis(500);
 
 /// `[compare]`: what `--baseline` calls a regression, the level of its statistics, and what
 /// `--save-baseline` writes (see `niceeval::compare`).
@@ -539,6 +564,15 @@ impl Config {
             .map_or(crate::excerpt::DEFAULT_MAX_TEXT, |n| {
                 usize::try_from(n).unwrap_or(usize::MAX)
             })
+    }
+
+    /// `[trace] settle`, else [`DEFAULT_SETTLE`].
+    pub fn trace_settle(&self) -> Duration {
+        self.trace
+            .settle
+            .as_deref()
+            .and_then(|s| parse_duration(s).ok())
+            .unwrap_or(DEFAULT_SETTLE)
     }
 
     /// The configured body timeout, or [`DEFAULT_TIMEOUT`].
@@ -836,6 +870,10 @@ path = "x"
                 max_files: Some(10),
                 max_bytes: Some(1024),
             },
+            trace: TraceConfig {
+                settle: Some("1s".into()),
+                export: Some("http://127.0.0.1:4318".into()),
+            },
             source: None,
         };
         let table: toml::Table = toml::from_str(&toml::to_string(&config).unwrap()).unwrap();
@@ -862,6 +900,10 @@ path = "x"
         assert_eq!(
             keys(table["workspace"].as_table().unwrap()),
             set(parse::WORKSPACE_KEYS)
+        );
+        assert_eq!(
+            keys(table["trace"].as_table().unwrap()),
+            set(parse::TRACE_KEYS)
         );
     }
 

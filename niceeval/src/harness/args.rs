@@ -44,6 +44,9 @@ pub struct Args {
     #[cfg(feature = "html")]
     #[cfg_attr(docsrs, doc(cfg(feature = "html")))]
     pub html: Option<PathBuf>,
+    /// `--otlp-endpoint URL`: send each eval as an OpenTelemetry trace to this OTLP/HTTP
+    /// endpoint (beats `[trace] export`).
+    pub otlp_endpoint: Option<String>,
     /// Terse console output (libtest's `--quiet`).
     pub quiet: bool,
     /// `--nocapture` / `--show-output`: print every eval's report, passing ones too.
@@ -109,6 +112,8 @@ niceeval options:
   --jsonl PATH            write one JSON line per finished eval
   --junit PATH            write JUnit XML
   --markdown PATH         write a Markdown summary
+  --otlp-endpoint URL     send each eval as an OpenTelemetry trace to this OTLP/HTTP endpoint
+                          (beats [trace] export in niceeval.toml)
   --baseline FILE         compare with a baseline file: what was fixed, broke, got worse or
                           better (pass rates tested with Fisher's exact test), in every report;
                           exit 3 on a regression ([compare] fail_on in niceeval.toml)
@@ -248,6 +253,20 @@ impl Args {
                 "--jsonl" => out.jsonl = Some(value("--jsonl")?.into()),
                 "--junit" => out.junit = Some(value("--junit")?.into()),
                 "--markdown" => out.markdown = Some(value("--markdown")?.into()),
+                "--otlp-endpoint" => {
+                    let url = value("--otlp-endpoint")?;
+                    if !cfg!(feature = "otel") {
+                        return Err(ArgsError(
+                            "--otlp-endpoint needs niceeval's `otel` feature; enable it in Cargo.toml (it is on by default)".to_string(),
+                        ));
+                    }
+                    if !(url.starts_with("http://") || url.starts_with("https://")) {
+                        return Err(ArgsError(format!(
+                            "--otlp-endpoint takes an http:// or https:// URL, got {url:?}"
+                        )));
+                    }
+                    out.otlp_endpoint = Some(url);
+                }
                 #[cfg(feature = "html")]
                 "--html" => out.html = Some(value("--html")?.into()),
                 #[cfg(not(feature = "html"))]

@@ -246,6 +246,17 @@ pub fn run_with_args(
         }
     }
     reporters.extend(extra);
+    #[cfg(feature = "otel")]
+    {
+        let configured = selected.first().and_then(|def| {
+            crate::config::Config::for_manifest_dir(def.manifest_dir)
+                .ok()
+                .and_then(|c| c.trace.export.clone())
+        });
+        if let Some(endpoint) = args.otlp_endpoint.clone().or(configured) {
+            reporters.push(Box::new(crate::reporter::otlp::Otlp { endpoint }));
+        }
+    }
     reporters.push(Box::new(
         Console::stdout()
             .filtered_out(filtered_out)
@@ -281,6 +292,10 @@ pub fn run_with_args(
     // Abandoned evals (after Ctrl-C or SIGTERM, or bodies that ignore their timeout) must not
     // hold the process open.
     runtime.shutdown_background();
+    #[cfg(feature = "otel")]
+    if let Some(notice) = crate::trace::notice() {
+        eprintln!("{notice}");
+    }
     let saved = comparing.save(&suite, Some(&target));
     if suite.interrupted {
         suite.signal.map_or(EXIT_INTERRUPTED, |s| s.exit_code())

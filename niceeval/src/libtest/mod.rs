@@ -86,7 +86,22 @@ pub fn run_test_report(def: &'static EvalDefinition) -> EvalReport {
             report.id
         );
     }
+    #[cfg(feature = "otel")]
+    export(def, &report);
     report
+}
+
+/// Sends the eval as a trace when `[trace] export` says where.
+#[cfg(feature = "otel")]
+fn export(def: &EvalDefinition, report: &EvalReport) {
+    let endpoint = crate::config::Config::for_manifest_dir(def.manifest_dir)
+        .ok()
+        .and_then(|c| c.trace.export.clone());
+    if let Some(endpoint) = endpoint
+        && let Err(e) = crate::reporter::otlp::export(report, &endpoint)
+    {
+        let _ = writeln!(std::io::stderr().lock(), "niceeval: {e}");
+    }
 }
 
 /// Turns a report into the test's result (the second half of [`run_test`]).

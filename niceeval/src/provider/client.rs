@@ -17,6 +17,12 @@ use super::{
 use crate::cache::{CacheKey, ResponseCache, SingleFlight};
 use crate::config::CacheMode;
 
+tokio::task_local! {
+    /// The W3C `traceparent` of the turn a request is made for (the chat agent sets it), sent
+    /// as a `traceparent` header so a server that traces joins the eval's trace.
+    pub(crate) static TRACEPARENT: String;
+}
+
 /// Timeout of one HTTP attempt when none is configured.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -348,6 +354,9 @@ impl ModelClient {
             .header(CONTENT_TYPE, "application/json")
             .timeout(self.timeout)
             .body(body.to_vec());
+        if let Ok(traceparent) = TRACEPARENT.try_with(Clone::clone) {
+            request = request.header("traceparent", traceparent);
+        }
         match self.name.provider() {
             Provider::OpenAi => {
                 if let Some(key) = &self.key {

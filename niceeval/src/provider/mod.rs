@@ -23,8 +23,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 pub use crate::event::Usage;
-pub(crate) use client::resolve_key;
 pub use client::{ClientOptions, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, ModelClient};
+pub(crate) use client::{TRACEPARENT, resolve_key};
 pub use retry::RetryPolicy;
 
 /// Which wire format a model speaks.

@@ -167,7 +167,7 @@ impl RunInfo {
     /// A run described by its parts.
     ///
     /// ```
-    /// let run = niceeval::RunInfo::new("r1", "2026-11-23T09:12:45.120Z", "evals");
+    /// let run = niceeval::__private::RunInfo::new("r1", "2026-11-23T09:12:45.120Z", "evals");
     /// assert_eq!(run.target, "evals");
     /// ```
     pub fn new(

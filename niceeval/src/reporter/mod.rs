@@ -16,6 +16,8 @@ pub(crate) mod jsonl;
 pub(crate) mod junit;
 pub(crate) mod markdown;
 mod markup;
+#[cfg(feature = "otel")]
+pub(crate) mod otlp;
 
 // The built-in reporters are the suite runner's (`--junit`, `--markdown`, `--html`, `--jsonl`);
 // users write reporters of their own against `Reporter` and the suite's data.

@@ -10,7 +10,7 @@
 //! and replay the result through reporters ([`replay`]; [`crate::harness::run_report`],
 //! `cargo test --test evals -- --report --markdown summary.md`).
 //!
-//! Every record carries the run that wrote it ([`RunInfo`](crate::RunInfo): run id, start time,
+//! Every record carries the run that wrote it ([`RunInfo`](crate::report::RunInfo): run id, start time,
 //! target), so reading can tell the latest run of a target from an earlier one.
 //!
 //! File naming: `<test binary>.jsonl`. The first time a process writes to it, the file is

@@ -1069,3 +1069,127 @@ fn a_timed_out_turn_leaves_no_process_of_claude_codes_bash_tool_behind() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Claude Code with its telemetry on, against niceeval's receiver: what it sends (log events
+/// per API request and per tool result; metrics, which the receiver accepts and ignores) and
+/// which checks it feeds (tool calls and usage through the log events).
+#[cfg(feature = "otel")]
+#[test]
+fn telemetry_logs_reach_the_run_as_tool_and_usage_events() {
+    assert!(
+        std::process::Command::new("claude")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "`claude` is required by this test; run bash scripts/install-claude-code.sh"
+    );
+    use niceeval::__private::trace;
+    let place = place();
+    prepare(&place.work);
+    let fake = FakeAnthropic::start(parallel(&place.work));
+    let run = trace::Run::start();
+    let endpoint = trace::endpoint().unwrap();
+    let out = std::process::Command::new("claude")
+        .args([
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            "claude-sonnet-4-5",
+            "--permission-mode",
+            "bypassPermissions",
+            "--",
+            "Say one and two",
+        ])
+        .current_dir(&place.work)
+        .envs(environment(&fake, &place.home))
+        .env("IS_SANDBOX", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("CLAUDE_CODE_ENABLE_TELEMETRY", "1")
+        .env("CLAUDE_CODE_ENHANCED_TELEMETRY_BETA", "1")
+        .env("OTEL_LOGS_EXPORTER", "otlp")
+        .env("OTEL_METRICS_EXPORTER", "otlp")
+        .env("OTEL_TRACES_EXPORTER", "otlp")
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+        .env("OTEL_LOGS_EXPORT_INTERVAL", "100")
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "100")
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+        .env("TRACEPARENT", run.turn())
+        .env(
+            "OTEL_RESOURCE_ATTRIBUTES",
+            format!("niceeval.trace_id={}", run.trace_id()),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Logs are exported on their interval; the process flushed at exit, but give a late batch
+    // a moment.
+    std::thread::sleep(Duration::from_millis(500));
+    let normalized = rt().block_on(run.events());
+    let received: Vec<&serde_json::Value> = normalized
+        .iter()
+        .filter_map(|e| match e {
+            Event::Custom { name, data } if name.starts_with("otel.") => Some(data),
+            _ => None,
+        })
+        .collect();
+    let operation = |op: &str| {
+        received
+            .iter()
+            .filter(|s| s["attributes"]["gen_ai.operation.name"] == op)
+            .count()
+    };
+    let logs = |name: &str| {
+        received
+            .iter()
+            .filter(|s| s["attributes"]["log.body"] == format!("claude_code.{name}"))
+            .count()
+    };
+    let dump = || {
+        received
+            .iter()
+            .map(|s| s["name"].to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // Traces (CLAUDE_CODE_ENHANCED_TELEMETRY_BETA): an interaction span, a chat span per API
+    // request and an execute_tool span per tool call, joined to the eval's trace from
+    // TRACEPARENT.
+    assert_eq!(operation("chat"), 2, "{}", dump());
+    assert_eq!(operation("execute_tool"), 2, "{}", dump());
+    assert!(operation("invoke_agent") >= 1, "{}", dump());
+    // Logs: an api_request per request (tokens, cost), a tool_result per tool call.
+    assert_eq!(logs("api_request"), 2, "{}", dump());
+    assert_eq!(logs("tool_result"), 2, "{}", dump());
+    // Normalized: two Bash calls with Claude Code's own call ids (so the adapter's events and
+    // the trace's are one), and each request's tokens once.
+    let calls: Vec<(String, String)> = normalized
+        .iter()
+        .filter_map(|e| match e {
+            Event::ActionCalled { call_id, name, .. } => Some((call_id.clone(), name.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("toolu_fake_001_0".to_string(), "Bash".to_string()),
+            ("toolu_fake_001_1".to_string(), "Bash".to_string())
+        ],
+        "{normalized:#?}"
+    );
+    let usage = Usage::from_events(&normalized);
+    // The chat spans' gen_ai.usage.input_tokens include the cached tokens (as niceeval's
+    // input_tokens do); the api_request logs repeat them and are not counted again.
+    assert_eq!(
+        usage.input_tokens,
+        2 * (INPUT_TOKENS + CACHE_READ_TOKENS + CACHE_CREATION_TOKENS),
+        "{normalized:#?}"
+    );
+}

@@ -30,7 +30,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("workspace", &["workspace"]),
     ("prices and cache", &["cache", "price"]),
     ("checks", &["scope", "efficiency"]),
-    ("agents and models", &["provider", "agent"]),
+    ("agents and models", &["provider", "trace", "agent"]),
     (
         "handle",
         &["record", "turn", "eval", "error", "definition", "dataset"],

@@ -24,5 +24,6 @@ mod script_graders;
 mod spec;
 mod spec_promptfoo;
 mod surface;
+mod traces;
 mod usage;
 mod workspace;
