@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, SystemTime};
 
-use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use tokio::sync::Semaphore;
 
+use super::pool::{self, ExchangeError};
 use super::retry::{parse_retry_after, retryable_status};
 use super::{
     ApiKey, ChatRequest, ChatResponse, ModelName, Provider, ProviderError, RetryPolicy, anthropic,
@@ -160,25 +161,9 @@ enum Failure {
 }
 
 impl ModelClient {
-    /// A client for `name` with its own HTTP connection pool.
+    /// A client for `name`. Its HTTP connections come from the process's pool for the endpoint's
+    /// origin, shared with every other client of that origin (agents and judges of every eval).
     pub fn new(name: ModelName, options: ClientOptions) -> Result<ModelClient, ProviderError> {
-        let http = reqwest::Client::builder()
-            .build()
-            .map_err(|e| ProviderError::Connect {
-                model: name.to_string(),
-                url: String::new(),
-                message: format!("cannot build the HTTP client: {e}"),
-                after: String::new(),
-            })?;
-        ModelClient::with_http(name, options, http)
-    }
-
-    /// A client sharing an HTTP connection pool.
-    pub(crate) fn with_http(
-        name: ModelName,
-        options: ClientOptions,
-        http: reqwest::Client,
-    ) -> Result<ModelClient, ProviderError> {
         let provider = name.provider();
         let base_url = options
             .base_url
@@ -189,6 +174,12 @@ impl ModelClient {
             .trim_end_matches('/')
             .to_string();
         check_base_url(&name, &base_url)?;
+        let http = pool::client(&base_url).map_err(|message| ProviderError::Connect {
+            model: name.to_string(),
+            url: base_url.clone(),
+            message,
+            after: String::new(),
+        })?;
         let url = match provider {
             Provider::OpenAi => openai::endpoint(&base_url),
             Provider::Anthropic => anthropic::endpoint(&base_url),
@@ -369,21 +360,21 @@ impl ModelClient {
                 }
             }
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| self.transport_failure(e))?;
-        let status = response.status();
-        let retry_after = response
-            .headers()
-            .get(RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
+        let exchange = pool::exchange(request).await.map_err(|e| match e {
+            ExchangeError::Transport(e) => self.transport_failure(e),
+            ExchangeError::Io(message) => Failure::Fatal(ProviderError::Connect {
+                model: self.name.to_string(),
+                url: self.url.clone(),
+                message,
+                after: String::new(),
+            }),
+        })?;
+        let status = exchange.status;
+        let retry_after = exchange
+            .retry_after
+            .as_deref()
             .and_then(|v| parse_retry_after(v, SystemTime::now()));
-        let raw = response
-            .bytes()
-            .await
-            .map_err(|e| self.transport_failure(e))?
-            .to_vec();
+        let raw = exchange.body;
         if status.is_success() {
             return Ok(raw);
         }

@@ -15,6 +15,7 @@
 pub mod anthropic;
 mod client;
 pub mod openai;
+mod pool;
 mod retry;
 
 use std::fmt;

@@ -398,3 +398,53 @@ fn a_chat_agent_that_times_out_names_the_agent_timeout_not_the_judge() {
     );
     assert!(!err.contains("[judge]"), "{err}");
 }
+
+#[test]
+fn a_pooled_connection_outlives_the_runtime_that_opened_it() {
+    let server = FakeProvider::start(|_, _| Reply::json(support::openai_text("hi")));
+    for _ in 0..3 {
+        // A new client on a new runtime each time, the runtime dropped after its request.
+        let client = make_client("openai/gpt-test", &server, "/v1", RetryPolicy::none());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let answer = runtime.block_on(client.complete(&ChatRequest::new().user("hi")));
+        assert_eq!(answer.unwrap().text, "hi");
+        drop(runtime);
+    }
+    assert_eq!(server.count(), 3);
+    assert_eq!(server.connections(), 1);
+}
+
+#[test]
+fn two_thousand_per_eval_agents_open_at_most_concurrency_connections() {
+    const CONCURRENCY: usize = 8;
+    const EVALS: usize = 2_000;
+    let server = FakeProvider::start(|_, _| Reply::json(support::openai_text("hi")));
+    let url = format!("{}/v1", server.url);
+    // As under `cargo test`: CONCURRENCY threads, each eval with its own agent on its own
+    // runtime.
+    std::thread::scope(|scope| {
+        for _ in 0..CONCURRENCY {
+            scope.spawn(|| {
+                for _ in 0..EVALS / CONCURRENCY {
+                    let agent = ChatAgent::new("openai/gpt-test").base_url(url.clone());
+                    let mut t = Eval::detached(Some(std::sync::Arc::new(agent)));
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .unwrap();
+                    let turn = runtime.block_on(t.send("hello")).unwrap();
+                    assert_eq!(turn.message, "hi");
+                }
+            });
+        }
+    });
+    assert_eq!(server.count(), EVALS);
+    assert!(
+        server.connections() <= CONCURRENCY,
+        "{} connections for {EVALS} evals at concurrency {CONCURRENCY}",
+        server.connections()
+    );
+}

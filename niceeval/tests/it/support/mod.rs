@@ -91,6 +91,7 @@ struct Shared {
     responder: Box<Responder>,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
+    connections: AtomicUsize,
 }
 
 /// The fake provider. Stopped when dropped.
@@ -111,6 +112,7 @@ impl FakeProvider {
             responder: Box::new(responder),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
+            connections: AtomicUsize::new(0),
         });
         let (port_tx, port_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -124,6 +126,10 @@ impl FakeProvider {
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 port_tx.send(listener.local_addr().unwrap().port()).unwrap();
+                let counter = state.clone();
+                let listener = axum::serve::ListenerExt::tap_io(listener, move |_| {
+                    counter.connections.fetch_add(1, Ordering::SeqCst);
+                });
                 let app = axum::Router::new().fallback(handle).with_state(state);
                 axum::serve(listener, app)
                     .with_graceful_shutdown(async {
@@ -150,6 +156,11 @@ impl FakeProvider {
 
     pub fn count(&self) -> usize {
         self.shared.seen.lock().unwrap().len()
+    }
+
+    /// How many TCP connections the server accepted.
+    pub fn connections(&self) -> usize {
+        self.shared.connections.load(Ordering::SeqCst)
     }
 
     /// The most requests that were in flight at once.
