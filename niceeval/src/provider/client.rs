@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use tokio::sync::Semaphore;
 
+use super::limit::MachineLimit;
 use super::pool::{self, ExchangeError};
 use super::retry::{parse_retry_after, retryable_status};
 use super::{
@@ -43,9 +44,16 @@ pub struct ClientOptions {
     pub cache_mode: CacheMode,
     /// Where the cache lives; the Cargo target directory of `CARGO_MANIFEST_DIR` when `None`.
     pub cache_dir: Option<PathBuf>,
-    /// Requests in flight at once to this provider endpoint, across the whole process. The first
-    /// client created for an endpoint sets it.
+    /// Requests in flight at once to this provider endpoint, across every process of the
+    /// machine that shares the target directory (see [`ClientOptions::limits_dir`]). Within a
+    /// process, the first client created for an endpoint sets it.
     pub max_concurrency: usize,
+    /// Requests started per minute to this endpoint, evenly spaced, across every process of
+    /// the machine; no limit when `None`.
+    pub requests_per_minute: Option<u32>,
+    /// The Cargo target directory whose `niceeval/limits/` holds the lock files of the
+    /// machine-wide limits; the target directory of `CARGO_MANIFEST_DIR` when `None`.
+    pub limits_dir: Option<PathBuf>,
 }
 
 impl Default for ClientOptions {
@@ -59,6 +67,8 @@ impl Default for ClientOptions {
             cache_mode: CacheMode::Off,
             cache_dir: None,
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            requests_per_minute: None,
+            limits_dir: None,
         }
     }
 }
@@ -111,6 +121,29 @@ impl ClientOptions {
         self.max_concurrency = max.max(1);
         self
     }
+
+    /// Sets the pace: at most `n` requests started per minute.
+    pub fn requests_per_minute(mut self, n: u32) -> Self {
+        self.requests_per_minute = Some(n.max(1));
+        self
+    }
+
+    /// Sets the target directory of the machine-wide limits' lock files.
+    pub fn limits_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.limits_dir = Some(dir.into());
+        self
+    }
+
+    /// Applies `[provider]` of `niceeval.toml`: what it sets replaces the options'.
+    pub(crate) fn provider_config(mut self, config: &crate::config::ProviderConfig) -> Self {
+        if let Some(max) = config.max_concurrency {
+            self = self.max_concurrency(max);
+        }
+        if let Some(n) = config.requests_per_minute {
+            self = self.requests_per_minute(n);
+        }
+        self
+    }
 }
 
 /// A chat model behind its endpoint.
@@ -138,6 +171,7 @@ pub struct ModelClient {
     retry: RetryPolicy,
     cache: Option<(CacheMode, ResponseCache)>,
     limiter: Arc<Semaphore>,
+    machine: MachineLimit,
 }
 
 impl std::fmt::Debug for ModelClient {
@@ -195,13 +229,27 @@ impl ModelClient {
             };
             (options.cache_mode, cache)
         });
+        let endpoint = format!("{provider} {base_url}");
         let limiter = {
             let mut limiters = LIMITERS.lock().unwrap_or_else(|p| p.into_inner());
             limiters
-                .entry(format!("{provider} {base_url}"))
+                .entry(endpoint.clone())
                 .or_insert_with(|| Arc::new(Semaphore::new(options.max_concurrency.max(1))))
                 .clone()
         };
+        let target_dir = options.limits_dir.clone().unwrap_or_else(|| {
+            crate::cache::target_dir(
+                &std::env::var_os("CARGO_MANIFEST_DIR")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| PathBuf::from(".")),
+            )
+        });
+        let machine = MachineLimit::new(
+            &target_dir,
+            &endpoint,
+            options.max_concurrency,
+            options.requests_per_minute,
+        );
         Ok(ModelClient {
             name,
             base_url,
@@ -213,6 +261,7 @@ impl ModelClient {
             retry: options.retry,
             cache,
             limiter,
+            machine,
         })
     }
 
@@ -305,6 +354,7 @@ impl ModelClient {
         loop {
             let outcome = {
                 let _permit = self.limiter.acquire().await;
+                let _slot = self.machine.acquire().await;
                 self.attempt(body).await
             };
             let (error, retry_after) = match outcome {

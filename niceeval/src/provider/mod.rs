@@ -14,6 +14,7 @@
 
 pub mod anthropic;
 mod client;
+mod limit;
 pub mod openai;
 mod pool;
 mod retry;

@@ -20,6 +20,8 @@ pub mod fake_responses;
 /// One request the server received.
 #[derive(Debug, Clone)]
 pub struct Seen {
+    /// When the request arrived (its body read).
+    pub at: std::time::Instant,
     pub path: String,
     pub headers: HashMap<String, String>,
     pub body: Value,
@@ -189,6 +191,7 @@ async fn handle(
     let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let seen = Seen {
+        at: std::time::Instant::now(),
         path: uri.path().to_string(),
         headers: headers
             .iter()
