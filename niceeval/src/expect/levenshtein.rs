@@ -101,8 +101,8 @@ pub(crate) fn distance(a: &str, b: &str) -> usize {
 }
 
 /// Levenshtein distance between two strings and their lengths in Unicode scalar values; the
-/// distance is `None` when computing it would take more than `budget` block updates (see
-/// [`distance_within`]). Reuses the thread's buffers.
+/// distance is `None` when computing it would take more than `budget` block updates (one block
+/// update: 64 cells of one column). Reuses the thread's buffers.
 pub(crate) fn distance_str_within(a: &str, b: &str, budget: u64) -> (Option<usize>, usize, usize) {
     with_scratch(|scratch| {
         scratch.a.clear();
