@@ -1,5 +1,7 @@
 //! Speed of the deterministic assertion library: a 7-assertion spec over a 2 KB output,
-//! `contains_json` over 1 MB, and BLEU/ROUGE-N over two 10,000-word texts.
+//! `contains_json` over 1 MB, BLEU/ROUGE-N over two 10,000-word texts, and what one eval of
+//! the promptfoo comparison (`scripts/compare-promptfoo.sh`) spends on its 7 matchers, built
+//! afresh and evaluated over a one-sentence reply as an eval body does on every run.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use niceeval::__private::{bleu_score, rouge_n_score};
@@ -97,5 +99,36 @@ fn text_metrics(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, spec_list, json_scan, text_metrics);
+fn per_eval(c: &mut Criterion) {
+    use niceeval::expect::{
+        bleu, icontains, includes, levenshtein, regex, rouge_n, similarity, starts_with,
+    };
+    let reply = "Your order 42 ships today and arrives on Friday.";
+    let subject = reply.subject();
+    c.bench_function(
+        "per eval: 7 matchers built and evaluated over a sentence",
+        |b| {
+            b.iter(|| {
+                let results = [
+                    includes("ships").evaluate(&subject),
+                    icontains("ORDER").evaluate(&subject),
+                    regex(r"order \d+").evaluate(&subject),
+                    starts_with("Your").evaluate(&subject),
+                    levenshtein("Your order 42 ships today and arrives on Friday!")
+                        .max_distance(5)
+                        .evaluate(&subject),
+                    rouge_n("your order ships today and arrives friday").evaluate(&subject),
+                    bleu("Your order 42 ships today and arrives on Friday .").evaluate(&subject),
+                ];
+                std::hint::black_box(results)
+            })
+        },
+    );
+    let expected = "Your order 42 ships today and arrives on Friday, as promised.";
+    c.bench_function("per eval: similarity over two sentences", |b| {
+        b.iter(|| std::hint::black_box(similarity(expected).evaluate(&subject)))
+    });
+}
+
+criterion_group!(benches, spec_list, json_scan, text_metrics, per_eval);
 criterion_main!(benches);

@@ -264,6 +264,8 @@ pub struct ChatAgent {
     temperature: Option<f64>,
     max_tokens: Option<u32>,
     max_rounds: usize,
+    /// The client options were given whole: `[provider]` of niceeval.toml does not apply.
+    explicit_options: bool,
     client: Arc<OnceLock<Result<Arc<ModelClient>, ProviderError>>>,
 }
 
@@ -292,6 +294,7 @@ impl ChatAgent {
             temperature: None,
             max_tokens: None,
             max_rounds: 8,
+            explicit_options: false,
             client: Arc::default(),
         }
     }
@@ -359,6 +362,7 @@ impl ChatAgent {
     #[doc(hidden)] // the provider's options are internal; tests reach them through __private
     pub fn client_options(mut self, options: ClientOptions) -> Self {
         self.options = options;
+        self.explicit_options = true;
         self.reset()
     }
 
@@ -373,6 +377,17 @@ impl ChatAgent {
                  [agent] in niceeval.toml; a loopback base_url needs no key)",
             )?;
             let mut options = self.options.clone();
+            // `[provider]` limits of the crate under test (its niceeval.toml; a malformed file
+            // is reported by the eval itself).
+            if !self.explicit_options {
+                if let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") {
+                    if let Ok(config) =
+                        crate::config::Config::for_manifest_dir(&dir.to_string_lossy())
+                    {
+                        options = options.provider_config(&config.provider);
+                    }
+                }
+            }
             if options.api_key.is_none() {
                 options.api_key = key;
             }

@@ -15,6 +15,10 @@
 //! type = "replay"
 //! path = "transcripts/refund.jsonl"
 //!
+//! [provider]                               # limits per model endpoint, across every process
+//! max_concurrency = 8                      # requests in flight at once (default 8)
+//! requests_per_minute = 500                # requests started per minute (default: no limit)
+//!
 //! [prices."openai/gpt-4o"]                 # USD per 1M tokens, over the built-in table
 //! input = 2.5
 //! output = 10.0
@@ -173,6 +177,10 @@ pub struct Config {
     /// `[agent]`: the default agent, used by evals without `agent = ..`.
     #[serde(default)]
     pub agent: Option<AgentConfig>,
+    /// `[provider]`: limits on requests to each model endpoint, shared by every process of the
+    /// machine.
+    #[serde(default)]
+    pub provider: ProviderConfig,
     /// `[prices."provider/model"]`: USD per 1M tokens, overriding the built-in table
     /// (see the price table).
     #[serde(default)]
@@ -228,6 +236,24 @@ pub struct JudgeConfig {
     /// Judge requests in flight at once per provider endpoint (default 8).
     #[serde(default, deserialize_with = "validate::concurrency")]
     pub max_concurrency: Option<usize>,
+}
+
+/// `[provider]`: limits on the requests to each model endpoint (one provider and base URL),
+/// counted across every process of the machine that shares the Cargo target directory — the
+/// chat agents and judges of every eval, under `cargo test` or nextest alike.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with max_concurrency, requests_per_minute"
+)]
+pub struct ProviderConfig {
+    /// Requests in flight at once per endpoint (default 8; `[judge] max_concurrency`, when set,
+    /// is the judge endpoint's).
+    #[serde(default, deserialize_with = "validate::concurrency")]
+    pub max_concurrency: Option<usize>,
+    /// Requests started per minute per endpoint, evenly spaced (none by default).
+    #[serde(default, deserialize_with = "validate::per_minute")]
+    pub requests_per_minute: Option<u32>,
 }
 
 /// `[run]`.
@@ -834,6 +860,10 @@ path = "x"
             agent: Some(AgentConfig::Replay(ReplayConfig {
                 path: "t.jsonl".into(),
             })),
+            provider: ProviderConfig {
+                max_concurrency: Some(2),
+                requests_per_minute: Some(60),
+            },
             prices: BTreeMap::from([(
                 "a/b".to_string(),
                 PriceConfig {
@@ -885,6 +915,10 @@ path = "x"
             set(parse::JUDGE_KEYS)
         );
         assert_eq!(keys(table["run"].as_table().unwrap()), set(parse::RUN_KEYS));
+        assert_eq!(
+            keys(table["provider"].as_table().unwrap()),
+            set(parse::PROVIDER_KEYS)
+        );
         assert_eq!(
             keys(table["report"].as_table().unwrap()),
             set(parse::REPORT_KEYS)
@@ -1027,6 +1061,14 @@ path = "x"
                 "[prices.plain-name_1] output",
             ),
             ("[run]\nruns = 0\n", "[run] runs"),
+            (
+                "[provider]\nrequests_per_minute = 0\n",
+                "[provider] requests_per_minute",
+            ),
+            (
+                "[provider]\nmax_concurrency = -1\n",
+                "[provider] max_concurrency",
+            ),
         ];
         for (text, expected) in cases {
             match Config::parse(text, "n.toml") {
@@ -1036,6 +1078,21 @@ path = "x"
                 other => panic!("{text:?}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn provider_limits_parse_and_misspellings_are_named() {
+        let config = Config::parse(
+            "[provider]\nmax_concurrency = 4\nrequests_per_minute = 500\n",
+            "n.toml",
+        )
+        .unwrap();
+        assert_eq!(config.provider.max_concurrency, Some(4));
+        assert_eq!(config.provider.requests_per_minute, Some(500));
+        let err = Config::parse("[provider]\nmax_concurency = 4\n", "n.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("did you mean `max_concurrency`"), "{err}");
     }
 
     #[test]

@@ -23,6 +23,7 @@ use crate::suggest::closest;
 pub(super) const TABLES: &[&str] = &[
     "judge",
     "agent",
+    "provider",
     "prices",
     "run",
     "report",
@@ -40,6 +41,8 @@ pub(super) const JUDGE_KEYS: &[&str] = &[
     "timeout",
     "max_concurrency",
 ];
+/// The keys of `[provider]`.
+pub(super) const PROVIDER_KEYS: &[&str] = &["max_concurrency", "requests_per_minute"];
 /// The keys of `[run]`.
 pub(super) const RUN_KEYS: &[&str] = &["concurrency", "strict", "timeout", "runs", "slow_after"];
 /// The keys of a `[prices."provider/model"]` entry.
@@ -304,6 +307,7 @@ fn unknown_keys(root: &mut DeTable<'_>) -> Vec<Unknown> {
         let section = [
             ("run", RUN_KEYS),
             ("judge", JUDGE_KEYS),
+            ("provider", PROVIDER_KEYS),
             ("report", REPORT_KEYS),
             ("workspace", WORKSPACE_KEYS),
             ("compare", COMPARE_KEYS),
@@ -334,6 +338,7 @@ fn unknown_keys(root: &mut DeTable<'_>) -> Vec<Unknown> {
     }
     for (table, keys) in [
         ("judge", JUDGE_KEYS),
+        ("provider", PROVIDER_KEYS),
         ("run", RUN_KEYS),
         ("report", REPORT_KEYS),
         ("workspace", WORKSPACE_KEYS),

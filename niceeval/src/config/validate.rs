@@ -158,6 +158,16 @@ pub(super) fn concurrency<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usiz
         .transpose()
 }
 
+pub(super) fn per_minute<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    at_least_one(d, "the number of requests per minute")?
+        .map(|n| {
+            u32::try_from(n).map_err(|_| {
+                serde::de::Error::custom(format!("{n} requests per minute is too many"))
+            })
+        })
+        .transpose()
+}
+
 pub(super) fn runs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
     at_least_one(d, "the number of runs per eval")?
         .map(|n| {

@@ -25,23 +25,98 @@
 //! non-ASCII characters. The code below is small, self-contained and checked against the
 //! textbook table by a pseudo-random test over block boundaries and multi-byte text.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// Bits per block.
 const WORD: usize = 64;
+
+/// Buffers every distance computed on a thread reuses: the two texts as characters, the
+/// pattern's character ids and dense table, and the column state. Once a thread has compared
+/// texts of some length, comparing texts up to that length allocates nothing but a hash map for
+/// non-ASCII characters.
+#[derive(Default)]
+struct Scratch {
+    a: Vec<char>,
+    b: Vec<char>,
+    work: Work,
+}
+
+/// The buffers of one computation on character slices.
+#[derive(Default)]
+pub(crate) struct Work {
+    ids: Vec<usize>,
+    table: Vec<u64>,
+    state: Vec<(u64, u64)>,
+}
+
+/// Largest buffer (in elements) kept for the next call: one huge comparison does not keep its
+/// memory for the thread's lifetime.
+const KEEP: usize = 1 << 16;
+
+impl Scratch {
+    fn trim(&mut self) {
+        fn trim<T>(v: &mut Vec<T>) {
+            if v.capacity() > KEEP {
+                *v = Vec::new();
+            }
+        }
+        trim(&mut self.a);
+        trim(&mut self.b);
+        trim(&mut self.work.ids);
+        trim(&mut self.work.table);
+        trim(&mut self.work.state);
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Runs `f` with the thread's buffers (fresh ones when they are in use or gone).
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    let mut f = Some(f);
+    let reused = SCRATCH.try_with(|cell| {
+        cell.try_borrow_mut().ok().map(|mut scratch| {
+            let out = (f.take().expect("called once"))(&mut scratch);
+            scratch.trim();
+            out
+        })
+    });
+    match (reused, f) {
+        (Ok(Some(out)), _) => out,
+        (_, Some(f)) => f(&mut Scratch::default()),
+        (_, None) => unreachable!("the closure ran but returned nothing"),
+    }
+}
 
 /// Levenshtein distance between two strings, counted in Unicode scalar values.
 pub(crate) fn distance(a: &str, b: &str) -> usize {
     if a == b {
         return 0;
     }
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    distance_chars(&a, &b)
+    let (distance, a_len, b_len) = distance_str_within(a, b, u64::MAX);
+    // An unlimited budget is never exceeded; the fallback is the trivial upper bound.
+    distance.unwrap_or(a_len.max(b_len))
+}
+
+/// Levenshtein distance between two strings and their lengths in Unicode scalar values; the
+/// distance is `None` when computing it would take more than `budget` block updates (one block
+/// update: 64 cells of one column). Reuses the thread's buffers.
+pub(crate) fn distance_str_within(a: &str, b: &str, budget: u64) -> (Option<usize>, usize, usize) {
+    with_scratch(|scratch| {
+        scratch.a.clear();
+        scratch.a.extend(a.chars());
+        scratch.b.clear();
+        scratch.b.extend(b.chars());
+        let d = distance_in(&scratch.a, &scratch.b, budget, &mut scratch.work);
+        (d, scratch.a.len(), scratch.b.len())
+    })
 }
 
 /// Levenshtein distance between two character sequences.
-pub(crate) fn distance_chars(a: &[char], b: &[char]) -> usize {
+#[cfg(test)]
+fn distance_chars(a: &[char], b: &[char]) -> usize {
     // An unlimited budget is never exceeded; the fallback is the trivial upper bound.
     distance_within(a, b, u64::MAX).unwrap_or(a.len().max(b.len()))
 }
@@ -50,14 +125,32 @@ pub(crate) fn distance_chars(a: &[char], b: &[char]) -> usize {
 /// take more than `budget` block updates (one block update: 64 cells of one column, a few
 /// nanoseconds). Only long and very different texts come near a budget of a billion:
 /// two 20,000-character texts take at most 6.3 million.
-pub(crate) fn distance_within(a: &[char], b: &[char], budget: u64) -> Option<usize> {
+#[cfg(test)]
+fn distance_within(a: &[char], b: &[char], budget: u64) -> Option<usize> {
+    with_scratch(|scratch| distance_in(a, b, budget, &mut scratch.work))
+}
+
+/// [`distance_within`] with the given buffers.
+fn distance_in(a: &[char], b: &[char], budget: u64, work: &mut Work) -> Option<usize> {
     let (a, b) = trim_common_affixes(a, b);
     let (pattern, text) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     if pattern.is_empty() {
         return Some(text.len());
     }
-    let bits = PatternBits::new(pattern);
-    let m = pattern.len();
+    let bits = PatternBits::build(pattern, DENSE_LIMIT, work);
+    let found = banded(&bits, text, budget, &mut work.state);
+    bits.recycle(work);
+    found
+}
+
+/// The distance between the pattern of `bits` and `text`, banded (see the module's notes).
+fn banded(
+    bits: &PatternBits,
+    text: &[char],
+    budget: u64,
+    state: &mut Vec<(u64, u64)>,
+) -> Option<usize> {
+    let m = bits.len;
     let diff = text.len() - m;
     let columns = text.len() as u64;
     let mut spent = 0u64;
@@ -73,12 +166,12 @@ pub(crate) fn distance_within(a: &[char], b: &[char], budget: u64) -> Option<usi
     let mut slack = WORD;
     loop {
         if diff + 2 * slack + 1 >= m / 2 {
-            return spend(bits.words).then(|| bits.run(text, None));
+            return spend(bits.words).then(|| bits.run_in(text, None, state));
         }
         if !spend((diff + 2 * slack + 1) / WORD + 2) {
             return None;
         }
-        let found = bits.run(text, Some(slack));
+        let found = bits.run_in(text, Some(slack), state);
         if found <= diff + 2 * slack {
             return Some(found);
         }
@@ -129,15 +222,24 @@ enum Masks {
 }
 
 impl PatternBits {
+    #[cfg(test)]
     fn new(pattern: &[char]) -> Self {
         Self::with_dense_limit(pattern, DENSE_LIMIT)
     }
 
+    #[cfg(test)]
     fn with_dense_limit(pattern: &[char], dense_limit: usize) -> Self {
+        Self::build(pattern, dense_limit, &mut Work::default())
+    }
+
+    /// The pattern's masks, built in `work`'s buffers (give them back with
+    /// [`PatternBits::recycle`]).
+    fn build(pattern: &[char], dense_limit: usize, work: &mut Work) -> Self {
         let mut ascii = [0u32; 128];
         let mut other = HashMap::new();
         let mut distinct = 0u32;
-        let mut ids = Vec::with_capacity(pattern.len());
+        let ids = &mut work.ids;
+        ids.clear();
         for &c in pattern {
             let slot = if c.is_ascii() {
                 &mut ascii[c as usize]
@@ -154,7 +256,9 @@ impl PatternBits {
         let words = pattern.len().div_ceil(WORD);
 
         let masks = if ids_count.saturating_mul(words) <= dense_limit {
-            let mut table = vec![0u64; ids_count * words];
+            let mut table = std::mem::take(&mut work.table);
+            table.clear();
+            table.resize(ids_count * words, 0);
             for (pos, &id) in ids.iter().enumerate() {
                 table[id * words + pos / WORD] |= 1u64 << (pos % WORD);
             }
@@ -162,7 +266,7 @@ impl PatternBits {
         } else {
             // Counting sort of the positions by id: each id's positions contiguous, ascending.
             let mut first = vec![0usize; ids_count + 1];
-            for &id in &ids {
+            for &id in ids.iter() {
                 first[id + 1] += 1;
             }
             for i in 0..ids_count {
@@ -200,6 +304,13 @@ impl PatternBits {
         }
     }
 
+    /// Gives the dense table's buffer back to `work`.
+    fn recycle(self, work: &mut Work) {
+        if let Masks::Dense(table) = self.masks {
+            work.table = table;
+        }
+    }
+
     /// The id of `c`, 0 when it is not in the pattern.
     fn id(&self, c: char) -> usize {
         if c.is_ascii() {
@@ -216,11 +327,18 @@ impl PatternBits {
     /// cost at most `diff + 2h` passes through. Cells outside the band are over-estimated, never
     /// under-estimated, so the result is an upper bound of the distance, exact when it is at
     /// most `diff + 2h`.
+    #[cfg(test)]
     fn run(&self, text: &[char], band: Option<usize>) -> usize {
+        self.run_in(text, band, &mut Vec::new())
+    }
+
+    /// [`PatternBits::run`] with the column state in `state`'s buffer.
+    fn run_in(&self, text: &[char], band: Option<usize>, state: &mut Vec<(u64, u64)>) -> usize {
         match &self.masks {
             Masks::Dense(table) => self.run_with(
                 text,
                 band,
+                state,
                 DenseSource {
                     table,
                     words: self.words,
@@ -230,6 +348,7 @@ impl PatternBits {
             Masks::Sparse { starts, entries } => self.run_with(
                 text,
                 band,
+                state,
                 SparseSource {
                     starts,
                     entries,
@@ -241,7 +360,13 @@ impl PatternBits {
         }
     }
 
-    fn run_with<S: MaskSource>(&self, text: &[char], band: Option<usize>, mut source: S) -> usize {
+    fn run_with<S: MaskSource>(
+        &self,
+        text: &[char],
+        band: Option<usize>,
+        state: &mut Vec<(u64, u64)>,
+        mut source: S,
+    ) -> usize {
         let m = self.len;
         let words = self.words;
         let diff = text.len() - m;
@@ -261,7 +386,8 @@ impl PatternBits {
         // enters the band once and is untouched before, so these initial values are also what
         // a block appended later starts from: rows counting up from the block above it, an
         // over-estimate that cannot lower any value inside the band.
-        let mut state = vec![(!0u64, 0u64); words];
+        state.clear();
+        state.resize(words, (!0u64, 0u64));
         // Value of the bottom row of block `last` in the current column.
         let mut last = 0usize;
         let mut score = rows(0);
@@ -281,14 +407,8 @@ impl PatternBits {
             let id = |c: char| self.id(c);
             source.load(0, id(pair[0]), one);
             source.load(1, id(pair[1]), two);
-            let (out_one, out_two) = advance_pair(
-                &mut state,
-                source.masks(0),
-                source.masks(1),
-                one,
-                two,
-                last_bit,
-            );
+            let (out_one, out_two) =
+                advance_pair(state, source.masks(0), source.masks(1), one, two, last_bit);
             source.unload(0);
             source.unload(1);
             extend(&mut score, one.1);
@@ -300,7 +420,7 @@ impl PatternBits {
         if let [c] = pairs.remainder() {
             let one = span(j + 1);
             source.load(0, self.id(*c), one);
-            let out = advance(&mut state, source.masks(0), one, last_bit);
+            let out = advance(state, source.masks(0), one, last_bit);
             source.unload(0);
             extend(&mut score, one.1);
             score = score + out.0 as usize - out.1 as usize;

@@ -1,6 +1,9 @@
 //! [`regex`]: the text matches a regular expression somewhere (a search, not a full match).
 
+use std::sync::{Arc, LazyLock, Mutex};
+
 use regex::Regex;
+use rustc_hash::FxHashMap;
 
 use crate::assertion::{Assertion, Grade, Subject};
 use crate::expect::text::context;
@@ -35,17 +38,40 @@ impl Compiled {
 /// A regular expression for [`regex`]: a pattern to compile (`&str`, `String`) or a compiled
 /// [`Regex`].
 #[derive(Debug, Clone)]
-pub struct RegexSource(Result<Compiled, (String, String)>);
+pub struct RegexSource(Result<Arc<Compiled>, (String, String)>);
+
+/// Patterns compiled so far in this process: an eval builds its matchers on every run, and
+/// compiling a pattern costs far more than matching it against a reply. Every matcher of a
+/// pattern shares one compiled value, and with it the regex's pool of search caches.
+type Shared = Result<Arc<Compiled>, (String, String)>;
+static COMPILED: LazyLock<Mutex<FxHashMap<String, Shared>>> = LazyLock::new(Default::default);
+
+/// Most patterns [`COMPILED`] keeps (it starts over when full).
+const COMPILED_LIMIT: usize = 1024;
+
+fn compile(pattern: &str) -> Shared {
+    let lock = || COMPILED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(compiled) = lock().get(pattern) {
+        return compiled.clone();
+    }
+    let compiled = match Regex::new(pattern) {
+        Ok(re) => Ok(Arc::new(Compiled::Linear(re))),
+        Err(linear) => match fancy_regex::Regex::new(pattern) {
+            Ok(re) => Ok(Arc::new(Compiled::Backtracking(re))),
+            Err(_) => Err((pattern.to_string(), linear.to_string())),
+        },
+    };
+    let mut cache = lock();
+    if cache.len() >= COMPILED_LIMIT {
+        cache.clear();
+    }
+    cache.insert(pattern.to_string(), compiled.clone());
+    compiled
+}
 
 impl From<&str> for RegexSource {
     fn from(pattern: &str) -> Self {
-        RegexSource(match Regex::new(pattern) {
-            Ok(re) => Ok(Compiled::Linear(re)),
-            Err(linear) => match fancy_regex::Regex::new(pattern) {
-                Ok(re) => Ok(Compiled::Backtracking(re)),
-                Err(_) => Err((pattern.to_string(), linear.to_string())),
-            },
-        })
+        RegexSource(compile(pattern))
     }
 }
 
@@ -57,13 +83,13 @@ impl From<String> for RegexSource {
 
 impl From<Regex> for RegexSource {
     fn from(re: Regex) -> Self {
-        RegexSource(Ok(Compiled::Linear(re)))
+        RegexSource(Ok(Arc::new(Compiled::Linear(re))))
     }
 }
 
 impl From<&Regex> for RegexSource {
     fn from(re: &Regex) -> Self {
-        RegexSource(Ok(Compiled::Linear(re.clone())))
+        RegexSource(Ok(Arc::new(Compiled::Linear(re.clone()))))
     }
 }
 
@@ -96,7 +122,7 @@ pub fn regex(pattern: impl Into<RegexSource>) -> RegexMatch {
 /// The matcher returned by [`regex`].
 #[derive(Debug, Clone)]
 pub struct RegexMatch {
-    re: Result<Compiled, (String, String)>,
+    re: Shared,
 }
 
 impl RegexMatch {
@@ -159,5 +185,16 @@ mod tests {
         assert!(!ok(&regex(r"^(?!.*error).*$"), "an error"));
         assert!(ok(&regex(r"(\w+) \1"), "hello hello"));
         assert!(regex("(?<=a").invalid().is_some());
+    }
+
+    #[test]
+    fn a_pattern_compiled_again_comes_from_the_cache_and_behaves_the_same() {
+        for _ in 0..3 {
+            let ok = |a: &RegexMatch, t: &str| AssertionResult::evaluate(a, &t.subject()).passed;
+            assert!(ok(&regex(r"order #\d+ cached"), "see order #12 cached"));
+            assert!(!ok(&regex(r"order #\d+ cached"), "see order # cached"));
+            assert!(regex("[cached").invalid().is_some());
+        }
+        assert!(COMPILED.lock().unwrap().contains_key(r"order #\d+ cached"));
     }
 }

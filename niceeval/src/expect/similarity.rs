@@ -88,15 +88,14 @@ impl Assertion for Similarity {
                 text.chars().count()
             ));
         }
-        let actual: Vec<char> = text.chars().collect();
-        let expected: Vec<char> = self.expected.chars().collect();
-        let longest = actual.len().max(expected.len());
-        let Some(edits) = levenshtein::distance_within(&actual, &expected, WORK_BUDGET) else {
+        let (edits, actual_len, expected_len) =
+            levenshtein::distance_str_within(&text, &self.expected, WORK_BUDGET);
+        let longest = actual_len.max(expected_len);
+        let Some(edits) = edits else {
             return Grade::error(format!(
-                "the value ({} chars) and the expected text ({} chars) are too long and too \
-                 different to compare exactly in reasonable time; compare shorter excerpts",
-                actual.len(),
-                expected.len()
+                "the value ({actual_len} chars) and the expected text ({expected_len} chars) are \
+                 too long and too different to compare exactly in reasonable time; compare \
+                 shorter excerpts"
             ));
         };
         let score = 1.0 - edits as f64 / longest as f64;
@@ -127,10 +126,9 @@ pub fn normalized_similarity(a: &str, b: &str) -> f64 {
     if a == b {
         return 1.0;
     }
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let longest = a.len().max(b.len());
-    1.0 - levenshtein::distance_chars(&a, &b) as f64 / longest as f64
+    let (distance, a_len, b_len) = levenshtein::distance_str_within(a, b, u64::MAX);
+    let longest = a_len.max(b_len);
+    1.0 - distance.unwrap_or(longest) as f64 / longest as f64
 }
 
 /// Levenshtein edit distance (insertions, deletions and substitutions of one character each) in

@@ -359,14 +359,12 @@ impl JudgeCheck {
             Ok(judge) => judge,
             Err(grade) => return (grade, None),
         };
-        // A connection pool of its own: pools are tied to the runtime that opened them.
-        let http = reqwest::Client::builder().build();
+        // The client's connections come from the process's pool for the judge's endpoint.
         let env = self.context.env();
-        let (client, deadline) =
-            match prepare(&judge, &env, http.as_ref().map_err(|e| e.to_string())) {
-                Ok(prepared) => prepared,
-                Err(error) => return (Grade::error(error.to_string()), None),
-            };
+        let (client, deadline) = match prepare(&judge, &env) {
+            Ok(prepared) => prepared,
+            Err(error) => return (Grade::error(error.to_string()), None),
+        };
         let model = client.name().to_string();
         let asked = tokio::spawn(async move {
             let model = client.name().to_string();
@@ -414,27 +412,14 @@ impl JudgeCheck {
     }
 }
 
-fn prepare(
-    judge: &JudgeCheck,
-    env: &JudgeEnv<'_>,
-    http: Result<&reqwest::Client, String>,
-) -> Result<(ModelClient, Duration), JudgeError> {
+fn prepare(judge: &JudgeCheck, env: &JudgeEnv<'_>) -> Result<(ModelClient, Duration), JudgeError> {
     if judge.output.trim().is_empty() {
         return Err(JudgeError::NothingToJudge);
     }
     let name = resolve::resolve_model(judge.model.as_deref(), env.eval_model, env.config)?;
     let options = resolve::client_options(&name, env)?;
     let deadline = resolve::deadline(&options);
-    let http = http.map_err(|message| {
-        JudgeError::Provider(ProviderError::Connect {
-            model: name.to_string(),
-            url: String::new(),
-            message: format!("cannot build the HTTP client: {message}"),
-            after: String::new(),
-        })
-    })?;
-    let client =
-        ModelClient::with_http(name, options, http.clone()).map_err(JudgeError::Provider)?;
+    let client = ModelClient::new(name, options).map_err(JudgeError::Provider)?;
     Ok((client, deadline))
 }
 

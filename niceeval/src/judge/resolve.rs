@@ -84,7 +84,15 @@ pub(crate) fn client_options(
         .timeout(timeout)
         .timeout_setting("[judge] timeout in niceeval.toml")
         .cache(judge.cache.unwrap_or(CacheMode::ReadWrite))
-        .max_concurrency(judge.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY));
+        .max_concurrency(
+            judge
+                .max_concurrency
+                .or(env.config.provider.max_concurrency)
+                .unwrap_or(DEFAULT_MAX_CONCURRENCY),
+        );
+    if let Some(n) = env.config.provider.requests_per_minute {
+        options = options.requests_per_minute(n);
+    }
     if let Some(dir) = env.manifest_dir {
         options = options.cache_dir(crate::cache::ResponseCache::judge_dir(env.config, dir));
     } else if let (Some(dir), Some(file)) = (&judge.cache_dir, &env.config.source) {

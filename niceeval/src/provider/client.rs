@@ -6,9 +6,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, SystemTime};
 
-use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use tokio::sync::Semaphore;
 
+use super::limit::MachineLimit;
+use super::pool::{self, ExchangeError};
 use super::retry::{parse_retry_after, retryable_status};
 use super::{
     ApiKey, ChatRequest, ChatResponse, ModelName, Provider, ProviderError, RetryPolicy, anthropic,
@@ -48,9 +50,16 @@ pub struct ClientOptions {
     pub cache_mode: CacheMode,
     /// Where the cache lives; the Cargo target directory of `CARGO_MANIFEST_DIR` when `None`.
     pub cache_dir: Option<PathBuf>,
-    /// Requests in flight at once to this provider endpoint, across the whole process. The first
-    /// client created for an endpoint sets it.
+    /// Requests in flight at once to this provider endpoint, across every process of the
+    /// machine that shares the target directory (see [`ClientOptions::limits_dir`]). Within a
+    /// process, the first client created for an endpoint sets it.
     pub max_concurrency: usize,
+    /// Requests started per minute to this endpoint, evenly spaced, across every process of
+    /// the machine; no limit when `None`.
+    pub requests_per_minute: Option<u32>,
+    /// The Cargo target directory whose `niceeval/limits/` holds the lock files of the
+    /// machine-wide limits; the target directory of `CARGO_MANIFEST_DIR` when `None`.
+    pub limits_dir: Option<PathBuf>,
 }
 
 impl Default for ClientOptions {
@@ -64,6 +73,8 @@ impl Default for ClientOptions {
             cache_mode: CacheMode::Off,
             cache_dir: None,
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            requests_per_minute: None,
+            limits_dir: None,
         }
     }
 }
@@ -116,6 +127,29 @@ impl ClientOptions {
         self.max_concurrency = max.max(1);
         self
     }
+
+    /// Sets the pace: at most `n` requests started per minute.
+    pub fn requests_per_minute(mut self, n: u32) -> Self {
+        self.requests_per_minute = Some(n.max(1));
+        self
+    }
+
+    /// Sets the target directory of the machine-wide limits' lock files.
+    pub fn limits_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.limits_dir = Some(dir.into());
+        self
+    }
+
+    /// Applies `[provider]` of `niceeval.toml`: what it sets replaces the options'.
+    pub(crate) fn provider_config(mut self, config: &crate::config::ProviderConfig) -> Self {
+        if let Some(max) = config.max_concurrency {
+            self = self.max_concurrency(max);
+        }
+        if let Some(n) = config.requests_per_minute {
+            self = self.requests_per_minute(n);
+        }
+        self
+    }
 }
 
 /// A chat model behind its endpoint.
@@ -143,6 +177,7 @@ pub struct ModelClient {
     retry: RetryPolicy,
     cache: Option<(CacheMode, ResponseCache)>,
     limiter: Arc<Semaphore>,
+    machine: MachineLimit,
 }
 
 impl std::fmt::Debug for ModelClient {
@@ -166,25 +201,9 @@ enum Failure {
 }
 
 impl ModelClient {
-    /// A client for `name` with its own HTTP connection pool.
+    /// A client for `name`. Its HTTP connections come from the process's pool for the endpoint's
+    /// origin, shared with every other client of that origin (agents and judges of every eval).
     pub fn new(name: ModelName, options: ClientOptions) -> Result<ModelClient, ProviderError> {
-        let http = reqwest::Client::builder()
-            .build()
-            .map_err(|e| ProviderError::Connect {
-                model: name.to_string(),
-                url: String::new(),
-                message: format!("cannot build the HTTP client: {e}"),
-                after: String::new(),
-            })?;
-        ModelClient::with_http(name, options, http)
-    }
-
-    /// A client sharing an HTTP connection pool.
-    pub(crate) fn with_http(
-        name: ModelName,
-        options: ClientOptions,
-        http: reqwest::Client,
-    ) -> Result<ModelClient, ProviderError> {
         let provider = name.provider();
         let base_url = options
             .base_url
@@ -195,6 +214,12 @@ impl ModelClient {
             .trim_end_matches('/')
             .to_string();
         check_base_url(&name, &base_url)?;
+        let http = pool::client(&base_url).map_err(|message| ProviderError::Connect {
+            model: name.to_string(),
+            url: base_url.clone(),
+            message,
+            after: String::new(),
+        })?;
         let url = match provider {
             Provider::OpenAi => openai::endpoint(&base_url),
             Provider::Anthropic => anthropic::endpoint(&base_url),
@@ -210,13 +235,27 @@ impl ModelClient {
             };
             (options.cache_mode, cache)
         });
+        let endpoint = format!("{provider} {base_url}");
         let limiter = {
             let mut limiters = LIMITERS.lock().unwrap_or_else(|p| p.into_inner());
             limiters
-                .entry(format!("{provider} {base_url}"))
+                .entry(endpoint.clone())
                 .or_insert_with(|| Arc::new(Semaphore::new(options.max_concurrency.max(1))))
                 .clone()
         };
+        let target_dir = options.limits_dir.clone().unwrap_or_else(|| {
+            crate::cache::target_dir(
+                &std::env::var_os("CARGO_MANIFEST_DIR")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| PathBuf::from(".")),
+            )
+        });
+        let machine = MachineLimit::new(
+            &target_dir,
+            &endpoint,
+            options.max_concurrency,
+            options.requests_per_minute,
+        );
         Ok(ModelClient {
             name,
             base_url,
@@ -228,6 +267,7 @@ impl ModelClient {
             retry: options.retry,
             cache,
             limiter,
+            machine,
         })
     }
 
@@ -320,6 +360,7 @@ impl ModelClient {
         loop {
             let outcome = {
                 let _permit = self.limiter.acquire().await;
+                let _slot = self.machine.acquire().await;
                 self.attempt(body).await
             };
             let (error, retry_after) = match outcome {
@@ -378,21 +419,21 @@ impl ModelClient {
                 }
             }
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| self.transport_failure(e))?;
-        let status = response.status();
-        let retry_after = response
-            .headers()
-            .get(RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
+        let exchange = pool::exchange(request).await.map_err(|e| match e {
+            ExchangeError::Transport(e) => self.transport_failure(e),
+            ExchangeError::Io(message) => Failure::Fatal(ProviderError::Connect {
+                model: self.name.to_string(),
+                url: self.url.clone(),
+                message,
+                after: String::new(),
+            }),
+        })?;
+        let status = exchange.status;
+        let retry_after = exchange
+            .retry_after
+            .as_deref()
             .and_then(|v| parse_retry_after(v, SystemTime::now()));
-        let raw = response
-            .bytes()
-            .await
-            .map_err(|e| self.transport_failure(e))?
-            .to_vec();
+        let raw = exchange.body;
         if status.is_success() {
             return Ok(raw);
         }

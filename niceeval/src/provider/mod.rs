@@ -14,7 +14,9 @@
 
 pub mod anthropic;
 mod client;
+mod limit;
 pub mod openai;
+mod pool;
 mod retry;
 
 use std::fmt;

@@ -648,3 +648,29 @@ fn a_transform_sends_the_judge_only_the_selected_part() {
     assert!(prompt.contains("Paris, pick C"), "{prompt}");
     assert!(!prompt.contains("SECRET-TRACE"), "{prompt}");
 }
+
+fn one_judge(t: &mut Eval) -> BoxFuture<'_, BodyResult> {
+    Box::pin(async move {
+        t.send("q").await?;
+        t.judge().closed_qa("pick Y");
+        Ok(())
+    })
+}
+
+#[test]
+fn judges_of_every_eval_share_one_connection() {
+    let server = FakeProvider::start(choice_from_prompt);
+    let krate = Crate::new(&openai_toml(&server, "cache = \"off\"\n"));
+    // Each eval runs on a runtime of its own that is gone before the next one starts: the pooled
+    // connection outlives them all.
+    for _ in 0..20 {
+        let report = run(define("shared", &krate, one_judge).with_agent(paris));
+        assert_eq!(judge_results(&report)[0].score, 1.0, "{}", report.render());
+    }
+    assert_eq!(server.count(), 20);
+    assert_eq!(
+        server.connections(),
+        1,
+        "one pooled connection for 20 evals"
+    );
+}

@@ -398,3 +398,235 @@ fn a_chat_agent_that_times_out_names_the_agent_timeout_not_the_judge() {
     );
     assert!(!err.contains("[judge]"), "{err}");
 }
+
+#[test]
+fn a_pooled_connection_outlives_the_runtime_that_opened_it() {
+    let server = FakeProvider::start(|_, _| Reply::json(support::openai_text("hi")));
+    for _ in 0..3 {
+        // A new client on a new runtime each time, the runtime dropped after its request.
+        let client = make_client("openai/gpt-test", &server, "/v1", RetryPolicy::none());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let answer = runtime.block_on(client.complete(&ChatRequest::new().user("hi")));
+        assert_eq!(answer.unwrap().text, "hi");
+        drop(runtime);
+    }
+    assert_eq!(server.count(), 3);
+    assert_eq!(server.connections(), 1);
+}
+
+#[test]
+fn two_thousand_per_eval_agents_open_at_most_concurrency_connections() {
+    const CONCURRENCY: usize = 8;
+    const EVALS: usize = 2_000;
+    let server = FakeProvider::start(|_, _| Reply::json(support::openai_text("hi")));
+    let url = format!("{}/v1", server.url);
+    // As under `cargo test`: CONCURRENCY threads, each eval with its own agent on its own
+    // runtime.
+    std::thread::scope(|scope| {
+        for _ in 0..CONCURRENCY {
+            scope.spawn(|| {
+                for _ in 0..EVALS / CONCURRENCY {
+                    let agent = ChatAgent::new("openai/gpt-test").base_url(url.clone());
+                    let mut t = Eval::detached(Some(std::sync::Arc::new(agent)));
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .unwrap();
+                    let turn = runtime.block_on(t.send("hello")).unwrap();
+                    assert_eq!(turn.message, "hi");
+                }
+            });
+        }
+    });
+    assert_eq!(server.count(), EVALS);
+    assert!(
+        server.connections() <= CONCURRENCY,
+        "{} connections for {EVALS} evals at concurrency {CONCURRENCY}",
+        server.connections()
+    );
+}
+
+/// The variables a child of the limit tests reads: the server, the shared target directory,
+/// the limits, and how many requests it sends at once.
+const CHILD_URL: &str = "NICEEVAL_TEST_LIMIT_URL";
+const CHILD_DIR: &str = "NICEEVAL_TEST_LIMIT_DIR";
+const CHILD_MAX: &str = "NICEEVAL_TEST_LIMIT_MAX";
+const CHILD_RPM: &str = "NICEEVAL_TEST_LIMIT_RPM";
+const CHILD_SENDS: &str = "NICEEVAL_TEST_LIMIT_SENDS";
+
+/// One of the processes of the machine-wide limit tests (as nextest runs every test: a process
+/// of this binary running one test). Sends its requests all at once through one client.
+#[test]
+#[ignore = "a child process of the machine-wide limit tests, which run it"]
+fn limit_child() {
+    let var = |name: &str| {
+        std::env::var(name)
+            .unwrap_or_else(|_| panic!("{name} is unset: this test is run by the limit tests"))
+    };
+    let mut options = ClientOptions::default()
+        .base_url(var(CHILD_URL))
+        .limits_dir(var(CHILD_DIR))
+        .max_concurrency(var(CHILD_MAX).parse().unwrap())
+        .timeout(Duration::from_secs(120));
+    if let Ok(rpm) = std::env::var(CHILD_RPM) {
+        options = options.requests_per_minute(rpm.parse().unwrap());
+    }
+    let client = std::sync::Arc::new(
+        ModelClient::new(ModelName::parse("openai/gpt-test").unwrap(), options).unwrap(),
+    );
+    let sends: usize = var(CHILD_SENDS).parse().unwrap();
+    rt().block_on(async {
+        let tasks: Vec<_> = (0..sends)
+            .map(|_| {
+                let client = client.clone();
+                tokio::spawn(async move { client.complete(&ChatRequest::new().user("hi")).await })
+            })
+            .collect();
+        for task in tasks {
+            assert_eq!(task.await.unwrap().unwrap().text, "hi");
+        }
+    });
+}
+
+/// Runs `processes` children of this test binary (each `limit_child`) at once against `server`
+/// with one shared target directory.
+fn run_children(server: &FakeProvider, processes: usize, vars: &[(&str, String)]) {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..processes)
+        .map(|_| {
+            std::process::Command::new(&exe)
+                .args([
+                    "--exact",
+                    "providers::limit_child",
+                    "--ignored",
+                    "--nocapture",
+                ])
+                .env(CHILD_URL, format!("{}/v1", server.url))
+                .env(CHILD_DIR, dir.path())
+                .envs(vars.iter().map(|(k, v)| (k, v)))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "a child failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn max_concurrency_holds_across_sixteen_processes() {
+    let server = FakeProvider::start(|_, _| {
+        Reply::json(support::openai_text("hi")).delay(Duration::from_millis(100))
+    });
+    // 16 processes of 5 requests at once each: without a machine-wide limit, up to 16 × 3 = 48
+    // would be in flight.
+    run_children(
+        &server,
+        16,
+        &[(CHILD_MAX, "3".into()), (CHILD_SENDS, "5".into())],
+    );
+    assert_eq!(server.count(), 80);
+    assert!(
+        server.max_in_flight() <= 3,
+        "{} requests in flight at once, over the limit of 3",
+        server.max_in_flight()
+    );
+}
+
+#[test]
+fn requests_per_minute_hold_across_processes() {
+    let server = FakeProvider::start(|_, _| Reply::json(support::openai_text("hi")));
+    // 1,200 per minute: starts 50 ms apart, so 12 requests from 4 processes span at least
+    // 11 × 50 ms (less one interval for the first request's own delay on the way).
+    run_children(
+        &server,
+        4,
+        &[
+            (CHILD_MAX, "8".into()),
+            (CHILD_RPM, "1200".into()),
+            (CHILD_SENDS, "3".into()),
+        ],
+    );
+    let seen = server.seen();
+    assert_eq!(seen.len(), 12);
+    let first = seen.iter().map(|s| s.at).min().unwrap();
+    let last = seen.iter().map(|s| s.at).max().unwrap();
+    assert!(
+        last - first >= Duration::from_millis(500),
+        "12 requests within {:?}",
+        last - first
+    );
+}
+
+#[test]
+fn a_killed_process_frees_its_slot() {
+    // The first request hangs (its process holds the only slot); later ones answer at once.
+    let server = FakeProvider::start(|n, _| {
+        let reply = Reply::json(support::openai_text("hi"));
+        if n == 0 {
+            reply.delay(Duration::from_secs(5))
+        } else {
+            reply
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "providers::limit_child", "--ignored"])
+        .env(CHILD_URL, format!("{}/v1", server.url))
+        .env(CHILD_DIR, dir.path())
+        .env(CHILD_MAX, "1")
+        .env(CHILD_SENDS, "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let waited = std::time::Instant::now();
+    while server.count() == 0 {
+        assert!(
+            waited.elapsed() < Duration::from_secs(120),
+            "the child never sent"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap(); // SIGKILL: no destructor runs, the kernel closes the lock file
+    let status = child.wait().unwrap();
+    assert!(
+        !status.success(),
+        "the child finished its request before it was killed: {status}"
+    );
+    let client = ModelClient::new(
+        ModelName::parse("openai/gpt-test").unwrap(),
+        ClientOptions::default()
+            .base_url(format!("{}/v1", server.url))
+            .limits_dir(dir.path())
+            .max_concurrency(1)
+            .timeout(Duration::from_secs(60)),
+    )
+    .unwrap();
+    let answer = rt().block_on(async {
+        tokio::time::timeout(
+            Duration::from_secs(60),
+            client.complete(&ChatRequest::new().user("hi")),
+        )
+        .await
+    });
+    assert_eq!(
+        answer
+            .expect("the slot of the killed process was not freed")
+            .unwrap()
+            .text,
+        "hi"
+    );
+}

@@ -20,6 +20,8 @@ pub mod fake_responses;
 /// One request the server received.
 #[derive(Debug, Clone)]
 pub struct Seen {
+    /// When the request arrived (its body read).
+    pub at: std::time::Instant,
     pub path: String,
     pub headers: HashMap<String, String>,
     pub body: Value,
@@ -91,6 +93,7 @@ struct Shared {
     responder: Box<Responder>,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
+    connections: AtomicUsize,
 }
 
 /// The fake provider. Stopped when dropped.
@@ -111,6 +114,7 @@ impl FakeProvider {
             responder: Box::new(responder),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
+            connections: AtomicUsize::new(0),
         });
         let (port_tx, port_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -124,6 +128,10 @@ impl FakeProvider {
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 port_tx.send(listener.local_addr().unwrap().port()).unwrap();
+                let counter = state.clone();
+                let listener = axum::serve::ListenerExt::tap_io(listener, move |_| {
+                    counter.connections.fetch_add(1, Ordering::SeqCst);
+                });
                 let app = axum::Router::new().fallback(handle).with_state(state);
                 axum::serve(listener, app)
                     .with_graceful_shutdown(async {
@@ -152,6 +160,11 @@ impl FakeProvider {
         self.shared.seen.lock().unwrap().len()
     }
 
+    /// How many TCP connections the server accepted.
+    pub fn connections(&self) -> usize {
+        self.shared.connections.load(Ordering::SeqCst)
+    }
+
     /// The most requests that were in flight at once.
     pub fn max_in_flight(&self) -> usize {
         self.shared.max_in_flight.load(Ordering::SeqCst)
@@ -178,6 +191,7 @@ async fn handle(
     let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let seen = Seen {
+        at: std::time::Instant::now(),
         path: uri.path().to_string(),
         headers: headers
             .iter()
