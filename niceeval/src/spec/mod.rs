@@ -137,6 +137,10 @@ pub use load::{from_json, load};
 
 use prepare::Prepared;
 
+pub(crate) use locate::Step;
+#[cfg(feature = "yaml")]
+pub(crate) use locate::yaml_position;
+
 /// A spec's prepared form, keyed by the spec it was prepared from.
 type PreparedSpec = Arc<(AssertSpec, Result<Prepared, String>)>;
 
