@@ -104,6 +104,9 @@ pub(crate) struct SuiteCase {
     pub base_dir: PathBuf,
     /// AgentV's expected output (the `expected_output` of script graders).
     pub expected_output: Option<String>,
+    /// Where the case sits in the matrix, in words (`test 3, prompt 1, provider 2`): the
+    /// eval's description.
+    pub position: String,
 }
 
 /// A suite file, read.
@@ -197,7 +200,7 @@ pub fn definitions(
         .with_cases(file, run_case);
         def.case = Some(def_case);
         def.runs = suite.repeat;
-        def.description = None;
+        def.description = Some(Box::leak(case.position.clone().into_boxed_str()));
         defs.push(&*Box::leak(Box::new(def)));
     }
     Ok((

@@ -272,14 +272,14 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             .unwrap_or_else(|| format!("test {}", n + 1))
             .replace("::", ":");
         let (asserts, graded) = assertions(test)?;
-        for prompt in &prompts {
+        for (p, prompt) in prompts.iter().enumerate() {
             let rendered = template::render(&prompt.template, &test.vars).map_err(|e| {
                 SuiteFileError::File {
                     file: path.display().to_string(),
                     message: format!("prompt {:?} for {base_name:?}: {e}", prompt.label),
                 }
             })?;
-            for provider in &providers {
+            for (q, provider) in providers.iter().enumerate() {
                 let mut labels = Vec::new();
                 if several_prompts {
                     labels.push(prompt.label.replace("::", ":"));
@@ -309,11 +309,24 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                     judge: test.judge.clone(),
                     base_dir: doc.base.clone(),
                     expected_output: None,
+                    position: format!(
+                        "promptfoo test {} of {}, prompt {} ({}), provider {} ({})",
+                        n + 1,
+                        expanded.len(),
+                        p + 1,
+                        excerpt(&prompt.label),
+                        q + 1,
+                        provider.label
+                    ),
                 });
             }
         }
     }
     Ok(suite)
+}
+
+fn excerpt(text: &str) -> String {
+    crate::excerpt::elide(&text.replace('\n', " "), 40)
 }
 
 /// The test's items rendered with its vars and split into checks and judge calls; invalid
