@@ -25,6 +25,20 @@ def text_of(content):
     return json.dumps(content)
 
 
+def enum_of(value):
+    """The first `enum` list inside a tool definition."""
+    if isinstance(value, dict):
+        if isinstance(value.get("enum"), list):
+            return value["enum"]
+        value = list(value.values())
+    if isinstance(value, list):
+        for item in value:
+            found = enum_of(item)
+            if found:
+                return found
+    return None
+
+
 def answer(user):
     if "json" in user.lower():
         return json.dumps({"answer": user[:40], "words": len(user.split())})
@@ -55,10 +69,12 @@ class Handler(BaseHTTPRequestHandler):
             if not name:
                 first = tools[0]
                 name = (first.get("function") or first).get("name")
-            if "choice" in whole and "grade" not in (name or ""):
-                letters = "CY" if passing else "DN"
-                params = json.dumps(tools)
-                pick = letters[1] if '"y"' in params.lower() else letters[0]
+            choices = enum_of(tools)
+            if choices:
+                if "Y" in choices:
+                    pick = "Y" if passing else "N"
+                else:
+                    pick = "C" if passing else "D"
                 args = {"reasons": ["fake"], "choice": pick}
             else:
                 args = {"reasons": ["fake"], "score": 1.0 if passing else 0.0}
@@ -73,7 +89,10 @@ class Handler(BaseHTTPRequestHandler):
             system = " ".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
             if isinstance(body.get("system"), str):
                 system += body["system"]
-            if "user-specified rubric" in (system + user).lower():
+            if "[begin data]" in user.lower() and "criterion" in user.lower():
+                letter = "Y" if passing else "N"
+                content = f"The submission was checked.\n{letter}\n{letter}"
+            elif "user-specified rubric" in (system + user).lower():
                 content = json.dumps({"reason": "fake grader", "pass": passing, "score": 1.0 if passing else 0.0})
             else:
                 content = answer(user)

@@ -2,7 +2,7 @@
 """Runs every suite of a corpus of promptfoo configs with promptfoo and with `niceeval eval`
 against one loopback fake (scripts/fake-openai.py), compares the verdicts per assertion and per
 test, prints the agreement, and fails when it is under the target or when a disagreement is not
-listed in DIALECTS.md (each listed by its key: `<suite> t<test>p<prompt>q<provider> <type>`).
+listed in DIALECTS.md (each listed by its key: `<suite> <test description or #N> p<prompt>q<provider> <type>`).
 
     python3 scripts/promptfoo-conformance.py --niceeval target/debug/niceeval \
         [--corpus niceeval-cli/tests/conformance] [--dialects DIALECTS.md] [--target 0.98]
@@ -53,31 +53,37 @@ def promptfoo_cases(path):
             providers.append(key)
     n_prompts = max(1, len(prompts) // max(1, len(providers)))
     cases = {}
+    descriptions = [r["testCase"].get("description") for r in data["results"]]
+    unique = all(descriptions) and len(set(descriptions)) * len(prompts) == len(descriptions)
     for r in data["results"]:
         idx = r["promptIdx"]
-        key = (r["testIdx"], idx % n_prompts, idx // n_prompts)
+        test = r["testCase"]["description"] if unique else f"#{r['testIdx'] + 1}"
+        key = (test, idx % n_prompts, idx // n_prompts)
         grading = r.get("gradingResult") or {}
-        items = [(c.get("assertion") or {}, bool(c.get("pass"))) for c in grading.get("componentResults") or []]
+        # An assert-set is listed as itself, then its members: the members are compared.
+        items = [(c.get("assertion") or {}, bool(c.get("pass"))) for c in grading.get("componentResults") or []
+                 if c.get("assertion") or not c.get("componentResults")]
         items = sorted(enumerate(items), key=lambda x: (category(x[1][0]), x[0]))
         cases[key] = (bool(r.get("success")), [(a.get("type", "?"), ok) for _, (a, ok) in items])
     return cases
 
 
 POSITION = re.compile(r"test (\d+) of \d+, prompt (\d+) .*provider (\d+) ")
+SUFFIX = re.compile(r"( \[.*\])?( \(\d+\))?$")
 
 
 def flatten(results):
     out = []
     for r in results:
         name = r.get("name", "")
-        if (name.startswith("assertions(") or name == "threshold") and r.get("children"):
+        if (name.startswith("assertions(") or name.startswith("all_of(") or name == "threshold") and r.get("children"):
             out.extend(flatten(r["children"]))
         else:
             out.append(r)
     return out
 
 
-def niceeval_cases(path):
+def niceeval_cases(path, by_description):
     cases = {}
     for line in open(path):
         r = json.loads(line)
@@ -86,7 +92,9 @@ def niceeval_cases(path):
         m = POSITION.search(r.get("description") or "")
         if not m:
             continue
-        key = (int(m.group(1)) - 1, int(m.group(2)) - 1, int(m.group(3)) - 1)
+        name = SUFFIX.sub("", r["id"].split("::", 2)[2])
+        test = name if by_description else f"#{m.group(1)}"
+        key = (test, int(m.group(2)) - 1, int(m.group(3)) - 1)
         items = [bool(a.get("passed")) for a in flatten(r.get("assertions") or [])]
         cases[key] = (r.get("outcome") == "passed", items)
     return cases
@@ -139,10 +147,11 @@ def main():
                 print(f"{suite}: a run wrote no results (see {log.name})")
                 unlisted.append(f"{suite}: no results")
                 continue
-            pf, ne = promptfoo_cases(pf_out), niceeval_cases(ne_out)
+            pf = promptfoo_cases(pf_out)
+            ne = niceeval_cases(ne_out, any(not k[0].startswith("#") for k in pf))
             s_total = s_agree = 0
             for key in sorted(set(pf) | set(ne)):
-                tag = f"{suite} t{key[0] + 1}p{key[1] + 1}q{key[2] + 1}"
+                tag = f"{suite} {key[0]} p{key[1] + 1}q{key[2] + 1}"
                 p_ok, p_items = pf.get(key, (None, []))
                 n_ok, n_items = ne.get(key, (None, []))
                 cases_total += 1

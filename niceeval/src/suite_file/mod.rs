@@ -276,6 +276,7 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
             Some(threshold) => {
                 let mut set = AssertSpec::of_type("assert-set");
                 set.threshold = Some(threshold);
+                set.name = Some("threshold".into());
                 set.assert = Some(plain);
                 vec![set]
             }
@@ -319,10 +320,9 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
             Some(j) => scoped.model(j.model.clone()),
             None => scoped,
         };
-        let scoped = match graded.threshold {
-            Some(th) => scoped.at_least(th),
-            None => scoped,
-        };
+        // A graded item passes or fails its test, as in promptfoo: at its threshold, else at
+        // a score of 0.5.
+        let scoped = scoped.at_least(graded.threshold.unwrap_or(0.5)).gate();
         let scoped = match graded.weight {
             Some(w) => scoped.weight(w),
             None => scoped,

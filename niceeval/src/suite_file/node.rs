@@ -70,15 +70,14 @@ pub(crate) async fn transform(
             "a transform file ({path}) is not supported; write the transform inline"
         ));
     }
-    // `output` is parsed JSON in promptfoo when the provider returned JSON; text otherwise.
-    let value = serde_json::from_str::<Value>(output)
-        .ok()
-        .filter(|v| v.is_object() || v.is_array())
-        .unwrap_or_else(|| Value::String(output.to_string()));
+    // The output is the provider's text, as promptfoo's chat providers give it.
     run(
         code,
         &["output", "context"],
-        vec![value, json!({ "vars": vars, "prompt": { "raw": prompt } })],
+        vec![
+            Value::String(output.to_string()),
+            json!({ "vars": vars, "prompt": { "raw": prompt } }),
+        ],
     )
     .await
 }

@@ -80,7 +80,13 @@ impl Doc<'_> {
         allowed: &[&str],
         what: &str,
     ) -> Result<(), SuiteFileError> {
-        if let Some(key) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        // `x-…` keys at the top hold YAML anchors for the rest of the file (promptfoo ignores
+        // them too).
+        let holder = |k: &str| at.is_empty() && k.starts_with("x-");
+        if let Some(key) = map
+            .keys()
+            .find(|k| !allowed.contains(&k.as_str()) && !holder(k))
+        {
             let mut path = at.to_vec();
             path.push(Seg::Key(key.clone()));
             let hint = match key.as_str() {
@@ -91,8 +97,9 @@ impl Doc<'_> {
             return Err(self.err(
                 &path,
                 format!(
-                    "`{key}` in {what} is not supported{hint}; supported: {}",
-                    allowed.join(", ")
+                    "`{key}` in {what} is not supported{hint}; supported: {}{}",
+                    allowed.join(", "),
+                    if at.is_empty() { " (and x-… keys holding YAML anchors)" } else { "" }
                 ),
             ));
         }
@@ -294,7 +301,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 let count = seen.entry(name.clone()).or_insert(0);
                 *count += 1;
                 if *count > 1 {
-                    name = format!("{name} #{count}");
+                    name = format!("{name} ({count})");
                 }
                 suite.cases.push(SuiteCase {
                     name,
@@ -743,6 +750,9 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
                 }
             }
             test.insert("vars".into(), Value::Object(vars));
+            // promptfoo names a row without `__description` by its number.
+            test.entry("description")
+                .or_insert_with(|| Value::String(format!("Row #{}", i + 1)));
             test
         } else {
             record
