@@ -189,3 +189,77 @@ tests:
     assert!(replies.contains(&"exec:Read: WAVES and sand".to_string()), "{replies:?}");
     assert!(replies.contains(&"Answer: Read: LIGHTHOUSE".to_string()), "{replies:?}");
 }
+
+#[test]
+fn agentv_eval_files_run_with_rubrics_graders_and_trajectories() {
+    let fake = Fake::start();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "evals/support.eval.yaml",
+        r#"
+name: support
+description: AgentV's own example shape
+target: openai:chat:gpt-4o-mini
+evaluate_options:
+  max_concurrency: 2
+default_test:
+  assert:
+    - type: not-contains
+      value: sorry
+tests:
+  - id: greeting-response
+    input: "Say hello and introduce yourself"
+    expected_output: "Hello! I'm an AI assistant."
+    assert:
+      - Agent gives a multi-word greeting
+      - type: contains
+        value: hello
+      - type: script
+        command: ["python3", "grader.py"]
+  - id: refused
+    input: "Please refuse"
+    rubrics:
+      - outcome: Answers the question
+        weight: 2
+  - id: no-tools
+    input: [{role: user, content: "What is 2+2?"}]
+    assert:
+      - type: tool_trajectory
+        mode: in_order
+        expected: [{tool: search}]
+"#,
+    );
+    write(
+        dir.path(),
+        "evals/grader.py",
+        "import json, sys\nd = json.load(sys.stdin)\nok = 'hello' in d['output']\nprint(json.dumps({'score': 1 if ok else 0, 'assertions': [{'text': 'says hello', 'passed': ok}]}))\n",
+    );
+    let out = niceeval(dir.path(), &fake, &["evals/support.eval.yaml", "--jsonl", "o.jsonl"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(101), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let jsonl = std::fs::read_to_string(dir.path().join("o.jsonl")).unwrap();
+    let outcome = |name: &str| {
+        jsonl
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|r| r["id"].as_str().is_some_and(|id| id.ends_with(name)))
+            .unwrap_or_else(|| panic!("no {name} in {jsonl}"))
+    };
+    assert_eq!(outcome("support::greeting-response")["outcome"], "passed", "{stdout}");
+    // The fake's judge fails a reply that says sorry; the default item fails it too.
+    assert_eq!(outcome("support::refused")["outcome"], "failed", "{stdout}");
+    // No tool was called: the trajectory fails, naming what was expected.
+    let no_tools = outcome("support::no-tools");
+    assert_eq!(no_tools["outcome"], "failed");
+    assert!(no_tools.to_string().contains("`search` was not called"), "{no_tools}");
+
+    write(dir.path(), "bad.eval.yaml", "name: x\ntarget: default\nexecution: {}\ntests: []\n");
+    let out = niceeval(dir.path(), &fake, &["bad.eval.yaml"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("bad.eval.yaml:3:12: `execution` in an AgentV eval file is not supported"),
+        "{stderr}"
+    );
+}

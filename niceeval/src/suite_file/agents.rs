@@ -38,6 +38,8 @@ pub(crate) enum ProviderKind {
         temperature: Option<f64>,
         max_tokens: Option<u32>,
     },
+    /// AgentV's `default` target: the agent `niceeval.toml` configures.
+    Configured,
     Echo,
     Exec(String),
     Http(HttpSpec),
@@ -227,21 +229,23 @@ fn unsupported_id(id: &str) -> String {
 }
 
 /// The agent a case sends its prompt to, and what it sends.
-pub(crate) fn agent_for(case: &SuiteCase) -> Result<(Arc<dyn Agent>, String), String> {
+/// `None`: the agent the configuration gives the run.
+pub(crate) fn agent_for(case: &SuiteCase) -> Result<(Option<Arc<dyn Agent>>, String), String> {
     let provider = &case.provider;
-    match &provider.kind {
+    let (agent, input): (Arc<dyn Agent>, String) = match &provider.kind {
+        ProviderKind::Configured => return Ok((None, case.prompt.clone())),
         ProviderKind::Chat { .. } => {
             let (system, user) = chat_messages(&case.prompt)?;
-            Ok((chat_agent(provider, system)?, user))
+            (chat_agent(provider, system)?, user)
         }
-        ProviderKind::Echo => Ok((
+        ProviderKind::Echo => (
             Arc::new(crate::agent::agent_fn(|request: Request| async move {
                 request.events.say(request.input.text.clone());
                 Ok(())
             })),
             case.prompt.clone(),
-        )),
-        ProviderKind::Exec(command) => Ok((
+        ),
+        ProviderKind::Exec(command) => (
             cached(&format!("exec\u{0}{command}"), || {
                 Arc::new(
                     CommandAgent::new(
@@ -253,14 +257,14 @@ pub(crate) fn agent_for(case: &SuiteCase) -> Result<(Arc<dyn Agent>, String), St
                 )
             }),
             case.prompt.clone(),
-        )),
-        ProviderKind::Http(spec) => Ok((
+        ),
+        ProviderKind::Http(spec) => (
             Arc::new(HttpAgent {
                 spec: spec.clone(),
                 vars: case.vars.clone(),
             }),
             case.prompt.clone(),
-        )),
+        ),
         ProviderKind::Script {
             python,
             path,
@@ -291,9 +295,10 @@ pub(crate) fn agent_for(case: &SuiteCase) -> Result<(Arc<dyn Agent>, String), St
                     ],
                 )
             };
-            Ok((Arc::new(agent.text_output()), case.prompt.clone()))
+            (Arc::new(agent.text_output()), case.prompt.clone())
         }
-    }
+    };
+    Ok((Some(agent), input))
 }
 
 /// Calls `call_api(prompt, options, context)` of a promptfoo Python provider; prints its

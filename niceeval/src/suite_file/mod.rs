@@ -107,6 +107,49 @@ pub(crate) struct SuiteCase {
     /// Where the case sits in the matrix, in words (`test 3, prompt 1, provider 2`): the
     /// eval's description.
     pub position: String,
+    /// AgentV's `tool_trajectory` items, checked over the run's tool calls.
+    pub trajectories: Vec<Trajectory>,
+}
+
+/// AgentV's `tool_trajectory`: the tools the agent called, by name.
+#[derive(Debug, Clone)]
+pub(crate) struct Trajectory {
+    /// `any_order` (every expected call happened), `in_order` (they happened in this order,
+    /// others between them allowed) or `exact` (exactly these calls, in order).
+    pub mode: String,
+    pub expected: Vec<String>,
+    /// At least this many calls of each tool.
+    pub minimums: Vec<(String, usize)>,
+}
+
+impl Trajectory {
+    /// Whether `calls` satisfy it, and why not.
+    pub(crate) fn check(&self, calls: &[String]) -> Result<(), String> {
+        for (tool, min) in &self.minimums {
+            let n = calls.iter().filter(|c| *c == tool).count();
+            if n < *min {
+                return Err(format!("`{tool}` was called {n} time(s), at least {min} expected; calls: {calls:?}"));
+            }
+        }
+        match self.mode.as_str() {
+            "exact" if calls != self.expected.as_slice() => {
+                Err(format!("the calls were {calls:?}, exactly {:?} expected", self.expected))
+            }
+            "in_order" => {
+                let mut rest = calls.iter();
+                for want in &self.expected {
+                    if !rest.any(|c| c == want) {
+                        return Err(format!("`{want}` was not called in the order {:?}; calls: {calls:?}", self.expected));
+                    }
+                }
+                Ok(())
+            }
+            _ => match self.expected.iter().find(|w| !calls.contains(w)) {
+                Some(missing) => Err(format!("`{missing}` was never called; calls: {calls:?}")),
+                None => Ok(()),
+            },
+        }
+    }
 }
 
 /// A suite file, read.
@@ -119,6 +162,8 @@ pub(crate) struct Suite {
     pub repeat: Option<u32>,
     /// `outputPath`, resolved against the file's directory.
     pub output_paths: Vec<PathBuf>,
+    /// AgentV's `workspace.template`: each run gets a working copy of it.
+    pub workspace: Option<PathBuf>,
 }
 
 /// Reads a suite file: AgentV when its name ends in `.eval.yaml` / `.eval.yml` or it has
@@ -200,6 +245,9 @@ pub fn definitions(
         .with_cases(file, run_case);
         def.case = Some(def_case);
         def.runs = suite.repeat;
+        if let Some(dir) = &suite.workspace {
+            def.workspace = Some(Box::leak(dir.display().to_string().into_boxed_str()));
+        }
         def.description = Some(Box::leak(case.position.clone().into_boxed_str()));
         defs.push(&*Box::leak(Box::new(def)));
     }
@@ -242,7 +290,9 @@ fn run_case<'a>(t: &'a mut Eval, case: &'static Case) -> BoxFuture<'a, Result<()
 /// Runs one case: sends its prompt to its provider, then checks the output.
 async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     let (agent, input) = agents::agent_for(case).map_err(Error::Case)?;
-    t.set_agent(agent);
+    if let Some(agent) = agent {
+        t.set_agent(agent);
+    }
     let judge = case
         .judge
         .clone()
@@ -305,6 +355,28 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
                     crate::expect::satisfies(|_: &str| false, label),
                 );
             }
+        }
+    }
+    if !case.trajectories.is_empty() {
+        let calls: Vec<String> = t
+            .events()
+            .iter()
+            .filter_map(|e| match e {
+                crate::event::Event::ActionCalled { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        for trajectory in &case.trajectories {
+            let verdict = trajectory.check(&calls);
+            let label = match &verdict {
+                Ok(()) => format!("tool_trajectory {} {:?}", trajectory.mode, trajectory.expected),
+                Err(why) => format!("tool_trajectory {}: {why}", trajectory.mode),
+            };
+            let passed = verdict.is_ok();
+            t.check(
+                calls.join(", ").as_str(),
+                crate::expect::satisfies(move |_: &str| passed, label),
+            );
         }
     }
     for graded in &case.graded {
