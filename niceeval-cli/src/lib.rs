@@ -58,6 +58,12 @@ directory's. Every runner option of `cargo test --test <suite> -- --help` applie
 /// `niceeval eval`: suite files (`-c FILE`, `--config FILE`, or `.yaml` / `.yml` / `.json`
 /// paths that exist) and the runner's options (`-j N` is `--concurrency N`).
 fn eval(args: Vec<String>) -> ExitCode {
+    // The results file goes where `niceeval report` reads by default, under the current
+    // directory, not beside wherever this binary was built.
+    if std::env::var_os("NICEEVAL_RESULTS_DIR").is_none() {
+        // SAFETY: nothing else runs yet: the runtime and its threads start later.
+        unsafe { std::env::set_var("NICEEVAL_RESULTS_DIR", "target/niceeval/results") };
+    }
     let mut files = Vec::new();
     let mut rest = Vec::new();
     let mut args = args.into_iter();

@@ -776,19 +776,55 @@ mod tests {
             ("is-xml", json!({"type": "is-xml"})),
             ("not-is-json", json!({"type": "not-is-json"})),
             ("is-sql", json!({"type": "is-sql"})),
-            ("latency(500)", json!({"type": "latency", "threshold": 500.0})),
-            ("icontains-all: a ,b", json!({"type": "icontains-all", "value": ["a", "b"]})),
-            ("not-contains-any: x", json!({"type": "not-contains-any", "value": ["x"]})),
-            ("javascript: output === 'x'", json!({"type": "javascript", "value": "output === 'x'"})),
-            ("eval: 1 + 1", json!({"type": "javascript", "value": "1 + 1"})),
-            ("file://check.js", json!({"type": "javascript", "value": "file://check.js"})),
-            ("python: output == 'x'", json!({"type": "python", "value": "output == 'x'"})),
-            ("file://grade.py:check", json!({"type": "python", "value": "file://grade.py:check"})),
-            ("llm-rubric: is polite", json!({"type": "llm-rubric", "value": "is polite"})),
-            ("grade: is polite", json!({"type": "llm-rubric", "value": "is polite"})),
+            (
+                "latency(500)",
+                json!({"type": "latency", "threshold": 500.0}),
+            ),
+            (
+                "icontains-all: a ,b",
+                json!({"type": "icontains-all", "value": ["a", "b"]}),
+            ),
+            (
+                "not-contains-any: x",
+                json!({"type": "not-contains-any", "value": ["x"]}),
+            ),
+            (
+                "javascript: output === 'x'",
+                json!({"type": "javascript", "value": "output === 'x'"}),
+            ),
+            (
+                "eval: 1 + 1",
+                json!({"type": "javascript", "value": "1 + 1"}),
+            ),
+            (
+                "file://check.js",
+                json!({"type": "javascript", "value": "file://check.js"}),
+            ),
+            (
+                "python: output == 'x'",
+                json!({"type": "python", "value": "output == 'x'"}),
+            ),
+            (
+                "file://grade.py:check",
+                json!({"type": "python", "value": "file://grade.py:check"}),
+            ),
+            (
+                "llm-rubric: is polite",
+                json!({"type": "llm-rubric", "value": "is polite"}),
+            ),
+            (
+                "grade: is polite",
+                json!({"type": "llm-rubric", "value": "is polite"}),
+            ),
             ("regex: ^a:b$", json!({"type": "regex", "value": "^a:b$"})),
-            ("Paris: the capital", json!({"type": "equals", "value": "Paris: the capital"})),
-            ("similar(x): Paris", json!({"type": "equals", "value": "similar(x): Paris"})),
+            (
+                "Paris: the capital",
+                json!({"type": "equals", "value": "Paris: the capital"}),
+            ),
+            (
+                "similar(x): Paris",
+                json!({"type": "equals", "value": "similar(x): Paris"}),
+            ),
             ("equals", json!({"type": "equals"})),
         ];
         for (cell, want) in cases {

@@ -44,13 +44,33 @@ fn runs_the_matrix_with_the_suite_runner_and_its_reports() {
     let out = niceeval(
         dir.path(),
         &fake,
-        &["-c", "promptfooconfig.yaml", "-j", "2", "--jsonl", "out.jsonl", "--junit", "junit.xml"],
+        &[
+            "-c",
+            "promptfooconfig.yaml",
+            "-j",
+            "2",
+            "--jsonl",
+            "out.jsonl",
+            "--junit",
+            "junit.xml",
+        ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     // `json` with the first prompt is not JSON: the suite fails as a Rust suite does.
-    assert_eq!(out.status.code(), Some(101), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("promptfooconfig::paris [prompt 1]"), "{stdout}");
-    assert!(stdout.contains("promptfooconfig::json [prompt 2]"), "{stdout}");
+    assert_eq!(
+        out.status.code(),
+        Some(101),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("promptfooconfig::paris [prompt 1]"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("promptfooconfig::json [prompt 2]"),
+        "{stdout}"
+    );
     assert!(stdout.contains("3 passed; 1 failed"), "{stdout}");
     let jsonl = std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap();
     let reports: Vec<serde_json::Value> = jsonl
@@ -60,12 +80,26 @@ fn runs_the_matrix_with_the_suite_runner_and_its_reports() {
         .collect();
     assert_eq!(reports.len(), 4, "{jsonl}");
     // `evaluateOptions.repeat: 2` runs each case twice.
-    assert!(reports.iter().all(|r| r["runs"].as_array().unwrap().len() == 2), "{jsonl}");
-    assert!(std::fs::read_to_string(dir.path().join("junit.xml")).unwrap().contains("<testcase"));
+    assert!(
+        reports
+            .iter()
+            .all(|r| r["runs"].as_array().unwrap().len() == 2),
+        "{jsonl}"
+    );
+    assert!(
+        std::fs::read_to_string(dir.path().join("junit.xml"))
+            .unwrap()
+            .contains("<testcase")
+    );
 
     // A filter selects cases as for Rust evals; the passing ones exit 0.
     let out = niceeval(dir.path(), &fake, &["-c", "promptfooconfig.yaml", "paris"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]
@@ -112,7 +146,10 @@ fn unsupported_keys_are_errors_naming_the_place() {
         let out = niceeval(dir.path(), &fake, &["-c", "promptfooconfig.yaml"]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{text}\n{stderr}");
-        assert!(stderr.contains(want), "{text}\nwanted {want:?} in:\n{stderr}");
+        assert!(
+            stderr.contains(want),
+            "{text}\nwanted {want:?} in:\n{stderr}"
+        );
     }
 }
 
@@ -153,14 +190,22 @@ tests:
         value: output.includes('lighthouse')
 "#,
     );
-    write(dir.path(), "prompts/a.txt", "Read: {{ doc | upper }}{% if extra %} and {{extra}}{% endif %}");
+    write(
+        dir.path(),
+        "prompts/a.txt",
+        "Read: {{ doc | upper }}{% if extra %} and {{extra}}{% endif %}",
+    );
     write(dir.path(), "doc.txt", "lighthouse");
     write(
         dir.path(),
         "tests.csv",
         "doc,extra,__expected\nwaves,sand,icontains: SAND\n",
     );
-    let out = niceeval(dir.path(), &fake, &["-c", "promptfooconfig.yaml", "--jsonl", "o.jsonl"]);
+    let out = niceeval(
+        dir.path(),
+        &fake,
+        &["-c", "promptfooconfig.yaml", "--jsonl", "o.jsonl"],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     // The inline test's javascript fails: the prompt upper-cases the doc.
     assert!(stdout.contains("Row #1 [echo]"), "{stdout}");
@@ -186,8 +231,14 @@ tests:
         .filter(|e| e["role"] == "assistant")
         .map(|e| e["text"].as_str().unwrap_or("").to_string())
         .collect();
-    assert!(replies.contains(&"exec:Read: WAVES and sand".to_string()), "{replies:?}");
-    assert!(replies.contains(&"Answer: Read: LIGHTHOUSE".to_string()), "{replies:?}");
+    assert!(
+        replies.contains(&"exec:Read: WAVES and sand".to_string()),
+        "{replies:?}"
+    );
+    assert!(
+        replies.contains(&"Answer: Read: LIGHTHOUSE".to_string()),
+        "{replies:?}"
+    );
 }
 
 #[test]
@@ -235,9 +286,18 @@ tests:
         "evals/grader.py",
         "import json, sys\nd = json.load(sys.stdin)\nok = 'hello' in d['output']\nprint(json.dumps({'score': 1 if ok else 0, 'assertions': [{'text': 'says hello', 'passed': ok}]}))\n",
     );
-    let out = niceeval(dir.path(), &fake, &["evals/support.eval.yaml", "--jsonl", "o.jsonl"]);
+    let out = niceeval(
+        dir.path(),
+        &fake,
+        &["evals/support.eval.yaml", "--jsonl", "o.jsonl"],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(101), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(101),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let jsonl = std::fs::read_to_string(dir.path().join("o.jsonl")).unwrap();
     let outcome = |name: &str| {
         jsonl
@@ -246,15 +306,26 @@ tests:
             .find(|r| r["id"].as_str().is_some_and(|id| id.ends_with(name)))
             .unwrap_or_else(|| panic!("no {name} in {jsonl}"))
     };
-    assert_eq!(outcome("support::greeting-response")["outcome"], "passed", "{stdout}");
+    assert_eq!(
+        outcome("support::greeting-response")["outcome"],
+        "passed",
+        "{stdout}"
+    );
     // The fake's judge fails a reply that says sorry; the default item fails it too.
     assert_eq!(outcome("support::refused")["outcome"], "failed", "{stdout}");
     // No tool was called: the trajectory fails, naming what was expected.
     let no_tools = outcome("support::no-tools");
     assert_eq!(no_tools["outcome"], "failed");
-    assert!(no_tools.to_string().contains("`search` was not called"), "{no_tools}");
+    assert!(
+        no_tools.to_string().contains("`search` was not called"),
+        "{no_tools}"
+    );
 
-    write(dir.path(), "bad.eval.yaml", "name: x\ntarget: default\nexecution: {}\ntests: []\n");
+    write(
+        dir.path(),
+        "bad.eval.yaml",
+        "name: x\ntarget: default\nexecution: {}\ntests: []\n",
+    );
     let out = niceeval(dir.path(), &fake, &["bad.eval.yaml"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");

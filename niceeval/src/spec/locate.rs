@@ -114,7 +114,7 @@ pub(super) fn json_error(error: &serde_json::Error, origin: &str) -> (Option<Loc
 
 /// The line and column (1-based) of the value at `path` in a YAML document: what a suite
 /// file's loader names when a key is wrong.
-#[cfg(feature = "yaml")]
+#[cfg(feature = "suites")]
 pub(crate) fn yaml_position(text: &str, path: &[Step<'_>]) -> Option<(usize, usize)> {
     let error = Find { path }
         .deserialize(yaml_serde::Deserializer::from_str(text))

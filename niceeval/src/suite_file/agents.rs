@@ -112,12 +112,19 @@ pub(crate) fn parse(
             None => Ok(()),
         }
     };
-    let string = |key: &str| config_map.get(key).and_then(Value::as_str).map(str::to_string);
+    let string = |key: &str| {
+        config_map
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
     let chat = |provider: &str, model: &str| -> Result<ProviderKind, (Option<String>, String)> {
         unknown(CHAT_CONFIG)?;
         let env_base = match provider {
             "openai" => openai_base_url_from_env(),
-            _ => std::env::var("ANTHROPIC_BASE_URL").ok().filter(|v| !v.is_empty()),
+            _ => std::env::var("ANTHROPIC_BASE_URL")
+                .ok()
+                .filter(|v| !v.is_empty()),
         };
         Ok(ProviderKind::Chat {
             model: format!("{provider}/{model}"),
@@ -160,7 +167,11 @@ pub(crate) fn parse(
     {
         unknown(HTTP_CONFIG)?;
         let url = string("url")
-            .or_else(|| id.starts_with("http").then(|| id.to_string()).filter(|u| u.contains("://")))
+            .or_else(|| {
+                id.starts_with("http")
+                    .then(|| id.to_string())
+                    .filter(|u| u.contains("://"))
+            })
             .ok_or((None, format!("provider `{id}` needs `config.url`")))?;
         let headers = match config_map.get("headers") {
             None => Vec::new(),
@@ -187,7 +198,9 @@ pub(crate) fn parse(
         };
         ProviderKind::Http(HttpSpec {
             url,
-            method: string("method").unwrap_or_else(|| "POST".into()).to_uppercase(),
+            method: string("method")
+                .unwrap_or_else(|| "POST".into())
+                .to_uppercase(),
             headers,
             body: config_map.get("body").cloned(),
             transform_response,
@@ -200,7 +213,7 @@ pub(crate) fn parse(
             _ => (file, None),
         };
         let python = path.ends_with(".py");
-        if !python && !(path.ends_with(".js") || path.ends_with(".cjs")) {
+        if !(python || path.ends_with(".js") || path.ends_with(".cjs")) {
             return Err((None, unsupported_id(id)));
         }
         ProviderKind::Script {
@@ -250,7 +263,11 @@ pub(crate) fn agent_for(case: &SuiteCase) -> Result<(Option<Arc<dyn Agent>>, Str
                 Arc::new(
                     CommandAgent::new(
                         "sh",
-                        ["-c".to_string(), format!("{command} \"$@\""), "sh".to_string()],
+                        [
+                            "-c".to_string(),
+                            format!("{command} \"$@\""),
+                            "sh".to_string(),
+                        ],
                     )
                     .input_mode(InputMode::Arg)
                     .text_output(),
@@ -458,7 +475,10 @@ fn http_client() -> &'static reqwest::Client {
 impl Agent for HttpAgent {
     async fn send(&self, request: Request) -> Result<(), AgentError> {
         let mut vars = self.vars.clone();
-        vars.insert("prompt".into(), Value::String(request.input.text.to_string()));
+        vars.insert(
+            "prompt".into(),
+            Value::String(request.input.text.to_string()),
+        );
         let url = template::render(&self.spec.url, &vars).map_err(AgentError::new)?;
         let method = reqwest::Method::from_bytes(self.spec.method.as_bytes())
             .map_err(|e| AgentError::new(format!("HTTP method {}: {e}", self.spec.method)))?;
@@ -504,7 +524,11 @@ impl Agent for HttpAgent {
                 None => super::node::run(
                     expr,
                     &["json", "text", "context"],
-                    vec![json.clone(), Value::String(text.clone()), json!({ "vars": vars })],
+                    vec![
+                        json.clone(),
+                        Value::String(text.clone()),
+                        json!({ "vars": vars }),
+                    ],
                 )
                 .await
                 .map_err(|e| AgentError::new(format!("transformResponse: {e}")))?,
@@ -569,21 +593,31 @@ mod tests {
     fn parses_provider_ids() {
         let base = Path::new(".");
         let p = parse("openai:chat:gpt-4o-mini", None, None, base).unwrap();
-        assert!(matches!(p.kind, ProviderKind::Chat { ref model, .. } if model == "openai/gpt-4o-mini"));
+        assert!(
+            matches!(p.kind, ProviderKind::Chat { ref model, .. } if model == "openai/gpt-4o-mini")
+        );
         let p = parse("anthropic:messages:claude-3", Some("claude"), None, base).unwrap();
         assert_eq!(p.label, "claude");
-        assert_eq!(parse("echo", None, None, base).unwrap().kind, ProviderKind::Echo);
+        assert_eq!(
+            parse("echo", None, None, base).unwrap().kind,
+            ProviderKind::Echo
+        );
         let err = parse("bedrock:foo", None, None, base).unwrap_err();
-        assert!(err.1.contains("not supported; supported: openai:chat"), "{}", err.1);
+        assert!(
+            err.1.contains("not supported; supported: openai:chat"),
+            "{}",
+            err.1
+        );
         let err = parse("openai:gpt-4", None, Some(&json!({"seed": 1})), base).unwrap_err();
         assert_eq!(err.0.as_deref(), Some("seed"));
     }
 
     #[test]
     fn splits_chat_prompts() {
-        let (system, user) =
-            chat_messages(r#"[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]"#)
-                .unwrap();
+        let (system, user) = chat_messages(
+            r#"[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]"#,
+        )
+        .unwrap();
         assert_eq!(system.as_deref(), Some("be brief"));
         assert_eq!(user, "hi");
         assert_eq!(chat_messages("plain").unwrap(), (None, "plain".to_string()));

@@ -57,7 +57,10 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
     };
     let Value::Object(top) = parse_yaml(path, text)? else {
-        return Err(doc.err(&[], "an AgentV eval file is a mapping (name, target, tests)"));
+        return Err(doc.err(
+            &[],
+            "an AgentV eval file is a mapping (name, target, tests)",
+        ));
     };
     doc.keys(&[], &top, TOP_KEYS, "an AgentV eval file")?;
     let mut targets = Vec::new();
@@ -85,7 +88,10 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             match map.get(k) {
                 None => Ok(None),
                 Some(v) => v.as_u64().filter(|n| *n > 0).map(Some).ok_or_else(|| {
-                    doc.err(&with(&at, key(k)), format!("`{k}` is a whole number above 0"))
+                    doc.err(
+                        &with(&at, key(k)),
+                        format!("`{k}` is a whole number above 0"),
+                    )
                 }),
             }
         };
@@ -104,7 +110,10 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 if !dir.is_dir() {
                     return Err(doc.err(
                         &with(&at, key("template")),
-                        format!("the workspace template {} is not a directory", dir.display()),
+                        format!(
+                            "the workspace template {} is not a directory",
+                            dir.display()
+                        ),
                     ));
                 }
                 suite.workspace = Some(dir);
@@ -145,7 +154,12 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 })
                 .collect()
         }
-        _ => return Err(doc.err(&[key("tests")], "an AgentV eval file needs `tests` (a list)")),
+        _ => {
+            return Err(doc.err(
+                &[key("tests")],
+                "an AgentV eval file needs `tests` (a list)",
+            ));
+        }
     };
     let several = targets.len() > 1;
     for (n, (at, test)) in tests.iter().enumerate() {
@@ -184,13 +198,24 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         let mut trajectories = Vec::new();
         for (source, at) in [(&default, vec![key("default_test")]), (test, at.clone())] {
             for list_key in ["assert", "assertions"] {
-                let Some(list) = source.get(list_key) else { continue };
+                let Some(list) = source.get(list_key) else {
+                    continue;
+                };
                 let Value::Array(items) = list else {
-                    return Err(doc.err(&with(&at, key(list_key)), format!("`{list_key}` is a list")));
+                    return Err(
+                        doc.err(&with(&at, key(list_key)), format!("`{list_key}` is a list"))
+                    );
                 };
                 for (i, item) in items.iter().enumerate() {
                     let at = with(&with(&at, key(list_key)), Seg::Index(i));
-                    item_of(&doc, &at, item, &mut asserts, &mut graded, &mut trajectories)?;
+                    item_of(
+                        &doc,
+                        &at,
+                        item,
+                        &mut asserts,
+                        &mut graded,
+                        &mut trajectories,
+                    )?;
                 }
             }
             if let Some(rubrics) = source.get("rubrics") {
@@ -302,12 +327,20 @@ fn rubric_lines(
         match item {
             Value::String(s) => graded.push(rubric(s.clone(), None)),
             Value::Object(map) => {
-                doc.keys(&at, map, &["id", "outcome", "description", "text", "weight", "required"], "a rubric")?;
+                doc.keys(
+                    &at,
+                    map,
+                    &["id", "outcome", "description", "text", "weight", "required"],
+                    "a rubric",
+                )?;
                 let text = ["outcome", "description", "text"]
                     .iter()
                     .find_map(|k| map.get(*k).and_then(Value::as_str))
                     .ok_or_else(|| doc.err(&at, "a rubric item needs `outcome` (its text)"))?;
-                graded.push(rubric(text.to_string(), map.get("weight").and_then(Value::as_f64)));
+                graded.push(rubric(
+                    text.to_string(),
+                    map.get("weight").and_then(Value::as_f64),
+                ));
             }
             _ => return Err(doc.err(&at, "a rubric is text or a mapping with `outcome`")),
         }
@@ -346,14 +379,28 @@ fn item_of(
             graded.push(g);
         }
         "rubrics" => {
-            let list = map.get("criteria").or_else(|| map.get("value")).ok_or_else(|| {
-                doc.err(at, "a `rubrics` item needs `criteria` (a list of rubric lines)")
-            })?;
+            let list = map
+                .get("criteria")
+                .or_else(|| map.get("value"))
+                .ok_or_else(|| {
+                    doc.err(
+                        at,
+                        "a `rubrics` item needs `criteria` (a list of rubric lines)",
+                    )
+                })?;
             rubric_lines(doc, &with(at, key("criteria")), list, graded)?;
         }
         "tool_trajectory" | "tool-trajectory" => {
-            doc.keys(at, map, &["type", "mode", "expected", "minimums", "name", "weight"], "tool_trajectory")?;
-            let mode = map.get("mode").and_then(Value::as_str).unwrap_or("any_order");
+            doc.keys(
+                at,
+                map,
+                &["type", "mode", "expected", "minimums", "name", "weight"],
+                "tool_trajectory",
+            )?;
+            let mode = map
+                .get("mode")
+                .and_then(Value::as_str)
+                .unwrap_or("any_order");
             if !matches!(mode, "any_order" | "in_order" | "exact") {
                 return Err(doc.err(
                     &with(at, key("mode")),
@@ -366,12 +413,21 @@ fn item_of(
                     .iter()
                     .map(|i| match i {
                         Value::String(s) => Some(s.clone()),
-                        Value::Object(m) => m.get("tool").and_then(Value::as_str).map(str::to_string),
+                        Value::Object(m) => {
+                            m.get("tool").and_then(Value::as_str).map(str::to_string)
+                        }
                         _ => None,
                     })
                     .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| doc.err(&with(at, key("expected")), "each expected call is a tool name or `{tool: name}`"))?,
-                Some(_) => return Err(doc.err(&with(at, key("expected")), "`expected` is a list of calls")),
+                    .ok_or_else(|| {
+                        doc.err(
+                            &with(at, key("expected")),
+                            "each expected call is a tool name or `{tool: name}`",
+                        )
+                    })?,
+                Some(_) => {
+                    return Err(doc.err(&with(at, key("expected")), "`expected` is a list of calls"));
+                }
             };
             let minimums = match map.get("minimums") {
                 None => Vec::new(),
@@ -379,8 +435,15 @@ fn item_of(
                     .iter()
                     .map(|(k, v)| v.as_u64().map(|n| (k.clone(), n as usize)))
                     .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| doc.err(&with(at, key("minimums")), "`minimums` maps tool names to counts"))?,
-                Some(_) => return Err(doc.err(&with(at, key("minimums")), "`minimums` is a mapping")),
+                    .ok_or_else(|| {
+                        doc.err(
+                            &with(at, key("minimums")),
+                            "`minimums` maps tool names to counts",
+                        )
+                    })?,
+                Some(_) => {
+                    return Err(doc.err(&with(at, key("minimums")), "`minimums` is a mapping"));
+                }
             };
             trajectories.push(Trajectory {
                 mode: mode.to_string(),
@@ -390,8 +453,9 @@ fn item_of(
         }
         _ => {
             let spec = AssertSpec::from_item(item.clone()).map_err(|m| doc.err(at, m))?;
-            spec::validate_in(std::slice::from_ref(&spec), Some(&doc.base))
-                .map_err(|e| doc.err(at, e.to_string().replacen("assertion #0 ", "assertion ", 1)))?;
+            spec::validate_in(std::slice::from_ref(&spec), Some(&doc.base)).map_err(|e| {
+                doc.err(at, e.to_string().replacen("assertion #0 ", "assertion ", 1))
+            })?;
             asserts.push(spec);
         }
     }

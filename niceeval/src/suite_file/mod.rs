@@ -5,8 +5,8 @@
 //! [`crate::spec`] and its model-graded items go to the judge. Every key the loader does not
 //! support is an error naming the file, line, column and what is supported.
 
-pub(crate) mod agentv;
 mod agents;
+pub(crate) mod agentv;
 mod node;
 pub(crate) mod promptfoo;
 mod template;
@@ -128,18 +128,24 @@ impl Trajectory {
         for (tool, min) in &self.minimums {
             let n = calls.iter().filter(|c| *c == tool).count();
             if n < *min {
-                return Err(format!("`{tool}` was called {n} time(s), at least {min} expected; calls: {calls:?}"));
+                return Err(format!(
+                    "`{tool}` was called {n} time(s), at least {min} expected; calls: {calls:?}"
+                ));
             }
         }
         match self.mode.as_str() {
-            "exact" if calls != self.expected.as_slice() => {
-                Err(format!("the calls were {calls:?}, exactly {:?} expected", self.expected))
-            }
+            "exact" if calls != self.expected.as_slice() => Err(format!(
+                "the calls were {calls:?}, exactly {:?} expected",
+                self.expected
+            )),
             "in_order" => {
                 let mut rest = calls.iter();
                 for want in &self.expected {
                     if !rest.any(|c| c == want) {
-                        return Err(format!("`{want}` was not called in the order {:?}; calls: {calls:?}", self.expected));
+                        return Err(format!(
+                            "`{want}` was not called in the order {:?}; calls: {calls:?}",
+                            self.expected
+                        ));
                     }
                 }
                 Ok(())
@@ -369,7 +375,10 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
         for trajectory in &case.trajectories {
             let verdict = trajectory.check(&calls);
             let label = match &verdict {
-                Ok(()) => format!("tool_trajectory {} {:?}", trajectory.mode, trajectory.expected),
+                Ok(()) => format!(
+                    "tool_trajectory {} {:?}",
+                    trajectory.mode, trajectory.expected
+                ),
                 Err(why) => format!("tool_trajectory {}: {why}", trajectory.mode),
             };
             let passed = verdict.is_ok();
@@ -431,7 +440,12 @@ pub(crate) fn file_path(base: &Path, reference: &str) -> PathBuf {
 }
 
 /// A location in `text` for `path`, falling back to the first line naming the last key.
-pub(crate) fn at(file: &Path, text: &str, path: &[spec::Step<'_>], message: String) -> SuiteFileError {
+pub(crate) fn at(
+    file: &Path,
+    text: &str,
+    path: &[spec::Step<'_>],
+    message: String,
+) -> SuiteFileError {
     let found = spec::yaml_position(text, path).or_else(|| {
         let key = path.iter().rev().find_map(|s| match s {
             spec::Step::Key(k) => Some(*k),

@@ -99,7 +99,11 @@ impl Doc<'_> {
                 format!(
                     "`{key}` in {what} is not supported{hint}; supported: {}{}",
                     allowed.join(", "),
-                    if at.is_empty() { " (and x-… keys holding YAML anchors)" } else { "" }
+                    if at.is_empty() {
+                        " (and x-… keys holding YAML anchors)"
+                    } else {
+                        ""
+                    }
                 ),
             ));
         }
@@ -176,7 +180,10 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
     };
     let value = parse_yaml(path, text)?;
     let Value::Object(top) = value else {
-        return Err(doc.err(&[], "a promptfoo config is a mapping (prompts, providers, tests)"));
+        return Err(doc.err(
+            &[],
+            "a promptfoo config is a mapping (prompts, providers, tests)",
+        ));
     };
     doc.keys(&[], &top, TOP_KEYS, "a promptfoo config")?;
     if top.contains_key("providers") && top.contains_key("targets") {
@@ -189,7 +196,11 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         }],
         Some(v) => read_prompts(&doc, &[key("prompts")], v)?,
     };
-    let provider_key = if top.contains_key("targets") { "targets" } else { "providers" };
+    let provider_key = if top.contains_key("targets") {
+        "targets"
+    } else {
+        "providers"
+    };
     let providers = match top.get(provider_key) {
         None => return Err(doc.err(&[], "a promptfoo config needs `providers` (or `targets`)")),
         Some(v) => read_providers(&doc, &[key(provider_key)], v)?,
@@ -215,7 +226,10 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             match map.get(k) {
                 None => Ok(None),
                 Some(v) => v.as_u64().filter(|n| *n > 0).map(Some).ok_or_else(|| {
-                    doc.err(&with(&at, key(k)), format!("`{k}` is a whole number above 0"))
+                    doc.err(
+                        &with(&at, key(k)),
+                        format!("`{k}` is a whole number above 0"),
+                    )
                 }),
             }
         };
@@ -233,7 +247,12 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 suite.output_paths.push(doc.base.join(p));
             }
         }
-        Some(_) => return Err(doc.err(&[key("outputPath")], "`outputPath` is a path or a list of paths")),
+        Some(_) => {
+            return Err(doc.err(
+                &[key("outputPath")],
+                "`outputPath` is a path or a list of paths",
+            ));
+        }
     }
     let tests_line = spec::yaml_position(text, &[Step::Key("tests")]).map_or(1, |p| p.0);
     let tests = match top.get("tests") {
@@ -356,7 +375,10 @@ fn assertions(test: &Test) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileEr
         };
         let kind = map.get("type").and_then(Value::as_str).unwrap_or("");
         let mut map = map.clone();
-        if let Some(value) = map.get("value").filter(|_| !matches!(kind, "javascript" | "python")) {
+        if let Some(value) = map
+            .get("value")
+            .filter(|_| !matches!(kind, "javascript" | "python"))
+        {
             let rendered = template::render_value(value, &test.vars).map_err(&fail)?;
             map.insert("value".into(), rendered);
         }
@@ -382,13 +404,18 @@ fn assertions(test: &Test) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileEr
                 value,
                 threshold: map.get("threshold").and_then(Value::as_f64),
                 weight: map.get("weight").and_then(Value::as_f64),
-                metric: map.get("metric").and_then(Value::as_str).map(str::to_string),
+                metric: map
+                    .get("metric")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
                 judge,
             });
             continue;
         }
         if kind.starts_with("not-") && GRADED.iter().any(|(n, _)| kind[4..] == **n) {
-            return Err(fail(format!("`{kind}` is not supported; grade the opposite with `llm-rubric`")));
+            return Err(fail(format!(
+                "`{kind}` is not supported; grade the opposite with `llm-rubric`"
+            )));
         }
         let spec = AssertSpec::from_item(Value::Object(map)).map_err(&fail)?;
         let base = origin.file.parent().map(Path::to_path_buf);
@@ -490,7 +517,10 @@ fn files(doc: &Doc<'_>, at: &[Seg], reference: &str) -> Result<Vec<PathBuf>, Sui
     } else if path.exists() {
         Ok(vec![path])
     } else {
-        Err(doc.err(at, format!("{reference:?}: no such file ({})", path.display())))
+        Err(doc.err(
+            at,
+            format!("{reference:?}: no such file ({})", path.display()),
+        ))
     }
 }
 
@@ -511,7 +541,10 @@ fn read_prompts(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Vec<Prompt>,
                     Value::Object(map) => {
                         doc.keys(&at, map, &["raw", "id", "label"], "a prompt")?;
                         let label = map.get("label").and_then(Value::as_str);
-                        match (map.get("raw").and_then(Value::as_str), map.get("id").and_then(Value::as_str)) {
+                        match (
+                            map.get("raw").and_then(Value::as_str),
+                            map.get("id").and_then(Value::as_str),
+                        ) {
                             (Some(raw), _) => out.push(Prompt {
                                 label: label.unwrap_or(raw).to_string(),
                                 template: raw.to_string(),
@@ -527,7 +560,11 @@ fn read_prompts(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Vec<Prompt>,
                             }
                         }
                     }
-                    _ => return Err(doc.err(&at, "a prompt is text, file://… or a mapping with `raw`")),
+                    _ => {
+                        return Err(
+                            doc.err(&at, "a prompt is text, file://… or a mapping with `raw`")
+                        );
+                    }
                 }
             }
         }
@@ -559,7 +596,11 @@ fn prompt_item(
     let function = reference
         .rsplit_once(':')
         .is_some_and(|(p, _)| p.ends_with(".py") || p.ends_with(".js"));
-    if function || [".py", ".js", ".ts", ".mjs", ".cjs"].iter().any(|e| reference.ends_with(e)) {
+    if function
+        || [".py", ".js", ".ts", ".mjs", ".cjs"]
+            .iter()
+            .any(|e| reference.ends_with(e))
+    {
         return Err(doc.err(
             at,
             format!("prompt functions ({text}) are not supported; supported prompts: text, file:// text (.txt, .md, .j2), chat JSON (.json) and YAML (.yaml)"),
@@ -651,15 +692,25 @@ fn read_providers(
             }
             // `{ "openai:gpt-4o": { config: .. } }`.
             Value::Object(map) if map.len() == 1 => {
-                let (id, inner) = map.iter().next().map(|(k, v)| (k.clone(), v.clone())).unwrap_or_default();
+                let (id, inner) = map
+                    .iter()
+                    .next()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .unwrap_or_default();
                 let at = with(&at, Seg::Key(id.clone()));
                 let Value::Object(inner) = inner else {
-                    return Err(doc.err(&at, "a provider mapping's value is its options (label, config)"));
+                    return Err(doc.err(
+                        &at,
+                        "a provider mapping's value is its options (label, config)",
+                    ));
                 };
                 doc.keys(&at, &inner, &["label", "config"], "a provider")?;
                 (
                     id,
-                    inner.get("label").and_then(Value::as_str).map(str::to_string),
+                    inner
+                        .get("label")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
                     inner.get("config").cloned(),
                 )
             }
@@ -699,7 +750,12 @@ fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<Test>, Su
                 }
             }
             Value::Object(map) => out.push(read_test(doc, &at, map, None, line)?),
-            _ => return Err(doc.err(&at, "a test is a mapping (description, vars, assert) or file://…")),
+            _ => {
+                return Err(doc.err(
+                    &at,
+                    "a test is a mapping (description, vars, assert) or file://…",
+                ));
+            }
         }
     }
     Ok(out)
@@ -709,7 +765,11 @@ fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<Test>, Su
 fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, SuiteFileError> {
     let cases = niceeval_dataset::read(file).map_err(|e| doc.err(at, e.to_string()))?;
     let csv = file.extension().is_some_and(|e| e == "csv");
-    let text = if csv { String::new() } else { read_text(doc, at, file)? };
+    let text = if csv {
+        String::new()
+    } else {
+        read_text(doc, at, file)?
+    };
     let sub = Doc {
         path: file,
         text: &text,
@@ -717,7 +777,9 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
     };
     let mut out = Vec::new();
     for (i, case) in cases.into_iter().enumerate() {
-        let Value::Object(record) = case.record else { continue };
+        let Value::Object(record) = case.record else {
+            continue;
+        };
         let located = |message: String| SuiteFileError::At {
             file: file.display().to_string(),
             line: case.line,
@@ -734,9 +796,12 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
                         test.insert(k, v);
                     }
                     "__threshold" => {
-                        let th = v.as_str().and_then(|s| s.trim().parse::<f64>().ok()).ok_or_else(|| {
-                            located(format!("`__threshold` is a number, not {v}"))
-                        })?;
+                        let th = v
+                            .as_str()
+                            .and_then(|s| s.trim().parse::<f64>().ok())
+                            .ok_or_else(|| {
+                                located(format!("`__threshold` is a number, not {v}"))
+                            })?;
                         test.insert("threshold".into(), th.into());
                     }
                     k if k.starts_with("__metadata") => {}
@@ -759,10 +824,11 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
             record
         };
         let test_at = [Seg::Index(i)];
-        let test = read_test(&sub, &test_at, &map, Some(case.line), case.line).map_err(|e| match e {
-            SuiteFileError::File { message, .. } => located(message),
-            other => other,
-        })?;
+        let test =
+            read_test(&sub, &test_at, &map, Some(case.line), case.line).map_err(|e| match e {
+                SuiteFileError::File { message, .. } => located(message),
+                other => other,
+            })?;
         out.push(test);
     }
     Ok(out)
@@ -787,7 +853,9 @@ fn read_test(
                 })
                 .collect();
             // One look per test is fine for hand-written suites; big suites load tests from files.
-            (map.len() < 64 && at.len() == 2).then(|| spec::yaml_position(doc.text, &steps).map(|p| p.0)).flatten()
+            (map.len() < 64 && at.len() == 2)
+                .then(|| spec::yaml_position(doc.text, &steps).map(|p| p.0))
+                .flatten()
         })
         .unwrap_or(line);
     let description = match map.get("description") {
@@ -805,7 +873,10 @@ fn read_test(
             }
         }
         Some(Value::String(s)) if s.starts_with("file://") => {
-            return Err(doc.err(&with(at, key("vars")), "vars from a file are not supported; write them inline"));
+            return Err(doc.err(
+                &with(at, key("vars")),
+                "vars from a file are not supported; write them inline",
+            ));
         }
         Some(_) => return Err(doc.err(&with(at, key("vars")), "`vars` is a mapping")),
     }
@@ -838,7 +909,9 @@ fn read_test(
                 asserts.push((item.clone(), origin));
             }
         }
-        Some(_) => return Err(doc.err(&with(at, key("assert")), "`assert` is a list of assertions")),
+        Some(_) => {
+            return Err(doc.err(&with(at, key("assert")), "`assert` is a list of assertions"));
+        }
     }
     let mut transform = None;
     let mut judge = None;
@@ -850,21 +923,34 @@ fn read_test(
             if let Some(t) = options.get("transform") {
                 match t.as_str() {
                     Some(code) if code.trim_start().starts_with("file://") => {
-                        return Err(doc.err(&with(&at, key("transform")), "a transform file is not supported; write the transform inline"));
+                        return Err(doc.err(
+                            &with(&at, key("transform")),
+                            "a transform file is not supported; write the transform inline",
+                        ));
                     }
                     Some(code) => transform = Some(code.to_string()),
-                    None => return Err(doc.err(&with(&at, key("transform")), "`transform` is JavaScript (text)")),
+                    None => {
+                        return Err(doc.err(
+                            &with(&at, key("transform")),
+                            "`transform` is JavaScript (text)",
+                        ));
+                    }
                 }
             }
             if let Some(p) = options.get("provider") {
-                judge = Some(judge_spec(p, doc.path).map_err(|m| doc.err(&with(&at, key("provider")), m))?);
+                judge = Some(
+                    judge_spec(p, doc.path).map_err(|m| doc.err(&with(&at, key("provider")), m))?,
+                );
             }
         }
         Some(_) => return Err(doc.err(&with(at, key("options")), "`options` is a mapping")),
     }
     let threshold = match map.get("threshold") {
         None | Some(Value::Null) => None,
-        Some(v) => Some(v.as_f64().ok_or_else(|| doc.err(&with(at, key("threshold")), "`threshold` is a number"))?),
+        Some(v) => Some(
+            v.as_f64()
+                .ok_or_else(|| doc.err(&with(at, key("threshold")), "`threshold` is a number"))?,
+        ),
     };
     Ok(Test {
         description,

@@ -36,17 +36,15 @@ pub(crate) fn render(template: &str, vars: &Map<String, Value>) -> Result<String
     if !template.contains("{{") && !template.contains("{%") {
         return Ok(template.to_string());
     }
-    environment()
-        .render_str(template, vars)
-        .map_err(|e| {
-            let mut message = e.to_string();
-            if let Some(detail) = e.detail() {
-                if !message.contains(detail) {
-                    message = format!("{message}: {detail}");
-                }
+    environment().render_str(template, vars).map_err(|e| {
+        let mut message = e.to_string();
+        if let Some(detail) = e.detail() {
+            if !message.contains(detail) {
+                message = format!("{message}: {detail}");
             }
-            format!("template error: {message}")
-        })
+        }
+        format!("template error: {message}")
+    })
 }
 
 /// Renders every string inside `value`.
@@ -85,6 +83,10 @@ mod tests {
         assert_eq!(render("<{{ name }}>&", vars).unwrap(), "<Ada>&");
         let home = std::env::var("PATH").unwrap();
         assert_eq!(render("{{ env.PATH }}", vars).unwrap(), home);
-        assert!(render("{% if %}", vars).unwrap_err().contains("template error"));
+        assert!(
+            render("{% if %}", vars)
+                .unwrap_err()
+                .contains("template error")
+        );
     }
 }
