@@ -546,11 +546,22 @@ fn suite_files_join_the_rust_evals() {
     let fixtures = Fixtures::get();
     let out = fixtures.run("suite", "suites", &["--list"], &[]);
     assert!(out.stdout.contains("rust_side: test"), "{}", out.stdout);
-    assert!(out.stdout.contains("promptfooconfig::one: test"), "{}", out.stdout);
-    assert!(out.stdout.contains("promptfooconfig::two: test"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("promptfooconfig::one: test"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("promptfooconfig::two: test"),
+        "{}",
+        out.stdout
+    );
     let out = fixtures.run("suite", "suites", &[], &[("NICEEVAL_RESULTS", "0")]);
     let log = format!("{}\n{}", out.stdout, out.stderr);
     assert_eq!(out.code(), Some(101), "{log}");
     assert!(log.contains("2 passed; 1 failed"), "{log}");
-    assert!(log.contains("\"ping 2\" does not contain \"pong\""), "{log}");
+    assert!(
+        log.contains("\"ping 2\" does not contain \"pong\""),
+        "{log}"
+    );
 }

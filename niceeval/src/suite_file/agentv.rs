@@ -426,7 +426,9 @@ fn item_of(
                         )
                     })?,
                 Some(_) => {
-                    return Err(doc.err(&with(at, key("expected")), "`expected` is a list of calls"));
+                    return Err(
+                        doc.err(&with(at, key("expected")), "`expected` is a list of calls")
+                    );
                 }
             };
             let minimums = match map.get("minimums") {
