@@ -1,5 +1,6 @@
-//! The `niceeval` command-line tool: merges results files (one run, or the shards of a
-//! partitioned CI run) and writes reports from them. It is the report mode of the suite runner
+//! The `niceeval` command-line tool: runs promptfoo and AgentV suite files (`niceeval eval`),
+//! merges results files (one run, or the shards of a partitioned CI run) and writes reports
+//! from them. It is the report mode of the suite runner
 //! (`niceeval::__private::harness::run_report`); from a crate of your own, run that through your suite
 //! binary instead: `cargo test --test evals -- --report --markdown summary.md`.
 //!
