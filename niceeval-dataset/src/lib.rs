@@ -403,37 +403,69 @@ fn csv_rows(text: &str, origin: &str) -> Result<Vec<Raw>, DatasetError> {
     Ok(out)
 }
 
-/// The assertion types a promptfoo `__expected` cell may name as `type: value`.
+/// The assertion types a promptfoo `__expected` cell may name (promptfoo's base assertion
+/// types): `type`, `type: value`, `type(threshold): value`, each with an optional `not-`.
 const EXPECTED_TYPES: &[&str] = &[
+    "answer-relevance",
+    "bleu",
+    "classifier",
     "contains",
-    "icontains",
     "contains-all",
     "contains-any",
+    "contains-html",
+    "contains-json",
+    "contains-sql",
+    "contains-xml",
+    "context-faithfulness",
+    "context-recall",
+    "context-relevance",
+    "conversation-relevance",
+    "cost",
+    "equals",
+    "factuality",
+    "finish-reason",
+    "g-eval",
+    "gleu",
+    "guardrails",
+    "icontains",
     "icontains-all",
     "icontains-any",
-    "starts-with",
-    "ends-with",
-    "regex",
-    "equals",
+    "is-html",
     "is-json",
-    "contains-json",
-    "levenshtein",
-    "similar",
-    "bleu",
-    "rouge-n",
+    "is-refusal",
+    "is-sql",
+    "is-valid-function-call",
+    "is-valid-openai-function-call",
+    "is-valid-openai-tools-call",
+    "is-xml",
     "javascript",
-    "python",
-    "word-count",
-    "cost",
     "latency",
+    "levenshtein",
     "llm-rubric",
-    "factuality",
+    "meteor",
     "model-graded-closedqa",
+    "model-graded-factuality",
+    "moderation",
+    "perplexity",
+    "perplexity-score",
+    "pi",
+    "python",
+    "regex",
+    "rouge-n",
+    "ruby",
+    "select-best",
+    "similar",
+    "starts-with",
+    "webhook",
+    "word-count",
 ];
 
-/// A promptfoo CSV `__expected` cell as an assertion item: `type: value` for a known type
-/// (`not-` prefixes too, a threshold as `similar(0.8): ..`), `fn:`/`eval:` for JavaScript,
-/// `grade:` for an LLM rubric, and anything else as `equals`.
+/// A promptfoo CSV `__expected` cell as an assertion item, parsed as promptfoo's
+/// `assertionFromString` parses it: `fn:`, `eval:`, `javascript:` and `file://….js` are
+/// JavaScript; `grade:` and `llm-rubric:` an LLM rubric; `python:` and `file://….py` Python;
+/// `[not-]type[(threshold)][: value]` for any of promptfoo's assertion types (a bare type such
+/// as `is-json`, `contains-json` or `is-xml` has no value; the `-all` / `-any` types split
+/// their value on commas); anything else is `equals` with the whole cell.
 ///
 /// ```
 /// use niceeval_dataset::expected_cell;
@@ -442,43 +474,88 @@ const EXPECTED_TYPES: &[&str] = &[
 /// assert_eq!(expected_cell("similar(0.8): Paris"), json!({"type": "similar", "value": "Paris", "threshold": 0.8}));
 /// assert_eq!(expected_cell("Paris"), json!({"type": "equals", "value": "Paris"}));
 /// assert_eq!(expected_cell("is-json"), json!({"type": "is-json"}));
+/// assert_eq!(expected_cell("contains-json"), json!({"type": "contains-json"}));
+/// assert_eq!(expected_cell("not-is-xml"), json!({"type": "not-is-xml"}));
+/// assert_eq!(expected_cell("contains-any: a, b"), json!({"type": "contains-any", "value": ["a", "b"]}));
 /// ```
 pub fn expected_cell(cell: &str) -> Value {
     let cell = cell.trim();
+    let item = |kind: &str, value: &str| {
+        let mut item = serde_json::Map::new();
+        item.insert("type".into(), Value::String(kind.to_string()));
+        item.insert("value".into(), Value::String(value.trim().to_string()));
+        Value::Object(item)
+    };
+    for prefix in ["javascript:", "fn:", "eval:"] {
+        if let Some(code) = cell.strip_prefix(prefix) {
+            return item("javascript", code);
+        }
+    }
+    if cell.starts_with("file://")
+        && [".js", ".cjs", ".mjs", ".ts"]
+            .iter()
+            .any(|e| cell.ends_with(e) || cell.contains(&format!("{e}:")))
+    {
+        return item("javascript", cell);
+    }
+    for prefix in ["grade:", "llm-rubric:"] {
+        if let Some(rubric) = cell.strip_prefix(prefix) {
+            return item("llm-rubric", rubric);
+        }
+    }
+    if let Some(code) = cell.strip_prefix("python:") {
+        return item("python", code);
+    }
+    if cell.starts_with("file://") && (cell.ends_with(".py") || cell.contains(".py:")) {
+        return item("python", cell);
+    }
     let (head, value) = match cell.split_once(':') {
-        Some((head, value)) => (head.trim(), Some(value.trim())),
+        Some((head, value)) => (head, Some(value)),
         None => (cell, None),
     };
     let (kind, threshold) = match head.split_once('(') {
-        Some((kind, rest)) => match rest
-            .strip_suffix(')')
-            .and_then(|t| t.trim().parse::<f64>().ok())
-        {
-            Some(threshold) => (kind.trim(), Some(threshold)),
-            None => (head, None),
+        Some((kind, rest)) => match rest.strip_suffix(')').and_then(|t| {
+            let valid = !t.is_empty()
+                && t.chars().all(|c| c.is_ascii_digit() || c == '.')
+                && t.matches('.').count() <= 1
+                && !t.starts_with('.')
+                && !t.ends_with('.');
+            valid.then(|| t.parse::<f64>().ok()).flatten()
+        }) {
+            Some(threshold) => (kind, Some(threshold)),
+            None => return equals(cell),
         },
         None => (head, None),
     };
-    let kind = match kind {
-        "fn" | "eval" => "javascript",
-        "grade" => "llm-rubric",
-        other => other,
-    };
-    let known = EXPECTED_TYPES.contains(&kind.strip_prefix("not-").unwrap_or(kind));
-    let mut item = serde_json::Map::new();
-    if known && (value.is_some() || matches!(kind, "is-json" | "not-is-json")) {
-        item.insert("type".into(), Value::String(kind.to_string()));
-        if let Some(value) = value.filter(|v| !v.is_empty()) {
-            item.insert("value".into(), Value::String(value.to_string()));
-        }
-        if let Some(threshold) = threshold {
-            item.insert("threshold".into(), threshold.into());
-        }
-    } else {
-        item.insert("type".into(), Value::String("equals".into()));
-        item.insert("value".into(), Value::String(cell.to_string()));
+    let base = kind.strip_prefix("not-").unwrap_or(kind);
+    if !EXPECTED_TYPES.contains(&base) {
+        return equals(cell);
     }
-    Value::Object(item)
+    let mut out = serde_json::Map::new();
+    out.insert("type".into(), Value::String(kind.to_string()));
+    match (base, value) {
+        (_, None) => {}
+        ("contains-all" | "contains-any" | "icontains-all" | "icontains-any", Some(v)) => {
+            let items = v.split(',').map(|s| Value::String(s.trim().to_string()));
+            out.insert("value".into(), Value::Array(items.collect()));
+        }
+        ("contains-json" | "is-json", Some(v)) => {
+            if !v.trim().is_empty() {
+                out.insert("value".into(), Value::String(v.to_string()));
+            }
+        }
+        (_, Some(v)) => {
+            out.insert("value".into(), Value::String(v.trim().to_string()));
+        }
+    }
+    if let Some(threshold) = threshold {
+        out.insert("threshold".into(), threshold.into());
+    }
+    Value::Object(out)
+}
+
+fn equals(cell: &str) -> Value {
+    serde_json::json!({"type": "equals", "value": cell})
 }
 
 /// Names the records and refuses duplicates.
@@ -687,5 +764,71 @@ mod tests {
             expected_cell("fn: output.length < 10"),
             serde_json::json!({"type": "javascript", "value": "output.length < 10"})
         );
+    }
+
+    /// promptfoo's `assertionFromString`: a bare type is that type (it was `equals` for every
+    /// type but `is-json`), the list types split on commas, code and rubric prefixes.
+    #[test]
+    fn expected_cells_parse_as_promptfoo_parses_them() {
+        use serde_json::json;
+        let cases = [
+            ("contains-json", json!({"type": "contains-json"})),
+            ("is-xml", json!({"type": "is-xml"})),
+            ("not-is-json", json!({"type": "not-is-json"})),
+            ("is-sql", json!({"type": "is-sql"})),
+            (
+                "latency(500)",
+                json!({"type": "latency", "threshold": 500.0}),
+            ),
+            (
+                "icontains-all: a ,b",
+                json!({"type": "icontains-all", "value": ["a", "b"]}),
+            ),
+            (
+                "not-contains-any: x",
+                json!({"type": "not-contains-any", "value": ["x"]}),
+            ),
+            (
+                "javascript: output === 'x'",
+                json!({"type": "javascript", "value": "output === 'x'"}),
+            ),
+            (
+                "eval: 1 + 1",
+                json!({"type": "javascript", "value": "1 + 1"}),
+            ),
+            (
+                "file://check.js",
+                json!({"type": "javascript", "value": "file://check.js"}),
+            ),
+            (
+                "python: output == 'x'",
+                json!({"type": "python", "value": "output == 'x'"}),
+            ),
+            (
+                "file://grade.py:check",
+                json!({"type": "python", "value": "file://grade.py:check"}),
+            ),
+            (
+                "llm-rubric: is polite",
+                json!({"type": "llm-rubric", "value": "is polite"}),
+            ),
+            (
+                "grade: is polite",
+                json!({"type": "llm-rubric", "value": "is polite"}),
+            ),
+            ("regex: ^a:b$", json!({"type": "regex", "value": "^a:b$"})),
+            (
+                "Paris: the capital",
+                json!({"type": "equals", "value": "Paris: the capital"}),
+            ),
+            (
+                "similar(x): Paris",
+                json!({"type": "equals", "value": "similar(x): Paris"}),
+            ),
+            ("equals", json!({"type": "equals"})),
+        ];
+        for (cell, want) in cases {
+            assert_eq!(expected_cell(cell), want, "{cell}");
+        }
     }
 }

@@ -77,6 +77,9 @@ mod cache;
 mod judge;
 #[cfg(feature = "providers")]
 mod provider;
+// promptfoo and AgentV suite files run as evals (issue 24).
+#[cfg(feature = "suites")]
+mod suite_file;
 
 pub use assertion::{
     Assertion, AssertionKind, AssertionResult, Chain, Checkable, Configured, Grade, Settings,
@@ -148,10 +151,32 @@ pub use serde_json::{Value, json};
 ///
 /// niceeval::main!(reporters = [CountFailures::default()]);
 /// ```
+///
+/// With suite files of promptfoo (`promptfooconfig.yaml`) or AgentV (`*.eval.yaml`), paths
+/// relative to the crate (feature `suites`), their cases run beside the Rust evals, named
+/// `<file stem>::<test description or number>`; a path that is not there fails to compile:
+///
+/// ```ignore
+/// niceeval::main!(suites = ["evals/promptfooconfig.yaml"]);
+/// ```
 #[macro_export]
 macro_rules! main {
     () => {
         $crate::main!(reporters = []);
+    };
+    (suites = [$($suite:literal),* $(,)?] $(, reporters = [$($reporter:expr),* $(,)?])? $(,)?) => {
+        // Each path is checked when the crate compiles: a file that is not there is an error.
+        $(const _: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", $suite));)*
+        fn main() {
+            let reporters: ::std::vec::Vec<::std::boxed::Box<dyn $crate::__private::Reporter>> =
+                ::std::vec![$($(::std::boxed::Box::new($reporter)),*)?];
+            ::std::process::exit($crate::__private::main_with_suites(
+                &[$($suite),*],
+                env!("CARGO_MANIFEST_DIR"),
+                env!("CARGO_CRATE_NAME"),
+                reporters,
+            ))
+        }
     };
     (reporters = [$($reporter:expr),* $(,)?] $(,)?) => {
         fn main() {
@@ -197,6 +222,8 @@ pub mod __private {
     pub use crate::definition::{BoxFuture, Case, EvalDefinition, Registration, registered};
     pub use crate::engine::{RunOptions, run_eval, run_eval_async};
     pub use crate::harness::main_with;
+    #[cfg(feature = "suites")]
+    pub use crate::harness::main_with_suites;
     pub use crate::libtest::{
         finish_case, finish_test, run_case, run_case_report, run_test, run_test_report,
     };
@@ -242,6 +269,10 @@ pub mod __private {
     /// The suite runner.
     pub mod harness {
         pub use crate::harness::*;
+    }
+    #[cfg(feature = "suites")]
+    pub mod suite_file {
+        pub use crate::suite_file::{SuiteFileError, SuiteSummary, definitions};
     }
     /// The results files: writing, reading, merging.
     pub mod results {

@@ -538,3 +538,30 @@ fn evals_running_past_slow_after_are_named_while_they_run() {
         assert!(notice_at < done_at, "named while running\n{}", out.dump());
     }
 }
+
+/// `niceeval::main!(suites = [..])`: a promptfoo file's cases run beside the Rust evals,
+/// named `<file stem>::<description>`, with the same exit code.
+#[test]
+fn suite_files_join_the_rust_evals() {
+    let fixtures = Fixtures::get();
+    let out = fixtures.run("suite", "suites", &["--list"], &[]);
+    assert!(out.stdout.contains("rust_side: test"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("promptfooconfig::one: test"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("promptfooconfig::two: test"),
+        "{}",
+        out.stdout
+    );
+    let out = fixtures.run("suite", "suites", &[], &[("NICEEVAL_RESULTS", "0")]);
+    let log = format!("{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.code(), Some(101), "{log}");
+    assert!(log.contains("2 passed; 1 failed"), "{log}");
+    assert!(
+        log.contains("\"ping 2\" does not contain \"pong\""),
+        "{log}"
+    );
+}

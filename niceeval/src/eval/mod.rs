@@ -526,3 +526,18 @@ impl Eval {
         &self.config
     }
 }
+
+/// What a suite file's case (layer 8½, `suite_file`) sets on its handle: the agent its
+/// provider names and the judge its grader names, both known only once the file is read.
+#[cfg(feature = "suites")]
+impl Eval {
+    /// Replaces the agent the turns are sent to.
+    pub(crate) fn set_agent(&mut self, agent: Arc<dyn Agent>) {
+        self.agent = Some(agent);
+    }
+
+    /// Replaces the configuration (the judge's model and base URL of a suite file).
+    pub(crate) fn set_config(&mut self, config: Arc<Config>) {
+        self.config = config;
+    }
+}

@@ -39,10 +39,14 @@ mod args;
 mod compare;
 mod report;
 mod suite;
+#[cfg(feature = "suites")]
+mod suite_files;
 
 pub use args::{Args, ArgsError};
 pub use report::run_report;
 pub use suite::{DEFAULT_CONCURRENCY, run_suite};
+#[cfg(feature = "suites")]
+pub use suite_files::{main_with_suites, run_suite_files};
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -112,9 +112,26 @@ pub(super) fn json_error(error: &serde_json::Error, origin: &str) -> (Option<Loc
     )
 }
 
-#[derive(Clone, Copy)]
-enum Step<'a> {
+/// The line and column (1-based) of the value at `path` in a YAML document: what a suite
+/// file's loader names when a key is wrong.
+#[cfg(feature = "suites")]
+pub(crate) fn yaml_position(text: &str, path: &[Step<'_>]) -> Option<(usize, usize)> {
+    let error = Find { path }
+        .deserialize(yaml_serde::Deserializer::from_str(text))
+        .err()?;
+    if !error.to_string().contains(FOUND) {
+        return None;
+    }
+    let location = error.location()?;
+    Some((location.line(), location.column()))
+}
+
+/// One step down a document: a mapping's key or a list's index.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Step<'a> {
+    /// The value of this key.
     Key(&'a str),
+    /// The item at this index.
     Index(usize),
 }
 

@@ -137,6 +137,11 @@ pub use load::{from_json, load};
 
 use prepare::Prepared;
 
+#[cfg(feature = "suites")]
+pub(crate) use locate::Step;
+#[cfg(feature = "suites")]
+pub(crate) use locate::yaml_position;
+
 /// A spec's prepared form, keyed by the spec it was prepared from.
 type PreparedSpec = Arc<(AssertSpec, Result<Prepared, String>)>;
 

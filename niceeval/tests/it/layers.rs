@@ -36,6 +36,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["record", "turn", "eval", "error", "definition", "dataset"],
     ),
     ("judge", &["judge"]),
+    ("suite files", &["suite_file"]),
     ("comparison", &["compare"]),
     ("report", &["report"]),
     ("engine", &["engine"]),

@@ -1,0 +1,3 @@
+module.exports = (output, context) => {
+  return output.includes(context.vars.sentence);
+};

@@ -1,0 +1,7 @@
+//! The `niceeval` command's integration tests: `niceeval eval` on promptfoo suite files
+//! against a loopback fake of the OpenAI API (`scripts/fake-openai.py`), and the conformance
+//! corpus run with promptfoo 0.123.1 and niceeval.
+
+mod conformance;
+mod eval;
+mod support;

@@ -1,0 +1,86 @@
+//! The hook that joins suite files (promptfoo, AgentV; see `crate::suite_file`) to the suite
+//! runner: `main!(suites = [..])` and `niceeval eval -c FILE` read each file into eval
+//! definitions, apply what the file says about the run (`maxConcurrency` unless `-j` /
+//! `--concurrency` says otherwise, `outputPath` unless a report option names that report)
+//! and run them beside the registered evals with [`super::run_with_args`].
+
+use std::path::{Path, PathBuf};
+
+use super::{Args, EXIT_OK, EXIT_USAGE, run_report, run_with_args};
+use crate::definition::{EvalDefinition, registered};
+use crate::reporter::Reporter;
+
+/// What [`crate::main!`] with `suites = [..]` calls: the registered evals plus the cases of
+/// each suite file (paths relative to the crate's manifest directory), with the process's
+/// arguments.
+pub fn main_with_suites(
+    suites: &[&str],
+    manifest_dir: &str,
+    module: &str,
+    extra: Vec<Box<dyn Reporter>>,
+) -> i32 {
+    let args = match Args::parse(std::env::args().skip(1)) {
+        Ok(Some(args)) => args,
+        Ok(None) => {
+            print!("{}", Args::help());
+            return EXIT_OK;
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let dir = Path::new(manifest_dir);
+    if args.report.is_some() {
+        return run_report(&args, &crate::results::results_dir(dir), extra);
+    }
+    let files: Vec<PathBuf> = suites.iter().map(|s| dir.join(s)).collect();
+    run_suite_files(&files, module, dir, args, registered(), extra)
+}
+
+/// Runs the cases of `files` (and `evals`) as `args` says; `dir` holds `niceeval.toml` and
+/// the results. A file that cannot be read is an error naming the place (exit 2).
+pub fn run_suite_files(
+    files: &[PathBuf],
+    module: &str,
+    dir: &Path,
+    mut args: Args,
+    mut evals: Vec<&'static EvalDefinition>,
+    extra: Vec<Box<dyn Reporter>>,
+) -> i32 {
+    for file in files {
+        let (defs, summary) = match crate::suite_file::definitions(file, module, dir) {
+            Ok(read) => read,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        };
+        if args.concurrency.is_none() {
+            args.concurrency = summary.concurrency;
+        }
+        for path in summary.output_paths {
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            let slot = match ext {
+                "jsonl" => &mut args.jsonl,
+                "xml" => &mut args.junit,
+                "md" => &mut args.markdown,
+                #[cfg(feature = "html")]
+                "html" => &mut args.html,
+                _ => {
+                    eprintln!(
+                        "error: {}: outputPath {}: niceeval writes .jsonl, .xml (JUnit), .md and .html reports",
+                        file.display(),
+                        path.display()
+                    );
+                    return EXIT_USAGE;
+                }
+            };
+            if slot.is_none() {
+                *slot = Some(path);
+            }
+        }
+        evals.extend(defs);
+    }
+    run_with_args(&args, evals, extra)
+}

@@ -1,0 +1,625 @@
+//! The providers (promptfoo) and targets (AgentV) of suite files as agents: OpenAI- and
+//! Anthropic-compatible chat models (the chat agent), `echo`, `exec:` commands (the command
+//! agent, the prompt as its argument, its stdout the reply), HTTP targets (a real HTTP call
+//! with templated URL, headers and body, and `transformResponse`), and `file://` Python and
+//! JavaScript providers (their `call_api` / `callApi` run in a subprocess).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde_json::{Map, Value, json};
+
+use super::{SuiteCase, template};
+use crate::agent::chat::ChatAgent;
+use crate::agent::command::{CommandAgent, InputMode};
+use crate::agent::{Agent, AgentError, Request};
+use crate::provider::{ApiKey, ClientOptions};
+
+/// One provider of a suite file.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ProviderSpec {
+    /// As written (`openai:chat:gpt-4o-mini`).
+    pub id: String,
+    /// `label`, else the id: what case names show when a file has several providers.
+    pub label: String,
+    pub kind: ProviderKind,
+}
+
+/// What a provider is.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ProviderKind {
+    Chat {
+        /// `provider/model`.
+        model: String,
+        base_url: Option<String>,
+        key_env: Option<String>,
+        key: Option<String>,
+        temperature: Option<f64>,
+        max_tokens: Option<u32>,
+    },
+    /// AgentV's `default` target: the agent `niceeval.toml` configures.
+    Configured,
+    Echo,
+    Exec(String),
+    Http(HttpSpec),
+    Script {
+        python: bool,
+        path: PathBuf,
+        function: Option<String>,
+        config: Value,
+    },
+}
+
+/// An HTTP target.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HttpSpec {
+    pub url: String,
+    pub method: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Value>,
+    pub transform_response: Option<String>,
+}
+
+/// The keys of a chat provider's `config`.
+const CHAT_CONFIG: &[&str] = &[
+    "apiBaseUrl",
+    "apiHost",
+    "apiKey",
+    "apiKeyEnvar",
+    "temperature",
+    "max_tokens",
+];
+/// The keys of an HTTP provider's `config`.
+const HTTP_CONFIG: &[&str] = &["url", "method", "headers", "body", "transformResponse"];
+
+/// The OpenAI base URL promptfoo reads from the environment.
+pub(crate) fn openai_base_url_from_env() -> Option<String> {
+    std::env::var("OPENAI_BASE_URL")
+        .or_else(|_| std::env::var("OPENAI_API_BASE_URL"))
+        .ok()
+        .filter(|v| !v.is_empty())
+        .or_else(|| {
+            std::env::var("OPENAI_API_HOST")
+                .ok()
+                .filter(|v| !v.is_empty())
+                .map(|h| format!("https://{h}/v1"))
+        })
+}
+
+/// A provider from its `id` and `config`. `Err((key, message))` names the wrong key.
+pub(crate) fn parse(
+    id: &str,
+    label: Option<&str>,
+    config: Option<&Value>,
+    base: &Path,
+) -> Result<ProviderSpec, (Option<String>, String)> {
+    let empty = Map::new();
+    let config_map = match config {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err((Some("config".into()), "`config` is a mapping".into())),
+    };
+    let unknown = |allowed: &[&str]| -> Result<(), (Option<String>, String)> {
+        match config_map.keys().find(|k| !allowed.contains(&k.as_str())) {
+            Some(k) => Err((
+                Some(k.clone()),
+                format!(
+                    "provider `{id}`: config key `{k}` is not supported; supported: {}",
+                    allowed.join(", ")
+                ),
+            )),
+            None => Ok(()),
+        }
+    };
+    let string = |key: &str| {
+        config_map
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let chat = |provider: &str, model: &str| -> Result<ProviderKind, (Option<String>, String)> {
+        unknown(CHAT_CONFIG)?;
+        let env_base = match provider {
+            "openai" => openai_base_url_from_env(),
+            _ => std::env::var("ANTHROPIC_BASE_URL")
+                .ok()
+                .filter(|v| !v.is_empty()),
+        };
+        Ok(ProviderKind::Chat {
+            model: format!("{provider}/{model}"),
+            base_url: string("apiBaseUrl")
+                .or_else(|| string("apiHost").map(|h| format!("https://{h}/v1")))
+                .or(env_base),
+            key_env: string("apiKeyEnvar"),
+            key: string("apiKey"),
+            temperature: config_map.get("temperature").and_then(Value::as_f64),
+            max_tokens: config_map
+                .get("max_tokens")
+                .and_then(Value::as_u64)
+                .map(|n| n as u32),
+        })
+    };
+    let kind = if let Some(model) = id.strip_prefix("openai:chat:") {
+        chat("openai", model)?
+    } else if let Some(model) = id.strip_prefix("anthropic:messages:") {
+        chat("anthropic", model)?
+    } else if let Some(rest) = id.strip_prefix("openai:") {
+        if rest.starts_with("completion:")
+            || rest.starts_with("embedding:")
+            || rest.starts_with("embeddings:")
+            || rest.starts_with("assistant:")
+            || rest.starts_with("responses:")
+        {
+            return Err((None, unsupported_id(id)));
+        }
+        chat("openai", rest)?
+    } else if id == "echo" {
+        unknown(&[])?;
+        ProviderKind::Echo
+    } else if let Some(command) = id.strip_prefix("exec:") {
+        unknown(&[])?;
+        ProviderKind::Exec(command.trim().to_string())
+    } else if id == "http"
+        || id == "https"
+        || id.starts_with("http://")
+        || id.starts_with("https://")
+    {
+        unknown(HTTP_CONFIG)?;
+        let url = string("url")
+            .or_else(|| {
+                id.starts_with("http")
+                    .then(|| id.to_string())
+                    .filter(|u| u.contains("://"))
+            })
+            .ok_or((None, format!("provider `{id}` needs `config.url`")))?;
+        let headers = match config_map.get("headers") {
+            None => Vec::new(),
+            Some(Value::Object(h)) => h
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    )
+                })
+                .collect(),
+            Some(_) => return Err((Some("headers".into()), "`headers` is a mapping".into())),
+        };
+        let transform_response = match config_map.get("transformResponse") {
+            None => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                return Err((
+                    Some("transformResponse".into()),
+                    "`transformResponse` is a JavaScript expression (text)".into(),
+                ));
+            }
+        };
+        ProviderKind::Http(HttpSpec {
+            url,
+            method: string("method")
+                .unwrap_or_else(|| "POST".into())
+                .to_uppercase(),
+            headers,
+            body: config_map.get("body").cloned(),
+            transform_response,
+        })
+    } else if let Some(file) = id.strip_prefix("file://") {
+        let (path, function) = match file.rsplit_once(':') {
+            Some((p, f)) if !f.contains('/') && (p.ends_with(".py") || p.ends_with(".js")) => {
+                (p, Some(f.to_string()))
+            }
+            _ => (file, None),
+        };
+        let python = path.ends_with(".py");
+        if !(python || path.ends_with(".js") || path.ends_with(".cjs")) {
+            return Err((None, unsupported_id(id)));
+        }
+        ProviderKind::Script {
+            python,
+            path: base.join(path),
+            function,
+            config: config.cloned().unwrap_or(Value::Null),
+        }
+    } else {
+        return Err((None, unsupported_id(id)));
+    };
+    Ok(ProviderSpec {
+        id: id.to_string(),
+        label: label.map_or_else(|| id.to_string(), str::to_string),
+        kind,
+    })
+}
+
+fn unsupported_id(id: &str) -> String {
+    format!(
+        "provider `{id}` is not supported; supported: openai:chat:<model>, openai:<model>, \
+         anthropic:messages:<model>, echo, exec:<command>, http / https / a URL (with \
+         config url, method, headers, body, transformResponse), file://<provider>.py and \
+         file://<provider>.js"
+    )
+}
+
+/// The agent a case sends its prompt to, and what it sends.
+/// `None`: the agent the configuration gives the run.
+pub(crate) fn agent_for(case: &SuiteCase) -> Result<(Option<Arc<dyn Agent>>, String), String> {
+    let provider = &case.provider;
+    let (agent, input): (Arc<dyn Agent>, String) = match &provider.kind {
+        ProviderKind::Configured => return Ok((None, case.prompt.clone())),
+        ProviderKind::Chat { .. } => {
+            let (system, user) = chat_messages(&case.prompt)?;
+            (chat_agent(provider, system)?, user)
+        }
+        ProviderKind::Echo => (
+            Arc::new(crate::agent::agent_fn(|request: Request| async move {
+                request.events.say(request.input.text.clone());
+                Ok(())
+            })),
+            case.prompt.clone(),
+        ),
+        ProviderKind::Exec(command) => (
+            cached(&format!("exec\u{0}{command}"), || {
+                Arc::new(
+                    CommandAgent::new(
+                        "sh",
+                        [
+                            "-c".to_string(),
+                            format!("{command} \"$@\""),
+                            "sh".to_string(),
+                        ],
+                    )
+                    .input_mode(InputMode::Arg)
+                    .text_output(),
+                )
+            }),
+            case.prompt.clone(),
+        ),
+        ProviderKind::Http(spec) => (
+            Arc::new(HttpAgent {
+                spec: spec.clone(),
+                vars: case.vars.clone(),
+            }),
+            case.prompt.clone(),
+        ),
+        ProviderKind::Script {
+            python,
+            path,
+            function,
+            config,
+        } => {
+            let context = json!({ "vars": case.vars, "config": config }).to_string();
+            let agent: CommandAgent = if *python {
+                CommandAgent::new(
+                    "python3",
+                    [
+                        "-c".to_string(),
+                        PYTHON_PROVIDER.to_string(),
+                        path.display().to_string(),
+                        function.clone().unwrap_or_else(|| "call_api".into()),
+                        context,
+                    ],
+                )
+            } else {
+                CommandAgent::new(
+                    "node",
+                    [
+                        "-e".to_string(),
+                        JS_PROVIDER.to_string(),
+                        path.display().to_string(),
+                        function.clone().unwrap_or_default(),
+                        context,
+                    ],
+                )
+            };
+            (Arc::new(agent.text_output()), case.prompt.clone())
+        }
+    };
+    Ok((Some(agent), input))
+}
+
+/// Calls `call_api(prompt, options, context)` of a promptfoo Python provider; prints its
+/// `output` (JSON when it is not text), or its `error` on stderr with status 1.
+const PYTHON_PROVIDER: &str = r#"
+import importlib.util, json, sys
+path, name, ctx = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+spec = importlib.util.spec_from_file_location("provider", path)
+module = importlib.util.module_from_spec(spec)
+sys.path.insert(0, __import__("os").path.dirname(path))
+spec.loader.exec_module(module)
+prompt = sys.stdin.read()
+result = getattr(module, name)(prompt, {"config": ctx.get("config") or {}}, {"vars": ctx["vars"]})
+if isinstance(result, dict) and result.get("error"):
+    print(result["error"], file=sys.stderr)
+    sys.exit(1)
+out = result.get("output") if isinstance(result, dict) else result
+print(out if isinstance(out, str) else json.dumps(out), end="")
+"#;
+
+/// Calls `callApi(prompt, context)` of a promptfoo JavaScript provider (a class, or an
+/// object with `callApi`, or the named function).
+const JS_PROVIDER: &str = r#"
+const [path, name, ctxText] = process.argv.slice(1);
+const ctx = JSON.parse(ctxText);
+let input = '';
+process.stdin.on('data', (c) => (input += c));
+process.stdin.on('end', async () => {
+  try {
+    let m = require(require('path').resolve(path));
+    if (m && m.default) m = m.default;
+    let result;
+    if (name) result = await m[name](input, { vars: ctx.vars }, { config: ctx.config || {} });
+    else if (typeof m === 'function' && m.prototype && m.prototype.callApi) result = await new m({ config: ctx.config || {} }).callApi(input, { vars: ctx.vars });
+    else if (typeof m === 'function') result = await m(input, { vars: ctx.vars });
+    else result = await m.callApi(input, { vars: ctx.vars });
+    if (result && result.error) { process.stderr.write(String(result.error)); process.exit(1); }
+    const out = result && typeof result === 'object' && 'output' in result ? result.output : result;
+    process.stdout.write(typeof out === 'string' ? out : JSON.stringify(out));
+  } catch (e) { process.stderr.write(String(e && e.stack || e)); process.exit(1); }
+});
+"#;
+
+/// One agent per key for the whole process: agents with the same settings share their
+/// HTTP client.
+fn cached(key: &str, make: impl FnOnce() -> Arc<dyn Agent>) -> Arc<dyn Agent> {
+    static AGENTS: OnceLock<Mutex<HashMap<String, Arc<dyn Agent>>>> = OnceLock::new();
+    let mut agents = AGENTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    agents.entry(key.to_string()).or_insert_with(make).clone()
+}
+
+fn chat_agent(provider: &ProviderSpec, system: Option<String>) -> Result<Arc<dyn Agent>, String> {
+    let ProviderKind::Chat {
+        model,
+        base_url,
+        key_env,
+        key,
+        temperature,
+        max_tokens,
+    } = &provider.kind
+    else {
+        return Err("not a chat provider".into());
+    };
+    let key_text = format!(
+        "chat\u{0}{model}\u{0}{base_url:?}\u{0}{key_env:?}\u{0}{key:?}\u{0}{temperature:?}\u{0}{max_tokens:?}\u{0}{system:?}"
+    );
+    Ok(cached(&key_text, || {
+        let mut agent = ChatAgent::new(model);
+        if let Some(url) = base_url {
+            agent = agent.base_url(url.clone());
+        }
+        if let Some(var) = key_env {
+            agent = agent.api_key_env(var.clone());
+        }
+        if let Some(key) = key {
+            let mut options = ClientOptions::default();
+            if let Some(url) = base_url {
+                options = options.base_url(url.clone());
+            }
+            agent = agent.client_options(options.api_key(ApiKey::new(key.clone())));
+        }
+        if let Some(t) = temperature {
+            agent = agent.temperature(*t);
+        }
+        if let Some(n) = max_tokens {
+            agent = agent.max_tokens(*n);
+        }
+        if let Some(system) = system {
+            agent = agent.system(system);
+        }
+        Arc::new(agent)
+    }))
+}
+
+/// A prompt as chat messages: promptfoo reads a prompt that is a JSON list of `{role,
+/// content}` as the conversation; here a system message and one user message.
+fn chat_messages(prompt: &str) -> Result<(Option<String>, String), String> {
+    let trimmed = prompt.trim_start();
+    if !trimmed.starts_with('[') {
+        return Ok((None, prompt.to_string()));
+    }
+    let Ok(Value::Array(messages)) = serde_json::from_str::<Value>(trimmed) else {
+        return Ok((None, prompt.to_string()));
+    };
+    let mut system = Vec::new();
+    let mut user = Vec::new();
+    for message in &messages {
+        let (Some(role), Some(content)) = (
+            message.get("role").and_then(Value::as_str),
+            message.get("content"),
+        ) else {
+            return Ok((None, prompt.to_string()));
+        };
+        let content = content
+            .as_str()
+            .map_or_else(|| content.to_string(), str::to_string);
+        match role {
+            "system" | "developer" => system.push(content),
+            "user" => user.push(content),
+            other => {
+                return Err(format!(
+                    "a chat prompt with a `{other}` message is not supported: niceeval sends a \
+                     system message and one user message"
+                ));
+            }
+        }
+    }
+    if user.len() != 1 {
+        return Err(format!(
+            "a chat prompt needs exactly one user message (it has {}); niceeval sends a system \
+             message and one user message",
+            user.len()
+        ));
+    }
+    Ok((
+        (!system.is_empty()).then(|| system.join("\n\n")),
+        user.remove(0),
+    ))
+}
+
+/// An HTTP target: one request per turn.
+#[derive(Debug)]
+struct HttpAgent {
+    spec: HttpSpec,
+    vars: Map<String, Value>,
+}
+
+fn http_client() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(reqwest::Client::new)
+}
+
+#[async_trait::async_trait]
+impl Agent for HttpAgent {
+    async fn send(&self, request: Request) -> Result<(), AgentError> {
+        let mut vars = self.vars.clone();
+        vars.insert(
+            "prompt".into(),
+            Value::String(request.input.text.to_string()),
+        );
+        let url = template::render(&self.spec.url, &vars).map_err(AgentError::new)?;
+        let method = reqwest::Method::from_bytes(self.spec.method.as_bytes())
+            .map_err(|e| AgentError::new(format!("HTTP method {}: {e}", self.spec.method)))?;
+        let mut builder = http_client().request(method, &url);
+        for (name, value) in &self.spec.headers {
+            builder = builder.header(
+                name.as_str(),
+                template::render(value, &vars).map_err(AgentError::new)?,
+            );
+        }
+        match &self.spec.body {
+            None => {}
+            Some(Value::String(text)) => {
+                // A JSON body written as text: its strings take the variables JSON-escaped.
+                let rendered = template::render(text, &vars).map_err(AgentError::new)?;
+                builder = builder.body(rendered);
+            }
+            Some(body) => {
+                let rendered = template::render_value(body, &vars).map_err(AgentError::new)?;
+                builder = builder.json(&rendered);
+            }
+        }
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| AgentError::new(format!("HTTP request to {url} failed: {e}")))?;
+        let status = response.status();
+        let text = response
+            .text()
+            .await
+            .map_err(|e| AgentError::new(format!("reading the response of {url}: {e}")))?;
+        if !status.is_success() {
+            return Err(AgentError::new(format!(
+                "HTTP {status} from {url}: {}",
+                crate::excerpt::elide(&text, 500)
+            )));
+        }
+        let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        let output = match &self.spec.transform_response {
+            None => text,
+            Some(expr) => match native_path(expr, &json) {
+                Some(v) => v,
+                None => super::node::run(
+                    expr,
+                    &["json", "text", "context"],
+                    vec![
+                        json.clone(),
+                        Value::String(text.clone()),
+                        json!({ "vars": vars }),
+                    ],
+                )
+                .await
+                .map_err(|e| AgentError::new(format!("transformResponse: {e}")))?,
+            },
+        };
+        request.events.say(output);
+        Ok(())
+    }
+
+    fn name(&self) -> String {
+        format!("http {}", self.spec.url)
+    }
+}
+
+/// `json.a.b[0].c` read without node; `None` for anything else.
+fn native_path(expr: &str, json: &Value) -> Option<String> {
+    let rest = expr.trim().strip_prefix("json")?;
+    let mut value = json;
+    let mut chars = rest;
+    while !chars.is_empty() {
+        if let Some(after) = chars.strip_prefix('.') {
+            let end = after
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+                .unwrap_or(after.len());
+            if end == 0 {
+                return None;
+            }
+            value = value.get(&after[..end])?;
+            chars = &after[end..];
+        } else if let Some(after) = chars.strip_prefix('[') {
+            let end = after.find(']')?;
+            let index: usize = after[..end].trim().parse().ok()?;
+            value = value.get(index)?;
+            chars = &after[end + 1..];
+        } else {
+            return None;
+        }
+    }
+    Some(match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_simple_response_paths_without_node() {
+        let json = json!({"choices": [{"message": {"content": "hi"}}], "n": 2});
+        assert_eq!(
+            native_path("json.choices[0].message.content", &json).as_deref(),
+            Some("hi")
+        );
+        assert_eq!(native_path("json.n", &json).as_deref(), Some("2"));
+        assert_eq!(native_path("json.choices.map(c => c)", &json), None);
+        assert_eq!(native_path("text", &json), None);
+    }
+
+    #[test]
+    fn parses_provider_ids() {
+        let base = Path::new(".");
+        let p = parse("openai:chat:gpt-4o-mini", None, None, base).unwrap();
+        assert!(
+            matches!(p.kind, ProviderKind::Chat { ref model, .. } if model == "openai/gpt-4o-mini")
+        );
+        let p = parse("anthropic:messages:claude-3", Some("claude"), None, base).unwrap();
+        assert_eq!(p.label, "claude");
+        assert_eq!(
+            parse("echo", None, None, base).unwrap().kind,
+            ProviderKind::Echo
+        );
+        let err = parse("bedrock:foo", None, None, base).unwrap_err();
+        assert!(
+            err.1.contains("not supported; supported: openai:chat"),
+            "{}",
+            err.1
+        );
+        let err = parse("openai:gpt-4", None, Some(&json!({"seed": 1})), base).unwrap_err();
+        assert_eq!(err.0.as_deref(), Some("seed"));
+    }
+
+    #[test]
+    fn splits_chat_prompts() {
+        let (system, user) = chat_messages(
+            r#"[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]"#,
+        )
+        .unwrap();
+        assert_eq!(system.as_deref(), Some("be brief"));
+        assert_eq!(user, "hi");
+        assert_eq!(chat_messages("plain").unwrap(), (None, "plain".to_string()));
+    }
+}

@@ -1,0 +1,472 @@
+//! Suite files of other tools run as evals: a promptfoo `promptfooconfig.yaml`
+//! ([`promptfoo`]) or an AgentV `*.eval.yaml` ([`agentv`]) read into cases (tests × prompts ×
+//! providers), each case an [`EvalDefinition`] the engine runs like a Rust eval: the case's
+//! provider becomes the run's agent, its prompt is sent, its assertion items are checked with
+//! [`crate::spec`] and its model-graded items go to the judge. Every key the loader does not
+//! support is an error naming the file, line, column and what is supported.
+
+mod agents;
+pub(crate) mod agentv;
+mod node;
+pub(crate) mod promptfoo;
+mod template;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde_json::{Map, Value};
+
+use crate::assertion::Chain as _;
+use crate::definition::{BoxFuture, Case, EvalDefinition};
+use crate::error::Error;
+use crate::eval::Eval;
+use crate::spec::{self, AssertSpec, SpecContext};
+
+pub(crate) use agents::ProviderSpec;
+
+/// Why a suite file cannot be run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SuiteFileError {
+    /// Something at a known place of a file.
+    #[error("{file}:{line}:{column}: {message}")]
+    At {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong and what is supported.
+        message: String,
+    },
+    /// Something about a file as a whole.
+    #[error("{file}: {message}")]
+    File {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A model-graded item, run by the judge.
+#[derive(Debug, Clone)]
+pub(crate) struct Graded {
+    pub kind: GradedKind,
+    pub value: String,
+    pub threshold: Option<f64>,
+    pub weight: Option<f64>,
+    pub metric: Option<String>,
+    /// A grader named on the item (`provider:`).
+    pub judge: Option<JudgeSpec>,
+}
+
+/// Which judge scorer a graded item uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GradedKind {
+    /// `llm-rubric`, `g-eval`, AgentV rubric lines.
+    Rubric,
+    /// `factuality`, `model-graded-factuality`.
+    Factuality,
+    /// `model-graded-closedqa`.
+    ClosedQa,
+}
+
+/// The grader model: `provider/model` with its base URL and key variable.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct JudgeSpec {
+    pub model: String,
+    pub base_url: Option<String>,
+    pub key_env: Option<String>,
+}
+
+/// One case of a suite file: one test with one prompt and one provider.
+#[derive(Debug, Clone)]
+pub(crate) struct SuiteCase {
+    /// Its name within the file (`description`, or `test N`; with the prompt's and provider's
+    /// labels when the file has several).
+    pub name: String,
+    /// The line of the file (or of the tests file) it comes from.
+    pub line: usize,
+    /// The prompt, rendered with the vars.
+    pub prompt: String,
+    pub provider: Arc<ProviderSpec>,
+    pub vars: Map<String, Value>,
+    pub asserts: Vec<AssertSpec>,
+    pub graded: Vec<Graded>,
+    /// `options.transform`: JavaScript applied to the output before every assertion.
+    pub transform: Option<String>,
+    /// The test's `threshold`: it passes when its score reaches this, failing items or not.
+    pub threshold: Option<f64>,
+    pub judge: Option<JudgeSpec>,
+    /// Where relative `file://` paths of the case's items start.
+    pub base_dir: PathBuf,
+    /// AgentV's expected output (the `expected_output` of script graders).
+    pub expected_output: Option<String>,
+    /// Where the case sits in the matrix, in words (`test 3, prompt 1, provider 2`): the
+    /// eval's description.
+    pub position: String,
+    /// AgentV's `tool_trajectory` items, checked over the run's tool calls.
+    pub trajectories: Vec<Trajectory>,
+}
+
+/// AgentV's `tool_trajectory`: the tools the agent called, by name.
+#[derive(Debug, Clone)]
+pub(crate) struct Trajectory {
+    /// `any_order` (every expected call happened), `in_order` (they happened in this order,
+    /// others between them allowed) or `exact` (exactly these calls, in order).
+    pub mode: String,
+    pub expected: Vec<String>,
+    /// At least this many calls of each tool.
+    pub minimums: Vec<(String, usize)>,
+}
+
+impl Trajectory {
+    /// Whether `calls` satisfy it, and why not.
+    pub(crate) fn check(&self, calls: &[String]) -> Result<(), String> {
+        for (tool, min) in &self.minimums {
+            let n = calls.iter().filter(|c| *c == tool).count();
+            if n < *min {
+                return Err(format!(
+                    "`{tool}` was called {n} time(s), at least {min} expected; calls: {calls:?}"
+                ));
+            }
+        }
+        match self.mode.as_str() {
+            "exact" if calls != self.expected.as_slice() => Err(format!(
+                "the calls were {calls:?}, exactly {:?} expected",
+                self.expected
+            )),
+            "in_order" => {
+                let mut rest = calls.iter();
+                for want in &self.expected {
+                    if !rest.any(|c| c == want) {
+                        return Err(format!(
+                            "`{want}` was not called in the order {:?}; calls: {calls:?}",
+                            self.expected
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            _ => match self.expected.iter().find(|w| !calls.contains(w)) {
+                Some(missing) => Err(format!("`{missing}` was never called; calls: {calls:?}")),
+                None => Ok(()),
+            },
+        }
+    }
+}
+
+/// A suite file, read.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Suite {
+    pub cases: Vec<SuiteCase>,
+    /// `evaluateOptions.maxConcurrency`.
+    pub concurrency: Option<usize>,
+    /// `evaluateOptions.repeat`.
+    pub repeat: Option<u32>,
+    /// `outputPath`, resolved against the file's directory.
+    pub output_paths: Vec<PathBuf>,
+    /// AgentV's `workspace.template`: each run gets a working copy of it.
+    pub workspace: Option<PathBuf>,
+}
+
+/// Reads a suite file: AgentV when its name ends in `.eval.yaml` / `.eval.yml` or it has
+/// AgentV's keys, promptfoo otherwise.
+pub(crate) fn load(path: &Path) -> Result<Suite, SuiteFileError> {
+    let text = std::fs::read_to_string(path).map_err(|e| SuiteFileError::File {
+        file: path.display().to_string(),
+        message: format!("cannot read the suite file: {e}"),
+    })?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    if name.ends_with(".eval.yaml") || name.ends_with(".eval.yml") {
+        agentv::read(path, &text)
+    } else {
+        promptfoo::read(path, &text)
+    }
+}
+
+/// The name of a file without its extensions (`promptfooconfig`, `smoke` for `smoke.eval.yaml`).
+pub(crate) fn stem(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "suite".into());
+    let name = name
+        .strip_suffix(".yaml")
+        .or_else(|| name.strip_suffix(".yml"))
+        .or_else(|| name.strip_suffix(".json"))
+        .unwrap_or(&name);
+    let name = name.strip_suffix(".eval").unwrap_or(name);
+    name.to_string()
+}
+
+/// The cases the engine can run.
+static CASES: OnceLock<Mutex<Vec<&'static SuiteCase>>> = OnceLock::new();
+
+/// The eval definitions of a suite file's cases, named `<module>::<file stem>::<case>`
+/// (`module` is the crate or `suite`), with the file's `repeat`; and the file itself, read.
+///
+/// `dir` is the directory the results and `niceeval.toml` belong to.
+pub fn definitions(
+    path: &Path,
+    module: &str,
+    dir: &Path,
+) -> Result<(Vec<&'static EvalDefinition>, SuiteSummary), SuiteFileError> {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let suite = load(&absolute)?;
+    let module_path: &'static str =
+        Box::leak(format!("{module}::{}", stem(path).replace('-', "_")).into_boxed_str());
+    let file: &'static str = Box::leak(path.display().to_string().into_boxed_str());
+    let manifest_dir: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
+    let registry = CASES.get_or_init(Default::default);
+    let mut defs = Vec::with_capacity(suite.cases.len());
+    for case in suite.cases {
+        let case: &'static SuiteCase = Box::leak(Box::new(case));
+        let index = {
+            let mut cases = registry.lock().unwrap_or_else(|p| p.into_inner());
+            cases.push(case);
+            cases.len() - 1
+        };
+        let record = serde_json::json!({ "suite_case": index, "vars": case.vars });
+        let name: &'static str = Box::leak(case.name.clone().into_boxed_str());
+        let def_case: &'static Case = Box::leak(Box::new(Case {
+            id: case.name.clone(),
+            name: case.name.clone(),
+            line: case.line,
+            record,
+        }));
+        let mut def = EvalDefinition::new(
+            name,
+            module_path,
+            file,
+            u32::try_from(case.line).unwrap_or(u32::MAX),
+            manifest_dir,
+            not_a_case,
+        )
+        .with_cases(file, run_case);
+        def.case = Some(def_case);
+        def.runs = suite.repeat;
+        if let Some(dir) = &suite.workspace {
+            def.workspace = Some(Box::leak(dir.display().to_string().into_boxed_str()));
+        }
+        def.description = Some(Box::leak(case.position.clone().into_boxed_str()));
+        defs.push(&*Box::leak(Box::new(def)));
+    }
+    Ok((
+        defs,
+        SuiteSummary {
+            concurrency: suite.concurrency,
+            output_paths: suite.output_paths,
+        },
+    ))
+}
+
+/// What the front end needs of a suite file besides its cases.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct SuiteSummary {
+    /// `evaluateOptions.maxConcurrency` / `evaluate_options.max_concurrency`.
+    pub concurrency: Option<usize>,
+    /// `outputPath`.
+    pub output_paths: Vec<PathBuf>,
+}
+
+fn not_a_case(_: &mut Eval) -> BoxFuture<'_, Result<(), Error>> {
+    Box::pin(async { Err(Error::Case("a suite file's case runs with its case".into())) })
+}
+
+fn run_case<'a>(t: &'a mut Eval, case: &'static Case) -> BoxFuture<'a, Result<(), Error>> {
+    Box::pin(async move {
+        let index = case.record["suite_case"].as_u64().unwrap_or(u64::MAX) as usize;
+        let found = CASES
+            .get()
+            .and_then(|c| c.lock().ok().and_then(|c| c.get(index).copied()));
+        let Some(case) = found else {
+            return Err(Error::Case(format!("no suite case #{index}")));
+        };
+        run(t, case).await
+    })
+}
+
+/// Runs one case: sends its prompt to its provider, then checks the output.
+async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
+    let (agent, input) = agents::agent_for(case).map_err(Error::Case)?;
+    if let Some(agent) = agent {
+        t.set_agent(agent);
+    }
+    let judge = case
+        .judge
+        .clone()
+        .or_else(|| (t.config().judge.model.is_none()).then(default_judge));
+    if let Some(judge) = &judge {
+        let mut config = t.config().clone();
+        config.judge.model = Some(judge.model.clone());
+        config.judge.base_url = judge.base_url.clone();
+        config.judge.api_key_env = judge.key_env.clone();
+        t.set_config(Arc::new(config));
+    }
+    t.send(input).await?;
+    let mut output = t.reply().to_string();
+    if let Some(code) = &case.transform {
+        output = node::transform(code, &output, &case.vars, &case.prompt)
+            .await
+            .map_err(|e| Error::Case(format!("options.transform: {e}")))?;
+    }
+    let mut context = SpecContext::default()
+        .with_base_dir(case.base_dir.clone())
+        .with_events(t.events());
+    context.vars = case.vars.clone().into_iter().collect();
+    context.prompt = Some(case.prompt.clone());
+    context.input = Some(case.prompt.clone());
+    context.expected_output = case.expected_output.clone();
+    let (plain, transformed): (Vec<&AssertSpec>, Vec<&AssertSpec>) =
+        case.asserts.iter().partition(|a| !is_js_transform(a));
+    let plain: Vec<AssertSpec> = plain.into_iter().cloned().collect();
+    if !plain.is_empty() {
+        let items = match case.threshold {
+            Some(threshold) => {
+                let mut set = AssertSpec::of_type("assert-set");
+                set.threshold = Some(threshold);
+                set.name = Some("threshold".into());
+                set.assert = Some(plain);
+                vec![set]
+            }
+            None => plain,
+        };
+        t.check(
+            output.as_str(),
+            spec::assertions(&items).context(context.clone()),
+        );
+    }
+    for item in transformed {
+        let code = item.transform.clone().unwrap_or_default();
+        let mut item = item.clone();
+        item.transform = None;
+        match node::transform(&code, &output, &case.vars, &case.prompt).await {
+            Ok(text) => {
+                t.check(
+                    text.as_str(),
+                    spec::assertions(&[item]).context(context.clone()),
+                );
+            }
+            Err(e) => {
+                let label = format!("the transform of `{}` failed: {e}", item.kind);
+                t.check(
+                    output.as_str(),
+                    crate::expect::satisfies(|_: &str| false, label),
+                );
+            }
+        }
+    }
+    if !case.trajectories.is_empty() {
+        let calls: Vec<String> = t
+            .events()
+            .iter()
+            .filter_map(|e| match e {
+                crate::event::Event::ActionCalled { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        for trajectory in &case.trajectories {
+            let verdict = trajectory.check(&calls);
+            let label = match &verdict {
+                Ok(()) => format!(
+                    "tool_trajectory {} {:?}",
+                    trajectory.mode, trajectory.expected
+                ),
+                Err(why) => format!("tool_trajectory {}: {why}", trajectory.mode),
+            };
+            let passed = verdict.is_ok();
+            t.check(
+                calls.join(", ").as_str(),
+                crate::expect::satisfies(move |_: &str| passed, label),
+            );
+        }
+    }
+    for graded in &case.graded {
+        let judge = t.judge();
+        let scoped = match graded.kind {
+            GradedKind::Rubric => judge.rubric(&graded.value),
+            GradedKind::Factuality => judge.factuality(&graded.value),
+            GradedKind::ClosedQa => judge.closed_qa(&graded.value),
+        }
+        .on(&output)
+        .input(&case.prompt);
+        let scoped = match &graded.judge {
+            Some(j) => scoped.model(j.model.clone()),
+            None => scoped,
+        };
+        // A graded item passes or fails its test, as in promptfoo: at its threshold, else at
+        // a score of 0.5.
+        let scoped = scoped.at_least(graded.threshold.unwrap_or(0.5)).gate();
+        let scoped = match graded.weight {
+            Some(w) => scoped.weight(w),
+            None => scoped,
+        };
+        match &graded.metric {
+            Some(m) => drop(scoped.metric(m.clone())),
+            None => drop(scoped),
+        }
+    }
+    Ok(())
+}
+
+/// promptfoo's default grader: OpenAI's `gpt-4.1-mini`, reached as its OpenAI providers are.
+fn default_judge() -> JudgeSpec {
+    JudgeSpec {
+        model: "openai/gpt-4.1-mini".into(),
+        base_url: agents::openai_base_url_from_env(),
+        key_env: None,
+    }
+}
+
+/// A `transform` that is JavaScript rather than a JSONPath.
+fn is_js_transform(item: &AssertSpec) -> bool {
+    item.transform.as_deref().is_some_and(|t| {
+        let t = t.trim();
+        !(t.starts_with('$') || t.starts_with("json_path:"))
+    })
+}
+
+/// Resolves a `file://` reference against `base`.
+pub(crate) fn file_path(base: &Path, reference: &str) -> PathBuf {
+    let path = reference.strip_prefix("file://").unwrap_or(reference);
+    base.join(path)
+}
+
+/// A location in `text` for `path`, falling back to the first line naming the last key.
+pub(crate) fn at(
+    file: &Path,
+    text: &str,
+    path: &[spec::Step<'_>],
+    message: String,
+) -> SuiteFileError {
+    let found = spec::yaml_position(text, path).or_else(|| {
+        let key = path.iter().rev().find_map(|s| match s {
+            spec::Step::Key(k) => Some(*k),
+            spec::Step::Index(_) => None,
+        })?;
+        text.lines().enumerate().find_map(|(i, line)| {
+            let trimmed = line.trim_start().trim_start_matches("- ");
+            let col = line.len() - trimmed.len() + 1;
+            (trimmed.starts_with(&format!("{key}:"))).then_some((i + 1, col))
+        })
+    });
+    match found {
+        Some((line, column)) => SuiteFileError::At {
+            file: file.display().to_string(),
+            line,
+            column,
+            message,
+        },
+        None => SuiteFileError::File {
+            file: file.display().to_string(),
+            message,
+        },
+    }
+}

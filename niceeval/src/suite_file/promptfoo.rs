@@ -1,0 +1,992 @@
+//! promptfoo's `promptfooconfig.yaml`, the parts real suites use: `description`, `prompts`
+//! (text, `file://` text and chat JSON/YAML, globs), `providers` / `targets`, `tests`
+//! (inline, `file://` CSV, JSONL, JSON, YAML, globs), `defaultTest` (`vars`, `assert`,
+//! `options.provider` as the judge, `options.transform`, `threshold`, `metadata`), `vars`
+//! with `file://` values and list values (one test per value), `evaluateOptions`
+//! (`maxConcurrency`, `repeat`), `outputPath`, YAML anchors and `<<` merges. Tests × prompts
+//! × providers make the cases.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::agents::{self, ProviderKind};
+use super::{Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError, template};
+use crate::spec::{self, AssertSpec, Step};
+
+const TOP_KEYS: &[&str] = &[
+    "description",
+    "prompts",
+    "providers",
+    "targets",
+    "tests",
+    "defaultTest",
+    "evaluateOptions",
+    "outputPath",
+];
+const TEST_KEYS: &[&str] = &[
+    "description",
+    "vars",
+    "assert",
+    "options",
+    "threshold",
+    "metadata",
+];
+const OPTION_KEYS: &[&str] = &["provider", "transform"];
+const EVALUATE_KEYS: &[&str] = &["maxConcurrency", "repeat"];
+const PROVIDER_KEYS: &[&str] = &["id", "label", "config"];
+/// Model-graded assertion types, run by the judge.
+const GRADED: &[(&str, GradedKind)] = &[
+    ("llm-rubric", GradedKind::Rubric),
+    ("g-eval", GradedKind::Rubric),
+    ("factuality", GradedKind::Factuality),
+    ("model-graded-factuality", GradedKind::Factuality),
+    ("model-graded-closedqa", GradedKind::ClosedQa),
+];
+
+/// A segment of a path into the document, owned.
+#[derive(Debug, Clone)]
+pub(crate) enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// The file being read: where errors point.
+pub(crate) struct Doc<'a> {
+    pub path: &'a Path,
+    pub text: &'a str,
+    pub base: PathBuf,
+}
+
+impl Doc<'_> {
+    pub(crate) fn err(&self, at: &[Seg], message: impl Into<String>) -> SuiteFileError {
+        let steps: Vec<Step<'_>> = at
+            .iter()
+            .map(|s| match s {
+                Seg::Key(k) => Step::Key(k.as_str()),
+                Seg::Index(i) => Step::Index(*i),
+            })
+            .collect();
+        super::at(self.path, self.text, &steps, message.into())
+    }
+
+    /// Fails on the first key of `map` not in `allowed`.
+    pub(crate) fn keys(
+        &self,
+        at: &[Seg],
+        map: &Map<String, Value>,
+        allowed: &[&str],
+        what: &str,
+    ) -> Result<(), SuiteFileError> {
+        // `x-…` keys at the top hold YAML anchors for the rest of the file (promptfoo ignores
+        // them too).
+        let holder = |k: &str| at.is_empty() && k.starts_with("x-");
+        if let Some(key) = map
+            .keys()
+            .find(|k| !allowed.contains(&k.as_str()) && !holder(k))
+        {
+            let mut path = at.to_vec();
+            path.push(Seg::Key(key.clone()));
+            let hint = match key.as_str() {
+                "scenarios" => " (promptfoo's scenarios: write the combinations as tests)",
+                "env" => " (set the variables in the environment instead)",
+                _ => "",
+            };
+            return Err(self.err(
+                &path,
+                format!(
+                    "`{key}` in {what} is not supported{hint}; supported: {}{}",
+                    allowed.join(", "),
+                    if at.is_empty() {
+                        " (and x-… keys holding YAML anchors)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn with(at: &[Seg], seg: Seg) -> Vec<Seg> {
+    let mut v = at.to_vec();
+    v.push(seg);
+    v
+}
+
+fn key(k: &str) -> Seg {
+    Seg::Key(k.to_string())
+}
+
+/// Parses YAML (anchors, aliases and `<<` merges applied) into JSON values.
+pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<Value, SuiteFileError> {
+    let located = |e: yaml_serde::Error| match e.location() {
+        Some(at) => SuiteFileError::At {
+            file: path.display().to_string(),
+            line: at.line(),
+            column: at.column(),
+            message: format!("not valid YAML: {e}"),
+        },
+        None => SuiteFileError::File {
+            file: path.display().to_string(),
+            message: format!("not valid YAML: {e}"),
+        },
+    };
+    let mut value: yaml_serde::Value = yaml_serde::from_str(text).map_err(located)?;
+    value.apply_merge().map_err(located)?;
+    serde_json::to_value(&value).map_err(|e| SuiteFileError::File {
+        file: path.display().to_string(),
+        message: format!("cannot read the YAML as data: {e}"),
+    })
+}
+
+/// A prompt: its label and template.
+#[derive(Debug, Clone)]
+struct Prompt {
+    label: String,
+    template: String,
+}
+
+/// One test, merged with `defaultTest`, before the matrix.
+#[derive(Debug, Clone)]
+struct Test {
+    description: Option<String>,
+    vars: Map<String, Value>,
+    /// Items with where each was written (file, path).
+    asserts: Vec<(Value, Origin)>,
+    transform: Option<String>,
+    judge: Option<JudgeSpec>,
+    threshold: Option<f64>,
+    line: usize,
+}
+
+/// Where an assertion item was written.
+#[derive(Debug, Clone)]
+struct Origin {
+    file: PathBuf,
+    line: usize,
+    column: usize,
+}
+
+/// Reads a promptfoo config.
+pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
+    let doc = Doc {
+        path,
+        text,
+        base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+    };
+    let value = parse_yaml(path, text)?;
+    let Value::Object(top) = value else {
+        return Err(doc.err(
+            &[],
+            "a promptfoo config is a mapping (prompts, providers, tests)",
+        ));
+    };
+    doc.keys(&[], &top, TOP_KEYS, "a promptfoo config")?;
+    if top.contains_key("providers") && top.contains_key("targets") {
+        return Err(doc.err(&[key("targets")], "give `providers` or `targets`, not both"));
+    }
+    let mut prompts = match top.get("prompts") {
+        None => vec![Prompt {
+            label: "{{prompt}}".into(),
+            template: "{{prompt}}".into(),
+        }],
+        Some(v) => read_prompts(&doc, &[key("prompts")], v)?,
+    };
+    let provider_key = if top.contains_key("targets") {
+        "targets"
+    } else {
+        "providers"
+    };
+    let providers = match top.get(provider_key) {
+        None => return Err(doc.err(&[], "a promptfoo config needs `providers` (or `targets`)")),
+        Some(v) => read_providers(&doc, &[key(provider_key)], v)?,
+    };
+    let default = match top.get("defaultTest") {
+        None => None,
+        Some(Value::Object(map)) => Some(read_test(&doc, &[key("defaultTest")], map, None, 0)?),
+        Some(_) => {
+            return Err(doc.err(
+                &[key("defaultTest")],
+                "`defaultTest` is a mapping (vars, assert, options, threshold, metadata); a file:// defaultTest is not supported",
+            ));
+        }
+    };
+    let mut suite = Suite::default();
+    if let Some(v) = top.get("evaluateOptions") {
+        let at = [key("evaluateOptions")];
+        let Value::Object(map) = v else {
+            return Err(doc.err(&at, "`evaluateOptions` is a mapping"));
+        };
+        doc.keys(&at, map, EVALUATE_KEYS, "evaluateOptions")?;
+        let count = |k: &str| -> Result<Option<u64>, SuiteFileError> {
+            match map.get(k) {
+                None => Ok(None),
+                Some(v) => v.as_u64().filter(|n| *n > 0).map(Some).ok_or_else(|| {
+                    doc.err(
+                        &with(&at, key(k)),
+                        format!("`{k}` is a whole number above 0"),
+                    )
+                }),
+            }
+        };
+        suite.concurrency = count("maxConcurrency")?.map(|n| n as usize);
+        suite.repeat = count("repeat")?.map(|n| n.min(u64::from(u32::MAX)) as u32);
+    }
+    match top.get("outputPath") {
+        None => {}
+        Some(Value::String(p)) => suite.output_paths.push(doc.base.join(p)),
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let Some(p) = item.as_str() else {
+                    return Err(doc.err(&[key("outputPath"), Seg::Index(i)], "a path"));
+                };
+                suite.output_paths.push(doc.base.join(p));
+            }
+        }
+        Some(_) => {
+            return Err(doc.err(
+                &[key("outputPath")],
+                "`outputPath` is a path or a list of paths",
+            ));
+        }
+    }
+    let tests_line = spec::yaml_position(text, &[Step::Key("tests")]).map_or(1, |p| p.0);
+    let tests = match top.get("tests") {
+        None => vec![Test {
+            description: None,
+            vars: Map::new(),
+            asserts: Vec::new(),
+            transform: None,
+            judge: None,
+            threshold: None,
+            line: tests_line,
+        }],
+        Some(v) => read_tests(&doc, v, tests_line)?,
+    };
+    // defaultTest under each test, then list-valued vars expanded into one test each.
+    let mut expanded = Vec::new();
+    for test in tests {
+        let test = match &default {
+            Some(d) => merge(d, test),
+            None => test,
+        };
+        for vars in cartesian(&test.vars) {
+            expanded.push(Test {
+                vars,
+                ..test.clone()
+            });
+        }
+    }
+    let several_prompts = prompts.len() > 1;
+    if several_prompts {
+        for (i, prompt) in prompts.iter_mut().enumerate() {
+            if prompt.label == prompt.template {
+                prompt.label = format!("prompt {}", i + 1);
+            }
+        }
+    }
+    let several_providers = providers.len() > 1;
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for (n, test) in expanded.iter().enumerate() {
+        let base_name = test
+            .description
+            .clone()
+            .unwrap_or_else(|| format!("test {}", n + 1))
+            .replace("::", ":");
+        let (asserts, graded) = assertions(test)?;
+        for (p, prompt) in prompts.iter().enumerate() {
+            let rendered = template::render(&prompt.template, &test.vars).map_err(|e| {
+                SuiteFileError::File {
+                    file: path.display().to_string(),
+                    message: format!("prompt {:?} for {base_name:?}: {e}", prompt.label),
+                }
+            })?;
+            for (q, provider) in providers.iter().enumerate() {
+                let mut labels = Vec::new();
+                if several_prompts {
+                    labels.push(prompt.label.replace("::", ":"));
+                }
+                if several_providers {
+                    labels.push(provider.label.replace("::", ":"));
+                }
+                let mut name = base_name.clone();
+                if !labels.is_empty() {
+                    name = format!("{name} [{}]", labels.join(", "));
+                }
+                let count = seen.entry(name.clone()).or_insert(0);
+                *count += 1;
+                if *count > 1 {
+                    name = format!("{name} ({count})");
+                }
+                suite.cases.push(SuiteCase {
+                    name,
+                    line: test.line,
+                    prompt: rendered.clone(),
+                    provider: provider.clone(),
+                    vars: test.vars.clone(),
+                    asserts: asserts.clone(),
+                    graded: graded.clone(),
+                    transform: test.transform.clone(),
+                    threshold: test.threshold,
+                    judge: test.judge.clone(),
+                    base_dir: doc.base.clone(),
+                    expected_output: None,
+                    trajectories: Vec::new(),
+                    position: format!(
+                        "promptfoo test {} of {}, prompt {} ({}), provider {} ({})",
+                        n + 1,
+                        expanded.len(),
+                        p + 1,
+                        excerpt(&prompt.label),
+                        q + 1,
+                        provider.label
+                    ),
+                });
+            }
+        }
+    }
+    Ok(suite)
+}
+
+fn excerpt(text: &str) -> String {
+    crate::excerpt::elide(&text.replace('\n', " "), 40)
+}
+
+/// The test's items rendered with its vars and split into checks and judge calls; invalid
+/// items are errors at the place they were written.
+fn assertions(test: &Test) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileError> {
+    let mut asserts = Vec::new();
+    let mut graded = Vec::new();
+    for (item, origin) in &test.asserts {
+        let fail = |message: String| SuiteFileError::At {
+            file: origin.file.display().to_string(),
+            line: origin.line,
+            column: origin.column,
+            message,
+        };
+        let Value::Object(map) = item else {
+            return Err(fail(format!(
+                "an assertion is a mapping with a `type`, not {item}"
+            )));
+        };
+        let kind = map.get("type").and_then(Value::as_str).unwrap_or("");
+        let mut map = map.clone();
+        if let Some(value) = map
+            .get("value")
+            .filter(|_| !matches!(kind, "javascript" | "python"))
+        {
+            let rendered = template::render_value(value, &test.vars).map_err(&fail)?;
+            map.insert("value".into(), rendered);
+        }
+        if let Some((_, g)) = GRADED.iter().find(|(name, _)| *name == kind) {
+            let value = match map.get("value") {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => return Err(fail(format!("`{kind}` needs a `value`"))),
+            };
+            let allowed = ["type", "value", "threshold", "weight", "metric", "provider"];
+            if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+                return Err(fail(format!(
+                    "`{k}` on a `{kind}` assertion is not supported; supported: {}",
+                    allowed.join(", ")
+                )));
+            }
+            let judge = match map.get("provider") {
+                None => None,
+                Some(p) => Some(judge_spec(p, &origin.file).map_err(&fail)?),
+            };
+            graded.push(Graded {
+                kind: *g,
+                value,
+                threshold: map.get("threshold").and_then(Value::as_f64),
+                weight: map.get("weight").and_then(Value::as_f64),
+                metric: map
+                    .get("metric")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                judge,
+            });
+            continue;
+        }
+        if kind.starts_with("not-") && GRADED.iter().any(|(n, _)| kind[4..] == **n) {
+            return Err(fail(format!(
+                "`{kind}` is not supported; grade the opposite with `llm-rubric`"
+            )));
+        }
+        let spec = AssertSpec::from_item(Value::Object(map)).map_err(&fail)?;
+        let base = origin.file.parent().map(Path::to_path_buf);
+        spec::validate_in(std::slice::from_ref(&spec), base.as_deref())
+            .map_err(|e| fail(e.to_string().replacen("assertion #0 ", "assertion ", 1)))?;
+        asserts.push(spec);
+    }
+    Ok((asserts, graded))
+}
+
+/// The judge a grader provider names (an OpenAI or Anthropic chat model).
+fn judge_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
+    let base = file.parent().unwrap_or(Path::new("."));
+    let (id, config) = match value {
+        Value::String(id) => (id.as_str(), None),
+        Value::Object(map) => match map.get("id").and_then(Value::as_str) {
+            Some(id) => (id, map.get("config")),
+            None => return Err("a grader `provider` needs an `id`".into()),
+        },
+        _ => return Err("a grader `provider` is an id or a mapping with `id`".into()),
+    };
+    let spec = agents::parse(id, None, config, base).map_err(|(_, m)| m)?;
+    match spec.kind {
+        ProviderKind::Chat {
+            model,
+            base_url,
+            key_env,
+            ..
+        } => Ok(JudgeSpec {
+            model,
+            base_url,
+            key_env,
+        }),
+        _ => Err(format!(
+            "the grader `{id}` is not a chat model; a grader is openai:chat:<model>, openai:<model> or anthropic:messages:<model>"
+        )),
+    }
+}
+
+/// A test under `defaultTest`: its vars over the default's, the default's items first.
+fn merge(default: &Test, test: Test) -> Test {
+    let mut vars = default.vars.clone();
+    vars.extend(test.vars);
+    let mut asserts = default.asserts.clone();
+    asserts.extend(test.asserts);
+    Test {
+        description: test.description,
+        vars,
+        asserts,
+        transform: test.transform.or_else(|| default.transform.clone()),
+        judge: test.judge.or_else(|| default.judge.clone()),
+        threshold: test.threshold.or(default.threshold),
+        line: test.line,
+    }
+}
+
+/// One set of vars per combination of the list-valued vars (promptfoo runs a test once per
+/// value of a list).
+fn cartesian(vars: &Map<String, Value>) -> Vec<Map<String, Value>> {
+    let mut out = vec![Map::new()];
+    for (k, v) in vars {
+        match v {
+            Value::Array(items) if !items.is_empty() => {
+                out = out
+                    .into_iter()
+                    .flat_map(|m| {
+                        items.iter().map(move |item| {
+                            let mut m = m.clone();
+                            m.insert(k.clone(), item.clone());
+                            m
+                        })
+                    })
+                    .collect();
+            }
+            other => {
+                for m in &mut out {
+                    m.insert(k.clone(), other.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Expands a `file://` reference, globs included, into its files (sorted).
+fn files(doc: &Doc<'_>, at: &[Seg], reference: &str) -> Result<Vec<PathBuf>, SuiteFileError> {
+    let path = super::file_path(&doc.base, reference);
+    let text = path.display().to_string();
+    if text.contains(['*', '?', '[']) {
+        let mut found: Vec<PathBuf> = glob::glob(&text)
+            .map_err(|e| doc.err(at, format!("bad glob {reference:?}: {e}")))?
+            .filter_map(Result::ok)
+            .collect();
+        found.sort();
+        if found.is_empty() {
+            return Err(doc.err(at, format!("{reference:?} matches no file")));
+        }
+        Ok(found)
+    } else if path.exists() {
+        Ok(vec![path])
+    } else {
+        Err(doc.err(
+            at,
+            format!("{reference:?}: no such file ({})", path.display()),
+        ))
+    }
+}
+
+fn read_text(doc: &Doc<'_>, at: &[Seg], path: &Path) -> Result<String, SuiteFileError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| doc.err(at, format!("cannot read {}: {e}", path.display())))
+}
+
+fn read_prompts(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Vec<Prompt>, SuiteFileError> {
+    let mut out = Vec::new();
+    match value {
+        Value::String(s) => prompt_item(doc, at, s, None, &mut out)?,
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let at = with(at, Seg::Index(i));
+                match item {
+                    Value::String(s) => prompt_item(doc, &at, s, None, &mut out)?,
+                    Value::Object(map) => {
+                        doc.keys(&at, map, &["raw", "id", "label"], "a prompt")?;
+                        let label = map.get("label").and_then(Value::as_str);
+                        match (
+                            map.get("raw").and_then(Value::as_str),
+                            map.get("id").and_then(Value::as_str),
+                        ) {
+                            (Some(raw), _) => out.push(Prompt {
+                                label: label.unwrap_or(raw).to_string(),
+                                template: raw.to_string(),
+                            }),
+                            (None, Some(id)) if id.starts_with("file://") => {
+                                prompt_item(doc, &at, id, label, &mut out)?
+                            }
+                            _ => {
+                                return Err(doc.err(
+                                    &at,
+                                    "a prompt object needs `raw` (the template) or `id: file://…`, as promptfoo requires",
+                                ));
+                            }
+                        }
+                    }
+                    _ => {
+                        return Err(
+                            doc.err(&at, "a prompt is text, file://… or a mapping with `raw`")
+                        );
+                    }
+                }
+            }
+        }
+        Value::Object(map) => {
+            for (file, label) in map {
+                let at = with(at, Seg::Key(file.clone()));
+                prompt_item(doc, &at, file, label.as_str(), &mut out)?;
+            }
+        }
+        _ => return Err(doc.err(at, "`prompts` is a list of prompts")),
+    }
+    Ok(out)
+}
+
+fn prompt_item(
+    doc: &Doc<'_>,
+    at: &[Seg],
+    text: &str,
+    label: Option<&str>,
+    out: &mut Vec<Prompt>,
+) -> Result<(), SuiteFileError> {
+    let Some(reference) = text.strip_prefix("file://") else {
+        out.push(Prompt {
+            label: label.unwrap_or(text).to_string(),
+            template: text.to_string(),
+        });
+        return Ok(());
+    };
+    let function = reference
+        .rsplit_once(':')
+        .is_some_and(|(p, _)| p.ends_with(".py") || p.ends_with(".js"));
+    if function
+        || [".py", ".js", ".ts", ".mjs", ".cjs"]
+            .iter()
+            .any(|e| reference.ends_with(e))
+    {
+        return Err(doc.err(
+            at,
+            format!("prompt functions ({text}) are not supported; supported prompts: text, file:// text (.txt, .md, .j2), chat JSON (.json) and YAML (.yaml)"),
+        ));
+    }
+    for file in files(doc, at, text)? {
+        let content = read_text(doc, at, &file)?;
+        let shown = file
+            .strip_prefix(&doc.base)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let templates: Vec<String> = match ext {
+            "json" => vec![content],
+            "yaml" | "yml" => {
+                let value = parse_yaml(&file, &content)?;
+                vec![value.to_string()]
+            }
+            _ => content
+                .split("\n---\n")
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect(),
+        };
+        let several = templates.len() > 1;
+        for (i, template) in templates.into_iter().enumerate() {
+            let label = match (label, several) {
+                (Some(l), false) => l.to_string(),
+                (Some(l), true) => format!("{l} #{}", i + 1),
+                (None, false) => shown.clone(),
+                (None, true) => format!("{shown} #{}", i + 1),
+            };
+            out.push(Prompt { label, template });
+        }
+    }
+    Ok(())
+}
+
+fn read_providers(
+    doc: &Doc<'_>,
+    at: &[Seg],
+    value: &Value,
+) -> Result<Vec<Arc<agents::ProviderSpec>>, SuiteFileError> {
+    let items: Vec<(Vec<Seg>, Value)> = match value {
+        Value::String(s) if s.starts_with("file://") => {
+            let mut items = Vec::new();
+            for file in files(doc, at, s)? {
+                let content = read_text(doc, at, &file)?;
+                match parse_yaml(&file, &content)? {
+                    Value::Array(list) => {
+                        items.extend(list.into_iter().map(|v| (at.to_vec(), v)));
+                    }
+                    _ => {
+                        return Err(doc.err(
+                            at,
+                            format!(
+                                "the providers file {} is not a list of providers (promptfoo rejects a mapping too)",
+                                file.display()
+                            ),
+                        ));
+                    }
+                }
+            }
+            items
+        }
+        Value::String(_) | Value::Object(_) => vec![(at.to_vec(), value.clone())],
+        Value::Array(list) => list
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (with(at, Seg::Index(i)), v.clone()))
+            .collect(),
+        _ => return Err(doc.err(at, "`providers` is a list of providers")),
+    };
+    let mut out = Vec::new();
+    for (at, item) in items {
+        let (id, label, config) = match &item {
+            Value::String(id) => (id.clone(), None, None),
+            Value::Object(map) if map.contains_key("id") => {
+                doc.keys(&at, map, PROVIDER_KEYS, "a provider")?;
+                let Some(id) = map.get("id").and_then(Value::as_str) else {
+                    return Err(doc.err(&with(&at, key("id")), "a provider's `id` is text"));
+                };
+                (
+                    id.to_string(),
+                    map.get("label").and_then(Value::as_str).map(str::to_string),
+                    map.get("config").cloned(),
+                )
+            }
+            // `{ "openai:gpt-4o": { config: .. } }`.
+            Value::Object(map) if map.len() == 1 => {
+                let (id, inner) = map
+                    .iter()
+                    .next()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .unwrap_or_default();
+                let at = with(&at, Seg::Key(id.clone()));
+                let Value::Object(inner) = inner else {
+                    return Err(doc.err(
+                        &at,
+                        "a provider mapping's value is its options (label, config)",
+                    ));
+                };
+                doc.keys(&at, &inner, &["label", "config"], "a provider")?;
+                (
+                    id,
+                    inner
+                        .get("label")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    inner.get("config").cloned(),
+                )
+            }
+            _ => return Err(doc.err(&at, "a provider is an id or a mapping with `id`")),
+        };
+        let spec = agents::parse(&id, label.as_deref(), config.as_ref(), &doc.base).map_err(
+            |(k, message)| {
+                let at = match k {
+                    Some(k) => with(&with(&at, key("config")), Seg::Key(k)),
+                    None => at.clone(),
+                };
+                doc.err(&at, message)
+            },
+        )?;
+        out.push(Arc::new(spec));
+    }
+    Ok(out)
+}
+
+fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<Test>, SuiteFileError> {
+    let at = vec![key("tests")];
+    let mut out = Vec::new();
+    let items: Vec<(Vec<Seg>, &Value)> = match value {
+        Value::String(_) => vec![(at.clone(), value)],
+        Value::Array(list) => list
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (with(&at, Seg::Index(i)), v))
+            .collect(),
+        _ => return Err(doc.err(&at, "`tests` is a list of tests or file://…")),
+    };
+    for (at, item) in items {
+        match item {
+            Value::String(reference) if reference.starts_with("file://") => {
+                for file in files(doc, &at, reference)? {
+                    out.extend(tests_file(doc, &at, &file)?);
+                }
+            }
+            Value::Object(map) => out.push(read_test(doc, &at, map, None, line)?),
+            _ => {
+                return Err(doc.err(
+                    &at,
+                    "a test is a mapping (description, vars, assert) or file://…",
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The tests of a CSV, JSONL, JSON or YAML file.
+fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, SuiteFileError> {
+    let cases = niceeval_dataset::read(file).map_err(|e| doc.err(at, e.to_string()))?;
+    let csv = file.extension().is_some_and(|e| e == "csv");
+    let text = if csv {
+        String::new()
+    } else {
+        read_text(doc, at, file)?
+    };
+    let sub = Doc {
+        path: file,
+        text: &text,
+        base: file.parent().map(Path::to_path_buf).unwrap_or_default(),
+    };
+    let mut out = Vec::new();
+    for (i, case) in cases.into_iter().enumerate() {
+        let Value::Object(record) = case.record else {
+            continue;
+        };
+        let located = |message: String| SuiteFileError::At {
+            file: file.display().to_string(),
+            line: case.line,
+            column: 1,
+            message,
+        };
+        let map = if csv {
+            // A row: its columns are vars, but for promptfoo's special columns.
+            let mut test = Map::new();
+            let mut vars = Map::new();
+            for (k, v) in record {
+                match k.as_str() {
+                    "assert" | "description" => {
+                        test.insert(k, v);
+                    }
+                    "__threshold" => {
+                        let th = v
+                            .as_str()
+                            .and_then(|s| s.trim().parse::<f64>().ok())
+                            .ok_or_else(|| {
+                                located(format!("`__threshold` is a number, not {v}"))
+                            })?;
+                        test.insert("threshold".into(), th.into());
+                    }
+                    k if k.starts_with("__metadata") => {}
+                    k if k.starts_with("__") => {
+                        return Err(located(format!(
+                            "the column `{k}` is not supported; supported special columns: __expected, __expectedN, __description, __threshold, __metadata:NAME"
+                        )));
+                    }
+                    _ => {
+                        vars.insert(k, v);
+                    }
+                }
+            }
+            test.insert("vars".into(), Value::Object(vars));
+            // promptfoo names a row without `__description` by its number.
+            test.entry("description")
+                .or_insert_with(|| Value::String(format!("Row #{}", i + 1)));
+            test
+        } else {
+            record
+        };
+        let test_at = [Seg::Index(i)];
+        let test =
+            read_test(&sub, &test_at, &map, Some(case.line), case.line).map_err(|e| match e {
+                SuiteFileError::File { message, .. } => located(message),
+                other => other,
+            })?;
+        out.push(test);
+    }
+    Ok(out)
+}
+
+/// One test mapping (or `defaultTest`).
+fn read_test(
+    doc: &Doc<'_>,
+    at: &[Seg],
+    map: &Map<String, Value>,
+    line_of_record: Option<usize>,
+    line: usize,
+) -> Result<Test, SuiteFileError> {
+    doc.keys(at, map, TEST_KEYS, "a test")?;
+    let line = line_of_record
+        .or_else(|| {
+            let steps: Vec<Step<'_>> = at
+                .iter()
+                .map(|s| match s {
+                    Seg::Key(k) => Step::Key(k.as_str()),
+                    Seg::Index(i) => Step::Index(*i),
+                })
+                .collect();
+            // One look per test is fine for hand-written suites; big suites load tests from files.
+            (map.len() < 64 && at.len() == 2)
+                .then(|| spec::yaml_position(doc.text, &steps).map(|p| p.0))
+                .flatten()
+        })
+        .unwrap_or(line);
+    let description = match map.get("description") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => Some(other.to_string()),
+    };
+    let mut vars = Map::new();
+    match map.get("vars") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(v)) => {
+            for (name, value) in v {
+                let at = with(&with(at, key("vars")), Seg::Key(name.clone()));
+                vars.insert(name.clone(), var_value(doc, &at, value)?);
+            }
+        }
+        Some(Value::String(s)) if s.starts_with("file://") => {
+            return Err(doc.err(
+                &with(at, key("vars")),
+                "vars from a file are not supported; write them inline",
+            ));
+        }
+        Some(_) => return Err(doc.err(&with(at, key("vars")), "`vars` is a mapping")),
+    }
+    let mut asserts = Vec::new();
+    match map.get("assert") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let item_at = with(&with(at, key("assert")), Seg::Index(i));
+                let origin = if line_of_record.is_some() || doc.text.is_empty() {
+                    Origin {
+                        file: doc.path.to_path_buf(),
+                        line,
+                        column: 1,
+                    }
+                } else {
+                    match doc.err(&item_at, "") {
+                        SuiteFileError::At { line, column, .. } => Origin {
+                            file: doc.path.to_path_buf(),
+                            line,
+                            column,
+                        },
+                        SuiteFileError::File { .. } => Origin {
+                            file: doc.path.to_path_buf(),
+                            line,
+                            column: 1,
+                        },
+                    }
+                };
+                asserts.push((item.clone(), origin));
+            }
+        }
+        Some(_) => {
+            return Err(doc.err(&with(at, key("assert")), "`assert` is a list of assertions"));
+        }
+    }
+    let mut transform = None;
+    let mut judge = None;
+    match map.get("options") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(options)) => {
+            let at = with(at, key("options"));
+            doc.keys(&at, options, OPTION_KEYS, "options")?;
+            if let Some(t) = options.get("transform") {
+                match t.as_str() {
+                    Some(code) if code.trim_start().starts_with("file://") => {
+                        return Err(doc.err(
+                            &with(&at, key("transform")),
+                            "a transform file is not supported; write the transform inline",
+                        ));
+                    }
+                    Some(code) => transform = Some(code.to_string()),
+                    None => {
+                        return Err(doc.err(
+                            &with(&at, key("transform")),
+                            "`transform` is JavaScript (text)",
+                        ));
+                    }
+                }
+            }
+            if let Some(p) = options.get("provider") {
+                judge = Some(
+                    judge_spec(p, doc.path).map_err(|m| doc.err(&with(&at, key("provider")), m))?,
+                );
+            }
+        }
+        Some(_) => return Err(doc.err(&with(at, key("options")), "`options` is a mapping")),
+    }
+    let threshold = match map.get("threshold") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_f64()
+                .ok_or_else(|| doc.err(&with(at, key("threshold")), "`threshold` is a number"))?,
+        ),
+    };
+    Ok(Test {
+        description,
+        vars,
+        asserts,
+        transform,
+        judge,
+        threshold,
+        line,
+    })
+}
+
+/// A var's value: `file://` text (or JSON / YAML data) loaded, anything else as written.
+fn var_value(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Value, SuiteFileError> {
+    match value {
+        Value::String(s) if s.starts_with("file://") => {
+            let path = super::file_path(&doc.base, s);
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if matches!(ext, "py" | "js" | "ts" | "mjs" | "cjs") {
+                return Err(doc.err(at, format!("vars computed by code ({s}) are not supported; supported: file:// text, JSON and YAML")));
+            }
+            let content = read_text(doc, at, &path)?;
+            match ext {
+                "json" => serde_json::from_str(&content)
+                    .map_err(|e| doc.err(at, format!("{}: not JSON: {e}", path.display()))),
+                "yaml" | "yml" => parse_yaml(&path, &content),
+                _ => Ok(Value::String(content)),
+            }
+        }
+        Value::Array(items) => Ok(Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| var_value(doc, &with(at, Seg::Index(i)), v))
+                .collect::<Result<_, _>>()?,
+        )),
+        other => Ok(other.clone()),
+    }
+}

@@ -1,0 +1,92 @@
+//! Nunjucks-style templates of suite files (`{{ var }}`, filters, `{% if %}`, `env.NAME`),
+//! rendered with `minijinja`: undefined variables render empty as in nunjucks, nothing is
+//! escaped, and nunjucks' `dump` filter is JSON.
+
+use std::sync::OnceLock;
+
+use minijinja::{Environment, UndefinedBehavior, Value as JValue};
+use serde_json::{Map, Value};
+
+fn environment() -> &'static Environment<'static> {
+    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Lenient);
+        env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+        env.add_filter("dump", |v: JValue| -> Result<String, minijinja::Error> {
+            serde_json::to_string(&v).map_err(|e| {
+                minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
+            })
+        });
+        env.add_filter("json", |v: JValue| -> Result<String, minijinja::Error> {
+            serde_json::to_string(&v).map_err(|e| {
+                minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
+            })
+        });
+        let vars: Map<String, Value> = std::env::vars()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
+        env.add_global("env", JValue::from_serialize(&vars));
+        env
+    })
+}
+
+/// Renders `template` with `vars` (a text without `{{` / `{%` is returned as it is).
+pub(crate) fn render(template: &str, vars: &Map<String, Value>) -> Result<String, String> {
+    if !template.contains("{{") && !template.contains("{%") {
+        return Ok(template.to_string());
+    }
+    environment().render_str(template, vars).map_err(|e| {
+        let mut message = e.to_string();
+        if let Some(detail) = e.detail() {
+            if !message.contains(detail) {
+                message = format!("{message}: {detail}");
+            }
+        }
+        format!("template error: {message}")
+    })
+}
+
+/// Renders every string inside `value`.
+pub(crate) fn render_value(value: &Value, vars: &Map<String, Value>) -> Result<Value, String> {
+    Ok(match value {
+        Value::String(s) => Value::String(render(s, vars)?),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| render_value(v, vars))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| Ok((k.clone(), render_value(v, vars)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn renders_nunjucks_style_templates() {
+        let vars = json!({"name": "Ada", "items": [1, 2], "flag": true});
+        let vars = vars.as_object().unwrap();
+        assert_eq!(render("Hi {{ name }}!", vars).unwrap(), "Hi Ada!");
+        assert_eq!(render("{{ name | upper }}", vars).unwrap(), "ADA");
+        assert_eq!(render("{% if flag %}yes{% endif %}", vars).unwrap(), "yes");
+        assert_eq!(render("[{{ missing }}]", vars).unwrap(), "[]");
+        assert_eq!(render("{{ items | dump }}", vars).unwrap(), "[1,2]");
+        assert_eq!(render("<{{ name }}>&", vars).unwrap(), "<Ada>&");
+        let home = std::env::var("PATH").unwrap();
+        assert_eq!(render("{{ env.PATH }}", vars).unwrap(), home);
+        assert!(
+            render("{% if %}", vars)
+                .unwrap_err()
+                .contains("template error")
+        );
+    }
+}

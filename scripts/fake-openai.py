@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""A loopback fake of the OpenAI Chat Completions API (and Anthropic Messages) with
+deterministic answers, for the promptfoo conformance corpus and scripts/bench-promptfoo.sh.
+
+    python3 scripts/fake-openai.py [PORT]   # prints "PORT <n>" once listening; 0 = any port
+
+Answers to the last user message U:
+- U asks for JSON ("json" in it): {"answer": <first 40 chars of U>, "words": <word count>}
+- U contains "refuse": "I'm sorry, I can't help with that."
+- otherwise: "Answer: " + U
+Graders: a request with a forced tool (niceeval's judge) gets a tool call scoring 1 (choice
+"Y" / "C"), or 0 ("N" / "D") when the request mentions "sorry"; promptfoo's rubric prompt
+("user-specified rubric") gets {"reason", "pass", "score"} by the same rule.
+"""
+import json
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def text_of(content):
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return json.dumps(content)
+
+
+def enum_of(value):
+    """The first `enum` list inside a tool definition."""
+    if isinstance(value, dict):
+        if isinstance(value.get("enum"), list):
+            return value["enum"]
+        value = list(value.values())
+    if isinstance(value, list):
+        for item in value:
+            found = enum_of(item)
+            if found:
+                return found
+    return None
+
+
+def answer(user):
+    if "json" in user.lower():
+        return json.dumps({"answer": user[:40], "words": len(user.split())})
+    if "refuse" in user.lower():
+        return "I'm sorry, I can't help with that."
+    return "Answer: " + user
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes: without this, Nagle's algorithm and the
+    # client's delayed ACK stall every response by ~40 ms.
+    disable_nagle_algorithm = True
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        length = int(self.headers.get("content-length") or 0)
+        body = json.loads(self.rfile.read(length) or b"{}")
+        messages = body.get("messages") or []
+        whole = json.dumps(body).lower()
+        passing = "sorry" not in whole
+        users = [text_of(m.get("content")) for m in messages if m.get("role") == "user"]
+        user = users[-1] if users else ""
+        tools = body.get("tools") or []
+        anthropic = self.path.rstrip("/").endswith("/messages")
+        if tools:
+            choice = body.get("tool_choice") or {}
+            name = (choice.get("function") or {}).get("name") or choice.get("name")
+            if not name:
+                first = tools[0]
+                name = (first.get("function") or first).get("name")
+            choices = enum_of(tools)
+            if choices:
+                if "Y" in choices:
+                    pick = "Y" if passing else "N"
+                else:
+                    pick = "C" if passing else "D"
+                args = {"reasons": ["fake"], "choice": pick}
+            else:
+                args = {"reasons": ["fake"], "score": 1.0 if passing else 0.0}
+            if anthropic:
+                reply = {"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model", ""),
+                         "content": [{"type": "tool_use", "id": "t1", "name": name, "input": args}],
+                         "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5}}
+            else:
+                reply = self.chat(body, None, [{"id": "call_1", "type": "function",
+                                                "function": {"name": name, "arguments": json.dumps(args)}}])
+        else:
+            system = " ".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
+            if isinstance(body.get("system"), str):
+                system += body["system"]
+            if "[begin data]" in user.lower() and "criterion" in user.lower():
+                letter = "Y" if passing else "N"
+                content = f"The submission was checked.\n{letter}\n{letter}"
+            elif "user-specified rubric" in (system + user).lower():
+                content = json.dumps({"reason": "fake grader", "pass": passing, "score": 1.0 if passing else 0.0})
+            else:
+                content = answer(user)
+            if anthropic:
+                reply = {"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model", ""),
+                         "content": [{"type": "text", "text": content}], "stop_reason": "end_turn",
+                         "usage": {"input_tokens": 10, "output_tokens": 5}}
+            else:
+                reply = self.chat(body, content, None)
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    @staticmethod
+    def chat(body, content, tool_calls):
+        message = {"role": "assistant", "content": content}
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model", ""),
+                "choices": [{"index": 0, "message": message,
+                             "finish_reason": "tool_calls" if tool_calls else "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+
+
+def main():
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server.daemon_threads = True
+    print(f"PORT {server.server_address[1]}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
