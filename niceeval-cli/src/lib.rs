@@ -6,6 +6,7 @@
 //! ```text
 //! niceeval report [--jsonl F] [--junit F] [--markdown F] [--html F] [--quiet] [--combine]
 //!                 [--baseline FILE] [--save-baseline FILE] PATH...
+//! niceeval merge [--allow-mismatch] [report options] PATH...   # the shards of one run
 //! niceeval baseline save FILE [PATH...]      # = niceeval report --quiet --save-baseline FILE
 //! niceeval compare BASELINE [PATH...] [...]  # = niceeval report --baseline BASELINE
 //! ```
@@ -23,6 +24,8 @@ use niceeval::__private::harness::{Args, EXIT_FAILED, EXIT_OK, run_report};
 const USAGE: &str =
     "usage: niceeval report [--jsonl FILE] [--junit FILE] [--markdown FILE] [--html FILE] [--quiet] [--combine]
                        [--baseline FILE] [--save-baseline FILE] [PATH...]
+       niceeval merge [--allow-mismatch] [--jsonl FILE] [--junit FILE] [--markdown FILE] [--html FILE]
+                      [--save-baseline FILE] [--baseline FILE] [--quiet] PATH...
        niceeval baseline save FILE [PATH...]
        niceeval compare BASELINE [--markdown FILE] [--html FILE] [...] [PATH...]
 
@@ -40,6 +43,14 @@ baseline save FILE`) writes the baseline of the results: sorted, no durations or
 byte-identical when nothing changed; commit it. `niceeval compare BASELINE` is `niceeval report
 --baseline BASELINE`.
 
+`niceeval merge PATH...` combines the shards of one run spread over machines (each wrote its
+own results directory, e.g. `cargo nextest run --partition hash:I/N`): it checks them against
+the run manifests the suite runner wrote beside them — every expected eval reported exactly
+once, one commit, one configuration, one niceeval version (--allow-mismatch merges other
+commits or configurations anyway) — exits 2 naming what is missing, duplicated or different,
+and otherwise recomputes pass rates, pass@k and intervals from every run's record, then writes
+the reports asked for (--jsonl FILE writes the merged results file).
+
 From a crate of your own, the suite binary does the same without installing this tool:
 cargo test --test <suite> -- --report [PATH...] [--markdown FILE]";
 
@@ -49,6 +60,7 @@ pub fn main() -> ExitCode {
     let mut prefix: Vec<String> = vec!["--report".to_string()];
     match args.next().as_deref() {
         Some("report") => {}
+        Some("merge") => prefix.push("--merge".to_string()),
         Some("baseline") => match (args.next().as_deref(), args.next()) {
             (Some("save"), Some(file)) if !file.starts_with('-') => {
                 prefix.extend(["--quiet".to_string(), "--save-baseline".to_string(), file]);

@@ -28,6 +28,7 @@ pub(super) const TABLES: &[&str] = &[
     "report",
     "workspace",
     "compare",
+    "results",
 ];
 /// The keys of `[judge]`.
 pub(super) const JUDGE_KEYS: &[&str] = &[
@@ -54,6 +55,9 @@ pub(super) const COMPARE_KEYS: &[&str] = &[
     "cost_margin",
     "baseline_include",
 ];
+
+/// The keys of `[results]`.
+pub(super) const RESULTS_KEYS: &[&str] = &["keep_runs"];
 
 pub(super) const WORKSPACE_KEYS: &[&str] = &[
     "isolation",
@@ -303,6 +307,7 @@ fn unknown_keys(root: &mut DeTable<'_>) -> Vec<Unknown> {
             ("report", REPORT_KEYS),
             ("workspace", WORKSPACE_KEYS),
             ("compare", COMPARE_KEYS),
+            ("results", RESULTS_KEYS),
         ]
         .into_iter()
         .filter(|(_, keys)| keys.contains(&key.as_str()))
@@ -333,6 +338,7 @@ fn unknown_keys(root: &mut DeTable<'_>) -> Vec<Unknown> {
         ("report", REPORT_KEYS),
         ("workspace", WORKSPACE_KEYS),
         ("compare", COMPARE_KEYS),
+        ("results", RESULTS_KEYS),
     ] {
         if let Some(DeValue::Table(t)) = root.get_mut(table).map(Spanned::get_mut) {
             let header = format!("[{table}]");

@@ -29,12 +29,15 @@
 //! # Ok::<(), niceeval::__private::results::ReadError>(())
 //! ```
 
+pub mod manifest;
 mod merge;
 mod read;
 mod write;
 
 pub use merge::{from_earlier_runs, latest, latest_records, merge, replay, replay_with};
+pub(crate) use read::{Records, last_run};
 pub use read::{ReadError, read_reports};
+pub(crate) use write::{continue_run, this_file, this_target, under_nextest};
 pub use write::{ResultsFile, append, disabled, results_dir, target_dir, this_run};
 
 #[cfg(test)]

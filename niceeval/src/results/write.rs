@@ -71,15 +71,33 @@ fn binary() -> String {
 /// assert_eq!(run.id, niceeval::__private::results::this_run().id);
 /// ```
 pub fn this_run() -> &'static RunInfo {
-    static RUN: OnceLock<RunInfo> = OnceLock::new();
     RUN.get_or_init(|| {
         let started = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
         let id = match std::env::var("NEXTEST_RUN_ID") {
             Ok(run) if !run.is_empty() => run,
             _ => format!("{started}-{}", std::process::id()),
         };
-        RunInfo::new(id, started, target_name(&binary()))
+        RunInfo::new(id, started, this_target())
     })
+}
+
+static RUN: OnceLock<RunInfo> = OnceLock::new();
+
+/// Makes `run` this process's run (`--resume`: the records written from now on continue an
+/// earlier run, under its id and start). Must come before anything asks for [`this_run`];
+/// returns whether it did.
+pub(crate) fn continue_run(run: RunInfo) -> bool {
+    RUN.set(run).is_ok()
+}
+
+/// This test binary's target (`evals`), without fixing the run.
+pub(crate) fn this_target() -> String {
+    target_name(&binary())
+}
+
+/// This process's results file for evals of the crate at `manifest_dir`.
+pub(crate) fn this_file(manifest_dir: &Path) -> PathBuf {
+    results_dir(manifest_dir).join(file_name())
 }
 
 /// The target's name in a test binary's file stem: Cargo appends `-<16 hex digits>`.
@@ -111,7 +129,7 @@ pub fn disabled() -> bool {
 }
 
 /// Whether this process runs under nextest (one process per test: files are appended to).
-fn under_nextest() -> bool {
+pub(crate) fn under_nextest() -> bool {
     std::env::var("NEXTEST_RUN_ID").is_ok_and(|r| !r.is_empty())
 }
 
@@ -132,9 +150,12 @@ pub fn append(report: &EvalReport, manifest_dir: &Path) -> std::io::Result<PathB
     let mut written = written.lock().unwrap_or_else(|p| p.into_inner());
     let first = !written.contains(&path);
     if first && !under_nextest() {
-        compact(&path)?;
+        compact(&path, keep_runs(manifest_dir))?;
     }
     let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
+    if first {
+        end_cut_line(&path, &mut file)?;
+    }
     // One write call per line: concurrent appenders never interleave within a line.
     file.write_all(line.as_bytes())?;
     if first {
@@ -143,11 +164,41 @@ pub fn append(report: &EvalReport, manifest_dir: &Path) -> std::io::Result<PathB
     Ok(path)
 }
 
-/// Rewrites the results file at `path` to the latest record of each eval this binary still
-/// defines ([`super::latest_records`]), through a temporary file renamed into place, so
-/// a kill mid-way leaves the old file whole. A file that cannot be read as results (from a
-/// newer niceeval, or not ours) is replaced by an empty one, as every earlier version did.
-fn compact(path: &Path) -> std::io::Result<()> {
+/// Ends a line a killed writer left without its newline (under nextest, where the file is
+/// not compacted), so the records appended next start on a line of their own; reading skips
+/// the cut one with a warning.
+fn end_cut_line(path: &Path, file: &mut std::fs::File) -> std::io::Result<()> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut reader = std::fs::File::open(path)?;
+    if reader.seek(SeekFrom::End(0))? == 0 {
+        return Ok(());
+    }
+    reader.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8];
+    reader.read_exact(&mut last)?;
+    if last[0] != b'\n' {
+        file.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// `[results] keep_runs` of the crate at `manifest_dir` (its default when the configuration is
+/// invalid: the run reports that error itself).
+fn keep_runs(manifest_dir: &Path) -> usize {
+    crate::config::Config::for_manifest_dir(&manifest_dir.to_string_lossy())
+        .map_or(crate::config::ResultsConfig::DEFAULT_KEEP_RUNS, |c| {
+            c.results.keep_runs()
+        })
+}
+
+/// Rewrites the results file at `path` to the records of each eval's latest `keep_runs`
+/// runs (`[results] keep_runs`) among the evals this binary still defines, through a temporary
+/// file renamed into place, so a kill mid-way leaves the old file whole. The file is streamed
+/// twice (the runs of each eval, then the lines kept, copied as they are): memory holds one id
+/// and a few run numbers per eval, never the records. A file that cannot be read as results
+/// (from a newer niceeval, or not ours) is replaced by an empty one, as every earlier version
+/// did.
+fn compact(path: &Path, keep_runs: usize) -> std::io::Result<()> {
     if !path.exists() {
         return Ok(());
     }
@@ -166,22 +217,113 @@ fn compact(path: &Path) -> std::io::Result<()> {
                 .rsplit_once("::")
                 .is_some_and(|(parent, _)| datasets.contains(parent))
     };
-    let kept = match super::read_reports(&[path.to_path_buf()]) {
-        Ok(reports) => super::latest_records(reports)
-            .into_iter()
-            .filter(|r| still_defined(&r.id))
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+    let kept = Kept::of(path, keep_runs.max(1));
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    for report in &kept {
-        serde_json::to_writer(&mut temp, &Versioned::new(report)).map_err(std::io::Error::other)?;
-        temp.write_all(b"\n")?;
+    if let Ok(kept) = kept {
+        let mut out = std::io::BufWriter::new(&mut temp);
+        let copied = (|| -> Result<(), super::ReadError> {
+            let mut records = super::read::Records::open(path)?;
+            while let Some((_, key)) = records.next_record::<Key>()? {
+                if still_defined(&key.id) && kept.keeps(&key) {
+                    let raw = records.raw();
+                    let _ = out.write_all(raw);
+                    if !raw.ends_with(b"\n") {
+                        let _ = out.write_all(b"\n");
+                    }
+                }
+            }
+            Ok(())
+        })();
+        out.flush()?;
+        drop(out);
+        if copied.is_err() {
+            temp.as_file().set_len(0)?;
+        }
     }
-    temp.flush()?;
     temp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// What compaction reads of a record: its eval and its run.
+#[derive(serde::Deserialize)]
+struct Key {
+    id: String,
+    #[serde(default)]
+    run: Option<KeyRun>,
+}
+
+#[derive(serde::Deserialize)]
+struct KeyRun {
+    id: String,
+    started: String,
+}
+
+/// Which runs of each eval a compaction keeps: runs are numbered in the order they are met,
+/// ordered as [`super::latest_records`] orders them (the latest start among a run's records,
+/// then its id; a record without a run is older than any), and each eval keeps its latest
+/// `keep_runs`.
+struct Kept {
+    /// Run id → its number.
+    numbers: std::collections::HashMap<String, u32>,
+    /// Eval id → the numbers of the runs it keeps (`u32::MAX`: records without a run).
+    evals: std::collections::HashMap<String, Vec<u32>>,
+}
+
+impl Kept {
+    fn of(path: &Path, keep_runs: usize) -> Result<Kept, super::ReadError> {
+        use std::collections::HashMap;
+        let mut numbers: HashMap<String, u32> = HashMap::new();
+        let mut latest: Vec<String> = Vec::new();
+        let mut evals: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut records = super::read::Records::open(path)?;
+        while let Some((_, key)) = records.next_record::<Key>()? {
+            let number = match key.run {
+                None => u32::MAX,
+                Some(run) => {
+                    let next = numbers.len() as u32;
+                    let number = *numbers.entry(run.id).or_insert(next);
+                    match latest.get_mut(number as usize) {
+                        Some(started) if *started < run.started => *started = run.started,
+                        Some(_) => {}
+                        None => latest.push(run.started),
+                    }
+                    number
+                }
+            };
+            let runs = evals.entry(key.id).or_default();
+            if !runs.contains(&number) {
+                runs.push(number);
+            }
+        }
+        let ids: Vec<&String> = {
+            let mut ids: Vec<(&String, u32)> = numbers.iter().map(|(id, n)| (id, *n)).collect();
+            ids.sort_by_key(|(_, n)| *n);
+            ids.into_iter().map(|(id, _)| id).collect()
+        };
+        let order = |n: u32| -> Option<(&str, &str)> {
+            (n != u32::MAX).then(|| (latest[n as usize].as_str(), ids[n as usize].as_str()))
+        };
+        for runs in evals.values_mut() {
+            runs.sort_by(|a, b| order(*b).cmp(&order(*a)));
+            runs.truncate(keep_runs);
+            runs.shrink_to_fit();
+        }
+        Ok(Kept { numbers, evals })
+    }
+
+    fn keeps(&self, key: &Key) -> bool {
+        let number = match &key.run {
+            None => u32::MAX,
+            Some(run) => match self.numbers.get(&run.id) {
+                Some(n) => *n,
+                None => return false,
+            },
+        };
+        self.evals
+            .get(&key.id)
+            .is_some_and(|runs| runs.contains(&number))
+    }
 }
 
 /// The results file as a reporter, for the suite runner: opens the file once (compacting it,
@@ -211,9 +353,10 @@ impl ResultsFile {
         let path = dir.join(file_name());
         this_run();
         if !under_nextest() {
-            compact(&path)?;
+            compact(&path, keep_runs(manifest_dir))?;
         }
-        let file = OpenOptions::new().create(true).append(true).open(&path)?;
+        let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
+        end_cut_line(&path, &mut file)?;
         Ok(Some(ResultsFile {
             path,
             file,
