@@ -217,6 +217,15 @@ fn compact(path: &Path, keep_runs: usize) -> std::io::Result<()> {
                 .rsplit_once("::")
                 .is_some_and(|(parent, _)| datasets.contains(parent))
     };
+    compact_with(path, keep_runs, still_defined)
+}
+
+/// [`compact`], keeping the evals `still_defined` accepts.
+fn compact_with(
+    path: &Path,
+    keep_runs: usize,
+    still_defined: impl Fn(&str) -> bool,
+) -> std::io::Result<()> {
     let kept = Kept::of(path, keep_runs.max(1));
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
@@ -384,7 +393,57 @@ impl Reporter for ResultsFile {
 
 #[cfg(test)]
 mod tests {
-    use super::target_name;
+    use super::{compact_with, target_name};
+
+    fn line(id: &str, run: &str) -> String {
+        format!(
+            r#"{{"schema":1,"id":"{id}","file":"t.rs","line":1,"outcome":"passed","assertions":[],"duration_ms":1.0,"usage":{{"input_tokens":0,"output_tokens":0,"cache_read_tokens":0}},"runs":[],"reliability":{{"n":1,"c":1,"pass_rate":1.0,"pass_at_k":[1.0],"pass_hat_k":[1.0]}},"min_pass_rate":1.0,"run":{{"id":"{run}","started":"{run}","target":"t"}}}}"#
+        )
+    }
+
+    #[test]
+    fn compaction_keeps_each_evals_latest_runs_and_drops_cut_lines() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("t.jsonl");
+        let mut text = String::new();
+        for run in ["2026-01-01", "2026-01-02", "2026-01-03"] {
+            text.push_str(&line("t::a", run));
+            text.push('\n');
+        }
+        // b ran only in the first run (a filtered run since): it keeps that record.
+        text.push_str(&line("t::b", "2026-01-01"));
+        text.push('\n');
+        text.push_str(&line("t::gone", "2026-01-03"));
+        text.push('\n');
+        // A record cut short by a kill, then more appended after it (nextest's shared file).
+        text.push_str(&line("t::a", "2026-01-04")[..40]);
+        text.push('\n');
+        std::fs::write(&path, &text).expect("writable");
+        compact_with(&path, 2, |id| id != "t::gone").expect("compacted");
+        let kept = std::fs::read_to_string(&path).expect("readable");
+        let runs: Vec<(String, String)> = kept
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).expect("whole lines only");
+                (
+                    v["id"].as_str().unwrap_or_default().to_string(),
+                    v["run"]["id"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect();
+        let pairs: Vec<(&str, &str)> = runs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        assert_eq!(
+            pairs,
+            [
+                ("t::a", "2026-01-02"),
+                ("t::a", "2026-01-03"),
+                ("t::b", "2026-01-01"),
+            ]
+        );
+        compact_with(&path, 1, |_| true).expect("compacted");
+        let kept = std::fs::read_to_string(&path).expect("readable");
+        assert_eq!(kept.lines().count(), 2, "{kept}");
+    }
 
     #[test]
     fn the_target_is_the_binary_name_without_cargos_hash() {
