@@ -101,11 +101,6 @@ impl Records {
         })
     }
 
-    /// The raw bytes of the last line read (its newline included when it had one).
-    pub(crate) fn raw(&self) -> &[u8] {
-        &self.buf
-    }
-
     /// The next record and its 1-based line; `None` at the end of the file. Blank lines and
     /// records cut short (warned about) are passed over.
     pub(crate) fn next_record<T: DeserializeOwned>(

@@ -226,29 +226,32 @@ fn compact_with(
     keep_runs: usize,
     still_defined: impl Fn(&str) -> bool,
 ) -> std::io::Result<()> {
-    let kept = Kept::of(path, keep_runs.max(1));
+    let kept = kept_lines(path, keep_runs.max(1), still_defined);
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
     if let Ok(kept) = kept {
+        // The second pass copies the kept lines as they are, parsing nothing.
+        use std::io::BufRead as _;
+        let mut reader = std::io::BufReader::with_capacity(64 * 1024, std::fs::File::open(path)?);
         let mut out = std::io::BufWriter::new(&mut temp);
-        let copied = (|| -> Result<(), super::ReadError> {
-            let mut records = super::read::Records::open(path)?;
-            while let Some((_, key)) = records.next_record::<Key>()? {
-                if still_defined(&key.id) && kept.keeps(&key) {
-                    let raw = records.raw();
-                    let _ = out.write_all(raw);
-                    if !raw.ends_with(b"\n") {
-                        let _ = out.write_all(b"\n");
-                    }
+        let mut kept = kept.into_iter().peekable();
+        let mut line = Vec::new();
+        let mut number = 0u32;
+        while kept.peek().is_some() {
+            line.clear();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            number += 1;
+            if kept.peek() == Some(&number) {
+                kept.next();
+                out.write_all(&line)?;
+                if !line.ends_with(b"\n") {
+                    out.write_all(b"\n")?;
                 }
             }
-            Ok(())
-        })();
-        out.flush()?;
-        drop(out);
-        if copied.is_err() {
-            temp.as_file().set_len(0)?;
         }
+        out.flush()?;
     }
     temp.persist(path).map_err(|e| e.error)?;
     Ok(())
@@ -268,127 +271,81 @@ struct KeyRun {
     started: String,
 }
 
-/// Which runs of each eval a compaction keeps: runs are numbered in the order they are met,
-/// ordered as [`super::latest_records`] orders them (the latest start among a run's records,
-/// then its id; a record without a run is older than any), and each eval keeps its latest
-/// `keep_runs`.
-struct Kept {
-    /// Run id → its number.
-    numbers: std::collections::HashMap<String, u32>,
-    /// Eval id → the numbers of the runs it keeps (`u32::MAX`: records without a run).
-    evals: std::collections::HashMap<String, Vec<u32>>,
-}
-
-impl Kept {
-    fn of(path: &Path, keep_runs: usize) -> Result<Kept, super::ReadError> {
-        use std::collections::HashMap;
-        let mut numbers: HashMap<String, u32> = HashMap::new();
-        let mut latest: Vec<String> = Vec::new();
-        let mut evals: HashMap<String, Vec<u32>> = HashMap::new();
-        let mut records = super::read::Records::open(path)?;
-        while let Some((_, key)) = records.next_record::<Key>()? {
-            let number = match key.run {
-                None => u32::MAX,
-                Some(run) => {
-                    let next = numbers.len() as u32;
-                    let number = *numbers.entry(run.id).or_insert(next);
-                    match latest.get_mut(number as usize) {
-                        Some(started) if *started < run.started => *started = run.started,
-                        Some(_) => {}
-                        None => latest.push(run.started),
+/// The first pass of a compaction: the (1-based, ascending) lines of the records to keep —
+/// those of each eval `still_defined` accepts, from its latest `keep_runs` runs, runs ordered
+/// as [`super::latest_records`] orders them (the latest start among a run's records, then its
+/// id; a record without a run is older than any). Holds one id and a few numbers per eval,
+/// and three numbers per record.
+fn kept_lines(
+    path: &Path,
+    keep_runs: usize,
+    still_defined: impl Fn(&str) -> bool,
+) -> Result<Vec<u32>, super::ReadError> {
+    use std::collections::HashMap;
+    const NO_RUN: u32 = u32::MAX;
+    // Run id → its number; by number, its id and latest start.
+    let mut numbers: HashMap<String, u32> = HashMap::new();
+    let mut runs: Vec<(String, String)> = Vec::new();
+    // Eval id → its number; by number, whether it is still defined and its runs.
+    let mut evals: HashMap<String, u32> = HashMap::new();
+    let mut eval_runs: Vec<(bool, Vec<u32>)> = Vec::new();
+    // Per record: its line, its eval, its run.
+    let mut lines: Vec<(u32, u32, u32)> = Vec::new();
+    let mut records = super::read::Records::open(path)?;
+    while let Some((line, key)) = records.next_record::<Key>()? {
+        let run = match key.run {
+            None => NO_RUN,
+            Some(run) => match numbers.get(&run.id) {
+                Some(&n) => {
+                    let started = &mut runs[n as usize].1;
+                    if *started < run.started {
+                        *started = run.started;
                     }
-                    number
+                    n
                 }
-            };
-            let runs = evals.entry(key.id).or_default();
-            if !runs.contains(&number) {
-                runs.push(number);
-            }
-        }
-        let ids: Vec<&String> = {
-            let mut ids: Vec<(&String, u32)> = numbers.iter().map(|(id, n)| (id, *n)).collect();
-            ids.sort_by_key(|(_, n)| *n);
-            ids.into_iter().map(|(id, _)| id).collect()
-        };
-        let order = |n: u32| -> Option<(&str, &str)> {
-            (n != u32::MAX).then(|| (latest[n as usize].as_str(), ids[n as usize].as_str()))
-        };
-        for runs in evals.values_mut() {
-            runs.sort_by(|a, b| order(*b).cmp(&order(*a)));
-            runs.truncate(keep_runs);
-            runs.shrink_to_fit();
-        }
-        Ok(Kept { numbers, evals })
-    }
-
-    fn keeps(&self, key: &Key) -> bool {
-        let number = match &key.run {
-            None => u32::MAX,
-            Some(run) => match self.numbers.get(&run.id) {
-                Some(n) => *n,
-                None => return false,
+                None => {
+                    let n = runs.len() as u32;
+                    numbers.insert(run.id.clone(), n);
+                    runs.push((run.id, run.started));
+                    n
+                }
             },
         };
-        self.evals
-            .get(&key.id)
-            .is_some_and(|runs| runs.contains(&number))
-    }
-}
-
-/// The results file as a reporter, for the suite runner: opens the file once (compacting it,
-/// except under nextest), then writes and flushes one line per finished eval — a crash or a
-/// kill loses nothing that finished.
-pub struct ResultsFile {
-    path: PathBuf,
-    file: std::fs::File,
-    line: Vec<u8>,
-}
-
-impl ResultsFile {
-    /// Opens this process's results file for evals of the crate at `manifest_dir`; `None` when
-    /// results files are turned off.
-    ///
-    /// ```no_run
-    /// # fn main() -> std::io::Result<()> {
-    /// let results = niceeval::__private::results::ResultsFile::open(std::path::Path::new("."))?;
-    /// # Ok(()) }
-    /// ```
-    pub fn open(manifest_dir: &Path) -> std::io::Result<Option<Self>> {
-        if disabled() {
-            return Ok(None);
+        let eval = match evals.get(&key.id) {
+            Some(&n) => n,
+            None => {
+                let n = eval_runs.len() as u32;
+                eval_runs.push((still_defined(&key.id), Vec::new()));
+                evals.insert(key.id, n);
+                n
+            }
+        };
+        let known = &mut eval_runs[eval as usize].1;
+        if !known.contains(&run) {
+            known.push(run);
         }
-        let dir = results_dir(manifest_dir);
-        std::fs::create_dir_all(&dir)?;
-        let path = dir.join(file_name());
-        this_run();
-        if !under_nextest() {
-            compact(&path, keep_runs(manifest_dir))?;
-        }
-        let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
-        end_cut_line(&path, &mut file)?;
-        Ok(Some(ResultsFile {
-            path,
-            file,
-            line: Vec::new(),
-        }))
+        lines.push((u32::try_from(line).unwrap_or(u32::MAX), eval, run));
     }
-
-    /// The file written to.
-    pub fn path(&self) -> &Path {
-        &self.path
+    drop(evals);
+    drop(numbers);
+    let order = |n: u32| -> Option<(&str, &str)> {
+        (n != NO_RUN).then(|| {
+            let (id, started) = &runs[n as usize];
+            (started.as_str(), id.as_str())
+        })
+    };
+    for (_, known) in &mut eval_runs {
+        known.sort_by(|a, b| order(*b).cmp(&order(*a)));
+        known.truncate(keep_runs);
     }
-}
-
-impl Reporter for ResultsFile {
-    fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
-        // The whole line in one write: a kill never leaves half a report behind.
-        self.line.clear();
-        serde_json::to_writer(&mut self.line, &Versioned::stamped(report, this_run()))
-            .map_err(std::io::Error::other)?;
-        self.line.push(b'\n');
-        self.file.write_all(&self.line)?;
-        self.file.flush()
-    }
+    Ok(lines
+        .into_iter()
+        .filter(|(_, eval, run)| {
+            let (defined, known) = &eval_runs[*eval as usize];
+            *defined && known.contains(run)
+        })
+        .map(|(line, _, _)| line)
+        .collect())
 }
 
 #[cfg(test)]
