@@ -348,6 +348,62 @@ fn kept_lines(
         .collect())
 }
 
+/// The results file as a reporter, for the suite runner: opens the file once (compacting it,
+/// except under nextest), then writes and flushes one line per finished eval — a crash or a
+/// kill loses nothing that finished.
+pub struct ResultsFile {
+    path: PathBuf,
+    file: std::fs::File,
+    line: Vec<u8>,
+}
+
+impl ResultsFile {
+    /// Opens this process's results file for evals of the crate at `manifest_dir`; `None` when
+    /// results files are turned off.
+    ///
+    /// ```no_run
+    /// # fn main() -> std::io::Result<()> {
+    /// let results = niceeval::__private::results::ResultsFile::open(std::path::Path::new("."))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn open(manifest_dir: &Path) -> std::io::Result<Option<Self>> {
+        if disabled() {
+            return Ok(None);
+        }
+        let dir = results_dir(manifest_dir);
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join(file_name());
+        this_run();
+        if !under_nextest() {
+            compact(&path, keep_runs(manifest_dir))?;
+        }
+        let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
+        end_cut_line(&path, &mut file)?;
+        Ok(Some(ResultsFile {
+            path,
+            file,
+            line: Vec::new(),
+        }))
+    }
+
+    /// The file written to.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Reporter for ResultsFile {
+    fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
+        // The whole line in one write: a kill never leaves half a report behind.
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, &Versioned::stamped(report, this_run()))
+            .map_err(std::io::Error::other)?;
+        self.line.push(b'\n');
+        self.file.write_all(&self.line)?;
+        self.file.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{compact_with, target_name};
