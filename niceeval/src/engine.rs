@@ -574,3 +574,75 @@ fn format_duration(d: Duration) -> String {
         format!("{}ms", d.as_millis())
     }
 }
+
+#[cfg(test)]
+mod retry_tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::agent::{AgentError, Request, agent_fn};
+    use crate::definition::BoxFuture;
+
+    /// Calls of the flaky agent so far: it fails (as a provider's 503 would) the first two.
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    fn flaky_agent() -> Arc<dyn Agent> {
+        Arc::new(agent_fn(|request: Request| async move {
+            if CALLS.fetch_add(1, Ordering::SeqCst) < 2 {
+                return Err(AgentError::new("503 Service Unavailable"));
+            }
+            request.events.say("ok");
+            Ok(())
+        }))
+    }
+
+    fn body(t: &mut Eval) -> BoxFuture<'_, crate::Result> {
+        Box::pin(async move {
+            t.send("hello").await?;
+            Ok(())
+        })
+    }
+
+    fn def() -> &'static EvalDefinition {
+        let dir = tempfile::tempdir().expect("a temporary directory").keep();
+        std::fs::write(dir.join("niceeval.toml"), "# retries\n").expect("writable");
+        let dir: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
+        Box::leak(Box::new(
+            EvalDefinition::new("flaky", "engine::retry", file!(), line!(), dir, body)
+                .with_agent(flaky_agent),
+        ))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn execution_errors_are_retried_and_the_retries_are_not_runs() {
+        let def = def();
+        let options = |retry_errors| RunOptions {
+            runs: Some(1),
+            retry_errors,
+            ..RunOptions::default()
+        };
+        // One retry is not enough: the second attempt fails too, and is the run.
+        let report = run_eval_async(def, &options(1)).await;
+        assert_eq!(report.outcome, Outcome::Failed);
+        assert_eq!(report.runs.len(), 1);
+        assert_eq!(report.runs[0].retries, 1);
+        assert_eq!(
+            report.runs[0].error.as_ref().map(|e| e.kind),
+            Some(RunErrorKind::Agent)
+        );
+        // The third call succeeds: with retries left, the run passes, and only it counts.
+        CALLS.store(0, Ordering::SeqCst);
+        let report = run_eval_async(def, &options(2)).await;
+        assert_eq!(report.outcome, Outcome::Passed, "{report:?}");
+        assert_eq!(report.runs.len(), 1);
+        assert_eq!(report.runs[0].retries, 2);
+        assert_eq!(report.reliability.n, 1);
+        assert_eq!(report.reliability.c, 1);
+        assert_eq!(report.reliability.pass_at_k, [1.0]);
+        // Without --retry-errors an error is the run.
+        CALLS.store(0, Ordering::SeqCst);
+        let report = run_eval_async(def, &options(0)).await;
+        assert_eq!(report.outcome, Outcome::Failed);
+        assert_eq!(report.runs[0].retries, 0);
+    }
+}

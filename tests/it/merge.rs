@@ -569,7 +569,9 @@ fn three_nextest_partitions_of_one_archive_merge_into_the_baseline_of_one_run() 
 
     let single = dir.path().join("single");
     archived_shard(&archive, &single, None);
-    let shards: Vec<PathBuf> = (1..=3).map(|i| dir.path().join(format!("shard{i}"))).collect();
+    let shards: Vec<PathBuf> = (1..=3)
+        .map(|i| dir.path().join(format!("shard{i}")))
+        .collect();
     for (i, shard) in shards.iter().enumerate() {
         archived_shard(&archive, shard, Some(&format!("hash:{}/3", i + 1)));
     }
@@ -589,7 +591,11 @@ fn three_nextest_partitions_of_one_archive_merge_into_the_baseline_of_one_run() 
         let out = niceeval_merge(&args);
         // refund_fails fails: exit 1, the baseline saved all the same.
         assert_eq!(out.code(), Some(1), "{}", out.dump());
-        assert!(out.stderr.contains("every one reported once"), "{}", out.dump());
+        assert!(
+            out.stderr.contains("every one reported once"),
+            "{}",
+            out.dump()
+        );
         std::fs::read(&file).expect("a baseline")
     };
     let whole = baseline("single.json", std::slice::from_ref(&single));
@@ -606,14 +612,23 @@ fn three_nextest_partitions_of_one_archive_merge_into_the_baseline_of_one_run() 
     let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
     let out = niceeval_merge(&args);
     assert_eq!(out.code(), Some(2), "{}", out.dump());
-    assert!(out.stderr.contains("    missing: suite::"), "{}", out.dump());
+    assert!(
+        out.stderr.contains("    missing: suite::"),
+        "{}",
+        out.dump()
+    );
     // A shard twice (the whole run beside its shards): every eval is duplicated.
     let mut args: Vec<std::ffi::OsString> = shards.iter().map(|p| os(p)).collect();
     args.push(os(&single));
     let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
     let out = niceeval_merge(&args);
     assert_eq!(out.code(), Some(2), "{}", out.dump());
-    assert!(out.stderr.contains("    duplicated: suite::smoke::greets (runs "), "{}", out.dump());
+    assert!(
+        out.stderr
+            .contains("    duplicated: suite::smoke::greets (runs "),
+        "{}",
+        out.dump()
+    );
 
     // A shard of another commit is refused, unless told to merge it anyway.
     let manifest = std::fs::read_dir(&shards[2])
@@ -622,8 +637,7 @@ fn three_nextest_partitions_of_one_archive_merge_into_the_baseline_of_one_run() 
         .find(|p| p.to_string_lossy().ends_with(".manifest.json"))
         .expect("the shard's run manifest");
     let mut value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&manifest).expect("readable"))
-            .expect("JSON");
+        serde_json::from_str(&std::fs::read_to_string(&manifest).expect("readable")).expect("JSON");
     assert_eq!(value["shard"], "hash:3/3");
     value["commit"] = "0000000".into();
     std::fs::write(&manifest, value.to_string()).expect("writable");
@@ -631,7 +645,11 @@ fn three_nextest_partitions_of_one_archive_merge_into_the_baseline_of_one_run() 
     let mut args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
     let out = niceeval_merge(&args);
     assert_eq!(out.code(), Some(2), "{}", out.dump());
-    assert!(out.stderr.contains("mismatch: target `suite`"), "{}", out.dump());
+    assert!(
+        out.stderr.contains("mismatch: target `suite`"),
+        "{}",
+        out.dump()
+    );
     assert!(out.stderr.contains("commit"), "{}", out.dump());
     assert!(out.stderr.contains("--allow-mismatch"), "{}", out.dump());
     let allow = std::ffi::OsString::from("--allow-mismatch");

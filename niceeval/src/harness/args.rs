@@ -488,7 +488,9 @@ mod tests {
         assert!(a.resume);
         assert_eq!(a.retry_errors, 2);
         assert_eq!(Args::parse(["x"]).unwrap().unwrap().retry_errors, 0);
-        let bad = Args::parse(["--retry-errors", "-1"]).unwrap_err().to_string();
+        let bad = Args::parse(["--retry-errors", "-1"])
+            .unwrap_err()
+            .to_string();
         assert!(bad.contains("--retry-errors takes a whole number"), "{bad}");
         let both = Args::parse(["--resume", "--rerun-failed"])
             .unwrap_err()

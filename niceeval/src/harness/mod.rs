@@ -338,7 +338,9 @@ fn resume(
                 run.id, run.started
             );
             if !crate::results::continue_run(run) {
-                return Err("the run was fixed before it could be continued (a bug in niceeval)".into());
+                return Err(
+                    "the run was fixed before it could be continued (a bug in niceeval)".into(),
+                );
             }
             Ok(Some(file))
         }

@@ -147,7 +147,11 @@ fn check_shards(
     let runs: BTreeSet<&str> = manifests.iter().map(|(_, m)| m.run.as_str()).collect();
     let reports: Vec<crate::EvalReport> = reports
         .into_iter()
-        .filter(|r| r.run.as_ref().is_some_and(|run| runs.contains(run.id.as_str())))
+        .filter(|r| {
+            r.run
+                .as_ref()
+                .is_some_and(|run| runs.contains(run.id.as_str()))
+        })
         .collect();
     let mut reported: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for report in &reports {

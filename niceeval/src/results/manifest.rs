@@ -267,11 +267,9 @@ pub(crate) fn check(
                 )
             };
             if other.1.commit != first.1.commit {
-                findings.mismatches.push(differs(
-                    "commit",
-                    &first.1.commit,
-                    &other.1.commit,
-                ));
+                findings
+                    .mismatches
+                    .push(differs("commit", &first.1.commit, &other.1.commit));
             }
             if other.1.config_hash != first.1.config_hash {
                 findings.mismatches.push(differs(
@@ -336,7 +334,9 @@ mod tests {
     fn reported(pairs: &[(&str, &str)]) -> BTreeMap<String, BTreeSet<String>> {
         let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (id, run) in pairs {
-            map.entry(id.to_string()).or_default().insert(run.to_string());
+            map.entry(id.to_string())
+                .or_default()
+                .insert(run.to_string());
         }
         map
     }
@@ -352,13 +352,19 @@ mod tests {
         assert_eq!(findings.missing, ["suite::c"]);
         assert_eq!(
             findings.duplicated,
-            [("suite::a".to_string(), vec!["r1".to_string(), "r2".to_string()])]
+            [(
+                "suite::a".to_string(),
+                vec!["r1".to_string(), "r2".to_string()]
+            )]
         );
         assert!(findings.mismatches.is_empty());
         assert!(!findings.ok(true));
         let text = findings.describe().join("\n");
         assert!(text.contains("missing: suite::c"), "{text}");
-        assert!(text.contains("duplicated: suite::a (runs r1, r2)"), "{text}");
+        assert!(
+            text.contains("duplicated: suite::a (runs r1, r2)"),
+            "{text}"
+        );
     }
 
     #[test]
