@@ -61,7 +61,7 @@ pub struct RunOptions {
     /// How many runs of one eval may run at once (default: `[run] concurrency`, else 4).
     pub run_concurrency: Option<usize>,
     /// `--retry-errors N`: how many times a run that ended in an execution error is run again
-    /// ([`retriable`]); only its last attempt is a run.
+    /// (a timeout, the agent's or a judge's error); only its last attempt is a run.
     pub retry_errors: u32,
 }
 

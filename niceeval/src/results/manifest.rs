@@ -1,7 +1,7 @@
 //! Run manifests: what a run (or one shard of it) was asked to run, written once next to its
 //! results file (`<results file stem>.manifest.json`), so that merging the shards of a run
 //! spread over many machines can tell what is missing, what ran twice, and whether the shards
-//! ran the same code with the same configuration ([`check`]).
+//! ran the same code with the same configuration (`niceeval merge`).
 //!
 //! A manifest holds every eval and dataset case id the test binary defines (not only those its
 //! shard selected: every shard of one run writes the same list), a hash of the configuration

@@ -65,7 +65,7 @@ pub(crate) fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
 /// on stderr naming its file and line.
 ///
 /// Holds every report: for the report mode, which shows them all. Runs read results through
-/// [`Records`], one at a time.
+/// `Records`, one at a time.
 pub fn read_reports(paths: &[PathBuf]) -> Result<Vec<EvalReport>, ReadError> {
     let mut reports = Vec::new();
     for file in files(paths)? {
