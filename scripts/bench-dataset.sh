@@ -6,13 +6,27 @@
 # with results streamed to the results file. The figures are quoted in the README's Datasets
 # section.
 #
+# The suite runs RUNS times (default 5) over the same results file: the first run starts with
+# no earlier results, later ones read the previous run back (and compact the file to
+# `[results] keep_runs`); each run's wall time and peak RSS are printed.
+# BENCH_DIR keeps the crate and its target directory between invocations (else a temporary one,
+# built from scratch: minutes).
+#
 #   bash scripts/bench-dataset.sh [N]
+#   RUNS=5 BENCH_DIR=target/bench-dataset bash scripts/bench-dataset.sh 100000
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 n="${1:-10000}"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+runs="${RUNS:-5}"
+if [ -n "${BENCH_DIR:-}" ]; then
+    mkdir -p "$BENCH_DIR"
+    work="$(cd "$BENCH_DIR" && pwd)"
+    rm -rf "$work/target/niceeval/results"
+else
+    work="$(mktemp -d)"
+    trap 'rm -rf "$work"' EXIT
+fi
 export CARGO_TARGET_DIR="$work/target" CARGO_INCREMENTAL=0
 
 mkdir -p "$work/crate/tests" "$work/crate/src"
@@ -36,6 +50,9 @@ harness = false
 [[test]]
 name = "plain"
 path = "tests/plain.rs"
+
+# Not part of any workspace around BENCH_DIR.
+[workspace]
 
 [profile.dev]
 debug = "line-tables-only"
@@ -79,19 +96,25 @@ PY
 
 cd "$work/crate"
 cases 10 >cases.jsonl
-cargo build -q --tests 2>/dev/null || cargo build --tests
+cargo build -q --test dataset 2>/dev/null || cargo build --test dataset
 # The build with 10 cases is warm; the time of the rebuild with N cases is what N cases add
 # (the test target only: niceeval and its dependencies are built).
 cases "$n" >cases.jsonl
-/usr/bin/time -f '%e' -o "$work/build.time" cargo build -q --tests
+# PLAIN=0 leaves the libtest target out (its N #[test]s take minutes to compile at 100,000).
+targets=(--tests)
+[ "${PLAIN:-1}" = 0 ] && targets=(--test dataset)
+/usr/bin/time -f '%e' -o "$work/build.time" cargo build -q "${targets[@]}"
 binary="$(find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -executable -name 'dataset-*' | head -n 1)"
-/usr/bin/time -f '%e %M' -o "$work/run.time" "$binary" -q \
-    >"$work/run.log" 2>&1 || { tail -n 20 "$work/run.log"; exit 1; }
 read -r build <"$work/build.time"
-read -r wall rss <"$work/run.time"
-results="$(find "$CARGO_TARGET_DIR/niceeval/results" -name '*.jsonl' -exec cat {} + | wc -l)"
 echo "cases: $n"
-echo "debug rebuild of both test targets (one of them libtest, $n #[test]s) with $n cases instead of 10: ${build}s"
-echo "suite runner over $n cases: ${wall}s wall, $((rss / 1024)) MiB peak RSS"
-echo "results file: $results records"
+echo "debug rebuild (${targets[*]}; --tests includes libtest's $n #[test]s) with $n cases instead of 10: ${build}s"
+for run in $(seq 1 "$runs"); do
+    /usr/bin/time -f '%e %M' -o "$work/run.time" "$binary" -q \
+        >"$work/run.log" 2>&1 || { tail -n 20 "$work/run.log"; exit 1; }
+    read -r wall rss <"$work/run.time"
+    results="$(find "$CARGO_TARGET_DIR/niceeval/results" -name '*.jsonl' -exec cat {} + | wc -l)"
+    size="$(du -sm "$CARGO_TARGET_DIR/niceeval/results" | cut -f1)"
+    per_case="$(python3 -c "print(f'{$wall * 1e6 / $n:.0f}')")"
+    echo "run $run: suite runner over $n cases: ${wall}s wall (${per_case} µs per case), $((rss / 1024)) MiB peak RSS; results file: $results records, ${size} MB"
+done
 tail -n 2 "$work/run.log"

@@ -7,6 +7,7 @@
 //! ```text
 //! niceeval report [--jsonl F] [--junit F] [--markdown F] [--html F] [--quiet] [--combine]
 //!                 [--baseline FILE] [--save-baseline FILE] PATH...
+//! niceeval merge [--allow-mismatch] [report options] PATH...   # the shards of one run
 //! niceeval baseline save FILE [PATH...]      # = niceeval report --quiet --save-baseline FILE
 //! niceeval compare BASELINE [PATH...] [...]  # = niceeval report --baseline BASELINE
 //! niceeval view [--baseline FILE] [--then PATH] [--combine] [--out FILE] [--no-open] [PATH...]
@@ -27,6 +28,8 @@ use niceeval::__private::harness::{Args, EXIT_FAILED, EXIT_OK, run_report};
 const USAGE: &str =
     "usage: niceeval report [--jsonl FILE] [--junit FILE] [--markdown FILE] [--html FILE] [--quiet] [--combine]
                        [--baseline FILE] [--save-baseline FILE] [PATH...]
+       niceeval merge [--allow-mismatch] [--jsonl FILE] [--junit FILE] [--markdown FILE] [--html FILE]
+                      [--save-baseline FILE] [--baseline FILE] [--quiet] PATH...
        niceeval baseline save FILE [PATH...]
        niceeval compare BASELINE [--markdown FILE] [--html FILE] [...] [PATH...]
        niceeval view [--baseline FILE] [--then PATH] [--combine] [--out FILE] [--no-open] [PATH...]
@@ -54,6 +57,13 @@ on macOS) where there is a display; else, or with --no-open, it prints the page'
 --then PATH (results files of an earlier run, or directories of them) shows each eval's reply,
 score and assertions then and now side by side. Exits 0
 when the page was written, whatever the evals' outcomes; 2 when it could not be.
+`niceeval merge PATH...` combines the shards of one run spread over machines (each wrote its
+own results directory, e.g. `cargo nextest run --partition hash:I/N`): it checks them against
+the run manifests the suite runner wrote beside them — every expected eval reported exactly
+once, one commit, one configuration, one niceeval version (--allow-mismatch merges other
+commits or configurations anyway) — exits 2 naming what is missing, duplicated or different,
+and otherwise recomputes pass rates, pass@k and intervals from every run's record, then writes
+the reports asked for (--jsonl FILE writes the merged results file).
 
 From a crate of your own, the suite binary does the same without installing this tool:
 cargo test --test <suite> -- --report [PATH...] [--markdown FILE]
@@ -151,6 +161,7 @@ pub fn main() -> ExitCode {
     let mut prefix: Vec<String> = vec!["--report".to_string()];
     match args.next().as_deref() {
         Some("report") => {}
+        Some("merge") => prefix.push("--merge".to_string()),
         Some("baseline") => match (args.next().as_deref(), args.next()) {
             (Some("save"), Some(file)) if !file.starts_with('-') => {
                 prefix.extend(["--quiet".to_string(), "--save-baseline".to_string(), file]);

@@ -132,7 +132,13 @@ pub(crate) fn case_named(
 /// naming its path, the case and the file's line (`path` is the dataset file).
 #[doc(hidden)]
 pub fn from_record<T: DeserializeOwned>(case: &Case, path: &str) -> Result<T, Error> {
-    serde_path_to_error::deserialize(&case.record).map_err(|e| {
+    let record: serde_json::Value = serde_json::from_str(case.record.get()).map_err(|e| {
+        Error::Case(format!(
+            "{path}:{}: {} is not JSON: {e}",
+            case.line, case.name
+        ))
+    })?;
+    serde_path_to_error::deserialize(&record).map_err(|e| {
         let field = e.path().to_string();
         let at = format!("{path}:{}: ", case.line);
         let case = case.name.as_str();
@@ -168,7 +174,7 @@ mod tests {
             id: "paris".into(),
             name: "paris".into(),
             line: 3,
-            record,
+            record: serde_json::value::to_raw_value(&record).expect("JSON"),
         }
     }
 

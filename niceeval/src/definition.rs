@@ -43,8 +43,9 @@ pub struct Case {
     pub name: String,
     /// The line of the file the record starts on.
     pub line: usize,
-    /// The record.
-    pub record: serde_json::Value,
+    /// The record, as compact JSON text (parsed when the case runs: a parsed value would take
+    /// several times the memory, for every case of a large dataset).
+    pub record: Box<serde_json::value::RawValue>,
 }
 
 /// Everything `#[eval(..)]` knows about one eval. Built by the macro as a `static`.

@@ -60,6 +60,43 @@ pub struct RunOptions {
     pub timeout: Option<Duration>,
     /// How many runs of one eval may run at once (default: `[run] concurrency`, else 4).
     pub run_concurrency: Option<usize>,
+    /// `--retry-errors N`: how many times a run that ended in an execution error is run again
+    /// (a timeout, the agent's or a judge's error); only its last attempt is a run.
+    pub retry_errors: u32,
+}
+
+/// Whether a run's error is one `--retry-errors` retries: a timeout, or the agent's or a
+/// judge's failure (a provider's 5xx after its own retries, a dropped connection) — what
+/// another attempt may not meet. A panic, the body's own error, a failed assertion, a bad
+/// configuration would fail the same way again.
+fn retriable(run: &RunSummary) -> bool {
+    run.error.as_ref().is_some_and(|e| {
+        matches!(
+            e.kind,
+            RunErrorKind::Timeout | RunErrorKind::Agent | RunErrorKind::Judge
+        )
+    })
+}
+
+/// [`run_once`], again while it ends in a [`retriable`] error, at most `retries` more times;
+/// the run that counts is the last attempt, which says how many came before it.
+async fn run_attempts(
+    def: &'static EvalDefinition,
+    config: Arc<Config>,
+    strict: bool,
+    timeout: Duration,
+    retries: u32,
+) -> (RunSummary, RunDetail) {
+    let mut attempt = 0;
+    loop {
+        let mut run = run_once(def, config.clone(), strict, timeout).await;
+        if attempt < retries && retriable(&run.0) {
+            attempt += 1;
+            continue;
+        }
+        run.0.retries = attempt;
+        return run;
+    }
 }
 
 /// Runs every run of an eval on a runtime of its own and reports. This is what a `#[eval]`
@@ -112,7 +149,8 @@ pub async fn run_eval_async(def: &'static EvalDefinition, options: &RunOptions) 
                 .or(config.run.concurrency)
                 .unwrap_or(4)
                 .clamp(1, count);
-            run_many(def, &config, strict, timeout, count, parallel).await
+            let retries = options.retry_errors;
+            run_many(def, &config, strict, timeout, count, parallel, retries).await
         }
     };
     assemble(def, runs, strict, min_pass_rate, started.elapsed())
@@ -141,9 +179,10 @@ async fn run_many(
     timeout: Duration,
     count: usize,
     parallel: usize,
+    retries: u32,
 ) -> Vec<(RunSummary, RunDetail)> {
     if count == 1 {
-        return vec![run_once(def, config.clone(), strict, timeout).await];
+        return vec![run_attempts(def, config.clone(), strict, timeout, retries).await];
     }
     let mut results: Vec<Option<(RunSummary, RunDetail)>> = (0..count).map(|_| None).collect();
     let mut set = tokio::task::JoinSet::new();
@@ -152,7 +191,12 @@ async fn run_many(
         while next < count && set.len() < parallel {
             let config = config.clone();
             let index = next;
-            set.spawn(async move { (index, run_once(def, config, strict, timeout).await) });
+            set.spawn(async move {
+                (
+                    index,
+                    run_attempts(def, config, strict, timeout, retries).await,
+                )
+            });
             next += 1;
         }
         match set.join_next().await {
@@ -212,6 +256,7 @@ fn failed_before_start(error: RunError) -> (RunSummary, RunDetail) {
             cost_usd: None,
             judge_usage: Usage::default(),
             workspace: None,
+            retries: 0,
         },
         RunDetail {
             assertions: Vec::new(),
@@ -393,6 +438,7 @@ async fn run_once(
         cost_usd: crate::price::run_cost(&taken.log, &config),
         judge_usage: spent_by_assertions(&assertions),
         workspace,
+        retries: 0,
     };
     let mut run = (
         summary,
@@ -539,5 +585,77 @@ fn format_duration(d: Duration) -> String {
         format!("{}s", d.as_secs())
     } else {
         format!("{}ms", d.as_millis())
+    }
+}
+
+#[cfg(test)]
+mod retry_tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::agent::{AgentError, Request, agent_fn};
+    use crate::definition::BoxFuture;
+
+    /// Calls of the flaky agent so far: it fails (as a provider's 503 would) the first two.
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    fn flaky_agent() -> Arc<dyn Agent> {
+        Arc::new(agent_fn(|request: Request| async move {
+            if CALLS.fetch_add(1, Ordering::SeqCst) < 2 {
+                return Err(AgentError::new("503 Service Unavailable"));
+            }
+            request.events.say("ok");
+            Ok(())
+        }))
+    }
+
+    fn body(t: &mut Eval) -> BoxFuture<'_, crate::Result> {
+        Box::pin(async move {
+            t.send("hello").await?;
+            Ok(())
+        })
+    }
+
+    fn def() -> &'static EvalDefinition {
+        let dir = tempfile::tempdir().expect("a temporary directory").keep();
+        std::fs::write(dir.join("niceeval.toml"), "# retries\n").expect("writable");
+        let dir: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
+        Box::leak(Box::new(
+            EvalDefinition::new("flaky", "engine::retry", file!(), line!(), dir, body)
+                .with_agent(flaky_agent),
+        ))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn execution_errors_are_retried_and_the_retries_are_not_runs() {
+        let def = def();
+        let options = |retry_errors| RunOptions {
+            runs: Some(1),
+            retry_errors,
+            ..RunOptions::default()
+        };
+        // One retry is not enough: the second attempt fails too, and is the run.
+        let report = run_eval_async(def, &options(1)).await;
+        assert_eq!(report.outcome, Outcome::Failed);
+        assert_eq!(report.runs.len(), 1);
+        assert_eq!(report.runs[0].retries, 1);
+        assert_eq!(
+            report.runs[0].error.as_ref().map(|e| e.kind),
+            Some(RunErrorKind::Agent)
+        );
+        // The third call succeeds: with retries left, the run passes, and only it counts.
+        CALLS.store(0, Ordering::SeqCst);
+        let report = run_eval_async(def, &options(2)).await;
+        assert_eq!(report.outcome, Outcome::Passed, "{report:?}");
+        assert_eq!(report.runs.len(), 1);
+        assert_eq!(report.runs[0].retries, 2);
+        assert_eq!(report.reliability.n, 1);
+        assert_eq!(report.reliability.c, 1);
+        assert_eq!(report.reliability.pass_at_k, [1.0]);
+        // Without --retry-errors an error is the run.
+        CALLS.store(0, Ordering::SeqCst);
+        let report = run_eval_async(def, &options(0)).await;
+        assert_eq!(report.outcome, Outcome::Failed);
+        assert_eq!(report.runs[0].retries, 0);
     }
 }

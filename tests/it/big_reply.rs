@@ -113,9 +113,11 @@ fn a_100_mib_reply_is_checked_whole_stored_capped_and_fits_in_350_mib() {
     assert!(html.ends_with("</html>\n"));
 
     let reports = read_reports(&dir.path().join("r.jsonl"));
+    // The results file, beside its run manifest.
     let results: Vec<_> = std::fs::read_dir(dir.path().join("results"))
         .expect("the results directory")
         .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     assert_eq!(results.len(), 1, "{results:?}");
     // The results file's records also say which run wrote them.

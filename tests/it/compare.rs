@@ -679,6 +679,10 @@ fn a_baseline_of_another_suite_is_an_error_before_anything_runs() {
 fn set_usage(dir: &Path, id: &str, input: u64, output: u64, cost: f64) {
     for entry in std::fs::read_dir(dir).expect("a results directory") {
         let path = entry.expect("an entry").path();
+        // Results files only, not their run manifests.
+        if path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
         let text = std::fs::read_to_string(&path).expect("readable");
         let lines: Vec<String> = text
             .lines()

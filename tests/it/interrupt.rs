@@ -101,10 +101,12 @@ fn start_slow_batch(dir: &Path) -> Running {
     running
 }
 
+/// The results file (beside its run manifest).
 fn results_file(dir: &Path) -> std::path::PathBuf {
     let files: Vec<_> = std::fs::read_dir(dir.join("results"))
         .expect("the results directory exists")
         .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
     files[0].clone()
@@ -332,5 +334,84 @@ fn check_reports_name_the_unfinished(
             table.contains(&format!("| `{}` |", name(&report.id))),
             "{md}"
         );
+    }
+}
+
+/// Every record of a results file, by line (each a JSON object).
+fn records(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+#[test]
+fn a_killed_suite_resumes_under_its_run_id_and_reruns_only_what_did_not_finish() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out = start_slow_batch(dir.path()).kill();
+    assert_eq!(out.code(), None, "killed by a signal\n{}", out.dump());
+    let results = results_file(dir.path());
+    let before = records(&results);
+    assert!((2..12).contains(&before.len()), "{}", out.dump());
+    let run = before[0]["run"].clone();
+    // SIGKILL in the middle of a write: the next record cut short, no newline. Its eval did
+    // not finish, so it runs again.
+    let finished: Vec<&str> = before.iter().filter_map(|r| r["id"].as_str()).collect();
+    let cut_id = all_slow_ids()
+        .into_iter()
+        .find(|id| !finished.contains(&id.as_str()))
+        .expect("an unfinished eval");
+    let mut cut = before[0].clone();
+    cut["id"] = cut_id.clone().into();
+    let cut = cut.to_string();
+    let mut text = std::fs::read_to_string(&results).expect("readable");
+    text.push_str(&cut[..cut.len() / 2]);
+    std::fs::write(&results, &text).expect("writable");
+    let cut_line = before.len() + 1;
+
+    let fixtures = Fixtures::get();
+    let out = fixtures.run(
+        "suite",
+        "suite",
+        &["slow::", "--concurrency", "4", "--resume"],
+        &[
+            ("FIXTURE_SLOW_MS", "20"),
+            (
+                "NICEEVAL_RESULTS_DIR",
+                dir.path().join("results").to_str().expect("UTF-8"),
+            ),
+        ],
+    );
+    let log = out.dump();
+    assert_eq!(out.code(), Some(0), "{log}");
+    assert!(
+        out.stdout.contains(&format!(
+            "--resume: continuing run {}",
+            run["id"].as_str().expect("a run id")
+        )),
+        "{log}"
+    );
+    assert!(
+        out.stderr.contains(&format!(
+            "warning: {}:{cut_line}: skipped a record cut short",
+            results.display()
+        )),
+        "the cut record is named by file and line\n{log}"
+    );
+    // The summary covers the whole run: what finished before the kill and what ran now.
+    let summary = out.libtest().summary().expect("a `test result:` line");
+    assert!(summary.ok && summary.passed == 12, "{log}");
+
+    let after = records(&results);
+    let mut ids: Vec<&str> = after.iter().filter_map(|r| r["id"].as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, all_slow_ids(), "every eval once, none twice");
+    for record in &after {
+        assert_eq!(record["run"], run, "the run keeps its id: {record}");
+    }
+    // What finished before the kill keeps its record, unchanged.
+    for record in &before {
+        assert!(after.contains(record), "{record} was rewritten or lost");
     }
 }

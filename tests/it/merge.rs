@@ -87,11 +87,12 @@ fn redact(text: &str) -> String {
         .into_owned()
 }
 
-/// The one results file a shard wrote into `dir`.
+/// The one results file a shard wrote into `dir` (beside its run manifest).
 fn results_file(dir: &Path) -> PathBuf {
     let files: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("a results directory")
         .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
     files.into_iter().next().expect("one file")
@@ -292,18 +293,7 @@ fn nextest_shard(dir: &Path, partition: Option<&str>) -> Output {
 
 #[test]
 fn nextest_partitions_merge_into_the_report_of_a_single_run() {
-    let available = Command::new("cargo")
-        .args(["nextest", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !available {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "cargo-nextest is required under CI"
-        );
-        eprintln!("notice: cargo-nextest is not installed; skipping the nextest partition test");
-        return;
-    }
+    require_nextest();
     let dir = tempfile::tempdir().expect("a temporary directory");
     let (single, one, two) = (
         dir.path().join("single"),
@@ -506,4 +496,164 @@ fn an_earlier_passing_results_file_does_not_dilute_a_new_failing_run() {
     assert_eq!(combined[0].runs.len(), 2);
     assert_eq!(combined[0].reliability.pass_rate, 0.5);
     assert!(markdown.contains("0.5"), "{markdown}");
+}
+
+/// Fails, naming the install script, when `cargo nextest` is not there.
+fn require_nextest() {
+    let available = Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        available,
+        "cargo-nextest is required by the sharding tests; install it with scripts/install-cargo-nextest.sh"
+    );
+}
+
+/// `cargo nextest run --archive-file ARCHIVE [--partition P]` of the fixture suite, results into
+/// `dir`, the shard named by `NICEEVAL_SHARD`.
+fn archived_shard(archive: &Path, dir: &Path, partition: Option<&str>) -> Output {
+    let fixtures = Fixtures::get();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    child::clean_env(&mut command)
+        .current_dir(fixtures.crate_dir("suite"))
+        .env("NICEEVAL_RESULTS_DIR", dir)
+        .env("NICEEVAL_SHARD", partition.unwrap_or(""))
+        .args(["nextest", "run", "--no-fail-fast", "--archive-file"])
+        .arg(archive)
+        .arg("--workspace-remap")
+        .arg(fixtures.root());
+    if let Some(partition) = partition {
+        command.args(["--partition", partition]);
+    }
+    let out = child::run(&mut command, BUILD_DEADLINE);
+    // refund_fails fails (nextest exits 100) in whichever shard runs it.
+    assert!(
+        out.code().is_some_and(|c| c == 0 || c == 100),
+        "{}",
+        out.dump()
+    );
+    out
+}
+
+/// `niceeval merge ARGS...`.
+fn niceeval_merge(args: &[&std::ffi::OsStr]) -> Output {
+    let mut command = Command::new(Fixtures::get().niceeval_cli());
+    child::clean_env(&mut command)
+        .arg("merge")
+        .arg("--quiet")
+        .args(args);
+    child::run(&mut command, RUN_DEADLINE)
+}
+
+#[test]
+fn three_nextest_partitions_of_one_archive_merge_into_the_baseline_of_one_run() {
+    require_nextest();
+    let fixtures = Fixtures::get();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    // Built once, run on "three machines" (three processes, each its own results directory).
+    let archive = dir.path().join("suite.tar.zst");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    child::clean_env(&mut command)
+        .current_dir(fixtures.crate_dir("suite"))
+        .env("CARGO_TARGET_DIR", fixtures.target_dir())
+        .args(["nextest", "archive", "--test", "suite", "--archive-file"])
+        .arg(&archive);
+    if fixtures.offline() {
+        command.arg("--offline");
+    }
+    let out = child::run(&mut command, BUILD_DEADLINE);
+    assert!(out.status.success(), "{}", out.dump());
+
+    let single = dir.path().join("single");
+    archived_shard(&archive, &single, None);
+    let shards: Vec<PathBuf> = (1..=3)
+        .map(|i| dir.path().join(format!("shard{i}")))
+        .collect();
+    for (i, shard) in shards.iter().enumerate() {
+        archived_shard(&archive, shard, Some(&format!("hash:{}/3", i + 1)));
+    }
+    let count = |p: &Path| read_reports(&[p.to_path_buf()]).map_or(0, |r| r.len());
+    assert_eq!(
+        shards.iter().map(|s| count(s)).sum::<usize>(),
+        count(&single),
+        "the partitions split the run"
+    );
+
+    let os = |p: &Path| p.as_os_str().to_owned();
+    let baseline = |name: &str, paths: &[PathBuf]| {
+        let file = dir.path().join(name);
+        let mut args = vec![std::ffi::OsString::from("--save-baseline"), os(&file)];
+        args.extend(paths.iter().map(|p| os(p)));
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let out = niceeval_merge(&args);
+        // refund_fails fails: exit 1, the baseline saved all the same.
+        assert_eq!(out.code(), Some(1), "{}", out.dump());
+        assert!(
+            out.stderr.contains("every one reported once"),
+            "{}",
+            out.dump()
+        );
+        std::fs::read(&file).expect("a baseline")
+    };
+    let whole = baseline("single.json", std::slice::from_ref(&single));
+    let merged = baseline("sharded.json", &shards);
+    assert_eq!(
+        String::from_utf8_lossy(&merged),
+        String::from_utf8_lossy(&whole),
+        "three shards merged give the baseline of one run, byte for byte"
+    );
+    assert!(String::from_utf8_lossy(&whole).contains("suite::checkout::flaky"));
+
+    // A shard missing: its evals are named.
+    let args: Vec<std::ffi::OsString> = shards[..2].iter().map(|p| os(p)).collect();
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let out = niceeval_merge(&args);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(
+        out.stderr.contains("    missing: suite::"),
+        "{}",
+        out.dump()
+    );
+    // A shard twice (the whole run beside its shards): every eval is duplicated.
+    let mut args: Vec<std::ffi::OsString> = shards.iter().map(|p| os(p)).collect();
+    args.push(os(&single));
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let out = niceeval_merge(&args);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(
+        out.stderr
+            .contains("    duplicated: suite::smoke::greets (runs "),
+        "{}",
+        out.dump()
+    );
+
+    // A shard of another commit is refused, unless told to merge it anyway.
+    let manifest = std::fs::read_dir(&shards[2])
+        .expect("a results directory")
+        .map(|e| e.expect("an entry").path())
+        .find(|p| p.to_string_lossy().ends_with(".manifest.json"))
+        .expect("the shard's run manifest");
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).expect("readable")).expect("JSON");
+    assert_eq!(value["shard"], "hash:3/3");
+    value["commit"] = "0000000".into();
+    std::fs::write(&manifest, value.to_string()).expect("writable");
+    let args: Vec<std::ffi::OsString> = shards.iter().map(|p| os(p)).collect();
+    let mut args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let out = niceeval_merge(&args);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(
+        out.stderr.contains("mismatch: target `suite`"),
+        "{}",
+        out.dump()
+    );
+    assert!(out.stderr.contains("commit"), "{}", out.dump());
+    assert!(out.stderr.contains("--allow-mismatch"), "{}", out.dump());
+    let allow = std::ffi::OsString::from("--allow-mismatch");
+    args.insert(0, &allow);
+    let out = niceeval_merge(&args);
+    assert_eq!(out.code(), Some(1), "{}", out.dump());
 }

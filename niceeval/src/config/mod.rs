@@ -44,6 +44,9 @@
 //! tokens_margin = 0.1                      # how far tokens per run may rise (0.1 = 10%)
 //! cost_margin = 0.1                        # how far cost per run may rise (0.1 = 10%)
 //! baseline_include = []                    # also save "cost" and/or "duration" in baselines
+//! [results]                                # target/niceeval/results/*.jsonl
+//! keep_runs = 1                            # earlier runs of each eval a results file keeps (1+)
+//!
 //! [workspace]                              # evals with #[eval(workspace = "dir")]
 //! isolation = "local"                      # local | bubblewrap (Debian's bwrap)
 //! network = false                          # bubblewrap: may the agent's processes use the network
@@ -200,6 +203,9 @@ pub struct Config {
     /// `[trace]`: OpenTelemetry in (the receiver's settle time) and out (export).
     #[serde(default)]
     pub trace: TraceConfig,
+    /// `[results]`: the results files under `target/niceeval/results`.
+    #[serde(default)]
+    pub results: ResultsConfig,
     /// Where the file was found (`None` when there is none).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -435,6 +441,29 @@ impl CompareConfig {
         self.baseline_include
             .as_ref()
             .is_some_and(|list| list.iter().any(|k| k == what))
+    }
+}
+
+/// `[results]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table with keep_runs")]
+pub struct ResultsConfig {
+    /// How many earlier runs of each eval a results file keeps when a new run starts writing
+    /// it (1 or more; default [`ResultsConfig::DEFAULT_KEEP_RUNS`]): the file holds at most
+    /// this many records of each eval plus the new run's, so it does not grow with history.
+    /// At least one, so an eval a filtered run does not select keeps its latest result.
+    #[serde(default, deserialize_with = "validate::keep_runs")]
+    pub keep_runs: Option<usize>,
+}
+
+impl ResultsConfig {
+    /// Earlier runs kept per eval when `keep_runs` is not set: the latest one (what
+    /// `--rerun-failed` and the report mode read).
+    pub const DEFAULT_KEEP_RUNS: usize = 1;
+
+    /// `keep_runs`, or its default.
+    pub fn keep_runs(&self) -> usize {
+        self.keep_runs.unwrap_or(Self::DEFAULT_KEEP_RUNS).max(1)
     }
 }
 
@@ -904,6 +933,7 @@ path = "x"
                 settle: Some("1s".into()),
                 export: Some("http://127.0.0.1:4318".into()),
             },
+            results: ResultsConfig { keep_runs: Some(3) },
             source: None,
         };
         let table: toml::Table = toml::from_str(&toml::to_string(&config).unwrap()).unwrap();
@@ -939,6 +969,29 @@ path = "x"
             keys(table["trace"].as_table().unwrap()),
             set(parse::TRACE_KEYS)
         );
+        assert_eq!(
+            keys(table["results"].as_table().unwrap()),
+            set(parse::RESULTS_KEYS)
+        );
+    }
+
+    #[test]
+    fn keep_runs_is_validated_with_a_located_error() {
+        let config = Config::parse("[results]\nkeep_runs = 4\n", "niceeval.toml").unwrap();
+        assert_eq!(config.results.keep_runs(), 4);
+        assert_eq!(
+            Config::default().results.keep_runs(),
+            ResultsConfig::DEFAULT_KEEP_RUNS
+        );
+        let error = Config::parse("[results]\nkeep_runs = 0\n", "niceeval.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("niceeval.toml:2:"), "{error}");
+        assert!(error.contains("[results] keep_runs"), "{error}");
+        let error = Config::parse("[results]\nkeep = 2\n", "niceeval.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("keep_runs"), "{error}");
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub(super) const TABLES: &[&str] = &[
     "workspace",
     "compare",
     "trace",
+    "results",
 ];
 /// The keys of `[judge]`.
 pub(super) const JUDGE_KEYS: &[&str] = &[
@@ -61,6 +62,8 @@ pub(super) const COMPARE_KEYS: &[&str] = &[
 
 /// The keys of `[trace]`.
 pub(super) const TRACE_KEYS: &[&str] = &["settle", "export"];
+/// The keys of `[results]`.
+pub(super) const RESULTS_KEYS: &[&str] = &["keep_runs"];
 
 pub(super) const WORKSPACE_KEYS: &[&str] = &[
     "isolation",
@@ -312,6 +315,7 @@ fn unknown_keys(root: &mut DeTable<'_>) -> Vec<Unknown> {
             ("workspace", WORKSPACE_KEYS),
             ("compare", COMPARE_KEYS),
             ("trace", TRACE_KEYS),
+            ("results", RESULTS_KEYS),
         ]
         .into_iter()
         .filter(|(_, keys)| keys.contains(&key.as_str()))
@@ -344,6 +348,7 @@ fn unknown_keys(root: &mut DeTable<'_>) -> Vec<Unknown> {
         ("workspace", WORKSPACE_KEYS),
         ("compare", COMPARE_KEYS),
         ("trace", TRACE_KEYS),
+        ("results", RESULTS_KEYS),
     ] {
         if let Some(DeValue::Table(t)) = root.get_mut(table).map(Spanned::get_mut) {
             let header = format!("[{table}]");

@@ -168,6 +168,12 @@ pub(super) fn per_minute<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>,
         .transpose()
 }
 
+pub(super) fn keep_runs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    at_least_one(d, "the number of earlier runs a results file keeps")?
+        .map(|n| usize::try_from(n).map_err(serde::de::Error::custom))
+        .transpose()
+}
+
 pub(super) fn runs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
     at_least_one(d, "the number of runs per eval")?
         .map(|n| {

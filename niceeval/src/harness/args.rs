@@ -73,6 +73,20 @@ pub struct Args {
     /// `--rerun-failed`: run only the evals that failed in this suite's last run (read from
     /// its results file).
     pub rerun_failed: bool,
+    /// `--resume`: continue this suite's last run (a killed one): the evals and dataset cases
+    /// it finished keep their records, the rest run, and the run keeps its id.
+    pub resume: bool,
+    /// `--retry-errors N`: rerun a run that ended in an execution error (a timeout, the
+    /// agent's or a judge's error such as a 5xx after the provider's own retries) up to N
+    /// times; only the last attempt counts as a run for pass rates and pass@k.
+    pub retry_errors: u32,
+    /// `--merge` (report mode, `niceeval merge`): combine the shards of one run, checked
+    /// against their run manifests (missing and duplicated evals, other commits or
+    /// configurations).
+    pub merge: bool,
+    /// `--allow-mismatch` (with `--merge`): merge shards of different commits, configurations
+    /// or niceeval versions anyway (missing and duplicated evals still fail).
+    pub allow_mismatch: bool,
 }
 
 /// A bad command line.
@@ -120,6 +134,10 @@ niceeval options:
   --save-baseline FILE    write this run's baseline (outcomes, pass rates, scores, metrics,
                           tokens; sorted, byte-identical when nothing changed) to FILE
   --rerun-failed          run only the evals that failed in the last run (from the results file)
+  --resume                continue the last run (one that was killed): what it finished keeps
+                          its records, the rest runs, under the same run id
+  --retry-errors N        retry a run that ended in an execution error (timeout, agent or judge
+                          error) up to N times; retries are not counted as runs for pass@k
 ",
             $html,
             "
@@ -131,6 +149,10 @@ report mode (runs no eval):
                           Each eval shows its latest run; evals from an earlier run than their
                           target's latest are named
   --combine               combine every record as the shards of one run (not only the latest)
+  --merge                 --combine the shards of one run, checked against their run manifests:
+                          missing or duplicated evals, and shards of other commits or
+                          configurations, are errors (exit 2)
+  --allow-mismatch        with --merge: merge shards of other commits or configurations anyway
   --baseline FILE, --save-baseline FILE   as above, for the results read
 "
         )
@@ -272,9 +294,23 @@ impl Args {
                 #[cfg(not(feature = "html"))]
                 "--html" => return Err(ArgsError(HTML_NEEDS_FEATURE.to_string())),
                 "--combine" => out.combine = true,
+                "--merge" => {
+                    out.merge = true;
+                    out.combine = true;
+                }
+                "--allow-mismatch" => out.allow_mismatch = true,
                 "--baseline" => out.baseline = Some(value("--baseline")?.into()),
                 "--save-baseline" => out.save_baseline = Some(value("--save-baseline")?.into()),
                 "--rerun-failed" => out.rerun_failed = true,
+                "--resume" => out.resume = true,
+                "--retry-errors" => {
+                    let v = value("--retry-errors")?;
+                    out.retry_errors = v.parse::<u32>().map_err(|_| {
+                        ArgsError(format!(
+                            "--retry-errors takes a whole number of retries (0 or more), got {v:?}"
+                        ))
+                    })?;
+                }
                 "--report" => {
                     if let Some(v) = inline {
                         out.filters.push(v);
@@ -288,6 +324,12 @@ impl Args {
                 }
                 _ => out.filters.push(arg),
             }
+        }
+        if out.resume && out.rerun_failed {
+            return Err(ArgsError(
+                "--resume continues the last run, --rerun-failed starts a new one; give one of them"
+                    .to_string(),
+            ));
         }
         if out.limit.is_some() && out.sample.is_some() {
             return Err(ArgsError(
@@ -455,6 +497,24 @@ mod tests {
             .unwrap();
         assert_eq!(report.report, Some(vec![PathBuf::from("dir")]));
         assert_eq!(report.baseline, Some(PathBuf::from("b.json")));
+    }
+
+    #[test]
+    fn resume_and_retry_errors() {
+        let a = Args::parse(["--resume", "--retry-errors", "2"])
+            .unwrap()
+            .unwrap();
+        assert!(a.resume);
+        assert_eq!(a.retry_errors, 2);
+        assert_eq!(Args::parse(["x"]).unwrap().unwrap().retry_errors, 0);
+        let bad = Args::parse(["--retry-errors", "-1"])
+            .unwrap_err()
+            .to_string();
+        assert!(bad.contains("--retry-errors takes a whole number"), "{bad}");
+        let both = Args::parse(["--resume", "--rerun-failed"])
+            .unwrap_err()
+            .to_string();
+        assert!(both.contains("give one of them"), "{both}");
     }
 
     #[test]

@@ -142,13 +142,16 @@ pub fn run_with_args(
     // Every eval the binary defines, each case of each dataset included: a baseline eval among
     // them that this run did not select (a filter, `--limit`, `--sample`) is "not run", not
     // "removed".
-    let defined: std::collections::BTreeSet<String> = expanded
-        .iter()
-        .flat_map(|(def, evals)| match evals {
-            Some(evals) => evals.iter().map(|d| d.id()).collect(),
-            None => vec![def.id()],
-        })
-        .collect();
+    // Only a comparison needs them: a large dataset's ids are not held otherwise.
+    let defined: Option<std::collections::BTreeSet<String>> = args.baseline.is_some().then(|| {
+        expanded
+            .iter()
+            .flat_map(|(def, evals)| match evals {
+                Some(evals) => evals.iter().map(|d| d.id()).collect(),
+                None => vec![def.id()],
+            })
+            .collect()
+    });
     let evals: Vec<&'static EvalDefinition> = expanded
         .into_iter()
         .flat_map(|(def, cases)| match (cases, def.dataset) {
@@ -170,7 +173,8 @@ pub fn run_with_args(
         .collect();
     let mut selected = selected;
     let mut filtered_out = total - selected.len();
-    let target = crate::results::this_run().target.clone();
+    // The target without fixing the run: `--resume` may continue an earlier one.
+    let target = crate::results::this_target();
     if args.rerun_failed {
         let dir = default_results_dir(&selected);
         match compare::last_failures(&dir, &target) {
@@ -219,6 +223,13 @@ pub fn run_with_args(
             return EXIT_NOTHING_SELECTED;
         }
     }
+    let resume = match resume(args, &selected, &target) {
+        Ok(resume) => resume,
+        Err(message) => {
+            eprintln!("error: --resume: {message}");
+            return EXIT_USAGE;
+        }
+    };
     let config_dir = selected
         .first()
         .map(|d| PathBuf::from(d.manifest_dir))
@@ -234,9 +245,15 @@ pub fn run_with_args(
         }
     };
     let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
+    // The reporters that already have the resumed run's records: the results file.
+    let mut written = 0;
     if let Some(def) = selected.first() {
         match crate::results::ResultsFile::open(Path::new(def.manifest_dir)) {
-            Ok(Some(file)) => reporters.push(Box::new(file)),
+            Ok(Some(file)) => {
+                write_manifest(file.path(), def);
+                reporters.push(Box::new(file));
+                written = 1;
+            }
             Ok(None) => {}
             // Losing the results file must not stop the suite.
             Err(e) => eprintln!("niceeval: cannot write the results file: {e}"),
@@ -285,13 +302,15 @@ pub fn run_with_args(
         }
     };
     let finish = |suite: &mut crate::report::SuiteReport| {
-        comparing.finish(suite, Some(&defined), Some(&target));
+        comparing.finish(suite, defined.as_ref(), Some(&target));
     };
+    let resume = resume.map(|file| suite::Resume { file, written });
     let suite = runtime.block_on(suite::run_suite_with(
         args,
         selected,
         &mut reporters,
         &finish,
+        resume,
     ));
     // Abandoned evals (after Ctrl-C or SIGTERM, or bodies that ignore their timeout) must not
     // hold the process open.
@@ -305,6 +324,71 @@ pub fn run_with_args(
         suite.signal.map_or(EXIT_INTERRUPTED, |s| s.exit_code())
     } else {
         exit_code(&suite, saved.is_ok())
+    }
+}
+
+/// `--resume`: finds the last run of `target` in this binary's results file and makes it this
+/// process's run (same id, same start), so what runs now is written as part of it; returns the
+/// file to take its finished evals from. `None` without `--resume`, or when there is no run to
+/// continue (a new one starts, and says so).
+fn resume(
+    args: &Args,
+    selected: &[&'static EvalDefinition],
+    target: &str,
+) -> Result<Option<PathBuf>, String> {
+    if !args.resume {
+        return Ok(None);
+    }
+    let Some(def) = selected.first() else {
+        return Ok(None);
+    };
+    let file = crate::results::this_file(Path::new(def.manifest_dir));
+    match crate::results::last_run(&file, target).map_err(|e| e.to_string())? {
+        None => {
+            println!(
+                "--resume: no earlier run of `{target}` in {}; starting a new run",
+                file.display()
+            );
+            Ok(None)
+        }
+        Some(run) => {
+            println!(
+                "--resume: continuing run {} (started {}): its finished evals keep their records, the rest run",
+                run.id, run.started
+            );
+            if !crate::results::continue_run(run) {
+                return Err(
+                    "the run was fixed before it could be continued (a bug in niceeval)".into(),
+                );
+            }
+            Ok(Some(file))
+        }
+    }
+}
+
+/// Writes the run manifest next to the results file at `results` (see
+/// [`crate::results::manifest`]): every eval and dataset case id this binary defines, read
+/// again from the datasets' cache, one at a time. A manifest that cannot be written is said on
+/// stderr and fails nothing.
+fn write_manifest(results: &Path, def: &EvalDefinition) {
+    let source = crate::config::Config::for_manifest_dir(def.manifest_dir)
+        .ok()
+        .and_then(|c| c.source.clone());
+    let ids = registered().into_iter().flat_map(|def| {
+        crate::dataset::expand(def)
+            .unwrap_or_else(|_| vec![def])
+            .into_iter()
+            .map(|d| (d.id(), d.ignored))
+    });
+    let written = crate::results::manifest::write(
+        results,
+        Path::new(def.manifest_dir),
+        source.as_deref(),
+        ids,
+        crate::results::under_nextest(),
+    );
+    if let Err(e) = written {
+        eprintln!("niceeval: cannot write the run manifest: {e}");
     }
 }
 

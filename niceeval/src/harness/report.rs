@@ -49,6 +49,18 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
     } else {
         read_reports(&paths)
     };
+    // `--merge`: the shards of one run, checked against their manifests; only the records of
+    // the runs the manifests name.
+    let read = match (read, args.merge) {
+        (Ok(reports), true) => match check_shards(&paths, reports, args.allow_mismatch) {
+            Ok(reports) => Ok(reports),
+            Err(message) => {
+                eprintln!("error: {message}");
+                return EXIT_USAGE;
+            }
+        },
+        (read, _) => read,
+    };
     let reports = match read {
         Ok(reports) if reports.is_empty() => {
             eprintln!(
@@ -109,4 +121,65 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
     });
     let saved = comparing.save(&suite, None);
     super::exit_code(&suite, saved.is_ok())
+}
+
+/// `--merge`: checks the shards' records against the run manifests among `paths` (see
+/// [`crate::results::manifest`]) and keeps the records of the runs they name. Missing or
+/// duplicated evals are an error, and so are shards of other commits, configurations or
+/// niceeval versions unless `allow_mismatch`; each finding is named on stderr.
+fn check_shards(
+    paths: &[PathBuf],
+    reports: Vec<crate::EvalReport>,
+    allow_mismatch: bool,
+) -> Result<Vec<crate::EvalReport>, String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let manifests = crate::results::manifest::read_all(paths)?;
+    if manifests.is_empty() {
+        return Err(format!(
+            "--merge: no run manifest (*.manifest.json) in {}; the suite runner (niceeval::main!()) writes one next to each results file",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let runs: BTreeSet<&str> = manifests.iter().map(|(_, m)| m.run.as_str()).collect();
+    let reports: Vec<crate::EvalReport> = reports
+        .into_iter()
+        .filter(|r| {
+            r.run
+                .as_ref()
+                .is_some_and(|run| runs.contains(run.id.as_str()))
+        })
+        .collect();
+    let mut reported: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for report in &reports {
+        if let Some(run) = &report.run {
+            reported
+                .entry(report.id.clone())
+                .or_default()
+                .insert(run.id.clone());
+        }
+    }
+    let findings = crate::results::manifest::check(&manifests, &reported);
+    for line in findings.describe() {
+        eprintln!("niceeval merge: {line}");
+    }
+    if !findings.ok(allow_mismatch) {
+        let why = if !findings.mismatches.is_empty() && !allow_mismatch {
+            " (--allow-mismatch merges shards of other commits or configurations)"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "--merge: the shards do not make one whole run{why}"
+        ));
+    }
+    eprintln!(
+        "niceeval merge: {} shard(s), {} eval(s), every one reported once",
+        manifests.len(),
+        reported.len()
+    );
+    Ok(reports)
 }

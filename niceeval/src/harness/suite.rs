@@ -47,7 +47,15 @@ pub async fn run_suite(
     selected: Vec<&'static EvalDefinition>,
     reporters: &mut [Box<dyn Reporter>],
 ) -> SuiteReport {
-    run_suite_with(args, selected, reporters, &|_| {}).await
+    run_suite_with(args, selected, reporters, &|_| {}, None).await
+}
+
+/// A run `--resume` continues: the results file holding its finished evals, and how many of
+/// the first reporters wrote them already (the results file itself), so they do not get them
+/// again.
+pub(crate) struct Resume {
+    pub(crate) file: std::path::PathBuf,
+    pub(crate) written: usize,
 }
 
 /// [`run_suite`], with `finish` completing the suite report (the comparison with a baseline)
@@ -57,6 +65,7 @@ pub(crate) async fn run_suite_with(
     selected: Vec<&'static EvalDefinition>,
     reporters: &mut [Box<dyn Reporter>],
     finish: &(dyn Fn(&mut SuiteReport) + Sync),
+    resume: Option<Resume>,
 ) -> SuiteReport {
     let started = Instant::now();
     let first_config = selected
@@ -75,6 +84,7 @@ pub(crate) async fn run_suite_with(
         strict: args.strict,
         timeout: args.timeout,
         run_concurrency: None,
+        retry_errors: args.retry_errors,
     });
     let (to_run, ignored): (Vec<_>, Vec<_>) = selected.into_iter().partition(|d| {
         if args.ignored {
@@ -95,10 +105,29 @@ pub(crate) async fn run_suite_with(
     }
     drop(start);
     let mut summaries: Vec<EvalSummary> = Vec::with_capacity(to_run.len() + ignored.len());
+    // What the run keeps of each eval: its summary, without what a baseline keeps unless the
+    // run compares with one or saves one.
+    let keep_baseline = args.baseline.is_some() || args.save_baseline.is_some();
+    let summary = |report: &EvalReport| {
+        let mut summary = EvalSummary::from(report);
+        if !keep_baseline {
+            summary.baseline = None;
+        }
+        summary
+    };
     for def in ignored.into_iter().filter(|_| !args.ignored) {
         let report = ignored_report(def);
         deliver(&report, reporters);
-        summaries.push(EvalSummary::from(&report));
+        summaries.push(summary(&report));
+    }
+    let mut to_run = to_run;
+    if let Some(resume) = resume {
+        let finished = replay_finished(&resume, &to_run, reporters, &mut |report| {
+            summaries.push(summary(report))
+        });
+        if !finished.is_empty() {
+            to_run.retain(|d| !finished.contains(&d.id()));
+        }
     }
     let mut pending = to_run.into_iter();
     let mut running = tokio::task::JoinSet::new();
@@ -138,7 +167,7 @@ pub(crate) async fn run_suite_with(
                     running_ids.remove(&task);
                     named_slow.remove(&task);
                     deliver(&report, reporters);
-                    summaries.push(EvalSummary::from(&report));
+                    summaries.push(summary(&report));
                 }
                 // run_eval_async contains the eval's panics; this is a bug in niceeval.
                 Some(Err(e)) => {
@@ -179,6 +208,42 @@ pub(crate) async fn run_suite_with(
         report_error(reporter.on_run_complete(&suite));
     }
     suite
+}
+
+/// Hands the records the resumed run already wrote (for evals of `to_run`) to the reporters
+/// past the first `resume.written`, and each to `keep`, one at a time from the file; returns
+/// the ids of those evals, which do not run again. A record cut short by the kill is skipped
+/// (with a warning): its eval runs again.
+fn replay_finished(
+    resume: &Resume,
+    to_run: &[&'static EvalDefinition],
+    reporters: &mut [Box<dyn Reporter>],
+    keep: &mut dyn FnMut(&EvalReport),
+) -> HashSet<String> {
+    let run = &crate::results::this_run().id;
+    let mut wanted: HashSet<String> = to_run.iter().map(|d| d.id()).collect();
+    let mut finished = HashSet::new();
+    let skip = resume.written.min(reporters.len());
+    let read = (|| -> Result<(), crate::results::ReadError> {
+        let mut records = crate::results::Records::open(&resume.file)?;
+        while let Some((_, report)) = records.next_record::<EvalReport>()? {
+            if report.run.as_ref().is_none_or(|r| &r.id != run) {
+                continue;
+            }
+            // Once per eval: a record of it in this run is its result.
+            let Some(id) = wanted.take(&report.id) else {
+                continue;
+            };
+            deliver(&report, &mut reporters[skip..]);
+            keep(&report);
+            finished.insert(id);
+        }
+        Ok(())
+    })();
+    if let Err(e) = read {
+        eprintln!("niceeval: --resume: {e}; the evals not read run again");
+    }
+    finished
 }
 
 /// What is running and for how long; marks (in `named_slow`) the evals newly past `slow_after`.

@@ -56,6 +56,14 @@ pub struct RunSummary {
     /// keep`: a failed run's by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
+    /// Attempts before this one that ended in an execution error and were retried
+    /// (`--retry-errors N`): they are not runs, and count in no pass rate or pass@k.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Everything about one eval: identity, outcome, the representative run's assertions and
@@ -399,6 +407,7 @@ mod tests {
             judge_usage: Usage::default(),
             cost_usd: None,
             workspace: None,
+            retries: 0,
         }
     }
 

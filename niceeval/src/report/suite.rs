@@ -81,10 +81,11 @@ pub struct EvalSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_case_pass_rate: Option<f64>,
     /// What a baseline keeps of this eval (counts of runs and passes, mean score and metrics
-    /// over the runs, tokens): what `--save-baseline` writes and `--baseline` compares. Always
-    /// set by `From<&EvalReport>`.
+    /// over the runs, tokens): what `--save-baseline` writes and `--baseline` compares. Set by
+    /// `From<&EvalReport>`; a suite runner comparing with no baseline and saving none drops
+    /// it, to keep a large run's memory small.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline: Option<BaselineEval>,
+    pub baseline: Option<Box<BaselineEval>>,
     /// The gates of the representative run that failed (their names), for a failed eval.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_gates: Vec<String>,
@@ -254,7 +255,7 @@ impl From<&EvalReport> for EvalSummary {
             metrics: r.metrics.clone(),
             dataset: r.dataset.clone(),
             min_case_pass_rate: r.min_case_pass_rate,
-            baseline: Some(BaselineEval::of(r)),
+            baseline: Some(Box::new(BaselineEval::of(r))),
             failed_gates: if r.outcome == Outcome::Failed {
                 r.assertions
                     .iter()
@@ -269,6 +270,19 @@ impl From<&EvalReport> for EvalSummary {
 }
 
 impl EvalSummary {
+    /// The runs that counted (not skipped) and how many of them passed: from what a baseline
+    /// keeps when the summary has it, else from the pass rate over the counted runs (one
+    /// pass@k per counted run).
+    pub(crate) fn counted(&self) -> (u64, u64) {
+        match &self.baseline {
+            Some(b) => (b.runs, b.passed),
+            None => {
+                let runs = self.pass_at_k.len() as u64;
+                (runs, (self.pass_rate * runs as f64).round() as u64)
+            }
+        }
+    }
+
     /// The `k` that summary tables show pass@k and pass^k at: half the counted runs, rounded
     /// up. At k = n both statistics degenerate (pass@n is "any run passed", pass^n "every run
     /// passed"); half the runs still averages over many subsets. `None` with a single run.
@@ -439,9 +453,10 @@ impl SuiteReport {
         }
         let flaky = evals
             .iter()
-            .filter_map(|e| e.baseline.as_ref())
-            .filter(|b| b.flaky())
-            .map(|b| Flaky::new(b.id.clone(), b.runs, b.passed))
+            .filter_map(|e| {
+                let (runs, passed) = e.counted();
+                (passed > 0 && passed < runs).then(|| Flaky::new(e.id.clone(), runs, passed))
+            })
             .collect();
         SuiteReport {
             flaky,
@@ -564,7 +579,7 @@ impl SuiteReport {
     pub fn baseline_evals(&self) -> Vec<BaselineEval> {
         self.evals
             .iter()
-            .filter_map(|e| e.baseline.clone())
+            .filter_map(|e| e.baseline.as_deref().cloned())
             .collect()
     }
 

@@ -26,6 +26,8 @@ pub struct Console<W: Write + Send> {
     total: usize,
     done: usize,
     failures: Vec<String>,
+    /// Failures past [`super::MAX_FAILURE_DETAILS`]: counted, not kept.
+    failures_left_out: usize,
     filtered_out: usize,
     /// How the run names its evals (see [`Names`]), from the evals it starts.
     names: Names,
@@ -61,6 +63,7 @@ impl<W: Write + Send> Console<W> {
             total: 0,
             done: 0,
             failures: Vec::new(),
+            failures_left_out: 0,
             filtered_out: 0,
             names: Names::default(),
             failed: 0,
@@ -180,6 +183,18 @@ impl<W: Write + Send> Console<W> {
     }
 }
 
+impl<W: Write + Send> Console<W> {
+    /// Keeps a failed eval's rendered report for the end, up to
+    /// [`super::MAX_FAILURE_DETAILS`]; past that, only counts it.
+    fn keep_failure(&mut self, report: &EvalReport) {
+        if self.failures.len() < super::MAX_FAILURE_DETAILS {
+            self.failures.push(report.render_as(self.names));
+        } else {
+            self.failures_left_out += 1;
+        }
+    }
+}
+
 impl<W: Write + Send> Reporter for Console<W> {
     fn on_run_start(&mut self, start: &SuiteStart) -> std::io::Result<()> {
         self.total = start.evals.len();
@@ -206,7 +221,7 @@ impl<W: Write + Send> Reporter for Console<W> {
                 Outcome::Passed => ".",
                 Outcome::Skipped => "i",
                 Outcome::Failed => {
-                    self.failures.push(report.render_as(self.names));
+                    self.keep_failure(report);
                     "F"
                 }
             };
@@ -232,7 +247,7 @@ impl<W: Write + Send> Reporter for Console<W> {
             )?,
             Outcome::Failed => {
                 writeln!(self.out, "test {name} ... FAILED")?;
-                self.failures.push(report.render_as(self.names));
+                self.keep_failure(report);
             }
         }
         if self.show_output && report.outcome != Outcome::Failed {
@@ -289,10 +304,18 @@ impl<W: Write + Send> Reporter for Console<W> {
             for failure in &self.failures {
                 writeln!(self.out, "{failure}")?;
             }
+            if self.failures_left_out > 0 {
+                writeln!(
+                    self.out,
+                    "... and {} more failed eval(s), not shown (the first {} are); every report is in the results file (niceeval report --html FILE shows them all)\n",
+                    self.failures_left_out,
+                    super::MAX_FAILURE_DETAILS
+                )?;
+            }
         }
         if !suite.evals.is_empty() && !self.quiet {
             writeln!(self.out)?;
-            write!(self.out, "{}", table(&suite.evals, self.names))?;
+            write_table(&mut self.out, &suite.evals, self.names)?;
             for dataset in &suite.datasets {
                 let name = self.name(&dataset.id).to_string();
                 writeln!(self.out, "dataset {name}: {}", dataset.counts())?;
@@ -356,62 +379,73 @@ pub fn summary_table(evals: &[EvalSummary]) -> String {
 
 /// [`summary_table`], evals named by `names`.
 fn table(evals: &[EvalSummary], names: Names) -> String {
+    let mut out = Vec::new();
+    let _ = write_table(&mut out, evals, names);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// One row of the table.
+fn row(e: &EvalSummary, names: Names) -> [String; 10] {
+    let outcome = match (e.outcome, e.error, e.below_threshold) {
+        (Outcome::Failed, true, _) => "error".to_string(),
+        (Outcome::Passed, _, true) => "passed*".to_string(),
+        (o, _, _) => o.as_str().to_string(),
+    };
+    let [runs, rate, at_k, hat_k, score, tokens, cost, time] = e.table_cells("-");
+    [
+        names.name(&e.id).to_string(),
+        outcome,
+        runs,
+        rate,
+        at_k,
+        hat_k,
+        score,
+        tokens,
+        cost,
+        time,
+    ]
+}
+
+/// Writes the table to `out` a row at a time (the widths are measured in a first pass): a
+/// suite of 100,000 evals does not build its table in memory.
+fn write_table(out: &mut impl Write, evals: &[EvalSummary], names: Names) -> std::io::Result<()> {
     const HEADER: [&str; 10] = crate::report::table::EVAL_COLUMNS;
-    let rows: Vec<[String; 10]> = evals
-        .iter()
-        .map(|e| {
-            let outcome = match (e.outcome, e.error, e.below_threshold) {
-                (Outcome::Failed, true, _) => "error".to_string(),
-                (Outcome::Passed, _, true) => "passed*".to_string(),
-                (o, _, _) => o.as_str().to_string(),
-            };
-            let [runs, rate, at_k, hat_k, score, tokens, cost, time] = e.table_cells("-");
-            [
-                names.name(&e.id).to_string(),
-                outcome,
-                runs,
-                rate,
-                at_k,
-                hat_k,
-                score,
-                tokens,
-                cost,
-                time,
-            ]
-        })
-        .collect();
     let mut widths = HEADER.map(|h| h.chars().count());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
+    for e in evals {
+        for (w, cell) in widths.iter_mut().zip(row(e, names)) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let mut out = String::new();
-    let line = |cells: &[String], out: &mut String| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .enumerate()
-            .map(|(i, (c, w))| match i {
-                0 | 1 => format!("{c:<w$}"),
-                _ => format!("{c:>w$}"),
-            })
-            .collect();
-        out.push_str(padded.join("  ").trim_end());
-        out.push('\n');
+    let mut text = String::new();
+    let mut line = |cells: &[String], out: &mut dyn Write| -> std::io::Result<()> {
+        use std::fmt::Write as _;
+        text.clear();
+        for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
+            if i > 0 {
+                text.push_str("  ");
+            }
+            let _ = match i {
+                0 | 1 => write!(text, "{c:<w$}"),
+                _ => write!(text, "{c:>w$}"),
+            };
+        }
+        writeln!(out, "{}", text.trim_end())
     };
-    line(&HEADER.map(str::to_string), &mut out);
-    line(&widths.map(|w| "-".repeat(w)), &mut out);
-    for row in &rows {
-        line(row, &mut out);
+    line(&HEADER.map(str::to_string), out)?;
+    line(&widths.map(|w| "-".repeat(w)), out)?;
+    for e in evals {
+        line(&row(e, names), out)?;
     }
     if evals
         .iter()
         .any(|e| e.below_threshold && e.outcome == Outcome::Passed)
     {
-        out.push_str("* passed with a soft assertion below its threshold (fails under --strict)\n");
+        writeln!(
+            out,
+            "* passed with a soft assertion below its threshold (fails under --strict)"
+        )?;
     }
-    out
+    Ok(())
 }
 
 #[cfg(test)]

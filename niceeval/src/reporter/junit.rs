@@ -25,11 +25,17 @@ use crate::report::{EvalReport, SuiteReport, SuiteStart};
 /// The name of the report (`<testsuites>`) and of its one `<testsuite>`.
 const NAME: &str = "niceeval";
 
-/// Writes a JUnit XML document when the suite completes.
+/// Writes a JUnit XML document when the suite completes. Each finished eval's `<testcase>` is
+/// written as it finishes to a temporary spool file (only the counts stay in memory), and the
+/// document is put together from it at the end: a suite of 100,000 evals holds no test case.
 pub struct Junit<W: Write + Send> {
     out: W,
-    /// The finished evals, with their counts.
-    suite: TestSuite,
+    /// The counts of the finished evals (no test case: those are in `spool`).
+    counts: TestSuite,
+    /// The finished evals' `<testcase>` elements, as the document has them.
+    spool: Option<std::fs::File>,
+    /// The line that closes the `<testsuite>` element, as the document has it.
+    closing: String,
     started: SystemTime,
 }
 
@@ -38,7 +44,9 @@ impl<W: Write + Send> Junit<W> {
     pub fn new(out: W) -> Self {
         Junit {
             out,
-            suite: TestSuite::new(NAME),
+            counts: TestSuite::new(NAME),
+            spool: None,
+            closing: String::new(),
             started: SystemTime::now(),
         }
     }
@@ -56,6 +64,14 @@ impl Junit<super::ReportFile> {
     pub fn create(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
         Ok(Junit::new(super::ReportFile::create(path)?))
     }
+}
+
+/// quick-junit's serialization error as an I/O error, with its cause.
+fn serialize_error(error: quick_junit::SerializeError) -> std::io::Error {
+    let cause = std::error::Error::source(&error)
+        .map(|cause| format!(": {cause}"))
+        .unwrap_or_default();
+    std::io::Error::other(format!("{error}{cause}"))
 }
 
 /// `milliseconds` as a [`Duration`]; zero when negative or not a number.
@@ -175,8 +191,30 @@ impl<W: Write + Send> Reporter for Junit<W> {
     }
 
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
-        self.suite.add_test_case(test_case(report));
-        Ok(())
+        // The case as the whole document would have it: a document of this one case, from
+        // the line of its `<testcase` to the line of `</testsuite>`.
+        let mut one = TestSuite::new(NAME);
+        one.add_test_case(test_case(report));
+        self.counts.tests += one.tests;
+        self.counts.failures += one.failures;
+        self.counts.errors += one.errors;
+        self.counts.skipped += one.skipped;
+        let mut document = Report::new(NAME);
+        document.add_test_suite(one);
+        let xml = document.to_string().map_err(serialize_error)?;
+        let line_start = |at: usize| xml[..at].rfind('\n').map_or(0, |n| n + 1);
+        let (Some(case), Some(end)) = (xml.find("<testcase"), xml.rfind("</testsuite>")) else {
+            return Err(std::io::Error::other("quick-junit wrote no <testcase>"));
+        };
+        let (from, to) = (line_start(case), line_start(end));
+        if self.closing.is_empty() {
+            self.closing = xml[to..end + "</testsuite>".len()].to_string();
+        }
+        let spool = match &mut self.spool {
+            Some(spool) => spool,
+            None => self.spool.insert(tempfile::tempfile()?),
+        };
+        spool.write_all(&xml.as_bytes()[from..to])
     }
 
     fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
@@ -188,8 +226,8 @@ impl<W: Write + Send> Reporter for Junit<W> {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
         );
-        // The finished evals are kept as they are, so a second call writes the same document.
-        let mut testsuite = self.suite.clone();
+        // The finished evals stay in the spool, so a second call writes the same document.
+        let mut testsuite = self.counts.clone();
         for id in &suite.unfinished {
             testsuite.add_test_case(unfinished_case(id, suite));
         }
@@ -204,14 +242,40 @@ impl<W: Write + Send> Reporter for Junit<W> {
         }
         let mut report = Report::new(NAME);
         report.set_time(time).add_test_suite(testsuite);
-        let xml = report.to_string().map_err(|error| {
-            let cause = std::error::Error::source(&error)
-                .map(|cause| format!(": {cause}"))
-                .unwrap_or_default();
-            std::io::Error::other(format!("{error}{cause}"))
-        })?;
-        // One write, then the flush that publishes a report file.
-        self.out.write_all(xml.as_bytes())?;
+        let xml = report.to_string().map_err(serialize_error)?;
+        let Some(spool) = &mut self.spool else {
+            // One write, then the flush that publishes a report file.
+            self.out.write_all(xml.as_bytes())?;
+            return self.out.flush();
+        };
+        // The spooled cases go first, before the unfinished ones: where the first
+        // `<testcase` line starts, or, in a `<testsuite .../>` without any, into it opened.
+        let suite_tag = xml.find("<testsuite ").unwrap_or(0);
+        let (head, tail): (String, &str) = match xml.find("<testcase") {
+            Some(case) => {
+                let at = xml[..case].rfind('\n').map_or(0, |n| n + 1);
+                (xml[..at].to_string(), &xml[at..])
+            }
+            None => {
+                let close = xml[suite_tag..]
+                    .find("/>")
+                    .map(|n| suite_tag + n)
+                    .ok_or_else(|| std::io::Error::other("quick-junit wrote no <testsuite>"))?;
+                let rest = &xml[close + 2..];
+                (format!("{}>\n", &xml[..close]), rest)
+            }
+        };
+        self.out.write_all(head.as_bytes())?;
+        use std::io::{Seek as _, SeekFrom};
+        spool.seek(SeekFrom::Start(0))?;
+        std::io::copy(spool, &mut self.out)?;
+        spool.seek(SeekFrom::End(0))?;
+        if xml.contains("<testcase") {
+            self.out.write_all(tail.as_bytes())?;
+        } else {
+            self.out.write_all(self.closing.as_bytes())?;
+            self.out.write_all(tail.as_bytes())?;
+        }
         self.out.flush()
     }
 }
@@ -225,6 +289,81 @@ mod tests {
         assert_eq!(iso8601(0), "1970-01-01T00:00:00");
         assert_eq!(iso8601(951_782_400), "2000-02-29T00:00:00");
         assert_eq!(iso8601(1_795_384_693), "2026-11-22T21:58:13");
+    }
+
+    fn report(id: &str, outcome: &str) -> EvalReport {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "file": "tests/demo.rs", "line": 3, "outcome": outcome,
+            "assertions": [{"name": "includes(\"refund\")", "kind": "value", "severity": "gate",
+              "score": 0.0, "passed": outcome != "failed", "reason": "not <found> & \"quoted\""}],
+            "duration_ms": 12.5,
+            "skip_reason": (outcome == "skipped").then_some("no key"),
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+            "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [1.0], "pass_hat_k": [1.0]},
+            "min_pass_rate": 1.0
+        }))
+        .expect("a report")
+    }
+
+    /// The document quick-junit writes of the whole suite at once, as the reporter did before
+    /// it spooled its cases.
+    fn whole(junit: &Junit<Vec<u8>>, reports: &[EvalReport], suite: &SuiteReport) -> String {
+        let mut testsuite = TestSuite::new(NAME);
+        for report in reports {
+            testsuite.add_test_case(test_case(report));
+        }
+        for id in &suite.unfinished {
+            testsuite.add_test_case(unfinished_case(id, suite));
+        }
+        let time = duration(suite.duration_ms);
+        testsuite.set_time(time);
+        let timestamp = iso8601(
+            junit
+                .started
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        );
+        for (key, value) in [
+            ("timestamp", timestamp),
+            ("hostname", xml_safe(&hostname()).into_owned()),
+            ("id", "0".to_string()),
+            ("package", NAME.to_string()),
+        ] {
+            testsuite.extra.insert(key.into(), value.into());
+        }
+        let mut document = Report::new(NAME);
+        document.set_time(time).add_test_suite(testsuite);
+        document.to_string().expect("serializable")
+    }
+
+    #[test]
+    fn the_spooled_document_is_the_one_quick_junit_writes_whole() {
+        let reports = [
+            report("demo::a", "passed"),
+            report("demo::b", "failed"),
+            report("demo::c", "skipped"),
+        ];
+        for (reports, unfinished) in [
+            (&reports[..], vec![]),
+            (&reports[..], vec!["demo::d".to_string()]),
+            (&reports[..0], vec![]),
+            (&reports[..0], vec!["demo::d".to_string()]),
+        ] {
+            let mut junit = Junit::new(Vec::new());
+            for report in reports {
+                junit.on_eval_complete(report).expect("spooled");
+            }
+            let mut suite = SuiteReport::new(vec![], 0, false, 1500.0);
+            if !unfinished.is_empty() {
+                suite = suite.interrupted_by(crate::report::Signal::Terminate, unfinished);
+            }
+            junit.on_run_complete(&suite).expect("written");
+            let expected = whole(&junit, reports, &suite);
+            // A second call writes the same document again.
+            junit.on_run_complete(&suite).expect("written");
+            let written = String::from_utf8(junit.into_inner()).expect("UTF-8");
+            assert_eq!(written, format!("{expected}{expected}"));
+        }
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub struct Markdown<W: Write + Send> {
     /// Failed reports that finished before any start told the names (a reporter driven by
     /// hand); rendered at the end with the suite's names.
     unnamed: Vec<EvalReport>,
+    /// Failed evals rendered so far, and those past [`super::MAX_FAILURE_DETAILS`].
+    failed: usize,
 }
 
 impl<W: Write + Send> Markdown<W> {
@@ -34,6 +36,7 @@ impl<W: Write + Send> Markdown<W> {
             names: None,
             failures: String::new(),
             unnamed: Vec::new(),
+            failed: 0,
         }
     }
 
@@ -155,6 +158,10 @@ impl<W: Write + Send> Reporter for Markdown<W> {
 
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
         if report.outcome == Outcome::Failed {
+            self.failed += 1;
+            if self.failed > super::MAX_FAILURE_DETAILS {
+                return Ok(());
+            }
             match self.names {
                 Some(names) => failure(&mut self.failures, report, names),
                 None => self.unnamed.push(report.clone()),
@@ -222,6 +229,14 @@ impl<W: Write + Send> Reporter for Markdown<W> {
         if !self.failures.is_empty() {
             md.push_str("\n### Failures\n\n");
             md.push_str(&self.failures);
+            if self.failed > super::MAX_FAILURE_DETAILS {
+                let _ = writeln!(
+                    md,
+                    "\n… and {} more failed eval(s), not shown here (the first {} are); every report is in the results file.",
+                    self.failed - super::MAX_FAILURE_DETAILS,
+                    super::MAX_FAILURE_DETAILS
+                );
+            }
         }
         // One write, then the flush that publishes a report file.
         self.out.write_all(md.as_bytes())?;

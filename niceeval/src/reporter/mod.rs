@@ -35,6 +35,11 @@ pub use crate::report::{
 
 use crate::report::EvalReport;
 
+/// The most failed evals whose whole report the console and the Markdown summary keep for the
+/// end of a run; past it they count the rest, so a run where everything fails holds a bounded
+/// amount of text (every report is in the results file).
+pub(crate) const MAX_FAILURE_DETAILS: usize = 100;
+
 /// Creates a report file, with its parent directories.
 pub(crate) fn create_file(path: &std::path::Path) -> std::io::Result<std::fs::File> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {

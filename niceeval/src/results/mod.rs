@@ -29,13 +29,16 @@
 //! # Ok::<(), niceeval::__private::results::ReadError>(())
 //! ```
 
+pub mod manifest;
 mod merge;
 mod read;
 mod write;
 
 pub use merge::{from_earlier_runs, latest, latest_records, merge, replay, replay_with};
 pub use read::{ReadError, read_reports};
+pub(crate) use read::{Records, last_run};
 pub use write::{ResultsFile, append, disabled, results_dir, target_dir, this_run};
+pub(crate) use write::{continue_run, this_file, this_target, under_nextest};
 
 #[cfg(test)]
 mod tests;

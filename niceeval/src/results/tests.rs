@@ -48,6 +48,15 @@ fn a_last_line_cut_short_by_a_crash_is_ignored() {
 }
 
 #[test]
+fn a_line_cut_short_before_more_records_is_skipped() {
+    // Under nextest the next process appends after a killed one's cut line.
+    let cut = &LINE[..LINE.len() / 2];
+    let (_dir, path) = file(&format!("{LINE}\n{cut}\n{LINE}\n"));
+    let reports = read_reports(&[path]).expect("readable");
+    assert_eq!(reports.len(), 2);
+}
+
+#[test]
 fn a_bad_line_elsewhere_is_an_error_naming_file_and_line() {
     let (_dir, path) = file(&format!("{LINE}\nnot json\n{LINE}\n"));
     let error = read_reports(std::slice::from_ref(&path))

@@ -71,15 +71,33 @@ fn binary() -> String {
 /// assert_eq!(run.id, niceeval::__private::results::this_run().id);
 /// ```
 pub fn this_run() -> &'static RunInfo {
-    static RUN: OnceLock<RunInfo> = OnceLock::new();
     RUN.get_or_init(|| {
         let started = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
         let id = match std::env::var("NEXTEST_RUN_ID") {
             Ok(run) if !run.is_empty() => run,
             _ => format!("{started}-{}", std::process::id()),
         };
-        RunInfo::new(id, started, target_name(&binary()))
+        RunInfo::new(id, started, this_target())
     })
+}
+
+static RUN: OnceLock<RunInfo> = OnceLock::new();
+
+/// Makes `run` this process's run (`--resume`: the records written from now on continue an
+/// earlier run, under its id and start). Must come before anything asks for [`this_run`];
+/// returns whether it did.
+pub(crate) fn continue_run(run: RunInfo) -> bool {
+    RUN.set(run).is_ok()
+}
+
+/// This test binary's target (`evals`), without fixing the run.
+pub(crate) fn this_target() -> String {
+    target_name(&binary())
+}
+
+/// This process's results file for evals of the crate at `manifest_dir`.
+pub(crate) fn this_file(manifest_dir: &Path) -> PathBuf {
+    results_dir(manifest_dir).join(file_name())
 }
 
 /// The target's name in a test binary's file stem: Cargo appends `-<16 hex digits>`.
@@ -111,7 +129,7 @@ pub fn disabled() -> bool {
 }
 
 /// Whether this process runs under nextest (one process per test: files are appended to).
-fn under_nextest() -> bool {
+pub(crate) fn under_nextest() -> bool {
     std::env::var("NEXTEST_RUN_ID").is_ok_and(|r| !r.is_empty())
 }
 
@@ -132,9 +150,12 @@ pub fn append(report: &EvalReport, manifest_dir: &Path) -> std::io::Result<PathB
     let mut written = written.lock().unwrap_or_else(|p| p.into_inner());
     let first = !written.contains(&path);
     if first && !under_nextest() {
-        compact(&path)?;
+        compact(&path, keep_runs(manifest_dir))?;
     }
     let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
+    if first {
+        end_cut_line(&path, &mut file)?;
+    }
     // One write call per line: concurrent appenders never interleave within a line.
     file.write_all(line.as_bytes())?;
     if first {
@@ -143,11 +164,41 @@ pub fn append(report: &EvalReport, manifest_dir: &Path) -> std::io::Result<PathB
     Ok(path)
 }
 
-/// Rewrites the results file at `path` to the latest record of each eval this binary still
-/// defines ([`super::latest_records`]), through a temporary file renamed into place, so
-/// a kill mid-way leaves the old file whole. A file that cannot be read as results (from a
-/// newer niceeval, or not ours) is replaced by an empty one, as every earlier version did.
-fn compact(path: &Path) -> std::io::Result<()> {
+/// Ends a line a killed writer left without its newline (under nextest, where the file is
+/// not compacted), so the records appended next start on a line of their own; reading skips
+/// the cut one with a warning.
+fn end_cut_line(path: &Path, file: &mut std::fs::File) -> std::io::Result<()> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut reader = std::fs::File::open(path)?;
+    if reader.seek(SeekFrom::End(0))? == 0 {
+        return Ok(());
+    }
+    reader.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8];
+    reader.read_exact(&mut last)?;
+    if last[0] != b'\n' {
+        file.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// `[results] keep_runs` of the crate at `manifest_dir` (its default when the configuration is
+/// invalid: the run reports that error itself).
+fn keep_runs(manifest_dir: &Path) -> usize {
+    crate::config::Config::for_manifest_dir(&manifest_dir.to_string_lossy())
+        .map_or(crate::config::ResultsConfig::DEFAULT_KEEP_RUNS, |c| {
+            c.results.keep_runs()
+        })
+}
+
+/// Rewrites the results file at `path` to the records of each eval's latest `keep_runs`
+/// runs (`[results] keep_runs`) among the evals this binary still defines, through a temporary
+/// file renamed into place, so a kill mid-way leaves the old file whole. The file is streamed
+/// twice (the runs of each eval, then the lines kept, copied as they are): memory holds one id
+/// and a few run numbers per eval, never the records. A file that cannot be read as results
+/// (from a newer niceeval, or not ours) is replaced by an empty one, as every earlier version
+/// did.
+fn compact(path: &Path, keep_runs: usize) -> std::io::Result<()> {
     if !path.exists() {
         return Ok(());
     }
@@ -166,22 +217,135 @@ fn compact(path: &Path) -> std::io::Result<()> {
                 .rsplit_once("::")
                 .is_some_and(|(parent, _)| datasets.contains(parent))
     };
-    let kept = match super::read_reports(&[path.to_path_buf()]) {
-        Ok(reports) => super::latest_records(reports)
-            .into_iter()
-            .filter(|r| still_defined(&r.id))
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+    compact_with(path, keep_runs, still_defined)
+}
+
+/// [`compact`], keeping the evals `still_defined` accepts.
+fn compact_with(
+    path: &Path,
+    keep_runs: usize,
+    still_defined: impl Fn(&str) -> bool,
+) -> std::io::Result<()> {
+    let kept = kept_lines(path, keep_runs.max(1), still_defined);
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    for report in &kept {
-        serde_json::to_writer(&mut temp, &Versioned::new(report)).map_err(std::io::Error::other)?;
-        temp.write_all(b"\n")?;
+    if let Ok(kept) = kept {
+        // The second pass copies the kept lines as they are, parsing nothing.
+        use std::io::BufRead as _;
+        let mut reader = std::io::BufReader::with_capacity(64 * 1024, std::fs::File::open(path)?);
+        let mut out = std::io::BufWriter::new(&mut temp);
+        let mut kept = kept.into_iter().peekable();
+        let mut line = Vec::new();
+        let mut number = 0u32;
+        while kept.peek().is_some() {
+            line.clear();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            number += 1;
+            if kept.peek() == Some(&number) {
+                kept.next();
+                out.write_all(&line)?;
+                if !line.ends_with(b"\n") {
+                    out.write_all(b"\n")?;
+                }
+            }
+        }
+        out.flush()?;
     }
-    temp.flush()?;
     temp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// What compaction reads of a record: its eval and its run.
+#[derive(serde::Deserialize)]
+struct Key {
+    id: String,
+    #[serde(default)]
+    run: Option<KeyRun>,
+}
+
+#[derive(serde::Deserialize)]
+struct KeyRun {
+    id: String,
+    started: String,
+}
+
+/// The first pass of a compaction: the (1-based, ascending) lines of the records to keep —
+/// those of each eval `still_defined` accepts, from its latest `keep_runs` runs, runs ordered
+/// as [`super::latest_records`] orders them (the latest start among a run's records, then its
+/// id; a record without a run is older than any). Holds one id and a few numbers per eval,
+/// and three numbers per record.
+fn kept_lines(
+    path: &Path,
+    keep_runs: usize,
+    still_defined: impl Fn(&str) -> bool,
+) -> Result<Vec<u32>, super::ReadError> {
+    use std::collections::HashMap;
+    const NO_RUN: u32 = u32::MAX;
+    // Run id → its number; by number, its id and latest start.
+    let mut numbers: HashMap<String, u32> = HashMap::new();
+    let mut runs: Vec<(String, String)> = Vec::new();
+    // Eval id → its number; by number, whether it is still defined and its runs.
+    let mut evals: HashMap<String, u32> = HashMap::new();
+    let mut eval_runs: Vec<(bool, Vec<u32>)> = Vec::new();
+    // Per record: its line, its eval, its run.
+    let mut lines: Vec<(u32, u32, u32)> = Vec::new();
+    let mut records = super::read::Records::open(path)?;
+    while let Some((line, key)) = records.next_record::<Key>()? {
+        let run = match key.run {
+            None => NO_RUN,
+            Some(run) => match numbers.get(&run.id) {
+                Some(&n) => {
+                    let started = &mut runs[n as usize].1;
+                    if *started < run.started {
+                        *started = run.started;
+                    }
+                    n
+                }
+                None => {
+                    let n = runs.len() as u32;
+                    numbers.insert(run.id.clone(), n);
+                    runs.push((run.id, run.started));
+                    n
+                }
+            },
+        };
+        let eval = match evals.get(&key.id) {
+            Some(&n) => n,
+            None => {
+                let n = eval_runs.len() as u32;
+                eval_runs.push((still_defined(&key.id), Vec::new()));
+                evals.insert(key.id, n);
+                n
+            }
+        };
+        let known = &mut eval_runs[eval as usize].1;
+        if !known.contains(&run) {
+            known.push(run);
+        }
+        lines.push((u32::try_from(line).unwrap_or(u32::MAX), eval, run));
+    }
+    drop(evals);
+    drop(numbers);
+    let order = |n: u32| -> Option<(&str, &str)> {
+        (n != NO_RUN).then(|| {
+            let (id, started) = &runs[n as usize];
+            (started.as_str(), id.as_str())
+        })
+    };
+    for (_, known) in &mut eval_runs {
+        known.sort_by(|a, b| order(*b).cmp(&order(*a)));
+        known.truncate(keep_runs);
+    }
+    Ok(lines
+        .into_iter()
+        .filter(|(_, eval, run)| {
+            let (defined, known) = &eval_runs[*eval as usize];
+            *defined && known.contains(run)
+        })
+        .map(|(line, _, _)| line)
+        .collect())
 }
 
 /// The results file as a reporter, for the suite runner: opens the file once (compacting it,
@@ -211,9 +375,10 @@ impl ResultsFile {
         let path = dir.join(file_name());
         this_run();
         if !under_nextest() {
-            compact(&path)?;
+            compact(&path, keep_runs(manifest_dir))?;
         }
-        let file = OpenOptions::new().create(true).append(true).open(&path)?;
+        let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
+        end_cut_line(&path, &mut file)?;
         Ok(Some(ResultsFile {
             path,
             file,
@@ -241,7 +406,57 @@ impl Reporter for ResultsFile {
 
 #[cfg(test)]
 mod tests {
-    use super::target_name;
+    use super::{compact_with, target_name};
+
+    fn line(id: &str, run: &str) -> String {
+        format!(
+            r#"{{"schema":1,"id":"{id}","file":"t.rs","line":1,"outcome":"passed","assertions":[],"duration_ms":1.0,"usage":{{"input_tokens":0,"output_tokens":0,"cache_read_tokens":0}},"runs":[],"reliability":{{"n":1,"c":1,"pass_rate":1.0,"pass_at_k":[1.0],"pass_hat_k":[1.0]}},"min_pass_rate":1.0,"run":{{"id":"{run}","started":"{run}","target":"t"}}}}"#
+        )
+    }
+
+    #[test]
+    fn compaction_keeps_each_evals_latest_runs_and_drops_cut_lines() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("t.jsonl");
+        let mut text = String::new();
+        for run in ["2026-01-01", "2026-01-02", "2026-01-03"] {
+            text.push_str(&line("t::a", run));
+            text.push('\n');
+        }
+        // b ran only in the first run (a filtered run since): it keeps that record.
+        text.push_str(&line("t::b", "2026-01-01"));
+        text.push('\n');
+        text.push_str(&line("t::gone", "2026-01-03"));
+        text.push('\n');
+        // A record cut short by a kill, then more appended after it (nextest's shared file).
+        text.push_str(&line("t::a", "2026-01-04")[..40]);
+        text.push('\n');
+        std::fs::write(&path, &text).expect("writable");
+        compact_with(&path, 2, |id| id != "t::gone").expect("compacted");
+        let kept = std::fs::read_to_string(&path).expect("readable");
+        let runs: Vec<(String, String)> = kept
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).expect("whole lines only");
+                (
+                    v["id"].as_str().unwrap_or_default().to_string(),
+                    v["run"]["id"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect();
+        let pairs: Vec<(&str, &str)> = runs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        assert_eq!(
+            pairs,
+            [
+                ("t::a", "2026-01-02"),
+                ("t::a", "2026-01-03"),
+                ("t::b", "2026-01-01"),
+            ]
+        );
+        compact_with(&path, 1, |_| true).expect("compacted");
+        let kept = std::fs::read_to_string(&path).expect("readable");
+        assert_eq!(kept.lines().count(), 2, "{kept}");
+    }
 
     #[test]
     fn the_target_is_the_binary_name_without_cargos_hash() {

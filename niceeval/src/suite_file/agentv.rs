@@ -148,8 +148,8 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             niceeval_dataset::read(&file)
                 .map_err(|e| doc.err(&[key("tests")], e.to_string()))?
                 .into_iter()
-                .filter_map(|c| match c.record {
-                    Value::Object(m) => Some((vec![key("tests")], m)),
+                .filter_map(|c| match serde_json::from_str::<Value>(c.record.get()) {
+                    Ok(Value::Object(m)) => Some((vec![key("tests")], m)),
                     _ => None,
                 })
                 .collect()

@@ -777,7 +777,7 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
     };
     let mut out = Vec::new();
     for (i, case) in cases.into_iter().enumerate() {
-        let Value::Object(record) = case.record else {
+        let Ok(Value::Object(record)) = serde_json::from_str::<Value>(case.record.get()) else {
             continue;
         };
         let located = |message: String| SuiteFileError::At {

@@ -1,0 +1,397 @@
+//! Run manifests: what a run (or one shard of it) was asked to run, written once next to its
+//! results file (`<results file stem>.manifest.json`), so that merging the shards of a run
+//! spread over many machines can tell what is missing, what ran twice, and whether the shards
+//! ran the same code with the same configuration (`niceeval merge`).
+//!
+//! A manifest holds every eval and dataset case id the test binary defines (not only those its
+//! shard selected: every shard of one run writes the same list), a hash of the configuration
+//! (`niceeval.toml` and the `NICEEVAL_*` variables that change it), the git commit
+//! (`GITHUB_SHA`, `CI_COMMIT_SHA`, else `git rev-parse HEAD`), niceeval's version and the
+//! shard spec (`NICEEVAL_SHARD`, e.g. `hash:2/3`, the `--partition` given to nextest). Under
+//! nextest, where every eval is a process of its own, the first process of the run writes it
+//! and the others find it there.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// What a run was asked to run, and with what.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The manifest format's version.
+    pub schema: u32,
+    /// The niceeval version that ran.
+    pub niceeval: String,
+    /// The test target (`evals`).
+    pub target: String,
+    /// The run's id (`NEXTEST_RUN_ID` under nextest).
+    pub run: String,
+    /// The git commit the run was built from, when known.
+    pub commit: Option<String>,
+    /// SHA-256 of the configuration: `niceeval.toml` and the `NICEEVAL_*` variables that change
+    /// it.
+    pub config_hash: String,
+    /// The shard this run is (`NICEEVAL_SHARD`, e.g. `hash:2/3`), when it is one.
+    pub shard: Option<String>,
+    /// Every eval and dataset case id the test binary defines, but the `#[ignore]`d ones.
+    pub evals: Vec<String>,
+    /// The `#[ignore]`d evals: run only when asked (`--run-ignored`), so not expected.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<String>,
+}
+
+/// The manifest format's version.
+const SCHEMA: u32 = 1;
+
+/// The variables that change a run's configuration (beside `niceeval.toml`).
+const CONFIG_VARIABLES: &[&str] = &[
+    "NICEEVAL_STRICT",
+    "NICEEVAL_RUNS",
+    "NICEEVAL_JUDGE_MODEL",
+    "NICEEVAL_JUDGE_BASE_URL",
+];
+
+/// The manifest file of the results file at `results`: same directory, same stem.
+pub(crate) fn path_of(results: &Path) -> PathBuf {
+    results.with_extension("manifest.json")
+}
+
+/// SHA-256 (hex) of the configuration of a crate whose `niceeval.toml` is `source` (none:
+/// the defaults), with the `NICEEVAL_*` variables that change it.
+pub(crate) fn config_hash(source: Option<&Path>) -> String {
+    let mut hasher = Sha256::new();
+    match source.and_then(|p| std::fs::read(p).ok()) {
+        Some(text) => hasher.update(&text),
+        None => hasher.update(b"(no niceeval.toml)"),
+    }
+    for name in CONFIG_VARIABLES {
+        if let Ok(value) = std::env::var(name) {
+            hasher.update(format!("\n{name}={value}").as_bytes());
+        }
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The commit the run was built from: what CI says (`GITHUB_SHA`, `CI_COMMIT_SHA`), else
+/// `git rev-parse HEAD` in `dir`.
+fn commit(dir: &Path) -> Option<String> {
+    for name in ["NICEEVAL_COMMIT", "GITHUB_SHA", "CI_COMMIT_SHA"] {
+        if let Ok(sha) = std::env::var(name) {
+            if !sha.trim().is_empty() {
+                return Some(sha.trim().to_string());
+            }
+        }
+    }
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(dir)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let sha = String::from_utf8(out.stdout).ok()?;
+    (out.status.success() && !sha.trim().is_empty()).then(|| sha.trim().to_string())
+}
+
+/// Writes the manifest of the run writing `results`: under nextest only when the run's first
+/// process has not yet (it is never rewritten), otherwise every run (a temporary file renamed
+/// into place). `evals` yields every id the binary defines; `config_source` is the crate's
+/// `niceeval.toml`. Each id comes with whether it is `#[ignore]`d. Errors are returned, not raised: a missing manifest fails no eval.
+pub(crate) fn write(
+    results: &Path,
+    manifest_dir: &Path,
+    config_source: Option<&Path>,
+    evals: impl Iterator<Item = (String, bool)>,
+    once: bool,
+) -> std::io::Result<()> {
+    let path = path_of(results);
+    if once && path.exists() {
+        return Ok(());
+    }
+    let run = super::this_run();
+    let manifest = Manifest {
+        schema: SCHEMA,
+        niceeval: env!("CARGO_PKG_VERSION").to_string(),
+        target: run.target.clone(),
+        run: run.id.clone(),
+        commit: commit(manifest_dir),
+        config_hash: config_hash(config_source),
+        shard: std::env::var("NICEEVAL_SHARD")
+            .ok()
+            .filter(|s| !s.trim().is_empty()),
+        evals: Vec::new(),
+        ignored: Vec::new(),
+    };
+    let mut manifest = manifest;
+    for (id, ignored) in evals {
+        if ignored {
+            manifest.ignored.push(id);
+        } else {
+            manifest.evals.push(id);
+        }
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    serde_json::to_writer_pretty(std::io::BufWriter::new(&mut temp), &manifest)
+        .map_err(std::io::Error::other)?;
+    temp.write_all(b"\n")?;
+    if once {
+        // Another process of the run may have written it meanwhile: theirs stays.
+        match temp.persist_noclobber(&path) {
+            Ok(_) => Ok(()),
+            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(e.error),
+        }
+    } else {
+        temp.persist(&path).map(|_| ()).map_err(|e| e.error)
+    }
+}
+
+/// The manifests among `paths` (files named `*.manifest.json`, and those in directories),
+/// each with its file.
+pub(crate) fn read_all(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Manifest)>, String> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let entries = std::fs::read_dir(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| is_manifest(p))
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else if is_manifest(path) {
+            files.push(path.clone());
+        } else {
+            let manifest = path_of(path);
+            if manifest.exists() {
+                files.push(manifest);
+            }
+        }
+    }
+    files
+        .into_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let manifest: Manifest = serde_json::from_str(&text)
+                .map_err(|e| format!("{}: not a niceeval run manifest: {e}", file.display()))?;
+            Ok((file, manifest))
+        })
+        .collect()
+}
+
+fn is_manifest(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".manifest.json"))
+}
+
+/// What checking shards against their manifests found.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Findings {
+    /// Evals the manifests expect that no shard reported.
+    pub(crate) missing: Vec<String>,
+    /// Evals that more than one shard reported, with the shards (run ids) that did.
+    pub(crate) duplicated: Vec<(String, Vec<String>)>,
+    /// Where the shards disagree: commits, configurations, niceeval versions, eval lists.
+    pub(crate) mismatches: Vec<String>,
+}
+
+impl Findings {
+    /// Whether merging may go on: nothing missing or duplicated, and the shards agree (or
+    /// `allow_mismatch` says their disagreement is expected).
+    pub(crate) fn ok(&self, allow_mismatch: bool) -> bool {
+        self.missing.is_empty()
+            && self.duplicated.is_empty()
+            && (allow_mismatch || self.mismatches.is_empty())
+    }
+
+    /// The findings, one per line, for stderr.
+    pub(crate) fn describe(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for mismatch in &self.mismatches {
+            lines.push(format!("mismatch: {mismatch}"));
+        }
+        if !self.missing.is_empty() {
+            lines.push(format!(
+                "{} eval(s) expected by the run manifest were reported by no shard:",
+                self.missing.len()
+            ));
+            lines.extend(self.missing.iter().map(|id| format!("    missing: {id}")));
+        }
+        if !self.duplicated.is_empty() {
+            lines.push(format!(
+                "{} eval(s) were reported by more than one shard:",
+                self.duplicated.len()
+            ));
+            lines.extend(
+                self.duplicated
+                    .iter()
+                    .map(|(id, runs)| format!("    duplicated: {id} (runs {})", runs.join(", "))),
+            );
+        }
+        lines
+    }
+}
+
+/// Checks the shards' records against their manifests: `reported` maps each eval id to the
+/// runs (shards) that reported it. Shards of one target must share the commit, the
+/// configuration hash, niceeval's version and the list of evals.
+pub(crate) fn check(
+    manifests: &[(PathBuf, Manifest)],
+    reported: &BTreeMap<String, BTreeSet<String>>,
+) -> Findings {
+    let mut findings = Findings::default();
+    let mut by_target: BTreeMap<&str, Vec<&(PathBuf, Manifest)>> = BTreeMap::new();
+    for entry in manifests {
+        by_target.entry(&entry.1.target).or_default().push(entry);
+    }
+    let mut expected: BTreeSet<&str> = BTreeSet::new();
+    for (target, shards) in &by_target {
+        let first = &shards[0];
+        for other in &shards[1..] {
+            let differs = |what: &str, a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| {
+                format!(
+                    "target `{target}`: {} has {what} {a:?}, {} has {b:?}",
+                    first.0.display(),
+                    other.0.display()
+                )
+            };
+            if other.1.commit != first.1.commit {
+                findings
+                    .mismatches
+                    .push(differs("commit", &first.1.commit, &other.1.commit));
+            }
+            if other.1.config_hash != first.1.config_hash {
+                findings.mismatches.push(differs(
+                    "configuration hash",
+                    &first.1.config_hash,
+                    &other.1.config_hash,
+                ));
+            }
+            if other.1.niceeval != first.1.niceeval {
+                findings.mismatches.push(differs(
+                    "niceeval version",
+                    &first.1.niceeval,
+                    &other.1.niceeval,
+                ));
+            }
+            if other.1.evals != first.1.evals {
+                findings.mismatches.push(format!(
+                    "target `{target}`: {} and {} list different evals (built from different code?)",
+                    first.0.display(),
+                    other.0.display()
+                ));
+            }
+        }
+        for shard in shards {
+            expected.extend(shard.1.evals.iter().map(String::as_str));
+        }
+    }
+    findings.missing = expected
+        .iter()
+        .filter(|id| !reported.contains_key(**id))
+        .map(|id| id.to_string())
+        .collect();
+    findings.duplicated = reported
+        .iter()
+        .filter(|(_, runs)| runs.len() > 1)
+        .map(|(id, runs)| (id.clone(), runs.iter().cloned().collect()))
+        .collect();
+    findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(run: &str, commit: &str, evals: &[&str]) -> (PathBuf, Manifest) {
+        (
+            PathBuf::from(format!("{run}/suite.manifest.json")),
+            Manifest {
+                schema: SCHEMA,
+                niceeval: "0.1.0".into(),
+                target: "suite".into(),
+                run: run.into(),
+                commit: Some(commit.into()),
+                config_hash: "abc".into(),
+                shard: None,
+                evals: evals.iter().map(|e| e.to_string()).collect(),
+                ignored: Vec::new(),
+            },
+        )
+    }
+
+    fn reported(pairs: &[(&str, &str)]) -> BTreeMap<String, BTreeSet<String>> {
+        let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (id, run) in pairs {
+            map.entry(id.to_string())
+                .or_default()
+                .insert(run.to_string());
+        }
+        map
+    }
+
+    #[test]
+    fn missing_and_duplicated_evals_are_named() {
+        let evals = ["suite::a", "suite::b", "suite::c"];
+        let manifests = [manifest("r1", "c0", &evals), manifest("r2", "c0", &evals)];
+        let findings = check(
+            &manifests,
+            &reported(&[("suite::a", "r1"), ("suite::a", "r2"), ("suite::b", "r2")]),
+        );
+        assert_eq!(findings.missing, ["suite::c"]);
+        assert_eq!(
+            findings.duplicated,
+            [(
+                "suite::a".to_string(),
+                vec!["r1".to_string(), "r2".to_string()]
+            )]
+        );
+        assert!(findings.mismatches.is_empty());
+        assert!(!findings.ok(true));
+        let text = findings.describe().join("\n");
+        assert!(text.contains("missing: suite::c"), "{text}");
+        assert!(
+            text.contains("duplicated: suite::a (runs r1, r2)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn shards_of_other_commits_or_configurations_are_refused_unless_allowed() {
+        let mut other = manifest("r2", "c1", &["suite::a"]);
+        other.1.config_hash = "def".into();
+        let findings = check(
+            &[manifest("r1", "c0", &["suite::a"]), other],
+            &reported(&[("suite::a", "r1")]),
+        );
+        assert_eq!(findings.mismatches.len(), 2, "{:?}", findings.mismatches);
+        assert!(findings.mismatches[0].contains("commit"));
+        assert!(findings.mismatches[1].contains("configuration hash"));
+        assert!(!findings.ok(false));
+        assert!(findings.ok(true));
+    }
+
+    #[test]
+    fn the_configuration_hash_follows_the_file_and_the_variables() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let file = dir.path().join("niceeval.toml");
+        std::fs::write(&file, "[run]\nruns = 2\n").expect("writable");
+        let one = config_hash(Some(&file));
+        assert_eq!(one, config_hash(Some(&file)));
+        assert_eq!(one.len(), 64);
+        std::fs::write(&file, "[run]\nruns = 3\n").expect("writable");
+        assert_ne!(one, config_hash(Some(&file)));
+        assert_ne!(config_hash(None), one);
+    }
+}
