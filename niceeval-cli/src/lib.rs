@@ -77,6 +77,7 @@ directory's. Every runner option of `cargo test --test <suite> -- --help` applie
 
 /// `niceeval eval`: suite files (`-c FILE`, `--config FILE`, or `.yaml` / `.yml` / `.json`
 /// paths that exist) and the runner's options (`-j N` is `--concurrency N`).
+#[cfg(feature = "eval")]
 fn eval(args: Vec<String>) -> ExitCode {
     // The results file goes where `niceeval report` reads by default, under the current
     // directory, not beside wherever this binary was built.
@@ -147,6 +148,7 @@ fn eval(args: Vec<String>) -> ExitCode {
     exit(code)
 }
 
+#[cfg(feature = "eval")]
 fn exit(code: i32) -> ExitCode {
     match code {
         EXIT_OK => ExitCode::SUCCESS,
@@ -181,7 +183,16 @@ pub fn main() -> ExitCode {
             }
         },
         Some("view") => return view(args.collect()),
+        #[cfg(feature = "eval")]
         Some("eval") => return eval(args.collect()),
+        #[cfg(not(feature = "eval"))]
+        Some("eval") => {
+            eprintln!(
+                "error: this niceeval was installed without its `eval` feature (suite files, model \
+                 providers); reinstall it with its default features: cargo install niceeval-cli"
+            );
+            return ExitCode::from(2);
+        }
         Some("-h" | "--help") | None => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

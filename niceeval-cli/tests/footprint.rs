@@ -1,15 +1,17 @@
-//! `cargo install niceeval-cli` builds niceeval's core and its HTML report, not every feature of
-//! the library: no model providers, TLS or JSON Schema (installing the command from the
-//! library with its default features took 503 s on a 2-core machine).
+//! `cargo install niceeval-cli --no-default-features` builds niceeval's core and its HTML report,
+//! not every feature of the library: no model providers, TLS or JSON Schema (installing the
+//! command from the library with its default features took 503 s on a 2-core machine). The
+//! default adds `niceeval eval` (suite files), which needs them.
 
 use std::process::Command;
 
 /// `cargo tree` of the command's normal dependencies, one `package features` line each.
-fn tree() -> String {
+fn tree(default_features: bool) -> String {
     let run = |offline: bool| {
         let mut command = Command::new(env!("CARGO"));
         command
             .args(["tree", "-p", "niceeval-cli", "--edges", "normal"])
+            .args((!default_features).then_some("--no-default-features"))
             .args(["--prefix", "none", "--format", "{p} [{f}]"])
             .current_dir(env!("CARGO_MANIFEST_DIR"));
         if offline {
@@ -30,8 +32,8 @@ fn tree() -> String {
 }
 
 #[test]
-fn the_command_builds_the_core_and_the_html_report_only() {
-    let tree = tree();
+fn without_eval_the_command_builds_the_core_and_the_html_report_only() {
+    let tree = tree(false);
     let niceeval = tree
         .lines()
         .find(|line| line.starts_with("niceeval v"))
@@ -44,6 +46,21 @@ fn the_command_builds_the_core_and_the_html_report_only() {
         assert!(
             !tree.lines().any(|line| line.starts_with(heavy)),
             "the command depends on {heavy}:\n{tree}"
+        );
+    }
+}
+
+#[test]
+fn by_default_the_command_can_run_suite_files() {
+    let tree = tree(true);
+    let niceeval = tree
+        .lines()
+        .find(|line| line.starts_with("niceeval v"))
+        .unwrap_or_else(|| panic!("niceeval is not in the tree:\n{tree}"));
+    for feature in ["html", "suites", "rustls", "json-schema"] {
+        assert!(
+            niceeval.contains(feature),
+            "niceeval is built without `{feature}`: {niceeval}"
         );
     }
 }
