@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import shutil
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -142,7 +143,11 @@ def main():
             pf_env["PROMPTFOO_CONFIG_DIR"] = os.path.join(out, "pf-config")
             run([promptfoo, "eval", "-c", "promptfooconfig.yaml", "-o", pf_out, "--no-cache",
                  "--no-progress-bar", "--no-table", "--no-write"], cwd, pf_env, log)
-            run([args.niceeval, "eval", "-c", "promptfooconfig.yaml", "--jsonl", ne_out, "--quiet"], cwd, env, log)
+            # Nothing is written into the corpus: niceeval's results file goes under `out`, and
+            # the judge asks the fake every time (no answer cache beside the suite).
+            ne_env = dict(env, NICEEVAL_RESULTS_DIR=os.path.join(out, suite + "-results"),
+                          NICEEVAL_JUDGE_CACHE="off")
+            run([args.niceeval, "eval", "-c", "promptfooconfig.yaml", "--jsonl", ne_out, "--quiet"], cwd, ne_env, log)
             if not os.path.exists(pf_out) or not os.path.exists(ne_out):
                 print(f"{suite}: a run wrote no results (see {log.name})")
                 unlisted.append(f"{suite}: no results")
@@ -181,6 +186,9 @@ def main():
             if unlisted:
                 print(f"{len(unlisted)} disagreement(s) not listed in {args.dialects}")
             return 1
+        # A passing run leaves nothing behind; a failing one keeps its logs (named above).
+        log.close()
+        shutil.rmtree(out, ignore_errors=True)
         return 0
     finally:
         fake.kill()
