@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs cargo-nextest (the `cargo nextest archive` / `cargo nextest run --partition` commands)
-# for the sharding test (tests/it/sharding.rs: three partitions merged equal one unsharded run),
+# for the sharding test (tests/it/merge.rs: three partitions merged equal one unsharded run),
 # unless `cargo nextest` already works. Builds from crates.io with the versions its lock file pins
 # (several minutes on two cores).
 set -euo pipefail
