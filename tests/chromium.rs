@@ -34,13 +34,21 @@ pub struct Tab {
 pub const CALL_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Browser {
-    /// Starts headless Chromium with a fresh profile, networking off. Fails the test, naming
-    /// the install script, when Chromium is missing.
-    pub fn launch() -> Browser {
-        assert!(
-            Path::new(CHROMIUM).exists(),
-            "{CHROMIUM} is missing: run scripts/install-chromium.sh"
-        );
+    /// Starts headless Chromium with a fresh profile, networking off. When Chromium is
+    /// missing: under CI the test fails, naming the install script; elsewhere a notice goes to
+    /// stderr and `None` tells the caller to skip (as every tool-dependent test here does).
+    pub fn launch() -> Option<Browser> {
+        if !Path::new(CHROMIUM).exists() {
+            let message = format!("{CHROMIUM} is missing: run scripts/install-chromium.sh");
+            let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+            assert!(!in_ci, "{message}");
+            // Straight to stderr, past the test harness's output capture.
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!("NOTICE: skipping: {message}\n"),
+            );
+            return None;
+        }
         let profile = tempfile::tempdir().expect("a profile directory");
         let (their_commands, commands) = std::io::pipe().expect("a pipe");
         let (answers, their_answers) = std::io::pipe().expect("a pipe");
@@ -102,14 +110,14 @@ impl Browser {
                 }
             }
         });
-        Browser {
+        Some(Browser {
             child,
             commands,
             messages,
             next: 0,
             console: Vec::new(),
             _profile: profile,
-        }
+        })
     }
 
     /// Calls `method` (in `tab`, or on the browser) and returns its result; fails the test on a

@@ -69,7 +69,8 @@ fn main() {
     if let Some(keep) = std::env::var_os("VIEWER_KEEP") {
         std::fs::copy(&page, &keep).expect("the page copied to VIEWER_KEEP");
     }
-    let mut browser = Browser::launch();
+    let mut browser =
+        Browser::launch().expect("the benchmark needs Chromium: run scripts/install-chromium.sh");
     let url = format!("file://{}", page.display());
     let mut loads = Vec::new();
     let mut tab = None;

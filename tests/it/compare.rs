@@ -250,7 +250,9 @@ fn redact(text: &str, baseline: &str) -> String {
 /// statistics.
 fn browser_check(page: &Path) {
     use niceeval_tests::chromium::Browser;
-    let mut browser = Browser::launch();
+    let Some(mut browser) = Browser::launch() else {
+        return;
+    };
     let url = format!("file://{}", page.display());
     let tab = browser.open(&url);
     browser.wait_for(&tab, "document.body && document.body.dataset.ready");

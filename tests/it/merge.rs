@@ -293,7 +293,9 @@ fn nextest_shard(dir: &Path, partition: Option<&str>) -> Output {
 
 #[test]
 fn nextest_partitions_merge_into_the_report_of_a_single_run() {
-    require_nextest();
+    if !have_nextest() {
+        return;
+    }
     let dir = tempfile::tempdir().expect("a temporary directory");
     let (single, one, two) = (
         dir.path().join("single"),
@@ -498,16 +500,24 @@ fn an_earlier_passing_results_file_does_not_dilute_a_new_failing_run() {
     assert!(markdown.contains("0.5"), "{markdown}");
 }
 
-/// Fails, naming the install script, when `cargo nextest` is not there.
-fn require_nextest() {
+/// Whether `cargo nextest` is there. Without it: under CI the test fails, naming the install
+/// script; elsewhere a notice goes to stderr and the caller skips.
+fn have_nextest() -> bool {
     let available = Command::new("cargo")
         .args(["nextest", "--version"])
         .output()
         .is_ok_and(|o| o.status.success());
-    assert!(
-        available,
-        "cargo-nextest is required by the sharding tests; install it with scripts/install-cargo-nextest.sh"
-    );
+    if !available {
+        let message = "cargo-nextest is required by the sharding tests; install it with scripts/install-cargo-nextest.sh";
+        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+        assert!(!in_ci, "{message}");
+        // Straight to stderr, past the test harness's output capture.
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("NOTICE: skipping: {message}\n"),
+        );
+    }
+    available
 }
 
 /// `cargo nextest run --archive-file ARCHIVE [--partition P]` of the fixture suite, results into
@@ -549,7 +559,9 @@ fn niceeval_merge(args: &[&std::ffi::OsStr]) -> Output {
 
 #[test]
 fn three_nextest_partitions_of_one_archive_merge_into_the_baseline_of_one_run() {
-    require_nextest();
+    if !have_nextest() {
+        return;
+    }
     let fixtures = Fixtures::get();
     let dir = tempfile::tempdir().expect("a temporary directory");
     // Built once, run on "three machines" (three processes, each its own results directory).

@@ -16,10 +16,20 @@ fn promptfoo_and_niceeval_agree_on_the_corpus() {
         )
     });
     let promptfoo = std::path::Path::new(&home).join("node_modules/.bin/promptfoo");
-    assert!(
-        promptfoo.exists(),
-        "promptfoo 0.123.1 is not installed in {home}: run `bash scripts/install-promptfoo.sh`"
-    );
+    if !promptfoo.exists() {
+        // Under CI a missing tool fails the test; elsewhere it is skipped with a notice.
+        let message = format!(
+            "promptfoo 0.123.1 is not installed in {home}: run `bash scripts/install-promptfoo.sh`"
+        );
+        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+        assert!(!in_ci, "{message}");
+        // Straight to stderr, past the test harness's output capture.
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("NOTICE: skipping: {message}\n"),
+        );
+        return;
+    }
     let out = Command::new("python3")
         .arg(root().join("scripts/promptfoo-conformance.py"))
         .args(["--niceeval", env!("CARGO_BIN_EXE_niceeval")])
