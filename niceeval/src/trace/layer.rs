@@ -110,6 +110,31 @@ impl Visit for Fields {
     }
 }
 
+/// A span of the layer beginning now, under `parent` in the trace `trace_id`: an internal span
+/// with a fresh id and no duration yet (an event keeps none).
+fn begun(
+    trace_id: [u8; 16],
+    parent: [u8; 8],
+    name: String,
+    attributes: Map<String, Value>,
+) -> Span {
+    let now = now_nanos();
+    Span {
+        trace_id,
+        span_id: random_id(),
+        parent: Some(parent),
+        name,
+        kind: Kind::Internal,
+        start: now,
+        end: now,
+        status: Status::Unset,
+        status_message: None,
+        service: None,
+        attributes,
+        log: false,
+    }
+}
+
 fn genai(name: &str, attributes: &Map<String, Value>) -> bool {
     name.starts_with("chat")
         || name.starts_with("execute_tool")
@@ -185,21 +210,7 @@ where
         attrs.record(&mut fields);
         let name = attrs.metadata().name().to_string();
         let kept = genai(&name, &fields.0);
-        let now = now_nanos();
-        let mut span = Span {
-            trace_id: run.trace_id(),
-            span_id: random_id(),
-            parent: Some(parent_id),
-            name,
-            kind: Kind::Internal,
-            start: now,
-            end: now,
-            status: Status::Unset,
-            status_message: None,
-            service: None,
-            attributes: fields.0,
-            log: false,
-        };
+        let mut span = begun(run.trace_id(), parent_id, name, fields.0);
         if !kept {
             // Its children hang from its parent.
             span.span_id = parent_id;
@@ -243,21 +254,7 @@ where
             Some(Value::String(message)) => message,
             _ => event.metadata().name().to_string(),
         };
-        let now = now_nanos();
-        let mut span = Span {
-            trace_id: run.trace_id(),
-            span_id: random_id(),
-            parent: Some(parent_id),
-            name,
-            kind: Kind::Internal,
-            start: now,
-            end: now,
-            status: Status::Unset,
-            status_message: None,
-            service: None,
-            attributes: fields.0,
-            log: false,
-        };
+        let mut span = begun(run.trace_id(), parent_id, name, fields.0);
         apply_otel(&mut span);
         run.push(vec![span]);
     }
