@@ -11,8 +11,12 @@ Answers to the last user message U:
 Graders: a request with a forced tool (niceeval's judge) gets a tool call scoring 1 (choice
 "Y" / "C"), or 0 ("N" / "D") when the request mentions "sorry"; promptfoo's rubric prompt
 ("user-specified rubric") gets {"reason", "pass", "score"} by the same rule.
+AgentV (4.42.4): streamed requests (`"stream": true`) get the same answer as server-sent events;
+its LLM grader ("a single JSON object matching this schema") gets {"score", "assertions"} and its
+rubric grader ("each rubric item") one check per rubric id, by the same rule.
 """
 import json
+import re
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -92,7 +96,10 @@ class Handler(BaseHTTPRequestHandler):
             system = " ".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
             if isinstance(body.get("system"), str):
                 system += body["system"]
-            if "[begin data]" in user.lower() and "criterion" in user.lower():
+            graded = agentv_grade(system, user, passing)
+            if graded is not None:
+                content = graded
+            elif "[begin data]" in user.lower() and "criterion" in user.lower():
                 letter = "Y" if passing else "N"
                 content = f"The submission was checked.\n{letter}\n{letter}"
             elif "user-specified rubric" in (system + user).lower():
@@ -105,6 +112,8 @@ class Handler(BaseHTTPRequestHandler):
                          "usage": {"input_tokens": 10, "output_tokens": 5}}
             else:
                 reply = self.chat(body, content, None)
+        if body.get("stream") and not anthropic:
+            return agentv_stream(self, reply)
         data = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("content-type", "application/json")
@@ -121,6 +130,48 @@ class Handler(BaseHTTPRequestHandler):
                 "choices": [{"index": 0, "message": message,
                              "finish_reason": "tool_calls" if tool_calls else "stop"}],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+
+
+# --- AgentV (scripts/agentv-conformance.py) -------------------------------------------------
+# AgentV 4.42.4 streams its chat completions (`"stream": true`): the same answer as server-sent
+# events, one content delta (or one tool-call delta) and a usage chunk.
+
+
+def agentv_grade(system, user, passing):
+    """AgentV's LLM grader asks for one JSON object ("matching this schema"): a score of 1 with
+    every check passed, or 0 with every check failed when the request mentions "sorry"."""
+    if "evaluate the candidate answer against each rubric item" in system.lower():
+        # The rubric grader: one check per `- [id]` line of the rubric list.
+        ids = re.findall(r"^- \[([^\]]+)\]", user, re.M)
+        return json.dumps({"checks": [{"id": i, "satisfied": passing, "reasoning": "fake"} for i in ids],
+                           "overall_reasoning": "fake grader"})
+    if "respond with a single json object matching this schema" not in system.lower():
+        return None
+    return json.dumps({"score": 1.0 if passing else 0.0,
+                       "assertions": [{"text": "fake grader", "passed": passing}]})
+
+
+def agentv_stream(handler, reply):
+    choice = reply["choices"][0]
+    message = choice["message"]
+    delta = {"role": "assistant"}
+    if message.get("content") is not None:
+        delta["content"] = message["content"]
+    if message.get("tool_calls"):
+        delta["tool_calls"] = [dict(call, index=i) for i, call in enumerate(message["tool_calls"])]
+    base = {"id": reply["id"], "object": "chat.completion.chunk", "created": 0, "model": reply["model"]}
+    chunks = [
+        dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": None}]),
+        dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]),
+        dict(base, choices=[], usage=reply["usage"]),
+    ]
+    data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    data = data.encode()
+    handler.send_response(200)
+    handler.send_header("content-type", "text/event-stream")
+    handler.send_header("content-length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
 
 
 def main():

@@ -49,6 +49,14 @@ pub(crate) enum ProviderKind {
         function: Option<String>,
         config: Value,
     },
+    /// AgentV's `cli` target: a shell command with `{PROMPT}` (shell-quoted), `{PROMPT_FILE}`
+    /// and `{OUTPUT_FILE}`, run in `cwd`; the output file is the reply (text, or JSON with
+    /// `output` messages whose `tool_calls` become the run's tool calls, or `text`).
+    AgentvCli {
+        command: String,
+        cwd: PathBuf,
+        timeout_seconds: Option<u64>,
+    },
 }
 
 /// An HTTP target.
@@ -275,6 +283,22 @@ pub(crate) fn agent_for(case: &SuiteCase) -> Result<(Option<Arc<dyn Agent>>, Str
             }),
             case.prompt.clone(),
         ),
+        ProviderKind::AgentvCli {
+            command,
+            cwd,
+            timeout_seconds,
+        } => {
+            // The cli target gets the user's text; AgentV sends no system message to it either.
+            let (_, user) = chat_messages(&case.prompt)?;
+            (
+                Arc::new(AgentvCliAgent {
+                    command: command.clone(),
+                    cwd: cwd.clone(),
+                    timeout: timeout_seconds.map(std::time::Duration::from_secs),
+                }),
+                user,
+            )
+        }
         ProviderKind::Http(spec) => (
             Arc::new(HttpAgent {
                 spec: spec.clone(),
@@ -457,6 +481,115 @@ fn chat_messages(prompt: &str) -> Result<(Option<String>, String), String> {
         (!system.is_empty()).then(|| system.join("\n\n")),
         user.remove(0),
     ))
+}
+
+/// AgentV's `cli` target (see [`ProviderKind::AgentvCli`]).
+#[derive(Debug)]
+struct AgentvCliAgent {
+    command: String,
+    cwd: PathBuf,
+    timeout: Option<std::time::Duration>,
+}
+
+/// `text` as one shell word.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+#[async_trait::async_trait]
+impl Agent for AgentvCliAgent {
+    async fn send(&self, request: Request) -> Result<(), AgentError> {
+        let dir = tempfile::tempdir()
+            .map_err(|e| AgentError::new(format!("a temporary directory: {e}")))?;
+        let prompt_file = dir.path().join("prompt.txt");
+        let output_file = dir.path().join("output.json");
+        std::fs::write(&prompt_file, request.input.text.as_bytes())
+            .map_err(|e| AgentError::new(format!("writing {}: {e}", prompt_file.display())))?;
+        let command = self
+            .command
+            .replace("{PROMPT}", &shell_quote(&request.input.text))
+            .replace(
+                "{PROMPT_FILE}",
+                &shell_quote(&prompt_file.display().to_string()),
+            )
+            .replace(
+                "{OUTPUT_FILE}",
+                &shell_quote(&output_file.display().to_string()),
+            );
+        let run = tokio::process::Command::new("sh")
+            .arg("-c")
+            .arg(&command)
+            .current_dir(&self.cwd)
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .output();
+        let out = match self.timeout {
+            Some(limit) => tokio::time::timeout(limit, run).await.map_err(|_| {
+                AgentError::new(format!("`{command}` ran longer than {}s", limit.as_secs()))
+            })?,
+            None => run.await,
+        }
+        .map_err(|e| AgentError::new(format!("running `{command}`: {e}")))?;
+        if !out.status.success() {
+            return Err(AgentError::new(format!(
+                "`{command}` exited with {}: {}",
+                out.status,
+                crate::excerpt::elide(&String::from_utf8_lossy(&out.stderr), 500)
+            )));
+        }
+        let text = std::fs::read_to_string(&output_file).map_err(|e| {
+            AgentError::new(format!(
+                "`{command}` wrote no {{OUTPUT_FILE}} ({}): {e}",
+                output_file.display()
+            ))
+        })?;
+        let json: Option<Value> = serde_json::from_str(&text).ok();
+        let messages = json
+            .as_ref()
+            .and_then(|j| j.get("output"))
+            .and_then(Value::as_array);
+        match (messages, json.as_ref().and_then(|j| j.get("text"))) {
+            (Some(messages), _) => {
+                let mut said = Vec::new();
+                for message in messages {
+                    for call in message
+                        .get("tool_calls")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        let name = call
+                            .get("tool")
+                            .or_else(|| call.get("name"))
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
+                        request.events.tool_call(
+                            name,
+                            call.get("input").cloned().unwrap_or(Value::Null),
+                            call.get("output").cloned().unwrap_or(Value::Null),
+                        );
+                    }
+                    if message.get("role").and_then(Value::as_str) == Some("assistant") {
+                        match message.get("content") {
+                            Some(Value::String(t)) => said.push(t.clone()),
+                            Some(Value::Null) | None => {}
+                            Some(other) => said.push(other.to_string()),
+                        }
+                    }
+                }
+                if let Some(last) = said.pop() {
+                    request.events.say(last);
+                }
+            }
+            (None, Some(Value::String(t))) => request.events.say(t.clone()),
+            _ => request.events.say(text),
+        }
+        Ok(())
+    }
+
+    fn name(&self) -> String {
+        format!("cli {}", self.command)
+    }
 }
 
 /// An HTTP target: one request per turn.

@@ -1,26 +1,41 @@
-//! AgentV's `*.eval.yaml`, the parts its own examples use: `name`, `description`, `target`
-//! (`default` — the agent of `niceeval.toml` — or a provider id as in promptfoo) / `targets`,
-//! `tests` (`id`, `criteria`, `input` as text or messages, `expected_output`, `assert` /
-//! `assertions` with bare-string rubric lines, `rubrics`, script graders and every
-//! `spec` type, `tool_trajectory` over the agent's events, `vars`, `metadata`),
-//! `default_test`, `evaluate_options` (`max_concurrency`, `repeat`), and `workspace.template`
-//! (each run gets a working copy, as `#[eval(workspace = ..)]`). Keys are snake_case.
+//! AgentV's `*.eval.yaml` (4.42), the parts its own examples use: `name`, `description`,
+//! `target` / `execution.target` (a named target of the nearest `.agentv/targets.yaml` —
+//! `openai`, `anthropic` and `cli` providers, `use_target`, `grader_target` —, `default`, or a
+//! provider id as in promptfoo) / `targets`, suite-level `assertions` and `input`, `tests`
+//! (`id`, `criteria`, `input` as text or messages with text and file blocks,
+//! `expected_output`, `assert` / `assertions` with bare-string rubric lines, `rubrics`,
+//! `llm-grader`, `code-grader` and every `spec` type, `tool-trajectory` over the agent's
+//! events, `vars`, `metadata`, `execution.target` / `skip_defaults`), `default_test`,
+//! `evaluate_options` (`max_concurrency`, `repeat`), and `workspace.template` (each run gets a
+//! working copy, as `#[eval(workspace = ..)]`). Keys are snake_case.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use super::agents::{self, ProviderKind, ProviderSpec};
 use super::promptfoo::{Doc, Seg, parse_yaml};
-use super::{Graded, GradedKind, Suite, SuiteCase, SuiteFileError, Trajectory};
+use super::{
+    ArgsMatch, ExpectedCall, Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError,
+    Trajectory,
+};
 use crate::spec::{self, AssertSpec};
 
 const TOP_KEYS: &[&str] = &[
     "name",
     "description",
+    "version",
+    "author",
+    "license",
+    "tags",
+    "requires",
     "target",
     "targets",
+    "execution",
+    "input",
+    "assert",
+    "assertions",
     "tests",
     "default_test",
     "evaluate_options",
@@ -36,6 +51,7 @@ const TEST_KEYS: &[&str] = &[
     "rubrics",
     "vars",
     "metadata",
+    "execution",
 ];
 const DEFAULT_KEYS: &[&str] = &["assert", "assertions", "rubrics", "vars", "metadata"];
 
@@ -47,6 +63,13 @@ fn with(at: &[Seg], seg: Seg) -> Vec<Seg> {
     let mut v = at.to_vec();
     v.push(seg);
     v
+}
+
+/// A target as a case runs it: the agent, and the grader its `grader_target` names.
+#[derive(Debug, Clone)]
+struct Target {
+    spec: Arc<ProviderSpec>,
+    judge: Option<JudgeSpec>,
 }
 
 /// Reads an AgentV eval file.
@@ -63,21 +86,68 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         ));
     };
     doc.keys(&[], &top, TOP_KEYS, "an AgentV eval file")?;
-    let mut targets = Vec::new();
-    match (top.get("target"), top.get("targets")) {
-        (Some(_), Some(_)) => {
-            return Err(doc.err(&[key("targets")], "give `target` or `targets`, not both"));
+    let mut named = NamedTargets::new(&doc.base);
+    let mut suite = Suite::default();
+    let execution = match top.get("execution") {
+        None => Map::new(),
+        Some(Value::Object(map)) => {
+            doc.keys(
+                &[key("execution")],
+                map,
+                &["target", "targets", "workers"],
+                "execution",
+            )?;
+            map.clone()
         }
-        (Some(t), None) => targets.push(target(&doc, &[key("target")], t)?),
-        (None, Some(Value::Array(list))) => {
+        Some(_) => return Err(doc.err(&[key("execution")], "`execution` is a mapping")),
+    };
+    if let Some(w) = execution.get("workers") {
+        suite.concurrency = Some(w.as_u64().filter(|n| *n > 0).ok_or_else(|| {
+            doc.err(
+                &[key("execution"), key("workers")],
+                "`workers` is a whole number above 0",
+            )
+        })? as usize);
+    }
+    let mut targets = Vec::new();
+    let given: Vec<(Vec<Seg>, &Value)> = [
+        (vec![key("target")], top.get("target")),
+        (vec![key("targets")], top.get("targets")),
+        (
+            vec![key("execution"), key("target")],
+            execution.get("target"),
+        ),
+        (
+            vec![key("execution"), key("targets")],
+            execution.get("targets"),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(at, v)| v.map(|v| (at, v)))
+    .collect();
+    match given.as_slice() {
+        [] => targets.push(target(
+            &doc,
+            &[],
+            &Value::String("default".into()),
+            &mut named,
+        )?),
+        [(at, Value::Array(list))] => {
             for (i, t) in list.iter().enumerate() {
-                targets.push(target(&doc, &[key("targets"), Seg::Index(i)], t)?);
+                targets.push(target(&doc, &with(at, Seg::Index(i)), t, &mut named)?);
             }
         }
-        (None, Some(_)) => return Err(doc.err(&[key("targets")], "`targets` is a list")),
-        (None, None) => targets.push(target(&doc, &[], &Value::String("default".into()))?),
+        [(at, t)] if matches!(at.last(), Some(Seg::Key(k)) if k == "target") => {
+            targets.push(target(&doc, at, t, &mut named)?);
+        }
+        [(at, _)] => return Err(doc.err(at, "`targets` is a list")),
+        [_, (at, _), ..] => {
+            return Err(doc.err(
+                at,
+                "name the target once: `target`, `targets`, `execution.target` or `execution.targets`",
+            ));
+        }
     }
-    let mut suite = Suite::default();
     if let Some(v) = top.get("evaluate_options") {
         let at = [key("evaluate_options")];
         let Value::Object(map) = v else {
@@ -95,7 +165,9 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 }),
             }
         };
-        suite.concurrency = count("max_concurrency")?.map(|n| n as usize);
+        if let Some(n) = count("max_concurrency")? {
+            suite.concurrency = Some(n as usize);
+        }
         suite.repeat = count("repeat")?.map(|n| n.min(u64::from(u32::MAX)) as u32);
     }
     if let Some(v) = top.get("workspace") {
@@ -131,6 +203,17 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         }
         Some(_) => return Err(doc.err(&[key("default_test")], "`default_test` is a mapping")),
     };
+    // Suite-level graders: `default_test`'s, then the file's own `assert` / `assertions`.
+    let mut suite_level = Map::new();
+    for k in ["assert", "assertions"] {
+        if let Some(v) = top.get(k) {
+            suite_level.insert(k.to_string(), v.clone());
+        }
+    }
+    let suite_input = match top.get("input") {
+        None => Vec::new(),
+        Some(v) => messages(&doc, &[key("input")], v)?,
+    };
     let tests: Vec<(Vec<Seg>, Map<String, Value>)> = match top.get("tests") {
         Some(Value::Array(list)) => list
             .iter()
@@ -161,7 +244,6 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             ));
         }
     };
-    let several = targets.len() > 1;
     for (n, (at, test)) in tests.iter().enumerate() {
         doc.keys(at, test, TEST_KEYS, "a test")?;
         let line = spec::yaml_position(text, &steps(at)).map_or(1, |p| p.0);
@@ -170,6 +252,23 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             Some(other) => other.to_string(),
             None => format!("test {}", n + 1),
         };
+        let mut skip_defaults = false;
+        let mut case_targets = targets.clone();
+        match test.get("execution") {
+            None => {}
+            Some(Value::Object(map)) => {
+                let at = with(at, key("execution"));
+                doc.keys(&at, map, &["target", "skip_defaults"], "a test's execution")?;
+                skip_defaults = map
+                    .get("skip_defaults")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                if let Some(t) = map.get("target") {
+                    case_targets = vec![target(&doc, &with(&at, key("target")), t, &mut named)?];
+                }
+            }
+            Some(_) => return Err(doc.err(&with(at, key("execution")), "`execution` is a mapping")),
+        }
         let mut vars = default
             .get("vars")
             .and_then(Value::as_object)
@@ -178,25 +277,61 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         if let Some(Value::Object(v)) = test.get("vars") {
             vars.extend(v.clone());
         }
-        let prompt = match test.get("input") {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Array(messages)) => Value::Array(messages.clone()).to_string(),
-            _ => return Err(doc.err(at, "a test needs `input` (text or a list of messages)")),
+        // `{{ name }}` and `{{ vars.name }}` both read a var.
+        let mut scope = vars.clone();
+        scope.insert("vars".into(), Value::Object(vars.clone()));
+        let render = |t: &str| super::template::render(t, &scope).map_err(|e| doc.err(at, e));
+        let mut input = if skip_defaults {
+            Vec::new()
+        } else {
+            suite_input.clone()
         };
-        let prompt = super::template::render(&prompt, &vars).map_err(|e| doc.err(at, e))?;
+        match test.get("input") {
+            Some(v) => input.extend(messages(&doc, &with(at, key("input")), v)?),
+            None => {
+                return Err(doc.err(at, "a test needs `input` (text or a list of messages)"));
+            }
+        }
+        let input = input
+            .into_iter()
+            .map(|(role, text)| Ok((role, render(&text)?)))
+            .collect::<Result<Vec<_>, SuiteFileError>>()?;
+        let prompt = match input.as_slice() {
+            [(role, text)] if role == "user" => text.clone(),
+            _ => Value::Array(
+                input
+                    .iter()
+                    .map(|(role, text)| serde_json::json!({"role": role, "content": text}))
+                    .collect(),
+            )
+            .to_string(),
+        };
         let expected_output = match test.get("expected_output") {
             None => None,
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Array(messages)) => messages.last().and_then(|m| {
-                m.get("content")
-                    .map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_string))
-            }),
+            Some(Value::String(s)) => Some(render(s)?),
+            Some(Value::Array(messages)) => match messages.last().and_then(|m| m.get("content")) {
+                Some(Value::String(c)) => Some(render(c)?),
+                Some(c) => Some(c.to_string()),
+                None => None,
+            },
             Some(other) => Some(other.to_string()),
+        };
+        let criteria = match test.get("criteria") {
+            Some(Value::String(c)) => Some(render(c)?),
+            _ => None,
         };
         let mut asserts = Vec::new();
         let mut graded = Vec::new();
         let mut trajectories = Vec::new();
-        for (source, at) in [(&default, vec![key("default_test")]), (test, at.clone())] {
+        let mut lines = Vec::new();
+        let mut sources = vec![(&default, vec![key("default_test")])];
+        if !skip_defaults {
+            sources.push((&suite_level, Vec::new()));
+        }
+        sources.push((test, at.clone()));
+        // As AgentV does, a test's rubric lines (its own and the suite's) are one rubric
+        // grader: the judge scores them together.
+        for (source, at) in sources {
             for list_key in ["assert", "assertions"] {
                 let Some(list) = source.get(list_key) else {
                     continue;
@@ -212,25 +347,42 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                         &doc,
                         &at,
                         item,
-                        &mut asserts,
-                        &mut graded,
-                        &mut trajectories,
+                        criteria.as_deref(),
+                        &mut Found {
+                            asserts: &mut asserts,
+                            graded: &mut graded,
+                            lines: &mut lines,
+                            trajectories: &mut trajectories,
+                        },
                     )?;
                 }
             }
             if let Some(rubrics) = source.get("rubrics") {
                 let at = with(&at, key("rubrics"));
-                rubric_lines(&doc, &at, rubrics, &mut graded)?;
+                rubric_lines(&doc, &at, rubrics, &mut lines)?;
             }
         }
-        if let Some(Value::String(criteria)) = test.get("criteria") {
+        match lines.len() {
+            0 => {}
+            1 => graded.append(&mut lines),
+            _ => graded.push(rubric(
+                lines
+                    .iter()
+                    .map(|g| format!("- {}", g.value))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                None,
+            )),
+        }
+        if let Some(criteria) = &criteria {
             if graded.is_empty() && asserts.is_empty() && trajectories.is_empty() {
                 graded.push(rubric(criteria.clone(), None));
             }
         }
-        for (q, target) in targets.iter().enumerate() {
+        let several = case_targets.len() > 1;
+        for (q, target) in case_targets.iter().enumerate() {
             let name = if several {
-                format!("{} [{}]", id.replace("::", ":"), target.label)
+                format!("{} [{}]", id.replace("::", ":"), target.spec.label)
             } else {
                 id.replace("::", ":")
             };
@@ -238,13 +390,13 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 name,
                 line,
                 prompt: prompt.clone(),
-                provider: target.clone(),
+                provider: target.spec.clone(),
                 vars: vars.clone(),
                 asserts: asserts.clone(),
                 graded: graded.clone(),
                 transform: None,
                 threshold: None,
-                judge: None,
+                judge: target.judge.clone(),
                 base_dir: doc.base.clone(),
                 expected_output: expected_output.clone(),
                 position: format!(
@@ -252,13 +404,85 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                     n + 1,
                     tests.len(),
                     q + 1,
-                    target.label
+                    target.spec.label
                 ),
                 trajectories: trajectories.clone(),
             });
         }
     }
     Ok(suite)
+}
+
+/// What a test's assertion items become.
+struct Found<'a> {
+    asserts: &'a mut Vec<AssertSpec>,
+    graded: &'a mut Vec<Graded>,
+    /// Rubric lines (bare strings, `rubrics`): one rubric grader for all of them.
+    lines: &'a mut Vec<Graded>,
+    trajectories: &'a mut Vec<Trajectory>,
+}
+
+/// An `input`: text (one user message), one `{role, content}` message, or a list of them;
+/// `content` is text or a list of `{type: text | file, value}` blocks (a file's text is read
+/// from beside the eval file).
+fn messages(
+    doc: &Doc<'_>,
+    at: &[Seg],
+    value: &Value,
+) -> Result<Vec<(String, String)>, SuiteFileError> {
+    let one = |at: &[Seg], m: &Value| -> Result<(String, String), SuiteFileError> {
+        let Value::Object(map) = m else {
+            return Err(doc.err(at, "a message is a mapping with `role` and `content`"));
+        };
+        doc.keys(at, map, &["role", "content"], "a message")?;
+        let role = map.get("role").and_then(Value::as_str).unwrap_or("user");
+        if !matches!(role, "system" | "user" | "assistant") {
+            return Err(doc.err(
+                &with(at, key("role")),
+                format!("the role `{role}` is not supported; supported: system, user, assistant"),
+            ));
+        }
+        let text = match map.get("content") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(blocks)) => {
+                let mut parts = Vec::new();
+                for (i, block) in blocks.iter().enumerate() {
+                    let at = with(&with(at, key("content")), Seg::Index(i));
+                    let kind = block.get("type").and_then(Value::as_str);
+                    let text = block.get("value").and_then(Value::as_str);
+                    match (kind, text) {
+                        (Some("text"), Some(t)) => parts.push(t.to_string()),
+                        (Some("file"), Some(f)) => {
+                            let file = doc.base.join(f.trim_start_matches('/'));
+                            parts.push(std::fs::read_to_string(&file).map_err(|e| {
+                                doc.err(&at, format!("cannot read {}: {e}", file.display()))
+                            })?);
+                        }
+                        _ => {
+                            return Err(doc.err(
+                                &at,
+                                "a content block is `{type: text, value}` or `{type: file, value: path}`",
+                            ));
+                        }
+                    }
+                }
+                parts.join("\n\n")
+            }
+            Some(other) => other.to_string(),
+            None => return Err(doc.err(at, "a message needs `content`")),
+        };
+        Ok((role.to_string(), text))
+    };
+    match value {
+        Value::String(s) => Ok(vec![("user".into(), s.clone())]),
+        Value::Array(list) => list
+            .iter()
+            .enumerate()
+            .map(|(i, m)| one(&with(at, Seg::Index(i)), m))
+            .collect(),
+        Value::Object(map) if map.contains_key("role") => Ok(vec![one(at, value)?]),
+        other => Ok(vec![("user".into(), other.to_string())]),
+    }
 }
 
 fn steps(at: &[Seg]) -> Vec<spec::Step<'_>> {
@@ -270,7 +494,97 @@ fn steps(at: &[Seg]) -> Vec<spec::Step<'_>> {
         .collect()
 }
 
-fn target(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Arc<ProviderSpec>, SuiteFileError> {
+/// The nearest `.agentv/targets.yaml` above the eval file, read when a target is named.
+struct NamedTargets {
+    start: PathBuf,
+    loaded: Option<Option<(PathBuf, String, Vec<Value>)>>,
+}
+
+impl NamedTargets {
+    fn new(start: &Path) -> Self {
+        NamedTargets {
+            start: std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf()),
+            loaded: None,
+        }
+    }
+
+    fn file(&mut self) -> Result<Option<&(PathBuf, String, Vec<Value>)>, SuiteFileError> {
+        if self.loaded.is_none() {
+            let found = self.start.ancestors().find_map(|dir| {
+                ["targets.yaml", "targets.yml"]
+                    .iter()
+                    .map(|f| dir.join(".agentv").join(f))
+                    .find(|p| p.is_file())
+            });
+            self.loaded = Some(match found {
+                None => None,
+                Some(path) => {
+                    let text =
+                        std::fs::read_to_string(&path).map_err(|e| SuiteFileError::File {
+                            file: path.display().to_string(),
+                            message: format!("cannot read the targets file: {e}"),
+                        })?;
+                    let list = match parse_yaml(&path, &text)? {
+                        Value::Object(mut top) => match top.remove("targets") {
+                            Some(Value::Array(list)) => list,
+                            _ => {
+                                return Err(SuiteFileError::File {
+                                    file: path.display().to_string(),
+                                    message: "a targets file holds `targets:`, a list".into(),
+                                });
+                            }
+                        },
+                        _ => {
+                            return Err(SuiteFileError::File {
+                                file: path.display().to_string(),
+                                message: "a targets file is a mapping with `targets`".into(),
+                            });
+                        }
+                    };
+                    Some((path, text, list))
+                }
+            });
+        }
+        Ok(self.loaded.as_ref().and_then(Option::as_ref))
+    }
+}
+
+/// `${{ NAME }}` references replaced by the environment's values (empty when unset).
+fn interpolate(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${{") {
+        out.push_str(&rest[..start]);
+        match rest[start + 3..].find("}}") {
+            Some(end) => {
+                let name = rest[start + 3..start + 3 + end].trim();
+                out.push_str(&std::env::var(name).unwrap_or_default());
+                rest = &rest[start + 3 + end + 2..];
+            }
+            None => {
+                out.push_str(&rest[start..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The variable of a value that is exactly `${{ NAME }}`.
+fn env_name(text: &str) -> Option<String> {
+    let inner = text.trim().strip_prefix("${{")?.strip_suffix("}}")?.trim();
+    (!inner.is_empty() && !inner.contains("${{")).then(|| inner.to_string())
+}
+
+/// A target of the eval file: a name of `.agentv/targets.yaml`, `default` (the agent of
+/// niceeval.toml unless the targets file names one `default`), or a provider id.
+fn target(
+    doc: &Doc<'_>,
+    at: &[Seg],
+    value: &Value,
+    named: &mut NamedTargets,
+) -> Result<Target, SuiteFileError> {
     let (id, config) = match value {
         Value::String(id) => (id.clone(), None),
         Value::Object(map) => {
@@ -282,23 +596,220 @@ fn target(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Arc<ProviderSpec>,
                 .ok_or_else(|| doc.err(at, "a target needs `id` (a provider id)"))?;
             (id.to_string(), map.get("config").cloned())
         }
-        _ => return Err(doc.err(at, "a target is `default` or a provider id")),
+        _ => return Err(doc.err(at, "a target is `default`, a target name or a provider id")),
     };
+    if config.is_none() {
+        if let Some(found) = named_target(named, &id, 0)? {
+            return Ok(found);
+        }
+    }
     if id == "default" {
-        return Ok(Arc::new(ProviderSpec {
-            id: id.clone(),
-            label: id,
-            kind: ProviderKind::Configured,
-        }));
+        return Ok(Target {
+            spec: Arc::new(ProviderSpec {
+                id: id.clone(),
+                label: id,
+                kind: ProviderKind::Configured,
+            }),
+            judge: None,
+        });
     }
     agents::parse(&id, None, config.as_ref(), &doc.base)
-        .map(Arc::new)
+        .map(|spec| Target {
+            spec: Arc::new(spec),
+            judge: None,
+        })
         .map_err(|(_, m)| {
+            let searched = match named.file() {
+                Ok(Some((path, _, _))) => format!("not a target of {}", path.display()),
+                _ => "no .agentv/targets.yaml above the eval file".to_string(),
+            };
             doc.err(
                 at,
-                format!("{m}; or `default`: the agent of niceeval.toml (AgentV's named targets in .agentv/targets.yaml are not read)"),
+                format!(
+                    "target `{id}`: {searched}, and {m}; or `default`: the agent of niceeval.toml"
+                ),
             )
         })
+}
+
+const TARGET_KEYS: &[&str] = &[
+    "name",
+    "provider",
+    "use_target",
+    "grader_target",
+    "judge_target",
+    "workers",
+];
+const OPENAI_KEYS: &[&str] = &[
+    "base_url",
+    "api_key",
+    "model",
+    "api_format",
+    "temperature",
+    "max_output_tokens",
+];
+const ANTHROPIC_KEYS: &[&str] = &[
+    "base_url",
+    "api_key",
+    "model",
+    "temperature",
+    "max_output_tokens",
+];
+const CLI_KEYS: &[&str] = &[
+    "command",
+    "cwd",
+    "timeout_seconds",
+    "healthcheck",
+    "verbose",
+    "keep_temp_files",
+];
+
+/// The target called `name` in the targets file, if there is one.
+fn named_target(
+    named: &mut NamedTargets,
+    name: &str,
+    depth: usize,
+) -> Result<Option<Target>, SuiteFileError> {
+    let eval_dir = named.start.clone();
+    let Some((path, text, list)) = named.file()? else {
+        return Ok(None);
+    };
+    let Some(index) = list
+        .iter()
+        .position(|t| t.get("name").and_then(Value::as_str) == Some(name))
+    else {
+        return Ok(None);
+    };
+    let (path, text) = (path.clone(), text.clone());
+    let entry = list[index].clone();
+    let tdoc = Doc {
+        path: &path,
+        text: &text,
+        base: eval_dir.clone(),
+    };
+    let at = vec![key("targets"), Seg::Index(index)];
+    let Value::Object(map) = &entry else {
+        return Err(tdoc.err(&at, "a target is a mapping with `name` and `provider`"));
+    };
+    let string = |k: &str| map.get(k).and_then(Value::as_str).map(interpolate);
+    if let Some(other) = map.get("use_target").and_then(Value::as_str) {
+        tdoc.keys(
+            &at,
+            map,
+            &["name", "use_target"],
+            "a target with use_target",
+        )?;
+        let other = interpolate(other);
+        if other.is_empty() || depth > 8 {
+            return Err(tdoc.err(
+                &with(&at, key("use_target")),
+                format!("target `{name}`: `use_target` names no target (is its variable set?)"),
+            ));
+        }
+        return match named_target(named, &other, depth + 1)? {
+            Some(t) => Ok(Some(t)),
+            None => Err(tdoc.err(
+                &with(&at, key("use_target")),
+                format!("target `{name}`: `use_target` names `{other}`, which is not a target of this file"),
+            )),
+        };
+    }
+    let provider = map.get("provider").and_then(Value::as_str).unwrap_or("");
+    let own: &[&str] = match provider {
+        "openai" => OPENAI_KEYS,
+        "anthropic" => ANTHROPIC_KEYS,
+        "cli" => CLI_KEYS,
+        _ => {
+            return Err(tdoc.err(
+                &with(&at, key("provider")),
+                format!("target `{name}`: provider `{provider}` is not supported; supported: openai, anthropic, cli (and use_target)"),
+            ));
+        }
+    };
+    let allowed: Vec<&str> = TARGET_KEYS.iter().chain(own).copied().collect();
+    tdoc.keys(&at, map, &allowed, &format!("a `{provider}` target"))?;
+    let kind = match provider {
+        "cli" => {
+            let command = string("command").ok_or_else(|| {
+                tdoc.err(
+                    &at,
+                    format!("target `{name}`: a cli target needs `command`"),
+                )
+            })?;
+            ProviderKind::AgentvCli {
+                command,
+                cwd: eval_dir.join(string("cwd").unwrap_or_else(|| ".".into())),
+                timeout_seconds: map.get("timeout_seconds").and_then(Value::as_u64),
+            }
+        }
+        _ => {
+            if let Some(format) = string("api_format").filter(|f| f != "chat") {
+                return Err(tdoc.err(
+                    &with(&at, key("api_format")),
+                    format!(
+                        "target `{name}`: api_format `{format}` is not supported; supported: chat"
+                    ),
+                ));
+            }
+            let model = string("model").filter(|m| !m.is_empty()).ok_or_else(|| {
+                tdoc.err(
+                    &at,
+                    format!("target `{name}`: `model` is missing or its variable is not set"),
+                )
+            })?;
+            let raw_key = map.get("api_key").and_then(Value::as_str);
+            ProviderKind::Chat {
+                model: format!("{provider}/{model}"),
+                base_url: string("base_url").filter(|u| !u.is_empty()),
+                key_env: raw_key.and_then(env_name),
+                key: raw_key.filter(|k| env_name(k).is_none()).map(interpolate),
+                temperature: map.get("temperature").and_then(Value::as_f64),
+                max_tokens: map
+                    .get("max_output_tokens")
+                    .and_then(Value::as_u64)
+                    .map(|n| n.min(u64::from(u32::MAX)) as u32),
+            }
+        }
+    };
+    let judge_of = |kind: &ProviderKind| match kind {
+        ProviderKind::Chat {
+            model,
+            base_url,
+            key_env,
+            ..
+        } => Some(JudgeSpec {
+            model: model.clone(),
+            base_url: base_url.clone(),
+            key_env: key_env.clone(),
+        }),
+        _ => None,
+    };
+    let grader = map
+        .get("grader_target")
+        .or_else(|| map.get("judge_target"))
+        .and_then(Value::as_str)
+        .map(interpolate);
+    let judge = match grader {
+        Some(g) => match named_target(named, &g, depth + 1)? {
+            Some(t) => t.judge.or_else(|| judge_of(&t.spec.kind)),
+            None => {
+                return Err(tdoc.err(
+                    &with(&at, key("grader_target")),
+                    format!("target `{name}`: grader_target `{g}` is not a target of this file"),
+                ));
+            }
+        },
+        // An LLM target grades with itself, as AgentV does.
+        None => judge_of(&kind),
+    };
+    Ok(Some(Target {
+        spec: Arc::new(ProviderSpec {
+            id: name.to_string(),
+            label: name.to_string(),
+            kind,
+        }),
+        judge,
+    }))
 }
 
 fn rubric(text: String, weight: Option<f64>) -> Graded {
@@ -348,19 +859,40 @@ fn rubric_lines(
     Ok(())
 }
 
+fn args_match(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<ArgsMatch, SuiteFileError> {
+    match value {
+        Value::String(s) => match s.as_str() {
+            "exact" => Ok(ArgsMatch::Exact),
+            "superset" => Ok(ArgsMatch::Superset),
+            "subset" => Ok(ArgsMatch::Subset),
+            "ignore" => Ok(ArgsMatch::Ignore),
+            other => Err(doc.err(
+                at,
+                format!("args_match `{other}` is not supported; supported: exact, superset, subset, ignore, or a list of fields"),
+            )),
+        },
+        Value::Array(fields) => fields
+            .iter()
+            .map(|f| f.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .map(ArgsMatch::Fields)
+            .ok_or_else(|| doc.err(at, "args_match fields are names (text)")),
+        _ => Err(doc.err(at, "`args_match` is a mode or a list of fields")),
+    }
+}
+
 /// One `assert` item: a rubric line, a rubric or judge type, a tool trajectory, or a `spec`
 /// item (script graders included).
 fn item_of(
     doc: &Doc<'_>,
     at: &[Seg],
     item: &Value,
-    asserts: &mut Vec<AssertSpec>,
-    graded: &mut Vec<Graded>,
-    trajectories: &mut Vec<Trajectory>,
+    criteria: Option<&str>,
+    found: &mut Found<'_>,
 ) -> Result<(), SuiteFileError> {
     let map = match item {
         Value::String(line) => {
-            graded.push(rubric(line.clone(), None));
+            found.lines.push(rubric(line.clone(), None));
             return Ok(());
         }
         Value::Object(map) => map,
@@ -368,15 +900,50 @@ fn item_of(
     };
     let kind = map.get("type").and_then(Value::as_str).unwrap_or("");
     match kind {
-        "llm-rubric" | "llm_rubric" | "rubric" | "llm-judge" | "llm_judge" => {
-            let text = map
-                .get("value")
-                .or_else(|| map.get("prompt"))
-                .and_then(Value::as_str)
-                .ok_or_else(|| doc.err(at, format!("`{kind}` needs a `value`")))?;
-            let mut g = rubric(text.to_string(), map.get("weight").and_then(Value::as_f64));
+        "llm-rubric" | "llm_rubric" | "rubric" | "llm-judge" | "llm_judge" | "llm-grader"
+        | "llm_grader" => {
+            let grader = kind.contains("grader");
+            if grader {
+                doc.keys(
+                    at,
+                    map,
+                    &[
+                        "type",
+                        "name",
+                        "prompt",
+                        "value",
+                        "weight",
+                        "threshold",
+                        "required",
+                    ],
+                    kind,
+                )?;
+            }
+            let text = match map.get("value").or_else(|| map.get("prompt")) {
+                Some(Value::String(t)) => {
+                    // An llm-grader's `prompt` is a file beside the eval file, or the text.
+                    let file = doc.base.join(t);
+                    if grader && map.contains_key("prompt") && file.is_file() {
+                        std::fs::read_to_string(&file).map_err(|e| {
+                            doc.err(at, format!("cannot read {}: {e}", file.display()))
+                        })?
+                    } else {
+                        t.clone()
+                    }
+                }
+                Some(_) => return Err(doc.err(at, format!("`{kind}`'s value is text"))),
+                // An llm-grader without a prompt grades the test's criteria.
+                None if grader => criteria.map(str::to_string).ok_or_else(|| {
+                    doc.err(
+                        at,
+                        format!("`{kind}` needs a `prompt` or the test's `criteria`"),
+                    )
+                })?,
+                None => return Err(doc.err(at, format!("`{kind}` needs a `value`"))),
+            };
+            let mut g = rubric(text, map.get("weight").and_then(Value::as_f64));
             g.threshold = map.get("threshold").and_then(Value::as_f64);
-            graded.push(g);
+            found.graded.push(g);
         }
         "rubrics" => {
             let list = map
@@ -388,49 +955,94 @@ fn item_of(
                         "a `rubrics` item needs `criteria` (a list of rubric lines)",
                     )
                 })?;
-            rubric_lines(doc, &with(at, key("criteria")), list, graded)?;
+            rubric_lines(doc, &with(at, key("criteria")), list, found.lines)?;
         }
         "tool_trajectory" | "tool-trajectory" => {
             doc.keys(
                 at,
                 map,
-                &["type", "mode", "expected", "minimums", "name", "weight"],
-                "tool_trajectory",
+                &[
+                    "type",
+                    "mode",
+                    "expected",
+                    "minimums",
+                    "name",
+                    "weight",
+                    "args_match",
+                    "required",
+                ],
+                kind,
             )?;
             let mode = map
                 .get("mode")
                 .and_then(Value::as_str)
                 .unwrap_or("any_order");
-            if !matches!(mode, "any_order" | "in_order" | "exact") {
+            if !matches!(
+                mode,
+                "any_order" | "in_order" | "exact" | "superset" | "subset"
+            ) {
                 return Err(doc.err(
                     &with(at, key("mode")),
-                    format!("tool_trajectory mode `{mode}` is not supported; supported: any_order, in_order, exact"),
+                    format!("tool-trajectory mode `{mode}` is not supported; supported: any_order, in_order, exact, superset, subset"),
                 ));
             }
-            let expected = match map.get("expected") {
-                None => Vec::new(),
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .map(|i| match i {
-                        Value::String(s) => Some(s.clone()),
-                        Value::Object(m) => {
-                            m.get("tool").and_then(Value::as_str).map(str::to_string)
-                        }
-                        _ => None,
-                    })
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| {
-                        doc.err(
-                            &with(at, key("expected")),
-                            "each expected call is a tool name or `{tool: name}`",
-                        )
-                    })?,
+            let default_match = match map.get("args_match") {
+                None => ArgsMatch::Exact,
+                Some(v) => args_match(doc, &with(at, key("args_match")), v)?,
+            };
+            let mut expected = Vec::new();
+            match map.get("expected") {
+                None => {}
+                Some(Value::Array(items)) => {
+                    for (i, call) in items.iter().enumerate() {
+                        let at = with(&with(at, key("expected")), Seg::Index(i));
+                        let call = match call {
+                            Value::String(s) => ExpectedCall {
+                                tool: s.clone(),
+                                args: None,
+                                args_match: None,
+                            },
+                            Value::Object(m) => {
+                                doc.keys(
+                                    &at,
+                                    m,
+                                    &["tool", "args", "args_match"],
+                                    "an expected call",
+                                )?;
+                                let tool =
+                                    m.get("tool").and_then(Value::as_str).ok_or_else(|| {
+                                        doc.err(&at, "an expected call needs `tool` (a name)")
+                                    })?;
+                                ExpectedCall {
+                                    tool: tool.to_string(),
+                                    args: m
+                                        .get("args")
+                                        .filter(|a| a.as_str() != Some("any"))
+                                        .cloned(),
+                                    args_match: match m.get("args_match") {
+                                        None => None,
+                                        Some(v) => {
+                                            Some(args_match(doc, &with(&at, key("args_match")), v)?)
+                                        }
+                                    },
+                                }
+                            }
+                            _ => {
+                                return Err(doc.err(
+                                    &at,
+                                    "each expected call is a tool name or `{tool: name, args}`",
+                                ));
+                            }
+                        };
+                        expected.push(call);
+                    }
+                }
                 Some(_) => {
                     return Err(
                         doc.err(&with(at, key("expected")), "`expected` is a list of calls")
                     );
                 }
-            };
+            }
             let minimums = match map.get("minimums") {
                 None => Vec::new(),
                 Some(Value::Object(m)) => m
@@ -447,18 +1059,70 @@ fn item_of(
                     return Err(doc.err(&with(at, key("minimums")), "`minimums` is a mapping"));
                 }
             };
-            trajectories.push(Trajectory {
+            found.trajectories.push(Trajectory {
                 mode: mode.to_string(),
                 expected,
                 minimums,
+                args_match: default_match,
             });
         }
         _ => {
-            let spec = AssertSpec::from_item(item.clone()).map_err(|m| doc.err(at, m))?;
+            // AgentV's spellings of promptfoo's: `negate: true` is a `not-` type, a regex's
+            // `flags` go into the pattern, a `code-grader` is a script grader; `required` (a
+            // failing item fails its test) is what every niceeval item does.
+            let mut item = map.clone();
+            item.remove("required");
+            let negate = match item.remove("negate") {
+                None => false,
+                Some(Value::Bool(b)) => b,
+                Some(_) => {
+                    return Err(doc.err(&with(at, key("negate")), "`negate` is true or false"));
+                }
+            };
+            let mut kind = kind.to_string();
+            if matches!(kind.as_str(), "code-grader" | "code_grader") {
+                if let Some(cwd) = item.remove("cwd") {
+                    if cwd.as_str().is_none_or(|c| !matches!(c, "." | "./")) {
+                        return Err(doc.err(
+                            &with(at, key("cwd")),
+                            "a code-grader's `cwd` other than `.` (the eval file's directory) is not supported",
+                        ));
+                    }
+                }
+                kind = "script".into();
+            }
+            if let Some(flags) = item.remove("flags") {
+                let flags = flags.as_str().unwrap_or_default();
+                let pattern = item.get("value").and_then(Value::as_str);
+                match pattern {
+                    Some(p) if kind == "regex" && flags.chars().all(|c| "imsx".contains(c)) => {
+                        let p = if flags.is_empty() {
+                            p.to_string()
+                        } else {
+                            format!("(?{flags}){p}")
+                        };
+                        item.insert("value".into(), Value::String(p));
+                    }
+                    _ => {
+                        return Err(doc.err(
+                            &with(at, key("flags")),
+                            "`flags` (i, m, s, x) go with a `regex` pattern",
+                        ));
+                    }
+                }
+            }
+            if negate {
+                kind = match kind.strip_prefix("not-") {
+                    Some(rest) => rest.to_string(),
+                    None => format!("not-{kind}"),
+                };
+            }
+            item.insert("type".into(), Value::String(kind));
+            let spec = AssertSpec::from_item(Value::Object(item)).map_err(|m| doc.err(at, m))?;
             spec::validate_in(std::slice::from_ref(&spec), Some(&doc.base)).map_err(|e| {
                 doc.err(at, e.to_string().replacen("assertion #0 ", "assertion ", 1))
             })?;
-            asserts.push(spec);
+            found.asserts.push(spec);
         }
     }
     Ok(())

@@ -111,49 +111,140 @@ pub(crate) struct SuiteCase {
     pub trajectories: Vec<Trajectory>,
 }
 
-/// AgentV's `tool_trajectory`: the tools the agent called, by name.
+/// AgentV's `tool-trajectory`: the tools the agent called, by name and arguments.
 #[derive(Debug, Clone)]
 pub(crate) struct Trajectory {
-    /// `any_order` (every expected call happened), `in_order` (they happened in this order,
-    /// others between them allowed) or `exact` (exactly these calls, in order).
+    /// `any_order` (every expected call happened, minimums met), `in_order` (they happened
+    /// in this order, others between them allowed), `exact` (exactly these calls, in order),
+    /// `superset` (each expected call matched by its own actual call, in any order) or
+    /// `subset` (every actual call is one of the expected ones).
     pub mode: String,
-    pub expected: Vec<String>,
+    pub expected: Vec<ExpectedCall>,
     /// At least this many calls of each tool.
     pub minimums: Vec<(String, usize)>,
+    /// How arguments are compared when an expected call names none (`args_match`).
+    pub args_match: ArgsMatch,
+}
+
+/// One expected call of a trajectory.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ExpectedCall {
+    pub tool: String,
+    /// `None`: any arguments (`args: any`, or no `args`).
+    pub args: Option<Value>,
+    /// This call's own `args_match`.
+    pub args_match: Option<ArgsMatch>,
+}
+
+/// AgentV's `args_match`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ArgsMatch {
+    /// Equal, no extra keys (AgentV's default).
+    Exact,
+    /// The actual arguments hold every expected key, with its value.
+    Superset,
+    /// Every actual key is expected, with its value.
+    Subset,
+    /// Not compared.
+    Ignore,
+    /// Only these fields (dot paths) are compared.
+    Fields(Vec<String>),
+}
+
+impl ExpectedCall {
+    fn matches(&self, default: &ArgsMatch, name: &str, input: &Value) -> bool {
+        if self.tool != name {
+            return false;
+        }
+        let Some(expected) = &self.args else {
+            return true;
+        };
+        let field = |v: &Value, path: &str| path.split('.').try_fold(v, |v, k| v.get(k)).cloned();
+        let pairs = |a: &Value, b: &Value| match (a.as_object(), b.as_object()) {
+            (Some(a), Some(b)) => a.iter().all(|(k, v)| b.get(k) == Some(v)),
+            _ => a == b,
+        };
+        match self.args_match.as_ref().unwrap_or(default) {
+            ArgsMatch::Exact => expected == input,
+            ArgsMatch::Superset => pairs(expected, input),
+            ArgsMatch::Subset => pairs(input, expected),
+            ArgsMatch::Ignore => true,
+            ArgsMatch::Fields(fields) => {
+                fields.iter().all(|f| field(expected, f) == field(input, f))
+            }
+        }
+    }
 }
 
 impl Trajectory {
-    /// Whether `calls` satisfy it, and why not.
-    pub(crate) fn check(&self, calls: &[String]) -> Result<(), String> {
+    /// Whether `calls` (tool name and input) satisfy it, and why not.
+    pub(crate) fn check(&self, calls: &[(String, Value)]) -> Result<(), String> {
+        let names: Vec<&str> = calls.iter().map(|(n, _)| n.as_str()).collect();
         for (tool, min) in &self.minimums {
-            let n = calls.iter().filter(|c| *c == tool).count();
+            let n = names.iter().filter(|c| **c == tool.as_str()).count();
             if n < *min {
                 return Err(format!(
-                    "`{tool}` was called {n} time(s), at least {min} expected; calls: {calls:?}"
+                    "`{tool}` was called {n} time(s), at least {min} expected; calls: {names:?}"
                 ));
             }
         }
+        let hit = |want: &ExpectedCall, (name, input): &(String, Value)| {
+            want.matches(&self.args_match, name, input)
+        };
+        let wanted: Vec<&str> = self.expected.iter().map(|e| e.tool.as_str()).collect();
         match self.mode.as_str() {
-            "exact" if calls != self.expected.as_slice() => Err(format!(
-                "the calls were {calls:?}, exactly {:?} expected",
-                self.expected
-            )),
+            "exact" => {
+                let same = calls.len() == self.expected.len()
+                    && self.expected.iter().zip(calls).all(|(w, c)| hit(w, c));
+                if same {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "the calls were {names:?}, exactly {wanted:?} expected (with their arguments)"
+                    ))
+                }
+            }
             "in_order" => {
                 let mut rest = calls.iter();
                 for want in &self.expected {
-                    if !rest.any(|c| c == want) {
+                    if !rest.any(|c| hit(want, c)) {
                         return Err(format!(
-                            "`{want}` was not called in the order {:?}; calls: {calls:?}",
-                            self.expected
+                            "`{}` was not called in the order {wanted:?} (with its arguments); calls: {names:?}",
+                            want.tool
                         ));
                     }
                 }
                 Ok(())
             }
-            _ => match self.expected.iter().find(|w| !calls.contains(w)) {
-                Some(missing) => Err(format!("`{missing}` was never called; calls: {calls:?}")),
+            "subset" => match calls
+                .iter()
+                .find(|c| !self.expected.iter().any(|w| hit(w, c)))
+            {
+                Some((name, _)) => Err(format!(
+                    "`{name}` was called, and only {wanted:?} are allowed; calls: {names:?}"
+                )),
                 None => Ok(()),
             },
+            // `superset` and `any_order`: each expected call has its own actual call.
+            _ => {
+                let mut used = vec![false; calls.len()];
+                for want in &self.expected {
+                    let found = calls
+                        .iter()
+                        .enumerate()
+                        .find(|(i, c)| !used[*i] && hit(want, c));
+                    match found {
+                        Some((i, _)) => used[i] = true,
+                        None => {
+                            return Err(format!(
+                                "`{}` was never called (with its arguments); calls: {names:?}",
+                                want.tool
+                            ));
+                        }
+                    }
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -374,26 +465,34 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
         }
     }
     if !case.trajectories.is_empty() {
-        let calls: Vec<String> = t
+        let calls: Vec<(String, Value)> = t
             .events()
             .iter()
             .filter_map(|e| match e {
-                crate::event::Event::ActionCalled { name, .. } => Some(name.clone()),
+                crate::event::Event::ActionCalled { name, input, .. } => {
+                    Some((name.clone(), input.clone()))
+                }
                 _ => None,
             })
             .collect();
+        let names: Vec<&str> = calls.iter().map(|(n, _)| n.as_str()).collect();
         for trajectory in &case.trajectories {
             let verdict = trajectory.check(&calls);
             let label = match &verdict {
                 Ok(()) => format!(
                     "tool_trajectory {} {:?}",
-                    trajectory.mode, trajectory.expected
+                    trajectory.mode,
+                    trajectory
+                        .expected
+                        .iter()
+                        .map(|e| e.tool.as_str())
+                        .collect::<Vec<_>>()
                 ),
                 Err(why) => format!("tool_trajectory {}: {why}", trajectory.mode),
             };
             let passed = verdict.is_ok();
             t.check(
-                calls.join(", ").as_str(),
+                names.join(", ").as_str(),
                 crate::expect::satisfies(move |_: &str| passed, label),
             );
         }
