@@ -324,13 +324,167 @@ tests:
     write(
         dir.path(),
         "bad.eval.yaml",
-        "name: x\ntarget: default\nexecution: {}\ntests: []\n",
+        "name: x\ntarget: default\ntrials: {}\ntests: []\n",
     );
     let out = niceeval(dir.path(), &fake, &["bad.eval.yaml"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("bad.eval.yaml:3:12: `execution` in an AgentV eval file is not supported"),
+        stderr.contains("bad.eval.yaml:3:9: `trials` in an AgentV eval file is not supported"),
+        "{stderr}"
+    );
+}
+
+/// AgentV's named targets: `execution.target` names a target of the nearest
+/// `.agentv/targets.yaml`; a `cli` target's output file carries the agent's tool calls, which
+/// `tool-trajectory` items check (modes, `args_match`); an LLM target reaches the fake through
+/// `${{ VAR }}` settings and grades with itself; unsupported providers and keys of the targets
+/// file are errors naming its line and column.
+#[test]
+fn agentv_named_targets_cli_agents_and_trajectories() {
+    let fake = Fake::start();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        ".agentv/targets.yaml",
+        r#"
+targets:
+  - name: default
+    use_target: ${{ NICEEVAL_TEST_TARGET }}
+  - name: llm
+    provider: openai
+    base_url: ${{ OPENAI_BASE_URL }}
+    api_key: ${{ OPENAI_API_KEY }}
+    model: gpt-4o-mini
+  - name: agent
+    provider: cli
+    grader_target: llm
+    command: python3 agent.py {PROMPT} {OUTPUT_FILE}
+    cwd: ..
+"#,
+    );
+    write(
+        dir.path(),
+        "agent.py",
+        "import json, sys\nprompt, out = sys.argv[1], sys.argv[2]\ncalls = [{'tool': 'search', 'input': {'q': prompt, 'page': 1}}, {'tool': 'fetch', 'input': {'id': 7}}]\njson.dump({'output': [{'role': 'assistant', 'content': 'found it', 'tool_calls': calls}]}, open(out, 'w'))\n",
+    );
+    write(
+        dir.path(),
+        "evals/agent.eval.yaml",
+        r#"
+name: agent
+execution:
+  target: agent
+assertions:
+  - type: contains
+    value: found
+tests:
+  - id: ordered
+    input: weather
+    assertions:
+      - type: tool-trajectory
+        mode: in_order
+        args_match: superset
+        expected:
+          - tool: search
+            args: {q: weather}
+          - tool: fetch
+  - id: wrong-args
+    input: weather
+    assertions:
+      - type: tool-trajectory
+        mode: exact
+        expected:
+          - tool: search
+            args: {q: weather}
+          - tool: fetch
+            args: any
+  - id: allowed
+    input: news
+    execution:
+      skip_defaults: true
+    assertions:
+      - type: tool-trajectory
+        mode: subset
+        expected: [{tool: search}]
+      - type: regex
+        value: FOUND
+        flags: i
+  - id: on-the-llm
+    input: Please refuse
+    execution:
+      target: default
+      skip_defaults: true
+    criteria: Answers politely
+"#,
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_niceeval"))
+        .args(["eval", "evals/agent.eval.yaml", "--jsonl", "o.jsonl"])
+        .current_dir(dir.path())
+        .env("OPENAI_BASE_URL", &fake.url)
+        .env("OPENAI_API_KEY", "sk-fake")
+        .env("NICEEVAL_TEST_TARGET", "llm")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "{stdout}\n{stderr}");
+    let jsonl = std::fs::read_to_string(dir.path().join("o.jsonl")).unwrap();
+    let outcome = |name: &str| {
+        jsonl
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|r| r["id"].as_str().is_some_and(|id| id.ends_with(name)))
+            .unwrap_or_else(|| panic!("no {name} in {jsonl}"))
+    };
+    // Superset arguments in order: `search` had `page` too, which superset allows.
+    assert_eq!(outcome("agent::ordered")["outcome"], "passed", "{stdout}");
+    // Exact arguments (AgentV's default): `page` is one key too many.
+    let wrong = outcome("agent::wrong-args");
+    assert_eq!(wrong["outcome"], "failed", "{stdout}");
+    assert!(wrong.to_string().contains("exactly"), "{wrong}");
+    // `fetch` is not in the allowed set; the regex's `i` flag matched `found`; the suite's
+    // `contains` was skipped.
+    let allowed = outcome("agent::allowed");
+    assert_eq!(allowed["outcome"], "failed", "{stdout}");
+    assert!(
+        allowed.to_string().contains("`fetch` was called"),
+        "{allowed}"
+    );
+    assert_eq!(
+        allowed["assertions"].as_array().map(Vec::len),
+        Some(2),
+        "{allowed}"
+    );
+    // The per-test target: `default` → `llm` through use_target; the fake's judge fails a
+    // reply that says sorry.
+    let llm = outcome("agent::on-the-llm");
+    assert_eq!(llm["outcome"], "failed", "{stdout}");
+    assert!(llm.to_string().contains("judge"), "{llm}");
+
+    // The targets file's errors name its line and column.
+    write(
+        dir.path(),
+        ".agentv/targets.yaml",
+        "targets:\n  - name: agent\n    provider: azure\n    model: x\n",
+    );
+    let out = niceeval(dir.path(), &fake, &["evals/agent.eval.yaml"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(".agentv/targets.yaml:3:15: target `agent`: provider `azure` is not supported; supported: openai, anthropic, cli"),
+        "{stderr}"
+    );
+    write(
+        dir.path(),
+        ".agentv/targets.yaml",
+        "targets:\n  - name: agent\n    provider: cli\n    command: x\n    batch: true\n",
+    );
+    let out = niceeval(dir.path(), &fake, &["evals/agent.eval.yaml"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(".agentv/targets.yaml:5:12: `batch` in a `cli` target is not supported"),
         "{stderr}"
     );
 }

@@ -2,6 +2,7 @@
 //! against a loopback fake of the OpenAI API (`scripts/fake-openai.py`), and the conformance
 //! corpus run with promptfoo 0.123.1 and niceeval.
 
+mod agentv_conformance;
 mod conformance;
 mod eval;
 mod support;
