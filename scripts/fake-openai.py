@@ -13,7 +13,8 @@ Graders: a request with a forced tool (niceeval's judge) gets a tool call scorin
 ("user-specified rubric") gets {"reason", "pass", "score"} by the same rule.
 AgentV (4.42.4): streamed requests (`"stream": true`) get the same answer as server-sent events;
 its LLM grader ("a single JSON object matching this schema") gets {"score", "assertions"} and its
-rubric grader ("each rubric item") one check per rubric id, by the same rule.
+rubric grader ("each rubric item") one check per rubric id, and its score-range grader ("each
+criterion") a score of 10 (or 0) per criterion, by the same rule.
 """
 import json
 import re
@@ -144,6 +145,11 @@ def agentv_grade(system, user, passing):
         # The rubric grader: one check per `- [id]` line of the rubric list.
         ids = re.findall(r"^- \[([^\]]+)\]", user, re.M)
         return json.dumps({"checks": [{"id": i, "satisfied": passing, "reasoning": "fake"} for i in ids],
+                           "overall_reasoning": "fake grader"})
+    if "score the candidate answer on each criterion" in system.lower():
+        # The score-range rubric grader: 0-10 per `### Criterion: id`.
+        ids = re.findall(r"^### Criterion: (\S+)", user, re.M)
+        return json.dumps({"checks": [{"id": i, "score": 10 if passing else 0, "reasoning": "fake"} for i in ids],
                            "overall_reasoning": "fake grader"})
     if "respond with a single json object matching this schema" not in system.lower():
         return None

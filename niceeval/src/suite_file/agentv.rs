@@ -23,8 +23,12 @@ use super::{
 use crate::spec::{self, AssertSpec};
 
 const TOP_KEYS: &[&str] = &[
+    "$schema",
     "name",
     "description",
+    "category",
+    "metadata",
+    "governance",
     "version",
     "author",
     "license",
@@ -277,10 +281,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         if let Some(Value::Object(v)) = test.get("vars") {
             vars.extend(v.clone());
         }
-        // `{{ name }}` and `{{ vars.name }}` both read a var.
-        let mut scope = vars.clone();
-        scope.insert("vars".into(), Value::Object(vars.clone()));
-        let render = |t: &str| super::template::render(t, &scope).map_err(|e| doc.err(at, e));
+        let render = |t: &str| -> Result<String, SuiteFileError> { Ok(interpolate_vars(t, &vars)) };
         let mut input = if skip_defaults {
             Vec::new()
         } else {
@@ -494,10 +495,13 @@ fn steps(at: &[Seg]) -> Vec<spec::Step<'_>> {
         .collect()
 }
 
+/// A targets file: its path, its text and its `targets` list.
+type TargetsFile = (PathBuf, String, Vec<Value>);
+
 /// The nearest `.agentv/targets.yaml` above the eval file, read when a target is named.
 struct NamedTargets {
     start: PathBuf,
-    loaded: Option<Option<(PathBuf, String, Vec<Value>)>>,
+    loaded: Option<Option<TargetsFile>>,
 }
 
 impl NamedTargets {
@@ -508,7 +512,7 @@ impl NamedTargets {
         }
     }
 
-    fn file(&mut self) -> Result<Option<&(PathBuf, String, Vec<Value>)>, SuiteFileError> {
+    fn file(&mut self) -> Result<Option<&TargetsFile>, SuiteFileError> {
         if self.loaded.is_none() {
             let found = self.start.ancestors().find_map(|dir| {
                 ["targets.yaml", "targets.yml"]
@@ -569,6 +573,33 @@ fn interpolate(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// AgentV's test templating: each `{{ name }}` / `{{ a.b }}` naming a var (a dotted path into
+/// it) is replaced by its value (JSON when it is not text); anything else, Jinja-looking text
+/// included, stays as it is. Without vars, nothing changes.
+fn interpolate_vars(text: &str, vars: &Map<String, Value>) -> String {
+    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    if vars.is_empty() || !text.contains("{{") {
+        return text.to_string();
+    }
+    let pattern = PATTERN.get_or_init(|| {
+        regex::Regex::new(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}").expect("a valid pattern")
+    });
+    pattern
+        .replace_all(text, |c: &regex::Captures<'_>| {
+            let mut parts = c[1].split('.');
+            let first = parts.next().and_then(|k| vars.get(k));
+            match parts
+                .try_fold(first, |v, k| Some(v?.as_object()?.get(k)))
+                .flatten()
+            {
+                Some(Value::String(s)) => s.clone(),
+                Some(v) => v.to_string(),
+                None => c[0].to_string(),
+            }
+        })
+        .into_owned()
 }
 
 /// The variable of a value that is exactly `${{ NAME }}`.
@@ -841,17 +872,56 @@ fn rubric_lines(
                 doc.keys(
                     &at,
                     map,
-                    &["id", "outcome", "description", "text", "weight", "required"],
+                    &[
+                        "id",
+                        "outcome",
+                        "description",
+                        "text",
+                        "weight",
+                        "required",
+                        "score_ranges",
+                        "min_score",
+                    ],
                     "a rubric",
                 )?;
-                let text = ["outcome", "description", "text"]
+                let outcome = ["outcome", "description", "text"]
                     .iter()
-                    .find_map(|k| map.get(*k).and_then(Value::as_str))
-                    .ok_or_else(|| doc.err(&at, "a rubric item needs `outcome` (its text)"))?;
-                graded.push(rubric(
-                    text.to_string(),
-                    map.get("weight").and_then(Value::as_f64),
-                ));
+                    .find_map(|k| map.get(*k).and_then(Value::as_str));
+                // A criterion with score ranges (AgentV's analytic rubric) is its id and its
+                // bands, in words.
+                let text = match (outcome, map.get("score_ranges")) {
+                    (Some(text), None) => text.to_string(),
+                    (outcome, Some(Value::Object(ranges))) => {
+                        let mut text = outcome
+                            .or_else(|| map.get("id").and_then(Value::as_str))
+                            .unwrap_or("criterion")
+                            .to_string();
+                        text.push_str(", scored 0-10 by these bands:");
+                        for (from, band) in ranges {
+                            let band = band
+                                .as_str()
+                                .map_or_else(|| band.to_string(), str::to_string);
+                            text.push_str(&format!(" from {from}: {band};"));
+                        }
+                        if let Some(min) = map.get("min_score").and_then(Value::as_f64) {
+                            text.push_str(&format!(" it needs at least {min} of 1"));
+                        }
+                        text
+                    }
+                    (_, Some(_)) => {
+                        return Err(doc.err(
+                            &with(&at, key("score_ranges")),
+                            "`score_ranges` maps each band's lowest score to its description",
+                        ));
+                    }
+                    (None, None) => {
+                        return Err(doc.err(
+                            &at,
+                            "a rubric item needs `outcome` (its text) or `score_ranges`",
+                        ));
+                    }
+                };
+                graded.push(rubric(text, map.get("weight").and_then(Value::as_f64)));
             }
             _ => return Err(doc.err(&at, "a rubric is text or a mapping with `outcome`")),
         }
