@@ -1197,3 +1197,116 @@ fn item_of(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(tool: &str, args: Option<Value>, args_match: Option<ArgsMatch>) -> ExpectedCall {
+        ExpectedCall {
+            tool: tool.into(),
+            args,
+            args_match,
+        }
+    }
+
+    #[test]
+    fn interpolates_vars_as_agentv_does() {
+        let vars = json!({"q": "Paris?", "p": {"name": "Ada"}, "n": 3})
+            .as_object()
+            .cloned()
+            .unwrap();
+        assert_eq!(
+            interpolate_vars("{{q}} {{ p.name }} {{n}} {{ p }}", &vars),
+            r#"Paris? Ada 3 {"name":"Ada"}"#
+        );
+        // Unknown names and expressions stay as they are (a Jinja payload in a prompt).
+        assert_eq!(
+            interpolate_vars("{{ 7 * 7 }} {{ config.SECRET }}", &vars),
+            "{{ 7 * 7 }} {{ config.SECRET }}"
+        );
+        // Without vars nothing is touched.
+        assert_eq!(interpolate_vars("{{q}}", &Map::new()), "{{q}}");
+    }
+
+    #[test]
+    fn reads_environment_references_of_targets() {
+        let path = std::env::var("PATH").unwrap_or_default();
+        assert_eq!(interpolate("${{ PATH }}/a"), format!("{path}/a"));
+        assert_eq!(interpolate("${{ NICEEVAL_AGENTV_UNSET }}"), "");
+        assert_eq!(
+            env_name(" ${{ OPENAI_API_KEY }} ").as_deref(),
+            Some("OPENAI_API_KEY")
+        );
+        assert_eq!(env_name("sk-${{ X }}"), None);
+    }
+
+    #[test]
+    fn trajectories_match_modes_and_arguments() {
+        let calls = vec![
+            ("search".to_string(), json!({"q": "weather", "page": 1})),
+            ("fetch".to_string(), json!({"id": 7})),
+        ];
+        let t = |mode: &str, expected: Vec<ExpectedCall>, args_match: ArgsMatch| Trajectory {
+            mode: mode.into(),
+            expected,
+            minimums: Vec::new(),
+            args_match,
+        };
+        let search = |args_match| call("search", Some(json!({"q": "weather"})), args_match);
+        // Exact arguments (the default) fail on the extra `page`; superset passes.
+        assert!(
+            t("in_order", vec![search(None)], ArgsMatch::Exact)
+                .check(&calls)
+                .is_err()
+        );
+        assert!(
+            t("in_order", vec![search(None)], ArgsMatch::Superset)
+                .check(&calls)
+                .is_ok()
+        );
+        assert!(
+            t(
+                "in_order",
+                vec![search(Some(ArgsMatch::Fields(vec!["q".into()])))],
+                ArgsMatch::Exact
+            )
+            .check(&calls)
+            .is_ok()
+        );
+        // Order, exactness, sets.
+        let names = |n: &[&str]| n.iter().map(|n| call(n, None, None)).collect::<Vec<_>>();
+        assert!(
+            t("in_order", names(&["fetch", "search"]), ArgsMatch::Exact)
+                .check(&calls)
+                .is_err()
+        );
+        assert!(
+            t("exact", names(&["search", "fetch"]), ArgsMatch::Exact)
+                .check(&calls)
+                .is_ok()
+        );
+        assert!(
+            t("exact", names(&["search"]), ArgsMatch::Exact)
+                .check(&calls)
+                .is_err()
+        );
+        assert!(
+            t("superset", names(&["fetch", "search"]), ArgsMatch::Exact)
+                .check(&calls)
+                .is_ok()
+        );
+        assert!(
+            t("superset", names(&["search", "search"]), ArgsMatch::Exact)
+                .check(&calls)
+                .is_err()
+        );
+        let subset = t("subset", names(&["search"]), ArgsMatch::Exact).check(&calls);
+        assert!(subset.unwrap_err().contains("`fetch` was called"));
+        let mut minimums = t("any_order", Vec::new(), ArgsMatch::Exact);
+        minimums.minimums = vec![("search".into(), 2)];
+        assert!(minimums.check(&calls).unwrap_err().contains("at least 2"));
+    }
+}
