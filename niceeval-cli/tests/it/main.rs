@@ -1,6 +1,6 @@
 //! The `niceeval` command's integration tests: `niceeval eval` on promptfoo suite files
 //! against a loopback fake of the OpenAI API (`scripts/fake-openai.py`), and the conformance
-//! corpus run with promptfoo 0.123.1 and niceeval.
+//! corpora run with promptfoo 0.123.1, AgentV 4.42.4 and niceeval.
 
 mod agentv_conformance;
 mod conformance;

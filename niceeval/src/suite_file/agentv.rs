@@ -400,6 +400,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 judge: target.judge.clone(),
                 base_dir: doc.base.clone(),
                 expected_output: expected_output.clone(),
+                criteria: criteria.clone(),
                 position: format!(
                     "AgentV test {} of {}, target {} ({})",
                     n + 1,
@@ -843,11 +844,14 @@ fn named_target(
     }))
 }
 
+/// AgentV's verdict: a grader passes at a score of 0.8 (`DEFAULT_THRESHOLD`).
+const PASS_AT: f64 = 0.8;
+
 fn rubric(text: String, weight: Option<f64>) -> Graded {
     Graded {
         kind: GradedKind::Rubric,
         value: text,
-        threshold: None,
+        threshold: Some(PASS_AT),
         weight,
         metric: None,
         judge: None,
@@ -1012,7 +1016,10 @@ fn item_of(
                 None => return Err(doc.err(at, format!("`{kind}` needs a `value`"))),
             };
             let mut g = rubric(text, map.get("weight").and_then(Value::as_f64));
-            g.threshold = map.get("threshold").and_then(Value::as_f64);
+            g.threshold = map
+                .get("threshold")
+                .and_then(Value::as_f64)
+                .or(Some(PASS_AT));
             found.graded.push(g);
         }
         "rubrics" => {
@@ -1160,6 +1167,10 @@ fn item_of(
                     }
                 }
                 kind = "script".into();
+                // A code-grader passes at AgentV's 0.8 unless it says otherwise.
+                if !item.contains_key("threshold") {
+                    item.insert("threshold".into(), Value::from(PASS_AT));
+                }
             }
             if let Some(flags) = item.remove("flags") {
                 let flags = flags.as_str().unwrap_or_default();

@@ -104,6 +104,8 @@ pub(crate) struct SuiteCase {
     pub base_dir: PathBuf,
     /// AgentV's expected output (the `expected_output` of script graders).
     pub expected_output: Option<String>,
+    /// AgentV's `criteria` (the `criteria` of script graders).
+    pub criteria: Option<String>,
     /// Where the case sits in the matrix, in words (`test 3, prompt 1, provider 2`): the
     /// eval's description.
     pub position: String,
@@ -425,6 +427,7 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     context.prompt = Some(case.prompt.clone());
     context.input = Some(case.prompt.clone());
     context.expected_output = case.expected_output.clone();
+    context.criteria = case.criteria.clone();
     let (plain, transformed): (Vec<&AssertSpec>, Vec<&AssertSpec>) =
         case.asserts.iter().partition(|a| !is_js_transform(a));
     let plain: Vec<AssertSpec> = plain.into_iter().cloned().collect();

@@ -335,6 +335,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                     judge: test.judge.clone(),
                     base_dir: doc.base.clone(),
                     expected_output: None,
+                    criteria: None,
                     trajectories: Vec::new(),
                     position: format!(
                         "promptfoo test {} of {}, prompt {} ({}), provider {} ({})",
