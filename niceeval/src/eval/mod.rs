@@ -297,6 +297,13 @@ impl Eval {
         Ok(turn)
     }
 
+    /// Earlier turns the agent gets as this session's history before the first send (a suite
+    /// file's chat prompt with several turns).
+    #[cfg(feature = "suites")]
+    pub(crate) fn seed_history(&mut self, messages: Vec<Message>) {
+        self.history.extend(messages);
+    }
+
     /// Starts a new conversation: the agent gets a new session id and an empty history. Events
     /// and assertions of the run are kept; a turn left waiting for input can no longer be
     /// answered with [`Eval::respond`].

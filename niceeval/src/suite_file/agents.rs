@@ -13,7 +13,8 @@ use serde_json::{Map, Value, json};
 use super::{SuiteCase, template};
 use crate::agent::chat::ChatAgent;
 use crate::agent::command::{CommandAgent, InputMode};
-use crate::agent::{Agent, AgentError, Request};
+use crate::agent::{Agent, AgentError, Message, Request};
+use crate::event::Role;
 use crate::provider::{ApiKey, ClientOptions};
 
 /// One provider of a suite file.
@@ -251,13 +252,22 @@ fn unsupported_id(id: &str) -> String {
 
 /// The agent a case sends its prompt to, and what it sends.
 /// `None`: the agent the configuration gives the run.
-pub(crate) fn agent_for(case: &SuiteCase) -> Result<(Option<Arc<dyn Agent>>, String), String> {
+/// What a case sends: its agent (`None`: the configured one), the turn's input, and the
+/// earlier turns of a chat prompt (the history).
+pub(crate) type Sending = (Option<Arc<dyn Agent>>, String, Vec<Message>);
+
+/// With a chat provider, the prompt's earlier turns are the turn's history.
+pub(crate) fn agent_for(case: &SuiteCase) -> Result<Sending, String> {
     let provider = &case.provider;
     let (agent, input): (Arc<dyn Agent>, String) = match &provider.kind {
-        ProviderKind::Configured => return Ok((None, case.prompt.clone())),
+        ProviderKind::Configured => return Ok((None, case.prompt.clone(), Vec::new())),
         ProviderKind::Chat { .. } => {
-            let (system, user) = chat_messages(&case.prompt)?;
-            (chat_agent(provider, system)?, user)
+            let chat = chat_messages(&case.prompt)?;
+            return Ok((
+                Some(chat_agent(provider, chat.system)?),
+                chat.user,
+                chat.earlier,
+            ));
         }
         ProviderKind::Echo => (
             Arc::new(crate::agent::agent_fn(|request: Request| async move {
@@ -289,14 +299,13 @@ pub(crate) fn agent_for(case: &SuiteCase) -> Result<(Option<Arc<dyn Agent>>, Str
             timeout_seconds,
         } => {
             // The cli target gets the user's text; AgentV sends no system message to it either.
-            let (_, user) = chat_messages(&case.prompt)?;
             (
                 Arc::new(AgentvCliAgent {
                     command: command.clone(),
                     cwd: cwd.clone(),
                     timeout: timeout_seconds.map(std::time::Duration::from_secs),
                 }),
-                user,
+                chat_messages(&case.prompt)?.user,
             )
         }
         ProviderKind::Http(spec) => (
@@ -339,7 +348,7 @@ pub(crate) fn agent_for(case: &SuiteCase) -> Result<(Option<Arc<dyn Agent>>, Str
             (Arc::new(agent.text_output()), case.prompt.clone())
         }
     };
-    Ok((Some(agent), input))
+    Ok((Some(agent), input, Vec::new()))
 }
 
 /// Calls `call_api(prompt, options, context)` of a promptfoo Python provider; prints its
@@ -437,50 +446,76 @@ fn chat_agent(provider: &ProviderSpec, system: Option<String>) -> Result<Arc<dyn
     }))
 }
 
-/// A prompt as chat messages: promptfoo reads a prompt that is a JSON list of `{role,
-/// content}` as the conversation; here a system message and one user message.
-fn chat_messages(prompt: &str) -> Result<(Option<String>, String), String> {
+/// A chat prompt read as a conversation: its system text, the earlier turns and the last
+/// user message.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Conversation {
+    pub system: Option<String>,
+    /// User and assistant messages before the last user message: the turn's history.
+    pub earlier: Vec<Message>,
+    pub user: String,
+}
+
+/// A prompt as chat messages: promptfoo (and AgentV) read a prompt that is a JSON list of
+/// `{role, content}` as the conversation — system messages, then user and assistant turns
+/// ending with a user message.
+fn chat_messages(prompt: &str) -> Result<Conversation, String> {
+    let plain = || Conversation {
+        user: prompt.to_string(),
+        ..Conversation::default()
+    };
     let trimmed = prompt.trim_start();
     if !trimmed.starts_with('[') {
-        return Ok((None, prompt.to_string()));
+        return Ok(plain());
     }
     let Ok(Value::Array(messages)) = serde_json::from_str::<Value>(trimmed) else {
-        return Ok((None, prompt.to_string()));
+        return Ok(plain());
     };
     let mut system = Vec::new();
-    let mut user = Vec::new();
+    let mut turns = Vec::new();
     for message in &messages {
         let (Some(role), Some(content)) = (
             message.get("role").and_then(Value::as_str),
             message.get("content"),
         ) else {
-            return Ok((None, prompt.to_string()));
+            return Ok(plain());
         };
         let content = content
             .as_str()
             .map_or_else(|| content.to_string(), str::to_string);
         match role {
             "system" | "developer" => system.push(content),
-            "user" => user.push(content),
+            "user" => turns.push(Message {
+                role: Role::User,
+                text: content.into(),
+            }),
+            "assistant" => turns.push(Message {
+                role: Role::Assistant,
+                text: content.into(),
+            }),
             other => {
                 return Err(format!(
-                    "a chat prompt with a `{other}` message is not supported: niceeval sends a \
-                     system message and one user message"
+                    "a chat prompt with a `{other}` message is not supported: niceeval sends                      system, user and assistant messages"
                 ));
             }
         }
     }
-    if user.len() != 1 {
-        return Err(format!(
-            "a chat prompt needs exactly one user message (it has {}); niceeval sends a system \
-             message and one user message",
-            user.len()
-        ));
-    }
-    Ok((
-        (!system.is_empty()).then(|| system.join("\n\n")),
-        user.remove(0),
-    ))
+    let user = match turns.pop() {
+        Some(Message {
+            role: Role::User,
+            text,
+        }) => text.to_string(),
+        _ => {
+            return Err(
+                "a chat prompt needs to end with a user message (the turn niceeval sends)".into(),
+            );
+        }
+    };
+    Ok(Conversation {
+        system: (!system.is_empty()).then(|| system.join("\n\n")),
+        earlier: turns,
+        user,
+    })
 }
 
 /// AgentV's `cli` target (see [`ProviderKind::AgentvCli`]).
@@ -747,12 +782,36 @@ mod tests {
 
     #[test]
     fn splits_chat_prompts() {
-        let (system, user) = chat_messages(
+        let chat = chat_messages(
             r#"[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]"#,
         )
         .unwrap();
-        assert_eq!(system.as_deref(), Some("be brief"));
-        assert_eq!(user, "hi");
-        assert_eq!(chat_messages("plain").unwrap(), (None, "plain".to_string()));
+        assert_eq!(chat.system.as_deref(), Some("be brief"));
+        assert_eq!(chat.user, "hi");
+        assert!(chat.earlier.is_empty());
+        assert_eq!(chat_messages("plain").unwrap().user, "plain");
+        // Earlier turns are the history; the last user message is the turn.
+        let chat = chat_messages(
+            r#"[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]"#,
+        )
+        .unwrap();
+        assert_eq!(chat.user, "c");
+        let earlier: Vec<(Role, String)> = chat
+            .earlier
+            .iter()
+            .map(|m| (m.role, m.text.to_string()))
+            .collect();
+        assert_eq!(
+            earlier,
+            [
+                (Role::User, "a".to_string()),
+                (Role::Assistant, "b".to_string())
+            ]
+        );
+        assert!(
+            chat_messages(r#"[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]"#)
+                .unwrap_err()
+                .contains("end with a user message")
+        );
     }
 }

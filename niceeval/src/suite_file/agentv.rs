@@ -56,6 +56,8 @@ const TEST_KEYS: &[&str] = &[
     "vars",
     "metadata",
     "execution",
+    // A label grouping tests of one conversation in AgentV's reports.
+    "conversation_id",
 ];
 const DEFAULT_KEYS: &[&str] = &["assert", "assertions", "rubrics", "vars", "metadata"];
 
@@ -425,8 +427,8 @@ struct Found<'a> {
 }
 
 /// An `input`: text (one user message), one `{role, content}` message, or a list of them;
-/// `content` is text or a list of `{type: text | file, value}` blocks (a file's text is read
-/// from beside the eval file).
+/// `content` is text or a list of `{type: text | file, value}` blocks, one per line (a file
+/// is read from beside the eval file and wrapped in `<file path="…">`, as AgentV does).
 fn messages(
     doc: &Doc<'_>,
     at: &[Seg],
@@ -456,9 +458,14 @@ fn messages(
                         (Some("text"), Some(t)) => parts.push(t.to_string()),
                         (Some("file"), Some(f)) => {
                             let file = doc.base.join(f.trim_start_matches('/'));
-                            parts.push(std::fs::read_to_string(&file).map_err(|e| {
+                            let content = std::fs::read_to_string(&file).map_err(|e| {
                                 doc.err(&at, format!("cannot read {}: {e}", file.display()))
-                            })?);
+                            })?;
+                            // As AgentV renders a file block.
+                            parts.push(format!(
+                                "<file path=\"{f}\">\n{}\n</file>",
+                                content.trim_end_matches('\n')
+                            ));
                         }
                         _ => {
                             return Err(doc.err(
@@ -468,7 +475,7 @@ fn messages(
                         }
                     }
                 }
-                parts.join("\n\n")
+                parts.join("\n")
             }
             Some(other) => other.to_string(),
             None => return Err(doc.err(at, "a message needs `content`")),

@@ -398,10 +398,11 @@ fn run_case<'a>(t: &'a mut Eval, case: &'static Case) -> BoxFuture<'a, Result<()
 
 /// Runs one case: sends its prompt to its provider, then checks the output.
 async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
-    let (agent, input) = agents::agent_for(case).map_err(Error::Case)?;
+    let (agent, input, earlier) = agents::agent_for(case).map_err(Error::Case)?;
     if let Some(agent) = agent {
         t.set_agent(agent);
     }
+    t.seed_history(earlier);
     let judge = case
         .judge
         .clone()
