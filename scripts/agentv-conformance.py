@@ -143,7 +143,11 @@ def main():
         by_kind = {k: [0, 0] for k in KINDS}
         unlisted = []
         log = open(os.path.join(out, "log.txt"), "w")
-        files = sorted(glob.glob(os.path.join(args.corpus, "*", "evals", "*.eval.yaml")))
+        # Both tools write beside the files they run (AgentV its `.agentv/cache.json`, niceeval
+        # its `target/`): they run a copy, and nothing is written into the corpus.
+        corpus = os.path.join(out, "corpus")
+        shutil.copytree(args.corpus, corpus)
+        files = sorted(glob.glob(os.path.join(corpus, "*", "evals", "*.eval.yaml")))
         for file in files:
             cwd = os.path.dirname(os.path.dirname(file))
             name = os.path.basename(cwd)
@@ -162,7 +166,9 @@ def main():
                     unlisted.append(key)
                 continue
             runnable += 1
-            run([agentv, "eval", rel, "-o", av_out, "--no-cache"], cwd, av_env, log)
+            # From the corpus's root: AgentV looks for `.agentv/targets.yaml` from the eval
+            # file up to the directory it runs in (or a git repository's root).
+            run([agentv, "eval", os.path.relpath(file, corpus), "-o", av_out, "--no-cache"], corpus, av_env, log)
             av_index = os.path.join(av_out, "index.jsonl")
             if not os.path.exists(av_index):
                 print(f"{name}: AgentV wrote no results (see {log.name})")
