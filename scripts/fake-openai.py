@@ -14,7 +14,8 @@ Graders: a request with a forced tool (niceeval's judge) gets a tool call scorin
 AgentV (4.42.4): streamed requests (`"stream": true`) get the same answer as server-sent events;
 its LLM grader ("a single JSON object matching this schema") gets {"score", "assertions"} and its
 rubric grader ("each rubric item") one check per rubric id, and its score-range grader ("each
-criterion") a score of 10 (or 0) per criterion, by the same rule.
+criterion") a score of 10 (or 0) per criterion, by the same rule. A last user message asking
+to "count the turns" gets "turns: <n>" (the user and assistant messages of the request).
 """
 import json
 import re
@@ -100,6 +101,8 @@ class Handler(BaseHTTPRequestHandler):
             graded = agentv_grade(system, user, passing)
             if graded is not None:
                 content = graded
+            elif "count the turns" in user.lower():
+                content = agentv_turns(messages)
             elif "[begin data]" in user.lower() and "criterion" in user.lower():
                 letter = "Y" if passing else "N"
                 content = f"The submission was checked.\n{letter}\n{letter}"
@@ -155,6 +158,11 @@ def agentv_grade(system, user, passing):
         return None
     return json.dumps({"score": 1.0 if passing else 0.0,
                        "assertions": [{"text": "fake grader", "passed": passing}]})
+
+
+def agentv_turns(messages):
+    """For a conversation test: "turns: <n>", the user and assistant messages received."""
+    return f"turns: {sum(1 for m in messages if m.get('role') in ('user', 'assistant'))}"
 
 
 def agentv_stream(handler, reply):

@@ -410,6 +410,18 @@ tests:
       - type: regex
         value: FOUND
         flags: i
+  - id: conversation
+    execution:
+      target: llm
+      skip_defaults: true
+    input:
+      - {role: system, content: Be brief.}
+      - {role: user, content: Hi}
+      - {role: assistant, content: Hello}
+      - {role: user, content: Now count the turns}
+    assertions:
+      - type: equals
+        value: "turns: 3"
   - id: on-the-llm
     input: Please refuse
     execution:
@@ -456,6 +468,12 @@ tests:
         allowed["assertions"].as_array().map(Vec::len),
         Some(2),
         "{allowed}"
+    );
+    // Earlier turns of an input go to the model as the conversation.
+    assert_eq!(
+        outcome("agent::conversation")["outcome"],
+        "passed",
+        "{stdout}"
     );
     // The per-test target: `default` → `llm` through use_target; the fake's judge fails a
     // reply that says sorry.
