@@ -243,7 +243,10 @@ fn unsupported_id(id: &str) -> String {
 
 /// The agent a case sends its prompt to, and what it sends.
 /// `None`: the agent the configuration gives the run.
-pub(crate) fn agent_for(case: &SuiteCase) -> Result<(Option<Arc<dyn Agent>>, String), String> {
+pub(crate) fn agent_for(
+    case: &SuiteCase,
+    vars: &Map<String, Value>,
+) -> Result<(Option<Arc<dyn Agent>>, String), String> {
     let provider = &case.provider;
     let (agent, input): (Arc<dyn Agent>, String) = match &provider.kind {
         ProviderKind::Configured => return Ok((None, case.prompt.clone())),
@@ -278,7 +281,7 @@ pub(crate) fn agent_for(case: &SuiteCase) -> Result<(Option<Arc<dyn Agent>>, Str
         ProviderKind::Http(spec) => (
             Arc::new(HttpAgent {
                 spec: spec.clone(),
-                vars: case.vars.clone(),
+                vars: vars.clone(),
             }),
             case.prompt.clone(),
         ),
@@ -288,7 +291,7 @@ pub(crate) fn agent_for(case: &SuiteCase) -> Result<(Option<Arc<dyn Agent>>, Str
             function,
             config,
         } => {
-            let context = json!({ "vars": case.vars, "config": config }).to_string();
+            let context = json!({ "vars": vars, "config": config }).to_string();
             let agent: CommandAgent = if *python {
                 CommandAgent::new(
                     "python3",

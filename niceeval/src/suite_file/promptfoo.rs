@@ -267,20 +267,13 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         }],
         Some(v) => read_tests(&doc, v, tests_line)?,
     };
-    // defaultTest under each test, then list-valued vars expanded into one test each.
-    let mut expanded = Vec::new();
-    for test in tests {
-        let test = match &default {
-            Some(d) => merge(d, test),
-            None => test,
-        };
-        for vars in cartesian(&test.vars) {
-            expanded.push(Test {
-                vars,
-                ..test.clone()
-            });
-        }
-    }
+    // defaultTest under each test, then list-valued vars expanded into one test each. The
+    // tests are taken one at a time and dropped once their cases are built: a 10,000-row
+    // tests file is never held twice.
+    let total: usize = tests
+        .iter()
+        .map(|test| expansions(default.as_ref().map(|d| &d.vars), &test.vars))
+        .sum();
     let several_prompts = prompts.len() > 1;
     if several_prompts {
         for (i, prompt) in prompts.iter_mut().enumerate() {
@@ -289,67 +282,121 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             }
         }
     }
-    let several_providers = providers.len() > 1;
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for (n, test) in expanded.iter().enumerate() {
-        let base_name = test
-            .description
-            .clone()
-            .unwrap_or_else(|| format!("test {}", n + 1))
-            .replace("::", ":");
-        let (asserts, graded) = assertions(test)?;
-        for (p, prompt) in prompts.iter().enumerate() {
-            let rendered = template::render(&prompt.template, &test.vars).map_err(|e| {
-                SuiteFileError::File {
-                    file: path.display().to_string(),
-                    message: format!("prompt {:?} for {base_name:?}: {e}", prompt.label),
-                }
-            })?;
-            for (q, provider) in providers.iter().enumerate() {
-                let mut labels = Vec::new();
-                if several_prompts {
-                    labels.push(prompt.label.replace("::", ":"));
-                }
-                if several_providers {
-                    labels.push(provider.label.replace("::", ":"));
-                }
-                let mut name = base_name.clone();
-                if !labels.is_empty() {
-                    name = format!("{name} [{}]", labels.join(", "));
-                }
-                let count = seen.entry(name.clone()).or_insert(0);
-                *count += 1;
-                if *count > 1 {
-                    name = format!("{name} ({count})");
-                }
-                suite.cases.push(SuiteCase {
-                    name,
-                    line: test.line,
-                    prompt: rendered.clone(),
-                    provider: provider.clone(),
-                    vars: test.vars.clone(),
-                    asserts: asserts.clone(),
-                    graded: graded.clone(),
-                    transform: test.transform.clone(),
-                    threshold: test.threshold,
-                    judge: test.judge.clone(),
-                    base_dir: doc.base.clone(),
-                    expected_output: None,
-                    trajectories: Vec::new(),
-                    position: format!(
-                        "promptfoo test {} of {}, prompt {} ({}), provider {} ({})",
-                        n + 1,
-                        expanded.len(),
-                        p + 1,
-                        excerpt(&prompt.label),
-                        q + 1,
-                        provider.label
-                    ),
-                });
-            }
+    let mut n = 0;
+    for test in tests {
+        let test = match &default {
+            Some(d) => merge(d, test),
+            None => test,
+        };
+        for vars in cartesian(&test.vars) {
+            let test = Test {
+                vars,
+                ..test.clone()
+            };
+            cases_of(
+                &doc,
+                &mut suite,
+                &mut seen,
+                (n, total),
+                &test,
+                &prompts,
+                &providers,
+            )?;
+            n += 1;
         }
     }
     Ok(suite)
+}
+
+/// How many tests `vars` expand into: the product of the lengths of its list values (with the
+/// defaults' lists where the test gives none), as [`cartesian`] expands them.
+fn expansions(default: Option<&Map<String, Value>>, vars: &Map<String, Value>) -> usize {
+    let count = |v: &Value| match v {
+        Value::Array(items) if !items.is_empty() => items.len(),
+        _ => 1,
+    };
+    let own: usize = vars.values().map(count).product();
+    let inherited: usize = default
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !vars.contains_key(*k))
+        .map(|(_, v)| count(v))
+        .product();
+    own * inherited
+}
+
+/// The cases of one test: one per prompt and provider, named and placed in the matrix.
+fn cases_of(
+    doc: &Doc<'_>,
+    suite: &mut Suite,
+    seen: &mut BTreeMap<String, usize>,
+    (n, total): (usize, usize),
+    test: &Test,
+    prompts: &[Prompt],
+    providers: &[Arc<super::ProviderSpec>],
+) -> Result<(), SuiteFileError> {
+    let path = doc.path;
+    let several_prompts = prompts.len() > 1;
+    let several_providers = providers.len() > 1;
+    let base_name = test
+        .description
+        .clone()
+        .unwrap_or_else(|| format!("test {}", n + 1))
+        .replace("::", ":");
+    let (asserts, graded) = assertions(test)?;
+    let asserts = super::Packed::new(&asserts);
+    let vars = super::Packed::new(&test.vars);
+    for (p, prompt) in prompts.iter().enumerate() {
+        let rendered =
+            template::render(&prompt.template, &test.vars).map_err(|e| SuiteFileError::File {
+                file: path.display().to_string(),
+                message: format!("prompt {:?} for {base_name:?}: {e}", prompt.label),
+            })?;
+        for (q, provider) in providers.iter().enumerate() {
+            let mut labels = Vec::new();
+            if several_prompts {
+                labels.push(prompt.label.replace("::", ":"));
+            }
+            if several_providers {
+                labels.push(provider.label.replace("::", ":"));
+            }
+            let mut name = base_name.clone();
+            if !labels.is_empty() {
+                name = format!("{name} [{}]", labels.join(", "));
+            }
+            let count = seen.entry(name.clone()).or_insert(0);
+            *count += 1;
+            if *count > 1 {
+                name = format!("{name} ({count})");
+            }
+            suite.cases.push(SuiteCase {
+                name,
+                line: test.line,
+                prompt: rendered.clone(),
+                provider: provider.clone(),
+                vars: vars.clone(),
+                asserts: asserts.clone(),
+                graded: graded.clone(),
+                transform: test.transform.clone(),
+                threshold: test.threshold,
+                judge: test.judge.clone(),
+                base_dir: doc.base.clone(),
+                expected_output: None,
+                trajectories: Vec::new(),
+                position: format!(
+                    "promptfoo test {} of {}, prompt {} ({}), provider {} ({})",
+                    n + 1,
+                    total,
+                    p + 1,
+                    excerpt(&prompt.label),
+                    q + 1,
+                    provider.label
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn excerpt(text: &str) -> String {
@@ -988,5 +1035,33 @@ fn var_value(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Value, SuiteFil
                 .collect::<Result<_, _>>()?,
         )),
         other => Ok(other.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn expansions_count_the_tests_cartesian_makes() {
+        let default = json!({"lang": ["en", "fr", "de"], "tone": "dry"});
+        let default = default.as_object().unwrap();
+        for vars in [
+            json!({}),
+            json!({"q": ["a", "b"]}),
+            json!({"q": ["a", "b"], "lang": "en"}),
+            json!({"q": [], "r": [1, 2, 3, 4]}),
+        ] {
+            let vars = vars.as_object().unwrap();
+            let mut merged = default.clone();
+            merged.extend(vars.clone());
+            assert_eq!(
+                expansions(Some(default), vars),
+                cartesian(&merged).len(),
+                "{vars:?}"
+            );
+            assert_eq!(expansions(None, vars), cartesian(vars).len(), "{vars:?}");
+        }
     }
 }
