@@ -272,7 +272,7 @@ pub mod __private {
     }
     #[cfg(feature = "suites")]
     pub mod suite_file {
-        pub use crate::suite_file::{SuiteFileError, SuiteSummary, definitions};
+        pub use crate::suite_file::{SuiteFileError, SuiteSummary, definitions, render_value};
     }
     /// The results files: writing, reading, merging.
     pub mod results {

@@ -23,6 +23,7 @@ use crate::eval::Eval;
 use crate::spec::{self, AssertSpec, SpecContext};
 
 pub(crate) use agents::ProviderSpec;
+pub use template::render_value;
 
 /// Why a suite file cannot be run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
