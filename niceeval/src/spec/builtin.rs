@@ -112,12 +112,7 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Str
         }
         Builtin::Equals => {
             let value = required(spec, "the expected value")?.clone();
-            let json_mode = spec
-                .config
-                .as_ref()
-                .and_then(|c| c.get("mode"))
-                .and_then(Value::as_str)
-                == Some("json");
+            let json_mode = equals_json_mode(spec)?;
             let value = match value {
                 Value::String(s) if json_mode => serde_json::from_str(&s)
                     .map_err(|e| format!("config.mode is json but `value` is not JSON: {e}"))?,
@@ -267,6 +262,19 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Str
     })
 }
 
+/// Whether `equals` compares as JSON: Runsight's `config.mode`, `json` or `string` (the
+/// default); any other mode is a load-time error, as Runsight refuses it.
+fn equals_json_mode(spec: &AssertSpec) -> Result<bool, String> {
+    match spec.config.as_ref().and_then(|c| c.get("mode")) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::String(mode)) if mode == "json" => Ok(true),
+        Some(Value::String(mode)) if mode == "string" => Ok(false),
+        Some(other) => Err(format!(
+            "unsupported `config.mode` {other} for `equals`; use `json` (compare as JSON) or `string` (exact text, the default)"
+        )),
+    }
+}
+
 fn reference_text(spec: &AssertSpec) -> Result<String, String> {
     match required(spec, "the reference text")? {
         v @ (Value::String(_) | Value::Number(_)) => Ok(js_string(v).unwrap_or_default()),
@@ -339,4 +347,41 @@ fn budget(spec: &AssertSpec, unit: &str) -> Result<f64, String> {
         return Err(format!("the budget must be ≥ 0, got {limit}"));
     }
     Ok(limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::{SpecContext, evaluate};
+    use super::*;
+
+    fn equals(value: Value, config: Value) -> AssertSpec {
+        AssertSpec {
+            config: Some(config),
+            ..AssertSpec::new("equals", value)
+        }
+    }
+
+    #[test]
+    fn equals_modes_are_json_or_string() {
+        let json_mode = equals(json!(r#"{"b": 2, "a": 1}"#), json!({"mode": "json"}));
+        let outcome = evaluate(&[json_mode], r#"{"a": 1, "b": 2}"#, &SpecContext::default());
+        assert!(outcome.unwrap().pass);
+        let string_mode = equals(json!(r#"{"b": 2, "a": 1}"#), json!({"mode": "string"}));
+        let outcome = evaluate(
+            &[string_mode],
+            r#"{"a": 1, "b": 2}"#,
+            &SpecContext::default(),
+        );
+        assert!(!outcome.unwrap().pass, "string mode compares the text");
+        // Runsight refuses any other mode rather than guessing (its test_invalid_mode_fails_explicitly).
+        let yaml_mode = equals(json!("x"), json!({"mode": "yaml"}));
+        let err = evaluate(&[yaml_mode], "x", &SpecContext::default()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("unsupported `config.mode` \"yaml\""),
+            "{err}"
+        );
+    }
 }

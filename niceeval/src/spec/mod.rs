@@ -35,7 +35,7 @@
 //! | `contains-all`, `contains-any`, `icontains-all`, `icontains-any` | list, or a comma-separated string | an empty list: `-all` passes, `-any` fails; see [Comma-separated values](#comma-separated-values) |
 //! | `starts-with`, `ends-with` | non-empty string | exact, case-sensitive |
 //! | `regex` | pattern | a search; Rust `regex` syntax; a bad pattern is a load-time error |
-//! | `equals` | any | a string, number or boolean compares as text, exactly: `42` is not `42.0`, `true` is not ` true`; objects and arrays compare as JSON (`[1, 2]` equals `[1, 2.0]`) |
+//! | `equals` | any | a string, number or boolean compares as text, exactly: `42` is not `42.0`, `true` is not ` true`; objects and arrays compare as JSON (`[1, 2]` equals `[1, 2.0]`); `config: {mode: json}` compares a string `value` as JSON (Runsight), `mode: string` is the default, any other mode is a load-time error |
 //! | `is-json`, `contains-json` | optional JSON Schema (object, or YAML/JSON text) | draft-07 unless `$schema` says otherwise, `format` asserted; `contains-json` also reads objects leniently (`{key: value}`, `//` comments, unclosed) |
 //! | `levenshtein` | reference text | `threshold` is the maximum distance (default 5) |
 //! | `similarity` | reference text | normalized Levenshtein, `threshold` default 0.6 |

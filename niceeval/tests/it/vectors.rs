@@ -151,8 +151,16 @@ fn compare(expect: &Expect, got: Result<SpecOutcome, String>) -> Result<(), Stri
         }
     }
     let bounds = [
-        (expect.score_above, "above", s > expect.score_above.unwrap_or(0.0)),
-        (expect.score_below, "below", s < expect.score_below.unwrap_or(0.0)),
+        (
+            expect.score_above,
+            "above",
+            s > expect.score_above.unwrap_or(0.0),
+        ),
+        (
+            expect.score_below,
+            "below",
+            s < expect.score_below.unwrap_or(0.0),
+        ),
         (
             expect.score_at_least,
             "at least",
@@ -193,7 +201,8 @@ fn listed(dialects: &str) -> BTreeMap<String, String> {
             let (key, after) = rest.split_once('`')?;
             let reason = after.trim_start().strip_prefix(':')?.trim();
             let source = key.split_once(' ')?.0;
-            matches!(source, "promptfoo" | "runsight").then(|| (key.to_string(), reason.to_string()))
+            matches!(source, "promptfoo" | "runsight")
+                .then(|| (key.to_string(), reason.to_string()))
         })
         .collect()
 }
@@ -204,14 +213,21 @@ fn judge(source: &str) -> Vec<(String, Result<(), String>)> {
         .join("tests/vectors")
         .join(format!("{source}.json"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let vectors = doc["vectors"].as_array().expect("a `vectors` list");
     let mut seen = BTreeSet::new();
     vectors
         .iter()
         .map(|v| {
-            let id = v["id"].as_str().expect("every vector has an id").to_string();
-            assert!(seen.insert(id.clone()), "{source}: vector id `{id}` repeats");
+            let id = v["id"]
+                .as_str()
+                .expect("every vector has an id")
+                .to_string();
+            assert!(
+                seen.insert(id.clone()),
+                "{source}: vector id `{id}` repeats"
+            );
             let items = match &v["assert"] {
                 Value::Array(items) => items.clone(),
                 item => vec![item.clone()],
@@ -238,10 +254,7 @@ fn peers_unit_test_vectors_agree() {
         let total = verdicts.len();
         let agree = verdicts.iter().filter(|(_, v)| v.is_ok()).count();
         let share = agree as f64 / total as f64;
-        println!(
-            "{source}: {agree}/{total} agree ({:.1}%)",
-            share * 100.0
-        );
+        println!("{source}: {agree}/{total} agree ({:.1}%)", share * 100.0);
         for (id, verdict) in &verdicts {
             let key = format!("{source} {id}");
             match (verdict, listed.get(&key)) {
@@ -270,7 +283,8 @@ fn peers_unit_test_vectors_agree() {
 
 #[test]
 fn the_dialect_list_is_read_by_key() {
-    let text = "intro\n- `promptfoo bleu/x`: NLTK's BLEU\n- `other y`: no\n- `runsight a/b` no colon\n";
+    let text =
+        "intro\n- `promptfoo bleu/x`: NLTK's BLEU\n- `other y`: no\n- `runsight a/b` no colon\n";
     let listed = listed(text);
     assert_eq!(listed.len(), 1);
     assert_eq!(listed["promptfoo bleu/x"], "NLTK's BLEU");
