@@ -328,6 +328,8 @@ pub mod __private {
     }
     /// Baselines.
     pub mod compare {
+        /// A baseline's tokens (hidden: `BaselineEval::tokens` names it).
+        pub use crate::compare::baseline::Tokens;
         pub use crate::compare::baseline::{BASELINE_VERSION, Baseline, BaselineError};
     }
     /// OpenTelemetry internals: the receiver, runs, ingestion.

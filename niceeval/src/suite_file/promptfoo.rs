@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use super::agents::{self, ProviderKind};
 use super::{Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError, template};
+use crate::definition::MatrixCell;
 use crate::spec::{self, AssertSpec, Step};
 
 const TOP_KEYS: &[&str] = &[
@@ -290,6 +291,8 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         }
     }
     let several_providers = providers.len() > 1;
+    let prompt_labels = super::unique_labels(prompts.iter().map(|p| p.label.as_str()));
+    let provider_labels = super::unique_labels(providers.iter().map(|p| p.label.as_str()));
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for (n, test) in expanded.iter().enumerate() {
         let base_name = test
@@ -336,6 +339,12 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                     base_dir: doc.base.clone(),
                     expected_output: None,
                     trajectories: Vec::new(),
+                    matrix: MatrixCell::new(
+                        n + 1,
+                        base_name.clone(),
+                        (p + 1, prompt_labels[p].clone()),
+                        (q + 1, provider_labels[q].clone()),
+                    ),
                     position: format!(
                         "promptfoo test {} of {}, prompt {} ({}), provider {} ({})",
                         n + 1,
