@@ -77,6 +77,7 @@ pub struct MatrixCell {
 impl MatrixCell {
     /// Test `test` described as `description`, with prompt and provider given as
     /// `(position, label)`, positions 1-based.
+    #[cfg_attr(not(feature = "suites"), allow(dead_code))]
     pub(crate) fn new(
         test: usize,
         description: impl Into<String>,

@@ -47,11 +47,6 @@ impl Verdict {
             Verdict::Skipped => "SKIP",
         }
     }
-
-    /// Whether the case passed.
-    pub(crate) fn passed(self) -> bool {
-        matches!(self, Verdict::Passed | Verdict::Below)
-    }
 }
 
 /// One case of the matrix.
