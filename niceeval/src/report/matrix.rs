@@ -12,7 +12,7 @@ use crate::event::{Event, Role};
 use crate::outcome::Outcome;
 
 /// How much of a case's output its cell keeps, in characters.
-const OUTPUT_CHARS: usize = 80;
+const OUTPUT_CHARS: usize = 48;
 
 /// A case's verdict, as a matrix cell shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
