@@ -829,6 +829,24 @@ mod tests {
     }
 
     #[test]
+    fn a_suite_files_case_carries_its_matrix_cell_in_its_row() {
+        let mut case = report("suite::promptfooconfig::paris [prompt 2]", None, "passed");
+        case.matrix = Some(crate::definition::MatrixCell::new(
+            1,
+            "paris",
+            (2, "prompt 2".into()),
+            (1, "echo".into()),
+        ));
+        let page = page(&[case, report("evals::x", None, "passed")]);
+        let rows = decoded(&page, "rows-data");
+        assert_eq!(
+            rows[0][14],
+            serde_json::json!([1, "paris", 2, "prompt 2", 1, "echo"])
+        );
+        assert_eq!(rows[1][14], serde_json::Value::Null);
+    }
+
+    #[test]
     fn script_data_cannot_close_the_script_element() {
         let mut r = report("evals::x", None, "passed");
         r.description = Some("</script><script>alert(1)".into());
