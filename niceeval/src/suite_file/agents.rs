@@ -418,7 +418,7 @@ fn chat_agent(provider: &ProviderSpec, system: Option<String>) -> Result<Arc<dyn
 
 /// A prompt as chat messages: promptfoo reads a prompt that is a JSON list of `{role,
 /// content}` as the conversation; here a system message and one user message.
-fn chat_messages(prompt: &str) -> Result<(Option<String>, String), String> {
+pub(crate) fn chat_messages(prompt: &str) -> Result<(Option<String>, String), String> {
     let trimmed = prompt.trim_start();
     if !trimmed.starts_with('[') {
         return Ok((None, prompt.to_string()));
@@ -443,8 +443,9 @@ fn chat_messages(prompt: &str) -> Result<(Option<String>, String), String> {
             "user" => user.push(content),
             other => {
                 return Err(format!(
-                    "a chat prompt with a `{other}` message is not supported: niceeval sends a \
-                     system message and one user message"
+                    "a chat prompt with an `{other}` message (an earlier turn of the \
+                     conversation) is not supported; supported: system messages and one user \
+                     message"
                 ));
             }
         }

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::agents::{self, ProviderKind, ProviderSpec};
 use super::promptfoo::{Doc, Seg, parse_yaml};
 use super::{Graded, GradedKind, Suite, SuiteCase, SuiteFileError, Trajectory};
+use crate::definition::MatrixCell;
 use crate::spec::{self, AssertSpec};
 
 const TOP_KEYS: &[&str] = &[
@@ -162,6 +163,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         }
     };
     let several = targets.len() > 1;
+    let target_labels = super::unique_labels(targets.iter().map(|t| t.label.as_str()));
     for (n, (at, test)) in tests.iter().enumerate() {
         doc.keys(at, test, TEST_KEYS, "a test")?;
         let line = spec::yaml_position(text, &steps(at)).map_or(1, |p| p.0);
@@ -255,6 +257,12 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                     target.label
                 ),
                 trajectories: trajectories.clone(),
+                matrix: MatrixCell::new(
+                    n + 1,
+                    id.replace("::", ":"),
+                    (1, String::new()),
+                    (q + 1, target_labels[q].clone()),
+                ),
             });
         }
     }

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::{Map, Value};
 
 use crate::assertion::Chain as _;
-use crate::definition::{BoxFuture, Case, EvalDefinition};
+use crate::definition::{BoxFuture, Case, EvalDefinition, MatrixCell};
 use crate::error::Error;
 use crate::eval::Eval;
 use crate::spec::{self, AssertSpec, SpecContext};
@@ -113,6 +113,8 @@ pub(crate) struct SuiteCase {
     pub position: String,
     /// AgentV's `tool_trajectory` items, checked over the run's tool calls.
     pub trajectories: Vec<Trajectory>,
+    /// Its test, prompt and provider, as the reports show the file's matrix.
+    pub matrix: MatrixCell,
 }
 
 /// A value kept as its JSON text until its case runs.
@@ -234,6 +236,23 @@ pub(crate) fn load(path: &Path) -> Result<Suite, SuiteFileError> {
     }
 }
 
+/// Labels made unique: a label that repeats gets ` #N` (its 1-based position) in every place
+/// it appears, so the columns of a matrix never merge two providers.
+pub(crate) fn unique_labels<'a>(labels: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let labels: Vec<&str> = labels.collect();
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| {
+            if labels.iter().filter(|l| *l == label).count() > 1 {
+                format!("{label} #{}", i + 1)
+            } else {
+                label.to_string()
+            }
+        })
+        .collect()
+}
+
 /// The name of a file without its extensions (`promptfooconfig`, `smoke` for `smoke.eval.yaml`).
 pub(crate) fn stem(path: &Path) -> String {
     let name = path
@@ -291,6 +310,7 @@ pub fn definitions(
             name: case.name.clone(),
             line: case.line,
             record,
+            matrix: Some(case.matrix.clone()),
         }));
         let mut def = EvalDefinition::new(
             name,

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use super::agents::{self, ProviderKind};
 use super::{Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError, template};
+use crate::definition::MatrixCell;
 use crate::spec::{self, AssertSpec, Step};
 
 const TOP_KEYS: &[&str] = &[
@@ -44,6 +45,26 @@ const GRADED: &[(&str, GradedKind)] = &[
     ("factuality", GradedKind::Factuality),
     ("model-graded-factuality", GradedKind::Factuality),
     ("model-graded-closedqa", GradedKind::ClosedQa),
+];
+
+/// promptfoo's assertion types that niceeval does not run, with why and what to use instead.
+const NOT_SUPPORTED: &[(&str, &str)] = &[
+    (
+        "similar",
+        "promptfoo's embeddings similarity: niceeval has no embeddings provider; use `similarity` (the texts compared, with a threshold) or `llm-rubric`",
+    ),
+    (
+        "classifier",
+        "a HuggingFace classifier: niceeval runs no classifier model; use `llm-rubric` to grade the same property",
+    ),
+    (
+        "moderation",
+        "a moderation API: niceeval calls none; use `llm-rubric` to grade the same property",
+    ),
+    (
+        "select-best",
+        "it compares the outputs of several prompts, and niceeval grades each case alone",
+    ),
 ];
 
 /// A segment of a path into the document, owned.
@@ -282,6 +303,10 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             }
         }
     }
+    let labels = (
+        super::unique_labels(prompts.iter().map(|p| p.label.as_str())),
+        super::unique_labels(providers.iter().map(|p| p.label.as_str())),
+    );
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut n = 0;
     for test in tests {
@@ -300,8 +325,8 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 &mut seen,
                 (n, total),
                 &test,
-                &prompts,
-                &providers,
+                (&prompts, &labels.0),
+                (&providers, &labels.1),
             )?;
             n += 1;
         }
@@ -333,8 +358,8 @@ fn cases_of(
     seen: &mut BTreeMap<String, usize>,
     (n, total): (usize, usize),
     test: &Test,
-    prompts: &[Prompt],
-    providers: &[Arc<super::ProviderSpec>],
+    (prompts, prompt_labels): (&[Prompt], &[String]),
+    (providers, provider_labels): (&[Arc<super::ProviderSpec>], &[String]),
 ) -> Result<(), SuiteFileError> {
     let path = doc.path;
     let several_prompts = prompts.len() > 1;
@@ -384,6 +409,12 @@ fn cases_of(
                 base_dir: doc.base.clone(),
                 expected_output: None,
                 trajectories: Vec::new(),
+                matrix: MatrixCell::new(
+                    n + 1,
+                    base_name.clone(),
+                    (p + 1, prompt_labels[p].clone()),
+                    (q + 1, provider_labels[q].clone()),
+                ),
                 position: format!(
                     "promptfoo test {} of {}, prompt {} ({}), provider {} ({})",
                     n + 1,
@@ -464,10 +495,37 @@ fn assertions(test: &Test) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileEr
                 "`{kind}` is not supported; grade the opposite with `llm-rubric`"
             )));
         }
+        let bare = kind.strip_prefix("not-").unwrap_or(kind);
+        if let Some((name, why)) = NOT_SUPPORTED.iter().find(|(name, _)| *name == bare) {
+            return Err(fail(format!(
+                "assertion type `{kind}` is not supported: `{name}` is {why}"
+            )));
+        }
+        if let Some(Value::String(t)) = map.get("transform")
+            && t.trim_start().starts_with("file://")
+        {
+            return Err(fail(format!(
+                "a transform file ({}) on a `{kind}` assertion is not supported; supported: an \
+                 inline JavaScript expression or a JSONPath (`$.…`)",
+                t.trim()
+            )));
+        }
         let spec = AssertSpec::from_item(Value::Object(map)).map_err(&fail)?;
         let base = origin.file.parent().map(Path::to_path_buf);
-        spec::validate_in(std::slice::from_ref(&spec), base.as_deref())
-            .map_err(|e| fail(e.to_string().replacen("assertion #0 ", "assertion ", 1)))?;
+        spec::validate_in(std::slice::from_ref(&spec), base.as_deref()).map_err(|e| {
+            let mut message = e.to_string().replacen("assertion #0 ", "assertion ", 1);
+            if message.contains("unknown assertion type") {
+                message.push_str(&format!(
+                    "; in a suite file also the graded types {}",
+                    GRADED
+                        .iter()
+                        .map(|(name, _)| *name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            fail(message)
+        })?;
         asserts.push(spec);
     }
     Ok((asserts, graded))
@@ -592,10 +650,13 @@ fn read_prompts(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Vec<Prompt>,
                             map.get("raw").and_then(Value::as_str),
                             map.get("id").and_then(Value::as_str),
                         ) {
-                            (Some(raw), _) => out.push(Prompt {
-                                label: label.unwrap_or(raw).to_string(),
-                                template: raw.to_string(),
-                            }),
+                            (Some(raw), _) => {
+                                chat_prompt(doc, &at, raw, "the prompt")?;
+                                out.push(Prompt {
+                                    label: label.unwrap_or(raw).to_string(),
+                                    template: raw.to_string(),
+                                })
+                            }
                             (None, Some(id)) if id.starts_with("file://") => {
                                 prompt_item(doc, &at, id, label, &mut out)?
                             }
@@ -626,6 +687,19 @@ fn read_prompts(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Vec<Prompt>,
     Ok(out)
 }
 
+/// Fails on a chat prompt (a JSON list of messages) that niceeval cannot send: one with
+/// earlier assistant turns, or not exactly one user message. `what` names the prompt.
+fn chat_prompt(
+    doc: &Doc<'_>,
+    at: &[Seg],
+    template: &str,
+    what: &str,
+) -> Result<(), SuiteFileError> {
+    agents::chat_messages(template)
+        .map(drop)
+        .map_err(|e| doc.err(at, format!("{what}: {e}")))
+}
+
 fn prompt_item(
     doc: &Doc<'_>,
     at: &[Seg],
@@ -634,6 +708,7 @@ fn prompt_item(
     out: &mut Vec<Prompt>,
 ) -> Result<(), SuiteFileError> {
     let Some(reference) = text.strip_prefix("file://") else {
+        chat_prompt(doc, at, text, "the prompt")?;
         out.push(Prompt {
             label: label.unwrap_or(text).to_string(),
             template: text.to_string(),
@@ -681,6 +756,7 @@ fn prompt_item(
                 (None, false) => shown.clone(),
                 (None, true) => format!("{shown} #{}", i + 1),
             };
+            chat_prompt(doc, at, &template, &shown)?;
             out.push(Prompt { label, template });
         }
     }
@@ -972,7 +1048,7 @@ fn read_test(
                     Some(code) if code.trim_start().starts_with("file://") => {
                         return Err(doc.err(
                             &with(&at, key("transform")),
-                            "a transform file is not supported; write the transform inline",
+                            "a transform file is not supported; supported: an inline JavaScript expression",
                         ));
                     }
                     Some(code) => transform = Some(code.to_string()),
