@@ -9,6 +9,7 @@
 mod options;
 mod render;
 mod signature;
+mod suites;
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
@@ -64,6 +65,14 @@ use syn::spanned::Spanned;
 #[proc_macro_attribute]
 pub fn eval(args: TokenStream, item: TokenStream) -> TokenStream {
     expand(args.into(), item.into()).into()
+}
+
+/// `niceeval::main!(suites = [..])`, expanded: `main!` forwards `$crate; ARGS` here. Checks
+/// that the suite files are string literals naming files that exist, then defines `main`.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __suites_main(input: TokenStream) -> TokenStream {
+    suites::expand(input.into()).into()
 }
 
 fn expand(args: TokenStream2, item: TokenStream2) -> TokenStream2 {

@@ -1,6 +1,10 @@
-//! UI tests of `#[eval]`: misuse fails to compile with a clear error at the offending token
-//! (`tests/ui/*.rs`, each with its expected `.stderr`), and valid uses compile and run
-//! (`tests/ui/pass/*.rs`, each a `main` that checks what the macro registered and runs it).
+//! UI tests of `#[eval]` and of `niceeval::main!(suites = [..])`: misuse fails to compile with
+//! a clear error at the offending token (`tests/ui/*.rs`, each with its expected `.stderr`;
+//! `main_suites_*.rs` for a missing suite file, a malformed list and a build without the
+//! `suites` feature — the UI project builds niceeval without default features, and an error
+//! case expands to no code that needs them), and valid uses compile and run
+//! (`tests/ui/pass/*.rs`, each a `main` that checks what the macro registered and runs it; a
+//! valid `main!(suites = [..])` is built and run by `tests/it/suite.rs`, with the feature).
 //!
 //! The text of compiler errors changes between rustc releases, so the `.stderr` files are only
 //! compared on the toolchain they were generated with, [`PINNED`]. On any other rustc this test

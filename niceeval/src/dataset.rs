@@ -102,6 +102,7 @@ fn case_definition(
         name: case.name,
         line: case.line,
         record: case.record,
+        matrix: None,
     }));
     Box::leak(Box::new(EvalDefinition {
         name,
@@ -175,6 +176,7 @@ mod tests {
             name: "paris".into(),
             line: 3,
             record: serde_json::value::to_raw_value(&record).expect("JSON"),
+            matrix: None,
         }
     }
 

@@ -46,6 +46,53 @@ pub struct Case {
     /// The record, as compact JSON text (parsed when the case runs: a parsed value would take
     /// several times the memory, for every case of a large dataset).
     pub record: Box<serde_json::value::RawValue>,
+    /// For a case of a suite file, where it sits in the file's tests × prompts × providers.
+    pub matrix: Option<MatrixCell>,
+}
+
+/// Where a case of a promptfoo or AgentV suite file sits in its file's matrix of tests ×
+/// prompts × providers ([`crate::EvalReport::matrix`]): the console and the HTML report show
+/// a file's cases as a table, one row per test and one column per prompt and provider.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct MatrixCell {
+    /// The test's 1-based position in the file (after `defaultTest` and list-valued vars
+    /// expanded the tests).
+    pub test: usize,
+    /// The test's description, or `test N` without one (`Row #N` for a CSV row; AgentV: its
+    /// `id`).
+    pub description: String,
+    /// The prompt's 1-based position in the file (1 for AgentV, whose tests carry their input).
+    pub prompt: usize,
+    /// The prompt's label: its `label`, else its text or file (empty for AgentV); ` #N` is
+    /// added when two prompts share one.
+    pub prompt_label: String,
+    /// The provider's (AgentV: the target's) 1-based position in the file.
+    pub provider: usize,
+    /// The provider's label: its `label`, else its id; ` #N` is added when two providers share
+    /// one.
+    pub provider_label: String,
+}
+
+impl MatrixCell {
+    /// Test `test` described as `description`, with prompt and provider given as
+    /// `(position, label)`, positions 1-based.
+    #[cfg_attr(not(feature = "suites"), allow(dead_code))]
+    pub(crate) fn new(
+        test: usize,
+        description: impl Into<String>,
+        prompt: (usize, String),
+        provider: (usize, String),
+    ) -> Self {
+        MatrixCell {
+            test,
+            description: description.into(),
+            prompt: prompt.0,
+            prompt_label: prompt.1,
+            provider: provider.0,
+            provider_label: provider.1,
+        }
+    }
 }
 
 /// Everything `#[eval(..)]` knows about one eval. Built by the macro as a `static`.

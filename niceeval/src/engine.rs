@@ -574,6 +574,7 @@ fn assemble(
         min_pass_rate,
         dataset: def.dataset_id(),
         min_case_pass_rate: def.min_case_pass_rate(),
+        matrix: def.case.and_then(|c| c.matrix.clone()),
         run: None,
     };
     report.recompute();

@@ -164,19 +164,10 @@ macro_rules! main {
     () => {
         $crate::main!(reporters = []);
     };
-    (suites = [$($suite:literal),* $(,)?] $(, reporters = [$($reporter:expr),* $(,)?])? $(,)?) => {
-        // Each path is checked when the crate compiles: a file that is not there is an error.
-        $(const _: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", $suite));)*
-        fn main() {
-            let reporters: ::std::vec::Vec<::std::boxed::Box<dyn $crate::__private::Reporter>> =
-                ::std::vec![$($(::std::boxed::Box::new($reporter)),*)?];
-            ::std::process::exit($crate::__private::main_with_suites(
-                &[$($suite),*],
-                env!("CARGO_MANIFEST_DIR"),
-                env!("CARGO_CRATE_NAME"),
-                reporters,
-            ))
-        }
+    (suites = $($rest:tt)*) => {
+        // Each path is checked when the crate compiles: a file that is not there, or a path
+        // that is not a string literal, is an error at it.
+        $crate::__private::suites_main!($crate; $($rest)*);
     };
     (reporters = [$($reporter:expr),* $(,)?] $(,)?) => {
         fn main() {
@@ -184,6 +175,31 @@ macro_rules! main {
                 ::std::vec![$(::std::boxed::Box::new($reporter)),*];
             ::std::process::exit($crate::__private::main_with(reporters))
         }
+    };
+}
+
+/// `main!(suites = [..])` with the `suites` feature: its `main`, as written.
+#[cfg(feature = "suites")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __suites_feature {
+    ($($main:tt)*) => {
+        $($main)*
+    };
+}
+
+/// `main!(suites = [..])` without the `suites` feature: instead of its `main`, an error that
+/// says which feature.
+#[cfg(not(feature = "suites"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __suites_feature {
+    ($($main:tt)*) => {
+        ::core::compile_error!(
+            "`niceeval::main!(suites = [..])` needs niceeval's `suites` feature (on by default): \
+             enable it in Cargo.toml"
+        );
+        fn main() {}
     };
 }
 
@@ -238,6 +254,7 @@ pub mod __private {
     pub use crate::{Error, Eval};
     pub use insta;
     pub use inventory;
+    pub use niceeval_macros::__suites_main as suites_main;
     pub use std::sync::Arc;
 
     // Internals that benchmarks and the crate's own integration tests measure directly.
@@ -272,7 +289,7 @@ pub mod __private {
     }
     #[cfg(feature = "suites")]
     pub mod suite_file {
-        pub use crate::suite_file::{SuiteFileError, SuiteSummary, definitions};
+        pub use crate::suite_file::{SuiteFileError, SuiteSummary, definitions, render_value};
     }
     /// The results files: writing, reading, merging.
     pub mod results {
@@ -328,6 +345,8 @@ pub mod __private {
     }
     /// Baselines.
     pub mod compare {
+        /// A baseline's tokens (hidden: `BaselineEval::tokens` names it).
+        pub use crate::compare::baseline::Tokens;
         pub use crate::compare::baseline::{BASELINE_VERSION, Baseline, BaselineError};
     }
     /// OpenTelemetry internals: the receiver, runs, ingestion.

@@ -605,3 +605,129 @@ fn niceeval_view_writes_the_page_and_prints_its_path_without_a_display() {
         out.dump()
     );
 }
+
+/// A case of `suite::promptfooconfig`: test `test` with prompt `p` and provider `q`.
+fn suite_case(test: usize, p: usize, q: usize, passed: bool, reply: &str) -> EvalReport {
+    let description = ["capital of France", "capital of Italy"][test - 1];
+    let provider = ["gpt-4o-mini", "claude-haiku"][q - 1];
+    serde_json::from_value(serde_json::json!({
+        "id": format!("suite::promptfooconfig::{description} [prompt {p}, {provider}]"),
+        "file": "promptfooconfig.yaml", "line": 3 + test,
+        "outcome": if passed { "passed" } else { "failed" },
+        "assertions": [{"name": "icontains(\"capital\")", "kind": "value", "severity": "gate",
+          "score": if passed { 1.0 } else { 0.0 }, "passed": passed, "reason": "checked"}],
+        "score": if passed { 1.0 } else { 0.0 },
+        "duration_ms": 5.0,
+        "usage": {"input_tokens": 10, "output_tokens": 5, "cache_read_tokens": 0},
+        "events": [
+            {"type": "message", "role": "user", "text": format!("About {description}?")},
+            {"type": "message", "role": "assistant", "text": reply},
+        ],
+        "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [1.0], "pass_hat_k": [1.0]},
+        "min_pass_rate": 1.0,
+        "dataset": "suite::promptfooconfig",
+        "matrix": {"test": test, "description": description, "prompt": p,
+          "prompt_label": format!("prompt {p}"), "provider": q, "provider_label": provider},
+    }))
+    .expect("a report")
+}
+
+#[test]
+fn a_suite_files_cases_are_a_matrix_and_a_cell_opens_its_output() {
+    let Some(mut browser) = Browser::launch() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let page = dir.path().join("matrix.html");
+    let mut reports = Vec::new();
+    for test in 1..=2 {
+        for p in 1..=2 {
+            for q in 1..=2 {
+                let failed = (test, p, q) == (2, 2, 1);
+                let reply = if failed {
+                    "I do not know.".to_string()
+                } else {
+                    format!("The capital, case {test}{p}{q}.")
+                };
+                reports.push(suite_case(test, p, q, !failed, &reply));
+            }
+        }
+    }
+    let ids = reports.iter().map(|r| r.id.clone()).collect();
+    write_page(reports, ids, &page);
+
+    let tab = open(&mut browser, &page, "#view=matrix");
+    browser.wait_for(&tab, "document.querySelector('#matrix table')");
+    assert_eq!(
+        browser.eval(&tab, "document.getElementById('list').hidden"),
+        true
+    );
+    assert_eq!(
+        text(&mut browser, &tab, "#matrix h3"),
+        "promptfooconfig — 2 tests × 4 prompt/provider columns"
+    );
+    let headers = browser.eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#matrix tr:first-child th'), (h) => h.textContent).join(' | ')",
+    );
+    assert_eq!(
+        headers,
+        "test | prompt 1 · gpt-4o-mini | prompt 1 · claude-haiku | prompt 2 · gpt-4o-mini | prompt 2 · claude-haiku"
+    );
+    // One row per test, one cell per prompt × provider: verdict, score, the output's start.
+    let second = browser.eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#matrix tr:nth-child(3) > *'), (c) => c.textContent).join(' | ')",
+    );
+    assert_eq!(
+        second,
+        "capital of Italy | pass1.00 The capital, case 211. | pass1.00 The capital, case 212. | FAIL0.00 I do not know. | pass1.00 The capital, case 222."
+    );
+    // A click on a cell opens the case: its output in the conversation, its assertions.
+    browser.eval(
+        &tab,
+        "document.querySelector('#matrix td.cell[data-status=failed]').click()",
+    );
+    let failed = "suite::promptfooconfig::capital of Italy [prompt 2, gpt-4o-mini]";
+    browser.wait_for(
+        &tab,
+        &format!("document.body.dataset.opened === {failed:?}"),
+    );
+    assert_eq!(
+        text(&mut browser, &tab, "#detail .msg.assistant"),
+        "assistantI do not know."
+    );
+    assert!(
+        browser
+            .eval(&tab, "location.hash")
+            .as_str()
+            .is_some_and(|h| h.contains("view=matrix"))
+    );
+    // Filters apply: the failures alone leave one test with one case.
+    browser.eval(&tab, "location.hash = 'view=matrix&o=failed'");
+    browser.wait_for(&tab, "document.body.dataset.shown === '1'");
+    assert_eq!(count(&mut browser, &tab, "#matrix tr"), 2);
+    assert_eq!(count(&mut browser, &tab, "#matrix td.cell"), 1);
+    // The list view is one choice away.
+    browser.eval(&tab, "location.hash = ''");
+    browser.wait_for(&tab, "document.body.dataset.shown === '8'");
+    assert_eq!(
+        browser.eval(&tab, "document.getElementById('matrix').hidden"),
+        true
+    );
+    assert_eq!(count(&mut browser, &tab, "#rows .row"), 8);
+    quiet(&browser);
+
+    // A run without suite files offers no matrix.
+    let plain = synthetic_page(dir.path(), 3);
+    let tab = open(&mut browser, &plain, "#view=matrix");
+    assert_eq!(
+        browser.eval(&tab, "document.getElementById('view') === null"),
+        true
+    );
+    assert_eq!(
+        browser.eval(&tab, "document.getElementById('list').hidden"),
+        false
+    );
+    quiet(&browser);
+}

@@ -72,6 +72,20 @@ fn runs_the_matrix_with_the_suite_runner_and_its_reports() {
         "{stdout}"
     );
     assert!(stdout.contains("3 passed; 1 failed"), "{stdout}");
+    // The cases side by side: one row per test, one column per prompt.
+    assert!(
+        stdout.contains("matrix promptfooconfig: 2 tests × 2 prompt/provider columns"),
+        "{stdout}"
+    );
+    let json_row = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("matrix promptfooconfig"))
+        .find(|l| l.starts_with("json "))
+        .unwrap_or_default();
+    assert!(
+        json_row.contains("FAIL") && json_row.contains("PASS"),
+        "{stdout}"
+    );
     let jsonl = std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap();
     let reports: Vec<serde_json::Value> = jsonl
         .lines()
@@ -79,6 +93,20 @@ fn runs_the_matrix_with_the_suite_runner_and_its_reports() {
         .filter(|r: &serde_json::Value| r.get("id").is_some())
         .collect();
     assert_eq!(reports.len(), 4, "{jsonl}");
+    // Each record says where its case sits: test, prompt and provider, typed.
+    let json_prompt_2 = reports
+        .iter()
+        .find(|r| r["matrix"]["test"] == 2 && r["matrix"]["prompt"] == 2)
+        .unwrap_or_else(|| panic!("the case of test 2 and prompt 2 in {jsonl}"));
+    assert_eq!(
+        json_prompt_2["matrix"],
+        serde_json::json!({
+            "test": 2, "description": "json",
+            "prompt": 2, "prompt_label": "prompt 2",
+            "provider": 1, "provider_label": "openai:chat:gpt-4o-mini",
+        }),
+        "{jsonl}"
+    );
     // `evaluateOptions.repeat: 2` runs each case twice.
     assert!(
         reports
@@ -109,7 +137,7 @@ fn unsupported_keys_are_errors_naming_the_place() {
     let cases: &[(&str, &str)] = &[
         (
             "prompts: [hi]\nproviders: [echo]\nscenarios: []\n",
-            "promptfooconfig.yaml:3:12: `scenarios` in a promptfoo config is not supported",
+            "promptfooconfig.yaml:3:12: `scenarios` in a promptfoo config is not supported (promptfoo's scenarios: write the combinations as tests); supported: description, prompts, providers, targets, tests, defaultTest, evaluateOptions, outputPath",
         ),
         (
             "prompts: [hi]\nproviders:\n  - id: openai:gpt-4o\n    config:\n      seed: 3\n",
@@ -117,11 +145,11 @@ fn unsupported_keys_are_errors_naming_the_place() {
         ),
         (
             "prompts: [hi]\nproviders: [bedrock:claude]\n",
-            "provider `bedrock:claude` is not supported; supported: openai:chat:<model>",
+            "promptfooconfig.yaml:2:13: provider `bedrock:claude` is not supported; supported: openai:chat:<model>, openai:<model>, anthropic:messages:<model>, echo, exec:<command>, http",
         ),
         (
             "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {a: 1}\n    provider: echo\n",
-            "promptfooconfig.yaml:5:15: `provider` in a test is not supported; supported: description, vars, assert",
+            "promptfooconfig.yaml:5:15: `provider` in a test is not supported; supported: description, vars, assert, options, threshold, metadata",
         ),
         (
             "prompts:\n  - label: x\nproviders: [echo]\n",
@@ -133,14 +161,67 @@ fn unsupported_keys_are_errors_naming_the_place() {
         ),
         (
             "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - type: similar\n        value: x\n",
-            "promptfooconfig.yaml:5:9",
+            "promptfooconfig.yaml:5:9: assertion type `similar` is not supported: `similar` is promptfoo's embeddings similarity: niceeval has no embeddings provider; use `similarity` (the texts compared, with a threshold) or `llm-rubric`",
+        ),
+        (
+            "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - type: not-classifier\n        value: toxic\n",
+            "promptfooconfig.yaml:5:9: assertion type `not-classifier` is not supported: `classifier` is a HuggingFace classifier: niceeval runs no classifier model; use `llm-rubric` to grade the same property",
+        ),
+        (
+            "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - type: contains-everything\n        value: x\n",
+            "promptfooconfig.yaml:5:9: assertion (type `contains-everything`): unknown assertion type `contains-everything`; did you mean `contains`? Valid types: contains,",
         ),
         (
             "prompts: [file://p.py:make]\nproviders: [echo]\n",
-            "prompt functions (file://p.py:make) are not supported",
+            "promptfooconfig.yaml:1:11: prompt functions (file://p.py:make) are not supported; supported prompts: text, file:// text (.txt, .md, .j2), chat JSON (.json) and YAML (.yaml)",
+        ),
+        (
+            "prompts:\n  - file://prompts.js:build\nproviders: [echo]\n",
+            "promptfooconfig.yaml:2:5: prompt functions (file://prompts.js:build) are not supported; supported prompts:",
+        ),
+        (
+            "prompts:\n  - file://prompt.js\nproviders: [echo]\n",
+            "promptfooconfig.yaml:2:5: prompt functions (file://prompt.js) are not supported; supported prompts:",
+        ),
+        (
+            "prompts: [file://chat.json]\nproviders: [echo]\n",
+            "promptfooconfig.yaml:1:11: chat.json: a chat prompt with an `assistant` message (an earlier turn of the conversation) is not supported; supported: system messages and one user message",
+        ),
+        (
+            "prompts:\n  - raw: '[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":\"b\"},{\"role\":\"user\",\"content\":\"c\"}]'\nproviders: [echo]\n",
+            "promptfooconfig.yaml:2:5: the prompt: a chat prompt with an `assistant` message (an earlier turn of the conversation) is not supported",
+        ),
+        (
+            "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {a: 1}\n    providers: [echo]\n",
+            "promptfooconfig.yaml:5:16: `providers` in a test is not supported; supported: description, vars, assert, options, threshold, metadata",
+        ),
+        (
+            "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {a: 1}\n    asserts: []\n",
+            "promptfooconfig.yaml:5:14: `asserts` in a test is not supported; supported: description, vars, assert, options, threshold, metadata",
+        ),
+        (
+            "prompts: [hi]\nproviders: [echo]\nnunjucksFilters: {}\n",
+            "promptfooconfig.yaml:3:18: `nunjucksFilters` in a promptfoo config is not supported; supported: description, prompts, providers, targets, tests, defaultTest, evaluateOptions, outputPath (and x-… keys holding YAML anchors)",
+        ),
+        (
+            "prompts: [hi]\nproviders: [echo]\ndefaultTest:\n  options:\n    transform: file://transform.py\n",
+            "promptfooconfig.yaml:5:16: a transform file is not supported; supported: an inline JavaScript expression",
+        ),
+        (
+            "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - type: contains\n        value: x\n        transform: file://t.js\n",
+            "promptfooconfig.yaml:5:9: a transform file (file://t.js) on a `contains` assertion is not supported; supported: an inline JavaScript expression or a JSONPath (`$.…`)",
+        ),
+        (
+            "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars:\n      q: file://make.py\n",
+            "promptfooconfig.yaml:5:10: vars computed by code (file://make.py) are not supported; supported: file:// text, JSON and YAML",
         ),
         ("prompts: [hi\n", "promptfooconfig.yaml:2:1: not valid YAML"),
     ];
+    write(
+        dir.path(),
+        "chat.json",
+        r#"[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"{{q}}"}]"#,
+    );
     for (text, want) in cases {
         write(dir.path(), "promptfooconfig.yaml", text);
         let out = niceeval(dir.path(), &fake, &["-c", "promptfooconfig.yaml"]);

@@ -57,7 +57,8 @@
 pub(crate) mod baseline;
 
 pub(crate) use baseline::Baseline;
-pub use baseline::{BaselineEval, Tokens};
+pub use baseline::BaselineEval;
+pub(crate) use baseline::Tokens;
 pub(crate) use baseline::{mean, sd};
 
 use std::collections::{BTreeMap, BTreeSet};

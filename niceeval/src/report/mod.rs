@@ -1,8 +1,8 @@
 //! What an eval produced: [`EvalReport`] (serde, the unit every reporter consumes) and its
 //! plain-text rendering (`render.rs`), which is the failure message of a failed eval; what a
 //! suite produced ([`SuiteReport`], `suite.rs`); the text of a comparison with a baseline
-//! (`comparison.rs`) and the tables reports show, as rows of cells each format renders
-//! (`table.rs`).
+//! (`comparison.rs`), the tables reports show, as rows of cells each format renders
+//! (`table.rs`), and the matrix of a suite file's cases (`matrix.rs`).
 
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +12,7 @@ use crate::outcome::{Outcome, RunError};
 use crate::stats::Reliability;
 
 pub(crate) mod comparison;
+pub(crate) mod matrix;
 mod names;
 mod render;
 mod suite;
@@ -150,6 +151,10 @@ pub struct EvalReport {
     /// verdict, not this case's, decides the suite.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_case_pass_rate: Option<f64>,
+    /// For a case of a promptfoo or AgentV suite file, its test, prompt and provider: where it
+    /// sits in the file's matrix (the file is [`EvalReport::dataset`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<crate::definition::MatrixCell>,
     /// Which run of which test target wrote this record (stamped by the results file; absent
     /// in records of older versions and in reports that were never written to one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -228,6 +233,7 @@ impl EvalReport {
             min_pass_rate: def.min_pass_rate.unwrap_or(1.0),
             dataset: def.dataset_id(),
             min_case_pass_rate: def.min_case_pass_rate(),
+            matrix: def.case.and_then(|c| c.matrix.clone()),
             run: None,
         }
     }

@@ -15,7 +15,11 @@ use std::time::{Duration, Instant};
 
 use super::Reporter;
 use crate::outcome::Outcome;
+use crate::report::matrix::{Matrices, Matrix, Verdict, clip};
 use crate::report::{EvalReport, EvalSummary, Names, Progress, SuiteReport, SuiteStart};
+
+/// The width the console fits a suite file's matrix to when it cannot ask the terminal.
+const DEFAULT_WIDTH: usize = 120;
 
 /// Writes progress and a summary table to `out`.
 pub struct Console<W: Write + Send> {
@@ -41,6 +45,12 @@ pub struct Console<W: Write + Send> {
     last_plain: Duration,
     /// Quiet characters have been written on the current line.
     mid_line: bool,
+    /// The matrices of the suite files' cases, printed at the end.
+    matrices: Matrices,
+    /// The width the matrices fit in, in columns.
+    width: usize,
+    /// Whether verdicts are coloured (a terminal, without `NO_COLOR`).
+    colour: bool,
 }
 
 impl Console<std::io::Stdout> {
@@ -48,7 +58,17 @@ impl Console<std::io::Stdout> {
     pub fn stdout() -> Self {
         use std::io::IsTerminal;
         let live = std::io::stdout().is_terminal();
-        Console::new(std::io::stdout(), live)
+        let width = if live {
+            terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0))
+        } else {
+            None
+        };
+        let width = width.or_else(|| {
+            std::env::var("COLUMNS")
+                .ok()
+                .and_then(|c| c.trim().parse().ok())
+        });
+        Console::new(std::io::stdout(), live).width(width.unwrap_or(DEFAULT_WIDTH))
     }
 }
 
@@ -71,7 +91,17 @@ impl<W: Write + Send> Console<W> {
             started: None,
             last_plain: Duration::ZERO,
             mid_line: false,
+            matrices: Matrices::default(),
+            width: DEFAULT_WIDTH,
+            colour: live && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         }
+    }
+
+    /// The width, in columns, a suite file's matrix is fitted to (the terminal's, for
+    /// [`Console::stdout`]; 120 otherwise).
+    pub fn width(mut self, columns: usize) -> Self {
+        self.width = columns.max(20);
+        self
     }
 
     /// Prints the report of every eval under its line, passing and skipped ones too (what
@@ -211,6 +241,7 @@ impl<W: Write + Send> Reporter for Console<W> {
     }
 
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
+        self.matrices.add(report);
         self.done += 1;
         self.running = self.running.saturating_sub(1);
         if report.outcome == Outcome::Failed {
@@ -319,6 +350,10 @@ impl<W: Write + Send> Reporter for Console<W> {
             for dataset in &suite.datasets {
                 let name = self.name(&dataset.id).to_string();
                 writeln!(self.out, "dataset {name}: {}", dataset.counts())?;
+            }
+            for matrix in self.matrices.tables() {
+                let name = self.names.name(&matrix.file);
+                write_matrix(&mut self.out, matrix, name, self.width, self.colour)?;
             }
             if let Some(spending) = suite.spending() {
                 writeln!(self.out, "total {spending}")?;
@@ -448,6 +483,131 @@ fn write_table(out: &mut impl Write, evals: &[EvalSummary], names: Names) -> std
     Ok(())
 }
 
+/// The narrowest a matrix cell gets: a verdict (`ERROR`, `PASS*`).
+const MIN_CELL: usize = 5;
+/// The widest a matrix cell gets.
+const MAX_CELL: usize = 48;
+/// The widest the tests' column gets.
+const MAX_TEST: usize = 32;
+
+/// Writes a suite file's matrix: one row per test, one column per prompt × provider, each
+/// cell the verdict, then the score and the start of the output as far as `width` allows.
+/// Columns that do not fit side by side go on in a further block; headers cut to fit are
+/// numbered and listed in full under the table. `colour` colours the verdicts.
+fn write_matrix(
+    out: &mut impl Write,
+    matrix: &Matrix,
+    name: &str,
+    width: usize,
+    colour: bool,
+) -> std::io::Result<()> {
+    let rows = matrix.rows();
+    let columns = matrix.column_labels();
+    writeln!(
+        out,
+        "\nmatrix {name}: {} test{} × {} prompt/provider columns",
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" },
+        columns.len()
+    )?;
+    let test_width = rows
+        .iter()
+        .map(|(_, label)| label.chars().count())
+        .chain([4])
+        .max()
+        .unwrap_or(4)
+        .min(MAX_TEST);
+    // What each column would like: its header and its widest cell, whole.
+    let wanted: Vec<usize> = columns
+        .iter()
+        .map(|(at, label)| {
+            matrix
+                .cells
+                .iter()
+                .filter(|((_, c), _)| c == at)
+                .map(|(_, cell)| cell.text(MAX_CELL).chars().count())
+                .chain([label.chars().count()])
+                .max()
+                .unwrap_or(MIN_CELL)
+                .clamp(MIN_CELL, MAX_CELL)
+        })
+        .collect();
+    let room = width.saturating_sub(test_width);
+    let per_block = (room / (MIN_CELL + 2)).clamp(1, columns.len().max(1));
+    let mut numbered = false;
+    let blocks: Vec<std::ops::Range<usize>> = (0..columns.len())
+        .step_by(per_block)
+        .map(|start| start..(start + per_block).min(columns.len()))
+        .collect();
+    let mut legend = Vec::new();
+    for block in blocks {
+        if block.start > 0 {
+            writeln!(out)?;
+        }
+        // Share the room: each column its wish, if all fit; else an even share.
+        let n = block.len();
+        let share = (room / n).saturating_sub(2).max(MIN_CELL);
+        let widths: Vec<usize> = block.clone().map(|i| wanted[i].min(share)).collect();
+        let headers: Vec<String> = block
+            .clone()
+            .zip(&widths)
+            .map(|(i, w)| {
+                let label = &columns[i].1;
+                if label.chars().count() <= *w {
+                    label.clone()
+                } else {
+                    numbered = true;
+                    legend.push(format!("  #{} = {label}", i + 1));
+                    clip(&format!("#{} {label}", i + 1), *w)
+                }
+            })
+            .collect();
+        let mut line = format!("{:<test_width$}", "test");
+        for (header, w) in headers.iter().zip(&widths) {
+            line.push_str(&format!("  {header:<w$}"));
+        }
+        writeln!(out, "{}", line.trim_end())?;
+        let mut line = "-".repeat(test_width);
+        for w in &widths {
+            line.push_str("  ");
+            line.push_str(&"-".repeat(*w));
+        }
+        writeln!(out, "{line}")?;
+        for (test, label) in &rows {
+            let mut line = format!("{:<test_width$}", clip(label, test_width));
+            for (i, w) in block.clone().zip(&widths) {
+                line.push_str("  ");
+                let Some(cell) = matrix.cells.get(&(*test, columns[i].0)) else {
+                    line.push_str(&format!("{:<w$}", "-"));
+                    continue;
+                };
+                let text = cell.text(*w);
+                let pad = w.saturating_sub(text.chars().count());
+                let word = cell.verdict.word();
+                if colour {
+                    let code = match cell.verdict {
+                        Verdict::Passed => "32",
+                        Verdict::Failed | Verdict::Error => "31",
+                        Verdict::Below | Verdict::Skipped => "33",
+                    };
+                    line.push_str(&format!("\x1b[{code}m{word}\x1b[0m{}", &text[word.len()..]));
+                } else {
+                    line.push_str(&text);
+                }
+                line.push_str(&" ".repeat(pad));
+            }
+            writeln!(out, "{}", line.trim_end())?;
+        }
+    }
+    if numbered {
+        writeln!(out, "columns:")?;
+        for line in legend {
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -463,6 +623,121 @@ mod tests {
             "min_pass_rate": 1.0
         }))
         .expect("a report")
+    }
+
+    /// A case of `suite::promptfooconfig`: test `test` with prompt `p` and provider `q`.
+    fn case(test: usize, p: usize, q: usize, outcome: &str, reply: &str) -> EvalReport {
+        let description = ["capital of France", "capital of Italy", "capital of France"][test - 1];
+        let prompt = [
+            "Answer briefly: {{question}}",
+            "Respond in JSON: {{question}}",
+        ][p - 1];
+        let provider = ["openai:chat:gpt-4o-mini", "anthropic:messages:claude-haiku"][q - 1];
+        let mut r = report(
+            &format!("suite::promptfooconfig::{description} [prompt {p}, {provider}]"),
+            outcome,
+        );
+        r.dataset = Some("suite::promptfooconfig".into());
+        r.score = Some(if outcome == "passed" { 1.0 } else { 0.5 });
+        r.events = vec![crate::Event::Message {
+            role: crate::Role::Assistant,
+            text: reply.into(),
+        }];
+        if reply.is_empty() {
+            r.events.clear();
+            r.error = Some(crate::RunError::new(
+                crate::RunErrorKind::Agent,
+                "connection refused",
+            ));
+        }
+        r.matrix = Some(crate::definition::MatrixCell::new(
+            test,
+            description,
+            (p, prompt.to_string()),
+            (q, provider.to_string()),
+        ));
+        r
+    }
+
+    fn matrix_run(width: usize) -> String {
+        let mut reports = Vec::new();
+        for test in 1..=3 {
+            for p in 1..=2 {
+                for q in 1..=2 {
+                    let (outcome, reply) = match (test, p, q) {
+                        (2, 2, 1) => ("failed", "Rome is the capital of Italy."),
+                        (3, 1, 2) => ("failed", ""),
+                        (_, 2, _) => ("passed", "{\"answer\": \"Paris\"}\n"),
+                        _ => ("passed", "Paris is the capital of France, on the Seine."),
+                    };
+                    reports.push(case(test, p, q, outcome, reply));
+                }
+            }
+        }
+        // A Rust eval beside them has no cell.
+        reports.push(report("suite::refund", "passed"));
+        let mut console = Console::new(Vec::new(), false).width(width);
+        for r in &reports {
+            console.on_eval_complete(r).expect("written");
+        }
+        let summaries = reports.iter().map(EvalSummary::from).collect();
+        console
+            .on_run_complete(&SuiteReport::new(summaries, 0, false, 1000.0))
+            .expect("written");
+        let text = String::from_utf8(console.into_inner()).expect("UTF-8");
+        // The matrix, without the failures and the summary table above it.
+        let start = text.find("\nmatrix ").expect("a matrix");
+        let end = text.find("\ntest result:").expect("the closing line");
+        text[start..end].to_string()
+    }
+
+    #[test]
+    fn a_suite_files_cases_are_a_matrix_fitted_to_the_width() {
+        insta::assert_snapshot!("matrix_wide", matrix_run(160));
+        // Narrow: the columns go on in a second block, cut headers numbered in a legend.
+        insta::assert_snapshot!("matrix_narrow", matrix_run(40));
+        // Off a terminal, no colour; on one, the verdicts are coloured.
+        assert!(!matrix_run(160).contains('\x1b'));
+    }
+
+    #[test]
+    fn on_a_terminal_the_verdicts_are_coloured() {
+        let mut console = Console::new(Vec::new(), true).width(100);
+        if !console.colour {
+            return; // NO_COLOR is set in this environment: nothing to colour
+        }
+        let reports = [
+            case(1, 1, 1, "passed", "Paris."),
+            case(1, 2, 1, "failed", "Paris."),
+        ];
+        for r in &reports {
+            console.on_eval_complete(r).expect("written");
+        }
+        let summaries = reports.iter().map(EvalSummary::from).collect();
+        console
+            .on_run_complete(&SuiteReport::new(summaries, 0, false, 1.0))
+            .expect("written");
+        let text = String::from_utf8(console.into_inner()).expect("UTF-8");
+        assert!(text.contains("\x1b[32mPASS\x1b[0m 1.00 Paris."), "{text:?}");
+        assert!(text.contains("\x1b[31mFAIL\x1b[0m 0.50 Paris."), "{text:?}");
+    }
+
+    #[test]
+    fn one_prompt_and_one_provider_draw_no_matrix() {
+        let mut console = Console::new(Vec::new(), false);
+        let reports = [
+            case(1, 1, 1, "passed", "Paris."),
+            case(2, 1, 1, "passed", "Rome."),
+        ];
+        for r in &reports {
+            console.on_eval_complete(r).expect("written");
+        }
+        let summaries = reports.iter().map(EvalSummary::from).collect();
+        console
+            .on_run_complete(&SuiteReport::new(summaries, 0, false, 1.0))
+            .expect("written");
+        let text = String::from_utf8(console.into_inner()).expect("UTF-8");
+        assert!(!text.contains("matrix"), "{text}");
     }
 
     #[test]

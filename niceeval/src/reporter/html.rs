@@ -106,7 +106,7 @@ impl<W: Write + Send> Html<W> {
 <style>{STYLE}</style></head><body>
 <noscript><p>The list of evals and their details need JavaScript; the summary below reads without it.</p></noscript>
 <header id="top"><h1>niceeval report</h1></header>
-<main id="app" hidden><div id="bar"></div><div id="panes"><div id="list" tabindex="0" role="listbox" aria-label="evals"><div id="rows"></div></div><div id="detail" tabindex="-1"></div></div></main>
+<main id="app" hidden><div id="bar"></div><div id="panes"><div id="list" tabindex="0" role="listbox" aria-label="evals"><div id="rows"></div></div><div id="matrix" hidden></div><div id="detail" tabindex="-1"></div></div></main>
 "#
         )
     }
@@ -289,8 +289,10 @@ const DIFF: u32 = 4;
 const SPANS: u32 = 8;
 
 /// One eval's row: `[id, outcome, flags, score, duration_ms, tokens, cost, tags, dataset,
-/// chunk, position in chunk, runs, pass rate, text to search]` (outcome 0 passed, 1 failed,
-/// 2 skipped; `null` where a number is unknown).
+/// chunk, position in chunk, runs, pass rate, text to search, matrix cell]` (outcome 0
+/// passed, 1 failed, 2 skipped; `null` where a number is unknown; the matrix cell of a suite
+/// file's case is `[test, description, prompt, prompt label, provider, provider label]`, else
+/// `null`).
 fn row(report: &EvalReport, chunk: usize, position: usize) -> serde_json::Value {
     let mut flags = 0;
     if report.below_threshold {
@@ -333,6 +335,14 @@ fn row(report: &EvalReport, chunk: usize, position: usize) -> serde_json::Value 
         report.runs.len(),
         report.reliability.pass_rate,
         search_text(report),
+        report.matrix.as_ref().map(|m| serde_json::json!([
+            m.test,
+            m.description,
+            m.prompt,
+            m.prompt_label,
+            m.provider,
+            m.provider_label
+        ])),
     ])
 }
 
@@ -816,6 +826,24 @@ mod tests {
             text: long.as_str().into(),
         }];
         assert_eq!(search_text(&r).chars().count(), SEARCH_CHARS);
+    }
+
+    #[test]
+    fn a_suite_files_case_carries_its_matrix_cell_in_its_row() {
+        let mut case = report("suite::promptfooconfig::paris [prompt 2]", None, "passed");
+        case.matrix = Some(crate::definition::MatrixCell::new(
+            1,
+            "paris",
+            (2, "prompt 2".into()),
+            (1, "echo".into()),
+        ));
+        let page = page(&[case, report("evals::x", None, "passed")]);
+        let rows = decoded(&page, "rows-data");
+        assert_eq!(
+            rows[0][14],
+            serde_json::json!([1, "paris", 2, "prompt 2", 1, "echo"])
+        );
+        assert_eq!(rows[1][14], serde_json::Value::Null);
     }
 
     #[test]

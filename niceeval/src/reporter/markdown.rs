@@ -1,8 +1,8 @@
 //! The Markdown reporter: a summary fit for a CI job summary (`$GITHUB_STEP_SUMMARY`) or a
 //! pull-request comment: totals; with `--baseline`, what changed since the baseline (the
 //! regressions, then a table of every eval that changed, with its pass rate, score, metrics,
-//! tokens and cost before and after); the per-eval table; the flaky evals; and each failed
-//! eval's report in a collapsible block.
+//! tokens and cost before and after); the per-eval table; each suite file's matrix of tests ×
+//! prompts × providers; the flaky evals; and each failed eval's report in a collapsible block.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -11,6 +11,7 @@ use super::Reporter;
 use crate::compare::Comparison;
 use crate::outcome::Outcome;
 use crate::report::comparison as text;
+use crate::report::matrix::{Matrices, Matrix, Verdict, clip};
 use crate::report::table::{Table, Tone, evals_table, flaky_table};
 use crate::report::{EvalReport, Names, SuiteReport, SuiteStart};
 
@@ -26,6 +27,8 @@ pub struct Markdown<W: Write + Send> {
     unnamed: Vec<EvalReport>,
     /// Failed evals rendered so far, and those past [`super::MAX_FAILURE_DETAILS`].
     failed: usize,
+    /// The matrices of the suite files' cases.
+    matrices: Matrices,
 }
 
 impl<W: Write + Send> Markdown<W> {
@@ -37,6 +40,7 @@ impl<W: Write + Send> Markdown<W> {
             failures: String::new(),
             unnamed: Vec::new(),
             failed: 0,
+            matrices: Matrices::default(),
         }
     }
 
@@ -140,6 +144,47 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
+/// How much of a case's output a matrix cell shows, in characters.
+const MATRIX_OUTPUT: usize = 40;
+
+/// A suite file's matrix: one row per test, one column per prompt × provider, each cell the
+/// verdict (as an icon), the score and the start of the output.
+fn matrix(m: &Matrix, names: Names) -> String {
+    let columns = m.column_labels();
+    let mut md = format!("\n### Matrix `{}`\n\n| test |", cell(names.name(&m.file)));
+    for (_, label) in &columns {
+        let _ = write!(md, " {} |", cell(label));
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|".repeat(columns.len()));
+    md.push('\n');
+    for (test, label) in m.rows() {
+        let _ = write!(md, "| {} |", cell(&label));
+        for (at, _) in &columns {
+            let Some(c) = m.cells.get(&(test, *at)) else {
+                md.push_str(" – |");
+                continue;
+            };
+            let icon = match c.verdict {
+                Verdict::Passed => "✅",
+                Verdict::Below => "⚠️",
+                Verdict::Failed => "❌",
+                Verdict::Error => "❌ error",
+                Verdict::Skipped => "⏭️",
+            };
+            let score = c.score.map(|s| format!(" {s:.2}")).unwrap_or_default();
+            let output = if c.output.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", cell(&clip(&c.output, MATRIX_OUTPUT)))
+            };
+            let _ = write!(md, " {icon}{score}{output} |");
+        }
+        md.push('\n');
+    }
+    md
+}
+
 /// A failed eval's report in a collapsible block.
 fn failure(out: &mut String, report: &EvalReport, names: Names) {
     let _ = write!(
@@ -157,6 +202,7 @@ impl<W: Write + Send> Reporter for Markdown<W> {
     }
 
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
+        self.matrices.add(report);
         if report.outcome == Outcome::Failed {
             self.failed += 1;
             if self.failed > super::MAX_FAILURE_DETAILS {
@@ -212,6 +258,9 @@ impl<W: Write + Send> Reporter for Markdown<W> {
         if !suite.evals.is_empty() {
             md.push_str(&table(&evals_table(&suite.evals, names)));
         }
+        for m in self.matrices.tables() {
+            md.push_str(&matrix(m, names));
+        }
         if !suite.flaky.is_empty() {
             md.push_str("\n### Flaky\n\nEvals whose runs disagree (some passed, some failed):\n\n");
             md.push_str(&table(&flaky_table(&suite.flaky, names)));
@@ -241,6 +290,50 @@ impl<W: Write + Send> Reporter for Markdown<W> {
         // One write, then the flush that publishes a report file.
         self.out.write_all(md.as_bytes())?;
         self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_suite_files_cases_are_drawn_as_a_matrix() {
+        let case = |p: usize, outcome: &str, reply: &str| -> EvalReport {
+            serde_json::from_value(serde_json::json!({
+                "id": format!("suite::promptfooconfig::paris [prompt {p}]"),
+                "file": "promptfooconfig.yaml", "line": 3, "outcome": outcome,
+                "assertions": [], "duration_ms": 1.0, "score": if outcome == "passed" { 1.0 } else { 0.0 },
+                "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+                "events": [{"type": "message", "role": "assistant", "text": reply}],
+                "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [1.0], "pass_hat_k": [1.0]},
+                "min_pass_rate": 1.0, "dataset": "suite::promptfooconfig",
+                "matrix": {"test": 1, "description": "paris", "prompt": p,
+                  "prompt_label": format!("prompt {p}"), "provider": 1, "provider_label": "echo"},
+            }))
+            .expect("a report")
+        };
+        let reports = [
+            case(1, "passed", "Paris | the capital"),
+            case(2, "failed", "Lyon"),
+        ];
+        let mut md = Markdown::new(Vec::new());
+        for r in &reports {
+            md.on_eval_complete(r).expect("written");
+        }
+        let summaries = reports
+            .iter()
+            .map(crate::report::EvalSummary::from)
+            .collect();
+        md.on_run_complete(&SuiteReport::new(summaries, 0, false, 1.0))
+            .expect("written");
+        let text = String::from_utf8(md.into_inner()).expect("UTF-8");
+        assert!(
+            text.contains(
+                "### Matrix `promptfooconfig`\n\n| test | prompt 1 | prompt 2 |\n|---|---|---|\n| paris | ✅ 1.00 Paris \\| the capital | ❌ 0.00 Lyon |\n"
+            ),
+            "{text}"
+        );
     }
 }
 

@@ -29,6 +29,7 @@ pub(crate) use junit::Junit;
 pub(crate) use markdown::Markdown;
 
 // The suite's data lives with the reports (`report/suite.rs`); reporters render it.
+pub use crate::definition::MatrixCell;
 pub use crate::report::{
     DatasetSummary, EvalSummary, Flaky, Progress, Signal, SuiteReport, SuiteStart,
 };

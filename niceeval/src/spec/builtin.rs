@@ -1,6 +1,7 @@
 //! The built-in assertion types as data: reading and validating each type's `value`,
 //! `threshold` and `config`, and building its matcher.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -8,7 +9,7 @@ use serde_json::Value;
 use super::AssertSpec;
 use super::prepare::{Base, prepare};
 use super::values::{js_string, list_value, required, text_value};
-use crate::assertion::Assertion;
+use crate::assertion::{Assertion, Grade, Settings, Subject};
 use crate::expect;
 use crate::expect::type_names::{self as types, Builtin};
 
@@ -79,13 +80,43 @@ fn boxed<A: Assertion + Send + Sync + 'static>(a: A) -> Base {
 /// fails when the text is absent); graded types (similarity, BLEU, ROUGE, code, scripts, sets)
 /// pass at score ≥ threshold; `levenshtein`, `cost` and `latency` read it as their limit.
 pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), String> {
+    let form = match b {
+        Builtin::Contains
+        | Builtin::IContains
+        | Builtin::ContainsAll
+        | Builtin::ContainsAny
+        | Builtin::IContainsAll
+        | Builtin::IContainsAny
+        | Builtin::Equals => unicode_form(spec)?,
+        _ => None,
+    };
+    let (base, uses_threshold) = match form {
+        None => builtin_base(b, spec, None)?,
+        Some(form) => match builtin_base(b, spec, Some(form))? {
+            (Base::Static(inner), uses) => (boxed(Normalized { inner, form }), uses),
+            other => other,
+        },
+    };
+    Ok((base, uses_threshold))
+}
+
+fn builtin_base(
+    b: Builtin,
+    spec: &AssertSpec,
+    form: Option<UnicodeForm>,
+) -> Result<(Base, bool), String> {
+    let text = |s: String| match form {
+        Some(f) => f.apply(&s),
+        None => s,
+    };
+    let list = |items: Vec<String>| items.into_iter().map(text).collect::<Vec<_>>();
     Ok(match b {
-        Builtin::Contains => (boxed(expect::includes(text_value(spec)?)), false),
-        Builtin::IContains => (boxed(expect::icontains(text_value(spec)?)), false),
-        Builtin::ContainsAll => (boxed(expect::contains_all(list_value(spec)?)), false),
-        Builtin::ContainsAny => (boxed(expect::contains_any(list_value(spec)?)), false),
-        Builtin::IContainsAll => (boxed(expect::icontains_all(list_value(spec)?)), false),
-        Builtin::IContainsAny => (boxed(expect::icontains_any(list_value(spec)?)), false),
+        Builtin::Contains => (boxed(expect::includes(text(text_value(spec)?))), false),
+        Builtin::IContains => (boxed(expect::icontains(text(text_value(spec)?))), false),
+        Builtin::ContainsAll => (boxed(expect::contains_all(list(list_value(spec)?))), false),
+        Builtin::ContainsAny => (boxed(expect::contains_any(list(list_value(spec)?))), false),
+        Builtin::IContainsAll => (boxed(expect::icontains_all(list(list_value(spec)?))), false),
+        Builtin::IContainsAny => (boxed(expect::icontains_any(list(list_value(spec)?))), false),
         Builtin::StartsWith => (boxed(expect::starts_with(text_value(spec)?)), false),
         Builtin::EndsWith => (boxed(expect::ends_with(text_value(spec)?)), false),
         Builtin::Regex => {
@@ -112,17 +143,12 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Str
         }
         Builtin::Equals => {
             let value = required(spec, "the expected value")?.clone();
-            let json_mode = spec
-                .config
-                .as_ref()
-                .and_then(|c| c.get("mode"))
-                .and_then(Value::as_str)
-                == Some("json");
+            let json_mode = equals_json_mode(spec)?;
             let value = match value {
                 Value::String(s) if json_mode => serde_json::from_str(&s)
                     .map_err(|e| format!("config.mode is json but `value` is not JSON: {e}"))?,
                 // promptfoo compares a scalar as text: `String(value) === output`.
-                v => js_string(&v).map_or(v, Value::String),
+                v => js_string(&v).map_or(v, |s| Value::String(text(s))),
             };
             (boxed(expect::equals(value)), false)
         }
@@ -267,6 +293,96 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Str
     })
 }
 
+/// A Unicode normalization form: promptfoo's `normalizeUnicode` on `equals` and the
+/// `contains` types (`true` is NFC; the compatibility forms only when named, as they fold
+/// `x²` into `x2`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum UnicodeForm {
+    Nfc,
+    Nfd,
+    Nfkc,
+    Nfkd,
+}
+
+impl UnicodeForm {
+    fn apply(self, text: &str) -> String {
+        use unicode_normalization::UnicodeNormalization;
+        match self {
+            UnicodeForm::Nfc => text.nfc().collect(),
+            UnicodeForm::Nfd => text.nfd().collect(),
+            UnicodeForm::Nfkc => text.nfkc().collect(),
+            UnicodeForm::Nfkd => text.nfkd().collect(),
+        }
+    }
+}
+
+/// The item's `normalizeUnicode` (or `normalize_unicode`): absent or `false` compares the
+/// text as it is.
+fn unicode_form(spec: &AssertSpec) -> Result<Option<UnicodeForm>, String> {
+    let value = spec
+        .extra
+        .get("normalizeUnicode")
+        .or_else(|| spec.extra.get("normalize_unicode"));
+    Ok(match value {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => None,
+        Some(Value::Bool(true)) => Some(UnicodeForm::Nfc),
+        Some(Value::String(form)) => Some(match form.as_str() {
+            "NFC" => UnicodeForm::Nfc,
+            "NFD" => UnicodeForm::Nfd,
+            "NFKC" => UnicodeForm::Nfkc,
+            "NFKD" => UnicodeForm::Nfkd,
+            _ => {
+                return Err(format!(
+                    "`normalizeUnicode` is true, false, NFC, NFD, NFKC or NFKD, got {}",
+                    crate::excerpt::quote(form)
+                ));
+            }
+        }),
+        Some(other) => {
+            return Err(format!(
+                "`normalizeUnicode` is true, false, NFC, NFD, NFKC or NFKD, got {other}"
+            ));
+        }
+    })
+}
+
+/// A text matcher that sees the output in a Unicode form (its value was put in the same form
+/// when it was read).
+struct Normalized {
+    inner: Arc<dyn Assertion + Send + Sync>,
+    form: UnicodeForm,
+}
+
+impl Assertion for Normalized {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn settings(&self) -> Settings {
+        self.inner.settings()
+    }
+    fn evaluate(&self, value: &Subject<'_>) -> Grade {
+        match value {
+            Subject::Text(text) => self
+                .inner
+                .evaluate(&Subject::Text(Cow::Owned(self.form.apply(text)))),
+            other => self.inner.evaluate(other),
+        }
+    }
+}
+
+/// Whether `equals` compares as JSON: Runsight's `config.mode`, `json` or `string` (the
+/// default); any other mode is a load-time error, as Runsight refuses it.
+fn equals_json_mode(spec: &AssertSpec) -> Result<bool, String> {
+    match spec.config.as_ref().and_then(|c| c.get("mode")) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::String(mode)) if mode == "json" => Ok(true),
+        Some(Value::String(mode)) if mode == "string" => Ok(false),
+        Some(other) => Err(format!(
+            "unsupported `config.mode` {other} for `equals`; use `json` (compare as JSON) or `string` (exact text, the default)"
+        )),
+    }
+}
+
 fn reference_text(spec: &AssertSpec) -> Result<String, String> {
     match required(spec, "the reference text")? {
         v @ (Value::String(_) | Value::Number(_)) => Ok(js_string(v).unwrap_or_default()),
@@ -339,4 +455,97 @@ fn budget(spec: &AssertSpec, unit: &str) -> Result<f64, String> {
         return Err(format!("the budget must be ≥ 0, got {limit}"));
     }
     Ok(limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::{SpecContext, evaluate};
+    use super::*;
+
+    fn equals(value: Value, config: Value) -> AssertSpec {
+        AssertSpec {
+            config: Some(config),
+            ..AssertSpec::new("equals", value)
+        }
+    }
+
+    fn run(spec: AssertSpec, output: &str) -> bool {
+        evaluate(&[spec], output, &SpecContext::default())
+            .unwrap()
+            .pass
+    }
+
+    fn normalized(kind: &str, value: Value, form: Value) -> AssertSpec {
+        let mut spec = AssertSpec::new(kind, value);
+        spec.extra.insert("normalizeUnicode".into(), form);
+        spec
+    }
+
+    #[test]
+    fn normalize_unicode_compares_in_the_named_form() {
+        let nfc = "caf\u{e9}";
+        let nfd = "cafe\u{301}";
+        assert!(!run(AssertSpec::new("equals", nfc), nfd), "off by default");
+        assert!(run(normalized("equals", json!(nfc), json!(true)), nfd));
+        assert!(run(
+            normalized("contains", json!(nfc), json!("NFC")),
+            &format!("at the {nfd} today")
+        ));
+        assert!(run(
+            normalized("icontains-any", json!(["CAF\u{c9}"]), json!(true)),
+            nfd
+        ));
+        assert!(!run(normalized("not-equals", json!(nfc), json!(true)), nfd));
+        // `true` is NFC: a superscript two stays an exponent; NFKC must be named.
+        assert!(!run(
+            normalized("equals", json!("x\u{b2}"), json!(true)),
+            "x2"
+        ));
+        assert!(run(
+            normalized("equals", json!("x\u{b2}"), json!("NFKC")),
+            "x2"
+        ));
+        assert!(!run(
+            normalized("contains", json!("file"), json!(true)),
+            "\u{fb01}le"
+        ));
+        assert!(run(
+            normalized("contains", json!("file"), json!("NFKC")),
+            "\u{fb01}le"
+        ));
+        let err = evaluate(
+            &[normalized("equals", json!("x"), json!("nfc"))],
+            "x",
+            &SpecContext::default(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("`normalizeUnicode` is true"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn equals_modes_are_json_or_string() {
+        let json_mode = equals(json!(r#"{"b": 2, "a": 1}"#), json!({"mode": "json"}));
+        let outcome = evaluate(&[json_mode], r#"{"a": 1, "b": 2}"#, &SpecContext::default());
+        assert!(outcome.unwrap().pass);
+        let string_mode = equals(json!(r#"{"b": 2, "a": 1}"#), json!({"mode": "string"}));
+        let outcome = evaluate(
+            &[string_mode],
+            r#"{"a": 1, "b": 2}"#,
+            &SpecContext::default(),
+        );
+        assert!(!outcome.unwrap().pass, "string mode compares the text");
+        // Runsight refuses any other mode rather than guessing (its test_invalid_mode_fails_explicitly).
+        let yaml_mode = equals(json!("x"), json!({"mode": "yaml"}));
+        let err = evaluate(&[yaml_mode], "x", &SpecContext::default()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("unsupported `config.mode` \"yaml\""),
+            "{err}"
+        );
+    }
 }

@@ -35,7 +35,7 @@
 //! | `contains-all`, `contains-any`, `icontains-all`, `icontains-any` | list, or a comma-separated string | an empty list: `-all` passes, `-any` fails; see [Comma-separated values](#comma-separated-values) |
 //! | `starts-with`, `ends-with` | non-empty string | exact, case-sensitive |
 //! | `regex` | pattern | a search; Rust `regex` syntax; a bad pattern is a load-time error |
-//! | `equals` | any | a string, number or boolean compares as text, exactly: `42` is not `42.0`, `true` is not ` true`; objects and arrays compare as JSON (`[1, 2]` equals `[1, 2.0]`) |
+//! | `equals` | any | a string, number or boolean compares as text, exactly: `42` is not `42.0`, `true` is not ` true`; objects and arrays compare as JSON (`[1, 2]` equals `[1, 2.0]`); `config: {mode: json}` compares a string `value` as JSON (Runsight), `mode: string` is the default, any other mode is a load-time error |
 //! | `is-json`, `contains-json` | optional JSON Schema (object, or YAML/JSON text) | draft-07 unless `$schema` says otherwise, `format` asserted; `contains-json` also reads objects leniently (`{key: value}`, `//` comments, unclosed) |
 //! | `levenshtein` | reference text | `threshold` is the maximum distance (default 5) |
 //! | `similarity` | reference text | normalized Levenshtein, `threshold` default 0.6 |
@@ -53,7 +53,9 @@
 //! need `inline-code`. Without one, such an item is a load-time error naming the feature.
 //!
 //! Every type takes a `not-` prefix, `weight`, `metric`, `transform` (`json_path:$.a.b`, or a
-//! bare `$.a.b`), and `threshold`. Type names are matched case-insensitively with `_` read as
+//! bare `$.a.b`), and `threshold`. `equals` and the `contains` types take promptfoo's
+//! `normalizeUnicode`: `true` compares output and value in NFC, `NFC`, `NFD`, `NFKC` or `NFKD`
+//! in that form (the compatibility forms fold `x²` into `x2`, so they are never the default). Type names are matched case-insensitively with `_` read as
 //! `-` (`is_json` is `is-json`). The outcome passes only when every assertion passes.
 //!
 //! # Threshold, weight and score, as in promptfoo
@@ -98,13 +100,16 @@
 //! # Where niceeval differs
 //!
 //! Where the peers disagree, niceeval's choices: `levenshtein` with `threshold: 0` means an
-//! exact match (promptfoo turns 0 into 5); `contains-json` finds arrays as well as objects
+//! exact match (as promptfoo's current unit tests; older releases turned 0 into 5); `contains-json` finds arrays as well as objects
 //! (Runsight; promptfoo finds objects only); BLEU follows NLTK (promptfoo's brevity penalty is
 //! inverted); `rouge-n` is the ROUGE-N F-measure tokenized like Google's `rouge-score`
 //! (Runsight), while promptfoo's is `js-rouge`'s case-sensitive recall of distinct n-grams, so
 //! scores can differ widely (see [`crate::expect::rouge_n`]); an empty `value` for
 //! `contains`-like types is a load-time error (as promptfoo's invariant), not a vacuous pass;
-//! numbers are accepted where promptfoo wants strings (`starts-with: 1`). Not supported:
+//! numbers are accepted where promptfoo wants strings (`starts-with: 1`); a number a code
+//! assertion returns is clamped to [0, 1] as its score (promptfoo keeps it); an empty list
+//! scores 1 (promptfoo; Runsight 0). The peers' unit-test vectors and each difference they
+//! show are listed in the repository's DIALECTS.md. Not supported:
 //! model-graded types (`llm-rubric`, `similar`, `factuality`; use `t.judge()`), promptfoo's
 //! JavaScript `transform` expressions and `{{var}}` templates in values.
 

@@ -257,12 +257,12 @@ fn unsupported_id(id: &str) -> String {
 pub(crate) type Sending = (Option<Arc<dyn Agent>>, String, Vec<Message>);
 
 /// With a chat provider, the prompt's earlier turns are the turn's history.
-pub(crate) fn agent_for(case: &SuiteCase) -> Result<Sending, String> {
+pub(crate) fn agent_for(case: &SuiteCase, vars: &Map<String, Value>) -> Result<Sending, String> {
     let provider = &case.provider;
     let (agent, input): (Arc<dyn Agent>, String) = match &provider.kind {
         ProviderKind::Configured => return Ok((None, case.prompt.clone(), Vec::new())),
         ProviderKind::Chat { .. } => {
-            let chat = chat_messages(&case.prompt)?;
+            let chat = conversation(&case.prompt)?;
             return Ok((
                 Some(chat_agent(provider, chat.system)?),
                 chat.user,
@@ -305,13 +305,13 @@ pub(crate) fn agent_for(case: &SuiteCase) -> Result<Sending, String> {
                     cwd: cwd.clone(),
                     timeout: timeout_seconds.map(std::time::Duration::from_secs),
                 }),
-                chat_messages(&case.prompt)?.user,
+                conversation(&case.prompt)?.user,
             )
         }
         ProviderKind::Http(spec) => (
             Arc::new(HttpAgent {
                 spec: spec.clone(),
-                vars: case.vars.clone(),
+                vars: vars.clone(),
             }),
             case.prompt.clone(),
         ),
@@ -321,7 +321,7 @@ pub(crate) fn agent_for(case: &SuiteCase) -> Result<Sending, String> {
             function,
             config,
         } => {
-            let context = json!({ "vars": case.vars, "config": config }).to_string();
+            let context = json!({ "vars": vars, "config": config }).to_string();
             let agent: CommandAgent = if *python {
                 CommandAgent::new(
                     "python3",
@@ -456,10 +456,36 @@ pub(crate) struct Conversation {
     pub user: String,
 }
 
-/// A prompt as chat messages: promptfoo (and AgentV) read a prompt that is a JSON list of
-/// `{role, content}` as the conversation — system messages, then user and assistant turns
-/// ending with a user message.
-fn chat_messages(prompt: &str) -> Result<Conversation, String> {
+/// A prompt as chat messages, the form a promptfoo file may use (checked when it loads): a
+/// system message and one user message.
+pub(crate) fn chat_messages(prompt: &str) -> Result<(Option<String>, String), String> {
+    let roles = serde_json::from_str::<Value>(prompt.trim_start()).unwrap_or(Value::Null);
+    let assistant = roles.as_array().is_some_and(|messages| {
+        messages
+            .iter()
+            .any(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+    });
+    if assistant {
+        return Err(
+            "a chat prompt with an `assistant` message (an earlier turn of the \
+             conversation) is not supported; supported: system messages and one user message"
+                .into(),
+        );
+    }
+    let chat = conversation(prompt)?;
+    if !chat.earlier.is_empty() {
+        return Err(format!(
+            "a chat prompt needs exactly one user message (it has {}); niceeval sends a system \
+             message and one user message",
+            chat.earlier.len() + 1
+        ));
+    }
+    Ok((chat.system, chat.user))
+}
+
+/// A prompt read as a conversation: a JSON list of `{role, content}` is system messages, then
+/// user and assistant turns ending with a user message (AgentV inputs send them all).
+fn conversation(prompt: &str) -> Result<Conversation, String> {
     let plain = || Conversation {
         user: prompt.to_string(),
         ..Conversation::default()
@@ -495,7 +521,8 @@ fn chat_messages(prompt: &str) -> Result<Conversation, String> {
             }),
             other => {
                 return Err(format!(
-                    "a chat prompt with a `{other}` message is not supported: niceeval sends                      system, user and assistant messages"
+                    "a chat prompt with an `{other}` message is not supported; supported: \
+                     system, user and assistant messages"
                 ));
             }
         }
@@ -782,19 +809,24 @@ mod tests {
 
     #[test]
     fn splits_chat_prompts() {
-        let chat = chat_messages(
+        let chat = conversation(
             r#"[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]"#,
         )
         .unwrap();
         assert_eq!(chat.system.as_deref(), Some("be brief"));
         assert_eq!(chat.user, "hi");
         assert!(chat.earlier.is_empty());
-        assert_eq!(chat_messages("plain").unwrap().user, "plain");
+        assert_eq!(conversation("plain").unwrap().user, "plain");
+        assert_eq!(chat_messages("plain").unwrap(), (None, "plain".to_string()));
         // Earlier turns are the history; the last user message is the turn.
-        let chat = chat_messages(
-            r#"[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]"#,
-        )
-        .unwrap();
+        let turns = r#"[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]"#;
+        // A promptfoo file may not have earlier turns (checked when it loads).
+        assert!(
+            chat_messages(turns)
+                .unwrap_err()
+                .contains("an earlier turn")
+        );
+        let chat = conversation(turns).unwrap();
         assert_eq!(chat.user, "c");
         let earlier: Vec<(Role, String)> = chat
             .earlier
@@ -809,7 +841,7 @@ mod tests {
             ]
         );
         assert!(
-            chat_messages(r#"[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]"#)
+            conversation(r#"[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]"#)
                 .unwrap_err()
                 .contains("end with a user message")
         );

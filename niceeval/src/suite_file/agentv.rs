@@ -20,6 +20,7 @@ use super::{
     ArgsMatch, ExpectedCall, Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError,
     Trajectory,
 };
+use crate::definition::MatrixCell;
 use crate::spec::{self, AssertSpec};
 
 const TOP_KEYS: &[&str] = &[
@@ -383,6 +384,8 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             }
         }
         let several = case_targets.len() > 1;
+        let target_labels =
+            super::unique_labels(case_targets.iter().map(|t| t.spec.label.as_str()));
         for (q, target) in case_targets.iter().enumerate() {
             let name = if several {
                 format!("{} [{}]", id.replace("::", ":"), target.spec.label)
@@ -394,8 +397,8 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 line,
                 prompt: prompt.clone(),
                 provider: target.spec.clone(),
-                vars: vars.clone(),
-                asserts: asserts.clone(),
+                vars: super::Packed::new(&vars),
+                asserts: super::Packed::new(&asserts),
                 graded: graded.clone(),
                 transform: None,
                 threshold: None,
@@ -411,6 +414,12 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                     target.spec.label
                 ),
                 trajectories: trajectories.clone(),
+                matrix: MatrixCell::new(
+                    n + 1,
+                    id.replace("::", ":"),
+                    (1, String::new()),
+                    (q + 1, target_labels[q].clone()),
+                ),
             });
         }
     }

@@ -17,12 +17,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::{Map, Value};
 
 use crate::assertion::Chain as _;
-use crate::definition::{BoxFuture, Case, EvalDefinition};
+use crate::definition::{BoxFuture, Case, EvalDefinition, MatrixCell};
 use crate::error::Error;
 use crate::eval::Eval;
 use crate::spec::{self, AssertSpec, SpecContext};
 
 pub(crate) use agents::ProviderSpec;
+pub use template::render_value;
 
 /// Why a suite file cannot be run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -92,8 +93,11 @@ pub(crate) struct SuiteCase {
     /// The prompt, rendered with the vars.
     pub prompt: String,
     pub provider: Arc<ProviderSpec>,
-    pub vars: Map<String, Value>,
-    pub asserts: Vec<AssertSpec>,
+    /// The test's vars, kept as text until the case runs.
+    pub vars: Packed<Map<String, Value>>,
+    /// The deterministic items, validated when the file was read and kept as text until the
+    /// case runs (a prepared matcher is rebuilt then, and dropped with the case).
+    pub asserts: Packed<Vec<AssertSpec>>,
     pub graded: Vec<Graded>,
     /// `options.transform`: JavaScript applied to the output before every assertion.
     pub transform: Option<String>,
@@ -111,6 +115,48 @@ pub(crate) struct SuiteCase {
     pub position: String,
     /// AgentV's `tool_trajectory` items, checked over the run's tool calls.
     pub trajectories: Vec<Trajectory>,
+    /// Its test, prompt and provider, as the reports show the file's matrix.
+    pub matrix: MatrixCell,
+}
+
+/// A value kept as its JSON text until its case runs.
+///
+/// A suite file of 10,000 tests is 10,000 cases held for the whole run; parsed vars and
+/// assertion items (maps, prepared matchers) cost several kilobytes a case, their text a
+/// tenth of that. Each case parses its own when it runs and drops them when it ends.
+#[derive(Clone)]
+pub(crate) struct Packed<T> {
+    text: Box<str>,
+    kind: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: serde::Serialize + serde::de::DeserializeOwned> Packed<T> {
+    /// Packs `value`.
+    pub(crate) fn new(value: &T) -> Self {
+        // Maps with string keys, JSON values and assertion items always serialize.
+        let text = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
+        Self {
+            text: text.into_boxed_str(),
+            kind: std::marker::PhantomData,
+        }
+    }
+
+    /// The value, parsed again.
+    pub(crate) fn get(&self) -> Result<T, Error> {
+        serde_json::from_str(&self.text)
+            .map_err(|e| Error::Case(format!("a suite case's packed data: {e}")))
+    }
+
+    /// The JSON text.
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+impl<T> std::fmt::Debug for Packed<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
 }
 
 /// AgentV's `tool-trajectory`: the tools the agent called, by name and arguments.
@@ -283,6 +329,23 @@ pub(crate) fn load(path: &Path) -> Result<Suite, SuiteFileError> {
     }
 }
 
+/// Labels made unique: a label that repeats gets ` #N` (its 1-based position) in every place
+/// it appears, so the columns of a matrix never merge two providers.
+pub(crate) fn unique_labels<'a>(labels: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let labels: Vec<&str> = labels.collect();
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| {
+            if labels.iter().filter(|l| *l == label).count() > 1 {
+                format!("{label} #{}", i + 1)
+            } else {
+                label.to_string()
+            }
+        })
+        .collect()
+}
+
 /// The name of a file without its extensions (`promptfooconfig`, `smoke` for `smoke.eval.yaml`).
 pub(crate) fn stem(path: &Path) -> String {
     let name = path
@@ -326,9 +389,10 @@ pub fn definitions(
             cases.len() - 1
         };
         // Kept as text, as every dataset case is (a record is parsed only when its case runs).
-        let record = serde_json::value::RawValue::from_string(
-            serde_json::json!({ "suite_case": index, "vars": case.vars }).to_string(),
-        )
+        let record = serde_json::value::RawValue::from_string(format!(
+            r#"{{"suite_case":{index},"vars":{}}}"#,
+            case.vars.text()
+        ))
         .map_err(|e| SuiteFileError::File {
             file: path.display().to_string(),
             message: format!("case {}: {e}", case.name),
@@ -339,6 +403,7 @@ pub fn definitions(
             name: case.name.clone(),
             line: case.line,
             record,
+            matrix: Some(case.matrix.clone()),
         }));
         let mut def = EvalDefinition::new(
             name,
@@ -398,7 +463,9 @@ fn run_case<'a>(t: &'a mut Eval, case: &'static Case) -> BoxFuture<'a, Result<()
 
 /// Runs one case: sends its prompt to its provider, then checks the output.
 async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
-    let (agent, input, earlier) = agents::agent_for(case).map_err(Error::Case)?;
+    let vars = case.vars.get()?;
+    let asserts = case.asserts.get()?;
+    let (agent, input, earlier) = agents::agent_for(case, &vars).map_err(Error::Case)?;
     if let Some(agent) = agent {
         t.set_agent(agent);
     }
@@ -417,21 +484,20 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     t.send(input).await?;
     let mut output = t.reply().to_string();
     if let Some(code) = &case.transform {
-        output = node::transform(code, &output, &case.vars, &case.prompt)
+        output = node::transform(code, &output, &vars, &case.prompt)
             .await
             .map_err(|e| Error::Case(format!("options.transform: {e}")))?;
     }
     let mut context = SpecContext::default()
         .with_base_dir(case.base_dir.clone())
         .with_events(t.events());
-    context.vars = case.vars.clone().into_iter().collect();
+    context.vars = vars.clone().into_iter().collect();
     context.prompt = Some(case.prompt.clone());
     context.input = Some(case.prompt.clone());
     context.expected_output = case.expected_output.clone();
     context.criteria = case.criteria.clone();
-    let (plain, transformed): (Vec<&AssertSpec>, Vec<&AssertSpec>) =
-        case.asserts.iter().partition(|a| !is_js_transform(a));
-    let plain: Vec<AssertSpec> = plain.into_iter().cloned().collect();
+    let (plain, transformed): (Vec<AssertSpec>, Vec<AssertSpec>) =
+        asserts.into_iter().partition(|a| !is_js_transform(a));
     if !plain.is_empty() {
         let items = match case.threshold {
             Some(threshold) => {
@@ -449,10 +515,9 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
         );
     }
     for item in transformed {
-        let code = item.transform.clone().unwrap_or_default();
-        let mut item = item.clone();
-        item.transform = None;
-        match node::transform(&code, &output, &case.vars, &case.prompt).await {
+        let mut item = item;
+        let code = item.transform.take().unwrap_or_default();
+        match node::transform(&code, &output, &vars, &case.prompt).await {
             Ok(text) => {
                 t.check(
                     text.as_str(),
@@ -581,5 +646,35 @@ pub(crate) fn at(
             file: file.display().to_string(),
             message,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_items_come_back_as_they_were_written() {
+        let items: Vec<AssertSpec> = serde_json::from_value(serde_json::json!([
+            {"type": "icontains", "value": "topic 3", "weight": 2, "metric": "m"},
+            {"type": "assert-set", "threshold": 0.5, "assert": [
+                {"type": "regex", "value": "^A"},
+                {"type": "script", "command": ["python3", "g.py"], "cwd": "x"}
+            ]}
+        ]))
+        .unwrap();
+        let packed = Packed::new(&items);
+        let back = packed.get().unwrap();
+        assert_eq!(
+            serde_json::to_value(&back).unwrap(),
+            serde_json::to_value(&items).unwrap()
+        );
+        // An extra key of a script grader survives the trip.
+        assert_eq!(
+            back[1].assert.as_ref().unwrap()[1].extra.get("cwd"),
+            Some(&serde_json::json!("x"))
+        );
+        let vars: Map<String, Value> = serde_json::from_str(r#"{"a": [1, {"b": null}]}"#).unwrap();
+        assert_eq!(Packed::new(&vars).get().unwrap(), vars);
     }
 }

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use super::agents::{self, ProviderKind};
 use super::{Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError, template};
+use crate::definition::MatrixCell;
 use crate::spec::{self, AssertSpec, Step};
 
 const TOP_KEYS: &[&str] = &[
@@ -44,6 +45,26 @@ const GRADED: &[(&str, GradedKind)] = &[
     ("factuality", GradedKind::Factuality),
     ("model-graded-factuality", GradedKind::Factuality),
     ("model-graded-closedqa", GradedKind::ClosedQa),
+];
+
+/// promptfoo's assertion types that niceeval does not run, with why and what to use instead.
+const NOT_SUPPORTED: &[(&str, &str)] = &[
+    (
+        "similar",
+        "promptfoo's embeddings similarity: niceeval has no embeddings provider; use `similarity` (the texts compared, with a threshold) or `llm-rubric`",
+    ),
+    (
+        "classifier",
+        "a HuggingFace classifier: niceeval runs no classifier model; use `llm-rubric` to grade the same property",
+    ),
+    (
+        "moderation",
+        "a moderation API: niceeval calls none; use `llm-rubric` to grade the same property",
+    ),
+    (
+        "select-best",
+        "it compares the outputs of several prompts, and niceeval grades each case alone",
+    ),
 ];
 
 /// A segment of a path into the document, owned.
@@ -267,20 +288,13 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         }],
         Some(v) => read_tests(&doc, v, tests_line)?,
     };
-    // defaultTest under each test, then list-valued vars expanded into one test each.
-    let mut expanded = Vec::new();
-    for test in tests {
-        let test = match &default {
-            Some(d) => merge(d, test),
-            None => test,
-        };
-        for vars in cartesian(&test.vars) {
-            expanded.push(Test {
-                vars,
-                ..test.clone()
-            });
-        }
-    }
+    // defaultTest under each test, then list-valued vars expanded into one test each. The
+    // tests are taken one at a time and dropped once their cases are built: a 10,000-row
+    // tests file is never held twice.
+    let total: usize = tests
+        .iter()
+        .map(|test| expansions(default.as_ref().map(|d| &d.vars), &test.vars))
+        .sum();
     let several_prompts = prompts.len() > 1;
     if several_prompts {
         for (i, prompt) in prompts.iter_mut().enumerate() {
@@ -289,68 +303,132 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             }
         }
     }
-    let several_providers = providers.len() > 1;
+    let labels = (
+        super::unique_labels(prompts.iter().map(|p| p.label.as_str())),
+        super::unique_labels(providers.iter().map(|p| p.label.as_str())),
+    );
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for (n, test) in expanded.iter().enumerate() {
-        let base_name = test
-            .description
-            .clone()
-            .unwrap_or_else(|| format!("test {}", n + 1))
-            .replace("::", ":");
-        let (asserts, graded) = assertions(test)?;
-        for (p, prompt) in prompts.iter().enumerate() {
-            let rendered = template::render(&prompt.template, &test.vars).map_err(|e| {
-                SuiteFileError::File {
-                    file: path.display().to_string(),
-                    message: format!("prompt {:?} for {base_name:?}: {e}", prompt.label),
-                }
-            })?;
-            for (q, provider) in providers.iter().enumerate() {
-                let mut labels = Vec::new();
-                if several_prompts {
-                    labels.push(prompt.label.replace("::", ":"));
-                }
-                if several_providers {
-                    labels.push(provider.label.replace("::", ":"));
-                }
-                let mut name = base_name.clone();
-                if !labels.is_empty() {
-                    name = format!("{name} [{}]", labels.join(", "));
-                }
-                let count = seen.entry(name.clone()).or_insert(0);
-                *count += 1;
-                if *count > 1 {
-                    name = format!("{name} ({count})");
-                }
-                suite.cases.push(SuiteCase {
-                    name,
-                    line: test.line,
-                    prompt: rendered.clone(),
-                    provider: provider.clone(),
-                    vars: test.vars.clone(),
-                    asserts: asserts.clone(),
-                    graded: graded.clone(),
-                    transform: test.transform.clone(),
-                    threshold: test.threshold,
-                    judge: test.judge.clone(),
-                    base_dir: doc.base.clone(),
-                    expected_output: None,
-                    criteria: None,
-                    trajectories: Vec::new(),
-                    position: format!(
-                        "promptfoo test {} of {}, prompt {} ({}), provider {} ({})",
-                        n + 1,
-                        expanded.len(),
-                        p + 1,
-                        excerpt(&prompt.label),
-                        q + 1,
-                        provider.label
-                    ),
-                });
-            }
+    let mut n = 0;
+    for test in tests {
+        let test = match &default {
+            Some(d) => merge(d, test),
+            None => test,
+        };
+        for vars in cartesian(&test.vars) {
+            let test = Test {
+                vars,
+                ..test.clone()
+            };
+            cases_of(
+                &doc,
+                &mut suite,
+                &mut seen,
+                (n, total),
+                &test,
+                (&prompts, &labels.0),
+                (&providers, &labels.1),
+            )?;
+            n += 1;
         }
     }
     Ok(suite)
+}
+
+/// How many tests `vars` expand into: the product of the lengths of its list values (with the
+/// defaults' lists where the test gives none), as [`cartesian`] expands them.
+fn expansions(default: Option<&Map<String, Value>>, vars: &Map<String, Value>) -> usize {
+    let count = |v: &Value| match v {
+        Value::Array(items) if !items.is_empty() => items.len(),
+        _ => 1,
+    };
+    let own: usize = vars.values().map(count).product();
+    let inherited: usize = default
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !vars.contains_key(*k))
+        .map(|(_, v)| count(v))
+        .product();
+    own * inherited
+}
+
+/// The cases of one test: one per prompt and provider, named and placed in the matrix.
+fn cases_of(
+    doc: &Doc<'_>,
+    suite: &mut Suite,
+    seen: &mut BTreeMap<String, usize>,
+    (n, total): (usize, usize),
+    test: &Test,
+    (prompts, prompt_labels): (&[Prompt], &[String]),
+    (providers, provider_labels): (&[Arc<super::ProviderSpec>], &[String]),
+) -> Result<(), SuiteFileError> {
+    let path = doc.path;
+    let several_prompts = prompts.len() > 1;
+    let several_providers = providers.len() > 1;
+    let base_name = test
+        .description
+        .clone()
+        .unwrap_or_else(|| format!("test {}", n + 1))
+        .replace("::", ":");
+    let (asserts, graded) = assertions(test)?;
+    let asserts = super::Packed::new(&asserts);
+    let vars = super::Packed::new(&test.vars);
+    for (p, prompt) in prompts.iter().enumerate() {
+        let rendered =
+            template::render(&prompt.template, &test.vars).map_err(|e| SuiteFileError::File {
+                file: path.display().to_string(),
+                message: format!("prompt {:?} for {base_name:?}: {e}", prompt.label),
+            })?;
+        for (q, provider) in providers.iter().enumerate() {
+            let mut labels = Vec::new();
+            if several_prompts {
+                labels.push(prompt.label.replace("::", ":"));
+            }
+            if several_providers {
+                labels.push(provider.label.replace("::", ":"));
+            }
+            let mut name = base_name.clone();
+            if !labels.is_empty() {
+                name = format!("{name} [{}]", labels.join(", "));
+            }
+            let count = seen.entry(name.clone()).or_insert(0);
+            *count += 1;
+            if *count > 1 {
+                name = format!("{name} ({count})");
+            }
+            suite.cases.push(SuiteCase {
+                name,
+                line: test.line,
+                prompt: rendered.clone(),
+                provider: provider.clone(),
+                vars: vars.clone(),
+                asserts: asserts.clone(),
+                graded: graded.clone(),
+                transform: test.transform.clone(),
+                threshold: test.threshold,
+                judge: test.judge.clone(),
+                base_dir: doc.base.clone(),
+                expected_output: None,
+                criteria: None,
+                trajectories: Vec::new(),
+                matrix: MatrixCell::new(
+                    n + 1,
+                    base_name.clone(),
+                    (p + 1, prompt_labels[p].clone()),
+                    (q + 1, provider_labels[q].clone()),
+                ),
+                position: format!(
+                    "promptfoo test {} of {}, prompt {} ({}), provider {} ({})",
+                    n + 1,
+                    total,
+                    p + 1,
+                    excerpt(&prompt.label),
+                    q + 1,
+                    provider.label
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn excerpt(text: &str) -> String {
@@ -418,10 +496,37 @@ fn assertions(test: &Test) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileEr
                 "`{kind}` is not supported; grade the opposite with `llm-rubric`"
             )));
         }
+        let bare = kind.strip_prefix("not-").unwrap_or(kind);
+        if let Some((name, why)) = NOT_SUPPORTED.iter().find(|(name, _)| *name == bare) {
+            return Err(fail(format!(
+                "assertion type `{kind}` is not supported: `{name}` is {why}"
+            )));
+        }
+        if let Some(Value::String(t)) = map.get("transform")
+            && t.trim_start().starts_with("file://")
+        {
+            return Err(fail(format!(
+                "a transform file ({}) on a `{kind}` assertion is not supported; supported: an \
+                 inline JavaScript expression or a JSONPath (`$.…`)",
+                t.trim()
+            )));
+        }
         let spec = AssertSpec::from_item(Value::Object(map)).map_err(&fail)?;
         let base = origin.file.parent().map(Path::to_path_buf);
-        spec::validate_in(std::slice::from_ref(&spec), base.as_deref())
-            .map_err(|e| fail(e.to_string().replacen("assertion #0 ", "assertion ", 1)))?;
+        spec::validate_in(std::slice::from_ref(&spec), base.as_deref()).map_err(|e| {
+            let mut message = e.to_string().replacen("assertion #0 ", "assertion ", 1);
+            if message.contains("unknown assertion type") {
+                message.push_str(&format!(
+                    "; in a suite file also the graded types {}",
+                    GRADED
+                        .iter()
+                        .map(|(name, _)| *name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            fail(message)
+        })?;
         asserts.push(spec);
     }
     Ok((asserts, graded))
@@ -546,10 +651,13 @@ fn read_prompts(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Vec<Prompt>,
                             map.get("raw").and_then(Value::as_str),
                             map.get("id").and_then(Value::as_str),
                         ) {
-                            (Some(raw), _) => out.push(Prompt {
-                                label: label.unwrap_or(raw).to_string(),
-                                template: raw.to_string(),
-                            }),
+                            (Some(raw), _) => {
+                                chat_prompt(doc, &at, raw, "the prompt")?;
+                                out.push(Prompt {
+                                    label: label.unwrap_or(raw).to_string(),
+                                    template: raw.to_string(),
+                                })
+                            }
                             (None, Some(id)) if id.starts_with("file://") => {
                                 prompt_item(doc, &at, id, label, &mut out)?
                             }
@@ -580,6 +688,19 @@ fn read_prompts(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Vec<Prompt>,
     Ok(out)
 }
 
+/// Fails on a chat prompt (a JSON list of messages) that niceeval cannot send: one with
+/// earlier assistant turns, or not exactly one user message. `what` names the prompt.
+fn chat_prompt(
+    doc: &Doc<'_>,
+    at: &[Seg],
+    template: &str,
+    what: &str,
+) -> Result<(), SuiteFileError> {
+    agents::chat_messages(template)
+        .map(drop)
+        .map_err(|e| doc.err(at, format!("{what}: {e}")))
+}
+
 fn prompt_item(
     doc: &Doc<'_>,
     at: &[Seg],
@@ -588,6 +709,7 @@ fn prompt_item(
     out: &mut Vec<Prompt>,
 ) -> Result<(), SuiteFileError> {
     let Some(reference) = text.strip_prefix("file://") else {
+        chat_prompt(doc, at, text, "the prompt")?;
         out.push(Prompt {
             label: label.unwrap_or(text).to_string(),
             template: text.to_string(),
@@ -635,6 +757,7 @@ fn prompt_item(
                 (None, false) => shown.clone(),
                 (None, true) => format!("{shown} #{}", i + 1),
             };
+            chat_prompt(doc, at, &template, &shown)?;
             out.push(Prompt { label, template });
         }
     }
@@ -926,7 +1049,7 @@ fn read_test(
                     Some(code) if code.trim_start().starts_with("file://") => {
                         return Err(doc.err(
                             &with(&at, key("transform")),
-                            "a transform file is not supported; write the transform inline",
+                            "a transform file is not supported; supported: an inline JavaScript expression",
                         ));
                     }
                     Some(code) => transform = Some(code.to_string()),
@@ -989,5 +1112,33 @@ fn var_value(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Value, SuiteFil
                 .collect::<Result<_, _>>()?,
         )),
         other => Ok(other.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn expansions_count_the_tests_cartesian_makes() {
+        let default = json!({"lang": ["en", "fr", "de"], "tone": "dry"});
+        let default = default.as_object().unwrap();
+        for vars in [
+            json!({}),
+            json!({"q": ["a", "b"]}),
+            json!({"q": ["a", "b"], "lang": "en"}),
+            json!({"q": [], "r": [1, 2, 3, 4]}),
+        ] {
+            let vars = vars.as_object().unwrap();
+            let mut merged = default.clone();
+            merged.extend(vars.clone());
+            assert_eq!(
+                expansions(Some(default), vars),
+                cartesian(&merged).len(),
+                "{vars:?}"
+            );
+            assert_eq!(expansions(None, vars), cartesian(vars).len(), "{vars:?}");
+        }
     }
 }

@@ -47,8 +47,8 @@ pub(crate) fn render(template: &str, vars: &Map<String, Value>) -> Result<String
     })
 }
 
-/// Renders every string inside `value`.
-pub(crate) fn render_value(value: &Value, vars: &Map<String, Value>) -> Result<Value, String> {
+/// Renders every string inside `value` (an assertion's `value` with the test's vars).
+pub fn render_value(value: &Value, vars: &Map<String, Value>) -> Result<Value, String> {
     Ok(match value {
         Value::String(s) => Value::String(render(s, vars)?),
         Value::Array(items) => Value::Array(

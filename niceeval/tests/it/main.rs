@@ -26,4 +26,5 @@ mod spec_promptfoo;
 mod surface;
 mod traces;
 mod usage;
+mod vectors;
 mod workspace;

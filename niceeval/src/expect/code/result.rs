@@ -148,6 +148,22 @@ fn object(value: &Value, language: Language, rules: Rules) -> Grade {
         .or_else(|| value.get("component_results"))
     {
         None | Some(Value::Null) => Vec::new(),
+        // promptfoo refuses a component that is not a result object (a sparse JavaScript
+        // array, `new Array(1)`, arrives here as `[null]`).
+        Some(Value::Array(items)) if !items.iter().all(Value::is_object) => {
+            let (i, item) = items
+                .iter()
+                .enumerate()
+                .find(|(_, item)| !item.is_object())
+                .unwrap_or((0, &Value::Null));
+            return not_a_result(
+                value,
+                &format!(
+                    "`componentResults[{i}]` must be a grading result object, not {}",
+                    excerpt::json(item)
+                ),
+            );
+        }
         Some(_) => {
             let only_components = serde_json::json!({
                 "componentResults": value.get("componentResults").or_else(|| value.get("component_results")),
@@ -341,6 +357,20 @@ mod tests {
         );
         assert_eq!(g.children.len(), 2);
         assert!(g.children[0].passed && !g.children[1].passed);
+    }
+
+    #[test]
+    fn components_must_be_result_objects() {
+        // A sparse JavaScript array (`new Array(1)`) is `[null]` in JSON: promptfoo fails it.
+        for components in [json!([null]), json!([{"pass": true}, 3])] {
+            let g = grade_from_value(
+                &json!({"pass": true, "score": 1, "reason": "", "componentResults": components}),
+                Language::JavaScript,
+                Rules::default(),
+            );
+            let error = g.error.expect("an invalid grading result");
+            assert!(error.contains("must be a grading result object"), "{error}");
+        }
     }
 
     #[test]

@@ -74,7 +74,8 @@ fn scan_object(text: &str, start: usize, limit: usize) -> (Option<(Value, usize)
 /// A candidate read as YAML (JSON is YAML), kept only when it is a mapping with text keys.
 #[cfg(feature = "yaml")]
 fn read_object(candidate: &str) -> Option<Value> {
-    let yaml: yaml_serde::Value = yaml_serde::from_str(&slash_comments_to_hash(candidate)).ok()?;
+    let yaml: yaml_serde::Value =
+        yaml_serde::from_str(&flow_colons(&slash_comments_to_hash(candidate))).ok()?;
     if !text_keys(&yaml) {
         return None;
     }
@@ -92,6 +93,39 @@ fn read_object(candidate: &str) -> Option<Value> {
         v @ Value::Object(_) => Some(v),
         _ => None,
     }
+}
+
+/// A `:` right before `,`, `}` or `]` (outside quotes) gets a space after it: YAML 1.2 reads
+/// `{empty:}` as `{"empty": null}`, as promptfoo's js-yaml does, but the YAML 1.1 parser behind
+/// `yaml_serde` wants a space after the colon.
+#[cfg(feature = "yaml")]
+fn flow_colons(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let needs = bytes
+        .windows(2)
+        .any(|w| w[0] == b':' && matches!(w[1], b',' | b'}' | b']'));
+    if !needs {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        match quote {
+            Some('"') if c == '\\' => {
+                if let Some(escaped) = chars.next() {
+                    out.push(escaped);
+                }
+            }
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == ':' && matches!(chars.peek(), Some(',' | '}' | ']')) => out.push(' '),
+            None => {}
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Every mapping key (at any depth) is a scalar, as in JSON once written as text.
@@ -185,6 +219,23 @@ fn line_comment_to_hash(line: &str, hash: bool) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[cfg(feature = "yaml")]
+    #[test]
+    fn a_colon_before_a_flow_indicator_is_a_value_indicator() {
+        // promptfoo's test/util/json.test.ts: `empty:` is a key without a value (js-yaml).
+        let mut budget = BUDGET;
+        let text = "{key: value with spaces, special: value!@#$%, empty:}";
+        let (value, _) = object_at(text, 0, &mut budget).expect("an object");
+        assert_eq!(
+            value,
+            json!({"key": "value with spaces", "special": "value!@#$%", "empty": null})
+        );
+        assert_eq!(flow_colons("{a:, b: [c:]}"), "{a: , b: [c: ]}");
+        // Inside quotes a colon is text.
+        assert_eq!(flow_colons(r#"{"a:}": 'b:,'}"#), r#"{"a:}": 'b:,'}"#);
+        assert_eq!(flow_colons("{url: http://x}"), "{url: http://x}");
+    }
 
     #[cfg(feature = "yaml")]
     #[test]

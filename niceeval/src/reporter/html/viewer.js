@@ -55,7 +55,7 @@
   const n = rows.length;
   // Row fields (see html.rs `row`).
   const ID = 0, OUTCOME = 1, FLAGS = 2, SCORE = 3, DURATION = 4, TOKENS = 5, COST = 6, TAGS = 7,
-    DATASET = 8, CHUNK = 9, POSITION = 10, RUNS = 11, PASS_RATE = 12, TEXT = 13;
+    DATASET = 8, CHUNK = 9, POSITION = 10, RUNS = 11, PASS_RATE = 12, TEXT = 13, MATRIX = 14;
   const BELOW = 1, ERROR = 2;
   const OUTCOMES = ["passed", "failed", "skipped"];
   const name = (id) => {
@@ -77,7 +77,7 @@
   const change = (id) => suite.changes[id];
 
   // The view: filters, sort and the open eval, kept in the URL's hash.
-  const state = { q: "", o: "", tag: "", ds: "", flaky: false, change: "", sort: "", open: "" };
+  const state = { q: "", o: "", tag: "", ds: "", flaky: false, change: "", sort: "", view: "", open: "" };
   function readHash() {
     const hash = location.hash.slice(1);
     for (const k of Object.keys(state)) state[k] = typeof state[k] === "boolean" ? false : "";
@@ -112,6 +112,17 @@
   if (tags.length) bar.append(select("tag", "tag", [["", "all"], ...tags.map((t) => [t, t])]));
   if (datasets.length) bar.append(select("ds", "dataset", [["", "all"], ...datasets.map((d) => [d, name(d)])]));
   if (Object.keys(suite.flaky).length) bar.append(el("label", {}, el("input", { id: "flaky", type: "checkbox" }), " flaky"));
+  // Suite files whose cases span several prompts or providers can be seen as a matrix.
+  const matrixFiles = new Map(); // file → Set of "prompt,provider" columns
+  for (let i = 0; i < n; i++) {
+    const m = rows[i][MATRIX];
+    if (!m) continue;
+    const file = rows[i][DATASET] || "";
+    if (!matrixFiles.has(file)) matrixFiles.set(file, new Set());
+    matrixFiles.get(file).add(m[2] + "," + m[4]);
+  }
+  const hasMatrix = Array.from(matrixFiles.values()).some((columns) => columns.size > 1);
+  if (hasMatrix) bar.append(select("view", "view", [["", "list"], ["matrix", "matrix (tests × prompts × providers)"]]));
   if (baseline) {
     bar.append(select("change", "since baseline", [["", "all"], ["changed", "changed"], ["broke", "broke"], ["worse", "worse"],
       ["still-failing", "still failing"], ["fixed", "fixed"], ["better", "better"], ["new", "new"], ["unchanged", "unchanged"]]));
@@ -123,7 +134,7 @@
     el("span", { id: "counts", class: "counts" }),
     el("span", { class: "note" }, el("kbd", {}, "↑"), el("kbd", {}, "↓"), " move ", el("kbd", {}, "/"), " filter ", el("kbd", {}, "Esc"), " close"),
   );
-  const controls = ["q", "o", "tag", "ds", "flaky", "change", "sort"].map($).filter((c) => c);
+  const controls = ["q", "o", "tag", "ds", "flaky", "change", "sort", "view"].map($).filter((c) => c);
   function showState() {
     for (const c of controls) {
       if (c.type === "checkbox") c.checked = state[c.id];
@@ -230,7 +241,11 @@
     );
     list.scrollTop = 0;
     rowsBox.style.height = m * ROW + "px";
-    paint();
+    const asMatrix = hasMatrix && state.view === "matrix";
+    list.hidden = asMatrix;
+    $("matrix").hidden = !asMatrix;
+    if (asMatrix) matrix();
+    else paint();
     document.body.dataset.shown = String(m);
     document.body.dataset.applyMs = (performance.now() - started).toFixed(1);
   }
@@ -316,6 +331,64 @@
     else if (event.key === "PageUp") { event.preventDefault(); select_(Math.max(selected - 20, 0)); }
     else if (event.key === "Home") { event.preventDefault(); select_(0); }
     else if (event.key === "End") { event.preventDefault(); select_(shown.length - 1); }
+  });
+
+  // The matrix view: per suite file, one row per test and one column per prompt × provider,
+  // over the rows the filters keep; each cell the verdict, score and the start of the output,
+  // and a click opens the case (its conversation is the output). A file draws its first
+  // MATRIX_TESTS tests; filters narrow a larger one.
+  const MATRIX_TESTS = 500;
+  function matrix() {
+    const files = new Map();
+    for (const i of shown) {
+      const m = rows[i][MATRIX];
+      if (!m) continue;
+      const file = rows[i][DATASET] || "";
+      if (!(matrixFiles.get(file).size > 1)) continue;
+      if (!files.has(file)) files.set(file, { tests: new Map(), columns: new Map(), cells: new Map() });
+      const f = files.get(file);
+      if (!f.tests.has(m[0])) f.tests.set(m[0], m[1]);
+      const column = m[2] * 1e6 + m[4];
+      if (!f.columns.has(column)) f.columns.set(column, [m[3], m[5]]);
+      f.cells.set(m[0] + ":" + column, i);
+    }
+    const box = $("matrix");
+    const out = [];
+    if (!files.size) out.push(el("p", { class: "note" }, "No case of a suite file matches the filters."));
+    for (const [file, f] of Array.from(files).sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+      const columns = Array.from(f.columns).sort((a, b) => a[0] - b[0]);
+      const prompts = new Set(columns.map(([, c]) => c[0])).size;
+      const providers = new Set(columns.map(([, c]) => c[1])).size;
+      const label = ([p, q]) => (prompts > 1 && providers > 1 ? p + " · " + q : prompts > 1 ? p : q);
+      const tests = Array.from(f.tests).sort((a, b) => a[0] - b[0]);
+      const table = el("table", { class: "matrix", "data-file": file },
+        el("tr", {}, el("th", {}, "test"), ...columns.map(([, c]) => el("th", { title: c.join(" · ") }, label(c)))));
+      for (const [test, description] of tests.slice(0, MATRIX_TESTS)) {
+        const tr = el("tr", {}, el("th", { class: "t" }, description));
+        for (const [column] of columns) {
+          const i = f.cells.get(test + ":" + column);
+          if (i === undefined) { tr.append(el("td", {}, "–")); continue; }
+          const r = rows[i];
+          const s = status(r);
+          const reply = (r[TEXT] || "").split("\n")[0];
+          tr.append(el("td", { class: "cell" + (state.open === r[ID] ? " sel" : ""), "data-id": r[ID], "data-status": s, title: r[TEXT] || null },
+            el("b", { class: tone[s] }, badge[s]), r[SCORE] === null ? "" : fmt(r[SCORE]) + " ", el("span", { class: "out" }, reply.slice(0, 60))));
+        }
+        table.append(tr);
+      }
+      out.push(el("h3", {}, name(file) + ` — ${tests.length} tests × ${columns.length} prompt/provider columns`), table);
+      if (tests.length > MATRIX_TESTS) out.push(el("p", { class: "note" }, `first ${MATRIX_TESTS} of ${tests.length} tests; filter to see others`));
+    }
+    box.replaceChildren(...out);
+  }
+  $("matrix").addEventListener("click", (event) => {
+    const cell = event.target.closest("td.cell");
+    if (!cell) return;
+    for (const c of $("matrix").querySelectorAll("td.cell.sel")) c.classList.remove("sel");
+    cell.classList.add("sel");
+    state.open = cell.dataset.id;
+    writeHash();
+    open(state.open);
   });
 
   // Details: a report's chunk is decoded when it is opened; the last few stay decoded.

@@ -1,0 +1,2 @@
+// `suites` takes a list of string literals.
+niceeval::main!(suites = "evals/promptfooconfig.yaml");

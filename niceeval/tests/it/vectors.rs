@@ -1,0 +1,311 @@
+//! The assertion library against its peers' own unit-test vectors: every vector of
+//! `niceeval/tests/vectors/promptfoo.json` and `runsight.json` (an output, an assertion item as a
+//! suite file writes it, the verdict the peer's test asserts) runs through the path a suite
+//! file's item takes — the value rendered with the test's vars, `AssertSpec::from_item`,
+//! `spec::evaluate` with the test's vars, cost and latency — and the verdicts are compared.
+//!
+//! The agreement per source is printed (`promptfoo: N/M agree (x%)`); the test fails under 95%
+//! per source, or on a disagreement that DIALECTS.md does not list under its vector id
+//! (`` - `promptfoo bleu/different`: reason ``), or on a listed id that now agrees (the list
+//! stays true).
+
+#![cfg(all(feature = "suites", feature = "json-schema"))]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use niceeval::spec::{self, AssertSpec, SpecContext, SpecOutcome};
+use serde_json::{Map, Value};
+
+use crate::scripts_support::have;
+
+/// The least share of a source's vectors that must agree.
+const REQUIRED: f64 = 0.95;
+
+/// What the peer's test asserts.
+#[derive(Debug, Default)]
+struct Expect {
+    pass: Option<bool>,
+    score: Option<f64>,
+    tolerance: f64,
+    score_above: Option<f64>,
+    score_below: Option<f64>,
+    score_at_least: Option<f64>,
+    score_at_most: Option<f64>,
+    named_scores: BTreeMap<String, f64>,
+    /// The peer throws (a load-time or run-time error agrees).
+    error: bool,
+    /// The peer accepts either a failed result or an error.
+    error_ok: bool,
+}
+
+impl Expect {
+    fn read(value: &Value) -> Expect {
+        let num = |k: &str| value.get(k).and_then(Value::as_f64);
+        Expect {
+            pass: value.get("pass").and_then(Value::as_bool),
+            score: num("score"),
+            tolerance: num("tolerance").unwrap_or(1e-6),
+            score_above: num("score_above"),
+            score_below: num("score_below"),
+            score_at_least: num("score_at_least"),
+            score_at_most: num("score_at_most"),
+            named_scores: value
+                .get("named_scores")
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            error: value.get("error").and_then(Value::as_bool) == Some(true),
+            error_ok: value.get("error_ok").and_then(Value::as_bool) == Some(true),
+        }
+    }
+}
+
+/// Runs one vector's items as a suite file's: templates in `value` rendered with the vars
+/// (not in code, as promptfoo), then the spec path. `Err` is a load-time error.
+fn run(items: &[Value], output: &str, context: &Value) -> Result<SpecOutcome, String> {
+    let vars: Map<String, Value> = context
+        .get("vars")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut specs = Vec::with_capacity(items.len());
+    for item in items {
+        let mut item = item.clone();
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+        let code = matches!(
+            kind.trim_start_matches("not-"),
+            "javascript" | "python" | "js" | "py"
+        );
+        if !code {
+            if let Some(value) = item.get("value") {
+                let rendered = niceeval::__private::suite_file::render_value(value, &vars)?;
+                item["value"] = rendered;
+            }
+        }
+        specs.push(AssertSpec::from_item(item)?);
+    }
+    let mut ctx = SpecContext::new();
+    ctx.vars = vars.into_iter().collect();
+    ctx.cost_usd = context.get("cost_usd").and_then(Value::as_f64);
+    ctx.latency_ms = context.get("latency_ms").and_then(Value::as_f64);
+    ctx.prompt = Some(
+        context
+            .get("prompt")
+            .and_then(Value::as_str)
+            .unwrap_or("Some prompt")
+            .to_string(),
+    );
+    spec::evaluate(&specs, output, &ctx).map_err(|e| e.to_string())
+}
+
+/// `Ok` when niceeval's verdict agrees with the vector's, else what differs.
+fn compare(expect: &Expect, got: Result<SpecOutcome, String>) -> Result<(), String> {
+    let outcome = match got {
+        Err(e) if expect.error || expect.error_ok => {
+            let _ = e;
+            return Ok(());
+        }
+        Err(e) => return Err(format!("load-time error: {e}")),
+        Ok(outcome) => outcome,
+    };
+    let errored = outcome.results.iter().any(|r| r.error.is_some());
+    if expect.error {
+        return if errored {
+            Ok(())
+        } else {
+            Err(format!(
+                "the peer throws; niceeval {} with score {}",
+                if outcome.pass { "passes" } else { "fails" },
+                outcome.score
+            ))
+        };
+    }
+    let mut problems = Vec::new();
+    let reasons = || {
+        outcome
+            .results
+            .iter()
+            .map(|r| r.reason.clone())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
+    if let Some(pass) = expect.pass {
+        if outcome.pass != pass {
+            problems.push(format!(
+                "expected {}, niceeval {} ({})",
+                if pass { "pass" } else { "fail" },
+                if outcome.pass { "passes" } else { "fails" },
+                reasons()
+            ));
+        }
+    }
+    let s = outcome.score;
+    if let Some(want) = expect.score {
+        if (s - want).abs() > expect.tolerance {
+            problems.push(format!("expected score {want}, niceeval {s}"));
+        }
+    }
+    let bounds = [
+        (
+            expect.score_above,
+            "above",
+            s > expect.score_above.unwrap_or(0.0),
+        ),
+        (
+            expect.score_below,
+            "below",
+            s < expect.score_below.unwrap_or(0.0),
+        ),
+        (
+            expect.score_at_least,
+            "at least",
+            s >= expect.score_at_least.unwrap_or(0.0),
+        ),
+        (
+            expect.score_at_most,
+            "at most",
+            s <= expect.score_at_most.unwrap_or(0.0),
+        ),
+    ];
+    for (bound, word, holds) in bounds {
+        if let Some(b) = bound {
+            if !holds {
+                problems.push(format!("expected a score {word} {b}, niceeval {s}"));
+            }
+        }
+    }
+    for (metric, want) in &expect.named_scores {
+        match outcome.named_scores.get(metric) {
+            Some(got) if (got - want).abs() <= expect.tolerance => {}
+            got => problems.push(format!("expected {metric} = {want}, niceeval {got:?}")),
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+/// The disagreements DIALECTS.md lists: `` - `SOURCE ID`: reason ``, keyed `SOURCE ID`.
+fn listed(dialects: &str) -> BTreeMap<String, String> {
+    dialects
+        .lines()
+        .filter_map(|line| {
+            let rest = line.trim_start().strip_prefix("- `")?;
+            let (key, after) = rest.split_once('`')?;
+            let reason = after.trim_start().strip_prefix(':')?.trim();
+            let source = key.split_once(' ')?.0;
+            matches!(source, "promptfoo" | "runsight")
+                .then(|| (key.to_string(), reason.to_string()))
+        })
+        .collect()
+}
+
+/// Every vector of one source: `(id, Ok | Err(difference))`.
+fn judge(source: &str) -> Vec<(String, Result<(), String>)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/vectors")
+        .join(format!("{source}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let vectors = doc["vectors"].as_array().expect("a `vectors` list");
+    let mut seen = BTreeSet::new();
+    vectors
+        .iter()
+        .map(|v| {
+            let id = v["id"]
+                .as_str()
+                .expect("every vector has an id")
+                .to_string();
+            assert!(
+                seen.insert(id.clone()),
+                "{source}: vector id `{id}` repeats"
+            );
+            let items = match &v["assert"] {
+                Value::Array(items) => items.clone(),
+                item => vec![item.clone()],
+            };
+            let output = v["output"].as_str().expect("a text output");
+            let expect = Expect::read(&v["expect"]);
+            let verdict = compare(&expect, run(&items, output, &v["context"]));
+            (id, verdict)
+        })
+        .collect()
+}
+
+#[test]
+fn peers_unit_test_vectors_agree() {
+    if !have("node") {
+        return;
+    }
+    let dialects_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../DIALECTS.md");
+    let dialects = std::fs::read_to_string(&dialects_path).unwrap_or_default();
+    let listed = listed(&dialects);
+    let mut failures = Vec::new();
+    for source in ["promptfoo", "runsight"] {
+        let verdicts = judge(source);
+        let total = verdicts.len();
+        let agree = verdicts.iter().filter(|(_, v)| v.is_ok()).count();
+        let share = agree as f64 / total as f64;
+        println!("{source}: {agree}/{total} agree ({:.1}%)", share * 100.0);
+        for (id, verdict) in &verdicts {
+            let key = format!("{source} {id}");
+            match (verdict, listed.get(&key)) {
+                (Err(why), Some(reason)) if !reason.is_empty() => {
+                    println!("  listed  {key}: {why}");
+                }
+                (Err(why), _) => failures.push(format!(
+                    "{key}: {why} — fix niceeval, or list it in DIALECTS.md as `- `{key}`: reason`"
+                )),
+                (Ok(()), Some(_)) => failures.push(format!(
+                    "{key} agrees now; remove it from DIALECTS.md's list"
+                )),
+                (Ok(()), None) => {}
+            }
+        }
+        if share < REQUIRED {
+            failures.push(format!(
+                "{source}: {:.1}% agree, under the required {:.0}%",
+                share * 100.0,
+                REQUIRED * 100.0
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_dialect_list_is_read_by_key() {
+    let text =
+        "intro\n- `promptfoo bleu/x`: NLTK's BLEU\n- `other y`: no\n- `runsight a/b` no colon\n";
+    let listed = listed(text);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed["promptfoo bleu/x"], "NLTK's BLEU");
+}
+
+#[test]
+fn a_load_error_agrees_only_with_a_throw() {
+    let throws = Expect {
+        error: true,
+        ..Expect::default()
+    };
+    assert!(compare(&throws, Err("bad".into())).is_ok());
+    let fails = Expect {
+        pass: Some(false),
+        ..Expect::default()
+    };
+    assert!(compare(&fails, Err("bad".into())).is_err());
+    let either = Expect {
+        pass: Some(false),
+        error_ok: true,
+        ..Expect::default()
+    };
+    assert!(compare(&either, Err("bad".into())).is_ok());
+}
