@@ -4,7 +4,7 @@
 
 use std::cell::Cell;
 
-use super::{AssertSpec, SpecContext, evaluate};
+use super::{AssertSpec, SpecContext};
 use crate::assertion::{Assertion, Grade, Subject};
 
 thread_local! {
@@ -67,14 +67,14 @@ impl Assertion for SpecAssertions {
     }
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
-        let Some(text) = value.text() else {
+        if value.text().is_none() {
             return Grade::score(0.0, "no value to grade (None)");
-        };
+        }
         let mut context = self.context.clone();
         let (cost, latency) = RUN.with(Cell::get);
         context.cost_usd = context.cost_usd.or(cost);
         context.latency_ms = context.latency_ms.or(latency);
-        match evaluate(&self.specs, &text, &context) {
+        match super::evaluate_subject(&self.specs, value, &context) {
             Err(e) => Grade::error(e.to_string()),
             Ok(outcome) => {
                 let passed = outcome.results.iter().filter(|r| r.passed).count();

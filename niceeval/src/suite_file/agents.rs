@@ -69,6 +69,8 @@ const CHAT_CONFIG: &[&str] = &[
     "apiKeyEnvar",
     "temperature",
     "max_tokens",
+    // Anthropic's prompt-caching hint: it changes what a call costs, not what it answers.
+    "cache_control",
 ];
 /// The keys of an HTTP provider's `config`.
 const HTTP_CONFIG: &[&str] = &["url", "method", "headers", "body", "transformResponse"];
@@ -143,6 +145,12 @@ pub(crate) fn parse(
     let kind = if let Some(model) = id.strip_prefix("openai:chat:") {
         chat("openai", model)?
     } else if let Some(model) = id.strip_prefix("anthropic:messages:") {
+        chat("anthropic", model)?
+    } else if let Some(model) = id
+        .strip_prefix("anthropic:")
+        .filter(|m| !m.contains(':') && !m.is_empty())
+    {
+        // `anthropic:<model>`: promptfoo's short form of the Messages provider.
         chat("anthropic", model)?
     } else if let Some(rest) = id.strip_prefix("openai:") {
         if rest.starts_with("completion:")
@@ -235,7 +243,7 @@ pub(crate) fn parse(
 fn unsupported_id(id: &str) -> String {
     format!(
         "provider `{id}` is not supported; supported: openai:chat:<model>, openai:<model>, \
-         anthropic:messages:<model>, echo, exec:<command>, http / https / a URL (with \
+         anthropic:messages:<model>, anthropic:<model>, echo, exec:<command>, http / https / a URL (with \
          config url, method, headers, body, transformResponse), file://<provider>.py and \
          file://<provider>.js"
     )
@@ -610,6 +618,18 @@ mod tests {
         );
         let err = parse("openai:gpt-4", None, Some(&json!({"seed": 1})), base).unwrap_err();
         assert_eq!(err.0.as_deref(), Some("seed"));
+        // promptfoo's short Anthropic form, and its prompt-caching hint (no effect on answers).
+        let p = parse(
+            "anthropic:claude-sonnet-5",
+            None,
+            Some(&json!({"cache_control": {"type": "ephemeral"}})),
+            base,
+        )
+        .unwrap();
+        assert!(
+            matches!(p.kind, ProviderKind::Chat { ref model, .. } if model == "anthropic/claude-sonnet-5")
+        );
+        assert!(parse("anthropic:completion:claude-2", None, None, base).is_err());
     }
 
     #[test]
