@@ -5,7 +5,7 @@ test, prints the agreement, and fails when it is under the target or when a disa
 listed in DIALECTS.md (each listed by its key: `<suite> <test description or #N> p<prompt>q<provider> <type>`).
 
     python3 scripts/promptfoo-conformance.py --niceeval target/debug/niceeval \
-        [--corpus DIR]... [--suite NAME]... [--dialects DIALECTS.md] [--target 0.98]
+        [--corpus DIR]... [--suite NAME]... [--jobs 3] [--dialects DIALECTS.md] [--target 0.98]
 
 Two corpora by default, each with its own figure: the suites written for this purpose
 (niceeval-cli/tests/conformance/) and real public ones (niceeval-cli/tests/conformance/real/).
@@ -22,7 +22,9 @@ import subprocess
 import sys
 import shutil
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRADED = {"llm-rubric", "g-eval", "factuality", "model-graded-factuality", "model-graded-closedqa"}
@@ -111,9 +113,13 @@ def niceeval_cases(path, by_description):
     return cases
 
 
+LOG_LOCK = threading.Lock()
+
+
 def run(cmd, cwd, env, log):
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    log.write(f"$ {' '.join(cmd)}  (exit {proc.returncode})\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}\n")
+    with LOG_LOCK:
+        log.write(f"$ {' '.join(cmd)}  (exit {proc.returncode})\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}\n")
     return proc.returncode
 
 
@@ -129,7 +135,7 @@ def run_suite(suite, cwd, out, env, pf_env, promptfoo, niceeval, log):
         ne_out = os.path.join(out, suite + ".jsonl")
         run([promptfoo, "eval", "-c", "promptfooconfig.yaml", "-o", pf_out, "--no-cache",
              "--no-progress-bar", "--no-table", "--no-write"], cwd,
-            dict(pf_env, PROMPTFOO_CONFIG_DIR=os.path.join(out, "pf-config"), **suite_env), log)
+            dict(pf_env, PROMPTFOO_CONFIG_DIR=os.path.join(out, suite + "-pf-config"), **suite_env), log)
         # Nothing is written into the corpus: niceeval's results file goes under `out`, and
         # the judge asks the fake every time (no answer cache beside the suite).
         ne_env = dict(env, NICEEVAL_RESULTS_DIR=os.path.join(out, suite + "-results"),
@@ -141,7 +147,7 @@ def run_suite(suite, cwd, out, env, pf_env, promptfoo, niceeval, log):
     return (pf_out if os.path.exists(pf_out) else None, ne_out if os.path.exists(ne_out) else None)
 
 
-def compare(suite, pf_out, ne_out, dialects, unlisted):
+def compare(suite, pf_out, ne_out, dialects, unlisted, print=print):
     """Prints the suite's disagreements; returns (assertions, agreeing, tests, agreeing tests)."""
     pf = promptfoo_cases(pf_out)
     ne = niceeval_cases(ne_out, any(not k[0].startswith("#") for k in pf))
@@ -181,6 +187,8 @@ def main():
     ap.add_argument("--suite", action="append", help="run only these suites (by directory name)")
     ap.add_argument("--dialects", default=os.path.join(ROOT, "DIALECTS.md"))
     ap.add_argument("--target", type=float, default=0.98)
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("CONFORMANCE_JOBS", "3")),
+                    help="suites run at once (default 3, or $CONFORMANCE_JOBS)")
     args = ap.parse_args()
     args.niceeval = os.path.abspath(args.niceeval)
     corpora = args.corpus or [os.path.join(ROOT, "niceeval-cli", "tests", "conformance"),
@@ -210,18 +218,23 @@ def main():
                         and (not args.suite or d in args.suite))
         total = agree = cases_total = cases_agree = 0
         started = time.monotonic()
-        for suite in suites:
-            pf_out, ne_out = run_suite(suite, os.path.join(corpus, suite), out, env, pf_env, promptfoo,
-                                       args.niceeval, log)
-            if not pf_out or not ne_out:
-                print(f"{suite}: a run wrote no results (see {log.name})")
-                unlisted.append(f"{suite}: no results")
-                continue
-            t, a, ct, ca = compare(suite, pf_out, ne_out, dialects, unlisted)
-            total += t
-            agree += a
-            cases_total += ct
-            cases_agree += ca
+        # Suites run a few at a time (each has its own fake and promptfoo state); their lines
+        # are printed in order.
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            runs = [pool.submit(run_suite, suite, os.path.join(corpus, suite), out, env, pf_env, promptfoo,
+                                args.niceeval, log) for suite in suites]
+            for suite, done in zip(suites, runs):
+                pf_out, ne_out = done.result()
+                if not pf_out or not ne_out:
+                    print(f"{suite}: a run wrote no results (see {log.name})", flush=True)
+                    unlisted.append(f"{suite}: no results")
+                    continue
+                t, a, ct, ca = compare(suite, pf_out, ne_out, dialects, unlisted,
+                                       print=lambda *a: print(*a, flush=True))
+                total += t
+                agree += a
+                cases_total += ct
+                cases_agree += ca
         rate = agree / total if total else 0.0
         figures.append((name, rate))
         print(f"agreement ({name}): {agree}/{total} assertion verdicts ({rate:.1%}), "

@@ -142,7 +142,7 @@ fn unsupported_keys_are_errors_naming_the_place() {
         ("prompts: [hi\n", "promptfooconfig.yaml:2:1: not valid YAML"),
         (
             "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - $ref: '#/assertionTemplates/gone'\n",
-            "promptfooconfig.yaml:5:9: `$ref: \"#/assertionTemplates/gone\"` points at nothing in this file",
+            "promptfooconfig.yaml:5:15: `$ref: \"#/assertionTemplates/gone\"` points at nothing in this file",
         ),
     ];
     for (text, want) in cases {

@@ -326,8 +326,9 @@ pub(crate) fn agent_for(case: &SuiteCase) -> Result<(Option<Arc<dyn Agent>>, Str
     Ok((Some(agent), input))
 }
 
-/// Calls `call_api(prompt, options, context)` of a promptfoo Python provider; prints its
-/// `output` (JSON when it is not text), or its `error` on stderr with status 1.
+/// Calls (and awaits, when it is `async`) `call_api(prompt, options, context)` of a promptfoo
+/// Python provider; prints its `output` (JSON when it is not text), or its `error` on stderr
+/// with status 1.
 const PYTHON_PROVIDER: &str = r#"
 import importlib.util, json, sys
 path, name, ctx = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
@@ -337,6 +338,9 @@ sys.path.insert(0, __import__("os").path.dirname(path))
 spec.loader.exec_module(module)
 prompt = sys.stdin.read()
 result = getattr(module, name)(prompt, {"config": ctx.get("config") or {}}, {"vars": ctx["vars"]})
+if __import__("inspect").isawaitable(result):
+    # An `async def` provider, as promptfoo awaits it.
+    result = __import__("asyncio").run(result)
 if isinstance(result, dict) and result.get("error"):
     print(result["error"], file=sys.stderr)
     sys.exit(1)
