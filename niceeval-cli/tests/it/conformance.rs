@@ -73,5 +73,14 @@ fn promptfoo_and_niceeval_agree_on_the_corpus() {
         "the conformance run failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("agreement: "), "{stdout}");
+    // A figure for each corpus: the written one and the real one.
+    for corpus in [
+        "niceeval-cli/tests/conformance)",
+        "niceeval-cli/tests/conformance/real)",
+    ] {
+        assert!(
+            stdout.contains(&format!("agreement ({corpus}: ")),
+            "no figure for {corpus} in:\n{stdout}"
+        );
+    }
 }

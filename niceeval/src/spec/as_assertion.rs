@@ -31,8 +31,8 @@ pub(crate) fn with_run_facts<R>(
 
 /// An assertion grading a value with a list of assertions as data: one report line (a nested
 /// result) per item, passing when every item passes, scored with the items' weighted mean (as
-/// [`evaluate`]). Checked with `t.check`, `cost` and `latency` items read the run's cost
-/// (reported, else estimated from the price table) and its agent time; `.context(..)`
+/// [`evaluate`](super::evaluate)). Checked with `t.check`, `cost` and `latency` items read the
+/// run's cost (reported, else estimated from the price table) and its agent time; `.context(..)`
 /// sets the rest (variables, a base directory, a reference answer). An invalid list is an
 /// execution error naming the item.
 pub fn assertions(specs: &[AssertSpec]) -> SpecAssertions {
