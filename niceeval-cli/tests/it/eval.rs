@@ -216,6 +216,10 @@ fn unsupported_keys_are_errors_naming_the_place() {
             "promptfooconfig.yaml:5:10: vars computed by code (file://make.py) are not supported; supported: file:// text, JSON and YAML",
         ),
         ("prompts: [hi\n", "promptfooconfig.yaml:2:1: not valid YAML"),
+        (
+            "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - $ref: '#/assertionTemplates/gone'\n",
+            "promptfooconfig.yaml:5:15: `$ref: \"#/assertionTemplates/gone\"` points at nothing in this file",
+        ),
     ];
     write(
         dir.path(),
@@ -320,6 +324,97 @@ tests:
         replies.contains(&"Answer: Read: LIGHTHOUSE".to_string()),
         "{replies:?}"
     );
+}
+
+/// Forms met in public promptfoo files (the conformance corpus's `real/`): `$ref` to
+/// `assertionTemplates`, a `file://` glob as a var (one test per file), nunjucks' `load`
+/// filter, JSONL lines named `Row #N`, an empty `__threshold` cell, an `outputPath` niceeval
+/// does not write (a warning), and a transform that makes data (`JSON.parse(output)`) seen
+/// as data by the next transform and by `javascript`.
+#[test]
+fn forms_of_public_suites_run() {
+    let fake = Fake::start();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "promptfooconfig.yaml",
+        r#"
+prompts:
+  - '{{ (style | load).tone }}: {{ text }}'
+providers: [echo]
+outputPath: file://out.csv
+tests:
+  - vars:
+      style: '{"tone": "calm"}'
+      text: file://docs/*.txt
+    assert:
+      - $ref: '#/assertionTemplates/calm'
+  - file://lines.jsonl
+  - file://rows.csv
+  - description: data
+    vars: {style: '{"tone": "x"}', text: '{"colors": ["red", "blue"]}'}
+    options:
+      transform: JSON.parse(output.slice(3))
+    assert:
+      - type: javascript
+        value: output.colors.length === 2
+      - type: contains-any
+        transform: output.colors
+        value: [blue]
+      - type: is-json
+assertionTemplates:
+  calm:
+    type: starts-with
+    value: 'calm:'
+"#,
+    );
+    write(dir.path(), "docs/a.txt", "one");
+    write(dir.path(), "docs/b.txt", "two");
+    write(
+        dir.path(),
+        "lines.jsonl",
+        "{\"vars\": {\"style\": \"{}\", \"text\": \"t\"}, \"assert\": [{\"type\": \"equals\", \"value\": \": t\"}]}\n",
+    );
+    write(
+        dir.path(),
+        "rows.csv",
+        "style,text,__expected,__threshold\n{},hi,contains:nope,\n",
+    );
+    let out = niceeval(
+        dir.path(),
+        &fake,
+        &["-c", "promptfooconfig.yaml", "--jsonl", "o.jsonl"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("outputPath") && stderr.contains("out.csv is not written"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("out.csv").exists());
+    let jsonl = std::fs::read_to_string(dir.path().join("o.jsonl")).unwrap();
+    let outcomes: Vec<(String, String)> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["id"].is_string())
+        .map(|r| {
+            let id = r["id"].as_str().unwrap_or("");
+            let name = id.rsplit("::").next().unwrap_or("").to_string();
+            (name, r["outcome"].as_str().unwrap_or("").to_string())
+        })
+        .collect();
+    let want = |name: &str, outcome: &str| {
+        assert!(
+            outcomes.contains(&(name.to_string(), outcome.to_string())),
+            "{name}: {outcome} not in {outcomes:?}"
+        );
+    };
+    // One test per file of the glob, each passing the referenced template.
+    want("test 1", "passed");
+    want("test 2", "passed");
+    want("Row #1", "passed");
+    // The CSV row fails its item: an empty `__threshold` sets no threshold.
+    want("Row #1 (2)", "failed");
+    want("data", "passed");
 }
 
 #[test]

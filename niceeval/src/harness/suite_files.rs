@@ -67,13 +67,15 @@ pub fn run_suite_files(
                 "md" => &mut args.markdown,
                 #[cfg(feature = "html")]
                 "html" => &mut args.html,
+                // promptfoo's other formats (.csv, .json, .yaml, .txt): the run goes on
+                // without that file, and says so.
                 _ => {
                     eprintln!(
-                        "error: {}: outputPath {}: niceeval writes .jsonl, .xml (JUnit), .md and .html reports",
+                        "warning: {}: outputPath {} is not written: niceeval writes .jsonl, .xml (JUnit), .md and .html reports",
                         file.display(),
                         path.display()
                     );
-                    return EXIT_USAGE;
+                    continue;
                 }
             };
             if slot.is_none() {

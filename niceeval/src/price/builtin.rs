@@ -80,6 +80,7 @@ pub(super) static BUILTIN: &[Entry] = &[
     e("openai", &["o1"], p(15.0, 60.0, 7.50)),
     e("openai", &["o1-mini"], p(1.10, 4.40, 0.55)),
     e("openai", &["gpt-4-turbo"], p_uncached(10.0, 30.0)),
+    e("openai", &["gpt-4"], p_uncached(30.0, 60.0)),
     e("openai", &["gpt-3.5-turbo"], p_uncached(0.50, 1.50)),
     // Anthropic (cache reads at a tenth of the input price)
     e(

@@ -4,7 +4,7 @@
 
 use std::cell::Cell;
 
-use super::{AssertSpec, SpecContext, evaluate};
+use super::{AssertSpec, SpecContext};
 use crate::assertion::{Assertion, Grade, Subject};
 
 thread_local! {
@@ -31,8 +31,8 @@ pub(crate) fn with_run_facts<R>(
 
 /// An assertion grading a value with a list of assertions as data: one report line (a nested
 /// result) per item, passing when every item passes, scored with the items' weighted mean (as
-/// [`evaluate`]). Checked with `t.check`, `cost` and `latency` items read the run's cost
-/// (reported, else estimated from the price table) and its agent time; `.context(..)`
+/// [`evaluate`](super::evaluate)). Checked with `t.check`, `cost` and `latency` items read the
+/// run's cost (reported, else estimated from the price table) and its agent time; `.context(..)`
 /// sets the rest (variables, a base directory, a reference answer). An invalid list is an
 /// execution error naming the item.
 pub fn assertions(specs: &[AssertSpec]) -> SpecAssertions {
@@ -67,14 +67,14 @@ impl Assertion for SpecAssertions {
     }
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
-        let Some(text) = value.text() else {
+        if value.text().is_none() {
             return Grade::score(0.0, "no value to grade (None)");
-        };
+        }
         let mut context = self.context.clone();
         let (cost, latency) = RUN.with(Cell::get);
         context.cost_usd = context.cost_usd.or(cost);
         context.latency_ms = context.latency_ms.or(latency);
-        match evaluate(&self.specs, &text, &context) {
+        match super::evaluate_subject(&self.specs, value, &context) {
             Err(e) => Grade::error(e.to_string()),
             Ok(outcome) => {
                 let passed = outcome.results.iter().filter(|r| r.passed).count();

@@ -532,14 +532,27 @@ pub fn evaluate(
     output: &str,
     context: &SpecContext,
 ) -> Result<SpecOutcome, SpecError> {
+    evaluate_subject(
+        specs,
+        &Subject::Text(std::borrow::Cow::Borrowed(output)),
+        context,
+    )
+}
+
+/// [`evaluate`] on a subject: data (a suite file's `JSON.parse(output)` transform) reaches code
+/// assertions as data and the others as its JSON text.
+pub(crate) fn evaluate_subject(
+    specs: &[AssertSpec],
+    subject: &Subject<'_>,
+    context: &SpecContext,
+) -> Result<SpecOutcome, SpecError> {
     let prepared = prepare_all(specs, context.base_dir.as_deref())?;
-    let subject = Subject::Text(std::borrow::Cow::Borrowed(output));
     let mut results = Vec::with_capacity(specs.len());
     let mut is_set = Vec::with_capacity(specs.len());
     for ready in &prepared {
         let Ok(p) = &ready.1 else { continue };
         let assertion = p.instantiate(context);
-        results.push(AssertionResult::evaluate(assertion.as_ref(), &subject));
+        results.push(AssertionResult::evaluate(assertion.as_ref(), subject));
         is_set.push(p.is_set());
     }
     Ok(SpecOutcome {

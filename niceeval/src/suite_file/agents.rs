@@ -78,6 +78,8 @@ const CHAT_CONFIG: &[&str] = &[
     "apiKeyEnvar",
     "temperature",
     "max_tokens",
+    // Anthropic's prompt-caching hint: it changes what a call costs, not what it answers.
+    "cache_control",
 ];
 /// The keys of an HTTP provider's `config`.
 const HTTP_CONFIG: &[&str] = &["url", "method", "headers", "body", "transformResponse"];
@@ -152,6 +154,12 @@ pub(crate) fn parse(
     let kind = if let Some(model) = id.strip_prefix("openai:chat:") {
         chat("openai", model)?
     } else if let Some(model) = id.strip_prefix("anthropic:messages:") {
+        chat("anthropic", model)?
+    } else if let Some(model) = id
+        .strip_prefix("anthropic:")
+        .filter(|m| !m.contains(':') && !m.is_empty())
+    {
+        // `anthropic:<model>`: promptfoo's short form of the Messages provider.
         chat("anthropic", model)?
     } else if let Some(rest) = id.strip_prefix("openai:") {
         if rest.starts_with("completion:")
@@ -244,7 +252,7 @@ pub(crate) fn parse(
 fn unsupported_id(id: &str) -> String {
     format!(
         "provider `{id}` is not supported; supported: openai:chat:<model>, openai:<model>, \
-         anthropic:messages:<model>, echo, exec:<command>, http / https / a URL (with \
+         anthropic:messages:<model>, anthropic:<model>, echo, exec:<command>, http / https / a URL (with \
          config url, method, headers, body, transformResponse), file://<provider>.py and \
          file://<provider>.js"
     )
@@ -351,8 +359,9 @@ pub(crate) fn agent_for(case: &SuiteCase, vars: &Map<String, Value>) -> Result<S
     Ok((Some(agent), input, Vec::new()))
 }
 
-/// Calls `call_api(prompt, options, context)` of a promptfoo Python provider; prints its
-/// `output` (JSON when it is not text), or its `error` on stderr with status 1.
+/// Calls (and awaits, when it is `async`) `call_api(prompt, options, context)` of a promptfoo
+/// Python provider; prints its `output` (JSON when it is not text), or its `error` on stderr
+/// with status 1.
 const PYTHON_PROVIDER: &str = r#"
 import importlib.util, json, sys
 path, name, ctx = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
@@ -362,6 +371,9 @@ sys.path.insert(0, __import__("os").path.dirname(path))
 spec.loader.exec_module(module)
 prompt = sys.stdin.read()
 result = getattr(module, name)(prompt, {"config": ctx.get("config") or {}}, {"vars": ctx["vars"]})
+if __import__("inspect").isawaitable(result):
+    # An `async def` provider, as promptfoo awaits it.
+    result = __import__("asyncio").run(result)
 if isinstance(result, dict) and result.get("error"):
     print(result["error"], file=sys.stderr)
     sys.exit(1)
@@ -805,6 +817,18 @@ mod tests {
         );
         let err = parse("openai:gpt-4", None, Some(&json!({"seed": 1})), base).unwrap_err();
         assert_eq!(err.0.as_deref(), Some("seed"));
+        // promptfoo's short Anthropic form, and its prompt-caching hint (no effect on answers).
+        let p = parse(
+            "anthropic:claude-sonnet-5",
+            None,
+            Some(&json!({"cache_control": {"type": "ephemeral"}})),
+            base,
+        )
+        .unwrap();
+        assert!(
+            matches!(p.kind, ProviderKind::Chat { ref model, .. } if model == "anthropic/claude-sonnet-5")
+        );
+        assert!(parse("anthropic:completion:claude-2", None, None, base).is_err());
     }
 
     #[test]

@@ -482,7 +482,9 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
         t.set_config(Arc::new(config));
     }
     t.send(input).await?;
-    let mut output = t.reply().to_string();
+    // The provider's text; a transform may make data of it (`JSON.parse(output)`), which the
+    // items then see as data, as in promptfoo (text items see its JSON).
+    let mut output = Value::String(t.reply().to_string());
     if let Some(code) = &case.transform {
         output = node::transform(code, &output, &vars, &case.prompt)
             .await
@@ -509,27 +511,18 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
             }
             None => plain,
         };
-        t.check(
-            output.as_str(),
-            spec::assertions(&items).context(context.clone()),
-        );
+        t.check(&output, spec::assertions(&items).context(context.clone()));
     }
     for item in transformed {
         let mut item = item;
         let code = item.transform.take().unwrap_or_default();
         match node::transform(&code, &output, &vars, &case.prompt).await {
-            Ok(text) => {
-                t.check(
-                    text.as_str(),
-                    spec::assertions(&[item]).context(context.clone()),
-                );
+            Ok(value) => {
+                t.check(&value, spec::assertions(&[item]).context(context.clone()));
             }
             Err(e) => {
                 let label = format!("the transform of `{}` failed: {e}", item.kind);
-                t.check(
-                    output.as_str(),
-                    crate::expect::satisfies(|_: &str| false, label),
-                );
+                t.check(&output, crate::expect::satisfies(|_: &str| false, label));
             }
         }
     }
@@ -566,6 +559,10 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
             );
         }
     }
+    let output_text = match &output {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
     for graded in &case.graded {
         let judge = t.judge();
         let scoped = match graded.kind {
@@ -573,7 +570,7 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
             GradedKind::Factuality => judge.factuality(&graded.value),
             GradedKind::ClosedQa => judge.closed_qa(&graded.value),
         }
-        .on(&output)
+        .on(&output_text)
         .input(&case.prompt);
         let scoped = match &graded.judge {
             Some(j) => scoped.model(j.model.clone()),
@@ -604,7 +601,7 @@ fn default_judge() -> JudgeSpec {
 }
 
 /// A `transform` that is JavaScript rather than a JSONPath.
-fn is_js_transform(item: &AssertSpec) -> bool {
+pub(crate) fn is_js_transform(item: &AssertSpec) -> bool {
     item.transform.as_deref().is_some_and(|t| {
         let t = t.trim();
         !(t.starts_with('$') || t.starts_with("json_path:"))

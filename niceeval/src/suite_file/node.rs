@@ -13,9 +13,8 @@ process.stdin.on('end', async () => {
     const a = JSON.parse(input);
     const body = a.code.includes('\n') || /\breturn\b/.test(a.code) ? a.code : 'return (' + a.code + ')';
     const f = new Function(...a.names, body);
-    let out = await f(...a.values);
-    if (typeof out !== 'string') out = JSON.stringify(out);
-    process.stdout.write(JSON.stringify({ ok: out === undefined ? '' : out }));
+    const out = await f(...a.values);
+    process.stdout.write(JSON.stringify({ ok: out === undefined ? null : out }));
   } catch (e) {
     process.stdout.write(JSON.stringify({ error: String((e && e.stack) || e) }));
   }
@@ -24,6 +23,15 @@ process.stdin.on('end', async () => {
 
 /// Runs `code` with `names` bound to `values`; its result as text (JSON for non-strings).
 pub(crate) async fn run(code: &str, names: &[&str], values: Vec<Value>) -> Result<String, String> {
+    Ok(match run_value(code, names, values).await? {
+        Value::String(s) => s,
+        Value::Null => String::new(),
+        other => other.to_string(),
+    })
+}
+
+/// Runs `code` with `names` bound to `values`; its result as data (`null` for `undefined`).
+async fn run_value(code: &str, names: &[&str], values: Vec<Value>) -> Result<Value, String> {
     let input = json!({ "code": code, "names": names, "values": values }).to_string();
     let mut child = tokio::process::Command::new("node")
         .arg("-e")
@@ -50,32 +58,33 @@ pub(crate) async fn run(code: &str, names: &[&str], values: Vec<Value>) -> Resul
             String::from_utf8_lossy(&out.stderr).trim()
         )
     })?;
-    match (&reply["ok"], &reply["error"]) {
-        (Value::String(s), _) => Ok(s.clone()),
-        (_, Value::String(e)) => Err(e.lines().next().unwrap_or("").to_string()),
-        _ => Ok(String::new()),
+    match (reply.get("ok"), &reply["error"]) {
+        (Some(v), _) => Ok(v.clone()),
+        (None, Value::String(e)) => Err(e.lines().next().unwrap_or("").to_string()),
+        (None, _) => Ok(Value::Null),
     }
 }
 
-/// promptfoo's output transform: `output` and `context` (`vars`, `prompt`) in scope.
+/// promptfoo's output transform: `output` (the provider's text, or what an earlier transform
+/// made of it) and `context` (`vars`, `prompt`) in scope; its result as data, as promptfoo
+/// keeps it (`JSON.parse(output)` gives the next transform and the assertions an object).
 pub(crate) async fn transform(
     code: &str,
-    output: &str,
+    output: &Value,
     vars: &Map<String, Value>,
     prompt: &str,
-) -> Result<String, String> {
+) -> Result<Value, String> {
     let code = code.trim();
     if let Some(path) = code.strip_prefix("file://") {
         return Err(format!(
             "a transform file ({path}) is not supported; write the transform inline"
         ));
     }
-    // The output is the provider's text, as promptfoo's chat providers give it.
-    run(
+    run_value(
         code,
         &["output", "context"],
         vec![
-            Value::String(output.to_string()),
+            output.clone(),
             json!({ "vars": vars, "prompt": { "raw": prompt } }),
         ],
     )

@@ -26,6 +26,7 @@ const TOP_KEYS: &[&str] = &[
     "defaultTest",
     "evaluateOptions",
     "outputPath",
+    "assertionTemplates",
 ];
 const TEST_KEYS: &[&str] = &[
     "description",
@@ -176,6 +177,9 @@ struct Prompt {
 struct Test {
     description: Option<String>,
     vars: Map<String, Value>,
+    /// The vars' names in the order they were written: list-valued vars expand in this order
+    /// (the first one outermost), as in promptfoo.
+    order: Vec<String>,
     /// Items with where each was written (file, path).
     asserts: Vec<(Value, Origin)>,
     transform: Option<String>,
@@ -199,7 +203,8 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         text,
         base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
     };
-    let value = parse_yaml(path, text)?;
+    let mut value = parse_yaml(path, text)?;
+    resolve_refs(&doc, &mut value)?;
     let Value::Object(top) = value else {
         return Err(doc.err(
             &[],
@@ -259,13 +264,13 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
     }
     match top.get("outputPath") {
         None => {}
-        Some(Value::String(p)) => suite.output_paths.push(doc.base.join(p)),
+        Some(Value::String(p)) => suite.output_paths.push(super::file_path(&doc.base, p)),
         Some(Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
                 let Some(p) = item.as_str() else {
                     return Err(doc.err(&[key("outputPath"), Seg::Index(i)], "a path"));
                 };
-                suite.output_paths.push(doc.base.join(p));
+                suite.output_paths.push(super::file_path(&doc.base, p));
             }
         }
         Some(_) => {
@@ -280,6 +285,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         None => vec![Test {
             description: None,
             vars: Map::new(),
+            order: Vec::new(),
             asserts: Vec::new(),
             transform: None,
             judge: None,
@@ -314,7 +320,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             Some(d) => merge(d, test),
             None => test,
         };
-        for vars in cartesian(&test.vars) {
+        for vars in cartesian(&test.vars, &test.order) {
             let test = Test {
                 vars,
                 ..test.clone()
@@ -431,6 +437,79 @@ fn cases_of(
     Ok(())
 }
 
+/// Replaces every `{$ref: "#/a/b"}` with the part of the document it points at (promptfoo
+/// dereferences its config, as JSON Schema does; `assertionTemplates` is where suites keep
+/// the items they reuse). A reference to another file, or to nothing, is an error.
+fn resolve_refs(doc: &Doc<'_>, value: &mut Value) -> Result<(), SuiteFileError> {
+    fn walk(
+        doc: &Doc<'_>,
+        root: &Value,
+        value: &mut Value,
+        at: &mut Vec<Seg>,
+        depth: usize,
+    ) -> Result<(), SuiteFileError> {
+        if let Value::Object(map) = value {
+            if let Some(target) = map.get("$ref") {
+                let mut ref_at = at.clone();
+                ref_at.push(key("$ref"));
+                let Some(pointer) = target.as_str().and_then(|t| t.strip_prefix('#')) else {
+                    return Err(doc.err(
+                        &ref_at,
+                        format!(
+                            "`$ref: {target}` is not supported: niceeval follows references within the file (`#/assertionTemplates/<name>`)"
+                        ),
+                    ));
+                };
+                let Some(found) = root.pointer(pointer) else {
+                    return Err(doc.err(
+                        &ref_at,
+                        format!("`$ref: {target}` points at nothing in this file"),
+                    ));
+                };
+                if depth > 32 {
+                    return Err(doc.err(&ref_at, "`$ref` references form a cycle"));
+                }
+                let mut found = found.clone();
+                // Keys beside `$ref` override the referenced ones.
+                if let Value::Object(extra) = value.clone() {
+                    if let Value::Object(target) = &mut found {
+                        for (k, v) in extra {
+                            if k != "$ref" {
+                                target.insert(k, v);
+                            }
+                        }
+                    }
+                }
+                *value = found;
+                return walk(doc, root, value, at, depth + 1);
+            }
+        }
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map.iter_mut() {
+                    at.push(Seg::Key(k.clone()));
+                    walk(doc, root, v, at, depth)?;
+                    at.pop();
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter_mut().enumerate() {
+                    at.push(Seg::Index(i));
+                    walk(doc, root, v, at, depth)?;
+                    at.pop();
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+    if !value.to_string().contains("\"$ref\"") {
+        return Ok(());
+    }
+    let root = value.clone();
+    walk(doc, &root, value, &mut Vec::new(), 0)
+}
+
 fn excerpt(text: &str) -> String {
     crate::excerpt::elide(&text.replace('\n', " "), 40)
 }
@@ -513,7 +592,13 @@ fn assertions(test: &Test) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileEr
         }
         let spec = AssertSpec::from_item(Value::Object(map)).map_err(&fail)?;
         let base = origin.file.parent().map(Path::to_path_buf);
-        spec::validate_in(std::slice::from_ref(&spec), base.as_deref()).map_err(|e| {
+        // A JavaScript `transform` runs before the item (see `run`): the item is checked
+        // without it.
+        let mut checked = spec.clone();
+        if super::is_js_transform(&checked) {
+            checked.transform = None;
+        }
+        spec::validate_in(std::slice::from_ref(&checked), base.as_deref()).map_err(|e| {
             let mut message = e.to_string().replacen("assertion #0 ", "assertion ", 1);
             if message.contains("unknown assertion type") {
                 message.push_str(&format!(
@@ -565,11 +650,18 @@ fn judge_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
 fn merge(default: &Test, test: Test) -> Test {
     let mut vars = default.vars.clone();
     vars.extend(test.vars);
+    let mut order = default.order.clone();
+    order.extend(
+        test.order
+            .into_iter()
+            .filter(|k| !default.vars.contains_key(k)),
+    );
     let mut asserts = default.asserts.clone();
     asserts.extend(test.asserts);
     Test {
         description: test.description,
         vars,
+        order,
         asserts,
         transform: test.transform.or_else(|| default.transform.clone()),
         judge: test.judge.or_else(|| default.judge.clone()),
@@ -580,9 +672,11 @@ fn merge(default: &Test, test: Test) -> Test {
 
 /// One set of vars per combination of the list-valued vars (promptfoo runs a test once per
 /// value of a list).
-fn cartesian(vars: &Map<String, Value>) -> Vec<Map<String, Value>> {
+fn cartesian(vars: &Map<String, Value>, order: &[String]) -> Vec<Map<String, Value>> {
     let mut out = vec![Map::new()];
-    for (k, v) in vars {
+    let written = order.iter().filter_map(|k| vars.get_key_value(k));
+    let rest = vars.iter().filter(|(k, _)| !order.contains(k));
+    for (k, v) in written.chain(rest) {
         match v {
             Value::Array(items) if !items.is_empty() => {
                 out = out
@@ -919,6 +1013,8 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
                     "assert" | "description" => {
                         test.insert(k, v);
                     }
+                    // An empty cell sets no threshold.
+                    "__threshold" if v.as_str().is_some_and(|s| s.trim().is_empty()) => {}
                     "__threshold" => {
                         let th = v
                             .as_str()
@@ -945,6 +1041,13 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
                 .or_insert_with(|| Value::String(format!("Row #{}", i + 1)));
             test
         } else {
+            let mut record = record;
+            // promptfoo names a JSONL line without a description by its number, as a CSV row.
+            if file.extension().is_some_and(|e| e == "jsonl") {
+                record
+                    .entry("description")
+                    .or_insert_with(|| Value::String(format!("Row #{}", i + 1)));
+            }
             record
         };
         let test_at = [Seg::Index(i)];
@@ -996,6 +1099,33 @@ fn read_test(
                 vars.insert(name.clone(), var_value(doc, &at, value)?);
             }
         }
+        Some(_) => {}
+    }
+    // Where each var was written, when list-valued vars make the order matter.
+    let mut order = Vec::new();
+    if vars.values().any(Value::is_array) && !doc.text.is_empty() {
+        let mut placed: Vec<((usize, usize), String)> = vars
+            .keys()
+            .map(|name| {
+                let mut steps: Vec<Step<'_>> = at
+                    .iter()
+                    .map(|s| match s {
+                        Seg::Key(k) => Step::Key(k.as_str()),
+                        Seg::Index(i) => Step::Index(*i),
+                    })
+                    .collect();
+                steps.push(Step::Key("vars"));
+                steps.push(Step::Key(name.as_str()));
+                let place =
+                    spec::yaml_position(doc.text, &steps).unwrap_or((usize::MAX, usize::MAX));
+                (place, name.clone())
+            })
+            .collect();
+        placed.sort();
+        order = placed.into_iter().map(|(_, name)| name).collect();
+    }
+    match map.get("vars") {
+        None | Some(Value::Null) | Some(Value::Object(_)) => {}
         Some(Value::String(s)) if s.starts_with("file://") => {
             return Err(doc.err(
                 &with(at, key("vars")),
@@ -1079,6 +1209,7 @@ fn read_test(
     Ok(Test {
         description,
         vars,
+        order,
         asserts,
         transform,
         judge,
@@ -1095,6 +1226,18 @@ fn var_value(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Value, SuiteFil
             let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
             if matches!(ext, "py" | "js" | "ts" | "mjs" | "cjs") {
                 return Err(doc.err(at, format!("vars computed by code ({s}) are not supported; supported: file:// text, JSON and YAML")));
+            }
+            if path.display().to_string().contains(['*', '?', '[']) {
+                // A glob: one value per file (so one test per file), as promptfoo does.
+                let mut values = Vec::new();
+                for file in files(doc, at, s)? {
+                    values.push(var_value(
+                        doc,
+                        at,
+                        &Value::String(format!("file://{}", file.display())),
+                    )?);
+                }
+                return Ok(Value::Array(values));
             }
             let content = read_text(doc, at, &path)?;
             match ext {
@@ -1135,10 +1278,14 @@ mod tests {
             merged.extend(vars.clone());
             assert_eq!(
                 expansions(Some(default), vars),
-                cartesian(&merged).len(),
+                cartesian(&merged, &[]).len(),
                 "{vars:?}"
             );
-            assert_eq!(expansions(None, vars), cartesian(vars).len(), "{vars:?}");
+            assert_eq!(
+                expansions(None, vars),
+                cartesian(vars, &[]).len(),
+                "{vars:?}"
+            );
         }
     }
 }

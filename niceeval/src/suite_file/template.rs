@@ -23,6 +23,17 @@ fn environment() -> &'static Environment<'static> {
                 minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
             })
         });
+        // promptfoo's `load` filter: JSON text read as data.
+        env.add_filter("load", |v: String| -> Result<JValue, minijinja::Error> {
+            serde_json::from_str::<Value>(&v)
+                .map(|v| JValue::from_serialize(&v))
+                .map_err(|e| {
+                    minijinja::Error::new(
+                        minijinja::ErrorKind::InvalidOperation,
+                        format!("`load` needs JSON text: {e}"),
+                    )
+                })
+        });
         let vars: Map<String, Value> = std::env::vars()
             .map(|(k, v)| (k, Value::String(v)))
             .collect();
@@ -80,6 +91,11 @@ mod tests {
         assert_eq!(render("{% if flag %}yes{% endif %}", vars).unwrap(), "yes");
         assert_eq!(render("[{{ missing }}]", vars).unwrap(), "[]");
         assert_eq!(render("{{ items | dump }}", vars).unwrap(), "[1,2]");
+        let style = json!({"style": r#"{"tone": "formal"}"#});
+        assert_eq!(
+            render("{{ (style | load).tone }}", style.as_object().unwrap()).unwrap(),
+            "formal"
+        );
         assert_eq!(render("<{{ name }}>&", vars).unwrap(), "<Ada>&");
         let home = std::env::var("PATH").unwrap();
         assert_eq!(render("{{ env.PATH }}", vars).unwrap(), home);
