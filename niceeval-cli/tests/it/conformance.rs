@@ -16,7 +16,7 @@ fn real_files_niceeval_cannot_run_name_what_they_use() {
     let cases = [
         (
             "simple-test",
-            "promptfooconfig.yaml:42:9: assertion (type `similar`): unknown assertion type `similar`",
+            "promptfooconfig.yaml:42:9: assertion type `similar` is not supported: `similar` is promptfoo's embeddings similarity",
         ),
         (
             "eval-custom-grading-prompt",

@@ -145,7 +145,7 @@ fn unsupported_keys_are_errors_naming_the_place() {
         ),
         (
             "prompts: [hi]\nproviders: [bedrock:claude]\n",
-            "promptfooconfig.yaml:2:13: provider `bedrock:claude` is not supported; supported: openai:chat:<model>, openai:<model>, anthropic:messages:<model>, echo, exec:<command>, http",
+            "promptfooconfig.yaml:2:13: provider `bedrock:claude` is not supported; supported: openai:chat:<model>, openai:<model>, anthropic:messages:<model>, anthropic:<model>, echo, exec:<command>, http / https / a URL",
         ),
         (
             "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {a: 1}\n    provider: echo\n",
@@ -201,7 +201,7 @@ fn unsupported_keys_are_errors_naming_the_place() {
         ),
         (
             "prompts: [hi]\nproviders: [echo]\nnunjucksFilters: {}\n",
-            "promptfooconfig.yaml:3:18: `nunjucksFilters` in a promptfoo config is not supported; supported: description, prompts, providers, targets, tests, defaultTest, evaluateOptions, outputPath (and x-… keys holding YAML anchors)",
+            "promptfooconfig.yaml:3:18: `nunjucksFilters` in a promptfoo config is not supported; supported: description, prompts, providers, targets, tests, defaultTest, evaluateOptions, outputPath, assertionTemplates (and x-… keys holding YAML anchors)",
         ),
         (
             "prompts: [hi]\nproviders: [echo]\ndefaultTest:\n  options:\n    transform: file://transform.py\n",
