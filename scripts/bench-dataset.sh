@@ -17,7 +17,9 @@
 # write them) and times the report mode over them: `--report --merge` (what `niceeval merge`
 # runs) writing a merged JSONL file, a baseline, JUnit and Markdown, and `--report` (each eval's
 # latest run) writing Markdown; wall time and peak RSS of each. The outputs are kept in
-# $BENCH_DIR/merge-out (MERGE_OUT elsewhere), to compare two builds byte for byte.
+# $BENCH_DIR/merge-out (MERGE_OUT elsewhere), to compare two builds byte for byte; SHARDS=DIR
+# merges the shards of an earlier invocation (a copy of its $BENCH_DIR/shards) instead of
+# splitting this run's file, so two builds merge the same records.
 #
 #   bash scripts/bench-dataset.sh [N]
 #   RUNS=5 BENCH_DIR=target/bench-dataset bash scripts/bench-dataset.sh 100000
@@ -125,13 +127,18 @@ for run in $(seq 1 "$runs"); do
     per_case="$(python3 -c "print(f'{$wall * 1e6 / $n:.0f}')")"
     echo "run $run: suite runner over $n cases: ${wall}s wall (${per_case} µs per case), $((rss / 1024)) MiB peak RSS; results file: $results records, ${size} MB"
 done
-tail -n 2 "$work/run.log"
+[ "$runs" = 0 ] || tail -n 2 "$work/run.log"
 
 [ "${MERGE:-0}" = 1 ] || exit 0
-shards="$work/shards"
 out="${MERGE_OUT:-$work/merge-out}"
-rm -rf "$shards" "$out"
-mkdir -p "$shards" "$out"
+rm -rf "$out"
+mkdir -p "$out"
+if [ -n "${SHARDS:-}" ]; then
+    shards="$(cd "$SHARDS" && pwd)"
+else
+shards="$work/shards"
+rm -rf "$shards"
+mkdir -p "$shards"
 python3 - "$CARGO_TARGET_DIR/niceeval/results" "$shards" <<'PY'
 import glob, hashlib, json, os, sys
 results, shards = sys.argv[1], sys.argv[2]
@@ -152,6 +159,7 @@ for line in open(source):
     record["run"]["id"] = run
     f.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n")
 PY
+fi
 echo "shards: $(for s in "$shards"/shard*; do cat "$s"/*.jsonl | wc -l; done | paste -sd' '), $(du -sm "$shards" | cut -f1) MB"
 timed() {
     local what="$1"; shift
