@@ -81,7 +81,7 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
         eprintln!("error: {message}");
         return EXIT_USAGE;
     }
-    let earlier = merged.from_earlier_runs();
+    let earlier = merged.earlier_runs();
     if !earlier.is_empty() {
         // Not an error: a filtered run refreshes only what it selected. Said, so an old
         // result is never taken for a new one.

@@ -254,7 +254,7 @@ impl Merged {
 
     /// The evals whose merged report comes from an earlier run than their target's latest
     /// ([`super::from_earlier_runs`]), each with that run's start, in id order.
-    pub(crate) fn from_earlier_runs(&self) -> Vec<(&str, &str)> {
+    pub(crate) fn earlier_runs(&self) -> Vec<(&str, &str)> {
         let runs = &self.index.runs;
         let order = Order::of(runs, self.picks.iter().flatten().copied());
         let mut newest: HashMap<&str, Option<(&str, &str)>> = HashMap::new();

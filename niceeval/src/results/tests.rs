@@ -277,7 +277,7 @@ fn the_streamed_merge_writes_what_merging_in_memory_writes() {
 
         let merged = Index::read(&paths).expect("readable").view(combine);
         let earlier: Vec<(String, String)> = merged
-            .from_earlier_runs()
+            .earlier_runs()
             .into_iter()
             .map(|(id, started)| (id.to_string(), started.to_string()))
             .collect();
@@ -305,7 +305,7 @@ fn the_streamed_merge_writes_what_merging_in_memory_writes() {
     // latest; the records of no run, a::old, are not named); combine merges a::flaky's five
     // runs.
     let latest = Index::read(&paths).expect("readable").view(false);
-    let earlier = latest.from_earlier_runs();
+    let earlier = latest.earlier_runs();
     assert_eq!(earlier, [("a::w", t1), ("a::x", t2)]);
     let suite = latest.replay(&mut [], false, |_| {}).expect("readable");
     let x = suite.evals.iter().find(|e| e.id == "a::x").expect("a::x");
