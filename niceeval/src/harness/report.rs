@@ -108,7 +108,7 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
             .show_output(args.show_output),
     ));
     let keep_baseline = args.baseline.is_some() || args.save_baseline.is_some();
-    let suite = match merged.replay(&mut reporters, keep_baseline, |suite| {
+    let mut suite = match merged.replay(&mut reporters, keep_baseline, |suite| {
         comparing.finish(suite, None, None);
     }) {
         Ok(suite) => suite,
@@ -117,7 +117,7 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
             return EXIT_USAGE;
         }
     };
-    let saved = comparing.save(&suite, None);
+    let saved = comparing.save(&mut suite, None);
     super::exit_code(&suite, saved.is_ok())
 }
 
