@@ -114,7 +114,8 @@ cases "$n" >cases.jsonl
 targets=(--tests)
 [ "${PLAIN:-1}" = 0 ] && targets=(--test dataset)
 /usr/bin/time -f '%e' -o "$work/build.time" cargo build -q "${targets[@]}"
-binary="$(find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -executable -name 'dataset-*' | head -n 1)"
+# The newest: a BENCH_DIR used with two checkouts holds a binary of each.
+binary="$(find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -executable -name 'dataset-*' -printf '%T@ %p\n' | sort -rn | head -n 1 | cut -d' ' -f2-)"
 read -r build <"$work/build.time"
 echo "cases: $n"
 echo "debug rebuild (${targets[*]}; --tests includes libtest's $n #[test]s) with $n cases instead of 10: ${build}s"
