@@ -12,8 +12,18 @@
 # BENCH_DIR keeps the crate and its target directory between invocations (else a temporary one,
 # built from scratch: minutes).
 #
+# MERGE=1 then splits the last run's results file into 3 shards (by a hash of the eval id, each
+# shard its own run id and run manifest, as 3 `cargo nextest run --partition hash:I/3` machines
+# write them) and times the report mode over them: `--report --merge` (what `niceeval merge`
+# runs) writing a merged JSONL file, a baseline, JUnit and Markdown, and `--report` (each eval's
+# latest run) writing Markdown; wall time and peak RSS of each. The outputs are kept in
+# $BENCH_DIR/merge-out (MERGE_OUT elsewhere), to compare two builds byte for byte; SHARDS=DIR
+# merges the shards of an earlier invocation (a copy of its $BENCH_DIR/shards) instead of
+# splitting this run's file, so two builds merge the same records.
+#
 #   bash scripts/bench-dataset.sh [N]
 #   RUNS=5 BENCH_DIR=target/bench-dataset bash scripts/bench-dataset.sh 100000
+#   RUNS=1 MERGE=1 PLAIN=0 BENCH_DIR=target/bench-dataset bash scripts/bench-dataset.sh 100000
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -104,7 +114,8 @@ cases "$n" >cases.jsonl
 targets=(--tests)
 [ "${PLAIN:-1}" = 0 ] && targets=(--test dataset)
 /usr/bin/time -f '%e' -o "$work/build.time" cargo build -q "${targets[@]}"
-binary="$(find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -executable -name 'dataset-*' | head -n 1)"
+# The newest: a BENCH_DIR used with two checkouts holds a binary of each.
+binary="$(find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -executable -name 'dataset-*' -printf '%T@ %p\n' | sort -rn | head -n 1 | cut -d' ' -f2-)"
 read -r build <"$work/build.time"
 echo "cases: $n"
 echo "debug rebuild (${targets[*]}; --tests includes libtest's $n #[test]s) with $n cases instead of 10: ${build}s"
@@ -117,4 +128,50 @@ for run in $(seq 1 "$runs"); do
     per_case="$(python3 -c "print(f'{$wall * 1e6 / $n:.0f}')")"
     echo "run $run: suite runner over $n cases: ${wall}s wall (${per_case} µs per case), $((rss / 1024)) MiB peak RSS; results file: $results records, ${size} MB"
 done
-tail -n 2 "$work/run.log"
+[ "$runs" = 0 ] || tail -n 2 "$work/run.log"
+
+[ "${MERGE:-0}" = 1 ] || exit 0
+out="${MERGE_OUT:-$work/merge-out}"
+rm -rf "$out"
+mkdir -p "$out"
+if [ -n "${SHARDS:-}" ]; then
+    shards="$(cd "$SHARDS" && pwd)"
+else
+shards="$work/shards"
+rm -rf "$shards"
+mkdir -p "$shards"
+python3 - "$CARGO_TARGET_DIR/niceeval/results" "$shards" <<'PY'
+import glob, hashlib, json, os, sys
+results, shards = sys.argv[1], sys.argv[2]
+[source] = glob.glob(os.path.join(results, "*.jsonl"))
+manifest = json.load(open(source[: -len(".jsonl")] + ".manifest.json"))
+outs = []
+for i in range(3):
+    os.makedirs(os.path.join(shards, f"shard{i + 1}"))
+    run = f"{manifest['run']}-shard{i + 1}"
+    m = dict(manifest, run=run, shard=f"hash:{i + 1}/3")
+    stem = os.path.join(shards, f"shard{i + 1}", os.path.basename(source)[: -len(".jsonl")])
+    json.dump(m, open(stem + ".manifest.json", "w"), indent=2)
+    outs.append((open(stem + ".jsonl", "w"), run))
+for line in open(source):
+    record = json.loads(line)
+    shard = int(hashlib.sha256(record["id"].encode()).hexdigest(), 16) % 3
+    f, run = outs[shard]
+    record["run"]["id"] = run
+    f.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n")
+PY
+fi
+echo "shards: $(for s in "$shards"/shard*; do cat "$s"/*.jsonl | wc -l; done | paste -sd' '), $(du -sm "$shards" | cut -f1) MB"
+timed() {
+    local what="$1"; shift
+    set +e
+    /usr/bin/time -f '%e %M' -o "$work/merge.time" "$binary" "$@" >"$out/$what.stdout" 2>"$out/$what.stderr"
+    local code=$?
+    set -e
+    read -r wall rss <"$work/merge.time"
+    echo "$what over $n cases in 3 shards: ${wall}s wall, $((rss / 1024)) MiB peak RSS (exit $code)"
+}
+timed merge --report --merge -q --jsonl "$out/merged.jsonl" --save-baseline "$out/baseline.json" \
+    --junit "$out/junit.xml" --markdown "$out/merge.md" "$shards"/shard1 "$shards"/shard2 "$shards"/shard3
+timed report --report -q --markdown "$out/report.md" "$shards"/shard1 "$shards"/shard2 "$shards"/shard3
+ls -l "$out" | tail -n +2 | awk '{print "  " $5 "\t" $9}'

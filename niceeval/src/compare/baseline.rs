@@ -329,17 +329,14 @@ impl Baseline {
     }
 
     /// Writes the baseline to `path` (parent directories created), whole or not at all: a
-    /// temporary file beside it renamed into place. An unchanged file is not rewritten.
+    /// temporary file beside it renamed into place. An unchanged file is not rewritten. The
+    /// text ([`Baseline::to_json`]) is written as it is made, never held whole.
     pub fn save(&self, path: &Path) -> Result<(), BaselineError> {
-        let text = self.to_json();
         let io = |source| BaselineError::Io {
             action: "write",
             path: path.to_path_buf(),
             source,
         };
-        if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
-            return Ok(());
-        }
         let dir = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
             Some(parent) => {
                 std::fs::create_dir_all(parent).map_err(io)?;
@@ -356,9 +353,46 @@ impl Baseline {
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
         let mut file = builder.tempfile_in(&dir).map_err(io)?;
-        std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io)?;
+        {
+            let mut out = std::io::BufWriter::new(&mut file);
+            serde_json::to_writer_pretty(&mut out, self).map_err(|e| io(e.into()))?;
+            std::io::Write::write_all(&mut out, b"\n").map_err(io)?;
+            std::io::Write::flush(&mut out).map_err(io)?;
+        }
+        if same_bytes(file.path(), path) {
+            // Unchanged: the temporary file goes, the file keeps its time.
+            return Ok(());
+        }
         file.persist(path).map_err(|e| io(e.error))?;
         Ok(())
+    }
+}
+
+/// Whether the files `a` and `b` hold the same bytes (false when one cannot be read), read a
+/// piece at a time.
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    use std::io::BufRead as _;
+    let (Ok(fa), Ok(fb)) = (std::fs::File::open(a), std::fs::File::open(b)) else {
+        return false;
+    };
+    match (fa.metadata(), fb.metadata()) {
+        (Ok(ma), Ok(mb)) if ma.len() == mb.len() => {}
+        _ => return false,
+    }
+    let (mut ra, mut rb) = (std::io::BufReader::new(fa), std::io::BufReader::new(fb));
+    loop {
+        let (Ok(ba), Ok(bb)) = (ra.fill_buf(), rb.fill_buf()) else {
+            return false;
+        };
+        if ba.is_empty() || bb.is_empty() {
+            return ba.is_empty() && bb.is_empty();
+        }
+        let n = ba.len().min(bb.len());
+        if ba[..n] != bb[..n] {
+            return false;
+        }
+        ra.consume(n);
+        rb.consume(n);
     }
 }
 
@@ -440,9 +474,29 @@ mod tests {
         let baseline = Baseline::new([eval("a::one", 1, 1)], false, false);
         baseline.save(&path).unwrap();
         let first = std::fs::read(&path).unwrap();
+        assert_eq!(
+            first,
+            baseline.to_json().as_bytes(),
+            "written as to_json makes it"
+        );
+        #[cfg(unix)]
+        let inode = |p: &std::path::Path| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(p).unwrap().ino()
+        };
+        #[cfg(unix)]
+        let before = inode(&path);
         baseline.save(&path).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), first);
+        #[cfg(unix)]
+        assert_eq!(inode(&path), before, "an unchanged file is not replaced");
+        let files = std::fs::read_dir(dir.path().join("ci")).unwrap().count();
+        assert_eq!(files, 1, "no temporary file is left");
         assert_eq!(Baseline::load(&path).unwrap(), baseline);
+        // A changed baseline replaces it.
+        let other = Baseline::new([eval("a::one", 2, 1)], false, false);
+        other.save(&path).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), other.to_json().as_bytes());
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

@@ -90,8 +90,10 @@ impl Compare {
         suite.comparison = Some(comparison);
     }
 
-    /// Writes `--save-baseline`, saying so on stderr; an error is printed and returned.
-    pub(super) fn save(&self, suite: &SuiteReport, target: Option<&str>) -> Result<(), ()> {
+    /// Writes `--save-baseline`, saying so on stderr; an error is printed and returned. Takes
+    /// what each summary keeps for a baseline out of `suite` (moved into the file, never
+    /// copied: a large run's baseline is as large as the run).
+    pub(super) fn save(&self, suite: &mut SuiteReport, target: Option<&str>) -> Result<(), ()> {
         let Some(path) = &self.save else {
             return Ok(());
         };
@@ -103,7 +105,11 @@ impl Compare {
             );
             return Err(());
         }
-        let mut evals = suite.baseline_evals();
+        let mut evals: Vec<_> = suite
+            .evals
+            .iter_mut()
+            .filter_map(|e| e.baseline.take().map(|b| *b))
+            .collect();
         if let Some(target) = target {
             for e in &mut evals {
                 e.target.get_or_insert_with(|| target.to_string());

@@ -305,7 +305,7 @@ pub fn run_with_args(
         comparing.finish(suite, defined.as_ref(), Some(&target));
     };
     let resume = resume.map(|file| suite::Resume { file, written });
-    let suite = runtime.block_on(suite::run_suite_with(
+    let mut suite = runtime.block_on(suite::run_suite_with(
         args,
         selected,
         &mut reporters,
@@ -319,7 +319,7 @@ pub fn run_with_args(
     if let Some(notice) = crate::trace::notice() {
         eprintln!("{notice}");
     }
-    let saved = comparing.save(&suite, Some(&target));
+    let saved = comparing.save(&mut suite, Some(&target));
     if suite.interrupted {
         suite.signal.map_or(EXIT_INTERRUPTED, |s| s.exit_code())
     } else {

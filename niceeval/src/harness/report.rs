@@ -1,7 +1,7 @@
 //! Report mode (`--report`): runs no eval, but reads results files (from `cargo test`, from
-//! this runner, from the shards of a partitioned CI run), merges them
-//! ([`crate::results::merge`]) and replays them through the console and the report files the
-//! arguments ask for. The suite binary of a user's crate does it, so
+//! this runner, from the shards of a partitioned CI run), merges them in two streamed passes
+//! (`results::Index`: the records are read again an eval at a time, never held) and replays
+//! them through the console and the report files the arguments ask for. The suite binary of a user's crate does it, so
 //! `cargo test --test evals -- --report --markdown summary.md` works from any crate, with the
 //! niceeval it was built with; the `niceeval report` command is the same code.
 
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Args, EXIT_USAGE, file_reporters};
 use crate::reporter::{Console, Reporter};
-use crate::results::{from_earlier_runs, latest, merge, read_reports, replay_with};
+use crate::results::Index;
 
 /// Merges the results files `args.report` names (else `default_dir`): each eval's latest run
 /// ([`crate::results::latest`], naming on stderr the evals whose latest run is older than their
@@ -45,51 +45,43 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
     // A default directory nothing was written to yet holds no reports; a path given that does
     // not exist is an error naming it.
     let read = if paths == [default_dir] && !default_dir.exists() {
-        Ok(Vec::new())
+        Ok(Index::empty())
     } else {
-        read_reports(&paths)
+        Index::read(&paths)
     };
-    // `--merge`: the shards of one run, checked against their manifests; only the records of
-    // the runs the manifests name.
-    let read = match (read, args.merge) {
-        (Ok(reports), true) => match check_shards(&paths, reports, args.allow_mismatch) {
-            Ok(reports) => Ok(reports),
-            Err(message) => {
-                eprintln!("error: {message}");
-                return EXIT_USAGE;
-            }
-        },
-        (read, _) => read,
-    };
-    let reports = match read {
-        Ok(reports) if reports.is_empty() => {
-            eprintln!(
-                "error: no eval reports in {}; run the evals first (cargo test writes them to target/niceeval/results)",
-                paths
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            return EXIT_USAGE;
-        }
-        Ok(reports) if args.combine => merge(reports),
-        Ok(reports) => latest(reports),
+    let mut index = match read {
+        Ok(index) => index,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_USAGE;
         }
     };
+    // `--merge`: the shards of one run, checked against their manifests; only the records of
+    // the runs the manifests name.
+    if args.merge {
+        if let Err(message) = check_shards(&paths, &mut index, args.allow_mismatch) {
+            eprintln!("error: {message}");
+            return EXIT_USAGE;
+        }
+    }
+    if index.is_empty() {
+        eprintln!(
+            "error: no eval reports in {}; run the evals first (cargo test writes them to target/niceeval/results)",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return EXIT_USAGE;
+    }
+    let merged = index.view(args.combine);
     // A baseline of another suite than the results' is an error, as in the suite runner.
-    let targets: std::collections::BTreeSet<String> = reports
-        .iter()
-        .filter_map(|r| r.run.as_ref().map(|run| run.target.clone()))
-        .collect();
-    if let Err(message) = comparing.check(&targets) {
+    if let Err(message) = comparing.check(&merged.targets()) {
         eprintln!("error: {message}");
         return EXIT_USAGE;
     }
-    let earlier = from_earlier_runs(&reports);
+    let earlier = merged.earlier_runs();
     if !earlier.is_empty() {
         // Not an error: a filtered run refreshes only what it selected. Said, so an old
         // result is never taken for a new one.
@@ -97,12 +89,11 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
             "note: {} eval(s) come from an earlier run than their target's latest (rerun them to refresh; --combine merges every record instead):",
             earlier.len()
         );
-        for report in &earlier {
-            if let Some(run) = &report.run {
-                eprintln!("    {} (run of {})", report.id, run.started);
-            }
+        for (id, started) in &earlier {
+            eprintln!("    {id} (run of {started})");
         }
     }
+    drop(earlier);
     let mut reporters = match file_reporters(args) {
         Ok(reporters) => reporters,
         Err(message) => {
@@ -116,10 +107,17 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
             .quiet(args.quiet)
             .show_output(args.show_output),
     ));
-    let suite = replay_with(&reports, &mut reporters, |suite| {
+    let keep_baseline = args.baseline.is_some() || args.save_baseline.is_some();
+    let mut suite = match merged.replay(&mut reporters, keep_baseline, |suite| {
         comparing.finish(suite, None, None);
-    });
-    let saved = comparing.save(&suite, None);
+    }) {
+        Ok(suite) => suite,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let saved = comparing.save(&mut suite, None);
     super::exit_code(&suite, saved.is_ok())
 }
 
@@ -127,12 +125,7 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
 /// [`crate::results::manifest`]) and keeps the records of the runs they name. Missing or
 /// duplicated evals are an error, and so are shards of other commits, configurations or
 /// niceeval versions unless `allow_mismatch`; each finding is named on stderr.
-fn check_shards(
-    paths: &[PathBuf],
-    reports: Vec<crate::EvalReport>,
-    allow_mismatch: bool,
-) -> Result<Vec<crate::EvalReport>, String> {
-    use std::collections::{BTreeMap, BTreeSet};
+fn check_shards(paths: &[PathBuf], index: &mut Index, allow_mismatch: bool) -> Result<(), String> {
     let manifests = crate::results::manifest::read_all(paths)?;
     if manifests.is_empty() {
         return Err(format!(
@@ -144,25 +137,7 @@ fn check_shards(
                 .join(", ")
         ));
     }
-    let runs: BTreeSet<&str> = manifests.iter().map(|(_, m)| m.run.as_str()).collect();
-    let reports: Vec<crate::EvalReport> = reports
-        .into_iter()
-        .filter(|r| {
-            r.run
-                .as_ref()
-                .is_some_and(|run| runs.contains(run.id.as_str()))
-        })
-        .collect();
-    let mut reported: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for report in &reports {
-        if let Some(run) = &report.run {
-            reported
-                .entry(report.id.clone())
-                .or_default()
-                .insert(run.id.clone());
-        }
-    }
-    let findings = crate::results::manifest::check(&manifests, &reported);
+    let findings = index.check_shards(&manifests);
     for line in findings.describe() {
         eprintln!("niceeval merge: {line}");
     }
@@ -179,7 +154,7 @@ fn check_shards(
     eprintln!(
         "niceeval merge: {} shard(s), {} eval(s), every one reported once",
         manifests.len(),
-        reported.len()
+        index.evals()
     );
-    Ok(reports)
+    Ok(())
 }

@@ -315,22 +315,61 @@ impl EvalReport {
 /// assert_eq!(fold_runs(&runs, 1.0).0, Outcome::Failed);
 /// ```
 pub fn fold_runs(runs: &[RunSummary], min_pass_rate: f64) -> (Outcome, Reliability) {
-    let counted = runs
-        .iter()
-        .filter(|r| r.outcome != Outcome::Skipped)
-        .count() as u64;
-    let passed = runs.iter().filter(|r| r.outcome == Outcome::Passed).count() as u64;
-    let reliability = Reliability::new(counted, passed);
-    // c / n and a decimal min_pass_rate are both rounded; 4/5 must meet 0.8.
-    const EPSILON: f64 = 1e-9;
-    let outcome = match runs {
-        [] => Outcome::Failed,
-        [only] => only.outcome,
-        _ if counted == 0 => Outcome::Skipped,
-        _ if reliability.pass_rate + EPSILON >= min_pass_rate => Outcome::Passed,
-        _ => Outcome::Failed,
-    };
-    (outcome, reliability)
+    let mut counts = RunCounts::default();
+    for run in runs {
+        counts.add(run.outcome);
+    }
+    counts.fold(min_pass_rate)
+}
+
+/// What [`fold_runs`] reads of runs, as counters: how many runs, how many counted (not
+/// skipped), how many passed, and the first run's outcome. Merging results files folds the
+/// runs of an eval's records from these, without holding the records.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct RunCounts {
+    /// Runs.
+    pub(crate) runs: u64,
+    /// Runs that were not skipped.
+    pub(crate) counted: u64,
+    /// Runs that passed.
+    pub(crate) passed: u64,
+    /// The first run's outcome.
+    pub(crate) first: Option<Outcome>,
+}
+
+impl RunCounts {
+    /// Counts one more run.
+    pub(crate) fn add(&mut self, outcome: Outcome) {
+        self.runs += 1;
+        self.counted += u64::from(outcome != Outcome::Skipped);
+        self.passed += u64::from(outcome == Outcome::Passed);
+        self.first.get_or_insert(outcome);
+    }
+
+    /// Counts the runs of `other` after these.
+    pub(crate) fn extend(&mut self, other: &RunCounts) {
+        self.runs += other.runs;
+        self.counted += other.counted;
+        self.passed += other.passed;
+        if self.first.is_none() {
+            self.first = other.first;
+        }
+    }
+
+    /// The outcome and reliability statistics of the runs counted ([`fold_runs`]).
+    pub(crate) fn fold(&self, min_pass_rate: f64) -> (Outcome, Reliability) {
+        let reliability = Reliability::new(self.counted, self.passed);
+        // c / n and a decimal min_pass_rate are both rounded; 4/5 must meet 0.8.
+        const EPSILON: f64 = 1e-9;
+        let outcome = match (self.runs, self.first) {
+            (0, _) | (_, None) => Outcome::Failed,
+            (1, Some(only)) => only,
+            _ if self.counted == 0 => Outcome::Skipped,
+            _ if reliability.pass_rate + EPSILON >= min_pass_rate => Outcome::Passed,
+            _ => Outcome::Failed,
+        };
+        (outcome, reliability)
+    }
 }
 
 /// Index of the run a report shows for an eval whose outcome over all runs is `outcome`: the

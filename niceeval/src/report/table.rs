@@ -113,32 +113,33 @@ pub(crate) const EVAL_COLUMNS: [&str; 10] = [
     "time",
 ];
 
-/// The per-eval table: the id, the outcome, and the numbers of
-/// [`EvalSummary::table_cells`] (runs, pass rate, pass@k, pass^k, score, tokens, cost, time),
-/// `–` where one does not apply; evals named by `names` (the run's).
-pub(crate) fn evals_table(evals: &[EvalSummary], names: Names) -> Table {
+/// The per-eval table's columns ([`EVAL_COLUMNS`]): the eval and its outcome as text, the
+/// rest numbers.
+pub(crate) fn eval_columns() -> Vec<Column> {
     let [eval, outcome, numeric @ ..] = EVAL_COLUMNS;
     let mut columns = vec![Column::text(eval), Column::text(outcome)];
     columns.extend(numeric.into_iter().map(Column::numeric));
-    let rows = evals
-        .iter()
-        .map(|e| {
-            let (outcome, tone) = match (e.outcome, e.error, e.below_threshold) {
-                (Outcome::Failed, true, _) => ("error", Tone::Failed),
-                (Outcome::Failed, false, _) => ("failed", Tone::Failed),
-                (Outcome::Passed, _, true) => ("passed (below threshold)", Tone::Below),
-                (Outcome::Passed, _, false) => ("passed", Tone::Passed),
-                (Outcome::Skipped, _, _) => ("skipped", Tone::Skipped),
-            };
-            let mut row = vec![
-                Cell::code(names.name(&e.id)),
-                Cell::text(outcome).tone(tone),
-            ];
-            row.extend(e.table_cells("–").into_iter().map(Cell::text));
-            row
-        })
-        .collect();
-    Table { columns, rows }
+    columns
+}
+
+/// A row of the per-eval table: the id, the outcome, and the numbers of
+/// [`EvalSummary::table_cells`] (runs, pass rate, pass@k, pass^k, score, tokens, cost, time),
+/// `–` where one does not apply; the eval named by `names` (the run's). A row at a time, so a
+/// report of 100,000 evals never holds the whole table.
+pub(crate) fn eval_row(e: &EvalSummary, names: Names) -> Vec<Cell> {
+    let (outcome, tone) = match (e.outcome, e.error, e.below_threshold) {
+        (Outcome::Failed, true, _) => ("error", Tone::Failed),
+        (Outcome::Failed, false, _) => ("failed", Tone::Failed),
+        (Outcome::Passed, _, true) => ("passed (below threshold)", Tone::Below),
+        (Outcome::Passed, _, false) => ("passed", Tone::Passed),
+        (Outcome::Skipped, _, _) => ("skipped", Tone::Skipped),
+    };
+    let mut row = vec![
+        Cell::code(names.name(&e.id)),
+        Cell::text(outcome).tone(tone),
+    ];
+    row.extend(e.table_cells("–").into_iter().map(Cell::text));
+    row
 }
 
 /// The evals whose runs disagree: passed runs of counted runs, the pass rate and its 95%

@@ -12,7 +12,7 @@ use crate::compare::Comparison;
 use crate::outcome::Outcome;
 use crate::report::comparison as text;
 use crate::report::matrix::{Matrices, Matrix, Verdict, clip};
-use crate::report::table::{Table, Tone, evals_table, flaky_table};
+use crate::report::table::{Cell, Column, Table, Tone, eval_columns, eval_row, flaky_table};
 use crate::report::{EvalReport, Names, SuiteReport, SuiteStart};
 
 /// Writes a Markdown summary when the suite completes.
@@ -105,38 +105,49 @@ fn comparison_markdown(c: &Comparison, names: Names) -> String {
 
 /// A table in Markdown: numeric columns aligned right, ids as code, a change's tone as an icon.
 fn table(t: &Table) -> String {
-    let mut md = String::from("|");
-    for column in &t.columns {
+    let mut md = String::new();
+    table_head(&mut md, &t.columns);
+    for row in &t.rows {
+        table_row(&mut md, row);
+    }
+    md
+}
+
+/// A table's header and the line under it.
+fn table_head(md: &mut String, columns: &[Column]) {
+    md.push('|');
+    for column in columns {
         let _ = write!(md, " {} |", column.title);
     }
     md.push_str("\n|");
-    for column in &t.columns {
+    for column in columns {
         md.push_str(if column.numeric { "---:|" } else { "---|" });
     }
     md.push('\n');
-    for row in &t.rows {
-        md.push('|');
-        for c in row {
-            let icon = match c.tone {
-                Some(Tone::Passed) => "✅ ",
-                Some(Tone::Below) => "⚠️ ",
-                Some(Tone::Failed) => "❌ ",
-                Some(Tone::Skipped) => "⏭️ ",
-                Some(Tone::Worse) => "🔴 ",
-                Some(Tone::Failing) => "🟠 ",
-                Some(Tone::Better) => "🟢 ",
-                Some(Tone::Same) => "⚪ ",
-                None => "",
-            };
-            if c.code {
-                let _ = write!(md, " {icon}`{}` |", cell(&c.text));
-            } else {
-                let _ = write!(md, " {icon}{} |", cell(&c.text));
-            }
+}
+
+/// A table's row.
+fn table_row(md: &mut String, row: &[Cell]) {
+    md.push('|');
+    for c in row {
+        let icon = match c.tone {
+            Some(Tone::Passed) => "✅ ",
+            Some(Tone::Below) => "⚠️ ",
+            Some(Tone::Failed) => "❌ ",
+            Some(Tone::Skipped) => "⏭️ ",
+            Some(Tone::Worse) => "🔴 ",
+            Some(Tone::Failing) => "🟠 ",
+            Some(Tone::Better) => "🟢 ",
+            Some(Tone::Same) => "⚪ ",
+            None => "",
+        };
+        if c.code {
+            let _ = write!(md, " {icon}`{}` |", cell(&c.text));
+        } else {
+            let _ = write!(md, " {icon}{} |", cell(&c.text));
         }
-        md.push('\n');
     }
-    md
+    md.push('\n');
 }
 
 /// Text in a table cell: no pipe ends the cell, no line break ends the row.
@@ -256,7 +267,16 @@ impl<W: Write + Send> Reporter for Markdown<W> {
             md.push_str("\n### All evals\n\n");
         }
         if !suite.evals.is_empty() {
-            md.push_str(&table(&evals_table(&suite.evals, names)));
+            // A row at a time, written out in pieces: a table of 100,000 evals is never held
+            // whole.
+            table_head(&mut md, &eval_columns());
+            for eval in &suite.evals {
+                table_row(&mut md, &eval_row(eval, names));
+                if md.len() >= 64 * 1024 {
+                    self.out.write_all(md.as_bytes())?;
+                    md.clear();
+                }
+            }
         }
         for m in self.matrices.tables() {
             md.push_str(&matrix(m, names));
@@ -287,7 +307,7 @@ impl<W: Write + Send> Reporter for Markdown<W> {
                 );
             }
         }
-        // One write, then the flush that publishes a report file.
+        // The last write, then the flush that publishes a report file.
         self.out.write_all(md.as_bytes())?;
         self.out.flush()
     }

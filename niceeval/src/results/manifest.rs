@@ -243,12 +243,14 @@ impl Findings {
     }
 }
 
-/// Checks the shards' records against their manifests: `reported` maps each eval id to the
-/// runs (shards) that reported it. Shards of one target must share the commit, the
-/// configuration hash, niceeval's version and the list of evals.
+/// Checks the shards' records against their manifests: `reported` says whether a shard
+/// reported an eval, `duplicated` names the evals more than one shard (run) reported, with
+/// those runs. Shards of one target must share the commit, the configuration hash, niceeval's
+/// version and the list of evals.
 pub(crate) fn check(
     manifests: &[(PathBuf, Manifest)],
-    reported: &BTreeMap<String, BTreeSet<String>>,
+    reported: impl Fn(&str) -> bool,
+    duplicated: Vec<(String, Vec<String>)>,
 ) -> Findings {
     let mut findings = Findings::default();
     let mut by_target: BTreeMap<&str, Vec<&(PathBuf, Manifest)>> = BTreeMap::new();
@@ -299,14 +301,10 @@ pub(crate) fn check(
     }
     findings.missing = expected
         .iter()
-        .filter(|id| !reported.contains_key(**id))
+        .filter(|id| !reported(id))
         .map(|id| id.to_string())
         .collect();
-    findings.duplicated = reported
-        .iter()
-        .filter(|(_, runs)| runs.len() > 1)
-        .map(|(id, runs)| (id.clone(), runs.iter().cloned().collect()))
-        .collect();
+    findings.duplicated = duplicated;
     findings
 }
 
@@ -331,23 +329,29 @@ mod tests {
         )
     }
 
-    fn reported(pairs: &[(&str, &str)]) -> BTreeMap<String, BTreeSet<String>> {
+    /// Checks `manifests` against the shards' records, given as (eval, run) pairs.
+    fn check_pairs(manifests: &[(PathBuf, Manifest)], pairs: &[(&str, &str)]) -> Findings {
         let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (id, run) in pairs {
             map.entry(id.to_string())
                 .or_default()
                 .insert(run.to_string());
         }
-        map
+        let duplicated = map
+            .iter()
+            .filter(|(_, runs)| runs.len() > 1)
+            .map(|(id, runs)| (id.clone(), runs.iter().cloned().collect()))
+            .collect();
+        check(manifests, |id| map.contains_key(id), duplicated)
     }
 
     #[test]
     fn missing_and_duplicated_evals_are_named() {
         let evals = ["suite::a", "suite::b", "suite::c"];
         let manifests = [manifest("r1", "c0", &evals), manifest("r2", "c0", &evals)];
-        let findings = check(
+        let findings = check_pairs(
             &manifests,
-            &reported(&[("suite::a", "r1"), ("suite::a", "r2"), ("suite::b", "r2")]),
+            &[("suite::a", "r1"), ("suite::a", "r2"), ("suite::b", "r2")],
         );
         assert_eq!(findings.missing, ["suite::c"]);
         assert_eq!(
@@ -371,9 +375,9 @@ mod tests {
     fn shards_of_other_commits_or_configurations_are_refused_unless_allowed() {
         let mut other = manifest("r2", "c1", &["suite::a"]);
         other.1.config_hash = "def".into();
-        let findings = check(
+        let findings = check_pairs(
             &[manifest("r1", "c0", &["suite::a"]), other],
-            &reported(&[("suite::a", "r1")]),
+            &[("suite::a", "r1")],
         );
         assert_eq!(findings.mismatches.len(), 2, "{:?}", findings.mismatches);
         assert!(findings.mismatches[0].contains("commit"));

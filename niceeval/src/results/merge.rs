@@ -44,7 +44,7 @@ pub fn merge(reports: Vec<EvalReport>) -> Vec<EvalReport> {
 }
 
 /// Merges the reports of one eval.
-fn merge_group(mut group: Vec<EvalReport>) -> Option<EvalReport> {
+pub(super) fn merge_group(mut group: Vec<EvalReport>) -> Option<EvalReport> {
     if group.len() == 1 {
         let mut report = group.pop()?;
         report.recompute();
@@ -54,17 +54,24 @@ fn merge_group(mut group: Vec<EvalReport>) -> Option<EvalReport> {
     let duration: f64 = group.iter().map(|r| r.duration_ms).sum();
     let min_pass_rate = group.last()?.min_pass_rate;
     let (outcome, _) = crate::report::fold_runs(&runs, min_pass_rate);
-    let pick = group
-        .iter()
-        .position(|r| r.outcome == outcome)
-        .or_else(|| group.iter().position(|r| r.outcome == Outcome::Failed))
-        .unwrap_or(group.len() - 1);
-    let mut report = group.swap_remove(pick);
+    let outcomes: Vec<Outcome> = group.iter().map(|r| r.outcome).collect();
+    let mut report = group.swap_remove(pick(&outcomes, outcome));
     report.runs = runs;
     report.duration_ms = duration;
     report.min_pass_rate = min_pass_rate;
     report.recompute();
     Some(report)
+}
+
+/// Which of an eval's records (their own `outcomes`, in file order) is the representative of
+/// the merged eval whose outcome is `merged`: the first whose outcome is the merged one, else
+/// the first failed one, else the last.
+pub(super) fn pick(outcomes: &[Outcome], merged: Outcome) -> usize {
+    outcomes
+        .iter()
+        .position(|o| *o == merged)
+        .or_else(|| outcomes.iter().position(|o| *o == Outcome::Failed))
+        .unwrap_or(outcomes.len().saturating_sub(1))
 }
 
 /// The order of runs: a run is as late as the latest start among its records (the processes

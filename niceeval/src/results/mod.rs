@@ -4,11 +4,14 @@
 //! [`EvalReport`](crate::EvalReport) as one JSON line to a file in `target/niceeval/results/`
 //! ([`append`]); the suite runner (`niceeval::main!()`) writes the same files through
 //! [`ResultsFile`], a reporter that keeps the file open and flushes each line as its eval
-//! finishes. A suite binary's `--report` and the `niceeval report` command read them back
-//! ([`read_reports`]), keep each eval's latest run ([`latest`], the default) or combine every
+//! finishes. A suite binary's `--report` and the `niceeval report` / `niceeval merge` commands
+//! read them back, keep each eval's latest run ([`latest`], the default) or combine every
 //! record as the shards of one run ([`merge`], `--combine`), recompute pass rates and pass@k,
-//! and replay the result through reporters ([`replay`]; [`crate::harness::run_report`],
-//! `cargo test --test evals -- --report --markdown summary.md`).
+//! and replay the result through reporters ([`crate::harness::run_report`], `cargo test --test
+//! evals -- --report --markdown summary.md`). They do it in two streamed passes (`Index`,
+//! `stream.rs`): positions and counters first, then each eval's records read again and merged
+//! one eval at a time, so memory does not hold the records. [`read_reports`], [`latest`],
+//! [`merge`] and [`replay`] do the same in memory, for callers that want the reports.
 //!
 //! Every record carries the run that wrote it ([`RunInfo`](crate::report::RunInfo): run id, start time,
 //! target), so reading can tell the latest run of a target from an earlier one.
@@ -32,11 +35,13 @@
 pub mod manifest;
 mod merge;
 mod read;
+mod stream;
 mod write;
 
 pub use merge::{from_earlier_runs, latest, latest_records, merge, replay, replay_with};
 pub use read::{ReadError, read_reports};
 pub(crate) use read::{Records, last_run};
+pub(crate) use stream::Index;
 pub use write::{ResultsFile, append, disabled, results_dir, target_dir, this_run};
 pub(crate) use write::{continue_run, this_file, this_target, under_nextest};
 

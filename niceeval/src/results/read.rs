@@ -64,8 +64,8 @@ pub(crate) fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
 /// newline, not valid JSON) — the trace of a process killed while writing it — with a warning
 /// on stderr naming its file and line.
 ///
-/// Holds every report: for the report mode, which shows them all. Runs read results through
-/// `Records`, one at a time.
+/// Holds every report. The report mode and `niceeval merge` read results files in two
+/// streamed passes instead (`Index`), and runs through `Records`, one at a time.
 pub fn read_reports(paths: &[PathBuf]) -> Result<Vec<EvalReport>, ReadError> {
     let mut reports = Vec::new();
     for file in files(paths)? {
@@ -84,6 +84,9 @@ pub(crate) struct Records {
     reader: std::io::BufReader<std::fs::File>,
     line: usize,
     buf: Vec<u8>,
+    /// Bytes read so far, and where the last line read starts.
+    offset: u64,
+    start: u64,
 }
 
 impl Records {
@@ -98,7 +101,20 @@ impl Records {
             reader: std::io::BufReader::with_capacity(64 * 1024, file),
             line: 0,
             buf: Vec::new(),
+            offset: 0,
+            start: 0,
         })
+    }
+
+    /// Where the record [`Records::next_record`] returned last is in the file: its first
+    /// byte and its length (newline included), to read it again later with [`read_at`].
+    pub(crate) fn span(&self) -> (u64, usize) {
+        (self.start, self.buf.len())
+    }
+
+    /// The file, to read records again by their [`Records::span`].
+    pub(crate) fn into_file(self) -> std::fs::File {
+        self.reader.into_inner()
     }
 
     /// The next record and its 1-based line; `None` at the end of the file. Blank lines and
@@ -118,6 +134,8 @@ impl Records {
             if read == 0 {
                 return Ok(None);
             }
+            self.start = self.offset;
+            self.offset += read as u64;
             self.line += 1;
             let complete = self.buf.ends_with(b"\n");
             let text = match std::str::from_utf8(&self.buf) {
@@ -168,6 +186,31 @@ fn schema(text: &str) -> Option<u32> {
         }
     }
     crate::report::schema_of(text).ok()
+}
+
+/// Reads the record at `span` ([`Records::span`]) of `file` (the file at `path`, its
+/// `line`) again, whole, into `buf`; parses it as an [`EvalReport`].
+pub(crate) fn read_at(
+    file: &mut std::fs::File,
+    path: &Path,
+    line: usize,
+    (start, len): (u64, usize),
+    buf: &mut Vec<u8>,
+) -> Result<EvalReport, ReadError> {
+    use std::io::{Read as _, Seek as _};
+    let read_error = |source| ReadError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    buf.resize(len, 0);
+    file.seek(std::io::SeekFrom::Start(start))
+        .map_err(read_error)?;
+    file.read_exact(buf).map_err(read_error)?;
+    serde_json::from_slice(buf.trim_ascii()).map_err(|e| ReadError::Line {
+        path: path.to_path_buf(),
+        line,
+        message: e.to_string(),
+    })
 }
 
 /// Warns, once per file and line in a process, that a record cut short was skipped.
