@@ -62,3 +62,50 @@ pub fn niceeval(dir: &Path, fake: &Fake, args: &[&str]) -> std::process::Output 
         .output()
         .expect("the niceeval binary runs")
 }
+
+/// The home of a peer tool a comparison needs (`$<env>`, else `~/.cache/niceeval/<dir>`), when
+/// `<home>/node_modules/.bin/<bin>` is there. When it is not: under CI the test fails naming
+/// `install`; elsewhere it is skipped with a notice (`None`).
+pub fn peer_tool(env: &str, dir: &str, bin: &str, install: &str) -> Option<PathBuf> {
+    let home = std::env::var(env).unwrap_or_else(|_| {
+        format!(
+            "{}/.cache/niceeval/{dir}",
+            std::env::var("HOME").unwrap_or_default()
+        )
+    });
+    if Path::new(&home)
+        .join("node_modules/.bin")
+        .join(bin)
+        .exists()
+    {
+        return Some(PathBuf::from(home));
+    }
+    let message = format!("{bin} is not installed in {home}: run `bash {install}`");
+    let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+    assert!(!in_ci, "{message}");
+    // Straight to stderr, past the test harness's output capture.
+    let _ = std::io::Write::write_fmt(
+        &mut std::io::stderr(),
+        format_args!("NOTICE: skipping: {message}\n"),
+    );
+    None
+}
+
+/// Runs a comparison script (`scripts/<script>`) with this build's `niceeval`, prints its
+/// output (the agreement figures, in the test's output) and returns it; fails the test when
+/// the script fails.
+pub fn run_comparison(script: &str) -> String {
+    let out = Command::new("python3")
+        .arg(root().join("scripts").join(script))
+        .args(["--niceeval", env!("CARGO_BIN_EXE_niceeval")])
+        .output()
+        .expect("python3 runs the comparison");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "{script} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
