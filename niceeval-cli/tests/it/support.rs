@@ -92,7 +92,7 @@ pub fn peer_tool(env: &str, dir: &str, bin: &str, install: &str) -> Option<PathB
 }
 
 /// Runs a comparison script (`scripts/<script>`) with this build's `niceeval`, prints its
-/// output (the agreement figures, in the test's output) and returns it; fails the test when
+/// output (the agreement figures also uncaptured) and returns it; fails the test when
 /// the script fails.
 pub fn run_comparison(script: &str) -> String {
     let out = Command::new("python3")
@@ -102,6 +102,11 @@ pub fn run_comparison(script: &str) -> String {
         .expect("python3 runs the comparison");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     println!("{stdout}");
+    // The agreement figures also go straight to stderr, past the harness's capture: CI's log
+    // shows them.
+    for line in stdout.lines().filter(|l| l.starts_with("agreement")) {
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{line}\n"));
+    }
     assert!(
         out.status.success(),
         "{script} failed:\n{stdout}\n{}",

@@ -254,7 +254,13 @@ fn peers_unit_test_vectors_agree() {
         let total = verdicts.len();
         let agree = verdicts.iter().filter(|(_, v)| v.is_ok()).count();
         let share = agree as f64 / total as f64;
-        println!("{source}: {agree}/{total} agree ({:.1}%)", share * 100.0);
+        let figure = format!(
+            "{source} unit-test vectors: {agree}/{total} agree ({:.1}%)",
+            share * 100.0
+        );
+        println!("{figure}");
+        // The figure also goes straight to stderr, past the harness's capture: CI's log shows it.
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{figure}\n"));
         for (id, verdict) in &verdicts {
             let key = format!("{source} {id}");
             match (verdict, listed.get(&key)) {
