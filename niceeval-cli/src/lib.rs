@@ -126,16 +126,9 @@ fn eval(args: Vec<String>) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let args = match Args::parse(rest) {
-        Ok(Some(args)) => args,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("error: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
+    let args = match runner_args(rest) {
+        Ok(args) => args,
+        Err(code) => return code,
     };
     let code = niceeval::__private::harness::run_suite_files(
         &files,
@@ -146,6 +139,22 @@ fn eval(args: Vec<String>) -> ExitCode {
         Vec::new(),
     );
     exit(code)
+}
+
+/// The runner's options read from `rest`, or the exit code after printing the usage (asked
+/// for) or the error and the usage.
+fn runner_args(rest: Vec<String>) -> Result<Args, ExitCode> {
+    match Args::parse(rest) {
+        Ok(Some(args)) => Ok(args),
+        Ok(None) => {
+            println!("{USAGE}");
+            Err(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("error: {e}\n\n{USAGE}");
+            Err(ExitCode::from(2))
+        }
+    }
 }
 
 #[cfg(feature = "eval")]
@@ -281,16 +290,9 @@ fn view(args: Vec<String>) -> ExitCode {
             }
         }
     }
-    let args = match Args::parse(rest) {
-        Ok(Some(args)) => args,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("error: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
+    let args = match runner_args(rest) {
+        Ok(args) => args,
+        Err(code) => return code,
     };
     let code = run_report(&args, Path::new("target/niceeval/results"), extra);
     if code == niceeval::__private::harness::EXIT_USAGE || !out.exists() {

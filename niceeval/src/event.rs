@@ -344,6 +344,17 @@ impl Event {
         "custom",
     ];
 
+    /// The text of the last assistant message among `events` (a turn's or a run's reply).
+    pub(crate) fn last_reply(events: &[Event]) -> Option<&Text> {
+        events.iter().rev().find_map(|e| match e {
+            Event::Message {
+                role: Role::Assistant,
+                text,
+            } => Some(text),
+            _ => None,
+        })
+    }
+
     /// An assistant message event.
     pub fn assistant(text: impl Into<Text>) -> Self {
         Event::Message {

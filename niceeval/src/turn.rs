@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::event::{Event, Role, Text, Usage};
+use crate::event::{Event, Text, Usage};
 use crate::record::Record;
 use crate::scope::{Scoped, ScopedCheck};
 
@@ -93,17 +93,7 @@ impl Turn {
         events: Vec<Event>,
         data: Option<Value>,
     ) -> Turn {
-        let message = events
-            .iter()
-            .rev()
-            .find_map(|e| match e {
-                Event::Message {
-                    role: Role::Assistant,
-                    text,
-                } => Some(text.clone()),
-                _ => None,
-            })
-            .unwrap_or_default();
+        let message = Event::last_reply(&events).cloned().unwrap_or_default();
         let status = if events.iter().any(|e| matches!(e, Event::Error { .. })) {
             TurnStatus::Failed
         } else if events

@@ -71,19 +71,28 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 /// Exit code when SIGTERM interrupted the run (128 + SIGTERM).
 pub const EXIT_TERMINATED: i32 = 143;
 
-/// Runs the suite with the process's arguments and returns the exit code (see the module
-/// docs). This is what [`crate::main!`] calls.
-pub fn main_with(extra: Vec<Box<dyn Reporter>>) -> i32 {
-    let args = match Args::parse(std::env::args().skip(1)) {
-        Ok(Some(args)) => args,
+/// The process's arguments, or the exit code when they ask for help (printed) or are wrong
+/// (the error printed).
+pub(crate) fn process_args() -> Result<Args, i32> {
+    match Args::parse(std::env::args().skip(1)) {
+        Ok(Some(args)) => Ok(args),
         Ok(None) => {
             print!("{}", Args::help());
-            return EXIT_OK;
+            Err(EXIT_OK)
         }
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_USAGE;
+            Err(EXIT_USAGE)
         }
+    }
+}
+
+/// Runs the suite with the process's arguments and returns the exit code (see the module
+/// docs). This is what [`crate::main!`] calls.
+pub fn main_with(extra: Vec<Box<dyn Reporter>>) -> i32 {
+    let args = match process_args() {
+        Ok(args) => args,
+        Err(code) => return code,
     };
     let evals = registered();
     if args.report.is_some() {

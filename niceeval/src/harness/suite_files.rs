@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Args, EXIT_OK, EXIT_USAGE, run_report, run_with_args};
+use super::{Args, EXIT_USAGE, process_args, run_report, run_with_args};
 use crate::definition::{EvalDefinition, registered};
 use crate::reporter::Reporter;
 
@@ -19,16 +19,9 @@ pub fn main_with_suites(
     module: &str,
     extra: Vec<Box<dyn Reporter>>,
 ) -> i32 {
-    let args = match Args::parse(std::env::args().skip(1)) {
-        Ok(Some(args)) => args,
-        Ok(None) => {
-            print!("{}", Args::help());
-            return EXIT_OK;
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
+    let args = match process_args() {
+        Ok(args) => args,
+        Err(code) => return code,
     };
     let dir = Path::new(manifest_dir);
     if args.report.is_some() {

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::EvalReport;
-use crate::event::{Event, Role};
+use crate::event::{Event, Text};
 use crate::outcome::Outcome;
 
 /// How much of a case's output its cell keeps, in characters.
@@ -170,17 +170,8 @@ impl Matrices {
             .columns
             .entry(column)
             .or_insert_with(|| (at.prompt_label.clone(), at.provider_label.clone()));
-        let output = report
-            .events
-            .iter()
-            .rev()
-            .find_map(|e| match e {
-                Event::Message {
-                    role: Role::Assistant,
-                    text,
-                } => Some(text.as_str()),
-                _ => None,
-            })
+        let output = Event::last_reply(&report.events)
+            .map(Text::as_str)
             .or(report.error_message())
             .unwrap_or_default();
         let output = clip(

@@ -25,7 +25,7 @@ use super::Reporter;
 use super::markup::escape;
 use crate::assertion::AssertionResult;
 use crate::compare::{Comparison, EvalChange, Kind};
-use crate::event::{Event, Role};
+use crate::event::Event;
 use crate::outcome::Outcome;
 use crate::report::comparison as text;
 use crate::report::table::{Column, Table, Tone, flaky_table};
@@ -356,14 +356,8 @@ fn round(ms: f64) -> f64 {
 /// [`SEARCH_CHARS`] characters.
 fn search_text(report: &EvalReport) -> String {
     let mut parts: Vec<&str> = Vec::new();
-    if let Some(reply) = report.events.iter().rev().find_map(|e| match e {
-        Event::Message {
-            role: Role::Assistant,
-            text,
-        } => Some(text.as_str()),
-        _ => None,
-    }) {
-        parts.push(reply);
+    if let Some(reply) = Event::last_reply(&report.events) {
+        parts.push(reply.as_str());
     }
     if let Some(error) = report.error_message() {
         parts.push(error);
@@ -702,6 +696,7 @@ fn score_histogram(buckets: &[usize; 10]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::Role;
     use std::io::Read as _;
 
     fn report(id: &str, dataset: Option<&str>, outcome: &str) -> EvalReport {
