@@ -36,6 +36,7 @@ const USAGE: &str =
        niceeval eval -c FILE [-c FILE...] [-j N] [--runs N] [--jsonl F] [--junit F] [--markdown F]
                      [--html F] [--baseline F] [--save-baseline F] [...] [FILTER...]
        niceeval eval FILE.eval.yaml [...]
+       niceeval --version
 
 Reads eval reports (JSONL files, or directories of them; default target/niceeval/results),
 keeps each eval's latest run (every record carries its run id and start time; evals from an
@@ -201,6 +202,10 @@ pub fn main() -> ExitCode {
                  providers); reinstall it with its default features: cargo install niceeval-cli"
             );
             return ExitCode::from(2);
+        }
+        Some("-V" | "--version") => {
+            println!("niceeval {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
         }
         Some("-h" | "--help") | None => {
             println!("{USAGE}");

@@ -42,3 +42,7 @@ mod datasets;
 /// Baselines and the comparison of two runs of a suite whose agent changed: classifications,
 /// statistics, policies and exit codes, `--rerun-failed`, the reports.
 mod compare;
+
+/// The published crates as crates.io and users receive them: every file read at build time is
+/// in its package, and the declared `rust-version` covers the locked dependency tree.
+mod packaging;
