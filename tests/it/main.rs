@@ -42,3 +42,8 @@ mod datasets;
 /// Baselines and the comparison of two runs of a suite whose agent changed: classifications,
 /// statistics, policies and exit codes, `--rerun-failed`, the reports.
 mod compare;
+
+/// The guide under docs/book against the code: "Your own agent in 10 minutes" followed in a new
+/// crate outside the repository, the configuration reference against the parser's keys, every
+/// code block compiled, run or marked.
+mod book;
