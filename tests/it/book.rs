@@ -171,6 +171,22 @@ fn own_agent() {
             _ => {}
         }
     }
+    // Other pages' commands for a suite target named `evals`, run in the same crate.
+    let mut borrowed = 0;
+    for name in pages() {
+        for block in blocks(&page(&name)) {
+            if block.info == "sh"
+                && block
+                    .marker
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with("run: book::own_agent"))
+            {
+                script.push_str(&block.text);
+                borrowed += 1;
+            }
+        }
+    }
+    assert!(borrowed >= 1, "no page's block is marked `run: book::own_agent`");
     assert!(mapped_add, "own-agent.md no longer says `{GIT_ADD}`: update this test's mapping");
     assert!(copied_lock, "own-agent.md has no `cd` into the new crate");
     for needed in ["agent.py", "niceeval.toml", "Cargo.toml", "tests/evals.rs"] {
@@ -205,6 +221,15 @@ fn own_agent() {
         "{}",
         output.dump()
     );
+    // What the borrowed commands of runs.md write.
+    let krate = outside.path().join("support-agent");
+    for written in ["target/junit.xml", "target/evals.html", "summary.md", "report.html"] {
+        assert!(
+            krate.join(written).is_file(),
+            "{written} was not written:\n{}",
+            output.dump()
+        );
+    }
 }
 
 /// The field names of a struct that derives `Deserialize`, as serde reads them: what the
