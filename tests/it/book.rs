@@ -467,3 +467,71 @@ fn every_block_is_checked_or_says_why_not() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// An anchor as mdBook makes it from a heading: lower case, spaces to `-`, punctuation dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .chars()
+        .filter_map(|c| {
+            if c.is_alphanumeric() || c == '_' || c == '-' {
+                Some(c.to_ascii_lowercase())
+            } else if c.is_whitespace() {
+                Some('-')
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// The anchors of a page's headings (outside code blocks).
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            found.insert(anchor(line.trim_start_matches('#').trim()));
+        }
+    }
+    found
+}
+
+/// Every link from one page of the book to another (and from the README into the book) names a
+/// page that exists and, with `#anchor`, a heading of it.
+#[test]
+fn links_between_pages_resolve() {
+    let src = book_src();
+    let mut sources: Vec<(String, PathBuf, String)> = pages()
+        .into_iter()
+        .map(|name| (name.clone(), src.clone(), page(&name)))
+        .collect();
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).expect("README.md");
+    sources.push(("README.md".to_string(), workspace_root(), readme));
+    let mut problems = Vec::new();
+    for (name, base, text) in &sources {
+        let mut rest = text.as_str();
+        while let Some(start) = rest.find("](") {
+            let after = &rest[start + 2..];
+            let Some(end) = after.find(')') else { break };
+            let target = &after[..end];
+            rest = &after[end..];
+            if target.contains("://") || target.starts_with('#') {
+                continue;
+            }
+            let (file, fragment) = target.split_once('#').unwrap_or((target, ""));
+            let path = base.join(file);
+            let Ok(linked) = std::fs::read_to_string(&path) else {
+                if !path.exists() {
+                    problems.push(format!("{name}: `{target}`: no such file"));
+                }
+                continue;
+            };
+            if !fragment.is_empty() && !anchors(&linked).contains(fragment) {
+                problems.push(format!("{name}: `{target}`: no heading makes `#{fragment}`"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
