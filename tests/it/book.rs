@@ -535,3 +535,21 @@ fn links_between_pages_resolve() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The Cargo features page has a row for every feature of niceeval's `Cargo.toml`.
+#[test]
+fn cargo_features_page_lists_every_feature() {
+    let manifest = std::fs::read_to_string(workspace_root().join("niceeval/Cargo.toml"))
+        .expect("niceeval/Cargo.toml");
+    let manifest: toml::Table = manifest.parse().expect("niceeval/Cargo.toml is TOML");
+    let features = manifest["features"].as_table().expect("[features]");
+    let text = page("cargo-features.md");
+    let missing: Vec<&String> = features
+        .keys()
+        .filter(|f| *f != "default" && !text.contains(&format!("| `{f}` |")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/book/src/cargo-features.md has no row for {missing:?}"
+    );
+}
