@@ -14,8 +14,8 @@ use std::process::Command;
 
 use niceeval::__private::config::{
     ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig, CompareConfig, Config, JudgeConfig,
-    PriceConfig, ProviderConfig, ReplayConfig, ReportConfig, ResultsConfig, RunConfig,
-    TraceConfig, WorkspaceConfig,
+    PriceConfig, ProviderConfig, ReplayConfig, ReportConfig, ResultsConfig, RunConfig, TraceConfig,
+    WorkspaceConfig,
 };
 use niceeval_tests::child;
 use niceeval_tests::fixture::{BUILD_DEADLINE, workspace_root};
@@ -92,7 +92,11 @@ fn blocks(text: &str) -> Vec<Block> {
             body.push(lines[i]);
             i += 1;
         }
-        assert!(i < lines.len(), "a fence opened on line {} never closes", start + 1);
+        assert!(
+            i < lines.len(),
+            "a fence opened on line {} never closes",
+            start + 1
+        );
         found.push(Block {
             line: start + 1,
             info: info.trim().to_string(),
@@ -186,13 +190,25 @@ fn own_agent() {
             }
         }
     }
-    assert!(borrowed >= 1, "no page's block is marked `run: book::own_agent`");
-    assert!(mapped_add, "own-agent.md no longer says `{GIT_ADD}`: update this test's mapping");
+    assert!(
+        borrowed >= 1,
+        "no page's block is marked `run: book::own_agent`"
+    );
+    assert!(
+        mapped_add,
+        "own-agent.md no longer says `{GIT_ADD}`: update this test's mapping"
+    );
     assert!(copied_lock, "own-agent.md has no `cd` into the new crate");
     for needed in ["agent.py", "niceeval.toml", "Cargo.toml", "tests/evals.rs"] {
-        assert!(wrote.iter().any(|w| w == needed), "own-agent.md writes no {needed}");
+        assert!(
+            wrote.iter().any(|w| w == needed),
+            "own-agent.md writes no {needed}"
+        );
     }
-    assert!(commands >= 3, "own-agent.md runs too few commands: {script}");
+    assert!(
+        commands >= 3,
+        "own-agent.md runs too few commands: {script}"
+    );
 
     let outside = tempfile::tempdir().expect("a temporary directory");
     assert!(
@@ -223,7 +239,12 @@ fn own_agent() {
     );
     // What the borrowed commands of runs.md write.
     let krate = outside.path().join("support-agent");
-    for written in ["target/junit.xml", "target/evals.html", "summary.md", "report.html"] {
+    for written in [
+        "target/junit.xml",
+        "target/evals.html",
+        "summary.md",
+        "report.html",
+    ] {
         assert!(
             krate.join(written).is_file(),
             "{written} was not written:\n{}",
@@ -310,7 +331,10 @@ fn accepted_keys() -> BTreeMap<String, BTreeSet<String>> {
             "trace" => fields::<TraceConfig>(),
             "results" => fields::<ResultsConfig>(),
             "prices" => {
-                tables.insert("[prices.\"provider/model\"]".to_string(), fields::<PriceConfig>());
+                tables.insert(
+                    "[prices.\"provider/model\"]".to_string(),
+                    fields::<PriceConfig>(),
+                );
                 continue;
             }
             "agent" => {
@@ -347,7 +371,10 @@ fn documented_keys(text: &str) -> BTreeMap<String, BTreeSet<String>> {
     let mut tables: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut current: Vec<String> = Vec::new();
     for line in text.lines() {
-        if let Some(heading) = line.strip_prefix("## ").or_else(|| line.strip_prefix("### ")) {
+        if let Some(heading) = line
+            .strip_prefix("## ")
+            .or_else(|| line.strip_prefix("### "))
+        {
             let names: Vec<&str> = heading.split('`').skip(1).step_by(2).collect();
             current = match names.as_slice() {
                 [] => Vec::new(),
@@ -367,7 +394,10 @@ fn documented_keys(text: &str) -> BTreeMap<String, BTreeSet<String>> {
         } else if let Some(row) = line.strip_prefix("| `") {
             let key = row.split('`').next().unwrap_or_default();
             for name in &current {
-                tables.entry(name.clone()).or_default().insert(key.to_string());
+                tables
+                    .entry(name.clone())
+                    .or_default()
+                    .insert(key.to_string());
             }
         }
     }
@@ -417,8 +447,8 @@ fn own_agent_config_lists_every_command_key() {
         .into_iter()
         .find(|b| b.marker.as_deref() == Some("file: niceeval.toml"))
         .expect("own-agent.md writes niceeval.toml");
-    let config = Config::parse(&block.text, "own-agent.md niceeval.toml")
-        .unwrap_or_else(|e| panic!("{e}"));
+    let config =
+        Config::parse(&block.text, "own-agent.md niceeval.toml").unwrap_or_else(|e| panic!("{e}"));
     assert!(config.agent.is_some());
     let table: toml::Table = block.text.parse().expect("TOML");
     let written: BTreeSet<String> = table["agent"]
@@ -442,7 +472,9 @@ fn every_block_is_checked_or_says_why_not() {
     for name in pages() {
         let include = format!("include_str!(\"../../docs/book/src/{name}\")");
         if !included.contains(&include) {
-            problems.push(format!("{name}: not included by examples/src/book.rs ({include})"));
+            problems.push(format!(
+                "{name}: not included by examples/src/book.rs ({include})"
+            ));
         }
         for block in blocks(&page(&name)) {
             let marker = block.marker.as_deref().unwrap_or("");
@@ -529,7 +561,9 @@ fn links_between_pages_resolve() {
                 continue;
             };
             if !fragment.is_empty() && !anchors(&linked).contains(fragment) {
-                problems.push(format!("{name}: `{target}`: no heading makes `#{fragment}`"));
+                problems.push(format!(
+                    "{name}: `{target}`: no heading makes `#{fragment}`"
+                ));
             }
         }
     }
