@@ -121,8 +121,9 @@ const GIT_ADD: &str = "cargo add --dev niceeval --git https://github.com/niceeva
 /// - right after the page's first `cd` into the new crate, the workspace's `Cargo.lock` is
 ///   copied in, so the offline resolution picks the versions this checkout is tested with;
 /// - `CARGO_NET_OFFLINE=true` (cargo's `--offline` for every command), and
-///   `CARGO_TARGET_DIR=target/book-own-agent` of this workspace, kept between runs, so only the
-///   first run compiles niceeval's dependencies.
+///   `CARGO_TARGET_DIR=target/fixtures`, the target directory of the fixture crates: the page's
+///   build profile is theirs and the lock file the same, so the dependencies compiled for one
+///   serve the other, and only niceeval's first build in a clone compiles them.
 #[test]
 fn own_agent() {
     let root = workspace_root();
@@ -220,7 +221,7 @@ fn own_agent() {
         .arg(&script)
         .current_dir(outside.path())
         .env("CARGO_NET_OFFLINE", "true")
-        .env("CARGO_TARGET_DIR", root.join("target/book-own-agent"))
+        .env("CARGO_TARGET_DIR", fixtures_target_dir())
         .env("CARGO_TERM_COLOR", "never");
     child::clean_env(&mut bash);
     let output = child::run(&mut bash, BUILD_DEADLINE);
@@ -251,6 +252,16 @@ fn own_agent() {
             output.dump()
         );
     }
+}
+
+/// Where the fixture crates are built (as `niceeval_tests::fixture` picks it): under
+/// `CARGO_TARGET_DIR` when that is absolute, else under this workspace's `target`.
+fn fixtures_target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| workspace_root().join("target"))
+        .join("fixtures")
 }
 
 /// The field names of a struct that derives `Deserialize`, as serde reads them: what the
@@ -488,7 +499,7 @@ fn every_block_is_checked_or_says_why_not() {
                 }
             } else if block.info == "sh"
                 && !["run:", "not run:"].iter().any(|m| marker.starts_with(m))
-                && !(name == "own-agent.md")
+                && name != "own-agent.md"
             {
                 problems.push(format!(
                     "{name}:{}: a shell block needs `<!-- run: test -->` or `<!-- not run: why -->`",
