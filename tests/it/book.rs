@@ -122,8 +122,9 @@ const GIT_ADD: &str = "cargo add --dev niceeval --git https://github.com/niceeva
 ///   copied in, so the offline resolution picks the versions this checkout is tested with;
 /// - `CARGO_NET_OFFLINE=true` (cargo's `--offline` for every command), and
 ///   `CARGO_TARGET_DIR=target/fixtures`, the target directory of the fixture crates: the page's
-///   build profile is theirs and the lock file the same, so the dependencies compiled for one
-///   serve the other, and only niceeval's first build in a clone compiles them.
+///   build profile is theirs and the lock file the same, so the dependencies both build with
+///   the same features are compiled once (the fixtures leave TLS and OpenTelemetry out, which
+///   compile for this crate alone), and later runs rebuild nothing but the new crate.
 #[test]
 fn own_agent() {
     let root = workspace_root();
