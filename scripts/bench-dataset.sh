@@ -3,8 +3,8 @@
 # target whose `#[eval(cases = ..)]` reads a JSONL file of N cases (default 10,000), against an
 # instant in-process agent. Prints what the N-case file adds to a debug build of the target
 # (against a 10-case file), and the suite runner's wall time and peak memory over the N cases,
-# with results streamed to the results file. The figures are quoted in the README's Datasets
-# section.
+# with results streamed to the results file. The figures are quoted in the guide's Performance
+# page (docs/book/src/performance.md).
 #
 # The suite runs RUNS times (default 5) over the same results file: the first run starts with
 # no earlier results, later ones read the previous run back (and compact the file to

@@ -4,11 +4,11 @@
 # 7 assertions (contains, icontains, regex, starts-with, levenshtein, rouge-n, bleu), run
 #
 #   - by promptfoo (`promptfoo eval -j 16 --no-cache`),
-#   - by niceeval's suite runner (`--concurrency 16`) built with the README's recommended dev
+#   - by niceeval's suite runner (`--concurrency 16`) built with the guide's recommended dev
 #     profile, and with Cargo's default dev profile;
 #
 # and prints the wall time and peak RSS of each, and niceeval's speed-up and memory share. The
-# README's "Build footprint and speed" section quotes its figures.
+# guide's Performance page (docs/book/src/performance.md) quotes its figures.
 #
 #   bash scripts/compare-promptfoo.sh [N]
 #
@@ -116,7 +116,7 @@ name = "suite"
 path = "tests/suite.rs"
 harness = false
 
-# The README's recommended dev profile, as a profile of its own so that both builds share one
+# The guide's recommended dev profile, as a profile of its own so that both builds share one
 # target directory.
 [profile.recommended]
 inherits = "dev"

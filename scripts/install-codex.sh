@@ -7,7 +7,7 @@
 #   bash scripts/install-codex.sh
 set -euo pipefail
 
-# The version niceeval's Codex adapter is tested with (the README says which).
+# The version niceeval's Codex adapter is tested with (the guide's Coding agents page says which).
 version="${CODEX_VERSION:-0.169.0}"
 
 if command -v codex >/dev/null 2>&1; then

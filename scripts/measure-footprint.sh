@@ -2,7 +2,7 @@
 # Measures what niceeval costs a user's crate under a few dev-profile settings: the first
 # build (wall and CPU seconds), the test binary's size, the target directory's size, and how
 # long 2,000 evals (20 evals x runs = 100) against a loopback OpenAI-compatible model take.
-# The README's "Build footprint and speed" section quotes its figures.
+# The guide's Performance page (docs/book/src/performance.md) quotes its figures.
 #
 #   bash scripts/measure-footprint.sh [profile...]     # profiles: default lean hot deps-o1 all-opt
 #

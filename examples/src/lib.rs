@@ -1,7 +1,7 @@
 //! # niceeval-examples
 //!
 //! A small, deterministic customer-support agent and an eval suite against it: the runnable
-//! companion to niceeval's README. Run the suite with
+//! companion to niceeval's README and guide (`docs/book`). Run the suite with
 //!
 //! ```text
 //! cargo test -p niceeval-examples
@@ -31,6 +31,9 @@ pub use bot::{APPROVAL_LIMIT_CENTS, SupportBot, support_bot};
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
+#[cfg(doctest)]
+pub mod book;
+
 #[cfg(test)]
 mod readme {
     /// The text of `async fn NAME` up to the closing brace at the start of a line.
@@ -56,13 +59,24 @@ mod readme {
     }
 
     #[test]
-    fn readme_workspace_example_is_the_suite_eval() {
-        let readme = include_str!("../../README.md");
+    fn book_introduction_example_is_the_suite_eval() {
+        let page = include_str!("../../docs/book/src/introduction.md");
+        let suite = include_str!("../tests/evals/first_steps.rs");
+        assert_eq!(
+            eval_fn(page, "refund_small_order"),
+            eval_fn(suite, "refund_small_order"),
+            "docs/book/src/introduction.md's example must stay identical to examples/tests/evals/first_steps.rs"
+        );
+    }
+
+    #[test]
+    fn book_workspace_example_is_the_suite_eval() {
+        let page = include_str!("../../docs/book/src/workspaces.md");
         let suite = include_str!("../tests/evals/workspaces.rs");
         assert_eq!(
-            eval_fn(readme, "fixes_the_missing_method"),
+            eval_fn(page, "fixes_the_missing_method"),
             eval_fn(suite, "fixes_the_missing_method"),
-            "README.md's workspace example must stay identical to examples/tests/evals/workspaces.rs"
+            "docs/book/src/workspaces.md's example must stay identical to examples/tests/evals/workspaces.rs"
         );
     }
 }

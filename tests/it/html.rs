@@ -441,7 +441,7 @@ fn filters_sorting_keys_and_the_url_hash_find_cases() {
     );
     assert!(text(&mut browser, &tab, "#detail").contains("order #42"));
 
-    // The screenshot of the README ("Viewing results"): failures of the dataset, one open.
+    // The screenshot of the guide's viewer page (docs/book/src/viewer.md): failures of the dataset, one open.
     let tab = open(
         &mut browser,
         &page,
@@ -461,10 +461,10 @@ fn filters_sorting_keys_and_the_url_hash_find_cases() {
     std::fs::write(&shot, &png).expect("the screenshot");
     if std::env::var_os("NICEEVAL_UPDATE_SCREENSHOT").is_some() {
         std::fs::write(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/viewer.png"),
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/book/src/images/viewer.png"),
             &png,
         )
-        .expect("docs/viewer.png");
+        .expect("docs/book/src/images/viewer.png");
     }
     quiet(&browser);
 }
