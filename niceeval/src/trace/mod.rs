@@ -20,6 +20,7 @@
 //! Each span is also kept as it came (`Event::Custom { name: "otel.span", .. }`) for checks of
 //! your own. `[trace] export = "http://…"` sends each eval to a collector as a trace.
 
+mod calls;
 mod export;
 pub(crate) mod internals;
 mod layer;
