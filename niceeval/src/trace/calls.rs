@@ -137,7 +137,11 @@ pub(super) fn plan(spans: &[Span], taken: &HashSet<&str>) -> Plan {
                 let key = (
                     before,
                     depth,
-                    if before { model.start } else { u64::MAX - model.start },
+                    if before {
+                        model.start
+                    } else {
+                        u64::MAX - model.start
+                    },
                     usize::MAX - owner,
                     usize::MAX - n,
                 );
@@ -302,7 +306,8 @@ fn python_call(input: Value) -> Value {
     if map.len() != 2 {
         return input;
     }
-    let (Some(Value::Array(args)), Some(Value::Object(kwargs))) = (map.get("args"), map.get("kwargs"))
+    let (Some(Value::Array(args)), Some(Value::Object(kwargs))) =
+        (map.get("args"), map.get("kwargs"))
     else {
         return input;
     };
