@@ -477,7 +477,8 @@ fn the_suites_resource_attributes_reach_the_agent_beside_the_runs_trace_id() {
     assert_eq!(trace_id.len(), 32, "{reply}");
 }
 
-/// The process's subscriber: niceeval's layer (set once for the test binary).
+/// The process's subscriber: niceeval's layer, set once for the test binary from the agent's
+/// factory (where a suite whose `main` is `niceeval::main!()`'s installs it).
 fn subscriber() {
     static SET: OnceLock<()> = OnceLock::new();
     SET.get_or_init(|| {
@@ -493,6 +494,7 @@ fn subscriber() {
 /// agent's span.
 fn rust_agent() -> Arc<dyn Agent> {
     use tracing::Instrument;
+    subscriber();
     make_agent(agent_fn(|request: Request| async move {
         let tool = format!("tool_{}", request.input.text);
         let agent = tracing::info_span!("invoke_agent", gen_ai.operation.name = "invoke_agent");
@@ -556,7 +558,6 @@ fn own_spans_only(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
 
 #[test]
 fn rust_tracing_layer_keeps_fifty_concurrent_evals_apart() {
-    subscriber();
     let defs: Vec<&'static EvalDefinition> = (0..50)
         .map(|i| {
             let name: &'static str = Box::leak(format!("eval{i}").into_boxed_str());
