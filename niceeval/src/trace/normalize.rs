@@ -599,8 +599,11 @@ mod tests {
             .collect()
     }
 
-    /// The tool calls and results of `spans`, as (call id, name, input) and (call id, output).
-    fn calls_of(spans: &[Span]) -> (Vec<(String, String, Value)>, Vec<(String, Value)>) {
+    /// A call as (call id, tool name, input).
+    type Called = (String, String, Value);
+
+    /// The tool calls and results of `spans`, as calls and (call id, output).
+    fn calls_of(spans: &[Span]) -> (Vec<Called>, Vec<(String, Value)>) {
         let mut called = Vec::new();
         let mut results = Vec::new();
         for event in normalized(spans) {
