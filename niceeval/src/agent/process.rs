@@ -17,12 +17,18 @@ use tokio::process::{Child, ChildStdout, Command};
 use crate::agent::{AgentError, Request};
 use crate::process::{self, Stderr};
 
+/// The variable that carries OpenTelemetry resource attributes.
+#[cfg(feature = "otel")]
+const RESOURCE_ATTRIBUTES: &str = "OTEL_RESOURCE_ATTRIBUTES";
+
 /// The OpenTelemetry variables a turn's program gets inside an eval: niceeval's receiver as
 /// the OTLP/HTTP endpoint, a short batch delay, the turn's `TRACEPARENT`, and the run's trace id
 /// as a resource attribute (so spans of a program that does not read `TRACEPARENT` are still
-/// attributed). The agent's own `env` comes after and wins.
+/// attributed), added to the suite's own resource attributes (`resource`: the agent's
+/// `OTEL_RESOURCE_ATTRIBUTES`, else the process's). The agent's own `env` comes after and wins
+/// for the other variables.
 #[cfg(feature = "otel")]
-pub(crate) fn telemetry(request: &Request) -> Vec<(&'static str, String)> {
+pub(crate) fn telemetry(request: &Request, resource: Option<&str>) -> Vec<(&'static str, String)> {
     let Some(traceparent) = request.traceparent() else {
         return Vec::new();
     };
@@ -38,15 +44,29 @@ pub(crate) fn telemetry(request: &Request) -> Vec<(&'static str, String)> {
     ];
     if let Some(trace_id) = crate::trace::trace_of(traceparent) {
         env.push((
-            "OTEL_RESOURCE_ATTRIBUTES",
-            format!(
-                "{}={}",
-                crate::trace::RUN_ATTRIBUTE,
-                crate::trace::hex(&trace_id)
-            ),
+            RESOURCE_ATTRIBUTES,
+            resource_attributes(resource, &crate::trace::hex(&trace_id)),
         ));
     }
     env
+}
+
+/// `OTEL_RESOURCE_ATTRIBUTES` (comma-separated `key=value` pairs) with the run's trace id added:
+/// the suite's own pairs kept in their order, a `niceeval.trace_id` among them replaced.
+#[cfg(feature = "otel")]
+fn resource_attributes(theirs: Option<&str>, trace_id: &str) -> String {
+    let mut pairs: Vec<&str> = theirs
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|pair| {
+            !pair.is_empty()
+                && pair.split('=').next().map(str::trim) != Some(crate::trace::RUN_ATTRIBUTE)
+        })
+        .collect();
+    let ours = format!("{}={trace_id}", crate::trace::RUN_ATTRIBUTE);
+    pairs.push(&ours);
+    pairs.join(",")
 }
 
 /// How much of stderr is kept (the end of it).
@@ -118,11 +138,30 @@ impl ProcessAgent {
             crate::redact::note_env(key, value);
             command.env(key, value);
         }
+        // The suite's resource attributes (the agent's, its defaults', the process's) are
+        // merged with the run's, not replaced by them.
         #[cfg(feature = "otel")]
-        for (key, value) in telemetry(request) {
+        let telemetry = {
+            let resource = (self.env.iter().rev())
+                .find(|(key, _)| key == RESOURCE_ATTRIBUTES)
+                .map(|(_, value)| value.clone())
+                .or_else(|| {
+                    (defaults.iter().rev())
+                        .find(|(key, _)| *key == RESOURCE_ATTRIBUTES)
+                        .map(|(_, value)| value.to_string())
+                })
+                .or_else(|| std::env::var(RESOURCE_ATTRIBUTES).ok());
+            telemetry(request, resource.as_deref())
+        };
+        #[cfg(feature = "otel")]
+        for (key, value) in &telemetry {
             command.env(key, value);
         }
         for (key, value) in &self.env {
+            #[cfg(feature = "otel")]
+            if key == RESOURCE_ATTRIBUTES && telemetry.iter().any(|(k, _)| k == key) {
+                continue; // merged above
+            }
             crate::redact::note_env(key, value);
             command.env(key, value);
         }
@@ -326,4 +365,26 @@ pub(crate) fn exit_error(shown: &str, status: std::process::ExitStatus) -> Optio
         Some(code) => format!("{shown} exited with status {code}"),
         None => format!("{shown} was terminated{}", process::signal_note(&status)),
     })
+}
+
+#[cfg(all(test, feature = "otel"))]
+mod tests {
+    use super::resource_attributes;
+
+    #[test]
+    fn the_suites_resource_attributes_are_kept_beside_the_runs_trace_id() {
+        assert_eq!(resource_attributes(None, "ab"), "niceeval.trace_id=ab");
+        assert_eq!(resource_attributes(Some(""), "ab"), "niceeval.trace_id=ab");
+        assert_eq!(
+            resource_attributes(
+                Some("deployment.environment=ci, service.version=1.2,"),
+                "ab"
+            ),
+            "deployment.environment=ci,service.version=1.2,niceeval.trace_id=ab"
+        );
+        assert_eq!(
+            resource_attributes(Some("niceeval.trace_id=old,team=evals"), "ab"),
+            "team=evals,niceeval.trace_id=ab"
+        );
+    }
 }

@@ -8,8 +8,8 @@
 //!   `OTEL_EXPORTER_OTLP_ENDPOINT` (niceeval's receiver on `127.0.0.1`),
 //!   `OTEL_EXPORTER_OTLP_PROTOCOL`, `OTEL_TRACES_EXPORTER=otlp`, a short
 //!   `OTEL_BSP_SCHEDULE_DELAY`, `TRACEPARENT` (the turn's trace context) and
-//!   `OTEL_RESOURCE_ATTRIBUTES=niceeval.trace_id=…` (so spans of an agent that does not read
-//!   `TRACEPARENT` still reach their run). Any OpenTelemetry SDK exporting OTLP/HTTP (protobuf
+//!   `niceeval.trace_id=…` added to the suite's own `OTEL_RESOURCE_ATTRIBUTES` (so spans of an
+//!   agent that does not read `TRACEPARENT` still reach their run). Any OpenTelemetry SDK exporting OTLP/HTTP (protobuf
 //!   or JSON) is read.
 //! - **HTTP agents** (the chat agent) send a `traceparent` header; a server that continues the
 //!   trace and exports to the same endpoint has its spans in the run.
@@ -20,6 +20,7 @@
 //! Each span is also kept as it came (`Event::Custom { name: "otel.span", .. }`) for checks of
 //! your own. `[trace] export = "http://…"` sends each eval to a collector as a trace.
 
+mod calls;
 mod export;
 pub(crate) mod internals;
 mod layer;

@@ -1,18 +1,18 @@
 //! Spans to niceeval's events: tool calls and their results, token usage, each span kept as
-//! `otel.span`. Reads the GenAI semantic conventions as they stand and their older names,
-//! OpenInference, OpenLLMetry, the Vercel AI SDK, and Claude Code's log events, with their
-//! traps: a call's tokens are counted once (usage on a span with a descendant carrying usage is
-//! dropped; log records count only when no span carried usage), tool arguments come from where
-//! they are real (`input.value` over an OpenInference schema), tool calls found only in a model
-//! span's output messages (rig-core) count, a tool call the agent's adapter already
-//! reported (same call id) is one event, and log records (Claude Code's) add tool calls and
-//! usage only when no span carried them.
+//! `otel.span` (log records as `otel.log`). Reads the GenAI semantic conventions as they stand
+//! and their older names, OpenInference, OpenLLMetry, the Vercel AI SDK, and Claude Code's log
+//! events, with their traps: a call's tokens are counted once (usage on a span with a
+//! descendant carrying usage is dropped; log records count only when no span carried usage), a
+//! tool call named by a model span and run by a tool span is one call (`calls.rs` pairs them),
+//! a tool call the agent's adapter already reported (same call id) is one event, and log
+//! records (Claude Code's) add tool calls and usage only when no span carried them.
 
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::span::{Span, Status, hex};
+use super::calls::{self, parsed};
+use super::span::{Span, hex};
 use crate::event::{ActionStatus, Event};
 
 /// The events of one turn's spans, given the events the agent's adapter emitted itself
@@ -52,26 +52,36 @@ pub(crate) fn events(spans: Vec<Span>, existing: &[Event]) -> Vec<Event> {
         }
     }
     let span_usage = !with_usage.is_empty();
+    let plan = calls::plan(&spans, &adapter_ids);
     // Claude Code logs each tool result besides its execute_tool span: a log's tool call
     // counts only when no span reported one.
-    let span_tools = spans
-        .iter()
-        .any(|s| !s.log && (tool(s).is_some() || !message_tool_calls(s).is_empty()));
+    let span_tools = plan.any();
+    let calls::Plan {
+        named,
+        tools,
+        mut inputs,
+    } = plan;
+    let context = Context {
+        adapter_ids: &adapter_ids,
+        adapter_tools,
+        adapter_usage,
+        span_usage,
+        span_tools,
+        shadowed: &shadowed,
+    };
 
     let mut out = Vec::with_capacity(spans.len() * 2);
     let mut called: HashSet<String> = HashSet::new();
-    for span in spans {
+    for ((span, named), tool) in spans.into_iter().zip(named).zip(tools) {
         // The span's own event first, then what it means; the span is moved into its event
         // afterwards (no copy of its attributes).
         let at = out.len();
         normalize_one(
             &span,
-            &adapter_ids,
-            adapter_tools,
-            adapter_usage,
-            span_usage,
-            span_tools,
-            &shadowed,
+            named,
+            tool,
+            &context,
+            &mut inputs,
             &mut called,
             &mut out,
         );
@@ -80,67 +90,79 @@ pub(crate) fn events(spans: Vec<Span>, existing: &[Event]) -> Vec<Event> {
     out
 }
 
-/// The events one span means (not its own `otel.span` event).
-#[allow(clippy::too_many_arguments)]
+/// What every span of a turn is normalized against.
+struct Context<'a> {
+    /// Call ids the agent's adapter reported.
+    adapter_ids: &'a HashSet<&'a str>,
+    /// Whether the adapter reported tool calls.
+    adapter_tools: bool,
+    /// Whether the adapter reported usage.
+    adapter_usage: bool,
+    /// Whether a span (not a log record) carries usage.
+    span_usage: bool,
+    /// Whether a span reports a tool call.
+    span_tools: bool,
+    /// Spans whose usage a descendant repeats.
+    shadowed: &'a HashSet<[u8; 8]>,
+}
+
+/// The events one span means (not its own `otel.span` event): its usage, the calls it names
+/// (`named`), its tool run (`tool`, with the call id it belongs to).
 fn normalize_one(
     span: &Span,
-    adapter_ids: &HashSet<&str>,
-    adapter_tools: bool,
-    adapter_usage: bool,
-    span_usage: bool,
-    span_tools: bool,
-    shadowed: &HashSet<[u8; 8]>,
+    named: Vec<calls::Call>,
+    tool: Option<(calls::Tool, Option<String>)>,
+    cx: &Context<'_>,
+    inputs: &mut HashMap<String, Value>,
     called: &mut HashSet<String>,
     out: &mut Vec<Event>,
 ) {
+    if span.log {
+        log_events(
+            span,
+            cx.adapter_tools || cx.span_tools,
+            cx.adapter_usage || cx.span_usage,
+            out,
+        );
+    } else if !cx.adapter_usage
+        && !cx.shadowed.contains(&span.span_id)
+        && let Some(event) = usage(span)
     {
-        if span.log {
-            log_events(
-                span,
-                adapter_tools || span_tools,
-                adapter_usage || span_usage,
-                out,
-            );
-            return;
-        }
-        if !adapter_usage
-            && !shadowed.contains(&span.span_id)
-            && let Some(event) = usage(span)
-        {
-            out.push(event);
-        }
-        for (id, name, input) in message_tool_calls(span) {
-            if adapter_ids.contains(id.as_str()) || !called.insert(id.clone()) {
-                continue;
-            }
-            out.push(Event::ActionCalled {
-                call_id: id,
-                name,
-                input,
-            });
-        }
-        if let Some(tool) = tool(span) {
-            let real_id = tool.id.is_some();
-            let id = tool
-                .id
-                .unwrap_or_else(|| format!("span-{}", hex(&span.span_id)));
-            if adapter_ids.contains(id.as_str()) || (!real_id && adapter_tools) {
-                return;
-            }
-            if called.insert(id.clone()) {
-                out.push(Event::ActionCalled {
-                    call_id: id.clone(),
-                    name: tool.name,
-                    input: tool.input,
-                });
-            }
-            out.push(Event::ActionResult {
-                call_id: id,
-                output: tool.output,
-                status: tool.status,
-            });
-        }
+        out.push(event);
     }
+    for call in named {
+        if cx.adapter_ids.contains(call.id.as_str()) || !called.insert(call.id.clone()) {
+            continue;
+        }
+        let input = inputs.remove(&call.id).unwrap_or(call.input);
+        out.push(Event::ActionCalled {
+            call_id: call.id,
+            name: call.name,
+            input,
+        });
+    }
+    let Some((tool, id)) = tool else {
+        return;
+    };
+    // A tool span no model call names and that carries no id of its own has a made-up id.
+    let known = id.is_some();
+    let id = id.unwrap_or_else(|| format!("span-{}", hex(&span.span_id)));
+    if cx.adapter_ids.contains(id.as_str()) || (!known && cx.adapter_tools) {
+        return;
+    }
+    if called.insert(id.clone()) {
+        let input = inputs.remove(&id).unwrap_or(tool.input);
+        out.push(Event::ActionCalled {
+            call_id: id.clone(),
+            name: tool.name,
+            input,
+        });
+    }
+    out.push(Event::ActionResult {
+        call_id: id,
+        output: tool.output,
+        status: tool.status,
+    });
 }
 
 /// The first attribute present among `keys`.
@@ -151,18 +173,6 @@ fn first<'a>(span: &'a Span, keys: &[&str]) -> Option<&'a Value> {
 
 fn first_u64(span: &Span, keys: &[&str]) -> Option<u64> {
     keys.iter().find_map(|k| span.u64(k))
-}
-
-/// A JSON text as the JSON it holds; any other value as is.
-fn parsed(value: &Value) -> Value {
-    match value {
-        Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| value.clone()),
-        other => other.clone(),
-    }
-}
-
-fn operation(span: &Span) -> Option<&str> {
-    span.str("gen_ai.operation.name")
 }
 
 /// The model that spent a span's tokens, as `provider/model` when the provider is known.
@@ -241,156 +251,6 @@ fn usage(span: &Span) -> Option<Event> {
     })
 }
 
-struct Tool {
-    id: Option<String>,
-    name: String,
-    input: Value,
-    output: Value,
-    status: ActionStatus,
-}
-
-fn tool(span: &Span) -> Option<Tool> {
-    let openinference = span.str("openinference.span.kind");
-    let is_tool = operation(span) == Some("execute_tool")
-        || openinference.is_some_and(|k| k.eq_ignore_ascii_case("tool"))
-        || span
-            .str("traceloop.span.kind")
-            .is_some_and(|k| k.eq_ignore_ascii_case("tool"))
-        || span.name == "ai.toolCall"
-        || span.name.starts_with("execute_tool ");
-    if !is_tool {
-        return None;
-    }
-    let name = first(
-        span,
-        &[
-            "gen_ai.tool.name",
-            "tool.name",
-            "ai.toolCall.name",
-            "traceloop.entity.name",
-        ],
-    )
-    .and_then(Value::as_str)
-    .map(str::to_string)
-    .or_else(|| span.name.strip_prefix("execute_tool ").map(str::to_string))
-    .unwrap_or_else(|| span.name.clone());
-    let id = first(span, &["gen_ai.tool.call.id", "ai.toolCall.id"]).and_then(|v| match v {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    });
-    // OpenInference puts the tool's schema in gen_ai.tool.call.arguments in one version: its
-    // real arguments are in input.value.
-    let input = first(
-        span,
-        &[
-            "input.value",
-            "gen_ai.tool.call.arguments",
-            "ai.toolCall.args",
-            "traceloop.entity.input",
-        ],
-    )
-    .map(parsed)
-    .unwrap_or(Value::Null);
-    let output = first(
-        span,
-        &[
-            "gen_ai.tool.call.result",
-            "output.value",
-            "ai.toolCall.result",
-            "traceloop.entity.output",
-        ],
-    )
-    .map(parsed)
-    .unwrap_or(Value::Null);
-    let failed = span.status == Status::Error || span.attributes.contains_key("error.type");
-    Some(Tool {
-        id,
-        name,
-        input,
-        output,
-        status: if failed {
-            ActionStatus::Failed
-        } else {
-            ActionStatus::Completed
-        },
-    })
-}
-
-/// Tool calls a model span reports in its output (call id, name, arguments): the GenAI
-/// `gen_ai.output.messages` parts, the older flattened `gen_ai.completion.N.tool_calls.M.*`,
-/// OpenInference's `llm.output_messages.N.message.tool_calls.M.tool_call.*`.
-fn message_tool_calls(span: &Span) -> Vec<(String, String, Value)> {
-    let mut calls = Vec::new();
-    if let Some(messages) = span.attributes.get("gen_ai.output.messages").map(parsed)
-        && let Value::Array(messages) = messages
-    {
-        for message in &messages {
-            for part in message
-                .get("parts")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let kind = part.get("type").and_then(Value::as_str).unwrap_or("");
-                if !matches!(
-                    kind,
-                    "tool_call" | "tool-call" | "tool_use" | "function_call"
-                ) {
-                    continue;
-                }
-                let Some(name) = part.get("name").and_then(Value::as_str) else {
-                    continue;
-                };
-                let id = part
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("span-{}-{}", hex(&span.span_id), calls.len()));
-                let args = part.get("arguments").map(parsed).unwrap_or(Value::Null);
-                calls.push((id, name.to_string(), args));
-            }
-        }
-    }
-    for (prefix, id_key, name_key, args_key) in [
-        ("gen_ai.completion.", "id", "name", "arguments"),
-        (
-            "llm.output_messages.",
-            "tool_call.id",
-            "tool_call.function.name",
-            "tool_call.function.arguments",
-        ),
-    ] {
-        if !span.attributes.keys().any(|k| k.starts_with(prefix)) {
-            continue;
-        }
-        for m in 0..16 {
-            let base = if prefix == "gen_ai.completion." {
-                format!("{prefix}{m}.tool_calls.")
-            } else {
-                format!("{prefix}{m}.message.tool_calls.")
-            };
-            for n in 0..64 {
-                let key = |k: &str| format!("{base}{n}.{k}");
-                let Some(name) = span.str(&key(name_key)) else {
-                    break;
-                };
-                let id = span
-                    .str(&key(id_key))
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("span-{}-{}", hex(&span.span_id), calls.len()));
-                let args = span
-                    .attributes
-                    .get(&key(args_key))
-                    .map(parsed)
-                    .unwrap_or(Value::Null);
-                calls.push((id, name.to_string(), args));
-            }
-        }
-    }
-    calls
-}
-
 /// Claude Code's log events: `claude_code.api_request` (usage) and `claude_code.tool_result`.
 fn log_events(span: &Span, adapter_tools: bool, usage_known: bool, out: &mut Vec<Event>) {
     let name = span.name.strip_prefix("claude_code.").unwrap_or(&span.name);
@@ -445,7 +305,7 @@ fn log_events(span: &Span, adapter_tools: bool, usage_known: bool, out: &mut Vec
 mod tests {
     use serde_json::{Map, json};
 
-    use super::super::span::Kind;
+    use super::super::span::{Kind, Status};
     use super::*;
 
     fn span(id: u8, parent: Option<u8>, name: &str, attributes: Value) -> Span {
@@ -737,6 +597,291 @@ mod tests {
             .into_iter()
             .filter(|e| !matches!(e, Event::Custom { .. }))
             .collect()
+    }
+
+    /// A call as (call id, tool name, input).
+    type Called = (String, String, Value);
+
+    /// The tool calls and results of `spans`, as calls and (call id, output).
+    fn calls_of(spans: &[Span]) -> (Vec<Called>, Vec<(String, Value)>) {
+        let mut called = Vec::new();
+        let mut results = Vec::new();
+        for event in normalized(spans) {
+            match event {
+                Event::ActionCalled {
+                    call_id,
+                    name,
+                    input,
+                } => called.push((call_id, name, input)),
+                Event::ActionResult {
+                    call_id, output, ..
+                } => results.push((call_id, output)),
+                _ => {}
+            }
+        }
+        (called, results)
+    }
+
+    /// A model span naming `get_weather` calls in each convention, and the tool spans (no call
+    /// id) that run them, under one agent span: one call each, the result on the model's id.
+    #[test]
+    fn a_tool_span_without_an_id_runs_the_call_its_model_span_named() {
+        let agent = || span(1, None, "agent", json!({}));
+        let conventions: [(&str, Value, Value); 4] = [
+            (
+                "openllmetry",
+                json!({"gen_ai.completion.0.tool_calls.0.id": "call_1",
+                       "gen_ai.completion.0.tool_calls.0.name": "get_weather",
+                       "gen_ai.completion.0.tool_calls.0.arguments": "{\"city\":\"Paris\"}"}),
+                json!({"traceloop.span.kind": "tool", "traceloop.entity.name": "get_weather",
+                       "traceloop.entity.input": "{\"args\":[],\"kwargs\":{\"city\":\"Paris\"}}",
+                       "traceloop.entity.output": "\"sunny\""}),
+            ),
+            (
+                "openinference",
+                json!({"openinference.span.kind": "LLM",
+                       "llm.output_messages.0.message.tool_calls.0.tool_call.id": "call_1",
+                       "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "get_weather",
+                       "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": "{\"city\":\"Paris\"}"}),
+                json!({"openinference.span.kind": "TOOL", "tool.name": "get_weather",
+                       "input.value": "{\"city\":\"Paris\"}", "output.value": "\"sunny\""}),
+            ),
+            (
+                "genai",
+                json!({"gen_ai.operation.name": "chat", "gen_ai.output.messages":
+                       "[{\"role\":\"assistant\",\"parts\":[{\"type\":\"tool_call\",\"id\":\"call_1\",\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}]}]"}),
+                json!({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+                       "gen_ai.tool.call.result": "\"sunny\""}),
+            ),
+            (
+                "older genai",
+                json!({"gen_ai.system": "openai",
+                       "gen_ai.completion.0.tool_calls.0.id": "call_1",
+                       "gen_ai.completion.0.tool_calls.0.name": "get_weather",
+                       "gen_ai.completion.0.tool_calls.0.arguments": "{\"city\":\"Paris\"}"}),
+                json!({"gen_ai.tool.name": "get_weather", "gen_ai.tool.call.result": "\"sunny\""}),
+            ),
+        ];
+        for (convention, model, tool) in conventions {
+            let name = if convention == "older genai" {
+                "execute_tool get_weather"
+            } else {
+                "get_weather.tool"
+            };
+            let spans = [
+                agent(),
+                span(2, Some(1), "chat", model),
+                span(3, Some(1), name, tool),
+            ];
+            let (called, results) = calls_of(&spans);
+            assert_eq!(
+                called,
+                [(
+                    "call_1".to_string(),
+                    "get_weather".to_string(),
+                    json!({"city": "Paris"})
+                )],
+                "{convention}"
+            );
+            assert_eq!(
+                results,
+                [("call_1".to_string(), json!("sunny"))],
+                "{convention}"
+            );
+        }
+    }
+
+    fn chat_calling(id: u8, parent: u8, calls: &[(&str, &str)]) -> Span {
+        let parts: Vec<Value> = calls
+            .iter()
+            .map(|(id, city)| {
+                json!({"type": "tool_call", "id": id, "name": "get_weather",
+                       "arguments": {"city": city}})
+            })
+            .collect();
+        span(
+            id,
+            Some(parent),
+            "chat",
+            json!({"gen_ai.output.messages":
+                   json!([{"role": "assistant", "parts": parts}]).to_string()}),
+        )
+    }
+
+    fn weather_tool(id: u8, parent: u8, city: &str) -> Span {
+        span(
+            id,
+            Some(parent),
+            "get_weather.tool",
+            json!({"traceloop.span.kind": "tool", "traceloop.entity.name": "get_weather",
+                   "traceloop.entity.input": json!({"args": [], "kwargs": {"city": city}}).to_string(),
+                   "traceloop.entity.output": json!(format!("sunny in {city}")).to_string()}),
+        )
+    }
+
+    #[test]
+    fn time_order_pairs_each_tool_span_with_the_call_named_before_it() {
+        // Two calls in one message, then a third from the next model call; a fourth model call
+        // names one that never runs.
+        let spans = [
+            span(1, None, "agent", json!({})),
+            chat_calling(2, 1, &[("a", "Paris"), ("b", "Rome")]),
+            weather_tool(3, 1, "Paris"),
+            weather_tool(4, 1, "Rome"),
+            chat_calling(5, 1, &[("c", "Oslo")]),
+            weather_tool(6, 1, "Oslo"),
+            chat_calling(7, 1, &[("d", "Lima")]),
+        ];
+        let (called, results) = calls_of(&spans);
+        let ids: Vec<&str> = called.iter().map(|(id, ..)| id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "c", "d"]);
+        assert_eq!(
+            results,
+            [
+                ("a".to_string(), json!("sunny in Paris")),
+                ("b".to_string(), json!("sunny in Rome")),
+                ("c".to_string(), json!("sunny in Oslo")),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_parent_chain_pairs_concurrent_agents_tool_spans_with_their_own_calls() {
+        // Two sub-agents under one root, interleaved in time: B's model call starts last, yet
+        // A's tool span runs A's call.
+        let spans = [
+            span(1, None, "root", json!({})),
+            span(2, Some(1), "agent a", json!({})),
+            span(3, Some(1), "agent b", json!({})),
+            chat_calling(4, 2, &[("a", "Paris")]),
+            chat_calling(5, 3, &[("b", "Rome")]),
+            weather_tool(6, 2, "Paris"),
+            weather_tool(7, 3, "Rome"),
+        ];
+        let (_, results) = calls_of(&spans);
+        assert_eq!(
+            results,
+            [
+                ("a".to_string(), json!("sunny in Paris")),
+                ("b".to_string(), json!("sunny in Rome")),
+            ]
+        );
+    }
+
+    #[test]
+    fn tool_spans_of_other_names_traces_or_own_ids_are_not_paired() {
+        let mut other_trace = weather_tool(4, 1, "Rome");
+        other_trace.trace_id = [7; 16];
+        let spans = [
+            span(1, None, "agent", json!({})),
+            chat_calling(2, 1, &[("a", "Paris")]),
+            span(
+                3,
+                Some(1),
+                "execute_tool get_time",
+                json!({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_time"}),
+            ),
+            other_trace,
+            span(
+                5,
+                Some(1),
+                "execute_tool get_weather",
+                json!({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+                       "gen_ai.tool.call.id": "z"}),
+            ),
+        ];
+        let (called, results) = calls_of(&spans);
+        let names: Vec<(&str, &str)> = called
+            .iter()
+            .map(|(id, name, _)| (id.as_str(), name.as_str()))
+            .collect();
+        assert_eq!(names.len(), 4, "{called:?}");
+        assert_eq!(names[0], ("a", "get_weather"));
+        assert!(names[1].0.starts_with("span-") && names[1].1 == "get_time");
+        assert!(names[2].0.starts_with("span-") && names[2].1 == "get_weather");
+        assert_eq!(names[3], ("z", "get_weather"));
+        assert_eq!(results.len(), 3);
+    }
+
+    #[test]
+    fn openllmetry_inputs_are_the_keyword_arguments_with_positional_ones_when_any() {
+        let input = |raw: Value| {
+            let s = span(
+                1,
+                None,
+                "t.tool",
+                json!({"traceloop.span.kind": "tool", "traceloop.entity.name": "t",
+                       "traceloop.entity.input": raw.to_string()}),
+            );
+            calls_of(&[s]).0.remove(0).2
+        };
+        assert_eq!(
+            input(json!({"args": [], "kwargs": {"city": "Paris"}})),
+            json!({"city": "Paris"})
+        );
+        assert_eq!(
+            input(json!({"args": ["Paris"], "kwargs": {"unit": "C"}})),
+            json!({"args": ["Paris"], "unit": "C"})
+        );
+        assert_eq!(
+            input(json!({"args": [1], "kwargs": {"args": 2}})),
+            json!({"args": [1], "kwargs": {"args": 2}})
+        );
+        assert_eq!(input(json!({"city": "Paris"})), json!({"city": "Paris"}));
+    }
+
+    #[test]
+    fn arguments_only_in_an_operation_details_log_record_reach_the_call() {
+        // openai-v2 with content on events only: the chat span names nothing, its log record
+        // carries the messages (structured, not JSON text), the tool span has the id.
+        let chat = span(
+            2,
+            Some(1),
+            "chat gpt-4o-mini",
+            json!({"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 20,
+                   "gen_ai.usage.output_tokens": 6}),
+        );
+        let mut details = span(
+            3,
+            Some(2),
+            "gen_ai.client.inference.operation.details",
+            json!({"gen_ai.usage.input_tokens": 20, "gen_ai.output.messages": [{"role": "assistant",
+                   "parts": [{"type": "tool_call", "id": "call_1", "name": "get_weather",
+                              "arguments": {"city": "Paris"}}]}]}),
+        );
+        details.log = true;
+        let tool = span(
+            4,
+            Some(1),
+            "execute_tool get_weather",
+            json!({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+                   "gen_ai.tool.call.id": "call_1"}),
+        );
+        let all = normalized(&[span(1, None, "agent", json!({})), chat, details, tool]);
+        let usage: Vec<_> = all
+            .iter()
+            .filter(|e| matches!(e, Event::Usage { .. }))
+            .collect();
+        assert_eq!(usage.len(), 1, "the record's usage repeats the span's");
+        let called: Vec<_> = all
+            .iter()
+            .filter_map(|e| match e {
+                Event::ActionCalled { call_id, input, .. } => Some((call_id.as_str(), input)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(called, [("call_1", &json!({"city": "Paris"}))]);
+        // A record whose span is not in the turn names its calls itself.
+        let mut orphan = span(
+            5,
+            Some(9),
+            "gen_ai.client.inference.operation.details",
+            json!({"gen_ai.output.messages": [{"role": "assistant",
+                   "parts": [{"type": "tool_call", "id": "call_2", "name": "get_time"}]}]}),
+        );
+        orphan.log = true;
+        let (called, _) = calls_of(&[orphan]);
+        assert_eq!(called[0].0, "call_2");
     }
 
     #[test]

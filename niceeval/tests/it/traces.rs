@@ -239,7 +239,246 @@ fn official_openai_instrumentation_usage_reaches_budgets() {
     assert!(!assertion(&report, "max_tokens(29)").passed);
 }
 
-/// The process's subscriber: niceeval's layer (set once for the test binary).
+/// The OpenAI-compatible fake the weather agents call: the question names cities ("Paris and
+/// Rome"); each model call asks for the weather of the next city with one `get_weather` call
+/// (`call_1`, `call_2`, …), then answers in text.
+static FAKE_WEATHER: OnceLock<support::FakeProvider> = OnceLock::new();
+
+fn weather_fake() -> &'static support::FakeProvider {
+    FAKE_WEATHER.get_or_init(|| {
+        support::FakeProvider::start(|_, seen| {
+            let messages = seen.body["messages"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let question = messages
+                .first()
+                .and_then(|m| m["content"].as_str())
+                .unwrap_or("");
+            let cities: Vec<&str> = question.trim().split(" and ").collect();
+            let done = messages.iter().filter(|m| m["role"] == "tool").count();
+            let Some(city) = cities.get(done) else {
+                return support::Reply::json(support::openai_text("Sunny."));
+            };
+            let mut answer = support::openai_tool_call("get_weather", json!({ "city": city }));
+            answer["choices"][0]["message"]["tool_calls"][0]["id"] =
+                json!(format!("call_{}", done + 1));
+            support::Reply::json(answer)
+        })
+    })
+}
+
+/// The weather agent instrumented as `mode` says (see traces/tool_agent.py).
+fn weather_agent(mode: &str) -> Arc<dyn Agent> {
+    make_agent(
+        CommandAgent::new("python3", [script("tool_agent.py"), mode.to_string()])
+            .env("OPENAI_BASE_URL", format!("{}/v1", weather_fake().url)),
+    )
+}
+
+fn openllmetry_agent() -> Arc<dyn Agent> {
+    weather_agent("openllmetry")
+}
+
+fn openinference_agent() -> Arc<dyn Agent> {
+    weather_agent("openinference")
+}
+
+fn genai_agent() -> Arc<dyn Agent> {
+    weather_agent("genai")
+}
+
+fn genai_logs_agent() -> Arc<dyn Agent> {
+    weather_agent("genai-logs")
+}
+
+fn one_city(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+    Box::pin(async move {
+        t.send("Paris").await?;
+        t.called_tool("get_weather")
+            .input(json!({ "city": "Paris" }))
+            .count(1);
+        t.max_tool_calls(1);
+        t.no_failed_actions();
+        Ok(())
+    })
+}
+
+fn two_cities(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+    Box::pin(async move {
+        t.send("Paris and Rome").await?;
+        t.called_tool("get_weather").count(2);
+        t.max_tool_calls(2);
+        Ok(())
+    })
+}
+
+/// One call the model named and a tool span ran is one call, its input the model's arguments
+/// and its result the tool span's, for the convention of `agent`. `results` says whether the
+/// convention records tool results (openai-v2 with content in log records does not).
+fn one_call_per_named_and_run_tool(
+    label: &'static str,
+    agent: fn() -> Arc<dyn Agent>,
+    results: bool,
+) {
+    let report = run(define(label, agent, one_city));
+    assert_eq!(
+        report.outcome,
+        Outcome::Passed,
+        "{label}:\n{}",
+        report.render()
+    );
+
+    let name: &'static str = Box::leak(format!("{label}_two").into_boxed_str());
+    let report = run(define(name, agent, two_cities));
+    assert_eq!(
+        report.outcome,
+        Outcome::Passed,
+        "{label}:\n{}",
+        report.render()
+    );
+    let called: Vec<(&str, &Value)> = report
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ActionCalled { call_id, input, .. } => Some((call_id.as_str(), input)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        called,
+        [
+            ("call_1", &json!({ "city": "Paris" })),
+            ("call_2", &json!({ "city": "Rome" }))
+        ],
+        "{label}: each tool span runs the call named before it"
+    );
+    let outputs: Vec<(&str, &Value)> = report
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ActionResult {
+                call_id, output, ..
+            } => Some((call_id.as_str(), output)),
+            _ => None,
+        })
+        .collect();
+    let expected = if results {
+        [
+            ("call_1", &json!("sunny in Paris")),
+            ("call_2", &json!("sunny in Rome")),
+        ]
+    } else {
+        [("call_1", &Value::Null), ("call_2", &Value::Null)]
+    };
+    assert_eq!(outputs, expected, "{label}");
+    // Two model calls with tool calls (120 + 30 tokens each) and the answer (10 + 5), once.
+    assert_eq!(
+        (report.usage.input_tokens, report.usage.output_tokens),
+        (250, 65),
+        "{label}"
+    );
+}
+
+#[test]
+fn openllmetry_tool_spans_without_ids_run_the_calls_their_chat_spans_named() {
+    if !python_with(&["openai", "opentelemetry.instrumentation.openai"]) {
+        return;
+    }
+    one_call_per_named_and_run_tool("openllmetry", openllmetry_agent, true);
+}
+
+#[test]
+fn openinference_tool_spans_without_ids_run_the_calls_their_llm_spans_named() {
+    if !python_with(&["openai", "openinference.instrumentation.openai"]) {
+        return;
+    }
+    one_call_per_named_and_run_tool("openinference", openinference_agent, true);
+}
+
+#[test]
+fn genai_execute_tool_spans_without_ids_run_the_calls_their_chat_spans_named() {
+    if !python_with(&[
+        "openai",
+        "opentelemetry.instrumentation.openai_v2",
+        "opentelemetry.util.genai",
+    ]) {
+        return;
+    }
+    one_call_per_named_and_run_tool("genai", genai_agent, true);
+}
+
+#[test]
+fn tool_arguments_only_in_openai_v2_log_records_are_read() {
+    if !python_with(&[
+        "openai",
+        "opentelemetry.instrumentation.openai_v2",
+        "opentelemetry.util.genai",
+        "opentelemetry.exporter.otlp.proto.http._log_exporter",
+    ]) {
+        return;
+    }
+    one_call_per_named_and_run_tool("genai_logs", genai_logs_agent, false);
+    // The records are kept as `otel.log` events, one per model call.
+    let report = run(define("genai_logs_kept", genai_logs_agent, one_city));
+    let logs: Vec<&Value> = report
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Custom { name, data } if name == "otel.log" => Some(data),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(logs.len(), 2, "{logs:?}");
+    assert!(
+        logs.iter()
+            .all(|l| l["name"] == "gen_ai.client.inference.operation.details")
+    );
+}
+
+fn resource_echo() -> Arc<dyn Agent> {
+    make_agent(
+        CommandAgent::shell("cat >/dev/null; printf '%s' \"$OTEL_RESOURCE_ATTRIBUTES\"")
+            .text_output()
+            .env(
+                "OTEL_RESOURCE_ATTRIBUTES",
+                "deployment.environment=ci,team=evals",
+            ),
+    )
+}
+
+#[test]
+fn the_suites_resource_attributes_reach_the_agent_beside_the_runs_trace_id() {
+    fn echo(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.send("which resource?").await?;
+            Ok(())
+        })
+    }
+    let report = run(define("resource_echo", resource_echo, echo));
+    assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
+    let reply = report
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Message {
+                role: niceeval::Role::Assistant,
+                text,
+            } => Some(text.to_string()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let pairs: Vec<&str> = reply.split(',').collect();
+    assert_eq!(pairs.len(), 3, "{reply}");
+    assert_eq!(pairs[..2], ["deployment.environment=ci", "team=evals"]);
+    let trace_id = pairs[2]
+        .strip_prefix("niceeval.trace_id=")
+        .unwrap_or_else(|| panic!("{reply}"));
+    assert_eq!(trace_id.len(), 32, "{reply}");
+}
+
+/// The process's subscriber: niceeval's layer, set once for the test binary from the agent's
+/// factory (where a suite whose `main` is `niceeval::main!()`'s installs it).
 fn subscriber() {
     static SET: OnceLock<()> = OnceLock::new();
     SET.get_or_init(|| {
@@ -255,6 +494,7 @@ fn subscriber() {
 /// agent's span.
 fn rust_agent() -> Arc<dyn Agent> {
     use tracing::Instrument;
+    subscriber();
     make_agent(agent_fn(|request: Request| async move {
         let tool = format!("tool_{}", request.input.text);
         let agent = tracing::info_span!("invoke_agent", gen_ai.operation.name = "invoke_agent");
@@ -318,7 +558,6 @@ fn own_spans_only(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
 
 #[test]
 fn rust_tracing_layer_keeps_fifty_concurrent_evals_apart() {
-    subscriber();
     let defs: Vec<&'static EvalDefinition> = (0..50)
         .map(|i| {
             let name: &'static str = Box::leak(format!("eval{i}").into_boxed_str());
