@@ -604,7 +604,10 @@ mod tests {
             format!("\"…sk-s{} then the word ERROR\"", crate::redact::MARKER)
         );
         // A text without secrets is cut exactly as before.
-        assert_eq!(elide(&"x".repeat(100), 20), format!("{}… 80 chars elided …{}", "x".repeat(10), "x".repeat(10)));
+        assert_eq!(
+            elide(&"x".repeat(100), 20),
+            format!("{}… 80 chars elided …{}", "x".repeat(10), "x".repeat(10))
+        );
     }
 
     #[test]

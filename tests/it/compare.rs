@@ -508,7 +508,9 @@ fn each_policy_decides_the_exit_code() {
     ] {
         let block = comparison_block(&out.stdout);
         assert!(
-            block.first().is_some_and(|l| l.ends_with("(9 baseline evals not run)")),
+            block
+                .first()
+                .is_some_and(|l| l.ends_with("(9 baseline evals not run)")),
             "{}",
             out.dump()
         );
@@ -529,14 +531,23 @@ fn each_policy_decides_the_exit_code() {
         &[("NICEEVAL_RESULTS_DIR", shared.to_str().expect("UTF-8"))],
     );
     assert_eq!(other.code(), Some(0), "{}", other.dump());
-    let own = suite(&shared, "after", &["--report", "-q", "--baseline", &baseline]);
+    let own = suite(
+        &shared,
+        "after",
+        &["--report", "-q", "--baseline", &baseline],
+    );
     assert!(
-        own.stderr.contains("note: reporting `compare` only; 1 eval(s) of other test targets"),
+        own.stderr
+            .contains("note: reporting `compare` only; 1 eval(s) of other test targets"),
         "{}",
         own.dump()
     );
     assert!(!own.stdout.contains("1 new"), "{}", own.dump());
-    assert!(own.stdout.contains("test result: ok. 1 passed;"), "{}", own.dump());
+    assert!(
+        own.stdout.contains("test result: ok. 1 passed;"),
+        "{}",
+        own.dump()
+    );
     assert!(!own.stdout.contains("smoke::greets"), "{}", own.dump());
     let all = suite(&shared, "after", &["--report", &metric, "-q"]);
     assert!(

@@ -744,19 +744,32 @@ fn no_fragment_of_a_secret_reaches_the_reports_where_an_excerpt_cuts_it() {
             t.check(t.reply(), excludes("ERROR"));
             t.check(t.reply(), includes("WARNING"));
             t.check(t.reply(), ends_with("WARNING"));
-            t.check(t.reply(), equals("Hello, here is what you asked for today: nothing"));
+            t.check(
+                t.reply(),
+                equals("Hello, here is what you asked for today: nothing"),
+            );
             t.check(t.reply(), similarity("key then the word WARNING"));
             t.check(t.reply(), regex("^WARNING"));
             t.check(t.reply(), is_json(None));
             t.check(long.as_str(), excludes("ERROR"));
-            t.check(long.as_str(), equals(format!("{} {}", t.reply(), "y".repeat(200))));
-            t.check(json!({ "reply": long }), equals(json!({ "reply": "other" })));
+            t.check(
+                long.as_str(),
+                equals(format!("{} {}", t.reply(), "y".repeat(200))),
+            );
+            t.check(
+                json!({ "reply": long }),
+                equals(json!({ "reply": "other" })),
+            );
             Ok(())
         })
     }
     let report = run(definition("secret_at_a_cut", body).with_agent(spot_agent));
     assert_eq!(report.outcome, Outcome::Failed);
-    let reasons: Vec<&str> = report.assertions.iter().map(|a| a.reason.as_str()).collect();
+    let reasons: Vec<&str> = report
+        .assertions
+        .iter()
+        .map(|a| a.reason.as_str())
+        .collect();
     let excludes = reasons[0];
     assert!(
         excludes.contains("sk-s…[redacted] then the word ERROR"),
@@ -770,7 +783,10 @@ fn no_fragment_of_a_secret_reaches_the_reports_where_an_excerpt_cuts_it() {
         Box::new(niceeval::__private::reporter::Junit::new(create("r.xml"))),
         Box::new(niceeval::__private::reporter::Markdown::new(create("r.md"))),
         Box::new(niceeval::__private::reporter::Html::new(create("r.html"))),
-        Box::new(niceeval::__private::reporter::Console::new(create("console.txt"), false)),
+        Box::new(niceeval::__private::reporter::Console::new(
+            create("console.txt"),
+            false,
+        )),
     ];
     niceeval::__private::results::replay(std::slice::from_ref(&report), &mut reporters);
     drop(reporters);
@@ -784,7 +800,10 @@ fn no_fragment_of_a_secret_reaches_the_reports_where_an_excerpt_cuts_it() {
     }
     assert!(html_data.contains("then the word ERROR"), "{html_data}");
     let outputs = [
-        ("the report", serde_json::to_string(&report).expect("serializes")),
+        (
+            "the report",
+            serde_json::to_string(&report).expect("serializes"),
+        ),
         ("JSONL", read("r.jsonl")),
         ("JUnit", read("r.xml")),
         ("Markdown", read("r.md")),

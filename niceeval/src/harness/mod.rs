@@ -263,8 +263,7 @@ pub fn run_with_args(
     // The reporters that already have the resumed run's records: the results file.
     let mut written = 0;
     if let Some(def) = selected.first() {
-        match crate::results::ResultsFile::open_defining(Path::new(def.manifest_dir), &all_defs)
-        {
+        match crate::results::ResultsFile::open_defining(Path::new(def.manifest_dir), &all_defs) {
             Ok(Some(file)) => {
                 write_manifest(file.path(), def, &all_defs, args);
                 reporters.push(Box::new(file));
@@ -495,7 +494,11 @@ fn nothing_selected(
         what.push("--ignored".to_string());
     }
     let mut unknown_tags = Vec::new();
-    for tag in args.tags.iter().filter(|t| !known_tags.contains(t.as_str())) {
+    for tag in args
+        .tags
+        .iter()
+        .filter(|t| !known_tags.contains(t.as_str()))
+    {
         unknown_tags.push(
             match crate::suggest::closest(tag, known_tags.iter().copied()) {
                 Some(meant) => format!("no eval is tagged {tag:?}; did you mean `{meant}`?"),

@@ -176,6 +176,8 @@ fn check_shards(paths: &[PathBuf], index: &mut Index, allow_mismatch: bool) -> R
     if !findings.ok(allow_mismatch) {
         let why = if !findings.mismatches.is_empty() && !allow_mismatch {
             " (--allow-mismatch merges shards of other commits or configurations)"
+        } else if !findings.hints.is_empty() {
+            " (--allow-mismatch does not excuse missing evals; see above for the filter to record)"
         } else {
             ""
         };

@@ -187,7 +187,9 @@ pub(crate) fn counts_and_not_run(c: &Comparison) -> String {
 pub(crate) fn underpowered(c: &Comparison) -> Option<String> {
     let (baseline, now, p) = c.underpowered_runs?;
     let needed = match c.runs_needed {
-        Some(n) => format!("; {n} runs on each side can ([run] runs = {n}, or --runs {n}, for the baseline and the run)"),
+        Some(n) => format!(
+            "; {n} runs on each side can ([run] runs = {n}, or --runs {n}, for the baseline and the run)"
+        ),
         None => String::new(),
     };
     Some(format!(
@@ -455,7 +457,11 @@ mod tests {
             ],
             "{lines:#?}"
         );
-        assert!(lines.iter().any(|l| l.contains("broke (within chance, p = 0.1000)")));
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("broke (within chance, p = 0.1000)"))
+        );
         // Enough runs: nothing to say.
         assert_eq!(crate::compare::runs_needed(0.05), Some(4));
         assert!(crate::compare::smallest_p(4, 4) < 0.05);

@@ -693,10 +693,12 @@ mod tests {
         for quiet in [false, true] {
             let mut console = Console::new(Vec::new(), false).quiet(quiet).replay(true);
             let reports = [report("demo::ok", "passed"), report("demo::bad", "failed")];
-            let suite = crate::results::replay(&reports, std::slice::from_mut(&mut (Box::new(
-                Console::new(Vec::new(), false),
-            )
-                as Box<dyn Reporter>)));
+            let suite = crate::results::replay(
+                &reports,
+                std::slice::from_mut(
+                    &mut (Box::new(Console::new(Vec::new(), false)) as Box<dyn Reporter>),
+                ),
+            );
             console
                 .on_run_start(&SuiteStart {
                     evals: reports.iter().map(|r| r.id.clone()).collect(),
@@ -708,7 +710,12 @@ mod tests {
             }
             console.on_run_complete(&suite).expect("written");
             let text = String::from_utf8(console.into_inner()).expect("UTF-8");
-            for said in ["running", "finished in", "failures:", "eval demo::bad FAILED"] {
+            for said in [
+                "running",
+                "finished in",
+                "failures:",
+                "eval demo::bad FAILED",
+            ] {
                 assert!(!text.contains(said), "quiet {quiet}: {said:?} in\n{text}");
             }
             assert!(

@@ -258,7 +258,8 @@ impl Findings {
             lines.push(format!("mismatch: {mismatch}"));
         }
         if !self.not_selected.is_empty() {
-            let mut filters: Vec<&str> = self.not_selected.iter().map(|(_, f)| f.as_str()).collect();
+            let mut filters: Vec<&str> =
+                self.not_selected.iter().map(|(_, f)| f.as_str()).collect();
             filters.dedup();
             lines.push(format!(
                 "{} eval(s) left out by the shards' filter {} (not run, not missing)",
@@ -360,11 +361,9 @@ pub(crate) fn check(
         let filters: BTreeSet<Option<&str>> =
             shards.iter().map(|s| s.1.filter.as_deref()).collect();
         match filters.iter().collect::<Vec<_>>().as_slice() {
-            [Some(filter)] => findings.not_selected.extend(
-                missing
-                    .into_iter()
-                    .map(|id| (id, filter.to_string())),
-            ),
+            [Some(filter)] => findings
+                .not_selected
+                .extend(missing.into_iter().map(|id| (id, filter.to_string()))),
             [None] => {
                 findings.missing.extend(missing);
                 findings.hints.push(format!(
@@ -485,7 +484,10 @@ mod tests {
         assert!(!findings.ok(true));
         let text = findings.describe().join("\n");
         assert!(text.contains("missing: bad::c"), "{text}");
-        assert!(text.contains("set NICEEVAL_FILTER to that filter on every shard"), "{text}");
+        assert!(
+            text.contains("set NICEEVAL_FILTER to that filter on every shard"),
+            "{text}"
+        );
 
         // Different filters: missing, each shard's named.
         let findings = check_pairs(

@@ -84,8 +84,11 @@ fn a_directory_of_shard_folders_contributes_their_files_one_level_down() {
     for (shard, id) in [("shard-1", "a::one"), ("shard-2", "a::two")] {
         let folder = dir.path().join(shard);
         std::fs::create_dir_all(folder.join("deeper")).expect("writable");
-        std::fs::write(folder.join("evals.jsonl"), format!("{}\n", LINE.replace("a::b", id)))
-            .expect("writable");
+        std::fs::write(
+            folder.join("evals.jsonl"),
+            format!("{}\n", LINE.replace("a::b", id)),
+        )
+        .expect("writable");
         std::fs::write(
             folder.join("evals.manifest.json"),
             serde_json::json!({
