@@ -693,11 +693,14 @@ mod tests {
         for quiet in [false, true] {
             let mut console = Console::new(Vec::new(), false).quiet(quiet).replay(true);
             let reports = [report("demo::ok", "passed"), report("demo::bad", "failed")];
-            let suite = crate::results::replay(
-                &reports,
-                std::slice::from_mut(
-                    &mut (Box::new(Console::new(Vec::new(), false)) as Box<dyn Reporter>),
-                ),
+            let suite = SuiteReport::new(
+                reports
+                    .iter()
+                    .map(crate::report::EvalSummary::from)
+                    .collect(),
+                0,
+                false,
+                2.0,
             );
             console
                 .on_run_start(&SuiteStart {
