@@ -139,6 +139,9 @@ pub async fn run_eval_async(def: &'static EvalDefinition, options: &RunOptions) 
             e.to_string(),
         ))],
         Ok(config) => {
+            // What the body's assertions cut from a value (their reasons' excerpts) masks the
+            // secrets these rules name before it cuts, as the run's report masks them after.
+            crate::redact::note_rules(config.report.redact.as_deref().unwrap_or_default());
             let count = run_count(options, def, &config);
             let timeout = options
                 .timeout

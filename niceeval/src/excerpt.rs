@@ -5,6 +5,12 @@
 //! Everything here is linear in the size of the value and returns a bounded string, so a reason
 //! stays short however large the checked value is. Lengths are counted in Unicode scalar values
 //! (`char`s), and no function splits one.
+//!
+//! No function here splits a secret either: the secrets of the whole value (`redact::current`:
+//! the environment's, the variables given to agents, `[report] redact`) are found before it is
+//! cut, a cut that would fall inside one moves to its edge so the whole secret is on one side,
+//! and every secret an excerpt shows is masked (`sk-a…[redacted]`). Masking the finished
+//! reason later could not find a fragment a cut had left.
 
 use std::ops::Range;
 
@@ -28,10 +34,118 @@ pub fn quote_width(text: &str, width: usize) -> String {
     format!("{:?}", elide(text, width))
 }
 
+/// Quotes the part `range` (byte offsets on character boundaries, clamped to the text) of
+/// `text`, as [`quote_width`] quotes a whole text: where a secret of `text` straddles an end
+/// of the range, the whole secret is taken in and masked, so no fragment of it shows.
+pub fn quote_part(text: &str, range: Range<usize>, width: usize) -> String {
+    let secrets = secrets(text);
+    let end = range.end.min(text.len());
+    let start = range.start.min(end);
+    let (start, end) = (before_secret(start, &secrets), after_secret(end, &secrets));
+    format!("{:?}", elide_with(text, start..end, width, &secrets))
+}
+
+/// The last `chars` characters of `text`, quoted and elided to `width` after a `…`; the
+/// whole text quoted when it is not much longer. A secret the cut would split is taken in
+/// whole, and masked.
+pub fn quote_tail(text: &str, chars: usize, width: usize) -> String {
+    let count = text.chars().count();
+    if count <= chars + 20 {
+        return quote_width(text, width);
+    }
+    let secrets = secrets(text);
+    let start = before_secret(byte_at_char(text, count - chars), &secrets);
+    format!(
+        "…{:?}",
+        elide_with(text, start..text.len(), width, &secrets)
+    )
+}
+
 /// Shortens `text` to about `width` characters by replacing its middle with a marker that says
 /// how much was left out. Counts Unicode scalar values, never splits one. A text whose middle
-/// is no longer than the marker that would replace it is shown whole.
+/// is no longer than the marker that would replace it is shown whole. Secrets are masked,
+/// and never split by the cut (see the module docs).
 pub fn elide(text: &str, width: usize) -> String {
+    let secrets = secrets(text);
+    if secrets.is_empty() {
+        return elide_plain(text, width);
+    }
+    elide_with(text, 0..text.len(), width, &secrets)
+}
+
+/// Where the secrets of `text` are (see the module docs).
+fn secrets(text: &str) -> Vec<Range<usize>> {
+    crate::redact::current().find(text)
+}
+
+/// A cut at byte `at` moved back to the start of a secret it would split.
+fn before_secret(at: usize, secrets: &[Range<usize>]) -> usize {
+    secrets
+        .iter()
+        .find(|s| s.start < at && at < s.end)
+        .map_or(at, |s| s.start)
+}
+
+/// A cut at byte `at` moved on to the end of a secret it would split.
+fn after_secret(at: usize, secrets: &[Range<usize>]) -> usize {
+    secrets
+        .iter()
+        .find(|s| s.start < at && at < s.end)
+        .map_or(at, |s| s.end)
+}
+
+/// `text[range]` with every secret that overlaps it masked (the whole secret's mask, where
+/// the range would have split one).
+fn masked(text: &str, range: Range<usize>, secrets: &[Range<usize>]) -> String {
+    let mut out = String::with_capacity(range.len());
+    let mut at = range.start;
+    for secret in secrets
+        .iter()
+        .filter(|s| s.start < range.end && s.end > range.start)
+    {
+        let from = secret.start.max(at);
+        out.push_str(&text[at..from]);
+        out.push_str(&crate::redact::mask(&text[secret.clone()]));
+        at = secret.end.min(range.end);
+    }
+    if at < range.end {
+        out.push_str(&text[at..range.end]);
+    }
+    out
+}
+
+/// [`elide`] of `text[range]` (a range that splits no secret), masking `secrets` and never
+/// cutting inside one.
+fn elide_with(text: &str, range: Range<usize>, width: usize, secrets: &[Range<usize>]) -> String {
+    let part = &text[range.clone()];
+    let count = part.chars().count();
+    if !worth_eliding(count, width) {
+        return masked(text, range, secrets);
+    }
+    let head_end = after_secret(range.start + byte_at_char(part, width.div_ceil(2)), secrets);
+    let tail_start = before_secret(range.start + byte_from_end(part, width / 2), secrets);
+    if head_end >= tail_start {
+        return masked(text, range, secrets);
+    }
+    format!(
+        "{}… {} chars elided …{}",
+        masked(text, range.start..head_end, secrets),
+        text[head_end..tail_start].chars().count(),
+        masked(text, tail_start..range.end, secrets)
+    )
+}
+
+/// The byte offset where the last `n` characters of `text` start.
+fn byte_from_end(text: &str, n: usize) -> usize {
+    if n == 0 {
+        text.len()
+    } else {
+        text.char_indices().rev().nth(n - 1).map_or(0, |(i, _)| i)
+    }
+}
+
+/// [`elide`] of a text that holds no secret.
+fn elide_plain(text: &str, width: usize) -> String {
     if text.is_ascii() {
         // Fast path: bytes are characters.
         if !worth_eliding(text.len(), width) {
@@ -53,14 +167,7 @@ pub fn elide(text: &str, width: usize) -> String {
     let head = width.div_ceil(2);
     let tail = width / 2;
     let head_end = byte_at_char(text, head);
-    let tail_start = if tail == 0 {
-        text.len()
-    } else {
-        text.char_indices()
-            .rev()
-            .nth(tail - 1)
-            .map_or(0, |(i, _)| i)
-    };
+    let tail_start = byte_from_end(text, tail);
     format!(
         "{}… {} chars elided …{}",
         &text[..head_end],
@@ -90,7 +197,9 @@ pub fn json(value: &serde_json::Value) -> String {
 /// characters on each side, with `…` where the text was cut. A range longer than
 /// [`DEFAULT_WIDTH`] characters is elided in its middle. `range` must lie on character
 /// boundaries (as the ranges of `str::find` and `Regex::find` do); it is clamped to the text.
+/// A secret a cut would split is taken in whole, and masked.
 pub fn around(text: &str, range: Range<usize>) -> String {
+    let secrets = secrets(text);
     let end = range.end.min(text.len());
     let start = range.start.min(end);
     let before = &text[..start];
@@ -103,13 +212,33 @@ pub fn around(text: &str, range: Range<usize>) -> String {
         .char_indices()
         .nth(CONTEXT)
         .map_or(text.len(), |(i, _)| end + i);
+    let (from, to) = (before_secret(from, &secrets), after_secret(to, &secrets));
     let mut shown = String::new();
     if from > 0 {
         shown.push('…');
     }
-    shown.push_str(&text[from..start]);
-    shown.push_str(&elide(&text[start..end], DEFAULT_WIDTH));
-    shown.push_str(&text[end..to]);
+    // The range's own middle is elided; the secrets it splits go to the side they start on.
+    let middle = &text[start..end];
+    let count = middle.chars().count();
+    if worth_eliding(count, DEFAULT_WIDTH) {
+        let head_end = after_secret(
+            start + byte_at_char(middle, DEFAULT_WIDTH.div_ceil(2)),
+            &secrets,
+        );
+        let tail_start = before_secret(start + byte_from_end(middle, DEFAULT_WIDTH / 2), &secrets);
+        if head_end < tail_start {
+            shown.push_str(&masked(text, from..head_end, &secrets));
+            shown.push_str(&format!(
+                "… {} chars elided …",
+                text[head_end..tail_start].chars().count()
+            ));
+            shown.push_str(&masked(text, tail_start..to, &secrets));
+        } else {
+            shown.push_str(&masked(text, from..to, &secrets));
+        }
+    } else {
+        shown.push_str(&masked(text, from..to, &secrets));
+    }
     if to < text.len() {
         shown.push('…');
     }
@@ -406,6 +535,80 @@ pub(crate) fn format_usd(usd: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A secret the process knows (as a variable given to an agent), and every fragment of it
+    /// longer than the four characters a mask shows.
+    const SECRET: &str = "sk-spot-VERYSECRET-000111222";
+
+    fn know_the_secret() {
+        crate::redact::note_env("NICEEVAL_TEST_EXCERPT_SPOT_API_KEY", SECRET);
+    }
+
+    /// No excerpt may show a fragment of [`SECRET`] of 5 characters or more (a mask keeps the
+    /// first 4): none of its 5-character windows, which every longer fragment holds.
+    fn assert_no_fragment(shown: &str, what: &str) {
+        for start in 0..=SECRET.len() - 5 {
+            let fragment = &SECRET[start..start + 5];
+            assert!(
+                !shown.contains(fragment),
+                "{what}: {fragment:?} of the secret shows in {shown}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_excerpt_shows_a_fragment_of_a_secret_wherever_its_cuts_fall() {
+        know_the_secret();
+        // The secret at every offset, so that each cut (the head and tail of an elision, the
+        // context on both sides of a match, a matched part, a tail) falls before it, inside
+        // it at every character, and after it.
+        for before in 0..220 {
+            for after in [0, 1, 39, 40, 41, 80, 150] {
+                let text = format!(
+                    "{}key {SECRET} then the word ERROR{}",
+                    "a".repeat(before),
+                    "b".repeat(after)
+                );
+                let what = format!("{before} before, {after} after");
+                for width in [10, 20, 60, 80, DEFAULT_WIDTH] {
+                    assert_no_fragment(&elide(&text, width), &what);
+                    assert_no_fragment(&quote_width(&text, width), &what);
+                    assert_no_fragment(&quote_tail(&text, width, 80), &what);
+                }
+                assert_no_fragment(&quote(&text), &what);
+                let error = text.find("ERROR").unwrap();
+                assert_no_fragment(&around(&text, error..error + 5), &what);
+                let key = text.find("key").unwrap();
+                assert_no_fragment(&around(&text, key..key + 3), &what);
+                // A match inside the secret (`excludes("VERYSECRET")`, a regex).
+                let inside = text.find("VERYSECRET").unwrap();
+                assert_no_fragment(&around(&text, inside..inside + 10), &what);
+                assert_no_fragment(&quote_part(&text, inside..inside + 10, 60), &what);
+                // A long range, elided in its middle, with the secret at each of its cuts.
+                assert_no_fragment(&around(&text, 0..text.len()), &what);
+                assert_no_fragment(&around(&text, key..text.len()), &what);
+                // Where two texts differ (`equals`, `similarity`).
+                let other = text.replace("ERROR", "WARNING");
+                let at = first_difference(&text, &other).unwrap();
+                assert_no_fragment(&around(&text, at..at), &what);
+                assert_no_fragment(&json(&serde_json::json!({ "reply": text })), &what);
+                assert_no_fragment(&json(&serde_json::json!([text, 1])), &what);
+            }
+        }
+        // What is shown of the secret is its mask.
+        let text = format!("{}key {SECRET} then the word ERROR", "a".repeat(100));
+        let error = text.find("ERROR").unwrap();
+        let shown = around(&text, error..error + 5);
+        assert_eq!(
+            shown,
+            format!("\"…sk-s{} then the word ERROR\"", crate::redact::MARKER)
+        );
+        // A text without secrets is cut exactly as before.
+        assert_eq!(
+            elide(&"x".repeat(100), 20),
+            format!("{}… 80 chars elided …{}", "x".repeat(10), "x".repeat(10))
+        );
+    }
 
     #[test]
     fn cap_never_splits_a_character_and_keeps_at_most_max_bytes_around_the_marker() {

@@ -10,6 +10,12 @@
 //! The engine applies it to a run's report after every assertion has graded the run, so checks
 //! see raw values and every artifact made from the report (console, results files, JSONL,
 //! JUnit, Markdown, HTML, snapshots, baselines) sees masked ones.
+//!
+//! Masking a finished text cannot find a secret that was cut before: an excerpt that starts
+//! or ends inside one keeps a fragment the patterns no longer match. So the excerpts of
+//! assertion reasons (`crate::excerpt`) ask [`current`] where the secrets of the whole value
+//! are ([`Redactor::find`]) before they cut it, never cut inside one, and mask those they
+//! show: no fragment of a secret reaches a reason, whatever its length.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -136,6 +142,15 @@ impl Redactor {
         Ok(redactor)
     }
 
+    /// Where the secrets of `text` are: byte ranges, in order, not overlapping (the same
+    /// matches [`Redactor::text`] masks); empty when there is none.
+    pub(crate) fn find(&self, text: &str) -> Vec<std::ops::Range<usize>> {
+        match &self.pattern {
+            None => Vec::new(),
+            Some(pattern) => pattern.find_iter(text).map(|m| m.range()).collect(),
+        }
+    }
+
     /// Whether this redactor masks anything at all.
     pub(crate) fn is_empty(&self) -> bool {
         self.pattern.is_none()
@@ -198,6 +213,41 @@ pub(crate) fn note_env(name: &str, value: &str) {
     if !noted.iter().any(|(n, v)| n == name && v == value) {
         noted.push((name.to_string(), value.to_string()));
     }
+}
+
+/// The `[report] redact` rules of every configuration this process ran an eval under.
+fn noted_rules() -> &'static Mutex<Vec<String>> {
+    static RULES: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
+    RULES.get_or_init(Default::default)
+}
+
+/// Notes the `[report] redact` rules of a configuration an eval runs under, so that what is
+/// cut while it runs (the excerpts of assertion reasons, see [`current`]) masks what they
+/// name too. A rule that is not a valid pattern is left out: loading the configuration
+/// reports it.
+pub(crate) fn note_rules(rules: &[String]) {
+    let mut noted = noted_rules().lock().unwrap_or_else(|p| p.into_inner());
+    for rule in rules {
+        if !noted.contains(rule)
+            && Redactor::new(std::iter::empty(), std::slice::from_ref(rule)).is_ok()
+        {
+            noted.push(rule.clone());
+        }
+    }
+}
+
+/// The redactor of everything known so far: this process's environment, the variables given
+/// to the programs it started ([`note_env`]) and the rules of the configurations it ran evals
+/// under ([`note_rules`]). What cuts a value before the run's report is masked asks it where
+/// the secrets are.
+pub(crate) fn current() -> Arc<Redactor> {
+    let rules = noted_rules()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    Redactor::for_rules(&rules)
+        .or_else(|_| Redactor::for_rules(&[]))
+        .unwrap_or_else(|_| Arc::new(Redactor::none()))
 }
 
 /// Whether an environment variable's name marks its value as a secret.

@@ -412,11 +412,12 @@ fn each_policy_decides_the_exit_code() {
                 "no regression (fail_on: broken-gate, pass-rate-drop, metric-drop; alpha 0.0001, metric margin 0.4)",
             ],
         ),
-        // The broken evals did not run here: they are removed, not broken.
+        // The broken evals did not run here: not run (the run manifest beside the results
+        // says the binary defines them), not broken.
         (
             Some("[compare]\nfail_on = [\"broken-gate\"]\n"),
             0,
-            &["no regression", "removed"],
+            &["no regression", "baseline evals not run)"],
         ),
     ];
     for (toml, code, expected) in cases {
@@ -455,6 +456,16 @@ fn each_policy_decides_the_exit_code() {
         "{}",
         out.dump()
     );
+    // Reading results runs nothing, and says nothing of running: no `running N evals`, no
+    // `finished in`, no failure dump.
+    for said in ["running", "finished in", "failures:"] {
+        assert!(!out.stdout.contains(said), "{said:?}\n{}", out.dump());
+    }
+    assert!(
+        out.stdout.contains("read from results (nothing ran)"),
+        "{}",
+        out.dump()
+    );
     // A policy with a typo is an error naming the file, line and the right value.
     std::fs::write(
         cwd.path().join("niceeval.toml"),
@@ -481,6 +492,68 @@ fn each_policy_decides_the_exit_code() {
         out.stdout.contains("(9 baseline evals not run)"),
         "{}",
         out.dump()
+    );
+    // Compared from its results file, the filtered run reads the same: the run manifest
+    // beside the results lists every eval the binary defines, so what it did not select is
+    // not run, not removed.
+    let metric = dir.arg("metric");
+    let cwd = tempfile::tempdir().expect("a temporary directory");
+    for out in [
+        cli(cwd.path(), &["compare", &baseline, &metric, "--quiet"]),
+        suite(
+            &dir.path("metric"),
+            "after",
+            &["--report", "-q", "--baseline", &baseline],
+        ),
+    ] {
+        let block = comparison_block(&out.stdout);
+        assert!(
+            block
+                .first()
+                .is_some_and(|l| l.ends_with("(9 baseline evals not run)")),
+            "{}",
+            out.dump()
+        );
+        assert!(
+            !block
+                .iter()
+                .any(|l| l.contains("removed") || l.contains("dataset")),
+            "{block:#?}"
+        );
+    }
+    // A suite binary's report mode reports its own test target: another target's results in
+    // the same directory are left out (and named), unless the directory is named.
+    let shared = dir.path("metric");
+    let other = Fixtures::get().run(
+        "suite",
+        "suite",
+        &["-q", "--exact", "smoke::greets"],
+        &[("NICEEVAL_RESULTS_DIR", shared.to_str().expect("UTF-8"))],
+    );
+    assert_eq!(other.code(), Some(0), "{}", other.dump());
+    let own = suite(
+        &shared,
+        "after",
+        &["--report", "-q", "--baseline", &baseline],
+    );
+    assert!(
+        own.stderr
+            .contains("note: reporting `compare` only; 1 eval(s) of other test targets"),
+        "{}",
+        own.dump()
+    );
+    assert!(!own.stdout.contains("1 new"), "{}", own.dump());
+    assert!(
+        own.stdout.contains("test result: ok. 1 passed;"),
+        "{}",
+        own.dump()
+    );
+    assert!(!own.stdout.contains("smoke::greets"), "{}", own.dump());
+    let all = suite(&shared, "after", &["--report", &metric, "-q"]);
+    assert!(
+        all.stdout.contains("test result: ok. 2 passed; 0 failed"),
+        "{}",
+        all.dump()
     );
     let out = suite(
         &dir.path("noisy"),

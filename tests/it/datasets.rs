@@ -298,6 +298,35 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
         expected().len()
     );
 
+    // Rows deleted from a dataset leave the results at the next run: two failing rows added
+    // and run, the file restored and run again; report mode then knows nothing of them.
+    let jsonl = dir.join("datasets/capitals.jsonl");
+    let original = std::fs::read_to_string(&jsonl).expect("readable");
+    std::fs::write(
+        &jsonl,
+        format!(
+            "{original}{}",
+            "{\"id\": \"mu\", \"question\": \"What is the capital of Mu?\", \"answer\": \"Hiva\"}\n\
+             {\"id\": \"lemuria\", \"question\": \"What is the capital of Lemuria?\", \"answer\": \"Kumari\"}\n"
+        ),
+    )
+    .expect("writable");
+    let out = with_results(&[&["-q"][..], &APART].concat());
+    assert!(out.stdout.contains("13 passed; 9 failed"), "{}", out.dump());
+    std::fs::write(&jsonl, &original).expect("writable");
+    with_results(&[&["-q"][..], &APART].concat());
+    let reports = niceeval::__private::results::read_reports(std::slice::from_ref(&results_dir))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let gone: Vec<&str> = reports
+        .iter()
+        .map(|r| r.id.as_str())
+        .filter(|id| id.ends_with("::mu") || id.ends_with("::lemuria"))
+        .collect();
+    assert!(gone.is_empty(), "{gone:?}");
+    let out = with_results(&["--report", "-q"]);
+    assert_eq!(out.code(), Some(101), "{}", out.dump());
+    assert!(out.stdout.contains("13 passed; 7 failed"), "{}", out.dump());
+
     // An edited file runs as it is now, without a rebuild: the built binary, run directly.
     let jsonl = dir.join("datasets/capitals.jsonl");
     let mut text = std::fs::read_to_string(&jsonl).expect("readable");

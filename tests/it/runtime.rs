@@ -708,3 +708,114 @@ fn reports_store_long_texts_capped_while_assertions_see_them_whole() {
         assert!(text.contains("…[elided 1020.0 KiB of 1.0 MiB]…"), "{what}");
     }
 }
+
+/// A secret given to an agent (`SPOT_API_KEY`), and a reply that holds it where the reasons'
+/// excerpts cut: the context before a match, the tail of `ends_with`, the elided middle of a
+/// long text, a JSON value.
+const SPOT_KEY: &str = "sk-spot-VERYSECRET-000111222";
+
+#[cfg(unix)]
+fn spot_agent() -> Arc<dyn Agent> {
+    Arc::new(
+        niceeval::agent::command::CommandAgent::shell(
+            "printf 'Hello, here is what you asked for today: key %s then the word ERROR' \"$SPOT_API_KEY\"",
+        )
+        .text_output()
+        .env("SPOT_API_KEY", SPOT_KEY),
+    )
+}
+
+/// The 5-character windows of [`SPOT_KEY`] that show in `text` (a mask keeps its first 4
+/// characters; every longer fragment holds a window).
+fn spot_fragments(text: &str) -> Vec<&'static str> {
+    (0..=SPOT_KEY.len() - 5)
+        .map(|i| &SPOT_KEY[i..i + 5])
+        .filter(|w| text.contains(w))
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn no_fragment_of_a_secret_reaches_the_reports_where_an_excerpt_cuts_it() {
+    fn body(t: &mut Eval) -> BoxFuture<'_, niceeval::Result> {
+        Box::pin(async move {
+            t.send("go").await?;
+            let long = format!("{} {}", t.reply(), "x".repeat(200));
+            t.check(t.reply(), excludes("ERROR"));
+            t.check(t.reply(), includes("WARNING"));
+            t.check(t.reply(), ends_with("WARNING"));
+            t.check(
+                t.reply(),
+                equals("Hello, here is what you asked for today: nothing"),
+            );
+            t.check(t.reply(), similarity("key then the word WARNING"));
+            t.check(t.reply(), regex("^WARNING"));
+            t.check(t.reply(), is_json(None));
+            t.check(long.as_str(), excludes("ERROR"));
+            t.check(
+                long.as_str(),
+                equals(format!("{} {}", t.reply(), "y".repeat(200))),
+            );
+            t.check(
+                json!({ "reply": long }),
+                equals(json!({ "reply": "other" })),
+            );
+            Ok(())
+        })
+    }
+    let report = run(definition("secret_at_a_cut", body).with_agent(spot_agent));
+    assert_eq!(report.outcome, Outcome::Failed);
+    let reasons: Vec<&str> = report
+        .assertions
+        .iter()
+        .map(|a| a.reason.as_str())
+        .collect();
+    let excludes = reasons[0];
+    assert!(
+        excludes.contains("sk-s…[redacted] then the word ERROR"),
+        "{reasons:#?}"
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = |name: &str| dir.path().join(name);
+    let create = |name: &str| std::fs::File::create(file(name)).expect("writable");
+    let mut reporters: Vec<Box<dyn niceeval::reporter::Reporter>> = vec![
+        Box::new(niceeval::__private::reporter::Jsonl::new(create("r.jsonl"))),
+        Box::new(niceeval::__private::reporter::Junit::new(create("r.xml"))),
+        Box::new(niceeval::__private::reporter::Markdown::new(create("r.md"))),
+        Box::new(niceeval::__private::reporter::Html::new(create("r.html"))),
+        Box::new(niceeval::__private::reporter::Console::new(
+            create("console.txt"),
+            false,
+        )),
+    ];
+    niceeval::__private::results::replay(std::slice::from_ref(&report), &mut reporters);
+    drop(reporters);
+    let read = |name: &str| std::fs::read_to_string(file(name)).expect("written");
+    let page = read("r.html");
+    let mut html_data = String::new();
+    for part in page.split("application/x-niceeval-gz\" id=\"").skip(1) {
+        let id = &part[..part.find('"').expect("an id")];
+        let data = niceeval_tests::page::data(&page, id).expect("the element's data");
+        html_data.push_str(&data.to_string());
+    }
+    assert!(html_data.contains("then the word ERROR"), "{html_data}");
+    let outputs = [
+        (
+            "the report",
+            serde_json::to_string(&report).expect("serializes"),
+        ),
+        ("JSONL", read("r.jsonl")),
+        ("JUnit", read("r.xml")),
+        ("Markdown", read("r.md")),
+        ("HTML", page.clone()),
+        ("the HTML page's data", html_data),
+        ("the console", read("console.txt")),
+    ];
+    for (what, text) in &outputs {
+        assert!(
+            spot_fragments(text).is_empty(),
+            "{what} shows {:?} of the secret:\n{text}",
+            spot_fragments(text)
+        );
+    }
+}

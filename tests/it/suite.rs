@@ -133,6 +133,13 @@ fn exact_skip_and_tag_select_like_libtest() {
         "{}",
         out.dump()
     );
+    // ... naming the tag it is close to, as every other typo is.
+    assert!(
+        out.stderr
+            .contains("(no eval is tagged \"fsat\"; did you mean `fast`?)"),
+        "{}",
+        out.dump()
+    );
 
     let out = suite(&["--skip", "slow", "--skip", "checkout"], &[]);
     assert_eq!(counts(summary(&out)), (true, 2, 0, 0, 16), "{}", out.dump());

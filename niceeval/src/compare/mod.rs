@@ -354,6 +354,35 @@ pub struct Comparison {
     /// Baseline evals this run defines but did not select (a filtered run): left out.
     #[serde(default)]
     pub not_run: usize,
+    /// Evals compared over several runs at run counts where even the largest change (every
+    /// run passed, then none) cannot be beyond chance at `alpha`: Fisher's test can never call
+    /// their pass-rate change a drop.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub underpowered: usize,
+    /// The runs (baseline, now) of the first of the [`Comparison::underpowered`] evals, and
+    /// the p of their largest change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub underpowered_runs: Option<(u64, u64, f64)>,
+    /// The fewest runs on each side at which a change can be beyond chance at `alpha`, when
+    /// some evals are [`Comparison::underpowered`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_needed: Option<u64>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The p of the largest change of pass rate between `baseline_runs` and `runs` runs (every run
+/// passed, then none): no change at these counts has a smaller one.
+pub(crate) fn smallest_p(baseline_runs: u64, runs: u64) -> f64 {
+    fisher_exact(0, runs, baseline_runs, baseline_runs)
+}
+
+/// The fewest runs on each side at which the largest change is beyond chance at `alpha` (4 at
+/// 0.05: 4/4 → 0/4 has p = 0.029); `None` past 1,000.
+pub(crate) fn runs_needed(alpha: f64) -> Option<u64> {
+    (2..=1000).find(|&n| smallest_p(n, n) < alpha)
 }
 
 impl Comparison {
@@ -409,7 +438,18 @@ impl Comparison {
             evals.push(compare_one(id, b, c, &policy));
         }
         let datasets = datasets(&evals, &before, &now);
+        let weak: Vec<(u64, u64, f64)> = evals
+            .iter()
+            .filter_map(|e| e.pass_rate.as_ref())
+            .map(|r| (r.baseline_runs, r.runs, smallest_p(r.baseline_runs, r.runs)))
+            .filter(|(_, _, p)| *p >= policy.alpha)
+            .collect();
         Comparison {
+            underpowered: weak.len(),
+            underpowered_runs: weak.first().copied(),
+            runs_needed: (!weak.is_empty())
+                .then(|| runs_needed(policy.alpha))
+                .flatten(),
             baseline: String::new(),
             alpha: policy.alpha,
             metric_margin: policy.metric_margin,

@@ -1,7 +1,7 @@
 //! Prefix and suffix matchers: [`starts_with`] and [`ends_with`].
 
 use crate::assertion::{Assertion, Grade, Subject};
-use crate::excerpt::{elide, quote};
+use crate::excerpt::quote;
 
 /// Which end of the text an [`Affix`] looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,11 +78,9 @@ impl Assertion for Affix {
             let shown = match self.end {
                 End::Start => value.preview(),
                 End::End => {
-                    let count = text.chars().count();
                     let keep = self.affix.chars().count().max(40);
-                    if count > keep + 20 {
-                        let tail: String = text.chars().skip(count - keep).collect();
-                        format!("…{}", quote(&elide(&tail, 80)))
+                    if text.chars().count() > keep + 20 {
+                        crate::excerpt::quote_tail(&text, keep, 80)
                     } else {
                         value.preview()
                     }

@@ -102,7 +102,7 @@ fn found(pattern: &Pattern, text: &str, range: Range<usize>) -> String {
         Pattern::Regex(_) => format!(
             "{} matched {}",
             pattern.display(),
-            excerpt::quote_width(&text[range.clone()], 60)
+            excerpt::quote_part(text, range.clone(), 60)
         ),
     };
     format!("{what}{times} at char {at}: {}", context(text, range))
@@ -137,7 +137,7 @@ fn case_hint(pattern: &Pattern, text: &str) -> String {
     match found {
         Some(range) => format!(
             " (ignoring case, {} is at char {}: {})",
-            excerpt::quote_width(&text[range.clone()], 60),
+            excerpt::quote_part(text, range.clone(), 60),
             excerpt::char_index(text, range.start),
             context(text, range)
         ),

@@ -96,7 +96,8 @@ pub fn main_with(extra: Vec<Box<dyn Reporter>>) -> i32 {
     };
     let evals = registered();
     if args.report.is_some() {
-        return run_report(&args, &default_results_dir(&evals), extra);
+        let own = crate::results::this_target();
+        return report::run_report_of(&args, &default_results_dir(&evals), Some(&own), extra);
     }
     run_with_args(&args, evals, extra)
 }
@@ -140,6 +141,8 @@ pub fn run_with_args(
         }
         (_, seed) => seed.unwrap_or(0),
     };
+    // Every definition, for the results file's compaction and the run manifest.
+    let all_defs = evals.clone();
     // A dataset that cannot be read stays as itself (`None`).
     let expanded: Vec<(
         &'static EvalDefinition,
@@ -174,6 +177,9 @@ pub fn run_with_args(
         })
         .collect();
     let total = evals.len();
+    // The tags the evals carry, for "did you mean" when `--tag` selects nothing.
+    let known_tags: std::collections::BTreeSet<&'static str> =
+        evals.iter().flat_map(|d| d.tags.iter().copied()).collect();
     let selected: Vec<&'static EvalDefinition> = evals
         .into_iter()
         .filter(|d| args.selects(&d.test_name(), d.tags))
@@ -221,7 +227,7 @@ pub fn run_with_args(
     }
     if selected.is_empty() && !args.rerun_failed {
         let allowed = std::env::var("NICEEVAL_ALLOW_EMPTY").is_ok_and(|v| v == "1");
-        let why = nothing_selected(args, total);
+        let why = nothing_selected(args, total, &known_tags);
         if allowed {
             println!("niceeval: {why}; NICEEVAL_ALLOW_EMPTY=1 accepts that");
         } else {
@@ -257,9 +263,9 @@ pub fn run_with_args(
     // The reporters that already have the resumed run's records: the results file.
     let mut written = 0;
     if let Some(def) = selected.first() {
-        match crate::results::ResultsFile::open(Path::new(def.manifest_dir)) {
+        match crate::results::ResultsFile::open_defining(Path::new(def.manifest_dir), &all_defs) {
             Ok(Some(file)) => {
-                write_manifest(file.path(), def);
+                write_manifest(file.path(), def, &all_defs, args);
                 reporters.push(Box::new(file));
                 written = 1;
             }
@@ -379,11 +385,16 @@ fn resume(
 /// [`crate::results::manifest`]): every eval and dataset case id this binary defines, read
 /// again from the datasets' cache, one at a time. A manifest that cannot be written is said on
 /// stderr and fails nothing.
-fn write_manifest(results: &Path, def: &EvalDefinition) {
+fn write_manifest(
+    results: &Path,
+    def: &EvalDefinition,
+    all_defs: &[&'static EvalDefinition],
+    args: &Args,
+) {
     let source = crate::config::Config::for_manifest_dir(def.manifest_dir)
         .ok()
         .and_then(|c| c.source.clone());
-    let ids = registered().into_iter().flat_map(|def| {
+    let ids = all_defs.iter().flat_map(|&def| {
         crate::dataset::expand(def)
             .unwrap_or_else(|_| vec![def])
             .into_iter()
@@ -394,11 +405,51 @@ fn write_manifest(results: &Path, def: &EvalDefinition) {
         Path::new(def.manifest_dir),
         source.as_deref(),
         ids,
+        filter(args),
         crate::results::under_nextest(),
     );
     if let Err(e) = written {
         eprintln!("niceeval: cannot write the run manifest: {e}");
     }
+}
+
+/// The filter a run selected its evals with, for its manifest: `NICEEVAL_FILTER` when set
+/// (what a shard's `cargo nextest run -E '…'` was given; nextest runs each eval as a process
+/// of its own with `--exact NAME`, which says nothing of the filter), else, outside nextest,
+/// the runner's own selection (`--skip bad:: --tag smoke`); `None` when every eval was selected.
+fn filter(args: &Args) -> Option<String> {
+    if let Ok(filter) = std::env::var("NICEEVAL_FILTER") {
+        if !filter.trim().is_empty() {
+            return Some(filter.trim().to_string());
+        }
+    }
+    if crate::results::under_nextest() {
+        return None;
+    }
+    let mut parts: Vec<String> = Vec::new();
+    if args.exact {
+        parts.push("--exact".into());
+    }
+    parts.extend(args.filters.iter().map(|f| format!("{f:?}")));
+    for (flag, values) in [("--skip", &args.skip), ("--tag", &args.tags)] {
+        parts.extend(values.iter().map(|v| format!("{flag} {v:?}")));
+    }
+    if args.ignored {
+        parts.push("--ignored".into());
+    }
+    if let Some(n) = args.limit {
+        parts.push(format!("--limit {n}"));
+    }
+    if let Some(n) = args.sample {
+        parts.push(format!("--sample {n}"));
+        if let Some(seed) = args.seed {
+            parts.push(format!("--seed {seed}"));
+        }
+    }
+    if args.rerun_failed {
+        parts.push("--rerun-failed".into());
+    }
+    (parts.len() > usize::from(args.exact)).then(|| parts.join(" "))
 }
 
 /// A seed for `--sample` without `--seed`: different from run to run.
@@ -414,8 +465,13 @@ fn drawn_seed() -> u64 {
     hasher.finish() % 1_000_000
 }
 
-/// What an empty selection was made of, in the user's words.
-fn nothing_selected(args: &Args, total: usize) -> String {
+/// What an empty selection was made of, in the user's words, with the tag meant when a
+/// `--tag` no eval carries is close to one that some eval does (`known_tags`).
+fn nothing_selected(
+    args: &Args,
+    total: usize,
+    known_tags: &std::collections::BTreeSet<&'static str>,
+) -> String {
     let mut what = Vec::new();
     if !args.filters.is_empty() {
         what.push(format!(
@@ -437,13 +493,31 @@ fn nothing_selected(args: &Args, total: usize) -> String {
     if args.ignored {
         what.push("--ignored".to_string());
     }
+    let mut unknown_tags = Vec::new();
+    for tag in args
+        .tags
+        .iter()
+        .filter(|t| !known_tags.contains(t.as_str()))
+    {
+        unknown_tags.push(
+            match crate::suggest::closest(tag, known_tags.iter().copied()) {
+                Some(meant) => format!("no eval is tagged {tag:?}; did you mean `{meant}`?"),
+                None => format!("no eval is tagged {tag:?}"),
+            },
+        );
+    }
+    let unknown = if unknown_tags.is_empty() || total == 0 {
+        String::new()
+    } else {
+        format!(" ({})", unknown_tags.join("; "))
+    };
     if total == 0 {
         "this test binary defines no eval".to_string()
     } else if what.is_empty() {
         format!("no eval of the {total} selected")
     } else {
         format!(
-            "{} selected no eval of the {total} this binary defines",
+            "{} selected no eval of the {total} this binary defines{unknown}",
             what.join(" and ")
         )
     }

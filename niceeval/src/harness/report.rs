@@ -29,6 +29,18 @@ use crate::results::Index;
 /// std::process::exit(code);
 /// ```
 pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>) -> i32 {
+    run_report_of(args, default_dir, None, extra)
+}
+
+/// [`run_report`] for the suite binary of test target `own`: without PATHs it reports its own
+/// target's evals only (the results directory holds every test target's files; naming it,
+/// `--report target/niceeval/results`, reports them all).
+pub(crate) fn run_report_of(
+    args: &Args,
+    default_dir: &Path,
+    own: Option<&str>,
+    extra: Vec<Box<dyn Reporter>>,
+) -> i32 {
     // `cargo test` runs a suite binary in its crate's directory; `niceeval report` where it
     // is started.
     let comparing = match super::compare::Compare::prepare(args, Path::new(".")) {
@@ -38,9 +50,9 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
             return EXIT_USAGE;
         }
     };
-    let paths: Vec<PathBuf> = match &args.report {
-        Some(paths) if !paths.is_empty() => paths.clone(),
-        _ => vec![default_dir.to_path_buf()],
+    let (paths, own): (Vec<PathBuf>, Option<&str>) = match &args.report {
+        Some(paths) if !paths.is_empty() => (paths.clone(), None),
+        _ => (vec![default_dir.to_path_buf()], own),
     };
     // A default directory nothing was written to yet holds no reports; a path given that does
     // not exist is an error naming it.
@@ -62,6 +74,16 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
         if let Err(message) = check_shards(&paths, &mut index, args.allow_mismatch) {
             eprintln!("error: {message}");
             return EXIT_USAGE;
+        }
+    }
+    if let Some(own) = own {
+        let others = index.keep_target(own);
+        if others > 0 {
+            eprintln!(
+                "note: reporting `{own}` only; {others} eval(s) of other test targets in {} are left out (--report {} reports every target)",
+                default_dir.display(),
+                default_dir.display()
+            );
         }
     }
     if index.is_empty() {
@@ -105,11 +127,21 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
     reporters.push(Box::new(
         Console::stdout()
             .quiet(args.quiet)
-            .show_output(args.show_output),
+            .show_output(args.show_output)
+            .replay(true),
     ));
     let keep_baseline = args.baseline.is_some() || args.save_baseline.is_some();
+    // Every eval the binaries define, from the run manifests beside the results: a baseline
+    // eval a filtered run did not select is "not run", not "removed".
+    let defined = if args.baseline.is_some() {
+        crate::results::manifest::read_all(&paths)
+            .ok()
+            .and_then(|manifests| crate::results::manifest::defined(&manifests, own))
+    } else {
+        None
+    };
     let mut suite = match merged.replay(&mut reporters, keep_baseline, |suite| {
-        comparing.finish(suite, None, None);
+        comparing.finish(suite, defined.as_ref(), own);
     }) {
         Ok(suite) => suite,
         Err(e) => {
@@ -117,7 +149,7 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
             return EXIT_USAGE;
         }
     };
-    let saved = comparing.save(&mut suite, None);
+    let saved = comparing.save(&mut suite, own);
     super::exit_code(&suite, saved.is_ok())
 }
 
@@ -144,6 +176,8 @@ fn check_shards(paths: &[PathBuf], index: &mut Index, allow_mismatch: bool) -> R
     if !findings.ok(allow_mismatch) {
         let why = if !findings.mismatches.is_empty() && !allow_mismatch {
             " (--allow-mismatch merges shards of other commits or configurations)"
+        } else if !findings.hints.is_empty() {
+            " (--allow-mismatch does not excuse missing evals; see above for the filter to record)"
         } else {
             ""
         };

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Args, EXIT_USAGE, process_args, run_report, run_with_args};
+use super::{Args, EXIT_USAGE, process_args, run_with_args};
 use crate::definition::{EvalDefinition, registered};
 use crate::reporter::Reporter;
 
@@ -25,7 +25,13 @@ pub fn main_with_suites(
     };
     let dir = Path::new(manifest_dir);
     if args.report.is_some() {
-        return run_report(&args, &crate::results::results_dir(dir), extra);
+        let own = crate::results::this_target();
+        return super::report::run_report_of(
+            &args,
+            &crate::results::results_dir(dir),
+            Some(&own),
+            extra,
+        );
     }
     let files: Vec<PathBuf> = suites.iter().map(|s| dir.join(s)).collect();
     run_suite_files(&files, module, dir, args, registered(), extra)

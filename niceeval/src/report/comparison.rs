@@ -180,6 +180,26 @@ pub(crate) fn counts_and_not_run(c: &Comparison) -> String {
     }
 }
 
+/// Said once per comparison when some evals ran too few times for any change of their pass
+/// rate to be beyond chance: `note: 2 eval(s) were compared at 3 runs in the baseline and 3
+/// now, where no change of pass rate can be beyond chance at alpha 0.05 (3/3 → 0/3 has p =
+/// 0.1000); 4 runs on each side can ([run] runs = 4, or --runs 4)`.
+pub(crate) fn underpowered(c: &Comparison) -> Option<String> {
+    let (baseline, now, p) = c.underpowered_runs?;
+    let needed = match c.runs_needed {
+        Some(n) => format!(
+            "; {n} runs on each side can ([run] runs = {n}, or --runs {n}, for the baseline and the run)"
+        ),
+        None => String::new(),
+    };
+    Some(format!(
+        "note: {} eval(s) were compared at {baseline} run(s) in the baseline and {now} now, where no change of pass rate can be beyond chance at alpha {} ({baseline}/{baseline} → 0/{now} has {}){needed}",
+        c.underpowered,
+        trim_number(c.alpha),
+        p_text(p)
+    ))
+}
+
 /// The policy: `broken-gate, pass-rate-drop` or `nothing`.
 pub(crate) fn policy(c: &Comparison) -> String {
     if c.fail_on.is_empty() {
@@ -304,6 +324,7 @@ pub(crate) fn console(c: &Comparison, names: Names) -> Vec<String> {
     for d in &c.datasets {
         lines.push(format!("    dataset {}: {}", names.name(&d.id), dataset(d)));
     }
+    lines.extend(underpowered(c));
     let regressions = c.regressions();
     if regressions.is_empty() {
         lines.push(format!(
@@ -403,6 +424,51 @@ mod tests {
             pass_rate(&c),
             "0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)"
         );
+    }
+
+    #[test]
+    fn runs_too_few_for_any_change_to_be_beyond_chance_are_said_once_with_the_runs_that_can() {
+        use crate::compare::Baseline;
+        let side = |a: u64, b: u64| {
+            Baseline::parse(
+                &format!(
+                    r#"{{"niceeval_baseline": 1, "evals": [
+                  {{"id": "evals::a", "outcome": "{}", "runs": 3, "passed": {a}, "pass_rate": {}}},
+                  {{"id": "evals::b", "outcome": "{}", "runs": 3, "passed": {b}, "pass_rate": {}}},
+                  {{"id": "evals::c", "outcome": "passed", "runs": 1, "passed": 1, "pass_rate": 1.0}}
+                ]}}"#,
+                    if a == 3 { "passed" } else { "failed" },
+                    a as f64 / 3.0,
+                    if b == 3 { "passed" } else { "failed" },
+                    b as f64 / 3.0,
+                ),
+                "x.json",
+            )
+            .expect("a baseline")
+        };
+        let (before, now) = (side(3, 3), side(0, 1));
+        let c = Comparison::new(&before, &now.evals, &Default::default());
+        let lines = console(&c, Names::default());
+        let notes: Vec<&String> = lines.iter().filter(|l| l.starts_with("note:")).collect();
+        assert_eq!(
+            notes,
+            [
+                "note: 2 eval(s) were compared at 3 run(s) in the baseline and 3 now, where no change of pass rate can be beyond chance at alpha 0.05 (3/3 → 0/3 has p = 0.1000); 4 runs on each side can ([run] runs = 4, or --runs 4, for the baseline and the run)"
+            ],
+            "{lines:#?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("broke (within chance, p = 0.1000)"))
+        );
+        // Enough runs: nothing to say.
+        assert_eq!(crate::compare::runs_needed(0.05), Some(4));
+        assert!(crate::compare::smallest_p(4, 4) < 0.05);
+        let c = Comparison::new(&before, &before.evals, &Default::default());
+        assert!(underpowered(&c).is_some());
+        let c = Comparison::new(&now, &now.evals, &Default::default());
+        assert!(underpowered(&c).is_some());
     }
 
     #[test]

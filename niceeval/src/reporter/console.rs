@@ -51,6 +51,8 @@ pub struct Console<W: Write + Send> {
     width: usize,
     /// Whether verdicts are coloured (a terminal, without `NO_COLOR`).
     colour: bool,
+    /// The reports come from results files, not from a run ([`Console::replay`]).
+    replay: bool,
 }
 
 impl Console<std::io::Stdout> {
@@ -94,6 +96,7 @@ impl<W: Write + Send> Console<W> {
             matrices: Matrices::default(),
             width: DEFAULT_WIDTH,
             colour: live && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            replay: false,
         }
     }
 
@@ -123,6 +126,15 @@ impl<W: Write + Send> Console<W> {
     /// stands in for the characters.
     pub fn quiet(mut self, quiet: bool) -> Self {
         self.quiet = quiet;
+        self
+    }
+
+    /// The reports are read back from results files (report mode, `niceeval report`,
+    /// `niceeval view`), not run: nothing says evals are running or how long the reading
+    /// took, no eval gets a progress line or character, and failures are not dumped (the
+    /// table, the comparison and the closing counts stay); `show_output` prints every report.
+    pub fn replay(mut self, replay: bool) -> Self {
+        self.replay = replay;
         self
     }
 
@@ -230,6 +242,9 @@ impl<W: Write + Send> Reporter for Console<W> {
         self.total = start.evals.len();
         self.started = Some(Instant::now());
         self.names = Names::of(start.evals.iter().map(String::as_str));
+        if self.replay {
+            return Ok(());
+        }
         writeln!(
             self.out,
             "\nrunning {} eval{} (concurrency {})",
@@ -246,6 +261,12 @@ impl<W: Write + Send> Reporter for Console<W> {
         self.running = self.running.saturating_sub(1);
         if report.outcome == Outcome::Failed {
             self.failed += 1;
+        }
+        if self.replay {
+            if self.show_output {
+                writeln!(self.out, "{}", report.render_as(self.names))?;
+            }
+            return Ok(());
         }
         if self.quiet {
             let mark = match report.outcome {
@@ -327,7 +348,7 @@ impl<W: Write + Send> Reporter for Console<W> {
         if self.started.is_none() {
             self.names = suite.names();
         }
-        if self.quiet && self.done > 0 && !self.live {
+        if self.quiet && self.done > 0 && !self.live && !self.replay {
             writeln!(self.out)?;
         }
         if !self.failures.is_empty() {
@@ -390,10 +411,18 @@ impl<W: Write + Send> Reporter for Console<W> {
                 }
             }
         }
+        let verdict = if suite.success() { "ok" } else { "FAILED" };
+        if self.replay {
+            writeln!(
+                self.out,
+                "\ntest result: {verdict}. {} passed; {} failed; {} ignored; 0 measured; {} filtered out; read from results (nothing ran)\n",
+                suite.passed, suite.failed, suite.skipped, self.filtered_out,
+            )?;
+            return self.out.flush();
+        }
         writeln!(
             self.out,
-            "\ntest result: {}. {} passed; {} failed; {} ignored; 0 measured; {} filtered out; finished in {:.2}s\n",
-            if suite.success() { "ok" } else { "FAILED" },
+            "\ntest result: {verdict}. {} passed; {} failed; {} ignored; 0 measured; {} filtered out; finished in {:.2}s\n",
             suite.passed,
             suite.failed,
             suite.skipped,
@@ -657,6 +686,46 @@ mod tests {
             (q, provider.to_string()),
         ));
         r
+    }
+
+    #[test]
+    fn replayed_results_say_nothing_of_running_and_dump_no_failure() {
+        for quiet in [false, true] {
+            let mut console = Console::new(Vec::new(), false).quiet(quiet).replay(true);
+            let reports = [report("demo::ok", "passed"), report("demo::bad", "failed")];
+            let suite = SuiteReport::new(
+                reports
+                    .iter()
+                    .map(crate::report::EvalSummary::from)
+                    .collect(),
+                0,
+                false,
+                2.0,
+            );
+            console
+                .on_run_start(&SuiteStart {
+                    evals: reports.iter().map(|r| r.id.clone()).collect(),
+                    concurrency: 1,
+                })
+                .expect("written");
+            for r in &reports {
+                console.on_eval_complete(r).expect("written");
+            }
+            console.on_run_complete(&suite).expect("written");
+            let text = String::from_utf8(console.into_inner()).expect("UTF-8");
+            for said in [
+                "running",
+                "finished in",
+                "failures:",
+                "eval demo::bad FAILED",
+            ] {
+                assert!(!text.contains(said), "quiet {quiet}: {said:?} in\n{text}");
+            }
+            assert!(
+                text.contains("test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; read from results (nothing ran)"),
+                "{text}"
+            );
+        }
     }
 
     fn matrix_run(width: usize) -> String {

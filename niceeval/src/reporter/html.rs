@@ -552,6 +552,9 @@ fn comparison_summary(c: &Comparison, names: Names) -> String {
         escape(&c.baseline),
         escape(&text::counts_and_not_run(c))
     );
+    if let Some(note) = text::underpowered(c) {
+        let _ = writeln!(html, "<p class=\"comparison note\">{}</p>", escape(&note));
+    }
     let regressions = c.regressions();
     if regressions.is_empty() {
         let _ = writeln!(

@@ -68,6 +68,9 @@ fn comparison_markdown(c: &Comparison, names: Names) -> String {
         cell(&c.baseline),
         text::counts_and_not_run(c)
     );
+    if let Some(note) = text::underpowered(c) {
+        let _ = writeln!(md, "{}\n", cell(&note));
+    }
     let regressions = c.regressions();
     if regressions.is_empty() {
         let _ = writeln!(md, "✅ No regression (fail on: {}).\n", text::policy(c));

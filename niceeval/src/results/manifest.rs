@@ -36,6 +36,12 @@ pub struct Manifest {
     pub config_hash: String,
     /// The shard this run is (`NICEEVAL_SHARD`, e.g. `hash:2/3`), when it is one.
     pub shard: Option<String>,
+    /// The filter the run selected its evals with, when it had one: `NICEEVAL_FILTER` (what a
+    /// shard's `cargo nextest run -E '…'` was given: nextest does not tell the test binary),
+    /// else the suite runner's selection (`--skip bad:: --tag smoke`). Shards with the same
+    /// filter merge, the evals it left out counted as not selected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
     /// Every eval and dataset case id the test binary defines, but the `#[ignore]`d ones.
     pub evals: Vec<String>,
     /// The `#[ignore]`d evals: run only when asked (`--run-ignored`), so not expected.
@@ -108,6 +114,7 @@ pub(crate) fn write(
     manifest_dir: &Path,
     config_source: Option<&Path>,
     evals: impl Iterator<Item = (String, bool)>,
+    filter: Option<String>,
     once: bool,
 ) -> std::io::Result<()> {
     let path = path_of(results);
@@ -125,6 +132,7 @@ pub(crate) fn write(
         shard: std::env::var("NICEEVAL_SHARD")
             .ok()
             .filter(|s| !s.trim().is_empty()),
+        filter,
         evals: Vec::new(),
         ignored: Vec::new(),
     };
@@ -154,20 +162,13 @@ pub(crate) fn write(
     }
 }
 
-/// The manifests among `paths` (files named `*.manifest.json`, and those in directories),
-/// each with its file.
+/// The manifests among `paths` (files named `*.manifest.json`, those beside a results file,
+/// and those in directories and their subdirectories one level down), each with its file.
 pub(crate) fn read_all(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Manifest)>, String> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let entries = std::fs::read_dir(path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            let mut found: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| is_manifest(p))
-                .collect();
-            found.sort();
-            files.extend(found);
+            files.extend(super::read::in_dir(path, "manifest.json").map_err(|e| e.to_string())?);
         } else if is_manifest(path) {
             files.push(path.clone());
         } else {
@@ -189,6 +190,36 @@ pub(crate) fn read_all(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Manifest)>, St
         .collect()
 }
 
+/// Every eval and dataset case id the test binaries of `manifests` define (the `#[ignore]`d
+/// ones too), from the newest manifest (by modification time) of each target — of `target`
+/// only, when given; `None` when there is no such manifest.
+pub(crate) fn defined(
+    manifests: &[(PathBuf, Manifest)],
+    target: Option<&str>,
+) -> Option<BTreeSet<String>> {
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let mut newest: BTreeMap<&str, (Option<std::time::SystemTime>, &Manifest)> = BTreeMap::new();
+    for (path, manifest) in manifests {
+        if target.is_some_and(|t| t != manifest.target) {
+            continue;
+        }
+        let time = modified(path);
+        let entry = newest.entry(&manifest.target).or_insert((time, manifest));
+        if time > entry.0 {
+            *entry = (time, manifest);
+        }
+    }
+    if newest.is_empty() {
+        return None;
+    }
+    Some(
+        newest
+            .values()
+            .flat_map(|(_, m)| m.evals.iter().chain(&m.ignored).cloned())
+            .collect(),
+    )
+}
+
 fn is_manifest(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
@@ -204,6 +235,11 @@ pub(crate) struct Findings {
     pub(crate) duplicated: Vec<(String, Vec<String>)>,
     /// Where the shards disagree: commits, configurations, niceeval versions, eval lists.
     pub(crate) mismatches: Vec<String>,
+    /// Evals the manifests list that the shards' common filter left out (not run, not
+    /// missing), with that filter.
+    pub(crate) not_selected: Vec<(String, String)>,
+    /// What to do about the missing evals, when a filter may explain them.
+    pub(crate) hints: Vec<String>,
 }
 
 impl Findings {
@@ -221,6 +257,20 @@ impl Findings {
         for mismatch in &self.mismatches {
             lines.push(format!("mismatch: {mismatch}"));
         }
+        if !self.not_selected.is_empty() {
+            let mut filters: Vec<&str> =
+                self.not_selected.iter().map(|(_, f)| f.as_str()).collect();
+            filters.dedup();
+            lines.push(format!(
+                "{} eval(s) left out by the shards' filter {} (not run, not missing)",
+                self.not_selected.len(),
+                filters
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         if !self.missing.is_empty() {
             lines.push(format!(
                 "{} eval(s) expected by the run manifest were reported by no shard:",
@@ -228,6 +278,7 @@ impl Findings {
             ));
             lines.extend(self.missing.iter().map(|id| format!("    missing: {id}")));
         }
+        lines.extend(self.hints.iter().cloned());
         if !self.duplicated.is_empty() {
             lines.push(format!(
                 "{} eval(s) were reported by more than one shard:",
@@ -257,7 +308,6 @@ pub(crate) fn check(
     for entry in manifests {
         by_target.entry(&entry.1.target).or_default().push(entry);
     }
-    let mut expected: BTreeSet<&str> = BTreeSet::new();
     for (target, shards) in &by_target {
         let first = &shards[0];
         for other in &shards[1..] {
@@ -295,15 +345,47 @@ pub(crate) fn check(
                 ));
             }
         }
-        for shard in shards {
-            expected.extend(shard.1.evals.iter().map(String::as_str));
+        let expected: BTreeSet<&str> = shards
+            .iter()
+            .flat_map(|shard| shard.1.evals.iter().map(String::as_str))
+            .collect();
+        let missing: Vec<String> = expected
+            .iter()
+            .filter(|id| !reported(id))
+            .map(|id| id.to_string())
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        // A filter every shard was made with explains what none reported.
+        let filters: BTreeSet<Option<&str>> =
+            shards.iter().map(|s| s.1.filter.as_deref()).collect();
+        match filters.iter().collect::<Vec<_>>().as_slice() {
+            [Some(filter)] => findings
+                .not_selected
+                .extend(missing.into_iter().map(|id| (id, filter.to_string()))),
+            [None] => {
+                findings.missing.extend(missing);
+                findings.hints.push(format!(
+                    "target `{target}`: the manifests record no filter. If the shards were made with one (`cargo nextest run -E '…'`, a name filter, --skip), set NICEEVAL_FILTER to that filter on every shard (NICEEVAL_FILTER='not test(/^bad::/)'): shards made with the same filter merge, the evals it leaves out counted as not selected"
+                ));
+            }
+            _ => {
+                findings.missing.extend(missing);
+                let each: Vec<String> = shards
+                    .iter()
+                    .map(|s| match &s.1.filter {
+                        Some(f) => format!("{} has filter `{f}`", s.0.display()),
+                        None => format!("{} has none", s.0.display()),
+                    })
+                    .collect();
+                findings.hints.push(format!(
+                    "target `{target}`: the shards were made with different filters ({}); only shards made with the same filter merge with evals left out: run each with the same filter (and the same NICEEVAL_FILTER)",
+                    each.join(", ")
+                ));
+            }
         }
     }
-    findings.missing = expected
-        .iter()
-        .filter(|id| !reported(id))
-        .map(|id| id.to_string())
-        .collect();
     findings.duplicated = duplicated;
     findings
 }
@@ -323,6 +405,7 @@ mod tests {
                 commit: Some(commit.into()),
                 config_hash: "abc".into(),
                 shard: None,
+                filter: None,
                 evals: evals.iter().map(|e| e.to_string()).collect(),
                 ignored: Vec::new(),
             },
@@ -367,6 +450,54 @@ mod tests {
         assert!(text.contains("missing: suite::c"), "{text}");
         assert!(
             text.contains("duplicated: suite::a (runs r1, r2)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn shards_made_with_the_same_filter_merge_and_others_say_what_to_pass() {
+        let evals = ["suite::a", "suite::b", "bad::c"];
+        let filtered = |run: &str, filter: Option<&str>| {
+            let mut m = manifest(run, "c0", &evals);
+            m.1.filter = filter.map(str::to_string);
+            m
+        };
+        let reported = [("suite::a", "r1"), ("suite::b", "r2")];
+        let same = "not test(/^bad::/)";
+        let findings = check_pairs(
+            &[filtered("r1", Some(same)), filtered("r2", Some(same))],
+            &reported,
+        );
+        assert!(findings.ok(false), "{:?}", findings.describe());
+        assert_eq!(
+            findings.not_selected,
+            [("bad::c".to_string(), same.to_string())]
+        );
+        let text = findings.describe().join("\n");
+        assert!(
+            text.contains("1 eval(s) left out by the shards' filter `not test(/^bad::/)`"),
+            "{text}"
+        );
+
+        // No filter recorded: missing, and the message says what to set.
+        let findings = check_pairs(&[filtered("r1", None), filtered("r2", None)], &reported);
+        assert!(!findings.ok(true));
+        let text = findings.describe().join("\n");
+        assert!(text.contains("missing: bad::c"), "{text}");
+        assert!(
+            text.contains("set NICEEVAL_FILTER to that filter on every shard"),
+            "{text}"
+        );
+
+        // Different filters: missing, each shard's named.
+        let findings = check_pairs(
+            &[filtered("r1", Some(same)), filtered("r2", None)],
+            &reported,
+        );
+        assert!(!findings.ok(true));
+        let text = findings.describe().join("\n");
+        assert!(
+            text.contains("r1/suite.manifest.json has filter `not test(/^bad::/)`, r2/suite.manifest.json has none"),
             "{text}"
         );
     }

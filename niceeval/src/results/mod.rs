@@ -17,7 +17,8 @@
 //! target), so reading can tell the latest run of a target from an earlier one.
 //!
 //! File naming: `<test binary>.jsonl`. The first time a process writes to it, the file is
-//! compacted to the latest record of each eval the binary still defines, then appended to: a
+//! compacted to the latest record of each eval the binary still defines (each dataset's cases
+//! as its file holds them now: a deleted row leaves), then appended to: a
 //! rerun replaces the results of the evals it ran, and a filtered run (`cargo test --test
 //! evals refund`) keeps the other evals' latest results instead of dropping them. Under
 //! nextest, which runs each test in its own process, the file is

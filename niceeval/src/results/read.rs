@@ -37,26 +37,49 @@ pub enum ReadError {
 }
 
 /// The results files `paths` name: files as they are, directories by their `*.jsonl` files
-/// (sorted by name).
+/// and those of their subdirectories one level down (the shards of a run downloaded each into
+/// a folder of its own: `results/shard-1/*.jsonl`), sorted by path.
 pub(crate) fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
     let mut out = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-                .map_err(|source| ReadError::Read {
-                    path: path.clone(),
-                    source,
-                })?
-                .filter_map(|entry| entry.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-                .collect();
-            files.sort();
-            out.extend(files);
+            out.extend(in_dir(path, "jsonl")?);
         } else {
             out.push(path.clone());
         }
     }
     Ok(out)
+}
+
+/// The files of `dir` whose name ends with `.{ending}`, and those of its subdirectories one
+/// level down, sorted by path.
+pub(crate) fn in_dir(dir: &Path, ending: &str) -> Result<Vec<PathBuf>, ReadError> {
+    let list = |dir: &Path| -> Result<Vec<PathBuf>, ReadError> {
+        Ok(std::fs::read_dir(dir)
+            .map_err(|source| ReadError::Read {
+                path: dir.to_path_buf(),
+                source,
+            })?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .collect())
+    };
+    let suffix = format!(".{ending}");
+    let named = |p: &PathBuf| {
+        p.is_file()
+            && p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(&suffix))
+    };
+    let mut files = Vec::new();
+    for entry in list(dir)? {
+        if entry.is_dir() {
+            files.extend(list(&entry)?.into_iter().filter(named));
+        } else if named(&entry) {
+            files.push(entry);
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// Reads every report from `paths`: files are read as JSONL, directories contribute their

@@ -151,6 +151,18 @@ impl Index {
         super::manifest::check(manifests, |id| self.evals.contains_key(id), duplicated)
     }
 
+    /// Keeps the records of test target `target` (and those of a version before records named
+    /// their run, which cannot tell); returns how many evals of other targets were left out.
+    pub(crate) fn keep_target(&mut self, target: &str) -> usize {
+        let before = self.evals.len();
+        let runs = &self.runs;
+        self.evals.retain(|_, seen| {
+            seen.retain(|s| s.run.is_none_or(|r| runs[r as usize].target == target));
+            !seen.is_empty()
+        });
+        before - self.evals.len()
+    }
+
     /// How many evals were reported.
     pub(crate) fn evals(&self) -> usize {
         self.evals.len()

@@ -78,6 +78,42 @@ fn directories_contribute_their_jsonl_files() {
     assert!(missing.to_string().starts_with("cannot read "), "{missing}");
 }
 
+#[test]
+fn a_directory_of_shard_folders_contributes_their_files_one_level_down() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for (shard, id) in [("shard-1", "a::one"), ("shard-2", "a::two")] {
+        let folder = dir.path().join(shard);
+        std::fs::create_dir_all(folder.join("deeper")).expect("writable");
+        std::fs::write(
+            folder.join("evals.jsonl"),
+            format!("{}\n", LINE.replace("a::b", id)),
+        )
+        .expect("writable");
+        std::fs::write(
+            folder.join("evals.manifest.json"),
+            serde_json::json!({
+                "schema": 1, "niceeval": "0.1.0", "target": "evals", "run": shard,
+                "commit": null, "config_hash": "x", "shard": null, "evals": [id]
+            })
+            .to_string(),
+        )
+        .expect("writable");
+        // Two levels down is not read.
+        std::fs::write(
+            folder.join("deeper").join("evals.jsonl"),
+            format!("{}\n", LINE.replace("a::b", "a::deep")),
+        )
+        .expect("writable");
+    }
+    let reports = merge(read_reports(&[dir.path().to_path_buf()]).expect("readable"));
+    let ids: Vec<&str> = reports.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["a::one", "a::two"]);
+    let index = super::Index::read(&[dir.path().to_path_buf()]).expect("readable");
+    assert_eq!(index.evals(), 2);
+    let manifests = super::manifest::read_all(&[dir.path().to_path_buf()]).expect("readable");
+    assert_eq!(manifests.len(), 2);
+}
+
 fn with_run(outcome: &str, id: &str, run: Option<(&str, &str)>) -> EvalReport {
     let mut report: EvalReport = serde_json::from_str(
         &LINE

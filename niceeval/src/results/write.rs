@@ -150,7 +150,8 @@ pub fn append(report: &EvalReport, manifest_dir: &Path) -> std::io::Result<PathB
     let mut written = written.lock().unwrap_or_else(|p| p.into_inner());
     let first = !written.contains(&path);
     if first && !under_nextest() {
-        compact(&path, keep_runs(manifest_dir))?;
+        let defined = Defined::of(&crate::definition::registered());
+        compact(&path, keep_runs(manifest_dir), &defined)?;
     }
     let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
     if first {
@@ -191,33 +192,57 @@ fn keep_runs(manifest_dir: &Path) -> usize {
         })
 }
 
+/// The eval ids a test binary defines, for compaction: every eval, and every case of each
+/// dataset as its file holds them now (a row deleted from the file is no longer defined);
+/// the cases of a dataset whose file cannot be read are all kept, as nothing tells which
+/// still are.
+pub(crate) struct Defined {
+    ids: std::collections::HashSet<String>,
+    unread: std::collections::HashSet<String>,
+}
+
+impl Defined {
+    /// What `defs` define (datasets read from the cache of their expansion).
+    pub(crate) fn of(defs: &[&'static crate::definition::EvalDefinition]) -> Defined {
+        let mut defined = Defined {
+            ids: Default::default(),
+            unread: Default::default(),
+        };
+        for def in defs {
+            defined.ids.insert(def.id());
+            match crate::dataset::expand(def) {
+                Ok(cases) => defined.ids.extend(cases.into_iter().map(|d| d.id())),
+                Err(_) => {
+                    defined.unread.insert(def.id());
+                }
+            }
+        }
+        defined
+    }
+
+    /// Whether `id` is defined (anything is, when nothing was registered: a binary that
+    /// cannot tell keeps every record).
+    fn contains(&self, id: &str) -> bool {
+        self.ids.is_empty()
+            || self.ids.contains(id)
+            || id
+                .rsplit_once("::")
+                .is_some_and(|(parent, _)| self.unread.contains(parent))
+    }
+}
+
 /// Rewrites the results file at `path` to the records of each eval's latest `keep_runs`
-/// runs (`[results] keep_runs`) among the evals this binary still defines, through a temporary
+/// runs (`[results] keep_runs`) among the evals this binary still defines (`defined`), through a temporary
 /// file renamed into place, so a kill mid-way leaves the old file whole. The file is streamed
 /// twice (the runs of each eval, then the lines kept, copied as they are): memory holds one id
 /// and a few run numbers per eval, never the records. A file that cannot be read as results
 /// (from a newer niceeval, or not ours) is replaced by an empty one, as every earlier version
 /// did.
-fn compact(path: &Path, keep_runs: usize) -> std::io::Result<()> {
+fn compact(path: &Path, keep_runs: usize, defined: &Defined) -> std::io::Result<()> {
     if !path.exists() {
         return Ok(());
     }
-    let registered = crate::definition::registered();
-    let defined: std::collections::HashSet<String> = registered.iter().map(|d| d.id()).collect();
-    // The cases of a dataset eval are `<its id>::<case>`; whatever its file holds now.
-    let datasets: std::collections::HashSet<String> = registered
-        .iter()
-        .filter(|d| d.dataset.is_some())
-        .map(|d| d.id())
-        .collect();
-    let still_defined = |id: &str| {
-        defined.is_empty()
-            || defined.contains(id)
-            || id
-                .rsplit_once("::")
-                .is_some_and(|(parent, _)| datasets.contains(parent))
-    };
-    compact_with(path, keep_runs, still_defined)
+    compact_with(path, keep_runs, |id| defined.contains(id))
 }
 
 /// [`compact`], keeping the evals `still_defined` accepts.
@@ -367,6 +392,15 @@ impl ResultsFile {
     /// # Ok(()) }
     /// ```
     pub fn open(manifest_dir: &Path) -> std::io::Result<Option<Self>> {
+        Self::open_defining(manifest_dir, &crate::definition::registered())
+    }
+
+    /// [`ResultsFile::open`], compacting the file to what `defs` define (the registered
+    /// evals and the suite files' cases a run is given).
+    pub(crate) fn open_defining(
+        manifest_dir: &Path,
+        defs: &[&'static crate::definition::EvalDefinition],
+    ) -> std::io::Result<Option<Self>> {
         if disabled() {
             return Ok(None);
         }
@@ -375,7 +409,7 @@ impl ResultsFile {
         let path = dir.join(file_name());
         this_run();
         if !under_nextest() {
-            compact(&path, keep_runs(manifest_dir))?;
+            compact(&path, keep_runs(manifest_dir), &Defined::of(defs))?;
         }
         let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
         end_cut_line(&path, &mut file)?;
