@@ -1,6 +1,6 @@
 //! The skip rule of the optional tools, enforced: a test that runs `claude`, `codex`, `node`,
-//! Python packages (NLTK, rouge-score, pytest), Chromium, cargo-nextest, promptfoo, AgentV or
-//! bubblewrap goes through its crate's skip helper (`scripts_support::available` here,
+//! Python packages (NLTK, rouge-score, pytest), Chromium, cargo-nextest, cargo-insta, promptfoo,
+//! AgentV or bubblewrap goes through its crate's skip helper (`scripts_support::available` here,
 //! `support::available` in niceeval-cli, `niceeval_tests::available` in `tests/`, `missing` in
 //! the examples), which skips with a notice when the tool is missing and fails under `CI`.
 //!
@@ -28,6 +28,8 @@ const PROGRAMS: &[(&str, &str)] = &[
     ("chromium", "chromium"),
     ("cargo-nextest", "cargo-nextest"),
     ("nextest", "cargo-nextest"),
+    ("cargo-insta", "cargo-insta"),
+    ("insta", "cargo-insta"),
     ("promptfoo", "promptfoo"),
     ("agentv", "agentv"),
     ("bwrap", "bwrap"),
