@@ -503,21 +503,15 @@ fn an_earlier_passing_results_file_does_not_dilute_a_new_failing_run() {
 /// Whether `cargo nextest` is there. Without it: under CI the test fails, naming the install
 /// script; elsewhere a notice goes to stderr and the caller skips.
 fn have_nextest() -> bool {
-    let available = Command::new("cargo")
+    let ok = Command::new("cargo")
         .args(["nextest", "--version"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !available {
-        let message = "cargo-nextest is required by the sharding tests; install it with scripts/install-cargo-nextest.sh";
-        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-        assert!(!in_ci, "{message}");
-        // Straight to stderr, past the test harness's output capture.
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!("NOTICE: skipping: {message}\n"),
-        );
-    }
-    available
+    niceeval_tests::available(
+        ok,
+        "cargo-nextest",
+        "install it with scripts/install-cargo-nextest.sh",
+    )
 }
 
 /// `cargo nextest run --archive-file ARCHIVE [--partition P]` of the fixture suite, results into

@@ -80,15 +80,30 @@ pub fn peer_tool(env: &str, dir: &str, bin: &str, install: &str) -> Option<PathB
     {
         return Some(PathBuf::from(home));
     }
-    let message = format!("{bin} is not installed in {home}: run `bash {install}`");
-    let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-    assert!(!in_ci, "{message}");
-    // Straight to stderr, past the test harness's output capture.
-    let _ = std::io::Write::write_fmt(
-        &mut std::io::stderr(),
-        format_args!("NOTICE: skipping: {message}\n"),
+    available(
+        false,
+        &format!("{bin} (in {home})"),
+        &format!("run `bash {install}`"),
     );
     None
+}
+
+/// Whether what a test needs (`what`) is here, as `ok` says. Under CI (`CI` set, not `false`)
+/// its absence fails the test, saying `install`; elsewhere a notice goes straight to stderr
+/// (past the test harness's capture) and the caller skips.
+pub fn available(ok: bool, what: &str, install: &str) -> bool {
+    if !ok {
+        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+        assert!(
+            !in_ci,
+            "{what} is required by this test under CI; {install}"
+        );
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("NOTICE: skipping: {what} is not available ({install})\n"),
+        );
+    }
+    ok
 }
 
 /// Runs a comparison script (`scripts/<script>`) with this build's `niceeval`, prints its

@@ -187,13 +187,25 @@ mod tests {
     fn the_pace_books_starts_apart() {
         let dir = tempfile::tempdir().unwrap();
         let limit = MachineLimit::new(dir.path(), "openai http://y", 1, Some(600));
+        // 600 per minute: starts 100 ms apart. Each wait is counted from its call, so the time
+        // that passed between the calls (long on a loaded machine) is added back; 1 ms of slack
+        // for the two clocks (the pace file's wall clock, the test's monotonic one).
+        let before_first = std::time::Instant::now();
         let first = limit.next_start(600).unwrap();
+        let before_second = std::time::Instant::now();
         let second = limit.next_start(600).unwrap();
+        let second_gap = before_first.elapsed();
         let third = limit.next_start(600).unwrap();
-        assert!(first < Duration::from_millis(100), "{first:?}");
-        // 600 per minute: 100 ms apart, whatever time passed between the calls (little).
-        assert!(second >= Duration::from_millis(90), "{second:?}");
-        assert!(third >= second + Duration::from_millis(90), "{third:?}");
+        let third_gap = before_second.elapsed();
+        assert_eq!(first, Duration::ZERO);
+        assert!(
+            second + second_gap >= Duration::from_millis(99),
+            "{second:?} after {second_gap:?}"
+        );
+        assert!(
+            third + third_gap >= second + Duration::from_millis(99),
+            "{third:?} after {third_gap:?}, the second {second:?}"
+        );
     }
 
     #[test]

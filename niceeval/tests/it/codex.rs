@@ -495,13 +495,15 @@ fn codex_timeout_kills_the_process_group() {
             .starts_with("codex did not finish within 3s and was killed"),
         "{err}"
     );
-    assert!(started.elapsed() < std::time::Duration::from_secs(15));
+    // Cut short: the model alone answers after 30 s.
+    assert!(started.elapsed() < std::time::Duration::from_secs(25));
     assert_eq!(setup.fake.count(), 1, "the model call was made");
     // Codex and everything it started were killed with the process group: no process is left
     // with this test's CODEX_HOME in its environment.
     let marker = format!("CODEX_HOME={}", setup.home.path().display());
     let mut left = Vec::new();
-    for _ in 0..20 {
+    // Up to 30 s for the kernel to end them (a wait for a condition: fast when they are gone).
+    for _ in 0..300 {
         left = processes_with_env(&marker);
         if left.is_empty() {
             break;

@@ -24,6 +24,7 @@ mod script_graders;
 mod spec;
 mod spec_promptfoo;
 mod surface;
+mod tool_skips;
 mod traces;
 mod usage;
 mod vectors;

@@ -266,19 +266,22 @@ fn older_score_and_assertions_format() {
 }
 
 /// Builds the `grader_keywords` example (a grader written with `niceeval::grader`) and returns
-/// its executable.
+/// its executable. Built with `--workspace` from the workspace's root: its dependencies then get
+/// the features `cargo test --workspace` built them with, so under that command the example is
+/// already fresh; built for niceeval alone, two crates' features differ and most of the
+/// dependency tree was compiled again (over a minute of CPU).
 fn build_rust_grader() -> std::path::PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let out = std::process::Command::new(cargo)
+        .current_dir(root)
         .args([
             "build",
             "--quiet",
+            "--workspace",
             "--example",
             "grader_keywords",
             "--message-format=json",
-            "--manifest-path",
-            manifest,
         ])
         .output()
         .unwrap();

@@ -996,10 +996,12 @@ fn a_command_ends_with_everything_it_started() {
         &niceeval::__private::workspace::Settings::default(),
     )
     .unwrap();
-    let marker = template.path().join("survived");
+    // The orphan writes its pid before the command ends; the test then waits for it to end
+    // (not a fixed time, which a loaded machine can overrun).
+    let pidfile = template.path().join("orphan.pid");
     let script = format!(
-        "(setsid sh -c 'sleep 2; touch {}' </dev/null >/dev/null 2>&1 &); echo started",
-        marker.display()
+        "(setsid sh -c 'echo $$ > {0}.tmp; mv {0}.tmp {0}; exec sleep 60' </dev/null >/dev/null 2>&1 &); while [ ! -e {0} ]; do sleep 0.01; done; echo started",
+        pidfile.display()
     );
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -1009,9 +1011,8 @@ fn a_command_ends_with_everything_it_started() {
         .block_on(ws.run_command("sh", ["-c", script.as_str()]).into_future())
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "started");
-    std::thread::sleep(std::time::Duration::from_secs(3));
     assert!(
-        !marker.exists(),
+        crate::scripts_support::ended(&pidfile),
         "a process the command started outlived it"
     );
 }

@@ -33,6 +33,33 @@ pub fn available(ok: bool, what: &str, install: &str) -> bool {
     ok
 }
 
+/// Whether the process whose pid `pidfile` holds has ended (a zombie counts as ended), waiting
+/// up to 30 s for it: a wait for a condition, not a measure of time, so a loaded machine only
+/// makes it slower. A missing pidfile means the process was ended before it wrote it. Reads
+/// `/proc` (Linux); elsewhere every process reads as ended.
+pub fn ended(pidfile: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(pidfile) else {
+        return true;
+    };
+    let Ok(pid) = text.trim().parse::<u32>() else {
+        return true;
+    };
+    let alive = || match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    !alive()
+}
+
 /// Writes `text` to `dir/name` (creating folders) and returns the path.
 pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);

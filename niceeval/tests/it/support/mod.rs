@@ -50,6 +50,8 @@ pub struct Reply {
     pub headers: Vec<(String, String)>,
     pub body: String,
     pub delay: Duration,
+    /// Answer only once this many requests are at the server at once (or after 10 s).
+    pub hold_until_in_flight: usize,
 }
 
 impl Reply {
@@ -59,6 +61,7 @@ impl Reply {
             headers: Vec::new(),
             body: body.to_string(),
             delay: Duration::ZERO,
+            hold_until_in_flight: 0,
         }
     }
 
@@ -68,6 +71,7 @@ impl Reply {
             headers: Vec::new(),
             body: body.to_string(),
             delay: Duration::ZERO,
+            hold_until_in_flight: 0,
         }
     }
 
@@ -82,6 +86,13 @@ impl Reply {
 
     pub fn delay(mut self, delay: Duration) -> Reply {
         self.delay = delay;
+        self
+    }
+
+    /// Holds the answer until `n` requests are at the server at once (or 10 s passed): shows
+    /// that requests are concurrent without relying on how fast the client starts them.
+    pub fn hold_until_in_flight(mut self, n: usize) -> Reply {
+        self.hold_until_in_flight = n;
         self
     }
 }
@@ -207,6 +218,12 @@ async fn handle(
     let reply = (shared.responder)(index, &seen);
     if !reply.delay.is_zero() {
         tokio::time::sleep(reply.delay).await;
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while shared.max_in_flight.load(Ordering::SeqCst) < reply.hold_until_in_flight
+        && tokio::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
     shared.in_flight.fetch_sub(1, Ordering::SeqCst);
     let mut response = (
