@@ -257,6 +257,8 @@ fn failed_before_start(error: RunError) -> (RunSummary, RunDetail) {
             judge_usage: Usage::default(),
             workspace: None,
             retries: 0,
+            reply: None,
+            reasons: Vec::new(),
         },
         RunDetail {
             assertions: Vec::new(),
@@ -439,6 +441,8 @@ async fn run_once(
         judge_usage: spent_by_assertions(&assertions),
         workspace,
         retries: 0,
+        reply: None,
+        reasons: Vec::new(),
     };
     let mut run = (
         summary,
@@ -533,9 +537,21 @@ fn assemble(
     min_pass_rate: f64,
     elapsed: Duration,
 ) -> EvalReport {
-    let summaries: Vec<RunSummary> = runs.iter().map(|(s, _)| s.clone()).collect();
+    let mut summaries: Vec<RunSummary> = runs.iter().map(|(s, _)| s.clone()).collect();
     let (outcome, _) = crate::report::fold_runs(&summaries, min_pass_rate);
     let representative = crate::report::representative(&summaries, outcome);
+    // The report keeps the events and assertions of one run: the first few other runs that
+    // failed keep why (their reply and reasons) in their summary.
+    for (summary, (_, detail)) in summaries
+        .iter_mut()
+        .zip(&runs)
+        .enumerate()
+        .filter(|(i, (s, _))| *i != representative && s.outcome == Outcome::Failed)
+        .map(|(_, pair)| pair)
+        .take(RunSummary::FAILED_RUNS_KEPT)
+    {
+        summary.keep_failure(&detail.assertions, &detail.events);
+    }
     let (
         rep,
         RunDetail {

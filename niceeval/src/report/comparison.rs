@@ -84,9 +84,18 @@ pub(crate) fn delta(d: &Delta, digits: usize) -> String {
 /// A pass-rate change: `0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)`.
 pub(crate) fn pass_rate(r: &PassRateChange) -> String {
     format!(
-        "{:.2} → {:.2} ({}, {}% CI [{}, {}], {})",
+        "{:.2} → {:.2} ({})",
         r.baseline_rate,
         r.rate,
+        difference(r)
+    )
+}
+
+/// The difference of a pass-rate change, its interval and its test: `−0.60, 95% CI [−0.77,
+/// −0.30], p = 0.0002`.
+pub(crate) fn difference(r: &PassRateChange) -> String {
+    format!(
+        "{}, {}% CI [{}, {}], {}",
         signed(r.change(), 2),
         trim_number((1.0 - r.alpha) * 100.0),
         signed_bound(r.difference.low),

@@ -61,6 +61,43 @@ pub struct RunSummary {
     /// (`--retry-errors N`): they are not runs, and count in no pass rate or pass@k.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retries: u32,
+    /// For a failed run that is not the one the report shows (the first 3 such runs), the
+    /// start of its last reply: with `reasons`, why it failed. The report keeps the events
+    /// and assertions of the run it shows only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
+    /// For those runs, the assertions that did not pass, as `name: reason` (the error, for one
+    /// that erred), the first 10 of them, depth first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+}
+
+impl RunSummary {
+    /// How many failed runs, besides the one the report shows, keep their reply and reasons.
+    pub(crate) const FAILED_RUNS_KEPT: usize = 3;
+    /// How many reasons such a run keeps.
+    pub(crate) const REASONS_KEPT: usize = 10;
+    /// How much of each kept reply and reason, in bytes (the middle elided beyond).
+    const KEPT_TEXT: usize = 2048;
+
+    /// Keeps why this run failed — the start of its last reply and the reasons of its
+    /// assertions that did not pass — from the run's `assertions` and `events`, which the
+    /// report does not keep for any run but the one it shows.
+    pub(crate) fn keep_failure(&mut self, assertions: &[AssertionResult], events: &[Event]) {
+        let kept = |text: &str| crate::excerpt::cap(text, Self::KEPT_TEXT).into_owned();
+        self.reply = Event::last_reply(events).map(|reply| kept(reply.as_str()));
+        let mut stack: Vec<&AssertionResult> = assertions.iter().rev().collect();
+        while let Some(a) = stack.pop() {
+            if self.reasons.len() == Self::REASONS_KEPT {
+                break;
+            }
+            if !a.passed || a.error.is_some() {
+                let why = a.error.as_deref().unwrap_or(&a.reason);
+                self.reasons.push(kept(&format!("{}: {why}", a.name)));
+            }
+            stack.extend(a.children.iter().rev());
+        }
+    }
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -453,6 +490,8 @@ mod tests {
             cost_usd: None,
             workspace: None,
             retries: 0,
+            reply: None,
+            reasons: Vec::new(),
         }
     }
 

@@ -482,7 +482,7 @@ fn change_stats(change: &EvalChange) -> serde_json::Value {
                 "{:.2} ({} of {}, 95% CI {})",
                 r.rate, r.passed, r.runs, r.interval
             ),
-            format!("difference {}, {}", r.difference, text::p_text(r.p_value)),
+            format!("difference {}", text::difference(r)),
         ]));
     }
     let mut delta = |name: String, d: &crate::compare::Delta, digits: usize| {
@@ -500,8 +500,21 @@ fn change_stats(change: &EvalChange) -> serde_json::Value {
         delta(format!("metric {name}"), d, 2);
     }
     delta("tokens/run".into(), &change.tokens, 0);
-    delta("cost/run (USD)".into(), &change.cost, 4);
+    let cost = [change.cost.baseline, change.cost.current];
+    delta("cost/run (USD)".into(), &change.cost, cost_digits(cost));
     rows.into()
+}
+
+/// Decimals that show costs with three significant digits (two decimals at least, ten at most),
+/// as the viewer's script does: a run that cost $0.0000229 does not read `0.0000`.
+fn cost_digits(costs: impl IntoIterator<Item = Option<f64>>) -> usize {
+    costs
+        .into_iter()
+        .flatten()
+        .filter(|c| *c > 0.0)
+        .map(|c| (2.0 - c.log10().floor()).max(0.0) as usize)
+        .fold(2, usize::max)
+        .min(10)
 }
 
 /// Each dataset eval over its cases: cases passed, mean score, metrics and, with

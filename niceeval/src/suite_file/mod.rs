@@ -377,7 +377,11 @@ pub fn definitions(
     let suite = load(&absolute)?;
     let module_path: &'static str =
         Box::leak(format!("{module}::{}", stem(path).replace('-', "_")).into_boxed_str());
-    let file: &'static str = Box::leak(path.display().to_string().into_boxed_str());
+    // Named as a Rust eval's file is: relative, here to `dir` (which the engine joins it to
+    // again), when the file is under it.
+    let base = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let shown = absolute.strip_prefix(&base).unwrap_or(path);
+    let file: &'static str = Box::leak(shown.display().to_string().into_boxed_str());
     let manifest_dir: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
     let registry = CASES.get_or_init(Default::default);
     let mut defs = Vec::with_capacity(suite.cases.len());
