@@ -130,17 +130,14 @@ fn the_suite_runners_page_opens_offline_and_shows_each_eval() {
     );
     let runs = text(&mut browser, &tab, "#detail .runs");
     assert!(runs.contains("pass@2 "), "pass@k of the 5 runs: {runs}");
-    assert_eq!(
-        count(&mut browser, &tab, "#detail table.runs tr:nth-child(2) td"),
-        5
-    );
+    assert_eq!(count(&mut browser, &tab, "#detail table.runs tr.run"), 5);
     quiet(&browser);
 }
 
 /// An eval with everything the details show: a conversation of two turns (with thinking, a
 /// tool call and its result, an error), the working copy's changes of each turn, a budget,
 /// spans, and the dataset it is a case of.
-fn rich_report() -> EvalReport {
+pub(super) fn rich_report() -> EvalReport {
     let mut report: EvalReport = serde_json::from_value(serde_json::json!({
         "id": "evals::capitals::paris", "file": "tests/evals.rs", "line": 7, "outcome": "failed",
         "tags": ["geo"], "dataset": "evals::capitals",

@@ -81,6 +81,18 @@ pub(crate) fn delta(d: &Delta, digits: usize) -> String {
     }
 }
 
+/// Decimals that show a cost per run with three significant digits (four decimals at least,
+/// ten at most), so a run that cost $0.0000229 does not read `0.0000`.
+pub(crate) fn cost_digits(d: &Delta) -> usize {
+    [d.baseline, d.current]
+        .into_iter()
+        .flatten()
+        .filter(|c| *c > 0.0)
+        .map(|c| (2.0 - c.log10().floor()).max(0.0) as usize)
+        .fold(4, usize::max)
+        .min(10)
+}
+
 /// A pass-rate change: `0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)`.
 pub(crate) fn pass_rate(r: &PassRateChange) -> String {
     format!(
@@ -139,7 +151,7 @@ pub(crate) fn details(e: &EvalChange) -> String {
         parts.push(format!("tokens/run {}", delta(&e.tokens, 0)));
     }
     if e.cost.change().is_some_and(|c| c.abs() >= 0.000_05) {
-        parts.push(format!("cost/run {}", delta(&e.cost, 4)));
+        parts.push(format!("cost/run {}", delta(&e.cost, cost_digits(&e.cost))));
     }
     parts.join("; ")
 }
@@ -269,7 +281,7 @@ pub(crate) fn regression(c: &Comparison, r: &Regression) -> String {
         RegressionKind::CostRise => format!(
             "rose by more than {}: cost/run {}",
             percent(c.cost_margin),
-            rise(&e.cost, 4)
+            rise(&e.cost, cost_digits(&e.cost))
         ),
     }
 }
@@ -380,7 +392,7 @@ pub(crate) fn comparison_table(c: &Comparison, names: Names) -> Option<Table> {
                 dash(delta_or_empty(&e.score, 2)),
                 dash(metrics.join("; ")),
                 dash(delta_or_empty(&e.tokens, 0)),
-                dash(delta_or_empty(&e.cost, 4)),
+                dash(delta_or_empty(&e.cost, cost_digits(&e.cost))),
             ]
         })
         .collect();

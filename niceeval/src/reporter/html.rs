@@ -500,21 +500,8 @@ fn change_stats(change: &EvalChange) -> serde_json::Value {
         delta(format!("metric {name}"), d, 2);
     }
     delta("tokens/run".into(), &change.tokens, 0);
-    let cost = [change.cost.baseline, change.cost.current];
-    delta("cost/run (USD)".into(), &change.cost, cost_digits(cost));
+    delta("cost/run (USD)".into(), &change.cost, text::cost_digits(&change.cost));
     rows.into()
-}
-
-/// Decimals that show costs with three significant digits (two decimals at least, ten at most),
-/// as the viewer's script does: a run that cost $0.0000229 does not read `0.0000`.
-fn cost_digits(costs: impl IntoIterator<Item = Option<f64>>) -> usize {
-    costs
-        .into_iter()
-        .flatten()
-        .filter(|c| *c > 0.0)
-        .map(|c| (2.0 - c.log10().floor()).max(0.0) as usize)
-        .fold(2, usize::max)
-        .min(10)
 }
 
 /// Each dataset eval over its cases: cases passed, mean score, metrics and, with
@@ -629,16 +616,31 @@ fn unfinished_list(suite: &SuiteReport, names: Names) -> String {
 }
 
 /// A table of the report layer's model in HTML: numeric columns aligned right (`num`), ids as
-/// code, a cell's tone as its class.
+/// code, a cell's tone as its class; a column with nothing in it (every cell empty or `–`) is
+/// left out, so the table fits a narrow pane.
 fn table(t: &Table, class: &str) -> String {
+    let shown: Vec<bool> = (0..t.columns.len())
+        .map(|i| {
+            t.rows.iter().any(|row| {
+                row.get(i)
+                    .is_some_and(|cell| !matches!(cell.text.as_str(), "" | "–"))
+            })
+        })
+        .collect();
     let mut html = format!("<table class=\"{class}\"><tr>");
-    for column in &t.columns {
+    for (column, _) in t.columns.iter().zip(&shown).filter(|(_, shown)| **shown) {
         let _ = write!(html, "<th{}>{}</th>", numeric(column), escape(column.title));
     }
     html.push_str("</tr>");
     for row in &t.rows {
         html.push_str("<tr>");
-        for (column, cell) in t.columns.iter().zip(row) {
+        for ((column, cell), _) in t
+            .columns
+            .iter()
+            .zip(row)
+            .zip(&shown)
+            .filter(|(_, shown)| **shown)
+        {
             let classes: Vec<&str> = [column.numeric.then_some("num"), cell.tone.map(tone_class)]
                 .into_iter()
                 .flatten()
@@ -649,7 +651,12 @@ fn table(t: &Table, class: &str) -> String {
                 format!(" class=\"{}\"", classes.join(" "))
             };
             if cell.code {
-                let _ = write!(html, "<td{class}><code>{}</code></td>", escape(&cell.text));
+                // An id may wrap after each `::` in a narrow pane, and nowhere else.
+                let _ = write!(
+                    html,
+                    "<td{class}><code>{}</code></td>",
+                    escape(&cell.text).replace("::", "::<wbr>")
+                );
             } else {
                 let _ = write!(html, "<td{class}>{}</td>", escape(&cell.text));
             }

@@ -276,9 +276,9 @@
   const rowsBox = $("rows");
   const head = el("div", { class: "row head" },
     el("span", { class: "o" }, "outcome"), el("span", { class: "n" }, "eval"),
-    baseline ? el("span", { class: "c" }, "since baseline") : null,
+    baseline ? el("span", { class: "c", title: "since the baseline" }, "change") : null,
     ...[["score", "score"], ["runs", null], ["tokens", "tokens"], ["cost", "cost"], ["time", "duration"]].map(([label, key]) =>
-      el("span", { class: "v" }, key ? el("button", { type: "button", "data-sort": key }, label) : label)),
+      el("span", { class: "v " + label }, key ? el("button", { type: "button", "data-sort": key }, label) : label)),
   );
   head.addEventListener("click", (event) => {
     const key = event.target.dataset && event.target.dataset.sort;
@@ -305,11 +305,11 @@
         el("span", { class: "o " + tone[s] }, badge[s]),
         nameCell(i),
         baseline ? el("span", { class: "c " + (c ? c.tone : ""), title: c && c.details ? c.details : null }, c ? c.label : "") : null,
-        el("span", { class: "v" }, fmt(r[SCORE])),
-        el("span", { class: "v" }, r[RUNS] > 1 ? `${fmt(r[PASS_RATE])} ×${r[RUNS]}` : "1"),
-        el("span", { class: "v" }, r[TOKENS] ? r[TOKENS] : "–"),
+        el("span", { class: "v score" }, fmt(r[SCORE])),
+        el("span", { class: "v runs" }, r[RUNS] > 1 ? `${fmt(r[PASS_RATE])} ×${r[RUNS]}` : "1"),
+        el("span", { class: "v tokens" }, r[TOKENS] ? r[TOKENS] : "–"),
         el("span", { class: "v cost" }, usd(r[COST])),
-        el("span", { class: "v" }, ms(r[DURATION])),
+        el("span", { class: "v time" }, ms(r[DURATION])),
       );
       row.style.top = p * ROW + "px";
       nodes.push(row);
@@ -317,8 +317,8 @@
     rowsBox.replaceChildren(...nodes);
   }
   // A row's name in parts that give way in turn when the row is narrow: the module path (or
-  // dataset) first, then the eval's own name; a suite file case's `[prompt, provider]` never,
-  // so its rows do not all read the same.
+  // dataset) first, then the eval's own name — of a suite file's case, its test and its
+  // `[prompt, provider]` share what is left, so its rows do not all read the same.
   function nameCell(i) {
     const r = rows[i];
     const full = names[i];
@@ -334,8 +334,7 @@
     }
     return el("span", { class: "n", title: r[ID] },
       cut > 0 ? el("span", { class: "p" }, full.slice(0, cut)) : null,
-      el("span", { class: "l" }, leaf),
-      tail ? el("span", { class: "t" }, tail) : null);
+      tail ? el("span", { class: "r" }, el("span", { class: "l" }, leaf), el("span", { class: "t" }, tail)) : el("span", { class: "l" }, leaf));
   }
   let frame = 0;
   list.addEventListener("scroll", () => {
@@ -493,10 +492,10 @@
     if (r.skip_reason) out.push(el("p", { class: "skip" }, "skipped: " + r.skip_reason));
     if (r.stopped) out.push(el("p", { class: "skip" }, "stopped at: " + r.stopped));
     if (suite.flaky[r.id]) out.push(el("p", { class: "below" }, "flaky: " + suite.flaky[r.id]));
+    if (r.runs.length > 1) out.push(runs(r));
     const c = change(r.id);
     if (c) out.push(comparison(c, r));
     if (earlier[r.id]) out.push(thenAndNow(r));
-    if (r.runs.length > 1) out.push(runs(r));
     // With several runs, what follows is one run's: each title says which.
     const of = r.runs.length > 1 ? ` (run ${shownRun(r) + 1} of ${r.runs.length})` : "";
     const part = (title, ...children) => {
