@@ -676,3 +676,84 @@ mod retry_tests {
         assert_eq!(report.runs[0].retries, 0);
     }
 }
+
+#[cfg(test)]
+mod failed_runs_tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::agent::{Request, agent_fn};
+    use crate::definition::BoxFuture;
+
+    /// Calls so far: every fifth reply is right.
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    fn agent() -> Arc<dyn Agent> {
+        Arc::new(agent_fn(|request: Request| async move {
+            let call = CALLS.fetch_add(1, Ordering::SeqCst);
+            request.events.say(if call % 5 == 0 {
+                "ok".to_string()
+            } else {
+                format!("no, call {call}")
+            });
+            Ok(())
+        }))
+    }
+
+    fn body(t: &mut Eval) -> BoxFuture<'_, crate::Result> {
+        Box::pin(async move {
+            t.send("hello").await?;
+            t.check(t.reply(), crate::expect::includes("ok"));
+            Ok(())
+        })
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_first_failed_runs_keep_their_reply_and_reasons() {
+        let dir = tempfile::tempdir().expect("a temporary directory").keep();
+        std::fs::write(dir.join("niceeval.toml"), "# runs\n").expect("writable");
+        let dir: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
+        let def: &'static EvalDefinition = Box::leak(Box::new(
+            EvalDefinition::new("runs", "engine::failed", file!(), line!(), dir, body)
+                .with_agent(agent),
+        ));
+        let options = RunOptions {
+            runs: Some(10),
+            ..RunOptions::default()
+        };
+        let report = run_eval_async(def, &options).await;
+        // 2 of 10 passed: failed, showing the first failed run, whose summary keeps nothing
+        // more (the report is that run).
+        assert_eq!(report.outcome, Outcome::Failed);
+        assert_eq!(report.reliability.c, 2);
+        let shown = crate::report::representative(&report.runs, report.outcome);
+        assert!(report.runs[shown].reply.is_none());
+        let kept: Vec<usize> = (0..report.runs.len())
+            .filter(|k| report.runs[*k].reply.is_some())
+            .collect();
+        let failed: Vec<usize> = (0..report.runs.len())
+            .filter(|k| *k != shown && report.runs[*k].outcome == Outcome::Failed)
+            .collect();
+        assert_eq!(
+            kept,
+            failed[..RunSummary::FAILED_RUNS_KEPT],
+            "the first three"
+        );
+        for k in kept {
+            let run = &report.runs[k];
+            assert!(
+                run.reply
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("no, call ")),
+                "{run:?}"
+            );
+            assert_eq!(run.reasons.len(), 1, "{run:?}");
+            assert!(run.reasons[0].starts_with("includes(\"ok\"): "), "{run:?}");
+        }
+        assert!(
+            report.runs.iter().all(
+                |r| r.outcome == Outcome::Failed || (r.reply.is_none() && r.reasons.is_empty())
+            )
+        );
+    }
+}

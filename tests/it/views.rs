@@ -4,7 +4,7 @@
 //! geometry holds — no two tables overlap, no word of a cell breaks or sticks out of it,
 //! nothing is wider than its pane, the page itself does not scroll — and what the view is for
 //! shows. Each view is photographed: `target/niceeval/viewer-*.png`, and `docs/viewer-*.png`
-//! with `NICEEVAL_UPDATE_SCREENSHOT=1`.
+//! with `NICEEVAL_UPDATE_SCREENSHOT=1` (the ones the docs show).
 
 use std::path::{Path, PathBuf};
 
@@ -93,8 +93,18 @@ fn geometry(browser: &mut Browser, tab: &Tab, view: &str) -> Vec<String> {
         .collect()
 }
 
+/// The views whose screenshots the docs show (docs/notes/viewer.md).
+const IN_DOCS: [&str; 6] = [
+    "list",
+    "runs",
+    "matrix",
+    "comparison",
+    "then-and-now",
+    "waterfall",
+];
+
 /// Saves a screenshot of the view as `viewer-NAME.png`: under target/niceeval/, and in docs/
-/// with `NICEEVAL_UPDATE_SCREENSHOT` set.
+/// with `NICEEVAL_UPDATE_SCREENSHOT` set (the views of [`IN_DOCS`]).
 fn photograph(browser: &mut Browser, tab: &Tab, name: &str) {
     let png = browser.screenshot(tab);
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
@@ -102,7 +112,7 @@ fn photograph(browser: &mut Browser, tab: &Tab, name: &str) {
     let shot = root.join(format!("target/niceeval/viewer-{name}.png"));
     std::fs::create_dir_all(shot.parent().expect("a parent")).expect("target/niceeval");
     std::fs::write(&shot, &png).expect("the screenshot");
-    if std::env::var_os("NICEEVAL_UPDATE_SCREENSHOT").is_some() {
+    if std::env::var_os("NICEEVAL_UPDATE_SCREENSHOT").is_some() && IN_DOCS.contains(&name) {
         std::fs::write(root.join(format!("docs/viewer-{name}.png")), &png).expect("docs/");
     }
 }
@@ -236,7 +246,9 @@ fn runs_now_and_then() -> (Vec<EvalReport>, Vec<EvalReport>) {
         "I am not able to issue refunds; please call support.",
         "includes(\"refund\"): \"refund\" not found in the reply (52 chars)",
     );
-    let runs = (1..=5).map(|k| run(k != 3, (k == 3).then_some(why))).collect();
+    let runs = (1..=5)
+        .map(|k| run(k != 3, (k == 3).then_some(why)))
+        .collect();
     now.push(runs_eval("evals::support::flaky_refund", runs, 0.8));
     then.push(runs_eval(
         "evals::support::flaky_refund",
@@ -352,7 +364,12 @@ fn every_view_fits_1400_by_900_and_shows_what_it_is_for() {
 
     // The list: on the first screen with the summary beside it, by name, costs readable,
     // a suite file's cases told apart.
-    let tab = open(&mut browser, &page, "", "document.querySelector('#rows .row')");
+    let tab = open(
+        &mut browser,
+        &page,
+        "",
+        "document.querySelector('#rows .row')",
+    );
     photograph(&mut browser, &tab, "list");
     wrong.extend(geometry(&mut browser, &tab, "list"));
     let first = browser.eval(
@@ -365,7 +382,10 @@ fn every_view_fits_1400_by_900_and_shows_what_it_is_for() {
     );
     assert!(
         browser
-            .eval(&tab, "document.querySelector('#detail #summary .changes') !== null")
+            .eval(
+                &tab,
+                "document.querySelector('#detail #summary .changes') !== null"
+            )
             .as_bool()
             .expect("a boolean"),
         "the summary, with the comparison's table, is in the detail pane"
@@ -530,7 +550,10 @@ fn every_view_fits_1400_by_900_and_shows_what_it_is_for() {
     );
     assert!(
         browser
-            .eval(&tab, "document.querySelector('#detail .baseline').textContent")
+            .eval(
+                &tab,
+                "document.querySelector('#detail .baseline').textContent"
+            )
             .as_str()
             .is_some_and(|t| t.ends_with("after-the-prompt-change/baseline.json"))
     );

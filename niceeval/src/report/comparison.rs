@@ -95,12 +95,7 @@ pub(crate) fn cost_digits(d: &Delta) -> usize {
 
 /// A pass-rate change: `0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)`.
 pub(crate) fn pass_rate(r: &PassRateChange) -> String {
-    format!(
-        "{:.2} → {:.2} ({})",
-        r.baseline_rate,
-        r.rate,
-        difference(r)
-    )
+    format!("{:.2} → {:.2} ({})", r.baseline_rate, r.rate, difference(r))
 }
 
 /// The difference of a pass-rate change, its interval and its test: `−0.60, 95% CI [−0.77,
@@ -424,6 +419,26 @@ mod tests {
             pass_rate(&c),
             "0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)"
         );
+        // The difference alone (the viewer's statistics cell), its point estimate first.
+        assert_eq!(difference(&c), "−0.60, 95% CI [−0.77, −0.30], p = 0.0002");
+    }
+
+    #[test]
+    fn a_small_cost_keeps_three_significant_digits() {
+        let cost = |baseline, current| Delta {
+            baseline,
+            current,
+            p_value: None,
+        };
+        assert_eq!(cost_digits(&cost(Some(2.29), Some(2.5))), 4);
+        let small = cost(Some(0.000_022_9), Some(0.000_031));
+        assert_eq!(cost_digits(&small), 7);
+        assert_eq!(
+            delta(&small, cost_digits(&small)),
+            "0.0000229 → 0.0000310 (+0.0000081)"
+        );
+        assert_eq!(cost_digits(&cost(None, Some(0.0))), 4);
+        assert_eq!(cost_digits(&cost(None, Some(1e-15))), 10);
     }
 
     #[test]

@@ -496,6 +496,54 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_run_keeps_its_last_reply_and_the_reasons_it_failed_bounded() {
+        let failed = |name: &str| {
+            serde_json::json!({"name": name, "kind": "value", "severity": "gate", "score": 0.0,
+                "passed": false, "reason": format!("{name} not found")})
+        };
+        let assertions: Vec<AssertionResult> = serde_json::from_value(serde_json::json!([
+            {"name": "all_of", "kind": "value", "severity": "gate", "score": 0.5, "passed": false,
+             "reason": "1 of 2 passed", "children": [
+                {"name": "includes(\"a\")", "kind": "value", "severity": "gate", "score": 1.0, "passed": true, "reason": "found"},
+                failed("includes(\"b\")"),
+             ]},
+            {"name": "judge", "kind": "judge", "severity": "soft", "score": 0.0, "passed": true,
+             "reason": "", "error": "the judge did not answer"},
+        ]))
+        .expect("assertions");
+        let events = vec![
+            Event::assistant("first"),
+            Event::user("again"),
+            Event::assistant("last"),
+        ];
+        let mut summary = run(Outcome::Failed, 1.0);
+        summary.keep_failure(&assertions, &events);
+        assert_eq!(summary.reply.as_deref(), Some("last"));
+        assert_eq!(
+            summary.reasons,
+            [
+                "all_of: 1 of 2 passed",
+                "includes(\"b\"): includes(\"b\") not found",
+                "judge: the judge did not answer"
+            ]
+        );
+        // Bounded: ten reasons, each reply and reason cut to 2 KiB.
+        let many: Vec<AssertionResult> = (0..30)
+            .map(|i| serde_json::from_value(failed(&format!("check {i}"))).expect("one"))
+            .collect();
+        let long = "x".repeat(100_000);
+        let mut summary = run(Outcome::Failed, 1.0);
+        summary.keep_failure(&many, &[Event::assistant(long.as_str())]);
+        assert_eq!(summary.reasons.len(), RunSummary::REASONS_KEPT);
+        assert!(summary.reply.as_ref().is_some_and(|r| r.len() < 2100));
+        let json = serde_json::to_value(&summary).expect("serializes");
+        assert_eq!(json["reasons"][9], "check 9: check 9 not found");
+        // A summary without them writes neither.
+        let json = serde_json::to_value(run(Outcome::Failed, 1.0)).expect("serializes");
+        assert!(json.get("reply").is_none() && json.get("reasons").is_none());
+    }
+
+    #[test]
     fn the_representative_run_agrees_with_the_eval_outcome() {
         use Outcome::*;
         let runs = [run(Failed, 1.0), run(Passed, 2.0), run(Passed, 3.0)];

@@ -500,7 +500,11 @@ fn change_stats(change: &EvalChange) -> serde_json::Value {
         delta(format!("metric {name}"), d, 2);
     }
     delta("tokens/run".into(), &change.tokens, 0);
-    delta("cost/run (USD)".into(), &change.cost, text::cost_digits(&change.cost));
+    delta(
+        "cost/run (USD)".into(),
+        &change.cost,
+        text::cost_digits(&change.cost),
+    );
     rows.into()
 }
 

@@ -655,6 +655,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_case_names_its_file_relative_to_the_crate_as_a_rust_eval_does() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let text = "prompts: ['Say {{x}}']\nproviders: [echo]\ntests:\n  - vars: {x: hi}\n";
+        std::fs::create_dir_all(dir.path().join("suites")).expect("writable");
+        let file = dir.path().join("suites/promptfooconfig.yaml");
+        std::fs::write(&file, text).expect("writable");
+        let (defs, _) = definitions(&file, "suite", dir.path()).expect("read");
+        assert_eq!(defs[0].file, "suites/promptfooconfig.yaml");
+        // The engine finds it again from the crate's directory.
+        assert!(Path::new(defs[0].manifest_dir).join(defs[0].file).is_file());
+        // A file outside the crate's directory keeps the path it was given.
+        let elsewhere = tempfile::tempdir().expect("a temporary directory");
+        let (defs, _) = definitions(&file, "suite", elsewhere.path()).expect("read");
+        assert_eq!(defs[0].file, file.display().to_string());
+    }
+
+    #[test]
     fn packed_items_come_back_as_they_were_written() {
         let items: Vec<AssertSpec> = serde_json::from_value(serde_json::json!([
             {"type": "icontains", "value": "topic 3", "weight": 2, "metric": "m"},
