@@ -579,6 +579,22 @@ fn every_view_fits_1400_by_900_and_shows_what_it_is_for() {
         2
     );
 
+    // On a wide screen, then and now side by side, neither overlapping the other.
+    let wide = browser.open_sized(
+        &format!("file://{}#open=evals::capitals::paris", page.display()),
+        Some((2560, 1440)),
+    );
+    browser.wait_for(
+        &wide,
+        "document.querySelector('#detail .then-and-now[data-loaded]')",
+    );
+    wrong.extend(geometry(&mut browser, &wide, "then and now at 2560×1440"));
+    let tops = browser.eval(
+        &wide,
+        "Array.from(document.querySelectorAll('#detail .then-and-now .sides > div'), (d) => d.getBoundingClientRect().top)",
+    );
+    assert_eq!(tops[0], tops[1], "side by side: {tops}");
+
     // The waterfall: a time axis; tool names as written.
     browser.eval(
         &tab,

@@ -768,9 +768,9 @@
   // the open eval or, while none is, the summary in the detail pane.
   const totals = summary && summary.querySelector(".totals");
   if (totals) $("top").append(totals);
+  if (summary) summary.remove(); // shown in the detail pane by home()
   document.body.classList.add("app");
   $("app").hidden = false;
-  if (!state.open) home();
   readHash();
   showState();
   apply();
@@ -778,6 +778,8 @@
     const p = shown.indexOf(byId.get(state.open));
     if (p >= 0) select_(p);
     else open(state.open);
+  } else {
+    home();
   }
   window.addEventListener("hashchange", () => {
     readHash();
