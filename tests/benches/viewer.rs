@@ -39,7 +39,7 @@ fn main() {
 fn write(cases: usize, page: &std::path::Path) -> std::path::PathBuf {
     let scrambled = std::env::var_os("VIEWER_SCRAMBLED").is_some();
     assert!(
-        cases % 7919 != 0,
+        !cases.is_multiple_of(7919),
         "7919 is prime: a permutation of the cases"
     );
     let case = |k: usize| if scrambled { (k * 7919) % cases } else { k };

@@ -344,7 +344,10 @@ fn a_conversation_a_workspace_diff_and_a_span_waterfall_render() {
 /// a scrambled order (case `k × 7919 mod n` finishes `k`-th), as a concurrent run finishes
 /// them.
 fn synthetic_page(dir: &Path, n: usize) -> PathBuf {
-    assert!(n % 7919 != 0, "7919 is prime: a permutation of 0..n");
+    assert!(
+        !n.is_multiple_of(7919),
+        "7919 is prime: a permutation of 0..n"
+    );
     let page = dir.join(format!("cases-{n}.html"));
     let order = move || (0..n).map(move |k| (k * 7919) % n);
     let ids = order()
