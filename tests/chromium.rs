@@ -176,6 +176,12 @@ impl Browser {
 
     /// Opens a tab at `url`, its console and log watched.
     pub fn open(&mut self, url: &str) -> Tab {
+        self.open_sized(url, None)
+    }
+
+    /// Opens a tab at `url` as [`Browser::open`] does, its viewport `width` × `height` CSS
+    /// pixels when `size` is given (set before the page loads, so its first layout has it).
+    pub fn open_sized(&mut self, url: &str, size: Option<(u32, u32)>) -> Tab {
         let target = self.call(
             None,
             "Target.createTarget",
@@ -194,6 +200,13 @@ impl Browser {
         };
         for domain in ["Page.enable", "Runtime.enable", "Log.enable"] {
             self.call(Some(&tab), domain, serde_json::json!({}));
+        }
+        if let Some((width, height)) = size {
+            self.call(
+                Some(&tab),
+                "Emulation.setDeviceMetricsOverride",
+                serde_json::json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": false }),
+            );
         }
         self.call(
             Some(&tab),

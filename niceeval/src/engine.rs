@@ -260,6 +260,8 @@ fn failed_before_start(error: RunError) -> (RunSummary, RunDetail) {
             judge_usage: Usage::default(),
             workspace: None,
             retries: 0,
+            reply: None,
+            reasons: Vec::new(),
         },
         RunDetail {
             assertions: Vec::new(),
@@ -442,6 +444,8 @@ async fn run_once(
         judge_usage: spent_by_assertions(&assertions),
         workspace,
         retries: 0,
+        reply: None,
+        reasons: Vec::new(),
     };
     let mut run = (
         summary,
@@ -536,9 +540,21 @@ fn assemble(
     min_pass_rate: f64,
     elapsed: Duration,
 ) -> EvalReport {
-    let summaries: Vec<RunSummary> = runs.iter().map(|(s, _)| s.clone()).collect();
+    let mut summaries: Vec<RunSummary> = runs.iter().map(|(s, _)| s.clone()).collect();
     let (outcome, _) = crate::report::fold_runs(&summaries, min_pass_rate);
     let representative = crate::report::representative(&summaries, outcome);
+    // The report keeps the events and assertions of one run: the first few other runs that
+    // failed keep why (their reply and reasons) in their summary.
+    for (summary, (_, detail)) in summaries
+        .iter_mut()
+        .zip(&runs)
+        .enumerate()
+        .filter(|(i, (s, _))| *i != representative && s.outcome == Outcome::Failed)
+        .map(|(_, pair)| pair)
+        .take(RunSummary::FAILED_RUNS_KEPT)
+    {
+        summary.keep_failure(&detail.assertions, &detail.events);
+    }
     let (
         rep,
         RunDetail {
@@ -661,5 +677,86 @@ mod retry_tests {
         let report = run_eval_async(def, &options(0)).await;
         assert_eq!(report.outcome, Outcome::Failed);
         assert_eq!(report.runs[0].retries, 0);
+    }
+}
+
+#[cfg(test)]
+mod failed_runs_tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::agent::{Request, agent_fn};
+    use crate::definition::BoxFuture;
+
+    /// Calls so far: every fifth reply is right.
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    fn agent() -> Arc<dyn Agent> {
+        Arc::new(agent_fn(|request: Request| async move {
+            let call = CALLS.fetch_add(1, Ordering::SeqCst);
+            request.events.say(if call % 5 == 0 {
+                "ok".to_string()
+            } else {
+                format!("no, call {call}")
+            });
+            Ok(())
+        }))
+    }
+
+    fn body(t: &mut Eval) -> BoxFuture<'_, crate::Result> {
+        Box::pin(async move {
+            t.send("hello").await?;
+            t.check(t.reply(), crate::expect::includes("ok"));
+            Ok(())
+        })
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_first_failed_runs_keep_their_reply_and_reasons() {
+        let dir = tempfile::tempdir().expect("a temporary directory").keep();
+        std::fs::write(dir.join("niceeval.toml"), "# runs\n").expect("writable");
+        let dir: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
+        let def: &'static EvalDefinition = Box::leak(Box::new(
+            EvalDefinition::new("runs", "engine::failed", file!(), line!(), dir, body)
+                .with_agent(agent),
+        ));
+        let options = RunOptions {
+            runs: Some(10),
+            ..RunOptions::default()
+        };
+        let report = run_eval_async(def, &options).await;
+        // 2 of 10 passed: failed, showing the first failed run, whose summary keeps nothing
+        // more (the report is that run).
+        assert_eq!(report.outcome, Outcome::Failed);
+        assert_eq!(report.reliability.c, 2);
+        let shown = crate::report::representative(&report.runs, report.outcome);
+        assert!(report.runs[shown].reply.is_none());
+        let kept: Vec<usize> = (0..report.runs.len())
+            .filter(|k| report.runs[*k].reply.is_some())
+            .collect();
+        let failed: Vec<usize> = (0..report.runs.len())
+            .filter(|k| *k != shown && report.runs[*k].outcome == Outcome::Failed)
+            .collect();
+        assert_eq!(
+            kept,
+            failed[..RunSummary::FAILED_RUNS_KEPT],
+            "the first three"
+        );
+        for k in kept {
+            let run = &report.runs[k];
+            assert!(
+                run.reply
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("no, call ")),
+                "{run:?}"
+            );
+            assert_eq!(run.reasons.len(), 1, "{run:?}");
+            assert!(run.reasons[0].starts_with("includes(\"ok\"): "), "{run:?}");
+        }
+        assert!(
+            report.runs.iter().all(
+                |r| r.outcome == Outcome::Failed || (r.reply.is_none() && r.reasons.is_empty())
+            )
+        );
     }
 }

@@ -5,7 +5,10 @@
 //! from navigation start, median of three fresh tabs) and the time filtering and sorting all
 //! rows take (the page's own measure of one `apply`).
 //!
-//! `VIEWER_KEEP=FILE` keeps a copy of the page.
+//! `VIEWER_KEEP=FILE` keeps a copy of the page. `VIEWER_SCRAMBLED=1` writes the cases in a
+//! scrambled order (case `k × 7919 mod n` finishes `k`-th, as a concurrent run finishes them),
+//! so the list's sort by name has work to do. `VIEWER_OPEN=FILE` writes nothing and measures
+//! that page instead (two versions of the viewer on one page: keep it, swap the script).
 //!
 //! `cargo bench -p niceeval-tests --bench viewer` (targets: open < 2 s, file < 30 MB, filter
 //! or sort < 100 ms).
@@ -24,14 +27,28 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(100_000);
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let page = dir.path().join("viewer.html");
+    let page = match std::env::var_os("VIEWER_OPEN") {
+        Some(page) => std::path::PathBuf::from(page),
+        None => write(cases, &dir.path().join("viewer.html")),
+    };
+    open(cases, &page);
+}
 
+/// Writes the page of `cases` synthetic cases at `page`, saying how long it took and how large
+/// it is.
+fn write(cases: usize, page: &std::path::Path) -> std::path::PathBuf {
+    let scrambled = std::env::var_os("VIEWER_SCRAMBLED").is_some();
+    assert!(
+        !cases.is_multiple_of(7919),
+        "7919 is prime: a permutation of the cases"
+    );
+    let case = |k: usize| if scrambled { (k * 7919) % cases } else { k };
     let started = Instant::now();
     let mut html = Html::new(std::io::BufWriter::new(
-        std::fs::File::create(&page).expect("the page's file"),
+        std::fs::File::create(page).expect("the page's file"),
     ));
     let ids: Vec<String> = (0..cases)
-        .map(|i| format!("{}::case_{i:06}", synthetic::DATASET))
+        .map(|k| format!("{}::case_{:06}", synthetic::DATASET, case(k)))
         .collect();
     html.on_run_start(&SuiteStart {
         evals: ids,
@@ -40,9 +57,10 @@ fn main() {
     .expect("start");
     let mut summaries = Vec::with_capacity(cases);
     let mut making = std::time::Duration::ZERO;
-    for i in 0..cases {
+    for k in 0..cases {
         let made = Instant::now();
-        let report: EvalReport = serde_json::from_value(synthetic::case(i)).expect("a report");
+        let report: EvalReport =
+            serde_json::from_value(synthetic::case(case(k))).expect("a report");
         making += made.elapsed();
         html.on_eval_complete(&report).expect("written");
         summaries.push(EvalSummary::from(&report));
@@ -50,7 +68,7 @@ fn main() {
     html.on_run_complete(&SuiteReport::new(summaries, 0, false, 1.0))
         .expect("written");
     let writing = started.elapsed() - making;
-    let size = std::fs::metadata(&page).expect("the page").len();
+    let size = std::fs::metadata(page).expect("the page").len();
     // The process's peak memory: the reports were made one at a time and dropped; what stays
     // is one summary per eval (the suite's) and the reporter's compressed rows.
     let peak = std::fs::read_to_string("/proc/self/status")
@@ -61,14 +79,21 @@ fn main() {
         })
         .unwrap_or_else(|| "unknown".to_string());
     println!(
-        "viewer: {cases} cases, page {:.1} MB, written in {:.2} s (reporter only), peak RSS {peak}",
+        "viewer: {cases} cases{}, page {:.1} MB, written in {:.2} s (reporter only), peak RSS {peak}",
+        if scrambled { " (scrambled)" } else { "" },
         size as f64 / 1e6,
         writing.as_secs_f64()
     );
 
     if let Some(keep) = std::env::var_os("VIEWER_KEEP") {
-        std::fs::copy(&page, &keep).expect("the page copied to VIEWER_KEEP");
+        std::fs::copy(page, &keep).expect("the page copied to VIEWER_KEEP");
     }
+    page.to_path_buf()
+}
+
+/// Opens `page` (of `cases` rows) three times, then filters and sorts it, saying how long each
+/// took by the page's own measure.
+fn open(cases: usize, page: &std::path::Path) {
     let mut browser =
         Browser::launch().expect("the benchmark needs Chromium: run scripts/install-chromium.sh");
     let url = format!("file://{}", page.display());

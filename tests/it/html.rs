@@ -130,17 +130,14 @@ fn the_suite_runners_page_opens_offline_and_shows_each_eval() {
     );
     let runs = text(&mut browser, &tab, "#detail .runs");
     assert!(runs.contains("pass@2 "), "pass@k of the 5 runs: {runs}");
-    assert_eq!(
-        count(&mut browser, &tab, "#detail table.runs tr:nth-child(2) td"),
-        5
-    );
+    assert_eq!(count(&mut browser, &tab, "#detail table.runs tr.run"), 5);
     quiet(&browser);
 }
 
 /// An eval with everything the details show: a conversation of two turns (with thinking, a
 /// tool call and its result, an error), the working copy's changes of each turn, a budget,
 /// spans, and the dataset it is a case of.
-fn rich_report() -> EvalReport {
+pub(super) fn rich_report() -> EvalReport {
     let mut report: EvalReport = serde_json::from_value(serde_json::json!({
         "id": "evals::capitals::paris", "file": "tests/evals.rs", "line": 7, "outcome": "failed",
         "tags": ["geo"], "dataset": "evals::capitals",
@@ -343,18 +340,34 @@ fn a_conversation_a_workspace_diff_and_a_span_waterfall_render() {
     quiet(&browser);
 }
 
-/// A page of `n` synthetic dataset cases (`niceeval_tests::synthetic`) in `dir`.
+/// A page of `n` synthetic dataset cases (`niceeval_tests::synthetic`) in `dir`, written in
+/// a scrambled order (case `k × 7919 mod n` finishes `k`-th), as a concurrent run finishes
+/// them.
 fn synthetic_page(dir: &Path, n: usize) -> PathBuf {
+    assert!(
+        !n.is_multiple_of(7919),
+        "7919 is prime: a permutation of 0..n"
+    );
     let page = dir.join(format!("cases-{n}.html"));
-    let ids = (0..n)
+    let order = move || (0..n).map(move |k| (k * 7919) % n);
+    let ids = order()
         .map(|i| format!("{}::case_{i:06}", synthetic::DATASET))
         .collect();
     write_page(
-        (0..n).map(|i| serde_json::from_value(synthetic::case(i)).expect("a report")),
+        order().map(|i| serde_json::from_value(synthetic::case(i)).expect("a report")),
         ids,
         &page,
     );
     page
+}
+
+/// The rows painted in the list: each one's position and id.
+fn painted(browser: &mut Browser, tab: &Tab) -> Vec<(usize, String)> {
+    let rows = browser.eval(
+        tab,
+        "Array.from(document.querySelectorAll('#rows .row'), (r) => [Number(r.dataset.p), r.dataset.id])",
+    );
+    serde_json::from_value(rows).expect("positions and ids")
 }
 
 #[test]
@@ -496,6 +509,19 @@ fn a_page_of_100_000_cases_is_under_30_mb_and_opens_whole() {
         count(&mut browser, &tab, "#rows .row") < 200,
         "the list is virtualized"
     );
+    // Sorted by name, though written in another order: the row at position p is case p, at the
+    // top, in the middle and at the end.
+    for top in [0, 50_000, 99_980] {
+        browser.eval(
+            &tab,
+            &format!("new Promise((done) => {{ document.getElementById('list').scrollTop = {top} * 26; requestAnimationFrame(() => requestAnimationFrame(done)); }})"),
+        );
+        let rows = painted(&mut browser, &tab);
+        assert!(rows.iter().any(|(p, _)| *p == top), "{top}: {rows:?}");
+        for (p, id) in rows {
+            assert_eq!(id, format!("{}::case_{p:06}", synthetic::DATASET));
+        }
+    }
     browser.eval(&tab, "location.hash = 'o=failed&sort=-duration'");
     browser.wait_for(&tab, "document.body.dataset.shown === '10000'");
     quiet(&browser);

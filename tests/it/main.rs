@@ -32,6 +32,10 @@ mod reporters;
 /// workspace diff, spans, filters and the URL hash, a 100,000-case page.
 mod html;
 
+/// Every view of the HTML viewer at 1400×900: geometry (nothing overlaps, breaks mid-word or
+/// is wider than its pane), what each view is for, and a screenshot of each.
+mod views;
+
 /// `cargo insta test` / `accept` / CI on a copy of a crate with #[eval(snapshot)] evals.
 mod insta_workflow;
 

@@ -81,12 +81,28 @@ pub(crate) fn delta(d: &Delta, digits: usize) -> String {
     }
 }
 
+/// Decimals that show a cost per run with three significant digits (four decimals at least,
+/// ten at most), so a run that cost $0.0000229 does not read `0.0000`.
+pub(crate) fn cost_digits(d: &Delta) -> usize {
+    [d.baseline, d.current]
+        .into_iter()
+        .flatten()
+        .filter(|c| *c > 0.0)
+        .map(|c| (2.0 - c.log10().floor()).max(0.0) as usize)
+        .fold(4, usize::max)
+        .min(10)
+}
+
 /// A pass-rate change: `0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)`.
 pub(crate) fn pass_rate(r: &PassRateChange) -> String {
+    format!("{:.2} → {:.2} ({})", r.baseline_rate, r.rate, difference(r))
+}
+
+/// The difference of a pass-rate change, its interval and its test: `−0.60, 95% CI [−0.77,
+/// −0.30], p = 0.0002`.
+pub(crate) fn difference(r: &PassRateChange) -> String {
     format!(
-        "{:.2} → {:.2} ({}, {}% CI [{}, {}], {})",
-        r.baseline_rate,
-        r.rate,
+        "{}, {}% CI [{}, {}], {}",
         signed(r.change(), 2),
         trim_number((1.0 - r.alpha) * 100.0),
         signed_bound(r.difference.low),
@@ -130,7 +146,7 @@ pub(crate) fn details(e: &EvalChange) -> String {
         parts.push(format!("tokens/run {}", delta(&e.tokens, 0)));
     }
     if e.cost.change().is_some_and(|c| c.abs() >= 0.000_05) {
-        parts.push(format!("cost/run {}", delta(&e.cost, 4)));
+        parts.push(format!("cost/run {}", delta(&e.cost, cost_digits(&e.cost))));
     }
     parts.join("; ")
 }
@@ -280,7 +296,7 @@ pub(crate) fn regression(c: &Comparison, r: &Regression) -> String {
         RegressionKind::CostRise => format!(
             "rose by more than {}: cost/run {}",
             percent(c.cost_margin),
-            rise(&e.cost, 4)
+            rise(&e.cost, cost_digits(&e.cost))
         ),
     }
 }
@@ -392,7 +408,7 @@ pub(crate) fn comparison_table(c: &Comparison, names: Names) -> Option<Table> {
                 dash(delta_or_empty(&e.score, 2)),
                 dash(metrics.join("; ")),
                 dash(delta_or_empty(&e.tokens, 0)),
-                dash(delta_or_empty(&e.cost, 4)),
+                dash(delta_or_empty(&e.cost, cost_digits(&e.cost))),
             ]
         })
         .collect();
@@ -424,6 +440,26 @@ mod tests {
             pass_rate(&c),
             "0.90 → 0.30 (−0.60, 95% CI [−0.77, −0.30], p = 0.0002)"
         );
+        // The difference alone (the viewer's statistics cell), its point estimate first.
+        assert_eq!(difference(&c), "−0.60, 95% CI [−0.77, −0.30], p = 0.0002");
+    }
+
+    #[test]
+    fn a_small_cost_keeps_three_significant_digits() {
+        let cost = |baseline, current| Delta {
+            baseline,
+            current,
+            p_value: None,
+        };
+        assert_eq!(cost_digits(&cost(Some(2.29), Some(2.5))), 4);
+        let small = cost(Some(0.000_022_9), Some(0.000_031));
+        assert_eq!(cost_digits(&small), 7);
+        assert_eq!(
+            delta(&small, cost_digits(&small)),
+            "0.0000229 → 0.0000310 (+0.0000081)"
+        );
+        assert_eq!(cost_digits(&cost(None, Some(0.0))), 4);
+        assert_eq!(cost_digits(&cost(None, Some(1e-15))), 10);
     }
 
     #[test]

@@ -61,6 +61,43 @@ pub struct RunSummary {
     /// (`--retry-errors N`): they are not runs, and count in no pass rate or pass@k.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retries: u32,
+    /// For a failed run that is not the one the report shows (the first 3 such runs), the
+    /// start of its last reply: with `reasons`, why it failed. The report keeps the events
+    /// and assertions of the run it shows only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
+    /// For those runs, the assertions that did not pass, as `name: reason` (the error, for one
+    /// that erred), the first 10 of them, depth first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+}
+
+impl RunSummary {
+    /// How many failed runs, besides the one the report shows, keep their reply and reasons.
+    pub(crate) const FAILED_RUNS_KEPT: usize = 3;
+    /// How many reasons such a run keeps.
+    pub(crate) const REASONS_KEPT: usize = 10;
+    /// How much of each kept reply and reason, in bytes (the middle elided beyond).
+    const KEPT_TEXT: usize = 2048;
+
+    /// Keeps why this run failed — the start of its last reply and the reasons of its
+    /// assertions that did not pass — from the run's `assertions` and `events`, which the
+    /// report does not keep for any run but the one it shows.
+    pub(crate) fn keep_failure(&mut self, assertions: &[AssertionResult], events: &[Event]) {
+        let kept = |text: &str| crate::excerpt::cap(text, Self::KEPT_TEXT).into_owned();
+        self.reply = Event::last_reply(events).map(|reply| kept(reply.as_str()));
+        let mut stack: Vec<&AssertionResult> = assertions.iter().rev().collect();
+        while let Some(a) = stack.pop() {
+            if self.reasons.len() == Self::REASONS_KEPT {
+                break;
+            }
+            if !a.passed || a.error.is_some() {
+                let why = a.error.as_deref().unwrap_or(&a.reason);
+                self.reasons.push(kept(&format!("{}: {why}", a.name)));
+            }
+            stack.extend(a.children.iter().rev());
+        }
+    }
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -453,7 +490,57 @@ mod tests {
             cost_usd: None,
             workspace: None,
             retries: 0,
+            reply: None,
+            reasons: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_failed_run_keeps_its_last_reply_and_the_reasons_it_failed_bounded() {
+        let failed = |name: &str| {
+            serde_json::json!({"name": name, "kind": "value", "severity": "gate", "score": 0.0,
+                "passed": false, "reason": format!("{name} not found")})
+        };
+        let assertions: Vec<AssertionResult> = serde_json::from_value(serde_json::json!([
+            {"name": "all_of", "kind": "value", "severity": "gate", "score": 0.5, "passed": false,
+             "reason": "1 of 2 passed", "children": [
+                {"name": "includes(\"a\")", "kind": "value", "severity": "gate", "score": 1.0, "passed": true, "reason": "found"},
+                failed("includes(\"b\")"),
+             ]},
+            {"name": "judge", "kind": "judge", "severity": "soft", "score": 0.0, "passed": true,
+             "reason": "", "error": "the judge did not answer"},
+        ]))
+        .expect("assertions");
+        let events = vec![
+            Event::assistant("first"),
+            Event::user("again"),
+            Event::assistant("last"),
+        ];
+        let mut summary = run(Outcome::Failed, 1.0);
+        summary.keep_failure(&assertions, &events);
+        assert_eq!(summary.reply.as_deref(), Some("last"));
+        assert_eq!(
+            summary.reasons,
+            [
+                "all_of: 1 of 2 passed",
+                "includes(\"b\"): includes(\"b\") not found",
+                "judge: the judge did not answer"
+            ]
+        );
+        // Bounded: ten reasons, each reply and reason cut to 2 KiB.
+        let many: Vec<AssertionResult> = (0..30)
+            .map(|i| serde_json::from_value(failed(&format!("check {i}"))).expect("one"))
+            .collect();
+        let long = "x".repeat(100_000);
+        let mut summary = run(Outcome::Failed, 1.0);
+        summary.keep_failure(&many, &[Event::assistant(long.as_str())]);
+        assert_eq!(summary.reasons.len(), RunSummary::REASONS_KEPT);
+        assert!(summary.reply.as_ref().is_some_and(|r| r.len() < 2100));
+        let json = serde_json::to_value(&summary).expect("serializes");
+        assert_eq!(json["reasons"][9], "check 9: check 9 not found");
+        // A summary without them writes neither.
+        let json = serde_json::to_value(run(Outcome::Failed, 1.0)).expect("serializes");
+        assert!(json.get("reply").is_none() && json.get("reasons").is_none());
     }
 
     #[test]

@@ -482,7 +482,7 @@ fn change_stats(change: &EvalChange) -> serde_json::Value {
                 "{:.2} ({} of {}, 95% CI {})",
                 r.rate, r.passed, r.runs, r.interval
             ),
-            format!("difference {}, {}", r.difference, text::p_text(r.p_value)),
+            format!("difference {}", text::difference(r)),
         ]));
     }
     let mut delta = |name: String, d: &crate::compare::Delta, digits: usize| {
@@ -500,7 +500,11 @@ fn change_stats(change: &EvalChange) -> serde_json::Value {
         delta(format!("metric {name}"), d, 2);
     }
     delta("tokens/run".into(), &change.tokens, 0);
-    delta("cost/run (USD)".into(), &change.cost, 4);
+    delta(
+        "cost/run (USD)".into(),
+        &change.cost,
+        text::cost_digits(&change.cost),
+    );
     rows.into()
 }
 
@@ -619,16 +623,31 @@ fn unfinished_list(suite: &SuiteReport, names: Names) -> String {
 }
 
 /// A table of the report layer's model in HTML: numeric columns aligned right (`num`), ids as
-/// code, a cell's tone as its class.
+/// code, a cell's tone as its class; a column with nothing in it (every cell empty or `–`) is
+/// left out, so the table fits a narrow pane.
 fn table(t: &Table, class: &str) -> String {
+    let shown: Vec<bool> = (0..t.columns.len())
+        .map(|i| {
+            t.rows.iter().any(|row| {
+                row.get(i)
+                    .is_some_and(|cell| !matches!(cell.text.as_str(), "" | "–"))
+            })
+        })
+        .collect();
     let mut html = format!("<table class=\"{class}\"><tr>");
-    for column in &t.columns {
+    for (column, _) in t.columns.iter().zip(&shown).filter(|(_, shown)| **shown) {
         let _ = write!(html, "<th{}>{}</th>", numeric(column), escape(column.title));
     }
     html.push_str("</tr>");
     for row in &t.rows {
         html.push_str("<tr>");
-        for (column, cell) in t.columns.iter().zip(row) {
+        for ((column, cell), _) in t
+            .columns
+            .iter()
+            .zip(row)
+            .zip(&shown)
+            .filter(|(_, shown)| **shown)
+        {
             let classes: Vec<&str> = [column.numeric.then_some("num"), cell.tone.map(tone_class)]
                 .into_iter()
                 .flatten()
@@ -639,7 +658,12 @@ fn table(t: &Table, class: &str) -> String {
                 format!(" class=\"{}\"", classes.join(" "))
             };
             if cell.code {
-                let _ = write!(html, "<td{class}><code>{}</code></td>", escape(&cell.text));
+                // An id may wrap after each `::` in a narrow pane, and nowhere else.
+                let _ = write!(
+                    html,
+                    "<td{class}><code>{}</code></td>",
+                    escape(&cell.text).replace("::", "::<wbr>")
+                );
             } else {
                 let _ = write!(html, "<td{class}>{}</td>", escape(&cell.text));
             }

@@ -377,7 +377,11 @@ pub fn definitions(
     let suite = load(&absolute)?;
     let module_path: &'static str =
         Box::leak(format!("{module}::{}", stem(path).replace('-', "_")).into_boxed_str());
-    let file: &'static str = Box::leak(path.display().to_string().into_boxed_str());
+    // Named as a Rust eval's file is: relative, here to `dir` (which the engine joins it to
+    // again), when the file is under it.
+    let base = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let shown = absolute.strip_prefix(&base).unwrap_or(path);
+    let file: &'static str = Box::leak(shown.display().to_string().into_boxed_str());
     let manifest_dir: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
     let registry = CASES.get_or_init(Default::default);
     let mut defs = Vec::with_capacity(suite.cases.len());
@@ -649,6 +653,23 @@ pub(crate) fn at(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_case_names_its_file_relative_to_the_crate_as_a_rust_eval_does() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let text = "prompts: ['Say {{x}}']\nproviders: [echo]\ntests:\n  - vars: {x: hi}\n";
+        std::fs::create_dir_all(dir.path().join("suites")).expect("writable");
+        let file = dir.path().join("suites/promptfooconfig.yaml");
+        std::fs::write(&file, text).expect("writable");
+        let (defs, _) = definitions(&file, "suite", dir.path()).expect("read");
+        assert_eq!(defs[0].file, "suites/promptfooconfig.yaml");
+        // The engine finds it again from the crate's directory.
+        assert!(Path::new(defs[0].manifest_dir).join(defs[0].file).is_file());
+        // A file outside the crate's directory keeps the path it was given.
+        let elsewhere = tempfile::tempdir().expect("a temporary directory");
+        let (defs, _) = definitions(&file, "suite", elsewhere.path()).expect("read");
+        assert_eq!(defs[0].file, file.display().to_string());
+    }
 
     #[test]
     fn packed_items_come_back_as_they_were_written() {

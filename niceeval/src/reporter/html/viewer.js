@@ -64,6 +64,15 @@
     return cut < 0 ? id : id.slice(cut + 2);
   };
   const names = rows.map((r) => name(r[ID]));
+  // The rows by name (rows come in the order evals finished): numbers in names compare as
+  // numbers (`case 2` before `case 10`). Sorted once; filters keep this order, and sorting by a
+  // number breaks ties with it.
+  const byName = (() => {
+    const keys = names.map((s) => (/\d/.test(s) ? s.replace(/\d+/g, (d) => d.padStart(12, "0")) : s));
+    const order = Array.from(keys.keys());
+    order.sort((a, b) => (keys[a] < keys[b] ? -1 : keys[a] > keys[b] ? 1 : a - b));
+    return Int32Array.from(order);
+  })();
   const byId = new Map(rows.map((r, i) => [r[ID], i]));
   const status = (r) =>
     r[OUTCOME] === 1 ? (r[FLAGS] & ERROR ? "error" : "failed")
@@ -72,6 +81,13 @@
   const badge = { passed: "pass", failed: "FAIL", error: "error", below: "below", skipped: "skip" };
   const tone = { passed: "pass", failed: "fail", error: "fail", below: "below", skipped: "skip" };
   const fmt = (x, digits = 2) => (x === null || x === undefined ? "–" : Number(x).toFixed(digits));
+  // A cost in USD with three significant digits (two decimals at least): $2.29, $0.0123,
+  // $0.0000229 — a row of a $2.29 run does not read $0.0000.
+  const usd = (x) => {
+    if (x === null || x === undefined) return "–";
+    if (x === 0) return "$0";
+    return "$" + Number(x).toFixed(Math.min(10, Math.max(2, 2 - Math.floor(Math.log10(Math.abs(x))))));
+  };
   const ms = (x) => (x === null || x === undefined ? "–" : x >= 1000 ? (x / 1000).toFixed(2) + "s" : Math.round(x) + "ms");
   const baseline = suite.baseline !== null && suite.baseline !== undefined;
   const change = (id) => suite.changes[id];
@@ -130,11 +146,13 @@
   bar.append(
     select("sort", "sort", [["", "name"], ["-score", "score ↓"], ["score", "score ↑"], ["-duration", "time ↓"], ["duration", "time ↑"],
       ["-tokens", "tokens ↓"], ["tokens", "tokens ↑"], ["-cost", "cost ↓"], ["cost", "cost ↑"]]),
+    el("button", { id: "home", type: "button", title: "the run's summary (Esc)" }, "summary"),
     el("span", { id: "count", class: "count" }),
     el("span", { id: "counts", class: "counts" }),
     el("span", { class: "note" }, el("kbd", {}, "↑"), el("kbd", {}, "↓"), " move ", el("kbd", {}, "/"), " filter ", el("kbd", {}, "Esc"), " close"),
   );
   const controls = ["q", "o", "tag", "ds", "flaky", "change", "sort", "view"].map($).filter((c) => c);
+  $("home").addEventListener("click", () => close());
   function showState() {
     for (const c of controls) {
       if (c.type === "checkbox") c.checked = state[c.id];
@@ -172,9 +190,10 @@
   }
   const keys = { score: SCORE, duration: DURATION, tokens: TOKENS, cost: COST };
   let shown = new Int32Array(0);
-  // `list` sorted by the row field `field` (unknown values last, ties in list order): each
-  // value becomes its rank among the sorted values, and rank and position are packed into one
-  // number, so the engine's own numeric sort does the work, without a comparator.
+  // `list` sorted by the row field `field` (unknown values last, ties in list order, which is
+  // by name): each value becomes its rank among the sorted values, and rank and position are
+  // packed into one number, so the engine's own numeric sort does the work, without a
+  // comparator.
   function sorted(list, field, down) {
     const m = list.length;
     const values = new Float64Array(m);
@@ -213,7 +232,8 @@
     const kept = new Int32Array(n);
     const counts = { passed: 0, failed: 0, error: 0, below: 0, skipped: 0 };
     let m = 0;
-    for (let i = 0; i < n; i++) {
+    for (let k = 0; k < n; k++) {
+      const i = byName[k];
       const r = rows[i];
       const s = status(r);
       if (state.o && s !== state.o && !(state.o === "failed" && s === "error") && !(state.o === "passed" && s === "below")) continue;
@@ -256,9 +276,9 @@
   const rowsBox = $("rows");
   const head = el("div", { class: "row head" },
     el("span", { class: "o" }, "outcome"), el("span", { class: "n" }, "eval"),
-    baseline ? el("span", { class: "c" }, "since baseline") : null,
+    baseline ? el("span", { class: "c", title: "since the baseline" }, "change") : null,
     ...[["score", "score"], ["runs", null], ["tokens", "tokens"], ["cost", "cost"], ["time", "duration"]].map(([label, key]) =>
-      el("span", { class: "v" }, key ? el("button", { type: "button", "data-sort": key }, label) : label)),
+      el("span", { class: "v " + label }, key ? el("button", { type: "button", "data-sort": key }, label) : label)),
   );
   head.addEventListener("click", (event) => {
     const key = event.target.dataset && event.target.dataset.sort;
@@ -283,18 +303,38 @@
       const c = baseline ? change(r[ID]) : null;
       const row = el("div", { class: "row" + (p === selected ? " sel" : ""), role: "option", "data-id": r[ID], "data-p": p },
         el("span", { class: "o " + tone[s] }, badge[s]),
-        el("span", { class: "n", title: r[ID] }, names[i]),
+        nameCell(i),
         baseline ? el("span", { class: "c " + (c ? c.tone : ""), title: c && c.details ? c.details : null }, c ? c.label : "") : null,
-        el("span", { class: "v" }, fmt(r[SCORE])),
-        el("span", { class: "v" }, r[RUNS] > 1 ? `${fmt(r[PASS_RATE])} ×${r[RUNS]}` : "1"),
-        el("span", { class: "v" }, r[TOKENS] ? r[TOKENS] : "–"),
-        el("span", { class: "v" }, r[COST] === null ? "–" : "$" + fmt(r[COST], 4)),
-        el("span", { class: "v" }, ms(r[DURATION])),
+        el("span", { class: "v score" }, fmt(r[SCORE])),
+        el("span", { class: "v runs" }, r[RUNS] > 1 ? `${fmt(r[PASS_RATE])} ×${r[RUNS]}` : "1"),
+        el("span", { class: "v tokens" }, r[TOKENS] ? r[TOKENS] : "–"),
+        el("span", { class: "v cost" }, usd(r[COST])),
+        el("span", { class: "v time" }, ms(r[DURATION])),
       );
       row.style.top = p * ROW + "px";
       nodes.push(row);
     }
     rowsBox.replaceChildren(...nodes);
+  }
+  // A row's name in parts that give way in turn when the row is narrow: the module path (or
+  // dataset) first, then the eval's own name — of a suite file's case, its test and its
+  // `[prompt, provider]` share what is left, so its rows do not all read the same.
+  function nameCell(i) {
+    const r = rows[i];
+    const full = names[i];
+    const dataset = r[DATASET] ? name(r[DATASET]) + "::" : "";
+    const last = full.lastIndexOf("::");
+    const cut = dataset && full.startsWith(dataset) ? dataset.length : last < 0 ? 0 : last + 2;
+    let leaf = full.slice(cut);
+    let tail = "";
+    const bracket = leaf.lastIndexOf(" [");
+    if (r[MATRIX] && bracket > 0 && leaf.endsWith("]")) {
+      tail = leaf.slice(bracket);
+      leaf = leaf.slice(0, bracket);
+    }
+    return el("span", { class: "n", title: r[ID] },
+      cut > 0 ? el("span", { class: "p" }, full.slice(0, cut)) : null,
+      tail ? el("span", { class: "r" }, el("span", { class: "l" }, leaf), el("span", { class: "t" }, tail)) : el("span", { class: "l" }, leaf));
   }
   let frame = 0;
   list.addEventListener("scroll", () => {
@@ -320,7 +360,7 @@
     const typing = event.target instanceof Element && event.target.matches("input, select");
     if (event.key === "Escape") {
       if (typing) event.target.blur();
-      else { state.open = ""; writeHash(); $("detail").replaceChildren(); }
+      else close();
       return;
     }
     if (typing) return;
@@ -406,12 +446,28 @@
   async function open(id) {
     const detail = $("detail");
     const i = byId.get(id);
-    if (i === undefined) { detail.replaceChildren(); return; }
+    if (i === undefined) { home(); return; }
     const r = await report(i);
     if (state.open !== id) return; // another eval was opened meanwhile
     detail.replaceChildren(...details(r));
     detail.dataset.id = id;
     document.body.dataset.opened = id;
+  }
+
+  // The detail pane while no eval is open: the run's summary (totals, datasets, flaky evals,
+  // the comparison with a baseline, the chart).
+  const summary = $("summary");
+  function home() {
+    const detail = $("detail");
+    detail.replaceChildren(...[summary, el("p", { class: "note" }, "Select an eval (click, or ↑/↓ and Enter) to see its details; Esc comes back here.")].filter((x) => x));
+    delete detail.dataset.id;
+  }
+  function close() {
+    state.open = "";
+    writeHash();
+    home();
+    selected = -1;
+    paint();
   }
 
   function section(title, ...children) {
@@ -425,7 +481,7 @@
     const usage = r.total_usage && (r.total_usage.input_tokens || r.total_usage.output_tokens) ? r.total_usage : r.usage;
     const cost = usage.cost_usd ?? r.cost_usd;
     out.push(el("p", { class: "meta" }, `${r.file}:${r.line} · ${ms(r.duration_ms)} · ${usage.input_tokens} in / ${usage.output_tokens} out tokens`
-      + (cost !== null && cost !== undefined ? ` · $${fmt(cost, 4)}` : "") + (r.score !== null && r.score !== undefined ? ` · score ${fmt(r.score)}` : "")));
+      + (cost !== null && cost !== undefined ? ` · ${usd(cost)}` : "") + (r.score !== null && r.score !== undefined ? ` · score ${fmt(r.score)}` : "")));
     if (r.tags && r.tags.length) out.push(el("p", {}, ...r.tags.map((t) => el("span", { class: "tag" }, t))));
     if (r.description) out.push(el("p", {}, r.description));
     if (r.dataset) {
@@ -436,26 +492,44 @@
     if (r.skip_reason) out.push(el("p", { class: "skip" }, "skipped: " + r.skip_reason));
     if (r.stopped) out.push(el("p", { class: "skip" }, "stopped at: " + r.stopped));
     if (suite.flaky[r.id]) out.push(el("p", { class: "below" }, "flaky: " + suite.flaky[r.id]));
+    if (r.runs.length > 1) out.push(runs(r));
     const c = change(r.id);
     if (c) out.push(comparison(c, r));
     if (earlier[r.id]) out.push(thenAndNow(r));
-    if (r.runs.length > 1) out.push(runs(r));
+    // With several runs, what follows is one run's: each title says which.
+    const of = r.runs.length > 1 ? ` (run ${shownRun(r) + 1} of ${r.runs.length})` : "";
+    const part = (title, ...children) => {
+      const box = section(title, ...children);
+      if (of) box.firstChild.append(el("span", { class: "of-run" }, of));
+      return box;
+    };
     const budgets = r.assertions.filter((a) => a.kind === "efficiency");
     const others = r.assertions.filter((a) => a.kind !== "efficiency");
-    if (others.length) out.push(section("Assertions", assertions(others)));
-    if (budgets.length) out.push(section("Budgets", assertions(budgets)));
+    if (others.length) out.push(part("Assertions", assertions(others)));
+    if (budgets.length) out.push(part("Budgets", assertions(budgets)));
     const spans = r.events.filter((e) => e.type === "custom" && e.name === "otel.span").map((e) => e.data);
-    if (spans.length) out.push(section("Spans", waterfall(spans)));
-    if (r.events.length) out.push(section("Conversation", ...conversation(r.events)));
+    if (spans.length) out.push(part("Spans", waterfall(spans)));
+    if (r.events.length) out.push(part("Conversation", ...conversation(r.events)));
     return out;
+  }
+
+  // Which run the report's assertions and conversation are: the first run whose outcome is the
+  // eval's, else the first failed run, else the last (as the report layer chooses it,
+  // `report::representative`).
+  function shownRun(r) {
+    let k = r.runs.findIndex((run) => run.outcome === r.outcome);
+    if (k < 0) k = r.runs.findIndex((run) => run.outcome === "failed");
+    return k < 0 ? r.runs.length - 1 : k;
   }
 
   // Then and now: what the comparison computed, and this run's reply and assertions.
   function comparison(c, r) {
     const box = section("Compared with the baseline", el("p", { class: "change " + c.tone }, c.label + (c.details ? " — " + c.details : "")));
     if (c.stats) {
+      // The baseline's path apart, where it may wrap: in a header it widened the table.
+      box.append(el("p", { class: "note baseline" }, "baseline ", el("code", {}, suite.baseline)));
       box.append(el("table", { class: "then-now" },
-        el("tr", {}, el("th", {}, ""), el("th", {}, "then (baseline " + suite.baseline + ")"), el("th", {}, "now"), el("th", {}, "statistics")),
+        el("tr", {}, el("th", {}, ""), el("th", {}, "then (baseline)"), el("th", {}, "now"), el("th", {}, "statistics")),
         ...c.stats.map(([what, then, now, stats]) => el("tr", {}, el("th", {}, what), el("td", { class: "then" }, then), el("td", { class: "now" }, now), el("td", {}, stats)))));
       if (earlier[r.id]) return box; // the earlier run's report is shown beside this one
       const reply = lastReply(r.events);
@@ -494,24 +568,41 @@
     return list.flatMap((a) => [a, ...flat(a.children || [])]);
   }
 
-  // The runs of a `runs = N` eval side by side, with pass@k and pass^k.
+  // The runs of a `runs = N` eval: one row each, with pass@k and pass^k; the run whose
+  // assertions and conversation follow is marked, and each other failed run says why, as far
+  // as the report kept it (the reply and reasons of the first few failed runs).
   function runs(r) {
     const shownRuns = r.runs.slice(0, 50);
     const rel = r.reliability;
     const line = rel.pass_at_k.map((p, k) => `pass@${k + 1} ${fmt(p)}`).join(" · ");
     const hat = rel.pass_hat_k.map((p, k) => `pass^${k + 1} ${fmt(p)}`).join(" · ");
-    const row = (label, cell) => el("tr", {}, el("th", {}, label), ...shownRuns.map((run, k) => el("td", { class: "num" }, cell(run, k))));
+    const shown = shownRun(r);
+    const table = el("table", { class: "runs" }, el("tr", {}, el("th", { class: "num" }, "run"), el("th", {}, "outcome"),
+      el("th", { class: "num" }, "score"), el("th", { class: "num" }, "time"), el("th", { class: "num" }, "tokens"),
+      el("th", { class: "num" }, "cost"), el("th", {}, "why")));
+    shownRuns.forEach((run, k) => {
+      const why = [];
+      if (k === shown) why.push(el("span", { class: "note" }, "shown below"));
+      if (run.error) why.push(el("div", { class: "fail" }, "error: " + (run.error.message ?? "")));
+      if (run.skip_reason) why.push(el("div", { class: "skip" }, "skipped: " + run.skip_reason));
+      if (k !== shown && (run.reasons || []).length) why.push(el("ul", { class: "reasons" }, ...run.reasons.map((reason) => el("li", {}, reason))));
+      if (k !== shown && run.reply) why.push(el("div", { class: "msg assistant" }, el("span", { class: "who" }, "reply"), run.reply));
+      if (k !== shown && run.outcome === "failed" && !run.error && !run.reply && !(run.reasons || []).length) {
+        why.push(el("span", { class: "note" }, "not kept (the report keeps why for the first few failed runs)"));
+      }
+      table.append(el("tr", { class: "run" + (k === shown ? " shown" : ""), "data-run": k + 1 },
+        el("td", { class: "num" }, String(k + 1)),
+        el("td", { class: tone[run.outcome === "failed" && run.error ? "error" : run.outcome] }, run.outcome),
+        el("td", { class: "num" }, fmt(run.score)),
+        el("td", { class: "num" }, ms(run.duration_ms)),
+        el("td", { class: "num" }, String(run.usage.input_tokens + run.usage.output_tokens)),
+        el("td", { class: "num" }, usd(run.cost_usd)),
+        el("td", { class: "why" }, ...why)));
+    });
     return section("Runs",
-      el("p", {}, `${rel.c} of ${rel.n} runs passed, pass rate ${fmt(rel.pass_rate)} (needs ${fmt(r.min_pass_rate)})`),
+      el("p", {}, `${rel.c} of ${rel.n} runs passed, pass rate ${fmt(rel.pass_rate)} (needs ${fmt(r.min_pass_rate)}); the assertions and conversation below are run ${shown + 1}'s`),
       el("p", { class: "pass-at-k" }, line), el("p", { class: "note" }, hat),
-      el("table", { class: "runs" },
-        row("run", (run, k) => String(k + 1)),
-        row("outcome", (run) => el("span", { class: tone[run.outcome === "failed" && run.error ? "error" : run.outcome] }, run.outcome)),
-        row("score", (run) => fmt(run.score)),
-        row("time", (run) => ms(run.duration_ms)),
-        row("tokens", (run) => String(run.usage.input_tokens + run.usage.output_tokens)),
-        row("cost", (run) => (run.cost_usd === null || run.cost_usd === undefined ? "–" : "$" + fmt(run.cost_usd, 4))),
-        row("error", (run) => (run.error ? run.error.message ?? "" : ""))),
+      table,
       r.runs.length > shownRuns.length ? el("p", { class: "note" }, `first ${shownRuns.length} of ${r.runs.length} runs`) : null);
   }
 
@@ -552,7 +643,7 @@
           out.push(el("details", { class: "msg thinking" }, el("summary", { class: "who" }, "thinking"), e.text));
           break;
         case "action.called":
-          out.push(el("div", { class: "msg tool" }, el("span", { class: "who" }, "tool call " + e.name), el("pre", {}, pretty(e.input))));
+          out.push(el("div", { class: "msg tool" }, el("span", { class: "who" }, "tool call ", el("code", {}, e.name)), el("pre", {}, pretty(e.input))));
           break;
         case "action.result":
           out.push(el("div", { class: "msg result " + e.status }, el("span", { class: "who" }, "tool result (" + e.status + ")"), el("pre", {}, pretty(e.output))));
@@ -573,7 +664,7 @@
           out.push(el("div", { class: "msg error" }, el("span", { class: "who" }, "error"), e.message));
           break;
         case "usage":
-          out.push(el("p", { class: "note" }, `usage: ${e.input_tokens || 0} in, ${e.output_tokens || 0} out` + (e.model ? ` (${e.model})` : "") + (e.cost_usd !== undefined ? `, $${fmt(e.cost_usd, 4)}` : "")));
+          out.push(el("p", { class: "note" }, `usage: ${e.input_tokens || 0} in, ${e.output_tokens || 0} out` + (e.model ? ` (${e.model})` : "") + (e.cost_usd !== undefined ? `, ${usd(e.cost_usd)}` : "")));
           break;
         case "workspace.changed":
           out.push(changes(e, Math.max(turn, 1)));
@@ -632,7 +723,7 @@
       if (!children.has(parent)) children.set(parent, []);
       children.get(parent).push(s);
     }
-    const box = el("div", { class: "waterfall" });
+    const box = el("div", { class: "waterfall" }, axis(total / 1e6));
     const walk = (parent, depth) => {
       const list = (children.get(parent) || []).slice().sort((a, b) => num(a.start_unix_nano) - num(b.start_unix_nano));
       for (const s of list) {
@@ -655,7 +746,30 @@
     return box;
   }
 
-  // First paint: the list under the summary, the view of the hash, the open eval.
+  // The waterfall's time axis: ticks at a round step (1, 2 or 5 times a power of ten
+  // milliseconds), about five over `span` milliseconds, each labelled from the first span's start.
+  function axis(span) {
+    const rough = span / 5;
+    const power = Math.pow(10, Math.floor(Math.log10(rough || 1)));
+    const step = [1, 2, 5, 10].map((f) => f * power).find((s) => s >= rough) || rough;
+    const label = (t) => (t === 0 ? "0" : t >= 1000 ? +(t / 1000).toFixed(3) + "s" : +t.toFixed(3) + "ms");
+    const track = el("span", { class: "track" });
+    for (let t = 0; t <= span * 0.9 + 1e-9; t += step) {
+      const tick = el("span", { class: "tick" }, label(t));
+      tick.style.left = ((t / span) * 100).toFixed(3) + "%";
+      track.append(tick);
+    }
+    return el("div", { class: "axis" }, el("span", { class: "label note" }, "time from start"), track,
+      el("span", { class: "ms" }, label(span)));
+  }
+
+  // First paint: the page's frame (the header with the totals, the bar, and the two panes that
+  // fill the window and scroll each on its own, the page not at all), the view of the hash,
+  // the open eval or, while none is, the summary in the detail pane.
+  const totals = summary && summary.querySelector(".totals");
+  if (totals) $("top").append(totals);
+  if (summary) summary.remove(); // shown in the detail pane by home()
+  document.body.classList.add("app");
   $("app").hidden = false;
   readHash();
   showState();
@@ -664,12 +778,15 @@
     const p = shown.indexOf(byId.get(state.open));
     if (p >= 0) select_(p);
     else open(state.open);
+  } else {
+    home();
   }
   window.addEventListener("hashchange", () => {
     readHash();
     showState();
     apply();
     if (state.open) open(state.open);
+    else home();
   });
   requestAnimationFrame(() => setTimeout(() => {
     document.body.dataset.ready = performance.now().toFixed(0);
