@@ -42,3 +42,7 @@ mod datasets;
 /// Baselines and the comparison of two runs of a suite whose agent changed: classifications,
 /// statistics, policies and exit codes, `--rerun-failed`, the reports.
 mod compare;
+
+/// Nothing an eval starts outlives it: an agent that ignores SIGTERM, ended by the eval's
+/// timeout, SIGINT, SIGTERM, SIGKILL or a panic, under libtest, the suite runner and nextest.
+mod trees;
