@@ -34,9 +34,9 @@ mod owner;
 #[cfg(target_os = "linux")]
 mod watchdog;
 
+pub(crate) use owner::end_all;
 #[cfg(unix)]
 pub(crate) use owner::end_all_and_die;
-pub(crate) use owner::end_all;
 
 /// The environment variable marking every process of a tree niceeval started: a list of tree
 /// ids separated by `:` (a niceeval run inside another adds its own).

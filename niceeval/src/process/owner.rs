@@ -34,6 +34,12 @@ pub(super) struct Live {
 }
 
 impl Live {
+    /// Whether the tree of `key` is registered.
+    #[cfg(test)]
+    pub(super) fn has(&self, key: u64) -> bool {
+        self.trees.contains_key(&key)
+    }
+
     /// Registers a started tree.
     pub(super) fn add(&mut self, tree: &Tree) {
         self.trees.insert(tree.key, (tree.id.clone(), tree.root));

@@ -260,7 +260,7 @@ fn a_tree_is_registered_while_it_lives() {
         let mut spawned = spawn(&mut sh("echo started; sleep 300"), None, Stderr::AsSet).unwrap();
         assert_eq!(first_line(&mut spawned).await, "started");
         let key = spawned.tree.key;
-        let registered = || owner::live().trees.contains_key(&key);
+        let registered = || owner::live().has(key);
         assert!(registered(), "a started tree is registered");
         spawned.tree.end().await;
         assert!(!registered(), "an ended tree is forgotten");
@@ -271,10 +271,10 @@ fn a_tree_is_registered_while_it_lives() {
         let id = spawned.tree.id().to_string();
         drop(spawned);
         let deadline = Instant::now() + GRACE * 3;
-        while owner::live().trees.contains_key(&key) && Instant::now() < deadline {
+        while owner::live().has(key) && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        assert!(!owner::live().trees.contains_key(&key));
+        assert!(!owner::live().has(key));
         assert_eq!(carrying(&id), Vec::<u32>::new());
     });
 }
@@ -295,7 +295,10 @@ fn the_watchdog_kills_what_carries_its_token_once_its_owner_is_gone() {
     let id = format!("{token}-7");
     let start = |marker: &str| {
         std::process::Command::new("sh")
-            .args(["-c", "trap '' TERM INT; setsid sleep 300 & sleep 301 & wait"])
+            .args([
+                "-c",
+                "trap '' TERM INT; setsid sleep 300 & sleep 301 & wait",
+            ])
             .env(TREE_VAR, marker)
             .stdin(Stdio::null())
             .spawn()
@@ -314,13 +317,21 @@ fn the_watchdog_kills_what_carries_its_token_once_its_owner_is_gone() {
     signal(doomed.id(), libc::SIGSTOP);
     let watchdog = watchdog::Watchdog::start(&token).unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(carrying(&id).len(), 3, "nothing happens while the owner lives");
+    assert_eq!(
+        carrying(&id).len(),
+        3,
+        "nothing happens while the owner lives"
+    );
     drop(watchdog);
     let deadline = Instant::now() + Duration::from_secs(5);
     while !carrying(&id).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(carrying(&id), Vec::<u32>::new(), "the stopped tree is killed");
+    assert_eq!(
+        carrying(&id),
+        Vec::<u32>::new(),
+        "the stopped tree is killed"
+    );
     let _ = doomed.wait();
     assert_eq!(carrying(&other).len(), 3, "another token's tree is spared");
     for pid in carrying(&other) {
