@@ -10,6 +10,13 @@
 //! it then gets SIGTERM and, after a short grace period, SIGKILL for what is left. Outside
 //! Linux the process group stands for the tree.
 //!
+//! Every live tree is registered with one owner ([`owner`]) that ends it on each way out of
+//! the process: the turn's end and an eval's timeout or panic (the tree is ended, or dropped
+//! and ended on a thread of its own), the process's exit (an `atexit` hook), SIGINT and SIGTERM
+//! (the front ends call [`end_all`] or [`end_all_and_die`]), and on Linux a SIGKILL of the
+//! process (a [`watchdog`] that outlives it). A tree is frozen only under a lock the ways out
+//! take, so the process never leaves a tree stopped.
+//!
 //! Also here: writing a child's stdin concurrently (a program that prints before it has read
 //! everything must not deadlock), a bounded stderr tail, a program on `PATH` ([`which`]), and
 //! the signal note of an exit status.
@@ -22,6 +29,14 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
+
+mod owner;
+#[cfg(target_os = "linux")]
+mod watchdog;
+
+pub(crate) use owner::end_all;
+#[cfg(unix)]
+pub(crate) use owner::end_all_and_die;
 
 /// The environment variable marking every process of a tree niceeval started: a list of tree
 /// ids separated by `:` (a niceeval run inside another adds its own).
@@ -78,8 +93,21 @@ pub(crate) fn spawn(
     }
     // The tree ends the child (gracefully); dropping the handle alone must not SIGKILL it.
     command.kill_on_drop(false);
-    let mut child = command.spawn()?;
-    tree.started(child.id());
+    owner::first_spawn();
+    let mut child = {
+        // Started and registered under the registry's lock: ending every tree never misses
+        // one that was starting.
+        let mut live = owner::live();
+        if live.closed {
+            return Err(io::Error::other(
+                "the process is exiting and has ended its processes; nothing more is started",
+            ));
+        }
+        let child = command.spawn()?;
+        tree.started(child.id());
+        live.add(&tree);
+        child
+    };
     if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), stdin) {
         tokio::spawn(async move {
             let _ = pipe.write_all(&bytes).await;
@@ -222,8 +250,11 @@ pub(crate) async fn read_head(stream: Option<impl AsyncRead + Unpin>, keep: usiz
 /// [`Tree::end`], or when dropped.
 #[derive(Debug)]
 pub(crate) struct Tree {
-    /// This tree's id, in [`TREE_VAR`] of all its processes.
+    /// This tree's id, in [`TREE_VAR`] of all its processes: the process's [`token`], `-`, and
+    /// [`Tree::key`].
     id: String,
+    /// This tree's key in the registry ([`owner`]).
+    key: u64,
     /// The root: its pid and (Linux) its start time, so a reused pid is not taken for it.
     root: Option<(u32, u64)>,
     ended: bool,
@@ -232,15 +263,10 @@ pub(crate) struct Tree {
 impl Tree {
     fn new() -> Tree {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
+        let key = NEXT.fetch_add(1, Ordering::Relaxed);
         Tree {
-            id: format!(
-                "{}-{}-{nanos:x}",
-                std::process::id(),
-                NEXT.fetch_add(1, Ordering::Relaxed)
-            ),
+            id: format!("{}-{key}", token()),
+            key,
             root: None,
             ended: false,
         }
@@ -298,6 +324,7 @@ impl Tree {
             pause = (pause * 2).min(Duration::from_millis(50));
         }
         self.kill(&members);
+        owner::forget(self.key);
     }
 
     /// One look at the tree during the grace period: newcomers (forked since the last scan, or
@@ -323,6 +350,12 @@ impl Tree {
     /// process forked between two scans is missed. A stopped process forks nothing and reacts
     /// to nothing; continued, it meets its pending SIGTERM before it runs another instruction.
     fn terminate(&self) -> Vec<Member> {
+        let _frozen = owner::freezing();
+        self.terminate_frozen()
+    }
+
+    /// [`Tree::terminate`], the caller holding [`owner::freezing`].
+    fn terminate_frozen(&self) -> Vec<Member> {
         let mut members: Vec<Member> = Vec::new();
         #[cfg(unix)]
         {
@@ -418,6 +451,7 @@ impl Drop for Tree {
         let members = self.terminate();
         let tree = Tree {
             id: self.id.clone(),
+            key: self.key,
             root: self.root,
             ended: true,
         };
@@ -439,8 +473,23 @@ impl Drop for Tree {
                     std::thread::sleep(Duration::from_millis(20));
                 }
                 tree.kill(&members);
+                owner::forget(tree.key);
             });
     }
+}
+
+/// What makes this process's tree ids its own: its pid and the time it first started a tree
+/// (a pid is reused; the pair is not). The watchdog kills what carries `<token>-…`.
+fn token() -> String {
+    static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TOKEN
+        .get_or_init(|| {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            format!("{}x{nanos:x}", std::process::id())
+        })
+        .clone()
 }
 
 /// One process of a tree, as found in `/proc`.

@@ -54,3 +54,6 @@ mod packaging;
 /// crate outside the repository, the configuration reference against the parser's keys, every
 /// code block compiled, run or marked.
 mod book;
+/// Nothing an eval starts outlives it: an agent that ignores SIGTERM, ended by the eval's
+/// timeout, SIGINT, SIGTERM, SIGKILL or a panic, under libtest, the suite runner and nextest.
+mod trees;

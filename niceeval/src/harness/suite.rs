@@ -178,6 +178,9 @@ pub(crate) async fn run_suite_with(
                 None => break,
             },
             signal = signals.recv() => {
+                // The running evals' processes first (an agent may be spending): their own
+                // process groups keep the terminal's Ctrl-C from them.
+                let _ = tokio::task::spawn_blocking(crate::process::end_all).await;
                 interrupted = Some(signal);
                 break;
             }

@@ -13,6 +13,7 @@ use crate::outcome::Outcome;
 use crate::report::EvalReport;
 
 mod exit_notice;
+mod signals;
 
 /// An eval as libtest names its test: the id without the test target (a `cargo test` process
 /// runs one target), as every output of a run names it.
@@ -78,6 +79,7 @@ pub fn finish_case(def: &'static EvalDefinition, report: EvalReport) {
 /// Runs the eval and appends its report to the results file (the first half of
 /// [`run_test`]; `#[eval(snapshot)]` snapshots the report in between).
 pub fn run_test_report(def: &'static EvalDefinition) -> EvalReport {
+    signals::own();
     let report = run_eval(def);
     if let Err(e) = crate::results::append(&report, Path::new(def.manifest_dir)) {
         let _ = writeln!(

@@ -252,3 +252,90 @@ mod jobs {
         assert_eq!(f.stdout.trim(), "hi");
     }
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_tree_is_registered_while_it_lives() {
+    rt().block_on(async {
+        let mut spawned = spawn(&mut sh("echo started; sleep 300"), None, Stderr::AsSet).unwrap();
+        assert_eq!(first_line(&mut spawned).await, "started");
+        let key = spawned.tree.key;
+        let registered = || owner::live().has(key);
+        assert!(registered(), "a started tree is registered");
+        spawned.tree.end().await;
+        assert!(!registered(), "an ended tree is forgotten");
+        // Dropped without being ended (a cancelled turn): forgotten once its end is done.
+        let mut spawned = spawn(&mut sh("echo started; sleep 300"), None, Stderr::AsSet).unwrap();
+        assert_eq!(first_line(&mut spawned).await, "started");
+        let key = spawned.tree.key;
+        let id = spawned.tree.id().to_string();
+        drop(spawned);
+        let deadline = Instant::now() + GRACE * 3;
+        while owner::live().has(key) && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(!owner::live().has(key));
+        assert_eq!(carrying(&id), Vec::<u32>::new());
+    });
+}
+
+/// The watchdog's end of file: a tree whose owner died is killed — its root ignoring SIGTERM,
+/// a child that left its session, and a stopped one — and nothing else.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_watchdog_kills_what_carries_its_token_once_its_owner_is_gone() {
+    let token = format!(
+        "watchdogtest{}x{:x}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let id = format!("{token}-7");
+    let start = |marker: &str| {
+        std::process::Command::new("sh")
+            .args([
+                "-c",
+                "trap '' TERM INT; setsid sleep 300 & sleep 301 & wait",
+            ])
+            .env(TREE_VAR, marker)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // Nested: another run's tree id before this one's.
+    let mut doomed = start(&format!("outer-1:{id}"));
+    // A process whose token merely starts the same way is another process's.
+    let other = format!("{token}0-7");
+    let mut spared = start(&other);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (carrying(&id).len() < 3 || carrying(&other).len() < 3) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(carrying(&id).len(), 3, "sh and its two sleeps");
+    signal(doomed.id(), libc::SIGSTOP);
+    let watchdog = watchdog::Watchdog::start(&token).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        carrying(&id).len(),
+        3,
+        "nothing happens while the owner lives"
+    );
+    drop(watchdog);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !carrying(&id).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        carrying(&id),
+        Vec::<u32>::new(),
+        "the stopped tree is killed"
+    );
+    let _ = doomed.wait();
+    assert_eq!(carrying(&other).len(), 3, "another token's tree is spared");
+    for pid in carrying(&other) {
+        signal(pid, libc::SIGKILL);
+    }
+    let _ = spared.wait();
+}
