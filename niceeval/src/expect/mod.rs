@@ -88,6 +88,8 @@ pub use case::icontains;
 #[cfg(feature = "inline-code")]
 pub(crate) use code::Rules as CodeRules;
 #[cfg(feature = "inline-code")]
+pub(crate) use code::{Language as CodeLanguage, runner as code_runner};
+#[cfg(feature = "inline-code")]
 #[cfg_attr(docsrs, doc(cfg(feature = "inline-code")))]
 pub use code::{CodeAssertion, javascript, python};
 pub(crate) use combinators::{BoxedAssertion, IntoBoxed};

@@ -8,6 +8,7 @@
 mod agents;
 pub(crate) mod agentv;
 mod node;
+mod positions;
 pub(crate) mod promptfoo;
 mod template;
 
@@ -614,14 +615,16 @@ pub(crate) fn file_path(base: &Path, reference: &str) -> PathBuf {
     base.join(path)
 }
 
-/// A location in `text` for `path`, falling back to the first line naming the last key.
+/// A location in `text` for `path`: `found` (looked up by the caller, see
+/// `promptfoo::Doc::position`), else the first line naming the last key.
 pub(crate) fn at(
     file: &Path,
     text: &str,
     path: &[spec::Step<'_>],
+    found: Option<(usize, usize)>,
     message: String,
 ) -> SuiteFileError {
-    let found = spec::yaml_position(text, path).or_else(|| {
+    let found = found.or_else(|| {
         let key = path.iter().rev().find_map(|s| match s {
             spec::Step::Key(k) => Some(*k),
             spec::Step::Index(_) => None,

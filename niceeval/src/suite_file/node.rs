@@ -1,25 +1,17 @@
-//! promptfoo's JavaScript snippets run with `node`: `options.transform`, an item's
-//! JavaScript `transform`, an HTTP provider's `transformResponse`. A one-line snippet is an
-//! expression; one with several lines (or a `return`) is a function body, as in promptfoo.
+//! promptfoo's JavaScript snippets, run by the run's `node` worker
+//! ([`crate::expect::code_runner`]): `options.transform`, an item's JavaScript `transform`,
+//! an HTTP provider's `transformResponse`. A one-line snippet is an expression; one with
+//! several lines (or a `return`) is a function body, as in promptfoo.
+
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::io::AsyncWriteExt as _;
 
-const RUNNER: &str = r#"
-let input = '';
-process.stdin.on('data', (c) => (input += c));
-process.stdin.on('end', async () => {
-  try {
-    const a = JSON.parse(input);
-    const body = a.code.includes('\n') || /\breturn\b/.test(a.code) ? a.code : 'return (' + a.code + ')';
-    const f = new Function(...a.names, body);
-    const out = await f(...a.values);
-    process.stdout.write(JSON.stringify({ ok: out === undefined ? null : out }));
-  } catch (e) {
-    process.stdout.write(JSON.stringify({ error: String((e && e.stack) || e) }));
-  }
-});
-"#;
+use crate::expect::CodeLanguage;
+use crate::expect::code_runner::{Call, CallError, Target};
+
+/// How long a snippet may run.
+const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Runs `code` with `names` bound to `values`; its result as text (JSON for non-strings).
 pub(crate) async fn run(code: &str, names: &[&str], values: Vec<Value>) -> Result<String, String> {
@@ -32,37 +24,40 @@ pub(crate) async fn run(code: &str, names: &[&str], values: Vec<Value>) -> Resul
 
 /// Runs `code` with `names` bound to `values`; its result as data (`null` for `undefined`).
 async fn run_value(code: &str, names: &[&str], values: Vec<Value>) -> Result<Value, String> {
-    let input = json!({ "code": code, "names": names, "values": values }).to_string();
-    let mut child = tokio::process::Command::new("node")
-        .arg("-e")
-        .arg(RUNNER)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot run `node` for a JavaScript snippet: {e}; install Node.js"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(input.as_bytes())
-            .await
-            .map_err(|e| format!("cannot write to node: {e}"))?;
-    }
-    let out = child
-        .wait_with_output()
-        .await
-        .map_err(|e| format!("node failed: {e}"))?;
-    let reply: Value = serde_json::from_slice(&out.stdout).map_err(|_| {
-        format!(
-            "node printed no result ({})",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )
-    })?;
-    match (reply.get("ok"), &reply["error"]) {
-        (Some(v), _) => Ok(v.clone()),
-        (None, Value::String(e)) => Err(e.lines().next().unwrap_or("").to_string()),
-        (None, _) => Ok(Value::Null),
-    }
+    let body = if code.contains('\n') || has_return(code) {
+        code.to_string()
+    } else {
+        format!("return ({code})")
+    };
+    let call = Call {
+        language: CodeLanguage::JavaScript,
+        target: Target::Inline { body, expr: None },
+        names: names.iter().map(|n| n.to_string()).collect(),
+        args: values,
+        python_function: String::new(),
+        grading: false,
+        cwd: None,
+        timeout: TIMEOUT,
+    };
+    call.run().await.map_err(|e| match e {
+        CallError::Threw { head, .. } => head,
+        CallError::Worker(e) => match e {
+            crate::process::worker::WorkerError::Start { source, .. } => format!(
+                "cannot run `node` for a JavaScript snippet: {source}; install Node.js"
+            ),
+            other => other.to_string(),
+        },
+    })
+}
+
+/// Whether `code` has the word `return` (as `/\breturn\b/`).
+fn has_return(code: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    code.match_indices("return").any(|(i, _)| {
+        let before = code[..i].chars().next_back();
+        let after = code[i + "return".len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
 }
 
 /// promptfoo's output transform: `output` (the provider's text, or what an earlier transform
