@@ -328,9 +328,8 @@ impl Serve {
 
     /// A reply line: to its request.
     fn reply(&mut self, line: &str) {
-        let Some(Ok(Value::Object(reply))) = line
-            .strip_prefix(MARK)
-            .map(serde_json::from_str::<Value>)
+        let Some(Ok(Value::Object(reply))) =
+            line.strip_prefix(MARK).map(serde_json::from_str::<Value>)
         else {
             return;
         };
@@ -349,9 +348,10 @@ impl Serve {
         };
         let status = tokio::time::timeout(Duration::from_secs(2), live.spawned.child.wait()).await;
         let code = match status {
-            Ok(Ok(status)) => status
-                .code()
-                .map_or_else(|| format!("none{}", super::signal_note(&status)), |c| c.to_string()),
+            Ok(Ok(status)) => status.code().map_or_else(
+                || format!("none{}", super::signal_note(&status)),
+                |c| c.to_string(),
+            ),
             _ => "none".into(),
         };
         let stderr = finish(&mut live.spawned.tree, live.spawned.stderr.take(), true).await;
@@ -474,7 +474,11 @@ for line in sys.stdin:
         assert_eq!(pids.len(), 1, "one process served them all: {pids:?}");
         // From synchronous code too, on a worker of the runtime.
         let reply = tokio::task::spawn_blocking(move || {
-            request_blocking(&spec, body(json!({"echo": "sync"})), Duration::from_secs(20))
+            request_blocking(
+                &spec,
+                body(json!({"echo": "sync"})),
+                Duration::from_secs(20),
+            )
         })
         .await
         .unwrap()
@@ -495,7 +499,12 @@ for line in sys.stdin:
         let slow = {
             let spec = spec.clone();
             tokio::spawn(async move {
-                request(&spec, body(json!({"sleep": 30})), Duration::from_millis(300)).await
+                request(
+                    &spec,
+                    body(json!({"sleep": 30})),
+                    Duration::from_millis(300),
+                )
+                .await
             })
         };
         let innocent = {

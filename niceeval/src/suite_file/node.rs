@@ -42,9 +42,9 @@ async fn run_value(code: &str, names: &[&str], values: Vec<Value>) -> Result<Val
     call.run().await.map_err(|e| match e {
         CallError::Threw { head, .. } => head,
         CallError::Worker(e) => match e {
-            crate::process::worker::WorkerError::Start { source, .. } => format!(
-                "cannot run `node` for a JavaScript snippet: {source}; install Node.js"
-            ),
+            crate::process::worker::WorkerError::Start { source, .. } => {
+                format!("cannot run `node` for a JavaScript snippet: {source}; install Node.js")
+            }
             other => other.to_string(),
         },
     })

@@ -69,7 +69,10 @@ impl Positions {
                 Kind::Other => continue,
                 Kind::Scalar { value, anchor } => {
                     // A key is kept as text in its mapping; it is never a step's end.
-                    if let Some(Frame::Map { key: key @ None, .. }) = stack.last_mut() {
+                    if let Some(Frame::Map {
+                        key: key @ None, ..
+                    }) = stack.last_mut()
+                    {
                         let text = String::from_utf8_lossy(value).into_owned();
                         *key = Some(Some(text.into_boxed_str()));
                         continue;
@@ -352,7 +355,9 @@ mod tests {
     fn a_long_list_is_read_once() {
         let mut text = String::from("tests:\n");
         for i in 0..20_000 {
-            text.push_str(&format!("  - vars: {{q: {i}}}\n    assert:\n      - type: x\n"));
+            text.push_str(&format!(
+                "  - vars: {{q: {i}}}\n    assert:\n      - type: x\n"
+            ));
         }
         let positions = Positions::read(&text).unwrap();
         for i in [0, 9_999, 19_999] {

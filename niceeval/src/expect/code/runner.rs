@@ -153,10 +153,7 @@ pub(crate) enum Target {
     /// Inline code: a function body (JavaScript: of an async function taking the arguments'
     /// names; Python: source defining the function `name`), and an expression form tried
     /// first when it compiles.
-    Inline {
-        body: String,
-        expr: Option<String>,
-    },
+    Inline { body: String, expr: Option<String> },
     /// A function of a file: the named one, else (JavaScript) the default export or
     /// (Python) `default_function`.
     File {
@@ -220,7 +217,10 @@ impl Call {
         match &self.target {
             Target::Inline { body: code, expr } => {
                 body.insert("body".into(), code.clone().into());
-                body.insert("expr".into(), expr.clone().map_or(Value::Null, Value::String));
+                body.insert(
+                    "expr".into(),
+                    expr.clone().map_or(Value::Null, Value::String),
+                );
             }
             Target::File { path, function } => {
                 body.insert("file".into(), path.to_string_lossy().into_owned().into());
@@ -256,7 +256,10 @@ impl Call {
 
 fn read(mut reply: Value) -> Result<Value, CallError> {
     if reply.get("ok") == Some(&Value::Bool(true)) {
-        return Ok(reply.get_mut("result").map(Value::take).unwrap_or(Value::Null));
+        return Ok(reply
+            .get_mut("result")
+            .map(Value::take)
+            .unwrap_or(Value::Null));
     }
     let text = |k: &str| {
         reply
