@@ -100,7 +100,8 @@ pub(crate) struct SuiteCase {
     /// case runs (a prepared matcher is rebuilt then, and dropped with the case).
     pub asserts: Packed<Vec<AssertSpec>>,
     pub graded: Vec<Graded>,
-    /// `options.transform`: JavaScript applied to the output before every assertion.
+    /// `options.transform`: JavaScript (inline, or `file://` JavaScript or Python) applied to
+    /// the output before every assertion.
     pub transform: Option<String>,
     /// The test's `threshold`: it passes when its score reaches this, failing items or not.
     pub threshold: Option<f64>,
@@ -487,7 +488,7 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     // items then see as data, as in promptfoo (text items see its JSON).
     let mut output = Value::String(t.reply().to_string());
     if let Some(code) = &case.transform {
-        output = node::transform(code, &output, &vars, &case.prompt)
+        output = node::transform(code, &output, &vars, &case.prompt, &case.base_dir)
             .await
             .map_err(|e| Error::Case(format!("options.transform: {e}")))?;
     }
@@ -517,7 +518,7 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     for item in transformed {
         let mut item = item;
         let code = item.transform.take().unwrap_or_default();
-        match node::transform(&code, &output, &vars, &case.prompt).await {
+        match node::transform(&code, &output, &vars, &case.prompt, &case.base_dir).await {
             Ok(value) => {
                 t.check(&value, spec::assertions(&[item]).context(context.clone()));
             }

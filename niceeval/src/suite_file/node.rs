@@ -3,6 +3,7 @@
 //! an HTTP provider's `transformResponse`. A one-line snippet is an expression; one with
 //! several lines (or a `return`) is a function body, as in promptfoo.
 
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -63,25 +64,85 @@ fn has_return(code: &str) -> bool {
 /// promptfoo's output transform: `output` (the provider's text, or what an earlier transform
 /// made of it) and `context` (`vars`, `prompt`) in scope; its result as data, as promptfoo
 /// keeps it (`JSON.parse(output)` gives the next transform and the assertions an object).
+///
+/// `code` is inline JavaScript or a file, `file://path[:function]` relative to `base`: a
+/// `.js` / `.cjs` / `.mjs` module's default export (or the named one), a `.py` file's
+/// `get_transform` (or the named function), each called with `(output, context)`.
 pub(crate) async fn transform(
     code: &str,
     output: &Value,
     vars: &Map<String, Value>,
     prompt: &str,
+    base: &Path,
 ) -> Result<Value, String> {
     let code = code.trim();
-    if let Some(path) = code.strip_prefix("file://") {
-        return Err(format!(
-            "a transform file ({path}) is not supported; write the transform inline"
-        ));
+    let context = json!({ "vars": vars, "prompt": { "raw": prompt } });
+    let Some(reference) = code.strip_prefix("file://") else {
+        return run_value(code, &["output", "context"], vec![output.clone(), context]).await;
+    };
+    let (file, function) = split_reference(reference);
+    let path = base.join(file);
+    let language = match path.extension().and_then(|e| e.to_str()) {
+        Some("js" | "cjs" | "mjs") => CodeLanguage::JavaScript,
+        Some("py") => CodeLanguage::Python,
+        _ => {
+            return Err(format!(
+                "a transform file is .js, .cjs, .mjs or .py, not {}",
+                path.display()
+            ));
+        }
+    };
+    if !path.is_file() {
+        return Err(format!("the transform file {} does not exist", path.display()));
     }
-    run_value(
-        code,
-        &["output", "context"],
-        vec![
-            output.clone(),
-            json!({ "vars": vars, "prompt": { "raw": prompt } }),
-        ],
-    )
-    .await
+    let path = path.canonicalize().unwrap_or(path);
+    let call = Call {
+        language,
+        target: Target::File { path, function },
+        names: vec!["output".into(), "context".into()],
+        args: vec![output.clone(), context],
+        python_function: "get_transform".into(),
+        grading: false,
+        cwd: None,
+        timeout: TIMEOUT,
+    };
+    let program = call.program();
+    call.run().await.map_err(|e| match e {
+        CallError::Threw { head, .. } => head,
+        CallError::Worker(crate::process::worker::WorkerError::Start { source, .. }) => {
+            format!("cannot run `{program}` for {file}: {source}")
+        }
+        CallError::Worker(other) => other.to_string(),
+    })
+}
+
+/// `path` and `function` of `path[:function]` (a `:` after the file's extension).
+fn split_reference(reference: &str) -> (&str, Option<String>) {
+    let end = [".js:", ".cjs:", ".mjs:", ".py:"]
+        .iter()
+        .filter_map(|ext| reference.find(ext).map(|i| i + ext.len() - 1))
+        .min();
+    match end {
+        Some(i) if !reference[i + 1..].is_empty() => {
+            (&reference[..i], Some(reference[i + 1..].to_string()))
+        }
+        Some(i) => (&reference[..i], None),
+        None => (reference, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_split_their_function() {
+        assert_eq!(split_reference("t.js"), ("t.js", None));
+        assert_eq!(
+            split_reference("lib/t.mjs:clean"),
+            ("lib/t.mjs", Some("clean".into()))
+        );
+        assert_eq!(split_reference("t.py:"), ("t.py", None));
+        assert!(has_return("x; return x") && !has_return("returned(x)"));
+    }
 }

@@ -603,15 +603,6 @@ fn assertions(test: &Test) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileEr
                 "assertion type `{kind}` is not supported: `{name}` is {why}"
             )));
         }
-        if let Some(Value::String(t)) = map.get("transform")
-            && t.trim_start().starts_with("file://")
-        {
-            return Err(fail(format!(
-                "a transform file ({}) on a `{kind}` assertion is not supported; supported: an \
-                 inline JavaScript expression or a JSONPath (`$.…`)",
-                t.trim()
-            )));
-        }
         let spec = AssertSpec::from_item(Value::Object(map)).map_err(&fail)?;
         let base = origin.file.parent().map(Path::to_path_buf);
         // A JavaScript `transform` runs before the item (see `run`): the item is checked
@@ -1180,17 +1171,11 @@ fn read_test(
             doc.keys(&at, options, OPTION_KEYS, "options")?;
             if let Some(t) = options.get("transform") {
                 match t.as_str() {
-                    Some(code) if code.trim_start().starts_with("file://") => {
-                        return Err(doc.err(
-                            &with(&at, key("transform")),
-                            "a transform file is not supported; supported: an inline JavaScript expression",
-                        ));
-                    }
                     Some(code) => transform = Some(code.to_string()),
                     None => {
                         return Err(doc.err(
                             &with(&at, key("transform")),
-                            "`transform` is JavaScript (text)",
+                            "`transform` is JavaScript (text) or file://… (.js, .cjs, .mjs, .py)",
                         ));
                     }
                 }
