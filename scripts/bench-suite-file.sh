@@ -93,7 +93,7 @@ measure() { # label, dir, command...
     read -r secs kb < <(tail -n 1 "$dir/time")
     local passed=""
     passed="$(grep -Eo '[0-9]+ passed; [0-9]+ failed' "$dir/log" | tail -1 || true)"
-    [ -n "$passed" ] || passed="$(grep -Eo '[0-9]+ passed' "$dir/log" | tail -1 || true)"
+    [ -n "$passed" ] || passed="$(grep -Eo '[0-9,]+ passed' "$dir/log" | tail -1 || true)"
     python3 -c "import sys; s, kb, n = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]); print(f'{sys.argv[4]:<28} {s:8.2f} s {kb / 1024:8.1f} MiB  {s / n * 1000:7.2f} ms/test  {sys.argv[5]}')" \
         "$secs" "$kb" "${label##* }" "$label" "$passed"
 }
