@@ -203,6 +203,8 @@ struct Live {
 struct Pending {
     request: Request,
     deadline: Instant,
+    /// Sent again after a worker ended under it: the next end fails it.
+    retried: bool,
 }
 
 struct Serve {
@@ -238,7 +240,14 @@ impl Serve {
                         let id = self.next_id;
                         self.next_id += 1;
                         let deadline = Instant::now() + request.timeout;
-                        self.send(id, Pending { request, deadline });
+                        self.send(
+                            id,
+                            Pending {
+                                request,
+                                deadline,
+                                retried: false,
+                            },
+                        );
                     }
                     None => break,
                 },
@@ -356,12 +365,20 @@ impl Serve {
         };
         let stderr = finish(&mut live.spawned.tree, live.spawned.stderr.take(), true).await;
         let stderr = super::tail(&stderr, 2000);
-        for (_, pending) in self.pending.drain() {
-            let _ = pending.request.reply.send(Err(WorkerError::Ended {
-                program: self.spec.program.clone(),
-                code: code.clone(),
-                stderr: stderr.clone(),
-            }));
+        // Any of them may have ended it: each is sent once more to a new worker, and fails
+        // when that one ends under it too.
+        let pending: Vec<(u64, Pending)> = self.pending.drain().collect();
+        for (id, mut pending) in pending {
+            if pending.retried {
+                let _ = pending.request.reply.send(Err(WorkerError::Ended {
+                    program: self.spec.program.clone(),
+                    code: code.clone(),
+                    stderr: stderr.clone(),
+                }));
+            } else {
+                pending.retried = true;
+                self.send(id, pending);
+            }
         }
     }
 
