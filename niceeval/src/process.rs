@@ -81,13 +81,25 @@ pub(crate) fn spawn(
     stdin: Option<Vec<u8>>,
     stderr: Stderr,
 ) -> io::Result<Spawned> {
+    let piped = stdin.is_some();
+    start(command, piped, stdin, stderr)
+}
+
+/// As [`spawn`], with the child's stdin piped and left in `child.stdin` for the caller to
+/// write over time (a worker's requests).
+pub(crate) fn spawn_open_stdin(command: &mut Command, stderr: Stderr) -> io::Result<Spawned> {
+    start(command, true, None, stderr)
+}
+
+fn start(
+    command: &mut Command,
+    piped: bool,
+    stdin: Option<Vec<u8>>,
+    stderr: Stderr,
+) -> io::Result<Spawned> {
     let mut tree = Tree::new();
     tree.prepare(command);
-    command.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    });
+    command.stdin(if piped { Stdio::piped() } else { Stdio::null() });
     if let Stderr::Tail(_) = stderr {
         command.stderr(Stdio::piped());
     }
@@ -108,7 +120,9 @@ pub(crate) fn spawn(
         live.add(&tree);
         child
     };
-    if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), stdin) {
+    if let Some(bytes) = stdin
+        && let Some(mut pipe) = child.stdin.take()
+    {
         tokio::spawn(async move {
             let _ = pipe.write_all(&bytes).await;
         });
@@ -842,3 +856,5 @@ async fn collect(task: &mut tokio::task::JoinHandle<Vec<u8>>, until: Instant) ->
 
 #[cfg(test)]
 mod tests;
+
+pub(crate) mod worker;

@@ -204,14 +204,6 @@ fn unsupported_keys_are_errors_naming_the_place() {
             "promptfooconfig.yaml:3:18: `nunjucksFilters` in a promptfoo config is not supported; supported: description, prompts, providers, targets, tests, defaultTest, evaluateOptions, outputPath, assertionTemplates (and x-… keys holding YAML anchors)",
         ),
         (
-            "prompts: [hi]\nproviders: [echo]\ndefaultTest:\n  options:\n    transform: file://transform.py\n",
-            "promptfooconfig.yaml:5:16: a transform file is not supported; supported: an inline JavaScript expression",
-        ),
-        (
-            "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - type: contains\n        value: x\n        transform: file://t.js\n",
-            "promptfooconfig.yaml:5:9: a transform file (file://t.js) on a `contains` assertion is not supported; supported: an inline JavaScript expression or a JSONPath (`$.…`)",
-        ),
-        (
             "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars:\n      q: file://make.py\n",
             "promptfooconfig.yaml:5:10: vars computed by code (file://make.py) are not supported; supported: file:// text, JSON and YAML",
         ),
@@ -331,6 +323,81 @@ tests:
 /// filter, JSONL lines named `Row #N`, an empty `__threshold` cell, an `outputPath` niceeval
 /// does not write (a warning), and a transform that makes data (`JSON.parse(output)`) seen
 /// as data by the next transform and by `javascript`.
+/// Transform files: a JavaScript module's default export on `options`, a Python file's named
+/// function and an ES module's named export on items, all run by the run's workers.
+#[test]
+fn transform_files_in_javascript_and_python_run() {
+    let fake = Fake::start();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "promptfooconfig.yaml",
+        r#"
+prompts: ['{{ q }}']
+providers: [echo]
+defaultTest:
+  options:
+    transform: file://lib/upper.js
+tests:
+  - description: shouted
+    vars: {q: hello there}
+    assert:
+      - type: equals
+        value: HELLO THERE
+      - type: equals
+        transform: file://lib/t.py:first_word
+        value: HELLO
+      - type: equals
+        transform: file://lib/t.mjs:size
+        value: "11"
+  - description: wrong
+    vars: {q: quiet}
+    assert:
+      - type: equals
+        value: quiet
+"#,
+    );
+    write(
+        dir.path(),
+        "lib/upper.js",
+        "module.exports = (output, context) => output.toUpperCase();\n",
+    );
+    write(
+        dir.path(),
+        "lib/t.py",
+        "def first_word(output, context):\n    return output.split()[0]\n",
+    );
+    write(
+        dir.path(),
+        "lib/t.mjs",
+        "export function size(output, context) { return String(output.length); }\n",
+    );
+    let out = niceeval(
+        dir.path(),
+        &fake,
+        &["-c", "promptfooconfig.yaml", "--jsonl", "o.jsonl"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let jsonl = std::fs::read_to_string(dir.path().join("o.jsonl")).unwrap_or_default();
+    let outcome = |name: &str| {
+        jsonl
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|r| r["id"].as_str().is_some_and(|id| id.ends_with(name)))
+            .map(|r| r["outcome"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(
+        outcome("shouted").as_deref(),
+        Some("passed"),
+        "{stderr}\n{jsonl}"
+    );
+    assert_eq!(
+        outcome("wrong").as_deref(),
+        Some("failed"),
+        "{stderr}\n{jsonl}"
+    );
+}
+
 #[test]
 fn forms_of_public_suites_run() {
     let fake = Fake::start();

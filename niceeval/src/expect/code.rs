@@ -9,105 +9,19 @@ use serde_json::{Map, Value, json};
 use crate::assertion::{Assertion, Grade, Subject};
 use crate::excerpt;
 use crate::expect::script::spawn_error;
-use crate::process::{Job, tail};
+use crate::process::Job;
+use crate::process::worker::WorkerError;
+use runner::{Call, CallError, Target};
 
 mod js_body;
 mod result;
+pub(crate) mod runner;
 
 pub(crate) use result::Rules;
 use result::grade_from_value;
 
 /// Default time a code assertion may run.
 pub const DEFAULT_CODE_TIMEOUT: Duration = Duration::from_secs(30);
-
-const MARK: &str = "__NICEEVAL_RESULT__";
-
-const NODE_RUNNER: &str = r#"
-const fs = require('fs');
-const url = require('url');
-const MARK = '__NICEEVAL_RESULT__';
-const emit = (o) => process.stdout.write('\n' + MARK + JSON.stringify(o) + '\n');
-(async () => {
-  const data = JSON.parse(fs.readFileSync(0, 'utf8'));
-  try {
-    let fn;
-    if (data.file) {
-      let mod;
-      if (data.file.endsWith('.mjs')) {
-        mod = await import(url.pathToFileURL(data.file).href);
-      } else {
-        mod = require(data.file);
-      }
-      if (data.function) {
-        fn = mod[data.function] ?? (mod.default ? mod.default[data.function] : undefined);
-        if (typeof fn !== 'function') throw new Error(`${data.file} exports no function ${data.function}`);
-      } else {
-        fn = typeof mod === 'function' ? mod : (typeof mod.default === 'function' ? mod.default : undefined);
-        if (typeof fn !== 'function') throw new Error(`${data.file} has no default export function; export one or name it with file://path:function`);
-      }
-    } else {
-      const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
-      if (data.expr) {
-        try { fn = new AsyncFunction('output', 'context', data.expr); } catch (e) { if (!(e instanceof SyntaxError)) throw e; }
-      }
-      if (!fn) fn = new AsyncFunction('output', 'context', data.body);
-    }
-    const result = await fn(data.output, data.context);
-    if (typeof result === 'number' && !Number.isFinite(result)) {
-      throw new Error(`the code returned ${result}, not a finite number`);
-    }
-    const text = JSON.stringify(result === undefined ? null : result, (key, v) => {
-      if (key === 'score' && typeof v === 'number' && !Number.isFinite(v)) {
-        throw new Error(`a grading result has the score ${v}, not a finite number`);
-      }
-      return v;
-    });
-    process.stdout.write('\n' + MARK + '{"ok":true,"result":' + text + '}\n');
-  } catch (e) {
-    emit({ ok: false, error: e instanceof Error ? e.message : String(e) });
-  }
-})().catch((e) => emit({ ok: false, error: String(e) }));
-"#;
-
-const PYTHON_RUNNER: &str = r#"
-import asyncio, importlib.util, inspect, json, os, sys
-MARK = '__NICEEVAL_RESULT__'
-def emit(o):
-    sys.stdout.write('\n' + MARK + json.dumps(o, default=str) + '\n')
-    sys.stdout.flush()
-data = json.load(sys.stdin)
-try:
-    if data.get('file'):
-        path = data['file']
-        sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-        spec = importlib.util.spec_from_file_location('niceeval_assertion', path)
-        if spec is None or spec.loader is None:
-            raise ImportError('cannot load ' + path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        name = data.get('function') or 'get_assert'
-        fn = getattr(mod, name, None)
-        if not callable(fn):
-            raise AttributeError(path + ' has no function ' + name)
-    else:
-        ns = {}
-        code = None
-        if data.get('expr'):
-            try:
-                code = compile(data['expr'], '<assertion>', 'exec')
-            except SyntaxError:
-                code = None
-        if code is None:
-            code = compile(data['body'], '<assertion>', 'exec')
-        exec(code, ns)
-        fn = ns['__niceeval_assert']
-    result = fn(data['output'], data['context'])
-    if inspect.isawaitable(result):
-        result = asyncio.run(result)
-    emit({'ok': True, 'result': result})
-except BaseException as e:
-    emit({'ok': False, 'error': type(e).__name__ + ': ' + str(e)})
-"#;
 
 /// Which interpreter runs a [`CodeAssertion`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -328,11 +242,7 @@ impl Assertion for CodeAssertion {
             context.entry(key).or_insert_with(|| json!({}));
         }
         context.entry("prompt").or_insert(Value::Null);
-        let mut payload = json!({
-            "output": Self::output_value(value),
-            "context": Value::Object(context),
-        });
-        match self.file() {
+        let target = match self.file() {
             Some((path, function)) => {
                 if !path.exists() {
                     return Grade::error(format!(
@@ -346,70 +256,45 @@ impl Assertion for CodeAssertion {
                     ));
                 }
                 let path = path.canonicalize().unwrap_or(path);
-                payload["file"] = Value::String(path.to_string_lossy().into_owned());
-                payload["function"] = function.map_or(Value::Null, Value::String);
+                Target::File { path, function }
             }
             None => {
                 let (body, expr) = self.body();
-                payload["body"] = Value::String(body);
-                payload["expr"] = expr.map_or(Value::Null, Value::String);
+                Target::Inline { body, expr }
             }
-        }
-        let (program, args) = match self.language {
-            Language::JavaScript => ("node", vec!["-e".to_string(), NODE_RUNNER.to_string()]),
-            Language::Python => ("python3", vec!["-c".to_string(), PYTHON_RUNNER.to_string()]),
         };
-        let job = Job {
-            program: program.to_string(),
-            args,
-            stdin: payload.to_string().into_bytes(),
+        let call = Call {
+            language: self.language,
+            target,
+            names: vec!["output".into(), "context".into()],
+            args: vec![Self::output_value(value), Value::Object(context)],
+            python_function: match self.file() {
+                Some(_) => "get_assert".into(),
+                None => "__niceeval_assert".into(),
+            },
+            grading: true,
             cwd: self.base_dir.clone(),
-            env: Vec::new(),
             timeout: self.timeout,
         };
-        let finished = match job.run() {
-            Ok(f) => f,
-            Err(e) => {
-                return Grade::error(
-                    spawn_error(&job, &e)
-                        .replace(&format!("`{}`", job.display()), &format!("`{program}`")),
-                );
+        let program = call.program();
+        match call.run_blocking() {
+            Ok(result) => grade_from_value(&result, self.language, self.rules),
+            Err(CallError::Threw { message, .. }) => {
+                Grade::fail(format!("the assertion threw: {message}")).with_verdict(false)
             }
-        };
-        if finished.timed_out {
-            return Grade::error(format!(
-                "{program} timed out after {:.1}s",
-                self.timeout.as_secs_f64()
-            ));
+            Err(CallError::Worker(WorkerError::Start { source, .. })) => {
+                let job = Job {
+                    program: program.to_string(),
+                    args: Vec::new(),
+                    stdin: Vec::new(),
+                    cwd: self.base_dir.clone(),
+                    env: Vec::new(),
+                    timeout: self.timeout,
+                };
+                Grade::error(spawn_error(&job, &source))
+            }
+            Err(CallError::Worker(e)) => Grade::error(e.to_string()),
         }
-        let Some(line) = finished
-            .stdout
-            .lines()
-            .rev()
-            .find_map(|l| l.strip_prefix(MARK))
-        else {
-            return Grade::error(format!(
-                "{program} ended (exit code {}) without a result: {}",
-                finished.code.map_or("none".to_string(), |c| c.to_string()),
-                tail(&finished.stderr, 2000)
-            ));
-        };
-        let reply: Value = match serde_json::from_str(line) {
-            Ok(v) => v,
-            Err(e) => return Grade::error(format!("unreadable result from {program}: {e}")),
-        };
-        if reply.get("ok") != Some(&Value::Bool(true)) {
-            let error = reply
-                .get("error")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown error");
-            return Grade::fail(format!("the assertion threw: {error}")).with_verdict(false);
-        }
-        grade_from_value(
-            reply.get("result").unwrap_or(&Value::Null),
-            self.language,
-            self.rules,
-        )
     }
 }
 

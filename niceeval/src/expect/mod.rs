@@ -90,6 +90,8 @@ pub(crate) use code::Rules as CodeRules;
 #[cfg(feature = "inline-code")]
 #[cfg_attr(docsrs, doc(cfg(feature = "inline-code")))]
 pub use code::{CodeAssertion, javascript, python};
+#[cfg(feature = "inline-code")]
+pub(crate) use code::{Language as CodeLanguage, runner as code_runner};
 pub(crate) use combinators::{BoxedAssertion, IntoBoxed};
 pub use combinators::{all_of, not};
 pub use command::command_succeeded;

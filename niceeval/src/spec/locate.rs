@@ -112,9 +112,10 @@ pub(super) fn json_error(error: &serde_json::Error, origin: &str) -> (Option<Loc
     )
 }
 
-/// The line and column (1-based) of the value at `path` in a YAML document: what a suite
-/// file's loader names when a key is wrong.
-#[cfg(feature = "suites")]
+/// The line and column (1-based) of the value at `path` in a YAML document, found by reading
+/// it down to there: the reference `suite_file::positions` (one reading for every place) is
+/// tested against.
+#[cfg(all(feature = "suites", test))]
 pub(crate) fn yaml_position(text: &str, path: &[Step<'_>]) -> Option<(usize, usize)> {
     let error = Find { path }
         .deserialize(yaml_serde::Deserializer::from_str(text))

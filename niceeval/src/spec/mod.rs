@@ -144,7 +144,7 @@ use prepare::Prepared;
 
 #[cfg(feature = "suites")]
 pub(crate) use locate::Step;
-#[cfg(feature = "suites")]
+#[cfg(all(feature = "suites", test))]
 pub(crate) use locate::yaml_position;
 
 /// A spec's prepared form, keyed by the spec it was prepared from.

@@ -85,6 +85,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         path,
         text,
         base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        positions: Default::default(),
     };
     let Value::Object(top) = parse_yaml(path, text)? else {
         return Err(doc.err(
@@ -253,7 +254,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
     };
     for (n, (at, test)) in tests.iter().enumerate() {
         doc.keys(at, test, TEST_KEYS, "a test")?;
-        let line = spec::yaml_position(text, &steps(at)).map_or(1, |p| p.0);
+        let line = doc.position(&steps(at)).map_or(1, |p| p.0);
         let id = match test.get("id") {
             Some(Value::String(s)) => s.clone(),
             Some(other) => other.to_string(),
@@ -734,6 +735,7 @@ fn named_target(
         path: &path,
         text: &text,
         base: eval_dir.clone(),
+        positions: Default::default(),
     };
     let at = vec![key("targets"), Seg::Index(index)];
     let Value::Object(map) = &entry else {

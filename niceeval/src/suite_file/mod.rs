@@ -8,6 +8,7 @@
 mod agents;
 pub(crate) mod agentv;
 mod node;
+mod positions;
 pub(crate) mod promptfoo;
 mod template;
 
@@ -99,7 +100,8 @@ pub(crate) struct SuiteCase {
     /// case runs (a prepared matcher is rebuilt then, and dropped with the case).
     pub asserts: Packed<Vec<AssertSpec>>,
     pub graded: Vec<Graded>,
-    /// `options.transform`: JavaScript applied to the output before every assertion.
+    /// `options.transform`: JavaScript (inline, or `file://` JavaScript or Python) applied to
+    /// the output before every assertion.
     pub transform: Option<String>,
     /// The test's `threshold`: it passes when its score reaches this, failing items or not.
     pub threshold: Option<f64>,
@@ -490,7 +492,7 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     // items then see as data, as in promptfoo (text items see its JSON).
     let mut output = Value::String(t.reply().to_string());
     if let Some(code) = &case.transform {
-        output = node::transform(code, &output, &vars, &case.prompt)
+        output = node::transform(code, &output, &vars, &case.prompt, &case.base_dir)
             .await
             .map_err(|e| Error::Case(format!("options.transform: {e}")))?;
     }
@@ -520,7 +522,7 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     for item in transformed {
         let mut item = item;
         let code = item.transform.take().unwrap_or_default();
-        match node::transform(&code, &output, &vars, &case.prompt).await {
+        match node::transform(&code, &output, &vars, &case.prompt, &case.base_dir).await {
             Ok(value) => {
                 t.check(&value, spec::assertions(&[item]).context(context.clone()));
             }
@@ -618,14 +620,16 @@ pub(crate) fn file_path(base: &Path, reference: &str) -> PathBuf {
     base.join(path)
 }
 
-/// A location in `text` for `path`, falling back to the first line naming the last key.
+/// A location in `text` for `path`: `found` (looked up by the caller, see
+/// `promptfoo::Doc::position`), else the first line naming the last key.
 pub(crate) fn at(
     file: &Path,
     text: &str,
     path: &[spec::Step<'_>],
+    found: Option<(usize, usize)>,
     message: String,
 ) -> SuiteFileError {
-    let found = spec::yaml_position(text, path).or_else(|| {
+    let found = found.or_else(|| {
         let key = path.iter().rev().find_map(|s| match s {
             spec::Step::Key(k) => Some(*k),
             spec::Step::Index(_) => None,

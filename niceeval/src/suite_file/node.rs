@@ -1,25 +1,18 @@
-//! promptfoo's JavaScript snippets run with `node`: `options.transform`, an item's
-//! JavaScript `transform`, an HTTP provider's `transformResponse`. A one-line snippet is an
-//! expression; one with several lines (or a `return`) is a function body, as in promptfoo.
+//! promptfoo's JavaScript snippets, run by the run's `node` worker
+//! ([`crate::expect::code_runner`]): `options.transform`, an item's JavaScript `transform`,
+//! an HTTP provider's `transformResponse`. A one-line snippet is an expression; one with
+//! several lines (or a `return`) is a function body, as in promptfoo.
+
+use std::path::Path;
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::io::AsyncWriteExt as _;
 
-const RUNNER: &str = r#"
-let input = '';
-process.stdin.on('data', (c) => (input += c));
-process.stdin.on('end', async () => {
-  try {
-    const a = JSON.parse(input);
-    const body = a.code.includes('\n') || /\breturn\b/.test(a.code) ? a.code : 'return (' + a.code + ')';
-    const f = new Function(...a.names, body);
-    const out = await f(...a.values);
-    process.stdout.write(JSON.stringify({ ok: out === undefined ? null : out }));
-  } catch (e) {
-    process.stdout.write(JSON.stringify({ error: String((e && e.stack) || e) }));
-  }
-});
-"#;
+use crate::expect::CodeLanguage;
+use crate::expect::code_runner::{Call, CallError, Target};
+
+/// How long a snippet may run.
+const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Runs `code` with `names` bound to `values`; its result as text (JSON for non-strings).
 pub(crate) async fn run(code: &str, names: &[&str], values: Vec<Value>) -> Result<String, String> {
@@ -32,61 +25,127 @@ pub(crate) async fn run(code: &str, names: &[&str], values: Vec<Value>) -> Resul
 
 /// Runs `code` with `names` bound to `values`; its result as data (`null` for `undefined`).
 async fn run_value(code: &str, names: &[&str], values: Vec<Value>) -> Result<Value, String> {
-    let input = json!({ "code": code, "names": names, "values": values }).to_string();
-    let mut child = tokio::process::Command::new("node")
-        .arg("-e")
-        .arg(RUNNER)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot run `node` for a JavaScript snippet: {e}; install Node.js"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(input.as_bytes())
-            .await
-            .map_err(|e| format!("cannot write to node: {e}"))?;
-    }
-    let out = child
-        .wait_with_output()
-        .await
-        .map_err(|e| format!("node failed: {e}"))?;
-    let reply: Value = serde_json::from_slice(&out.stdout).map_err(|_| {
-        format!(
-            "node printed no result ({})",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )
-    })?;
-    match (reply.get("ok"), &reply["error"]) {
-        (Some(v), _) => Ok(v.clone()),
-        (None, Value::String(e)) => Err(e.lines().next().unwrap_or("").to_string()),
-        (None, _) => Ok(Value::Null),
-    }
+    let body = if code.contains('\n') || has_return(code) {
+        code.to_string()
+    } else {
+        format!("return ({code})")
+    };
+    let call = Call {
+        language: CodeLanguage::JavaScript,
+        target: Target::Inline { body, expr: None },
+        names: names.iter().map(|n| n.to_string()).collect(),
+        args: values,
+        python_function: String::new(),
+        grading: false,
+        cwd: None,
+        timeout: TIMEOUT,
+    };
+    call.run().await.map_err(|e| match e {
+        CallError::Threw { head, .. } => head,
+        CallError::Worker(e) => match e {
+            crate::process::worker::WorkerError::Start { source, .. } => {
+                format!("cannot run `node` for a JavaScript snippet: {source}; install Node.js")
+            }
+            other => other.to_string(),
+        },
+    })
+}
+
+/// Whether `code` has the word `return` (as `/\breturn\b/`).
+fn has_return(code: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    code.match_indices("return").any(|(i, _)| {
+        let before = code[..i].chars().next_back();
+        let after = code[i + "return".len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
 }
 
 /// promptfoo's output transform: `output` (the provider's text, or what an earlier transform
 /// made of it) and `context` (`vars`, `prompt`) in scope; its result as data, as promptfoo
 /// keeps it (`JSON.parse(output)` gives the next transform and the assertions an object).
+///
+/// `code` is inline JavaScript or a file, `file://path[:function]` relative to `base`: a
+/// `.js` / `.cjs` / `.mjs` module's default export (or the named one), a `.py` file's
+/// `get_transform` (or the named function), each called with `(output, context)`.
 pub(crate) async fn transform(
     code: &str,
     output: &Value,
     vars: &Map<String, Value>,
     prompt: &str,
+    base: &Path,
 ) -> Result<Value, String> {
     let code = code.trim();
-    if let Some(path) = code.strip_prefix("file://") {
+    let context = json!({ "vars": vars, "prompt": { "raw": prompt } });
+    let Some(reference) = code.strip_prefix("file://") else {
+        return run_value(code, &["output", "context"], vec![output.clone(), context]).await;
+    };
+    let (file, function) = split_reference(reference);
+    let path = base.join(file);
+    let language = match path.extension().and_then(|e| e.to_str()) {
+        Some("js" | "cjs" | "mjs") => CodeLanguage::JavaScript,
+        Some("py") => CodeLanguage::Python,
+        _ => {
+            return Err(format!(
+                "a transform file is .js, .cjs, .mjs or .py, not {}",
+                path.display()
+            ));
+        }
+    };
+    if !path.is_file() {
         return Err(format!(
-            "a transform file ({path}) is not supported; write the transform inline"
+            "the transform file {} does not exist",
+            path.display()
         ));
     }
-    run_value(
-        code,
-        &["output", "context"],
-        vec![
-            output.clone(),
-            json!({ "vars": vars, "prompt": { "raw": prompt } }),
-        ],
-    )
-    .await
+    let path = path.canonicalize().unwrap_or(path);
+    let call = Call {
+        language,
+        target: Target::File { path, function },
+        names: vec!["output".into(), "context".into()],
+        args: vec![output.clone(), context],
+        python_function: "get_transform".into(),
+        grading: false,
+        cwd: None,
+        timeout: TIMEOUT,
+    };
+    let program = call.program();
+    call.run().await.map_err(|e| match e {
+        CallError::Threw { head, .. } => head,
+        CallError::Worker(crate::process::worker::WorkerError::Start { source, .. }) => {
+            format!("cannot run `{program}` for {file}: {source}")
+        }
+        CallError::Worker(other) => other.to_string(),
+    })
+}
+
+/// `path` and `function` of `path[:function]` (a `:` after the file's extension).
+fn split_reference(reference: &str) -> (&str, Option<String>) {
+    let end = [".js:", ".cjs:", ".mjs:", ".py:"]
+        .iter()
+        .filter_map(|ext| reference.find(ext).map(|i| i + ext.len() - 1))
+        .min();
+    match end {
+        Some(i) if !reference[i + 1..].is_empty() => {
+            (&reference[..i], Some(reference[i + 1..].to_string()))
+        }
+        Some(i) => (&reference[..i], None),
+        None => (reference, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_split_their_function() {
+        assert_eq!(split_reference("t.js"), ("t.js", None));
+        assert_eq!(
+            split_reference("lib/t.mjs:clean"),
+            ("lib/t.mjs", Some("clean".into()))
+        );
+        assert_eq!(split_reference("t.py:"), ("t.py", None));
+        assert!(has_return("x; return x") && !has_return("returned(x)"));
+    }
 }

@@ -80,18 +80,29 @@ pub(crate) struct Doc<'a> {
     pub path: &'a Path,
     pub text: &'a str,
     pub base: PathBuf,
+    /// Where each node of `text` is, read on the first look-up (`Default::default()`).
+    pub positions: std::cell::OnceCell<Option<super::positions::Positions>>,
 }
 
 impl Doc<'_> {
     pub(crate) fn err(&self, at: &[Seg], message: impl Into<String>) -> SuiteFileError {
-        let steps: Vec<Step<'_>> = at
-            .iter()
-            .map(|s| match s {
-                Seg::Key(k) => Step::Key(k.as_str()),
-                Seg::Index(i) => Step::Index(*i),
-            })
-            .collect();
-        super::at(self.path, self.text, &steps, message.into())
+        let steps = steps(at);
+        super::at(
+            self.path,
+            self.text,
+            &steps,
+            self.position(&steps),
+            message.into(),
+        )
+    }
+
+    /// The line and column of the value at `path`: the document is read once, on the first
+    /// look-up, however many follow.
+    pub(crate) fn position(&self, path: &[Step<'_>]) -> Option<(usize, usize)> {
+        self.positions
+            .get_or_init(|| super::positions::Positions::read(self.text))
+            .as_ref()?
+            .find(path)
     }
 
     /// Fails on the first key of `map` not in `allowed`.
@@ -131,6 +142,16 @@ impl Doc<'_> {
         }
         Ok(())
     }
+}
+
+/// `at` as the steps of a look-up.
+pub(crate) fn steps(at: &[Seg]) -> Vec<Step<'_>> {
+    at.iter()
+        .map(|s| match s {
+            Seg::Key(k) => Step::Key(k.as_str()),
+            Seg::Index(i) => Step::Index(*i),
+        })
+        .collect()
 }
 
 fn with(at: &[Seg], seg: Seg) -> Vec<Seg> {
@@ -202,6 +223,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         path,
         text,
         base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        positions: Default::default(),
     };
     let mut value = parse_yaml(path, text)?;
     resolve_refs(&doc, &mut value)?;
@@ -280,7 +302,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             ));
         }
     }
-    let tests_line = spec::yaml_position(text, &[Step::Key("tests")]).map_or(1, |p| p.0);
+    let tests_line = doc.position(&[Step::Key("tests")]).map_or(1, |p| p.0);
     let tests = match top.get("tests") {
         None => vec![Test {
             description: None,
@@ -579,15 +601,6 @@ fn assertions(test: &Test) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileEr
         if let Some((name, why)) = NOT_SUPPORTED.iter().find(|(name, _)| *name == bare) {
             return Err(fail(format!(
                 "assertion type `{kind}` is not supported: `{name}` is {why}"
-            )));
-        }
-        if let Some(Value::String(t)) = map.get("transform")
-            && t.trim_start().starts_with("file://")
-        {
-            return Err(fail(format!(
-                "a transform file ({}) on a `{kind}` assertion is not supported; supported: an \
-                 inline JavaScript expression or a JSONPath (`$.…`)",
-                t.trim()
             )));
         }
         let spec = AssertSpec::from_item(Value::Object(map)).map_err(&fail)?;
@@ -992,6 +1005,7 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
         path: file,
         text: &text,
         base: file.parent().map(Path::to_path_buf).unwrap_or_default(),
+        positions: Default::default(),
     };
     let mut out = Vec::new();
     for (i, case) in cases.into_iter().enumerate() {
@@ -1071,19 +1085,7 @@ fn read_test(
 ) -> Result<Test, SuiteFileError> {
     doc.keys(at, map, TEST_KEYS, "a test")?;
     let line = line_of_record
-        .or_else(|| {
-            let steps: Vec<Step<'_>> = at
-                .iter()
-                .map(|s| match s {
-                    Seg::Key(k) => Step::Key(k.as_str()),
-                    Seg::Index(i) => Step::Index(*i),
-                })
-                .collect();
-            // One look per test is fine for hand-written suites; big suites load tests from files.
-            (map.len() < 64 && at.len() == 2)
-                .then(|| spec::yaml_position(doc.text, &steps).map(|p| p.0))
-                .flatten()
-        })
+        .or_else(|| (at.len() == 2).then(|| doc.position(&steps(at)).map(|p| p.0))?)
         .unwrap_or(line);
     let description = match map.get("description") {
         None | Some(Value::Null) => None,
@@ -1107,17 +1109,10 @@ fn read_test(
         let mut placed: Vec<((usize, usize), String)> = vars
             .keys()
             .map(|name| {
-                let mut steps: Vec<Step<'_>> = at
-                    .iter()
-                    .map(|s| match s {
-                        Seg::Key(k) => Step::Key(k.as_str()),
-                        Seg::Index(i) => Step::Index(*i),
-                    })
-                    .collect();
+                let mut steps = steps(at);
                 steps.push(Step::Key("vars"));
                 steps.push(Step::Key(name.as_str()));
-                let place =
-                    spec::yaml_position(doc.text, &steps).unwrap_or((usize::MAX, usize::MAX));
+                let place = doc.position(&steps).unwrap_or((usize::MAX, usize::MAX));
                 (place, name.clone())
             })
             .collect();
@@ -1176,17 +1171,11 @@ fn read_test(
             doc.keys(&at, options, OPTION_KEYS, "options")?;
             if let Some(t) = options.get("transform") {
                 match t.as_str() {
-                    Some(code) if code.trim_start().starts_with("file://") => {
-                        return Err(doc.err(
-                            &with(&at, key("transform")),
-                            "a transform file is not supported; supported: an inline JavaScript expression",
-                        ));
-                    }
                     Some(code) => transform = Some(code.to_string()),
                     None => {
                         return Err(doc.err(
                             &with(&at, key("transform")),
-                            "`transform` is JavaScript (text)",
+                            "`transform` is JavaScript (text) or file://… (.js, .cjs, .mjs, .py)",
                         ));
                     }
                 }

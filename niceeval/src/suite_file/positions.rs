@@ -1,0 +1,370 @@
+//! Where each node of a suite file's YAML (or JSON) document is written, found in one pass.
+//!
+//! The loader names the line of every test and the place of every assertion item. Finding
+//! each by reading the document again down to it ([`crate::spec::yaml_position`], right for
+//! one error) made a file of N tests cost N readings of it: 2,000 inline tests took minutes.
+//! [`Positions`] reads the document once into a tree of places (no values), and every look-up
+//! after that walks the tree.
+//!
+//! The events come from libyaml (`libyaml-rs`), the parser `yaml_serde` reads documents with:
+//! `yaml_serde` keeps its parser private, and its errors name the start of the event they
+//! were reading, so a place found here is the one `spec::yaml_position` finds (a test checks
+//! that they agree). libyaml is C translated to Rust and has only its C-style API, hence the
+//! `unsafe` of [`Events`], kept to the parser's life cycle.
+
+use std::collections::HashMap;
+use std::mem::MaybeUninit;
+
+use libyaml_rs as sys;
+
+use crate::spec::Step;
+
+/// The places of a document's nodes (its first document's), by path.
+#[derive(Debug, Default)]
+pub(crate) struct Positions {
+    nodes: Vec<Node>,
+}
+
+/// A node: where it starts (1-based line and column) and its children.
+#[derive(Debug)]
+struct Node {
+    line: u32,
+    column: u32,
+    kids: Kids,
+}
+
+#[derive(Debug)]
+enum Kids {
+    Leaf,
+    Seq(Box<[u32]>),
+    /// Keys that are not text (`? [a, b]`) are `None`: no path step names them.
+    Map(Box<[(Option<Box<str>>, u32)]>),
+}
+
+/// A collection being read.
+enum Frame {
+    Seq(u32, Vec<u32>),
+    Map {
+        node: u32,
+        entries: Vec<(Option<Box<str>>, u32)>,
+        /// The key read, waiting for its value.
+        key: Option<Option<Box<str>>>,
+    },
+}
+
+impl Positions {
+    /// Reads `text`; `None` when it is not valid YAML (the caller's parser says why).
+    pub(crate) fn read(text: &str) -> Option<Self> {
+        let mut out = Positions::default();
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut anchors: HashMap<Vec<u8>, u32> = HashMap::new();
+        let mut events = Events::new(text)?;
+        loop {
+            let event = events.next()?;
+            let at = (event.line, event.column);
+            let sequence = matches!(event.kind, Kind::SequenceStart(_));
+            // The node this event completes, if it does.
+            let done = match event.kind {
+                Kind::StreamEnd | Kind::DocumentEnd => break,
+                Kind::Other => continue,
+                Kind::Scalar { value, anchor } => {
+                    // A key is kept as text in its mapping; it is never a step's end.
+                    if let Some(Frame::Map {
+                        key: key @ None, ..
+                    }) = stack.last_mut()
+                    {
+                        let text = String::from_utf8_lossy(value).into_owned();
+                        *key = Some(Some(text.into_boxed_str()));
+                        continue;
+                    }
+                    let id = out.push(at, Kids::Leaf);
+                    if let Some(name) = anchor {
+                        anchors.insert(name, id);
+                    }
+                    id
+                }
+                Kind::Alias(name) => match anchors.get(&name) {
+                    Some(id) => *id,
+                    // libyaml refuses an unknown alias before this; yaml_serde does too.
+                    None => return None,
+                },
+                Kind::SequenceStart(anchor) | Kind::MappingStart(anchor) => {
+                    let id = out.push(at, Kids::Leaf);
+                    if let Some(name) = anchor {
+                        anchors.insert(name, id);
+                    }
+                    stack.push(if sequence {
+                        Frame::Seq(id, Vec::new())
+                    } else {
+                        Frame::Map {
+                            node: id,
+                            entries: Vec::new(),
+                            key: None,
+                        }
+                    });
+                    continue;
+                }
+                Kind::SequenceEnd | Kind::MappingEnd => match stack.pop()? {
+                    Frame::Seq(id, items) => {
+                        out.nodes[id as usize].kids = Kids::Seq(items.into_boxed_slice());
+                        id
+                    }
+                    Frame::Map { node, entries, .. } => {
+                        out.nodes[node as usize].kids = Kids::Map(entries.into_boxed_slice());
+                        node
+                    }
+                },
+            };
+            match stack.last_mut() {
+                None => break,
+                Some(Frame::Seq(_, items)) => items.push(done),
+                Some(Frame::Map { entries, key, .. }) => match key.take() {
+                    Some(name) => entries.push((name, done)),
+                    // A collection (or alias) as a key: no step names it.
+                    None => *key = Some(None),
+                },
+            }
+        }
+        Some(out)
+    }
+
+    fn push(&mut self, (line, column): (u32, u32), kids: Kids) -> u32 {
+        self.nodes.push(Node { line, column, kids });
+        u32::try_from(self.nodes.len() - 1).unwrap_or(u32::MAX)
+    }
+
+    /// The line and column (1-based) of the value at `path`, as
+    /// [`crate::spec::yaml_position`] finds them.
+    pub(crate) fn find(&self, path: &[Step<'_>]) -> Option<(usize, usize)> {
+        let mut node = self.nodes.first()?;
+        for step in path {
+            let next = match (step, &node.kids) {
+                (Step::Index(i), Kids::Seq(items)) => *items.get(*i)?,
+                (Step::Key(k), Kids::Map(entries)) => {
+                    entries
+                        .iter()
+                        .find(|(name, _)| name.as_deref() == Some(*k))?
+                        .1
+                }
+                _ => return None,
+            };
+            node = self.nodes.get(next as usize)?;
+        }
+        Some((node.line as usize, node.column as usize))
+    }
+}
+
+/// What the tree needs of an event.
+enum Kind<'e> {
+    StreamEnd,
+    DocumentEnd,
+    Scalar {
+        value: &'e [u8],
+        anchor: Option<Vec<u8>>,
+    },
+    Alias(Vec<u8>),
+    SequenceStart(Option<Vec<u8>>),
+    SequenceEnd,
+    MappingStart(Option<Vec<u8>>),
+    MappingEnd,
+    Other,
+}
+
+struct Event<'e> {
+    kind: Kind<'e>,
+    /// 1-based, as yaml_serde's `Location`.
+    line: u32,
+    column: u32,
+}
+
+/// libyaml's parser over a text, one event at a time.
+struct Events<'t> {
+    /// Boxed: libyaml keeps a pointer to the parser inside it.
+    parser: Box<MaybeUninit<sys::yaml_parser_t>>,
+    /// The event handed out last, deleted before the next is read.
+    event: Box<MaybeUninit<sys::yaml_event_t>>,
+    live: bool,
+    text: std::marker::PhantomData<&'t str>,
+}
+
+impl<'t> Events<'t> {
+    fn new(text: &'t str) -> Option<Self> {
+        let mut parser = Box::new(MaybeUninit::<sys::yaml_parser_t>::uninit());
+        let p = parser.as_mut_ptr();
+        // SAFETY: `p` points at memory owned by the box, which `initialize` fills; the input
+        // outlives the parser (`'t`), and the box never moves its contents.
+        unsafe {
+            if sys::yaml_parser_initialize(p).fail {
+                return None;
+            }
+            sys::yaml_parser_set_encoding(p, sys::YAML_UTF8_ENCODING);
+            sys::yaml_parser_set_input_string(p, text.as_ptr(), text.len() as u64);
+        }
+        Some(Events {
+            parser,
+            event: Box::new(MaybeUninit::uninit()),
+            live: false,
+            text: std::marker::PhantomData,
+        })
+    }
+
+    /// The next event; `None` on a parse error.
+    fn next(&mut self) -> Option<Event<'_>> {
+        self.delete_event();
+        let p = self.parser.as_mut_ptr();
+        let e = self.event.as_mut_ptr();
+        // SAFETY: the parser was initialized in `new`; a parser in error is never asked again
+        // (the caller stops at the first `None`); `e` is written by `yaml_parser_parse` when it succeeds, and
+        // deleted (its strings freed) before the next call or on drop.
+        unsafe {
+            if sys::yaml_parser_parse(p, e).fail {
+                return None;
+            }
+            self.live = true;
+            let event = &*e;
+            let cstr = |ptr: *mut u8| {
+                (!ptr.is_null()).then(|| {
+                    std::ffi::CStr::from_ptr(ptr as *const std::ffi::c_char)
+                        .to_bytes()
+                        .to_vec()
+                })
+            };
+            let kind = match event.type_ {
+                sys::YAML_STREAM_END_EVENT => Kind::StreamEnd,
+                sys::YAML_DOCUMENT_END_EVENT => Kind::DocumentEnd,
+                sys::YAML_SCALAR_EVENT => Kind::Scalar {
+                    value: std::slice::from_raw_parts(
+                        event.data.scalar.value,
+                        event.data.scalar.length as usize,
+                    ),
+                    anchor: cstr(event.data.scalar.anchor),
+                },
+                sys::YAML_ALIAS_EVENT => Kind::Alias(cstr(event.data.alias.anchor)?),
+                sys::YAML_SEQUENCE_START_EVENT => {
+                    Kind::SequenceStart(cstr(event.data.sequence_start.anchor))
+                }
+                sys::YAML_SEQUENCE_END_EVENT => Kind::SequenceEnd,
+                sys::YAML_MAPPING_START_EVENT => {
+                    Kind::MappingStart(cstr(event.data.mapping_start.anchor))
+                }
+                sys::YAML_MAPPING_END_EVENT => Kind::MappingEnd,
+                _ => Kind::Other,
+            };
+            let number = |n: u64| u32::try_from(n.saturating_add(1)).unwrap_or(u32::MAX);
+            Some(Event {
+                kind,
+                line: number(event.start_mark.line),
+                column: number(event.start_mark.column),
+            })
+        }
+    }
+
+    fn delete_event(&mut self) {
+        if self.live {
+            // SAFETY: the event was filled by a successful `yaml_parser_parse`.
+            unsafe { sys::yaml_event_delete(self.event.as_mut_ptr()) };
+            self.live = false;
+        }
+    }
+}
+
+impl Drop for Events<'_> {
+    fn drop(&mut self) {
+        self.delete_event();
+        // SAFETY: initialized in `new` (a failed initialization never builds `Events`).
+        unsafe { sys::yaml_parser_delete(self.parser.as_mut_ptr()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::yaml_position;
+
+    /// Every path of `value` (keys and indexes), depth first.
+    fn paths(value: &serde_json::Value, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        out.push(at.clone());
+        match value {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    at.push(format!("k{k}"));
+                    paths(v, at, out);
+                    at.pop();
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    at.push(format!("i{i}"));
+                    paths(v, at, out);
+                    at.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_place_is_the_one_the_parser_names() {
+        let documents = [
+            "a: 1\nb:\n  - x\n  - {c: 2, d: [3, 4]}\n  - - nested\n    - list\n",
+            "tests:\n  - vars:\n      q: hi\n    assert:\n      - type: contains\n        value: hi\n      - type: regex\n        value: '^h'\n",
+            "{\"json\": {\"list\": [1, {\"k\": \"v\"}], \"s\": \"t\"}, \"n\": null}",
+            "x-base: &base\n  type: icontains\n  value: a\nitems:\n  - *base\n  - <<: *base\n    value: b\n",
+            "'quoted key': |\n  block\n  text\n\"dq\": >\n  folded\nplain: !tag tagged\nempty:\nlist: []\n",
+            "a:\n  - b: 1\n    c:\n      d: [x, {e: f}]\n  -\n    g: h\n",
+            "? [complex, key]\n: value\nafter: 1\n",
+            "---\nfirst: 1\n...\n",
+            "- 1\n- two\n- [3]\n",
+        ];
+        for text in documents {
+            let positions = Positions::read(text).unwrap_or_else(|| panic!("{text}"));
+            let value: serde_json::Value = match yaml_serde::from_str::<yaml_serde::Value>(text)
+                .ok()
+                .and_then(|v| serde_json::to_value(v).ok())
+            {
+                Some(v) => v,
+                None => continue,
+            };
+            let mut all = Vec::new();
+            paths(&value, &mut Vec::new(), &mut all);
+            assert!(all.len() > 1, "{text}");
+            for path in all {
+                let steps: Vec<Step<'_>> = path
+                    .iter()
+                    .map(|s| match s.split_at(1) {
+                        ("k", k) => Step::Key(k),
+                        (_, i) => Step::Index(i.parse().unwrap()),
+                    })
+                    .collect();
+                assert_eq!(
+                    positions.find(&steps),
+                    yaml_position(text, &steps),
+                    "{path:?} in {text:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_yaml_has_no_places() {
+        assert!(Positions::read("a: [1, 2\nb: 3").is_none());
+        assert!(Positions::read("a: *nowhere\n").is_none());
+    }
+
+    #[test]
+    fn a_long_list_is_read_once() {
+        let mut text = String::from("tests:\n");
+        for i in 0..20_000 {
+            text.push_str(&format!(
+                "  - vars: {{q: {i}}}\n    assert:\n      - type: x\n"
+            ));
+        }
+        let positions = Positions::read(&text).unwrap();
+        for i in [0, 9_999, 19_999] {
+            assert_eq!(
+                positions.find(&[Step::Key("tests"), Step::Index(i), Step::Key("assert")]),
+                Some((2 + 3 * i + 2, 7)),
+            );
+        }
+    }
+}
