@@ -47,13 +47,13 @@ mod datasets;
 /// statistics, policies and exit codes, `--rerun-failed`, the reports.
 mod compare;
 
-/// The published crates as crates.io and users receive them: every file read at build time is
-/// in its package, and the declared `rust-version` covers the locked dependency tree.
-mod packaging;
 /// The guide under docs/book against the code: "Your own agent in 10 minutes" followed in a new
 /// crate outside the repository, the configuration reference against the parser's keys, every
 /// code block compiled, run or marked.
 mod book;
+/// The published crates as crates.io and users receive them: every file read at build time is
+/// in its package, and the declared `rust-version` covers the locked dependency tree.
+mod packaging;
 /// Nothing an eval starts outlives it: an agent that ignores SIGTERM, ended by the eval's
 /// timeout, SIGINT, SIGTERM, SIGKILL or a panic, under libtest, the suite runner and nextest.
 mod trees;

@@ -78,7 +78,14 @@ fn every_file_read_at_build_time_is_in_its_package() {
     for (name, manifest) in &crates {
         let dir = manifest.parent().expect("manifest has a directory");
         let out = Command::new(env!("CARGO"))
-            .args(["package", "--list", "--allow-dirty", "--offline", "-p", name])
+            .args([
+                "package",
+                "--list",
+                "--allow-dirty",
+                "--offline",
+                "-p",
+                name,
+            ])
             .current_dir(workspace())
             .output()
             .expect("cargo package --list runs");

@@ -231,11 +231,16 @@ impl Serve {
         }
     }
 
+    /// Serves requests until their sender is dropped and every request sent has its answer.
     async fn run(mut self, mut requests: mpsc::UnboundedReceiver<Request>) {
+        let mut open = true;
         loop {
+            if !open && self.pending.is_empty() {
+                break;
+            }
             let deadline = self.pending.values().map(|p| p.deadline).min();
             tokio::select! {
-                request = requests.recv() => match request {
+                request = requests.recv(), if open => match request {
                     Some(request) => {
                         let id = self.next_id;
                         self.next_id += 1;
@@ -249,7 +254,7 @@ impl Serve {
                             },
                         );
                     }
-                    None => break,
+                    None => open = false,
                 },
                 Some((generation, line)) = self.lines_rx.recv() => {
                     if generation == self.generation {
@@ -365,8 +370,9 @@ impl Serve {
         };
         let stderr = finish(&mut live.spawned.tree, live.spawned.stderr.take(), true).await;
         let stderr = super::tail(&stderr, 2000);
-        // Any of them may have ended it: each is sent once more to a new worker, and fails
-        // when that one ends under it too.
+        // Any of them may have ended it. Each is sent once more, to a worker of its own that
+        // serves it alone, so the one that ends a worker cannot end another request's second
+        // try: it fails when its own worker ends under it too.
         let pending: Vec<(u64, Pending)> = self.pending.drain().collect();
         for (id, mut pending) in pending {
             if pending.retried {
@@ -377,7 +383,7 @@ impl Serve {
                 }));
             } else {
                 pending.retried = true;
-                self.send(id, pending);
+                tokio::spawn(serve_alone(self.spec.clone(), id, pending));
             }
         }
     }
@@ -413,6 +419,21 @@ impl Serve {
             self.send(id, pending);
         }
     }
+}
+
+/// A worker of its own for one request, ended once it is answered. Boxed: it runs the serving
+/// loop that starts it, and a future cannot contain its own type.
+fn serve_alone(
+    spec: WorkerSpec,
+    id: u64,
+    pending: Pending,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+    Box::pin(async move {
+        let mut alone = Serve::new(spec);
+        alone.send(id, pending);
+        let (_, closed) = mpsc::unbounded_channel();
+        alone.run(closed).await;
+    })
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
@@ -566,6 +587,34 @@ for line in sys.stdin:
             .await
             .unwrap();
         assert_eq!(reply["echo"], 1);
+    }
+
+    /// Each request a dead worker had is tried again alone: the one that ends its worker fails
+    /// (twice ended), the others are answered, however often it runs beside them.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_request_that_ends_its_worker_never_fails_another() {
+        if !have_python() {
+            return;
+        }
+        let spec = spec("isolate");
+        for round in 0..3 {
+            let innocent = request(
+                &spec,
+                body(json!({"sleep": 0.3, "echo": round})),
+                Duration::from_secs(20),
+            );
+            let culprit = async {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                request(&spec, body(json!({"exit": 3})), Duration::from_secs(20)).await
+            };
+            let (innocent, culprit) = tokio::join!(innocent, culprit);
+            assert_eq!(
+                innocent.expect("the innocent request is answered")["echo"],
+                round
+            );
+            let err = culprit.expect_err("the request that ends its worker fails");
+            assert!(err.to_string().contains("exit code 3"), "{err}");
+        }
     }
 
     #[tokio::test]
