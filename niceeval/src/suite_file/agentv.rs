@@ -85,6 +85,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         path,
         text,
         base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        notes: None,
     };
     let Value::Object(top) = parse_yaml(path, text)? else {
         return Err(doc.err(
@@ -734,6 +735,7 @@ fn named_target(
         path: &path,
         text: &text,
         base: eval_dir.clone(),
+        notes: None,
     };
     let at = vec![key("targets"), Seg::Index(index)];
     let Value::Object(map) = &entry else {
