@@ -147,10 +147,13 @@ def assemble(entry, mirrors, out):
         path = todo.pop()
         if path in seen:
             continue
+        try:
+            data = git(repo, "show", f"{commit}:{path}")
+        except subprocess.CalledProcessError:
+            continue  # listed, but absent from the snapshot (files of 4 MiB and more)
         seen.add(path)
-        data = git(repo, "show", f"{commit}:{path}")
-        if len(data) > 2_000_000:
-            continue
+        if len(data) > 200_000 or path.endswith((".png", ".jpg", ".jpeg", ".webp", ".gif", ".pdf")):
+            continue  # copied, not searched for paths
         text = data.decode("utf-8", "replace")
         # Paths are resolved against the config's directory and the file's own.
         todo += sorted(referenced(text, posixpath.dirname(path), tree) | referenced(text, base, tree))
@@ -199,10 +202,13 @@ def main():
     ap.add_argument("--mirrors", default="/work/.mirror")
     ap.add_argument("--out", default=os.path.join(WILD, "suites"))
     ap.add_argument("--manifest", default=os.path.join(WILD, "manifest.json"))
+    ap.add_argument("--only", action="append", help="assemble only these suites (by slug)")
     args = ap.parse_args()
     manifest = json.load(open(args.manifest))
     missing = 0
     for entry in manifest["suites"]:
+        if args.only and entry["slug"] not in args.only:
+            continue
         try:
             n, changes = assemble(entry, args.mirrors, args.out)
             print(f"{entry['slug']}: {n} file(s), {len(changes)} provider edit(s)")
