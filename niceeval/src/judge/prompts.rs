@@ -90,7 +90,7 @@ You are grading a submitted answer against a rubric. Here is the data:
 Decide how well the submission satisfies the rubric. Answer by calling `grade`: first write out your reasoning step by step in `reasons`, then set `score` to a number between 0 and 1, where 1 means the rubric is fully satisfied, 0 means it is not satisfied at all, and values in between mean partly. If you cannot call `grade`, answer with only a JSON object: {\"reason\": \"your reasoning\", \"pass\": true or false, \"score\": a number between 0 and 1}.";
 
 /// autoevals' chain-of-thought suffix; `{{__choices}}` is the list of allowed choices.
-pub(crate) const COT_SUFFIX: &str = "Answer the question by calling `select_choice` with your reasoning in a step-by-step matter to be sure that your conclusion is correct. Avoid simply stating the correct answer at the outset. Select a single choice by setting the `choice` parameter to a single choice from {{__choices}}. If you cannot call `select_choice`, answer with only a JSON object: {\"reason\": \"your reasoning\", \"choice\": one of {{__choices}}}.";
+pub(crate) const COT_SUFFIX: &str = "Answer the question by calling `select_choice` with your reasoning in a step-by-step matter to be sure that your conclusion is correct. Avoid simply stating the correct answer at the outset. Select a single choice by setting the `choice` parameter to a single choice from {{__choices}}.";
 
 /// autoevals' `select_choice` tool, with the chain-of-thought schema (reasons before choice).
 pub(crate) const SELECT_CHOICE_NAME: &str = "select_choice";
