@@ -15,7 +15,9 @@ Answers to the last user message U:
 - U contains "refuse": "I'm sorry, I can't help with that."
 - otherwise: "Answer: " + U
 Graders: a request with a forced tool (niceeval's judge) gets a tool call scoring 1 (choice
-"Y" / "C"), or 0 ("N" / "D") when the request mentions "sorry"; promptfoo's rubric prompt
+"Y" / "C"), or 0 ("N" / "D") when the request mentions "sorry" — unless its model's name holds
+"text-only": then the verdict comes in the reply's text, as promptfoo's JSON in a code fence
+(`pass`, `score`, `reason`; a choice "Y" / "A", or "N" / "D"); promptfoo's rubric prompt
 ("user-specified rubric") gets {"reason", "pass", "score"}, its closed-QA prompt ("[BEGIN
 DATA]" … "Criterion") a final "Y" / "N" and its factuality prompt {"category": "C" / "D"}, by
 the same rule.
@@ -104,6 +106,17 @@ class Handler(BaseHTTPRequestHandler):
         user = users[-1] if users else ""
         tools = body.get("tools") or []
         anthropic = self.path.rstrip("/").endswith("/messages")
+        if tools and "text-only" in str(body.get("model", "")):
+            # A model without tool calls (its name holds "text-only"): a grader's verdict comes
+            # as promptfoo's JSON in a code fence, a choice as {"choice", "reason"}.
+            choices = enum_of(tools) or (["Y", "N"] if "criterion" in whole else None)
+            if choices or "select_choice" in whole:
+                pick = ("Y" if passing else "N") if "criterion" in whole else ("A" if passing else "D")
+                verdict = {"reason": "fake text grader", "choice": pick}
+            else:
+                verdict = {"reason": "fake text grader", "pass": passing, "score": 1.0 if passing else 0.0}
+            content = "My verdict:\n```json\n" + json.dumps(verdict) + "\n```"
+            return self.send(200, self.chat(body, content, None))
         if tools:
             choice = body.get("tool_choice") or {}
             name = (choice.get("function") or {}).get("name") or choice.get("name")

@@ -7,6 +7,9 @@ listed in DIALECTS.md (each listed by its key: `<suite> <test description or #N>
     python3 scripts/promptfoo-conformance.py --niceeval target/debug/niceeval \
         [--corpus DIR]... [--suite NAME]... [--jobs 3] [--dialects DIALECTS.md] [--target 0.98]
 
+With --report-only (the corpus from the wild, scripts/wild-corpus.py) it prints the figures,
+suites run and refused by niceeval and every disagreement, and exits 0.
+
 Two corpora by default, each with its own figure: the suites written for this purpose
 (niceeval-cli/tests/conformance/) and real public ones (niceeval-cli/tests/conformance/real/).
 Every suite gets its own fake, loaded with the suite's `fake-answers.json` when it has one;
@@ -116,8 +119,11 @@ def niceeval_cases(path, by_description):
 LOG_LOCK = threading.Lock()
 
 
-def run(cmd, cwd, env, log):
+def run(cmd, cwd, env, log, stderr_to=None):
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    if stderr_to:
+        with open(stderr_to, "w") as f:
+            f.write(proc.stderr)
     with LOG_LOCK:
         log.write(f"$ {' '.join(cmd)}  (exit {proc.returncode})\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}\n")
     return proc.returncode
@@ -140,11 +146,15 @@ def run_suite(suite, cwd, out, env, pf_env, promptfoo, niceeval, log):
         # the judge asks the fake every time (no answer cache beside the suite).
         ne_env = dict(env, NICEEVAL_RESULTS_DIR=os.path.join(out, suite + "-results"),
                       NICEEVAL_JUDGE_CACHE="off", **suite_env)
-        run([niceeval, "eval", "-c", "promptfooconfig.yaml", "--jsonl", ne_out, "--quiet"], cwd, ne_env, log)
+        ne_err = os.path.join(out, suite + ".niceeval-stderr")
+        code = run([niceeval, "eval", "-c", "promptfooconfig.yaml", "--jsonl", ne_out, "--quiet"], cwd, ne_env, log,
+                   stderr_to=ne_err)
     finally:
         fake.kill()
         fake.wait()
-    return (pf_out if os.path.exists(pf_out) else None, ne_out if os.path.exists(ne_out) else None)
+    # Exit code 2 is niceeval's refusal of the file (its stderr names why); nothing ran.
+    refused = open(ne_err).read().strip() if code == 2 else None
+    return (pf_out if os.path.exists(pf_out) else None, ne_out if os.path.exists(ne_out) else None, refused)
 
 
 def compare(suite, pf_out, ne_out, dialects, unlisted, print=print):
@@ -187,6 +197,9 @@ def main():
     ap.add_argument("--suite", action="append", help="run only these suites (by directory name)")
     ap.add_argument("--dialects", default=os.path.join(ROOT, "DIALECTS.md"))
     ap.add_argument("--target", type=float, default=0.98)
+    ap.add_argument("--report-only", action="store_true",
+                    help="print the figures and every disagreement, and exit 0 whatever they are "
+                         "(the corpus from the wild: scripts/wild-corpus.py)")
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("CONFORMANCE_JOBS", "3")),
                     help="suites run at once (default 3, or $CONFORMANCE_JOBS)")
     args = ap.parse_args()
@@ -217,14 +230,32 @@ def main():
         suites = sorted(d for d in os.listdir(corpus) if os.path.isfile(os.path.join(corpus, d, "promptfooconfig.yaml"))
                         and (not args.suite or d in args.suite))
         total = agree = cases_total = cases_agree = 0
+        unrunnable = []
+        refused_total = 0
         started = time.monotonic()
         # Suites run a few at a time (each has its own fake and promptfoo state); their lines
         # are printed in order.
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             runs = [pool.submit(run_suite, suite, os.path.join(corpus, suite), out, env, pf_env, promptfoo,
                                 args.niceeval, log) for suite in suites]
+            refused = []
             for suite, done in zip(suites, runs):
-                pf_out, ne_out = done.result()
+                pf_out, ne_out, refusal = done.result()
+                if not pf_out:
+                    # Not a suite of the corpus's figures: promptfoo itself cannot run it.
+                    print(f"{suite}: promptfoo wrote no results (see {log.name})", flush=True)
+                    unrunnable.append(suite)
+                    continue
+                if refusal is not None:
+                    print(f"{suite}: refused by niceeval:\n    " + "\n    ".join(refusal.splitlines()[:12]), flush=True)
+                    refused.append(suite)
+                    if f"{suite} refused" not in dialects:
+                        unlisted.append(f"{suite} refused")
+                    pf = promptfoo_cases(pf_out)
+                    refused_total += sum(len(items) for _, items in pf.values())
+                    total += sum(len(items) for _, items in pf.values())
+                    cases_total += len(pf)
+                    continue
                 if not pf_out or not ne_out:
                     print(f"{suite}: a run wrote no results (see {log.name})", flush=True)
                     unlisted.append(f"{suite}: no results")
@@ -236,12 +267,20 @@ def main():
                 cases_total += ct
                 cases_agree += ca
         rate = agree / total if total else 0.0
+        run_total = total - refused_total
+        print(f"agreement on the suites niceeval runs ({name}): {agree}/{run_total} assertion verdicts "
+              f"({agree / run_total if run_total else 0.0:.1%})")
         figures.append((name, rate))
+        ran = len(suites) - len(unrunnable) - len(refused)
+        print(f"suites ({name}): {ran} run, {len(refused)} refused by niceeval, {len(unrunnable)} that promptfoo "
+              f"cannot run either, of {len(suites)}")
         print(f"agreement ({name}): {agree}/{total} assertion verdicts ({rate:.1%}), "
               f"{cases_agree}/{cases_total} test verdicts, over {len(suites)} suites in "
               f"{time.monotonic() - started:.0f} s; target {args.target:.0%}\n")
     print(f"logs: {log.name}")
     low = [n for n, r in figures if r < args.target]
+    if args.report_only:
+        return 0
     if low or unlisted:
         if low:
             print(f"under the target: {', '.join(low)}")

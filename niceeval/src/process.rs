@@ -87,6 +87,7 @@ pub(crate) fn spawn(
 
 /// As [`spawn`], with the child's stdin piped and left in `child.stdin` for the caller to
 /// write over time (a worker's requests).
+#[cfg(feature = "inline-code")]
 pub(crate) fn spawn_open_stdin(command: &mut Command, stderr: Stderr) -> io::Result<Spawned> {
     start(command, true, None, stderr)
 }
@@ -857,4 +858,6 @@ async fn collect(task: &mut tokio::task::JoinHandle<Vec<u8>>, until: Instant) ->
 #[cfg(test)]
 mod tests;
 
+/// Inline code's long-lived interpreters (feature `inline-code`, which is all that uses them).
+#[cfg(feature = "inline-code")]
 pub(crate) mod worker;

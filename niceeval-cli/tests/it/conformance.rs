@@ -6,6 +6,8 @@
 //! disagreement is listed in DIALECTS.md. The comparison is `scripts/promptfoo-conformance.py`.
 //! The real files niceeval cannot run yet (`real/unsupported/`) fail naming what they use.
 
+use std::process::Command;
+
 use super::support::{Fake, niceeval, peer_tool, root, run_comparison};
 
 #[test]
@@ -57,5 +59,58 @@ fn promptfoo_and_niceeval_agree_on_the_corpus() {
             stdout.contains(&format!("agreement ({corpus}: ")),
             "no figure for {corpus} in:\n{stdout}"
         );
+    }
+}
+
+/// The corpus from the wild (`niceeval-cli/tests/conformance/wild/`): real public configs of
+/// other repositories, listed in its `manifest.json` and assembled, outside the repository's
+/// history, by `scripts/wild-corpus.py` from local snapshots of their repositories. The test
+/// prints the suites run and refused and the per-assertion agreement with promptfoo 0.123.1;
+/// the figures are reported, not enforced (see DIALECTS.md). Skipped with a notice when the
+/// corpus is not assembled.
+#[test]
+fn the_corpus_from_the_wild_reports_its_figures() {
+    let corpus = root().join("niceeval-cli/tests/conformance/wild/suites");
+    if !corpus.is_dir() {
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "NOTICE: skipping: the corpus from the wild is not assembled: run `python3 scripts/wild-corpus.py`\n"
+            ),
+        );
+        return;
+    }
+    if peer_tool(
+        "PROMPTFOO_HOME",
+        "promptfoo-0.123.1",
+        "promptfoo",
+        "scripts/install-promptfoo.sh",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let out = Command::new("python3")
+        .arg(root().join("scripts/promptfoo-conformance.py"))
+        .args([
+            "--niceeval",
+            env!("CARGO_BIN_EXE_niceeval"),
+            "--report-only",
+            "--corpus",
+        ])
+        .arg(&corpus)
+        .output()
+        .expect("python3 runs the comparison");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    println!("{stdout}");
+    for line in stdout
+        .lines()
+        .filter(|l| l.starts_with("agreement") || l.starts_with("suites ("))
+    {
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{line}\n"));
+    }
+    assert!(out.status.success(), "{stdout}");
+    for want in ["suites (", " run, ", " refused by niceeval", "agreement ("] {
+        assert!(stdout.contains(want), "no {want:?} in:\n{stdout}");
     }
 }

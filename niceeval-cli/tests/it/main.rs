@@ -6,3 +6,4 @@ mod agentv_conformance;
 mod conformance;
 mod eval;
 mod support;
+mod wild_forms;

@@ -55,6 +55,9 @@ pub fn run_suite_files(
                 return EXIT_USAGE;
             }
         };
+        for notice in &summary.notices {
+            eprintln!("note: {}: {notice}", file.display());
+        }
         if args.concurrency.is_none() {
             args.concurrency = summary.concurrency;
         }

@@ -196,6 +196,17 @@ impl Judge {
     pub fn factuality(&self, expected: impl Into<String>) -> Scoped<JudgeCheck> {
         self.assertion(Scorer::Factuality {
             expected: expected.into(),
+            scores: prompts::FACTUALITY_SCORES,
+        })
+    }
+
+    /// [`Judge::factuality`] scored as promptfoo's `factuality` assertion is: (A) subset,
+    /// (B) superset, (C) same details and (E) differences that don't matter score 1, (D)
+    /// disagreement 0.
+    pub(crate) fn factuality_promptfoo(&self, expected: impl Into<String>) -> Scoped<JudgeCheck> {
+        self.assertion(Scorer::Factuality {
+            expected: expected.into(),
+            scores: prompts::PROMPTFOO_FACTUALITY_SCORES,
         })
     }
 

@@ -27,6 +27,11 @@ The submitted answer may either be a subset or superset of the expert answer, or
 (D) There is a disagreement between the submitted answer and the expert answer.
 (E) The answers differ, but these differences don't matter from the perspective of factuality.";
 
+/// promptfoo's Factuality choice scores (its `factuality` assertion's defaults): every choice
+/// but a disagreement passes.
+pub(crate) const PROMPTFOO_FACTUALITY_SCORES: &[(&str, f64)] =
+    &[("A", 1.0), ("B", 1.0), ("C", 1.0), ("D", 0.0), ("E", 1.0)];
+
 /// autoevals' Factuality choice scores.
 pub(crate) const FACTUALITY_SCORES: &[(&str, f64)] =
     &[("A", 0.4), ("B", 0.6), ("C", 1.0), ("D", 0.0), ("E", 1.0)];
@@ -82,7 +87,7 @@ You are grading a submitted answer against a rubric. Here is the data:
 ************
 [END DATA]
 
-Decide how well the submission satisfies the rubric. Answer by calling `grade`: first write out your reasoning step by step in `reasons`, then set `score` to a number between 0 and 1, where 1 means the rubric is fully satisfied, 0 means it is not satisfied at all, and values in between mean partly.";
+Decide how well the submission satisfies the rubric. Answer by calling `grade`: first write out your reasoning step by step in `reasons`, then set `score` to a number between 0 and 1, where 1 means the rubric is fully satisfied, 0 means it is not satisfied at all, and values in between mean partly. If you cannot call `grade`, answer with only a JSON object: {\"reason\": \"your reasoning\", \"pass\": true or false, \"score\": a number between 0 and 1}.";
 
 /// autoevals' chain-of-thought suffix; `{{__choices}}` is the list of allowed choices.
 pub(crate) const COT_SUFFIX: &str = "Answer the question by calling `select_choice` with your reasoning in a step-by-step matter to be sure that your conclusion is correct. Avoid simply stating the correct answer at the outset. Select a single choice by setting the `choice` parameter to a single choice from {{__choices}}.";

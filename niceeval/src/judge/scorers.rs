@@ -9,8 +9,11 @@ use crate::provider::{ChatRequest, ChatResponse, ToolCall, ToolSpec};
 /// What a judge assertion asks.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Scorer {
-    /// autoevals Factuality against an expert answer.
-    Factuality { expected: String },
+    /// autoevals Factuality against an expert answer, with the score of each choice.
+    Factuality {
+        expected: String,
+        scores: &'static [(&'static str, f64)],
+    },
     /// autoevals ClosedQA against a criterion.
     ClosedQa { criteria: String },
     /// A faithful and complete summary of a source.
@@ -32,7 +35,7 @@ impl Scorer {
 
     fn argument(&self) -> &str {
         match self {
-            Scorer::Factuality { expected } => expected,
+            Scorer::Factuality { expected, .. } => expected,
             Scorer::ClosedQa { criteria } => criteria,
             Scorer::Summarizes { source } => source,
             Scorer::Rubric { rubric } => rubric,
@@ -50,7 +53,7 @@ impl Scorer {
 
     fn choices(&self) -> Option<&'static [(&'static str, f64)]> {
         match self {
-            Scorer::Factuality { .. } => Some(prompts::FACTUALITY_SCORES),
+            Scorer::Factuality { scores, .. } => Some(scores),
             Scorer::ClosedQa { .. } => Some(prompts::CLOSED_QA_SCORES),
             Scorer::Summarizes { .. } => Some(prompts::SUMMARIZES_SCORES),
             Scorer::Rubric { .. } => None,
@@ -67,7 +70,7 @@ impl Scorer {
     /// The judge request for the question `input` and the text being judged, `output`.
     pub(crate) fn request(&self, input: &str, output: &str) -> ChatRequest {
         let prompt = match self {
-            Scorer::Factuality { expected } => render(
+            Scorer::Factuality { expected, .. } => render(
                 prompts::FACTUALITY,
                 &[("input", input), ("expected", expected), ("output", output)],
             ),
@@ -121,14 +124,35 @@ impl Scorer {
     /// Reads the judge's answer: `Ok((score, reason))`, or `Err` saying why it cannot be scored.
     pub(crate) fn grade(&self, response: &ChatResponse) -> Result<(f64, String), String> {
         let tool = self.tool_name();
-        let call = find_call(response, tool)?;
-        if let Some(problem) = &call.arguments_error {
-            return Err(format!(
-                "its `{tool}` call has arguments that are not JSON ({problem}): {}",
-                crate::excerpt::quote(call.arguments.as_str().unwrap_or_default())
-            ));
-        }
-        let args = &call.arguments;
+        let from_text;
+        let args = match find_call(response, tool) {
+            Ok(call) => {
+                if let Some(problem) = &call.arguments_error {
+                    return Err(format!(
+                        "its `{tool}` call has arguments that are not JSON ({problem}): {}",
+                        crate::excerpt::quote(call.arguments.as_str().unwrap_or_default())
+                    ));
+                }
+                &call.arguments
+            }
+            // A judge that answers in text (a local model, a server without tool calls):
+            // promptfoo's JSON verdict in its reply is read as the call's arguments.
+            Err(_) if response.tool_calls.is_empty() => {
+                from_text = self.text_answer(&response.text).ok_or_else(|| {
+                    format!(
+                        "it answered neither with a `{tool}` call nor with a JSON verdict ({}) (its text: {})",
+                        if self.choices().is_some() {
+                            r#"{"choice": …, "reason": …}"#
+                        } else {
+                            r#"{"pass": …, "score": …, "reason": …}"#
+                        },
+                        crate::excerpt::quote(response.text.trim())
+                    )
+                })?;
+                &from_text
+            }
+            Err(e) => return Err(e),
+        };
         let rationale = rationale(args.get("reasons"));
         match self.choices() {
             Some(choices) => {
@@ -182,6 +206,59 @@ impl Scorer {
             }
         }
     }
+}
+
+impl Scorer {
+    /// The arguments a text reply stands for: the first JSON object in it (a code fence
+    /// around it is fine) with promptfoo's rubric verdict (`pass`, `score`, `reason`) or a
+    /// choice (`choice`, promptfoo's factuality `category`, `answer`). `pass: false` scores
+    /// 0, as promptfoo fails it whatever the score; a verdict without `score` scores its
+    /// `pass`.
+    fn text_answer(&self, text: &str) -> Option<Value> {
+        let object = first_json_object(text)?;
+        let reason = object
+            .get("reason")
+            .or_else(|| object.get("reasons"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        if self.choices().is_some() {
+            let choice = ["choice", "category", "answer", "verdict"]
+                .iter()
+                .find_map(|k| object.get(*k))?;
+            return Some(serde_json::json!({"choice": choice, "reasons": reason}));
+        }
+        let pass = match object.get("pass") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(other) => Some(matches!(
+                other
+                    .as_str()
+                    .map(|s| s.trim().to_ascii_lowercase())
+                    .as_deref(),
+                Some("true" | "yes" | "pass" | "y")
+            )),
+        };
+        let score = object.get("score").filter(|v| !v.is_null()).cloned();
+        let score = match (pass, score) {
+            (None, None) => return None,
+            (Some(false), _) => Value::from(0.0),
+            (_, Some(score)) => score,
+            (Some(true), None) => Value::from(1.0),
+        };
+        Some(serde_json::json!({"score": score, "reasons": reason}))
+    }
+}
+
+/// The first JSON object in `text` (promptfoo's graders answer with one, often in a code
+/// fence or after some words).
+fn first_json_object(text: &str) -> Option<serde_json::Map<String, Value>> {
+    text.match_indices('{').find_map(|(at, _)| {
+        let mut stream = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(Value::Object(map))) => Some(map),
+            _ => None,
+        }
+    })
 }
 
 fn find_call<'a>(response: &'a ChatResponse, tool: &str) -> Result<&'a ToolCall, String> {
@@ -255,6 +332,7 @@ mod tests {
     fn factuality_and_closed_qa_score_maps() {
         let f = Scorer::Factuality {
             expected: "x".into(),
+            scores: prompts::FACTUALITY_SCORES,
         };
         for (choice, score) in [("A", 0.4), ("B", 0.6), ("C", 1.0), ("D", 0.0), ("E", 1.0)] {
             let (s, reason) = f
@@ -289,10 +367,54 @@ mod tests {
         );
     }
 
+    fn text(reply: &str) -> ChatResponse {
+        ChatResponse {
+            text: reply.into(),
+            ..ChatResponse::default()
+        }
+    }
+
+    #[test]
+    fn a_text_answer_with_promptfoos_verdict_is_read() {
+        let r = Scorer::Rubric {
+            rubric: "polite".into(),
+        };
+        let fenced =
+            "Here you go:\n```json\n{\"reason\": \"kind\", \"pass\": true, \"score\": 0.9}\n```";
+        let (score, reason) = r.grade(&text(fenced)).unwrap();
+        assert_eq!(score, 0.9);
+        assert!(reason.contains("kind"), "{reason}");
+        // `pass: false` fails whatever the score; `pass` alone is its score.
+        assert_eq!(
+            r.grade(&text(r#"{"pass": false, "score": 0.8, "reason": "rude"}"#))
+                .unwrap()
+                .0,
+            0.0
+        );
+        assert_eq!(r.grade(&text(r#"{"pass": true}"#)).unwrap().0, 1.0);
+        let f = Scorer::Factuality {
+            expected: "x".into(),
+            scores: prompts::PROMPTFOO_FACTUALITY_SCORES,
+        };
+        assert_eq!(
+            f.grade(&text(r#"{"category": "A", "reason": "subset"}"#))
+                .unwrap()
+                .0,
+            1.0
+        );
+        // Neither a call nor a verdict: the error shows what came back.
+        let err = r.grade(&text("Looks fine to me.")).unwrap_err();
+        assert!(
+            err.contains("neither") && err.contains("Looks fine to me."),
+            "{err}"
+        );
+    }
+
     #[test]
     fn unusable_answers_say_why() {
         let f = Scorer::Factuality {
             expected: "x".into(),
+            scores: prompts::FACTUALITY_SCORES,
         };
         let err = f
             .grade(&answer("select_choice", json!({"choice": "F"})))
@@ -314,7 +436,7 @@ mod tests {
             })
             .unwrap_err();
         assert!(
-            err.contains("without calling `select_choice`") && err.contains("I pick C"),
+            err.contains("neither with a `select_choice` call") && err.contains("I pick C"),
             "{err}"
         );
         let mut bad = answer("select_choice", json!("{oops"));

@@ -80,6 +80,8 @@ const CHAT_CONFIG: &[&str] = &[
     "max_tokens",
     // Anthropic's prompt-caching hint: it changes what a call costs, not what it answers.
     "cache_control",
+    // Streamed or not, the answer is the same text.
+    "stream",
 ];
 /// The keys of an HTTP provider's `config`.
 const HTTP_CONFIG: &[&str] = &["url", "method", "headers", "body", "transformResponse"];

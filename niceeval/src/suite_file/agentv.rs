@@ -86,6 +86,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         text,
         base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         positions: Default::default(),
+        notes: None,
     };
     let Value::Object(top) = parse_yaml(path, text)? else {
         return Err(doc.err(
@@ -736,6 +737,7 @@ fn named_target(
         text: &text,
         base: eval_dir.clone(),
         positions: Default::default(),
+        notes: None,
     };
     let at = vec![key("targets"), Seg::Index(index)];
     let Value::Object(map) = &entry else {

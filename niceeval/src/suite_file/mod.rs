@@ -10,6 +10,7 @@ pub(crate) mod agentv;
 mod node;
 mod positions;
 pub(crate) mod promptfoo;
+mod promptfoo_keys;
 mod template;
 
 use std::path::{Path, PathBuf};
@@ -50,6 +51,17 @@ pub enum SuiteFileError {
         /// What is wrong.
         message: String,
     },
+    /// Every refusal of a file, reported together (one a line).
+    #[error("{}", several(.0))]
+    Several(Vec<SuiteFileError>),
+}
+
+fn several(errors: &[SuiteFileError]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\nerror: ")
 }
 
 /// A model-graded item, run by the judge.
@@ -311,6 +323,9 @@ pub(crate) struct Suite {
     pub output_paths: Vec<PathBuf>,
     /// AgentV's `workspace.template`: each run gets a working copy of it.
     pub workspace: Option<PathBuf>,
+    /// What niceeval does instead of a key it accepts without acting on it (one line each,
+    /// for stderr).
+    pub notices: Vec<String>,
 }
 
 /// Reads a suite file: AgentV when its name ends in `.eval.yaml` / `.eval.yml` or it has
@@ -433,6 +448,7 @@ pub fn definitions(
         SuiteSummary {
             concurrency: suite.concurrency,
             output_paths: suite.output_paths,
+            notices: suite.notices,
         },
     ))
 }
@@ -445,6 +461,9 @@ pub struct SuiteSummary {
     pub concurrency: Option<usize>,
     /// `outputPath`.
     pub output_paths: Vec<PathBuf>,
+    /// Keys accepted without being acted on, each with what niceeval does instead: one line
+    /// each for stderr.
+    pub notices: Vec<String>,
 }
 
 fn not_a_case(_: &mut Eval) -> BoxFuture<'_, Result<(), Error>> {
@@ -573,7 +592,7 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
         let judge = t.judge();
         let scoped = match graded.kind {
             GradedKind::Rubric => judge.rubric(&graded.value),
-            GradedKind::Factuality => judge.factuality(&graded.value),
+            GradedKind::Factuality => judge.factuality_promptfoo(&graded.value),
             GradedKind::ClosedQa => judge.closed_qa(&graded.value),
         }
         .on(&output_text)

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::agents::{self, ProviderKind};
+use super::promptfoo_keys::{self, Notes};
 use super::{Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError, template};
 use crate::definition::MatrixCell;
 use crate::spec::{self, AssertSpec, Step};
@@ -82,6 +83,9 @@ pub(crate) struct Doc<'a> {
     pub base: PathBuf,
     /// Where each node of `text` is, read on the first look-up (`Default::default()`).
     pub positions: std::cell::OnceCell<Option<super::positions::Positions>>,
+    /// A promptfoo file's notices and refusals ([`promptfoo_keys`]); `None` (AgentV): every
+    /// unknown key is an error.
+    pub notes: Option<&'a Notes>,
 }
 
 impl Doc<'_> {
@@ -116,6 +120,22 @@ impl Doc<'_> {
         // `x-…` keys at the top hold YAML anchors for the rest of the file (promptfoo ignores
         // them too).
         let holder = |k: &str| at.is_empty() && k.starts_with("x-");
+        if let Some(notes) = self.notes {
+            // promptfoo: a key it accepts is never a reason to refuse the file.
+            for key in map
+                .keys()
+                .filter(|k| !allowed.contains(&k.as_str()) && !holder(k))
+            {
+                match promptfoo_keys::unread(what, key) {
+                    Ok(notice) => notes.notice(notice),
+                    Err(why) => notes.refuse(self.err(
+                        &with(at, Seg::Key(key.clone())),
+                        format!("`{key}` in {what} is not supported: {why}"),
+                    )),
+                }
+            }
+            return Ok(());
+        }
         if let Some(key) = map
             .keys()
             .find(|k| !allowed.contains(&k.as_str()) && !holder(k))
@@ -219,11 +239,43 @@ struct Origin {
 
 /// Reads a promptfoo config.
 pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
+    let notes = Notes::default();
+    let read = read_with(path, text, &notes);
+    // A refusal met on the way is reported with every other one; an error that stopped the
+    // reading comes after them.
+    match (read, notes.refused()) {
+        (Ok(mut suite), false) => {
+            suite.notices = notes.finish()?;
+            Ok(suite)
+        }
+        (Ok(_), true) => Err(notes
+            .finish()
+            .err()
+            .unwrap_or_else(|| unreachable_err(path))),
+        (Err(e), _) => {
+            notes.refuse(e);
+            Err(notes
+                .finish()
+                .err()
+                .unwrap_or_else(|| unreachable_err(path)))
+        }
+    }
+}
+
+fn unreachable_err(path: &Path) -> SuiteFileError {
+    SuiteFileError::File {
+        file: path.display().to_string(),
+        message: "cannot be read".into(),
+    }
+}
+
+fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileError> {
     let doc = Doc {
         path,
         text,
         base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         positions: Default::default(),
+        notes: Some(notes),
     };
     let mut value = parse_yaml(path, text)?;
     resolve_refs(&doc, &mut value)?;
@@ -397,7 +449,7 @@ fn cases_of(
         .clone()
         .unwrap_or_else(|| format!("test {}", n + 1))
         .replace("::", ":");
-    let (asserts, graded) = assertions(test)?;
+    let (asserts, graded) = assertions(test, doc.notes)?;
     let asserts = super::Packed::new(&asserts);
     let vars = super::Packed::new(&test.vars);
     for (p, prompt) in prompts.iter().enumerate() {
@@ -538,7 +590,10 @@ fn excerpt(text: &str) -> String {
 
 /// The test's items rendered with its vars and split into checks and judge calls; invalid
 /// items are errors at the place they were written.
-fn assertions(test: &Test) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileError> {
+fn assertions(
+    test: &Test,
+    notes: Option<&Notes>,
+) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileError> {
     let mut asserts = Vec::new();
     let mut graded = Vec::new();
     for (item, origin) in &test.asserts {
@@ -547,6 +602,15 @@ fn assertions(test: &Test) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileEr
             line: origin.line,
             column: origin.column,
             message,
+        };
+        // What niceeval cannot run is reported with the file's other refusals; the item is
+        // left out meanwhile.
+        let refuse = |message: String| match notes {
+            Some(notes) => {
+                notes.refuse(fail(message));
+                Ok(())
+            }
+            None => Err(fail(message)),
         };
         let Value::Object(map) = item else {
             return Err(fail(format!(
@@ -564,16 +628,32 @@ fn assertions(test: &Test) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileEr
         }
         if let Some((_, g)) = GRADED.iter().find(|(name, _)| *name == kind) {
             let value = match map.get("value") {
+                // A rubric in a file, as promptfoo reads it (`value: file://rubric.txt`).
+                Some(Value::String(s)) if s.starts_with("file://") => {
+                    let base = origin.file.parent().unwrap_or(Path::new("."));
+                    let path = super::file_path(base, s);
+                    std::fs::read_to_string(&path)
+                        .map_err(|e| fail(format!("cannot read {}: {e}", path.display())))?
+                }
                 Some(Value::String(s)) => s.clone(),
                 Some(other) => other.to_string(),
                 None => return Err(fail(format!("`{kind}` needs a `value`"))),
             };
-            let allowed = ["type", "value", "threshold", "weight", "metric", "provider"];
+            let allowed = [
+                "type",
+                "value",
+                "threshold",
+                "weight",
+                "metric",
+                "provider",
+                "description",
+            ];
             if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-                return Err(fail(format!(
+                refuse(format!(
                     "`{k}` on a `{kind}` assertion is not supported; supported: {}",
                     allowed.join(", ")
-                )));
+                ))?;
+                continue;
             }
             let judge = match map.get("provider") {
                 None => None,
@@ -593,15 +673,17 @@ fn assertions(test: &Test) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileEr
             continue;
         }
         if kind.starts_with("not-") && GRADED.iter().any(|(n, _)| kind[4..] == **n) {
-            return Err(fail(format!(
+            refuse(format!(
                 "`{kind}` is not supported; grade the opposite with `llm-rubric`"
-            )));
+            ))?;
+            continue;
         }
         let bare = kind.strip_prefix("not-").unwrap_or(kind);
         if let Some((name, why)) = NOT_SUPPORTED.iter().find(|(name, _)| *name == bare) {
-            return Err(fail(format!(
+            refuse(format!(
                 "assertion type `{kind}` is not supported: `{name}` is {why}"
-            )));
+            ))?;
+            continue;
         }
         let spec = AssertSpec::from_item(Value::Object(map)).map_err(&fail)?;
         let base = origin.file.parent().map(Path::to_path_buf);
@@ -758,6 +840,10 @@ fn read_prompts(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Vec<Prompt>,
                             map.get("raw").and_then(Value::as_str),
                             map.get("id").and_then(Value::as_str),
                         ) {
+                            // `raw: file://x.txt` is read as that file, as promptfoo does.
+                            (Some(raw), _) if raw.starts_with("file://") => {
+                                prompt_item(doc, &at, raw, label, &mut out)?
+                            }
                             (Some(raw), _) => {
                                 chat_prompt(doc, &at, raw, "the prompt")?;
                                 out.push(Prompt {
@@ -815,6 +901,11 @@ fn prompt_item(
     label: Option<&str>,
     out: &mut Vec<Prompt>,
 ) -> Result<(), SuiteFileError> {
+    if !text.starts_with("file://") && bare_path(doc, text) {
+        // `prompt.txt`, `prompts/*.txt`, `prompts.py:fn`: promptfoo reads a prompt that
+        // names a file as that file.
+        return prompt_item(doc, at, &format!("file://{text}"), label, out);
+    }
     let Some(reference) = text.strip_prefix("file://") else {
         chat_prompt(doc, at, text, "the prompt")?;
         out.push(Prompt {
@@ -869,6 +960,24 @@ fn prompt_item(
         }
     }
     Ok(())
+}
+
+/// Whether a prompt's text is a path to a prompt file (one line, a known extension, with an
+/// optional `:function`) rather than a template.
+fn bare_path(doc: &Doc<'_>, text: &str) -> bool {
+    const EXTENSIONS: &[&str] = &[
+        ".txt", ".md", ".j2", ".njk", ".json", ".jsonl", ".yaml", ".yml", ".py", ".js", ".mjs",
+        ".cjs", ".ts",
+    ];
+    if text.contains('\n') || text.contains("{{") || text.contains("{%") {
+        return false;
+    }
+    let path = match text.rsplit_once(':') {
+        Some((p, f)) if !f.contains(['/', '.', ' ']) => p,
+        _ => text,
+    };
+    EXTENSIONS.iter().any(|e| path.ends_with(e))
+        && (path.contains(['*', '?']) || doc.base.join(path).is_file())
 }
 
 fn read_providers(
@@ -975,8 +1084,15 @@ fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<Test>, Su
     };
     for (at, item) in items {
         match item {
-            Value::String(reference) if reference.starts_with("file://") => {
-                for file in files(doc, &at, reference)? {
+            // `file://tests.csv`, or the bare path (`tests.csv`, `tests/*.yaml`): promptfoo
+            // reads every string in `tests` as a file.
+            Value::String(reference) => {
+                let reference = if reference.starts_with("file://") {
+                    reference.clone()
+                } else {
+                    format!("file://{reference}")
+                };
+                for file in files(doc, &at, &reference)? {
                     out.extend(tests_file(doc, &at, &file)?);
                 }
             }
@@ -1006,6 +1122,7 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
         text: &text,
         base: file.parent().map(Path::to_path_buf).unwrap_or_default(),
         positions: Default::default(),
+        notes: doc.notes,
     };
     let mut out = Vec::new();
     for (i, case) in cases.into_iter().enumerate() {
@@ -1148,7 +1265,7 @@ fn read_test(
                             line,
                             column,
                         },
-                        SuiteFileError::File { .. } => Origin {
+                        _ => Origin {
                             file: doc.path.to_path_buf(),
                             line,
                             column: 1,

@@ -240,7 +240,7 @@ fn unusable_answers_are_clear_errors() {
         ),
         (
             Reply::json(support::openai_text("Y, it does.")),
-            &["without calling `select_choice`", "Y, it does."],
+            &["neither with a `select_choice` call", "Y, it does."],
         ),
         (
             Reply::raw("{\"choices\": [oops"),

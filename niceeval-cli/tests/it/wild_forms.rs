@@ -1,0 +1,132 @@
+//! What real promptfoo suites from the wild need, each from a few-line suite against the
+//! loopback fake: keys promptfoo accepts are notices rather than refusals, every refusal of a
+//! file is reported at once, prompt and rubric files are read as promptfoo reads them, bare
+//! test paths load, and a grader that answers in text is read.
+
+use std::path::Path;
+
+use super::support::{Fake, niceeval};
+
+fn write(dir: &Path, name: &str, text: &str) {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// Runs the suite `text` (with `files` beside it); returns exit code, stdout and stderr.
+fn run(text: &str, files: &[(&str, &str)]) -> (Option<i32>, String, String) {
+    let fake = Fake::start();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in files {
+        write(dir.path(), name, body);
+    }
+    write(dir.path(), "promptfooconfig.yaml", text);
+    let out = niceeval(dir.path(), &fake, &["-c", "promptfooconfig.yaml"]);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn keys_that_only_tune_promptfoo_are_notices_not_refusals() {
+    let (code, _, stderr) = run(
+        "version: 1\nwriteLatestResults: true\nsharing: false\ncommandLineOptions: {maxConcurrency: 2}\n\
+         prompts: [hi]\nproviders: [echo]\nevaluateOptions:\n  cache: false\n\
+         tests:\n  - name: greeting\n    vars: {a: 1}\n    options:\n      timeout: 5000\n      runSerially: true\n    \
+         assert:\n      - type: contains\n        value: hi\n",
+        &[],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    for key in [
+        "`version`",
+        "`writeLatestResults`",
+        "`sharing`",
+        "`commandLineOptions`",
+        "`cache` in evaluateOptions",
+        "`name` in a test",
+        "`timeout` in options",
+        "`runSerially` in options",
+    ] {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with("note: ") && l.contains(key)),
+            "no notice for {key} in:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn every_refusal_of_a_file_is_reported_at_once() {
+    let (code, _, stderr) = run(
+        "prompts: [hi]\nproviders: [echo]\nscenarios: []\ntests:\n  - assert:\n      - type: classifier\n        value: toxic\n  - providerOutput: x\n",
+        &[],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    for want in [
+        "promptfooconfig.yaml:3:12: `scenarios` in a promptfoo config is not supported",
+        "promptfooconfig.yaml:6:9: assertion type `classifier` is not supported",
+        "promptfooconfig.yaml:8:21: `providerOutput` in a test is not supported",
+    ] {
+        assert!(stderr.contains(want), "wanted {want:?} in:\n{stderr}");
+    }
+}
+
+#[test]
+fn prompt_and_rubric_files_are_read_as_promptfoo_reads_them() {
+    // `{label, raw: file://…}` and a bare path are the file's text (echo answers the prompt);
+    // a rubric in a file is its text: "sorry" in it makes the fake grader fail the item.
+    let (code, stdout, stderr) = run(
+        "prompts:\n  - label: from-raw\n    raw: file://raw.txt\n  - prompt.txt\nproviders: [echo]\n\
+         tests:\n  - description: files\n    vars: {city: Paris}\n    assert:\n      - type: contains\n        value: Paris\n      \
+         - type: not-contains\n        value: file://\n      - type: not-contains\n        value: prompt.txt\n",
+        &[
+            ("raw.txt", "Raw prompt about {{city}}"),
+            ("prompt.txt", "Bare prompt about {{city}}"),
+        ],
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let (code, stdout, stderr) = run(
+        "prompts: [hi]\nproviders: [echo]\ntests:\n  - description: rubric\n    assert:\n      \
+         - type: llm-rubric\n        description: graded from a file\n        value: file://rubric.txt\n",
+        &[("rubric.txt", "Says sorry when it cannot help")],
+    );
+    assert_eq!(code, Some(101), "{stdout}\n{stderr}");
+}
+
+#[test]
+fn bare_test_paths_load_their_tests() {
+    let (code, stdout, stderr) = run(
+        "prompts: ['Say {{word}}']\nproviders: [echo]\ntests: tests.csv\n",
+        &[(
+            "tests.csv",
+            "word,__expected\nhello,contains:hello\nbye,contains:bye\n",
+        )],
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("2 passed"), "{stdout}");
+}
+
+#[test]
+fn a_grader_that_answers_in_text_is_read() {
+    // The fake's `text-only` model answers promptfoo's JSON verdict in a code fence, never a
+    // tool call: passing for the first rubric, failing for the one that mentions "sorry".
+    let (code, stdout, stderr) = run(
+        "prompts: ['Tell me about {{city}}']\nproviders: [openai:chat:gpt-4o-mini]\n\
+         defaultTest:\n  options:\n    provider: openai:chat:text-only\n\
+         tests:\n  - description: kind\n    vars: {city: Paris}\n    assert:\n      - type: llm-rubric\n        value: is about Paris\n      \
+         - type: factuality\n        value: Paris is in France\n\
+         \n  - description: unkind\n    vars: {city: Rome}\n    assert:\n      - type: llm-rubric\n        value: says sorry\n",
+        &[],
+    );
+    assert_eq!(code, Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed") && stdout.contains("1 failed"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!stdout.contains("neither"), "{stdout}");
+}

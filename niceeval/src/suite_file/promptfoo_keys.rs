@@ -1,0 +1,160 @@
+//! The rule for the keys of a promptfoo config that niceeval does not act on: a key promptfoo
+//! accepts is never a reason to refuse a file. A key that only tunes promptfoo itself (its
+//! cache, its progress bar, its sharing, its own results database) and a key promptfoo's
+//! schema does not know (promptfoo drops those silently) are accepted with one notice on
+//! stderr saying what niceeval does instead. A refusal is only for what would change a verdict
+//! and cannot be done; [`Notes`] gathers every refusal of a file so that all are reported at
+//! once.
+
+use std::cell::RefCell;
+
+use super::SuiteFileError;
+
+/// What reading a file noticed: notices to print, and refusals to report together.
+#[derive(Debug, Default)]
+pub(crate) struct Notes {
+    notices: RefCell<Vec<String>>,
+    refusals: RefCell<Vec<SuiteFileError>>,
+}
+
+impl Notes {
+    /// A line for stderr (each said once).
+    pub(crate) fn notice(&self, text: String) {
+        let mut notices = self.notices.borrow_mut();
+        if !notices.contains(&text) {
+            notices.push(text);
+        }
+    }
+
+    /// Something the file asks that niceeval cannot do: reported with the others when the
+    /// file has been read (each said once, e.g. a `defaultTest` item met in every test).
+    pub(crate) fn refuse(&self, error: SuiteFileError) {
+        let mut refusals = self.refusals.borrow_mut();
+        if !refusals.contains(&error) {
+            refusals.push(error);
+        }
+    }
+
+    /// Whether a refusal was recorded.
+    pub(crate) fn refused(&self) -> bool {
+        !self.refusals.borrow().is_empty()
+    }
+
+    /// The notices, or every refusal as one error.
+    pub(crate) fn finish(self) -> Result<Vec<String>, SuiteFileError> {
+        let mut refusals = self.refusals.into_inner();
+        match refusals.len() {
+            0 => Ok(self.notices.into_inner()),
+            1 => Err(refusals.remove(0)),
+            _ => Err(SuiteFileError::Several(refusals)),
+        }
+    }
+}
+
+/// What niceeval does about a key of `what` (a promptfoo config, a test, options, …) that it
+/// does not read: `Ok(notice)` to accept it, `Err(why)` when ignoring it would change a
+/// verdict.
+pub(crate) fn unread(what: &str, key: &str) -> Result<String, String> {
+    let instead = match (what, key) {
+        (_, "writeLatestResults") => "niceeval writes its own results (results/ and --jsonl)",
+        (_, "commandLineOptions") => "give niceeval's own flags on its command line",
+        (_, "sharing") => "niceeval shares nothing; its reports are local files",
+        (_, "version") => "not used",
+        (_, "tags") => "not used",
+        (_, "metadata") => "kept out of the verdicts, as in promptfoo",
+        (_, "tracing") => "niceeval records its own traces",
+        (_, "derivedMetrics") => "not computed; niceeval reports each metric's mean",
+        (_, "redteam") => {
+            "red-team generation is `promptfoo redteam`'s; the file's tests run as written"
+        }
+        (_, "extensions") => {
+            "extension hooks are not run (they see results, they do not decide them)"
+        }
+        (_, "env") => "set these variables in the environment",
+        (_, "nunjucksFilters") => {
+            "custom filters are not loaded; a prompt using one fails naming it"
+        }
+        (_, "cache") => {
+            "niceeval asks the providers every time (judge answers are cached; NICEEVAL_JUDGE_CACHE)"
+        }
+        (_, "runSerially") => "cases run as `-j` / maxConcurrency say",
+        (_, "showProgressBar") | (_, "silent") => "niceeval prints its own progress",
+        (_, "delay") => "no delay between calls; niceeval.toml's [provider] limits pace them",
+        (_, "timeoutMs") | (_, "maxEvalTimeMs") | (_, "timeout") => {
+            "niceeval.toml's [provider] timeout applies"
+        }
+        (_, "generateSuggestions") | (_, "suggestionsCount") => "no suggestions are generated",
+        (_, "interactiveProviders") => "not used (removed from promptfoo in 2024)",
+        (_, "isRedteam") => "not used",
+        (_, "disableConversationVar") => "niceeval sets no `_conversation` var",
+        // Keys that change a verdict: refused rather than ignored.
+        (_, "providerOutput") => return Err("a fixed provider output is not supported".into()),
+        (_, "assertScoringFunction") => {
+            return Err("a custom scoring function is not supported".into());
+        }
+        (_, "storeOutputAs") => {
+            return Err("`storeOutputAs` (outputs fed to later tests) is not supported".into());
+        }
+        (_, "transformVars") => return Err("`transformVars` is not supported".into()),
+        (_, "prefix") | (_, "suffix") => {
+            return Err(format!("a prompt `{key}` is not supported"));
+        }
+        (_, "prompts") if what == "a test" => {
+            return Err("a test's `prompts` filter is not supported".into());
+        }
+        (_, "scenarios") => {
+            return Err("promptfoo's scenarios: write the combinations as tests".into());
+        }
+        (_, "provider") | (_, "providers") if what == "a test" => {
+            return Err("a test's own provider is not supported".into());
+        }
+        (_, "factuality") => {
+            return Err("custom factuality scores are not supported".into());
+        }
+        _ => "promptfoo's schema does not know it and drops it; so does niceeval",
+    };
+    Ok(format!("`{key}` in {what}: {instead}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_that_tune_promptfoo_are_noticed_and_keys_that_decide_are_refused() {
+        for key in [
+            "writeLatestResults",
+            "version",
+            "cache",
+            "runSerially",
+            "timeout",
+            "name",
+        ] {
+            assert!(unread("a test", key).is_ok(), "{key}");
+        }
+        assert!(unread("a test", "providerOutput").is_err());
+        assert!(unread("options", "storeOutputAs").is_err());
+    }
+
+    #[test]
+    fn every_refusal_is_reported_once_and_together() {
+        let notes = Notes::default();
+        let at = |line| SuiteFileError::At {
+            file: "f.yaml".into(),
+            line,
+            column: 1,
+            message: "no".into(),
+        };
+        notes.refuse(at(1));
+        notes.refuse(at(2));
+        notes.refuse(at(1));
+        notes.notice("n".into());
+        let err = notes.finish().unwrap_err();
+        let text = err.to_string();
+        assert_eq!(text.matches("f.yaml:").count(), 2, "{text}");
+        let quiet = Notes::default();
+        quiet.notice("n".into());
+        quiet.notice("n".into());
+        assert_eq!(quiet.finish().unwrap(), vec!["n".to_string()]);
+    }
+}
