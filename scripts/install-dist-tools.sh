@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The tools that build and check niceeval's release packages, from PyPI, pinned: cargo-zigbuild
-# and ziglang (a Linux binary that runs on glibc 2.17 and later), maturin (the Python wheel),
-# and uv (runs the wheel as `uvx niceeval`). Each is
-# skipped when the pinned version is there.
+# The tools scripts/package-dist.sh builds and checks niceeval's release packages with, from
+# PyPI, pinned: maturin (the Python wheel and the binary in it), ziglang (maturin --zig links
+# against glibc 2.17, so the binary runs on any Linux since) and uv (runs the wheel as
+# `uvx niceeval`). Each is skipped when the pinned version is there.
 set -euo pipefail
 
-want=(cargo-zigbuild==0.24.1 ziglang==0.17.1 maturin==1.16.0 uv==0.13.8)
+want=(ziglang==0.17.1 maturin==1.16.0 uv==0.13.8)
 missing=()
 for pin in "${want[@]}"; do
     name="${pin%%==*}"

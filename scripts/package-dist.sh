@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Builds the release `niceeval` command for Linux x86_64 the way the release workflow does
-# (cargo-zigbuild; here against glibc 2.17, since the toolchain of this machine has no musl
-# target), packs it as the npm packages and the Python wheel, installs each OFFLINE from the
+# Builds the release `niceeval` command for Linux x86_64 once, as the Python wheel (maturin's
+# `bin` bindings, cross-linked by zig against glibc 2.17: the toolchain here has no musl target,
+# which the release workflow uses), packs that same binary as the npm packages, installs each OFFLINE from the
 # local files into a clean prefix / a clean virtualenv, and checks that `npx niceeval`,
 # the wheel's `niceeval` and `uvx niceeval` run the example promptfoo suite with the same
 # output and exit status as the binary cargo built. Prints the binary's size and start time.
 #
 #   scripts/package-dist.sh [OUT_DIR]     (default target/dist)
 #
-# Needs scripts/install-dist-tools.sh (cargo-zigbuild, ziglang, maturin, uv); Node and npm.
+# Needs scripts/install-dist-tools.sh (ziglang, maturin, uv); Node and npm.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,24 +19,24 @@ out="$(cd "$out" && pwd)"
 target=x86_64-unknown-linux-gnu
 export CARGO_PROFILE_RELEASE_STRIP=true
 
-echo "== build: cargo zigbuild --release -p niceeval-cli --target $target.2.17"
-cargo zigbuild --release --locked -p niceeval-cli --target "$target.2.17"
+echo "== build: the wheel (maturin --zig, release), whose binary the npm packages carry too"
+rm -f "$out"/*.whl "$out"/*.tgz
+(cd dist/python && maturin build --release --locked --zig --target "$target" --compatibility manylinux2014 --out "$out")
 binary="target/$target/release/niceeval"
-size=$(stat -c %s "$binary")
-echo "binary: $binary, $((size / 1024)) KiB"
+wheel="$(ls "$out"/niceeval-*.whl)"
+echo "binary: $binary, $(($(stat -c %s "$binary") / 1024)) KiB; wheel: $(basename "$wheel"), $(($(stat -c %s "$wheel") / 1024)) KiB"
 python3 - "$binary" <<'PY'
 import subprocess, sys, time
 runs = []
-for _ in range(20):
+for _ in range(21):
     t = time.perf_counter()
-    subprocess.run([sys.argv[1], "--help"], stdout=subprocess.DEVNULL, check=True)
+    subprocess.run([sys.argv[1], "--version"], stdout=subprocess.DEVNULL, check=True)
     runs.append(time.perf_counter() - t)
 runs.sort()
-print(f"start time (niceeval --help, median of 20): {runs[10] * 1000:.1f} ms")
+print(f"start time (niceeval --version, median of 21): {runs[10] * 1000:.1f} ms")
 PY
 
 echo "== npm packages"
-rm -f "$out"/*.tgz
 scripts/build-npm.sh "$out" "linux-x64=$binary"
 npm_prefix="$(mktemp -d)"
 venv="$(mktemp -d)"
@@ -47,11 +47,9 @@ trap 'rm -rf "$npm_prefix" "$venv" "$work"' EXIT
 (cd "$npm_prefix" && npm init -y > /dev/null &&
     npm install --offline --no-audit --no-fund --silent "$out"/niceeval-cli-linux-x64-*.tgz "$out"/niceeval-[0-9]*.tgz)
 
-echo "== Python wheel (maturin, bin bindings)"
-rm -f "$out"/*.whl
-(cd dist/python && maturin build --release --locked --zig --target "$target" --compatibility manylinux2014 --out "$out")
+echo "== the wheel in a clean virtualenv"
 python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --no-index --disable-pip-version-check "$out"/niceeval-*.whl
+"$venv/bin/pip" install --quiet --no-index --disable-pip-version-check "$wheel"
 
 echo "== the example suite, four ways"
 cargo build --quiet --locked -p niceeval-cli
@@ -72,7 +70,7 @@ run() {
 run cargo "$reference"
 run npx npm --prefix "$npm_prefix" exec --offline -- niceeval
 run wheel "$venv/bin/niceeval"
-run uvx uvx --offline --no-cache --from "$(ls "$out"/niceeval-*.whl)" niceeval
+run uvx uvx --quiet --offline --no-cache --from "$wheel" niceeval
 failed=0
 for name in npx wheel uvx; do
     if ! diff -u "$work/cargo/normalized.txt" "$work/$name/normalized.txt" ||
