@@ -51,7 +51,7 @@ fn transcript(n: usize) -> Vec<Event> {
     let mut events = Vec::with_capacity(n + 20);
     let mut i = 0usize;
     while events.len() < n {
-        let bash_status = if i % 13 == 0 {
+        let bash_status = if i.is_multiple_of(13) {
             ActionStatus::Failed
         } else {
             ActionStatus::Completed
@@ -74,7 +74,7 @@ fn transcript(n: usize) -> Vec<Event> {
             result(format!("s{i}"), ActionStatus::Completed, json!(["hit"])),
             result(format!("r{i}"), ActionStatus::Completed, json!("fn main() {}")),
             result(format!("b{i}"), bash_status, json!("Finished")),
-            if i % 10 == 0 {
+            if i.is_multiple_of(10) {
                 Event::SkillLoaded {
                     name: "memory-v2".to_string(),
                 }

@@ -694,7 +694,7 @@ mod failed_runs_tests {
     fn agent() -> Arc<dyn Agent> {
         Arc::new(agent_fn(|request: Request| async move {
             let call = CALLS.fetch_add(1, Ordering::SeqCst);
-            request.events.say(if call % 5 == 0 {
+            request.events.say(if call.is_multiple_of(5) {
                 "ok".to_string()
             } else {
                 format!("no, call {call}")

@@ -235,12 +235,12 @@ pub fn metric_scores(assertions: &[AssertionResult]) -> std::collections::BTreeM
         sums: &mut std::collections::BTreeMap<String, (f64, f64)>,
     ) {
         for r in results {
-            if let Some(metric) = &r.metric {
-                if r.weight > 0.0 {
-                    let entry = sums.entry(metric.clone()).or_insert((0.0, 0.0));
-                    entry.0 += r.score * r.weight;
-                    entry.1 += r.weight;
-                }
+            if let Some(metric) = &r.metric
+                && r.weight > 0.0
+            {
+                let entry = sums.entry(metric.clone()).or_insert((0.0, 0.0));
+                entry.0 += r.score * r.weight;
+                entry.1 += r.weight;
             }
             walk(&r.children, sums);
         }

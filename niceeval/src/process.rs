@@ -534,13 +534,13 @@ fn signal(pid: u32, signal: i32) {
 
 #[cfg(unix)]
 fn signal_group(leader: u32, signal: i32) {
-    if let Ok(pid) = i32::try_from(leader) {
-        if pid > 0 {
-            // SAFETY: kill(2) with a negative pid signals the process group created for the
-            // tree's root (process_group(0) makes its pid the group id); no memory is involved.
-            unsafe {
-                libc::kill(-pid, signal);
-            }
+    if let Ok(pid) = i32::try_from(leader)
+        && pid > 0
+    {
+        // SAFETY: kill(2) with a negative pid signals the process group created for the
+        // tree's root (process_group(0) makes its pid the group id); no memory is involved.
+        unsafe {
+            libc::kill(-pid, signal);
         }
     }
 }
@@ -629,17 +629,17 @@ mod linux {
         }
         let mut found: HashSet<u32> = HashSet::new();
         // The root and its descendants (the root only while it is still the root's pid).
-        if let Some((root, start)) = root {
-            if table.get(&root).is_some_and(|s| s.start == start) {
-                let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-                for (pid, stat) in &table {
-                    children.entry(stat.parent).or_default().push(*pid);
-                }
-                let mut stack = vec![root];
-                while let Some(pid) = stack.pop() {
-                    if found.insert(pid) {
-                        stack.extend(children.get(&pid).into_iter().flatten());
-                    }
+        if let Some((root, start)) = root
+            && table.get(&root).is_some_and(|s| s.start == start)
+        {
+            let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+            for (pid, stat) in &table {
+                children.entry(stat.parent).or_default().push(*pid);
+            }
+            let mut stack = vec![root];
+            while let Some(pid) = stack.pop() {
+                if found.insert(pid) {
+                    stack.extend(children.get(&pid).into_iter().flatten());
                 }
             }
         }

@@ -170,13 +170,13 @@ fn declared_rust_version_covers_the_locked_dependencies() {
             continue;
         }
         let package = packages[id];
-        if let Some(rust) = package["rust_version"].as_str() {
-            if version(rust) > version(declared) {
-                needs.push((
-                    format!("{} {}", package["name"], package["version"]),
-                    rust.to_string(),
-                ));
-            }
+        if let Some(rust) = package["rust_version"].as_str()
+            && version(rust) > version(declared)
+        {
+            needs.push((
+                format!("{} {}", package["name"], package["version"]),
+                rust.to_string(),
+            ));
         }
         for dep in nodes[id]["deps"].as_array().into_iter().flatten() {
             let kinds = dep["dep_kinds"].as_array().into_iter().flatten();

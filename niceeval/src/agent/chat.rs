@@ -379,14 +379,11 @@ impl ChatAgent {
             let mut options = self.options.clone();
             // `[provider]` limits of the crate under test (its niceeval.toml; a malformed file
             // is reported by the eval itself).
-            if !self.explicit_options {
-                if let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") {
-                    if let Ok(config) =
-                        crate::config::Config::for_manifest_dir(&dir.to_string_lossy())
-                    {
-                        options = options.provider_config(&config.provider);
-                    }
-                }
+            if !self.explicit_options
+                && let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR")
+                && let Ok(config) = crate::config::Config::for_manifest_dir(&dir.to_string_lossy())
+            {
+                options = options.provider_config(&config.provider);
             }
             if options.api_key.is_none() {
                 options.api_key = key;

@@ -211,10 +211,10 @@ impl Agent for CommandAgent {
             .as_deref()
             .or(request.manifest_dir.as_deref());
         let (program, mut argv) = resolve_scripts(&self.process.program, &self.process.args, base);
-        if let Some(sandbox) = request.sandbox.as_ref() {
-            if sandbox.isolation() == crate::config::Isolation::Bubblewrap {
-                hidden_by_private_tmp(&program, &argv, sandbox.root(), base)?;
-            }
+        if let Some(sandbox) = request.sandbox.as_ref()
+            && sandbox.isolation() == crate::config::Isolation::Bubblewrap
+        {
+            hidden_by_private_tmp(&program, &argv, sandbox.root(), base)?;
         }
         if self.input == InputMode::Arg {
             argv.push(request.input.text.clone());
@@ -279,10 +279,10 @@ fn resolve_scripts(program: &str, args: &[String], base: Option<&Path>) -> (Stri
     } else {
         program.to_string()
     };
-    if let Some(script) = args.iter_mut().find(|a| !a.starts_with('-')) {
-        if let Some(absolute) = under_base(script) {
-            *script = absolute;
-        }
+    if let Some(script) = args.iter_mut().find(|a| !a.starts_with('-'))
+        && let Some(absolute) = under_base(script)
+    {
+        *script = absolute;
     }
     (program, args)
 }

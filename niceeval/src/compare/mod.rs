@@ -472,10 +472,10 @@ impl Comparison {
     /// gates of the eval's representative run), so "broke" says which gate broke.
     pub fn name_failed_gates<'a>(&mut self, gates: impl Fn(&str) -> Option<&'a [String]>) {
         for e in &mut self.evals {
-            if e.outcome == Some(Outcome::Failed) {
-                if let Some(names) = gates(&e.id) {
-                    e.failed_gates = names.to_vec();
-                }
+            if e.outcome == Some(Outcome::Failed)
+                && let Some(names) = gates(&e.id)
+            {
+                e.failed_gates = names.to_vec();
             }
         }
     }
@@ -585,12 +585,12 @@ fn compare_one(
     let tested = |f: &dyn Fn(&BaselineEval) -> Option<f64>,
                   spread: &dyn Fn(&BaselineEval) -> Option<f64>| {
         let mut d = delta(f);
-        if let (Some(b), Some(c)) = (before, now) {
-            if let (Some(mb), Some(sb), Some(mc), Some(sc)) = (f(b), spread(b), f(c), spread(c)) {
-                if b.runs >= 2 && c.runs >= 2 {
-                    d.p_value = Some(crate::stats::welch_t_test(mc, sc, c.runs, mb, sb, b.runs));
-                }
-            }
+        if let (Some(b), Some(c)) = (before, now)
+            && let (Some(mb), Some(sb), Some(mc), Some(sc)) = (f(b), spread(b), f(c), spread(c))
+            && b.runs >= 2
+            && c.runs >= 2
+        {
+            d.p_value = Some(crate::stats::welch_t_test(mc, sc, c.runs, mb, sb, b.runs));
         }
         d
     };

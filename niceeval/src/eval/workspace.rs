@@ -332,12 +332,13 @@ impl RunTests<'_> {
 fn quiet_libtest(text: &str) -> bool {
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
-        if line.starts_with("running ") && line.ends_with(" tests") {
-            if let Some(next) = lines.next() {
-                if !next.is_empty() && next.chars().all(|c| matches!(c, '.' | 'F' | 'i')) {
-                    return true;
-                }
-            }
+        if line.starts_with("running ")
+            && line.ends_with(" tests")
+            && let Some(next) = lines.next()
+            && !next.is_empty()
+            && next.chars().all(|c| matches!(c, '.' | 'F' | 'i'))
+        {
+            return true;
         }
     }
     false

@@ -106,15 +106,15 @@ impl Assertion for Similarity {
             excerpt::quote(&self.expected)
         );
         // When a text is elided, point at where the two start to differ.
-        if longest > excerpt::DEFAULT_WIDTH {
-            if let Some(at) = excerpt::first_difference(&text, &self.expected) {
-                reason.push_str(&format!(
-                    "; first difference at char {}: got {}, expected {}",
-                    excerpt::char_index(&text, at),
-                    excerpt::around(&text, at..at),
-                    excerpt::around(&self.expected, at..at)
-                ));
-            }
+        if longest > excerpt::DEFAULT_WIDTH
+            && let Some(at) = excerpt::first_difference(&text, &self.expected)
+        {
+            reason.push_str(&format!(
+                "; first difference at char {}: got {}, expected {}",
+                excerpt::char_index(&text, at),
+                excerpt::around(&text, at..at),
+                excerpt::around(&self.expected, at..at)
+            ));
         }
         Grade::score(score, reason)
     }

@@ -116,13 +116,13 @@ impl Assertion for WordCount {
     }
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
-        if let Some(max) = self.bounds.max {
-            if self.bounds.min > max {
-                return Grade::error(format!(
-                    "word_count: the minimum {} is greater than the maximum {max}",
-                    self.bounds.min
-                ));
-            }
+        if let Some(max) = self.bounds.max
+            && self.bounds.min > max
+        {
+            return Grade::error(format!(
+                "word_count: the minimum {} is greater than the maximum {max}",
+                self.bounds.min
+            ));
         }
         let Some(text) = value.text() else {
             return Grade::fail("there is no value (None) to count words in");

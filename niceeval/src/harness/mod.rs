@@ -418,10 +418,10 @@ fn write_manifest(
 /// of its own with `--exact NAME`, which says nothing of the filter), else, outside nextest,
 /// the runner's own selection (`--skip bad:: --tag smoke`); `None` when every eval was selected.
 fn filter(args: &Args) -> Option<String> {
-    if let Ok(filter) = std::env::var("NICEEVAL_FILTER") {
-        if !filter.trim().is_empty() {
-            return Some(filter.trim().to_string());
-        }
+    if let Ok(filter) = std::env::var("NICEEVAL_FILTER")
+        && !filter.trim().is_empty()
+    {
+        return Some(filter.trim().to_string());
     }
     if crate::results::under_nextest() {
         return None;

@@ -70,11 +70,11 @@ pub(crate) fn run_report_of(
     };
     // `--merge`: the shards of one run, checked against their manifests; only the records of
     // the runs the manifests name.
-    if args.merge {
-        if let Err(message) = check_shards(&paths, &mut index, args.allow_mismatch) {
-            eprintln!("error: {message}");
-            return EXIT_USAGE;
-        }
+    if args.merge
+        && let Err(message) = check_shards(&paths, &mut index, args.allow_mismatch)
+    {
+        eprintln!("error: {message}");
+        return EXIT_USAGE;
     }
     if let Some(own) = own {
         let others = index.keep_target(own);

@@ -314,10 +314,10 @@ impl Signals {
         #[cfg(unix)]
         {
             async fn next(signal: &mut Option<tokio::signal::unix::Signal>) {
-                if let Some(signal) = signal {
-                    if signal.recv().await.is_some() {
-                        return;
-                    }
+                if let Some(signal) = signal
+                    && signal.recv().await.is_some()
+                {
+                    return;
                 }
                 std::future::pending().await
             }

@@ -299,29 +299,28 @@ impl ModelClient {
             return self.fetch_decoded(&body).await;
         };
         let key = CacheKey::new(provider.as_str(), self.name.model(), &self.base_url, &body);
-        if mode.reads() {
-            if let Some(stored) = cache.get(&key) {
-                if let Ok(mut response) = self.decode(&stored) {
-                    if accept(&response) {
-                        response.cached = true;
-                        return Ok(response);
-                    }
-                }
-                // Unreadable or unusable entry: ignored; the call below rewrites it.
-            }
+        if mode.reads()
+            && let Some(stored) = cache.get(&key)
+            && let Ok(mut response) = self.decode(&stored)
+            && accept(&response)
+        {
+            response.cached = true;
+            return Ok(response);
         }
+        // Unreadable or unusable entry: ignored; the call below rewrites it.
         let call = async {
             let raw = self.fetch(&body).await?;
             let response = self.decode(&raw).map_err(|message| {
                 self.decode_error(format!("{message}; the body was {}", body_excerpt(&raw)))
             })?;
-            if mode.writes() && accept(&response) {
-                if let Err(e) = cache.put(&key, &raw) {
-                    eprintln!(
-                        "niceeval: cannot write the response cache in {}: {e}",
-                        cache.dir().display()
-                    );
-                }
+            if mode.writes()
+                && accept(&response)
+                && let Err(e) = cache.put(&key, &raw)
+            {
+                eprintln!(
+                    "niceeval: cannot write the response cache in {}: {e}",
+                    cache.dir().display()
+                );
             }
             Ok(response)
         };

@@ -81,10 +81,11 @@ pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration
     if let Ok(seconds) = value.parse::<u64>() {
         return Some(Duration::from_secs(seconds));
     }
-    if let Ok(seconds) = value.parse::<f64>() {
-        if seconds.is_finite() && seconds >= 0.0 {
-            return Some(Duration::from_secs_f64(seconds));
-        }
+    if let Ok(seconds) = value.parse::<f64>()
+        && seconds.is_finite()
+        && seconds >= 0.0
+    {
+        return Some(Duration::from_secs_f64(seconds));
     }
     let date = httpdate::parse_http_date(value).ok()?;
     Some(date.duration_since(now).unwrap_or(Duration::ZERO))

@@ -126,10 +126,10 @@ pub(crate) fn details(e: &EvalChange) -> String {
     if !e.failed_gates.is_empty() {
         parts.push(format!("failed: {}", e.failed_gates.join(", ")));
     }
-    if let Some(rate) = &e.pass_rate {
-        if rate.change().abs() >= 0.005 {
-            parts.push(format!("pass rate {}", pass_rate(rate)));
-        }
+    if let Some(rate) = &e.pass_rate
+        && rate.change().abs() >= 0.005
+    {
+        parts.push(format!("pass rate {}", pass_rate(rate)));
     }
     let moved = |d: &Delta| d.change().is_some_and(|c| c.abs() >= 0.005);
     // A score that is each run's pass/fail says what the pass rate said.

@@ -89,10 +89,10 @@ pub(crate) fn config_hash(source: Option<&Path>) -> String {
 /// `git rev-parse HEAD` in `dir`.
 fn commit(dir: &Path) -> Option<String> {
     for name in ["NICEEVAL_COMMIT", "GITHUB_SHA", "CI_COMMIT_SHA"] {
-        if let Ok(sha) = std::env::var(name) {
-            if !sha.trim().is_empty() {
-                return Some(sha.trim().to_string());
-            }
+        if let Ok(sha) = std::env::var(name)
+            && !sha.trim().is_empty()
+        {
+            return Some(sha.trim().to_string());
         }
     }
     let out = std::process::Command::new("git")

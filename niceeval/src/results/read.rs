@@ -173,12 +173,12 @@ impl Records {
             if text.is_empty() {
                 continue;
             }
-            if let Some(schema) = schema(text) {
-                if schema > SCHEMA_VERSION {
-                    return Err(self.error(format!(
+            if let Some(schema) = schema(text)
+                && schema > SCHEMA_VERSION
+            {
+                return Err(self.error(format!(
                         "this record has schema {schema}, newer than the {SCHEMA_VERSION} this niceeval reads; merge it with the niceeval version that wrote it, or upgrade"
                     )));
-                }
             }
             match serde_json::from_str::<T>(text) {
                 Ok(record) => return Ok(Some((self.line, record))),

@@ -105,12 +105,12 @@ impl ScopedCheck for ToolOrder {
         }
         let mut found: Vec<usize> = Vec::with_capacity(self.names.len());
         for (at, event) in run.events.iter().enumerate() {
-            if let Event::ActionCalled { name, .. } = event {
-                if *name == self.names[found.len()] {
-                    found.push(at);
-                    if found.len() == self.names.len() {
-                        break;
-                    }
+            if let Event::ActionCalled { name, .. } = event
+                && *name == self.names[found.len()]
+            {
+                found.push(at);
+                if found.len() == self.names.len() {
+                    break;
                 }
             }
         }

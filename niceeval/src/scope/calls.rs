@@ -67,10 +67,9 @@ pub(crate) fn statuses(events: &[Event], calls: &[Call<'_>]) -> Vec<Option<Actio
         if let Event::ActionResult {
             call_id, status, ..
         } = event
+            && let Some(i) = open.remove(call_id)
         {
-            if let Some(i) = open.remove(call_id) {
-                out[i] = Some(*status);
-            }
+            out[i] = Some(*status);
         }
         if at >= last && open.is_empty() {
             break;

@@ -99,13 +99,13 @@ impl ToolCheck {
 
     /// Why one call is not counted, given its status (`None` when it is counted).
     fn rejection(&self, call: &Call<'_>, status: Option<ActionStatus>) -> Option<String> {
-        if let Some(wanted) = self.status {
-            if status != Some(wanted) {
-                return Some(match status {
-                    Some(actual) => format!("status {}, not {}", actual.as_str(), wanted.as_str()),
-                    None => format!("no result, so no status (wanted {})", wanted.as_str()),
-                });
-            }
+        if let Some(wanted) = self.status
+            && status != Some(wanted)
+        {
+            return Some(match status {
+                Some(actual) => format!("status {}, not {}", actual.as_str(), wanted.as_str()),
+                None => format!("no result, so no status (wanted {})", wanted.as_str()),
+            });
         }
         self.input.as_ref().and_then(|m| m.explain(call.input))
     }

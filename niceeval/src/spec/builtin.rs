@@ -438,10 +438,10 @@ fn word_bounds(spec: &AssertSpec) -> Result<expect::WordBounds, String> {
         })?),
         v => expect::WordBounds::from(count(v, "`value`")?),
     };
-    if let Some(max) = bounds.max {
-        if bounds.min > max {
-            return Err(format!("`min` {} is greater than `max` {max}", bounds.min));
-        }
+    if let Some(max) = bounds.max
+        && bounds.min > max
+    {
+        return Err(format!("`min` {} is greater than `max` {max}", bounds.min));
     }
     Ok(bounds)
 }

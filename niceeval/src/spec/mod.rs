@@ -295,10 +295,10 @@ impl AssertSpec {
     /// The prepared (validated, compiled) form, cached until the spec changes.
     fn prepared(&self) -> PreparedSpec {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(hit) = cache.as_ref() {
-            if hit.0 == *self {
-                return hit.clone();
-            }
+        if let Some(hit) = cache.as_ref()
+            && hit.0 == *self
+        {
+            return hit.clone();
         }
         let fresh = Arc::new((self.fingerprint(), prepare::prepare(self)));
         *cache = Some(fresh.clone());

@@ -66,15 +66,15 @@ pub(crate) fn prepare(spec: &AssertSpec) -> Result<Prepared, String> {
         None => None,
         Some(t) => Some(parse_transform(t)?),
     };
-    if let Some(w) = spec.weight {
-        if !w.is_finite() || w < 0.0 {
-            return Err(format!("`weight` must be a number ≥ 0, got {w}"));
-        }
+    if let Some(w) = spec.weight
+        && (!w.is_finite() || w < 0.0)
+    {
+        return Err(format!("`weight` must be a number ≥ 0, got {w}"));
     }
-    if let Some(t) = spec.threshold {
-        if !t.is_finite() {
-            return Err(format!("`threshold` must be a number, got {t}"));
-        }
+    if let Some(t) = spec.threshold
+        && !t.is_finite()
+    {
+        return Err(format!("`threshold` must be a number, got {t}"));
     }
     let mut threshold = spec.threshold;
     let base = match types::builtin(&name) {

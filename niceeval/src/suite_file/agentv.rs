@@ -380,10 +380,12 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 None,
             )),
         }
-        if let Some(criteria) = &criteria {
-            if graded.is_empty() && asserts.is_empty() && trajectories.is_empty() {
-                graded.push(rubric(criteria.clone(), None));
-            }
+        if let Some(criteria) = &criteria
+            && graded.is_empty()
+            && asserts.is_empty()
+            && trajectories.is_empty()
+        {
+            graded.push(rubric(criteria.clone(), None));
         }
         let several = case_targets.len() > 1;
         let target_labels =
@@ -648,10 +650,10 @@ fn target(
         }
         _ => return Err(doc.err(at, "a target is `default`, a target name or a provider id")),
     };
-    if config.is_none() {
-        if let Some(found) = named_target(named, &id, 0)? {
-            return Ok(found);
-        }
+    if config.is_none()
+        && let Some(found) = named_target(named, &id, 0)?
+    {
+        return Ok(found);
     }
     if id == "default" {
         return Ok(Target {
@@ -1178,13 +1180,13 @@ fn item_of(
             };
             let mut kind = kind.to_string();
             if matches!(kind.as_str(), "code-grader" | "code_grader") {
-                if let Some(cwd) = item.remove("cwd") {
-                    if cwd.as_str().is_none_or(|c| !matches!(c, "." | "./")) {
-                        return Err(doc.err(
+                if let Some(cwd) = item.remove("cwd")
+                    && cwd.as_str().is_none_or(|c| !matches!(c, "." | "./"))
+                {
+                    return Err(doc.err(
                             &with(at, key("cwd")),
                             "a code-grader's `cwd` other than `.` (the eval file's directory) is not supported",
                         ));
-                    }
                 }
                 kind = "script".into();
                 // A code-grader passes at AgentV's 0.8 unless it says otherwise.

@@ -522,41 +522,41 @@ fn resolve_refs(doc: &Doc<'_>, value: &mut Value) -> Result<(), SuiteFileError> 
         at: &mut Vec<Seg>,
         depth: usize,
     ) -> Result<(), SuiteFileError> {
-        if let Value::Object(map) = value {
-            if let Some(target) = map.get("$ref") {
-                let mut ref_at = at.clone();
-                ref_at.push(key("$ref"));
-                let Some(pointer) = target.as_str().and_then(|t| t.strip_prefix('#')) else {
-                    return Err(doc.err(
+        if let Value::Object(map) = value
+            && let Some(target) = map.get("$ref")
+        {
+            let mut ref_at = at.clone();
+            ref_at.push(key("$ref"));
+            let Some(pointer) = target.as_str().and_then(|t| t.strip_prefix('#')) else {
+                return Err(doc.err(
                         &ref_at,
                         format!(
                             "`$ref: {target}` is not supported: niceeval follows references within the file (`#/assertionTemplates/<name>`)"
                         ),
                     ));
-                };
-                let Some(found) = root.pointer(pointer) else {
-                    return Err(doc.err(
-                        &ref_at,
-                        format!("`$ref: {target}` points at nothing in this file"),
-                    ));
-                };
-                if depth > 32 {
-                    return Err(doc.err(&ref_at, "`$ref` references form a cycle"));
-                }
-                let mut found = found.clone();
-                // Keys beside `$ref` override the referenced ones.
-                if let Value::Object(extra) = value.clone() {
-                    if let Value::Object(target) = &mut found {
-                        for (k, v) in extra {
-                            if k != "$ref" {
-                                target.insert(k, v);
-                            }
-                        }
+            };
+            let Some(found) = root.pointer(pointer) else {
+                return Err(doc.err(
+                    &ref_at,
+                    format!("`$ref: {target}` points at nothing in this file"),
+                ));
+            };
+            if depth > 32 {
+                return Err(doc.err(&ref_at, "`$ref` references form a cycle"));
+            }
+            let mut found = found.clone();
+            // Keys beside `$ref` override the referenced ones.
+            if let Value::Object(extra) = value.clone()
+                && let Value::Object(target) = &mut found
+            {
+                for (k, v) in extra {
+                    if k != "$ref" {
+                        target.insert(k, v);
                     }
                 }
-                *value = found;
-                return walk(doc, root, value, at, depth + 1);
             }
+            *value = found;
+            return walk(doc, root, value, at, depth + 1);
         }
         match value {
             Value::Object(map) => {

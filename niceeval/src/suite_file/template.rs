@@ -49,10 +49,10 @@ pub(crate) fn render(template: &str, vars: &Map<String, Value>) -> Result<String
     }
     environment().render_str(template, vars).map_err(|e| {
         let mut message = e.to_string();
-        if let Some(detail) = e.detail() {
-            if !message.contains(detail) {
-                message = format!("{message}: {detail}");
-            }
+        if let Some(detail) = e.detail()
+            && !message.contains(detail)
+        {
+            message = format!("{message}: {detail}");
         }
         format!("template error: {message}")
     })

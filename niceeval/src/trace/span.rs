@@ -224,7 +224,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 
 /// Bytes of a hex string (`None` when it is not hex).
 pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
     (0..text.len())

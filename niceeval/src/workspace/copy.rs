@@ -163,12 +163,10 @@ fn copy_file(source: &Path, dest: &Path, keep_time: bool) -> Result<u64, Workspa
     output
         .set_permissions(meta.permissions())
         .map_err(|e| WorkspaceError::io(dest, e))?;
-    if keep_time {
-        if let Ok(modified) = meta.modified() {
-            output
-                .set_modified(modified)
-                .map_err(|e| WorkspaceError::io(dest, e))?;
-        }
+    if keep_time && let Ok(modified) = meta.modified() {
+        output
+            .set_modified(modified)
+            .map_err(|e| WorkspaceError::io(dest, e))?;
     }
     Ok(bytes)
 }

@@ -81,11 +81,9 @@ fn run(items: &[Value], output: &str, context: &Value) -> Result<SpecOutcome, St
             kind.trim_start_matches("not-"),
             "javascript" | "python" | "js" | "py"
         );
-        if !code {
-            if let Some(value) = item.get("value") {
-                let rendered = niceeval::__private::suite_file::render_value(value, &vars)?;
-                item["value"] = rendered;
-            }
+        if !code && let Some(value) = item.get("value") {
+            let rendered = niceeval::__private::suite_file::render_value(value, &vars)?;
+            item["value"] = rendered;
         }
         specs.push(AssertSpec::from_item(item)?);
     }
@@ -134,21 +132,21 @@ fn compare(expect: &Expect, got: Result<SpecOutcome, String>) -> Result<(), Stri
             .collect::<Vec<_>>()
             .join(" | ")
     };
-    if let Some(pass) = expect.pass {
-        if outcome.pass != pass {
-            problems.push(format!(
-                "expected {}, niceeval {} ({})",
-                if pass { "pass" } else { "fail" },
-                if outcome.pass { "passes" } else { "fails" },
-                reasons()
-            ));
-        }
+    if let Some(pass) = expect.pass
+        && outcome.pass != pass
+    {
+        problems.push(format!(
+            "expected {}, niceeval {} ({})",
+            if pass { "pass" } else { "fail" },
+            if outcome.pass { "passes" } else { "fails" },
+            reasons()
+        ));
     }
     let s = outcome.score;
-    if let Some(want) = expect.score {
-        if (s - want).abs() > expect.tolerance {
-            problems.push(format!("expected score {want}, niceeval {s}"));
-        }
+    if let Some(want) = expect.score
+        && (s - want).abs() > expect.tolerance
+    {
+        problems.push(format!("expected score {want}, niceeval {s}"));
     }
     let bounds = [
         (
@@ -173,10 +171,10 @@ fn compare(expect: &Expect, got: Result<SpecOutcome, String>) -> Result<(), Stri
         ),
     ];
     for (bound, word, holds) in bounds {
-        if let Some(b) = bound {
-            if !holds {
-                problems.push(format!("expected a score {word} {b}, niceeval {s}"));
-            }
+        if let Some(b) = bound
+            && !holds
+        {
+            problems.push(format!("expected a score {word} {b}, niceeval {s}"));
         }
     }
     for (metric, want) in &expect.named_scores {

@@ -297,10 +297,10 @@ impl Stream {
             // A notice Claude Code made up (an API error), not a model call.
             return;
         }
-        if let Some(id) = message.get("id").and_then(Value::as_str) {
-            if !self.counted.insert(id.to_string()) {
-                return;
-            }
+        if let Some(id) = message.get("id").and_then(Value::as_str)
+            && !self.counted.insert(id.to_string())
+        {
+            return;
         }
         let n = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
         let cache_read = n("cache_read_input_tokens");

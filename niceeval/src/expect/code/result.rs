@@ -137,11 +137,11 @@ fn object(value: &Value, language: Language, rules: Rules) -> Grade {
     } else {
         reason.to_string()
     };
-    if language == Language::Python {
-        if let Some(t) = rules.threshold.filter(|t| score < *t) {
-            own = false;
-            reason = format!("score {score} is less than threshold {t}: {reason}");
-        }
+    if language == Language::Python
+        && let Some(t) = rules.threshold.filter(|t| score < *t)
+    {
+        own = false;
+        reason = format!("score {score} is less than threshold {t}: {reason}");
     }
     let children = match value
         .get("componentResults")

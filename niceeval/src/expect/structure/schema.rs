@@ -119,10 +119,10 @@ impl Assertion for MatchesSchema {
             }
             Subject::Text(text) => {
                 let parsed = serde_json::from_str::<Value>(text);
-                if let Ok(data) = &parsed {
-                    if validator.is_valid(data) {
-                        return Grade::pass(format!("{} matches the schema", excerpt::json(data)));
-                    }
+                if let Ok(data) = &parsed
+                    && validator.is_valid(data)
+                {
+                    return Grade::pass(format!("{} matches the schema", excerpt::json(data)));
                 }
                 if validator.is_valid(&Value::String(text.to_string())) {
                     return Grade::pass("the text matches the schema as a string");
