@@ -49,14 +49,11 @@ fn nextest_available() -> bool {
         .args(["nextest", "--version"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !there {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "cargo-nextest is required under CI"
-        );
-        eprintln!("notice: cargo-nextest is not installed; skipping");
-    }
-    there
+    niceeval_tests::available(
+        there,
+        "cargo-nextest",
+        "install it with scripts/install-cargo-nextest.sh",
+    )
 }
 
 /// The processes carrying `PROCS_DIR=dir` now: `(pid, state, command line)`.

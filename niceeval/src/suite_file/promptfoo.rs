@@ -637,7 +637,12 @@ fn assertions(
                 }
                 Some(Value::String(s)) => s.clone(),
                 Some(other) => other.to_string(),
-                None => return Err(fail(format!("`{kind}` needs a `value`"))),
+                // Reported with the file's refusals: a `rubricPrompt` (refused) is what makes
+                // an item without a value valid in promptfoo.
+                None => {
+                    refuse(format!("`{kind}` needs a `value`"))?;
+                    continue;
+                }
             };
             let allowed = [
                 "type",
