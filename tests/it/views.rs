@@ -93,7 +93,7 @@ fn geometry(browser: &mut Browser, tab: &Tab, view: &str) -> Vec<String> {
         .collect()
 }
 
-/// The views whose screenshots the docs show (docs/notes/viewer.md).
+/// The views whose screenshots the guide shows (docs/book/src/images/).
 const IN_DOCS: [&str; 6] = [
     "list",
     "runs",
@@ -103,8 +103,8 @@ const IN_DOCS: [&str; 6] = [
     "waterfall",
 ];
 
-/// Saves a screenshot of the view as `viewer-NAME.png`: under target/niceeval/, and in docs/
-/// with `NICEEVAL_UPDATE_SCREENSHOT` set (the views of [`IN_DOCS`]).
+/// Saves a screenshot of the view as `viewer-NAME.png`: under target/niceeval/, and in
+/// docs/book/src/images/ with `NICEEVAL_UPDATE_SCREENSHOT` set (the views of [`IN_DOCS`]).
 fn photograph(browser: &mut Browser, tab: &Tab, name: &str) {
     let png = browser.screenshot(tab);
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
@@ -113,7 +113,8 @@ fn photograph(browser: &mut Browser, tab: &Tab, name: &str) {
     std::fs::create_dir_all(shot.parent().expect("a parent")).expect("target/niceeval");
     std::fs::write(&shot, &png).expect("the screenshot");
     if std::env::var_os("NICEEVAL_UPDATE_SCREENSHOT").is_some() && IN_DOCS.contains(&name) {
-        std::fs::write(root.join(format!("docs/viewer-{name}.png")), &png).expect("docs/");
+        std::fs::write(root.join(format!("docs/book/src/images/viewer-{name}.png")), &png)
+            .expect("docs/book/src/images/");
     }
 }
 
