@@ -113,8 +113,11 @@ fn photograph(browser: &mut Browser, tab: &Tab, name: &str) {
     std::fs::create_dir_all(shot.parent().expect("a parent")).expect("target/niceeval");
     std::fs::write(&shot, &png).expect("the screenshot");
     if std::env::var_os("NICEEVAL_UPDATE_SCREENSHOT").is_some() && IN_DOCS.contains(&name) {
-        std::fs::write(root.join(format!("docs/book/src/images/viewer-{name}.png")), &png)
-            .expect("docs/book/src/images/");
+        std::fs::write(
+            root.join(format!("docs/book/src/images/viewer-{name}.png")),
+            &png,
+        )
+        .expect("docs/book/src/images/");
     }
 }
 
