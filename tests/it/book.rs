@@ -270,50 +270,15 @@ fn fixtures_target_dir() -> PathBuf {
 }
 
 /// The field names of a struct that derives `Deserialize`, as serde reads them: what the
-/// parser accepts in its table.
+/// parser accepts in its table (the config layer's own reading, `config::fields`).
 fn fields<'de, T: Deserialize<'de>>() -> BTreeSet<String> {
-    struct Fields(Option<&'static [&'static str]>);
-    #[derive(Debug)]
-    struct Stop;
-    impl std::fmt::Display for Stop {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("fields read")
-        }
-    }
-    impl std::error::Error for Stop {}
-    impl serde::de::Error for Stop {
-        fn custom<M: std::fmt::Display>(_: M) -> Stop {
-            Stop
-        }
-    }
-    impl<'de> serde::Deserializer<'de> for &mut Fields {
-        type Error = Stop;
-        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Stop> {
-            Err(Stop)
-        }
-        fn deserialize_struct<V: serde::de::Visitor<'de>>(
-            self,
-            _: &'static str,
-            fields: &'static [&'static str],
-            _: V,
-        ) -> Result<V::Value, Stop> {
-            self.0 = Some(fields);
-            Err(Stop)
-        }
-        serde::forward_to_deserialize_any! {
-            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
-            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
-            identifier ignored_any
-        }
-    }
-    let mut found = Fields(None);
-    let _ = T::deserialize(&mut found);
-    found
-        .0
-        .unwrap_or_else(|| panic!("{} is not a struct", std::any::type_name::<T>()))
-        .iter()
-        .map(|f| f.to_string())
-        .collect()
+    let names = niceeval::__private::config::fields::<T>();
+    assert!(
+        !names.is_empty(),
+        "{} is not a struct",
+        std::any::type_name::<T>()
+    );
+    names.iter().map(|f| (*f).to_string()).collect()
 }
 
 /// The agent types, as the parser lists them when given one it does not know.

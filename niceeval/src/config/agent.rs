@@ -320,8 +320,9 @@ pub(super) fn deserialize(
     })
 }
 
-/// The field names of a struct that derives `Deserialize`, as serde sees them.
-fn fields<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+/// The field names of a struct that derives `Deserialize`, as serde sees them (also what
+/// the guide's configuration reference is checked against).
+pub fn fields<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
     struct Fields(Option<&'static [&'static str]>);
     #[derive(Debug)]
     struct Stop;

@@ -82,6 +82,7 @@ mod agent;
 mod prices;
 mod values;
 
+pub use agent::fields;
 pub use agent::{
     AgentConfig, ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig, CommandLine,
     ReplayConfig,
