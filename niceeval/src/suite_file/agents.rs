@@ -470,31 +470,10 @@ pub(crate) struct Conversation {
     pub user: String,
 }
 
-/// A prompt as chat messages, the form a promptfoo file may use (checked when it loads): a
-/// system message and one user message.
-pub(crate) fn chat_messages(prompt: &str) -> Result<(Option<String>, String), String> {
-    let roles = serde_json::from_str::<Value>(prompt.trim_start()).unwrap_or(Value::Null);
-    let assistant = roles.as_array().is_some_and(|messages| {
-        messages
-            .iter()
-            .any(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
-    });
-    if assistant {
-        return Err(
-            "a chat prompt with an `assistant` message (an earlier turn of the \
-             conversation) is not supported; supported: system messages and one user message"
-                .into(),
-        );
-    }
-    let chat = conversation(prompt)?;
-    if !chat.earlier.is_empty() {
-        return Err(format!(
-            "a chat prompt needs exactly one user message (it has {}); niceeval sends a system \
-             message and one user message",
-            chat.earlier.len() + 1
-        ));
-    }
-    Ok((chat.system, chat.user))
+/// Checks a prompt that is chat messages (when it loads): system, user and assistant messages
+/// in any order, ending with the user message the turn sends.
+pub(crate) fn chat_messages(prompt: &str) -> Result<(), String> {
+    conversation(prompt).map(drop)
 }
 
 /// A prompt read as a conversation: a JSON list of `{role, content}` is system messages, then
@@ -505,10 +484,19 @@ fn conversation(prompt: &str) -> Result<Conversation, String> {
         ..Conversation::default()
     };
     let trimmed = prompt.trim_start();
-    if !trimmed.starts_with('[') {
-        return Ok(plain());
-    }
-    let Ok(Value::Array(messages)) = serde_json::from_str::<Value>(trimmed) else {
+    let messages = if trimmed.starts_with("- role:") {
+        // promptfoo's chat messages written as YAML.
+        match yaml_serde::from_str::<Value>(prompt) {
+            Ok(Value::Array(messages)) => messages,
+            Ok(_) => return Ok(plain()),
+            Err(e) => return Err(format!("the chat prompt is not valid YAML: {e}")),
+        }
+    } else if trimmed.starts_with('[') {
+        match serde_json::from_str::<Value>(trimmed) {
+            Ok(Value::Array(messages)) => messages,
+            _ => return Ok(plain()),
+        }
+    } else {
         return Ok(plain());
     };
     let mut system = Vec::new();
@@ -548,7 +536,10 @@ fn conversation(prompt: &str) -> Result<Conversation, String> {
         }) => text.to_string(),
         _ => {
             return Err(
-                "a chat prompt needs to end with a user message (the turn niceeval sends)".into(),
+                "a chat prompt ending with an assistant message (a prefill) is not supported: \
+                 niceeval sends the conversation up to its last user message, so end it with a \
+                 user message"
+                    .into(),
             );
         }
     };
@@ -843,15 +834,15 @@ mod tests {
         assert_eq!(chat.user, "hi");
         assert!(chat.earlier.is_empty());
         assert_eq!(conversation("plain").unwrap().user, "plain");
-        assert_eq!(chat_messages("plain").unwrap(), (None, "plain".to_string()));
+        assert!(chat_messages("plain").is_ok());
         // Earlier turns are the history; the last user message is the turn.
         let turns = r#"[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]"#;
-        // A promptfoo file may not have earlier turns (checked when it loads).
-        assert!(
-            chat_messages(turns)
-                .unwrap_err()
-                .contains("an earlier turn")
-        );
+        // A promptfoo file may have earlier turns, as promptfoo sends them.
+        assert!(chat_messages(turns).is_ok());
+        // Messages written as YAML, as promptfoo reads them.
+        let chat = conversation("- role: system\n  content: be brief\n- role: user\n  content: hi\n")
+            .unwrap();
+        assert_eq!((chat.system.as_deref(), chat.user.as_str()), (Some("be brief"), "hi"));
         let chat = conversation(turns).unwrap();
         assert_eq!(chat.user, "c");
         let earlier: Vec<(Role, String)> = chat
@@ -869,7 +860,7 @@ mod tests {
         assert!(
             conversation(r#"[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]"#)
                 .unwrap_err()
-                .contains("end with a user message")
+                .contains("end it with a user message")
         );
     }
 }

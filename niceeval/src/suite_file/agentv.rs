@@ -400,6 +400,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 name,
                 line,
                 prompt: prompt.clone(),
+                prompt_function: None,
                 provider: target.spec.clone(),
                 vars: super::Packed::new(&vars),
                 asserts: super::Packed::new(&asserts),

@@ -9,6 +9,7 @@ mod agents;
 pub(crate) mod agentv;
 mod node;
 mod positions;
+mod prompt;
 pub(crate) mod promptfoo;
 mod promptfoo_keys;
 mod template;
@@ -105,6 +106,8 @@ pub(crate) struct SuiteCase {
     pub line: usize,
     /// The prompt, rendered with the vars.
     pub prompt: String,
+    /// promptfoo's prompt function, which makes the prompt when the case runs.
+    pub prompt_function: Option<Arc<prompt::PromptFunction>>,
     pub provider: Arc<ProviderSpec>,
     /// The test's vars, kept as text until the case runs.
     pub vars: Packed<Map<String, Value>>,
@@ -490,6 +493,24 @@ fn run_case<'a>(t: &'a mut Eval, case: &'static Case) -> BoxFuture<'a, Result<()
 async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     let vars = case.vars.get()?;
     let asserts = case.asserts.get()?;
+    // A prompt function makes the case's prompt now, with its vars and provider.
+    let made;
+    let case: &SuiteCase = match &case.prompt_function {
+        Some(function) => {
+            let provider = &case.provider;
+            let label = (provider.label != provider.id).then_some(provider.label.as_str());
+            let prompt = function
+                .call(&vars, (&provider.id, label))
+                .await
+                .map_err(Error::Case)?;
+            made = SuiteCase {
+                prompt,
+                ..case.clone()
+            };
+            &made
+        }
+        None => case,
+    };
     let (agent, input, earlier) = agents::agent_for(case, &vars).map_err(Error::Case)?;
     if let Some(agent) = agent {
         t.set_agent(agent);

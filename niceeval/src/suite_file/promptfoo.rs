@@ -13,6 +13,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::agents::{self, ProviderKind};
+use super::prompt::{self, PromptFunction};
 use super::promptfoo_keys::{self, Notes};
 use super::{Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError, template};
 use crate::definition::MatrixCell;
@@ -206,11 +207,12 @@ pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<Value, SuiteFileErro
     })
 }
 
-/// A prompt: its label and template.
+/// A prompt: its label and template, or the function that makes it.
 #[derive(Debug, Clone)]
 struct Prompt {
     label: String,
     template: String,
+    function: Option<Arc<PromptFunction>>,
 }
 
 /// One test, merged with `defaultTest`, before the matrix.
@@ -293,6 +295,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         None => vec![Prompt {
             label: "{{prompt}}".into(),
             template: "{{prompt}}".into(),
+            function: None,
         }],
         Some(v) => read_prompts(&doc, &[key("prompts")], v)?,
     };
@@ -394,7 +397,8 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
             Some(d) => merge(d, test),
             None => test,
         };
-        for vars in cartesian(&test.vars, &test.order) {
+        for mut vars in cartesian(&test.vars, &test.order) {
+            prompt::trim_vars(&mut vars);
             let test = Test {
                 vars,
                 ..test.clone()
@@ -449,15 +453,20 @@ fn cases_of(
         .clone()
         .unwrap_or_else(|| format!("test {}", n + 1))
         .replace("::", ":");
-    let (asserts, graded) = assertions(test, doc.notes)?;
+    let (asserts, graded) = assertions(test, doc.notes, &doc.base)?;
     let asserts = super::Packed::new(&asserts);
     let vars = super::Packed::new(&test.vars);
     for (p, prompt) in prompts.iter().enumerate() {
-        let rendered =
-            template::render(&prompt.template, &test.vars).map_err(|e| SuiteFileError::File {
-                file: path.display().to_string(),
-                message: format!("prompt {:?} for {base_name:?}: {e}", prompt.label),
-            })?;
+        // A prompt function makes its prompt when the case runs.
+        let rendered = match &prompt.function {
+            Some(_) => String::new(),
+            None => prompt::render(&prompt.template, &test.vars).map_err(|e| {
+                SuiteFileError::File {
+                    file: path.display().to_string(),
+                    message: format!("prompt {:?} for {base_name:?}: {e}", prompt.label),
+                }
+            })?,
+        };
         for (q, provider) in providers.iter().enumerate() {
             let mut labels = Vec::new();
             if several_prompts {
@@ -479,6 +488,7 @@ fn cases_of(
                 name,
                 line: test.line,
                 prompt: rendered.clone(),
+                prompt_function: prompt.function.clone(),
                 provider: provider.clone(),
                 vars: vars.clone(),
                 asserts: asserts.clone(),
@@ -593,6 +603,7 @@ fn excerpt(text: &str) -> String {
 fn assertions(
     test: &Test,
     notes: Option<&Notes>,
+    base: &Path,
 ) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileError> {
     let mut asserts = Vec::new();
     let mut graded = Vec::new();
@@ -619,6 +630,15 @@ fn assertions(
         };
         let kind = map.get("type").and_then(Value::as_str).unwrap_or("");
         let mut map = map.clone();
+        if matches!(
+            kind.strip_prefix("not-").unwrap_or(kind),
+            "is-json" | "contains-json"
+        ) && let Some(Value::String(reference)) = map.get("value")
+            && reference.starts_with("file://")
+        {
+            let schema = schema_file(base, &origin.file, reference).map_err(&fail)?;
+            map.insert("value".into(), schema);
+        }
         if let Some(value) = map
             .get("value")
             .filter(|_| !matches!(kind, "javascript" | "python"))
@@ -715,6 +735,32 @@ fn assertions(
         asserts.push(spec);
     }
     Ok((asserts, graded))
+}
+
+/// The JSON Schema of an `is-json` / `contains-json` item given as `file://schema.json` (or
+/// `.yaml`): relative to the config's directory as promptfoo reads it, else to the file that
+/// names it (a tests file elsewhere).
+fn schema_file(base: &Path, naming: &Path, reference: &str) -> Result<Value, String> {
+    let beside = naming.parent().map(|dir| super::file_path(dir, reference));
+    let path = std::iter::once(super::file_path(base, reference))
+        .chain(beside)
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            format!(
+                "the schema {reference} does not exist (looked in {})",
+                base.display()
+            )
+        })?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read the schema {}: {e}", path.display()))?;
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("json") => serde_json::from_str(&text)
+            .map_err(|e| format!("the schema {} is not JSON: {e}", path.display())),
+        Some("yaml" | "yml") => parse_yaml(&path, &text).map_err(|e| e.to_string()),
+        _ => Err(format!(
+            "the schema {reference} is not a .json, .yaml or .yml file"
+        )),
+    }
 }
 
 /// The judge a grader provider names (an OpenAI or Anthropic chat model).
@@ -854,6 +900,7 @@ fn read_prompts(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Vec<Prompt>,
                                 out.push(Prompt {
                                     label: label.unwrap_or(raw).to_string(),
                                     template: raw.to_string(),
+                                    function: None,
                                 })
                             }
                             (None, Some(id)) if id.starts_with("file://") => {
@@ -916,20 +963,23 @@ fn prompt_item(
         out.push(Prompt {
             label: label.unwrap_or(text).to_string(),
             template: text.to_string(),
+            function: None,
         });
         return Ok(());
     };
-    let function = reference
-        .rsplit_once(':')
-        .is_some_and(|(p, _)| p.ends_with(".py") || p.ends_with(".js"));
-    if function
-        || [".py", ".js", ".ts", ".mjs", ".cjs"]
-            .iter()
-            .any(|e| reference.ends_with(e))
-    {
+    if let Some(function) = PromptFunction::parse(&doc.base, reference) {
+        let function = function.map_err(|e| doc.err(at, format!("prompt {text}: {e}")))?;
+        out.push(Prompt {
+            label: label.unwrap_or(reference).to_string(),
+            template: String::new(),
+            function: Some(Arc::new(function)),
+        });
+        return Ok(());
+    }
+    if reference.ends_with(".ts") || reference.contains(".ts:") {
         return Err(doc.err(
             at,
-            format!("prompt functions ({text}) are not supported; supported prompts: text, file:// text (.txt, .md, .j2), chat JSON (.json) and YAML (.yaml)"),
+            format!("prompt functions in TypeScript ({text}) are not supported; supported: .js, .cjs, .mjs and .py"),
         ));
     }
     for file in files(doc, at, text)? {
@@ -942,15 +992,29 @@ fn prompt_item(
         let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
         let templates: Vec<String> = match ext {
             "json" => vec![content],
-            "yaml" | "yml" => {
-                let value = parse_yaml(&file, &content)?;
-                vec![value.to_string()]
+            // Chat messages as JSON text with their keys in the written order, as promptfoo
+            // reads a YAML prompt file.
+            "yaml" | "yml" => vec![yaml_as_json(&file, &content)?],
+            // promptfoo splits a text file at its `---` lines and trims each prompt.
+            "txt" => {
+                let mut prompts = Vec::new();
+                let mut buffer: Vec<&str> = Vec::new();
+                for line in content.lines().chain(std::iter::once("---")) {
+                    if line.trim() == "---" {
+                        let prompt = buffer.join("\n").trim().to_string();
+                        if !prompt.is_empty() {
+                            prompts.push(prompt);
+                        }
+                        buffer.clear();
+                    } else {
+                        buffer.push(line);
+                    }
+                }
+                prompts
             }
-            _ => content
-                .split("\n---\n")
-                .map(|p| p.trim().to_string())
-                .filter(|p| !p.is_empty())
-                .collect(),
+            // A Markdown or Jinja file is one prompt, its text as written (its last newline
+            // included).
+            _ => vec![content],
         };
         let several = templates.len() > 1;
         for (i, template) in templates.into_iter().enumerate() {
@@ -961,10 +1025,28 @@ fn prompt_item(
                 (None, true) => format!("{shown} #{}", i + 1),
             };
             chat_prompt(doc, at, &template, &shown)?;
-            out.push(Prompt { label, template });
+            out.push(Prompt {
+                label,
+                template,
+                function: None,
+            });
         }
     }
     Ok(())
+}
+
+/// A YAML file as JSON text, its keys in the order they were written.
+fn yaml_as_json(path: &Path, text: &str) -> Result<String, SuiteFileError> {
+    let bad = |message: String| SuiteFileError::File {
+        file: path.display().to_string(),
+        message,
+    };
+    let mut value: yaml_serde::Value =
+        yaml_serde::from_str(text).map_err(|e| bad(format!("not valid YAML: {e}")))?;
+    value
+        .apply_merge()
+        .map_err(|e| bad(format!("not valid YAML: {e}")))?;
+    serde_json::to_string(&value).map_err(|e| bad(format!("cannot read the YAML as data: {e}")))
 }
 
 /// Whether a prompt's text is a path to a prompt file (one line, a known extension, with an
@@ -1257,7 +1339,17 @@ fn read_test(
         Some(Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
                 let item_at = with(&with(at, key("assert")), Seg::Index(i));
-                let origin = if line_of_record.is_some() || doc.text.is_empty() {
+                // The item's own place, in a YAML or JSON tests file too.
+                let found = (!doc.text.is_empty())
+                    .then(|| doc.position(&steps(&item_at)))
+                    .flatten();
+                let origin = if let Some((line, column)) = found {
+                    Origin {
+                        file: doc.path.to_path_buf(),
+                        line,
+                        column,
+                    }
+                } else if line_of_record.is_some() || doc.text.is_empty() {
                     Origin {
                         file: doc.path.to_path_buf(),
                         line,
@@ -1355,7 +1447,8 @@ fn var_value(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Value, SuiteFil
                 "json" => serde_json::from_str(&content)
                     .map_err(|e| doc.err(at, format!("{}: not JSON: {e}", path.display()))),
                 "yaml" | "yml" => parse_yaml(&path, &content),
-                _ => Ok(Value::String(content)),
+                // promptfoo trims a text file's var.
+                _ => Ok(Value::String(content.trim().to_string())),
             }
         }
         Value::Array(items) => Ok(Value::Array(

@@ -12,6 +12,8 @@ fn environment() -> &'static Environment<'static> {
     ENV.get_or_init(|| {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Lenient);
+        // nunjucks keeps a template's last newline (a prompt file's own, a YAML block's).
+        env.set_keep_trailing_newline(true);
         env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
         env.add_filter("dump", |v: JValue| -> Result<String, minijinja::Error> {
             serde_json::to_string(&v).map_err(|e| {
@@ -97,6 +99,7 @@ mod tests {
             "formal"
         );
         assert_eq!(render("<{{ name }}>&", vars).unwrap(), "<Ada>&");
+        assert_eq!(render("Hi {{ name }}\n", vars).unwrap(), "Hi Ada\n");
         let home = std::env::var("PATH").unwrap();
         assert_eq!(render("{{ env.PATH }}", vars).unwrap(), home);
         assert!(
