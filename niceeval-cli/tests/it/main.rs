@@ -5,5 +5,6 @@
 mod agentv_conformance;
 mod conformance;
 mod eval;
+mod prompt_forms;
 mod support;
 mod wild_forms;
