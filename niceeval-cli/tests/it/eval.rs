@@ -173,23 +173,23 @@ fn unsupported_keys_are_errors_naming_the_place() {
         ),
         (
             "prompts: [file://p.py:make]\nproviders: [echo]\n",
-            "promptfooconfig.yaml:1:11: prompt functions (file://p.py:make) are not supported; supported prompts: text, file:// text (.txt, .md, .j2), chat JSON (.json) and YAML (.yaml)",
+            "promptfooconfig.yaml:1:11: prompt file://p.py:make: the prompt function file ",
         ),
         (
             "prompts:\n  - file://prompts.js:build\nproviders: [echo]\n",
-            "promptfooconfig.yaml:2:5: prompt functions (file://prompts.js:build) are not supported; supported prompts:",
+            "prompts.js does not exist",
         ),
         (
-            "prompts:\n  - file://prompt.js\nproviders: [echo]\n",
-            "promptfooconfig.yaml:2:5: prompt functions (file://prompt.js) are not supported; supported prompts:",
+            "prompts:\n  - file://prompt.ts\nproviders: [echo]\n",
+            "promptfooconfig.yaml:2:5: prompt functions in TypeScript (file://prompt.ts) are not supported; supported: .js, .cjs, .mjs and .py",
         ),
         (
             "prompts: [file://chat.json]\nproviders: [echo]\n",
-            "promptfooconfig.yaml:1:11: chat.json: a chat prompt with an `assistant` message (an earlier turn of the conversation) is not supported; supported: system messages and one user message",
+            "promptfooconfig.yaml:1:11: chat.json: a chat prompt ending with an assistant message (a prefill) is not supported",
         ),
         (
-            "prompts:\n  - raw: '[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":\"b\"},{\"role\":\"user\",\"content\":\"c\"}]'\nproviders: [echo]\n",
-            "promptfooconfig.yaml:2:5: the prompt: a chat prompt with an `assistant` message (an earlier turn of the conversation) is not supported",
+            "prompts:\n  - raw: '[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"tool\",\"content\":\"b\"},{\"role\":\"user\",\"content\":\"c\"}]'\nproviders: [echo]\n",
+            "promptfooconfig.yaml:2:5: the prompt: a chat prompt with an `tool` message is not supported; supported: system, user and assistant messages",
         ),
         (
             "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {a: 1}\n    providers: [echo]\n",
@@ -208,7 +208,7 @@ fn unsupported_keys_are_errors_naming_the_place() {
     write(
         dir.path(),
         "chat.json",
-        r#"[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"{{q}}"}]"#,
+        r#"[{"role":"system","content":"be brief"},{"role":"user","content":"{{q}}"},{"role":"assistant","content":"Sure:"}]"#,
     );
     for (text, want) in cases {
         write(dir.path(), "promptfooconfig.yaml", text);

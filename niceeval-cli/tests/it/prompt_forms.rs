@@ -174,10 +174,7 @@ fn json_schemas_in_files_check_is_json_and_contains_json() {
             "schema.json",
             r#"{"type": "object", "required": ["answer", "words"]}"#,
         ),
-        (
-            "strict.yaml",
-            "type: object\nrequired: [colour]\n",
-        ),
+        ("strict.yaml", "type: object\nrequired: [colour]\n"),
         (
             "tests/cases.yaml",
             "- description: fits\n  vars: {x: cats}\n  assert:\n    - type: is-json\n      value: file://schema.json\n\

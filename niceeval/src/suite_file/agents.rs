@@ -840,9 +840,13 @@ mod tests {
         // A promptfoo file may have earlier turns, as promptfoo sends them.
         assert!(chat_messages(turns).is_ok());
         // Messages written as YAML, as promptfoo reads them.
-        let chat = conversation("- role: system\n  content: be brief\n- role: user\n  content: hi\n")
-            .unwrap();
-        assert_eq!((chat.system.as_deref(), chat.user.as_str()), (Some("be brief"), "hi"));
+        let chat =
+            conversation("- role: system\n  content: be brief\n- role: user\n  content: hi\n")
+                .unwrap();
+        assert_eq!(
+            (chat.system.as_deref(), chat.user.as_str()),
+            (Some("be brief"), "hi")
+        );
         let chat = conversation(turns).unwrap();
         assert_eq!(chat.user, "c");
         let earlier: Vec<(Role, String)> = chat

@@ -143,7 +143,9 @@ impl PromptFunction {
         let made = call.run().await.map_err(|e| {
             let why = match e {
                 CallError::Threw { message, .. } => message,
-                CallError::Worker(crate::process::worker::WorkerError::Start { source, .. }) => {
+                CallError::Worker(crate::process::worker::WorkerError::Start {
+                    source, ..
+                }) => {
                     format!("cannot run `{program}`: {source}")
                 }
                 CallError::Worker(other) => other.to_string(),
@@ -156,13 +158,15 @@ impl PromptFunction {
                 // `{prompt, config}`: promptfoo's structured result; its `config` tunes the
                 // provider call, which niceeval's providers take from the file.
                 match serde_json::from_str::<Node>(json) {
-                    Ok(Node::Object(entries)) => match entries.into_iter().find(|(k, _)| k == "prompt") {
-                        Some((_, Node::String(text))) => text,
-                        Some((_, other)) => {
-                            serde_json::to_string(&other).map_err(|e| e.to_string())?
+                    Ok(Node::Object(entries)) => {
+                        match entries.into_iter().find(|(k, _)| k == "prompt") {
+                            Some((_, Node::String(text))) => text,
+                            Some((_, other)) => {
+                                serde_json::to_string(&other).map_err(|e| e.to_string())?
+                            }
+                            None => json.clone(),
                         }
-                        None => json.clone(),
-                    },
+                    }
                     _ => json.clone(),
                 }
             }
@@ -349,7 +353,8 @@ mod tests {
 
     #[test]
     fn a_json_prompt_takes_its_vars_inside_its_strings_in_written_order() {
-        let template = r#"[{"role":"system","content":"Be {{tone}}."},{"role":"user","content":"{{q}}"}]"#;
+        let template =
+            r#"[{"role":"system","content":"Be {{tone}}."},{"role":"user","content":"{{q}}"}]"#;
         let vars = vars(json!({"tone": "brief", "q": "say \"hi\"\nthen stop"}));
         let rendered = render(template, &vars).unwrap();
         // JSON.stringify(…, null, 2): keys as written, the var's quote and newline escaped.
@@ -360,7 +365,10 @@ mod tests {
         let back: Value = serde_json::from_str(&rendered).unwrap();
         assert_eq!(back[1]["content"], "say \"hi\"\nthen stop");
         // Not JSON: rendered as text.
-        assert_eq!(render("Q: {{q}}", &vars).unwrap(), "Q: say \"hi\"\nthen stop");
+        assert_eq!(
+            render("Q: {{q}}", &vars).unwrap(),
+            "Q: say \"hi\"\nthen stop"
+        );
         // A repeated key keeps its first place; whole floats lose `.0`.
         assert_eq!(
             render(r#"{"a":1.0,"b":2.5,"a":3}"#, &vars).unwrap(),
@@ -382,11 +390,15 @@ mod tests {
     fn prompt_function_references_split_their_function() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("p.mjs"), "export const f = () => 'x';").unwrap();
-        let f = PromptFunction::parse(dir.path(), "p.mjs:f").unwrap().unwrap();
+        let f = PromptFunction::parse(dir.path(), "p.mjs:f")
+            .unwrap()
+            .unwrap();
         assert_eq!(f.function.as_deref(), Some("f"));
         assert!(!f.python);
         assert!(PromptFunction::parse(dir.path(), "p.txt").is_none());
-        let missing = PromptFunction::parse(dir.path(), "gone.py:f").unwrap().unwrap_err();
+        let missing = PromptFunction::parse(dir.path(), "gone.py:f")
+            .unwrap()
+            .unwrap_err();
         assert!(missing.contains("gone.py does not exist"), "{missing}");
     }
 }

@@ -460,12 +460,12 @@ fn cases_of(
         // A prompt function makes its prompt when the case runs.
         let rendered = match &prompt.function {
             Some(_) => String::new(),
-            None => prompt::render(&prompt.template, &test.vars).map_err(|e| {
-                SuiteFileError::File {
+            None => {
+                prompt::render(&prompt.template, &test.vars).map_err(|e| SuiteFileError::File {
                     file: path.display().to_string(),
                     message: format!("prompt {:?} for {base_name:?}: {e}", prompt.label),
-                }
-            })?,
+                })?
+            }
         };
         for (q, provider) in providers.iter().enumerate() {
             let mut labels = Vec::new();
