@@ -1,5 +1,6 @@
 //! promptfoo's `promptfooconfig.yaml`, the parts real suites use: `description`, `prompts`
-//! (text, `file://` text and chat JSON/YAML, globs), `providers` / `targets`, `tests`
+//! (text, `file://` text and chat JSON/YAML, globs, prompt functions: `prompt.rs`),
+//! `providers` / `targets`, `tests`
 //! (inline, `file://` CSV, JSONL, JSON, YAML, globs), `defaultTest` (`vars`, `assert`,
 //! `options.provider` as the judge, `options.transform`, `threshold`, `metadata`), `vars`
 //! with `file://` values and list values (one test per value), `evaluateOptions`
