@@ -25,6 +25,8 @@ pub(crate) struct ProviderSpec {
     /// `label`, else the id: what case names show when a file has several providers.
     pub label: String,
     pub kind: ProviderKind,
+    /// Lines for stderr: `config` keys accepted without effect.
+    pub notices: Vec<String>,
 }
 
 /// What a provider is.
@@ -38,6 +40,8 @@ pub(crate) enum ProviderKind {
         key: Option<String>,
         temperature: Option<f64>,
         max_tokens: Option<u32>,
+        /// promptfoo's `systemPrompt` and the further body keys of its `config`.
+        extra: super::provider_config::ChatExtra,
     },
     /// AgentV's `default` target: the agent `niceeval.toml` configures.
     Configured,
@@ -70,19 +74,6 @@ pub(crate) struct HttpSpec {
     pub transform_response: Option<String>,
 }
 
-/// The keys of a chat provider's `config`.
-const CHAT_CONFIG: &[&str] = &[
-    "apiBaseUrl",
-    "apiHost",
-    "apiKey",
-    "apiKeyEnvar",
-    "temperature",
-    "max_tokens",
-    // Anthropic's prompt-caching hint: it changes what a call costs, not what it answers.
-    "cache_control",
-    // Streamed or not, the answer is the same text.
-    "stream",
-];
 /// The keys of an HTTP provider's `config`.
 const HTTP_CONFIG: &[&str] = &["url", "method", "headers", "body", "transformResponse"];
 
@@ -131,8 +122,10 @@ pub(crate) fn parse(
             .and_then(Value::as_str)
             .map(str::to_string)
     };
-    let chat = |provider: &str, model: &str| -> Result<ProviderKind, (Option<String>, String)> {
-        unknown(CHAT_CONFIG)?;
+    let mut notices = Vec::new();
+    let mut chat = |provider: &str, model: &str| -> Result<ProviderKind, (Option<String>, String)> {
+        let read = super::provider_config::read(provider, id, model, config_map, base)?;
+        notices.extend(read.notices);
         let env_base = match provider {
             "openai" => openai_base_url_from_env(),
             _ => std::env::var("ANTHROPIC_BASE_URL")
@@ -146,11 +139,9 @@ pub(crate) fn parse(
                 .or(env_base),
             key_env: string("apiKeyEnvar"),
             key: string("apiKey"),
-            temperature: config_map.get("temperature").and_then(Value::as_f64),
-            max_tokens: config_map
-                .get("max_tokens")
-                .and_then(Value::as_u64)
-                .map(|n| n as u32),
+            temperature: read.temperature,
+            max_tokens: read.max_tokens,
+            extra: read.extra,
         })
     };
     let kind = if let Some(model) = id.strip_prefix("openai:chat:") {
@@ -248,6 +239,7 @@ pub(crate) fn parse(
         id: id.to_string(),
         label: label.map_or_else(|| id.to_string(), str::to_string),
         kind,
+        notices,
     })
 }
 
@@ -425,12 +417,16 @@ fn chat_agent(provider: &ProviderSpec, system: Option<String>) -> Result<Arc<dyn
         key,
         temperature,
         max_tokens,
+        extra,
     } = &provider.kind
     else {
         return Err("not a chat provider".into());
     };
+    // promptfoo's `systemPrompt` replaces the prompt's system message.
+    let system = extra.system.clone().or(system);
     let key_text = format!(
-        "chat\u{0}{model}\u{0}{base_url:?}\u{0}{key_env:?}\u{0}{key:?}\u{0}{temperature:?}\u{0}{max_tokens:?}\u{0}{system:?}"
+        "chat\u{0}{model}\u{0}{base_url:?}\u{0}{key_env:?}\u{0}{key:?}\u{0}{temperature:?}\u{0}{max_tokens:?}\u{0}{system:?}\u{0}{}",
+        Value::Object(extra.body.clone())
     );
     Ok(cached(&key_text, || {
         let mut agent = ChatAgent::new(model);
@@ -456,7 +452,7 @@ fn chat_agent(provider: &ProviderSpec, system: Option<String>) -> Result<Arc<dyn
         if let Some(system) = system {
             agent = agent.system(system);
         }
-        Arc::new(agent)
+        Arc::new(agent.body_keys(extra.body.clone()))
     }))
 }
 
@@ -817,8 +813,8 @@ mod tests {
             "{}",
             err.1
         );
-        let err = parse("openai:gpt-4", None, Some(&json!({"seed": 1})), base).unwrap_err();
-        assert_eq!(err.0.as_deref(), Some("seed"));
+        let err = parse("openai:gpt-4", None, Some(&json!({"tools": []})), base).unwrap_err();
+        assert_eq!(err.0.as_deref(), Some("tools"));
         // promptfoo's short Anthropic form, and its prompt-caching hint (no effect on answers).
         let p = parse(
             "anthropic:claude-sonnet-5",

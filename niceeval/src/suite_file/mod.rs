@@ -11,6 +11,8 @@ mod node;
 mod positions;
 pub(crate) mod promptfoo;
 mod promptfoo_keys;
+mod promptfoo_providers;
+mod provider_config;
 mod template;
 
 use std::path::{Path, PathBuf};
