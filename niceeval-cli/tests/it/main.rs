@@ -7,3 +7,4 @@ mod conformance;
 mod eval;
 mod support;
 mod wild_forms;
+mod wild_providers;
