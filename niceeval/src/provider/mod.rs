@@ -14,6 +14,7 @@
 
 pub mod anthropic;
 mod client;
+pub(crate) mod http;
 mod limit;
 pub mod openai;
 mod pool;
