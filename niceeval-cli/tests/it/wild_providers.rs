@@ -148,3 +148,62 @@ fn provider_config_keys_reach_the_request_body_as_promptfoo_sends_them() {
     assert_eq!(anthropic["temperature"], 0.0, "{anthropic}");
     assert_eq!(anthropic["max_tokens"], 1024, "{anthropic}");
 }
+
+#[test]
+fn the_http_provider_transforms_its_request_and_response() {
+    let node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !super::support::available(node, "node", "Node.js (.ci/run requires it)") {
+        return;
+    }
+    let fake = Fake::start();
+    let suite = |transform: &str, want: &str| {
+        format!(
+            "prompts: ['Say {{{{word}}}}']\nproviders:\n  - id: http\n    config:\n      url: {url}/chat/completions\n      \
+             headers: {{Content-Type: application/json}}\n      body:\n        model: gpt-4o-mini\n        \
+             messages: [{{role: user, content: '{{{{prompt}}}}'}}]\n      transformRequest: \"{transform}\"\n      \
+             transformResponse: json.choices[0].message.content\n\
+             tests:\n  - vars: {{word: hi}}\n    assert:\n      - type: equals\n        value: '{want}'\n",
+            url = fake.url
+        )
+    };
+    // Text: the prompt the body is rendered with.
+    let (code, stdout, stderr) = run_with(&fake, &suite("prompt.toUpperCase()", "Answer: SAY HI"), &[]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    // An object: merged over the JSON body.
+    let (code, stdout, stderr) = run_with(
+        &fake,
+        &suite(
+            "({messages: [{role: 'user', content: 'obj ' + prompt}]})",
+            "Answer: obj Say hi",
+        ),
+        &[],
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+}
+
+#[test]
+fn an_unreachable_http_provider_is_retried_and_names_the_cause() {
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (code, stdout, stderr) = run(
+        &format!(
+            "prompts: [hi]\nproviders:\n  - id: http://127.0.0.1:{port}/chat\n    config:\n      body: {{q: '{{{{prompt}}}}'}}\n\
+             tests:\n  - vars: {{a: 1}}\n    assert:\n      - type: contains\n        value: hi\n"
+        ),
+        &[],
+    );
+    assert_ne!(code, Some(0), "{stdout}\n{stderr}");
+    let all = format!("{stdout}\n{stderr}");
+    assert!(all.contains("after 4 attempts"), "{all}");
+    assert!(
+        all.contains("Connection refused") || all.to_lowercase().contains("tcp connect"),
+        "no cause in:\n{all}"
+    );
+}
