@@ -170,7 +170,8 @@ fn the_http_provider_transforms_its_request_and_response() {
         )
     };
     // Text: the prompt the body is rendered with.
-    let (code, stdout, stderr) = run_with(&fake, &suite("prompt.toUpperCase()", "Answer: SAY HI"), &[]);
+    let (code, stdout, stderr) =
+        run_with(&fake, &suite("prompt.toUpperCase()", "Answer: SAY HI"), &[]);
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     // An object: merged over the JSON body.
     let (code, stdout, stderr) = run_with(

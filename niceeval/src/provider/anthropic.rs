@@ -122,14 +122,14 @@ pub fn encode(model: &str, request: &ChatRequest) -> Result<Vec<u8>, serde_json:
     });
     super::encode_with_extra(
         &Body {
-        model,
-        max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        system: request.system.as_deref(),
-        messages,
-        tools,
-        tool_choice,
-        temperature: request.temperature,
-    },
+            model,
+            max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            system: request.system.as_deref(),
+            messages,
+            tools,
+            tool_choice,
+            temperature: request.temperature,
+        },
         request,
     )
 }

@@ -81,7 +81,10 @@ impl HttpEndpoint {
             .and_then(|dir| crate::config::Config::for_manifest_dir(&dir.to_string_lossy()).ok())
             .map(|c| c.provider.clone())
             .unwrap_or_default();
-        let max = config.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY).max(1);
+        let max = config
+            .max_concurrency
+            .unwrap_or(DEFAULT_MAX_CONCURRENCY)
+            .max(1);
         let origin = reqwest::Url::parse(url)
             .map(|u| u.origin().ascii_serialization())
             .unwrap_or_else(|_| url.to_string());
@@ -92,8 +95,7 @@ impl HttpEndpoint {
             .entry(endpoint.clone())
             .or_insert_with(|| Arc::new(Semaphore::new(max)))
             .clone();
-        let target_dir =
-            crate::cache::target_dir(&manifest.unwrap_or_else(|| PathBuf::from(".")));
+        let target_dir = crate::cache::target_dir(&manifest.unwrap_or_else(|| PathBuf::from(".")));
         HttpEndpoint {
             limiter,
             machine: MachineLimit::new(&target_dir, &endpoint, max, config.requests_per_minute),
@@ -272,7 +274,10 @@ mod tests {
             .await
             .unwrap_err()
             .to_string();
-        assert!(err.contains(&url) && err.contains("after 3 attempts"), "{err}");
+        assert!(
+            err.contains(&url) && err.contains("after 3 attempts"),
+            "{err}"
+        );
         assert!(
             err.to_lowercase().contains("connect") || err.contains("refused"),
             "no cause in {err}"

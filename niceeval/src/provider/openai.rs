@@ -134,13 +134,13 @@ pub fn encode(model: &str, request: &ChatRequest) -> Result<Vec<u8>, serde_json:
     });
     super::encode_with_extra(
         &Body {
-        model,
-        messages,
-        tools,
-        tool_choice,
-        max_tokens: request.max_tokens,
-        temperature: request.temperature,
-    },
+            model,
+            messages,
+            tools,
+            tool_choice,
+            max_tokens: request.max_tokens,
+            temperature: request.temperature,
+        },
         request,
     )
 }

@@ -142,27 +142,28 @@ pub(crate) fn parse(
             .map(str::to_string)
     };
     let mut notices = Vec::new();
-    let mut chat = |provider: &str, model: &str| -> Result<ProviderKind, (Option<String>, String)> {
-        let read = super::provider_config::read(provider, id, model, config_map, base)?;
-        notices.extend(read.notices);
-        let env_base = match provider {
-            "openai" => openai_base_url_from_env(),
-            _ => std::env::var("ANTHROPIC_BASE_URL")
-                .ok()
-                .filter(|v| !v.is_empty()),
+    let mut chat =
+        |provider: &str, model: &str| -> Result<ProviderKind, (Option<String>, String)> {
+            let read = super::provider_config::read(provider, id, model, config_map, base)?;
+            notices.extend(read.notices);
+            let env_base = match provider {
+                "openai" => openai_base_url_from_env(),
+                _ => std::env::var("ANTHROPIC_BASE_URL")
+                    .ok()
+                    .filter(|v| !v.is_empty()),
+            };
+            Ok(ProviderKind::Chat {
+                model: format!("{provider}/{model}"),
+                base_url: string("apiBaseUrl")
+                    .or_else(|| string("apiHost").map(|h| format!("https://{h}/v1")))
+                    .or(env_base),
+                key_env: string("apiKeyEnvar"),
+                key: string("apiKey"),
+                temperature: read.temperature,
+                max_tokens: read.max_tokens,
+                extra: read.extra,
+            })
         };
-        Ok(ProviderKind::Chat {
-            model: format!("{provider}/{model}"),
-            base_url: string("apiBaseUrl")
-                .or_else(|| string("apiHost").map(|h| format!("https://{h}/v1")))
-                .or(env_base),
-            key_env: string("apiKeyEnvar"),
-            key: string("apiKey"),
-            temperature: read.temperature,
-            max_tokens: read.max_tokens,
-            extra: read.extra,
-        })
-    };
     let kind = if let Some(model) = id.strip_prefix("openai:chat:") {
         chat("openai", model)?
     } else if let Some(model) = id.strip_prefix("anthropic:messages:") {
@@ -233,10 +234,18 @@ pub(crate) fn parse(
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Object(q)) => q
                 .iter()
-                .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    )
+                })
                 .collect(),
             Some(_) => {
-                return Err((Some("queryParams".into()), "`queryParams` is a mapping".into()));
+                return Err((
+                    Some("queryParams".into()),
+                    "`queryParams` is a mapping".into(),
+                ));
             }
         };
         for key in ["maxRetries", "tokenEstimation"] {
@@ -359,10 +368,12 @@ pub(crate) fn agent_for(case: &SuiteCase, vars: &Map<String, Value>) -> Result<S
             )
         }
         ProviderKind::Http(spec) => (
-            Arc::new(crate::agent::http::HttpAgent::new(Arc::new(PromptfooHttp {
-                spec: spec.clone(),
-                vars: vars.clone(),
-            }))),
+            Arc::new(crate::agent::http::HttpAgent::new(Arc::new(
+                PromptfooHttp {
+                    spec: spec.clone(),
+                    vars: vars.clone(),
+                },
+            ))),
             case.prompt.clone(),
         ),
         ProviderKind::Script {
@@ -796,7 +807,11 @@ impl crate::agent::http::HttpTarget for PromptfooHttp {
             (None, _) => None,
             // A JSON body written as text: its strings take the variables JSON-escaped.
             (Some(Value::String(text)), _) => Some(template::render(text, &vars)?.into_bytes()),
-            (Some(body), _) => Some(template::render_value(body, &vars)?.to_string().into_bytes()),
+            (Some(body), _) => Some(
+                template::render_value(body, &vars)?
+                    .to_string()
+                    .into_bytes(),
+            ),
         };
         if json
             && body.is_some()

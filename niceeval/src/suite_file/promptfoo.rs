@@ -498,7 +498,11 @@ fn cases_of(
                 line: test.line,
                 prompt: rendered.clone(),
                 // A test's own `provider` is called instead of the suite's, in its column.
-                provider: test.providers.provider.clone().unwrap_or_else(|| provider.clone()),
+                provider: test
+                    .providers
+                    .provider
+                    .clone()
+                    .unwrap_or_else(|| provider.clone()),
                 vars: vars.clone(),
                 asserts: asserts.clone(),
                 graded: graded.clone(),

@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::SuiteFileError;
 use super::agents::{self, ProviderSpec};
 use super::promptfoo::{Doc, Seg, key, parse_yaml, with};
-use super::SuiteFileError;
 
 /// The keys of a provider mapping niceeval reads; the others go to [`super::promptfoo_keys`].
 const PROVIDER_KEYS: &[&str] = &["id", "label", "config"];
@@ -68,10 +68,7 @@ fn matches(reference: &str, provider: &ProviderSpec) -> bool {
 
 /// Whether `id` names a providers file rather than a provider.
 fn is_file(id: &str) -> bool {
-    id.starts_with("file://")
-        && [".yaml", ".yml", ".json"]
-            .iter()
-            .any(|e| id.ends_with(e))
+    id.starts_with("file://") && [".yaml", ".yml", ".json"].iter().any(|e| id.ends_with(e))
 }
 
 /// A suite's `providers` (or `targets`).
@@ -138,10 +135,7 @@ pub(crate) fn read_filter(
 
 /// Fails on a reference of a test's `providers` that matches no suite provider, as promptfoo
 /// does before it runs anything.
-pub(crate) fn check_filter(
-    only: &[String],
-    providers: &[Arc<ProviderSpec>],
-) -> Result<(), String> {
+pub(crate) fn check_filter(only: &[String], providers: &[Arc<ProviderSpec>]) -> Result<(), String> {
     for reference in only {
         if !providers.iter().any(|p| matches(reference, p)) {
             let available: Vec<String> = providers
@@ -164,10 +158,17 @@ pub(crate) fn check_filter(
 }
 
 /// One entry of a providers list: an id, a mapping, or a providers file (one or more).
-fn entry(doc: &Doc<'_>, at: &[Seg], item: &Value) -> Result<Vec<Arc<ProviderSpec>>, SuiteFileError> {
+fn entry(
+    doc: &Doc<'_>,
+    at: &[Seg],
+    item: &Value,
+) -> Result<Vec<Arc<ProviderSpec>>, SuiteFileError> {
     let file_ref = match item {
         Value::String(id) if is_file(id) => Some(id.as_str()),
-        Value::Object(map) => map.get("id").and_then(Value::as_str).filter(|id| is_file(id)),
+        Value::Object(map) => map
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| is_file(id)),
         _ => None,
     };
     if let Some(reference) = file_ref {
@@ -295,8 +296,10 @@ fn is_file_id(map: &serde_json::Map<String, Value>) -> bool {
 }
 
 fn display(path: &Path) -> String {
-    path.file_name()
-        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().to_string())
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().to_string(),
+    )
 }
 
 #[cfg(test)]
@@ -310,7 +313,14 @@ mod tests {
     #[test]
     fn references_match_as_promptfoo_matches_them() {
         let p = spec("openai:chat:gpt-4o-mini", Some("fast"));
-        for r in ["fast", "openai:chat:gpt-4o-mini", "openai:gpt-4o-mini", "openai:*", "openai", "fa*"] {
+        for r in [
+            "fast",
+            "openai:chat:gpt-4o-mini",
+            "openai:gpt-4o-mini",
+            "openai:*",
+            "openai",
+            "fa*",
+        ] {
             assert!(matches(r, &p), "{r}");
         }
         for r in ["slow", "anthropic:*", "openai:gpt-4o"] {

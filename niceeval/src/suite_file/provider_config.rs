@@ -103,16 +103,19 @@ pub(crate) fn read(
     let number = |key: &str| -> Result<Option<f64>, (Option<String>, String)> {
         match config.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_f64()
-                .map(Some)
-                .ok_or_else(|| (Some(key.into()), format!("provider `{id}`: `{key}` is a number"))),
+            Some(v) => v.as_f64().map(Some).ok_or_else(|| {
+                (
+                    Some(key.into()),
+                    format!("provider `{id}`: `{key}` is a number"),
+                )
+            }),
         }
     };
     out.temperature = number("temperature")?;
     out.max_tokens = number("max_tokens")?.map(|n| n.clamp(1.0, f64::from(u32::MAX)) as u32);
     if !omit_defaults && !reasoning {
-        let sampling_off = anthropic && (config.contains_key("top_p") || config.contains_key("thinking"));
+        let sampling_off =
+            anthropic && (config.contains_key("top_p") || config.contains_key("thinking"));
         if out.temperature.is_none() && !sampling_off {
             out.temperature = Some(0.0);
         }
@@ -123,7 +126,11 @@ pub(crate) fn read(
         // does.
         out.extra.body.insert("stream".into(), json!(false));
     }
-    let body_keys = if anthropic { ANTHROPIC_BODY } else { OPENAI_BODY };
+    let body_keys = if anthropic {
+        ANTHROPIC_BODY
+    } else {
+        OPENAI_BODY
+    };
     let mut merged_last = Map::new();
     for (key, value) in config {
         let k = key.as_str();
@@ -187,8 +194,9 @@ pub(crate) fn read(
                 } else {
                     "promptfoo's OpenAI provider does not send it, nor does niceeval"
                 });
-                out.notices
-                    .push(format!("`{key}` in the config of provider `{id}`: {instead}"));
+                out.notices.push(format!(
+                    "`{key}` in the config of provider `{id}`: {instead}"
+                ));
             }
         }
     }
@@ -226,8 +234,10 @@ mod tests {
             "openai",
             "openai:gpt-4o",
             "gpt-4o",
-            &config(json!({"seed": 3, "top_p": 0.5, "stream": false, "num_predict": 9,
-                           "passthrough": {"num_predict": 64, "seed": 4}})),
+            &config(
+                json!({"seed": 3, "top_p": 0.5, "stream": false, "num_predict": 9,
+                           "passthrough": {"num_predict": 64, "seed": 4}}),
+            ),
             Path::new("."),
         )
         .unwrap();
@@ -248,7 +258,10 @@ mod tests {
             Path::new("."),
         )
         .unwrap();
-        assert_eq!(a.temperature, None, "Anthropic: top_p turns temperature off");
+        assert_eq!(
+            a.temperature, None,
+            "Anthropic: top_p turns temperature off"
+        );
         assert_eq!(a.extra.body["stream"], false);
         assert_eq!(a.extra.body["x"], 1);
         let err = read(

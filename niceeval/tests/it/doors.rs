@@ -81,7 +81,12 @@ fn processes_start_in_the_process_core_and_http_clients_come_from_the_pool() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     walk(&root, &root, &mut files);
-    assert!(files.len() > 50, "read {} files of {}", files.len(), root.display());
+    assert!(
+        files.len() > 50,
+        "read {} files of {}",
+        files.len(),
+        root.display()
+    );
     let mut found = Vec::new();
     let mut used = vec![false; EXCEPTIONS.len()];
     for (file, text) in &files {
@@ -129,5 +134,8 @@ fn processes_start_in_the_process_core_and_http_clients_come_from_the_pool() {
         .filter(|(_, used)| !**used)
         .map(|((f, w, _), _)| format!("{f} ({w})"))
         .collect();
-    assert!(stale.is_empty(), "exceptions that match nothing any more: {stale:?}");
+    assert!(
+        stale.is_empty(),
+        "exceptions that match nothing any more: {stale:?}"
+    );
 }
