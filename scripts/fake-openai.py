@@ -2,7 +2,10 @@
 """A loopback fake of the OpenAI Chat Completions API (and OpenAI Responses, Anthropic Messages) with
 deterministic answers, for the promptfoo conformance corpus and scripts/bench-promptfoo.sh.
 
-    python3 scripts/fake-openai.py [PORT] [--answers FILE]   # prints "PORT <n>" once listening; 0 = any port
+    python3 scripts/fake-openai.py [PORT] [--answers FILE] [--record FILE]   # prints "PORT <n>" once listening; 0 = any port
+
+With --record, every request is appended to FILE as one JSON line {"path", "body"} (tests read
+what a suite sent).
 
 With --answers, FILE (a suite's `fake-answers.json`) is a list of {"match": TEXT, "answer": TEXT}:
 a model request whose text (its messages' text, or the whole body for a request that is not a
@@ -85,7 +88,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         length = int(self.headers.get("content-length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
+        raw = self.rfile.read(length) or b"{}"
+        if RECORD:
+            with open(RECORD[0], "a", encoding="utf-8") as f:
+                f.write(json.dumps({"path": self.path, "body": raw.decode("utf-8", "replace")}) + "\n")
+        body = json.loads(raw)
         messages = body.get("messages") or []
         responses = self.path.rstrip("/").endswith("/responses")
         if responses:
@@ -256,12 +263,19 @@ def agentv_stream(handler, reply):
     handler.wfile.write(data)
 
 
+RECORD = []
+
+
 def main():
     args = sys.argv[1:]
     if "--answers" in args:
         i = args.index("--answers")
         with open(args[i + 1], encoding="utf-8") as f:
             ANSWERS.extend(json.load(f))
+        del args[i:i + 2]
+    if "--record" in args:
+        i = args.index("--record")
+        RECORD.append(args[i + 1])
         del args[i:i + 2]
     port = int(args[0]) if args else 0
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)

@@ -14,6 +14,8 @@ pub mod chat;
 pub mod claude_code;
 pub mod codex;
 pub mod command;
+#[cfg(feature = "providers")]
+pub(crate) mod http;
 mod process;
 
 use std::fmt;

@@ -140,16 +140,16 @@ fn unsupported_keys_are_errors_naming_the_place() {
             "promptfooconfig.yaml:3:12: `scenarios` in a promptfoo config is not supported: promptfoo's scenarios: write the combinations as tests",
         ),
         (
-            "prompts: [hi]\nproviders:\n  - id: openai:gpt-4o\n    config:\n      seed: 3\n",
-            "promptfooconfig.yaml:5:13: provider `openai:gpt-4o`: config key `seed` is not supported; supported: apiBaseUrl",
+            "prompts: [hi]\nproviders:\n  - id: openai:gpt-4o\n    config:\n      tools: []\n",
+            "promptfooconfig.yaml:5:14: provider `openai:gpt-4o`: `tools` (tools the model may call) is not supported",
         ),
         (
             "prompts: [hi]\nproviders: [bedrock:claude]\n",
             "promptfooconfig.yaml:2:13: provider `bedrock:claude` is not supported; supported: openai:chat:<model>, openai:<model>, anthropic:messages:<model>, anthropic:<model>, echo, exec:<command>, http / https / a URL",
         ),
         (
-            "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {a: 1}\n    provider: echo\n",
-            "promptfooconfig.yaml:5:15: `provider` in a test is not supported: a test's own provider is not supported",
+            "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {a: 1}\n    provider: bedrock:x\n",
+            "promptfooconfig.yaml:5:15: provider `bedrock:x` is not supported",
         ),
         (
             "prompts:\n  - label: x\nproviders: [echo]\n",
@@ -192,8 +192,8 @@ fn unsupported_keys_are_errors_naming_the_place() {
             "promptfooconfig.yaml:2:5: the prompt: a chat prompt with an `tool` message is not supported; supported: system, user and assistant messages",
         ),
         (
-            "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {a: 1}\n    providers: [echo]\n",
-            "promptfooconfig.yaml:5:16: `providers` in a test is not supported: a test's own provider is not supported",
+            "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {a: 1}\n    providers: [nope]\n",
+            "promptfooconfig.yaml:4:1: the test's `providers` names \"nope\", which is no provider of the suite; available providers: echo",
         ),
         (
             "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars:\n      q: file://make.py\n",

@@ -8,3 +8,4 @@ mod eval;
 mod prompt_forms;
 mod support;
 mod wild_forms;
+mod wild_providers;

@@ -22,9 +22,15 @@ pub struct Fake {
 
 impl Fake {
     pub fn start() -> Fake {
+        Fake::start_with(&[])
+    }
+
+    /// The fake with more arguments (`--record FILE`, `--answers FILE`).
+    pub fn start_with(args: &[&str]) -> Fake {
         let mut child = Command::new("python3")
             .arg(root().join("scripts/fake-openai.py"))
             .arg("0")
+            .args(args)
             .stdout(Stdio::piped())
             .spawn()
             .expect("python3 runs scripts/fake-openai.py");

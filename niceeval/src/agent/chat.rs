@@ -263,6 +263,8 @@ pub struct ChatAgent {
     tools: Vec<Tool>,
     temperature: Option<f64>,
     max_tokens: Option<u32>,
+    /// Further request-body keys (a promptfoo provider's `config`).
+    extra: Option<Arc<serde_json::Map<String, Value>>>,
     max_rounds: usize,
     /// The client options were given whole: `[provider]` of niceeval.toml does not apply.
     explicit_options: bool,
@@ -293,6 +295,7 @@ impl ChatAgent {
             tools: Vec::new(),
             temperature: None,
             max_tokens: None,
+            extra: None,
             max_rounds: 8,
             explicit_options: false,
             client: Arc::default(),
@@ -358,6 +361,13 @@ impl ChatAgent {
         self.reset()
     }
 
+    /// Further keys of every request body, sent over the agent's own (a suite file's provider
+    /// `config`, as promptfoo sends it).
+    pub(crate) fn body_keys(mut self, keys: serde_json::Map<String, Value>) -> Self {
+        self.extra = (!keys.is_empty()).then(|| Arc::new(keys));
+        self
+    }
+
     /// All client options at once (retries, concurrency, cache directory, ...).
     #[doc(hidden)] // the provider's options are internal; tests reach them through __private
     pub fn client_options(mut self, options: ClientOptions) -> Self {
@@ -419,6 +429,7 @@ impl Agent for ChatAgent {
                 tools: self.tools.iter().map(|t| t.spec.clone()).collect(),
                 temperature: self.temperature,
                 max_tokens: self.max_tokens,
+                extra: self.extra.clone(),
                 ..ChatRequest::default()
             };
             let response = match request.traceparent() {

@@ -120,15 +120,18 @@ pub fn encode(model: &str, request: &ChatRequest) -> Result<Vec<u8>, serde_json:
         ToolChoice::Required => json!({ "type": "any" }),
         ToolChoice::Tool(name) => json!({ "type": "tool", "name": name }),
     });
-    serde_json::to_vec(&Body {
-        model,
-        max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        system: request.system.as_deref(),
-        messages,
-        tools,
-        tool_choice,
-        temperature: request.temperature,
-    })
+    super::encode_with_extra(
+        &Body {
+            model,
+            max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            system: request.system.as_deref(),
+            messages,
+            tools,
+            tool_choice,
+            temperature: request.temperature,
+        },
+        request,
+    )
 }
 
 #[derive(Deserialize)]

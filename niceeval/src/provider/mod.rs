@@ -14,6 +14,7 @@
 
 pub mod anthropic;
 mod client;
+pub(crate) mod http;
 mod limit;
 pub mod openai;
 mod pool;
@@ -302,6 +303,10 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     /// Sampling temperature.
     pub temperature: Option<f64>,
+    /// Further keys of the request body, sent as given after the ones above (a key here
+    /// replaces theirs): a promptfoo provider's `config` (`seed`, `top_p`, `response_format`,
+    /// `passthrough`, …) as promptfoo sends it.
+    pub(crate) extra: Option<std::sync::Arc<serde_json::Map<String, Value>>>,
 }
 
 impl ChatRequest {
@@ -473,6 +478,24 @@ pub enum ProviderError {
         /// What is wrong, with an excerpt of the body.
         message: String,
     },
+}
+
+/// `body` as JSON bytes, with the request's extra keys merged over its own (the caller's last
+/// word, as promptfoo spreads `passthrough` last).
+pub(crate) fn encode_with_extra(
+    body: &impl serde::Serialize,
+    request: &ChatRequest,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let Some(extra) = request.extra.as_deref().filter(|e| !e.is_empty()) else {
+        return serde_json::to_vec(body);
+    };
+    let mut value = serde_json::to_value(body)?;
+    if let Value::Object(map) = &mut value {
+        for (k, v) in extra {
+            map.insert(k.clone(), v.clone());
+        }
+    }
+    serde_json::to_vec(&value)
 }
 
 /// Quotes at most `max` characters of a response body for an error message.

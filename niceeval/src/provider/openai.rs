@@ -132,14 +132,17 @@ pub fn encode(model: &str, request: &ChatRequest) -> Result<Vec<u8>, serde_json:
         ToolChoice::Required => json!("required"),
         ToolChoice::Tool(name) => json!({ "type": "function", "function": { "name": name } }),
     });
-    serde_json::to_vec(&Body {
-        model,
-        messages,
-        tools,
-        tool_choice,
-        max_tokens: request.max_tokens,
-        temperature: request.temperature,
-    })
+    super::encode_with_extra(
+        &Body {
+            model,
+            messages,
+            tools,
+            tool_choice,
+            max_tokens: request.max_tokens,
+            temperature: request.temperature,
+        },
+        request,
+    )
 }
 
 #[derive(Deserialize)]
@@ -288,6 +291,23 @@ fn parse_arguments(arguments: Option<Value>) -> (Value, Option<String>) {
 mod tests {
     use super::*;
     use crate::provider::ToolSpec;
+
+    #[test]
+    fn extra_body_keys_are_sent_over_the_typed_ones() {
+        let mut extra = serde_json::Map::new();
+        extra.insert("seed".into(), json!(7));
+        extra.insert("max_tokens".into(), json!(5));
+        let request = ChatRequest {
+            max_tokens: Some(1024),
+            extra: Some(std::sync::Arc::new(extra)),
+            ..ChatRequest::default()
+        }
+        .user("q");
+        let body: Value = serde_json::from_slice(&encode("m", &request).unwrap()).unwrap();
+        assert_eq!(body["seed"], 7);
+        assert_eq!(body["max_tokens"], 5);
+        assert_eq!(body["messages"][0]["content"], "q");
+    }
 
     #[test]
     fn forced_tool_and_tool_history_encode_to_the_wire_format() {

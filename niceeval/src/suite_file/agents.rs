@@ -25,6 +25,8 @@ pub(crate) struct ProviderSpec {
     /// `label`, else the id: what case names show when a file has several providers.
     pub label: String,
     pub kind: ProviderKind,
+    /// Lines for stderr: `config` keys accepted without effect.
+    pub notices: Vec<String>,
 }
 
 /// What a provider is.
@@ -38,6 +40,8 @@ pub(crate) enum ProviderKind {
         key: Option<String>,
         temperature: Option<f64>,
         max_tokens: Option<u32>,
+        /// promptfoo's `systemPrompt` and the further body keys of its `config`.
+        extra: super::provider_config::ChatExtra,
     },
     /// AgentV's `default` target: the agent `niceeval.toml` configures.
     Configured,
@@ -67,24 +71,30 @@ pub(crate) struct HttpSpec {
     pub method: String,
     pub headers: Vec<(String, String)>,
     pub body: Option<Value>,
+    /// `queryParams`, templated, appended to the URL.
+    pub query: Vec<(String, String)>,
+    /// `transformRequest`: JavaScript (or `file://x.js`) making the prompt (text, or an
+    /// object merged over a JSON body) from `prompt`, `vars`, `context`.
+    pub transform_request: Option<String>,
     pub transform_response: Option<String>,
+    /// Where `file://` transforms are found.
+    pub base: PathBuf,
 }
 
-/// The keys of a chat provider's `config`.
-const CHAT_CONFIG: &[&str] = &[
-    "apiBaseUrl",
-    "apiHost",
-    "apiKey",
-    "apiKeyEnvar",
-    "temperature",
-    "max_tokens",
-    // Anthropic's prompt-caching hint: it changes what a call costs, not what it answers.
-    "cache_control",
-    // Streamed or not, the answer is the same text.
-    "stream",
-];
 /// The keys of an HTTP provider's `config`.
-const HTTP_CONFIG: &[&str] = &["url", "method", "headers", "body", "transformResponse"];
+const HTTP_CONFIG: &[&str] = &[
+    "url",
+    "method",
+    "headers",
+    "body",
+    "queryParams",
+    "transformRequest",
+    "transformResponse",
+    "responseParser",
+    // promptfoo-only tuning, accepted with a notice.
+    "maxRetries",
+    "tokenEstimation",
+];
 
 /// The OpenAI base URL promptfoo reads from the environment.
 pub(crate) fn openai_base_url_from_env() -> Option<String> {
@@ -131,28 +141,29 @@ pub(crate) fn parse(
             .and_then(Value::as_str)
             .map(str::to_string)
     };
-    let chat = |provider: &str, model: &str| -> Result<ProviderKind, (Option<String>, String)> {
-        unknown(CHAT_CONFIG)?;
-        let env_base = match provider {
-            "openai" => openai_base_url_from_env(),
-            _ => std::env::var("ANTHROPIC_BASE_URL")
-                .ok()
-                .filter(|v| !v.is_empty()),
+    let mut notices = Vec::new();
+    let mut chat =
+        |provider: &str, model: &str| -> Result<ProviderKind, (Option<String>, String)> {
+            let read = super::provider_config::read(provider, id, model, config_map, base)?;
+            notices.extend(read.notices);
+            let env_base = match provider {
+                "openai" => openai_base_url_from_env(),
+                _ => std::env::var("ANTHROPIC_BASE_URL")
+                    .ok()
+                    .filter(|v| !v.is_empty()),
+            };
+            Ok(ProviderKind::Chat {
+                model: format!("{provider}/{model}"),
+                base_url: string("apiBaseUrl")
+                    .or_else(|| string("apiHost").map(|h| format!("https://{h}/v1")))
+                    .or(env_base),
+                key_env: string("apiKeyEnvar"),
+                key: string("apiKey"),
+                temperature: read.temperature,
+                max_tokens: read.max_tokens,
+                extra: read.extra,
+            })
         };
-        Ok(ProviderKind::Chat {
-            model: format!("{provider}/{model}"),
-            base_url: string("apiBaseUrl")
-                .or_else(|| string("apiHost").map(|h| format!("https://{h}/v1")))
-                .or(env_base),
-            key_env: string("apiKeyEnvar"),
-            key: string("apiKey"),
-            temperature: config_map.get("temperature").and_then(Value::as_f64),
-            max_tokens: config_map
-                .get("max_tokens")
-                .and_then(Value::as_u64)
-                .map(|n| n as u32),
-        })
-    };
     let kind = if let Some(model) = id.strip_prefix("openai:chat:") {
         chat("openai", model)?
     } else if let Some(model) = id.strip_prefix("anthropic:messages:") {
@@ -205,16 +216,50 @@ pub(crate) fn parse(
                 .collect(),
             Some(_) => return Err((Some("headers".into()), "`headers` is a mapping".into())),
         };
-        let transform_response = match config_map.get("transformResponse") {
-            None => None,
-            Some(Value::String(s)) => Some(s.clone()),
+        let code = |key: &str| -> Result<Option<String>, (Option<String>, String)> {
+            match config_map.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err((
+                    Some(key.into()),
+                    format!("`{key}` is a JavaScript expression or file://… (text)"),
+                )),
+            }
+        };
+        let transform_response = match code("transformResponse")? {
+            Some(c) => Some(c),
+            None => code("responseParser")?,
+        };
+        let query = match config_map.get("queryParams") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Object(q)) => q
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    )
+                })
+                .collect(),
             Some(_) => {
                 return Err((
-                    Some("transformResponse".into()),
-                    "`transformResponse` is a JavaScript expression (text)".into(),
+                    Some("queryParams".into()),
+                    "`queryParams` is a mapping".into(),
                 ));
             }
         };
+        for key in ["maxRetries", "tokenEstimation"] {
+            if config_map.contains_key(key) {
+                notices.push(format!(
+                    "`{key}` in the config of provider `{id}`: {}",
+                    if key == "maxRetries" {
+                        "niceeval retries as its provider layer does (3 times, on 429, 5xx and connection errors)"
+                    } else {
+                        "niceeval counts no tokens for an HTTP target"
+                    }
+                ));
+            }
+        }
         ProviderKind::Http(HttpSpec {
             url,
             method: string("method")
@@ -222,7 +267,10 @@ pub(crate) fn parse(
                 .to_uppercase(),
             headers,
             body: config_map.get("body").cloned(),
+            query,
+            transform_request: code("transformRequest")?,
             transform_response,
+            base: base.to_path_buf(),
         })
     } else if let Some(file) = id.strip_prefix("file://") {
         let (path, function) = match file.rsplit_once(':') {
@@ -248,6 +296,7 @@ pub(crate) fn parse(
         id: id.to_string(),
         label: label.map_or_else(|| id.to_string(), str::to_string),
         kind,
+        notices,
     })
 }
 
@@ -319,10 +368,12 @@ pub(crate) fn agent_for(case: &SuiteCase, vars: &Map<String, Value>) -> Result<S
             )
         }
         ProviderKind::Http(spec) => (
-            Arc::new(HttpAgent {
-                spec: spec.clone(),
-                vars: vars.clone(),
-            }),
+            Arc::new(crate::agent::http::HttpAgent::new(Arc::new(
+                PromptfooHttp {
+                    spec: spec.clone(),
+                    vars: vars.clone(),
+                },
+            ))),
             case.prompt.clone(),
         ),
         ProviderKind::Script {
@@ -425,12 +476,16 @@ fn chat_agent(provider: &ProviderSpec, system: Option<String>) -> Result<Arc<dyn
         key,
         temperature,
         max_tokens,
+        extra,
     } = &provider.kind
     else {
         return Err("not a chat provider".into());
     };
+    // promptfoo's `systemPrompt` replaces the prompt's system message.
+    let system = extra.system.clone().or(system);
     let key_text = format!(
-        "chat\u{0}{model}\u{0}{base_url:?}\u{0}{key_env:?}\u{0}{key:?}\u{0}{temperature:?}\u{0}{max_tokens:?}\u{0}{system:?}"
+        "chat\u{0}{model}\u{0}{base_url:?}\u{0}{key_env:?}\u{0}{key:?}\u{0}{temperature:?}\u{0}{max_tokens:?}\u{0}{system:?}\u{0}{}",
+        Value::Object(extra.body.clone())
     );
     Ok(cached(&key_text, || {
         let mut agent = ChatAgent::new(model);
@@ -456,7 +511,7 @@ fn chat_agent(provider: &ProviderSpec, system: Option<String>) -> Result<Arc<dyn
         if let Some(system) = system {
             agent = agent.system(system);
         }
-        Arc::new(agent)
+        Arc::new(agent.body_keys(extra.body.clone()))
     }))
 }
 
@@ -583,13 +638,26 @@ impl Agent for AgentvCliAgent {
                 "{OUTPUT_FILE}",
                 &shell_quote(&output_file.display().to_string()),
             );
-        let run = tokio::process::Command::new("sh")
-            .arg("-c")
+        // Through the process core: whatever the command leaves running is ended with it,
+        // also when the turn times out or is cancelled.
+        let mut sh = request.command("sh");
+        sh.arg("-c")
             .arg(&command)
             .current_dir(&self.cwd)
-            .stdin(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .output();
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let run = async {
+            let mut spawned = crate::process::spawn(&mut sh, None, crate::process::Stderr::AsSet)?;
+            let stdout = crate::process::read_head(spawned.child.stdout.take(), usize::MAX);
+            let stderr = crate::process::read_head(spawned.child.stderr.take(), usize::MAX);
+            let (status, stdout, stderr) = tokio::join!(spawned.child.wait(), stdout, stderr);
+            spawned.tree.end().await;
+            Ok::<_, std::io::Error>(std::process::Output {
+                status: status?,
+                stdout,
+                stderr,
+            })
+        };
         let out = match self.timeout {
             Some(limit) => tokio::time::timeout(limit, run).await.map_err(|_| {
                 AgentError::new(format!("`{command}` ran longer than {}s", limit.as_secs()))
@@ -659,83 +727,114 @@ impl Agent for AgentvCliAgent {
     }
 }
 
-/// An HTTP target: one request per turn.
+/// promptfoo's `http` provider as an [`HttpTarget`](crate::agent::http::HttpTarget): the
+/// URL, headers and body templated with the case's vars and the prompt (what
+/// `transformRequest` made of it), the reply what `transformResponse` reads.
 #[derive(Debug)]
-struct HttpAgent {
+struct PromptfooHttp {
     spec: HttpSpec,
     vars: Map<String, Value>,
 }
 
-fn http_client() -> &'static reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(reqwest::Client::new)
+impl PromptfooHttp {
+    fn is_json(&self) -> bool {
+        let declared = self
+            .spec
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.to_ascii_lowercase().contains("json"));
+        declared.unwrap_or(!matches!(self.spec.body, None | Some(Value::String(_))))
+    }
 }
 
 #[async_trait::async_trait]
-impl Agent for HttpAgent {
-    async fn send(&self, request: Request) -> Result<(), AgentError> {
+impl crate::agent::http::HttpTarget for PromptfooHttp {
+    async fn request(&self, input: &str) -> Result<crate::provider::http::HttpRequest, String> {
         let mut vars = self.vars.clone();
-        vars.insert(
-            "prompt".into(),
-            Value::String(request.input.text.to_string()),
-        );
-        let url = template::render(&self.spec.url, &vars).map_err(AgentError::new)?;
-        let method = reqwest::Method::from_bytes(self.spec.method.as_bytes())
-            .map_err(|e| AgentError::new(format!("HTTP method {}: {e}", self.spec.method)))?;
-        let mut builder = http_client().request(method, &url);
-        for (name, value) in &self.spec.headers {
-            builder = builder.header(
-                name.as_str(),
-                template::render(value, &vars).map_err(AgentError::new)?,
-            );
-        }
-        match &self.spec.body {
-            None => {}
-            Some(Value::String(text)) => {
-                // A JSON body written as text: its strings take the variables JSON-escaped.
-                let rendered = template::render(text, &vars).map_err(AgentError::new)?;
-                builder = builder.body(rendered);
-            }
-            Some(body) => {
-                let rendered = template::render_value(body, &vars).map_err(AgentError::new)?;
-                builder = builder.json(&rendered);
-            }
-        }
-        let response = builder
-            .send()
-            .await
-            .map_err(|e| AgentError::new(format!("HTTP request to {url} failed: {e}")))?;
-        let status = response.status();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| AgentError::new(format!("reading the response of {url}: {e}")))?;
-        if !status.is_success() {
-            return Err(AgentError::new(format!(
-                "HTTP {status} from {url}: {}",
-                crate::excerpt::elide(&text, 500)
-            )));
-        }
-        let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-        let output = match &self.spec.transform_response {
-            None => text,
-            Some(expr) => match native_path(expr, &json) {
-                Some(v) => v,
-                None => super::node::run(
-                    expr,
-                    &["json", "text", "context"],
-                    vec![
-                        json.clone(),
-                        Value::String(text.clone()),
-                        json!({ "vars": vars }),
-                    ],
-                )
+        let mut prompt = Value::String(input.to_string());
+        if let Some(code) = &self.spec.transform_request {
+            prompt = super::node::request_transform(code, input, &vars, &self.spec.base)
                 .await
-                .map_err(|e| AgentError::new(format!("transformResponse: {e}")))?,
-            },
+                .map_err(|e| format!("transformRequest: {e}"))?;
+        }
+        let prompt_text = match &prompt {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
         };
-        request.events.say(output);
-        Ok(())
+        vars.insert("prompt".into(), Value::String(prompt_text));
+        let mut url = template::render(&self.spec.url, &vars)?;
+        if !self.spec.query.is_empty() {
+            let mut parsed = reqwest::Url::parse(&url).map_err(|e| format!("URL {url}: {e}"))?;
+            for (k, v) in &self.spec.query {
+                let v = template::render(v, &vars)?;
+                parsed.query_pairs_mut().append_pair(k, &v);
+            }
+            url = parsed.to_string();
+        }
+        let mut headers = Vec::new();
+        for (name, value) in &self.spec.headers {
+            headers.push((name.clone(), template::render(value, &vars)?));
+        }
+        let json = self.is_json();
+        let body = match (&self.spec.body, &prompt) {
+            // An object from transformRequest is merged over a JSON body, as promptfoo does.
+            (body, Value::Object(made)) if json => {
+                let mut merged = match body {
+                    Some(Value::String(text)) => {
+                        serde_json::from_str::<Value>(text).unwrap_or(Value::Null)
+                    }
+                    Some(other) => other.clone(),
+                    None => Value::Null,
+                };
+                if !merged.is_object() {
+                    merged = Value::Object(Map::new());
+                }
+                if let Value::Object(m) = &mut merged {
+                    m.extend(made.clone());
+                }
+                Some(merged.to_string().into_bytes())
+            }
+            (None, _) => None,
+            // A JSON body written as text: its strings take the variables JSON-escaped.
+            (Some(Value::String(text)), _) => Some(template::render(text, &vars)?.into_bytes()),
+            (Some(body), _) => Some(
+                template::render_value(body, &vars)?
+                    .to_string()
+                    .into_bytes(),
+            ),
+        };
+        if json
+            && body.is_some()
+            && !headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        {
+            headers.push(("content-type".into(), "application/json".into()));
+        }
+        Ok(crate::provider::http::HttpRequest {
+            method: self.spec.method.clone(),
+            url,
+            headers,
+            body,
+        })
+    }
+
+    async fn reply(&self, text: String) -> Result<String, String> {
+        let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        let Some(expr) = &self.spec.transform_response else {
+            return Ok(text);
+        };
+        if let Some(v) = native_path(expr, &json) {
+            return Ok(v);
+        }
+        super::node::run(
+            expr,
+            &["json", "text", "context"],
+            vec![json, Value::String(text), json!({ "vars": self.vars })],
+        )
+        .await
+        .map_err(|e| format!("transformResponse: {e}"))
     }
 
     fn name(&self) -> String {
@@ -808,8 +907,8 @@ mod tests {
             "{}",
             err.1
         );
-        let err = parse("openai:gpt-4", None, Some(&json!({"seed": 1})), base).unwrap_err();
-        assert_eq!(err.0.as_deref(), Some("seed"));
+        let err = parse("openai:gpt-4", None, Some(&json!({"tools": []})), base).unwrap_err();
+        assert_eq!(err.0.as_deref(), Some("tools"));
         // promptfoo's short Anthropic form, and its prompt-caching hint (no effect on answers).
         let p = parse(
             "anthropic:claude-sonnet-5",

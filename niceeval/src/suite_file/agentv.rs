@@ -662,6 +662,7 @@ fn target(
                 id: id.clone(),
                 label: id,
                 kind: ProviderKind::Configured,
+                notices: Vec::new(),
             }),
             judge: None,
         });
@@ -823,6 +824,7 @@ fn named_target(
                     .get("max_output_tokens")
                     .and_then(Value::as_u64)
                     .map(|n| n.min(u64::from(u32::MAX)) as u32),
+                extra: Default::default(),
             }
         }
     };
@@ -862,6 +864,7 @@ fn named_target(
             id: name.to_string(),
             label: name.to_string(),
             kind,
+            notices: Vec::new(),
         }),
         judge,
     }))

@@ -12,6 +12,8 @@ mod positions;
 mod prompt;
 pub(crate) mod promptfoo;
 mod promptfoo_keys;
+mod promptfoo_providers;
+mod provider_config;
 mod template;
 
 use std::path::{Path, PathBuf};

@@ -119,6 +119,56 @@ pub(crate) async fn transform(
     })
 }
 
+/// promptfoo's `transformRequest` of an HTTP provider: `prompt`, `vars` and `context` in
+/// scope (inline JavaScript, or `file://x.js[:function]` relative to `base`, called with them);
+/// its result as data: text becomes the prompt, an object is merged over a JSON body.
+pub(crate) async fn request_transform(
+    code: &str,
+    prompt: &str,
+    vars: &Map<String, Value>,
+    base: &Path,
+) -> Result<Value, String> {
+    let code = code.trim();
+    let args = vec![
+        Value::String(prompt.to_string()),
+        Value::Object(vars.clone()),
+        json!({ "vars": vars }),
+    ];
+    let names = ["prompt", "vars", "context"];
+    let Some(reference) = code.strip_prefix("file://") else {
+        return run_value(code, &names, args).await;
+    };
+    let (file, function) = split_reference(reference);
+    let path = base.join(file);
+    if !matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("js" | "cjs" | "mjs")
+    ) || !path.is_file()
+    {
+        return Err(format!(
+            "a request transform file is an existing .js, .cjs or .mjs file, not {}",
+            path.display()
+        ));
+    }
+    let call = Call {
+        language: CodeLanguage::JavaScript,
+        target: Target::File {
+            path: path.canonicalize().unwrap_or(path),
+            function,
+        },
+        names: names.iter().map(|n| n.to_string()).collect(),
+        args,
+        python_function: String::new(),
+        grading: false,
+        cwd: None,
+        timeout: TIMEOUT,
+    };
+    call.run().await.map_err(|e| match e {
+        CallError::Threw { head, .. } => head,
+        CallError::Worker(other) => other.to_string(),
+    })
+}
+
 /// `path` and `function` of `path[:function]` (a `:` after the file's extension).
 fn split_reference(reference: &str) -> (&str, Option<String>) {
     let end = [".js:", ".cjs:", ".mjs:", ".py:"]

@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use super::agents::{self, ProviderKind};
 use super::prompt::{self, PromptFunction};
 use super::promptfoo_keys::{self, Notes};
+use super::promptfoo_providers::{self, TestProviders};
 use super::{Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError, template};
 use crate::definition::MatrixCell;
 use crate::spec::{self, AssertSpec, Step};
@@ -38,10 +39,11 @@ const TEST_KEYS: &[&str] = &[
     "options",
     "threshold",
     "metadata",
+    "provider",
+    "providers",
 ];
 const OPTION_KEYS: &[&str] = &["provider", "transform"];
 const EVALUATE_KEYS: &[&str] = &["maxConcurrency", "repeat"];
-const PROVIDER_KEYS: &[&str] = &["id", "label", "config"];
 /// Model-graded assertion types, run by the judge.
 const GRADED: &[(&str, GradedKind)] = &[
     ("llm-rubric", GradedKind::Rubric),
@@ -176,13 +178,13 @@ pub(crate) fn steps(at: &[Seg]) -> Vec<Step<'_>> {
         .collect()
 }
 
-fn with(at: &[Seg], seg: Seg) -> Vec<Seg> {
+pub(crate) fn with(at: &[Seg], seg: Seg) -> Vec<Seg> {
     let mut v = at.to_vec();
     v.push(seg);
     v
 }
 
-fn key(k: &str) -> Seg {
+pub(crate) fn key(k: &str) -> Seg {
     Seg::Key(k.to_string())
 }
 
@@ -229,6 +231,8 @@ struct Test {
     transform: Option<String>,
     judge: Option<JudgeSpec>,
     threshold: Option<f64>,
+    /// The test's own `provider` and its `providers` filter.
+    providers: TestProviders,
     line: usize,
 }
 
@@ -307,7 +311,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
     };
     let providers = match top.get(provider_key) {
         None => return Err(doc.err(&[], "a promptfoo config needs `providers` (or `targets`)")),
-        Some(v) => read_providers(&doc, &[key(provider_key)], v)?,
+        Some(v) => promptfoo_providers::read_providers(&doc, &[key(provider_key)], v)?,
     };
     let default = match top.get("defaultTest") {
         None => None,
@@ -368,6 +372,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
             transform: None,
             judge: None,
             threshold: None,
+            providers: TestProviders::default(),
             line: tests_line,
         }],
         Some(v) => read_tests(&doc, v, tests_line)?,
@@ -454,6 +459,16 @@ fn cases_of(
         .clone()
         .unwrap_or_else(|| format!("test {}", n + 1))
         .replace("::", ":");
+    if let Some(only) = &test.providers.only {
+        promptfoo_providers::check_filter(only, providers).map_err(|message| {
+            SuiteFileError::At {
+                file: path.display().to_string(),
+                line: test.line,
+                column: 1,
+                message,
+            }
+        })?;
+    }
     let (asserts, graded) = assertions(test, doc.notes, &doc.base)?;
     let asserts = super::Packed::new(&asserts);
     let vars = super::Packed::new(&test.vars);
@@ -469,6 +484,9 @@ fn cases_of(
             }
         };
         for (q, provider) in providers.iter().enumerate() {
+            if !test.providers.allows(provider) {
+                continue;
+            }
             let mut labels = Vec::new();
             if several_prompts {
                 labels.push(prompt.label.replace("::", ":"));
@@ -490,7 +508,12 @@ fn cases_of(
                 line: test.line,
                 prompt: rendered.clone(),
                 prompt_function: prompt.function.clone(),
-                provider: provider.clone(),
+                // A test's own `provider` is called instead of the suite's, in its column.
+                provider: test
+                    .providers
+                    .provider
+                    .clone()
+                    .unwrap_or_else(|| provider.clone()),
                 vars: vars.clone(),
                 asserts: asserts.clone(),
                 graded: graded.clone(),
@@ -813,6 +836,7 @@ fn merge(default: &Test, test: Test) -> Test {
         transform: test.transform.or_else(|| default.transform.clone()),
         judge: test.judge.or_else(|| default.judge.clone()),
         threshold: test.threshold.or(default.threshold),
+        providers: test.providers.over(&default.providers),
         line: test.line,
     }
 }
@@ -1068,96 +1092,6 @@ fn bare_path(doc: &Doc<'_>, text: &str) -> bool {
         && (path.contains(['*', '?']) || doc.base.join(path).is_file())
 }
 
-fn read_providers(
-    doc: &Doc<'_>,
-    at: &[Seg],
-    value: &Value,
-) -> Result<Vec<Arc<agents::ProviderSpec>>, SuiteFileError> {
-    let items: Vec<(Vec<Seg>, Value)> = match value {
-        Value::String(s) if s.starts_with("file://") => {
-            let mut items = Vec::new();
-            for file in files(doc, at, s)? {
-                let content = read_text(doc, at, &file)?;
-                match parse_yaml(&file, &content)? {
-                    Value::Array(list) => {
-                        items.extend(list.into_iter().map(|v| (at.to_vec(), v)));
-                    }
-                    _ => {
-                        return Err(doc.err(
-                            at,
-                            format!(
-                                "the providers file {} is not a list of providers (promptfoo rejects a mapping too)",
-                                file.display()
-                            ),
-                        ));
-                    }
-                }
-            }
-            items
-        }
-        Value::String(_) | Value::Object(_) => vec![(at.to_vec(), value.clone())],
-        Value::Array(list) => list
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (with(at, Seg::Index(i)), v.clone()))
-            .collect(),
-        _ => return Err(doc.err(at, "`providers` is a list of providers")),
-    };
-    let mut out = Vec::new();
-    for (at, item) in items {
-        let (id, label, config) = match &item {
-            Value::String(id) => (id.clone(), None, None),
-            Value::Object(map) if map.contains_key("id") => {
-                doc.keys(&at, map, PROVIDER_KEYS, "a provider")?;
-                let Some(id) = map.get("id").and_then(Value::as_str) else {
-                    return Err(doc.err(&with(&at, key("id")), "a provider's `id` is text"));
-                };
-                (
-                    id.to_string(),
-                    map.get("label").and_then(Value::as_str).map(str::to_string),
-                    map.get("config").cloned(),
-                )
-            }
-            // `{ "openai:gpt-4o": { config: .. } }`.
-            Value::Object(map) if map.len() == 1 => {
-                let (id, inner) = map
-                    .iter()
-                    .next()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .unwrap_or_default();
-                let at = with(&at, Seg::Key(id.clone()));
-                let Value::Object(inner) = inner else {
-                    return Err(doc.err(
-                        &at,
-                        "a provider mapping's value is its options (label, config)",
-                    ));
-                };
-                doc.keys(&at, &inner, &["label", "config"], "a provider")?;
-                (
-                    id,
-                    inner
-                        .get("label")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    inner.get("config").cloned(),
-                )
-            }
-            _ => return Err(doc.err(&at, "a provider is an id or a mapping with `id`")),
-        };
-        let spec = agents::parse(&id, label.as_deref(), config.as_ref(), &doc.base).map_err(
-            |(k, message)| {
-                let at = match k {
-                    Some(k) => with(&with(&at, key("config")), Seg::Key(k)),
-                    None => at.clone(),
-                };
-                doc.err(&at, message)
-            },
-        )?;
-        out.push(Arc::new(spec));
-    }
-    Ok(out)
-}
-
 fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<Test>, SuiteFileError> {
     let at = vec![key("tests")];
     let mut out = Vec::new();
@@ -1410,6 +1344,21 @@ fn read_test(
                 .ok_or_else(|| doc.err(&with(at, key("threshold")), "`threshold` is a number"))?,
         ),
     };
+    let mut providers = TestProviders::default();
+    if let Some(v) = map.get("provider").filter(|v| !v.is_null()) {
+        providers.provider = Some(promptfoo_providers::read_test_provider(
+            doc,
+            &with(at, key("provider")),
+            v,
+        )?);
+    }
+    if let Some(v) = map.get("providers").filter(|v| !v.is_null()) {
+        providers.only = Some(promptfoo_providers::read_filter(
+            doc,
+            &with(at, key("providers")),
+            v,
+        )?);
+    }
     Ok(Test {
         description,
         vars,
@@ -1418,6 +1367,7 @@ fn read_test(
         transform,
         judge,
         threshold,
+        providers,
         line,
     })
 }

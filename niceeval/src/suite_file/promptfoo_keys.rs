@@ -105,8 +105,15 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, String> {
         (_, "scenarios") => {
             return Err("promptfoo's scenarios: write the combinations as tests".into());
         }
-        (_, "provider") | (_, "providers") if what == "a test" => {
-            return Err("a test's own provider is not supported".into());
+        (_, "transform") if what == "a provider" => {
+            return Err(
+                "a provider's `transform` is not supported; give it as the tests' \
+                 `options.transform` (defaultTest)"
+                    .into(),
+            );
+        }
+        (_, "prompts") if what == "a provider" => {
+            return Err("a provider's `prompts` filter is not supported".into());
         }
         (_, "rubricPrompt") => {
             return Err("a custom grading prompt changes every graded verdict".into());

@@ -14,6 +14,7 @@ mod codex;
 mod command_agent;
 mod config;
 mod custom_assertions;
+mod doors;
 mod efficiency;
 mod judge;
 mod layers;
