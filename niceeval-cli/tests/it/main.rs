@@ -5,5 +5,6 @@
 mod agentv_conformance;
 mod conformance;
 mod eval;
+mod footprint;
 mod support;
 mod wild_forms;

@@ -335,8 +335,7 @@ async fn connect(url: &reqwest::Url) -> Result<Sender, ExchangeError> {
         .map_err(|e: hyper::http::uri::InvalidUri| ExchangeError::Transport(chain(&e)))?;
     let mut connector = connector()?;
     let io = connector.call(uri).await.map_err(|e| {
-        let e: Box<dyn std::error::Error + Send + Sync> = e.into();
-        ExchangeError::Transport(format!("cannot connect to {url}: {}", chain(&*e)))
+        ExchangeError::Transport(format!("cannot connect to {url}: {}", chain(&*boxed(e))))
     })?;
     let (sender, connection) = hyper::client::conn::http1::handshake(io)
         .await
@@ -347,6 +346,14 @@ async fn connect(url: &reqwest::Url) -> Result<Sender, ExchangeError> {
         let _ = connection.await;
     });
     Ok(sender)
+}
+
+/// The connector's error as a trait object (TLS's connector gives one already, plain TCP's its
+/// own type).
+fn boxed(
+    e: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+) -> Box<dyn std::error::Error + Send + Sync> {
+    e.into()
 }
 
 fn hyper_error(e: hyper::Error) -> ExchangeError {
