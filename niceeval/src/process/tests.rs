@@ -88,10 +88,15 @@ fn ending_a_tree_ends_descendants_that_left_its_session() {
             "sh (or its last command), its sleep and the two setsid'd sleeps: {tree:?}"
         );
         assert_eq!(orphans(&tree), 1, "one sleep left the tree: {tree:?}");
-        let started = Instant::now();
         spawned.tree.end().await;
-        assert!(started.elapsed() < GRACE, "sleep dies of SIGTERM at once");
-        let _ = spawned.child.wait().await;
+        // Ended by SIGTERM, not by the SIGKILL that follows after GRACE (a time bound could
+        // not tell them apart on a loaded machine, where ending may take longer than GRACE).
+        let status = spawned.child.wait().await.expect("the root is reaped");
+        assert_eq!(
+            signal_note(&status),
+            " by signal 15",
+            "the root dies of SIGTERM"
+        );
         assert_eq!(carrying(&id), Vec::<u32>::new());
     });
 }
@@ -131,7 +136,8 @@ fn a_tree_ignoring_sigterm_gets_sigkill_after_the_grace_period() {
         let took = started.elapsed();
         let status = spawned.child.wait().await.unwrap();
         assert!(took >= GRACE, "{took:?}");
-        assert!(took < GRACE + Duration::from_secs(3), "{took:?}");
+        // Not held past the grace period (far from GRACE + 3 s only on an idle machine).
+        assert!(took < GRACE + Duration::from_secs(20), "{took:?}");
         assert_eq!(signal_note(&status), " by signal 9");
         assert_eq!(carrying(&id), Vec::<u32>::new());
     });
