@@ -2,8 +2,13 @@
 //! with `cargo test --no-run` into `target/fixtures`, then run as a user would — their test
 //! binaries directly with libtest arguments, or `cargo test` in their directory.
 //!
-//! The fixtures get a separate target directory because the outer `cargo test` holds the lock on
-//! `target/` while it builds. Before building, the workspace's `Cargo.lock` is copied next to the
+//! Their target directory is `target/fixtures` (what they write at run time, their results,
+//! stays apart from the workspace's), but their build directory (cargo's `build.build-dir`:
+//! dependencies, build scripts, test executables) is the workspace's own `target`, so every
+//! unit built with the same features and profile as in the outer `cargo test` is reused rather
+//! than compiled a second time (most of niceeval's dependencies; the fixtures' `[profile.dev]`
+//! is the workspace's). Cargo holds its lock on `target/` only while it builds, not while the
+//! tests run. Before building, the workspace's `Cargo.lock` is copied next to the
 //! fixtures' manifest so they resolve to the crates already downloaded, with no registry access
 //! (`--offline`; retried online only if cargo says the offline resolution failed). Tests of one
 //! binary share the build through a `OnceLock`; builds started by separate processes are
@@ -33,6 +38,7 @@ pub const BUILD_DEADLINE: Duration = Duration::from_secs(90 * 60);
 pub struct Fixtures {
     root: PathBuf,
     target_dir: PathBuf,
+    build_dir: PathBuf,
     offline: bool,
     /// `(fixture directory name, test target name)` → test binary.
     binaries: BTreeMap<(String, String), PathBuf>,
@@ -88,27 +94,44 @@ impl Fixtures {
     /// Runs a fixture's test binary with libtest `args` and extra `env`, from the fixture's
     /// directory (as `cargo test` does), in a clean environment.
     pub fn run(&self, fixture: &str, target: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut command = Command::new(self.test_binary(fixture, target));
-        child::clean_env(&mut command)
-            .current_dir(self.crate_dir(fixture))
-            .args(args)
-            .envs(env.iter().copied());
+        let mut command = self.command(fixture, target, args);
+        command.envs(env.iter().copied());
         child::run(&mut command, RUN_DEADLINE)
     }
 
     /// A command running a fixture's test binary with libtest `args`, from the fixture's
     /// directory, in a clean environment; for tests that watch it while it runs.
+    ///
+    /// `CARGO_TARGET_DIR` is set to the fixtures' target directory, as `cargo test` in their
+    /// directory would set it: the executables sit in the shared build directory, from which
+    /// niceeval would otherwise place their results beside the workspace's own.
     pub fn command(&self, fixture: &str, target: &str, args: &[&str]) -> Command {
         let mut command = Command::new(self.test_binary(fixture, target));
         child::clean_env(&mut command)
             .current_dir(self.crate_dir(fixture))
+            .env("CARGO_TARGET_DIR", &self.target_dir)
             .args(args);
         command
     }
 
-    /// The target directory the fixtures are built in (`target/fixtures`).
+    /// The target directory of the fixtures (`target/fixtures`): their results, and the
+    /// binaries cargo copies out of the build directory.
     pub fn target_dir(&self) -> &Path {
         &self.target_dir
+    }
+
+    /// The fixtures' build directory, the workspace's `target` (their dependencies and test
+    /// executables, under `debug/deps`).
+    pub fn build_dir(&self) -> &Path {
+        &self.build_dir
+    }
+
+    /// Points a `cargo` command at the fixtures' target and build directories (so it rebuilds
+    /// nothing the fixture build or the outer `cargo test` built).
+    pub fn cargo_dirs<'a>(&self, command: &'a mut Command) -> &'a mut Command {
+        command
+            .env("CARGO_TARGET_DIR", &self.target_dir)
+            .env("CARGO_BUILD_BUILD_DIR", &self.build_dir)
     }
 
     /// Whether the fixtures resolved their dependencies offline.
@@ -123,7 +146,7 @@ impl Fixtures {
     pub fn niceeval_cli(&self) -> &Path {
         static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
         let built = BUILT.get_or_init(|| {
-            let mut command = cargo_command(&self.target_dir);
+            let mut command = cargo_command(&self.target_dir, &self.build_dir);
             command
                 .args(["build", "-p", "niceeval-cli", "--bin", "niceeval"])
                 .args(["--message-format", "json-render-diagnostics"])
@@ -157,7 +180,7 @@ impl Fixtures {
     /// Runs `cargo test ARGS` in a fixture's directory, as a user would, sharing the fixtures'
     /// target directory (so nothing is rebuilt).
     pub fn cargo_test(&self, fixture: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut command = cargo_command(&self.target_dir);
+        let mut command = cargo_command(&self.target_dir, &self.build_dir);
         command.arg("test");
         if self.offline {
             command.arg("--offline");
@@ -170,19 +193,26 @@ impl Fixtures {
     }
 }
 
-fn target_dir() -> PathBuf {
-    let base = std::env::var_os("CARGO_TARGET_DIR")
+/// The workspace's target directory (`CARGO_TARGET_DIR` when absolute, else `target`): the
+/// fixtures' build directory.
+pub fn workspace_target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| workspace_root().join("target"));
-    base.join("fixtures")
+        .unwrap_or_else(|| workspace_root().join("target"))
 }
 
-fn cargo_command(target_dir: &Path) -> Command {
+/// The fixtures' target directory, `target/fixtures`.
+pub fn fixtures_target_dir() -> PathBuf {
+    workspace_target_dir().join("fixtures")
+}
+
+fn cargo_command(target_dir: &Path, build_dir: &Path) -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     child::clean_env(&mut command)
         .env("CARGO_TARGET_DIR", target_dir)
+        .env("CARGO_BUILD_BUILD_DIR", build_dir)
         .env("CARGO_TERM_COLOR", "never");
     command
 }
@@ -190,11 +220,12 @@ fn cargo_command(target_dir: &Path) -> Command {
 fn build() -> Result<Fixtures, String> {
     let workspace = workspace_root();
     let root = workspace.join("tests").join("fixtures");
-    let target_dir = target_dir();
+    let target_dir = fixtures_target_dir();
+    let build_dir = workspace_target_dir();
     copy_lock(&workspace.join("Cargo.lock"), &root)?;
     let started = Instant::now();
     let attempt = |offline: bool| {
-        let mut command = cargo_command(&target_dir);
+        let mut command = cargo_command(&target_dir, &build_dir);
         command
             .args(["test", "--no-run", "--workspace"])
             .args(["--message-format", "json-render-diagnostics"])
@@ -233,6 +264,7 @@ fn build() -> Result<Fixtures, String> {
     Ok(Fixtures {
         root,
         target_dir,
+        build_dir,
         offline,
         binaries,
     })
@@ -277,7 +309,7 @@ fn test_binaries(messages: &str) -> BTreeMap<(String, String), PathBuf> {
 /// Copies the template crate `tests/fixtures/<template>` into `dir` — its manifest and the
 /// `files` named (relative paths) — as a workspace of its own depending on this checkout's
 /// niceeval, with the fixtures' dev profile (so the copy reuses the dependencies built in the
-/// fixtures' target directory) and the workspace's lock file (so nothing new is resolved).
+/// fixtures' build directory) and the workspace's lock file (so nothing new is resolved).
 pub fn copy_template(template: &str, files: &[&str], dir: &Path) {
     let source = workspace_root().join("tests/fixtures").join(template);
     for file in files {
@@ -307,6 +339,23 @@ pub fn copy_template(template: &str, files: &[&str], dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A unit is shared between the outer build and the fixtures' only when its profile is the
+    /// same: a drift would quietly compile the dependencies twice again.
+    #[test]
+    fn the_fixtures_build_with_the_workspace_dev_profile() {
+        let profile = |manifest: &Path| {
+            let text = std::fs::read_to_string(manifest).expect("read the manifest");
+            let table: toml::Table = toml::from_str(&text).expect("the manifest parses");
+            table["profile"]["dev"].clone()
+        };
+        let root = workspace_root();
+        assert_eq!(
+            profile(&root.join("tests/fixtures/Cargo.toml")),
+            profile(&root.join("Cargo.toml")),
+            "tests/fixtures/Cargo.toml's [profile.dev] must be the workspace's"
+        );
+    }
 
     #[test]
     fn finds_test_executables_in_cargo_messages() {

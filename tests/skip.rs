@@ -1,5 +1,6 @@
 //! The one skip rule of the tests that need an optional tool (Chromium, cargo-nextest, …):
-//! skip with a notice when it is missing, fail under CI.
+//! skip with a notice when it is missing, fail under CI. The skip helper of every crate of the
+//! workspace: niceeval's and niceeval-cli's tests include this file with `#[path]`.
 
 /// Whether what a test needs (`what`) is here, as `ok` says. Under CI (`CI` set, not `false`)
 /// its absence fails the test, saying `install`; elsewhere a notice goes straight to stderr

@@ -17,8 +17,8 @@ use niceeval::__private::config::{
     PriceConfig, ProviderConfig, ReplayConfig, ReportConfig, ResultsConfig, RunConfig, TraceConfig,
     WorkspaceConfig,
 };
-use niceeval_tests::child;
 use niceeval_tests::fixture::{BUILD_DEADLINE, workspace_root};
+use niceeval_tests::{child, fixture};
 use serde::Deserialize;
 
 /// `docs/book/src`.
@@ -121,10 +121,11 @@ const GIT_ADD: &str = "cargo add --dev niceeval --git https://github.com/niceeva
 /// - right after the page's first `cd` into the new crate, the workspace's `Cargo.lock` is
 ///   copied in, so the offline resolution picks the versions this checkout is tested with;
 /// - `CARGO_NET_OFFLINE=true` (cargo's `--offline` for every command), and
-///   `CARGO_TARGET_DIR=target/fixtures`, the target directory of the fixture crates: the page's
-///   build profile is theirs and the lock file the same, so the dependencies both build with
-///   the same features are compiled once (the fixtures leave TLS and OpenTelemetry out, which
-///   compile for this crate alone), and later runs rebuild nothing but the new crate.
+///   `CARGO_TARGET_DIR=target/fixtures` and `CARGO_BUILD_BUILD_DIR=target`, the directories of
+///   the fixture crates: the page's build profile is theirs and the lock file the same, so the
+///   dependencies both build with the same features are compiled once (the fixtures leave TLS
+///   and OpenTelemetry out, which compile for this crate alone), and later runs rebuild
+///   nothing but the new crate.
 #[test]
 fn own_agent() {
     let root = workspace_root();
@@ -222,7 +223,8 @@ fn own_agent() {
         .arg(&script)
         .current_dir(outside.path())
         .env("CARGO_NET_OFFLINE", "true")
-        .env("CARGO_TARGET_DIR", fixtures_target_dir())
+        .env("CARGO_TARGET_DIR", fixture::fixtures_target_dir())
+        .env("CARGO_BUILD_BUILD_DIR", fixture::workspace_target_dir())
         .env("CARGO_TERM_COLOR", "never");
     child::clean_env(&mut bash);
     // The shared target directory holds the other fixture crates' results too, some from test
@@ -257,16 +259,6 @@ fn own_agent() {
             output.dump()
         );
     }
-}
-
-/// Where the fixture crates are built (as `niceeval_tests::fixture` picks it): under
-/// `CARGO_TARGET_DIR` when that is absolute, else under this workspace's `target`.
-fn fixtures_target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| workspace_root().join("target"))
-        .join("fixtures")
 }
 
 /// The field names of a struct that derives `Deserialize`, as serde reads them: what the

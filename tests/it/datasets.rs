@@ -39,11 +39,11 @@ fn cargo_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     child::clean_env(&mut command)
         .current_dir(dir)
         .args(args)
-        .env("CARGO_TARGET_DIR", fixtures.target_dir())
         .env("CARGO_TERM_COLOR", "never")
         .env("NICEEVAL_RESULTS", "0")
         .env_remove("CI")
         .envs(env.iter().copied());
+    fixtures.cargo_dirs(&mut command);
     if fixtures.offline() {
         command.env("CARGO_NET_OFFLINE", "true");
     }
@@ -96,9 +96,9 @@ fn expected() -> Vec<(String, String)> {
     expected
 }
 
-/// The newest suite binary `datasets-<hash>` in the fixtures' target directory.
+/// The newest suite binary `datasets-<hash>` in the fixtures' build directory.
 fn suite_binary() -> PathBuf {
-    let deps = Fixtures::get().target_dir().join("debug").join("deps");
+    let deps = Fixtures::get().build_dir().join("debug").join("deps");
     let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&deps)
         .expect("the deps directory")
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -38,12 +38,12 @@ fn cargo_insta(dir: &Path, args: &[&str], ci: bool, reply: Option<&str>) -> Outp
         .current_dir(dir)
         .arg("insta")
         .args(args)
-        .env("CARGO_TARGET_DIR", fixtures.target_dir())
         .env("CARGO_TERM_COLOR", "never")
         .env("NICEEVAL_RESULTS", "0")
         .env_remove("INSTA_UPDATE")
         .env_remove("INSTA_FORCE_PASS")
         .env_remove("INSTA_WORKSPACE_ROOT");
+    fixtures.cargo_dirs(&mut command);
     // No CARGO_NET_OFFLINE here: `cargo insta` runs `cargo metadata`, which needs every package
     // of the lock file (including other platforms' dependencies the build never fetched); the
     // package registry is allowed, and `.ci/run` prefetches with `cargo fetch`.

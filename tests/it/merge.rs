@@ -266,10 +266,10 @@ fn nextest_shard(dir: &Path, partition: Option<&str>) -> Output {
     let mut command = Command::new(cargo);
     child::clean_env(&mut command)
         .current_dir(fixtures.crate_dir("suite"))
-        .env("CARGO_TARGET_DIR", fixtures.target_dir())
         .env("NICEEVAL_RESULTS_DIR", dir)
         .args(["nextest", "run", "--no-fail-fast", "--test", "suite"])
         .args(["-E", "not test(/^slow::/)", "--run-ignored", "all"]);
+    fixtures.cargo_dirs(&mut command);
     if fixtures.offline() {
         command.arg("--offline");
     }
@@ -564,9 +564,9 @@ fn three_nextest_partitions_of_one_archive_merge_into_the_baseline_of_one_run() 
     let mut command = Command::new(cargo);
     child::clean_env(&mut command)
         .current_dir(fixtures.crate_dir("suite"))
-        .env("CARGO_TARGET_DIR", fixtures.target_dir())
         .args(["nextest", "archive", "--test", "suite", "--archive-file"])
         .arg(&archive);
+    fixtures.cargo_dirs(&mut command);
     if fixtures.offline() {
         command.arg("--offline");
     }

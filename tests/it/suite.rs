@@ -454,9 +454,10 @@ fn plain_cargo_test_of_evals_keeps_working_and_writes_results() {
     let fixtures = Fixtures::get();
     let binary = fixtures.test_binary("suite", "plain");
     let stem = binary.file_stem().and_then(|s| s.to_str()).expect("a name");
-    // The default location: <target dir>/niceeval/results/<binary>.jsonl.
+    // The default location: <target dir>/niceeval/results/<binary>.jsonl, the target directory
+    // being the one the binary was built in (the fixtures' build directory).
     let file = fixtures
-        .target_dir()
+        .build_dir()
         .join("niceeval")
         .join("results")
         .join(format!("{stem}.jsonl"));

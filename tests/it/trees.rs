@@ -118,9 +118,9 @@ fn scenario(runner: Runner, way: Way) -> Option<Output> {
                 .current_dir(fixtures.root())
                 .args(["nextest", "run", "--workspace", "--no-fail-fast", "-E"])
                 .arg(filter)
-                .env("CARGO_TARGET_DIR", fixtures.target_dir())
                 .env("CARGO_TERM_COLOR", "never")
                 .env_remove("CI");
+            fixtures.cargo_dirs(&mut command);
             if fixtures.offline() {
                 command.env("CARGO_NET_OFFLINE", "true");
             }

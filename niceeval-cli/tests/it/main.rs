@@ -6,6 +6,7 @@ mod agentv_conformance;
 mod conformance;
 mod eval;
 mod prompt_forms;
+mod footprint;
 mod support;
 mod wild_forms;
 mod wild_providers;

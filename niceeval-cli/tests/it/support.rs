@@ -94,23 +94,10 @@ pub fn peer_tool(env: &str, dir: &str, bin: &str, install: &str) -> Option<PathB
     None
 }
 
-/// Whether what a test needs (`what`) is here, as `ok` says. Under CI (`CI` set, not `false`)
-/// its absence fails the test, saying `install`; elsewhere a notice goes straight to stderr
-/// (past the test harness's capture) and the caller skips.
-pub fn available(ok: bool, what: &str, install: &str) -> bool {
-    if !ok {
-        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-        assert!(
-            !in_ci,
-            "{what} is required by this test under CI; {install}"
-        );
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!("NOTICE: skipping: {what} is not available ({install})\n"),
-        );
-    }
-    ok
-}
+// The workspace's one skip helper (`tests/skip.rs`), shared by every crate's tests.
+#[path = "../../../tests/skip.rs"]
+mod skip;
+pub use skip::available;
 
 /// Runs a comparison script (`scripts/<script>`) with this build's `niceeval`, prints its
 /// output (the agreement figures also uncaptured) and returns it; fails the test when

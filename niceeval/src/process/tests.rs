@@ -88,10 +88,15 @@ fn ending_a_tree_ends_descendants_that_left_its_session() {
             "sh (or its last command), its sleep and the two setsid'd sleeps: {tree:?}"
         );
         assert_eq!(orphans(&tree), 1, "one sleep left the tree: {tree:?}");
-        let started = Instant::now();
         spawned.tree.end().await;
-        assert!(started.elapsed() < GRACE, "sleep dies of SIGTERM at once");
-        let _ = spawned.child.wait().await;
+        // Ended by SIGTERM, not by the SIGKILL that follows after GRACE (a time bound could
+        // not tell them apart on a loaded machine, where ending may take longer than GRACE).
+        let status = spawned.child.wait().await.expect("the root is reaped");
+        assert_eq!(
+            signal_note(&status),
+            " by signal 15",
+            "the root dies of SIGTERM"
+        );
         assert_eq!(carrying(&id), Vec::<u32>::new());
     });
 }
@@ -131,7 +136,8 @@ fn a_tree_ignoring_sigterm_gets_sigkill_after_the_grace_period() {
         let took = started.elapsed();
         let status = spawned.child.wait().await.unwrap();
         assert!(took >= GRACE, "{took:?}");
-        assert!(took < GRACE + Duration::from_secs(3), "{took:?}");
+        // Not held past the grace period (far from GRACE + 3 s only on an idle machine).
+        assert!(took < GRACE + Duration::from_secs(20), "{took:?}");
         assert_eq!(signal_note(&status), " by signal 9");
         assert_eq!(carrying(&id), Vec::<u32>::new());
     });
@@ -214,7 +220,8 @@ mod jobs {
         let started = Instant::now();
         let f = sh("sleep 30 & sleep 30", 200);
         assert!(f.timed_out);
-        assert!(started.elapsed() < Duration::from_secs(5));
+        // Cut short: the sleeps alone run 30 s (a bound far from both, for a loaded machine).
+        assert!(started.elapsed() < Duration::from_secs(20));
     }
 
     #[test]
@@ -222,7 +229,8 @@ mod jobs {
         let started = Instant::now();
         let f = sh("(sleep 30 &) ; echo done", 10_000);
         assert_eq!(f.stdout.trim(), "done");
-        assert!(started.elapsed() < Duration::from_secs(5));
+        // Not held by the background sleep (30 s), nor by the timeout (10 s).
+        assert!(started.elapsed() < Duration::from_secs(10));
     }
 
     #[test]

@@ -419,7 +419,8 @@ impl ModelClient {
             }
         }
         let exchange = pool::exchange(request).await.map_err(|e| match e {
-            ExchangeError::Transport(e) => self.transport_failure(e),
+            ExchangeError::Timeout => self.timeout_failure(),
+            ExchangeError::Transport(message) => self.transport_failure(message),
             ExchangeError::Io(message) => Failure::Fatal(ProviderError::Connect {
                 model: self.name.to_string(),
                 url: self.url.clone(),
@@ -450,22 +451,16 @@ impl ModelClient {
         }
     }
 
-    fn transport_failure(&self, error: reqwest::Error) -> Failure {
-        if error.is_timeout() {
-            return Failure::Fatal(ProviderError::Timeout {
-                model: self.name.to_string(),
-                url: self.url.clone(),
-                seconds: self.timeout.as_secs_f64(),
-                setting: self.timeout_setting.clone(),
-            });
-        }
-        let mut message = error.to_string();
-        let mut source = std::error::Error::source(&error);
-        while let Some(cause) = source {
-            message.push_str(": ");
-            message.push_str(&cause.to_string());
-            source = cause.source();
-        }
+    fn timeout_failure(&self) -> Failure {
+        Failure::Fatal(ProviderError::Timeout {
+            model: self.name.to_string(),
+            url: self.url.clone(),
+            seconds: self.timeout.as_secs_f64(),
+            setting: self.timeout_setting.clone(),
+        })
+    }
+
+    fn transport_failure(&self, message: String) -> Failure {
         Failure::Retry(
             ProviderError::Connect {
                 model: self.name.to_string(),

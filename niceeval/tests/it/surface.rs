@@ -2,7 +2,7 @@
 //! (the prelude aside), and no two public types with one name.
 //!
 //! rustdoc's JSON output (`--output-format json`, unstable, reached on a stable toolchain with
-//! `RUSTC_BOOTSTRAP=1`) lists every documented item of the crate; this test walks its module
+//! `RUSTC_BOOTSTRAP=1` given to rustdoc alone) lists every documented item of the crate; this test walks its module
 //! tree from the root the way a reader of `cargo doc` does: modules, re-exports (`pub use`) and
 //! the items they lead to. Hidden items (`#[doc(hidden)]`, such as `__private`) are not in the
 //! output, exactly as they are not on the rendered pages.
@@ -141,18 +141,41 @@ impl Surface {
     }
 }
 
-/// Runs rustdoc's JSON output for the library (default features, as docs.rs and users see it)
-/// into a target directory of its own.
+/// Runs rustdoc's JSON output for the library (default features, as docs.rs and users see it).
+///
+/// Only rustdoc sees `RUSTC_BOOTSTRAP` (through a wrapper named by `RUSTDOC`): set for the whole
+/// `cargo rustdoc`, it would reach the dependencies' build scripts, several of which switch on
+/// nightly features when they see it, so their check builds could not be shared with
+/// `cargo doc` and `cargo clippy` and needed a target directory of their own (a second check
+/// build of every dependency). This way the build uses the workspace's target directory: the
+/// dependencies' check builds are those of `cargo doc` / `cargo clippy` when they ran before,
+/// and the build scripts and proc macros are those of the tests' own build.
 fn rustdoc_json() -> Value {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let workspace = manifest.parent().expect("niceeval sits in the workspace");
-    // Its own target directory: rustdoc's JSON needs `RUSTC_BOOTSTRAP`, and check builds made
-    // under it must not sit beside the artifacts the other tests and doctests link against.
-    let target = workspace.join("target").join("surface");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| workspace.join("target"));
+    let wrapper_dir = tempfile::tempdir().expect("a temporary directory");
+    let wrapper = wrapper_dir.path().join("rustdoc");
+    let rustdoc = std::env::var("RUSTDOC").unwrap_or_else(|_| "rustdoc".to_string());
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nRUSTC_BOOTSTRAP=1 exec '{rustdoc}' \"$@\"\n"),
+    )
+    .expect("write the rustdoc wrapper");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))
+            .expect("make the wrapper executable");
+    }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let output = Command::new(cargo)
         .current_dir(workspace)
-        .env("RUSTC_BOOTSTRAP", "1")
+        .env("RUSTDOC", &wrapper)
+        .env_remove("RUSTC_BOOTSTRAP")
         .env_remove("RUSTDOCFLAGS")
         .args(["rustdoc", "-p", "niceeval", "--lib", "--target-dir"])
         .arg(&target)

@@ -14,24 +14,10 @@ pub fn have(tool: &str) -> bool {
     available(ok, tool, "install it")
 }
 
-/// Whether what a test needs (`what`) is here, as `ok` says. Under CI its absence fails the
-/// test, saying `install`; elsewhere a notice goes to stderr and the caller skips.
-pub fn available(ok: bool, what: &str, install: &str) -> bool {
-    if !ok {
-        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-        assert!(
-            !in_ci,
-            "{what} is required by this test under CI; {install}"
-        );
-        // Straight to stderr, past the test harness's output capture.
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "NOTICE: skipping: {what} is not available ({install})"
-        );
-    }
-    ok
-}
+// The workspace's one skip helper (`tests/skip.rs`), shared by every crate's tests.
+#[path = "../../../../tests/skip.rs"]
+mod skip;
+pub use skip::available;
 
 /// Whether the process whose pid `pidfile` holds has ended (a zombie counts as ended), waiting
 /// up to 30 s for it: a wait for a condition, not a measure of time, so a loaded machine only
