@@ -243,13 +243,10 @@ impl ModelClient {
                 .or_insert_with(|| Arc::new(Semaphore::new(options.max_concurrency.max(1))))
                 .clone()
         };
-        let target_dir = options.limits_dir.clone().unwrap_or_else(|| {
-            crate::cache::target_dir(
-                &std::env::var_os("CARGO_MANIFEST_DIR")
-                    .map(PathBuf::from)
-                    .unwrap_or_else(|| PathBuf::from(".")),
-            )
-        });
+        let target_dir = options
+            .limits_dir
+            .clone()
+            .unwrap_or_else(super::limit::default_dir);
         let machine = MachineLimit::new(
             &target_dir,
             &endpoint,

@@ -95,7 +95,9 @@ impl HttpEndpoint {
             .entry(endpoint.clone())
             .or_insert_with(|| Arc::new(Semaphore::new(max)))
             .clone();
-        let target_dir = crate::cache::target_dir(&manifest.unwrap_or_else(|| PathBuf::from(".")));
+        let target_dir = manifest
+            .map(|m| crate::cache::target_dir(&m))
+            .unwrap_or_else(super::limit::default_dir);
         HttpEndpoint {
             limiter,
             machine: MachineLimit::new(&target_dir, &endpoint, max, config.requests_per_minute),

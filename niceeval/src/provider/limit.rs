@@ -21,6 +21,17 @@ pub(crate) struct MachineLimit {
     per_minute: Option<u32>,
 }
 
+/// Where the limits' files live when the caller names no folder: the Cargo target directory of
+/// the crate under test (`CARGO_MANIFEST_DIR`), else the system's temporary directory, so a run
+/// outside Cargo (`niceeval eval` in a suite's folder) writes nothing beside the suite and every
+/// process on the machine still finds the same files.
+pub(crate) fn default_dir() -> PathBuf {
+    match std::env::var_os("CARGO_MANIFEST_DIR").filter(|d| !d.is_empty()) {
+        Some(manifest) => crate::cache::target_dir(Path::new(&manifest)),
+        None => std::env::temp_dir(),
+    }
+}
+
 /// A held slot, released when dropped (the file is closed).
 #[derive(Debug)]
 pub(crate) struct Slot {
