@@ -19,6 +19,61 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     niceeval_duration::parse(text).map_err(|error| error.to_string())
 }
 
+/// A duration of `niceeval.toml` (`timeout = "30s"`), parsed once when the file is read: an
+/// invalid one is an error at its place in the file, and what uses it gets a [`Duration`]. It
+/// keeps the text it was written as, to write the file back the same way.
+///
+/// ```
+/// use std::time::Duration;
+/// use niceeval::__private::config::DurationSetting;
+///
+/// let setting: DurationSetting = "1m30s".parse().unwrap();
+/// assert_eq!(setting.get(), Duration::from_secs(90));
+/// assert_eq!(setting.text(), "1m30s");
+/// assert!("30".parse::<DurationSetting>().unwrap_err().contains("unit"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DurationSetting {
+    text: String,
+    value: Duration,
+}
+
+impl DurationSetting {
+    /// The duration.
+    pub fn get(&self) -> Duration {
+        self.value
+    }
+
+    /// The text it was written as.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+impl std::str::FromStr for DurationSetting {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        Ok(DurationSetting {
+            value: parse_duration(text)?,
+            text: text.to_string(),
+        })
+    }
+}
+
+impl serde::Serialize for DurationSetting {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DurationSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

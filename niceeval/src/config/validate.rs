@@ -3,8 +3,6 @@
 
 use serde::{Deserialize, Deserializer};
 
-use super::parse_duration;
-
 /// A serde path as the key is written in the file: the table header in brackets, then the key.
 pub(super) fn key_name(path: &serde_path_to_error::Path) -> Option<String> {
     use serde_path_to_error::Segment;
@@ -132,10 +130,6 @@ pub(super) fn base_url<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>
 
 pub(super) fn api_key_env<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     validated(d, |n: &String| check_env_name(n))
-}
-
-pub(super) fn timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    validated(d, |t: &String| parse_duration(t).map(drop))
 }
 
 fn at_least_one<'de, D: Deserializer<'de>>(d: D, what: &str) -> Result<Option<i64>, D::Error> {
@@ -325,50 +319,19 @@ fn rise_margin<'de, D: Deserializer<'de>>(
     })
 }
 
-/// One name out of `valid`: a wrong one gets a "did you mean".
-fn one_of<'de, D: Deserializer<'de>>(
-    d: D,
-    valid: &'static [&'static str],
-    what: &str,
-) -> Result<Option<String>, D::Error> {
-    validated(d, |name: &String| {
-        if valid.contains(&name.as_str()) {
-            return Ok(());
+/// What a name that is not one of `valid` gets: a "did you mean" when one is near.
+pub(super) fn not_one_of(name: &str, valid: &[&str], what: &str) -> String {
+    let options = valid
+        .iter()
+        .map(|k| format!("\"{k}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match crate::suggest::closest(name, valid.iter().copied()) {
+        Some(near) => {
+            format!("{name:?} is not {what}; did you mean \"{near}\"? (valid: {options})")
         }
-        let options = valid
-            .iter()
-            .map(|k| format!("\"{k}\""))
-            .collect::<Vec<_>>()
-            .join(", ");
-        Err(match crate::suggest::closest(name, valid.iter().copied()) {
-            Some(near) => {
-                format!("{name:?} is not {what}; did you mean \"{near}\"? (valid: {options})")
-            }
-            None => format!("{name:?} is not {what}; valid: {options}"),
-        })
-    })
-}
-
-pub(super) fn input_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    one_of(d, super::agent::INPUT_MODES, "an input mode")
-}
-
-pub(super) fn output_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    one_of(d, super::agent::OUTPUT_MODES, "an output mode")
-}
-
-pub(super) fn codex_sandbox<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    one_of(d, super::agent::CODEX_SANDBOX_MODES, "a Codex sandbox mode")
-}
-
-pub(super) fn codex_approval_policy<'de, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Option<String>, D::Error> {
-    one_of(
-        d,
-        super::agent::CODEX_APPROVAL_POLICIES,
-        "a Codex approval policy",
-    )
+        None => format!("{name:?} is not {what}; valid: {options}"),
+    }
 }
 
 /// A whole number, 1 or more (any other value, a string included, says so).
