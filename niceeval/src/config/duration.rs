@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 /// Parses a duration such as `"500ms"`, `"30s"`, `"1.5s"`, `"2m"`, `"1h"` or `"1m30s"`; the
-/// error is the message to show.
+/// error says what is wrong and how to write one.
 ///
 /// ```
 /// use std::time::Duration;
@@ -13,10 +13,10 @@ use std::time::Duration;
 ///
 /// assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
 /// assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-/// assert!(parse_duration("30").unwrap_err().contains("unit"));
+/// assert!(parse_duration("30").unwrap_err().to_string().contains("unit"));
 /// ```
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    niceeval_duration::parse(text).map_err(|error| error.to_string())
+pub fn parse_duration(text: &str) -> Result<Duration, niceeval_duration::DurationError> {
+    niceeval_duration::parse(text)
 }
 
 /// A duration of `niceeval.toml` (`timeout = "30s"`), parsed once when the file is read: an
@@ -30,7 +30,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// let setting: DurationSetting = "1m30s".parse().unwrap();
 /// assert_eq!(setting.get(), Duration::from_secs(90));
 /// assert_eq!(setting.text(), "1m30s");
-/// assert!("30".parse::<DurationSetting>().unwrap_err().contains("unit"));
+/// assert!("30".parse::<DurationSetting>().unwrap_err().to_string().contains("unit"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DurationSetting {
@@ -51,9 +51,9 @@ impl DurationSetting {
 }
 
 impl std::str::FromStr for DurationSetting {
-    type Err = String;
+    type Err = niceeval_duration::DurationError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
         Ok(DurationSetting {
             value: parse_duration(text)?,
             text: text.to_string(),
@@ -111,10 +111,16 @@ mod tests {
             assert!(parse_duration(bad).is_err(), "{bad:?}");
         }
         let huge = format!("{}h", "9".repeat(400));
-        assert!(parse_duration(&huge).unwrap_err().contains("too long"));
+        assert!(
+            parse_duration(&huge)
+                .unwrap_err()
+                .to_string()
+                .contains("too long")
+        );
         assert!(
             parse_duration("99999999999999999999h1s")
                 .unwrap_err()
+                .to_string()
                 .contains("too long")
         );
     }

@@ -586,7 +586,8 @@ impl Config {
         // this variable: it only fills in a model the file leaves unset.
         if let Some(value) = var("NICEEVAL_JUDGE_MODEL") {
             let model = value.trim();
-            check_judge_model(model).map_err(|m| invalid("NICEEVAL_JUDGE_MODEL", &value, m))?;
+            check_judge_model(model)
+                .map_err(|e| invalid("NICEEVAL_JUDGE_MODEL", &value, e.to_string()))?;
             self.judge.model.get_or_insert(model.to_string());
         }
         if let Some(value) = var("NICEEVAL_JUDGE_CACHE") {
@@ -598,7 +599,8 @@ impl Config {
         }
         if let Some(value) = var("NICEEVAL_JUDGE_BASE_URL") {
             let url = value.trim();
-            check_base_url(url).map_err(|m| invalid("NICEEVAL_JUDGE_BASE_URL", &value, m))?;
+            check_base_url(url)
+                .map_err(|e| invalid("NICEEVAL_JUDGE_BASE_URL", &value, e.to_string()))?;
             self.judge.base_url = Some(url.to_string());
         }
         Ok(())
