@@ -246,7 +246,7 @@ mod tests {
     }
 
     fn defs(dir: &'static str) -> Vec<&'static EvalDefinition> {
-        let bodies: [(&'static str, fn(&mut Eval) -> BoxFuture<'_, crate::Result>); 3] =
+        let bodies: [(&'static str, crate::definition::Body); 3] =
             [("a_passes", passes), ("b_fails", fails), ("c_skips", skips)];
         bodies
             .into_iter()
