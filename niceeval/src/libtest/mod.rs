@@ -14,6 +14,8 @@ use crate::outcome::Outcome;
 use crate::report::{EvalReport, EvalSummary, SuiteReport, SuiteStart};
 
 mod exit_notice;
+#[cfg(test)]
+mod same_outputs;
 mod signals;
 
 /// An eval as libtest names its test: the id without the test target (a `cargo test` process
