@@ -496,29 +496,24 @@ pub(crate) fn from_config(
     })
 }
 
-/// A duration of `[agent]` (checked when the file was read).
 /// The keys every subprocess agent's `[agent]` section has beside its own: `program`,
 /// `timeout` and `env`, applied to the agent's process.
 fn process_keys(
     process: &mut process::ProcessAgent,
     program: Option<&String>,
-    timeout: Option<&String>,
+    timeout: Option<&crate::config::DurationSetting>,
     env: &std::collections::BTreeMap<String, String>,
 ) -> Result<(), String> {
     if let Some(program) = program {
         process.program = program.clone();
     }
     if let Some(timeout) = timeout {
-        process.timeout = setting_duration(timeout)?;
+        process.timeout = timeout.get();
     }
     process
         .env
         .extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
     Ok(())
-}
-
-fn setting_duration(text: &str) -> Result<std::time::Duration, String> {
-    crate::config::parse_duration(text).map_err(|e| format!("[agent] timeout: {e}"))
 }
 
 #[cfg(test)]

@@ -49,9 +49,15 @@ pub enum Error {
     /// An I/O error.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
-    /// Any other error, with its message.
+    /// An error of the body's own, with its message ([`Error::msg`]).
     #[error("{0}")]
     Message(String),
+    /// An agent called by the body (not through `t.send`) failed; the agent's error is kept.
+    #[error("the agent failed: {0}")]
+    AgentFailed(#[from] crate::agent::AgentError),
+    /// Assertions as data could not be loaded or evaluated; the error is kept.
+    #[error(transparent)]
+    Spec(#[from] crate::spec::SpecError),
     /// A dataset case whose record does not fit the eval's case type, or a dataset that cannot
     /// be read (`#[eval(cases = "..")]`).
     #[error("{0}")]
@@ -81,7 +87,10 @@ impl Error {
     pub fn run_error_kind(&self) -> crate::outcome::RunErrorKind {
         use crate::outcome::RunErrorKind;
         match self {
-            Error::Agent { .. } | Error::NoAgent { .. } | Error::NotParked => RunErrorKind::Agent,
+            Error::Agent { .. }
+            | Error::AgentFailed(_)
+            | Error::NoAgent { .. }
+            | Error::NotParked => RunErrorKind::Agent,
             Error::Config(_) => RunErrorKind::Config,
             Error::Case(_) => RunErrorKind::Setup,
             _ => RunErrorKind::Body,
@@ -94,32 +103,5 @@ impl Error {
     }
 }
 
-impl From<crate::agent::AgentError> for Error {
-    fn from(e: crate::agent::AgentError) -> Self {
-        Error::Agent {
-            agent: "agent".to_string(),
-            message: e.message().to_string(),
-        }
-    }
-}
-
-impl From<String> for Error {
-    fn from(message: String) -> Self {
-        Error::Message(message)
-    }
-}
-
-impl From<&str> for Error {
-    fn from(message: &str) -> Self {
-        Error::Message(message.to_string())
-    }
-}
-
 /// `Result<T, niceeval::Error>`; `niceeval::Result` alone is the return type of an eval body.
 pub type Result<T = (), E = Error> = std::result::Result<T, E>;
-
-impl From<crate::spec::SpecError> for Error {
-    fn from(e: crate::spec::SpecError) -> Self {
-        Error::Message(e.to_string())
-    }
-}

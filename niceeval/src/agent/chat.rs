@@ -558,7 +558,7 @@ pub(crate) fn from_config(
         agent = agent.max_rounds(usize::try_from(n).unwrap_or(usize::MAX));
     }
     if let Some(timeout) = &config.timeout {
-        agent = agent.timeout(super::setting_duration(timeout)?);
+        agent = agent.timeout(timeout.get());
     }
     if let Some(mode) = config.cache {
         agent = agent.cache(mode);

@@ -121,16 +121,6 @@ impl SandboxMode {
             SandboxMode::DangerFullAccess => "danger-full-access",
         }
     }
-
-    fn parse(text: &str) -> Option<SandboxMode> {
-        [
-            SandboxMode::ReadOnly,
-            SandboxMode::WorkspaceWrite,
-            SandboxMode::DangerFullAccess,
-        ]
-        .into_iter()
-        .find(|m| m.as_str() == text)
-    }
 }
 
 /// When Codex stops to ask before running a command (`-c approval_policy=..`).
@@ -157,17 +147,6 @@ impl ApprovalPolicy {
             ApprovalPolicy::OnRequest => "on-request",
             ApprovalPolicy::Never => "never",
         }
-    }
-
-    fn parse(text: &str) -> Option<ApprovalPolicy> {
-        [
-            ApprovalPolicy::Untrusted,
-            ApprovalPolicy::OnFailure,
-            ApprovalPolicy::OnRequest,
-            ApprovalPolicy::Never,
-        ]
-        .into_iter()
-        .find(|p| p.as_str() == text)
     }
 }
 
@@ -431,16 +410,21 @@ fn toml_key(key: &str) -> String {
 pub(crate) fn from_config(config: &crate::config::CodexConfig) -> Result<Codex, String> {
     let mut agent = Codex::new().args(config.args.iter().cloned());
     agent.model = config.model.clone();
-    if let Some(text) = &config.sandbox {
-        agent.sandbox =
-            Some(SandboxMode::parse(text).ok_or_else(|| {
-                format!("[agent] sandbox = {text:?} is not a Codex sandbox mode")
-            })?);
+    use crate::config::{CodexApproval, CodexSandbox};
+    if let Some(mode) = config.sandbox {
+        agent.sandbox = Some(match mode {
+            CodexSandbox::ReadOnly => SandboxMode::ReadOnly,
+            CodexSandbox::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+            CodexSandbox::DangerFullAccess => SandboxMode::DangerFullAccess,
+        });
     }
-    if let Some(text) = &config.approval_policy {
-        agent.approval = ApprovalPolicy::parse(text).ok_or_else(|| {
-            format!("[agent] approval_policy = {text:?} is not a Codex approval policy")
-        })?;
+    if let Some(policy) = config.approval_policy {
+        agent.approval = match policy {
+            CodexApproval::Untrusted => ApprovalPolicy::Untrusted,
+            CodexApproval::OnFailure => ApprovalPolicy::OnFailure,
+            CodexApproval::OnRequest => ApprovalPolicy::OnRequest,
+            CodexApproval::Never => ApprovalPolicy::Never,
+        };
     }
     for (key, value) in &config.config {
         agent = agent.config(key.clone(), value.clone());

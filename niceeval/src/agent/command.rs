@@ -408,19 +408,15 @@ pub(crate) fn from_config(
             None => return Err("[agent] command must not be empty".to_string()),
         },
     };
-    agent.input = match config.input.as_deref() {
-        None | Some("stdin") => InputMode::Stdin,
-        Some("json") => InputMode::Json,
-        Some("arg") => InputMode::Arg,
-        Some(other) => return Err(format!("[agent] input = {other:?} is not an input mode")),
+    use crate::config::{CommandInput, CommandOutput};
+    agent.input = match config.input {
+        None | Some(CommandInput::Stdin) => InputMode::Stdin,
+        Some(CommandInput::Json) => InputMode::Json,
+        Some(CommandInput::Arg) => InputMode::Arg,
     };
-    agent.text = match config.output.as_deref() {
-        None | Some("jsonl") => false,
-        Some("text") => true,
-        Some(other) => return Err(format!("[agent] output = {other:?} is not an output mode")),
-    };
+    agent.text = config.output == Some(CommandOutput::Text);
     if let Some(timeout) = &config.timeout {
-        agent = agent.timeout(super::setting_duration(timeout)?);
+        agent = agent.timeout(timeout.get());
     }
     if let Some(bytes) = config.max_output {
         agent = agent.max_output(usize::try_from(bytes).unwrap_or(usize::MAX));

@@ -88,15 +88,15 @@ pub struct CommandConfig {
     /// The program: a string run by the shell, or an array run directly.
     pub command: CommandLine,
     /// How the input is passed: `"stdin"` (the default), `"json"` or `"arg"`.
-    #[serde(default, deserialize_with = "validate::input_mode")]
-    pub input: Option<String>,
+    #[serde(default)]
+    pub input: Option<CommandInput>,
     /// What stdout holds: `"jsonl"` (the default: one niceeval event per line) or `"text"` (the
     /// reply itself, as promptfoo's `exec:` provider).
-    #[serde(default, deserialize_with = "validate::output_mode")]
-    pub output: Option<String>,
+    #[serde(default)]
+    pub output: Option<CommandOutput>,
     /// The per-turn timeout, e.g. `"30s"`.
-    #[serde(default, deserialize_with = "validate::timeout")]
-    pub timeout: Option<String>,
+    #[serde(default)]
+    pub timeout: Option<super::DurationSetting>,
     /// The working directory, relative to the directory of `niceeval.toml` (also the default).
     #[serde(default)]
     pub cwd: Option<PathBuf>,
@@ -178,8 +178,8 @@ pub struct ChatConfig {
     #[serde(default, deserialize_with = "validate::positive")]
     pub max_rounds: Option<u64>,
     /// The timeout of one model request, e.g. `"60s"`.
-    #[serde(default, deserialize_with = "validate::timeout")]
-    pub timeout: Option<String>,
+    #[serde(default)]
+    pub timeout: Option<super::DurationSetting>,
     /// The response cache (off unless set).
     #[serde(default)]
     pub cache: Option<CacheMode>,
@@ -222,8 +222,8 @@ pub struct ClaudeCodeConfig {
     #[serde(default)]
     pub program: Option<String>,
     /// The per-turn timeout, e.g. `"5m"`.
-    #[serde(default, deserialize_with = "validate::timeout")]
-    pub timeout: Option<String>,
+    #[serde(default)]
+    pub timeout: Option<super::DurationSetting>,
     /// Environment variables for the program.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
@@ -238,11 +238,11 @@ pub struct CodexConfig {
     #[serde(default)]
     pub model: Option<String>,
     /// `read-only`, `workspace-write` or `danger-full-access`.
-    #[serde(default, deserialize_with = "validate::codex_sandbox")]
-    pub sandbox: Option<String>,
+    #[serde(default)]
+    pub sandbox: Option<CodexSandbox>,
     /// `untrusted`, `on-failure`, `on-request` or `never`.
-    #[serde(default, deserialize_with = "validate::codex_approval_policy")]
-    pub approval_policy: Option<String>,
+    #[serde(default)]
+    pub approval_policy: Option<CodexApproval>,
     /// More `-c key=value` overrides.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub config: BTreeMap<String, toml::Value>,
@@ -257,24 +257,102 @@ pub struct CodexConfig {
     #[serde(default)]
     pub program: Option<String>,
     /// The per-turn timeout, e.g. `"10m"`.
-    #[serde(default, deserialize_with = "validate::timeout")]
-    pub timeout: Option<String>,
+    #[serde(default)]
+    pub timeout: Option<super::DurationSetting>,
     /// Environment variables for Codex.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
 }
 
-/// Codex's sandbox modes (`[agent] sandbox`).
-pub(crate) const CODEX_SANDBOX_MODES: &[&str] =
-    &["read-only", "workspace-write", "danger-full-access"];
-/// Codex's approval policies (`[agent] approval_policy`).
-pub(crate) const CODEX_APPROVAL_POLICIES: &[&str] =
-    &["untrusted", "on-failure", "on-request", "never"];
-/// The command agent's input modes (`[agent] input`).
-pub(crate) const INPUT_MODES: &[&str] = &["stdin", "json", "arg"];
+/// Defines a setting that is one name out of a fixed list: an enum that reads and writes as
+/// its name, where an unknown name is an error at its place in the file with a "did you mean".
+/// (serde's derive says "unknown variant" without the nearest name; this keeps the message.)
+macro_rules! named_setting {
+    ($(#[$meta:meta])* $name:ident, $what:literal, $names:ident,
+     { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
 
-/// The `output` modes of a command agent.
-pub(crate) const OUTPUT_MODES: &[&str] = &["jsonl", "text"];
+        impl $name {
+            /// The name as the file writes it.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+        }
+
+        /// The names of the setting, in order.
+        pub(crate) const $names: &[&str] = &[$($text),+];
+
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(d)?;
+                match text.as_str() {
+                    $($text => Ok($name::$variant),)+
+                    _ => Err(serde::de::Error::custom(validate::not_one_of(&text, $names, $what))),
+                }
+            }
+        }
+    };
+}
+
+named_setting! {
+    /// Where Codex may write (`[agent] sandbox`).
+    CodexSandbox, "a Codex sandbox mode", CODEX_SANDBOX_MODES, {
+        /// `read-only`.
+        ReadOnly = "read-only",
+        /// `workspace-write`.
+        WorkspaceWrite = "workspace-write",
+        /// `danger-full-access`.
+        DangerFullAccess = "danger-full-access",
+    }
+}
+
+named_setting! {
+    /// When Codex asks before running a command (`[agent] approval_policy`).
+    CodexApproval, "a Codex approval policy", CODEX_APPROVAL_POLICIES, {
+        /// `untrusted`.
+        Untrusted = "untrusted",
+        /// `on-failure`.
+        OnFailure = "on-failure",
+        /// `on-request`.
+        OnRequest = "on-request",
+        /// `never`.
+        Never = "never",
+    }
+}
+
+named_setting! {
+    /// How a command agent is given its input (`[agent] input`).
+    CommandInput, "an input mode", INPUT_MODES, {
+        /// On stdin, as text (the default).
+        Stdin = "stdin",
+        /// On stdin, as a JSON request.
+        Json = "json",
+        /// As the last argument.
+        Arg = "arg",
+    }
+}
+
+named_setting! {
+    /// What a command agent's stdout holds (`[agent] output`).
+    CommandOutput, "an output mode", OUTPUT_MODES, {
+        /// One niceeval event per line (the default).
+        Jsonl = "jsonl",
+        /// The reply itself.
+        Text = "text",
+    }
+}
 
 /// The keys of `[agent]` for `kind` (besides `type`), and the ones it needs: read from the
 /// settings' types, so they cannot drift.

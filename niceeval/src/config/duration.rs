@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 /// Parses a duration such as `"500ms"`, `"30s"`, `"1.5s"`, `"2m"`, `"1h"` or `"1m30s"`; the
-/// error is the message to show.
+/// error says what is wrong and how to write one.
 ///
 /// ```
 /// use std::time::Duration;
@@ -13,10 +13,65 @@ use std::time::Duration;
 ///
 /// assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
 /// assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-/// assert!(parse_duration("30").unwrap_err().contains("unit"));
+/// assert!(parse_duration("30").unwrap_err().to_string().contains("unit"));
 /// ```
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    niceeval_duration::parse(text).map_err(|error| error.to_string())
+pub fn parse_duration(text: &str) -> Result<Duration, niceeval_duration::DurationError> {
+    niceeval_duration::parse(text)
+}
+
+/// A duration of `niceeval.toml` (`timeout = "30s"`), parsed once when the file is read: an
+/// invalid one is an error at its place in the file, and what uses it gets a [`Duration`]. It
+/// keeps the text it was written as, to write the file back the same way.
+///
+/// ```
+/// use std::time::Duration;
+/// use niceeval::__private::config::DurationSetting;
+///
+/// let setting: DurationSetting = "1m30s".parse().unwrap();
+/// assert_eq!(setting.get(), Duration::from_secs(90));
+/// assert_eq!(setting.text(), "1m30s");
+/// assert!("30".parse::<DurationSetting>().unwrap_err().to_string().contains("unit"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DurationSetting {
+    text: String,
+    value: Duration,
+}
+
+impl DurationSetting {
+    /// The duration.
+    pub fn get(&self) -> Duration {
+        self.value
+    }
+
+    /// The text it was written as.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+impl std::str::FromStr for DurationSetting {
+    type Err = niceeval_duration::DurationError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(DurationSetting {
+            value: parse_duration(text)?,
+            text: text.to_string(),
+        })
+    }
+}
+
+impl serde::Serialize for DurationSetting {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DurationSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 #[cfg(test)]
@@ -56,10 +111,16 @@ mod tests {
             assert!(parse_duration(bad).is_err(), "{bad:?}");
         }
         let huge = format!("{}h", "9".repeat(400));
-        assert!(parse_duration(&huge).unwrap_err().contains("too long"));
+        assert!(
+            parse_duration(&huge)
+                .unwrap_err()
+                .to_string()
+                .contains("too long")
+        );
         assert!(
             parse_duration("99999999999999999999h1s")
                 .unwrap_err()
+                .to_string()
                 .contains("too long")
         );
     }

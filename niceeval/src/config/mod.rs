@@ -75,7 +75,7 @@ mod duration;
 mod parse;
 mod validate;
 
-pub use duration::parse_duration;
+pub use duration::{DurationSetting, parse_duration};
 use validate::{check_base_url, check_judge_model};
 
 mod agent;
@@ -89,6 +89,7 @@ pub use agent::{
 };
 #[cfg(test)]
 pub(crate) use agent::{CODEX_APPROVAL_POLICIES, CODEX_SANDBOX_MODES};
+pub use agent::{CodexApproval, CodexSandbox, CommandInput, CommandOutput};
 pub use prices::PriceConfig;
 pub use values::{CacheMode, Isolation, Keep};
 
@@ -238,8 +239,8 @@ pub struct JudgeConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_dir: Option<PathBuf>,
     /// Timeout of one judge request, e.g. `"60s"` (the default); validated when parsed.
-    #[serde(default, deserialize_with = "validate::timeout")]
-    pub timeout: Option<String>,
+    #[serde(default)]
+    pub timeout: Option<DurationSetting>,
     /// Judge requests in flight at once per provider endpoint (default 8).
     #[serde(default, deserialize_with = "validate::concurrency")]
     pub max_concurrency: Option<usize>,
@@ -277,15 +278,15 @@ pub struct RunConfig {
     #[serde(default)]
     pub strict: bool,
     /// Per-run timeout of an eval body, e.g. `"30s"`, `"2m"`; validated when parsed.
-    #[serde(default, deserialize_with = "validate::timeout")]
-    pub timeout: Option<String>,
+    #[serde(default)]
+    pub timeout: Option<DurationSetting>,
     /// Runs per eval (1 or more; overridden by `#[eval(runs = ..)]`).
     #[serde(default, deserialize_with = "validate::runs")]
     pub runs: Option<u32>,
     /// After how long the suite runner names an eval that is still running (`"60s"`, as
     /// libtest; validated when parsed).
-    #[serde(default, deserialize_with = "validate::timeout")]
-    pub slow_after: Option<String>,
+    #[serde(default)]
+    pub slow_after: Option<DurationSetting>,
 }
 
 /// `[report]`.
@@ -324,8 +325,8 @@ pub struct TraceConfig {
     /// After a send, how long niceeval waits at most for spans still on their way (a trace
     /// whose received spans name parents not received yet, or whose agent is still running)
     /// before the turn's checks read them: `"500ms"` by default ([`DEFAULT_SETTLE`]).
-    #[serde(default, deserialize_with = "validate::timeout")]
-    pub settle: Option<String>,
+    #[serde(default)]
+    pub settle: Option<DurationSetting>,
     /// An OTLP/HTTP endpoint (`http://host:4318`) to send each eval to as a trace: eval, runs,
     /// turns, the agent's own spans, and assertion results as span events.
     #[serde(default, deserialize_with = "validate::base_url")]
@@ -585,7 +586,8 @@ impl Config {
         // this variable: it only fills in a model the file leaves unset.
         if let Some(value) = var("NICEEVAL_JUDGE_MODEL") {
             let model = value.trim();
-            check_judge_model(model).map_err(|m| invalid("NICEEVAL_JUDGE_MODEL", &value, m))?;
+            check_judge_model(model)
+                .map_err(|e| invalid("NICEEVAL_JUDGE_MODEL", &value, e.to_string()))?;
             self.judge.model.get_or_insert(model.to_string());
         }
         if let Some(value) = var("NICEEVAL_JUDGE_CACHE") {
@@ -597,7 +599,8 @@ impl Config {
         }
         if let Some(value) = var("NICEEVAL_JUDGE_BASE_URL") {
             let url = value.trim();
-            check_base_url(url).map_err(|m| invalid("NICEEVAL_JUDGE_BASE_URL", &value, m))?;
+            check_base_url(url)
+                .map_err(|e| invalid("NICEEVAL_JUDGE_BASE_URL", &value, e.to_string()))?;
             self.judge.base_url = Some(url.to_string());
         }
         Ok(())
@@ -626,8 +629,8 @@ impl Config {
     pub fn trace_settle(&self) -> Duration {
         self.trace
             .settle
-            .as_deref()
-            .and_then(|s| parse_duration(s).ok())
+            .as_ref()
+            .map(DurationSetting::get)
             .unwrap_or(DEFAULT_SETTLE)
     }
 
@@ -635,8 +638,8 @@ impl Config {
     pub fn timeout(&self) -> Duration {
         self.run
             .timeout
-            .as_deref()
-            .and_then(|t| parse_duration(t).ok())
+            .as_ref()
+            .map(DurationSetting::get)
             .unwrap_or(DEFAULT_TIMEOUT)
     }
 
@@ -654,8 +657,8 @@ impl Config {
     pub fn slow_after(&self) -> Duration {
         self.run
             .slow_after
-            .as_deref()
-            .and_then(|t| parse_duration(t).ok())
+            .as_ref()
+            .map(DurationSetting::get)
             .unwrap_or(Duration::from_secs(60))
     }
 }
@@ -708,6 +711,10 @@ pub(crate) fn env_runs() -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn setting(text: &str) -> DurationSetting {
+        text.parse().unwrap_or_else(|e| panic!("{e}"))
+    }
 
     #[test]
     fn full_file_parses() {
@@ -884,7 +891,7 @@ path = "x"
                 api_key_env: Some("K".into()),
                 cache: Some(CacheMode::Off),
                 cache_dir: Some("c".into()),
-                timeout: Some("1s".into()),
+                timeout: Some(setting("1s")),
                 max_concurrency: Some(1),
             },
             agent: Some(AgentConfig::Replay(ReplayConfig {
@@ -905,9 +912,9 @@ path = "x"
             run: RunConfig {
                 concurrency: Some(1),
                 strict: true,
-                timeout: Some("1s".into()),
+                timeout: Some(setting("1s")),
                 runs: Some(1),
-                slow_after: Some("1s".into()),
+                slow_after: Some(setting("1s")),
             },
             report: ReportConfig {
                 max_text: Some(1024),
@@ -931,7 +938,7 @@ path = "x"
                 max_bytes: Some(1024),
             },
             trace: TraceConfig {
-                settle: Some("1s".into()),
+                settle: Some(setting("1s")),
                 export: Some("http://127.0.0.1:4318".into()),
             },
             results: ResultsConfig { keep_runs: Some(3) },

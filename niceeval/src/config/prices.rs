@@ -34,13 +34,11 @@ pub struct PriceConfig {
     pub cache_read: Option<f64>,
 }
 
-fn check_usd(value: f64) -> Result<f64, String> {
+fn check_usd(value: f64) -> Result<f64, super::validate::ValueError> {
     if value.is_finite() && value >= 0.0 {
         Ok(value)
     } else {
-        Err(format!(
-            "a price must be a number of USD per 1M tokens, 0 or more; got {value}"
-        ))
+        Err(super::validate::ValueError::Price(value))
     }
 }
 

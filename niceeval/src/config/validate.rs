@@ -3,7 +3,91 @@
 
 use serde::{Deserialize, Deserializer};
 
-use super::parse_duration;
+/// What is wrong with one value of `niceeval.toml` or of an environment override; raised
+/// inside the value, so the parser says where it is.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum ValueError {
+    /// A judge model that is not `provider/model`.
+    #[error(
+        "{0:?} is not \"provider/model\"; write e.g. \"openai/gpt-4o-mini\" or \"anthropic/claude-haiku-4-5\""
+    )]
+    NotProviderModel(String),
+    /// A base URL that is not an http(s) URL.
+    #[error(
+        "{0:?} is not an http(s) URL; write e.g. \"https://api.openai.com/v1\" or \"http://127.0.0.1:11434/v1\""
+    )]
+    NotHttpUrl(String),
+    /// `api_key_env` that is not a variable's name (the value is not echoed: it may be a key).
+    #[error(
+        "must be the name of the environment variable that holds the API key \
+         (letters, digits and `_`, e.g. \"OPENAI_API_KEY\"), never the key itself; \
+         the value is not shown in case it is a key"
+    )]
+    NotEnvName,
+    /// A `[report] redact` rule that does not compile.
+    #[error(transparent)]
+    Redact(#[from] crate::redact::RuleError),
+    /// A count below 1.
+    #[error("{what} must be a whole number, 1 or more; got {got}")]
+    BelowOne {
+        /// What the number counts.
+        what: String,
+        /// The number written.
+        got: i64,
+    },
+    /// A size that does not read as one.
+    #[error("{0:?} is not a size; {SIZE_HINT}")]
+    NotASize(String),
+    /// A size under one byte.
+    #[error("{0:?} is less than one byte; {SIZE_HINT}")]
+    LessThanAByte(String),
+    /// A size too large to hold.
+    #[error("{0:?} is too large; {SIZE_HINT}")]
+    TooLarge(String),
+    /// A name of a list that is not in it.
+    #[error("unknown value {name:?}; {}", match near {
+        Some(near) => format!("did you mean \"{near}\"? (one of {options})"),
+        None => format!("write any of {options}"),
+    })]
+    UnknownName {
+        /// The name written.
+        name: String,
+        /// The valid name nearest to it.
+        near: Option<String>,
+        /// The valid names, quoted.
+        options: String,
+    },
+    /// `[compare] alpha` outside (0, 0.5).
+    #[error(
+        "alpha is the level of the pass-rate test, strictly between 0 and 0.5 (0.05 is usual, 0.01 stricter); got {0}"
+    )]
+    Alpha(f64),
+    /// `[compare] metric_margin` outside [0, 1].
+    #[error(
+        "metric_margin is how far a score in [0, 1] may fall, from 0 to 1 (e.g. 0.05); got {0}"
+    )]
+    Margin(f64),
+    /// A margin of rise below 0.
+    #[error(
+        "{key} is how far {what} may rise, as a fraction of the baseline's: 0 or more (0.1 lets 10% more pass); got {got}"
+    )]
+    RiseMargin {
+        /// The key.
+        key: &'static str,
+        /// What rises.
+        what: &'static str,
+        /// The margin written.
+        got: f64,
+    },
+    /// A price that is not a number of USD, 0 or more.
+    #[error("a price must be a number of USD per 1M tokens, 0 or more; got {0}")]
+    Price(f64),
+}
+
+/// How to write a size.
+const SIZE_HINT: &str =
+    "write a number of bytes (65536) or a size such as \"64KiB\", \"1MiB\" or \"500KB\"";
 
 /// A serde path as the key is written in the file: the table header in brackets, then the key.
 pub(super) fn key_name(path: &serde_path_to_error::Path) -> Option<String> {
@@ -58,28 +142,24 @@ pub(super) fn toml_key(key: &str) -> String {
     }
 }
 
-pub(super) fn check_judge_model(model: &str) -> Result<(), String> {
+pub(super) fn check_judge_model(model: &str) -> Result<(), ValueError> {
     match model.split_once('/') {
         Some((provider, name)) if !provider.trim().is_empty() && !name.trim().is_empty() => Ok(()),
-        _ => Err(format!(
-            "{model:?} is not \"provider/model\"; write e.g. \"openai/gpt-4o-mini\" or \"anthropic/claude-haiku-4-5\""
-        )),
+        _ => Err(ValueError::NotProviderModel(model.to_string())),
     }
 }
 
-pub(super) fn check_base_url(url: &str) -> Result<(), String> {
+pub(super) fn check_base_url(url: &str) -> Result<(), ValueError> {
     let rest = url
         .strip_prefix("http://")
         .or_else(|| url.strip_prefix("https://"));
     match rest {
         Some(host) if !host.is_empty() && !host.starts_with('/') => Ok(()),
-        _ => Err(format!(
-            "{url:?} is not an http(s) URL; write e.g. \"https://api.openai.com/v1\" or \"http://127.0.0.1:11434/v1\""
-        )),
+        _ => Err(ValueError::NotHttpUrl(url.to_string())),
     }
 }
 
-fn check_env_name(name: &str) -> Result<(), String> {
+fn check_env_name(name: &str) -> Result<(), ValueError> {
     let mut chars = name.chars();
     let valid = chars
         .next()
@@ -89,12 +169,7 @@ fn check_env_name(name: &str) -> Result<(), String> {
         Ok(())
     } else {
         // The value is not echoed: it may be a key pasted by mistake.
-        Err(
-            "must be the name of the environment variable that holds the API key \
-             (letters, digits and `_`, e.g. \"OPENAI_API_KEY\"), never the key itself; \
-             the value is not shown in case it is a key"
-                .to_string(),
-        )
+        Err(ValueError::NotEnvName)
     }
 }
 
@@ -102,7 +177,7 @@ fn validated<'de, D, T, F>(d: D, check: F) -> Result<Option<T>, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de>,
-    F: FnOnce(&T) -> Result<(), String>,
+    F: FnOnce(&T) -> Result<(), ValueError>,
 {
     let value = Option::<T>::deserialize(d)?;
     if let Some(value) = &value {
@@ -118,7 +193,7 @@ pub(super) fn redact_rules<'de, D: Deserializer<'de>>(
     validated(d, |rules: &Vec<String>| {
         crate::redact::Redactor::new(std::iter::empty(), rules)
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(ValueError::from)
     })
 }
 
@@ -134,16 +209,15 @@ pub(super) fn api_key_env<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Stri
     validated(d, |n: &String| check_env_name(n))
 }
 
-pub(super) fn timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    validated(d, |t: &String| parse_duration(t).map(drop))
-}
-
 fn at_least_one<'de, D: Deserializer<'de>>(d: D, what: &str) -> Result<Option<i64>, D::Error> {
     validated(d, |n: &i64| {
         if *n >= 1 {
             Ok(())
         } else {
-            Err(format!("{what} must be a whole number, 1 or more; got {n}"))
+            Err(ValueError::BelowOne {
+                what: what.to_string(),
+                got: *n,
+            })
         }
     })
 }
@@ -186,8 +260,7 @@ pub(super) fn runs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Er
 
 /// A size in bytes: a whole number, or a number with a unit — `B`, `KB`/`MB`/`GB` (powers of
 /// 1000) or `KiB`/`MiB`/`GiB` (powers of 1024), any case, spaces allowed — at least 1 byte.
-pub(super) fn parse_size(text: &str) -> Result<u64, String> {
-    let hint = "write a number of bytes (65536) or a size such as \"64KiB\", \"1MiB\" or \"500KB\"";
+pub(super) fn parse_size(text: &str) -> Result<u64, ValueError> {
     let trimmed = text.trim();
     let split = trimmed
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -201,19 +274,19 @@ pub(super) fn parse_size(text: &str) -> Result<u64, String> {
         "kib" => 1 << 10,
         "mib" => 1 << 20,
         "gib" => 1 << 30,
-        _ => return Err(format!("{text:?} is not a size; {hint}")),
+        _ => return Err(ValueError::NotASize(text.to_string())),
     };
     let value: f64 = number
         .parse()
         .ok()
         .filter(|v: &f64| v.is_finite())
-        .ok_or_else(|| format!("{text:?} is not a size; {hint}"))?;
+        .ok_or_else(|| ValueError::NotASize(text.to_string()))?;
     let bytes = (value * multiplier as f64).floor();
     if bytes < 1.0 {
-        return Err(format!("{text:?} is less than one byte; {hint}"));
+        return Err(ValueError::LessThanAByte(text.to_string()));
     }
     if bytes >= u64::MAX as f64 {
-        return Err(format!("{text:?} is too large; {hint}"));
+        return Err(ValueError::TooLarge(text.to_string()));
     }
     Ok(bytes as u64)
 }
@@ -254,11 +327,10 @@ fn names<'de, D: Deserializer<'de>>(
                     .map(|k| format!("\"{k}\""))
                     .collect::<Vec<_>>()
                     .join(", ");
-                return Err(match crate::suggest::closest(name, valid.iter().copied()) {
-                    Some(near) => format!(
-                        "unknown value {name:?}; did you mean \"{near}\"? (one of {options})"
-                    ),
-                    None => format!("unknown value {name:?}; write any of {options}"),
+                return Err(ValueError::UnknownName {
+                    name: name.clone(),
+                    near: crate::suggest::closest(name, valid.iter().copied()).map(str::to_string),
+                    options,
                 });
             }
         }
@@ -281,9 +353,7 @@ pub(super) fn alpha<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::E
         if *a > 0.0 && *a < 0.5 {
             Ok(())
         } else {
-            Err(format!(
-                "alpha is the level of the pass-rate test, strictly between 0 and 0.5 (0.05 is usual, 0.01 stricter); got {a}"
-            ))
+            Err(ValueError::Alpha(*a))
         }
     })
 }
@@ -293,9 +363,7 @@ pub(super) fn margin<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::
         if (0.0..=1.0).contains(m) {
             Ok(())
         } else {
-            Err(format!(
-                "metric_margin is how far a score in [0, 1] may fall, from 0 to 1 (e.g. 0.05); got {m}"
-            ))
+            Err(ValueError::Margin(*m))
         }
     })
 }
@@ -318,57 +386,24 @@ fn rise_margin<'de, D: Deserializer<'de>>(
         if m.is_finite() && *m >= 0.0 {
             Ok(())
         } else {
-            Err(format!(
-                "{key} is how far {what} may rise, as a fraction of the baseline's: 0 or more (0.1 lets 10% more pass); got {m}"
-            ))
+            Err(ValueError::RiseMargin { key, what, got: *m })
         }
     })
 }
 
-/// One name out of `valid`: a wrong one gets a "did you mean".
-fn one_of<'de, D: Deserializer<'de>>(
-    d: D,
-    valid: &'static [&'static str],
-    what: &str,
-) -> Result<Option<String>, D::Error> {
-    validated(d, |name: &String| {
-        if valid.contains(&name.as_str()) {
-            return Ok(());
+/// What a name that is not one of `valid` gets: a "did you mean" when one is near.
+pub(super) fn not_one_of(name: &str, valid: &[&str], what: &str) -> String {
+    let options = valid
+        .iter()
+        .map(|k| format!("\"{k}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match crate::suggest::closest(name, valid.iter().copied()) {
+        Some(near) => {
+            format!("{name:?} is not {what}; did you mean \"{near}\"? (valid: {options})")
         }
-        let options = valid
-            .iter()
-            .map(|k| format!("\"{k}\""))
-            .collect::<Vec<_>>()
-            .join(", ");
-        Err(match crate::suggest::closest(name, valid.iter().copied()) {
-            Some(near) => {
-                format!("{name:?} is not {what}; did you mean \"{near}\"? (valid: {options})")
-            }
-            None => format!("{name:?} is not {what}; valid: {options}"),
-        })
-    })
-}
-
-pub(super) fn input_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    one_of(d, super::agent::INPUT_MODES, "an input mode")
-}
-
-pub(super) fn output_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    one_of(d, super::agent::OUTPUT_MODES, "an output mode")
-}
-
-pub(super) fn codex_sandbox<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    one_of(d, super::agent::CODEX_SANDBOX_MODES, "a Codex sandbox mode")
-}
-
-pub(super) fn codex_approval_policy<'de, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Option<String>, D::Error> {
-    one_of(
-        d,
-        super::agent::CODEX_APPROVAL_POLICIES,
-        "a Codex approval policy",
-    )
+        None => format!("{name:?} is not {what}; valid: {options}"),
+    }
 }
 
 /// A whole number, 1 or more (any other value, a string included, says so).

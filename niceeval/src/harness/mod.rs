@@ -37,6 +37,7 @@
 
 mod args;
 mod compare;
+pub(crate) mod outputs;
 mod report;
 mod suite;
 #[cfg(feature = "suites")]
@@ -52,7 +53,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::definition::{EvalDefinition, registered};
-use crate::reporter::{Console, Jsonl, Junit, Markdown, Reporter};
+use crate::reporter::{Console, Reporter};
 
 /// Exit code when every eval passed or was skipped.
 pub const EXIT_OK: i32 = 0;
@@ -259,46 +260,30 @@ pub fn run_with_args(
             return EXIT_USAGE;
         }
     };
-    let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
-    // The reporters that already have the resumed run's records: the results file.
-    let mut written = 0;
-    if let Some(def) = selected.first() {
-        match crate::results::ResultsFile::open_defining(Path::new(def.manifest_dir), &all_defs) {
-            Ok(Some(file)) => {
-                write_manifest(file.path(), def, &all_defs, args);
-                reporters.push(Box::new(file));
-                written = 1;
-            }
-            Ok(None) => {}
-            // Losing the results file must not stop the suite.
-            Err(e) => eprintln!("niceeval: cannot write the results file: {e}"),
-        }
-    }
-    match file_reporters(args) {
-        Ok(files) => reporters.extend(files),
-        Err(message) => {
-            eprintln!("error: {message}");
-            return EXIT_USAGE;
-        }
-    }
-    reporters.extend(extra);
-    #[cfg(feature = "otel")]
-    {
-        let configured = selected.first().and_then(|def| {
-            crate::config::Config::for_manifest_dir(def.manifest_dir)
-                .ok()
-                .and_then(|c| c.trace.export.clone())
-        });
-        if let Some(endpoint) = args.otlp_endpoint.clone().or(configured) {
-            reporters.push(Box::new(crate::reporter::otlp::Otlp { endpoint }));
-        }
-    }
-    reporters.push(Box::new(
+    let console = Box::new(
         Console::stdout()
             .filtered_out(filtered_out)
             .quiet(args.quiet)
             .show_output(args.show_output),
-    ));
+    );
+    let mut outputs = match outputs::Outputs::build(
+        selected.first().map(|def| def.manifest_dir),
+        &all_defs,
+        &outputs::Requested::of_args(args),
+        extra,
+        console,
+    ) {
+        Ok(outputs) => outputs,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    if let (Some(path), Some(def)) = (outputs.results_path(), selected.first()) {
+        write_manifest(path, def, &all_defs, args);
+    }
+    // The reporters that already have the resumed run's records: the results file.
+    let written = outputs.written();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(
             std::thread::available_parallelism()
@@ -323,7 +308,7 @@ pub fn run_with_args(
     let mut suite = runtime.block_on(suite::run_suite_with(
         args,
         selected,
-        &mut reporters,
+        outputs.reporters(),
         &finish,
         resume,
     ));
@@ -535,28 +520,6 @@ fn exit_code(suite: &crate::report::SuiteReport, saved: bool) -> i32 {
     } else {
         EXIT_OK
     }
-}
-
-/// The report files the command line asks for (`--jsonl`, `--junit`, `--markdown`, `--html`).
-fn file_reporters(args: &Args) -> Result<Vec<Box<dyn Reporter>>, String> {
-    type Make = fn(&Path) -> std::io::Result<Box<dyn Reporter>>;
-    let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
-    let files: &[(&Option<PathBuf>, Make)] = &[
-        (&args.jsonl, |p| Ok(Box::new(Jsonl::create(p)?))),
-        (&args.junit, |p| Ok(Box::new(Junit::create(p)?))),
-        (&args.markdown, |p| Ok(Box::new(Markdown::create(p)?))),
-        #[cfg(feature = "html")]
-        (&args.html, |p| {
-            Ok(Box::new(crate::reporter::Html::create(p)?))
-        }),
-    ];
-    for (path, make) in files {
-        if let Some(path) = *path {
-            reporters
-                .push(make(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?);
-        }
-    }
-    Ok(reporters)
 }
 
 /// `--list`: libtest's format, `NAME: test` per line, then a count unless `--format terse`.

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Args, EXIT_USAGE, file_reporters};
+use super::{Args, EXIT_USAGE};
 use crate::reporter::{Console, Reporter};
 use crate::results::Index;
 
@@ -116,20 +116,24 @@ pub(crate) fn run_report_of(
         }
     }
     drop(earlier);
-    let mut reporters = match file_reporters(args) {
-        Ok(reporters) => reporters,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return EXIT_USAGE;
-        }
-    };
-    reporters.extend(extra);
-    reporters.push(Box::new(
+    let console = Box::new(
         Console::stdout()
             .quiet(args.quiet)
             .show_output(args.show_output)
             .replay(true),
-    ));
+    );
+    // Replayed records were exported when they ran: no results file, no trace export.
+    let requested = super::outputs::Requested {
+        otlp_endpoint: None,
+        ..super::outputs::Requested::of_args(args)
+    };
+    let mut outputs = match super::outputs::Outputs::build(None, &[], &requested, extra, console) {
+        Ok(outputs) => outputs,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
     let keep_baseline = args.baseline.is_some() || args.save_baseline.is_some();
     // Every eval the binaries define, from the run manifests beside the results: a baseline
     // eval a filtered run did not select is "not run", not "removed".
@@ -140,7 +144,7 @@ pub(crate) fn run_report_of(
     } else {
         None
     };
-    let mut suite = match merged.replay(&mut reporters, keep_baseline, |suite| {
+    let mut suite = match merged.replay(outputs.reporters(), keep_baseline, |suite| {
         comparing.finish(suite, defined.as_ref(), own);
     }) {
         Ok(suite) => suite,

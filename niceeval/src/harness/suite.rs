@@ -100,9 +100,7 @@ pub(crate) async fn run_suite_with(
         evals: to_run.iter().map(|d| d.id()).collect(),
         concurrency,
     };
-    for reporter in reporters.iter_mut() {
-        report_error(reporter.on_run_start(&start));
-    }
+    super::outputs::deliver(reporters, |r| r.on_run_start(&start));
     drop(start);
     let mut summaries: Vec<EvalSummary> = Vec::with_capacity(to_run.len() + ignored.len());
     // What the run keeps of each eval: its summary, without what a baseline keeps unless the
@@ -186,9 +184,7 @@ pub(crate) async fn run_suite_with(
             }
             _ = ticker.tick() => {
                 let progress = progress(started, &running_ids, &mut named_slow, slow_after);
-                for reporter in reporters.iter_mut() {
-                    report_error(reporter.on_progress(&progress));
-                }
+                super::outputs::deliver(reporters, |r| r.on_progress(&progress));
             }
         }
     }
@@ -207,9 +203,7 @@ pub(crate) async fn run_suite_with(
         suite = suite.interrupted_by(signal, unfinished.collect());
     }
     finish(&mut suite);
-    for reporter in reporters.iter_mut() {
-        report_error(reporter.on_run_complete(&suite));
-    }
+    super::outputs::deliver(reporters, |r| r.on_run_complete(&suite));
     suite
 }
 
@@ -392,15 +386,7 @@ async fn run_one(def: &'static EvalDefinition, options: &RunOptions) -> EvalRepo
 }
 
 fn deliver(report: &EvalReport, reporters: &mut [Box<dyn Reporter>]) {
-    for reporter in reporters.iter_mut() {
-        report_error(reporter.on_eval_complete(report));
-    }
-}
-
-fn report_error(result: std::io::Result<()>) {
-    if let Err(e) = result {
-        eprintln!("niceeval: a reporter failed: {e}");
-    }
+    super::outputs::deliver(reporters, |r| r.on_eval_complete(report));
 }
 
 fn ignored_report(def: &'static EvalDefinition) -> EvalReport {

@@ -446,7 +446,13 @@ async fn ask(client: &ModelClient, judge: &JudgeCheck) -> (Grade, Option<(Usage,
             let spent = Some((response.usage, response.cached));
             let grade = match scorer.grade(&response) {
                 Ok((score, reason)) => Grade::score(score, format!("{reason} (judge: {model})")),
-                Err(message) => Grade::error(JudgeError::Answer { model, message }.to_string()),
+                Err(e) => Grade::error(
+                    JudgeError::Answer {
+                        model,
+                        message: e.to_string(),
+                    }
+                    .to_string(),
+                ),
             };
             (grade, spent)
         }

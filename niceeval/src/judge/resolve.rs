@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::JudgeError;
 use crate::config::CacheMode;
-use crate::config::{Config, parse_duration};
+use crate::config::Config;
 use crate::provider::{ClientOptions, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, ModelName};
 
 /// What the judge calls of one run know besides what they judge.
@@ -74,12 +74,10 @@ pub(crate) fn client_options(
          served on a loopback base_url, such as a local Ollama, needs no key)",
     )
     .map_err(JudgeError::Provider)?;
-    let timeout = match &judge.timeout {
-        Some(text) => parse_duration(text).map_err(|message| JudgeError::Config {
-            message: format!("[judge] timeout: {message}"),
-        })?,
-        None => DEFAULT_TIMEOUT,
-    };
+    let timeout = judge
+        .timeout
+        .as_ref()
+        .map_or(DEFAULT_TIMEOUT, crate::config::DurationSetting::get);
     let mut options = ClientOptions::default()
         .timeout(timeout)
         .timeout_setting("[judge] timeout in niceeval.toml")

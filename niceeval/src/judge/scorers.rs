@@ -122,33 +122,36 @@ impl Scorer {
     }
 
     /// Reads the judge's answer: `Ok((score, reason))`, or `Err` saying why it cannot be scored.
-    pub(crate) fn grade(&self, response: &ChatResponse) -> Result<(f64, String), String> {
+    pub(crate) fn grade(&self, response: &ChatResponse) -> Result<(f64, String), VerdictError> {
         let tool = self.tool_name();
         let from_text;
         let args = match find_call(response, tool) {
             Ok(call) => {
                 if let Some(problem) = &call.arguments_error {
-                    return Err(format!(
-                        "its `{tool}` call has arguments that are not JSON ({problem}): {}",
-                        crate::excerpt::quote(call.arguments.as_str().unwrap_or_default())
-                    ));
+                    return Err(VerdictError::ArgumentsNotJson {
+                        tool: tool.to_string(),
+                        problem: problem.clone(),
+                        arguments: crate::excerpt::quote(
+                            call.arguments.as_str().unwrap_or_default(),
+                        ),
+                    });
                 }
                 &call.arguments
             }
             // A judge that answers in text (a local model, a server without tool calls):
             // promptfoo's JSON verdict in its reply is read as the call's arguments.
             Err(_) if response.tool_calls.is_empty() => {
-                from_text = self.text_answer(&response.text).ok_or_else(|| {
-                    format!(
-                        "it answered neither with a `{tool}` call nor with a JSON verdict ({}) (its text: {})",
-                        if self.choices().is_some() {
-                            r#"{"choice": …, "reason": …}"#
-                        } else {
-                            r#"{"pass": …, "score": …, "reason": …}"#
-                        },
-                        crate::excerpt::quote(response.text.trim())
-                    )
-                })?;
+                from_text =
+                    self.text_answer(&response.text)
+                        .ok_or_else(|| VerdictError::NoVerdict {
+                            tool: tool.to_string(),
+                            form: if self.choices().is_some() {
+                                r#"{"choice": …, "reason": …}"#
+                            } else {
+                                r#"{"pass": …, "score": …, "reason": …}"#
+                            },
+                            text: crate::excerpt::quote(response.text.trim()),
+                        })?;
                 &from_text
             }
             Err(e) => return Err(e),
@@ -156,11 +159,10 @@ impl Scorer {
         let rationale = rationale(args.get("reasons"));
         match self.choices() {
             Some(choices) => {
-                let raw = args.get("choice").ok_or_else(|| {
-                    format!(
-                        "its `{tool}` call has no `choice`: {}",
-                        crate::excerpt::json(args)
-                    )
+                let raw = args.get("choice").ok_or_else(|| VerdictError::NoField {
+                    tool: tool.to_string(),
+                    field: "choice",
+                    arguments: crate::excerpt::json(args),
                 })?;
                 let chosen = normalize_choice(raw);
                 let allowed = choices
@@ -172,11 +174,9 @@ impl Scorer {
                     .iter()
                     .find(|(c, _)| *c == chosen)
                     .map(|(_, s)| *s)
-                    .ok_or_else(|| {
-                        format!(
-                            "it chose {}, which is not one of the allowed choices {allowed}",
-                            crate::excerpt::json(raw)
-                        )
+                    .ok_or_else(|| VerdictError::NotAChoice {
+                        chosen: crate::excerpt::json(raw),
+                        allowed,
                     })?;
                 Ok((
                     score,
@@ -184,11 +184,10 @@ impl Scorer {
                 ))
             }
             None => {
-                let raw = args.get("score").ok_or_else(|| {
-                    format!(
-                        "its `{tool}` call has no `score`: {}",
-                        crate::excerpt::json(args)
-                    )
+                let raw = args.get("score").ok_or_else(|| VerdictError::NoField {
+                    tool: tool.to_string(),
+                    field: "score",
+                    arguments: crate::excerpt::json(args),
                 })?;
                 let score = match raw {
                     Value::Number(n) => n.as_f64(),
@@ -196,11 +195,9 @@ impl Scorer {
                     _ => None,
                 }
                 .filter(|s| s.is_finite())
-                .ok_or_else(|| {
-                    format!("its score {} is not a number", crate::excerpt::json(raw))
-                })?;
+                .ok_or_else(|| VerdictError::NotANumber(crate::excerpt::json(raw)))?;
                 if !(0.0..=1.0).contains(&score) {
-                    return Err(format!("its score {score} is outside [0, 1]"));
+                    return Err(VerdictError::OutOfRange(score));
                 }
                 Ok((score, with_rationale(format!("score {score}"), &rationale)))
             }
@@ -261,17 +258,65 @@ fn first_json_object(text: &str) -> Option<serde_json::Map<String, Value>> {
     })
 }
 
-fn find_call<'a>(response: &'a ChatResponse, tool: &str) -> Result<&'a ToolCall, String> {
+fn find_call<'a>(response: &'a ChatResponse, tool: &str) -> Result<&'a ToolCall, VerdictError> {
     if let Some(call) = response.tool_calls.iter().find(|c| c.name == tool) {
         return Ok(call);
     }
     match response.tool_calls.first() {
-        Some(other) => Err(format!("it called `{}` instead of `{tool}`", other.name)),
-        None => Err(format!(
-            "it answered without calling `{tool}` (its text: {}); use a judge model that supports forced tool calls",
-            crate::excerpt::quote(response.text.trim())
-        )),
+        Some(other) => Err(VerdictError::OtherTool {
+            called: other.name.clone(),
+            tool: tool.to_string(),
+        }),
+        None => Err(VerdictError::NoCall {
+            tool: tool.to_string(),
+            text: crate::excerpt::quote(response.text.trim()),
+        }),
     }
+}
+
+/// Why a judge's answer cannot be scored (quoted parts are already cut to an excerpt).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum VerdictError {
+    /// The tool call's arguments are not JSON.
+    #[error("its `{tool}` call has arguments that are not JSON ({problem}): {arguments}")]
+    ArgumentsNotJson {
+        tool: String,
+        problem: String,
+        arguments: String,
+    },
+    /// Neither a tool call nor a JSON verdict in the text.
+    #[error(
+        "it answered neither with a `{tool}` call nor with a JSON verdict ({form}) (its text: {text})"
+    )]
+    NoVerdict {
+        tool: String,
+        form: &'static str,
+        text: String,
+    },
+    /// The call lacks a field.
+    #[error("its `{tool}` call has no `{field}`: {arguments}")]
+    NoField {
+        tool: String,
+        field: &'static str,
+        arguments: String,
+    },
+    /// A choice not offered.
+    #[error("it chose {chosen}, which is not one of the allowed choices {allowed}")]
+    NotAChoice { chosen: String, allowed: String },
+    /// A score that is not a number.
+    #[error("its score {0} is not a number")]
+    NotANumber(String),
+    /// A score outside [0, 1].
+    #[error("its score {0} is outside [0, 1]")]
+    OutOfRange(f64),
+    /// Another tool called.
+    #[error("it called `{called}` instead of `{tool}`")]
+    OtherTool { called: String, tool: String },
+    /// Text without the forced call.
+    #[error(
+        "it answered without calling `{tool}` (its text: {text}); use a judge model that supports forced tool calls"
+    )]
+    NoCall { tool: String, text: String },
 }
 
 /// `(A)`, ` a `, `"A"`, `A.` all mean `A`.
@@ -403,7 +448,7 @@ mod tests {
             1.0
         );
         // Neither a call nor a verdict: the error shows what came back.
-        let err = r.grade(&text("Looks fine to me.")).unwrap_err();
+        let err = r.grade(&text("Looks fine to me.")).unwrap_err().to_string();
         assert!(
             err.contains("neither") && err.contains("Looks fine to me."),
             "{err}"
@@ -418,30 +463,36 @@ mod tests {
         };
         let err = f
             .grade(&answer("select_choice", json!({"choice": "F"})))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("\"F\"") && err.contains("A, B, C, D, E"),
             "{err}"
         );
         let err = f
             .grade(&answer("select_choice", json!({"reasons": []})))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no `choice`"), "{err}");
-        let err = f.grade(&answer("other", json!({}))).unwrap_err();
+        let err = f
+            .grade(&answer("other", json!({})))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("called `other`"), "{err}");
         let err = f
             .grade(&ChatResponse {
                 text: "I pick C".into(),
                 ..ChatResponse::default()
             })
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("neither with a `select_choice` call") && err.contains("I pick C"),
             "{err}"
         );
         let mut bad = answer("select_choice", json!("{oops"));
         bad.tool_calls[0].arguments_error = Some("EOF".into());
-        assert!(f.grade(&bad).unwrap_err().contains("not JSON"));
+        assert!(f.grade(&bad).unwrap_err().to_string().contains("not JSON"));
     }
 
     #[test]
@@ -464,11 +515,13 @@ mod tests {
         assert!(
             r.grade(&answer("grade", json!({"score": 1.5})))
                 .unwrap_err()
+                .to_string()
                 .contains("outside [0, 1]")
         );
         assert!(
             r.grade(&answer("grade", json!({"score": "high"})))
                 .unwrap_err()
+                .to_string()
                 .contains("not a number")
         );
     }

@@ -9,7 +9,8 @@
 
 use std::sync::Mutex;
 
-use crate::report::EvalReport;
+use crate::report::{DatasetSummary, EvalReport, SuiteReport};
+use crate::reporter::Reporter;
 
 /// What the notice lists.
 #[derive(Debug, Default)]
@@ -18,24 +19,25 @@ pub(crate) struct Notes {
     skipped: Vec<(String, String)>,
     /// `(eval id, the soft assertions below their threshold)` of every marked pass.
     below: Vec<(String, Vec<String>)>,
-    /// Datasets with `min_case_pass_rate`: `(dataset id, rate, passed, failed, failing ids)`.
+    /// Datasets with `min_case_pass_rate`, with their failing cases.
     datasets: Vec<DatasetTally>,
+    /// `(dataset id, case id, why it failed)` of every failed case of a dataset with
+    /// `min_case_pass_rate`, until the datasets are tallied at exit.
+    failed_cases: Vec<(String, String, String)>,
 }
 
-/// The cases of one dataset with `min_case_pass_rate` that ran in this process.
-#[derive(Debug, Default)]
+/// The cases of one dataset with `min_case_pass_rate` that ran in this process: its summary
+/// (whose [`DatasetSummary::passes`] is the one pass rule) and why each failing case failed.
+#[derive(Debug)]
 pub(crate) struct DatasetTally {
-    id: String,
-    min: f64,
-    passed: usize,
+    summary: DatasetSummary,
     /// `(case id, why it failed)`: its execution error, or its first failing assertion.
     failed: Vec<(String, String)>,
 }
 
 impl DatasetTally {
     fn passes(&self) -> bool {
-        let counted = self.passed + self.failed.len();
-        counted == 0 || self.passed as f64 / counted as f64 >= self.min
+        self.summary.passes()
     }
 }
 
@@ -43,32 +45,67 @@ static NOTES: Mutex<Notes> = Mutex::new(Notes {
     skipped: Vec::new(),
     below: Vec::new(),
     datasets: Vec::new(),
+    failed_cases: Vec::new(),
 });
 
-/// Records a case of a dataset with `min_case_pass_rate` (its test passes either way; the
-/// dataset's verdict is given at exit).
-pub(crate) fn dataset_case(dataset: &str, min: f64, report: &EvalReport) {
-    with_notes(|notes| {
-        let index = match notes.datasets.iter().position(|d| d.id == dataset) {
-            Some(index) => index,
-            None => {
-                notes.datasets.push(DatasetTally {
-                    id: dataset.to_string(),
-                    min,
-                    ..DatasetTally::default()
-                });
-                notes.datasets.len() - 1
-            }
-        };
-        let tally = &mut notes.datasets[index];
+/// The exit notice as a reporter of the `cargo test` front end's outputs: it hears every
+/// finished eval (skips, marked passes, failing dataset cases) and, at the end, the
+/// [`DatasetSummary`] of each dataset with `min_case_pass_rate` (under nextest, one process
+/// per test, each case decides alone and no dataset is tallied).
+pub(crate) struct ExitNotice;
+
+impl Reporter for ExitNotice {
+    fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
         match report.outcome {
-            crate::outcome::Outcome::Passed => tally.passed += 1,
-            crate::outcome::Outcome::Failed => tally
-                .failed
-                .push((super::name(&report.id).to_string(), why(report))),
-            crate::outcome::Outcome::Skipped => {}
+            crate::outcome::Outcome::Skipped => skipped(
+                super::name(&report.id),
+                report.skip_reason.as_deref().unwrap_or("no reason given"),
+            ),
+            crate::outcome::Outcome::Passed if report.below_threshold => below_threshold(report),
+            crate::outcome::Outcome::Failed if decides_as_a_whole(report) => {
+                if let Some(dataset) = &report.dataset {
+                    let case = super::name(&report.id).to_string();
+                    let why = why(report);
+                    with_notes(|notes| {
+                        notes.failed_cases.push((dataset.clone(), case, why));
+                    });
+                }
+            }
+            _ => {}
         }
-    });
+        Ok(())
+    }
+
+    fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
+        if crate::results::under_nextest() {
+            return Ok(());
+        }
+        let mut notes = NOTES
+            .try_lock()
+            .map_err(|_| std::io::Error::other("the exit notice's notes are locked"))?;
+        for summary in suite
+            .datasets
+            .iter()
+            .filter(|d| d.min_case_pass_rate.is_some())
+        {
+            let mut summary = summary.clone();
+            let failed: Vec<(String, String)> = notes
+                .failed_cases
+                .iter()
+                .filter(|(dataset, _, _)| *dataset == summary.id)
+                .map(|(_, case, why)| (case.clone(), why.clone()))
+                .collect();
+            summary.id = super::name(&summary.id).to_string();
+            notes.datasets.push(DatasetTally { summary, failed });
+        }
+        Ok(())
+    }
+}
+
+/// Whether the case's dataset, not the case's test, decides (`min_case_pass_rate`, outside
+/// nextest).
+fn decides_as_a_whole(report: &EvalReport) -> bool {
+    report.min_case_pass_rate.is_some() && !crate::results::under_nextest()
 }
 
 /// Why a failed case failed, on one line: its execution error, else its first failing gate
@@ -92,13 +129,13 @@ fn why(report: &EvalReport) -> String {
     crate::excerpt::elide(&line, 200)
 }
 
-/// Records a skipped eval; the first note arranges for the notice at exit.
-pub(crate) fn skipped(id: &str, reason: &str) {
+/// Records a skipped eval.
+fn skipped(id: &str, reason: &str) {
     with_notes(|notes| notes.skipped.push((id.to_string(), reason.to_string())));
 }
 
 /// Records an eval that passed with soft assertions below their threshold.
-pub(crate) fn below_threshold(report: &EvalReport) {
+fn below_threshold(report: &EvalReport) {
     let below = report
         .assertions
         .iter()
@@ -117,9 +154,6 @@ pub(crate) fn below_threshold(report: &EvalReport) {
 
 fn with_notes(add: impl FnOnce(&mut Notes)) {
     let mut notes = NOTES.lock().unwrap_or_else(|p| p.into_inner());
-    if notes.skipped.is_empty() && notes.below.is_empty() && notes.datasets.is_empty() {
-        print_at_exit();
-    }
     add(&mut notes);
 }
 
@@ -154,7 +188,7 @@ pub(crate) fn notice(notes: &Notes) -> Option<String> {
         }
     }
     for tally in &notes.datasets {
-        let counted = tally.passed + tally.failed.len();
+        let counted = tally.summary.passed + tally.summary.failed;
         let verdict = if tally.passes() {
             "passes"
         } else {
@@ -165,7 +199,9 @@ pub(crate) fn notice(notes: &Notes) -> Option<String> {
         };
         text.push_str(&format!(
             "niceeval: dataset {}: {} of {counted} cases passed; needs {:.2} of them: {verdict}\n",
-            tally.id, tally.passed, tally.min
+            tally.summary.id,
+            tally.summary.passed,
+            tally.summary.min_case_pass_rate.unwrap_or_default()
         ));
         for (id, why) in &tally.failed {
             text.push_str(&format!("  FAILED {id} - {why}\n"));
@@ -187,9 +223,17 @@ fn header(count: usize, one: &str, many: &str) -> String {
     }
 }
 
+/// The process's one exit hook: `finish` (the front end ending its outputs, which tallies the
+/// datasets here), then the notice, then the datasets' verdict on the exit status.
+static FINISH: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Arranges for `finish` and the notice at exit (once per process; later calls do nothing).
 #[cfg(unix)]
-fn print_at_exit() {
+pub(crate) fn at_exit(finish: fn()) {
     extern "C" fn at_exit() {
+        if let Some(finish) = FINISH.get() {
+            finish();
+        }
         // Never block while the process is going away: a thread that died holding the lock
         // would otherwise hang the exit.
         let Ok(notes) = NOTES.try_lock() else {
@@ -203,6 +247,9 @@ fn print_at_exit() {
             // SAFETY: `_exit` ends the process at once, as `exit` was already doing.
             unsafe { libc::_exit(101) };
         }
+    }
+    if FINISH.set(finish).is_err() {
+        return;
     }
     // SAFETY: `at_exit` is a plain `extern "C" fn()` that lives for the whole program; `atexit`
     // only stores the pointer. A non-zero return (no room for more handlers) loses the notice,
@@ -228,7 +275,7 @@ fn write_stderr(mut bytes: &[u8]) {
 
 /// Elsewhere only the per-eval announcement of a skip is printed.
 #[cfg(not(unix))]
-fn print_at_exit() {}
+pub(crate) fn at_exit(_finish: fn()) {}
 
 #[cfg(test)]
 mod tests {
@@ -271,7 +318,7 @@ mod tests {
                     vec!["a scored 0.20".into(), "b scored 0.30".into()],
                 ),
             ],
-            datasets: Vec::new(),
+            ..Notes::default()
         };
         let text = notice(&notes).unwrap_or_default();
         assert_eq!(
@@ -286,9 +333,16 @@ mod tests {
     #[test]
     fn a_dataset_below_its_case_pass_rate_fails_the_process() {
         let tally = |passed, failed: &[&str]| DatasetTally {
-            id: "evals::capitals".into(),
-            min: 0.6,
-            passed,
+            summary: crate::report::DatasetSummary {
+                id: "evals::capitals".into(),
+                cases: passed + failed.len(),
+                passed,
+                failed: failed.len(),
+                skipped: 0,
+                mean_score: None,
+                metrics: Default::default(),
+                min_case_pass_rate: Some(0.6),
+            },
             failed: failed
                 .iter()
                 .map(|f| (f.to_string(), "equals(\"Paris\"): got \"Lyon\"".to_string()))

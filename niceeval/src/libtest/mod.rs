@@ -5,14 +5,17 @@
 //! libtest counted as plain passes (`exit_notice`).
 
 use std::io::Write as _;
-use std::path::Path;
+use std::sync::Mutex;
 
 use crate::definition::EvalDefinition;
 use crate::engine::run_eval;
+use crate::harness::outputs::{Outputs, Requested};
 use crate::outcome::Outcome;
-use crate::report::EvalReport;
+use crate::report::{EvalReport, EvalSummary, SuiteReport, SuiteStart};
 
 mod exit_notice;
+#[cfg(test)]
+mod same_outputs;
 mod signals;
 
 /// An eval as libtest names its test: the id without the test target (a `cargo test` process
@@ -51,20 +54,23 @@ pub fn run_case_report(def: &'static EvalDefinition, name: &str) -> EvalReport {
         Err(e) => {
             let mut report = EvalReport::empty(def);
             report.id = format!("{}::{name}", def.id());
+            // A case of the dataset all the same: its verdict counts it.
+            report.dataset = Some(def.id());
             report.error = Some(crate::outcome::RunError::new(
                 crate::outcome::RunErrorKind::Setup,
                 e.to_string(),
             ));
+            deliver(def.manifest_dir, &report);
             report
         }
     }
 }
 
 /// Turns a case's report into its test's result (the second half of [`run_case`]).
-pub fn finish_case(def: &'static EvalDefinition, report: EvalReport) {
+pub fn finish_case(_def: &'static EvalDefinition, report: EvalReport) {
     match report.min_case_pass_rate {
-        Some(min) if std::env::var_os("NEXTEST_RUN_ID").is_none() => {
-            exit_notice::dataset_case(name(&def.id()), min, &report);
+        // The exit notice (a reporter of the process's outputs) tallies the case.
+        Some(_) if std::env::var_os("NEXTEST_RUN_ID").is_none() => {
             if report.outcome == Outcome::Failed {
                 // Shown like a failure (with --nocapture), decided by the dataset at exit.
                 println!("{}", report.render());
@@ -76,33 +82,87 @@ pub fn finish_case(def: &'static EvalDefinition, report: EvalReport) {
     }
 }
 
-/// Runs the eval and appends its report to the results file (the first half of
+/// Runs the eval and hands its report to the process's outputs (the first half of
 /// [`run_test`]; `#[eval(snapshot)]` snapshots the report in between).
 pub fn run_test_report(def: &'static EvalDefinition) -> EvalReport {
     signals::own();
     let report = run_eval(def);
-    if let Err(e) = crate::results::append(&report, Path::new(def.manifest_dir)) {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "niceeval: could not write the results file for {}: {e}",
-            report.id
-        );
-    }
-    #[cfg(feature = "otel")]
-    export(def, &report);
+    deliver(def.manifest_dir, &report);
     report
 }
 
-/// Sends the eval as a trace when `[trace] export` says where.
-#[cfg(feature = "otel")]
-fn export(def: &EvalDefinition, report: &EvalReport) {
-    let endpoint = crate::config::Config::for_manifest_dir(def.manifest_dir)
-        .ok()
-        .and_then(|c| c.trace.export.clone());
-    if let Some(endpoint) = endpoint
-        && let Err(e) = crate::reporter::otlp::export(report, &endpoint)
-    {
-        let _ = writeln!(std::io::stderr().lock(), "niceeval: {e}");
+/// The outputs of this process: one list of reporters per crate whose evals it runs (a test
+/// binary runs one crate's; niceeval's own tests run evals of many temporary ones), built
+/// on the first eval by the one builder the suite runner uses too
+/// ([`crate::harness::outputs`]), fed every finished eval, and ended when the process exits.
+struct Session {
+    manifest_dir: &'static str,
+    outputs: Outputs,
+    summaries: Vec<EvalSummary>,
+    started: std::time::Instant,
+}
+
+static SESSIONS: Mutex<Vec<Session>> = Mutex::new(Vec::new());
+
+/// Hands `report` to the outputs of the crate at `manifest_dir`, building them on its first
+/// eval. Errors are said on stderr: losing an output must not fail an eval.
+fn deliver(manifest_dir: &'static str, report: &EvalReport) {
+    let mut sessions = SESSIONS.lock().unwrap_or_else(|p| p.into_inner());
+    let index = match sessions.iter().position(|s| s.manifest_dir == manifest_dir) {
+        Some(index) => index,
+        None => {
+            let outputs = match Outputs::build(
+                Some(manifest_dir),
+                &crate::definition::registered(),
+                &Requested::of_env(),
+                Vec::new(),
+                Box::new(exit_notice::ExitNotice),
+            ) {
+                Ok(outputs) => outputs,
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr().lock(), "niceeval: {e}");
+                    return;
+                }
+            };
+            if sessions.is_empty() {
+                exit_notice::at_exit(finish_sessions);
+            }
+            let mut session = Session {
+                manifest_dir,
+                outputs,
+                summaries: Vec::new(),
+                started: std::time::Instant::now(),
+            };
+            session.outputs.start(&SuiteStart {
+                evals: Vec::new(),
+                concurrency: 1,
+            });
+            sessions.push(session);
+            sessions.len() - 1
+        }
+    };
+    let session = &mut sessions[index];
+    session.outputs.eval(report);
+    let mut summary = EvalSummary::from(report);
+    summary.baseline = None;
+    session.summaries.push(summary);
+}
+
+/// At exit: ends every session's outputs with the suite of what this process ran (JUnit,
+/// Markdown and HTML files are written now; the exit notice takes its datasets' verdicts).
+/// Never blocks: a thread that died holding the lock would otherwise hang the exit.
+fn finish_sessions() {
+    let Ok(mut sessions) = SESSIONS.try_lock() else {
+        return;
+    };
+    for session in sessions.iter_mut() {
+        let suite = SuiteReport::new(
+            std::mem::take(&mut session.summaries),
+            0,
+            false,
+            session.started.elapsed().as_secs_f64() * 1000.0,
+        );
+        session.outputs.finish(&suite);
     }
 }
 
@@ -120,13 +180,9 @@ pub fn finish_test(report: EvalReport) {
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(stderr, "niceeval: SKIPPED {}: {reason}", name(&report.id));
             drop(stderr);
-            exit_notice::skipped(name(&report.id), reason);
             println!("{}", report.render());
         }
         Outcome::Passed => {
-            if report.below_threshold {
-                exit_notice::below_threshold(&report);
-            }
             println!("{}", report.render());
         }
     }

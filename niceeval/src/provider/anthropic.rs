@@ -177,9 +177,10 @@ struct AnswerUsage {
 }
 
 /// Reads a response body. `Err` says what is wrong with it.
-pub fn decode(body: &[u8]) -> Result<ChatResponse, String> {
+pub fn decode(body: &[u8]) -> Result<ChatResponse, super::AnswerError> {
+    use super::AnswerError;
     let answer: Answer =
-        serde_json::from_slice(body).map_err(|e| format!("not a Messages API answer ({e})"))?;
+        serde_json::from_slice(body).map_err(AnswerError::not_an_answer("Messages API"))?;
     if answer.kind.as_deref() == Some("error") {
         let message = answer
             .error
@@ -187,18 +188,18 @@ pub fn decode(body: &[u8]) -> Result<ChatResponse, String> {
             .and_then(|e| e.get("message"))
             .and_then(Value::as_str)
             .unwrap_or("no message");
-        return Err(format!("the answer is an error: {message}"));
+        return Err(AnswerError::ErrorAnswer(message.to_string()));
     }
-    let blocks = answer.content.ok_or("the answer has no `content` field")?;
+    let blocks = answer
+        .content
+        .ok_or(AnswerError::Missing("the answer has no `content` field"))?;
     let mut text = String::new();
     let mut tool_calls = Vec::new();
     for (i, block) in blocks.into_iter().enumerate() {
         match block.kind.as_str() {
             "text" => text.push_str(block.text.as_deref().unwrap_or_default()),
             "tool_use" => {
-                let name = block
-                    .name
-                    .ok_or_else(|| format!("content block {i} (tool_use) has no `name`"))?;
+                let name = block.name.ok_or(AnswerError::ToolUseWithoutName(i))?;
                 tool_calls.push(ToolCall {
                     id: block.id.unwrap_or_else(|| format!("toolu_{}", i + 1)),
                     name,
@@ -306,7 +307,7 @@ mod tests {
             br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
         )
         .unwrap_err();
-        assert!(err.contains("Overloaded"), "{err}");
+        assert!(err.to_string().contains("Overloaded"), "{err}");
         assert!(decode(b"[1,2]").is_err());
     }
 }

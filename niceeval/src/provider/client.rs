@@ -214,10 +214,10 @@ impl ModelClient {
             .trim_end_matches('/')
             .to_string();
         check_base_url(&name, &base_url)?;
-        let http = pool::client(&base_url).map_err(|message| ProviderError::Connect {
+        let http = pool::client(&base_url).map_err(|e| ProviderError::Connect {
             model: name.to_string(),
             url: base_url.clone(),
-            message,
+            message: e.to_string(),
             after: String::new(),
         })?;
         let url = match provider {
@@ -335,7 +335,7 @@ impl ModelClient {
         })
     }
 
-    fn decode(&self, raw: &[u8]) -> Result<ChatResponse, String> {
+    fn decode(&self, raw: &[u8]) -> Result<ChatResponse, super::AnswerError> {
         match self.name.provider() {
             Provider::OpenAi => openai::decode(raw),
             Provider::Anthropic => anthropic::decode(raw),
@@ -418,10 +418,10 @@ impl ModelClient {
         let exchange = pool::exchange(request).await.map_err(|e| match e {
             ExchangeError::Timeout => self.timeout_failure(),
             ExchangeError::Transport(message) => self.transport_failure(message),
-            ExchangeError::Io(message) => Failure::Fatal(ProviderError::Connect {
+            ExchangeError::Io(e) => Failure::Fatal(ProviderError::Connect {
                 model: self.name.to_string(),
                 url: self.url.clone(),
-                message,
+                message: e.to_string(),
                 after: String::new(),
             }),
         })?;

@@ -122,9 +122,9 @@ impl HttpEndpoint {
                 message: format!("HTTP method {:?}: {e}", request.method),
             }
         })?;
-        let client = pool::client(&request.url).map_err(|message| HttpError::Invalid {
+        let client = pool::client(&request.url).map_err(|e| HttpError::Invalid {
             url: request.url.clone(),
-            message,
+            message: e.to_string(),
         })?;
         let mut attempt: u32 = 0;
         loop {
@@ -166,24 +166,24 @@ impl HttpEndpoint {
                         .and_then(|v| parse_retry_after(v, SystemTime::now()));
                     (error, wait)
                 }
-                Err(ExchangeError::Transport(e)) if e.is_timeout() => {
+                Err(ExchangeError::Timeout) => {
                     return Err(HttpError::Timeout {
                         url,
                         seconds: self.timeout.as_secs_f64(),
                     });
                 }
-                Err(ExchangeError::Transport(e)) => (
+                Err(ExchangeError::Transport(message)) => (
                     HttpError::Connect {
                         url,
-                        message: causes(&e),
+                        message,
                         after: String::new(),
                     },
                     None,
                 ),
-                Err(ExchangeError::Io(message)) => {
+                Err(ExchangeError::Io(e)) => {
                     return Err(HttpError::Connect {
                         url,
-                        message,
+                        message: e.to_string(),
                         after: String::new(),
                     });
                 }
@@ -206,22 +206,6 @@ impl HttpEndpoint {
             attempt += 1;
         }
     }
-}
-
-/// The error and each of its sources, `: `-joined (reqwest's own message says only "error
-/// sending request for url").
-fn causes(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !message.contains(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        source = cause.source();
-    }
-    message
 }
 
 fn after_attempts(error: HttpError, attempts: u32) -> HttpError {

@@ -384,6 +384,43 @@ pub struct ChatResponse {
     pub cached: bool,
 }
 
+/// What is wrong with a model's answer: the body is not the wire format's JSON, or lacks what
+/// the format promises.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnswerError {
+    /// The body is not JSON of the API's answer.
+    #[error("not a {api} answer ({source})")]
+    NotAnAnswer {
+        /// The API (`Chat Completions`, `Messages API`).
+        api: &'static str,
+        /// Why it does not read.
+        #[source]
+        source: std::sync::Arc<serde_json::Error>,
+    },
+    /// A part the format requires is missing.
+    #[error("{0}")]
+    Missing(&'static str),
+    /// The answer is the API's error.
+    #[error("the answer is an error: {0}")]
+    ErrorAnswer(String),
+    /// `message.content` is neither text nor parts.
+    #[error("`message.content` is neither text nor parts: {0}")]
+    Content(serde_json::Value),
+    /// A `tool_use` content block without a name.
+    #[error("content block {0} (tool_use) has no `name`")]
+    ToolUseWithoutName(usize),
+}
+
+impl AnswerError {
+    fn not_an_answer(api: &'static str) -> impl FnOnce(serde_json::Error) -> AnswerError {
+        move |e| AnswerError::NotAnAnswer {
+            api,
+            source: std::sync::Arc::new(e),
+        }
+    }
+}
+
 /// Why a model call failed. Messages never contain an API key.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]

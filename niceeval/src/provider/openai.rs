@@ -205,16 +205,19 @@ struct PromptDetails {
 }
 
 /// Reads a response body. `Err` says what is wrong with it.
-pub fn decode(body: &[u8]) -> Result<ChatResponse, String> {
+pub fn decode(body: &[u8]) -> Result<ChatResponse, super::AnswerError> {
+    use super::AnswerError;
     let answer: Answer =
-        serde_json::from_slice(body).map_err(|e| format!("not a Chat Completions answer ({e})"))?;
+        serde_json::from_slice(body).map_err(AnswerError::not_an_answer("Chat Completions"))?;
     let choice = answer
         .choices
-        .ok_or("the answer has no `choices` field")?
+        .ok_or(AnswerError::Missing("the answer has no `choices` field"))?
         .into_iter()
         .next()
-        .ok_or("the answer's `choices` is empty")?;
-    let message = choice.message.ok_or("the first choice has no `message`")?;
+        .ok_or(AnswerError::Missing("the answer's `choices` is empty"))?;
+    let message = choice
+        .message
+        .ok_or(AnswerError::Missing("the first choice has no `message`"))?;
     let text = match message.content {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s,
@@ -225,9 +228,7 @@ pub fn decode(body: &[u8]) -> Result<ChatResponse, String> {
             .collect::<Vec<_>>()
             .join(""),
         Some(other) => {
-            return Err(format!(
-                "`message.content` is neither text nor parts: {other}"
-            ));
+            return Err(AnswerError::Content(other));
         }
     };
     let mut calls: Vec<(Option<String>, AnswerFunction)> = message
@@ -384,10 +385,21 @@ mod tests {
         assert!(
             decode(b"{not json")
                 .unwrap_err()
+                .to_string()
                 .contains("not a Chat Completions answer")
         );
-        assert!(decode(b"{}").unwrap_err().contains("no `choices`"));
-        assert!(decode(br#"{"choices":[]}"#).unwrap_err().contains("empty"));
+        assert!(
+            decode(b"{}")
+                .unwrap_err()
+                .to_string()
+                .contains("no `choices`")
+        );
+        assert!(
+            decode(br#"{"choices":[]}"#)
+                .unwrap_err()
+                .to_string()
+                .contains("empty")
+        );
     }
 }
 

@@ -49,7 +49,24 @@ pub(crate) enum ExchangeError {
     /// The transport failed (connect, TLS, sending, reading the body): the error and its causes.
     Transport(String),
     /// The I/O thread could not be started or was lost.
-    Io(String),
+    Io(PoolError),
+}
+
+/// Why the process's HTTP machinery cannot carry a request.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum PoolError {
+    /// The HTTP client could not be built.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[source] std::sync::Arc<reqwest::Error>),
+    /// The I/O thread's runtime could not be started.
+    #[error("cannot start the HTTP runtime: {0}")]
+    Runtime(#[source] std::sync::Arc<std::io::Error>),
+    /// The I/O thread could not be started.
+    #[error("cannot start the HTTP thread: {0}")]
+    Thread(#[source] std::sync::Arc<std::io::Error>),
+    /// The request's task on the I/O thread was lost.
+    #[error("the HTTP request was lost: {0}")]
+    Lost(#[source] std::sync::Arc<tokio::task::JoinError>),
 }
 
 /// How long an unused connection stays in the pool (reqwest's default).
@@ -88,11 +105,11 @@ impl Origin {
 
 static ORIGINS: LazyLock<Mutex<HashMap<String, Arc<Origin>>>> = LazyLock::new(Default::default);
 static CLIENTS: LazyLock<Mutex<HashMap<String, reqwest::Client>>> = LazyLock::new(Default::default);
-static IO: OnceLock<Result<Handle, String>> = OnceLock::new();
+static IO: OnceLock<Result<Handle, PoolError>> = OnceLock::new();
 
 /// The client that builds `base_url`'s requests (and sends them when a proxy is configured):
 /// one per origin (scheme, host and port).
-pub(crate) fn client(base_url: &str) -> Result<reqwest::Client, String> {
+pub(crate) fn client(base_url: &str) -> Result<reqwest::Client, PoolError> {
     let key = origin(base_url);
     let mut clients = CLIENTS.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(client) = clients.get(&key) {
@@ -100,7 +117,7 @@ pub(crate) fn client(base_url: &str) -> Result<reqwest::Client, String> {
     }
     let client = reqwest::Client::builder()
         .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        .map_err(|e| PoolError::Client(e.into()))?;
     clients.insert(key, client.clone());
     Ok(client)
 }
@@ -113,17 +130,17 @@ fn origin(base_url: &str) -> String {
 }
 
 /// The I/O thread's runtime, started on first use.
-fn io() -> Result<&'static Handle, String> {
+fn io() -> Result<&'static Handle, PoolError> {
     IO.get_or_init(|| {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| format!("cannot start the HTTP runtime: {e}"))?;
+            .map_err(|e| PoolError::Runtime(e.into()))?;
         let handle = runtime.handle().clone();
         std::thread::Builder::new()
             .name("niceeval-http".into())
             .spawn(move || runtime.block_on(std::future::pending::<()>()))
-            .map_err(|e| format!("cannot start the HTTP thread: {e}"))?;
+            .map_err(|e| PoolError::Thread(e.into()))?;
         Ok(handle)
     })
     .as_ref()
@@ -163,7 +180,7 @@ pub(crate) async fn exchange(request: reqwest::RequestBuilder) -> Result<Exchang
     }));
     match (&mut task.0).await {
         Ok(result) => result,
-        Err(e) => Err(ExchangeError::Io(format!("the HTTP request was lost: {e}"))),
+        Err(e) => Err(ExchangeError::Io(PoolError::Lost(e.into()))),
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use crate::event::{Event, Role};
 use crate::report::EvalReport;
 use crate::trace::internals_export::{
-    Exported, Span, SpanKind, SpanStatus, random_id, send, with_events,
+    Exported, Span, SpanKind, SpanStatus, TraceError, random_id, send, with_events,
 };
 
 /// The OTLP request of one eval, ending now.
@@ -182,7 +182,7 @@ fn turns(
 }
 
 /// Sends `report` to `endpoint` as one trace, from any thread (a runtime of its own).
-pub(crate) fn export(report: &EvalReport, endpoint: &str) -> Result<(), String> {
+pub(crate) fn export(report: &EvalReport, endpoint: &str) -> Result<(), TraceError> {
     let request = request(report);
     let endpoint = endpoint.to_string();
     std::thread::scope(|scope| {
@@ -191,11 +191,11 @@ pub(crate) fn export(report: &EvalReport, endpoint: &str) -> Result<(), String> 
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
-                    .map_err(|e| format!("cannot export the trace: {e}"))?;
+                    .map_err(|e| TraceError::ExportRuntime(e.into()))?;
                 runtime.block_on(send(&endpoint, &request))
             })
             .join()
-            .unwrap_or_else(|_| Err("the trace export panicked".to_string()))
+            .unwrap_or(Err(TraceError::ExportPanicked))
     })
 }
 

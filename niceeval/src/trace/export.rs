@@ -94,7 +94,7 @@ pub(crate) fn with_events<'a>(
 pub(crate) async fn send(
     endpoint: &str,
     request: &ExportTraceServiceRequest,
-) -> Result<(), String> {
+) -> Result<(), super::TraceError> {
     let url = if endpoint.trim_end_matches('/').ends_with("/v1/traces") {
         endpoint.to_string()
     } else {
@@ -108,12 +108,15 @@ pub(crate) async fn send(
         .timeout(std::time::Duration::from_secs(10))
         .send()
         .await
-        .map_err(|e| format!("cannot export the trace to {url}: {e}"))?;
+        .map_err(|e| super::TraceError::Export {
+            url: url.clone(),
+            source: e.into(),
+        })?;
     if !response.status().is_success() {
-        return Err(format!(
-            "exporting the trace to {url} failed: HTTP {}",
-            response.status()
-        ));
+        return Err(super::TraceError::Refused {
+            url,
+            status: response.status(),
+        });
     }
     Ok(())
 }

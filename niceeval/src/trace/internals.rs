@@ -10,8 +10,8 @@ use super::registry::{RunTrace, registry};
 use super::span::{Kind, Span, Status, hex, random_id};
 
 /// The receiver's base URL, starting it.
-pub fn endpoint() -> Result<&'static str, String> {
-    super::receiver::endpoint()
+pub fn endpoint() -> Result<&'static str, Box<dyn std::error::Error + Send + Sync>> {
+    Ok(super::receiver::endpoint()?)
 }
 
 /// Spans that reached no run: `(unknown, late, dropped, rejected requests)`.
@@ -114,10 +114,11 @@ pub fn ingest(
     content_type: &str,
     encoding: Option<&str>,
     body: Vec<u8>,
-) -> Result<usize, String> {
+) -> Result<usize, Box<dyn std::error::Error + Send + Sync>> {
     let signal = if logs { Signal::Logs } else { Signal::Traces };
-    let body = decompress(body, encoding, super::receiver::MAX_BODY).map_err(|e| e.to_string())?;
-    let batch = decode(signal, Some(content_type), &body).map_err(|e| e.to_string())?;
+    let body =
+        decompress(body, encoding, super::receiver::MAX_BODY).map_err(super::TraceError::from)?;
+    let batch = decode(signal, Some(content_type), &body).map_err(super::TraceError::from)?;
     Ok(registry().ingest(batch))
 }
 

@@ -36,6 +36,44 @@ pub(crate) use layer::in_turn;
 pub(crate) use normalize::events;
 pub(crate) use otlp::RUN_ATTRIBUTE;
 pub(crate) use receiver::endpoint;
+
+/// Why spans could not be received or an eval could not be exported; the cause is kept.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum TraceError {
+    /// The receiver cannot listen on 127.0.0.1.
+    #[error("cannot listen on 127.0.0.1 for OpenTelemetry: {0}")]
+    Listen(#[source] std::sync::Arc<std::io::Error>),
+    /// The receiver's thread cannot start.
+    #[error("cannot start the OpenTelemetry receiver: {0}")]
+    Receiver(#[source] std::sync::Arc<std::io::Error>),
+    /// The export's runtime cannot start.
+    #[error("cannot export the trace: {0}")]
+    ExportRuntime(#[source] std::sync::Arc<std::io::Error>),
+    /// The export's thread panicked.
+    #[error("the trace export panicked")]
+    ExportPanicked,
+    /// The collector cannot be reached.
+    #[error("cannot export the trace to {url}: {source}")]
+    Export {
+        /// Where the trace went.
+        url: String,
+        /// Why it did not arrive.
+        #[source]
+        source: std::sync::Arc<reqwest::Error>,
+    },
+    /// The collector refused the trace.
+    #[error("exporting the trace to {url} failed: HTTP {status}")]
+    Refused {
+        /// Where the trace went.
+        url: String,
+        /// The collector's answer.
+        status: reqwest::StatusCode,
+    },
+    /// A body the receiver cannot read.
+    #[error(transparent)]
+    Body(#[from] otlp::DecodeError),
+}
 pub(crate) use registry::RunTrace;
 pub(crate) use span::{SPAN_EVENT, hex, trace_of};
 
@@ -101,6 +139,7 @@ mod tests {
 
 /// What the exporter (`reporter/otlp.rs`) builds spans with.
 pub(crate) mod internals_export {
+    pub(crate) use super::TraceError;
     pub(crate) use super::export::{Exported, send, with_events};
     pub(crate) use super::span::{
         Kind as SpanKind, Span, Status as SpanStatus, now_nanos, random_id,

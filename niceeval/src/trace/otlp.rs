@@ -37,7 +37,7 @@ pub(crate) enum Signal {
 }
 
 /// Why a body could not be read (the receiver answers 400 with this message).
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub(crate) enum DecodeError {
     #[error("the body is not valid gzip: {0}")]
     Gzip(String),

@@ -17,23 +17,17 @@ use super::registry::registry;
 pub(crate) const MAX_BODY: usize = 32 * 1024 * 1024;
 
 /// The receiver's base URL (`http://127.0.0.1:PORT`), starting it on first call.
-pub(crate) fn endpoint() -> Result<&'static str, String> {
-    static ENDPOINT: OnceLock<Result<String, String>> = OnceLock::new();
-    ENDPOINT
-        .get_or_init(start)
-        .as_deref()
-        .map_err(|e| e.to_string())
+pub(crate) fn endpoint() -> Result<&'static str, super::TraceError> {
+    static ENDPOINT: OnceLock<Result<String, super::TraceError>> = OnceLock::new();
+    ENDPOINT.get_or_init(start).as_deref().map_err(Clone::clone)
 }
 
-fn start() -> Result<String, String> {
-    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
-        .map_err(|e| format!("cannot listen on 127.0.0.1 for OpenTelemetry: {e}"))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| format!("cannot listen on 127.0.0.1 for OpenTelemetry: {e}"))?;
-    let address = listener
-        .local_addr()
-        .map_err(|e| format!("cannot listen on 127.0.0.1 for OpenTelemetry: {e}"))?;
+fn start() -> Result<String, super::TraceError> {
+    use super::TraceError;
+    let listen = |e: std::io::Error| TraceError::Listen(e.into());
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(listen)?;
+    listener.set_nonblocking(true).map_err(listen)?;
+    let address = listener.local_addr().map_err(listen)?;
     std::thread::Builder::new()
         .name("niceeval-otlp".into())
         .spawn(move || {
@@ -46,7 +40,7 @@ fn start() -> Result<String, String> {
             };
             runtime.block_on(serve(listener));
         })
-        .map_err(|e| format!("cannot start the OpenTelemetry receiver: {e}"))?;
+        .map_err(|e| TraceError::Receiver(e.into()))?;
     Ok(format!("http://{address}"))
 }
 
