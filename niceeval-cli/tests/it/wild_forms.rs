@@ -63,12 +63,12 @@ fn keys_that_only_tune_promptfoo_are_notices_not_refusals() {
 #[test]
 fn every_refusal_of_a_file_is_reported_at_once() {
     let (code, _, stderr) = run(
-        "prompts: [hi]\nproviders: [echo]\nscenarios: []\ntests:\n  - assert:\n      - type: classifier\n        value: toxic\n  - providerOutput: x\n",
+        "prompts: [hi]\nproviders: [echo]\nassertScoringFunction: x\ntests:\n  - assert:\n      - type: classifier\n        value: toxic\n  - providerOutput: x\n",
         &[],
     );
     assert_eq!(code, Some(2), "{stderr}");
     for want in [
-        "promptfooconfig.yaml:3:12: `scenarios` in a promptfoo config is not supported",
+        "promptfooconfig.yaml:3:24: `assertScoringFunction` in a promptfoo config is not supported",
         "promptfooconfig.yaml:6:9: assertion type `classifier` is not supported",
         "promptfooconfig.yaml:8:21: `providerOutput` in a test is not supported",
     ] {
@@ -129,4 +129,20 @@ fn a_grader_that_answers_in_text_is_read() {
         "{stdout}\n{stderr}"
     );
     assert!(!stdout.contains("neither"), "{stdout}");
+}
+
+#[test]
+fn scenarios_cross_each_config_entry_with_each_test() {
+    // Two entries × two tests: four tests, the entry's vars under the test's and its items
+    // first; a file with scenarios and no tests runs no empty test.
+    let (code, stdout, stderr) = run(
+        "prompts: ['Translate {{input}} into {{language}}']\nproviders: [echo]\n\
+         scenarios:\n  - config:\n      - vars: {language: French}\n        assert: [{type: icontains, value: translate}]\n      \
+         - vars: {language: German}\n    tests:\n      - description: hello\n        vars: {input: Hello}\n        \
+         assert: [{type: contains, value: '{{language}}'}]\n      - vars: {input: Bye, language: Dutch}\n        \
+         assert: [{type: contains, value: Bye into Dutch}]\n",
+        &[],
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("4 passed"), "{stdout}");
 }

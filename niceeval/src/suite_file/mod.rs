@@ -11,6 +11,7 @@ mod node;
 mod positions;
 pub(crate) mod promptfoo;
 mod promptfoo_keys;
+mod scenarios;
 mod template;
 
 use std::path::{Path, PathBuf};

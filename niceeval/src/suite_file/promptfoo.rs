@@ -28,6 +28,7 @@ const TOP_KEYS: &[&str] = &[
     "evaluateOptions",
     "outputPath",
     "assertionTemplates",
+    "scenarios",
 ];
 const TEST_KEYS: &[&str] = &[
     "description",
@@ -143,7 +144,6 @@ impl Doc<'_> {
             let mut path = at.to_vec();
             path.push(Seg::Key(key.clone()));
             let hint = match key.as_str() {
-                "scenarios" => " (promptfoo's scenarios: write the combinations as tests)",
                 "env" => " (set the variables in the environment instead)",
                 _ => "",
             };
@@ -215,8 +215,8 @@ struct Prompt {
 
 /// One test, merged with `defaultTest`, before the matrix.
 #[derive(Debug, Clone)]
-struct Test {
-    description: Option<String>,
+pub(crate) struct Test {
+    pub(crate) description: Option<String>,
     vars: Map<String, Value>,
     /// The vars' names in the order they were written: list-valued vars expand in this order
     /// (the first one outermost), as in promptfoo.
@@ -355,7 +355,19 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         }
     }
     let tests_line = doc.position(&[Step::Key("tests")]).map_or(1, |p| p.0);
-    let tests = match top.get("tests") {
+    // promptfoo: a file's `tests` (or one empty test when it has neither tests nor
+    // scenarios), then each scenario's tests (see `scenarios`).
+    let scenario_tests = match top.get("scenarios") {
+        None => Vec::new(),
+        Some(v) => super::scenarios::read(&doc, v)?,
+    };
+    let no_tests = match top.get("tests") {
+        None | Some(Value::Null) => true,
+        Some(Value::Array(items)) => items.is_empty(),
+        Some(_) => false,
+    };
+    let mut tests = match top.get("tests") {
+        _ if no_tests && top.contains_key("scenarios") => Vec::new(),
         None => vec![Test {
             description: None,
             vars: Map::new(),
@@ -368,6 +380,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         }],
         Some(v) => read_tests(&doc, v, tests_line)?,
     };
+    tests.extend(scenario_tests);
     // defaultTest under each test, then list-valued vars expanded into one test each. The
     // tests are taken one at a time and dropped once their cases are built: a 10,000-row
     // tests file is never held twice.
@@ -747,7 +760,7 @@ fn judge_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
 }
 
 /// A test under `defaultTest`: its vars over the default's, the default's items first.
-fn merge(default: &Test, test: Test) -> Test {
+pub(crate) fn merge(default: &Test, test: Test) -> Test {
     let mut vars = default.vars.clone();
     vars.extend(test.vars);
     let mut order = default.order.clone();
@@ -1198,7 +1211,7 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
 }
 
 /// One test mapping (or `defaultTest`).
-fn read_test(
+pub(crate) fn read_test(
     doc: &Doc<'_>,
     at: &[Seg],
     map: &Map<String, Value>,

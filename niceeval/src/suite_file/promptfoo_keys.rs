@@ -102,9 +102,6 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, String> {
         (_, "prompts") if what == "a test" => {
             return Err("a test's `prompts` filter is not supported".into());
         }
-        (_, "scenarios") => {
-            return Err("promptfoo's scenarios: write the combinations as tests".into());
-        }
         (_, "provider") | (_, "providers") if what == "a test" => {
             return Err("a test's own provider is not supported".into());
         }
