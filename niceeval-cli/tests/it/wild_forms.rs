@@ -146,3 +146,78 @@ fn scenarios_cross_each_config_entry_with_each_test() {
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("4 passed"), "{stdout}");
 }
+
+#[test]
+fn similar_compares_embeddings_from_the_grader_maps_embedding_model() {
+    // The fake's embeddings count words: "Answer: Say hello world" is 0.87 similar to "hello
+    // world", "Answer: Say goodbye" 0.41. The grader map names the chat and embedding graders.
+    let (code, stdout, stderr) = run(
+        "prompts: ['Say {{word}}']\nproviders: [openai:chat:gpt-4o-mini]\n\
+         defaultTest:\n  options:\n    provider:\n      text: openai:chat:text-only\n      embedding: openai:embedding:fake-embedder\n\
+         tests:\n  - description: close\n    vars: {word: hello world}\n    assert:\n      \
+         - type: similar\n        value: hello world\n      - type: similar:cosine\n        value: [far away, Hello World]\n      \
+         - type: llm-rubric\n        value: is a greeting\n\
+         \n  - description: far\n    vars: {word: goodbye}\n    assert:\n      - type: not-similar\n        value: hello world\n      \
+         - type: similar\n        value: hello world\n        threshold: 0.5\n",
+        &[],
+    );
+    assert_eq!(code, Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed") && stdout.contains("1 failed"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("similarity 0.41 is below the threshold 0.5"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_rubric_prompt_is_the_graders_prompt_with_the_tests_vars() {
+    // The fake grades promptfoo's way ("user-specified rubric" in the prompt, no tool): a
+    // verdict that fails when the request mentions "sorry" — here only through the prompt.
+    let (code, stdout, stderr) = run(
+        "prompts: ['Tell me about {{topic}}']\nproviders: [openai:chat:gpt-4o-mini]\n\
+         defaultTest:\n  options:\n    rubricPrompt:\n      - role: system\n        \
+         content: 'Grade against the user-specified rubric: {{rubric}}. Mood: {{mood}}'\n      \
+         - role: user\n        content: 'Output: {{output}}'\n\
+         tests:\n  - description: calm\n    vars: {topic: tea, mood: calm}\n    assert: [{type: llm-rubric, value: mentions tea}]\n  \
+         - description: sad\n    vars: {topic: tea, mood: sorry}\n    assert: [{type: llm-rubric, value: mentions tea}]\n  \
+         - description: own prompt\n    vars: {topic: tea}\n    assert:\n      - type: llm-rubric\n        \
+         rubricPrompt: 'Use the user-specified rubric, and say sorry: {{output}}'\n",
+        &[],
+    );
+    assert_eq!(code, Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed") && stdout.contains("2 failed"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!stdout.contains("neither"), "{stdout}");
+}
+
+#[test]
+fn a_test_threshold_weighs_graded_items_with_the_others() {
+    // Two passing items and a failing graded one score 0.67: the test passes at 0.6 and fails
+    // at 0.9, whatever the graded item says alone.
+    let test = |name: &str, threshold: f64| {
+        format!(
+            "  - description: {name}\n    threshold: {threshold}\n    vars: {{topic: tea}}\n    assert:\n      \
+             - type: contains\n        value: tea\n      - type: icontains\n        value: TEA\n      \
+             - type: llm-rubric\n        value: says sorry\n"
+        )
+    };
+    let (code, stdout, stderr) = run(
+        &format!(
+            "prompts: ['Tell me about {{{{topic}}}}']\nproviders: [openai:chat:gpt-4o-mini]\ntests:\n{}{}",
+            test("reaches", 0.6),
+            test("misses", 0.9)
+        ),
+        &[],
+    );
+    assert_eq!(code, Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed") && stdout.contains("1 failed"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("aggregate score 0.67 < 0.9"), "{stdout}");
+}

@@ -407,6 +407,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 transform: None,
                 threshold: None,
                 judge: target.judge.clone(),
+                embedding: None,
                 base_dir: doc.base.clone(),
                 expected_output: expected_output.clone(),
                 criteria: criteria.clone(),
@@ -877,6 +878,8 @@ fn rubric(text: String, weight: Option<f64>) -> Graded {
         weight,
         metric: None,
         judge: None,
+        expected: Vec::new(),
+        prompt: None,
     }
 }
 

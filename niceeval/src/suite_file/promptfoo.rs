@@ -38,7 +38,7 @@ const TEST_KEYS: &[&str] = &[
     "threshold",
     "metadata",
 ];
-const OPTION_KEYS: &[&str] = &["provider", "transform"];
+const OPTION_KEYS: &[&str] = &["provider", "transform", "rubricPrompt"];
 const EVALUATE_KEYS: &[&str] = &["maxConcurrency", "repeat"];
 const PROVIDER_KEYS: &[&str] = &["id", "label", "config"];
 /// Model-graded assertion types, run by the judge.
@@ -52,10 +52,6 @@ const GRADED: &[(&str, GradedKind)] = &[
 
 /// promptfoo's assertion types that niceeval does not run, with why and what to use instead.
 const NOT_SUPPORTED: &[(&str, &str)] = &[
-    (
-        "similar",
-        "promptfoo's embeddings similarity: niceeval has no embeddings provider; use `similarity` (the texts compared, with a threshold) or `llm-rubric`",
-    ),
     (
         "classifier",
         "a HuggingFace classifier: niceeval runs no classifier model; use `llm-rubric` to grade the same property",
@@ -225,6 +221,10 @@ pub(crate) struct Test {
     asserts: Vec<(Value, Origin)>,
     transform: Option<String>,
     judge: Option<JudgeSpec>,
+    /// `options.provider`'s embedding grader (`{embedding: …}`), for `similar`.
+    embedding: Option<JudgeSpec>,
+    /// `options.rubricPrompt`, loaded.
+    rubric_prompt: Option<String>,
     threshold: Option<f64>,
     line: usize,
 }
@@ -375,6 +375,8 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
             asserts: Vec::new(),
             transform: None,
             judge: None,
+            embedding: None,
+            rubric_prompt: None,
             threshold: None,
             line: tests_line,
         }],
@@ -499,6 +501,7 @@ fn cases_of(
                 transform: test.transform.clone(),
                 threshold: test.threshold,
                 judge: test.judge.clone(),
+                embedding: test.embedding.clone(),
                 base_dir: doc.base.clone(),
                 expected_output: None,
                 criteria: None,
@@ -639,6 +642,16 @@ fn assertions(
             let rendered = template::render_value(value, &test.vars).map_err(&fail)?;
             map.insert("value".into(), rendered);
         }
+        let base = origin.file.parent().unwrap_or(Path::new("."));
+        // promptfoo: an item's `rubricPrompt` over the test's.
+        let rubric_prompt = match map.get("rubricPrompt") {
+            Some(p) => Some(super::graders::load_prompt(p, base).map_err(&fail)?),
+            None => test.rubric_prompt.clone(),
+        };
+        if let Some(metric) = super::graders::Metric::of(kind) {
+            graded.push(similar(&map, kind, metric, base, &fail)?);
+            continue;
+        }
         if let Some((_, g)) = GRADED.iter().find(|(name, _)| *name == kind) {
             let value = match map.get("value") {
                 // A rubric in a file, as promptfoo reads it (`value: file://rubric.txt`).
@@ -650,8 +663,8 @@ fn assertions(
                 }
                 Some(Value::String(s)) => s.clone(),
                 Some(other) => other.to_string(),
-                // Reported with the file's refusals: a `rubricPrompt` (refused) is what makes
-                // an item without a value valid in promptfoo.
+                // With a `rubricPrompt`, the prompt may hold all the grader needs.
+                None if rubric_prompt.is_some() => String::new(),
                 None => {
                     refuse(format!("`{kind}` needs a `value`"))?;
                     continue;
@@ -665,6 +678,7 @@ fn assertions(
                 "metric",
                 "provider",
                 "description",
+                "rubricPrompt",
             ];
             if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
                 refuse(format!(
@@ -675,11 +689,14 @@ fn assertions(
             }
             let judge = match map.get("provider") {
                 None => None,
-                Some(p) => Some(judge_spec(p, &origin.file).map_err(&fail)?),
+                Some(p) => super::graders::read(p, &origin.file).map_err(&fail)?.text,
             };
             graded.push(Graded {
                 kind: *g,
                 value,
+                expected: Vec::new(),
+                // promptfoo's g-eval has prompts of its own.
+                prompt: rubric_prompt.filter(|_| kind != "g-eval"),
                 threshold: map.get("threshold").and_then(Value::as_f64),
                 weight: map.get("weight").and_then(Value::as_f64),
                 metric: map
@@ -730,8 +747,80 @@ fn assertions(
     Ok((asserts, graded))
 }
 
+/// A `similar` item: the texts compared (a list passes on any), the threshold (promptfoo's
+/// default 0.75) and the embedding grader named on it.
+fn similar(
+    map: &Map<String, Value>,
+    kind: &str,
+    metric: super::graders::Metric,
+    base: &Path,
+    fail: &dyn Fn(String) -> SuiteFileError,
+) -> Result<Graded, SuiteFileError> {
+    let allowed = [
+        "type",
+        "value",
+        "threshold",
+        "weight",
+        "metric",
+        "provider",
+        "description",
+    ];
+    if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(fail(format!(
+            "`{k}` on a `{kind}` assertion is not supported; supported: {}",
+            allowed.join(", ")
+        )));
+    }
+    let text = |v: &Value| -> Result<String, SuiteFileError> {
+        match v {
+            Value::String(s) if s.starts_with("file://") => {
+                let path = super::file_path(base, s);
+                std::fs::read_to_string(&path)
+                    .map_err(|e| fail(format!("cannot read {}: {e}", path.display())))
+            }
+            Value::String(s) => Ok(s.clone()),
+            other => Ok(other.to_string()),
+        }
+    };
+    let expected = match map.get("value") {
+        Some(Value::Array(items)) if !items.is_empty() => {
+            items.iter().map(text).collect::<Result<Vec<_>, _>>()?
+        }
+        Some(v @ Value::String(_)) => vec![text(v)?],
+        _ => {
+            return Err(fail(format!(
+                "`{kind}` needs a `value`: the text, or a list of texts, to compare with"
+            )));
+        }
+    };
+    let judge = match map.get("provider") {
+        None => None,
+        Some(p) => {
+            let graders = super::graders::read(p, base).map_err(fail)?;
+            // A chat grader here is no embedding model: promptfoo falls back to its default.
+            graders.embedding
+        }
+    };
+    Ok(Graded {
+        kind: GradedKind::Similar {
+            metric,
+            inverse: kind.starts_with("not-"),
+        },
+        value: expected[0].clone(),
+        expected,
+        prompt: None,
+        threshold: Some(map.get("threshold").and_then(Value::as_f64).unwrap_or(0.75)),
+        weight: map.get("weight").and_then(Value::as_f64),
+        metric: map
+            .get("metric")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        judge,
+    })
+}
+
 /// The judge a grader provider names (an OpenAI or Anthropic chat model).
-fn judge_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
+pub(crate) fn judge_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
     let base = file.parent().unwrap_or(Path::new("."));
     let (id, config) = match value {
         Value::String(id) => (id.as_str(), None),
@@ -778,6 +867,8 @@ pub(crate) fn merge(default: &Test, test: Test) -> Test {
         asserts,
         transform: test.transform.or_else(|| default.transform.clone()),
         judge: test.judge.or_else(|| default.judge.clone()),
+        embedding: test.embedding.or_else(|| default.embedding.clone()),
+        rubric_prompt: test.rubric_prompt.or_else(|| default.rubric_prompt.clone()),
         threshold: test.threshold.or(default.threshold),
         line: test.line,
     }
@@ -1299,6 +1390,8 @@ pub(crate) fn read_test(
     }
     let mut transform = None;
     let mut judge = None;
+    let mut embedding = None;
+    let mut rubric_prompt = None;
     match map.get("options") {
         None | Some(Value::Null) => {}
         Some(Value::Object(options)) => {
@@ -1316,8 +1409,15 @@ pub(crate) fn read_test(
                 }
             }
             if let Some(p) = options.get("provider") {
-                judge = Some(
-                    judge_spec(p, doc.path).map_err(|m| doc.err(&with(&at, key("provider")), m))?,
+                let graders = super::graders::read(p, doc.path)
+                    .map_err(|m| doc.err(&with(&at, key("provider")), m))?;
+                judge = graders.text;
+                embedding = graders.embedding;
+            }
+            if let Some(p) = options.get("rubricPrompt") {
+                rubric_prompt = Some(
+                    super::graders::load_prompt(p, &doc.base)
+                        .map_err(|m| doc.err(&with(&at, key("rubricPrompt")), m))?,
                 );
             }
         }
@@ -1337,6 +1437,8 @@ pub(crate) fn read_test(
         asserts,
         transform,
         judge,
+        embedding,
+        rubric_prompt,
         threshold,
         line,
     })

@@ -105,9 +105,6 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, String> {
         (_, "provider") | (_, "providers") if what == "a test" => {
             return Err("a test's own provider is not supported".into());
         }
-        (_, "rubricPrompt") => {
-            return Err("a custom grading prompt changes every graded verdict".into());
-        }
         (_, "factuality") => {
             return Err("custom factuality scores are not supported".into());
         }
