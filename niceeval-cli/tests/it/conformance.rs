@@ -26,7 +26,10 @@ fn real_files_once_refused_run() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_ne!(out.status.code(), Some(2), "{suite}: {stderr}");
         assert!(!stderr.contains("not supported"), "{suite}: {stderr}");
-        assert!(stdout.contains(shown), "{suite}: no {shown:?} in:\n{stdout}");
+        assert!(
+            stdout.contains(shown),
+            "{suite}: no {shown:?} in:\n{stdout}"
+        );
     }
 }
 

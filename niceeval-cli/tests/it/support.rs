@@ -22,9 +22,19 @@ pub struct Fake {
 
 impl Fake {
     pub fn start() -> Fake {
+        Fake::spawn(&[])
+    }
+
+    /// The fake with canned answers (`--answers FILE`: `[{"match": …, "answer": …}]`).
+    pub fn with_answers(file: &Path) -> Fake {
+        Fake::spawn(&["--answers".as_ref(), file.as_os_str()])
+    }
+
+    fn spawn(args: &[&std::ffi::OsStr]) -> Fake {
         let mut child = Command::new("python3")
             .arg(root().join("scripts/fake-openai.py"))
             .arg("0")
+            .args(args)
             .stdout(Stdio::piped())
             .spawn()
             .expect("python3 runs scripts/fake-openai.py");

@@ -221,3 +221,46 @@ fn a_test_threshold_weighs_graded_items_with_the_others() {
     );
     assert!(stdout.contains("aggregate score 0.67 < 0.9"), "{stdout}");
 }
+
+#[test]
+fn select_best_asks_the_grader_once_with_every_output_of_the_test() {
+    // Two prompts × two providers; the fake grader answers "2": the third output in promptfoo's
+    // order (provider by provider), the second provider's first prompt, is the best.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "answers.json",
+        r#"[{"match": "the loudest", "answer": "The best is 2."}]"#,
+    );
+    write(
+        dir.path(),
+        "promptfooconfig.yaml",
+        "prompts: ['Say {{x}}', 'Shout {{x}}']\nproviders: [openai:chat:one, openai:chat:two]\n\
+         tests:\n  - description: loud\n    vars: {x: hi}\n    assert:\n      - type: select-best\n        value: the loudest\n      \
+         - type: contains\n        value: hi\n",
+    );
+    let fake = Fake::with_answers(&dir.path().join("answers.json"));
+    let out = niceeval(
+        dir.path(),
+        &fake,
+        &["-c", "promptfooconfig.yaml", "-j", "1"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed") && stdout.contains("3 failed"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("loud [prompt 1, openai:chat:two]  passed")
+            || stdout
+                .lines()
+                .any(|l| l.contains("loud [prompt 1, openai:chat:two]") && l.contains("passed")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("output not selected (output #2 was)"),
+        "{stdout}"
+    );
+}

@@ -242,6 +242,25 @@ impl Judge {
         })
     }
 
+    /// Asks the judge model (`model`, else the one this judge resolves) `request` now and
+    /// returns its text: one call, for a check that reads the answer itself (a suite file's
+    /// `select-best`, which compares several outputs at once).
+    pub(crate) async fn ask_text(
+        &self,
+        model: Option<&str>,
+        request: &ChatRequest,
+    ) -> Result<String, JudgeError> {
+        let env = self.context.env();
+        let name = resolve::resolve_model(model, env.eval_model, env.config)?;
+        let options = resolve::client_options(&name, &env)?;
+        let client = ModelClient::new(name, options).map_err(JudgeError::Provider)?;
+        client
+            .complete(request)
+            .await
+            .map(|response| response.text)
+            .map_err(JudgeError::Provider)
+    }
+
     /// The model a judge call without `.model(..)` would use, or why it cannot be used (no model
     /// configured, an invalid name, no API key). Use it to skip judge evals where no judge is
     /// set up: `if let Err(why) = t.judge().ready() { return t.skip(why.to_string()); }`.

@@ -261,7 +261,10 @@ impl Scorer {
         let choice = match self {
             Scorer::ClosedQa { .. } => {
                 let end = text.trim_end();
-                ["Y", "N"].into_iter().find(|c| end.ends_with(c))?.to_string()
+                ["Y", "N"]
+                    .into_iter()
+                    .find(|c| end.ends_with(c))?
+                    .to_string()
             }
             Scorer::Factuality { .. } => {
                 let at = text.find(|c: char| c == ')').filter(|at| *at > 0)?;
@@ -421,7 +424,10 @@ mod tests {
         );
         assert_eq!(r.grade(&text(r#"{"pass": true}"#)).unwrap().0, 1.0);
         // Points beyond 1 (a grading prompt that counts them) are a full score.
-        assert_eq!(r.grade(&text(r#"{"pass": true, "score": 2}"#)).unwrap().0, 1.0);
+        assert_eq!(
+            r.grade(&text(r#"{"pass": true, "score": 2}"#)).unwrap().0,
+            1.0
+        );
         // Closed QA and factuality answered without JSON, as promptfoo's own prompts ask.
         let q = Scorer::ClosedQa {
             criteria: "c".into(),

@@ -336,9 +336,8 @@ impl ModelClient {
     /// retries. Only OpenAI-compatible endpoints serve embeddings.
     pub(crate) async fn embed(&self, text: &str) -> Result<Vec<f64>, ProviderError> {
         if self.name.provider() != Provider::OpenAi {
-            return Err(self.decode_error(
-                "embeddings are served by OpenAI-compatible endpoints only".into(),
-            ));
+            return Err(self
+                .decode_error("embeddings are served by OpenAI-compatible endpoints only".into()));
         }
         let url = format!("{}/embeddings", self.base_url);
         let body = serde_json::json!({"model": self.name.model(), "input": text}).to_string();

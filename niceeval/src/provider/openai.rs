@@ -210,7 +210,10 @@ pub(crate) fn decode_embedding(body: &[u8]) -> Result<Vec<f64>, String> {
         .ok_or("no `data[0].embedding` in the answer")?;
     vector
         .iter()
-        .map(|x| x.as_f64().ok_or_else(|| format!("the embedding holds {x}, not a number")))
+        .map(|x| {
+            x.as_f64()
+                .ok_or_else(|| format!("the embedding holds {x}, not a number"))
+        })
         .collect()
 }
 

@@ -408,6 +408,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 threshold: None,
                 judge: target.judge.clone(),
                 embedding: None,
+                select_best: None,
                 base_dir: doc.base.clone(),
                 expected_output: expected_output.clone(),
                 criteria: criteria.clone(),

@@ -39,7 +39,10 @@ pub(crate) fn read(value: &Value, file: &Path) -> Result<Graders, String> {
         && !map.contains_key("id")
         && (map.contains_key("text") || map.contains_key("embedding"))
     {
-        if let Some(k) = map.keys().find(|k| !["text", "embedding"].contains(&k.as_str())) {
+        if let Some(k) = map
+            .keys()
+            .find(|k| !["text", "embedding"].contains(&k.as_str()))
+        {
             return Err(format!(
                 "`{k}` in a grader map is not supported; supported: text (the chat grader), embedding (the embedding model of `similar`)"
             ));
@@ -117,7 +120,9 @@ fn embedding_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
             base_url,
             key_env,
         }),
-        _ => Err(format!("the embedding grader `{id}` is not an OpenAI embedding model")),
+        _ => Err(format!(
+            "the embedding grader `{id}` is not an OpenAI embedding model"
+        )),
     }
 }
 
@@ -183,7 +188,7 @@ pub(crate) fn grading_request(
 }
 
 /// `JSON.stringify(text).slice(1, -1)`.
-fn escaped(text: &str) -> String {
+pub(crate) fn escaped(text: &str) -> String {
     let json = Value::String(text.to_string()).to_string();
     json[1..json.len() - 1].to_string()
 }
@@ -191,7 +196,7 @@ fn escaped(text: &str) -> String {
 /// promptfoo's `fromVars`: objects (and null) as JSON, anything else as its JSON with the
 /// first and last characters cut (a string's quotes; a number loses its first and last
 /// digits there too, as in promptfoo).
-fn from_var(value: &Value) -> String {
+pub(crate) fn from_var(value: &Value) -> String {
     match value {
         Value::Object(_) | Value::Array(_) | Value::Null => value.to_string(),
         other => {
@@ -207,7 +212,7 @@ fn from_var(value: &Value) -> String {
 
 /// A rendered grading prompt as chat messages: a JSON list of `{role, content}` as those
 /// messages (system ones joined into the system prompt), any other text as one user message.
-fn chat_request(text: &str) -> ChatRequest {
+pub(crate) fn chat_request(text: &str) -> ChatRequest {
     let trimmed = text.trim_start();
     let messages = trimmed
         .starts_with('[')
@@ -365,13 +370,19 @@ impl Similar {
             options = options.api_key(key);
         }
         let client = ModelClient::new(name, options).map_err(|e| e.to_string())?;
-        let output = client.embed(&self.output).await.map_err(|e| e.to_string())?;
+        let output = client
+            .embed(&self.output)
+            .await
+            .map_err(|e| e.to_string())?;
         let mut best: Option<(f64, bool, String)> = None;
         for expected in &self.expected {
             let vector = client.embed(expected).await.map_err(|e| e.to_string())?;
             let similarity = self.metric.similarity(&vector, &output)?;
             let (pass, score) = if self.inverse {
-                (similarity <= self.threshold + f64::EPSILON, 1.0 - similarity)
+                (
+                    similarity <= self.threshold + f64::EPSILON,
+                    1.0 - similarity,
+                )
             } else {
                 (similarity >= self.threshold - f64::EPSILON, similarity)
             };
@@ -475,19 +486,22 @@ impl Check for TestScore {
                     Err(e) => return (Grade::error(format!("a graded item was lost: {e}")), None),
                 }
             }
-            let (sum, weight) = results
-                .iter()
-                .fold((0.0, 0.0), |(s, w), r| (s + r.score * r.weight, w + r.weight));
+            let (sum, weight) = results.iter().fold((0.0, 0.0), |(s, w), r| {
+                (s + r.score * r.weight, w + r.weight)
+            });
             let score = if weight > 0.0 { sum / weight } else { 0.0 };
             let pass = score >= threshold;
             let reason = format!(
                 "aggregate score {score:.2} {} {threshold} threshold",
                 if pass { "≥" } else { "<" }
             );
-            let usage = results.iter().filter_map(|r| r.usage.clone()).reduce(|mut a, b| {
-                a.add(&b);
-                a
-            });
+            let usage = results
+                .iter()
+                .filter_map(|r| r.usage.clone())
+                .reduce(|mut a, b| {
+                    a.add(&b);
+                    a
+                });
             (
                 Grade::score(score.clamp(0.0, 1.0), reason)
                     .with_children(results)
@@ -542,7 +556,12 @@ mod tests {
         let vars = json!({"topic": "a \"quoted\"\nline", "n": 42, "data": {"k": 1}});
         let vars = vars.as_object().unwrap();
         let template = r#"[{"role": "system", "content": "Grade: {{rubric}}"}, {"role": "user", "content": "{{output}} / {{topic}} / {{n}}"}]"#;
-        let request = grading_request(template, &[("output", "said \"hi\"\n"), ("rubric", "R")], vars).unwrap();
+        let request = grading_request(
+            template,
+            &[("output", "said \"hi\"\n"), ("rubric", "R")],
+            vars,
+        )
+        .unwrap();
         assert_eq!(request.system.as_deref(), Some("Grade: R"));
         let ChatMessage::User(user) = &request.messages[0] else {
             panic!("a user message");
@@ -551,7 +570,8 @@ mod tests {
         // promptfoo.
         assert_eq!(user, "said \"hi\"\n / a \"quoted\"\nline / ");
         assert!(request.tools.is_empty());
-        let plain = grading_request("Is {{output}} ok? {{data}}", &[("output", "a\nb")], vars).unwrap();
+        let plain =
+            grading_request("Is {{output}} ok? {{data}}", &[("output", "a\nb")], vars).unwrap();
         let ChatMessage::User(user) = &plain.messages[0] else {
             panic!("a user message");
         };

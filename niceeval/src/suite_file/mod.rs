@@ -13,6 +13,7 @@ mod positions;
 pub(crate) mod promptfoo;
 mod promptfoo_keys;
 mod scenarios;
+mod select_best;
 mod template;
 
 use std::path::{Path, PathBuf};
@@ -23,10 +24,10 @@ use serde_json::{Map, Value};
 use crate::assertion::{
     AssertionKind, AssertionResult, Chain as _, Checkable as _, Grade, Settings,
 };
-use crate::scope::Defer;
 use crate::definition::{BoxFuture, Case, EvalDefinition, MatrixCell};
 use crate::error::Error;
 use crate::eval::Eval;
+use crate::scope::Defer;
 use crate::spec::{self, AssertSpec, SpecContext};
 
 pub(crate) use agents::ProviderSpec;
@@ -100,6 +101,8 @@ pub(crate) enum GradedKind {
         metric: graders::Metric,
         inverse: bool,
     },
+    /// `select-best`: the test's outputs compared in one grader call (see `select_best`).
+    SelectBest,
 }
 
 /// The grader model: `provider/model` with its base URL and key variable.
@@ -135,6 +138,8 @@ pub(crate) struct SuiteCase {
     pub judge: Option<JudgeSpec>,
     /// The embedding grader of `similar` (`options.provider.embedding`).
     pub embedding: Option<JudgeSpec>,
+    /// With a `select-best` item: its test's cases and this case's index among them.
+    pub select_best: Option<(Arc<select_best::Group>, usize)>,
     /// Where relative `file://` paths of the case's items start.
     pub base_dir: PathBuf,
     /// AgentV's expected output (the `expected_output` of script graders).
@@ -511,6 +516,12 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     if let Some(agent) = agent {
         t.set_agent(agent);
     }
+    // A `select-best` case sends through its group, which keeps every answer of the test for
+    // the grader: the provider is asked once, the run replays its answer.
+    if let Some((group, index)) = &case.select_best {
+        let events = group.output(*index, &vars).await.map_err(Error::Case)?;
+        t.set_agent(Arc::new(crate::agent::replay::Replay::new(events)));
+    }
     t.seed_history(earlier);
     let judge = case
         .judge
@@ -570,7 +581,9 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
                 });
                 match kept {
                     Some(outcome) => done.extend(outcome.results),
-                    None => drop(t.check(&value, spec::assertions(&[item]).context(context.clone()))),
+                    None => {
+                        drop(t.check(&value, spec::assertions(&[item]).context(context.clone())))
+                    }
                 }
             }
             Err(e) => {
@@ -631,7 +644,18 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
         Some(collected) => collected.clone(),
         None => t.record().clone(),
     };
+    if let Some((group, index)) = &case.select_best {
+        // promptfoo: select-best decides the test besides the other items (threshold or not).
+        let (passed, label) = group.verdict(*index, &t.judge(), &vars).await;
+        t.check(
+            output_text.as_str(),
+            crate::expect::satisfies(move |_: &str| passed, label),
+        );
+    }
     for graded in &case.graded {
+        if graded.kind == GradedKind::SelectBest {
+            continue;
+        }
         if let GradedKind::Similar { metric, inverse } = graded.kind {
             let check = graders::Similar {
                 model: graded

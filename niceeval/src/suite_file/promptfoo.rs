@@ -60,10 +60,6 @@ const NOT_SUPPORTED: &[(&str, &str)] = &[
         "moderation",
         "a moderation API: niceeval calls none; use `llm-rubric` to grade the same property",
     ),
-    (
-        "select-best",
-        "it compares the outputs of several prompts, and niceeval grades each case alone",
-    ),
 ];
 
 /// A segment of a path into the document, owned.
@@ -467,6 +463,7 @@ fn cases_of(
     let (asserts, graded) = assertions(test, doc.notes)?;
     let asserts = super::Packed::new(&asserts);
     let vars = super::Packed::new(&test.vars);
+    let first = suite.cases.len();
     for (p, prompt) in prompts.iter().enumerate() {
         let rendered =
             template::render(&prompt.template, &test.vars).map_err(|e| SuiteFileError::File {
@@ -502,6 +499,7 @@ fn cases_of(
                 threshold: test.threshold,
                 judge: test.judge.clone(),
                 embedding: test.embedding.clone(),
+                select_best: None,
                 base_dir: doc.base.clone(),
                 expected_output: None,
                 criteria: None,
@@ -522,6 +520,23 @@ fn cases_of(
                     provider.label
                 ),
             });
+        }
+    }
+    if let Some(item) = graded.iter().find(|g| g.kind == GradedKind::SelectBest) {
+        // The test's cases in promptfoo's order (provider by provider, then prompt), which
+        // the grader's index follows.
+        let n = providers.len();
+        let order: Vec<usize> = (0..n)
+            .flat_map(|q| (0..prompts.len()).map(move |p| first + p * n + q))
+            .collect();
+        let group = super::select_best::Group::new(
+            item.value.clone(),
+            item.judge.clone().or_else(|| test.judge.clone()),
+            item.prompt.clone(),
+            order.iter().map(|i| suite.cases[*i].clone()).collect(),
+        );
+        for (index, i) in order.iter().enumerate() {
+            suite.cases[*i].select_best = Some((group.clone(), index));
         }
     }
     Ok(())
@@ -648,6 +663,25 @@ fn assertions(
             Some(p) => Some(super::graders::load_prompt(p, base).map_err(&fail)?),
             None => test.rubric_prompt.clone(),
         };
+        if kind == "select-best" {
+            let Some(criteria) = map.get("value").and_then(Value::as_str) else {
+                return Err(fail("`select-best` needs a `value`: the criteria".into()));
+            };
+            graded.push(Graded {
+                kind: GradedKind::SelectBest,
+                value: criteria.to_string(),
+                expected: Vec::new(),
+                prompt: rubric_prompt,
+                threshold: None,
+                weight: None,
+                metric: None,
+                judge: match map.get("provider") {
+                    None => None,
+                    Some(p) => super::graders::read(p, &origin.file).map_err(&fail)?.text,
+                },
+            });
+            continue;
+        }
         if let Some(metric) = super::graders::Metric::of(kind) {
             graded.push(similar(&map, kind, metric, base, &fail)?);
             continue;

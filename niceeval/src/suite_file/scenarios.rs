@@ -25,13 +25,15 @@ pub(crate) fn read(doc: &Doc<'_>, value: &Value) -> Result<Vec<Test>, SuiteFileE
             // `file://scenarios.yaml`: a scenario, or a list of them.
             Value::String(reference) => {
                 let path = super::file_path(&doc.base, reference);
-                let text = std::fs::read_to_string(&path).map_err(|e| {
-                    doc.err(&at, format!("cannot read {}: {e}", path.display()))
-                })?;
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| doc.err(&at, format!("cannot read {}: {e}", path.display())))?;
                 let sub = Doc {
                     path: &path,
                     text: &text,
-                    base: path.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
+                    base: path
+                        .parent()
+                        .map(std::path::Path::to_path_buf)
+                        .unwrap_or_default(),
                     positions: Default::default(),
                     notes: doc.notes,
                 };
@@ -41,7 +43,9 @@ pub(crate) fn read(doc: &Doc<'_>, value: &Value) -> Result<Vec<Test>, SuiteFileE
                 };
                 for (j, entry) in list.iter().enumerate() {
                     let Value::Object(map) = entry else {
-                        return Err(sub.err(&[Seg::Index(j)], "a scenario is a mapping (config, tests)"));
+                        return Err(
+                            sub.err(&[Seg::Index(j)], "a scenario is a mapping (config, tests)")
+                        );
                     };
                     out.extend(scenario(&sub, &[Seg::Index(j)], map)?);
                 }
@@ -58,8 +62,18 @@ fn scenario(
     map: &Map<String, Value>,
 ) -> Result<Vec<Test>, SuiteFileError> {
     doc.keys(at, map, SCENARIO_KEYS, "a scenario")?;
-    let entries = list(doc, &with(at, Seg::Key("config".into())), map.get("config"), true)?;
-    let tests = list(doc, &with(at, Seg::Key("tests".into())), map.get("tests"), false)?;
+    let entries = list(
+        doc,
+        &with(at, Seg::Key("config".into())),
+        map.get("config"),
+        true,
+    )?;
+    let tests = list(
+        doc,
+        &with(at, Seg::Key("tests".into())),
+        map.get("tests"),
+        false,
+    )?;
     let mut out = Vec::new();
     for (entry_at, entry) in &entries {
         let data = read_test(doc, entry_at, entry, None, line(doc, entry_at))?;
@@ -68,7 +82,10 @@ fn scenario(
         }
         for (test_at, test) in &tests {
             let test = read_test(doc, test_at, test, None, line(doc, test_at))?;
-            let description = test.description.clone().or_else(|| data.description.clone());
+            let description = test
+                .description
+                .clone()
+                .or_else(|| data.description.clone());
             let mut merged = merge(&data, test);
             merged.description = description;
             out.push(merged);
@@ -97,16 +114,23 @@ fn list<'v>(
                 let at = with(at, Seg::Index(i));
                 match item {
                     Value::Object(map) => Ok((at, map)),
-                    _ => Err(doc.err(&at, format!("each of a scenario's `{what}` is a mapping (vars, assert, …)"))),
+                    _ => Err(doc.err(
+                        &at,
+                        format!("each of a scenario's `{what}` is a mapping (vars, assert, …)"),
+                    )),
                 }
             })
             .collect(),
-        _ => Err(doc.err(at, format!("a scenario's `{what}` is a list of mappings (vars, assert, …)"))),
+        _ => Err(doc.err(
+            at,
+            format!("a scenario's `{what}` is a list of mappings (vars, assert, …)"),
+        )),
     }
 }
 
 fn line(doc: &Doc<'_>, at: &[Seg]) -> usize {
-    doc.position(&super::promptfoo::steps(at)).map_or(1, |p| p.0)
+    doc.position(&super::promptfoo::steps(at))
+        .map_or(1, |p| p.0)
 }
 
 fn with(at: &[Seg], seg: Seg) -> Vec<Seg> {
