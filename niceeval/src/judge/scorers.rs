@@ -267,7 +267,7 @@ impl Scorer {
                     .to_string()
             }
             Scorer::Factuality { .. } => {
-                let at = text.find(|c: char| c == ')').filter(|at| *at > 0)?;
+                let at = text.find(')').filter(|at| *at > 0)?;
                 let letter = text[..at].chars().last()?.to_ascii_uppercase();
                 if !('A'..='E').contains(&letter) {
                     return None;

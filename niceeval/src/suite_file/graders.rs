@@ -495,13 +495,10 @@ impl Check for TestScore {
                 "aggregate score {score:.2} {} {threshold} threshold",
                 if pass { "≥" } else { "<" }
             );
-            let usage = results
-                .iter()
-                .filter_map(|r| r.usage.clone())
-                .reduce(|mut a, b| {
-                    a.add(&b);
-                    a
-                });
+            let usage = results.iter().filter_map(|r| r.usage).reduce(|mut a, b| {
+                a.add(&b);
+                a
+            });
             (
                 Grade::score(score.clamp(0.0, 1.0), reason)
                     .with_children(results)

@@ -94,13 +94,16 @@ fn scenario(
     Ok(out)
 }
 
+/// A mapping with where it is.
+type Placed<'v> = (Vec<Seg>, &'v Map<String, Value>);
+
 /// The mappings of a scenario's `config` or `tests` with where each is.
 fn list<'v>(
     doc: &Doc<'_>,
     at: &[Seg],
     value: Option<&'v Value>,
     required: bool,
-) -> Result<Vec<(Vec<Seg>, &'v Map<String, Value>)>, SuiteFileError> {
+) -> Result<Vec<Placed<'v>>, SuiteFileError> {
     let what = match at.last() {
         Some(Seg::Key(k)) => k.clone(),
         _ => String::new(),
@@ -121,6 +124,11 @@ fn list<'v>(
                 }
             })
             .collect(),
+        // A missing key is pointed at on its scenario.
+        None => Err(doc.err(
+            &at[..at.len().saturating_sub(1)],
+            format!("a scenario's `{what}` is a list of mappings (vars, assert, …)"),
+        )),
         _ => Err(doc.err(
             at,
             format!("a scenario's `{what}` is a list of mappings (vars, assert, …)"),
