@@ -24,12 +24,15 @@ Graders: a request with a forced tool (niceeval's judge) gets a tool call scorin
 ("user-specified rubric") gets {"reason", "pass", "score"}, its closed-QA prompt ("[BEGIN
 DATA]" … "Criterion") a final "Y" / "N" and its factuality prompt {"category": "C" / "D"}, by
 the same rule.
+Embeddings (`/embeddings`, `{model, input}`): each text's words counted into 64 buckets (by
+their MD5), so equal word sets have cosine similarity 1 and texts without a shared word 0.
 AgentV (4.42.4): streamed requests (`"stream": true`) get the same answer as server-sent events;
 its LLM grader ("a single JSON object matching this schema") gets {"score", "assertions"} and its
 rubric grader ("each rubric item") one check per rubric id, and its score-range grader ("each
 criterion") a score of 10 (or 0) per criterion, by the same rule. A last user message asking
 to "count the turns" gets "turns: <n>" (the user and assistant messages of the request).
 """
+import hashlib
 import json
 import re
 import sys
@@ -69,6 +72,15 @@ def canned(text):
     return None
 
 
+def embedding(text):
+    vector = [0.0] * 64
+    for word in re.findall(r"[a-z0-9]+", str(text).lower()):
+        vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % 64] += 1.0
+    if not any(vector):
+        vector[0] = 1.0
+    return vector
+
+
 def answer(user):
     if "json" in user.lower():
         return json.dumps({"answer": user[:40], "words": len(user.split())})
@@ -93,6 +105,12 @@ class Handler(BaseHTTPRequestHandler):
             with open(RECORD[0], "a", encoding="utf-8") as f:
                 f.write(json.dumps({"path": self.path, "body": raw.decode("utf-8", "replace")}) + "\n")
         body = json.loads(raw)
+        if self.path.rstrip("/").endswith("/embeddings"):
+            given = body.get("input") or ""
+            texts = given if isinstance(given, list) else [given]
+            data = [{"object": "embedding", "index": i, "embedding": embedding(t)} for i, t in enumerate(texts)]
+            return self.send(200, {"object": "list", "data": data, "model": body.get("model", ""),
+                                   "usage": {"prompt_tokens": 1, "total_tokens": 1}})
         messages = body.get("messages") or []
         responses = self.path.rstrip("/").endswith("/responses")
         if responses:

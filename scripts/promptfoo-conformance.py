@@ -30,7 +30,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GRADED = {"llm-rubric", "g-eval", "factuality", "model-graded-factuality", "model-graded-closedqa"}
+GRADED = {"llm-rubric", "g-eval", "factuality", "model-graded-factuality", "model-graded-closedqa",
+          "similar", "select-best"}
 
 
 def promptfoo_home():
@@ -98,7 +99,9 @@ def flatten(results):
     out = []
     for r in results:
         name = r.get("name", "")
-        if (name.startswith("assertions(") or name.startswith("all_of(") or name == "threshold") and r.get("children"):
+        wrapper = (name.startswith("assertions(") or name.startswith("all_of(") or name == "threshold"
+                   or name.startswith("test threshold "))
+        if wrapper and r.get("children"):
             out.extend(flatten(r["children"]))
         else:
             out.append(r)

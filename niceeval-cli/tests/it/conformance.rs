@@ -4,35 +4,31 @@
 //! (`niceeval-cli/tests/conformance/real/`, each with the files it reads and the fake's canned
 //! answers). In each corpus at least 98% of the assertion verdicts agree, and every
 //! disagreement is listed in DIALECTS.md. The comparison is `scripts/promptfoo-conformance.py`.
-//! The real files niceeval cannot run yet (`real/unsupported/`) fail naming what they use.
 
 use std::process::Command;
 
 use super::support::{Fake, niceeval, peer_tool, root, run_comparison};
 
 #[test]
-fn real_files_niceeval_cannot_run_name_what_they_use() {
+fn real_files_once_refused_run() {
+    // `simple-test` uses `similar` (embeddings), `eval-custom-grading-prompt` a `rubricPrompt`:
+    // both were refused; now they run, and the comparison below checks their verdicts.
     let fake = Fake::start();
-    let cases = [
-        (
-            "simple-test",
-            "promptfooconfig.yaml:42:9: assertion type `similar` is not supported: `similar` is promptfoo's embeddings similarity",
-        ),
-        (
-            "eval-custom-grading-prompt",
-            "promptfooconfig.yaml:18:7: `rubricPrompt` in options is not supported",
-        ),
-    ];
-    for (suite, want) in cases {
+    for (suite, shown) in [
+        ("simple-test", "similar(\"Ahoy, world\")"),
+        ("eval-custom-grading-prompt", "judge.rubric("),
+    ] {
         let dir = root()
-            .join("niceeval-cli/tests/conformance/real/unsupported")
+            .join("niceeval-cli/tests/conformance/real")
             .join(suite);
         let out = niceeval(&dir, &fake, &["-c", "promptfooconfig.yaml"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{suite}: {stderr}");
+        assert_ne!(out.status.code(), Some(2), "{suite}: {stderr}");
+        assert!(!stderr.contains("not supported"), "{suite}: {stderr}");
         assert!(
-            stderr.contains(want),
-            "{suite}: wanted {want:?} in:\n{stderr}"
+            stdout.contains(shown),
+            "{suite}: no {shown:?} in:\n{stdout}"
         );
     }
 }

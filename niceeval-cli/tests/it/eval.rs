@@ -136,8 +136,8 @@ fn unsupported_keys_are_errors_naming_the_place() {
     let dir = tempfile::tempdir().unwrap();
     let cases: &[(&str, &str)] = &[
         (
-            "prompts: [hi]\nproviders: [echo]\nscenarios: []\n",
-            "promptfooconfig.yaml:3:12: `scenarios` in a promptfoo config is not supported: promptfoo's scenarios: write the combinations as tests",
+            "prompts: [hi]\nproviders: [echo]\nscenarios:\n  - tests: []\n",
+            "promptfooconfig.yaml:4:5: a scenario's `config` is a list of mappings (vars, assert, …)",
         ),
         (
             "prompts: [hi]\nproviders:\n  - id: openai:gpt-4o\n    config:\n      tools: []\n",
@@ -160,8 +160,8 @@ fn unsupported_keys_are_errors_naming_the_place() {
             "promptfooconfig.yaml:5:9: assertion (type `regex`): invalid regular expression",
         ),
         (
-            "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - type: similar\n        value: x\n",
-            "promptfooconfig.yaml:5:9: assertion type `similar` is not supported: `similar` is promptfoo's embeddings similarity: niceeval has no embeddings provider; use `similarity` (the texts compared, with a threshold) or `llm-rubric`",
+            "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - type: similar\n        threshold: 0.8\n",
+            "promptfooconfig.yaml:5:9: `similar` needs a `value`: the text, or a list of texts, to compare with",
         ),
         (
             "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - type: not-classifier\n        value: toxic\n",

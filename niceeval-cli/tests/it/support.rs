@@ -22,11 +22,21 @@ pub struct Fake {
 
 impl Fake {
     pub fn start() -> Fake {
-        Fake::start_with(&[])
+        Fake::spawn(&[])
     }
 
     /// The fake with more arguments (`--record FILE`, `--answers FILE`).
     pub fn start_with(args: &[&str]) -> Fake {
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+        Fake::spawn(&args)
+    }
+
+    /// The fake with canned answers (`--answers FILE`: `[{"match": …, "answer": …}]`).
+    pub fn with_answers(file: &Path) -> Fake {
+        Fake::spawn(&["--answers".as_ref(), file.as_os_str()])
+    }
+
+    fn spawn(args: &[&std::ffi::OsStr]) -> Fake {
         let mut child = Command::new("python3")
             .arg(root().join("scripts/fake-openai.py"))
             .arg("0")

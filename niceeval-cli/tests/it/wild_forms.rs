@@ -63,12 +63,12 @@ fn keys_that_only_tune_promptfoo_are_notices_not_refusals() {
 #[test]
 fn every_refusal_of_a_file_is_reported_at_once() {
     let (code, _, stderr) = run(
-        "prompts: [hi]\nproviders: [echo]\nscenarios: []\ntests:\n  - assert:\n      - type: classifier\n        value: toxic\n  - providerOutput: x\n",
+        "prompts: [hi]\nproviders: [echo]\nassertScoringFunction: x\ntests:\n  - assert:\n      - type: classifier\n        value: toxic\n  - providerOutput: x\n",
         &[],
     );
     assert_eq!(code, Some(2), "{stderr}");
     for want in [
-        "promptfooconfig.yaml:3:12: `scenarios` in a promptfoo config is not supported",
+        "promptfooconfig.yaml:3:24: `assertScoringFunction` in a promptfoo config is not supported",
         "promptfooconfig.yaml:6:9: assertion type `classifier` is not supported",
         "promptfooconfig.yaml:8:21: `providerOutput` in a test is not supported",
     ] {
@@ -129,4 +129,138 @@ fn a_grader_that_answers_in_text_is_read() {
         "{stdout}\n{stderr}"
     );
     assert!(!stdout.contains("neither"), "{stdout}");
+}
+
+#[test]
+fn scenarios_cross_each_config_entry_with_each_test() {
+    // Two entries × two tests: four tests, the entry's vars under the test's and its items
+    // first; a file with scenarios and no tests runs no empty test.
+    let (code, stdout, stderr) = run(
+        "prompts: ['Translate {{input}} into {{language}}']\nproviders: [echo]\n\
+         scenarios:\n  - config:\n      - vars: {language: French}\n        assert: [{type: icontains, value: translate}]\n      \
+         - vars: {language: German}\n    tests:\n      - description: hello\n        vars: {input: Hello}\n        \
+         assert: [{type: contains, value: '{{language}}'}]\n      - vars: {input: Bye, language: Dutch}\n        \
+         assert: [{type: contains, value: Bye into Dutch}]\n",
+        &[],
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("4 passed"), "{stdout}");
+}
+
+#[test]
+fn similar_compares_embeddings_from_the_grader_maps_embedding_model() {
+    // The fake's embeddings count words: "Answer: Say hello world" is 0.87 similar to "hello
+    // world", "Answer: Say goodbye" 0.41. The grader map names the chat and embedding graders.
+    let (code, stdout, stderr) = run(
+        "prompts: ['Say {{word}}']\nproviders: [openai:chat:gpt-4o-mini]\n\
+         defaultTest:\n  options:\n    provider:\n      text: openai:chat:text-only\n      embedding: openai:embedding:fake-embedder\n\
+         tests:\n  - description: close\n    vars: {word: hello world}\n    assert:\n      \
+         - type: similar\n        value: hello world\n      - type: similar:cosine\n        value: [far away, Hello World]\n      \
+         - type: llm-rubric\n        value: is a greeting\n\
+         \n  - description: far\n    vars: {word: goodbye}\n    assert:\n      - type: not-similar\n        value: hello world\n      \
+         - type: similar\n        value: hello world\n        threshold: 0.5\n",
+        &[],
+    );
+    assert_eq!(code, Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed") && stdout.contains("1 failed"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("similarity 0.41 is below the threshold 0.5"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_rubric_prompt_is_the_graders_prompt_with_the_tests_vars() {
+    // The fake grades promptfoo's way ("user-specified rubric" in the prompt, no tool): a
+    // verdict that fails when the request mentions "sorry" — here only through the prompt.
+    let (code, stdout, stderr) = run(
+        "prompts: ['Tell me about {{topic}}']\nproviders: [openai:chat:gpt-4o-mini]\n\
+         defaultTest:\n  options:\n    rubricPrompt:\n      - role: system\n        \
+         content: 'Grade against the user-specified rubric: {{rubric}}. Mood: {{mood}}'\n      \
+         - role: user\n        content: 'Output: {{output}}'\n\
+         tests:\n  - description: calm\n    vars: {topic: tea, mood: calm}\n    assert: [{type: llm-rubric, value: mentions tea}]\n  \
+         - description: sad\n    vars: {topic: tea, mood: sorry}\n    assert: [{type: llm-rubric, value: mentions tea}]\n  \
+         - description: own prompt\n    vars: {topic: tea}\n    assert:\n      - type: llm-rubric\n        \
+         rubricPrompt: 'Use the user-specified rubric, and say sorry: {{output}}'\n",
+        &[],
+    );
+    assert_eq!(code, Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed") && stdout.contains("2 failed"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!stdout.contains("neither"), "{stdout}");
+}
+
+#[test]
+fn a_test_threshold_weighs_graded_items_with_the_others() {
+    // Two passing items and a failing graded one score 0.67: the test passes at 0.6 and fails
+    // at 0.9, whatever the graded item says alone.
+    let test = |name: &str, threshold: f64| {
+        format!(
+            "  - description: {name}\n    threshold: {threshold}\n    vars: {{topic: tea}}\n    assert:\n      \
+             - type: contains\n        value: tea\n      - type: icontains\n        value: TEA\n      \
+             - type: llm-rubric\n        value: says sorry\n"
+        )
+    };
+    let (code, stdout, stderr) = run(
+        &format!(
+            "prompts: ['Tell me about {{{{topic}}}}']\nproviders: [openai:chat:gpt-4o-mini]\ntests:\n{}{}",
+            test("reaches", 0.6),
+            test("misses", 0.9)
+        ),
+        &[],
+    );
+    assert_eq!(code, Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed") && stdout.contains("1 failed"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("aggregate score 0.67 < 0.9"), "{stdout}");
+}
+
+#[test]
+fn select_best_asks_the_grader_once_with_every_output_of_the_test() {
+    // Two prompts × two providers; the fake grader answers "2": the third output in promptfoo's
+    // order (provider by provider), the second provider's first prompt, is the best.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "answers.json",
+        r#"[{"match": "the loudest", "answer": "The best is 2."}]"#,
+    );
+    write(
+        dir.path(),
+        "promptfooconfig.yaml",
+        "prompts: ['Say {{x}}', 'Shout {{x}}']\nproviders: [openai:chat:one, openai:chat:two]\n\
+         tests:\n  - description: loud\n    vars: {x: hi}\n    assert:\n      - type: select-best\n        value: the loudest\n      \
+         - type: contains\n        value: hi\n",
+    );
+    let fake = Fake::with_answers(&dir.path().join("answers.json"));
+    let out = niceeval(
+        dir.path(),
+        &fake,
+        &["-c", "promptfooconfig.yaml", "-j", "1"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed") && stdout.contains("3 failed"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("loud [prompt 1, openai:chat:two]  passed")
+            || stdout
+                .lines()
+                .any(|l| l.contains("loud [prompt 1, openai:chat:two]") && l.contains("passed")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("output not selected (output #2 was)"),
+        "{stdout}"
+    );
 }

@@ -49,7 +49,7 @@ use std::time::Duration;
 use crate::assertion::{AssertionKind, Grade, Settings};
 use crate::config::Config;
 use crate::event::{Event, Usage};
-use crate::provider::{ModelClient, ModelName, ProviderError};
+use crate::provider::{ChatRequest, ModelClient, ModelName, ProviderError};
 use crate::scope::deferred::{BoxFuture, Graded};
 use crate::scope::{Check, Defer, RunView, Scoped};
 use scorers::Scorer;
@@ -178,6 +178,13 @@ impl Judge {
         }
     }
 
+    /// This judge with its calls registered in `record` instead of the run's (a suite file's
+    /// test threshold grades them together with the test's other items).
+    pub(crate) fn with_record(mut self, record: Arc<dyn Defer>) -> Judge {
+        self.record = record;
+        self
+    }
+
     fn assertion(&self, scorer: Scorer) -> Scoped<JudgeCheck> {
         let check = JudgeCheck {
             context: self.context.clone(),
@@ -186,6 +193,7 @@ impl Judge {
             output: self.output.clone(),
             model: None,
             transform: None,
+            request: None,
         };
         Scoped::new(self.record.clone(), check, None)
     }
@@ -234,6 +242,25 @@ impl Judge {
         })
     }
 
+    /// Asks the judge model (`model`, else the one this judge resolves) `request` now and
+    /// returns its text: one call, for a check that reads the answer itself (a suite file's
+    /// `select-best`, which compares several outputs at once).
+    pub(crate) async fn ask_text(
+        &self,
+        model: Option<&str>,
+        request: &ChatRequest,
+    ) -> Result<String, JudgeError> {
+        let env = self.context.env();
+        let name = resolve::resolve_model(model, env.eval_model, env.config)?;
+        let options = resolve::client_options(&name, &env)?;
+        let client = ModelClient::new(name, options).map_err(JudgeError::Provider)?;
+        client
+            .complete(request)
+            .await
+            .map(|response| response.text)
+            .map_err(JudgeError::Provider)
+    }
+
     /// The model a judge call without `.model(..)` would use, or why it cannot be used (no model
     /// configured, an invalid name, no API key). Use it to skip judge evals where no judge is
     /// set up: `if let Err(why) = t.judge().ready() { return t.skip(why.to_string()); }`.
@@ -276,6 +303,16 @@ impl Scoped<JudgeCheck> {
         })
     }
 
+    /// Sends `request` instead of the scorer's own prompt: a suite file's grading prompt
+    /// (promptfoo's `rubricPrompt`), already rendered. The judge answers in text, read as the
+    /// scorer's verdict (promptfoo's JSON, or a choice).
+    pub(crate) fn request(self, request: ChatRequest) -> Self {
+        self.map_check(|c| JudgeCheck {
+            request: Some(request),
+            ..c
+        })
+    }
+
     /// Judges only the part of the text (the reply, or [`on`](Self::on)'s) that a JSONPath
     /// query selects: a reply `{"answer": "..", "trace": [..]}` judged at `$.answer` sends the
     /// judge the answer alone. Text that is not JSON, or a query that selects nothing, fails
@@ -314,6 +351,8 @@ pub struct JudgeCheck {
     output: String,
     model: Option<String>,
     transform: Option<crate::assertion::Transform>,
+    /// A request sent instead of the scorer's prompt.
+    request: Option<ChatRequest>,
 }
 
 impl JudgeCheck {
@@ -436,7 +475,10 @@ fn prepare(judge: &JudgeCheck, env: &JudgeEnv<'_>) -> Result<(ModelClient, Durat
 
 /// Asks the judge; with the grade, the answer's usage and whether it came from the cache.
 async fn ask(client: &ModelClient, judge: &JudgeCheck) -> (Grade, Option<(Usage, bool)>) {
-    let request = judge.scorer.request(&judge.input, &judge.output);
+    let request = match &judge.request {
+        Some(request) => request.clone(),
+        None => judge.scorer.request(&judge.input, &judge.output),
+    };
     let scorer = &judge.scorer;
     let accept = |response: &crate::provider::ChatResponse| scorer.grade(response).is_ok();
     let model = client.name().to_string();

@@ -212,7 +212,9 @@ impl Scorer {
     /// 0, as promptfoo fails it whatever the score; a verdict without `score` scores its
     /// `pass`.
     fn text_answer(&self, text: &str) -> Option<Value> {
-        let object = first_json_object(text)?;
+        let Some(object) = first_json_object(text) else {
+            return self.bare_choice(text);
+        };
         let reason = object
             .get("reason")
             .or_else(|| object.get("reasons"))
@@ -239,10 +241,39 @@ impl Scorer {
         let score = match (pass, score) {
             (None, None) => return None,
             (Some(false), _) => Value::from(0.0),
+            // promptfoo keeps a text verdict's score as it is (graders that count points
+            // answer 2 or 3); a passing verdict stays passing here, at most 1.
+            (_, Some(Value::Number(n))) => Value::from(n.as_f64()?.clamp(0.0, 1.0)),
             (_, Some(score)) => score,
             (Some(true), None) => Value::from(1.0),
         };
         Some(serde_json::json!({"score": score, "reasons": reason}))
+    }
+}
+
+impl Scorer {
+    /// A choice written without JSON, as promptfoo's own graders read it: closed QA's answer
+    /// ends with `Y` or `N`; factuality's holds `(A)`…`(E)`.
+    fn bare_choice(&self, text: &str) -> Option<Value> {
+        let choice = match self {
+            Scorer::ClosedQa { .. } => {
+                let end = text.trim_end();
+                ["Y", "N"]
+                    .into_iter()
+                    .find(|c| end.ends_with(c))?
+                    .to_string()
+            }
+            Scorer::Factuality { .. } => {
+                let at = text.find(')').filter(|at| *at > 0)?;
+                let letter = text[..at].chars().last()?.to_ascii_uppercase();
+                if !('A'..='E').contains(&letter) {
+                    return None;
+                }
+                letter.to_string()
+            }
+            _ => return None,
+        };
+        Some(serde_json::json!({"choice": choice, "reasons": text.trim()}))
     }
 }
 
@@ -437,6 +468,17 @@ mod tests {
             0.0
         );
         assert_eq!(r.grade(&text(r#"{"pass": true}"#)).unwrap().0, 1.0);
+        // Points beyond 1 (a grading prompt that counts them) are a full score.
+        assert_eq!(
+            r.grade(&text(r#"{"pass": true, "score": 2}"#)).unwrap().0,
+            1.0
+        );
+        // Closed QA and factuality answered without JSON, as promptfoo's own prompts ask.
+        let q = Scorer::ClosedQa {
+            criteria: "c".into(),
+        };
+        assert_eq!(q.grade(&text("It meets it.\nY")).unwrap().0, 1.0);
+        assert_eq!(q.grade(&text("It does not.\nN")).unwrap().0, 0.0);
         let f = Scorer::Factuality {
             expected: "x".into(),
             scores: prompts::PROMPTFOO_FACTUALITY_SCORES,

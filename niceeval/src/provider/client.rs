@@ -328,6 +328,24 @@ impl ModelClient {
         }
     }
 
+    /// The embedding of `text` from the API's `/embeddings` endpoint (OpenAI's wire format:
+    /// `{model, input}` → `{data: [{embedding: [..]}]}`), with the client's key, limits and
+    /// retries. Only OpenAI-compatible endpoints serve embeddings.
+    pub(crate) async fn embed(&self, text: &str) -> Result<Vec<f64>, ProviderError> {
+        if self.name.provider() != Provider::OpenAi {
+            return Err(self
+                .decode_error("embeddings are served by OpenAI-compatible endpoints only".into()));
+        }
+        let url = format!("{}/embeddings", self.base_url);
+        let body = serde_json::json!({"model": self.name.model(), "input": text}).to_string();
+        let raw = self.fetch_at(&url, body.as_bytes()).await?;
+        openai::decode_embedding(&raw).map_err(|message| ProviderError::Decode {
+            model: self.name.to_string(),
+            url,
+            message: format!("{message}; the body was {}", body_excerpt(&raw)),
+        })
+    }
+
     async fn fetch_decoded(&self, body: &[u8]) -> Result<ChatResponse, ProviderError> {
         let raw = self.fetch(body).await?;
         self.decode(&raw).map_err(|message| {
@@ -352,12 +370,18 @@ impl ModelClient {
 
     /// POSTs `body`, retrying as the policy says; returns the answer's body.
     async fn fetch(&self, body: &[u8]) -> Result<Vec<u8>, ProviderError> {
+        self.fetch_at(&self.url, body).await
+    }
+
+    /// POSTs `body` to `url` (the chat endpoint, or another endpoint of the same API such as
+    /// `/embeddings`), retrying as the policy says; returns the answer's body.
+    async fn fetch_at(&self, url: &str, body: &[u8]) -> Result<Vec<u8>, ProviderError> {
         let mut attempt: u32 = 0;
         loop {
             let outcome = {
                 let _permit = self.limiter.acquire().await;
                 let _slot = self.machine.acquire().await;
-                self.attempt(body).await
+                self.attempt(url, body).await
             };
             let (error, retry_after) = match outcome {
                 Ok(raw) => return Ok(raw),
@@ -371,7 +395,7 @@ impl ModelClient {
                 Some(wait) if wait > self.retry.max_retry_after => {
                     return Err(ProviderError::RetryTooLate {
                         model: self.name.to_string(),
-                        url: self.url.clone(),
+                        url: url.to_string(),
                         seconds: wait.as_secs(),
                         max: self.retry.max_retry_after.as_secs(),
                     });
@@ -384,10 +408,10 @@ impl ModelClient {
         }
     }
 
-    async fn attempt(&self, body: &[u8]) -> Result<Vec<u8>, Failure> {
+    async fn attempt(&self, url: &str, body: &[u8]) -> Result<Vec<u8>, Failure> {
         let mut request = self
             .http
-            .post(&self.url)
+            .post(url)
             .header(CONTENT_TYPE, "application/json")
             .timeout(self.timeout)
             .body(body.to_vec());
@@ -416,11 +440,11 @@ impl ModelClient {
             }
         }
         let exchange = pool::exchange(request).await.map_err(|e| match e {
-            ExchangeError::Timeout => self.timeout_failure(),
-            ExchangeError::Transport(message) => self.transport_failure(message),
+            ExchangeError::Timeout => self.timeout_failure(url),
+            ExchangeError::Transport(message) => self.transport_failure(url, message),
             ExchangeError::Io(e) => Failure::Fatal(ProviderError::Connect {
                 model: self.name.to_string(),
-                url: self.url.clone(),
+                url: url.to_string(),
                 message: e.to_string(),
                 after: String::new(),
             }),
@@ -436,7 +460,7 @@ impl ModelClient {
         }
         let error = ProviderError::Status {
             model: self.name.to_string(),
-            url: self.url.clone(),
+            url: url.to_string(),
             status: status.as_u16(),
             message: error_message(&raw).unwrap_or_else(|| body_excerpt(&raw)),
             after: String::new(),
@@ -448,20 +472,20 @@ impl ModelClient {
         }
     }
 
-    fn timeout_failure(&self) -> Failure {
+    fn timeout_failure(&self, url: &str) -> Failure {
         Failure::Fatal(ProviderError::Timeout {
             model: self.name.to_string(),
-            url: self.url.clone(),
+            url: url.to_string(),
             seconds: self.timeout.as_secs_f64(),
             setting: self.timeout_setting.clone(),
         })
     }
 
-    fn transport_failure(&self, message: String) -> Failure {
+    fn transport_failure(&self, url: &str, message: String) -> Failure {
         Failure::Retry(
             ProviderError::Connect {
                 model: self.name.to_string(),
-                url: self.url.clone(),
+                url: url.to_string(),
                 message,
                 after: String::new(),
             },

@@ -204,6 +204,22 @@ struct PromptDetails {
     cached_tokens: Option<u64>,
 }
 
+/// The first embedding of an `/embeddings` answer (`{data: [{embedding: [..]}]}`).
+pub(crate) fn decode_embedding(body: &[u8]) -> Result<Vec<f64>, String> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| format!("not JSON: {e}"))?;
+    let vector = value
+        .pointer("/data/0/embedding")
+        .and_then(Value::as_array)
+        .ok_or("no `data[0].embedding` in the answer")?;
+    vector
+        .iter()
+        .map(|x| {
+            x.as_f64()
+                .ok_or_else(|| format!("the embedding holds {x}, not a number"))
+        })
+        .collect()
+}
+
 /// Reads a response body. `Err` says what is wrong with it.
 pub fn decode(body: &[u8]) -> Result<ChatResponse, super::AnswerError> {
     use super::AnswerError;

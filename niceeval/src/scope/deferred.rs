@@ -117,6 +117,12 @@ pub(crate) trait Defer: Send + Sync {
     fn defer(&self, work: Deferred);
 }
 
+/// Starts grading each of `deferred` over `run`; the futures give their results (a check that
+/// gathers others, such as a suite file's test threshold, awaits them as it likes).
+pub(crate) fn start(deferred: Vec<Deferred>, run: &RunView<'_>) -> Vec<BoxFuture<AssertionResult>> {
+    deferred.into_iter().map(|work| work.perform(run)).collect()
+}
+
 /// Grades every check of the run's list: those that are not costly one after the other, then,
 /// when `costly` (the run has no execution error and no skip), the costly ones concurrently.
 /// Results keep registration order within each group.

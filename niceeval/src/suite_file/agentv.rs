@@ -408,6 +408,8 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 transform: None,
                 threshold: None,
                 judge: target.judge.clone(),
+                embedding: None,
+                select_best: None,
                 base_dir: doc.base.clone(),
                 expected_output: expected_output.clone(),
                 criteria: criteria.clone(),
@@ -881,6 +883,8 @@ fn rubric(text: String, weight: Option<f64>) -> Graded {
         weight,
         metric: None,
         judge: None,
+        expected: Vec::new(),
+        prompt: None,
     }
 }
 

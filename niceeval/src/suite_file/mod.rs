@@ -7,6 +7,7 @@
 
 mod agents;
 pub(crate) mod agentv;
+mod graders;
 mod node;
 mod positions;
 mod prompt;
@@ -14,6 +15,8 @@ pub(crate) mod promptfoo;
 mod promptfoo_keys;
 mod promptfoo_providers;
 mod provider_config;
+mod scenarios;
+mod select_best;
 mod template;
 
 use std::path::{Path, PathBuf};
@@ -21,10 +24,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Value};
 
-use crate::assertion::Chain as _;
+use crate::assertion::{
+    AssertionKind, AssertionResult, Chain as _, Checkable as _, Grade, Settings,
+};
 use crate::definition::{BoxFuture, Case, EvalDefinition, MatrixCell};
 use crate::error::Error;
 use crate::eval::Eval;
+use crate::scope::Defer;
 use crate::spec::{self, AssertSpec, SpecContext};
 
 pub(crate) use agents::ProviderSpec;
@@ -72,6 +78,11 @@ fn several(errors: &[SuiteFileError]) -> String {
 pub(crate) struct Graded {
     pub kind: GradedKind,
     pub value: String,
+    /// `similar`'s texts (`value` is the first).
+    pub expected: Vec<String>,
+    /// A grading prompt (`rubricPrompt`) sent instead of the judge's own, with `{{output}}`,
+    /// `{{rubric}}` (and the scorer's other values) and the test's vars.
+    pub prompt: Option<String>,
     pub threshold: Option<f64>,
     pub weight: Option<f64>,
     pub metric: Option<String>,
@@ -88,6 +99,13 @@ pub(crate) enum GradedKind {
     Factuality,
     /// `model-graded-closedqa`.
     ClosedQa,
+    /// `similar` (`:cosine`, `:dot`, `:euclidean`), `not-similar`: embeddings compared.
+    Similar {
+        metric: graders::Metric,
+        inverse: bool,
+    },
+    /// `select-best`: the test's outputs compared in one grader call (see `select_best`).
+    SelectBest,
 }
 
 /// The grader model: `provider/model` with its base URL and key variable.
@@ -123,6 +141,10 @@ pub(crate) struct SuiteCase {
     /// The test's `threshold`: it passes when its score reaches this, failing items or not.
     pub threshold: Option<f64>,
     pub judge: Option<JudgeSpec>,
+    /// The embedding grader of `similar` (`options.provider.embedding`).
+    pub embedding: Option<JudgeSpec>,
+    /// With a `select-best` item: its test's cases and this case's index among them.
+    pub select_best: Option<(Arc<select_best::Group>, usize)>,
     /// Where relative `file://` paths of the case's items start.
     pub base_dir: PathBuf,
     /// AgentV's expected output (the `expected_output` of script graders).
@@ -517,6 +539,12 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     if let Some(agent) = agent {
         t.set_agent(agent);
     }
+    // A `select-best` case sends through its group, which keeps every answer of the test for
+    // the grader: the provider is asked once, the run replays its answer.
+    if let Some((group, index)) = &case.select_best {
+        let events = group.output(*index, &vars).await.map_err(Error::Case)?;
+        t.set_agent(Arc::new(crate::agent::replay::Replay::new(events)));
+    }
     t.seed_history(earlier);
     let judge = case
         .judge
@@ -548,29 +576,53 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     context.criteria = case.criteria.clone();
     let (plain, transformed): (Vec<AssertSpec>, Vec<AssertSpec>) =
         asserts.into_iter().partition(|a| !is_js_transform(a));
+    // With a test `threshold` every item counts in one score, as in promptfoo
+    // (`graders::TestScore`): the items checked here are kept, the graded ones gathered, and
+    // the test is judged on them all once they are graded.
+    let gathered = case
+        .threshold
+        .map(|_| Arc::new(graders::Collect::default()));
+    let mut done: Vec<AssertionResult> = Vec::new();
     if !plain.is_empty() {
-        let items = match case.threshold {
-            Some(threshold) => {
-                let mut set = AssertSpec::of_type("assert-set");
-                set.threshold = Some(threshold);
-                set.name = Some("threshold".into());
-                set.assert = Some(plain);
-                vec![set]
-            }
-            None => plain,
-        };
-        t.check(&output, spec::assertions(&items).context(context.clone()));
+        let kept = gathered
+            .as_ref()
+            .and_then(|_| spec::evaluate_subject(&plain, &output.subject(), &context).ok());
+        match kept {
+            Some(outcome) => done.extend(outcome.results),
+            None => drop(t.check(&output, spec::assertions(&plain).context(context.clone()))),
+        }
     }
     for item in transformed {
         let mut item = item;
         let code = item.transform.take().unwrap_or_default();
+        let weight = item.weight.unwrap_or(1.0);
         match node::transform(&code, &output, &vars, &case.prompt, &case.base_dir).await {
             Ok(value) => {
-                t.check(&value, spec::assertions(&[item]).context(context.clone()));
+                let kept = gathered.as_ref().and_then(|_| {
+                    spec::evaluate_subject(std::slice::from_ref(&item), &value.subject(), &context)
+                        .ok()
+                });
+                match kept {
+                    Some(outcome) => done.extend(outcome.results),
+                    None => {
+                        drop(t.check(&value, spec::assertions(&[item]).context(context.clone())))
+                    }
+                }
             }
             Err(e) => {
                 let label = format!("the transform of `{}` failed: {e}", item.kind);
-                t.check(&output, crate::expect::satisfies(|_: &str| false, label));
+                if gathered.is_some() {
+                    let mut settings = Settings::gate();
+                    settings.weight = weight;
+                    done.push(AssertionResult::from_grade(
+                        label.clone(),
+                        AssertionKind::Value,
+                        &settings,
+                        Grade::fail(label),
+                    ));
+                } else {
+                    t.check(&output, crate::expect::satisfies(|_: &str| false, label));
+                }
             }
         }
     }
@@ -611,15 +663,77 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
+    let record: Arc<dyn Defer> = match &gathered {
+        Some(collected) => collected.clone(),
+        None => t.record().clone(),
+    };
+    if let Some((group, index)) = &case.select_best {
+        // promptfoo: select-best decides the test besides the other items (threshold or not).
+        let (passed, label) = group.verdict(*index, &t.judge(), &vars).await;
+        t.check(
+            output_text.as_str(),
+            crate::expect::satisfies(move |_: &str| passed, label),
+        );
+    }
     for graded in &case.graded {
-        let judge = t.judge();
+        if graded.kind == GradedKind::SelectBest {
+            continue;
+        }
+        if let GradedKind::Similar { metric, inverse } = graded.kind {
+            let check = graders::Similar {
+                model: graded
+                    .judge
+                    .clone()
+                    .or_else(|| case.embedding.clone())
+                    .unwrap_or_else(graders::default_embedding),
+                expected: graded.expected.clone(),
+                output: output_text.clone(),
+                threshold: graded.threshold.unwrap_or(0.75),
+                metric,
+                inverse,
+                timeout: crate::provider::DEFAULT_TIMEOUT,
+            };
+            let scoped = crate::scope::Scoped::new(record.clone(), check, None);
+            let scoped = match graded.weight {
+                Some(w) => scoped.weight(w),
+                None => scoped,
+            };
+            match &graded.metric {
+                Some(m) => drop(scoped.metric(m.clone())),
+                None => drop(scoped),
+            }
+            continue;
+        }
+        let judge = t.judge().with_record(record.clone());
         let scoped = match graded.kind {
-            GradedKind::Rubric => judge.rubric(&graded.value),
             GradedKind::Factuality => judge.factuality_promptfoo(&graded.value),
             GradedKind::ClosedQa => judge.closed_qa(&graded.value),
+            _ => judge.rubric(&graded.value),
         }
         .on(&output_text)
         .input(&case.prompt);
+        let scoped = match &graded.prompt {
+            // promptfoo's `rubricPrompt`, with the values its matcher of each kind gives.
+            Some(template) => {
+                let named: Vec<(&str, &str)> = match graded.kind {
+                    GradedKind::Factuality => vec![
+                        ("input", &case.prompt),
+                        ("ideal", &graded.value),
+                        ("completion", &output_text),
+                    ],
+                    GradedKind::ClosedQa => vec![
+                        ("input", &case.prompt),
+                        ("criteria", &graded.value),
+                        ("completion", &output_text),
+                    ],
+                    _ => vec![("output", &output_text), ("rubric", &graded.value)],
+                };
+                let request = graders::grading_request(template, &named, &vars)
+                    .map_err(|e| Error::Case(format!("rubricPrompt: {e}")))?;
+                scoped.request(request)
+            }
+            None => scoped,
+        };
         let scoped = match &graded.judge {
             Some(j) => scoped.model(j.model.clone()),
             None => scoped,
@@ -635,6 +749,14 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
             Some(m) => drop(scoped.metric(m.clone())),
             None => drop(scoped),
         }
+    }
+    if let (Some(threshold), Some(collected)) = (case.threshold, &gathered) {
+        graders::TestScore {
+            threshold,
+            done,
+            pending: collected.take(),
+        }
+        .register(t.record().clone());
     }
     Ok(())
 }

@@ -31,6 +31,7 @@ const TOP_KEYS: &[&str] = &[
     "evaluateOptions",
     "outputPath",
     "assertionTemplates",
+    "scenarios",
 ];
 const TEST_KEYS: &[&str] = &[
     "description",
@@ -42,7 +43,7 @@ const TEST_KEYS: &[&str] = &[
     "provider",
     "providers",
 ];
-const OPTION_KEYS: &[&str] = &["provider", "transform"];
+const OPTION_KEYS: &[&str] = &["provider", "transform", "rubricPrompt"];
 const EVALUATE_KEYS: &[&str] = &["maxConcurrency", "repeat"];
 /// Model-graded assertion types, run by the judge.
 const GRADED: &[(&str, GradedKind)] = &[
@@ -56,20 +57,12 @@ const GRADED: &[(&str, GradedKind)] = &[
 /// promptfoo's assertion types that niceeval does not run, with why and what to use instead.
 const NOT_SUPPORTED: &[(&str, &str)] = &[
     (
-        "similar",
-        "promptfoo's embeddings similarity: niceeval has no embeddings provider; use `similarity` (the texts compared, with a threshold) or `llm-rubric`",
-    ),
-    (
         "classifier",
         "a HuggingFace classifier: niceeval runs no classifier model; use `llm-rubric` to grade the same property",
     ),
     (
         "moderation",
         "a moderation API: niceeval calls none; use `llm-rubric` to grade the same property",
-    ),
-    (
-        "select-best",
-        "it compares the outputs of several prompts, and niceeval grades each case alone",
     ),
 ];
 
@@ -147,7 +140,6 @@ impl Doc<'_> {
             let mut path = at.to_vec();
             path.push(Seg::Key(key.clone()));
             let hint = match key.as_str() {
-                "scenarios" => " (promptfoo's scenarios: write the combinations as tests)",
                 "env" => " (set the variables in the environment instead)",
                 _ => "",
             };
@@ -220,8 +212,8 @@ struct Prompt {
 
 /// One test, merged with `defaultTest`, before the matrix.
 #[derive(Debug, Clone)]
-struct Test {
-    description: Option<String>,
+pub(crate) struct Test {
+    pub(crate) description: Option<String>,
     vars: Map<String, Value>,
     /// The vars' names in the order they were written: list-valued vars expand in this order
     /// (the first one outermost), as in promptfoo.
@@ -230,6 +222,10 @@ struct Test {
     asserts: Vec<(Value, Origin)>,
     transform: Option<String>,
     judge: Option<JudgeSpec>,
+    /// `options.provider`'s embedding grader (`{embedding: …}`), for `similar`.
+    embedding: Option<JudgeSpec>,
+    /// `options.rubricPrompt`, loaded.
+    rubric_prompt: Option<String>,
     threshold: Option<f64>,
     /// The test's own `provider` and its `providers` filter.
     providers: TestProviders,
@@ -363,7 +359,19 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         }
     }
     let tests_line = doc.position(&[Step::Key("tests")]).map_or(1, |p| p.0);
-    let tests = match top.get("tests") {
+    // promptfoo: a file's `tests` (or one empty test when it has neither tests nor
+    // scenarios), then each scenario's tests (see `scenarios`).
+    let scenario_tests = match top.get("scenarios") {
+        None => Vec::new(),
+        Some(v) => super::scenarios::read(&doc, v)?,
+    };
+    let no_tests = match top.get("tests") {
+        None | Some(Value::Null) => true,
+        Some(Value::Array(items)) => items.is_empty(),
+        Some(_) => false,
+    };
+    let mut tests = match top.get("tests") {
+        _ if no_tests && top.contains_key("scenarios") => Vec::new(),
         None => vec![Test {
             description: None,
             vars: Map::new(),
@@ -371,12 +379,15 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
             asserts: Vec::new(),
             transform: None,
             judge: None,
+            embedding: None,
+            rubric_prompt: None,
             threshold: None,
             providers: TestProviders::default(),
             line: tests_line,
         }],
         Some(v) => read_tests(&doc, v, tests_line)?,
     };
+    tests.extend(scenario_tests);
     // defaultTest under each test, then list-valued vars expanded into one test each. The
     // tests are taken one at a time and dropped once their cases are built: a 10,000-row
     // tests file is never held twice.
@@ -472,6 +483,7 @@ fn cases_of(
     let (asserts, graded) = assertions(test, doc.notes, &doc.base)?;
     let asserts = super::Packed::new(&asserts);
     let vars = super::Packed::new(&test.vars);
+    let first = suite.cases.len();
     for (p, prompt) in prompts.iter().enumerate() {
         // A prompt function makes its prompt when the case runs.
         let rendered = match &prompt.function {
@@ -520,6 +532,8 @@ fn cases_of(
                 transform: test.transform.clone(),
                 threshold: test.threshold,
                 judge: test.judge.clone(),
+                embedding: test.embedding.clone(),
+                select_best: None,
                 base_dir: doc.base.clone(),
                 expected_output: None,
                 criteria: None,
@@ -540,6 +554,23 @@ fn cases_of(
                     provider.label
                 ),
             });
+        }
+    }
+    if let Some(item) = graded.iter().find(|g| g.kind == GradedKind::SelectBest) {
+        // The test's cases in promptfoo's order (provider by provider, then prompt), which
+        // the grader's index follows.
+        let n = providers.len();
+        let order: Vec<usize> = (0..n)
+            .flat_map(|q| (0..prompts.len()).map(move |p| first + p * n + q))
+            .collect();
+        let group = super::select_best::Group::new(
+            item.value.clone(),
+            item.judge.clone().or_else(|| test.judge.clone()),
+            item.prompt.clone(),
+            order.iter().map(|i| suite.cases[*i].clone()).collect(),
+        );
+        for (index, i) in order.iter().enumerate() {
+            suite.cases[*i].select_best = Some((group.clone(), index));
         }
     }
     Ok(())
@@ -670,6 +701,35 @@ fn assertions(
             let rendered = template::render_value(value, &test.vars).map_err(&fail)?;
             map.insert("value".into(), rendered);
         }
+        let base = origin.file.parent().unwrap_or(Path::new("."));
+        // promptfoo: an item's `rubricPrompt` over the test's.
+        let rubric_prompt = match map.get("rubricPrompt") {
+            Some(p) => Some(super::graders::load_prompt(p, base).map_err(&fail)?),
+            None => test.rubric_prompt.clone(),
+        };
+        if kind == "select-best" {
+            let Some(criteria) = map.get("value").and_then(Value::as_str) else {
+                return Err(fail("`select-best` needs a `value`: the criteria".into()));
+            };
+            graded.push(Graded {
+                kind: GradedKind::SelectBest,
+                value: criteria.to_string(),
+                expected: Vec::new(),
+                prompt: rubric_prompt,
+                threshold: None,
+                weight: None,
+                metric: None,
+                judge: match map.get("provider") {
+                    None => None,
+                    Some(p) => super::graders::read(p, &origin.file).map_err(&fail)?.text,
+                },
+            });
+            continue;
+        }
+        if let Some(metric) = super::graders::Metric::of(kind) {
+            graded.push(similar(&map, kind, metric, base, &fail)?);
+            continue;
+        }
         if let Some((_, g)) = GRADED.iter().find(|(name, _)| *name == kind) {
             let value = match map.get("value") {
                 // A rubric in a file, as promptfoo reads it (`value: file://rubric.txt`).
@@ -681,8 +741,8 @@ fn assertions(
                 }
                 Some(Value::String(s)) => s.clone(),
                 Some(other) => other.to_string(),
-                // Reported with the file's refusals: a `rubricPrompt` (refused) is what makes
-                // an item without a value valid in promptfoo.
+                // With a `rubricPrompt`, the prompt may hold all the grader needs.
+                None if rubric_prompt.is_some() => String::new(),
                 None => {
                     refuse(format!("`{kind}` needs a `value`"))?;
                     continue;
@@ -696,6 +756,7 @@ fn assertions(
                 "metric",
                 "provider",
                 "description",
+                "rubricPrompt",
             ];
             if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
                 refuse(format!(
@@ -706,11 +767,14 @@ fn assertions(
             }
             let judge = match map.get("provider") {
                 None => None,
-                Some(p) => Some(judge_spec(p, &origin.file).map_err(&fail)?),
+                Some(p) => super::graders::read(p, &origin.file).map_err(&fail)?.text,
             };
             graded.push(Graded {
                 kind: *g,
                 value,
+                expected: Vec::new(),
+                // promptfoo's g-eval has prompts of its own.
+                prompt: rubric_prompt.filter(|_| kind != "g-eval"),
                 threshold: map.get("threshold").and_then(Value::as_f64),
                 weight: map.get("weight").and_then(Value::as_f64),
                 metric: map
@@ -787,8 +851,80 @@ fn schema_file(base: &Path, naming: &Path, reference: &str) -> Result<Value, Str
     }
 }
 
+/// A `similar` item: the texts compared (a list passes on any), the threshold (promptfoo's
+/// default 0.75) and the embedding grader named on it.
+fn similar(
+    map: &Map<String, Value>,
+    kind: &str,
+    metric: super::graders::Metric,
+    base: &Path,
+    fail: &dyn Fn(String) -> SuiteFileError,
+) -> Result<Graded, SuiteFileError> {
+    let allowed = [
+        "type",
+        "value",
+        "threshold",
+        "weight",
+        "metric",
+        "provider",
+        "description",
+    ];
+    if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(fail(format!(
+            "`{k}` on a `{kind}` assertion is not supported; supported: {}",
+            allowed.join(", ")
+        )));
+    }
+    let text = |v: &Value| -> Result<String, SuiteFileError> {
+        match v {
+            Value::String(s) if s.starts_with("file://") => {
+                let path = super::file_path(base, s);
+                std::fs::read_to_string(&path)
+                    .map_err(|e| fail(format!("cannot read {}: {e}", path.display())))
+            }
+            Value::String(s) => Ok(s.clone()),
+            other => Ok(other.to_string()),
+        }
+    };
+    let expected = match map.get("value") {
+        Some(Value::Array(items)) if !items.is_empty() => {
+            items.iter().map(text).collect::<Result<Vec<_>, _>>()?
+        }
+        Some(v @ Value::String(_)) => vec![text(v)?],
+        _ => {
+            return Err(fail(format!(
+                "`{kind}` needs a `value`: the text, or a list of texts, to compare with"
+            )));
+        }
+    };
+    let judge = match map.get("provider") {
+        None => None,
+        Some(p) => {
+            let graders = super::graders::read(p, base).map_err(fail)?;
+            // A chat grader here is no embedding model: promptfoo falls back to its default.
+            graders.embedding
+        }
+    };
+    Ok(Graded {
+        kind: GradedKind::Similar {
+            metric,
+            inverse: kind.starts_with("not-"),
+        },
+        value: expected[0].clone(),
+        expected,
+        prompt: None,
+        threshold: Some(map.get("threshold").and_then(Value::as_f64).unwrap_or(0.75)),
+        weight: map.get("weight").and_then(Value::as_f64),
+        metric: map
+            .get("metric")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        judge,
+    })
+}
+
 /// The judge a grader provider names (an OpenAI or Anthropic chat model).
-fn judge_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
+pub(crate) fn judge_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
     let base = file.parent().unwrap_or(Path::new("."));
     let (id, config) = match value {
         Value::String(id) => (id.as_str(), None),
@@ -817,7 +953,7 @@ fn judge_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
 }
 
 /// A test under `defaultTest`: its vars over the default's, the default's items first.
-fn merge(default: &Test, test: Test) -> Test {
+pub(crate) fn merge(default: &Test, test: Test) -> Test {
     let mut vars = default.vars.clone();
     vars.extend(test.vars);
     let mut order = default.order.clone();
@@ -835,6 +971,8 @@ fn merge(default: &Test, test: Test) -> Test {
         asserts,
         transform: test.transform.or_else(|| default.transform.clone()),
         judge: test.judge.or_else(|| default.judge.clone()),
+        embedding: test.embedding.or_else(|| default.embedding.clone()),
+        rubric_prompt: test.rubric_prompt.or_else(|| default.rubric_prompt.clone()),
         threshold: test.threshold.or(default.threshold),
         providers: test.providers.over(&default.providers),
         line: test.line,
@@ -1215,7 +1353,7 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
 }
 
 /// One test mapping (or `defaultTest`).
-fn read_test(
+pub(crate) fn read_test(
     doc: &Doc<'_>,
     at: &[Seg],
     map: &Map<String, Value>,
@@ -1313,6 +1451,8 @@ fn read_test(
     }
     let mut transform = None;
     let mut judge = None;
+    let mut embedding = None;
+    let mut rubric_prompt = None;
     match map.get("options") {
         None | Some(Value::Null) => {}
         Some(Value::Object(options)) => {
@@ -1330,8 +1470,15 @@ fn read_test(
                 }
             }
             if let Some(p) = options.get("provider") {
-                judge = Some(
-                    judge_spec(p, doc.path).map_err(|m| doc.err(&with(&at, key("provider")), m))?,
+                let graders = super::graders::read(p, doc.path)
+                    .map_err(|m| doc.err(&with(&at, key("provider")), m))?;
+                judge = graders.text;
+                embedding = graders.embedding;
+            }
+            if let Some(p) = options.get("rubricPrompt") {
+                rubric_prompt = Some(
+                    super::graders::load_prompt(p, &doc.base)
+                        .map_err(|m| doc.err(&with(&at, key("rubricPrompt")), m))?,
                 );
             }
         }
@@ -1366,6 +1513,8 @@ fn read_test(
         asserts,
         transform,
         judge,
+        embedding,
+        rubric_prompt,
         threshold,
         providers,
         line,

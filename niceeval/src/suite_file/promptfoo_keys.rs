@@ -102,9 +102,6 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, String> {
         (_, "prompts") if what == "a test" => {
             return Err("a test's `prompts` filter is not supported".into());
         }
-        (_, "scenarios") => {
-            return Err("promptfoo's scenarios: write the combinations as tests".into());
-        }
         (_, "transform") if what == "a provider" => {
             return Err(
                 "a provider's `transform` is not supported; give it as the tests' \
@@ -114,9 +111,6 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, String> {
         }
         (_, "prompts") if what == "a provider" => {
             return Err("a provider's `prompts` filter is not supported".into());
-        }
-        (_, "rubricPrompt") => {
-            return Err("a custom grading prompt changes every graded verdict".into());
         }
         (_, "factuality") => {
             return Err("custom factuality scores are not supported".into());

@@ -1,0 +1,577 @@
+//! The graders of a suite file's model-graded items, as promptfoo has them: the grader
+//! `provider` (an id, `{id, config}`, or a map `{text: …, embedding: …}` naming the chat model
+//! of `llm-rubric` and the others and the embedding model of `similar`), a custom grading
+//! prompt (`rubricPrompt`: text or chat messages, rendered with `{{output}}`, `{{rubric}}` and
+//! the test's vars), `similar` (cosine similarity of embeddings from an OpenAI-compatible
+//! `/embeddings` endpoint), and a test's `threshold` over all of its items (plain, transformed,
+//! graded), which promptfoo compares with the test's weighted score.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value};
+
+use super::JudgeSpec;
+use super::agents::{self, ProviderKind};
+use crate::assertion::{AssertionKind, AssertionResult, Grade, Settings};
+use crate::provider::{ChatMessage, ChatRequest, ClientOptions, ModelClient, ModelName};
+use crate::scope::deferred::{self, BoxFuture, Graded};
+use crate::scope::{Check, Defer, Deferred, RunView};
+
+/// promptfoo's default embedding model (its OpenAI default provider's).
+const DEFAULT_EMBEDDING_MODEL: &str = "text-embedding-3-large";
+
+/// The grader models a `provider` names: the chat model of the graded items and the
+/// embedding model of `similar` (`None`: the default).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Graders {
+    pub text: Option<JudgeSpec>,
+    pub embedding: Option<JudgeSpec>,
+}
+
+/// The graders of a grader `provider` value (`options.provider`, an item's `provider`).
+///
+/// As promptfoo's `getGradingProvider`: a map with `text` / `embedding` names one grader per
+/// kind of check; an id or `{id, config}` is the chat grader, or the embedding grader when it
+/// is an embedding provider (`openai:embedding:<model>`).
+pub(crate) fn read(value: &Value, file: &Path) -> Result<Graders, String> {
+    if let Value::Object(map) = value
+        && !map.contains_key("id")
+        && (map.contains_key("text") || map.contains_key("embedding"))
+    {
+        if let Some(k) = map
+            .keys()
+            .find(|k| !["text", "embedding"].contains(&k.as_str()))
+        {
+            return Err(format!(
+                "`{k}` in a grader map is not supported; supported: text (the chat grader), embedding (the embedding model of `similar`)"
+            ));
+        }
+        return Ok(Graders {
+            text: match map.get("text") {
+                None | Some(Value::Null) => None,
+                Some(text) => Some(
+                    super::promptfoo::judge_spec(text, file).map_err(|e| format!("`text`: {e}"))?,
+                ),
+            },
+            embedding: match map.get("embedding") {
+                None | Some(Value::Null) => None,
+                Some(embedding) => {
+                    Some(embedding_spec(embedding, file).map_err(|e| format!("`embedding`: {e}"))?)
+                }
+            },
+        });
+    }
+    if id_of(value).is_some_and(is_embedding_id) {
+        return Ok(Graders {
+            text: None,
+            embedding: Some(embedding_spec(value, file)?),
+        });
+    }
+    Ok(Graders {
+        text: Some(super::promptfoo::judge_spec(value, file)?),
+        embedding: None,
+    })
+}
+
+fn id_of(value: &Value) -> Option<&str> {
+    match value {
+        Value::String(id) => Some(id),
+        Value::Object(map) => map.get("id").and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+fn is_embedding_id(id: &str) -> bool {
+    id.starts_with("openai:embedding:") || id.starts_with("openai:embeddings:")
+}
+
+/// An embedding model: `openai:embedding:<model>` (or `embeddings`), reached as promptfoo's
+/// OpenAI providers are (`apiBaseUrl`, `apiHost`, `apiKeyEnvar`, else `OPENAI_BASE_URL`).
+fn embedding_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
+    let (id, config) = match value {
+        Value::String(id) => (id.as_str(), None),
+        Value::Object(map) => match map.get("id").and_then(Value::as_str) {
+            Some(id) => (id, map.get("config")),
+            None => return Err("an embedding grader needs an `id`".into()),
+        },
+        _ => return Err("an embedding grader is an id or a mapping with `id`".into()),
+    };
+    let Some(model) = id
+        .strip_prefix("openai:embedding:")
+        .or_else(|| id.strip_prefix("openai:embeddings:"))
+    else {
+        return Err(format!(
+            "the embedding grader `{id}` is not supported; supported: openai:embedding:<model> (any OpenAI-compatible /embeddings endpoint, through `apiBaseUrl` or OPENAI_BASE_URL)"
+        ));
+    };
+    // The chat provider of the same API reads the same connection keys.
+    let base = file.parent().unwrap_or(Path::new("."));
+    let spec = agents::parse(&format!("openai:chat:{model}"), None, config, base)
+        .map_err(|(_, m)| m.replace("openai:chat:", "openai:embedding:"))?;
+    match spec.kind {
+        ProviderKind::Chat {
+            model,
+            base_url,
+            key_env,
+            ..
+        } => Ok(JudgeSpec {
+            model,
+            base_url,
+            key_env,
+        }),
+        _ => Err(format!(
+            "the embedding grader `{id}` is not an OpenAI embedding model"
+        )),
+    }
+}
+
+/// promptfoo's default embedding grader.
+pub(crate) fn default_embedding() -> JudgeSpec {
+    JudgeSpec {
+        model: format!("openai/{DEFAULT_EMBEDDING_MODEL}"),
+        base_url: agents::openai_base_url_from_env(),
+        key_env: None,
+    }
+}
+
+/// A `rubricPrompt` as promptfoo loads it: text as written, chat messages (a list) as their
+/// JSON, `file://` text read (JSON and YAML files as their data's JSON).
+pub(crate) fn load_prompt(value: &Value, base: &Path) -> Result<String, String> {
+    match value {
+        Value::String(s) if s.starts_with("file://") => {
+            let path = super::file_path(base, s);
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if matches!(ext, "js" | "cjs" | "mjs" | "ts" | "py") {
+                return Err(format!(
+                    "a grading prompt computed by code ({s}) is not supported; give its text, chat messages, or a .txt / .json / .yaml file"
+                ));
+            }
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            match ext {
+                "json" => serde_json::from_str::<Value>(&text)
+                    .map(|v| v.to_string())
+                    .map_err(|e| format!("{}: not JSON: {e}", path.display())),
+                "yaml" | "yml" => super::promptfoo::parse_yaml(&path, &text)
+                    .map(|v| v.to_string())
+                    .map_err(|e| e.to_string()),
+                _ => Ok(text),
+            }
+        }
+        Value::String(s) => Ok(s.clone()),
+        Value::Array(_) | Value::Object(_) => Ok(value.to_string()),
+        other => Err(format!(
+            "`rubricPrompt` is text, chat messages or file://…, not {other}"
+        )),
+    }
+}
+
+/// The grader's request for a `rubricPrompt`: the template rendered with `named` (`output`,
+/// `rubric`, …) and then the test's `vars`, each written as promptfoo's `fromVars` writes it
+/// (JSON-escaped, so a chat-message template stays JSON), sent as chat messages when it is a
+/// list of them, else as one user message. No tool is offered: the grader answers in text.
+pub(crate) fn grading_request(
+    template: &str,
+    named: &[(&str, &str)],
+    vars: &Map<String, Value>,
+) -> Result<ChatRequest, String> {
+    let mut values = Map::new();
+    for (name, text) in named {
+        values.insert((*name).to_string(), Value::String(escaped(text)));
+    }
+    for (name, value) in vars {
+        values.insert(name.clone(), Value::String(from_var(value)));
+    }
+    let text = super::template::render(template, &values)?;
+    Ok(chat_request(&text).temperature(0.0).max_tokens(2048))
+}
+
+/// `JSON.stringify(text).slice(1, -1)`.
+pub(crate) fn escaped(text: &str) -> String {
+    let json = Value::String(text.to_string()).to_string();
+    json[1..json.len() - 1].to_string()
+}
+
+/// promptfoo's `fromVars`: objects (and null) as JSON, anything else as its JSON with the
+/// first and last characters cut (a string's quotes; a number loses its first and last
+/// digits there too, as in promptfoo).
+pub(crate) fn from_var(value: &Value) -> String {
+    match value {
+        Value::Object(_) | Value::Array(_) | Value::Null => value.to_string(),
+        other => {
+            let json = other.to_string();
+            if json.len() < 2 {
+                String::new()
+            } else {
+                json[1..json.len() - 1].to_string()
+            }
+        }
+    }
+}
+
+/// A rendered grading prompt as chat messages: a JSON list of `{role, content}` as those
+/// messages (system ones joined into the system prompt), any other text as one user message.
+pub(crate) fn chat_request(text: &str) -> ChatRequest {
+    let trimmed = text.trim_start();
+    let messages = trimmed
+        .starts_with('[')
+        .then(|| serde_json::from_str::<Vec<Map<String, Value>>>(trimmed).ok())
+        .flatten()
+        .filter(|list| !list.is_empty() && list.iter().all(|m| m.contains_key("role")));
+    let Some(messages) = messages else {
+        return ChatRequest::new().user(text);
+    };
+    let mut request = ChatRequest::new();
+    let mut system = Vec::new();
+    for message in messages {
+        let content = match message.get("content") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(parts)) => parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(""),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        };
+        match message.get("role").and_then(Value::as_str) {
+            Some("system") | Some("developer") => system.push(content),
+            Some("assistant") => request.messages.push(ChatMessage::Assistant {
+                text: content,
+                tool_calls: Vec::new(),
+            }),
+            _ => request = request.user(content),
+        }
+    }
+    if !system.is_empty() {
+        request = request.system(system.join("\n"));
+    }
+    request
+}
+
+/// How `similar` compares two embeddings (`similar`, `similar:cosine`, `similar:dot`,
+/// `similar:euclidean`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Metric {
+    Cosine,
+    Dot,
+    Euclidean,
+}
+
+impl Metric {
+    /// The metric of an assertion type (`similar`, `not-similar:dot`, …); `None` when the
+    /// suffix names none.
+    pub(crate) fn of(kind: &str) -> Option<Metric> {
+        let bare = kind.strip_prefix("not-").unwrap_or(kind);
+        match bare.split_once(':') {
+            None if bare == "similar" => Some(Metric::Cosine),
+            Some(("similar", "cosine")) => Some(Metric::Cosine),
+            Some(("similar", "dot")) => Some(Metric::Dot),
+            Some(("similar", "euclidean")) => Some(Metric::Euclidean),
+            _ => None,
+        }
+    }
+
+    /// How similar `a` and `b` are (higher is more similar; euclidean distance `d` is
+    /// `1 / (1 + d)`).
+    fn similarity(self, a: &[f64], b: &[f64]) -> Result<f64, String> {
+        if a.len() != b.len() {
+            return Err(format!(
+                "the embeddings have different lengths ({} and {})",
+                a.len(),
+                b.len()
+            ));
+        }
+        let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        Ok(match self {
+            Metric::Cosine => {
+                let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+                dot / (norm(a) * norm(b))
+            }
+            Metric::Dot => dot,
+            Metric::Euclidean => {
+                let d: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+                1.0 / (1.0 + d.sqrt())
+            }
+        })
+    }
+}
+
+/// `similar`: the output's embedding against each expected text's, passing at `threshold`
+/// (promptfoo's default 0.75) for any of them; `not-similar` passes when it is below it for
+/// every one. A costly check (model calls), graded after the body.
+pub(crate) struct Similar {
+    pub model: JudgeSpec,
+    pub expected: Vec<String>,
+    pub output: String,
+    pub threshold: f64,
+    pub metric: Metric,
+    pub inverse: bool,
+    pub timeout: std::time::Duration,
+}
+
+impl Check for Similar {
+    fn describe(&self) -> String {
+        let first = self.expected.first().map(String::as_str).unwrap_or("");
+        format!(
+            "{}similar({}{}) at {}",
+            if self.inverse { "not-" } else { "" },
+            crate::excerpt::quote_width(first, 60),
+            if self.expected.len() > 1 {
+                format!(" and {} more", self.expected.len() - 1)
+            } else {
+                String::new()
+            },
+            self.threshold
+        )
+    }
+
+    fn kind(&self) -> AssertionKind {
+        AssertionKind::Judge
+    }
+
+    fn settings(&self) -> Settings {
+        Settings::gate()
+    }
+
+    fn costly(&self) -> bool {
+        true
+    }
+
+    fn grade(self: Box<Self>, _run: &RunView<'_>) -> BoxFuture<Graded> {
+        Box::pin(async move {
+            let grade = match self.compare().await {
+                Ok(grade) => grade,
+                Err(message) => Grade::error(message),
+            };
+            (grade, None)
+        })
+    }
+}
+
+impl Similar {
+    async fn compare(&self) -> Result<Grade, String> {
+        let name = ModelName::parse(&self.model.model).map_err(|e| e.to_string())?;
+        let key = crate::provider::resolve_key(
+            &name,
+            self.model.base_url.as_deref(),
+            self.model.key_env.as_deref(),
+            " (the embedding grader of `similar`)",
+        )
+        .map_err(|e| e.to_string())?;
+        let mut options = ClientOptions::default()
+            .timeout(self.timeout)
+            .timeout_setting("[provider] timeout in niceeval.toml");
+        if let Some(url) = &self.model.base_url {
+            options = options.base_url(url.clone());
+        }
+        if let Some(key) = key {
+            options = options.api_key(key);
+        }
+        let client = ModelClient::new(name, options).map_err(|e| e.to_string())?;
+        let output = client
+            .embed(&self.output)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut best: Option<(f64, bool, String)> = None;
+        for expected in &self.expected {
+            let vector = client.embed(expected).await.map_err(|e| e.to_string())?;
+            let similarity = self.metric.similarity(&vector, &output)?;
+            let (pass, score) = if self.inverse {
+                (
+                    similarity <= self.threshold + f64::EPSILON,
+                    1.0 - similarity,
+                )
+            } else {
+                (similarity >= self.threshold - f64::EPSILON, similarity)
+            };
+            let reason = format!(
+                "similarity {similarity:.2} is {} threshold {} (to {})",
+                if similarity >= self.threshold {
+                    "at least the"
+                } else {
+                    "below the"
+                },
+                self.threshold,
+                crate::excerpt::quote_width(expected, 60)
+            );
+            // `similar` passes on the first value it is similar to; `not-similar` fails on
+            // the first it is too similar to.
+            if pass != self.inverse {
+                return Ok(verdict(score, pass, reason));
+            }
+            let keep = match &best {
+                None => true,
+                Some((b, _, _)) if self.inverse => score < *b,
+                Some((b, _, _)) => score > *b,
+            };
+            if keep {
+                best = Some((score, pass, reason));
+            }
+        }
+        let (score, pass, reason) =
+            best.ok_or("`similar` needs at least one value to compare with")?;
+        Ok(verdict(score, pass, reason))
+    }
+}
+
+fn verdict(score: f64, pass: bool, reason: String) -> Grade {
+    Grade::score(score.clamp(0.0, 1.0), reason).with_verdict(pass)
+}
+
+/// Checks registered here instead of on the run, to be graded by a [`TestScore`].
+#[derive(Default)]
+pub(crate) struct Collect(Mutex<Vec<Deferred>>);
+
+impl Defer for Collect {
+    fn defer(&self, work: Deferred) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(work);
+    }
+}
+
+impl Collect {
+    /// The checks registered so far.
+    pub(crate) fn take(&self) -> Vec<Deferred> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// A test's `threshold`: every item of the test — those checked in the body and the model-
+/// graded ones, graded here — counts with its weight in the test's score (0 when nothing
+/// weighs), and the test passes when the score reaches the threshold, whichever items fail.
+pub(crate) struct TestScore {
+    pub threshold: f64,
+    pub done: Vec<AssertionResult>,
+    pub pending: Vec<Deferred>,
+}
+
+impl TestScore {
+    /// Registers it on the run of `record`.
+    pub(crate) fn register(self, record: Arc<dyn Defer>) {
+        drop(crate::scope::Scoped::new(record, self, None));
+    }
+}
+
+impl Check for TestScore {
+    fn describe(&self) -> String {
+        format!("test threshold {}", self.threshold)
+    }
+
+    fn kind(&self) -> AssertionKind {
+        AssertionKind::Value
+    }
+
+    fn settings(&self) -> Settings {
+        Settings::gate()
+    }
+
+    fn costly(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    fn grade(self: Box<Self>, run: &RunView<'_>) -> BoxFuture<Graded> {
+        let TestScore {
+            threshold,
+            done,
+            pending,
+        } = *self;
+        let started = deferred::start(pending, run);
+        Box::pin(async move {
+            let handles: Vec<_> = started.into_iter().map(tokio::spawn).collect();
+            let mut results = done;
+            for handle in handles {
+                match handle.await {
+                    Ok(result) => results.push(result),
+                    Err(e) => return (Grade::error(format!("a graded item was lost: {e}")), None),
+                }
+            }
+            let (sum, weight) = results.iter().fold((0.0, 0.0), |(s, w), r| {
+                (s + r.score * r.weight, w + r.weight)
+            });
+            let score = if weight > 0.0 { sum / weight } else { 0.0 };
+            let pass = score >= threshold;
+            let reason = format!(
+                "aggregate score {score:.2} {} {threshold} threshold",
+                if pass { "≥" } else { "<" }
+            );
+            let usage = results.iter().filter_map(|r| r.usage).reduce(|mut a, b| {
+                a.add(&b);
+                a
+            });
+            (
+                Grade::score(score.clamp(0.0, 1.0), reason)
+                    .with_children(results)
+                    .with_verdict(pass),
+                usage,
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_grader_map_names_the_chat_and_the_embedding_grader() {
+        let file = Path::new("promptfooconfig.yaml");
+        let graders = read(
+            &json!({"text": "openai:chat:judge", "embedding": {"id": "openai:embedding:emb", "config": {"apiBaseUrl": "http://127.0.0.1:9/v1"}}}),
+            file,
+        )
+        .unwrap();
+        assert_eq!(graders.text.unwrap().model, "openai/judge");
+        let embedding = graders.embedding.unwrap();
+        assert_eq!(embedding.model, "openai/emb");
+        assert_eq!(embedding.base_url.as_deref(), Some("http://127.0.0.1:9/v1"));
+        // An embedding id alone is the embedding grader; a chat id the chat grader.
+        let alone = read(&json!("openai:embeddings:e"), file).unwrap();
+        assert!(alone.text.is_none() && alone.embedding.is_some());
+        let chat = read(&json!("openai:gpt-4o"), file).unwrap();
+        assert!(chat.text.is_some() && chat.embedding.is_none());
+        let err = read(&json!({"text": "openai:chat:j", "vision": "x"}), file).unwrap_err();
+        assert!(err.contains("`vision`"), "{err}");
+    }
+
+    #[test]
+    fn similarity_metrics() {
+        let (a, b) = ([1.0, 0.0], [1.0, 1.0]);
+        let cosine = Metric::Cosine.similarity(&a, &b).unwrap();
+        assert!((cosine - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-12);
+        assert_eq!(Metric::Dot.similarity(&a, &b).unwrap(), 1.0);
+        assert_eq!(Metric::Euclidean.similarity(&a, &a).unwrap(), 1.0);
+        assert!(Metric::Cosine.similarity(&a, &[1.0]).is_err());
+        assert_eq!(Metric::of("not-similar:dot"), Some(Metric::Dot));
+        assert_eq!(Metric::of("similar"), Some(Metric::Cosine));
+        assert_eq!(Metric::of("similar:manhattan"), None);
+    }
+
+    #[test]
+    fn grading_prompts_render_escaped_values_and_chat_messages() {
+        let vars = json!({"topic": "a \"quoted\"\nline", "n": 42, "data": {"k": 1}});
+        let vars = vars.as_object().unwrap();
+        let template = r#"[{"role": "system", "content": "Grade: {{rubric}}"}, {"role": "user", "content": "{{output}} / {{topic}} / {{n}}"}]"#;
+        let request = grading_request(
+            template,
+            &[("output", "said \"hi\"\n"), ("rubric", "R")],
+            vars,
+        )
+        .unwrap();
+        assert_eq!(request.system.as_deref(), Some("Grade: R"));
+        let ChatMessage::User(user) = &request.messages[0] else {
+            panic!("a user message");
+        };
+        // The escaped texts are read back by the JSON parse; a number loses its ends as in
+        // promptfoo.
+        assert_eq!(user, "said \"hi\"\n / a \"quoted\"\nline / ");
+        assert!(request.tools.is_empty());
+        let plain =
+            grading_request("Is {{output}} ok? {{data}}", &[("output", "a\nb")], vars).unwrap();
+        let ChatMessage::User(user) = &plain.messages[0] else {
+            panic!("a user message");
+        };
+        assert_eq!(user, "Is a\\nb ok? {\"k\":1}");
+    }
+}
