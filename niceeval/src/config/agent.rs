@@ -264,18 +264,6 @@ pub struct CodexConfig {
     pub env: BTreeMap<String, String>,
 }
 
-/// Codex's sandbox modes (`[agent] sandbox`).
-pub(crate) const CODEX_SANDBOX_MODES: &[&str] =
-    &["read-only", "workspace-write", "danger-full-access"];
-/// Codex's approval policies (`[agent] approval_policy`).
-pub(crate) const CODEX_APPROVAL_POLICIES: &[&str] =
-    &["untrusted", "on-failure", "on-request", "never"];
-/// The command agent's input modes (`[agent] input`).
-pub(crate) const INPUT_MODES: &[&str] = &["stdin", "json", "arg"];
-
-/// The `output` modes of a command agent.
-pub(crate) const OUTPUT_MODES: &[&str] = &["jsonl", "text"];
-
 /// The keys of `[agent]` for `kind` (besides `type`), and the ones it needs: read from the
 /// settings' types, so they cannot drift.
 pub(super) fn keys(kind: &str) -> Option<(&'static [&'static str], &'static [&'static str])> {

@@ -88,7 +88,7 @@ pub use agent::{
     ReplayConfig,
 };
 #[cfg(test)]
-pub(crate) use agent::{CODEX_APPROVAL_POLICIES, CODEX_SANDBOX_MODES};
+pub(crate) use values::{CODEX_APPROVAL_POLICIES, CODEX_SANDBOX_MODES};
 pub use prices::PriceConfig;
 pub use values::{CacheMode, Isolation, Keep};
 

@@ -350,15 +350,15 @@ fn one_of<'de, D: Deserializer<'de>>(
 }
 
 pub(super) fn input_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    one_of(d, super::agent::INPUT_MODES, "an input mode")
+    one_of(d, super::values::INPUT_MODES, "an input mode")
 }
 
 pub(super) fn output_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    one_of(d, super::agent::OUTPUT_MODES, "an output mode")
+    one_of(d, super::values::OUTPUT_MODES, "an output mode")
 }
 
 pub(super) fn codex_sandbox<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    one_of(d, super::agent::CODEX_SANDBOX_MODES, "a Codex sandbox mode")
+    one_of(d, super::values::CODEX_SANDBOX_MODES, "a Codex sandbox mode")
 }
 
 pub(super) fn codex_approval_policy<'de, D: Deserializer<'de>>(
@@ -366,7 +366,7 @@ pub(super) fn codex_approval_policy<'de, D: Deserializer<'de>>(
 ) -> Result<Option<String>, D::Error> {
     one_of(
         d,
-        super::agent::CODEX_APPROVAL_POLICIES,
+        super::values::CODEX_APPROVAL_POLICIES,
         "a Codex approval policy",
     )
 }

@@ -106,6 +106,21 @@ impl Keep {
     }
 }
 
+// The words a string setting may hold, checked at load (`validate.rs`) and named in its
+// error.
+
+/// Codex's sandbox modes (`[agent] sandbox`).
+pub(crate) const CODEX_SANDBOX_MODES: &[&str] =
+    &["read-only", "workspace-write", "danger-full-access"];
+/// Codex's approval policies (`[agent] approval_policy`).
+pub(crate) const CODEX_APPROVAL_POLICIES: &[&str] =
+    &["untrusted", "on-failure", "on-request", "never"];
+/// The command agent's input modes (`[agent] input`).
+pub(crate) const INPUT_MODES: &[&str] = &["stdin", "json", "arg"];
+
+/// The `output` modes of a command agent.
+pub(crate) const OUTPUT_MODES: &[&str] = &["jsonl", "text"];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -188,7 +188,7 @@ fn output_tail(value: &Value) -> Option<(&'static str, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Severity;
+    use crate::assertion::Severity;
     use crate::assertion::AssertionResult;
 
     fn check(value: &dyn Checkable) -> AssertionResult {

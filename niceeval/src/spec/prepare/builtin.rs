@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::AssertSpec;
-use super::prepare::{Base, prepare};
-use super::values::{js_string, list_value, required, text_value};
+use super::{Base, prepare};
+use crate::spec::AssertSpec;
+use crate::spec::values::{js_string, list_value, required, text_value};
 use crate::assertion::{Assertion, Grade, Settings, Subject};
 use crate::expect;
 use crate::expect::type_names::{self as types, Builtin};
@@ -461,7 +461,7 @@ fn budget(spec: &AssertSpec, unit: &str) -> Result<f64, String> {
 mod tests {
     use serde_json::json;
 
-    use super::super::{SpecContext, evaluate};
+    use crate::spec::{SpecContext, evaluate};
     use super::*;
 
     fn equals(value: Value, config: Value) -> AssertSpec {
