@@ -87,9 +87,9 @@ pub use agent::{
     AgentConfig, ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig, CommandLine,
     ReplayConfig,
 };
+pub use prices::PriceConfig;
 #[cfg(test)]
 pub(crate) use values::{CODEX_APPROVAL_POLICIES, CODEX_SANDBOX_MODES};
-pub use prices::PriceConfig;
 pub use values::{CacheMode, Isolation, Keep};
 
 /// The file name searched for.

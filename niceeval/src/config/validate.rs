@@ -358,7 +358,11 @@ pub(super) fn output_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Stri
 }
 
 pub(super) fn codex_sandbox<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    one_of(d, super::values::CODEX_SANDBOX_MODES, "a Codex sandbox mode")
+    one_of(
+        d,
+        super::values::CODEX_SANDBOX_MODES,
+        "a Codex sandbox mode",
+    )
 }
 
 pub(super) fn codex_approval_policy<'de, D: Deserializer<'de>>(

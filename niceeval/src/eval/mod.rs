@@ -14,8 +14,8 @@ mod assertions;
 mod traced;
 mod workspace;
 
-use traced::Traced;
 use crate::turn::{Turn, TurnStatus};
+use traced::Traced;
 pub use workspace::RunTests;
 
 /// The handle an eval body receives as `t`.

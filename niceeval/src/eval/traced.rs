@@ -39,11 +39,7 @@ impl Traced {
 
     /// Sends `request` to `agent`, inside the turn's span context when the run has a trace (so
     /// the agent's own `tracing` spans join it).
-    pub(crate) async fn send(
-        &self,
-        agent: &dyn Agent,
-        request: Request,
-    ) -> Result<(), AgentError> {
+    pub(crate) async fn send(&self, agent: &dyn Agent, request: Request) -> Result<(), AgentError> {
         #[cfg(feature = "otel")]
         if let (Some(run), Some(traceparent)) = (&self.run, request.traceparent.clone()) {
             return crate::trace::in_turn(run.clone(), &traceparent, agent.send(request)).await;

@@ -893,7 +893,10 @@ mod tests {
         );
         // Each row still points at its own report.
         assert_eq!(rows[5][10], 0);
-        assert_eq!(name_key("case 7 of 12"), "case 000000000007 of 000000000012");
+        assert_eq!(
+            name_key("case 7 of 12"),
+            "case 000000000007 of 000000000012"
+        );
     }
 
     #[test]

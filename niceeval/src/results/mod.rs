@@ -39,11 +39,11 @@ mod read;
 mod stream;
 mod write;
 
-pub use merge::{from_earlier_runs, latest, latest_records, merge, replay, replay_with};
+pub use merge::{from_earlier_runs, latest, latest_records, merge, replay};
 pub use read::{ReadError, read_reports};
 pub(crate) use read::{Records, last_run};
 pub(crate) use stream::Index;
-pub use write::{ResultsFile, append, disabled, results_dir, target_dir, this_run};
+pub use write::{ResultsFile, append, results_dir, target_dir, this_run};
 pub(crate) use write::{continue_run, this_file, this_target, under_nextest};
 
 #[cfg(test)]

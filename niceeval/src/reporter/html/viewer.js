@@ -66,7 +66,9 @@
   const names = rows.map((r) => name(r[ID]));
   // The rows come in name order (html.rs sorts them, numbers in names as numbers): filters keep
   // this order, and sorting by a number breaks ties with it.
-  const byId = new Map(rows.map((r, i) => [r[ID], i]));
+  // A row by its id, for the URL's open eval and clicks: made on first use, not at load.
+  let ids = null;
+  const byId = { get: (id) => (ids || (ids = new Map(rows.map((r, i) => [r[ID], i])))).get(id) };
   const status = (r) =>
     r[OUTCOME] === 1 ? (r[FLAGS] & ERROR ? "error" : "failed")
       : r[OUTCOME] === 2 ? "skipped"
@@ -114,8 +116,14 @@
 
   // The filter bar.
   const unique = (values) => Array.from(new Set(values)).sort();
-  const tags = unique(rows.flatMap((r) => r[TAGS] || []));
-  const datasets = unique(rows.map((r) => r[DATASET]).filter((d) => d));
+  const tagSet = new Set(), datasetSet = new Set();
+  for (let i = 0; i < n; i++) {
+    const r = rows[i];
+    if (r[TAGS]) for (const t of r[TAGS]) tagSet.add(t);
+    if (r[DATASET]) datasetSet.add(r[DATASET]);
+  }
+  const tags = unique(tagSet);
+  const datasets = unique(datasetSet);
   const select = (id, label, options) =>
     el("label", {}, label + " ", el("select", { id }, ...options.map(([v, text]) => el("option", { value: v }, text))));
   const bar = $("bar");
