@@ -49,7 +49,10 @@ impl Traced {
 
     /// Appends the turn's spans, as events, to what the agent emitted (`emitted`), waiting up to
     /// `settle` for those still on their way.
-    #[cfg_attr(not(feature = "otel"), allow(unused_variables, clippy::unused_async))]
+    #[cfg_attr(
+        not(feature = "otel"),
+        allow(unused_variables, clippy::unused_async, clippy::ptr_arg)
+    )]
     pub(crate) async fn add_spans(&self, emitted: &mut Vec<Event>, settle: Duration) {
         #[cfg(feature = "otel")]
         if let Some(run) = &self.run {
