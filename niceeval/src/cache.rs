@@ -197,7 +197,7 @@ impl<T: Clone> SingleFlight<T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "providers"))]
 mod tests {
     use super::*;
     #[cfg(feature = "providers")]
