@@ -713,7 +713,7 @@ mod doc_examples {
 
     #[test]
     fn example_1() {
-        use crate::Severity::*;
+        use crate::assertion::Severity::*;
         use crate::assertion::passes;
 
         assert!(passes(Gate, None, 0.1));

@@ -19,6 +19,7 @@
 use std::collections::HashMap;
 #[cfg(feature = "providers")]
 use std::future::Future;
+#[cfg(feature = "providers")]
 use std::path::{Path, PathBuf};
 #[cfg(feature = "providers")]
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -148,6 +149,7 @@ impl ResponseCache {
 /// The Cargo target directory for the crate at `manifest_dir`: `CARGO_TARGET_DIR` when set
 /// (relative to the current directory, as Cargo reads it), else `target/` in the nearest ancestor
 /// whose `Cargo.toml` declares `[workspace]`, else `target/` beside the manifest.
+#[cfg(feature = "providers")]
 pub fn target_dir(manifest_dir: &Path) -> PathBuf {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
@@ -195,7 +197,7 @@ impl<T: Clone> SingleFlight<T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "providers"))]
 mod tests {
     use super::*;
     #[cfg(feature = "providers")]
@@ -232,6 +234,7 @@ mod tests {
         assert_eq!(names.len(), 1, "{names:?}");
     }
 
+    #[cfg(feature = "providers")]
     #[test]
     fn target_dir_walks_up_to_the_workspace_root() {
         if std::env::var_os("CARGO_TARGET_DIR").is_some() {

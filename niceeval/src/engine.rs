@@ -629,7 +629,7 @@ mod retry_tests {
         }))
     }
 
-    fn body(t: &mut Eval) -> BoxFuture<'_, crate::Result> {
+    fn body(t: &mut Eval) -> BoxFuture<'_, crate::error::Result> {
         Box::pin(async move {
             t.send("hello").await?;
             Ok(())
@@ -703,7 +703,7 @@ mod failed_runs_tests {
         }))
     }
 
-    fn body(t: &mut Eval) -> BoxFuture<'_, crate::Result> {
+    fn body(t: &mut Eval) -> BoxFuture<'_, crate::error::Result> {
         Box::pin(async move {
             t.send("hello").await?;
             t.check(t.reply(), crate::expect::includes("ok"));

@@ -36,7 +36,7 @@ macro_rules! scoped_assertions {
         impl Turn {
             $(
                 #[doc = concat!(
-                    "[`Eval::", stringify!($name), "`](crate::Eval::", stringify!($name),
+                    "[`Eval::", stringify!($name), "`](Eval::", stringify!($name),
                     ") limited to this turn's events (from its user message to its last event)."
                 )]
                 pub fn $name(&self, $($arg: $ty),*) -> Scoped<$check> {

@@ -11,8 +11,11 @@ use crate::record::Record;
 use crate::scope::{Scoped, ScopedCheck};
 
 mod assertions;
+mod traced;
 mod workspace;
+
 use crate::turn::{Turn, TurnStatus};
+use traced::Traced;
 pub use workspace::RunTests;
 
 /// The handle an eval body receives as `t`.
@@ -41,9 +44,9 @@ pub struct Eval {
     awaiting: Option<serde_json::Value>,
     /// The run's working copy (`#[eval(workspace = ..)]`).
     workspace: Option<Arc<crate::workspace::Workspace>>,
-    /// The run's trace: spans received for it become the turns' events.
-    #[cfg(feature = "otel")]
-    trace: Option<Arc<crate::trace::RunTrace>>,
+    /// The run's trace: spans received for it become the turns' events (nothing without
+    /// `otel`).
+    trace: Traced,
 }
 
 impl std::fmt::Debug for Eval {
@@ -79,15 +82,14 @@ impl Eval {
             case_name: None,
             latency_ms: 0.0,
             workspace: None,
-            #[cfg(feature = "otel")]
-            trace: None,
+            trace: Traced::default(),
         }
     }
 
     /// Gives the run its trace (spans received for it become the turns' events).
     #[cfg(feature = "otel")]
     pub(crate) fn with_trace(mut self, trace: Arc<crate::trace::RunTrace>) -> Self {
-        self.trace = Some(trace);
+        self.trace = Traced::new(trace);
         self
     }
 
@@ -208,10 +210,7 @@ impl Eval {
         if let (Some(ws), Some(before)) = (&self.workspace, &before) {
             self.record.turn_workspace(ws.clone(), before.clone());
         }
-        #[cfg(feature = "otel")]
-        let traceparent = self.trace.as_ref().map(|run| run.turn());
-        #[cfg(not(feature = "otel"))]
-        let traceparent = None;
+        let traceparent = self.trace.traceparent();
         let request = Request {
             input: input.clone(),
             session: format!("session-{}", self.session),
@@ -223,27 +222,14 @@ impl Eval {
             traceparent,
         };
         let started = std::time::Instant::now();
-        #[cfg(feature = "otel")]
-        let outcome = match (&self.trace, request.traceparent.clone()) {
-            (Some(run), Some(traceparent)) => {
-                crate::trace::in_turn(run.clone(), &traceparent, agent.send(request)).await
-            }
-            _ => agent.send(request).await,
-        };
-        #[cfg(not(feature = "otel"))]
-        let outcome = agent.send(request).await;
+        let outcome = self.trace.send(agent.as_ref(), request).await;
         let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
         let (mut emitted, data) = sink.drain();
         // The turn's spans (waiting up to `[trace] settle` for those still on their way) as
         // events, after the agent's own.
-        #[cfg(feature = "otel")]
-        if let Some(run) = &self.trace {
-            let spans = run.take(self.config.trace_settle()).await;
-            if !spans.is_empty() {
-                let from_trace = crate::trace::events(spans, &emitted);
-                emitted.extend(from_trace);
-            }
-        }
+        self.trace
+            .add_spans(&mut emitted, self.config.trace_settle())
+            .await;
         if let Err(e) = &outcome {
             emitted.push(Event::Error {
                 message: e.message().to_string(),

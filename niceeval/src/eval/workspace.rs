@@ -127,7 +127,7 @@ macro_rules! workspace_assertions {
         impl Turn {
             $(
                 #[doc = concat!(
-                    "[`Eval::", stringify!($name), "`](crate::Eval::", stringify!($name),
+                    "[`Eval::", stringify!($name), "`](Eval::", stringify!($name),
                     ") limited to what this turn (this `send`) changed."
                 )]
                 pub fn $name(&self, $($arg: $ty),*) -> Scoped<$check> {

@@ -188,8 +188,8 @@ fn output_tail(value: &Value) -> Option<(&'static str, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Severity;
     use crate::assertion::AssertionResult;
+    use crate::assertion::Severity;
 
     fn check(value: &dyn Checkable) -> AssertionResult {
         AssertionResult::evaluate(&command_succeeded(), &value.subject())

@@ -43,9 +43,9 @@ mod suite;
 #[cfg(feature = "suites")]
 mod suite_files;
 
-pub use args::{Args, ArgsError};
+pub use args::Args;
 pub use report::run_report;
-pub use suite::{DEFAULT_CONCURRENCY, run_suite};
+pub use suite::run_suite;
 #[cfg(feature = "suites")]
 pub use suite_files::{main_with_suites, run_suite_files};
 
@@ -69,8 +69,6 @@ pub const EXIT_REGRESSION: i32 = 3;
 pub const EXIT_NOTHING_SELECTED: i32 = 4;
 /// Exit code when Ctrl-C interrupted the run (128 + SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
-/// Exit code when SIGTERM interrupted the run (128 + SIGTERM).
-pub const EXIT_TERMINATED: i32 = 143;
 
 /// The process's arguments, or the exit code when they ask for help (printed) or are wrong
 /// (the error printed).

@@ -35,7 +35,7 @@ use crate::event::Usage;
 use crate::excerpt::format_usd;
 
 pub use builtin::PRICES_AS_OF;
-pub use cost::{Cost, Estimate, PriceError, estimate_cost};
+pub use cost::estimate_cost;
 pub(crate) use cost::{run_cost, token_breakdown};
 
 /// What a model costs, in USD per 1M tokens (a `[prices."provider/model"]` entry of

@@ -668,14 +668,14 @@ mod tests {
         );
         r.dataset = Some("suite::promptfooconfig".into());
         r.score = Some(if outcome == "passed" { 1.0 } else { 0.5 });
-        r.events = vec![crate::Event::Message {
-            role: crate::Role::Assistant,
+        r.events = vec![crate::event::Event::Message {
+            role: crate::event::Role::Assistant,
             text: reply.into(),
         }];
         if reply.is_empty() {
             r.events.clear();
-            r.error = Some(crate::RunError::new(
-                crate::RunErrorKind::Agent,
+            r.error = Some(crate::outcome::RunError::new(
+                crate::outcome::RunErrorKind::Agent,
                 "connection refused",
             ));
         }

@@ -16,7 +16,7 @@
 //! being filled) and the rest is in the spool file.
 
 use std::fmt::Write as _;
-use std::io::Write;
+use std::io::{Read as _, Write};
 
 use base64::Engine as _;
 use flate2::write::GzEncoder;
@@ -53,10 +53,11 @@ pub struct Html<W: Write + Send> {
     chunk: Option<Chunk>,
     /// Chunks written so far.
     chunks: usize,
-    /// Every eval's row, as the elements of a JSON array, compressed.
+    /// Every eval's row, one JSON array after another in the order evals finished,
+    /// compressed; the page gets them in name order (see [`Html::rows_by_name`]).
     rows: GzEncoder<Vec<u8>>,
-    /// Rows written so far.
-    count: usize,
+    /// Each row's id and the length of its JSON, in the order of `rows`.
+    row_ids: Vec<(Box<str>, u32)>,
     /// Where each report of an earlier run is (`{id: [chunk, position]}`, compressed).
     earlier: GzEncoder<Vec<u8>>,
     /// Reports of an earlier run so far.
@@ -81,7 +82,7 @@ impl<W: Write + Send> Html<W> {
             chunk: None,
             chunks: 0,
             rows: GzEncoder::new(Vec::new(), flate2::Compression::default()),
-            count: 0,
+            row_ids: Vec::new(),
             earlier: GzEncoder::new(Vec::new(), flate2::Compression::default()),
             earlier_count: 0,
             scores: [0; 10],
@@ -156,11 +157,11 @@ impl<W: Write + Send> Html<W> {
 
     fn add(&mut self, report: &EvalReport) -> std::io::Result<()> {
         let (chunk, position, full) = self.put(report)?;
-        self.rows
-            .write_all(if self.count == 0 { b"[" } else { b"," })?;
-        serde_json::to_writer(&mut self.rows, &row(report, chunk, position))
-            .map_err(std::io::Error::other)?;
-        self.count += 1;
+        let json =
+            serde_json::to_vec(&row(report, chunk, position)).map_err(std::io::Error::other)?;
+        self.rows.write_all(&json)?;
+        let len = u32::try_from(json.len()).map_err(std::io::Error::other)?;
+        self.row_ids.push((report.id.as_str().into(), len));
         for a in flatten(&report.assertions) {
             self.scores[((a.score * 10.0).floor().max(0.0) as usize).min(9)] += 1;
         }
@@ -206,12 +207,8 @@ impl<W: Write + Send> Html<W> {
             score_histogram(&self.scores),
         );
         self.out.write_all(summary.as_bytes())?;
-        let mut rows = std::mem::replace(
-            &mut self.rows,
-            GzEncoder::new(Vec::new(), flate2::Compression::default()),
-        );
-        rows.write_all(if self.count == 0 { b"[]" } else { b"]" })?;
-        let rows = rows.finish()?;
+        let count = self.row_ids.len();
+        let rows = self.rows_by_name(names)?;
         let mut earlier = std::mem::replace(
             &mut self.earlier,
             GzEncoder::new(Vec::new(), flate2::Compression::default()),
@@ -226,7 +223,7 @@ impl<W: Write + Send> Html<W> {
         write!(
             self.out,
             "<script type=\"application/x-niceeval-gz\" id=\"rows-data\" data-count=\"{}\" data-chunks=\"{}\">{}</script>\n<script type=\"application/x-niceeval-gz\" id=\"suite-data\">{}</script>\n<script type=\"application/x-niceeval-gz\" id=\"then-data\">{}</script>\n<script>{SCRIPT}</script>\n</body></html>\n",
-            self.count,
+            count,
             self.chunks,
             base64.encode(rows),
             base64.encode(data),
@@ -234,6 +231,72 @@ impl<W: Write + Send> Html<W> {
         )?;
         Ok(())
     }
+}
+
+impl<W: Write + Send> Html<W> {
+    /// The rows as one compressed JSON array in name order, as the list shows them by default
+    /// (numbers in names compare as numbers: `case_2` before `case_10`; equal names keep the
+    /// order their evals finished in), so the page does not sort 100,000 rows when it opens.
+    fn rows_by_name(&mut self, names: Names) -> std::io::Result<Vec<u8>> {
+        let compressed = std::mem::replace(
+            &mut self.rows,
+            GzEncoder::new(Vec::new(), flate2::Compression::default()),
+        )
+        .finish()?;
+        let mut json = Vec::new();
+        flate2::read::GzDecoder::new(compressed.as_slice()).read_to_end(&mut json)?;
+        drop(compressed);
+        let ids = std::mem::take(&mut self.row_ids);
+        let mut spans = Vec::with_capacity(ids.len());
+        let mut start = 0usize;
+        for (_, len) in &ids {
+            let end = start + *len as usize;
+            spans.push(start..end);
+            start = end;
+        }
+        let keys: Vec<String> = ids.iter().map(|(id, _)| name_key(names.name(id))).collect();
+        drop(ids);
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_by(|&a, &b| keys[a].cmp(&keys[b])); // stable: ties keep finishing order
+        let mut out = GzEncoder::new(Vec::new(), flate2::Compression::default());
+        out.write_all(b"[")?;
+        for (k, &i) in order.iter().enumerate() {
+            if k > 0 {
+                out.write_all(b",")?;
+            }
+            out.write_all(&json[spans[i].clone()])?;
+        }
+        out.write_all(b"]")?;
+        out.finish()
+    }
+}
+
+/// A name's sort key: each run of digits left-padded with zeros to 12 places, so numbers
+/// compare as numbers (`case_2` before `case_10`).
+fn name_key(name: &str) -> String {
+    let mut key = String::with_capacity(name.len() + 8);
+    let mut digits = String::new();
+    let flush = |key: &mut String, digits: &mut String| {
+        for _ in digits.len()..12 {
+            key.push('0');
+        }
+        key.push_str(digits);
+        digits.clear();
+    };
+    for c in name.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+        } else {
+            if !digits.is_empty() {
+                flush(&mut key, &mut digits);
+            }
+            key.push(c);
+        }
+    }
+    if !digits.is_empty() {
+        flush(&mut key, &mut digits);
+    }
+    key
 }
 
 impl Html<super::ReportFile> {
@@ -724,7 +787,6 @@ fn score_histogram(buckets: &[usize; 10]) -> String {
 mod tests {
     use super::*;
     use crate::event::Role;
-    use std::io::Read as _;
 
     fn report(id: &str, dataset: Option<&str>, outcome: &str) -> EvalReport {
         serde_json::from_value(serde_json::json!({
@@ -787,6 +849,53 @@ mod tests {
                 "<h2>Datasets</h2>\n<ul class=\"datasets\"><li class=\"dataset\">dataset <code>capitals</code>: <span class=\"fail\">1 of 2 cases passed, mean score 0.50, accuracy 0.50</span></li></ul>"
             ),
             "{page}"
+        );
+    }
+
+    #[test]
+    fn rows_come_in_name_order_with_numbers_as_numbers() {
+        // Finished out of order, as a concurrent run finishes them; `case_2` twice (the second
+        // finished later stays second).
+        let ids = [
+            "evals::case_10",
+            "evals::b::x",
+            "evals::case_2",
+            "evals::case_1",
+            "evals::a",
+            "evals::case_2",
+        ];
+        let reports: Vec<EvalReport> = ids
+            .iter()
+            .enumerate()
+            .map(|(k, id)| {
+                let mut r = report(id, None, "passed");
+                r.duration_ms = k as f64;
+                r
+            })
+            .collect();
+        let rows = decoded(&page(&reports), "rows-data");
+        let order: Vec<(&str, f64)> = rows
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| (r[0].as_str().expect("id"), r[4].as_f64().expect("ms")))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("evals::a", 4.0),
+                ("evals::b::x", 1.0),
+                ("evals::case_1", 3.0),
+                ("evals::case_2", 2.0),
+                ("evals::case_2", 5.0),
+                ("evals::case_10", 0.0),
+            ]
+        );
+        // Each row still points at its own report.
+        assert_eq!(rows[5][10], 0);
+        assert_eq!(
+            name_key("case 7 of 12"),
+            "case 000000000007 of 000000000012"
         );
     }
 
@@ -861,11 +970,13 @@ mod tests {
         ));
         let page = page(&[case, report("evals::x", None, "passed")]);
         let rows = decoded(&page, "rows-data");
+        // In name order: `evals::x` first.
+        assert_eq!(rows[1][0], "suite::promptfooconfig::paris [prompt 2]");
         assert_eq!(
-            rows[0][14],
+            rows[1][14],
             serde_json::json!([1, "paris", 2, "prompt 2", 1, "echo"])
         );
-        assert_eq!(rows[1][14], serde_json::Value::Null);
+        assert_eq!(rows[0][14], serde_json::Value::Null);
     }
 
     #[test]

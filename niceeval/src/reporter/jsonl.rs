@@ -47,7 +47,7 @@ mod doc_examples {
     #[test]
     fn example_1() {
         use crate::reporter::{Jsonl, Reporter};
-        let report: crate::EvalReport = serde_json::from_value(serde_json::json!({
+        let report: crate::report::EvalReport = serde_json::from_value(serde_json::json!({
           "id": "demo::refund", "file": "tests/demo.rs", "line": 3, "outcome": "passed",
           "assertions": [], "duration_ms": 12.5,
           "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
@@ -57,7 +57,7 @@ mod doc_examples {
         let mut jsonl = Jsonl::new(Vec::new());
         jsonl.on_eval_complete(&report).unwrap(); // written and flushed right away
         let text = String::from_utf8(jsonl.into_inner()).unwrap();
-        let back: crate::EvalReport = serde_json::from_str(text.trim_end()).unwrap();
+        let back: crate::report::EvalReport = serde_json::from_str(text.trim_end()).unwrap();
         assert_eq!(back, report);
     }
 }

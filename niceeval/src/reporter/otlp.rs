@@ -35,8 +35,8 @@ pub(crate) fn request(
             attributes: attributes.as_object().cloned().unwrap_or_default(),
             log: false,
         };
-    let status = |outcome: crate::Outcome| match outcome {
-        crate::Outcome::Failed => SpanStatus::Error,
+    let status = |outcome: crate::outcome::Outcome| match outcome {
+        crate::outcome::Outcome::Failed => SpanStatus::Error,
         _ => SpanStatus::Ok,
     };
     let mut eval = make(

@@ -1,10 +1,9 @@
 //! Results files: where eval reports land, and how they are read back.
 //!
-//! Under plain `cargo test` (or `cargo nextest`) every finished eval appends its
-//! [`EvalReport`](crate::EvalReport) as one JSON line to a file in `target/niceeval/results/`
-//! ([`append`]); the suite runner (`niceeval::main!()`) writes the same files through
-//! [`ResultsFile`], a reporter that keeps the file open and flushes each line as its eval
-//! finishes. A suite binary's `--report` and the `niceeval report` / `niceeval merge` commands
+//! Under plain `cargo test` (or `cargo nextest`) and under the suite runner
+//! (`niceeval::main!()`) alike, every finished eval's [`EvalReport`](crate::EvalReport) is one
+//! JSON line in a file in `target/niceeval/results/`, written by [`ResultsFile`], a reporter
+//! that keeps the file open and flushes each line as its eval finishes. A suite binary's `--report` and the `niceeval report` / `niceeval merge` commands
 //! read them back, keep each eval's latest run ([`latest`], the default) or combine every
 //! record as the shards of one run ([`merge`], `--combine`), recompute pass rates and pass@k,
 //! and replay the result through reporters ([`crate::harness::run_report`], `cargo test --test
@@ -39,11 +38,11 @@ mod read;
 mod stream;
 mod write;
 
-pub use merge::{from_earlier_runs, latest, latest_records, merge, replay, replay_with};
+pub use merge::{from_earlier_runs, latest, latest_records, merge, replay};
 pub use read::{ReadError, read_reports};
 pub(crate) use read::{Records, last_run};
 pub(crate) use stream::Index;
-pub use write::{ResultsFile, append, disabled, results_dir, target_dir, this_run};
+pub use write::{ResultsFile, results_dir, target_dir, this_run};
 pub(crate) use write::{continue_run, this_file, this_target, under_nextest};
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use std::fs::OpenOptions;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use crate::report::{EvalReport, RunInfo, Versioned};
 use crate::reporter::Reporter;
@@ -131,38 +131,6 @@ pub fn disabled() -> bool {
 /// Whether this process runs under nextest (one process per test: files are appended to).
 pub(crate) fn under_nextest() -> bool {
     std::env::var("NEXTEST_RUN_ID").is_ok_and(|r| !r.is_empty())
-}
-
-/// Appends `report` to this process's results file. Errors are returned, not raised: losing a
-/// results file must not fail an eval.
-pub fn append(report: &EvalReport, manifest_dir: &Path) -> std::io::Result<PathBuf> {
-    static WRITTEN: OnceLock<Mutex<Vec<PathBuf>>> = OnceLock::new();
-    if disabled() {
-        return Ok(PathBuf::new());
-    }
-    let dir = results_dir(manifest_dir);
-    std::fs::create_dir_all(&dir)?;
-    let path = dir.join(file_name());
-    let mut line = serde_json::to_string(&Versioned::stamped(report, this_run()))
-        .map_err(std::io::Error::other)?;
-    line.push('\n');
-    let written = WRITTEN.get_or_init(Default::default);
-    let mut written = written.lock().unwrap_or_else(|p| p.into_inner());
-    let first = !written.contains(&path);
-    if first && !under_nextest() {
-        let defined = Defined::of(&crate::definition::registered());
-        compact(&path, keep_runs(manifest_dir), &defined)?;
-    }
-    let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
-    if first {
-        end_cut_line(&path, &mut file)?;
-    }
-    // One write call per line: concurrent appenders never interleave within a line.
-    file.write_all(line.as_bytes())?;
-    if first {
-        written.push(path.clone());
-    }
-    Ok(path)
 }
 
 /// Ends a line a killed writer left without its newline (under nextest, where the file is

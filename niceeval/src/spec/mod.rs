@@ -115,7 +115,6 @@
 
 mod aggregate;
 mod as_assertion;
-mod builtin;
 mod load;
 mod locate;
 mod prepare;

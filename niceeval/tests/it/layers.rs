@@ -122,8 +122,140 @@ fn imports(code: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
     found
 }
 
-/// Every `(module, imported)` pair that breaks the rule, as readable lines.
+/// The names `code` reaches through the crate's root (`crate::Outcome`, a re-export of lib.rs)
+/// instead of through a module: an arrow up to lib.rs, which sits above every layer.
+/// (`$crate::` in a macro is the path generated code takes, and is not read.)
+fn through_root(code: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        let generated = rest[..at].ends_with('$');
+        rest = &rest[at + "crate::".len()..];
+        let names: Vec<String> = match rest.strip_prefix('{') {
+            Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                .split(',')
+                .map(|part| part.trim().to_string())
+                .collect(),
+            None => vec![rest.to_string()],
+        };
+        for name in names {
+            let name: String = name
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !generated && !name.is_empty() && !modules.contains(&name) && name != "self" {
+                found.insert(name);
+            }
+        }
+    }
+    found
+}
+
+/// The files of `src` outside lib.rs and test code, as (path below `src`, code without
+/// comment lines).
+fn read_files(src: &Path) -> Vec<(Vec<String>, String)> {
+    let mut files = Vec::new();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read src") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let rel: Vec<String> = path
+                .strip_prefix(src)
+                .expect("under src")
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().to_string())
+                .collect();
+            if rel.iter().any(|c| c == "tests" || c == "tests.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("read file");
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            let code: String = code
+                .lines()
+                .filter(|line| !line.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            files.push((rel, code));
+        }
+    }
+    files
+}
+
+/// Import circles between the submodules of one module (`config/agent.rs` naming
+/// `super::validate` and `config/validate.rs` naming `super::agent`), as readable lines. A
+/// submodule is a file `module/x.rs` with its folder `module/x/`; it names a sibling `y` by
+/// `crate::module::y` or by as many `super::` as it is deep (`module/mod.rs`, the parent, is
+/// no sibling: children may name what it declares).
+fn submodule_circles(files: &[(Vec<String>, String)]) -> Vec<String> {
+    let mut siblings: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (rel, _) in files {
+        if rel.len() >= 2 && rel[1] != "mod.rs" {
+            let child = rel[1].trim_end_matches(".rs").to_string();
+            siblings.entry(rel[0].clone()).or_default().insert(child);
+        }
+    }
+    let mut problems = Vec::new();
+    for (module, children) in &siblings {
+        let mut arrows: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (rel, code) in files {
+            if rel.len() < 2 || &rel[0] != module || rel[1] == "mod.rs" {
+                continue;
+            }
+            let child = rel[1].trim_end_matches(".rs").to_string();
+            // `module/x.rs` is one deep, `module/x/z.rs` two, `module/x/mod.rs` one.
+            let depth = rel.len() - 1 - usize::from(rel.last().is_some_and(|f| f == "mod.rs"));
+            let children_set: BTreeSet<String> = children.iter().cloned().collect();
+            // Only paths into this module count: other top-level paths are hidden first (a
+            // sibling `report` is not the top-level `crate::report`).
+            let hidden = code
+                .replace("crate::", "\u{1}::")
+                .replace(&format!("\u{1}::{module}::"), "crate::");
+            let mut named = imports(&hidden, &children_set);
+            named.extend(imports(
+                &hidden.replace(&"super::".repeat(depth), "crate::"),
+                &children_set,
+            ));
+            named.remove(&child);
+            arrows.entry(child).or_default().extend(named);
+        }
+        for start in arrows.keys() {
+            let mut seen = BTreeSet::new();
+            let mut todo: Vec<Vec<String>> = vec![vec![start.clone()]];
+            while let Some(path) = todo.pop() {
+                let last = path.last().expect("non-empty path");
+                for next in arrows.get(last).into_iter().flatten() {
+                    if next == start {
+                        problems.push(format!(
+                            "import circle in `{module}`: {} -> {start}",
+                            path.join(" -> ")
+                        ));
+                    } else if seen.insert(next.clone()) {
+                        let mut longer = path.clone();
+                        longer.push(next.clone());
+                        todo.push(longer);
+                    }
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// Every `(module, imported)` pair that breaks the rule, as readable lines. Test code may name
+/// items through the root as a user does; the library's code may not.
 fn violations(modules: &BTreeMap<String, String>) -> Vec<String> {
+    violations_in(modules, true)
+}
+
+/// [`violations`], with or without the check of names reached through the root.
+fn violations_in(modules: &BTreeMap<String, String>, root: bool) -> Vec<String> {
     let layer_of: BTreeMap<&str, usize> = LAYERS
         .iter()
         .enumerate()
@@ -139,6 +271,11 @@ fn violations(modules: &BTreeMap<String, String>) -> Vec<String> {
             ));
             continue;
         };
+        for name in through_root(code, &names).into_iter().filter(|_| root) {
+            problems.push(format!(
+                "`{module}` names `crate::{name}` through lib.rs, which sits above every layer: name it by its own module's path"
+            ));
+        }
         for import in imports(code, &names) {
             if import == *module {
                 continue;
@@ -193,11 +330,85 @@ fn every_module_imports_only_its_own_layer_or_below() {
 }
 
 #[test]
+fn no_import_circle_between_the_files_of_a_module() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = read_files(&src);
+    assert!(files.len() > 100, "read {} files", files.len());
+    let problems = submodule_circles(&files);
+    assert!(
+        problems.is_empty(),
+        "files of one module name each other (move what both need into a module below them):\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn a_circle_between_files_is_caught() {
+    let files = vec![
+        (
+            vec!["config".to_string(), "agent.rs".to_string()],
+            "use super::validate;".to_string(),
+        ),
+        (
+            vec!["config".to_string(), "validate.rs".to_string()],
+            "one_of(d, super::agent::INPUT_MODES)".to_string(),
+        ),
+        (
+            vec!["config".to_string(), "mod.rs".to_string()],
+            "pub use agent::X; pub use validate::Y;".to_string(),
+        ),
+        (
+            vec![
+                "spec".to_string(),
+                "prepare".to_string(),
+                "mod.rs".to_string(),
+            ],
+            "use crate::spec::builtin::b;".to_string(),
+        ),
+        (
+            vec!["spec".to_string(), "builtin.rs".to_string()],
+            "use super::values::v;".to_string(),
+        ),
+        (
+            vec!["spec".to_string(), "values.rs".to_string()],
+            String::new(),
+        ),
+    ];
+    assert_eq!(
+        submodule_circles(&files),
+        [
+            "import circle in `config`: agent -> validate -> agent",
+            "import circle in `config`: validate -> agent -> validate"
+        ]
+    );
+}
+
+#[test]
+fn a_name_through_the_root_is_caught() {
+    let mut modules = BTreeMap::new();
+    modules.insert(
+        "reporter".to_string(),
+        "let s = |o: crate::Outcome| 1; use crate::{outcome::Outcome, Eval}; $crate::__private::x"
+            .to_string(),
+    );
+    modules.insert("outcome".to_string(), String::new());
+    modules.insert("eval".to_string(), String::new());
+    let problems = violations(&modules);
+    assert_eq!(
+        problems,
+        [
+            "`reporter` names `crate::Eval` through lib.rs, which sits above every layer: name it by its own module's path",
+            "`reporter` names `crate::Outcome` through lib.rs, which sits above every layer: name it by its own module's path"
+        ]
+    );
+}
+
+#[test]
 fn test_code_keeps_the_layers_too() {
     // A unit test of a lower layer that reaches up (a comparison test reading the report's words)
     // ties the two modules into a cycle: such a test belongs with the higher module.
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let problems = violations(&read_modules(&src, true));
+    let problems = violations_in(&read_modules(&src, true), false);
     assert!(
         problems.is_empty(),
         "test code breaks the layering rule of ARCHITECTURE.md:\n  {}",
@@ -245,4 +456,116 @@ fn a_module_without_a_layer_is_caught() {
         problems[0].contains("`brand_new` is in no layer"),
         "{problems:?}"
     );
+}
+
+/// The codemap of ARCHITECTURE.md: folder (`src/`, `agent/`, …) → the modules its line names.
+fn codemap(architecture: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let section = architecture
+        .split("\n## Codemap\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("ARCHITECTURE.md has a `## Codemap` section");
+    let mut map = BTreeMap::new();
+    for line in section.lines() {
+        let Some(rest) = line.strip_prefix("- `") else {
+            continue;
+        };
+        let Some((folder, names)) = rest.split_once("`:") else {
+            continue;
+        };
+        let names = names
+            .split(',')
+            .map(|n| n.trim().trim_matches('`').to_string())
+            .filter(|n| !n.is_empty())
+            .collect();
+        map.insert(folder.to_string(), names);
+    }
+    map
+}
+
+/// The tree's modules the same way: every `.rs` file but `lib.rs` and test modules, `x/mod.rs`
+/// named `x` in its parent folder.
+fn tree(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read src") {
+            let path = entry.expect("dir entry").path();
+            let name = path
+                .file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .to_string();
+            if path.is_dir() {
+                if name != "tests" {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let Some(stem) = name.strip_suffix(".rs") else {
+                continue;
+            };
+            if stem == "tests" || (stem == "lib" && dir == src) {
+                continue;
+            }
+            let folder = |d: &Path| match d.strip_prefix(src).expect("under src") {
+                p if p.as_os_str().is_empty() => "src/".to_string(),
+                p => format!("{}/", p.to_string_lossy()),
+            };
+            if stem == "mod" {
+                let parent = dir.parent().expect("a parent");
+                let module = dir.file_name().expect("a folder name").to_string_lossy();
+                map.entry(folder(parent))
+                    .or_default()
+                    .insert(module.to_string());
+            } else {
+                map.entry(folder(&dir))
+                    .or_default()
+                    .insert(stem.to_string());
+            }
+        }
+    }
+    map
+}
+
+#[test]
+fn the_codemap_names_every_module_of_the_tree_and_no_other() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let architecture =
+        std::fs::read_to_string(manifest.join("../ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let listed = codemap(&architecture);
+    let actual = tree(&manifest.join("src"));
+    let mut problems = Vec::new();
+    for (folder, names) in &actual {
+        let have = listed.get(folder).cloned().unwrap_or_default();
+        for name in names.difference(&have) {
+            problems.push(format!("`{folder}{name}` is not in the codemap"));
+        }
+    }
+    for (folder, names) in &listed {
+        let have = actual.get(folder).cloned().unwrap_or_default();
+        for name in names.difference(&have) {
+            problems.push(format!(
+                "the codemap names `{folder}{name}`, which is not in the tree"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "ARCHITECTURE.md's codemap does not match niceeval/src (its line per folder, under \
+         `## Codemap`):\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn a_codemap_line_is_read_as_its_folder_and_names() {
+    let text = "# A\n\n## Codemap\n\nIntro `x`.\n\n- `src/`: `a`, `b`\n- `a/`: `c`\n\n## Next\n\n- `z/`: `q`\n";
+    let map = codemap(text);
+    assert_eq!(map.len(), 2);
+    assert_eq!(
+        map["src/"],
+        BTreeSet::from(["a".to_string(), "b".to_string()])
+    );
+    assert_eq!(map["a/"], BTreeSet::from(["c".to_string()]));
 }

@@ -64,20 +64,20 @@
     return cut < 0 ? id : id.slice(cut + 2);
   };
   const names = rows.map((r) => name(r[ID]));
-  // The rows by name (rows come in the order evals finished): numbers in names compare as
-  // numbers (`case 2` before `case 10`). Sorted once; filters keep this order, and sorting by a
-  // number breaks ties with it.
-  const byName = (() => {
-    const keys = names.map((s) => (/\d/.test(s) ? s.replace(/\d+/g, (d) => d.padStart(12, "0")) : s));
-    const order = Array.from(keys.keys());
-    order.sort((a, b) => (keys[a] < keys[b] ? -1 : keys[a] > keys[b] ? 1 : a - b));
-    return Int32Array.from(order);
-  })();
-  const byId = new Map(rows.map((r, i) => [r[ID], i]));
+  // The rows come in name order (html.rs sorts them, numbers in names as numbers): filters keep
+  // this order, and sorting by a number breaks ties with it.
+  // A row by its id, for the URL's open eval and clicks: made on first use, not at load.
+  let ids = null;
+  const byId = { get: (id) => (ids || (ids = new Map(rows.map((r, i) => [r[ID], i])))).get(id) };
   const status = (r) =>
     r[OUTCOME] === 1 ? (r[FLAGS] & ERROR ? "error" : "failed")
       : r[OUTCOME] === 2 ? "skipped"
       : r[FLAGS] & BELOW ? "below" : "passed";
+  // Each row's status as a small number, worked out once: the filters compare numbers and
+  // count into an array, and read a row's fields only for the filters that need them.
+  const STATUSES = ["passed", "failed", "error", "below", "skipped"];
+  const statusOf = new Uint8Array(n);
+  for (let i = 0; i < n; i++) statusOf[i] = STATUSES.indexOf(status(rows[i]));
   const badge = { passed: "pass", failed: "FAIL", error: "error", below: "below", skipped: "skip" };
   const tone = { passed: "pass", failed: "fail", error: "fail", below: "below", skipped: "skip" };
   const fmt = (x, digits = 2) => (x === null || x === undefined ? "–" : Number(x).toFixed(digits));
@@ -116,8 +116,14 @@
 
   // The filter bar.
   const unique = (values) => Array.from(new Set(values)).sort();
-  const tags = unique(rows.flatMap((r) => r[TAGS] || []));
-  const datasets = unique(rows.map((r) => r[DATASET]).filter((d) => d));
+  const tagSet = new Set(), datasetSet = new Set();
+  for (let i = 0; i < n; i++) {
+    const r = rows[i];
+    if (r[TAGS]) for (const t of r[TAGS]) tagSet.add(t);
+    if (r[DATASET]) datasetSet.add(r[DATASET]);
+  }
+  const tags = unique(tagSet);
+  const datasets = unique(datasetSet);
   const select = (id, label, options) =>
     el("label", {}, label + " ", el("select", { id }, ...options.map(([v, text]) => el("option", { value: v }, text))));
   const bar = $("bar");
@@ -194,13 +200,26 @@
   // by name): each value becomes its rank among the sorted values, and rank and position are
   // packed into one number, so the engine's own numeric sort does the work, without a
   // comparator.
+  // A number field of every row as one typed array (unknown values NaN), made on the first
+  // sort by it.
+  const columns = new Map();
+  function column(field) {
+    let values = columns.get(field);
+    if (!values) {
+      values = new Float64Array(n);
+      for (let i = 0; i < n; i++) {
+        const v = rows[i][field];
+        values[i] = v === null || v === undefined ? NaN : v;
+      }
+      columns.set(field, values);
+    }
+    return values;
+  }
   function sorted(list, field, down) {
     const m = list.length;
+    const all = column(field);
     const values = new Float64Array(m);
-    for (let j = 0; j < m; j++) {
-      const v = rows[list[j]][field];
-      values[j] = v === null || v === undefined ? NaN : down ? -v : v;
-    }
+    for (let j = 0; j < m; j++) values[j] = down ? -all[list[j]] : all[list[j]]; // -NaN is NaN
     const order = values.slice().sort(); // NaN last
     let span = 1;
     while (span <= m) span *= 2;
@@ -230,25 +249,31 @@
     const started = performance.now();
     const text = state.q ? matcher(state.q) : null;
     const kept = new Int32Array(n);
-    const counts = { passed: 0, failed: 0, error: 0, below: 0, skipped: 0 };
+    // Which statuses the outcome filter keeps ("failed" keeps errors, "passed" keeps passes
+    // below a threshold), and how many rows of each status are shown.
+    const wanted = STATUSES.map((s) => !state.o || s === state.o || (state.o === "failed" && s === "error") || (state.o === "passed" && s === "below"));
+    const tally = new Int32Array(STATUSES.length);
+    const byRow = state.tag || state.ds || state.flaky || state.change;
     let m = 0;
-    for (let k = 0; k < n; k++) {
-      const i = byName[k];
-      const r = rows[i];
-      const s = status(r);
-      if (state.o && s !== state.o && !(state.o === "failed" && s === "error") && !(state.o === "passed" && s === "below")) continue;
-      if (state.tag && !(r[TAGS] || []).includes(state.tag)) continue;
-      if (state.ds && r[DATASET] !== state.ds) continue;
-      if (state.flaky && !(r[ID] in suite.flaky)) continue;
-      if (state.change) {
-        const c = change(r[ID]);
-        if (!c) continue;
-        if (state.change === "changed" ? c.kind === "unchanged" || c.kind === "skipped" : c.kind !== state.change) continue;
+    for (let i = 0; i < n; i++) {
+      const s = statusOf[i];
+      if (!wanted[s]) continue;
+      if (byRow) {
+        const r = rows[i];
+        if (state.tag && !(r[TAGS] || []).includes(state.tag)) continue;
+        if (state.ds && r[DATASET] !== state.ds) continue;
+        if (state.flaky && !(r[ID] in suite.flaky)) continue;
+        if (state.change) {
+          const c = change(r[ID]);
+          if (!c) continue;
+          if (state.change === "changed" ? c.kind === "unchanged" || c.kind === "skipped" : c.kind !== state.change) continue;
+        }
       }
       if (text && !text(i)) continue;
       kept[m++] = i;
-      counts[s]++;
+      tally[s]++;
     }
+    const counts = Object.fromEntries(STATUSES.map((s, k) => [s, tally[k]]));
     shown = kept.slice(0, m);
     if (state.sort) {
       const down = state.sort.startsWith("-");

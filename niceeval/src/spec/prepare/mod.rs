@@ -1,19 +1,21 @@
 //! Turning an [`AssertSpec`] into an assertion: validation (every load-time error) and the
 //! prepared form cached on the spec, instantiated per evaluation with the [`SpecContext`].
 
+mod builtin;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::builtin::{builtin, config_with_extra};
 use super::{AssertSpec, SpecContext};
 use crate::assertion::Transform;
 use crate::assertion::{Assertion, Chain, Configured, Grade, Settings, Subject, passes};
 use crate::expect::type_names as types;
 use crate::expect::{self, BoxedAssertion, IntoBoxed};
 use crate::grader::{GraderInput, GraderMessage};
+use builtin::{builtin, config_with_extra};
 
 /// A validated spec, ready to instantiate.
 pub(crate) struct Prepared {

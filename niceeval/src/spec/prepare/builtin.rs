@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::AssertSpec;
-use super::prepare::{Base, prepare};
-use super::values::{js_string, list_value, required, text_value};
+use super::{Base, prepare};
 use crate::assertion::{Assertion, Grade, Settings, Subject};
 use crate::expect;
 use crate::expect::type_names::{self as types, Builtin};
+use crate::spec::AssertSpec;
+use crate::spec::values::{js_string, list_value, required, text_value};
 
 pub(super) fn config_with_extra(spec: &AssertSpec) -> Option<Value> {
     if spec.extra.is_empty() {
@@ -461,8 +461,8 @@ fn budget(spec: &AssertSpec, unit: &str) -> Result<f64, String> {
 mod tests {
     use serde_json::json;
 
-    use super::super::{SpecContext, evaluate};
     use super::*;
+    use crate::spec::{SpecContext, evaluate};
 
     fn equals(value: Value, config: Value) -> AssertSpec {
         AssertSpec {
