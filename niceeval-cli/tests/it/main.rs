@@ -5,8 +5,8 @@
 mod agentv_conformance;
 mod conformance;
 mod eval;
-mod prompt_forms;
 mod footprint;
+mod prompt_forms;
 mod support;
 mod wild_forms;
 mod wild_providers;

@@ -119,6 +119,7 @@ pub(crate) trait Defer: Send + Sync {
 
 /// Starts grading each of `deferred` over `run`; the futures give their results (a check that
 /// gathers others, such as a suite file's test threshold, awaits them as it likes).
+#[cfg(feature = "suites")]
 pub(crate) fn start(deferred: Vec<Deferred>, run: &RunView<'_>) -> Vec<BoxFuture<AssertionResult>> {
     deferred.into_iter().map(|work| work.perform(run)).collect()
 }
