@@ -16,7 +16,7 @@
 //! Reports show each pass rate with its **Wilson score interval** and the difference with
 //! **Newcombe's hybrid score interval** (both at confidence `1 − alpha`), so a reviewer sees
 //! how large the change could be, not only whether it is significant. See
-//! [`crate::stats::fisher_exact`], [`crate::stats::wilson`], [`crate::stats::newcombe`].
+//! `crate::stats::fisher_exact`, `crate::stats::wilson`, `crate::stats::newcombe`.
 //!
 //! An eval whose runs disagree (`0 < passed < runs`) is **flaky**; every report lists flaky
 //! evals apart, with their pass rate and Wilson interval, whether or not there is a baseline.
@@ -147,7 +147,7 @@ pub struct Delta {
     /// This run's value.
     pub current: Option<f64>,
     /// For a mean over several runs on both sides (the score, a metric): Welch's t-test of the
-    /// change, two-sided ([`crate::stats::welch_t_test`]).
+    /// change, two-sided (`crate::stats::welch_t_test`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p_value: Option<f64>,
 }

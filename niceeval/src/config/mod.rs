@@ -299,7 +299,7 @@ pub struct ReportConfig {
     /// The longest text stored per value in reports, results files and transcripts: each
     /// message, thinking text, tool input or output and assertion reason longer than this is
     /// elided in its middle, with the full size stated. A number of bytes (`65536`) or a size
-    /// (`"64KiB"`, `"1MiB"`, `"500KB"`); default [`crate::excerpt::DEFAULT_MAX_TEXT`] (64 KiB).
+    /// (`"64KiB"`, `"1MiB"`, `"500KB"`); default `crate::excerpt::DEFAULT_MAX_TEXT` (64 KiB).
     /// Assertions always see the whole value.
     #[serde(default, deserialize_with = "validate::size")]
     pub max_text: Option<u64>,
@@ -324,7 +324,7 @@ pub struct ReportConfig {
 pub struct TraceConfig {
     /// After a send, how long niceeval waits at most for spans still on their way (a trace
     /// whose received spans name parents not received yet, or whose agent is still running)
-    /// before the turn's checks read them: `"500ms"` by default ([`DEFAULT_SETTLE`]).
+    /// before the turn's checks read them: `"500ms"` by default (`DEFAULT_SETTLE`).
     #[serde(default)]
     pub settle: Option<DurationSetting>,
     /// An OTLP/HTTP endpoint (`http://host:4318`) to send each eval to as a trace: eval, runs,
@@ -354,7 +354,7 @@ pub struct CompareConfig {
     /// rate, tested once by Fisher's test, not again), `"tokens-rise"` (the tokens per run of an
     /// eval passing on both sides rose by more than `tokens_margin`), `"cost-rise"` (its cost
     /// per run rose by more than `cost_margin`; the baseline must record cost:
-    /// `baseline_include = ["cost"]`). Default: the first three ([`DEFAULT_FAIL_ON`]); `[]`
+    /// `baseline_include = ["cost"]`). Default: the first three (`DEFAULT_FAIL_ON`); `[]`
     /// reports the comparison and never fails.
     #[serde(default, deserialize_with = "validate::fail_on")]
     pub fail_on: Option<Vec<String>>,

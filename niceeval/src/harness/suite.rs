@@ -21,7 +21,7 @@ pub const DEFAULT_CONCURRENCY: usize = 4;
 /// reporters; returns the suite report.
 ///
 /// At most `--concurrency` evals run at once (else `[run] concurrency` from the first eval's
-/// `niceeval.toml`, else [`DEFAULT_CONCURRENCY`]). `#[ignore]`d evals are reported as skipped
+/// `niceeval.toml`, else `DEFAULT_CONCURRENCY`). `#[ignore]`d evals are reported as skipped
 /// unless `--ignored`/`--include-ignored` runs them. Each finished report goes to every
 /// reporter, in order, then is dropped: the suite keeps one [`EvalSummary`] per eval. Ctrl-C
 /// (SIGINT) or, on Unix, SIGTERM stops the run: running evals are abandoned, and the reporters

@@ -125,7 +125,7 @@ impl fmt::Display for Price {
 pub enum PriceSource {
     /// A `[prices."provider/model"]` entry of `niceeval.toml`.
     Config,
-    /// The built-in table of list prices ([`PRICES_AS_OF`]).
+    /// The built-in table of list prices (`PRICES_AS_OF`).
     BuiltIn,
 }
 

@@ -93,7 +93,7 @@ pub struct EvalSummary {
 
 /// An eval whose runs disagree: some passed, some failed (`0 < passed < runs`). Every report
 /// lists them apart, with the pass rate and its 95% Wilson score interval
-/// ([`crate::stats::wilson`]).
+/// (`crate::stats::wilson`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Flaky {
