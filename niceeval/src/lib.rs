@@ -308,6 +308,11 @@ pub mod __private {
     pub mod suite_file {
         pub use crate::suite_file::{SuiteFileError, SuiteSummary, definitions, render_value};
     }
+    /// The processes niceeval starts (the process-tree tests find what is left of a tree).
+    #[cfg(target_os = "linux")]
+    pub mod process {
+        pub use crate::process::carrying;
+    }
     /// The results files: writing, reading, merging.
     pub mod results {
         pub use crate::results::{

@@ -594,39 +594,47 @@ mod linux {
         stat(pid).map(|s| s.start)
     }
 
-    fn carries(pid: u32, id: &str) -> bool {
+    /// Whether the environment of `pid` holds `name` with a value `accepts` takes (false when
+    /// it cannot be read: the process is gone, or is another user's).
+    fn environ_has(pid: u32, name: &str, accepts: impl Fn(&[u8]) -> bool) -> bool {
         let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
             return false;
         };
-        let prefix = format!("{TREE_VAR}=");
-        environ.split(|b| *b == 0).any(|entry| {
-            entry
-                .strip_prefix(prefix.as_bytes())
-                .is_some_and(|value| value.split(|b| *b == b':').any(|t| t == id.as_bytes()))
+        let prefix = format!("{name}=");
+        environ
+            .split(|b| *b == 0)
+            .any(|entry| entry.strip_prefix(prefix.as_bytes()).is_some_and(&accepts))
+    }
+
+    /// Whether `pid` carries the marker of the tree `id` (one of the ids `TREE_VAR` lists).
+    fn carries(pid: u32, id: &str) -> bool {
+        environ_has(pid, TREE_VAR, |value| {
+            value.split(|b| *b == b':').any(|t| t == id.as_bytes())
         })
     }
 
-    pub(super) fn members(root: Option<(u32, u64)>, id: &str) -> Vec<Member> {
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return Vec::new();
-        };
+    /// The pids in `/proc`, this process's left out.
+    fn pids() -> impl Iterator<Item = u32> {
         let me = std::process::id();
-        let mut table: HashMap<u32, Stat> = HashMap::new();
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            if pid == me {
-                continue;
-            }
-            if let Some(stat) = stat(pid) {
-                table.insert(pid, stat);
-            }
-        }
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+            .filter(move |pid| *pid != me)
+    }
+
+    /// See [`super::carrying`].
+    pub(super) fn carrying(name: &str, value: &str) -> Vec<(u32, char)> {
+        pids()
+            .filter(|pid| environ_has(*pid, name, |v| v == value.as_bytes()))
+            .filter_map(|pid| Some((pid, stat(pid)?.state)))
+            .filter(|(_, state)| *state != 'Z')
+            .collect()
+    }
+
+    pub(super) fn members(root: Option<(u32, u64)>, id: &str) -> Vec<Member> {
+        let table: HashMap<u32, Stat> = pids().filter_map(|pid| Some((pid, stat(pid)?))).collect();
         let mut found: HashSet<u32> = HashSet::new();
         // The root and its descendants (the root only while it is still the root's pid).
         if let Some((root, start)) = root
@@ -684,6 +692,21 @@ mod linux {
     pub(super) fn members(_root: Option<(u32, u64)>, _id: &str) -> Vec<Member> {
         Vec::new()
     }
+}
+
+/// The processes whose environment holds `name=value` exactly, with their state (`R`, `S`,
+/// `T` for stopped …), this process and zombies left out: how a test finds what is left of a
+/// process tree it started with a variable of its own (Linux: read from `/proc`).
+///
+/// ```
+/// # #[cfg(target_os = "linux")] {
+/// let left = niceeval::__private::process::carrying("NICEEVAL_DOC_UNSET", "nothing");
+/// assert!(left.is_empty());
+/// # }
+/// ```
+#[cfg(target_os = "linux")]
+pub fn carrying(name: &str, value: &str) -> Vec<(u32, char)> {
+    linux::carrying(name, value)
 }
 
 /// ` by signal N` when a signal ended the process, else nothing.

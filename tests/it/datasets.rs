@@ -389,4 +389,57 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     for name in ["jsonl::sao", "csv::S_o_Paulo_state", "yaml::case_3"] {
         assert!(both.contains(&format!("plain {name}")), "{name}\n{log}");
     }
+
+    // Under nextest too, rows deleted from a dataset leave the results at the next run (each
+    // run writes a file of its own; the next run's first process compacts the earlier ones).
+    let nextest_results = temp.path().join("nextest-results");
+    let jsonl_cases = |expected: i32| {
+        let out = cargo_with(
+            &dir,
+            &[
+                "nextest",
+                "run",
+                "--no-fail-fast",
+                "--test",
+                "plain",
+                "-E",
+                "not test(/^(lenient|demanding|snapped)::/)",
+            ],
+            &[
+                ("NICEEVAL_RESULTS", "1"),
+                (
+                    "NICEEVAL_RESULTS_DIR",
+                    nextest_results.to_str().expect("UTF-8"),
+                ),
+            ],
+        );
+        let out = if out.code() == Some(expected) {
+            out
+        } else {
+            panic!("nextest exit {:?}\n{}", out.code(), out.dump())
+        };
+        let reports =
+            niceeval::__private::results::read_reports(std::slice::from_ref(&nextest_results))
+                .unwrap_or_else(|e| panic!("{e}\n{}", out.dump()));
+        reports.into_iter().map(|r| r.id).collect::<Vec<String>>()
+    };
+    let original = std::fs::read_to_string(&jsonl).expect("readable");
+    std::fs::write(
+        &jsonl,
+        format!(
+            "{original}{}",
+            "{\"id\": \"mu\", \"question\": \"What is the capital of Mu?\", \"answer\": \"Hiva\"}\n"
+        ),
+    )
+    .expect("writable");
+    let ids = jsonl_cases(100);
+    assert!(ids.iter().any(|id| id.ends_with("jsonl::mu")), "{ids:?}");
+    std::fs::write(&jsonl, &original).expect("writable");
+    let ids = jsonl_cases(100);
+    assert!(ids.iter().any(|id| id.ends_with("jsonl::lima")), "{ids:?}");
+    let gone: Vec<&String> = ids.iter().filter(|id| id.ends_with("::mu")).collect();
+    assert!(
+        gone.is_empty(),
+        "a deleted row left in the results: {gone:?}"
+    );
 }

@@ -261,6 +261,11 @@ fn runs_of_one_eval_split_across_shards_merge_into_one_pass_rate() {
 
 /// `cargo nextest run --partition count:i/2` on the fixture suite, results into `dir`.
 fn nextest_shard(dir: &Path, partition: Option<&str>) -> Output {
+    nextest_filtered_shard(dir, partition, "not test(/^slow::/)")
+}
+
+/// [`nextest_shard`] with the filter expression `filter` (`-E`).
+fn nextest_filtered_shard(dir: &Path, partition: Option<&str>, filter: &str) -> Output {
     let fixtures = Fixtures::get();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
@@ -268,7 +273,7 @@ fn nextest_shard(dir: &Path, partition: Option<&str>) -> Output {
         .current_dir(fixtures.crate_dir("suite"))
         .env("NICEEVAL_RESULTS_DIR", dir)
         .args(["nextest", "run", "--no-fail-fast", "--test", "suite"])
-        .args(["-E", "not test(/^slow::/)", "--run-ignored", "all"]);
+        .args(["-E", filter, "--run-ignored", "all"]);
     fixtures.cargo_dirs(&mut command);
     if fixtures.offline() {
         command.arg("--offline");
@@ -316,6 +321,39 @@ fn nextest_partitions_merge_into_the_report_of_a_single_run() {
         markdown_report(dir.path(), "sharded.md", &[&one, &two]),
         markdown_report(dir.path(), "whole.md", &[&single])
     );
+
+    // The manifests record the `-E` each shard was made with (read from nextest's command
+    // line), so `niceeval merge` takes the slow evals as not selected, not missing.
+    let os = |p: &Path| p.as_os_str().to_owned();
+    let out = niceeval_merge(&[os(&one).as_os_str(), os(&two).as_os_str()]);
+    // refund_fails fails: exit 1.
+    assert_eq!(out.code(), Some(1), "{}", out.dump());
+    assert!(
+        out.stderr.contains(
+            "left out by the shards' filter `not test(/^slow::/)` (not run, not missing)"
+        ),
+        "{}",
+        out.dump()
+    );
+    assert!(
+        out.stderr.contains("every one reported once"),
+        "{}",
+        out.dump()
+    );
+    // A shard made with another filter: refused, each shard's filter named, and what to do.
+    let other = dir.path().join("shard2-other");
+    nextest_filtered_shard(&other, Some("count:2/2"), "not test(/^(slow|smoke)::/)");
+    let out = niceeval_merge(&[os(&one).as_os_str(), os(&other).as_os_str()]);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    for said in [
+        "the shards were made with different filters",
+        "has filter `not test(/^slow::/)`",
+        "has filter `not test(/^(slow|smoke)::/)`",
+        "run every shard with the same `-E`",
+        "    missing: suite::slow::",
+    ] {
+        assert!(out.stderr.contains(said), "{said}\n{}", out.dump());
+    }
 }
 
 #[test]

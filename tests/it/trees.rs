@@ -56,42 +56,20 @@ fn nextest_available() -> bool {
     )
 }
 
-/// The processes carrying `PROCS_DIR=dir` now: `(pid, state, command line)`.
+/// The processes carrying `PROCS_DIR=dir` now: `(pid, state, command line)`. The scan is
+/// niceeval's own (the one its process owner ends trees with), the command line read here for
+/// the failure message.
 fn carrying(dir: &Path) -> Vec<(u32, char, String)> {
-    let entry = format!("PROCS_DIR={}", dir.display());
-    let me = std::process::id();
-    let mut found = Vec::new();
-    for proc_entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Some(pid) = proc_entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-            continue;
-        };
-        if !environ.split(|b| *b == 0).any(|e| e == entry.as_bytes()) {
-            continue;
-        }
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat
-            .rfind(')')
-            .and_then(|i| stat[i + 1..].trim_start().chars().next())
-            .unwrap_or('?');
-        if state == 'Z' {
-            continue;
-        }
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
-            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-            .unwrap_or_default();
-        found.push((pid, state, cmdline));
-    }
-    found
+    let dir = dir.to_str().expect("a UTF-8 temporary directory");
+    niceeval::__private::process::carrying("PROCS_DIR", dir)
+        .into_iter()
+        .map(|(pid, state)| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+                .unwrap_or_default();
+            (pid, state, cmdline)
+        })
+        .collect()
 }
 
 /// Runs `common::hangs::*` under `runner`, ends it `way`, and checks that 2 s after the runner

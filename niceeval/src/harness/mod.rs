@@ -37,6 +37,7 @@
 
 mod args;
 mod compare;
+mod nextest;
 pub(crate) mod outputs;
 mod report;
 mod suite;
@@ -396,10 +397,10 @@ fn write_manifest(
     }
 }
 
-/// The filter a run selected its evals with, for its manifest: `NICEEVAL_FILTER` when set
-/// (what a shard's `cargo nextest run -E '…'` was given; nextest runs each eval as a process
-/// of its own with `--exact NAME`, which says nothing of the filter), else, outside nextest,
-/// the runner's own selection (`--skip bad:: --tag smoke`); `None` when every eval was selected.
+/// The filter a run selected its evals with, for its manifest: `NICEEVAL_FILTER` when set,
+/// else under nextest (which runs each eval as a process of its own with `--exact NAME`) the
+/// `-E` expressions on nextest's own command line ([`nextest::filter`]), else the runner's own
+/// selection (`--skip bad:: --tag smoke`); `None` when every eval was selected.
 fn filter(args: &Args) -> Option<String> {
     if let Ok(filter) = std::env::var("NICEEVAL_FILTER")
         && !filter.trim().is_empty()
@@ -407,7 +408,7 @@ fn filter(args: &Args) -> Option<String> {
         return Some(filter.trim().to_string());
     }
     if crate::results::under_nextest() {
-        return None;
+        return nextest::filter();
     }
     let mut parts: Vec<String> = Vec::new();
     if args.exact {

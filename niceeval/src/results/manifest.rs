@@ -36,9 +36,10 @@ pub struct Manifest {
     pub config_hash: String,
     /// The shard this run is (`NICEEVAL_SHARD`, e.g. `hash:2/3`), when it is one.
     pub shard: Option<String>,
-    /// The filter the run selected its evals with, when it had one: `NICEEVAL_FILTER` (what a
-    /// shard's `cargo nextest run -E '…'` was given: nextest does not tell the test binary),
-    /// else the suite runner's selection (`--skip bad:: --tag smoke`). Shards with the same
+    /// The filter the run selected its evals with, when it had one: `NICEEVAL_FILTER`, else
+    /// under nextest the `-E` expressions of the `cargo nextest run` (read from its command
+    /// line: nextest does not tell the test binary), else the suite runner's selection
+    /// (`--skip bad:: --tag smoke`). Shards with the same
     /// filter merge, the evals it left out counted as not selected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter: Option<String>,
@@ -367,7 +368,7 @@ pub(crate) fn check(
             [None] => {
                 findings.missing.extend(missing);
                 findings.hints.push(format!(
-                    "target `{target}`: the manifests record no filter. If the shards were made with one (`cargo nextest run -E '…'`, a name filter, --skip), set NICEEVAL_FILTER to that filter on every shard (NICEEVAL_FILTER='not test(/^bad::/)'): shards made with the same filter merge, the evals it leaves out counted as not selected"
+                    "target `{target}`: the manifests record no filter. If the shards were made with one the manifests could not record (a nextest name filter, a -E outside Linux), set NICEEVAL_FILTER to that filter on every shard (NICEEVAL_FILTER='not test(/^bad::/)'): shards made with the same filter merge, the evals it leaves out counted as not selected"
                 ));
             }
             _ => {
@@ -380,7 +381,7 @@ pub(crate) fn check(
                     })
                     .collect();
                 findings.hints.push(format!(
-                    "target `{target}`: the shards were made with different filters ({}); only shards made with the same filter merge with evals left out: run each with the same filter (and the same NICEEVAL_FILTER)",
+                    "target `{target}`: the shards were made with different filters ({}); only shards made with the same filter merge with evals left out: run every shard with the same `-E` (and the same NICEEVAL_FILTER, if set), or merge only the shards of one filter",
                     each.join(", ")
                 ));
             }

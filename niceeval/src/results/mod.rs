@@ -21,7 +21,9 @@
 //! rerun replaces the results of the evals it ran, and a filtered run (`cargo test --test
 //! evals refund`) keeps the other evals' latest results instead of dropping them. Under
 //! nextest, which runs each test in its own process, the file is
-//! `<test binary>-<NEXTEST_RUN_ID>.jsonl` and is only appended to.
+//! `<test binary>-<NEXTEST_RUN_ID>.jsonl` and is only appended to; the run's first process
+//! compacts the binary's earlier files instead (earlier runs', plain `cargo test`'s) to what
+//! it defines now, so a deleted eval or row leaves the results at the next nextest run too.
 //! `NICEEVAL_RESULTS_DIR` overrides the directory; `NICEEVAL_RESULTS=0` turns the files off.
 //!
 //! ```no_run

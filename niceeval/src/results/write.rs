@@ -199,6 +199,63 @@ impl Defined {
     }
 }
 
+/// What a process does before it first writes to its results file at `path`: outside nextest
+/// it compacts that file ([`compact`]). Under nextest, where each eval is a process of its own
+/// writing to the run's file, the run's first process (the one that creates that file)
+/// compacts instead the files the same binary wrote before — plain `cargo test`'s and earlier
+/// nextest runs' — to what the binary defines now, so a deleted eval or dataset row leaves
+/// them at the next run there too; a file left with no record is removed.
+fn compact_for_run(
+    path: &Path,
+    manifest_dir: &Path,
+    defined: impl FnOnce() -> Defined,
+) -> std::io::Result<()> {
+    if !under_nextest() {
+        return compact(path, keep_runs(manifest_dir), &defined());
+    }
+    match OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(_) => {}
+        // Another process of the run was first: it compacts.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    let Some(dir) = path.parent() else {
+        return Ok(());
+    };
+    let defined = defined();
+    let keep_runs = keep_runs(manifest_dir);
+    for earlier in earlier_files(dir, &binary(), path) {
+        compact(&earlier, keep_runs, &defined)?;
+        if std::fs::metadata(&earlier).is_ok_and(|m| m.len() == 0) {
+            std::fs::remove_file(&earlier)?;
+        }
+    }
+    Ok(())
+}
+
+/// The results files in `dir` that the binary `binary` (its file stem) wrote, `current` left
+/// out: `<binary>.jsonl` (plain `cargo test`, the suite runner) and
+/// `<binary>-<NEXTEST_RUN_ID>.jsonl` (nextest runs).
+fn earlier_files(dir: &Path, binary: &str, current: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p != current)
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".jsonl"))
+                .and_then(|n| n.strip_prefix(binary))
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
 /// Rewrites the results file at `path` to the records of each eval's latest `keep_runs`
 /// runs (`[results] keep_runs`) among the evals this binary still defines (`defined`), through a temporary
 /// file renamed into place, so a kill mid-way leaves the old file whole. The file is streamed
@@ -376,9 +433,7 @@ impl ResultsFile {
         std::fs::create_dir_all(&dir)?;
         let path = dir.join(file_name());
         this_run();
-        if !under_nextest() {
-            compact(&path, keep_runs(manifest_dir), &Defined::of(defs))?;
-        }
+        compact_for_run(&path, manifest_dir, || Defined::of(defs))?;
         let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
         end_cut_line(&path, &mut file)?;
         Ok(Some(ResultsFile {
@@ -408,7 +463,40 @@ impl Reporter for ResultsFile {
 
 #[cfg(test)]
 mod tests {
-    use super::{compact_with, target_name};
+    use super::{compact_with, earlier_files, target_name};
+
+    #[test]
+    fn the_earlier_files_of_a_binary_are_its_own_and_not_the_current_one() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let bin = "plain-0123456789abcdef";
+        for name in [
+            "plain-0123456789abcdef.jsonl",
+            "plain-0123456789abcdef-1b4e28ba-2fa1-11d2-883f-0016d3cca427.jsonl",
+            "plain-0123456789abcdef-now.jsonl",
+            "plain-0123456789abcdef-now.manifest.json",
+            "plain-0123456789abcdefx.jsonl",
+            "suite-fedcba9876543210.jsonl",
+        ] {
+            std::fs::write(dir.path().join(name), "").expect("writable");
+        }
+        let current = dir.path().join("plain-0123456789abcdef-now.jsonl");
+        let names: Vec<String> = earlier_files(dir.path(), bin, &current)
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .expect("a name")
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "plain-0123456789abcdef-1b4e28ba-2fa1-11d2-883f-0016d3cca427.jsonl",
+                "plain-0123456789abcdef.jsonl",
+            ]
+        );
+    }
 
     fn line(id: &str, run: &str) -> String {
         format!(
