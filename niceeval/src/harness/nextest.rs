@@ -65,7 +65,7 @@ fn from_args(args: &[String]) -> Option<String> {
 mod tests {
     use super::from_args;
 
-    fn args(line: &[&str]) -> Vec<String> {
+    fn words(line: &[&str]) -> Vec<String> {
         line.iter().map(|a| a.to_string()).collect()
     }
 
@@ -73,7 +73,7 @@ mod tests {
     fn the_expressions_of_nextest_are_read_in_each_spelling() {
         let nextest = "/root/.cargo/bin/cargo-nextest";
         assert_eq!(
-            from_args(&args(&[
+            from_args(&words(&[
                 nextest,
                 "nextest",
                 "run",
@@ -85,7 +85,7 @@ mod tests {
             Some("not test(/^bad::/)".to_string())
         );
         assert_eq!(
-            from_args(&args(&[
+            from_args(&words(&[
                 nextest,
                 "nextest",
                 "run",
@@ -95,7 +95,7 @@ mod tests {
             Some("(test(a)) | (test(b))".to_string())
         );
         assert_eq!(
-            from_args(&args(&[
+            from_args(&words(&[
                 nextest,
                 "nextest",
                 "run",
@@ -104,13 +104,13 @@ mod tests {
             ])),
             Some("test(c)".to_string())
         );
-        assert_eq!(from_args(&args(&[nextest, "nextest", "run"])), None);
+        assert_eq!(from_args(&words(&[nextest, "nextest", "run"])), None);
         // After `--` the arguments are the test binary's.
         assert_eq!(
-            from_args(&args(&[nextest, "nextest", "run", "--", "-E", "x"])),
+            from_args(&words(&[nextest, "nextest", "run", "--", "-E", "x"])),
             None
         );
         // Not nextest: nothing read.
-        assert_eq!(from_args(&args(&["/usr/bin/bash", "-E", "x"])), None);
+        assert_eq!(from_args(&words(&["/usr/bin/bash", "-E", "x"])), None);
     }
 }

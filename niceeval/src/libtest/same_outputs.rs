@@ -16,21 +16,21 @@ use crate::eval::Eval;
 /// Set in the child process: the directory of the crate whose evals it runs.
 const CHILD: &str = "NICEEVAL_TEST_OUTPUTS_CHILD";
 
-fn passes(t: &mut Eval) -> BoxFuture<'_, crate::Result> {
+fn passes(t: &mut Eval) -> BoxFuture<'_, crate::error::Result> {
     Box::pin(async move {
         t.check("The capital is Paris.", crate::expect::includes("Paris"));
         Ok(())
     })
 }
 
-fn fails(t: &mut Eval) -> BoxFuture<'_, crate::Result> {
+fn fails(t: &mut Eval) -> BoxFuture<'_, crate::error::Result> {
     Box::pin(async move {
         t.check("The capital is Lyon.", crate::expect::includes("Paris"));
         Ok(())
     })
 }
 
-fn skips(t: &mut Eval) -> BoxFuture<'_, crate::Result> {
+fn skips(t: &mut Eval) -> BoxFuture<'_, crate::error::Result> {
     Box::pin(async move { t.skip("no key in this environment") })
 }
 

@@ -15,7 +15,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::agents::{self, ProviderKind, ProviderSpec};
-use super::promptfoo::{Doc, Seg, parse_yaml};
+use super::parse_yaml;
+use super::promptfoo::{Doc, Seg};
 use super::{
     ArgsMatch, ExpectedCall, Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError,
     Trajectory,

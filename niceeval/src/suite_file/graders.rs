@@ -50,9 +50,7 @@ pub(crate) fn read(value: &Value, file: &Path) -> Result<Graders, String> {
         return Ok(Graders {
             text: match map.get("text") {
                 None | Some(Value::Null) => None,
-                Some(text) => Some(
-                    super::promptfoo::judge_spec(text, file).map_err(|e| format!("`text`: {e}"))?,
-                ),
+                Some(text) => Some(judge_spec(text, file).map_err(|e| format!("`text`: {e}"))?),
             },
             embedding: match map.get("embedding") {
                 None | Some(Value::Null) => None,
@@ -69,7 +67,7 @@ pub(crate) fn read(value: &Value, file: &Path) -> Result<Graders, String> {
         });
     }
     Ok(Graders {
-        text: Some(super::promptfoo::judge_spec(value, file)?),
+        text: Some(judge_spec(value, file)?),
         embedding: None,
     })
 }
@@ -153,7 +151,7 @@ pub(crate) fn load_prompt(value: &Value, base: &Path) -> Result<String, String> 
                 "json" => serde_json::from_str::<Value>(&text)
                     .map(|v| v.to_string())
                     .map_err(|e| format!("{}: not JSON: {e}", path.display())),
-                "yaml" | "yml" => super::promptfoo::parse_yaml(&path, &text)
+                "yaml" | "yml" => super::parse_yaml(&path, &text)
                     .map(|v| v.to_string())
                     .map_err(|e| e.to_string()),
                 _ => Ok(text),
@@ -506,6 +504,35 @@ impl Check for TestScore {
                 usage,
             )
         })
+    }
+}
+
+/// The judge a grader provider names (an OpenAI or Anthropic chat model).
+pub(crate) fn judge_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
+    let base = file.parent().unwrap_or(Path::new("."));
+    let (id, config) = match value {
+        Value::String(id) => (id.as_str(), None),
+        Value::Object(map) => match map.get("id").and_then(Value::as_str) {
+            Some(id) => (id, map.get("config")),
+            None => return Err("a grader `provider` needs an `id`".into()),
+        },
+        _ => return Err("a grader `provider` is an id or a mapping with `id`".into()),
+    };
+    let spec = agents::parse(id, None, config, base).map_err(|(_, m)| m)?;
+    match spec.kind {
+        ProviderKind::Chat {
+            model,
+            base_url,
+            key_env,
+            ..
+        } => Ok(JudgeSpec {
+            model,
+            base_url,
+            key_env,
+        }),
+        _ => Err(format!(
+            "the grader `{id}` is not a chat model; a grader is openai:chat:<model>, openai:<model> or anthropic:messages:<model>"
+        )),
     }
 }
 

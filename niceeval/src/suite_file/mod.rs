@@ -13,9 +13,7 @@ mod positions;
 mod prompt;
 pub(crate) mod promptfoo;
 mod promptfoo_keys;
-mod promptfoo_providers;
 mod provider_config;
-mod scenarios;
 mod select_best;
 mod template;
 
@@ -816,6 +814,28 @@ pub(crate) fn at(
             message,
         },
     }
+}
+
+/// Parses YAML (anchors, aliases and `<<` merges applied) into JSON values.
+pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<Value, SuiteFileError> {
+    let located = |e: yaml_serde::Error| match e.location() {
+        Some(at) => SuiteFileError::At {
+            file: path.display().to_string(),
+            line: at.line(),
+            column: at.column(),
+            message: format!("not valid YAML: {e}"),
+        },
+        None => SuiteFileError::File {
+            file: path.display().to_string(),
+            message: format!("not valid YAML: {e}"),
+        },
+    };
+    let mut value: yaml_serde::Value = yaml_serde::from_str(text).map_err(located)?;
+    value.apply_merge().map_err(located)?;
+    serde_json::to_value(&value).map_err(|e| SuiteFileError::File {
+        file: path.display().to_string(),
+        message: format!("cannot read the YAML as data: {e}"),
+    })
 }
 
 #[cfg(test)]

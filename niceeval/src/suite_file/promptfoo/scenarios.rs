@@ -5,8 +5,9 @@
 
 use serde_json::{Map, Value};
 
-use super::SuiteFileError;
-use super::promptfoo::{Doc, Seg, Test, merge, parse_yaml, read_test};
+use super::{Doc, Seg, Test, merge, read_test};
+use crate::suite_file::SuiteFileError;
+use crate::suite_file::parse_yaml;
 
 const SCENARIO_KEYS: &[&str] = &["config", "tests", "description"];
 
@@ -24,7 +25,7 @@ pub(crate) fn read(doc: &Doc<'_>, value: &Value) -> Result<Vec<Test>, SuiteFileE
             Value::Object(map) => out.extend(scenario(doc, &at, map)?),
             // `file://scenarios.yaml`: a scenario, or a list of them.
             Value::String(reference) => {
-                let path = super::file_path(&doc.base, reference);
+                let path = crate::suite_file::file_path(&doc.base, reference);
                 let text = std::fs::read_to_string(&path)
                     .map_err(|e| doc.err(&at, format!("cannot read {}: {e}", path.display())))?;
                 let sub = Doc {
@@ -137,8 +138,7 @@ fn list<'v>(
 }
 
 fn line(doc: &Doc<'_>, at: &[Seg]) -> usize {
-    doc.position(&super::promptfoo::steps(at))
-        .map_or(1, |p| p.0)
+    doc.position(&super::steps(at)).map_or(1, |p| p.0)
 }
 
 fn with(at: &[Seg], seg: Seg) -> Vec<Seg> {

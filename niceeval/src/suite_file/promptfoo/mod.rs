@@ -7,19 +7,24 @@
 //! (`maxConcurrency`, `repeat`), `outputPath`, YAML anchors and `<<` merges. Tests × prompts
 //! × providers make the cases.
 
+mod providers;
+mod scenarios;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::agents::{self, ProviderKind};
+use super::agents;
 use super::prompt::{self, PromptFunction};
 use super::promptfoo_keys::{self, Notes};
-use super::promptfoo_providers::{self, TestProviders};
-use super::{Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError, template};
+use super::{
+    Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError, parse_yaml, template,
+};
 use crate::definition::MatrixCell;
 use crate::spec::{self, AssertSpec, Step};
+use providers::TestProviders;
 
 const TOP_KEYS: &[&str] = &[
     "description",
@@ -180,28 +185,6 @@ pub(crate) fn key(k: &str) -> Seg {
     Seg::Key(k.to_string())
 }
 
-/// Parses YAML (anchors, aliases and `<<` merges applied) into JSON values.
-pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<Value, SuiteFileError> {
-    let located = |e: yaml_serde::Error| match e.location() {
-        Some(at) => SuiteFileError::At {
-            file: path.display().to_string(),
-            line: at.line(),
-            column: at.column(),
-            message: format!("not valid YAML: {e}"),
-        },
-        None => SuiteFileError::File {
-            file: path.display().to_string(),
-            message: format!("not valid YAML: {e}"),
-        },
-    };
-    let mut value: yaml_serde::Value = yaml_serde::from_str(text).map_err(located)?;
-    value.apply_merge().map_err(located)?;
-    serde_json::to_value(&value).map_err(|e| SuiteFileError::File {
-        file: path.display().to_string(),
-        message: format!("cannot read the YAML as data: {e}"),
-    })
-}
-
 /// A prompt: its label and template, or the function that makes it.
 #[derive(Debug, Clone)]
 struct Prompt {
@@ -307,7 +290,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
     };
     let providers = match top.get(provider_key) {
         None => return Err(doc.err(&[], "a promptfoo config needs `providers` (or `targets`)")),
-        Some(v) => promptfoo_providers::read_providers(&doc, &[key(provider_key)], v)?,
+        Some(v) => providers::read_providers(&doc, &[key(provider_key)], v)?,
     };
     let default = match top.get("defaultTest") {
         None => None,
@@ -363,7 +346,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
     // scenarios), then each scenario's tests (see `scenarios`).
     let scenario_tests = match top.get("scenarios") {
         None => Vec::new(),
-        Some(v) => super::scenarios::read(&doc, v)?,
+        Some(v) => scenarios::read(&doc, v)?,
     };
     let no_tests = match top.get("tests") {
         None | Some(Value::Null) => true,
@@ -471,13 +454,11 @@ fn cases_of(
         .unwrap_or_else(|| format!("test {}", n + 1))
         .replace("::", ":");
     if let Some(only) = &test.providers.only {
-        promptfoo_providers::check_filter(only, providers).map_err(|message| {
-            SuiteFileError::At {
-                file: path.display().to_string(),
-                line: test.line,
-                column: 1,
-                message,
-            }
+        providers::check_filter(only, providers).map_err(|message| SuiteFileError::At {
+            file: path.display().to_string(),
+            line: test.line,
+            column: 1,
+            message,
         })?;
     }
     let (asserts, graded) = assertions(test, doc.notes, &doc.base)?;
@@ -921,35 +902,6 @@ fn similar(
             .map(str::to_string),
         judge,
     })
-}
-
-/// The judge a grader provider names (an OpenAI or Anthropic chat model).
-pub(crate) fn judge_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
-    let base = file.parent().unwrap_or(Path::new("."));
-    let (id, config) = match value {
-        Value::String(id) => (id.as_str(), None),
-        Value::Object(map) => match map.get("id").and_then(Value::as_str) {
-            Some(id) => (id, map.get("config")),
-            None => return Err("a grader `provider` needs an `id`".into()),
-        },
-        _ => return Err("a grader `provider` is an id or a mapping with `id`".into()),
-    };
-    let spec = agents::parse(id, None, config, base).map_err(|(_, m)| m)?;
-    match spec.kind {
-        ProviderKind::Chat {
-            model,
-            base_url,
-            key_env,
-            ..
-        } => Ok(JudgeSpec {
-            model,
-            base_url,
-            key_env,
-        }),
-        _ => Err(format!(
-            "the grader `{id}` is not a chat model; a grader is openai:chat:<model>, openai:<model> or anthropic:messages:<model>"
-        )),
-    }
 }
 
 /// A test under `defaultTest`: its vars over the default's, the default's items first.
@@ -1493,18 +1445,14 @@ pub(crate) fn read_test(
     };
     let mut providers = TestProviders::default();
     if let Some(v) = map.get("provider").filter(|v| !v.is_null()) {
-        providers.provider = Some(promptfoo_providers::read_test_provider(
+        providers.provider = Some(providers::read_test_provider(
             doc,
             &with(at, key("provider")),
             v,
         )?);
     }
     if let Some(v) = map.get("providers").filter(|v| !v.is_null()) {
-        providers.only = Some(promptfoo_providers::read_filter(
-            doc,
-            &with(at, key("providers")),
-            v,
-        )?);
+        providers.only = Some(providers::read_filter(doc, &with(at, key("providers")), v)?);
     }
     Ok(Test {
         description,

@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::SuiteFileError;
-use super::agents::{self, ProviderSpec};
-use super::promptfoo::{Doc, Seg, key, parse_yaml, with};
+use super::{Doc, Seg, key, with};
+use crate::suite_file::SuiteFileError;
+use crate::suite_file::agents::{self, ProviderSpec};
+use crate::suite_file::parse_yaml;
 
 /// The keys of a provider mapping niceeval reads; the others go to [`super::promptfoo_keys`].
 const PROVIDER_KEYS: &[&str] = &["id", "label", "config"];
@@ -241,7 +242,7 @@ fn providers_file(
     at: &[Seg],
     reference: &str,
 ) -> Result<Vec<Arc<ProviderSpec>>, SuiteFileError> {
-    let path: PathBuf = super::file_path(&doc.base, reference);
+    let path: PathBuf = crate::suite_file::file_path(&doc.base, reference);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         doc.err(
             at,
