@@ -274,9 +274,9 @@ pub mod __private {
     pub mod config {
         pub use crate::config::{
             AgentConfig, CacheMode, ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig,
-            CompareConfig, Config, ConfigError, DEFAULT_TIMEOUT, FILE_NAME, JudgeConfig,
-            PriceConfig, ProviderConfig, ReplayConfig, ReportConfig, ResultsConfig, RunConfig,
-            TraceConfig, WorkspaceConfig, fields, find, parse_duration,
+            CompareConfig, Config, ConfigError, DEFAULT_TIMEOUT, DurationSetting, FILE_NAME,
+            JudgeConfig, PriceConfig, ProviderConfig, ReplayConfig, ReportConfig, ResultsConfig,
+            RunConfig, TraceConfig, WorkspaceConfig, fields, find, parse_duration,
         };
     }
     /// The on-disk response cache.
