@@ -276,7 +276,7 @@ pub mod __private {
             AgentConfig, CacheMode, ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig,
             CompareConfig, Config, ConfigError, DEFAULT_TIMEOUT, DurationSetting, FILE_NAME,
             JudgeConfig, PriceConfig, ProviderConfig, ReplayConfig, ReportConfig, ResultsConfig,
-            RunConfig, TraceConfig, WorkspaceConfig, fields, find, parse_duration,
+            RunConfig, TraceConfig, WorkspaceConfig, fields, find,
         };
     }
     /// The on-disk response cache.

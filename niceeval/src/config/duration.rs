@@ -5,16 +5,8 @@
 use std::time::Duration;
 
 /// Parses a duration such as `"500ms"`, `"30s"`, `"1.5s"`, `"2m"`, `"1h"` or `"1m30s"`; the
-/// error says what is wrong and how to write one.
-///
-/// ```
-/// use std::time::Duration;
-/// use niceeval::__private::config::parse_duration;
-///
-/// assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-/// assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-/// assert!(parse_duration("30").unwrap_err().to_string().contains("unit"));
-/// ```
+/// error says what is wrong and how to write one. Settings hold a [`DurationSetting`], parsed
+/// by this once when the file is read (its example shows both).
 pub fn parse_duration(text: &str) -> Result<Duration, niceeval_duration::DurationError> {
     niceeval_duration::parse(text)
 }
