@@ -20,8 +20,9 @@ pub struct Markdown<W: Write + Send> {
     out: W,
     /// How the run names its evals, from the evals it starts (see [`Names`]).
     names: Option<Names>,
-    /// The failed evals' reports, rendered once the names are known.
-    failures: String,
+    /// The failed evals' ids and reports, rendered once the names are known; written in id
+    /// order (evals finish in any order when they run concurrently).
+    failures: Vec<(String, String)>,
     /// Failed reports that finished before any start told the names (a reporter driven by
     /// hand); rendered at the end with the suite's names.
     unnamed: Vec<EvalReport>,
@@ -37,7 +38,7 @@ impl<W: Write + Send> Markdown<W> {
         Markdown {
             out,
             names: None,
-            failures: String::new(),
+            failures: Vec::new(),
             unnamed: Vec::new(),
             failed: 0,
             matrices: Matrices::default(),
@@ -200,13 +201,15 @@ fn matrix(m: &Matrix, names: Names) -> String {
 }
 
 /// A failed eval's report in a collapsible block.
-fn failure(out: &mut String, report: &EvalReport, names: Names) {
+fn failure(out: &mut Vec<(String, String)>, report: &EvalReport, names: Names) {
+    let mut text = String::new();
     let _ = write!(
-        out,
+        text,
         "<details><summary><code>{}</code></summary>\n\n```text\n{}```\n\n</details>\n\n",
         super::markup::escape(names.name(&report.id)),
         report.render_as(names).replace("```", "'''")
     );
+    out.push((report.id.clone(), text));
 }
 
 impl<W: Write + Send> Reporter for Markdown<W> {
@@ -300,7 +303,10 @@ impl<W: Write + Send> Reporter for Markdown<W> {
         }
         if !self.failures.is_empty() {
             md.push_str("\n### Failures\n\n");
-            md.push_str(&self.failures);
+            self.failures.sort_by(|a, b| a.0.cmp(&b.0));
+            for (_, text) in &self.failures {
+                md.push_str(text);
+            }
             if self.failed > super::MAX_FAILURE_DETAILS {
                 let _ = writeln!(
                     md,
