@@ -107,21 +107,8 @@ fn embedding_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
     let base = file.parent().unwrap_or(Path::new("."));
     let spec = agents::parse(&format!("openai:chat:{model}"), None, config, base)
         .map_err(|(_, m)| m.replace("openai:chat:", "openai:embedding:"))?;
-    match spec.kind {
-        ProviderKind::Chat {
-            model,
-            base_url,
-            key_env,
-            ..
-        } => Ok(JudgeSpec {
-            model,
-            base_url,
-            key_env,
-        }),
-        _ => Err(format!(
-            "the embedding grader `{id}` is not an OpenAI embedding model"
-        )),
-    }
+    chat_judge(spec.kind)
+        .ok_or_else(|| format!("the embedding grader `{id}` is not an OpenAI embedding model"))
 }
 
 /// promptfoo's default embedding grader.
@@ -519,20 +506,27 @@ pub(crate) fn judge_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String
         _ => return Err("a grader `provider` is an id or a mapping with `id`".into()),
     };
     let spec = agents::parse(id, None, config, base).map_err(|(_, m)| m)?;
-    match spec.kind {
+    chat_judge(spec.kind).ok_or_else(|| {
+        format!(
+            "the grader `{id}` is not a chat model; a grader is openai:chat:<model>, openai:<model> or anthropic:messages:<model>"
+        )
+    })
+}
+
+/// The judge a chat provider's connection makes (`None` for any other kind of provider).
+fn chat_judge(kind: ProviderKind) -> Option<JudgeSpec> {
+    match kind {
         ProviderKind::Chat {
             model,
             base_url,
             key_env,
             ..
-        } => Ok(JudgeSpec {
+        } => Some(JudgeSpec {
             model,
             base_url,
             key_env,
         }),
-        _ => Err(format!(
-            "the grader `{id}` is not a chat model; a grader is openai:chat:<model>, openai:<model> or anthropic:messages:<model>"
-        )),
+        _ => None,
     }
 }
 

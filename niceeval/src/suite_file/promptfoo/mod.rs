@@ -729,21 +729,8 @@ fn assertions(
                     continue;
                 }
             };
-            let allowed = [
-                "type",
-                "value",
-                "threshold",
-                "weight",
-                "metric",
-                "provider",
-                "description",
-                "rubricPrompt",
-            ];
-            if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-                refuse(format!(
-                    "`{k}` on a `{kind}` assertion is not supported; supported: {}",
-                    allowed.join(", ")
-                ))?;
+            if let Some(message) = unsupported_key(&map, kind, &["rubricPrompt"]) {
+                refuse(message)?;
                 continue;
             }
             let judge = match map.get("provider") {
@@ -841,20 +828,8 @@ fn similar(
     base: &Path,
     fail: &dyn Fn(String) -> SuiteFileError,
 ) -> Result<Graded, SuiteFileError> {
-    let allowed = [
-        "type",
-        "value",
-        "threshold",
-        "weight",
-        "metric",
-        "provider",
-        "description",
-    ];
-    if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(fail(format!(
-            "`{k}` on a `{kind}` assertion is not supported; supported: {}",
-            allowed.join(", ")
-        )));
+    if let Some(message) = unsupported_key(map, kind, &[]) {
+        return Err(fail(message));
     }
     let text = |v: &Value| -> Result<String, SuiteFileError> {
         match v {
@@ -1510,6 +1485,26 @@ fn var_value(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Value, SuiteFil
     }
 }
 
+/// The keys every graded item may carry.
+const GRADED_KEYS: &[&str] = &[
+    "type",
+    "value",
+    "threshold",
+    "weight",
+    "metric",
+    "provider",
+    "description",
+];
+
+/// The refusal of a graded item's first key outside [`GRADED_KEYS`] and `extra`.
+fn unsupported_key(map: &Map<String, Value>, kind: &str, extra: &[&str]) -> Option<String> {
+    let allowed: Vec<&str> = GRADED_KEYS.iter().chain(extra).copied().collect();
+    let k = map.keys().find(|k| !allowed.contains(&k.as_str()))?;
+    Some(format!(
+        "`{k}` on a `{kind}` assertion is not supported; supported: {}",
+        allowed.join(", ")
+    ))
+}
 #[cfg(test)]
 mod tests {
     use super::*;
