@@ -16,18 +16,52 @@ fn workspace() -> PathBuf {
         .to_path_buf()
 }
 
+/// `cargo metadata` of the workspace as locked, without the network. On a fresh clone the
+/// packages only other platforms use are not downloaded yet (`cargo fetch` brings them, as
+/// `.ci/run` does), and cargo cannot read their manifests offline; then the graph is the host
+/// platform's (`--filter-platform`), with a notice that the other platforms' dependencies were
+/// not checked. Under `CI` the whole graph is required.
 fn metadata() -> Value {
-    let out = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--locked", "--offline"])
-        .current_dir(workspace())
-        .output()
-        .expect("cargo metadata runs");
+    let run = |filter: Option<&str>| {
+        let mut command = Command::new(env!("CARGO"));
+        command
+            .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+            .current_dir(workspace());
+        if let Some(host) = filter {
+            command.args(["--filter-platform", host]);
+        }
+        command.output().expect("cargo metadata runs")
+    };
+    let mut out = run(None);
+    let not_downloaded = String::from_utf8_lossy(&out.stderr).contains("--offline was specified");
+    if !out.status.success() && not_downloaded && std::env::var_os("CI").is_none() {
+        let host = host_triple();
+        eprintln!(
+            "NOTICE: the dependencies of platforms other than {host} are not downloaded, so \
+             only {host}'s were checked; `cargo fetch --locked` brings the rest"
+        );
+        out = run(Some(&host));
+    }
     assert!(
         out.status.success(),
         "cargo metadata failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON")
+}
+
+/// The host's target triple, as `rustc -vV` names it.
+fn host_triple() -> String {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let out = Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .expect("rustc -vV runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names the host")
+        .to_string()
 }
 
 /// The workspace members that are published (no `publish = false`): name → manifest path.
