@@ -43,12 +43,16 @@ impl Output {
 }
 
 /// Removes from `command`'s environment what the person running the outer tests may have set
-/// and would change the child's behaviour: every `NICEEVAL_*` override and libtest's own
-/// variables. Backtraces are turned off so panic messages are stable.
+/// and would change the child's behaviour: every `NICEEVAL_*` override, libtest's own
+/// variables and cargo-nextest's (under `cargo nextest run` the outer test carries
+/// `NEXTEST_RUN_ID`, which would make the child a nextest run with its results kept per run). Backtraces are turned off so panic messages are stable.
 pub fn clean_env(command: &mut Command) -> &mut Command {
     for (name, _) in std::env::vars_os() {
         let Some(name) = name.to_str() else { continue };
-        if name.starts_with("NICEEVAL_") || name.starts_with("RUST_TEST_") {
+        if name.starts_with("NICEEVAL_")
+            || name.starts_with("RUST_TEST_")
+            || name.starts_with("NEXTEST")
+        {
             command.env_remove(name);
         }
     }
