@@ -266,10 +266,12 @@ fn older_score_and_assertions_format() {
 }
 
 /// Builds the `grader_keywords` example (a grader written with `niceeval::grader`) and returns
-/// its executable. Built with `--workspace` from the workspace's root: its dependencies then get
-/// the features `cargo test --workspace` built them with, so under that command the example is
-/// already fresh; built for niceeval alone, two crates' features differ and most of the
-/// dependency tree was compiled again (over a minute of CPU).
+/// its executable. Built with `--workspace` from the workspace's root and with the `test`
+/// profile: its dependencies then get the features and the profile `cargo test --workspace`
+/// built them with (that command builds every example too), so under it the example is already
+/// fresh; built for niceeval alone, two crates' features differ, and built with the `dev`
+/// profile, the units differ by profile: either way most of the dependency tree was compiled
+/// again (over a minute of CPU).
 fn build_rust_grader() -> std::path::PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -281,6 +283,8 @@ fn build_rust_grader() -> std::path::PathBuf {
             "--workspace",
             "--example",
             "grader_keywords",
+            "--profile",
+            "test",
             "--message-format=json",
         ])
         .output()
