@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-use super::support::{Fake, niceeval, peer_tool, root, run_comparison};
+use super::support::{Fake, niceeval, peer_tool, python_modules, root, run_comparison};
 
 #[test]
 fn real_files_once_refused_run() {
@@ -42,6 +42,7 @@ fn promptfoo_and_niceeval_agree_on_the_corpus() {
         "scripts/install-promptfoo.sh",
     )
     .is_none()
+        || !python_modules(&["openai"])
     {
         return;
     }

@@ -104,6 +104,31 @@ pub fn peer_tool(env: &str, dir: &str, bin: &str, install: &str) -> Option<PathB
     None
 }
 
+/// Whether `python3` imports every one of `modules` (what a corpus's Python providers and
+/// assertions import: the promptfoo corpus's `provider.py` uses the `openai` package). Missing,
+/// the test skips with a notice naming them and the install script (fails under CI):
+/// promptfoo waits forever on a Python provider whose worker cannot start, so a comparison run
+/// without them would not fail, it would hang.
+pub fn python_modules(modules: &[&str]) -> bool {
+    let missing: Vec<&str> = modules
+        .iter()
+        .copied()
+        .filter(|m| {
+            !Command::new("python3")
+                .args(["-c", &format!("import {m}")])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .collect();
+    available(
+        missing.is_empty(),
+        &format!("the Python packages {missing:?}"),
+        "run `bash scripts/install-test-deps.sh`",
+    )
+}
+
 // The workspace's one skip helper (`tests/skip.rs`), shared by every crate's tests.
 #[path = "../../../tests/skip.rs"]
 mod skip;
