@@ -83,11 +83,15 @@ impl<A: Agent + ?Sized> Agent for Box<A> {
     }
 }
 
-/// Why an agent could not complete a turn.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why an agent could not complete a turn: a message for the report, and the error that caused
+/// it when there is one ([`AgentError::caused_by`], reached through
+/// [`std::error::Error::source`]).
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]
 pub struct AgentError {
     message: String,
+    #[source]
+    source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
 impl AgentError {
@@ -95,7 +99,15 @@ impl AgentError {
     pub fn new(message: impl Into<String>) -> Self {
         AgentError {
             message: message.into(),
+            source: None,
         }
+    }
+
+    /// The same error, caused by `source` (kept, and reached through
+    /// [`std::error::Error::source`]; the message already says what happened).
+    pub fn caused_by(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
     }
 
     /// The message.
@@ -103,6 +115,15 @@ impl AgentError {
         &self.message
     }
 }
+
+/// Two errors are equal when their messages are (a cause is not compared).
+impl PartialEq for AgentError {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message
+    }
+}
+
+impl Eq for AgentError {}
 
 impl From<String> for AgentError {
     fn from(message: String) -> Self {
@@ -459,12 +480,45 @@ where
     }
 }
 
+/// Why `[agent]` in `niceeval.toml` cannot become an agent; every message starts with the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum AgentConfigError {
+    /// `command = []`.
+    #[error("{file}: [agent] command must not be empty")]
+    EmptyCommand {
+        /// The configuration file.
+        file: String,
+    },
+    /// The `model` of a chat agent is not `provider/model`.
+    #[cfg(feature = "providers")]
+    #[error("{file}: [agent] model: {source}")]
+    Model {
+        /// The configuration file.
+        file: String,
+        /// Why the name is refused.
+        #[source]
+        source: Box<crate::provider::ProviderError>,
+    },
+    /// A model agent in a build without the `providers` feature.
+    #[cfg(not(feature = "providers"))]
+    #[error(
+        "{file}: [agent] type = {kind:?} needs niceeval's `providers` feature; enable it in Cargo.toml (it is on by default)"
+    )]
+    NeedsProviders {
+        /// The configuration file.
+        file: String,
+        /// The `type` as written.
+        kind: String,
+    },
+}
+
 /// Builds the default agent described by `[agent]` in `niceeval.toml`. Relative paths resolve
 /// against the directory of the file (`config_path`).
 pub(crate) fn from_config(
     agent: &crate::config::AgentConfig,
     config_path: Option<&std::path::Path>,
-) -> Result<Arc<dyn Agent>, String> {
+) -> Result<Arc<dyn Agent>, AgentConfigError> {
     use crate::config::AgentConfig;
     let file = config_path
         .map(|p| p.display().to_string())
@@ -472,26 +526,21 @@ pub(crate) fn from_config(
     let base = config_path
         .and_then(|p| p.parent())
         .unwrap_or_else(|| std::path::Path::new("."));
-    let in_file = |message: String| format!("{file}: {message}");
     Ok(match agent {
         AgentConfig::Replay(replay) => Arc::new(replay::replay(base.join(&replay.path))),
-        AgentConfig::Command(command) => {
-            Arc::new(command::from_config(command, base).map_err(in_file)?)
-        }
-        AgentConfig::ClaudeCode(claude) => {
-            Arc::new(claude_code::from_config(claude).map_err(in_file)?)
-        }
-        AgentConfig::Codex(codex) => Arc::new(codex::from_config(codex).map_err(in_file)?),
+        AgentConfig::Command(command) => Arc::new(command::from_config(command, base, &file)?),
+        AgentConfig::ClaudeCode(claude) => Arc::new(claude_code::from_config(claude)),
+        AgentConfig::Codex(codex) => Arc::new(codex::from_config(codex)),
         #[cfg(feature = "providers")]
         AgentConfig::Chat(chat) | AgentConfig::Openai(chat) | AgentConfig::Anthropic(chat) => {
             Arc::new(chat::from_config(agent.kind(), chat, &file)?)
         }
         #[cfg(not(feature = "providers"))]
         AgentConfig::Chat(_) | AgentConfig::Openai(_) | AgentConfig::Anthropic(_) => {
-            return Err(format!(
-                "{file}: [agent] type = {:?} needs niceeval's `providers` feature; enable it in Cargo.toml (it is on by default)",
-                agent.kind()
-            ));
+            return Err(AgentConfigError::NeedsProviders {
+                file,
+                kind: agent.kind().to_string(),
+            });
         }
     })
 }
@@ -503,7 +552,7 @@ fn process_keys(
     program: Option<&String>,
     timeout: Option<&crate::config::DurationSetting>,
     env: &std::collections::BTreeMap<String, String>,
-) -> Result<(), String> {
+) {
     if let Some(program) = program {
         process.program = program.clone();
     }
@@ -513,7 +562,6 @@ fn process_keys(
     process
         .env
         .extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
-    Ok(())
 }
 
 #[cfg(test)]
@@ -551,7 +599,7 @@ mod tests {
         let config = agent("[agent]\ntype = \"openai\"\nmodel = \"gpt-4o-mini\"\n");
         let err = super::from_config(&config, None).err().expect("an error");
         assert_eq!(
-            err,
+            err.to_string(),
             "niceeval.toml: [agent] type = \"openai\" needs niceeval's `providers` feature; enable it in Cargo.toml (it is on by default)"
         );
     }

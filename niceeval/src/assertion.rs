@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 mod subject;
 
-pub use subject::{Checkable, Subject};
+pub use subject::{Checkable, Subject, ViewError};
 pub use transform::{Transform, json_path};
 mod transform;
 
@@ -702,6 +702,7 @@ mod tests {
             Subject::Text("nope".into())
                 .parsed()
                 .unwrap_err()
+                .to_string()
                 .contains("is not JSON")
         );
     }

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::de::DeserializeOwned;
 
@@ -33,7 +33,7 @@ pub fn expand(def: &'static EvalDefinition) -> Result<Vec<&'static EvalDefinitio
     let Some(dataset) = def.dataset.filter(|_| def.case.is_none()) else {
         return Ok(vec![def]);
     };
-    type Expanded = Result<Vec<&'static EvalDefinition>, String>;
+    type Expanded = Result<Vec<&'static EvalDefinition>, Arc<niceeval_dataset::DatasetError>>;
     static EXPANDED: OnceLock<Mutex<HashMap<usize, Expanded>>> = OnceLock::new();
     let mut cache = EXPANDED
         .get_or_init(Default::default)
@@ -42,17 +42,15 @@ pub fn expand(def: &'static EvalDefinition) -> Result<Vec<&'static EvalDefinitio
     let key = def as *const EvalDefinition as usize;
     let expanded = cache.entry(key).or_insert_with(|| {
         let path = Path::new(def.manifest_dir).join(dataset.path);
-        let cases = niceeval_dataset::read(&path).map_err(|e| e.to_string())?;
+        let cases = niceeval_dataset::read(&path).map_err(Arc::new)?;
         Ok(cases
             .into_iter()
             .map(|case| case_definition(def, case))
             .collect())
     });
-    expanded.clone().map_err(|message| {
-        Error::Case(format!(
-            "the dataset of {} cannot be used: {message}",
-            def.id()
-        ))
+    expanded.clone().map_err(|source| Error::Dataset {
+        eval: def.id(),
+        source,
     })
 }
 

@@ -287,7 +287,7 @@ fn make_agent(def: &EvalDefinition, config: &Config) -> Result<Option<Arc<dyn Ag
         None => Ok(None),
         Some(agent) => crate::agent::from_config(agent, config.source.as_deref())
             .map(Some)
-            .map_err(|e| RunError::new(RunErrorKind::Config, e)),
+            .map_err(|e| RunError::new(RunErrorKind::Config, e.to_string())),
     }
 }
 

@@ -58,10 +58,20 @@ pub enum Error {
     /// Assertions as data could not be loaded or evaluated; the error is kept.
     #[error(transparent)]
     Spec(#[from] crate::spec::SpecError),
-    /// A dataset case whose record does not fit the eval's case type, or a dataset that cannot
-    /// be read (`#[eval(cases = "..")]`).
+    /// A dataset case whose record does not fit the eval's case type
+    /// (`#[eval(cases = "..")]`).
     #[error("{0}")]
     Case(String),
+    /// The dataset of an eval (`#[eval(cases = "..")]`) cannot be read; the reader's error is
+    /// kept.
+    #[error("the dataset of {eval} cannot be used: {source}")]
+    Dataset {
+        /// The eval's id.
+        eval: String,
+        /// Why the file cannot be read.
+        #[source]
+        source: std::sync::Arc<niceeval_dataset::DatasetError>,
+    },
     /// A workspace operation failed (copying, git, a command, reading test results).
     #[error("workspace: {0}")]
     Workspace(#[from] crate::workspace::WorkspaceError),
@@ -92,7 +102,7 @@ impl Error {
             | Error::NoAgent { .. }
             | Error::NotParked => RunErrorKind::Agent,
             Error::Config(_) => RunErrorKind::Config,
-            Error::Case(_) => RunErrorKind::Setup,
+            Error::Case(_) | Error::Dataset { .. } => RunErrorKind::Setup,
             _ => RunErrorKind::Body,
         }
     }

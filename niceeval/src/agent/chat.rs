@@ -51,7 +51,7 @@ use crate::provider::{
 };
 
 type Handler = Arc<
-    dyn Fn(Value, ToolContext) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>
+    dyn Fn(Value, ToolContext) -> Pin<Box<dyn Future<Output = Result<Value, AgentError>> + Send>>
         + Send
         + Sync,
 >;
@@ -82,7 +82,7 @@ impl ToolContext {
     }
 
     /// `path` inside the working copy; absolute paths and `..` are refused.
-    fn file(&self, path: &str) -> Result<std::path::PathBuf, String> {
+    fn file(&self, path: &str) -> Result<std::path::PathBuf, AgentError> {
         let dir = self
             .workdir()
             .ok_or("this tool works on files of the eval's workspace, and the eval has none")?;
@@ -92,9 +92,9 @@ impl ToolContext {
                 .components()
                 .any(|c| matches!(c, std::path::Component::ParentDir))
         {
-            return Err(format!(
+            return Err(AgentError::new(format!(
                 "{path:?} is outside the working copy; give a relative path"
-            ));
+            )));
         }
         Ok(dir.join(rel))
     }
@@ -117,7 +117,8 @@ impl std::fmt::Debug for Tool {
 
 impl Tool {
     /// A tool whose input follows `schema`; `handler` turns an input into the result (`Err` is a
-    /// failed call whose message the model sees).
+    /// failed call whose message the model sees: `Err("no such order".into())`, or
+    /// [`AgentError::caused_by`] to keep the error behind it).
     pub fn new<F, Fut>(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -126,7 +127,7 @@ impl Tool {
     ) -> Tool
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, String>> + Send + 'static,
+        Fut: Future<Output = Result<Value, AgentError>> + Send + 'static,
     {
         Tool::with_context(name, description, schema, move |input, _| handler(input))
     }
@@ -141,7 +142,7 @@ impl Tool {
     ) -> Tool
     where
         F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, String>> + Send + 'static,
+        Fut: Future<Output = Result<Value, AgentError>> + Send + 'static,
     {
         Tool {
             spec: ToolSpec::new(name, description, schema),
@@ -171,12 +172,13 @@ impl Tool {
                 // it when it exits (or when the turn is cancelled).
                 let mut spawned =
                     crate::process::spawn(&mut sh, None, crate::process::Stderr::AsSet)
-                        .map_err(|e| format!("cannot run sh: {e}"))?;
+                        .map_err(|e| AgentError::new(format!("cannot run sh: {e}")).caused_by(e))?;
                 let stdout = crate::process::read_head(spawned.child.stdout.take(), usize::MAX);
                 let stderr = crate::process::read_head(spawned.child.stderr.take(), usize::MAX);
                 let (status, stdout, stderr) = tokio::join!(spawned.child.wait(), stdout, stderr);
                 spawned.tree.end().await;
-                let status = status.map_err(|e| format!("cannot run sh: {e}"))?;
+                let status = status
+                    .map_err(|e| AgentError::new(format!("cannot run sh: {e}")).caused_by(e))?;
                 let out = std::process::Output {
                     status,
                     stdout,
@@ -204,7 +206,7 @@ impl Tool {
                 let file = context.file(path)?;
                 std::fs::read_to_string(&file)
                     .map(Value::String)
-                    .map_err(|e| format!("cannot read {path}: {e}"))
+                    .map_err(|e| AgentError::new(format!("cannot read {path}: {e}")).caused_by(e))
             },
         )
     }
@@ -225,10 +227,14 @@ impl Tool {
                     .ok_or("give the text as \"content\"")?;
                 let file = context.file(path)?;
                 if let Some(parent) = file.parent() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+                    std::fs::create_dir_all(parent).map_err(|e| {
+                        AgentError::new(format!("cannot create {}: {e}", parent.display()))
+                            .caused_by(e)
+                    })?;
                 }
-                std::fs::write(&file, content).map_err(|e| format!("cannot write {path}: {e}"))?;
+                std::fs::write(&file, content).map_err(|e| {
+                    AgentError::new(format!("cannot write {path}: {e}")).caused_by(e)
+                })?;
                 Ok(json!({"written": path, "bytes": content.len()}))
             },
         )
@@ -400,7 +406,9 @@ impl ChatAgent {
             }
             ModelClient::new(name, options).map(Arc::new)
         });
-        built.clone().map_err(|e| AgentError::new(e.to_string()))
+        built
+            .clone()
+            .map_err(|e| AgentError::new(e.to_string()).caused_by(e))
     }
 }
 
@@ -440,7 +448,7 @@ impl Agent for ChatAgent {
                 }
                 None => client.complete(&call).await,
             }
-            .map_err(|e| AgentError::new(e.to_string()))?;
+            .map_err(|e| AgentError::new(e.to_string()).caused_by(e))?;
             sink.emit(Event::Usage {
                 input_tokens: response.usage.input_tokens,
                 output_tokens: response.usage.output_tokens,
@@ -468,10 +476,10 @@ impl Agent for ChatAgent {
                     &call.arguments_error,
                     self.tools.iter().find(|t| t.name() == call.name),
                 ) {
-                    (Some(problem), _) => {
-                        Err(format!("the arguments were not valid JSON: {problem}"))
-                    }
-                    (None, None) => Err(format!(
+                    (Some(problem), _) => Err(AgentError::new(format!(
+                        "the arguments were not valid JSON: {problem}"
+                    ))),
+                    (None, None) => Err(AgentError::new(format!(
                         "there is no tool named {:?}; available: {}",
                         call.name,
                         self.tools
@@ -479,7 +487,7 @@ impl Agent for ChatAgent {
                             .map(Tool::name)
                             .collect::<Vec<_>>()
                             .join(", ")
-                    )),
+                    ))),
                     (None, Some(tool)) => {
                         let context = ToolContext {
                             sandbox: request.sandbox().cloned(),
@@ -489,7 +497,7 @@ impl Agent for ChatAgent {
                 };
                 let (output, status) = match outcome {
                     Ok(output) => (output, ActionStatus::Completed),
-                    Err(message) => (json!({ "error": message }), ActionStatus::Failed),
+                    Err(error) => (json!({ "error": error.to_string() }), ActionStatus::Failed),
                 };
                 sink.emit(Event::ActionResult {
                     call_id: call.id.clone(),
@@ -528,7 +536,7 @@ pub(crate) fn from_config(
     kind: &str,
     config: &crate::config::ChatConfig,
     file: &str,
-) -> Result<ChatAgent, String> {
+) -> Result<ChatAgent, crate::agent::AgentConfigError> {
     let model = &config.model;
     let model = if kind == "chat" || model.starts_with(&format!("{kind}/")) {
         model.clone()
@@ -537,7 +545,10 @@ pub(crate) fn from_config(
     };
     let mut agent = ChatAgent::new(&model);
     if let Err(e) = &agent.model {
-        return Err(format!("{file}: [agent] model: {e}"));
+        return Err(crate::agent::AgentConfigError::Model {
+            file: file.to_string(),
+            source: Box::new(e.clone()),
+        });
     }
     if let Some(url) = &config.base_url {
         agent = agent.base_url(url.clone());

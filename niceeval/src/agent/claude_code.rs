@@ -65,7 +65,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::agent::process::{ProcessAgent, Turn, exit_error, process_setters, read_lines};
+use crate::agent::process::{
+    ProcessAgent, Turn, TurnError, exit_error, process_setters, read_lines,
+};
 use crate::agent::{Agent, AgentError, EventSink, Request};
 
 use stream::{Ending, Stream};
@@ -236,7 +238,12 @@ impl ClaudeCode {
     }
 
     /// Reads one turn's stream into `sink` and reads the program's exit.
-    async fn run(&self, turn: Turn, stream: &mut Stream, sink: &EventSink) -> Result<(), String> {
+    async fn run(
+        &self,
+        turn: Turn,
+        stream: &mut Stream,
+        sink: &EventSink,
+    ) -> Result<(), TurnError> {
         let Turn { mut child, stdout } = turn;
         read_lines(
             stdout,
@@ -250,17 +257,19 @@ impl ClaudeCode {
             },
         )
         .await?;
-        let status = child
-            .wait()
-            .await
-            .map_err(|e| format!("cannot wait for `{}`: {e}", self.display()))?;
+        let status = child.wait().await.map_err(|source| TurnError::Wait {
+            shown: format!("`{}`", self.display()),
+            source,
+        })?;
         if matches!(stream.ending(), Some(Ending::Failed(_))) {
             // A failed `result` already recorded its error event; Claude Code exits 1 after it.
             return Ok(());
         }
         match exit_error(&format!("`{}`", self.display()), status) {
-            Some(error) if status.code().is_some() => Err(format!("{error} without a result")),
-            other => other.map_or(Ok(()), Err),
+            Some(error) if status.code().is_some() => {
+                Err(TurnError::Failed(format!("{error} without a result")))
+            }
+            other => other.map_or(Ok(()), |e| Err(TurnError::Failed(e))),
         }
     }
 }
@@ -334,7 +343,7 @@ impl Agent for ClaudeCode {
 }
 
 /// Builds the agent from `[agent] type = "claude-code"`.
-pub(crate) fn from_config(config: &crate::config::ClaudeCodeConfig) -> Result<ClaudeCode, String> {
+pub(crate) fn from_config(config: &crate::config::ClaudeCodeConfig) -> ClaudeCode {
     let mut agent = ClaudeCode::new().args(config.args.iter().cloned());
     agent.model = config.model.clone();
     agent.allowed_tools = config.allowed_tools.clone().unwrap_or_default();
@@ -348,8 +357,8 @@ pub(crate) fn from_config(config: &crate::config::ClaudeCodeConfig) -> Result<Cl
         config.program.as_ref(),
         config.timeout.as_ref(),
         &config.env,
-    )?;
-    Ok(agent)
+    );
+    agent
 }
 
 #[cfg(test)]

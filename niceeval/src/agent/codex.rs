@@ -80,7 +80,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::agent::process::{ProcessAgent, Turn, exit_error, process_setters, read_lines};
+use crate::agent::process::{
+    ProcessAgent, Turn, TurnError, exit_error, process_setters, read_lines,
+};
 use crate::agent::{Agent, AgentError, Request};
 
 use stream::{Stream, Totals};
@@ -282,7 +284,7 @@ impl Codex {
         turn: Turn,
         request: &Request,
         resume: Option<&Thread>,
-    ) -> Result<(), String> {
+    ) -> Result<(), TurnError> {
         let Turn { mut child, stdout } = turn;
         let program = &self.process.program;
         let before = resume.map(|t| t.totals).unwrap_or_default();
@@ -305,17 +307,17 @@ impl Codex {
                 .insert(request.session.clone(), thread);
         }
         read?;
-        let status = child
-            .wait()
-            .await
-            .map_err(|e| format!("cannot wait for `{program}`: {e}"))?;
+        let status = child.wait().await.map_err(|source| TurnError::Wait {
+            shown: format!("`{program}`"),
+            source,
+        })?;
         let exit = exit_error(&format!("`{program} exec`"), status);
         // Codex's own account of the turn is the better reason; the exit status follows it.
         match (stream.finish(), exit) {
             (Ok(()), None) => Ok(()),
-            (Ok(()), Some(exit)) => Err(exit),
-            (Err(reason), None) => Err(reason),
-            (Err(reason), Some(exit)) => Err(format!("{reason} ({exit})")),
+            (Ok(()), Some(exit)) => Err(TurnError::Failed(exit)),
+            (Err(reason), None) => Err(TurnError::Failed(reason.to_string())),
+            (Err(reason), Some(exit)) => Err(TurnError::Failed(format!("{reason} ({exit})"))),
         }
     }
 }
@@ -407,7 +409,7 @@ fn toml_key(key: &str) -> String {
 }
 
 /// Builds a Codex agent from `[agent] type = "codex"` (see the module docs).
-pub(crate) fn from_config(config: &crate::config::CodexConfig) -> Result<Codex, String> {
+pub(crate) fn from_config(config: &crate::config::CodexConfig) -> Codex {
     let mut agent = Codex::new().args(config.args.iter().cloned());
     agent.model = config.model.clone();
     use crate::config::{CodexApproval, CodexSandbox};
@@ -434,8 +436,8 @@ pub(crate) fn from_config(config: &crate::config::CodexConfig) -> Result<Codex, 
         config.program.as_ref(),
         config.timeout.as_ref(),
         &config.env,
-    )?;
-    Ok(agent)
+    );
+    agent
 }
 
 #[cfg(test)]

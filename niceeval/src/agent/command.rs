@@ -50,7 +50,9 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::agent::process::{ProcessAgent, Turn, exit_error, process_setters, read_lines};
+use crate::agent::process::{
+    ProcessAgent, Turn, TurnError, exit_error, process_setters, read_lines,
+};
 use crate::agent::{Agent, AgentError, EventSink, Request};
 use crate::config::CommandLine;
 use crate::event::Event;
@@ -239,11 +241,11 @@ impl Agent for CommandAgent {
                     } else {
                         read_events(stdout, &request.events, self.max_output).await?;
                     }
-                    let status = child
-                        .wait()
-                        .await
-                        .map_err(|e| format!("cannot wait for {shown}: {e}"))?;
-                    exit_error(&shown, status).map_or(Ok(()), Err)
+                    let status = child.wait().await.map_err(|source| TurnError::Wait {
+                        shown: shown.clone(),
+                        source,
+                    })?;
+                    exit_error(&shown, status).map_or(Ok(()), |e| Err(TurnError::Failed(e)))
                 },
             )
             .await;
@@ -334,7 +336,7 @@ async fn read_text(
     stdout: impl AsyncRead + Unpin,
     sink: &EventSink,
     max_output: usize,
-) -> Result<(), String> {
+) -> Result<(), TurnError> {
     let mut bytes = Vec::new();
     let limit = u64::try_from(max_output)
         .unwrap_or(u64::MAX)
@@ -343,13 +345,12 @@ async fn read_text(
         .take(limit)
         .read_to_end(&mut bytes)
         .await
-        .map_err(|e| format!("cannot read stdout: {e}"))?;
+        .map_err(TurnError::Read)?;
     if bytes.len() > max_output {
-        return Err(format!(
-            "the program printed more than {} on stdout, the limit for one turn; reading \
-             stopped (raise it with CommandAgent::max_output or `max_output` under [agent])",
-            crate::agent::process::human_bytes(max_output)
-        ));
+        return Err(TurnError::TooMuchOutput {
+            limit: max_output,
+            raise_with: RAISE_MAX_OUTPUT,
+        });
     }
     let text = String::from_utf8_lossy(&bytes);
     let text = text
@@ -362,34 +363,35 @@ async fn read_text(
     Ok(())
 }
 
+/// How an error says to raise the output limit.
+const RAISE_MAX_OUTPUT: &str = "CommandAgent::max_output or `max_output` under [agent]";
+
 /// Reads JSONL events from `stdout` into `sink` as they arrive. Fails on the first line that is
 /// not an event, or past `max_output` bytes (without buffering more than that).
 async fn read_events(
     stdout: impl AsyncRead + Unpin,
     sink: &EventSink,
     max_output: usize,
-) -> Result<(), String> {
-    read_lines(
-        stdout,
-        max_output,
-        "CommandAgent::max_output or `max_output` under [agent]",
-        |line, number| parse_line(line, number, sink),
-    )
+) -> Result<(), TurnError> {
+    read_lines(stdout, max_output, RAISE_MAX_OUTPUT, |line, number| {
+        parse_line(line, number, sink)
+    })
     .await
 }
 
-fn parse_line(line: &[u8], number: usize, sink: &EventSink) -> Result<(), String> {
+fn parse_line(line: &[u8], number: usize, sink: &EventSink) -> Result<(), TurnError> {
     let text = String::from_utf8_lossy(line);
     let text = text.trim();
     if text.is_empty() {
         return Ok(());
     }
-    let event: Event = serde_json::from_str(text).map_err(|e| {
-        format!(
-            "stdout line {number} is not a niceeval event ({e}): {}; print one JSON object per \
-             line with a \"type\" such as \"message\" or \"action.called\"",
+    let event: Event = serde_json::from_str(text).map_err(|source| TurnError::Line {
+        message: format!(
+            "stdout line {number} is not a niceeval event ({source}): {}; print one JSON object \
+             per line with a \"type\" such as \"message\" or \"action.called\"",
             crate::excerpt::quote(text)
-        )
+        ),
+        source,
     })?;
     sink.emit(event);
     Ok(())
@@ -400,12 +402,17 @@ fn parse_line(line: &[u8], number: usize, sink: &EventSink) -> Result<(), String
 pub(crate) fn from_config(
     config: &crate::config::CommandConfig,
     base: &std::path::Path,
-) -> Result<CommandAgent, String> {
+    file: &str,
+) -> Result<CommandAgent, crate::agent::AgentConfigError> {
     let mut agent = match &config.command {
         CommandLine::Shell(script) => CommandAgent::shell(script.clone()),
         CommandLine::Argv(argv) => match argv.split_first() {
             Some((program, args)) => CommandAgent::new(program.clone(), args.to_vec()),
-            None => return Err("[agent] command must not be empty".to_string()),
+            None => {
+                return Err(crate::agent::AgentConfigError::EmptyCommand {
+                    file: file.to_string(),
+                });
+            }
         },
     };
     use crate::config::{CommandInput, CommandOutput};
@@ -445,7 +452,10 @@ mod tests {
         assert_eq!(sink.snapshot().len(), 2);
         let sink = EventSink::default();
         let input: &[u8] = b"{\"type\":\"thinking\",\"text\":\"x\"}\nnot json\n";
-        let err = rt.block_on(read_events(input, &sink, 1024)).unwrap_err();
+        let err = rt
+            .block_on(read_events(input, &sink, 1024))
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("stdout line 2 is not a niceeval event"),
             "{err}"
@@ -458,7 +468,8 @@ mod tests {
         let big = vec![b'x'; 5000];
         let err = rt
             .block_on(read_events(&big[..], &EventSink::default(), 4096))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("more than 4 KiB"), "{err}");
     }
 
@@ -470,7 +481,7 @@ mod tests {
                 .map_err(|e| e.to_string())
                 .map(|config| match config.agent {
                     Some(crate::config::AgentConfig::Command(settings)) => {
-                        from_config(&settings, base).unwrap()
+                        from_config(&settings, base, "n.toml").unwrap()
                     }
                     other => panic!("{other:?}"),
                 })
@@ -533,7 +544,8 @@ mod tests {
         assert!(reply(b"").is_empty(), "nothing printed, no message");
         let err = rt
             .block_on(read_text(&[b'x'; 5000][..], &EventSink::default(), 4096))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("more than 4 KiB"), "{err}");
     }
 

@@ -47,7 +47,7 @@ impl Agent for HttpAgent {
         let answer = endpoint
             .send(&call)
             .await
-            .map_err(|e| AgentError::new(e.to_string()))?;
+            .map_err(|e| AgentError::new(e.to_string()).caused_by(e))?;
         let reply = self
             .target
             .reply(answer.text)

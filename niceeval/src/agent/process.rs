@@ -97,6 +97,69 @@ pub(crate) struct Turn {
     pub(crate) stdout: ChildStdout,
 }
 
+/// Why one turn of a subprocess agent failed, before the end of the program's stderr is added
+/// ([`with_stderr`]).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TurnError {
+    /// The program could not be started; the message says how to fix that.
+    #[error("{message}")]
+    Start {
+        /// What failed and how to fix it.
+        message: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Reading the program's stdout failed.
+    #[error("cannot read stdout: {0}")]
+    Read(#[source] std::io::Error),
+    /// The program printed more than one turn may.
+    #[error(
+        "the program printed more than {} on stdout, the limit for one turn; reading stopped (raise it with {raise_with})",
+        human_bytes(*.limit)
+    )]
+    TooMuchOutput {
+        /// The limit in bytes.
+        limit: usize,
+        /// How to raise it.
+        raise_with: &'static str,
+    },
+    /// The turn outlived the agent's timeout.
+    #[error(
+        "{shown} did not finish within {timeout:?} and was killed; raise the timeout with {agent}::timeout or `timeout` under [agent] in niceeval.toml"
+    )]
+    TimedOut {
+        /// The program as errors show it.
+        shown: String,
+        /// The timeout.
+        timeout: Duration,
+        /// The agent type, naming the knob.
+        agent: &'static str,
+    },
+    /// Waiting for the program's exit failed.
+    #[error("cannot wait for {shown}: {source}")]
+    Wait {
+        /// The program as errors show it.
+        shown: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A stdout line that is not JSON; the message names the line and what was expected.
+    #[error("{message}")]
+    Line {
+        /// The line, its number and what it should have been.
+        message: String,
+        /// The JSON parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The program's or the agent's own account of the failure (an exit status, a line that
+    /// is JSON but no event, the turn's own error).
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// How a turn ended: its outcome (an error ends with the program's stderr) and that stderr.
 pub(crate) struct Ended {
     pub(crate) outcome: Result<(), AgentError>,
@@ -186,7 +249,7 @@ impl ProcessAgent {
     ) -> Ended
     where
         F: FnOnce(Turn) -> Fut,
-        Fut: Future<Output = Result<(), String>>,
+        Fut: Future<Output = Result<(), TurnError>>,
     {
         command.stdout(Stdio::piped());
         let spawned = process::spawn(&mut command, stdin, Stderr::Tail(STDERR_TAIL));
@@ -198,8 +261,9 @@ impl ProcessAgent {
         } = match spawned {
             Ok(spawned) => spawned,
             Err(e) => {
+                let message = cannot_start(&e);
                 return Ended {
-                    outcome: Err(with_stderr(cannot_start(&e), "")),
+                    outcome: Err(with_stderr(TurnError::Start { message, source: e }, "")),
                     stderr: String::new(),
                 };
             }
@@ -216,11 +280,11 @@ impl ProcessAgent {
             match tokio::time::timeout(self.timeout, turn(Turn { child, stdout })).await {
                 Ok(outcome) => (outcome, false),
                 Err(_) => (
-                    Err(format!(
-                        "{shown} did not finish within {:?} and was killed; raise the timeout \
-                         with {}::timeout or `timeout` under [agent] in niceeval.toml",
-                        self.timeout, self.agent
-                    )),
+                    Err(TurnError::TimedOut {
+                        shown: shown.to_string(),
+                        timeout: self.timeout,
+                        agent: self.agent,
+                    }),
                     true,
                 ),
             };
@@ -229,21 +293,22 @@ impl ProcessAgent {
         let failed = outcome.is_err() && !timed_out;
         let stderr = process::finish(&mut tree, stderr, failed).await;
         Ended {
-            outcome: outcome.map_err(|message| with_stderr(message, &stderr)),
+            outcome: outcome.map_err(|error| with_stderr(error, &stderr)),
             stderr,
         }
     }
 }
 
-/// The error of a failed turn: `message`, then the end of the program's stderr (or a note that
-/// it was empty), where a program says what went wrong.
-pub(crate) fn with_stderr(message: String, stderr: &str) -> AgentError {
+/// The error of a failed turn: `error`'s message, then the end of the program's stderr (or a
+/// note that it was empty), where a program says what went wrong; `error` is kept as the cause.
+pub(crate) fn with_stderr(error: TurnError, stderr: &str) -> AgentError {
     let stderr = stderr.trim();
     AgentError::new(if stderr.is_empty() {
-        format!("{message} (stderr was empty)")
+        format!("{error} (stderr was empty)")
     } else {
-        format!("{message}; stderr:\n{stderr}")
+        format!("{error}; stderr:\n{stderr}")
     })
+    .caused_by(error)
 }
 
 /// The public setters every subprocess agent shares, each written once: `program`, `args`,
@@ -304,18 +369,15 @@ pub(crate) use process_setters;
 pub(crate) async fn read_lines(
     stdout: impl AsyncRead + Unpin,
     max_output: usize,
-    raise_with: &str,
-    mut on_line: impl FnMut(&[u8], usize) -> Result<(), String>,
-) -> Result<(), String> {
+    raise_with: &'static str,
+    mut on_line: impl FnMut(&[u8], usize) -> Result<(), TurnError>,
+) -> Result<(), TurnError> {
     let mut reader = BufReader::new(stdout);
     let mut line = Vec::new();
     let mut total = 0usize;
     let mut number = 0usize;
     loop {
-        let buffer = reader
-            .fill_buf()
-            .await
-            .map_err(|e| format!("cannot read stdout: {e}"))?;
+        let buffer = reader.fill_buf().await.map_err(TurnError::Read)?;
         if buffer.is_empty() {
             if !line.is_empty() {
                 number += 1;
@@ -329,11 +391,10 @@ pub(crate) async fn read_lines(
         };
         total += taken;
         if total > max_output {
-            return Err(format!(
-                "the program printed more than {} on stdout, the limit for one turn; reading \
-                 stopped (raise it with {raise_with})",
-                human_bytes(max_output)
-            ));
+            return Err(TurnError::TooMuchOutput {
+                limit: max_output,
+                raise_with,
+            });
         }
         line.extend_from_slice(&buffer[..if complete { taken - 1 } else { taken }]);
         reader.consume(taken);

@@ -167,7 +167,9 @@ fn split_turns(events: Vec<Event>) -> Vec<Vec<Event>> {
 #[async_trait::async_trait]
 impl Agent for Replay {
     async fn send(&self, request: Request) -> Result<(), AgentError> {
-        let turns = self.turns().map_err(|e| AgentError::new(e.to_string()))?;
+        let turns = self
+            .turns()
+            .map_err(|e| AgentError::new(e.to_string()).caused_by(e))?;
         let index = {
             let mut next = self.next_turn.lock().unwrap_or_else(|p| p.into_inner());
             let index = *next;

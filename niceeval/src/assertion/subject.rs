@@ -2,8 +2,44 @@
 //! values that turn into one (strings, JSON, options, numbers, booleans).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde_json::Value;
+
+/// Why a value has not the form a check asked for (data, text, a number of some type): the
+/// reason the check fails with.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ViewError {
+    /// There is no value (`None`).
+    #[error("there is no value (None)")]
+    Missing,
+    /// Text that is not JSON (shown quoted and elided).
+    #[error("the text {shown} is not JSON ({source})")]
+    NotJson {
+        /// The text, quoted and elided.
+        shown: String,
+        /// The JSON parser's error.
+        #[source]
+        source: Arc<serde_json::Error>,
+    },
+    /// A value of another kind than `expected` (`text`, `u64`, `a bool`, ...).
+    #[error("expected {expected}, got {found}")]
+    Expected {
+        /// What the check asked for.
+        expected: &'static str,
+        /// The value, shown short.
+        found: String,
+    },
+    /// A number outside the range of `expected`.
+    #[error("expected {expected}, got {found} (out of range)")]
+    OutOfRange {
+        /// The number type asked for.
+        expected: &'static str,
+        /// The value, shown short.
+        found: String,
+    },
+}
 
 /// The value an assertion looks at: text, JSON, or nothing (`None`).
 #[derive(Debug, Clone, PartialEq)]
@@ -40,13 +76,18 @@ impl Subject<'_> {
 
     /// Structured data: JSON as it is; text parsed as JSON (the form `matches::<T>()` and
     /// `matches_schema` use on a reply). `Err` says why there is no data.
-    pub fn parsed(&self) -> Result<Cow<'_, Value>, String> {
+    pub fn parsed(&self) -> Result<Cow<'_, Value>, ViewError> {
         match self {
             Subject::Json(value) => Ok(Cow::Borrowed(value.as_ref())),
-            Subject::Text(text) => serde_json::from_str(text)
-                .map(Cow::Owned)
-                .map_err(|e| format!("the text {} is not JSON ({e})", crate::excerpt::quote(text))),
-            Subject::Missing => Err("there is no value (None)".to_string()),
+            Subject::Text(text) => {
+                serde_json::from_str(text)
+                    .map(Cow::Owned)
+                    .map_err(|e| ViewError::NotJson {
+                        shown: crate::excerpt::quote(text),
+                        source: Arc::new(e),
+                    })
+            }
+            Subject::Missing => Err(ViewError::Missing),
         }
     }
 

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::Value;
 use serde_json_path::JsonPath;
@@ -15,7 +16,8 @@ use crate::excerpt;
 #[derive(Clone)]
 pub struct Transform {
     expression: String,
-    path: Result<JsonPath, String>,
+    /// The parsed query, or the parser's error (an execution error when applied).
+    path: Result<JsonPath, Arc<serde_json_path::ParseError>>,
 }
 
 impl fmt::Debug for Transform {
@@ -53,7 +55,7 @@ impl fmt::Debug for Transform {
 /// ```
 pub fn json_path(expression: impl Into<String>) -> Transform {
     let expression = expression.into();
-    let path = JsonPath::parse(&expression).map_err(|e| e.to_string());
+    let path = JsonPath::parse(&expression).map_err(Arc::new);
     Transform { expression, path }
 }
 
@@ -64,8 +66,13 @@ impl Transform {
     }
 
     /// Why the query is invalid, if it is.
-    pub fn invalid(&self) -> Option<&str> {
-        self.path.as_ref().err().map(String::as_str)
+    pub fn invalid(&self) -> Option<String> {
+        self.path.as_ref().err().map(ToString::to_string)
+    }
+
+    /// The parser's error, when the query is invalid.
+    pub(crate) fn parse_error(&self) -> Option<&Arc<serde_json_path::ParseError>> {
+        self.path.as_ref().err()
     }
 
     /// The selected part of `value`, or the failing grade that says why there is none.

@@ -277,8 +277,13 @@ impl RunTests<'_> {
                         ends()
                     ))
                 })?;
-                let cases = parse_junit(&xml)
-                    .map_err(|e| WorkspaceError::Tests(format!("{}: {e}", file.display())))?;
+                let cases = parse_junit(&xml).map_err(|e| match e {
+                    WorkspaceError::Junit { source, .. } => WorkspaceError::Junit {
+                        path: Some(file.clone()),
+                        source,
+                    },
+                    other => other,
+                })?;
                 (TestFormat::Junit, cases)
             }
             None => read_libtest(&text),

@@ -39,32 +39,53 @@ pub(crate) fn budget_score(limit: f64, actual: f64) -> f64 {
     }
 }
 
+/// Why a value holds no measurement.
+#[derive(Debug, thiserror::Error)]
+enum NoMeasurement {
+    #[error("{0} is not a number")]
+    NotANumber(serde_json::Number),
+    #[error("the value has no {keys} ({shown})")]
+    NoKey { keys: String, shown: String },
+    #[error("expected a number or an object with {keys}, got {shown}")]
+    NotAnObject { keys: String, shown: String },
+    #[error("expected a number, got the text {shown}")]
+    NotNumericText {
+        shown: String,
+        #[source]
+        source: std::num::ParseFloatError,
+    },
+    #[error("nothing was measured (None)")]
+    Missing,
+}
+
 /// Reads a measurement: a bare number, or the first of `keys` in a JSON object.
-fn measurement(value: &Subject<'_>, keys: &[&str]) -> Result<f64, String> {
+fn measurement(value: &Subject<'_>, keys: &[&str]) -> Result<f64, NoMeasurement> {
     match value {
         Subject::Json(v) => match v.as_ref() {
-            Value::Number(n) => n.as_f64().ok_or_else(|| format!("{n} is not a number")),
+            Value::Number(n) => n
+                .as_f64()
+                .ok_or_else(|| NoMeasurement::NotANumber(n.clone())),
             Value::Object(map) => keys
                 .iter()
                 .find_map(|k| map.get(*k).and_then(Value::as_f64))
-                .ok_or_else(|| {
-                    format!(
-                        "the value has no {} ({})",
-                        keys.join(" or "),
-                        crate::excerpt::json(v)
-                    )
+                .ok_or_else(|| NoMeasurement::NoKey {
+                    keys: keys.join(" or "),
+                    shown: crate::excerpt::json(v),
                 }),
-            other => Err(format!(
-                "expected a number or an object with {}, got {}",
-                keys.join(" or "),
-                crate::excerpt::json(other)
-            )),
+            other => Err(NoMeasurement::NotAnObject {
+                keys: keys.join(" or "),
+                shown: crate::excerpt::json(other),
+            }),
         },
-        Subject::Text(text) => text
-            .trim()
-            .parse::<f64>()
-            .map_err(|_| format!("expected a number, got the text {}", value.preview())),
-        Subject::Missing => Err("nothing was measured (None)".to_string()),
+        Subject::Text(text) => {
+            text.trim()
+                .parse::<f64>()
+                .map_err(|source| NoMeasurement::NotNumericText {
+                    shown: value.preview(),
+                    source,
+                })
+        }
+        Subject::Missing => Err(NoMeasurement::Missing),
     }
 }
 

@@ -99,7 +99,7 @@ impl Assertion for CommandSucceeded {
             },
         };
         match finished(&json) {
-            Err(message) => Grade::error(message),
+            Err(why) => Grade::error(why.to_string()),
             Ok(Finished::Code(0)) => Grade::pass("exited with code 0"),
             Ok(Finished::Success(true)) => Grade::pass("succeeded"),
             Ok(how) => {
@@ -129,12 +129,23 @@ enum Finished {
 
 const CODE_KEYS: [&str; 5] = ["exit_code", "exitCode", "code", "returncode", "status"];
 
-fn finished(value: &Value) -> Result<Finished, String> {
+/// Why a value tells no command's end.
+#[derive(Debug, thiserror::Error)]
+enum NotFinished {
+    #[error("{0} is not an exit code")]
+    NotAnExitCode(serde_json::Number),
+    #[error("the command result has no exit_code, signal or success field ({0})")]
+    NoField(String),
+    #[error("{}", not_a_result(.0))]
+    NotAResult(String),
+}
+
+fn finished(value: &Value) -> Result<Finished, NotFinished> {
     match value {
         Value::Number(n) => n
             .as_i64()
             .map(Finished::Code)
-            .ok_or_else(|| format!("{n} is not an exit code")),
+            .ok_or_else(|| NotFinished::NotAnExitCode(n.clone())),
         Value::Object(map) => {
             if let Some(code) = CODE_KEYS.iter().find_map(|k| map.get(*k)?.as_i64()) {
                 return Ok(Finished::Code(code));
@@ -145,14 +156,9 @@ fn finished(value: &Value) -> Result<Finished, String> {
             map.get("success")
                 .and_then(Value::as_bool)
                 .map(Finished::Success)
-                .ok_or_else(|| {
-                    format!(
-                        "the command result has no exit_code, signal or success field ({})",
-                        crate::excerpt::json(value)
-                    )
-                })
+                .ok_or_else(|| NotFinished::NoField(crate::excerpt::json(value)))
         }
-        other => Err(not_a_result(&crate::excerpt::json(other))),
+        other => Err(NotFinished::NotAResult(crate::excerpt::json(other))),
     }
 }
 

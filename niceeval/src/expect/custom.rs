@@ -9,7 +9,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::Value;
 
-use crate::assertion::{Assertion, Grade, Settings, Severity, Subject};
+use crate::assertion::{Assertion, Grade, Settings, Severity, Subject, ViewError};
 
 /// A typed view of a checked value, as a closure parameter of [`satisfies`] and
 /// [`make_assertion`].
@@ -28,36 +28,45 @@ pub trait View {
     const NAME: &'static str;
 
     /// Calls `f` with this view of `value`, or says why the value has no such view.
-    fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, String>;
+    fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, ViewError>;
 }
 
 impl View for str {
     const NAME: &'static str = "text";
-    fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, String> {
+    fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, ViewError> {
         match value {
             Subject::Text(text) => Ok(f(text)),
             Subject::Json(v) => match v.as_ref() {
                 Value::String(s) => Ok(f(s)),
-                _ => Err(format!("expected text, got {}", value.preview())),
+                _ => Err(ViewError::Expected {
+                    expected: "text",
+                    found: value.preview(),
+                }),
             },
-            Subject::Missing => Err("expected text, got None".to_string()),
+            Subject::Missing => Err(ViewError::Expected {
+                expected: "text",
+                found: "None".to_string(),
+            }),
         }
     }
 }
 
 impl View for String {
     const NAME: &'static str = "text";
-    fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, String> {
+    fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, ViewError> {
         str::view(value, |s| f(&s.to_string()))
     }
 }
 
 impl View for Value {
     const NAME: &'static str = "JSON value";
-    fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, String> {
+    fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, ViewError> {
         match value.json() {
             Some(v) => Ok(f(&v)),
-            None => Err("expected a JSON value, got None".to_string()),
+            None => Err(ViewError::Expected {
+                expected: "a JSON value",
+                found: "None".to_string(),
+            }),
         }
     }
 }
@@ -90,16 +99,18 @@ macro_rules! view_integer {
     ($($ty:ty),*) => {$(
         impl View for $ty {
             const NAME: &'static str = stringify!($ty);
-            fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, String> {
+            fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, ViewError> {
                 let found = scalar(value);
                 match found.as_deref().and_then(integer).map(<$ty>::try_from) {
                     Some(Ok(n)) => Ok(f(&n)),
-                    Some(Err(_)) => Err(format!(
-                        "expected {}, got {} (out of range)",
-                        stringify!($ty),
-                        value.preview()
-                    )),
-                    None => Err(format!("expected {}, got {}", stringify!($ty), value.preview())),
+                    Some(Err(_)) => Err(ViewError::OutOfRange {
+                        expected: stringify!($ty),
+                        found: value.preview(),
+                    }),
+                    None => Err(ViewError::Expected {
+                        expected: stringify!($ty),
+                        found: value.preview(),
+                    }),
                 }
             }
         }
@@ -112,11 +123,14 @@ macro_rules! view_float {
     ($($ty:ty),*) => {$(
         impl View for $ty {
             const NAME: &'static str = stringify!($ty);
-            fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, String> {
+            fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, ViewError> {
                 match scalar(value).as_deref().and_then(Value::as_f64) {
                     #[allow(clippy::unnecessary_cast)]
                     Some(n) => Ok(f(&(n as $ty))),
-                    None => Err(format!("expected {}, got {}", stringify!($ty), value.preview())),
+                    None => Err(ViewError::Expected {
+                        expected: stringify!($ty),
+                        found: value.preview(),
+                    }),
                 }
             }
         }
@@ -127,10 +141,13 @@ view_float!(f32, f64);
 
 impl View for bool {
     const NAME: &'static str = "bool";
-    fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, String> {
+    fn view<R>(value: &Subject<'_>, f: impl FnOnce(&Self) -> R) -> Result<R, ViewError> {
         match scalar(value).as_deref() {
             Some(Value::Bool(b)) => Ok(f(b)),
-            _ => Err(format!("expected a bool, got {}", value.preview())),
+            _ => Err(ViewError::Expected {
+                expected: "a bool",
+                found: value.preview(),
+            }),
         }
     }
 }
@@ -140,7 +157,7 @@ fn run_user<T: View + ?Sized, R>(
     value: &Subject<'_>,
     what: &str,
     f: impl FnOnce(&T) -> R,
-) -> Result<Result<R, String>, Grade> {
+) -> Result<Result<R, ViewError>, Grade> {
     catch_unwind(AssertUnwindSafe(|| T::view(value, f))).map_err(|payload| {
         Grade::error(format!(
             "{what} panicked: {}; a check should return, not panic",
@@ -213,7 +230,7 @@ impl<T: View + ?Sized, F: Fn(&T) -> bool> Assertion for Satisfies<T, F> {
             Err(panicked) => panicked,
             Ok(Ok(true)) => Grade::pass(format!("{}: true for {}", self.label, value.preview())),
             Ok(Ok(false)) => Grade::fail(format!("{}: false for {}", self.label, value.preview())),
-            Ok(Err(why)) => Grade::fail(why),
+            Ok(Err(why)) => Grade::fail(why.to_string()),
         }
     }
 }
@@ -331,7 +348,7 @@ impl<T: View + ?Sized, F: Fn(&T) -> Grade> Assertion for Custom<T, F> {
         match run_user(value, &what, &self.f) {
             Err(panicked) => panicked,
             Ok(Ok(grade)) => grade,
-            Ok(Err(why)) => Grade::fail(why),
+            Ok(Err(why)) => Grade::fail(why.to_string()),
         }
     }
 

@@ -15,14 +15,29 @@ mod lenient;
 #[derive(Clone)]
 struct Schema {
     source: Value,
-    validator: Result<Arc<Validator>, String>,
+    validator: Result<Arc<Validator>, SchemaError>,
+}
+
+/// Why a JSON Schema cannot check values: it does not compile, or schemas need a feature that
+/// is off.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum SchemaError {
+    /// The schema does not compile; the validator's error is kept.
+    #[cfg(feature = "json-schema")]
+    #[error("invalid JSON Schema: {0}")]
+    Invalid(#[source] Arc<jsonschema::ValidationError<'static>>),
+    /// Built without the `json-schema` feature.
+    #[cfg(not(feature = "json-schema"))]
+    #[error(
+        "validating against a JSON Schema needs niceeval's `json-schema` feature; enable it in Cargo.toml (it is on by default)"
+    )]
+    NeedsFeature,
 }
 
 impl Schema {
     fn new(source: Value) -> Schema {
         let validator = build_validator(&source).map(Arc::new);
-        #[cfg(feature = "json-schema")]
-        let validator = validator.map_err(|e| format!("invalid JSON Schema: {e}"));
         Schema { source, validator }
     }
 
@@ -63,25 +78,27 @@ impl Validator {
 /// Compiles a schema as promptfoo's Ajv does: draft-07 unless `$schema` names another draft,
 /// and `format` asserted (`email`, `date-time`, `uri`, ...).
 #[cfg(feature = "json-schema")]
-fn build_validator(schema: &Value) -> Result<Validator, String> {
+fn build_validator(schema: &Value) -> Result<Validator, SchemaError> {
     let mut options = jsonschema::options().should_validate_formats(true);
     if schema.get("$schema").is_none() {
         options = options.with_draft(jsonschema::Draft::Draft7);
     }
-    options.build(schema).map_err(|e| e.to_string())
+    options
+        .build(schema)
+        .map_err(|e| SchemaError::Invalid(Arc::new(e)))
 }
 
 /// Without the `json-schema` feature a schema is an execution error on the assertion (never a
 /// silent pass).
 #[cfg(not(feature = "json-schema"))]
-fn build_validator(_schema: &Value) -> Result<Validator, String> {
-    Err("validating against a JSON Schema needs niceeval's `json-schema` feature; enable it in Cargo.toml (it is on by default)".to_string())
+fn build_validator(_schema: &Value) -> Result<Validator, SchemaError> {
+    Err(SchemaError::NeedsFeature)
 }
 
 /// Why a JSON Schema does not compile, if it does not (used to reject bad specs at load time).
 #[cfg(feature = "json-schema")]
-pub(crate) fn schema_error(schema: &Value) -> Option<String> {
-    build_validator(schema).err()
+pub(crate) fn check_schema(schema: &Value) -> Result<(), SchemaError> {
+    build_validator(schema).map(drop)
 }
 
 /// The matcher returned by [`is_json`].
@@ -147,7 +164,7 @@ impl Assertion for IsJson {
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
         let validator = match self.schema.as_ref().map(|s| &s.validator) {
-            Some(Err(e)) => return Grade::error(e.clone()),
+            Some(Err(e)) => return Grade::error(e.to_string()),
             Some(Ok(v)) => Some(v),
             None => None,
         };
@@ -285,7 +302,7 @@ impl Assertion for ContainsJson {
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
         let validator = match self.schema.as_ref().map(|s| &s.validator) {
-            Some(Err(e)) => return Grade::error(e.clone()),
+            Some(Err(e)) => return Grade::error(e.to_string()),
             Some(Ok(v)) => Some(v),
             None => None,
         };
@@ -439,7 +456,7 @@ mod tests {
     #[test]
     fn invalid_schema_is_an_execution_error() {
         let bad = json!({"type": "no-such-type"});
-        assert!(schema_error(&bad).is_some());
+        assert!(check_schema(&bad).is_err());
         let r = AssertionResult::evaluate(&contains_json(bad.clone()), &"{}".subject());
         assert!(r.error.is_some());
         let r = AssertionResult::evaluate(&is_json(bad), &"{}".subject());

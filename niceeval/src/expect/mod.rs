@@ -101,7 +101,7 @@ pub use custom_dir::{CustomAssertion, custom};
 pub(crate) use edit::DEFAULT_MAX_DISTANCE;
 pub use edit::{Levenshtein, levenshtein};
 #[cfg(feature = "json-schema")]
-pub(crate) use json::schema_error as schema_problem;
+pub(crate) use json::{SchemaError, check_schema};
 pub use json::{contains_json, is_json};
 pub use lists::{contains_all, contains_any, icontains_all, icontains_any};
 pub use regex::regex;

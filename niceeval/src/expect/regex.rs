@@ -24,13 +24,11 @@ impl Compiled {
         }
     }
 
-    fn find(&self, text: &str) -> Result<Option<std::ops::Range<usize>>, String> {
+    /// The first match; `Err` when the backtracking engine gives up (its step limit).
+    fn find(&self, text: &str) -> Result<Option<std::ops::Range<usize>>, fancy_regex::Error> {
         match self {
             Compiled::Linear(re) => Ok(re.find(text).map(|m| m.range())),
-            Compiled::Backtracking(re) => re
-                .find(text)
-                .map(|m| m.map(|m| m.range()))
-                .map_err(|e| e.to_string()),
+            Compiled::Backtracking(re) => re.find(text).map(|m| m.map(|m| m.range())),
         }
     }
 }

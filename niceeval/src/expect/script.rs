@@ -361,7 +361,7 @@ pub(crate) fn interpret(command: &str, finished: Finished, timeout: Duration) ->
 }
 
 /// A JSON result on stdout: `None` when stdout is not a JSON object (the exit code decides).
-fn parse_result(stdout: &str) -> Option<Result<Grade, String>> {
+fn parse_result(stdout: &str) -> Option<Result<Grade, InvalidResult>> {
     if !stdout.starts_with('{') {
         return None;
     }
@@ -379,33 +379,57 @@ fn parse_result(stdout: &str) -> Option<Result<Grade, String>> {
         .iter()
         .any(|k| object.contains_key(*k))
     {
-        return Some(Err(format!(
-            "the JSON object {} has none of pass, score, checks",
-            excerpt::json(&value)
-        )));
+        return Some(Err(InvalidResult::NoVerdict(excerpt::json(&value))));
     }
     Some(grade_from_result(&value))
 }
 
+/// Why a grader's JSON result cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum InvalidResult {
+    /// A JSON object without any of the keys of a result (shown elided).
+    #[error("the JSON object {0} has none of pass, score, checks")]
+    NoVerdict(String),
+    /// `pass` is not a boolean.
+    #[error("pass must be true or false, got {0}")]
+    Pass(Value),
+    /// `score` is a number that is not finite.
+    #[error("score must be a number, got {0}")]
+    Score(Value),
+    /// `score` is not a number at all.
+    #[error("score must be a number between 0 and 1, got {0}")]
+    ScoreKind(Value),
+    /// `checks` (or `assertions`, `componentResults`) is not a list.
+    #[error("{0} must be a list")]
+    NotAList(&'static str),
+    /// One item of the list.
+    #[error("{key}[{index}]: {source}")]
+    Item {
+        /// The list's key.
+        key: &'static str,
+        /// The item's index.
+        index: usize,
+        /// What is wrong with it.
+        #[source]
+        source: Box<InvalidResult>,
+    },
+}
+
 /// Reads `{pass, score, reason, checks}` (AgentV), `{score, assertions[]}` (the older form) and
 /// `{pass, score, reason, componentResults}` (promptfoo's grading result).
-pub(crate) fn grade_from_result(value: &Value) -> Result<Grade, String> {
+pub(crate) fn grade_from_result(value: &Value) -> Result<Grade, InvalidResult> {
     let pass = match value.get("pass").or_else(|| value.get("pass_")) {
         None | Some(Value::Null) => None,
         Some(Value::Bool(b)) => Some(*b),
-        Some(other) => return Err(format!("pass must be true or false, got {other}")),
+        Some(other) => return Err(InvalidResult::Pass(other.clone())),
     };
     let score = match value.get("score") {
         None | Some(Value::Null) => None,
         Some(Value::Number(n)) => match n.as_f64() {
             Some(s) if s.is_finite() => Some(s.clamp(0.0, 1.0)),
-            _ => return Err(format!("score must be a number, got {n}")),
+            _ => return Err(InvalidResult::Score(Value::Number(n.clone()))),
         },
-        Some(other) => {
-            return Err(format!(
-                "score must be a number between 0 and 1, got {other}"
-            ));
-        }
+        Some(other) => return Err(InvalidResult::ScoreKind(other.clone())),
     };
     let reason = ["reason", "reasoning"]
         .iter()
@@ -415,10 +439,14 @@ pub(crate) fn grade_from_result(value: &Value) -> Result<Grade, String> {
     for key in ["checks", "assertions", "componentResults"] {
         if let Some(items) = value.get(key) {
             let Some(items) = items.as_array() else {
-                return Err(format!("{key} must be a list"));
+                return Err(InvalidResult::NotAList(key));
             };
             for (i, item) in items.iter().enumerate() {
-                children.push(check_result(item, i).map_err(|e| format!("{key}[{i}]: {e}"))?);
+                children.push(check_result(item, i).map_err(|e| InvalidResult::Item {
+                    key,
+                    index: i,
+                    source: Box::new(e),
+                })?);
             }
         }
     }
@@ -447,7 +475,7 @@ pub(crate) fn grade_from_result(value: &Value) -> Result<Grade, String> {
         .with_children(children))
 }
 
-fn check_result(item: &Value, index: usize) -> Result<AssertionResult, String> {
+fn check_result(item: &Value, index: usize) -> Result<AssertionResult, InvalidResult> {
     let text = ["text", "name", "description"]
         .iter()
         .find_map(|k| item.get(*k).and_then(Value::as_str))
@@ -456,12 +484,12 @@ fn check_result(item: &Value, index: usize) -> Result<AssertionResult, String> {
     let pass = match item.get("pass").or_else(|| item.get("passed")) {
         Some(Value::Bool(b)) => Some(*b),
         None | Some(Value::Null) => None,
-        Some(other) => return Err(format!("pass must be true or false, got {other}")),
+        Some(other) => return Err(InvalidResult::Pass(other.clone())),
     };
     let score = match item.get("score") {
         Some(Value::Number(n)) => n.as_f64().map(|s| s.clamp(0.0, 1.0)),
         None | Some(Value::Null) => None,
-        Some(other) => return Err(format!("score must be a number, got {other}")),
+        Some(other) => return Err(InvalidResult::Score(other.clone())),
     };
     let pass = pass.or(score.map(|s| s >= 0.5)).unwrap_or(false);
     let score = score.unwrap_or(f64::from(u8::from(pass)));

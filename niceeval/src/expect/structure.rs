@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -50,14 +51,16 @@ const SHOWN_DIFFERENCES: usize = 3;
 /// ```
 pub fn equals(expected: impl Serialize) -> Equals {
     Equals {
-        expected: serde_json::to_value(expected).map_err(|e| e.to_string()),
+        expected: serde_json::to_value(expected).map_err(Arc::new),
     }
 }
 
 /// The matcher returned by [`equals`].
 #[derive(Debug, Clone)]
 pub struct Equals {
-    expected: Result<Value, String>,
+    /// The expected value as JSON, or why it has no JSON form (an execution error when
+    /// evaluated).
+    expected: Result<Value, Arc<serde_json::Error>>,
 }
 
 impl Assertion for Equals {

@@ -12,6 +12,18 @@ use crate::config::CompareConfig;
 use crate::outcome::Outcome;
 use crate::report::SuiteReport;
 
+/// Why the comparison flags cannot be honoured; each is a usage error, said before anything
+/// runs.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum CompareError {
+    /// `niceeval.toml` (its `[compare]` table) is invalid.
+    #[error("niceeval.toml: {0}")]
+    Config(#[source] crate::config::ConfigError),
+    /// The baseline cannot be read, or is one of another suite.
+    #[error(transparent)]
+    Baseline(#[from] crate::compare::baseline::BaselineError),
+}
+
 /// What the comparison flags need, prepared before anything runs.
 pub(super) struct Compare {
     baseline: Option<(PathBuf, Baseline)>,
@@ -22,7 +34,7 @@ pub(super) struct Compare {
 impl Compare {
     /// Loads the `--baseline` file, if any. `config_dir` is where `niceeval.toml` is looked
     /// for (its `[compare]` table); an invalid file is an error here only when a flag needs it.
-    pub(super) fn prepare(args: &Args, config_dir: &Path) -> Result<Compare, String> {
+    pub(super) fn prepare(args: &Args, config_dir: &Path) -> Result<Compare, CompareError> {
         if args.baseline.is_none() && args.save_baseline.is_none() {
             return Ok(Compare {
                 baseline: None,
@@ -31,13 +43,10 @@ impl Compare {
             });
         }
         let config = crate::config::Config::discover(config_dir)
-            .map_err(|e| format!("niceeval.toml: {e}"))?
+            .map_err(CompareError::Config)?
             .compare;
         let baseline = match &args.baseline {
-            Some(path) => Some((
-                path.clone(),
-                Baseline::load(path).map_err(|e| e.to_string())?,
-            )),
+            Some(path) => Some((path.clone(), Baseline::load(path)?)),
             None => None,
         };
         Ok(Compare {
@@ -50,13 +59,13 @@ impl Compare {
     /// Checks, before anything is compared, that the baseline is one of the suite whose test
     /// `targets` run (or whose results were read): a baseline of another suite would call
     /// every eval new and pass; and that a policy failing on `cost-rise` has costs.
-    pub(super) fn check(&self, targets: &BTreeSet<String>) -> Result<(), String> {
+    pub(super) fn check(&self, targets: &BTreeSet<String>) -> Result<(), CompareError> {
         let Some((path, baseline)) = &self.baseline else {
             return Ok(());
         };
         baseline
             .check(&path.display().to_string(), targets, &self.config)
-            .map_err(|e| e.to_string())
+            .map_err(CompareError::Baseline)
     }
 
     /// Puts the comparison with the baseline into `suite`. `defined` (the suite binary's evals)
@@ -146,11 +155,14 @@ pub(super) enum LastRun {
 }
 
 /// The evals of `target` whose latest record in `dir` failed.
-pub(super) fn last_failures(dir: &Path, target: &str) -> Result<LastRun, String> {
+pub(super) fn last_failures(
+    dir: &Path,
+    target: &str,
+) -> Result<LastRun, crate::results::ReadError> {
     if !dir.exists() {
         return Ok(LastRun::None);
     }
-    let reports = crate::results::read_reports(&[dir.to_path_buf()]).map_err(|e| e.to_string())?;
+    let reports = crate::results::read_reports(&[dir.to_path_buf()])?;
     let mine: Vec<_> = reports
         .into_iter()
         .filter(|r| r.run.as_ref().is_some_and(|run| run.target == target))

@@ -326,6 +326,17 @@ pub fn run_with_args(
     }
 }
 
+/// Why `--resume` cannot continue a run.
+#[derive(Debug, thiserror::Error)]
+enum ResumeError {
+    /// The results file cannot be read.
+    #[error(transparent)]
+    Read(#[from] crate::results::ReadError),
+    /// This process's run was fixed before `--resume` could make it the earlier one.
+    #[error("the run was fixed before it could be continued (a bug in niceeval)")]
+    Fixed,
+}
+
 /// `--resume`: finds the last run of `target` in this binary's results file and makes it this
 /// process's run (same id, same start), so what runs now is written as part of it; returns the
 /// file to take its finished evals from. `None` without `--resume`, or when there is no run to
@@ -334,7 +345,7 @@ fn resume(
     args: &Args,
     selected: &[&'static EvalDefinition],
     target: &str,
-) -> Result<Option<PathBuf>, String> {
+) -> Result<Option<PathBuf>, ResumeError> {
     if !args.resume {
         return Ok(None);
     }
@@ -342,7 +353,7 @@ fn resume(
         return Ok(None);
     };
     let file = crate::results::this_file(Path::new(def.manifest_dir));
-    match crate::results::last_run(&file, target).map_err(|e| e.to_string())? {
+    match crate::results::last_run(&file, target)? {
         None => {
             println!(
                 "--resume: no earlier run of `{target}` in {}; starting a new run",
@@ -356,9 +367,7 @@ fn resume(
                 run.id, run.started
             );
             if !crate::results::continue_run(run) {
-                return Err(
-                    "the run was fixed before it could be continued (a bug in niceeval)".into(),
-                );
+                return Err(ResumeError::Fixed);
             }
             Ok(Some(file))
         }

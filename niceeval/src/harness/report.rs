@@ -157,20 +157,39 @@ pub(crate) fn run_report_of(
     super::exit_code(&suite, saved.is_ok())
 }
 
+/// Why `--merge` refuses the shards.
+#[derive(Debug, thiserror::Error)]
+enum MergeError {
+    /// The manifests could not be read.
+    #[error(transparent)]
+    Manifest(#[from] crate::results::manifest::ManifestError),
+    /// No manifest among the paths (listed).
+    #[error(
+        "--merge: no run manifest (*.manifest.json) in {0}; the suite runner (niceeval::main!()) writes one next to each results file"
+    )]
+    NoManifest(String),
+    /// Evals are missing or twice, or shards differ; the findings are on stderr.
+    #[error("--merge: the shards do not make one whole run{0}")]
+    NotWhole(&'static str),
+}
+
 /// `--merge`: checks the shards' records against the run manifests among `paths` (see
 /// [`crate::results::manifest`]) and keeps the records of the runs they name. Missing or
 /// duplicated evals are an error, and so are shards of other commits, configurations or
 /// niceeval versions unless `allow_mismatch`; each finding is named on stderr.
-fn check_shards(paths: &[PathBuf], index: &mut Index, allow_mismatch: bool) -> Result<(), String> {
+fn check_shards(
+    paths: &[PathBuf],
+    index: &mut Index,
+    allow_mismatch: bool,
+) -> Result<(), MergeError> {
     let manifests = crate::results::manifest::read_all(paths)?;
     if manifests.is_empty() {
-        return Err(format!(
-            "--merge: no run manifest (*.manifest.json) in {}; the suite runner (niceeval::main!()) writes one next to each results file",
+        return Err(MergeError::NoManifest(
             paths
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
         ));
     }
     let findings = index.check_shards(&manifests);
@@ -185,9 +204,7 @@ fn check_shards(paths: &[PathBuf], index: &mut Index, allow_mismatch: bool) -> R
         } else {
             ""
         };
-        return Err(format!(
-            "--merge: the shards do not make one whole run{why}"
-        ));
+        return Err(MergeError::NotWhole(why));
     }
     eprintln!(
         "niceeval merge: {} shard(s), {} eval(s), every one reported once",

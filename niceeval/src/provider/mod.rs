@@ -410,6 +410,12 @@ pub enum AnswerError {
     /// A `tool_use` content block without a name.
     #[error("content block {0} (tool_use) has no `name`")]
     ToolUseWithoutName(usize),
+    /// The body is not JSON at all.
+    #[error("not JSON: {0}")]
+    NotJson(#[source] std::sync::Arc<serde_json::Error>),
+    /// An embedding holds something other than a number.
+    #[error("the embedding holds {0}, not a number")]
+    NotANumber(serde_json::Value),
 }
 
 impl AnswerError {

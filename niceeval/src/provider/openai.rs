@@ -205,18 +205,17 @@ struct PromptDetails {
 }
 
 /// The first embedding of an `/embeddings` answer (`{data: [{embedding: [..]}]}`).
-pub(crate) fn decode_embedding(body: &[u8]) -> Result<Vec<f64>, String> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| format!("not JSON: {e}"))?;
+pub(crate) fn decode_embedding(body: &[u8]) -> Result<Vec<f64>, super::AnswerError> {
+    use super::AnswerError;
+    let value: Value =
+        serde_json::from_slice(body).map_err(|e| AnswerError::NotJson(std::sync::Arc::new(e)))?;
     let vector = value
         .pointer("/data/0/embedding")
         .and_then(Value::as_array)
-        .ok_or("no `data[0].embedding` in the answer")?;
+        .ok_or(AnswerError::Missing("no `data[0].embedding` in the answer"))?;
     vector
         .iter()
-        .map(|x| {
-            x.as_f64()
-                .ok_or_else(|| format!("the embedding holds {x}, not a number"))
-        })
+        .map(|x| x.as_f64().ok_or_else(|| AnswerError::NotANumber(x.clone())))
         .collect()
 }
 

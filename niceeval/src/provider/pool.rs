@@ -67,6 +67,10 @@ pub(crate) enum PoolError {
     /// The request's task on the I/O thread was lost.
     #[error("the HTTP request was lost: {0}")]
     Lost(#[source] std::sync::Arc<tokio::task::JoinError>),
+    /// TLS could not be set up.
+    #[cfg(feature = "rustls")]
+    #[error("cannot set up TLS: {0}")]
+    Tls(#[source] std::sync::Arc<rustls::Error>),
 }
 
 /// How long an unused connection stays in the pool (reqwest's default).
@@ -319,7 +323,7 @@ type Connector = hyper_rustls::HttpsConnector<hyper_util::client::legacy::connec
 #[cfg(not(feature = "rustls"))]
 type Connector = hyper_util::client::legacy::connect::HttpConnector;
 
-static CONNECTOR: OnceLock<Result<Connector, String>> = OnceLock::new();
+static CONNECTOR: OnceLock<Result<Connector, PoolError>> = OnceLock::new();
 
 /// What opens connections: TCP (with `TCP_NODELAY`), and TLS with Mozilla's roots for https
 /// (feature `rustls`).
@@ -333,14 +337,14 @@ fn connector() -> Result<Connector, ExchangeError> {
                 http.enforce_http(false);
                 let tls = hyper_rustls::HttpsConnectorBuilder::new()
                     .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
-                    .map_err(|e| format!("cannot set up TLS: {e}"))?;
+                    .map_err(|e| PoolError::Tls(std::sync::Arc::new(e)))?;
                 Ok(tls.https_or_http().enable_http1().wrap_connector(http))
             }
             #[cfg(not(feature = "rustls"))]
             Ok(http)
         })
         .clone()
-        .map_err(ExchangeError::Transport)
+        .map_err(ExchangeError::Io)
 }
 
 /// A new connection to `url`'s origin, its task on the I/O runtime.

@@ -163,13 +163,40 @@ pub(crate) fn write(
     }
 }
 
+/// Why the run manifests could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum ManifestError {
+    /// A directory could not be listed.
+    #[error(transparent)]
+    List(#[from] super::ReadError),
+    /// A manifest file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is no manifest.
+    #[error("{}: not a niceeval run manifest: {source}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What serde said.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
 /// The manifests among `paths` (files named `*.manifest.json`, those beside a results file,
 /// and those in directories and their subdirectories one level down), each with its file.
-pub(crate) fn read_all(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Manifest)>, String> {
+pub(crate) fn read_all(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Manifest)>, ManifestError> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
-            files.extend(super::read::in_dir(path, "manifest.json").map_err(|e| e.to_string())?);
+            files.extend(super::read::in_dir(path, "manifest.json")?);
         } else if is_manifest(path) {
             files.push(path.clone());
         } else {
@@ -182,10 +209,14 @@ pub(crate) fn read_all(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Manifest)>, St
     files
         .into_iter()
         .map(|file| {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-            let manifest: Manifest = serde_json::from_str(&text)
-                .map_err(|e| format!("{}: not a niceeval run manifest: {e}", file.display()))?;
+            let text = match std::fs::read_to_string(&file) {
+                Ok(text) => text,
+                Err(source) => return Err(ManifestError::Read { path: file, source }),
+            };
+            let manifest: Manifest = match serde_json::from_str(&text) {
+                Ok(manifest) => manifest,
+                Err(source) => return Err(ManifestError::Parse { path: file, source }),
+            };
             Ok((file, manifest))
         })
         .collect()

@@ -147,7 +147,7 @@ pub(crate) use locate::Step;
 pub(crate) use locate::yaml_position;
 
 /// A spec's prepared form, keyed by the spec it was prepared from.
-type PreparedSpec = Arc<(AssertSpec, Result<Prepared, String>)>;
+type PreparedSpec = Arc<(AssertSpec, Result<Prepared, ItemProblem>)>;
 
 /// One assertion as data: an item of an `assert:` / `assertions:` list.
 ///
@@ -444,6 +444,77 @@ impl std::fmt::Display for ItemError {
     }
 }
 
+/// Why one assertion item cannot be prepared, with its cause when another library found it.
+/// It becomes the message of an [`ItemError`] (the public line naming the item).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ItemProblem {
+    /// A field holds no value, a value of the wrong kind or one out of range; the text says
+    /// which and how to fix it.
+    #[error("{0}")]
+    Invalid(String),
+    /// The item has no `value` and its type needs one.
+    #[error("needs a `value` ({what})")]
+    MissingValue {
+        /// What the value should be.
+        what: &'static str,
+    },
+    /// The `value` of a `regex` item does not compile.
+    #[error("invalid regular expression /{pattern}/: {message}")]
+    Regex {
+        /// The pattern as written.
+        pattern: String,
+        /// The regex engine's complaint, on one line.
+        message: String,
+    },
+    /// `config.mode: json` with a `value` that is no JSON text.
+    #[error("config.mode is json but `value` is not JSON: {0}")]
+    ValueNotJson(#[source] serde_json::Error),
+    /// A schema written as text that does not parse.
+    #[cfg(feature = "yaml")]
+    #[error("`value` is not a JSON Schema (as YAML or JSON): {0}")]
+    SchemaText(#[source] yaml_serde::Error),
+    /// A schema written as text that does not parse.
+    #[cfg(not(feature = "yaml"))]
+    #[error(
+        "`value` is not a JSON Schema as JSON ({0}); a schema written as YAML needs niceeval's `yaml` feature"
+    )]
+    SchemaText(#[source] serde_json::Error),
+    /// A schema that does not compile.
+    #[cfg(feature = "json-schema")]
+    #[error(transparent)]
+    Schema(#[from] crate::expect::SchemaError),
+    /// The `transform` is an invalid JSONPath.
+    #[error("invalid JSONPath `{expr}` in `transform`: {source}")]
+    Transform {
+        /// The JSONPath as written.
+        expr: String,
+        /// The parser's error.
+        #[source]
+        source: Arc<serde_json_path::ParseError>,
+    },
+    /// A member of an `assert-set`.
+    #[error("member assert[{index}] (type `{kind}`): {source}")]
+    Member {
+        /// The member's index in `assert`.
+        index: usize,
+        /// Its `type` as written.
+        kind: String,
+        /// What is wrong with it.
+        #[source]
+        source: Box<ItemProblem>,
+    },
+    /// The current directory, where custom assertions are looked up, cannot be read.
+    #[error("cannot read the current directory to find custom assertions: {0}")]
+    CurrentDir(#[source] std::io::Error),
+}
+
+impl ItemProblem {
+    /// A problem described by its message (no other library's error behind it).
+    pub(crate) fn invalid(message: impl Into<String>) -> ItemProblem {
+        ItemProblem::Invalid(message.into())
+    }
+}
+
 /// Why assertions as data could not be loaded or evaluated.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -499,8 +570,8 @@ fn prepare_all(
     for (i, spec) in specs.iter().enumerate() {
         let p = spec.prepared();
         let problem = match &p.1 {
-            Err(message) => Some(message.clone()),
-            Ok(ready) => ready.check_custom(base_dir).err(),
+            Err(problem) => Some(problem.to_string()),
+            Ok(ready) => ready.check_custom(base_dir).err().map(|p| p.to_string()),
         };
         if let Some(message) = problem {
             errors.push(ItemError {

@@ -4,12 +4,15 @@
 
 use serde_json::Value;
 
-use super::AssertSpec;
+use super::{AssertSpec, ItemProblem};
 
 /// The `value`, or an error saying what it should be.
-pub(super) fn required<'a>(spec: &'a AssertSpec, what: &str) -> Result<&'a Value, String> {
+pub(super) fn required<'a>(
+    spec: &'a AssertSpec,
+    what: &'static str,
+) -> Result<&'a Value, ItemProblem> {
     match &spec.value {
-        None | Some(Value::Null) => Err(format!("needs a `value` ({what})")),
+        None | Some(Value::Null) => Err(ItemProblem::MissingValue { what }),
         Some(v) => Ok(v),
     }
 }
@@ -56,31 +59,34 @@ pub(super) fn js_string(value: &Value) -> Option<String> {
 }
 
 /// A non-empty string, or a number read as JavaScript writes it.
-pub(super) fn text_value(spec: &AssertSpec) -> Result<String, String> {
+pub(super) fn text_value(spec: &AssertSpec) -> Result<String, ItemProblem> {
     match required(spec, "a non-empty string")? {
-        Value::String(s) if s.is_empty() => Err(
-            "`value` is an empty string, which every output contains; give the text to look for"
-                .to_string(),
-        ),
+        Value::String(s) if s.is_empty() => Err(ItemProblem::invalid(
+            "`value` is an empty string, which every output contains; give the text to look for",
+        )),
         v @ (Value::String(_) | Value::Number(_)) => Ok(js_string(v).unwrap_or_default()),
-        other => Err(format!("`value` must be a string or a number, got {other}")),
+        other => Err(ItemProblem::invalid(format!(
+            "`value` must be a string or a number, got {other}"
+        ))),
     }
 }
 
 /// A list of scalars (each read as JavaScript's `String(item)`), or a comma-separated string.
-pub(super) fn list_value(spec: &AssertSpec) -> Result<Vec<String>, String> {
+pub(super) fn list_value(spec: &AssertSpec) -> Result<Vec<String>, ItemProblem> {
     match required(spec, "a list of strings")? {
         Value::Array(items) => items
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                js_string(v).ok_or_else(|| format!("`value[{i}]` must be a string, got {v}"))
+                js_string(v).ok_or_else(|| {
+                    ItemProblem::invalid(format!("`value[{i}]` must be a string, got {v}"))
+                })
             })
             .collect(),
         Value::String(s) => parse_comma_separated(s),
-        other => Err(format!(
+        other => Err(ItemProblem::invalid(format!(
             "`value` must be a list of strings or a comma-separated string, got {other}"
-        )),
+        ))),
     }
 }
 
@@ -97,7 +103,7 @@ fn js_space(c: char) -> bool {
 /// whitespace may follow before the next comma. Any other field runs to the next comma and is
 /// trimmed; quotes inside it are ordinary characters. An unterminated quoted field, or text
 /// after a closing quote, is an error.
-pub(super) fn parse_comma_separated(value: &str) -> Result<Vec<String>, String> {
+pub(super) fn parse_comma_separated(value: &str) -> Result<Vec<String>, ItemProblem> {
     let chars: Vec<char> = value.chars().collect();
     let mut fields = Vec::new();
     let mut i = 0;
@@ -146,18 +152,18 @@ pub(super) fn parse_comma_separated(value: &str) -> Result<Vec<String>, String> 
                 }
             }
             if !terminated {
-                return Err(format!(
+                return Err(ItemProblem::invalid(format!(
                     "`value` has an unterminated quoted field starting at {}; close it with `\"` (write a quote inside as `\\\"` or `\"\"`)",
                     quoted_from(&chars, start)
-                ));
+                )));
             }
             fields.push(field);
             i = skip_space(i);
             if i < chars.len() && chars[i] != ',' {
-                return Err(format!(
+                return Err(ItemProblem::invalid(format!(
                     "`value` has text after a closing quote at {}; put a comma after each quoted field, or quote the whole field",
                     quoted_from(&chars, start)
-                ));
+                )));
             }
         } else {
             let start = i;
@@ -226,7 +232,7 @@ mod tests {
             ("\"a\"b, c", "text after a closing quote"),
         ];
         for (input, message) in table {
-            let err = parse_comma_separated(input).unwrap_err();
+            let err = parse_comma_separated(input).unwrap_err().to_string();
             assert!(err.contains(message), "input {input:?}: {err}");
         }
     }

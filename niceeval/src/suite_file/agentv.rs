@@ -19,7 +19,7 @@ use super::parse_yaml;
 use super::promptfoo::{Doc, Seg};
 use super::{
     ArgsMatch, ExpectedCall, Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError,
-    Trajectory,
+    Trajectory, TrajectoryMode,
 };
 use crate::definition::MatrixCell;
 use crate::spec::{self, AssertSpec};
@@ -1081,19 +1081,12 @@ fn item_of(
                 ],
                 kind,
             )?;
-            let mode = map
+            let mode: TrajectoryMode = map
                 .get("mode")
                 .and_then(Value::as_str)
-                .unwrap_or("any_order");
-            if !matches!(
-                mode,
-                "any_order" | "in_order" | "exact" | "superset" | "subset"
-            ) {
-                return Err(doc.err(
-                    &with(at, key("mode")),
-                    format!("tool-trajectory mode `{mode}` is not supported; supported: any_order, in_order, exact, superset, subset"),
-                ));
-            }
+                .unwrap_or("any_order")
+                .parse()
+                .map_err(|e: super::UnknownMode| doc.err(&with(at, key("mode")), e.to_string()))?;
             let default_match = match map.get("args_match") {
                 None => ArgsMatch::Exact,
                 Some(v) => args_match(doc, &with(at, key("args_match")), v)?,
@@ -1168,7 +1161,7 @@ fn item_of(
                 }
             };
             found.trajectories.push(Trajectory {
-                mode: mode.to_string(),
+                mode,
                 expected,
                 minimums,
                 args_match: default_match,
@@ -1292,7 +1285,7 @@ mod tests {
             ("fetch".to_string(), json!({"id": 7})),
         ];
         let t = |mode: &str, expected: Vec<ExpectedCall>, args_match: ArgsMatch| Trajectory {
-            mode: mode.into(),
+            mode: mode.parse().expect("a trajectory mode"),
             expected,
             minimums: Vec::new(),
             args_match,

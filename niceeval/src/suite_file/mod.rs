@@ -201,16 +201,72 @@ impl<T> std::fmt::Debug for Packed<T> {
 /// AgentV's `tool-trajectory`: the tools the agent called, by name and arguments.
 #[derive(Debug, Clone)]
 pub(crate) struct Trajectory {
-    /// `any_order` (every expected call happened, minimums met), `in_order` (they happened
-    /// in this order, others between them allowed), `exact` (exactly these calls, in order),
-    /// `superset` (each expected call matched by its own actual call, in any order) or
-    /// `subset` (every actual call is one of the expected ones).
-    pub mode: String,
+    /// How the calls are compared with the expected ones.
+    pub mode: TrajectoryMode,
     pub expected: Vec<ExpectedCall>,
     /// At least this many calls of each tool.
     pub minimums: Vec<(String, usize)>,
     /// How arguments are compared when an expected call names none (`args_match`).
     pub args_match: ArgsMatch,
+}
+
+/// AgentV's tool-trajectory `mode`, read once when the file is loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TrajectoryMode {
+    /// `any_order`: every expected call happened, minimums met (the default).
+    AnyOrder,
+    /// `in_order`: they happened in this order, others between them allowed.
+    InOrder,
+    /// `exact`: exactly these calls, in order.
+    Exact,
+    /// `superset`: each expected call matched by its own actual call, in any order.
+    Superset,
+    /// `subset`: every actual call is one of the expected ones.
+    Subset,
+}
+
+impl TrajectoryMode {
+    /// Every mode with its name in suite files.
+    const NAMES: [(TrajectoryMode, &'static str); 5] = [
+        (TrajectoryMode::AnyOrder, "any_order"),
+        (TrajectoryMode::InOrder, "in_order"),
+        (TrajectoryMode::Exact, "exact"),
+        (TrajectoryMode::Superset, "superset"),
+        (TrajectoryMode::Subset, "subset"),
+    ];
+
+    /// The name as a suite file writes it.
+    pub(crate) fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(mode, _)| *mode == self)
+            .map_or("any_order", |(_, name)| name)
+    }
+}
+
+impl std::fmt::Display for TrajectoryMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A tool-trajectory `mode` AgentV does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "tool-trajectory mode `{0}` is not supported; supported: any_order, in_order, exact, superset, subset"
+)]
+pub(crate) struct UnknownMode(pub String);
+
+impl std::str::FromStr for TrajectoryMode {
+    type Err = UnknownMode;
+
+    fn from_str(text: &str) -> Result<Self, UnknownMode> {
+        Self::NAMES
+            .iter()
+            .find(|(_, name)| *name == text)
+            .map(|(mode, _)| *mode)
+            .ok_or_else(|| UnknownMode(text.to_string()))
+    }
 }
 
 /// One expected call of a trajectory.
@@ -279,8 +335,8 @@ impl Trajectory {
             want.matches(&self.args_match, name, input)
         };
         let wanted: Vec<&str> = self.expected.iter().map(|e| e.tool.as_str()).collect();
-        match self.mode.as_str() {
-            "exact" => {
+        match self.mode {
+            TrajectoryMode::Exact => {
                 let same = calls.len() == self.expected.len()
                     && self.expected.iter().zip(calls).all(|(w, c)| hit(w, c));
                 if same {
@@ -291,7 +347,7 @@ impl Trajectory {
                     ))
                 }
             }
-            "in_order" => {
+            TrajectoryMode::InOrder => {
                 let mut rest = calls.iter();
                 for want in &self.expected {
                     if !rest.any(|c| hit(want, c)) {
@@ -303,7 +359,7 @@ impl Trajectory {
                 }
                 Ok(())
             }
-            "subset" => match calls
+            TrajectoryMode::Subset => match calls
                 .iter()
                 .find(|c| !self.expected.iter().any(|w| hit(w, c)))
             {
@@ -313,7 +369,7 @@ impl Trajectory {
                 None => Ok(()),
             },
             // `superset` and `any_order`: each expected call has its own actual call.
-            _ => {
+            TrajectoryMode::Superset | TrajectoryMode::AnyOrder => {
                 let mut used = vec![false; calls.len()];
                 for want in &self.expected {
                     let found = calls

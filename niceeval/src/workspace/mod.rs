@@ -119,6 +119,18 @@ pub enum WorkspaceError {
     /// A test run could not be read as test results.
     #[error("{0}")]
     Tests(String),
+    /// A JUnit report (from `path`, when it came from a file) is not XML.
+    #[error(
+        "{}not JUnit XML: {source}",
+        path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default()
+    )]
+    Junit {
+        /// The report's file.
+        path: Option<PathBuf>,
+        /// The XML parser's error.
+        #[source]
+        source: roxmltree::Error,
+    },
     /// A background task of the workspace (a copying thread, a snapshot) failed to complete.
     #[error("{0} failed: {1}")]
     Task(&'static str, String),

@@ -290,8 +290,9 @@ fn suite_label(running: &str) -> String {
 /// assert_eq!(cases[1].outcome, TestOutcome::Failed);
 /// assert!(cases[1].message.contains("assert 1 == 2"));
 /// ```
-pub fn parse_junit(xml: &str) -> Result<Vec<TestCase>, String> {
-    let doc = roxmltree::Document::parse(xml).map_err(|e| format!("not JUnit XML: {e}"))?;
+pub fn parse_junit(xml: &str) -> Result<Vec<TestCase>, super::WorkspaceError> {
+    let doc = roxmltree::Document::parse(xml)
+        .map_err(|source| super::WorkspaceError::Junit { path: None, source })?;
     let mut cases = Vec::new();
     for node in doc
         .descendants()
@@ -439,6 +440,7 @@ test src/lib.rs - add (line 3) ... ok
         assert!(
             parse_junit("not xml")
                 .unwrap_err()
+                .to_string()
                 .starts_with("not JUnit XML")
         );
     }

@@ -16,6 +16,7 @@ mod config;
 mod custom_assertions;
 mod doors;
 mod efficiency;
+mod errors;
 mod judge;
 mod layers;
 mod providers;

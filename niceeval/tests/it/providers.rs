@@ -237,7 +237,7 @@ fn order_tool() -> Tool {
         |input| async move {
             match input["id"].as_str() {
                 Some("123") => Ok(json!({"id": "123", "status": "shipped"})),
-                _ => Err("no such order".to_string()),
+                _ => Err("no such order".into()),
             }
         },
     )

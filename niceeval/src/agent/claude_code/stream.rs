@@ -36,6 +36,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use crate::agent::process::TurnError;
 use crate::event::{ActionStatus, Event};
 
 /// What a `tool_use` id turned into, so its `tool_result` maps to the matching event.
@@ -82,23 +83,24 @@ pub(crate) struct Stream {
 impl Stream {
     /// Maps one stdout line (1-based `number`) to events. A line that is not a JSON object with a
     /// `type` is an error naming the line.
-    pub(crate) fn line(&mut self, line: &str, number: usize) -> Result<Vec<Event>, String> {
+    pub(crate) fn line(&mut self, line: &str, number: usize) -> Result<Vec<Event>, TurnError> {
         let line = line.trim();
         if line.is_empty() {
             return Ok(Vec::new());
         }
-        let frame: Value = serde_json::from_str(line).map_err(|e| {
-            format!(
-                "stdout line {number} is not JSON ({e}): {}; Claude Code was expected to print \
-                 one stream-json frame per line",
+        let frame: Value = serde_json::from_str(line).map_err(|source| TurnError::Line {
+            message: format!(
+                "stdout line {number} is not JSON ({source}): {}; Claude Code was expected to \
+                 print one stream-json frame per line",
                 crate::excerpt::quote(line)
-            )
+            ),
+            source,
         })?;
         let Some(kind) = frame.get("type").and_then(Value::as_str) else {
-            return Err(format!(
+            return Err(TurnError::Failed(format!(
                 "stdout line {number} is not a Claude Code stream-json frame (no \"type\"): {}",
                 crate::excerpt::quote(line)
-            ));
+            )));
         };
         if let Some(id) = frame.get("session_id").and_then(Value::as_str) {
             self.session_id = Some(id.to_string());

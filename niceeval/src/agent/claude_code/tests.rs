@@ -340,9 +340,9 @@ fn unknown_frames_are_kept_and_malformed_lines_are_named() {
         }]
     );
     assert_eq!(stream.line("   ", 2).unwrap(), []);
-    let err = stream.line("{not json", 3).unwrap_err();
+    let err = stream.line("{not json", 3).unwrap_err().to_string();
     assert!(err.starts_with("stdout line 3 is not JSON"), "{err}");
-    let err = stream.line(r#"{"no":"type"}"#, 4).unwrap_err();
+    let err = stream.line(r#"{"no":"type"}"#, 4).unwrap_err().to_string();
     assert!(
         err.starts_with("stdout line 4 is not a Claude Code"),
         "{err}"
@@ -412,7 +412,7 @@ fn from_toml(text: &str) -> Result<ClaudeCode, String> {
     )
     .map_err(|e| e.to_string())?;
     match config.agent {
-        Some(crate::config::AgentConfig::ClaudeCode(settings)) => from_config(&settings),
+        Some(crate::config::AgentConfig::ClaudeCode(settings)) => Ok(from_config(&settings)),
         other => panic!("{other:?}"),
     }
 }

@@ -11,7 +11,22 @@ use std::collections::HashSet;
 use serde_json::{Value, json};
 
 use crate::agent::EventSink;
+use crate::agent::process::TurnError;
 use crate::event::{ActionStatus, Event};
+
+/// Why a Codex turn did not complete, in Codex's own words when it gave any.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Unfinished {
+    /// `turn.failed`, with its message (or the last `error` before it).
+    #[error("codex: the turn failed: {0}")]
+    Failed(String),
+    /// The output ended after an `error` and without `turn.completed`.
+    #[error("codex: {0}")]
+    Error(String),
+    /// The output ended without `turn.completed` or an error.
+    #[error("codex ended without finishing the turn (no `turn.completed`)")]
+    NoCompletion,
+}
 
 /// Token counts as Codex reports them in `turn.completed`: totals for the whole thread, so
 /// a resumed thread's counts include the earlier turns'.
@@ -107,23 +122,24 @@ impl Stream {
         line: &[u8],
         number: usize,
         sink: &EventSink,
-    ) -> Result<(), String> {
+    ) -> Result<(), TurnError> {
         let text = String::from_utf8_lossy(line);
         let text = text.trim();
         if text.is_empty() {
             return Ok(());
         }
-        let frame: Value = serde_json::from_str(text).map_err(|e| {
-            format!(
-                "codex stdout line {number} is not JSON ({e}): {}",
+        let frame: Value = serde_json::from_str(text).map_err(|source| TurnError::Line {
+            message: format!(
+                "codex stdout line {number} is not JSON ({source}): {}",
                 crate::excerpt::quote(text)
-            )
+            ),
+            source,
         })?;
         if !frame.get("type").is_some_and(Value::is_string) {
-            return Err(format!(
+            return Err(TurnError::Failed(format!(
                 "codex stdout line {number} is not a codex event (no \"type\"): {}",
                 crate::excerpt::quote(text)
-            ));
+            )));
         }
         self.frame(frame, sink);
         Ok(())
@@ -182,13 +198,13 @@ impl Stream {
     }
 
     /// The turn's outcome once the output ended: `Err` with the reason unless it completed.
-    pub(crate) fn finish(&self) -> Result<(), String> {
+    pub(crate) fn finish(&self) -> Result<(), Unfinished> {
         match &self.outcome {
             Outcome::Completed => Ok(()),
-            Outcome::Failed(message) => Err(format!("codex: the turn failed: {message}")),
+            Outcome::Failed(message) => Err(Unfinished::Failed(message.clone())),
             Outcome::Running => Err(match &self.last_error {
-                Some(message) => format!("codex: {message}"),
-                None => "codex ended without finishing the turn (no `turn.completed`)".to_string(),
+                Some(message) => Unfinished::Error(message.clone()),
+                None => Unfinished::NoCompletion,
             }),
         }
     }

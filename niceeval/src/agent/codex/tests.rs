@@ -33,13 +33,13 @@ fn parse_after(text: &str, before: Totals) -> Parsed {
     let mut outcome = Ok(());
     for (i, line) in text.split('\n').enumerate() {
         if let Err(e) = stream.line(line.as_bytes(), i + 1, &sink) {
-            outcome = Err(e);
+            outcome = Err(e.to_string());
             break;
         }
     }
     Parsed {
         events: sink.snapshot(),
-        outcome: outcome.and_then(|()| stream.finish()),
+        outcome: outcome.and_then(|()| stream.finish().map_err(|e| e.to_string())),
         thread: stream.thread_id().map(str::to_string),
         totals: stream.totals(),
     }
@@ -555,7 +555,7 @@ fn from_toml(text: &str) -> Result<Codex, String> {
         crate::config::Config::parse(&format!("[agent]\ntype = \"codex\"\n{text}"), "n.toml")
             .map_err(|e| e.to_string())?;
     match config.agent {
-        Some(crate::config::AgentConfig::Codex(settings)) => from_config(&settings),
+        Some(crate::config::AgentConfig::Codex(settings)) => Ok(from_config(&settings)),
         other => panic!("{other:?}"),
     }
 }

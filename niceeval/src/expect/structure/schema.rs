@@ -38,19 +38,15 @@ const SHOWN_PROBLEMS: usize = 5;
 pub fn matches_schema(schema: Value) -> MatchesSchema {
     let validator = jsonschema::options()
         .should_validate_formats(true)
-        .build(&schema)
-        .map_err(|e| {
-            let at = e.instance_path().to_string();
-            let at = if at.is_empty() { "/".to_string() } else { at };
-            excerpt::elide(&format!("at {at}: {e}"), 300)
-        });
+        .build(&schema);
     MatchesSchema { schema, validator }
 }
 
 /// The matcher returned by [`matches_schema`].
 pub struct MatchesSchema {
     schema: Value,
-    validator: Result<jsonschema::Validator, String>,
+    /// The compiled schema, or the validator's error (an execution error when evaluated).
+    validator: Result<jsonschema::Validator, jsonschema::ValidationError<'static>>,
 }
 
 impl std::fmt::Debug for MatchesSchema {
@@ -104,6 +100,9 @@ impl Assertion for MatchesSchema {
         let validator = match &self.validator {
             Ok(v) => v,
             Err(e) => {
+                let at = e.instance_path().to_string();
+                let at = if at.is_empty() { "/".to_string() } else { at };
+                let e = excerpt::elide(&format!("at {at}: {e}"), 300);
                 return Grade::error(format!(
                     "invalid JSON Schema ({e}); fix the schema given to matches_schema"
                 ));

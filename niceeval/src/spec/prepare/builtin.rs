@@ -10,8 +10,8 @@ use super::{Base, prepare};
 use crate::assertion::{Assertion, Grade, Settings, Subject};
 use crate::expect;
 use crate::expect::type_names::{self as types, Builtin};
-use crate::spec::AssertSpec;
 use crate::spec::values::{js_string, list_value, required, text_value};
+use crate::spec::{AssertSpec, ItemProblem};
 
 pub(super) fn config_with_extra(spec: &AssertSpec) -> Option<Value> {
     if spec.extra.is_empty() {
@@ -28,46 +28,48 @@ pub(super) fn config_with_extra(spec: &AssertSpec) -> Option<Value> {
     Some(Value::Object(map))
 }
 
-fn schema_value(spec: &AssertSpec) -> Result<Option<Value>, String> {
+fn schema_value(spec: &AssertSpec) -> Result<Option<Value>, ItemProblem> {
     let schema = match &spec.value {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::String(s)) if s.trim().is_empty() => return Ok(None),
         Some(Value::String(s)) if s.trim_start().starts_with("file://") => {
-            return Err("file:// schemas are not supported; put the schema inline".to_string());
+            return Err(ItemProblem::invalid(
+                "file:// schemas are not supported; put the schema inline",
+            ));
         }
         Some(Value::String(s)) => schema_text(s)?,
         Some(v @ (Value::Object(_) | Value::Bool(_))) => v.clone(),
-        Some(other) => return Err(format!("`value` must be a JSON Schema object, got {other}")),
+        Some(other) => {
+            return Err(ItemProblem::invalid(format!(
+                "`value` must be a JSON Schema object, got {other}"
+            )));
+        }
     };
     check_schema(&schema)?;
     Ok(Some(schema))
 }
 
 #[cfg(feature = "json-schema")]
-fn check_schema(schema: &Value) -> Result<(), String> {
-    match crate::expect::schema_problem(schema) {
-        Some(e) => Err(format!("invalid JSON Schema: {e}")),
-        None => Ok(()),
-    }
+fn check_schema(schema: &Value) -> Result<(), ItemProblem> {
+    crate::expect::check_schema(schema).map_err(ItemProblem::Schema)
 }
 
 #[cfg(not(feature = "json-schema"))]
-fn check_schema(_schema: &Value) -> Result<(), String> {
-    Err("a JSON Schema `value` needs niceeval's `json-schema` feature; enable it in Cargo.toml (it is on by default), or leave out `value` to check only that the output is JSON".to_string())
+fn check_schema(_schema: &Value) -> Result<(), ItemProblem> {
+    Err(ItemProblem::invalid(
+        "a JSON Schema `value` needs niceeval's `json-schema` feature; enable it in Cargo.toml (it is on by default), or leave out `value` to check only that the output is JSON",
+    ))
 }
 
 /// A schema written as text: YAML (JSON is YAML too), or only JSON without the `yaml` feature.
 #[cfg(feature = "yaml")]
-fn schema_text(s: &str) -> Result<Value, String> {
-    yaml_serde::from_str::<Value>(s)
-        .map_err(|e| format!("`value` is not a JSON Schema (as YAML or JSON): {e}"))
+fn schema_text(s: &str) -> Result<Value, ItemProblem> {
+    yaml_serde::from_str::<Value>(s).map_err(ItemProblem::SchemaText)
 }
 
 #[cfg(not(feature = "yaml"))]
-fn schema_text(s: &str) -> Result<Value, String> {
-    serde_json::from_str::<Value>(s).map_err(|e| {
-        format!("`value` is not a JSON Schema as JSON ({e}); a schema written as YAML needs niceeval's `yaml` feature")
-    })
+fn schema_text(s: &str) -> Result<Value, ItemProblem> {
+    serde_json::from_str::<Value>(s).map_err(ItemProblem::SchemaText)
 }
 
 fn boxed<A: Assertion + Send + Sync + 'static>(a: A) -> Base {
@@ -79,7 +81,7 @@ fn boxed<A: Assertion + Send + Sync + 'static>(a: A) -> Base {
 /// As in promptfoo, pass/fail types ignore `threshold` (`contains` with `threshold: 0` still
 /// fails when the text is absent); graded types (similarity, BLEU, ROUGE, code, scripts, sets)
 /// pass at score ≥ threshold; `levenshtein`, `cost` and `latency` read it as their limit.
-pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), String> {
+pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), ItemProblem> {
     let form = match b {
         Builtin::Contains
         | Builtin::IContains
@@ -104,7 +106,7 @@ fn builtin_base(
     b: Builtin,
     spec: &AssertSpec,
     form: Option<UnicodeForm>,
-) -> Result<(Base, bool), String> {
+) -> Result<(Base, bool), ItemProblem> {
     let text = |s: String| match form {
         Some(f) => f.apply(&s),
         None => s,
@@ -123,9 +125,9 @@ fn builtin_base(
             let pattern = match required(spec, "a regular expression")? {
                 Value::String(s) => s.clone(),
                 other => {
-                    return Err(format!(
+                    return Err(ItemProblem::invalid(format!(
                         "`value` must be a regular expression string, got {other}"
-                    ));
+                    )));
                 }
             };
             let re = expect::regex(pattern.as_str());
@@ -137,7 +139,10 @@ fn builtin_base(
                     .rev()
                     .find_map(|l| l.trim_start().strip_prefix("error:"))
                     .map_or(e, str::trim);
-                return Err(format!("invalid regular expression /{pattern}/: {short}"));
+                return Err(ItemProblem::Regex {
+                    pattern,
+                    message: short.to_string(),
+                });
             }
             (boxed(re), false)
         }
@@ -145,8 +150,9 @@ fn builtin_base(
             let value = required(spec, "the expected value")?.clone();
             let json_mode = equals_json_mode(spec)?;
             let value = match value {
-                Value::String(s) if json_mode => serde_json::from_str(&s)
-                    .map_err(|e| format!("config.mode is json but `value` is not JSON: {e}"))?,
+                Value::String(s) if json_mode => {
+                    serde_json::from_str(&s).map_err(ItemProblem::ValueNotJson)?
+                }
                 // promptfoo compares a scalar as text: `String(value) === output`.
                 v => js_string(&v).map_or(v, |s| Value::String(text(s))),
             };
@@ -160,9 +166,9 @@ fn builtin_base(
                 None => expect::DEFAULT_MAX_DISTANCE,
                 Some(t) if t >= 0.0 => t.floor() as usize,
                 Some(t) => {
-                    return Err(format!(
+                    return Err(ItemProblem::invalid(format!(
                         "`threshold` (the maximum distance) must be ≥ 0, got {t}"
-                    ));
+                    )));
                 }
             };
             (
@@ -177,19 +183,21 @@ fn builtin_base(
                 Value::Array(items) => items
                     .iter()
                     .map(|v| {
-                        v.as_str()
-                            .map(str::to_string)
-                            .ok_or_else(|| format!("every reference must be a string, got {v}"))
+                        v.as_str().map(str::to_string).ok_or_else(|| {
+                            ItemProblem::invalid(format!(
+                                "every reference must be a string, got {v}"
+                            ))
+                        })
                     })
                     .collect::<Result<Vec<_>, _>>()?,
                 other => {
-                    return Err(format!(
+                    return Err(ItemProblem::invalid(format!(
                         "`value` must be a reference string or a list of them, got {other}"
-                    ));
+                    )));
                 }
             };
             if refs.is_empty() {
-                return Err("`value` has no reference text".to_string());
+                return Err(ItemProblem::invalid("`value` has no reference text"));
             }
             (boxed(expect::bleu(refs)), true)
         }
@@ -199,9 +207,9 @@ fn builtin_base(
                 Some(v) => match v.as_u64() {
                     Some(n @ 1..=9) => n as usize,
                     _ => {
-                        return Err(format!(
+                        return Err(ItemProblem::invalid(format!(
                             "config.n must be a whole number from 1 to 9, got {v}"
-                        ));
+                        )));
                     }
                 },
             };
@@ -217,23 +225,23 @@ fn builtin_base(
         Builtin::Latency => (Base::Latency(budget(spec, "milliseconds")?), false),
         #[cfg(not(feature = "inline-code"))]
         Builtin::JavaScript | Builtin::Python => {
-            return Err(format!(
+            return Err(ItemProblem::invalid(format!(
                 "the `{}` assertion type needs niceeval's `inline-code` feature; enable it in Cargo.toml (it is on by default)",
                 if b == Builtin::Python {
                     "python"
                 } else {
                     "javascript"
                 }
-            ));
+            )));
         }
         #[cfg(feature = "inline-code")]
         Builtin::JavaScript | Builtin::Python => {
             let code = match required(spec, "code, or file://path")? {
                 Value::String(s) if !s.trim().is_empty() => s.clone(),
                 other => {
-                    return Err(format!(
+                    return Err(ItemProblem::invalid(format!(
                         "`value` must be code or a file:// reference, got {other}"
-                    ));
+                    )));
                 }
             };
             (
@@ -252,21 +260,22 @@ fn builtin_base(
                     .map(|p| match p {
                         Value::String(s) => Ok(s.clone()),
                         Value::Number(n) => Ok(n.to_string()),
-                        other => Err(format!("every part of `command` must be a string, got {other}")),
+                        other => Err(ItemProblem::invalid(format!(
+                            "every part of `command` must be a string, got {other}"
+                        ))),
                     })
                     .collect::<Result<Vec<_>, _>>()?,
                 Some(Value::String(s)) if !s.trim().is_empty() => {
                     vec!["sh".to_string(), "-c".to_string(), s.clone()]
                 }
                 _ => {
-                    return Err(
-                        "needs a `command`: a list such as [python3, graders/check.py], or a shell string"
-                            .to_string(),
-                    )
+                    return Err(ItemProblem::invalid(
+                        "needs a `command`: a list such as [python3, graders/check.py], or a shell string",
+                    ));
                 }
             };
             if command.is_empty() {
-                return Err("`command` is an empty list".to_string());
+                return Err(ItemProblem::invalid("`command` is an empty list"));
             }
             (
                 Base::Script {
@@ -277,15 +286,18 @@ fn builtin_base(
             )
         }
         Builtin::AssertSet => {
-            let members = spec
-                .assert
-                .as_ref()
-                .ok_or("needs an `assert` list of member assertions")?;
+            let members = spec.assert.as_ref().ok_or_else(|| {
+                ItemProblem::invalid("needs an `assert` list of member assertions")
+            })?;
             let prepared = members
                 .iter()
                 .enumerate()
                 .map(|(i, m)| {
-                    prepare(m).map_err(|e| format!("member assert[{i}] (type `{}`): {e}", m.kind))
+                    prepare(m).map_err(|e| ItemProblem::Member {
+                        index: i,
+                        kind: m.kind.clone(),
+                        source: Box::new(e),
+                    })
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             (Base::Set(prepared), true)
@@ -318,7 +330,7 @@ impl UnicodeForm {
 
 /// The item's `normalizeUnicode` (or `normalize_unicode`): absent or `false` compares the
 /// text as it is.
-fn unicode_form(spec: &AssertSpec) -> Result<Option<UnicodeForm>, String> {
+fn unicode_form(spec: &AssertSpec) -> Result<Option<UnicodeForm>, ItemProblem> {
     let value = spec
         .extra
         .get("normalizeUnicode")
@@ -332,16 +344,16 @@ fn unicode_form(spec: &AssertSpec) -> Result<Option<UnicodeForm>, String> {
             "NFKC" => UnicodeForm::Nfkc,
             "NFKD" => UnicodeForm::Nfkd,
             _ => {
-                return Err(format!(
+                return Err(ItemProblem::invalid(format!(
                     "`normalizeUnicode` is true, false, NFC, NFD, NFKC or NFKD, got {}",
                     crate::excerpt::quote(form)
-                ));
+                )));
             }
         }),
         Some(other) => {
-            return Err(format!(
+            return Err(ItemProblem::invalid(format!(
                 "`normalizeUnicode` is true, false, NFC, NFD, NFKC or NFKD, got {other}"
-            ));
+            )));
         }
     })
 }
@@ -372,27 +384,29 @@ impl Assertion for Normalized {
 
 /// Whether `equals` compares as JSON: Runsight's `config.mode`, `json` or `string` (the
 /// default); any other mode is a load-time error, as Runsight refuses it.
-fn equals_json_mode(spec: &AssertSpec) -> Result<bool, String> {
+fn equals_json_mode(spec: &AssertSpec) -> Result<bool, ItemProblem> {
     match spec.config.as_ref().and_then(|c| c.get("mode")) {
         None | Some(Value::Null) => Ok(false),
         Some(Value::String(mode)) if mode == "json" => Ok(true),
         Some(Value::String(mode)) if mode == "string" => Ok(false),
-        Some(other) => Err(format!(
+        Some(other) => Err(ItemProblem::invalid(format!(
             "unsupported `config.mode` {other} for `equals`; use `json` (compare as JSON) or `string` (exact text, the default)"
-        )),
+        ))),
     }
 }
 
-fn reference_text(spec: &AssertSpec) -> Result<String, String> {
+fn reference_text(spec: &AssertSpec) -> Result<String, ItemProblem> {
     match required(spec, "the reference text")? {
         v @ (Value::String(_) | Value::Number(_)) => Ok(js_string(v).unwrap_or_default()),
-        other => Err(format!("`value` must be the reference text, got {other}")),
+        other => Err(ItemProblem::invalid(format!(
+            "`value` must be the reference text, got {other}"
+        ))),
     }
 }
 
-fn word_bounds(spec: &AssertSpec) -> Result<expect::WordBounds, String> {
+fn word_bounds(spec: &AssertSpec) -> Result<expect::WordBounds, ItemProblem> {
     // Whole numbers, also written as floats (`3.0`, as YAML and JSON allow).
-    let count = |v: &Value, what: &str| -> Result<usize, String> {
+    let count = |v: &Value, what: &str| -> Result<usize, ItemProblem> {
         v.as_u64()
             .or_else(|| {
                 v.as_f64()
@@ -400,19 +414,25 @@ fn word_bounds(spec: &AssertSpec) -> Result<expect::WordBounds, String> {
                     .map(|f| f as u64)
             })
             .map(|n| n as usize)
-            .ok_or_else(|| format!("{what} must be a whole number ≥ 0, got {v}"))
+            .ok_or_else(|| {
+                ItemProblem::invalid(format!("{what} must be a whole number ≥ 0, got {v}"))
+            })
     };
     // A bound may be fractional, as in promptfoo (`count >= 1.5`): rounded inwards.
-    let bound = |v: &Value, what: &str, round: fn(f64) -> f64| -> Result<usize, String> {
+    let bound = |v: &Value, what: &str, round: fn(f64) -> f64| -> Result<usize, ItemProblem> {
         match v.as_f64() {
             Some(f) if f.is_finite() && f >= 0.0 => Ok(round(f) as usize),
-            _ => Err(format!("{what} must be a number ≥ 0, got {v}")),
+            _ => Err(ItemProblem::invalid(format!(
+                "{what} must be a number ≥ 0, got {v}"
+            ))),
         }
     };
     let bounds = match required(spec, "a word count, or {min, max}")? {
         Value::Object(map) => {
             if let Some(k) = map.keys().find(|k| *k != "min" && *k != "max") {
-                return Err(format!("unknown key `{k}` in `value`; use `min` and `max`"));
+                return Err(ItemProblem::invalid(format!(
+                    "unknown key `{k}` in `value`; use `min` and `max`"
+                )));
             }
             let min = map
                 .get("min")
@@ -423,7 +443,7 @@ fn word_bounds(spec: &AssertSpec) -> Result<expect::WordBounds, String> {
                 .map(|v| bound(v, "`max`", f64::floor))
                 .transpose()?;
             if min.is_none() && max.is_none() {
-                return Err("`value` needs `min`, `max` or both".to_string());
+                return Err(ItemProblem::invalid("`value` needs `min`, `max` or both"));
             }
             expect::WordBounds {
                 min: min.unwrap_or(0),
@@ -431,28 +451,35 @@ fn word_bounds(spec: &AssertSpec) -> Result<expect::WordBounds, String> {
             }
         }
         Value::String(s) => expect::WordBounds::from(s.trim().parse::<usize>().map_err(|_| {
-            format!(
+            ItemProblem::invalid(format!(
                 "`value` must be a whole number, got {}",
                 crate::excerpt::quote(s)
-            )
+            ))
         })?),
         v => expect::WordBounds::from(count(v, "`value`")?),
     };
     if let Some(max) = bounds.max
         && bounds.min > max
     {
-        return Err(format!("`min` {} is greater than `max` {max}", bounds.min));
+        return Err(ItemProblem::invalid(format!(
+            "`min` {} is greater than `max` {max}",
+            bounds.min
+        )));
     }
     Ok(bounds)
 }
 
-fn budget(spec: &AssertSpec, unit: &str) -> Result<f64, String> {
+fn budget(spec: &AssertSpec, unit: &str) -> Result<f64, ItemProblem> {
     let limit = spec
         .threshold
         .or_else(|| spec.value.as_ref().and_then(Value::as_f64))
-        .ok_or_else(|| format!("needs a `threshold`: the budget in {unit}"))?;
+        .ok_or_else(|| {
+            ItemProblem::invalid(format!("needs a `threshold`: the budget in {unit}"))
+        })?;
     if limit.is_nan() || limit < 0.0 {
-        return Err(format!("the budget must be ≥ 0, got {limit}"));
+        return Err(ItemProblem::invalid(format!(
+            "the budget must be ≥ 0, got {limit}"
+        )));
     }
     Ok(limit)
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{AssertSpec, SpecContext};
+use super::{AssertSpec, ItemProblem, SpecContext};
 use crate::assertion::Transform;
 use crate::assertion::{Assertion, Chain, Configured, Grade, Settings, Subject, passes};
 use crate::expect::type_names as types;
@@ -53,10 +53,10 @@ pub(super) enum Base {
 }
 
 /// Validates and prepares one spec.
-pub(crate) fn prepare(spec: &AssertSpec) -> Result<Prepared, String> {
+pub(crate) fn prepare(spec: &AssertSpec) -> Result<Prepared, ItemProblem> {
     let normalized = types::normalize(&spec.kind);
     if normalized.is_empty() {
-        return Err("the `type` is empty".to_string());
+        return Err(ItemProblem::invalid("the `type` is empty"));
     }
     let (negate, name) = match normalized.strip_prefix("not-") {
         Some(rest) if types::builtin(rest).is_some() || types::builtin(&normalized).is_none() => {
@@ -71,12 +71,16 @@ pub(crate) fn prepare(spec: &AssertSpec) -> Result<Prepared, String> {
     if let Some(w) = spec.weight
         && (!w.is_finite() || w < 0.0)
     {
-        return Err(format!("`weight` must be a number ≥ 0, got {w}"));
+        return Err(ItemProblem::invalid(format!(
+            "`weight` must be a number ≥ 0, got {w}"
+        )));
     }
     if let Some(t) = spec.threshold
         && !t.is_finite()
     {
-        return Err(format!("`threshold` must be a number, got {t}"));
+        return Err(ItemProblem::invalid(format!(
+            "`threshold` must be a number, got {t}"
+        )));
     }
     let mut threshold = spec.threshold;
     let base = match types::builtin(&name) {
@@ -90,13 +94,13 @@ pub(crate) fn prepare(spec: &AssertSpec) -> Result<Prepared, String> {
         None => {
             let custom = name.strip_prefix("custom:").unwrap_or(&name).to_string();
             if custom.is_empty() {
-                return Err("`custom:` needs a name".to_string());
+                return Err(ItemProblem::invalid("`custom:` needs a name"));
             }
             if !custom
                 .chars()
                 .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
             {
-                return Err(unknown_type(&spec.kind, &[]));
+                return Err(ItemProblem::invalid(unknown_type(&spec.kind, &[])));
             }
             Base::Custom {
                 name: custom_name(&spec.kind),
@@ -153,7 +157,7 @@ fn unknown_type(kind: &str, custom: &[&str]) -> String {
     )
 }
 
-fn parse_transform(t: &str) -> Result<Transform, String> {
+fn parse_transform(t: &str) -> Result<Transform, ItemProblem> {
     let t = t.trim();
     let expr = t
         .strip_prefix("json_path:")
@@ -161,14 +165,17 @@ fn parse_transform(t: &str) -> Result<Transform, String> {
         .map(str::trim)
         .or_else(|| t.starts_with('$').then_some(t));
     let Some(expr) = expr else {
-        return Err(format!(
+        return Err(ItemProblem::invalid(format!(
             "unsupported transform {}: niceeval supports JSONPath transforms, written `json_path:$.field` or `$.field` (JavaScript transform expressions are not run)",
             crate::excerpt::quote(t)
-        ));
+        )));
     };
     let transform = expect::json_path(expr);
-    match transform.invalid() {
-        Some(e) => Err(format!("invalid JSONPath `{expr}` in `transform`: {e}")),
+    match transform.parse_error() {
+        Some(e) => Err(ItemProblem::Transform {
+            expr: expr.to_string(),
+            source: e.clone(),
+        }),
         None => Ok(transform),
     }
 }
@@ -318,12 +325,12 @@ impl Prepared {
     }
 
     /// Checks that a custom assertion (here or in a set) exists, from `base_dir`.
-    pub(crate) fn check_custom(&self, base_dir: Option<&Path>) -> Result<(), String> {
+    pub(crate) fn check_custom(&self, base_dir: Option<&Path>) -> Result<(), ItemProblem> {
         match &self.base {
             Base::Custom { name, .. } => {
                 let start = match base_dir {
                     Some(dir) => dir.to_path_buf(),
-                    None => std::env::current_dir().map_err(|e| e.to_string())?,
+                    None => std::env::current_dir().map_err(ItemProblem::CurrentDir)?,
                 };
                 let found = expect::CustomAssertions::discover(&start);
                 let kind = if self.negate {
@@ -334,21 +341,21 @@ impl Prepared {
                 if found.entries.contains_key(name) {
                     Ok(())
                 } else if found.dir.is_none() {
-                    Err(format!(
+                    Err(ItemProblem::invalid(format!(
                         "{} (no {}/ folder was found from {})",
                         unknown_type(&kind, &[]),
                         expect::CUSTOM_ASSERTIONS_DIR,
                         start.display()
-                    ))
+                    )))
                 } else {
-                    Err(format!(
+                    Err(ItemProblem::invalid(format!(
                         "{}; {}",
                         unknown_type(
                             &kind,
                             &found.entries.keys().map(String::as_str).collect::<Vec<_>>()
                         ),
                         crate::expect::custom_missing_message(name, &start, &found)
-                    ))
+                    )))
                 }
             }
             Base::Set(members) => members.iter().try_for_each(|m| m.check_custom(base_dir)),
