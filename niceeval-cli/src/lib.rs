@@ -337,7 +337,7 @@ fn earlier_page(
     out: &Path,
     then: &[std::path::PathBuf],
 ) -> Result<Box<dyn niceeval::reporter::Reporter>, String> {
-    use niceeval::__private::results::{latest, read_reports};
+    use niceeval::__private::history::{latest, read_reports};
     let reports = latest(read_reports(then).map_err(|e| format!("--then: {e}"))?);
     niceeval::__private::reporter::with_earlier(out, reports)
         .map_err(|e| format!("cannot write {}: {e}", out.display()))

@@ -59,7 +59,7 @@ mod record;
 mod redact;
 mod report;
 pub mod reporter;
-mod results;
+mod history;
 pub mod scope;
 mod snapshot;
 pub mod spec;
@@ -313,9 +313,9 @@ pub mod __private {
     pub mod process {
         pub use crate::process::carrying;
     }
-    /// The results files: writing, reading, merging.
-    pub mod results {
-        pub use crate::results::{
+    /// The history of runs: the results files, written, read and merged.
+    pub mod history {
+        pub use crate::history::{
             ReadError, ResultsFile, from_earlier_runs, latest, latest_records, merge, read_reports,
             replay, results_dir, target_dir, this_run,
         };

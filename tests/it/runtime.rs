@@ -788,7 +788,7 @@ fn no_fragment_of_a_secret_reaches_the_reports_where_an_excerpt_cuts_it() {
             false,
         )),
     ];
-    niceeval::__private::results::replay(std::slice::from_ref(&report), &mut reporters);
+    niceeval::__private::history::replay(std::slice::from_ref(&report), &mut reporters);
     drop(reporters);
     let read = |name: &str| std::fs::read_to_string(file(name)).expect("written");
     let page = read("r.html");

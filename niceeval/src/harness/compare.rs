@@ -158,11 +158,11 @@ pub(super) enum LastRun {
 pub(super) fn last_failures(
     dir: &Path,
     target: &str,
-) -> Result<LastRun, crate::results::ReadError> {
+) -> Result<LastRun, crate::history::ReadError> {
     if !dir.exists() {
         return Ok(LastRun::None);
     }
-    let reports = crate::results::read_reports(&[dir.to_path_buf()])?;
+    let reports = crate::history::read_reports(&[dir.to_path_buf()])?;
     let mine: Vec<_> = reports
         .into_iter()
         .filter(|r| r.run.as_ref().is_some_and(|run| run.target == target))
@@ -170,7 +170,7 @@ pub(super) fn last_failures(
     if mine.is_empty() {
         return Ok(LastRun::None);
     }
-    let latest = crate::results::latest(mine);
+    let latest = crate::history::latest(mine);
     let started = latest
         .iter()
         .filter_map(|r| r.run.as_ref().map(|run| run.started.clone()))

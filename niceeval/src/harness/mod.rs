@@ -19,7 +19,7 @@
 //! ([`crate::reporter::ReportFile`]), so even a SIGKILL never leaves a partial one.
 //!
 //! Reporters, in the order they hear of each finished eval: the results file
-//! ([`crate::results::ResultsFile`]), the report files asked for on the command line
+//! ([`crate::history::ResultsFile`]), the report files asked for on the command line
 //! (`--jsonl`, `--junit`, `--markdown`, `--html`), the reporters given to `main!`, and last
 //! the console — so whatever the console has announced is already on disk.
 //!
@@ -96,7 +96,7 @@ pub fn main_with(extra: Vec<Box<dyn Reporter>>) -> i32 {
     };
     let evals = registered();
     if args.report.is_some() {
-        let own = crate::results::this_target();
+        let own = crate::history::this_target();
         return report::run_report_of(&args, &default_results_dir(&evals), Some(&own), extra);
     }
     run_with_args(&args, evals, extra)
@@ -111,7 +111,7 @@ fn default_results_dir(evals: &[&'static EvalDefinition]) -> PathBuf {
         .map(|d| PathBuf::from(d.manifest_dir))
         .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("."));
-    crate::results::results_dir(&manifest_dir)
+    crate::history::results_dir(&manifest_dir)
 }
 
 /// Runs `evals` as `args` says, with the built-in reporters the arguments ask for plus `extra`,
@@ -189,7 +189,7 @@ pub fn run_with_args(
     let mut selected = selected;
     let mut filtered_out = total - selected.len();
     // The target without fixing the run: `--resume` may continue an earlier one.
-    let target = crate::results::this_target();
+    let target = crate::history::this_target();
     if args.rerun_failed {
         let dir = default_results_dir(&selected);
         match compare::last_failures(&dir, &target) {
@@ -331,7 +331,7 @@ pub fn run_with_args(
 enum ResumeError {
     /// The results file cannot be read.
     #[error(transparent)]
-    Read(#[from] crate::results::ReadError),
+    Read(#[from] crate::history::ReadError),
     /// This process's run was fixed before `--resume` could make it the earlier one.
     #[error("the run was fixed before it could be continued (a bug in niceeval)")]
     Fixed,
@@ -352,8 +352,8 @@ fn resume(
     let Some(def) = selected.first() else {
         return Ok(None);
     };
-    let file = crate::results::this_file(Path::new(def.manifest_dir));
-    match crate::results::last_run(&file, target)? {
+    let file = crate::history::this_file(Path::new(def.manifest_dir));
+    match crate::history::last_run(&file, target)? {
         None => {
             println!(
                 "--resume: no earlier run of `{target}` in {}; starting a new run",
@@ -366,7 +366,7 @@ fn resume(
                 "--resume: continuing run {} (started {}): its finished evals keep their records, the rest run",
                 run.id, run.started
             );
-            if !crate::results::continue_run(run) {
+            if !crate::history::continue_run(run) {
                 return Err(ResumeError::Fixed);
             }
             Ok(Some(file))
@@ -375,7 +375,7 @@ fn resume(
 }
 
 /// Writes the run manifest next to the results file at `results` (see
-/// [`crate::results::manifest`]): every eval and dataset case id this binary defines, read
+/// [`crate::history::manifest`]): every eval and dataset case id this binary defines, read
 /// again from the datasets' cache, one at a time. A manifest that cannot be written is said on
 /// stderr and fails nothing.
 fn write_manifest(
@@ -393,13 +393,13 @@ fn write_manifest(
             .into_iter()
             .map(|d| (d.id(), d.ignored))
     });
-    let written = crate::results::manifest::write(
+    let written = crate::history::manifest::write(
         results,
         Path::new(def.manifest_dir),
         source.as_deref(),
         ids,
         filter(args),
-        crate::results::under_nextest(),
+        crate::history::under_nextest(),
     );
     if let Err(e) = written {
         eprintln!("niceeval: cannot write the run manifest: {e}");
@@ -416,7 +416,7 @@ fn filter(args: &Args) -> Option<String> {
     {
         return Some(filter.trim().to_string());
     }
-    if crate::results::under_nextest() {
+    if crate::history::under_nextest() {
         return nextest::filter();
     }
     let mut parts: Vec<String> = Vec::new();

@@ -4,7 +4,7 @@
 //! wired once.
 //!
 //! The list, in the order each finished eval reaches it: the results file
-//! ([`crate::results::ResultsFile`]), the report files asked for (JSONL, JUnit, Markdown,
+//! ([`crate::history::ResultsFile`]), the report files asked for (JSONL, JUnit, Markdown,
 //! HTML), the reporters given to `main!`, the OpenTelemetry export (`--otlp-endpoint` or
 //! `[trace] export`), and last the front end's own terminal reporter (the suite runner's
 //! console, `cargo test`'s exit notice) — so whatever the terminal has announced is on disk.
@@ -107,7 +107,7 @@ impl Outputs {
         let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
         let mut results = None;
         if let Some(manifest_dir) = manifest_dir {
-            match crate::results::ResultsFile::open_defining(Path::new(manifest_dir), all_defs) {
+            match crate::history::ResultsFile::open_defining(Path::new(manifest_dir), all_defs) {
                 Ok(Some(file)) => {
                     results = Some(file.path().to_path_buf());
                     reporters.push(Box::new(file));

@@ -1,6 +1,6 @@
 //! Report mode (`--report`): runs no eval, but reads results files (from `cargo test`, from
 //! this runner, from the shards of a partitioned CI run), merges them in two streamed passes
-//! (`results::Index`: the records are read again an eval at a time, never held) and replays
+//! (`history::Index`: the records are read again an eval at a time, never held) and replays
 //! them through the console and the report files the arguments ask for. The suite binary of a user's crate does it, so
 //! `cargo test --test evals -- --report --markdown summary.md` works from any crate, with the
 //! niceeval it was built with; the `niceeval report` command is the same code.
@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 
 use super::{Args, EXIT_USAGE};
 use crate::reporter::{Console, Reporter};
-use crate::results::Index;
+use crate::history::Index;
 
 /// Merges the results files `args.report` names (else `default_dir`): each eval's latest run
-/// ([`crate::results::latest`], naming on stderr the evals whose latest run is older than their
-/// target's), or with `--combine` every record ([`crate::results::merge`]); replays them through the
+/// ([`crate::history::latest`], naming on stderr the evals whose latest run is older than their
+/// target's), or with `--combine` every record ([`crate::history::merge`]); replays them through the
 /// report files of `args`, `extra` and the console, and returns the exit code: 0 when every
 /// eval passed or was skipped, 101 when one failed, 3 when `--baseline` found a regression
 /// (`[compare] fail_on` of the `niceeval.toml` found from the current directory), 2 when the command line is wrong, a report file or the baseline cannot
@@ -138,9 +138,9 @@ pub(crate) fn run_report_of(
     // Every eval the binaries define, from the run manifests beside the results: a baseline
     // eval a filtered run did not select is "not run", not "removed".
     let defined = if args.baseline.is_some() {
-        crate::results::manifest::read_all(&paths)
+        crate::history::manifest::read_all(&paths)
             .ok()
-            .and_then(|manifests| crate::results::manifest::defined(&manifests, own))
+            .and_then(|manifests| crate::history::manifest::defined(&manifests, own))
     } else {
         None
     };
@@ -162,7 +162,7 @@ pub(crate) fn run_report_of(
 enum MergeError {
     /// The manifests could not be read.
     #[error(transparent)]
-    Manifest(#[from] crate::results::manifest::ManifestError),
+    Manifest(#[from] crate::history::manifest::ManifestError),
     /// No manifest among the paths (listed).
     #[error(
         "--merge: no run manifest (*.manifest.json) in {0}; the suite runner (niceeval::main!()) writes one next to each results file"
@@ -174,7 +174,7 @@ enum MergeError {
 }
 
 /// `--merge`: checks the shards' records against the run manifests among `paths` (see
-/// [`crate::results::manifest`]) and keeps the records of the runs they name. Missing or
+/// [`crate::history::manifest`]) and keeps the records of the runs they name. Missing or
 /// duplicated evals are an error, and so are shards of other commits, configurations or
 /// niceeval versions unless `allow_mismatch`; each finding is named on stderr.
 fn check_shards(
@@ -182,7 +182,7 @@ fn check_shards(
     index: &mut Index,
     allow_mismatch: bool,
 ) -> Result<(), MergeError> {
-    let manifests = crate::results::manifest::read_all(paths)?;
+    let manifests = crate::history::manifest::read_all(paths)?;
     if manifests.is_empty() {
         return Err(MergeError::NoManifest(
             paths

@@ -217,12 +217,12 @@ fn replay_finished(
     reporters: &mut [Box<dyn Reporter>],
     keep: &mut dyn FnMut(&EvalReport),
 ) -> HashSet<String> {
-    let run = &crate::results::this_run().id;
+    let run = &crate::history::this_run().id;
     let mut wanted: HashSet<String> = to_run.iter().map(|d| d.id()).collect();
     let mut finished = HashSet::new();
     let skip = resume.written.min(reporters.len());
-    let read = (|| -> Result<(), crate::results::ReadError> {
-        let mut records = crate::results::Records::open(&resume.file)?;
+    let read = (|| -> Result<(), crate::history::ReadError> {
+        let mut records = crate::history::Records::open(&resume.file)?;
         while let Some((_, report)) = records.next_record::<EvalReport>()? {
             if report.run.as_ref().is_none_or(|r| &r.id != run) {
                 continue;

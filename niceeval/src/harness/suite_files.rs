@@ -25,10 +25,10 @@ pub fn main_with_suites(
     };
     let dir = Path::new(manifest_dir);
     if args.report.is_some() {
-        let own = crate::results::this_target();
+        let own = crate::history::this_target();
         return super::report::run_report_of(
             &args,
-            &crate::results::results_dir(dir),
+            &crate::history::results_dir(dir),
             Some(&own),
             extra,
         );

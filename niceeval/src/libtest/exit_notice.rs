@@ -77,7 +77,7 @@ impl Reporter for ExitNotice {
     }
 
     fn on_run_complete(&mut self, suite: &SuiteReport) -> std::io::Result<()> {
-        if crate::results::under_nextest() {
+        if crate::history::under_nextest() {
             return Ok(());
         }
         let mut notes = NOTES
@@ -105,7 +105,7 @@ impl Reporter for ExitNotice {
 /// Whether the case's dataset, not the case's test, decides (`min_case_pass_rate`, outside
 /// nextest).
 fn decides_as_a_whole(report: &EvalReport) -> bool {
-    report.min_case_pass_rate.is_some() && !crate::results::under_nextest()
+    report.min_case_pass_rate.is_some() && !crate::history::under_nextest()
 }
 
 /// Why a failed case failed, on one line: its execution error, else its first failing gate

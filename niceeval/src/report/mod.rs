@@ -200,7 +200,7 @@ pub struct EvalReport {
 
 /// One run of one test target: every record a process writes to its results file carries it,
 /// so merging results can tell an earlier run from the latest one
-/// ([`crate::results::latest`]).
+/// ([`crate::history::latest`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RunInfo {

@@ -40,7 +40,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("comparison", &["compare"]),
     ("report", &["report"]),
     ("engine", &["engine"]),
-    ("outputs", &["reporter", "results", "snapshot"]),
+    ("outputs", &["history", "reporter", "snapshot"]),
     ("front ends", &["harness", "libtest"]),
 ];
 
@@ -438,8 +438,8 @@ fn an_upward_import_is_caught() {
 #[test]
 fn a_cycle_inside_a_layer_is_caught() {
     let mut modules = BTreeMap::new();
-    modules.insert("reporter".to_string(), "use crate::results::X;".to_string());
-    modules.insert("results".to_string(), "crate::reporter::Y".to_string());
+    modules.insert("reporter".to_string(), "use crate::history::X;".to_string());
+    modules.insert("history".to_string(), "crate::reporter::Y".to_string());
     let problems = violations(&modules);
     assert!(
         problems.iter().any(|p| p.starts_with("import cycle")),

@@ -1,4 +1,4 @@
-//! Results files: where eval reports land, and how they are read back.
+//! The history of runs: the results files where eval reports land, and how they are read back.
 //!
 //! Under plain `cargo test` (or `cargo nextest`) and under the suite runner
 //! (`niceeval::main!()`) alike, every finished eval's [`EvalReport`](crate::EvalReport) is one
@@ -28,10 +28,10 @@
 //!
 //! ```no_run
 //! // After `cargo test`: every eval of every test binary, merged into one summary.
-//! let dir = niceeval::__private::results::results_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
-//! let reports = niceeval::__private::results::merge(niceeval::__private::results::read_reports(&[dir])?);
+//! let dir = niceeval::__private::history::results_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+//! let reports = niceeval::__private::history::merge(niceeval::__private::history::read_reports(&[dir])?);
 //! println!("{} evals", reports.len());
-//! # Ok::<(), niceeval::__private::results::ReadError>(())
+//! # Ok::<(), niceeval::__private::history::ReadError>(())
 //! ```
 
 pub mod manifest;
