@@ -479,24 +479,43 @@ fn codex_in_a_workspace_eval_is_scored_by_its_diff_its_commands_and_the_tests() 
 
 #[test]
 fn codex_timeout_kills_the_process_group() {
-    let Some(setup) = Setup::new(|_| {
+    // The fake says when Codex's model call arrived, and answers 30 s after it.
+    let (asked, was_asked) = std::sync::mpsc::channel();
+    let Some(setup) = Setup::new(move |_| {
+        let _ = asked.send(());
         respond(vec![message("too late")]).delay(std::time::Duration::from_secs(30))
     }) else {
         return;
     };
-    let agent = setup.agent(None).timeout(std::time::Duration::from_secs(3));
+    let timeout = std::time::Duration::from_secs(3);
+    let agent = setup.agent(None).timeout(timeout);
     let sink = EventSink::default();
-    let started = std::time::Instant::now();
-    let err = rt()
-        .block_on(agent.send(setup.request("Take your time.", &sink)))
-        .expect_err("the turn times out");
+    // The timeout fires once Codex has made its model call (however long it took to start),
+    // so it ends a Codex that is up and waiting, not one still starting.
+    let (outcome, reached) = crate::support::time_out_once(
+        move || was_asked.try_recv().is_ok(),
+        timeout,
+        agent.send(setup.request("Take your time.", &sink)),
+    );
+    let ended = std::time::Instant::now();
+    assert!(
+        reached.is_some(),
+        "Codex made no model call within {:?} (or its turn ended first: {outcome:?})",
+        crate::support::REACH_LIMIT
+    );
+    let err = outcome.expect_err("the turn times out");
     assert!(
         err.message()
             .starts_with("codex did not finish within 3s and was killed"),
         "{err}"
     );
-    // Cut short: the model alone answers after 30 s.
-    assert!(started.elapsed() < std::time::Duration::from_secs(25));
+    // Cut short: the model answers 30 s after it was asked.
+    let asked_at = setup.fake.seen()[0].at;
+    assert!(
+        ended - asked_at < std::time::Duration::from_secs(25),
+        "the turn ended {:?} after the model call",
+        ended - asked_at
+    );
     assert_eq!(setup.fake.count(), 1, "the model call was made");
     // Codex and everything it started were killed with the process group: no process is left
     // with this test's CODEX_HOME in its environment.
