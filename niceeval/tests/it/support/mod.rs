@@ -1,6 +1,7 @@
 //! Test support: a fake model provider on 127.0.0.1 (an ephemeral port) that speaks the real
-//! wire formats, records every request, and answers with whatever the test scripts; and helpers
-//! to run an eval definition against a niceeval.toml in a temporary directory.
+//! wire formats, records every request, and answers with whatever the test scripts; helpers
+//! to run an eval definition against a niceeval.toml in a temporary directory; and
+//! [`time_out_once`], which fires an agent's timeout once the agent got where its test needs it.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
