@@ -5,17 +5,23 @@
 //!
 //! The `procs` fixture's agent is a shell that ignores SIGTERM and SIGINT, with a child in its
 //! process group and another in a session of its own, all sleeping for ever; it writes the pid
-//! of its test process once they run. Two seconds after the runner has ended, no process
-//! carrying the test's `PROCS_DIR` may be left — running or stopped (state `T`).
+//! of its test process once they run. Once the runner has ended, no process carrying the test's
+//! `PROCS_DIR` may be left — running or stopped (state `T`); the test waits for them to be gone
+//! (up to [`LEFT_DEADLINE`]) rather than a fixed time, which a loaded machine can overrun.
 #![cfg(target_os = "linux")]
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use niceeval_tests::child::{self, Output};
 use niceeval_tests::fixture::{BUILD_DEADLINE, Fixtures, RUN_DEADLINE};
+
+/// How long after the runner ended the agent's tree may take to be gone: a bound, not a
+/// measure (the tree is usually gone when the runner ends; the watchdog of a killed test process
+/// ends it a moment later).
+const LEFT_DEADLINE: Duration = Duration::from_secs(30);
 
 /// What runs the eval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +78,7 @@ fn carrying(dir: &Path) -> Vec<(u32, char, String)> {
         .collect()
 }
 
-/// Runs `common::hangs::*` under `runner`, ends it `way`, and checks that 2 s after the runner
+/// Runs `common::hangs::*` under `runner`, ends it `way`, and checks that once the runner has
 /// ended nothing of the agent's tree is left. Returns the runner's output.
 fn scenario(runner: Runner, way: Way) -> Option<Output> {
     if runner == Runner::Nextest && !nextest_available() {
@@ -108,10 +114,19 @@ fn scenario(runner: Runner, way: Way) -> Option<Output> {
     command
         .env("PROCS_DIR", dir.path())
         .env("NICEEVAL_RESULTS", "0");
-    let running = child::spawn(&mut command);
+    let mut running = child::spawn(&mut command);
     let started = dir.path().join("started");
-    // nextest may have a build to check first.
-    child::wait_until(BUILD_DEADLINE, "the agent started", || started.exists());
+    // nextest may have a build to check first. A runner that ends first (the eval's timeout
+    // passed before the agent had started everything) fails here, not after the deadline.
+    child::wait_until(BUILD_DEADLINE, "the agent started", || {
+        started.exists() || running.exited()
+    });
+    if !started.exists() {
+        panic!(
+            "{runner:?}, {way:?}: the runner ended before the agent had started its processes\n{}",
+            running.wait(RUN_DEADLINE).dump()
+        );
+    }
     let test_process: i32 = std::fs::read_to_string(&started)
         .expect("the agent wrote its parent's pid")
         .trim()
@@ -136,12 +151,20 @@ fn scenario(runner: Runner, way: Way) -> Option<Output> {
         Way::Timeout | Way::Panic => {}
     }
     let out = running.wait(RUN_DEADLINE);
-    std::thread::sleep(Duration::from_secs(2));
-    let left = carrying(dir.path());
+    // What ends the tree may still be at work when the runner has ended (the watchdog of a
+    // killed test process): wait for nothing to be left, up to a bound a loaded machine does
+    // not reach. A process that ignores the signals and sleeps for ever, or a stopped one,
+    // stays until the bound.
+    let deadline = Instant::now() + LEFT_DEADLINE;
+    let mut left = carrying(dir.path());
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        left = carrying(dir.path());
+    }
     assert!(
         left.is_empty(),
-        "{runner:?}, {way:?}: 2 s after the runner ended, these processes of the agent's tree \
-         are left (pid, state, command line): {left:?}\n{}",
+        "{runner:?}, {way:?}: {LEFT_DEADLINE:?} after the runner ended, these processes of the \
+         agent's tree are left (pid, state, command line): {left:?}\n{}",
         out.dump()
     );
     Some(out)

@@ -574,28 +574,31 @@ echo 'something went wrong' >&2"#,
 fn the_timeout_kills_the_process_group() {
     let place = place();
     // A child of the group that would outlive the turn: its pid is written before the CLI's
-    // first line, and the test waits for it to end (not a fixed time, which a loaded machine
-    // can overrun).
+    // first line; the timeout fires once it is there, and the test waits for it to end (not a
+    // fixed time, which a loaded machine can overrun).
     let pidfile = place.work.join("child.pid");
     let program = stand_in(
         &place.home,
         &format!(
-            "sleep 60 &\necho $! > {}\necho '{{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}}'\nsleep 30",
+            "sleep 60 &\necho $! > {0}.tmp; mv {0}.tmp {0}\necho '{{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}}'\nsleep 30",
             pidfile.display()
         ),
     );
-    let agent = ClaudeCode::new()
-        .program(program)
-        .timeout(Duration::from_millis(500));
+    let timeout = Duration::from_millis(500);
+    let agent = ClaudeCode::new().program(program).timeout(timeout);
     let (request, _) = request("hi", &place);
-    let started = std::time::Instant::now();
-    let err = rt().block_on(agent.send(request)).unwrap_err();
+    let watched = pidfile.clone();
+    let (outcome, started) =
+        crate::support::time_out_once(move || watched.exists(), timeout, agent.send(request));
+    let ended = std::time::Instant::now();
+    let started = started.expect("the stand-in wrote its child's pid");
+    let err = outcome.unwrap_err();
     assert!(
         err.message().contains("did not finish within 500ms"),
         "{err}"
     );
     // Cut short: the stand-in alone runs 30 s.
-    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(ended - started < Duration::from_secs(20));
     assert!(
         crate::scripts_support::ended(&pidfile),
         "a process of the group outlived the turn"
@@ -609,7 +612,8 @@ fn the_timeout_kills_the_process_group() {
 #[test]
 fn the_timeout_ends_commands_that_left_the_session() {
     let place = place();
-    // The command writes its pid before the CLI's first line; the test waits for it to end.
+    // The command writes its pid before the CLI's first line; the timeout fires once it is
+    // there, and the test waits for it to end.
     let pidfile = place.work.join("setsid-child.pid");
     let program = stand_in(
         &place.home,
@@ -618,11 +622,14 @@ fn the_timeout_ends_commands_that_left_the_session() {
             pidfile.display()
         ),
     );
-    let agent = ClaudeCode::new()
-        .program(program)
-        .timeout(Duration::from_millis(500));
+    let timeout = Duration::from_millis(500);
+    let agent = ClaudeCode::new().program(program).timeout(timeout);
     let (request, _) = request("hi", &place);
-    let err = rt().block_on(agent.send(request)).unwrap_err();
+    let watched = pidfile.clone();
+    let (outcome, started) =
+        crate::support::time_out_once(move || watched.exists(), timeout, agent.send(request));
+    started.expect("the command in a session of its own wrote its pid");
+    let err = outcome.unwrap_err();
     assert!(
         err.message().contains("did not finish within 500ms"),
         "{err}"
@@ -998,14 +1005,22 @@ fn a_key_claude_code_prints_is_masked_in_every_report_and_file() {
 }
 
 /// A command that runs for 97 seconds, started by Claude Code's Bash tool (which gives each
-/// command a session of its own); its argument `marker` finds it in `/proc`.
-fn runs_a_long_command(marker: String) -> impl Fn(&Conversation) -> Step + Send + Sync + 'static {
+/// command a session of its own): it writes its pid to `pidfile` as it starts, and its argument
+/// `marker` finds it in `/proc`.
+fn runs_a_long_command(
+    marker: String,
+    pidfile: &Path,
+) -> impl Fn(&Conversation) -> Step + Send + Sync + 'static {
+    // Claude Code refuses a standalone `sleep`; a program that waits is the same.
+    let command = format!(
+        "python3 -c 'import os, time; p = \"{pidfile}\"; open(p + \".tmp\", \"w\").write(str(os.getpid())); os.rename(p + \".tmp\", p); time.sleep(97)' {marker}",
+        pidfile = pidfile.display()
+    );
     move |c: &Conversation| match c.step() {
         0 => reply(vec![tool(
             "Bash",
             json!({
-                // Claude Code refuses a standalone `sleep`; a program that waits is the same.
-                "command": format!("python3 -c 'import time; time.sleep(97)' {marker}"),
+                "command": command,
                 "description": "Wait a long time",
                 "timeout": 600000
             }),
@@ -1040,17 +1055,35 @@ fn a_timed_out_turn_leaves_no_process_of_claude_codes_bash_tool_behind() {
     let place = place();
     // An argument no other process has.
     let marker = format!("niceeval-long-command-{}", std::process::id());
-    let fake = FakeAnthropic::start(runs_a_long_command(marker.clone()));
-    let agent = agent(&fake, &place.home).timeout(Duration::from_secs(8));
+    let pidfile = place.work.join("long-command.pid");
+    let fake = FakeAnthropic::start(runs_a_long_command(marker.clone(), &pidfile));
+    let timeout = Duration::from_secs(8);
+    let agent = agent(&fake, &place.home).timeout(timeout);
     let (request, sink) = request("Wait for me.", &place);
-    let started = std::time::Instant::now();
-    let outcome = rt().block_on(agent.send(request));
+    // The timeout fires once the long command runs (however long Claude Code took to start
+    // and call its tool): it ends the CLI, the shell and the command, not a CLI still starting.
+    let watched = pidfile.clone();
+    let (outcome, started) =
+        crate::support::time_out_once(move || watched.exists(), timeout, agent.send(request));
+    let ended = std::time::Instant::now();
+    let Some(started) = started else {
+        panic!(
+            "the long command did not start within {:?} (or the turn ended first: {outcome:?})\n{:#?}",
+            crate::support::REACH_LIMIT,
+            sink.snapshot()
+        );
+    };
     assert!(
         outcome.is_err(),
         "the turn timed out: {outcome:?}\n{:#?}",
         sink.snapshot()
     );
-    assert!(started.elapsed() < Duration::from_secs(60));
+    // Cut short: the command alone runs 97 s.
+    assert!(
+        ended - started < Duration::from_secs(60),
+        "the turn ended {:?} after the command started",
+        ended - started
+    );
     // The command started (the fake asked for it and Claude ran it) ...
     let called = sink
         .snapshot()
@@ -1061,7 +1094,12 @@ fn a_timed_out_turn_leaves_no_process_of_claude_codes_bash_tool_behind() {
         "Claude Code ran the Bash tool: {:#?}",
         sink.snapshot()
     );
-    // ... and after the timeout nothing of it runs: not the CLI, not the shell, not the sleep.
+    // ... and after the timeout nothing of it runs: not the CLI, not the shell, not the
+    // command (whose pid it wrote).
+    assert!(
+        crate::scripts_support::ended(&pidfile),
+        "the long command outlived the turn"
+    );
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let left = processes_with(&marker);

@@ -54,6 +54,8 @@ struct Setup {
 impl Setup {
     fn new(responder: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> Option<Setup> {
         let program = codex_program()?;
+        // Commands that outlive their yield window are waited for (see `fake::finishing`).
+        let responder = fake::finishing(responder);
         let fake = FakeProvider::start(move |_, seen| responder(seen));
         // Not under /tmp: Codex refuses to install its sandbox helper (`codex-linux-sandbox`)
         // from a CODEX_HOME in a temporary directory, and `workspace-write` then fails.
@@ -233,9 +235,10 @@ fn codex_writes_a_file_fails_a_command_fixes_it_and_answers() {
         "{events:#?}"
     );
     assert!(events.contains(&Event::assistant("greeting.txt now says hello.")));
-    // The fake saw the failing command's output before the fix.
+    // The fake saw the failing command's output before the fix: five model calls answered
+    // by the script (and any the fake answered with a poll of a slow command).
     let seen = setup.fake.seen();
-    assert_eq!(seen.len(), 5);
+    assert_eq!(seen.iter().filter(|s| fake::scripted(s)).count(), 5);
     assert!(seen.iter().all(|s| s.path == "/v1/responses"), "{seen:?}");
 }
 
@@ -479,24 +482,43 @@ fn codex_in_a_workspace_eval_is_scored_by_its_diff_its_commands_and_the_tests() 
 
 #[test]
 fn codex_timeout_kills_the_process_group() {
-    let Some(setup) = Setup::new(|_| {
+    // The fake says when Codex's model call arrived, and answers 30 s after it.
+    let (asked, was_asked) = std::sync::mpsc::channel();
+    let Some(setup) = Setup::new(move |_| {
+        let _ = asked.send(());
         respond(vec![message("too late")]).delay(std::time::Duration::from_secs(30))
     }) else {
         return;
     };
-    let agent = setup.agent(None).timeout(std::time::Duration::from_secs(3));
+    let timeout = std::time::Duration::from_secs(3);
+    let agent = setup.agent(None).timeout(timeout);
     let sink = EventSink::default();
-    let started = std::time::Instant::now();
-    let err = rt()
-        .block_on(agent.send(setup.request("Take your time.", &sink)))
-        .expect_err("the turn times out");
+    // The timeout fires once Codex has made its model call (however long it took to start),
+    // so it ends a Codex that is up and waiting, not one still starting.
+    let (outcome, reached) = crate::support::time_out_once(
+        move || was_asked.try_recv().is_ok(),
+        timeout,
+        agent.send(setup.request("Take your time.", &sink)),
+    );
+    let ended = std::time::Instant::now();
+    assert!(
+        reached.is_some(),
+        "Codex made no model call within {:?} (or its turn ended first: {outcome:?})",
+        crate::support::REACH_LIMIT
+    );
+    let err = outcome.expect_err("the turn times out");
     assert!(
         err.message()
             .starts_with("codex did not finish within 3s and was killed"),
         "{err}"
     );
-    // Cut short: the model alone answers after 30 s.
-    assert!(started.elapsed() < std::time::Duration::from_secs(25));
+    // Cut short: the model answers 30 s after it was asked.
+    let asked_at = setup.fake.seen()[0].at;
+    assert!(
+        ended - asked_at < std::time::Duration::from_secs(25),
+        "the turn ended {:?} after the model call",
+        ended - asked_at
+    );
     assert_eq!(setup.fake.count(), 1, "the model call was made");
     // Codex and everything it started were killed with the process group: no process is left
     // with this test's CODEX_HOME in its environment.
@@ -562,7 +584,8 @@ fn codex_under_bubblewrap_works_in_the_copy() {
     if !crate::scripts_support::have("cargo") || !crate::workspace::bwrap_works() {
         return;
     }
-    let fake = FakeProvider::start(move |_, seen| fix_crate_script(seen));
+    let script = fake::finishing(fix_crate_script);
+    let fake = FakeProvider::start(move |_, seen| script(seen));
     let _ = FAKE.set((fake, program));
     fn make() -> Arc<dyn Agent> {
         let (fake, program) = FAKE.get().expect("started");

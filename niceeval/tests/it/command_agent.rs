@@ -162,16 +162,22 @@ fn alive(pid: i32) -> bool {
 fn a_hang_is_killed_by_the_timeout_with_its_whole_process_group() {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("child.pid");
+    // The pid of its background child is the last thing it writes before it hangs: the timeout
+    // fires once it is there, after the event and the stderr line.
+    let timeout = Duration::from_millis(700);
     let agent = CommandAgent::shell(format!(
-        r#"echo '{{"type":"thinking","text":"working"}}'; sleep 60 & echo $! > {}; echo 'stuck' >&2; wait"#,
+        r#"echo '{{"type":"thinking","text":"working"}}'; echo 'stuck' >&2; sleep 60 & echo $! > {0}.tmp; mv {0}.tmp {0}; wait"#,
         pidfile.display()
     ))
-    .timeout(Duration::from_millis(700));
-    let started = Instant::now();
-    let (result, t) = send(agent, "hi");
+    .timeout(timeout);
+    let mut t = Eval::detached(Some(Arc::new(agent)));
+    let watched = pidfile.clone();
+    let (result, started) = support::time_out_once(move || watched.exists(), timeout, t.send("hi"));
+    let ended = Instant::now();
+    let started = started.expect("the agent wrote its child's pid");
     let err = result.unwrap_err().to_string();
     assert!(
-        started.elapsed() < Duration::from_secs(30),
+        ended - started < Duration::from_secs(30),
         "the hang was not cut short"
     );
     assert!(

@@ -6,6 +6,8 @@
 //! Replies are scripted per conversation step: [`step`] counts the tool outputs the request
 //! carries after its last user message, so the n-th model call of a turn gets the n-th reply
 //! whatever the earlier turns of the thread contained; [`last_user_text`] tells turns apart.
+//! [`finishing`] waits for commands that outlive Codex's wait for them (a loaded machine), by
+//! polling them, before the script goes on.
 //!
 //! Built on [`super::FakeProvider`], which records every request.
 
@@ -22,6 +24,11 @@ pub const OUTPUT_TOKENS: u64 = 50;
 
 /// A streamed response whose output is `items`, with the fixed usage above.
 pub fn respond(items: Vec<Value>) -> Reply {
+    respond_using(items, [INPUT_TOKENS, CACHED_TOKENS, OUTPUT_TOKENS])
+}
+
+/// A streamed response whose output is `items`, reporting `[input, cached, output]` tokens.
+fn respond_using(items: Vec<Value>, [input, cached, output]: [u64; 3]) -> Reply {
     let id = "resp_fake";
     let mut frames = vec![json!({
         "type": "response.created",
@@ -57,11 +64,11 @@ pub fn respond(items: Vec<Value>) -> Reply {
             "status": "completed",
             "output": items,
             "usage": {
-                "input_tokens": INPUT_TOKENS,
-                "input_tokens_details": { "cached_tokens": CACHED_TOKENS },
-                "output_tokens": OUTPUT_TOKENS,
+                "input_tokens": input,
+                "input_tokens_details": { "cached_tokens": cached },
+                "output_tokens": output,
                 "output_tokens_details": { "reasoning_tokens": 0 },
-                "total_tokens": INPUT_TOKENS + OUTPUT_TOKENS,
+                "total_tokens": input + output,
             }
         }
     }));
@@ -176,7 +183,7 @@ pub fn last_user_text(seen: &Seen) -> String {
 
 /// How many tool outputs the request carries after its last user message: 0 for the first
 /// model call of a turn, then one more per tool call answered (two after a response with two
-/// parallel calls).
+/// parallel calls). The fake's own polls of running commands ([`finishing`]) do not count.
 pub fn step(seen: &Seen) -> usize {
     let items = input(seen);
     let start = items
@@ -184,10 +191,105 @@ pub fn step(seen: &Seen) -> usize {
         .rposition(is_user_text)
         .map(|i| i + 1)
         .unwrap_or(0);
+    let polls = polls(seen);
     items[start..]
         .iter()
-        .filter(|item| is_tool_output(item))
+        .filter(|item| is_tool_output(item) && !polls.contains_key(call_id(item)))
         .count()
+}
+
+/// How many polls [`finishing`] makes of the commands of a turn at most (each waits up to
+/// [`POLL_MS`] for them to end) before it lets the script go on.
+pub const MAX_POLLS: usize = 18;
+
+/// How long one poll waits for a running command to end.
+pub const POLL_MS: u64 = 10_000;
+
+/// `script`, with the commands Codex left running waited for. Codex's `exec_command` waits
+/// for its command up to the call's `yield_time_ms` and then answers with the output so far
+/// and a session; the command goes on, and its item stays open in Codex's stream. While a
+/// command of the turn is still running, the answer polls its session (`write_stdin` with no
+/// input, waiting up to [`POLL_MS`]) until it has ended — so a command a loaded machine slows
+/// down still finishes before the script goes on, and the script sees the conversation as if
+/// every command had finished at once: [`step`] skips the polls, the answers that make them
+/// report no tokens, and [`scripted`] tells the requests the script answered. After
+/// [`MAX_POLLS`] polls the script goes on anyway (and the test fails on the missing output).
+pub fn finishing(
+    script: impl Fn(&Seen) -> Reply + Send + Sync + 'static,
+) -> impl Fn(&Seen) -> Reply + Send + Sync + 'static {
+    move |seen| {
+        if scripted(seen) {
+            return script(seen);
+        }
+        let polled = polls(seen).len();
+        respond_using(
+            running_sessions(seen)
+                .iter()
+                .map(|session| poll(&format!("call_poll_{polled}_{session}"), *session))
+                .collect(),
+            [0, 0, 0],
+        )
+    }
+}
+
+/// Whether [`finishing`] hands this request to the script: no command of the turn is still
+/// running, or it has been polled [`MAX_POLLS`] times.
+pub fn scripted(seen: &Seen) -> bool {
+    let running = running_sessions(seen);
+    running.is_empty() || polls(seen).len() >= MAX_POLLS * running.len()
+}
+
+/// A call of Codex's `write_stdin` that sends nothing and waits up to [`POLL_MS`] for more
+/// output of the command running in `session` (or its end).
+pub fn poll(call_id: &str, session: u64) -> Value {
+    json!({
+        "type": "function_call",
+        "id": format!("fc_{call_id}"),
+        "call_id": call_id,
+        "name": "write_stdin",
+        "arguments": json!({ "session_id": session, "chars": "", "yield_time_ms": POLL_MS })
+            .to_string(),
+        "status": "completed",
+    })
+}
+
+/// The `write_stdin` calls of the request: call id → the session it polls.
+fn polls(seen: &Seen) -> std::collections::HashMap<String, u64> {
+    input(seen)
+        .iter()
+        .filter(|item| item["type"] == "function_call" && item["name"] == "write_stdin")
+        .filter_map(|item| {
+            let arguments: Value = serde_json::from_str(item["arguments"].as_str()?).ok()?;
+            Some((call_id(item).to_string(), arguments["session_id"].as_u64()?))
+        })
+        .collect()
+}
+
+/// The sessions of commands still running after the request's last tool outputs: named by an
+/// output ("Process running with session ID N") and not ended by a later poll of theirs.
+pub fn running_sessions(seen: &Seen) -> Vec<u64> {
+    let polls = polls(seen);
+    let mut running: Vec<u64> = Vec::new();
+    for item in input(seen).iter().filter(|item| is_tool_output(item)) {
+        if let Some(session) = polls.get(call_id(item)) {
+            running.retain(|s| s != session);
+        }
+        let output = item["output"].as_str().unwrap_or_default();
+        if let Some(session) = output
+            .split("Process running with session ID ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|id| id.parse().ok())
+            && !running.contains(&session)
+        {
+            running.push(session);
+        }
+    }
+    running
+}
+
+fn call_id(item: &Value) -> &str {
+    item["call_id"].as_str().unwrap_or_default()
 }
 
 fn is_tool_output(item: &Value) -> bool {

@@ -1,6 +1,7 @@
 //! Test support: a fake model provider on 127.0.0.1 (an ephemeral port) that speaks the real
-//! wire formats, records every request, and answers with whatever the test scripts; and helpers
-//! to run an eval definition against a niceeval.toml in a temporary directory.
+//! wire formats, records every request, and answers with whatever the test scripts; helpers
+//! to run an eval definition against a niceeval.toml in a temporary directory; and
+//! [`time_out_once`], which fires an agent's timeout once the agent got where its test needs it.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -394,6 +395,64 @@ pub fn rt() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .unwrap()
+}
+
+/// The longest [`time_out_once`] waits for an agent to reach the point its test needs: an upper
+/// bound for a very slow machine, not a measure of anything.
+pub const REACH_LIMIT: Duration = Duration::from_secs(180);
+
+/// Runs `turn` — an agent's turn, which arms its timeout (`timeout`) as it starts — on a runtime
+/// whose clock stands still until `reached()` says the agent got where the test needs it (a pid
+/// file written, a model call seen; asked on a thread of its own every 20 ms, for at most
+/// [`REACH_LIMIT`]). The timeout then fires at once, and from then on the clock runs as usual,
+/// for what the timeout sets off (the kill's grace period, the wait for stderr). So on a loaded
+/// machine the timeout cannot fire before the agent got there, and on an idle one the test does
+/// not sit the timeout out. Returns what `turn` returned and when `reached()` came true (`None`:
+/// not before the turn ended or the limit passed).
+///
+/// Only the timeout may use the clock before that point: every other timer of the turn would
+/// stand still with it (the subprocess agents have none).
+pub fn time_out_once<T>(
+    reached: impl Fn() -> bool + Send + 'static,
+    timeout: Duration,
+    turn: impl std::future::Future<Output = T>,
+) -> (T, Option<std::time::Instant>) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let start = tokio::time::Instant::now();
+        let over = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // A blocking task holds the paused clock where it is for as long as it runs (Tokio
+        // does not advance a paused clock while one runs).
+        let watch = {
+            let over = over.clone();
+            tokio::task::spawn_blocking(move || {
+                let limit = std::time::Instant::now() + REACH_LIMIT;
+                loop {
+                    if reached() {
+                        return Some(std::time::Instant::now());
+                    }
+                    if over.load(Ordering::SeqCst) || std::time::Instant::now() >= limit {
+                        return None;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+        };
+        let release = tokio::spawn(async move {
+            let reached = watch.await.unwrap();
+            // Nothing else to do: the clock jumps to the turn's deadline, and both fire.
+            tokio::time::sleep_until(start + timeout).await;
+            tokio::time::resume();
+            reached
+        });
+        let output = turn.await;
+        over.store(true, Ordering::SeqCst);
+        (output, release.await.unwrap())
+    })
 }
 
 /// An agent that always answers `text`.
