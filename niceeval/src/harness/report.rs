@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{Args, EXIT_USAGE};
-use crate::reporter::{Console, Reporter};
 use crate::history::Index;
+use crate::reporter::{Console, Reporter};
 
 /// Merges the results files `args.report` names (else `default_dir`): each eval's latest run
 /// ([`crate::history::latest`], naming on stderr the evals whose latest run is older than their
