@@ -34,7 +34,7 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "the snapshot's git commands, each waited for (no process outlives them)",
     ),
     (
-        "results/manifest.rs",
+        "history/manifest.rs",
         "Command::new",
         "`git rev-parse HEAD` for a results manifest, waited for",
     ),
