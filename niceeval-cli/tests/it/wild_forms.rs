@@ -264,3 +264,39 @@ fn select_best_asks_the_grader_once_with_every_output_of_the_test() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_prompt_object_without_raw_is_its_id() {
+    // promptfoo takes `raw || id`: the id is the prompt's text (echo answers it), and a key
+    // its schema does not know (`file`) is a notice.
+    let (code, stdout, stderr) = run(
+        "prompts:\n  - id: 'Say {{word}}'\n    label: by-id\n    file: file://other.txt\nproviders: [echo]\n\
+         tests:\n  - vars: {word: hello}\n    assert:\n      - type: equals\n        value: Say hello\n",
+        &[("other.txt", "Not this one")],
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("note: ") && l.contains("`file` in a prompt")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_image_var_is_its_bytes_in_base64() {
+    // promptfoo loads `file://x.png` (and other image and video files) as base64, no prefix.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pic.png"), [0x89, b'P', b'N', b'G', 0xff, 0x00]).unwrap();
+    write(
+        dir.path(),
+        "promptfooconfig.yaml",
+        "prompts: ['Look: {{image}}']\nproviders: [echo]\n\
+         tests:\n  - vars: {image: file://pic.png}\n    assert:\n      - type: equals\n        value: 'Look: iVBOR/8A'\n",
+    );
+    let fake = Fake::start();
+    let out = niceeval(dir.path(), &fake, &["-c", "promptfooconfig.yaml"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+}

@@ -993,13 +993,13 @@ fn read_prompts(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Vec<Prompt>,
                                     function: None,
                                 })
                             }
-                            (None, Some(id)) if id.starts_with("file://") => {
-                                prompt_item(doc, &at, id, label, &mut out)?
-                            }
+                            // Without `raw`, promptfoo reads the `id` as the prompt: a file
+                            // (`file://…` or a bare path) or the text itself.
+                            (None, Some(id)) => prompt_item(doc, &at, id, label, &mut out)?,
                             _ => {
                                 return Err(doc.err(
                                     &at,
-                                    "a prompt object needs `raw` (the template) or `id: file://…`, as promptfoo requires",
+                                    "a prompt object needs `raw` (the template) or `id`, as promptfoo requires",
                                 ));
                             }
                         }
@@ -1464,6 +1464,20 @@ fn var_value(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Value, SuiteFil
                     )?);
                 }
                 return Ok(Value::Array(values));
+            }
+            // An image or a video is its bytes in base64 (no `data:` prefix), as promptfoo
+            // loads it for a vision prompt.
+            const MEDIA: &[&str] = &[
+                "jpg", "jpeg", "png", "gif", "bmp", "webp", "svg", "mp4", "webm", "ogg", "mov",
+                "avi", "wmv", "mkv", "m4v",
+            ];
+            if MEDIA.contains(&ext.to_ascii_lowercase().as_str()) {
+                use base64::Engine as _;
+                let bytes = std::fs::read(&path)
+                    .map_err(|e| doc.err(at, format!("cannot read {}: {e}", path.display())))?;
+                return Ok(Value::String(
+                    base64::engine::general_purpose::STANDARD.encode(bytes),
+                ));
             }
             let content = read_text(doc, at, &path)?;
             match ext {
