@@ -300,3 +300,29 @@ fn an_image_var_is_its_bytes_in_base64() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
 }
+
+#[test]
+fn a_graded_items_transform_makes_what_it_grades() {
+    // The fake grader fails a request that mentions "sorry": here only the transform adds it.
+    // A transform that makes nothing (or throws) errors the test, as in promptfoo.
+    let item = |transform: &str| {
+        format!("    assert:\n      - type: llm-rubric\n        value: is about tea\n{transform}")
+    };
+    let (code, stdout, stderr) = run(
+        &format!(
+            "prompts: ['Tell me about tea']\nproviders: [echo]\ntests:\n  - description: plain\n{}\
+             \n  - description: sorry\n{}\n  - description: nothing\n{}",
+            item(""),
+            item("        transform: output + ' sorry'\n"),
+            item("        transform: output.missing\n"),
+        ),
+        &[],
+    );
+    assert_eq!(code, Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed")
+            && stdout.contains("2 failed")
+            && stdout.contains("Transform function did not return a value"),
+        "{stdout}\n{stderr}"
+    );
+}

@@ -547,7 +547,7 @@ fn cases_of(
         let group = super::select_best::Group::new(
             item.value.clone(),
             item.judge.clone().or_else(|| test.judge.clone()),
-            item.prompt.clone(),
+            super::GradedInput::rubric_prompt(item.prompt.as_ref()).map(str::to_string),
             order.iter().map(|i| suite.cases[*i].clone()).collect(),
         );
         for (index, i) in order.iter().enumerate() {
@@ -696,7 +696,7 @@ fn assertions(
                 kind: GradedKind::SelectBest,
                 value: criteria.to_string(),
                 expected: Vec::new(),
-                prompt: rubric_prompt,
+                prompt: super::GradedInput::of(rubric_prompt, None),
                 threshold: None,
                 weight: None,
                 metric: None,
@@ -729,7 +729,7 @@ fn assertions(
                     continue;
                 }
             };
-            if let Some(message) = unsupported_key(&map, kind, &["rubricPrompt"]) {
+            if let Some(message) = unsupported_key(&map, kind, &["rubricPrompt", "transform"]) {
                 refuse(message)?;
                 continue;
             }
@@ -737,12 +737,20 @@ fn assertions(
                 None => None,
                 Some(p) => super::graders::read(p, &origin.file).map_err(&fail)?.text,
             };
+            let transform = match map.get("transform") {
+                None => None,
+                Some(Value::String(code)) => Some(code.clone()),
+                Some(_) => return Err(fail(format!("`transform` on `{kind}` is code, a string"))),
+            };
             graded.push(Graded {
                 kind: *g,
                 value,
                 expected: Vec::new(),
                 // promptfoo's g-eval has prompts of its own.
-                prompt: rubric_prompt.filter(|_| kind != "g-eval"),
+                prompt: super::GradedInput::of(
+                    rubric_prompt.filter(|_| kind != "g-eval"),
+                    transform,
+                ),
                 threshold: map.get("threshold").and_then(Value::as_f64),
                 weight: map.get("weight").and_then(Value::as_f64),
                 metric: map
