@@ -326,3 +326,20 @@ fn a_graded_items_transform_makes_what_it_grades() {
         "{stdout}\n{stderr}"
     );
 }
+
+#[test]
+fn rag_metrics_are_refused_by_name_and_together() {
+    let (code, stdout, stderr) = run(
+        "prompts: ['Answer {{query}} from {{context}}']\nproviders: [echo]\n\
+         tests:\n  - vars: {query: q, context: c}\n    assert:\n      - type: answer-relevance\n        threshold: 0.9\n      \
+         - type: context-faithfulness\n        threshold: 0.9\n",
+        &[],
+    );
+    assert_eq!(code, Some(2), "{stdout}\n{stderr}");
+    for kind in ["answer-relevance", "context-faithfulness"] {
+        assert!(
+            stderr.contains(&format!("assertion type `{kind}` is not supported: `{kind}` is a RAG metric")),
+            "{stderr}"
+        );
+    }
+}

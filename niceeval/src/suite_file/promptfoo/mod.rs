@@ -69,6 +69,22 @@ const NOT_SUPPORTED: &[(&str, &str)] = &[
         "moderation",
         "a moderation API: niceeval calls none; use `llm-rubric` to grade the same property",
     ),
+    (
+        "answer-relevance",
+        "a RAG metric (questions generated from the output, compared by embeddings): niceeval does not run it; use `llm-rubric` or `similar`",
+    ),
+    (
+        "context-recall",
+        "a RAG metric (the context's coverage of the expected answer): niceeval does not run it; use `llm-rubric`",
+    ),
+    (
+        "context-relevance",
+        "a RAG metric (the context's relevance to the query): niceeval does not run it; use `llm-rubric`",
+    ),
+    (
+        "context-faithfulness",
+        "a RAG metric (the output's claims checked against the context): niceeval does not run it; use `llm-rubric`",
+    ),
 ];
 
 /// A segment of a path into the document, owned.
