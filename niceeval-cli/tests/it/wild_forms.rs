@@ -287,7 +287,11 @@ fn a_prompt_object_without_raw_is_its_id() {
 fn an_image_var_is_its_bytes_in_base64() {
     // promptfoo loads `file://x.png` (and other image and video files) as base64, no prefix.
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("pic.png"), [0x89, b'P', b'N', b'G', 0xff, 0x00]).unwrap();
+    std::fs::write(
+        dir.path().join("pic.png"),
+        [0x89, b'P', b'N', b'G', 0xff, 0x00],
+    )
+    .unwrap();
     write(
         dir.path(),
         "promptfooconfig.yaml",
@@ -338,7 +342,9 @@ fn rag_metrics_are_refused_by_name_and_together() {
     assert_eq!(code, Some(2), "{stdout}\n{stderr}");
     for kind in ["answer-relevance", "context-faithfulness"] {
         assert!(
-            stderr.contains(&format!("assertion type `{kind}` is not supported: `{kind}` is a RAG metric")),
+            stderr.contains(&format!(
+                "assertion type `{kind}` is not supported: `{kind}` is a RAG metric"
+            )),
             "{stderr}"
         );
     }

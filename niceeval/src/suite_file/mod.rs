@@ -627,7 +627,9 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     for graded in &case.graded {
         let code = graded.prompt.as_ref().and_then(|i| i.transform.as_deref());
         graded_outputs.push(match code {
-            Some(code) => Some(item_transform(code, graded.kind.name(), &output, &vars, case).await?),
+            Some(code) => {
+                Some(item_transform(code, graded.kind.name(), &output, &vars, case).await?)
+            }
             None => None,
         });
     }
