@@ -119,7 +119,9 @@ def niceeval_cases(path, by_description):
         m = POSITION.search(r.get("description") or "")
         if not m:
             continue
-        name = SUFFIX.sub("", r["id"].split("::", 2)[2])
+        # The test's own description (its name in the id carries a `[prompt, provider]` suffix,
+        # and a description may end in brackets of its own).
+        name = (r.get("matrix") or {}).get("description") or SUFFIX.sub("", r["id"].split("::", 2)[2])
         test = name if by_description else f"#{m.group(1)}"
         key = (test, int(m.group(2)) - 1, int(m.group(3)) - 1)
         items = [bool(a.get("passed")) for a in flatten(r.get("assertions") or [])]

@@ -264,3 +264,88 @@ fn select_best_asks_the_grader_once_with_every_output_of_the_test() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_prompt_object_without_raw_is_its_id() {
+    // promptfoo takes `raw || id`: the id is the prompt's text (echo answers it), and a key
+    // its schema does not know (`file`) is a notice.
+    let (code, stdout, stderr) = run(
+        "prompts:\n  - id: 'Say {{word}}'\n    label: by-id\n    file: file://other.txt\nproviders: [echo]\n\
+         tests:\n  - vars: {word: hello}\n    assert:\n      - type: equals\n        value: Say hello\n",
+        &[("other.txt", "Not this one")],
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("note: ") && l.contains("`file` in a prompt")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_image_var_is_its_bytes_in_base64() {
+    // promptfoo loads `file://x.png` (and other image and video files) as base64, no prefix.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pic.png"),
+        [0x89, b'P', b'N', b'G', 0xff, 0x00],
+    )
+    .unwrap();
+    write(
+        dir.path(),
+        "promptfooconfig.yaml",
+        "prompts: ['Look: {{image}}']\nproviders: [echo]\n\
+         tests:\n  - vars: {image: file://pic.png}\n    assert:\n      - type: equals\n        value: 'Look: iVBOR/8A'\n",
+    );
+    let fake = Fake::start();
+    let out = niceeval(dir.path(), &fake, &["-c", "promptfooconfig.yaml"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+}
+
+#[test]
+fn a_graded_items_transform_makes_what_it_grades() {
+    // The fake grader fails a request that mentions "sorry": here only the transform adds it.
+    // A transform that makes nothing (or throws) errors the test, as in promptfoo.
+    let item = |transform: &str| {
+        format!("    assert:\n      - type: llm-rubric\n        value: is about tea\n{transform}")
+    };
+    let (code, stdout, stderr) = run(
+        &format!(
+            "prompts: ['Tell me about tea']\nproviders: [echo]\ntests:\n  - description: plain\n{}\
+             \n  - description: sorry\n{}\n  - description: nothing\n{}",
+            item(""),
+            item("        transform: output + ' sorry'\n"),
+            item("        transform: output.missing\n"),
+        ),
+        &[],
+    );
+    assert_eq!(code, Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed")
+            && stdout.contains("2 failed")
+            && stdout.contains("Transform function did not return a value"),
+        "{stdout}\n{stderr}"
+    );
+}
+
+#[test]
+fn rag_metrics_are_refused_by_name_and_together() {
+    let (code, stdout, stderr) = run(
+        "prompts: ['Answer {{query}} from {{context}}']\nproviders: [echo]\n\
+         tests:\n  - vars: {query: q, context: c}\n    assert:\n      - type: answer-relevance\n        threshold: 0.9\n      \
+         - type: context-faithfulness\n        threshold: 0.9\n",
+        &[],
+    );
+    assert_eq!(code, Some(2), "{stdout}\n{stderr}");
+    for kind in ["answer-relevance", "context-faithfulness"] {
+        assert!(
+            stderr.contains(&format!(
+                "assertion type `{kind}` is not supported: `{kind}` is a RAG metric"
+            )),
+            "{stderr}"
+        );
+    }
+}

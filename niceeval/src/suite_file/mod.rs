@@ -22,9 +22,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Value};
 
-use crate::assertion::{
-    AssertionKind, AssertionResult, Chain as _, Checkable as _, Grade, Settings,
-};
+use crate::assertion::{AssertionResult, Chain as _, Checkable as _};
 use crate::definition::{BoxFuture, Case, EvalDefinition, MatrixCell};
 use crate::error::Error;
 use crate::eval::Eval;
@@ -78,14 +76,41 @@ pub(crate) struct Graded {
     pub value: String,
     /// `similar`'s texts (`value` is the first).
     pub expected: Vec<String>,
-    /// A grading prompt (`rubricPrompt`) sent instead of the judge's own, with `{{output}}`,
-    /// `{{rubric}}` (and the scorer's other values) and the test's vars.
-    pub prompt: Option<String>,
+    /// What the grader is given besides the output: a grading prompt and the item's own
+    /// `transform` of the output (see [`GradedInput`]).
+    pub prompt: Option<GradedInput>,
     pub threshold: Option<f64>,
     pub weight: Option<f64>,
     pub metric: Option<String>,
     /// A grader named on the item (`provider:`).
     pub judge: Option<JudgeSpec>,
+}
+
+/// A graded item's own reading of the output, besides its value.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GradedInput {
+    /// A grading prompt (`rubricPrompt`) sent instead of the judge's own, with `{{output}}`,
+    /// `{{rubric}}` (and the scorer's other values) and the test's vars.
+    pub rubric_prompt: Option<String>,
+    /// promptfoo's item `transform` (JavaScript, or a `file://` JavaScript or Python
+    /// function): the grader sees what it makes of the output, and the test errors when it
+    /// fails or makes nothing, as in promptfoo.
+    pub transform: Option<String>,
+}
+
+impl GradedInput {
+    /// `None` when there is neither.
+    pub(crate) fn of(rubric_prompt: Option<String>, transform: Option<String>) -> Option<Self> {
+        (rubric_prompt.is_some() || transform.is_some()).then_some(Self {
+            rubric_prompt,
+            transform,
+        })
+    }
+
+    /// The grading prompt of an item, if it has one.
+    pub(crate) fn rubric_prompt(input: Option<&Self>) -> Option<&str> {
+        input.and_then(|i| i.rubric_prompt.as_deref())
+    }
 }
 
 /// Which judge scorer a graded item uses.
@@ -104,6 +129,19 @@ pub(crate) enum GradedKind {
     },
     /// `select-best`: the test's outputs compared in one grader call (see `select_best`).
     SelectBest,
+}
+
+impl GradedKind {
+    /// The kind as an error names it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            GradedKind::Rubric => "llm-rubric",
+            GradedKind::Factuality => "factuality",
+            GradedKind::ClosedQa => "model-graded-closedqa",
+            GradedKind::Similar { .. } => "similar",
+            GradedKind::SelectBest => "select-best",
+        }
+    }
 }
 
 /// The grader model: `provider/model` with its base URL and key variable.
@@ -619,6 +657,9 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
         output = node::transform(code, &output, &vars, &case.prompt, &case.base_dir)
             .await
             .map_err(|e| Error::Case(format!("options.transform: {e}")))?;
+        if output.is_null() {
+            return Err(Error::Case(format!("options.transform: {NO_VALUE}")));
+        }
     }
     let mut context = SpecContext::default()
         .with_base_dir(case.base_dir.clone())
@@ -630,6 +671,25 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     context.criteria = case.criteria.clone();
     let (plain, transformed): (Vec<AssertSpec>, Vec<AssertSpec>) =
         asserts.into_iter().partition(|a| !is_js_transform(a));
+    // Every item's own transform runs before any item is checked: one that fails, or makes
+    // nothing, errors the test, as in promptfoo (its items are not checked).
+    let mut transformed_items = Vec::with_capacity(transformed.len());
+    for mut item in transformed {
+        let code = item.transform.take().unwrap_or_default();
+        let value = item_transform(&code, &item.kind, &output, &vars, case).await?;
+        transformed_items.push((item, value));
+    }
+    let mut graded_outputs = Vec::with_capacity(case.graded.len());
+    for graded in &case.graded {
+        let code = graded.prompt.as_ref().and_then(|i| i.transform.as_deref());
+        graded_outputs.push(match code {
+            Some(code) => {
+                Some(item_transform(code, graded.kind.name(), &output, &vars, case).await?)
+            }
+            None => None,
+        });
+    }
+    let transformed = transformed_items;
     // With a test `threshold` every item counts in one score, as in promptfoo
     // (`graders::TestScore`): the items checked here are kept, the graded ones gathered, and
     // the test is judged on them all once they are graded.
@@ -646,38 +706,13 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
             None => drop(t.check(&output, spec::assertions(&plain).context(context.clone()))),
         }
     }
-    for item in transformed {
-        let mut item = item;
-        let code = item.transform.take().unwrap_or_default();
-        let weight = item.weight.unwrap_or(1.0);
-        match node::transform(&code, &output, &vars, &case.prompt, &case.base_dir).await {
-            Ok(value) => {
-                let kept = gathered.as_ref().and_then(|_| {
-                    spec::evaluate_subject(std::slice::from_ref(&item), &value.subject(), &context)
-                        .ok()
-                });
-                match kept {
-                    Some(outcome) => done.extend(outcome.results),
-                    None => {
-                        drop(t.check(&value, spec::assertions(&[item]).context(context.clone())))
-                    }
-                }
-            }
-            Err(e) => {
-                let label = format!("the transform of `{}` failed: {e}", item.kind);
-                if gathered.is_some() {
-                    let mut settings = Settings::gate();
-                    settings.weight = weight;
-                    done.push(AssertionResult::from_grade(
-                        label.clone(),
-                        AssertionKind::Value,
-                        &settings,
-                        Grade::fail(label),
-                    ));
-                } else {
-                    t.check(&output, crate::expect::satisfies(|_: &str| false, label));
-                }
-            }
+    for (item, value) in transformed {
+        let kept = gathered.as_ref().and_then(|_| {
+            spec::evaluate_subject(std::slice::from_ref(&item), &value.subject(), &context).ok()
+        });
+        match kept {
+            Some(outcome) => done.extend(outcome.results),
+            None => drop(t.check(&value, spec::assertions(&[item]).context(context.clone()))),
         }
     }
     if !case.trajectories.is_empty() {
@@ -729,10 +764,16 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
             crate::expect::satisfies(move |_: &str| passed, label),
         );
     }
-    for graded in &case.graded {
+    for (graded, own) in case.graded.iter().zip(graded_outputs) {
         if graded.kind == GradedKind::SelectBest {
             continue;
         }
+        // The item's own transform made what it grades; else the case's output.
+        let output_text = match own {
+            Some(Value::String(s)) => s,
+            Some(other) => other.to_string(),
+            None => output_text.clone(),
+        };
         if let GradedKind::Similar { metric, inverse } = graded.kind {
             let check = graders::Similar {
                 model: graded
@@ -766,7 +807,7 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
         }
         .on(&output_text)
         .input(&case.prompt);
-        let scoped = match &graded.prompt {
+        let scoped = match GradedInput::rubric_prompt(graded.prompt.as_ref()) {
             // promptfoo's `rubricPrompt`, with the values its matcher of each kind gives.
             Some(template) => {
                 let named: Vec<(&str, &str)> = match graded.kind {
@@ -813,6 +854,26 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
         .register(t.record().clone());
     }
     Ok(())
+}
+
+/// promptfoo's words for a transform that returns `null` or `undefined`.
+const NO_VALUE: &str = "Transform function did not return a value";
+
+/// An item's own `transform` of the output: what it makes, or the case's error when it
+/// fails or makes nothing (promptfoo errors the test then).
+async fn item_transform(
+    code: &str,
+    kind: &str,
+    output: &Value,
+    vars: &Map<String, Value>,
+    case: &SuiteCase,
+) -> Result<Value, Error> {
+    let failed = |why: String| Error::Case(format!("the transform of `{kind}` failed: {why}"));
+    match node::transform(code, output, vars, &case.prompt, &case.base_dir).await {
+        Ok(Value::Null) => Err(failed(NO_VALUE.into())),
+        Ok(value) => Ok(value),
+        Err(e) => Err(failed(e)),
+    }
 }
 
 /// promptfoo's default grader: OpenAI's `gpt-4.1-mini`, reached as its OpenAI providers are.

@@ -69,6 +69,22 @@ const NOT_SUPPORTED: &[(&str, &str)] = &[
         "moderation",
         "a moderation API: niceeval calls none; use `llm-rubric` to grade the same property",
     ),
+    (
+        "answer-relevance",
+        "a RAG metric (questions generated from the output, compared by embeddings): niceeval does not run it; use `llm-rubric` or `similar`",
+    ),
+    (
+        "context-recall",
+        "a RAG metric (the context's coverage of the expected answer): niceeval does not run it; use `llm-rubric`",
+    ),
+    (
+        "context-relevance",
+        "a RAG metric (the context's relevance to the query): niceeval does not run it; use `llm-rubric`",
+    ),
+    (
+        "context-faithfulness",
+        "a RAG metric (the output's claims checked against the context): niceeval does not run it; use `llm-rubric`",
+    ),
 ];
 
 /// A segment of a path into the document, owned.
@@ -547,7 +563,7 @@ fn cases_of(
         let group = super::select_best::Group::new(
             item.value.clone(),
             item.judge.clone().or_else(|| test.judge.clone()),
-            item.prompt.clone(),
+            super::GradedInput::rubric_prompt(item.prompt.as_ref()).map(str::to_string),
             order.iter().map(|i| suite.cases[*i].clone()).collect(),
         );
         for (index, i) in order.iter().enumerate() {
@@ -696,7 +712,7 @@ fn assertions(
                 kind: GradedKind::SelectBest,
                 value: criteria.to_string(),
                 expected: Vec::new(),
-                prompt: rubric_prompt,
+                prompt: super::GradedInput::of(rubric_prompt, None),
                 threshold: None,
                 weight: None,
                 metric: None,
@@ -729,7 +745,7 @@ fn assertions(
                     continue;
                 }
             };
-            if let Some(message) = unsupported_key(&map, kind, &["rubricPrompt"]) {
+            if let Some(message) = unsupported_key(&map, kind, &["rubricPrompt", "transform"]) {
                 refuse(message)?;
                 continue;
             }
@@ -737,12 +753,20 @@ fn assertions(
                 None => None,
                 Some(p) => super::graders::read(p, &origin.file).map_err(&fail)?.text,
             };
+            let transform = match map.get("transform") {
+                None => None,
+                Some(Value::String(code)) => Some(code.clone()),
+                Some(_) => return Err(fail(format!("`transform` on `{kind}` is code, a string"))),
+            };
             graded.push(Graded {
                 kind: *g,
                 value,
                 expected: Vec::new(),
                 // promptfoo's g-eval has prompts of its own.
-                prompt: rubric_prompt.filter(|_| kind != "g-eval"),
+                prompt: super::GradedInput::of(
+                    rubric_prompt.filter(|_| kind != "g-eval"),
+                    transform,
+                ),
                 threshold: map.get("threshold").and_then(Value::as_f64),
                 weight: map.get("weight").and_then(Value::as_f64),
                 metric: map
@@ -993,13 +1017,13 @@ fn read_prompts(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Vec<Prompt>,
                                     function: None,
                                 })
                             }
-                            (None, Some(id)) if id.starts_with("file://") => {
-                                prompt_item(doc, &at, id, label, &mut out)?
-                            }
+                            // Without `raw`, promptfoo reads the `id` as the prompt: a file
+                            // (`file://…` or a bare path) or the text itself.
+                            (None, Some(id)) => prompt_item(doc, &at, id, label, &mut out)?,
                             _ => {
                                 return Err(doc.err(
                                     &at,
-                                    "a prompt object needs `raw` (the template) or `id: file://…`, as promptfoo requires",
+                                    "a prompt object needs `raw` (the template) or `id`, as promptfoo requires",
                                 ));
                             }
                         }
@@ -1464,6 +1488,20 @@ fn var_value(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Value, SuiteFil
                     )?);
                 }
                 return Ok(Value::Array(values));
+            }
+            // An image or a video is its bytes in base64 (no `data:` prefix), as promptfoo
+            // loads it for a vision prompt.
+            const MEDIA: &[&str] = &[
+                "jpg", "jpeg", "png", "gif", "bmp", "webp", "svg", "mp4", "webm", "ogg", "mov",
+                "avi", "wmv", "mkv", "m4v",
+            ];
+            if MEDIA.contains(&ext.to_ascii_lowercase().as_str()) {
+                use base64::Engine as _;
+                let bytes = std::fs::read(&path)
+                    .map_err(|e| doc.err(at, format!("cannot read {}: {e}", path.display())))?;
+                return Ok(Value::String(
+                    base64::engine::general_purpose::STANDARD.encode(bytes),
+                ));
             }
             let content = read_text(doc, at, &path)?;
             match ext {
