@@ -16,3 +16,12 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
     python3 -m pip install --quiet --disable-pip-version-check "${missing[@]}"
 fi
+# Under pyenv the commands reach PATH through shims that `pyenv rehash` writes; pip's hook runs
+# it after an install, but an install whose rehash failed (a lock left by an interrupted one)
+# leaves the tools installed and unreachable, and the no-op above would never repair it.
+if command -v pyenv > /dev/null; then
+    pyenv rehash
+fi
+for tool in maturin uv uvx; do
+    command -v "$tool" > /dev/null || { echo "install-dist-tools: $tool is installed but not on PATH" >&2; exit 1; }
+done
