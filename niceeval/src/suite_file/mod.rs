@@ -307,6 +307,40 @@ impl std::str::FromStr for TrajectoryMode {
     }
 }
 
+/// A [`Trajectory`] as a check of the run's tool calls, graded after the body (a scoped check:
+/// it sees every call the run recorded, late trace spans included).
+struct TrajectoryCheck(Trajectory);
+
+impl crate::scope::ScopedCheck for TrajectoryCheck {
+    fn describe(&self) -> String {
+        let tools: Vec<&str> = self.0.expected.iter().map(|e| e.tool.as_str()).collect();
+        format!("tool_trajectory {} {tools:?}", self.0.mode)
+    }
+
+    fn evaluate(&self, run: &crate::scope::RunView<'_>) -> crate::assertion::Grade {
+        let calls: Vec<(String, Value)> = run
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                crate::event::Event::ActionCalled { name, input, .. } => {
+                    Some((name.clone(), input.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        let names: Vec<&str> = calls.iter().map(|(n, _)| n.as_str()).collect();
+        let called = if names.is_empty() {
+            "no tool called".to_string()
+        } else {
+            format!("tools called: {}", names.join(", "))
+        };
+        match self.0.check(&calls) {
+            Ok(()) => crate::assertion::Grade::pass(called),
+            Err(why) => crate::assertion::Grade::fail(format!("{why}; {called}")),
+        }
+    }
+}
+
 /// One expected call of a trajectory.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ExpectedCall {
@@ -715,38 +749,10 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
             None => drop(t.check(&value, spec::assertions(&[item]).context(context.clone()))),
         }
     }
-    if !case.trajectories.is_empty() {
-        let calls: Vec<(String, Value)> = t
-            .events()
-            .iter()
-            .filter_map(|e| match e {
-                crate::event::Event::ActionCalled { name, input, .. } => {
-                    Some((name.clone(), input.clone()))
-                }
-                _ => None,
-            })
-            .collect();
-        let names: Vec<&str> = calls.iter().map(|(n, _)| n.as_str()).collect();
-        for trajectory in &case.trajectories {
-            let verdict = trajectory.check(&calls);
-            let label = match &verdict {
-                Ok(()) => format!(
-                    "tool_trajectory {} {:?}",
-                    trajectory.mode,
-                    trajectory
-                        .expected
-                        .iter()
-                        .map(|e| e.tool.as_str())
-                        .collect::<Vec<_>>()
-                ),
-                Err(why) => format!("tool_trajectory {}: {why}", trajectory.mode),
-            };
-            let passed = verdict.is_ok();
-            t.check(
-                names.join(", ").as_str(),
-                crate::expect::satisfies(move |_: &str| passed, label),
-            );
-        }
+    // Graded after the body, over every event of the run: tool calls that arrive late (spans
+    // exported after the agent's answer) count, as in any scoped check.
+    for trajectory in &case.trajectories {
+        t.scoped(TrajectoryCheck(trajectory.clone()));
     }
     let output_text = match &output {
         Value::String(s) => s.clone(),
@@ -958,6 +964,57 @@ pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<Value, SuiteFileErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A trajectory is graded over the events the run holds when grading starts (after the
+    /// body), with the calls it saw in its reason.
+    #[test]
+    fn a_trajectory_is_a_scoped_check_over_the_runs_calls() {
+        use crate::scope::{RunView, ScopedCheck as _};
+        let check = TrajectoryCheck(Trajectory {
+            mode: TrajectoryMode::InOrder,
+            expected: ["search", "answer"]
+                .into_iter()
+                .map(|tool| ExpectedCall {
+                    tool: tool.to_string(),
+                    args: None,
+                    args_match: None,
+                })
+                .collect(),
+            minimums: Vec::new(),
+            args_match: ArgsMatch::Exact,
+        });
+        assert_eq!(
+            check.describe(),
+            r#"tool_trajectory in_order ["search", "answer"]"#
+        );
+        let call = |name: &str| crate::event::Event::ActionCalled {
+            call_id: name.into(),
+            name: name.into(),
+            input: serde_json::json!({}),
+        };
+        let config = crate::config::Config::default();
+        let grade = |events: &[crate::event::Event]| {
+            check.evaluate(&RunView {
+                events,
+                config: &config,
+            })
+        };
+        let only_search = grade(&[call("search")]);
+        assert_eq!(only_search.score, 0.0, "{}", only_search.reason);
+        assert!(
+            only_search.reason.ends_with("tools called: search"),
+            "{}",
+            only_search.reason
+        );
+        // The late call (a span exported after the answer) is in the events graded.
+        let both = grade(&[call("search"), call("answer")]);
+        assert_eq!(both.score, 1.0, "{}", both.reason);
+        assert_eq!(both.reason, "tools called: search, answer");
+        assert_eq!(
+            grade(&[]).reason.rsplit("; ").next(),
+            Some("no tool called")
+        );
+    }
 
     #[test]
     fn a_case_names_its_file_relative_to_the_crate_as_a_rust_eval_does() {
