@@ -11,10 +11,10 @@ use crate::provider::http::{HttpEndpoint, HttpRequest};
 /// What a turn sends and how the answer becomes the reply.
 #[async_trait::async_trait]
 pub(crate) trait HttpTarget: Send + Sync + std::fmt::Debug {
-    /// The request for the turn's input.
-    async fn request(&self, input: &str) -> Result<HttpRequest, String>;
-    /// The reply in the answer's body.
-    async fn reply(&self, text: String) -> Result<String, String>;
+    /// The request for the turn's input; its error is the turn's (with its cause).
+    async fn request(&self, input: &str) -> Result<HttpRequest, AgentError>;
+    /// The reply in the answer's body; its error is the turn's (with its cause).
+    async fn reply(&self, text: String) -> Result<String, AgentError>;
     /// The target's name (its URL).
     fn name(&self) -> String;
 }
@@ -38,21 +38,13 @@ impl HttpAgent {
 #[async_trait::async_trait]
 impl Agent for HttpAgent {
     async fn send(&self, request: Request) -> Result<(), AgentError> {
-        let call = self
-            .target
-            .request(&request.input.text)
-            .await
-            .map_err(AgentError::new)?;
+        let call = self.target.request(&request.input.text).await?;
         let endpoint = self.endpoint.get_or_init(|| HttpEndpoint::new(&call.url));
         let answer = endpoint
             .send(&call)
             .await
             .map_err(|e| AgentError::new(e.to_string()).caused_by(e))?;
-        let reply = self
-            .target
-            .reply(answer.text)
-            .await
-            .map_err(AgentError::new)?;
+        let reply = self.target.reply(answer.text).await?;
         request.events.say(reply);
         Ok(())
     }

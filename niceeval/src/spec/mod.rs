@@ -272,15 +272,24 @@ impl AssertSpec {
     }
 
     /// Deserializes one list item. A plain string (AgentV's rubric shorthand) is refused: it
-    /// needs a judge model.
-    pub fn from_item(item: Value) -> Result<AssertSpec, String> {
+    /// needs a judge model. The error is a [`SpecError::Item`].
+    pub fn from_item(item: Value) -> Result<AssertSpec, SpecError> {
+        let refused = |message: String| SpecError::Item {
+            message,
+            source: None,
+        };
         match item {
-            Value::String(rubric) => Err(format!(
+            Value::String(rubric) => Err(refused(format!(
                 "{} is an LLM rubric (a plain string), which needs a judge model; assertions as data run deterministic types only — use t.judge().rubric(..) in Rust",
                 crate::excerpt::quote_width(&rubric, 60)
-            )),
-            Value::Object(_) => serde_json::from_value(item).map_err(|e| e.to_string()),
-            other => Err(format!("expected a mapping with a `type`, got {other}")),
+            ))),
+            Value::Object(_) => serde_json::from_value(item).map_err(|e| SpecError::Item {
+                message: e.to_string(),
+                source: Some(Arc::new(e)),
+            }),
+            other => Err(refused(format!(
+                "expected a mapping with a `type`, got {other}"
+            ))),
         }
     }
 
@@ -516,7 +525,7 @@ impl ItemProblem {
 }
 
 /// Why assertions as data could not be loaded or evaluated.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum SpecError {
     /// The document is not a list of assertions.
@@ -532,6 +541,40 @@ pub enum SpecError {
     /// Some items are invalid (each is listed, one per line).
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Invalid(Vec<ItemError>),
+    /// One list item is not an assertion ([`AssertSpec::from_item`]): a plain string (an LLM
+    /// rubric, which needs a judge model), a value that is no mapping, or a mapping whose
+    /// fields do not read.
+    #[error("{message}")]
+    Item {
+        /// What is wrong.
+        message: String,
+        /// The reader's error, for a mapping.
+        #[source]
+        source: Option<Arc<serde_json::Error>>,
+    },
+}
+
+/// Two errors are equal when they say the same (a cause is not compared).
+impl PartialEq for SpecError {
+    fn eq(&self, other: &SpecError) -> bool {
+        match (self, other) {
+            (
+                SpecError::Parse {
+                    origin,
+                    location,
+                    message,
+                },
+                SpecError::Parse {
+                    origin: o,
+                    location: l,
+                    message: m,
+                },
+            ) => origin == o && location == l && message == m,
+            (SpecError::Invalid(a), SpecError::Invalid(b)) => a == b,
+            (SpecError::Item { message, .. }, SpecError::Item { message: m, .. }) => message == m,
+            _ => false,
+        }
+    }
 }
 
 fn parse_message(origin: &str, location: Option<&Location>, message: &str) -> String {

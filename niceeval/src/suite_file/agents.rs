@@ -10,12 +10,66 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Value, json};
 
-use super::{SuiteCase, template};
+use super::SuiteCase;
+use super::node::SnippetError;
+use super::template::{self, TemplateError};
 use crate::agent::chat::ChatAgent;
 use crate::agent::command::{CommandAgent, InputMode};
 use crate::agent::{Agent, AgentError, Message, Request};
 use crate::event::Role;
 use crate::provider::{ApiKey, ClientOptions};
+
+/// Why a case's prompt cannot be sent to its provider; the YAML reader's error is kept.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SendingError {
+    /// A prompt of chat messages written as YAML that does not read.
+    #[error("the chat prompt is not valid YAML: {0}")]
+    Yaml(#[source] yaml_serde::Error),
+    /// A chat message of another role.
+    #[error(
+        "a chat prompt with an `{0}` message is not supported; supported: system, user and assistant messages"
+    )]
+    Role(String),
+    /// A chat prompt that does not end with a user message.
+    #[error(
+        "a chat prompt ending with an assistant message (a prefill) is not supported: niceeval sends the conversation up to its last user message, so end it with a user message"
+    )]
+    Prefill,
+    /// A chat agent asked of a provider that is no chat model.
+    #[error("not a chat provider")]
+    NotChat,
+}
+
+/// Why promptfoo's `http` provider could not make its request or read the reply; the
+/// transform's, template's or URL parser's error is kept.
+#[derive(Debug, thiserror::Error)]
+enum HttpTargetError {
+    /// `transformRequest` failed.
+    #[error("transformRequest: {0}")]
+    TransformRequest(#[source] SnippetError),
+    /// The URL, a header, a query parameter or the body does not render.
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// The rendered URL does not parse (with `queryParams` to add).
+    #[error("URL {url}: {source}")]
+    Url {
+        /// The URL as rendered.
+        url: String,
+        /// The parser's error.
+        #[source]
+        source: <reqwest::Url as std::str::FromStr>::Err,
+    },
+    /// `transformResponse` failed.
+    #[error("transformResponse: {0}")]
+    TransformResponse(#[source] SnippetError),
+}
+
+/// The agent's error: the target's message, its cause kept.
+impl From<HttpTargetError> for AgentError {
+    fn from(e: HttpTargetError) -> AgentError {
+        AgentError::new(e.to_string()).caused_by(e)
+    }
+}
 
 /// One provider of a suite file.
 #[derive(Debug, Clone, PartialEq)]
@@ -316,7 +370,10 @@ fn unsupported_id(id: &str) -> String {
 pub(crate) type Sending = (Option<Arc<dyn Agent>>, String, Vec<Message>);
 
 /// With a chat provider, the prompt's earlier turns are the turn's history.
-pub(crate) fn agent_for(case: &SuiteCase, vars: &Map<String, Value>) -> Result<Sending, String> {
+pub(crate) fn agent_for(
+    case: &SuiteCase,
+    vars: &Map<String, Value>,
+) -> Result<Sending, SendingError> {
     let provider = &case.provider;
     let (agent, input): (Arc<dyn Agent>, String) = match &provider.kind {
         ProviderKind::Configured => return Ok((None, case.prompt.clone(), Vec::new())),
@@ -468,7 +525,10 @@ fn cached(key: &str, make: impl FnOnce() -> Arc<dyn Agent>) -> Arc<dyn Agent> {
     agents.entry(key.to_string()).or_insert_with(make).clone()
 }
 
-fn chat_agent(provider: &ProviderSpec, system: Option<String>) -> Result<Arc<dyn Agent>, String> {
+fn chat_agent(
+    provider: &ProviderSpec,
+    system: Option<String>,
+) -> Result<Arc<dyn Agent>, SendingError> {
     let ProviderKind::Chat {
         model,
         base_url,
@@ -479,7 +539,7 @@ fn chat_agent(provider: &ProviderSpec, system: Option<String>) -> Result<Arc<dyn
         extra,
     } = &provider.kind
     else {
-        return Err("not a chat provider".into());
+        return Err(SendingError::NotChat);
     };
     // promptfoo's `systemPrompt` replaces the prompt's system message.
     let system = extra.system.clone().or(system);
@@ -527,13 +587,13 @@ pub(crate) struct Conversation {
 
 /// Checks a prompt that is chat messages (when it loads): system, user and assistant messages
 /// in any order, ending with the user message the turn sends.
-pub(crate) fn chat_messages(prompt: &str) -> Result<(), String> {
+pub(crate) fn chat_messages(prompt: &str) -> Result<(), SendingError> {
     conversation(prompt).map(drop)
 }
 
 /// A prompt read as a conversation: a JSON list of `{role, content}` is system messages, then
 /// user and assistant turns ending with a user message (AgentV inputs send them all).
-fn conversation(prompt: &str) -> Result<Conversation, String> {
+fn conversation(prompt: &str) -> Result<Conversation, SendingError> {
     let plain = || Conversation {
         user: prompt.to_string(),
         ..Conversation::default()
@@ -544,7 +604,7 @@ fn conversation(prompt: &str) -> Result<Conversation, String> {
         match yaml_serde::from_str::<Value>(prompt) {
             Ok(Value::Array(messages)) => messages,
             Ok(_) => return Ok(plain()),
-            Err(e) => return Err(format!("the chat prompt is not valid YAML: {e}")),
+            Err(e) => return Err(SendingError::Yaml(e)),
         }
     } else if trimmed.starts_with('[') {
         match serde_json::from_str::<Value>(trimmed) {
@@ -576,12 +636,7 @@ fn conversation(prompt: &str) -> Result<Conversation, String> {
                 role: Role::Assistant,
                 text: content.into(),
             }),
-            other => {
-                return Err(format!(
-                    "a chat prompt with an `{other}` message is not supported; supported: \
-                     system, user and assistant messages"
-                ));
-            }
+            other => return Err(SendingError::Role(other.to_string())),
         }
     }
     let user = match turns.pop() {
@@ -589,14 +644,7 @@ fn conversation(prompt: &str) -> Result<Conversation, String> {
             role: Role::User,
             text,
         }) => text.to_string(),
-        _ => {
-            return Err(
-                "a chat prompt ending with an assistant message (a prefill) is not supported: \
-                 niceeval sends the conversation up to its last user message, so end it with a \
-                 user message"
-                    .into(),
-            );
-        }
+        _ => return Err(SendingError::Prefill),
     };
     Ok(Conversation {
         system: (!system.is_empty()).then(|| system.join("\n\n")),
@@ -737,26 +785,18 @@ struct PromptfooHttp {
 }
 
 impl PromptfooHttp {
-    fn is_json(&self) -> bool {
-        let declared = self
-            .spec
-            .headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-            .map(|(_, v)| v.to_ascii_lowercase().contains("json"));
-        declared.unwrap_or(!matches!(self.spec.body, None | Some(Value::String(_))))
-    }
-}
-
-#[async_trait::async_trait]
-impl crate::agent::http::HttpTarget for PromptfooHttp {
-    async fn request(&self, input: &str) -> Result<crate::provider::http::HttpRequest, String> {
+    /// The request for the turn's input: the URL, headers and body templated with the vars
+    /// and the prompt (what `transformRequest` made of it).
+    async fn build(
+        &self,
+        input: &str,
+    ) -> Result<crate::provider::http::HttpRequest, HttpTargetError> {
         let mut vars = self.vars.clone();
         let mut prompt = Value::String(input.to_string());
         if let Some(code) = &self.spec.transform_request {
             prompt = super::node::request_transform(code, input, &vars, &self.spec.base)
                 .await
-                .map_err(|e| format!("transformRequest: {e}"))?;
+                .map_err(HttpTargetError::TransformRequest)?;
         }
         let prompt_text = match &prompt {
             Value::String(s) => s.clone(),
@@ -765,7 +805,10 @@ impl crate::agent::http::HttpTarget for PromptfooHttp {
         vars.insert("prompt".into(), Value::String(prompt_text));
         let mut url = template::render(&self.spec.url, &vars)?;
         if !self.spec.query.is_empty() {
-            let mut parsed = reqwest::Url::parse(&url).map_err(|e| format!("URL {url}: {e}"))?;
+            let mut parsed = match reqwest::Url::parse(&url) {
+                Ok(parsed) => parsed,
+                Err(source) => return Err(HttpTargetError::Url { url, source }),
+            };
             for (k, v) in &self.spec.query {
                 let v = template::render(v, &vars)?;
                 parsed.query_pairs_mut().append_pair(k, &v);
@@ -820,7 +863,8 @@ impl crate::agent::http::HttpTarget for PromptfooHttp {
         })
     }
 
-    async fn reply(&self, text: String) -> Result<String, String> {
+    /// The reply in the answer's body: what `transformResponse` reads of it, or the body.
+    async fn read_reply(&self, text: String) -> Result<String, HttpTargetError> {
         let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         let Some(expr) = &self.spec.transform_response else {
             return Ok(text);
@@ -834,7 +878,28 @@ impl crate::agent::http::HttpTarget for PromptfooHttp {
             vec![json, Value::String(text), json!({ "vars": self.vars })],
         )
         .await
-        .map_err(|e| format!("transformResponse: {e}"))
+        .map_err(HttpTargetError::TransformResponse)
+    }
+
+    fn is_json(&self) -> bool {
+        let declared = self
+            .spec
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.to_ascii_lowercase().contains("json"));
+        declared.unwrap_or(!matches!(self.spec.body, None | Some(Value::String(_))))
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::agent::http::HttpTarget for PromptfooHttp {
+    async fn request(&self, input: &str) -> Result<crate::provider::http::HttpRequest, AgentError> {
+        self.build(input).await.map_err(AgentError::from)
+    }
+
+    async fn reply(&self, text: String) -> Result<String, AgentError> {
+        self.read_reply(text).await.map_err(AgentError::from)
     }
 
     fn name(&self) -> String {
@@ -963,6 +1028,7 @@ mod tests {
         assert!(
             conversation(r#"[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]"#)
                 .unwrap_err()
+                .to_string()
                 .contains("end it with a user message")
         );
     }

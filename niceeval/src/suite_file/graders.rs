@@ -6,20 +6,123 @@
 //! `/embeddings` endpoint), and a test's `threshold` over all of its items (plain, transformed,
 //! graded), which promptfoo compares with the test's weighted score.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
-use super::JudgeSpec;
 use super::agents::{self, ProviderKind};
+use super::template::TemplateError;
+use super::{JudgeSpec, SuiteFileError};
 use crate::assertion::{AssertionKind, AssertionResult, Grade, Settings};
-use crate::provider::{ChatMessage, ChatRequest, ClientOptions, ModelClient, ModelName};
+use crate::provider::{
+    ChatMessage, ChatRequest, ClientOptions, ModelClient, ModelName, ProviderError,
+};
 use crate::scope::deferred::{self, BoxFuture, Graded};
 use crate::scope::{Check, Defer, Deferred, RunView};
 
 /// promptfoo's default embedding model (its OpenAI default provider's).
 const DEFAULT_EMBEDDING_MODEL: &str = "text-embedding-3-large";
+
+/// Why a grader `provider` or a `rubricPrompt` cannot be used; a file's, JSON's or YAML's
+/// error is kept.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum GraderError {
+    /// A key of a grader map other than `text` and `embedding`.
+    #[error(
+        "`{0}` in a grader map is not supported; supported: text (the chat grader), embedding (the embedding model of `similar`)"
+    )]
+    MapKey(String),
+    /// The `text` grader of a grader map.
+    #[error("`text`: {0}")]
+    Text(#[source] Box<GraderError>),
+    /// The `embedding` grader of a grader map.
+    #[error("`embedding`: {0}")]
+    Embedding(#[source] Box<GraderError>),
+    /// A grader mapping without `id`.
+    #[error("{} needs an `id`", .0.what())]
+    NoId(GraderRole),
+    /// A grader that is neither an id nor a mapping.
+    #[error("{} is an id or a mapping with `id`", .0.what())]
+    Shape(GraderRole),
+    /// An embedding id niceeval cannot call.
+    #[error(
+        "the embedding grader `{0}` is not supported; supported: openai:embedding:<model> (any OpenAI-compatible /embeddings endpoint, through `apiBaseUrl` or OPENAI_BASE_URL)"
+    )]
+    EmbeddingId(String),
+    /// The provider's id or `config` does not read (the provider reader's words).
+    #[error("{0}")]
+    Provider(String),
+    /// An embedding grader that is no OpenAI embedding model.
+    #[error("the embedding grader `{0}` is not an OpenAI embedding model")]
+    NotEmbedding(String),
+    /// A grader that is no chat model.
+    #[error(
+        "the grader `{0}` is not a chat model; a grader is openai:chat:<model>, openai:<model> or anthropic:messages:<model>"
+    )]
+    NotChat(String),
+    /// A `rubricPrompt` computed by code.
+    #[error(
+        "a grading prompt computed by code ({0}) is not supported; give its text, chat messages, or a .txt / .json / .yaml file"
+    )]
+    PromptCode(String),
+    /// A `rubricPrompt` file that cannot be read.
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A `.json` `rubricPrompt` file that is no JSON.
+    #[error("{}: not JSON: {source}", .path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A `.yaml` `rubricPrompt` file that is no YAML.
+    #[error(transparent)]
+    Yaml(#[from] SuiteFileError),
+    /// A `rubricPrompt` that is neither text, messages nor a file.
+    #[error("`rubricPrompt` is text, chat messages or file://…, not {0}")]
+    PromptValue(Value),
+}
+
+/// Which grader an error is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GraderRole {
+    /// A grader `provider` (the chat grader).
+    Chat,
+    /// The embedding grader of `similar`.
+    Embedding,
+}
+
+impl GraderRole {
+    fn what(self) -> &'static str {
+        match self {
+            GraderRole::Chat => "a grader `provider`",
+            GraderRole::Embedding => "an embedding grader",
+        }
+    }
+}
+
+/// Why `similar` could not compare the texts; the provider's error is kept.
+#[derive(Debug, thiserror::Error)]
+enum SimilarError {
+    /// The embedding model could not be reached or answered wrongly.
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// The two embeddings cannot be compared.
+    #[error("the embeddings have different lengths ({0} and {1})")]
+    Lengths(usize, usize),
+    /// Nothing to compare with.
+    #[error("`similar` needs at least one value to compare with")]
+    NoValue,
+}
 
 /// The grader models a `provider` names: the chat model of the graded items and the
 /// embedding model of `similar` (`None`: the default).
@@ -34,7 +137,7 @@ pub(crate) struct Graders {
 /// As promptfoo's `getGradingProvider`: a map with `text` / `embedding` names one grader per
 /// kind of check; an id or `{id, config}` is the chat grader, or the embedding grader when it
 /// is an embedding provider (`openai:embedding:<model>`).
-pub(crate) fn read(value: &Value, file: &Path) -> Result<Graders, String> {
+pub(crate) fn read(value: &Value, file: &Path) -> Result<Graders, GraderError> {
     if let Value::Object(map) = value
         && !map.contains_key("id")
         && (map.contains_key("text") || map.contains_key("embedding"))
@@ -43,20 +146,21 @@ pub(crate) fn read(value: &Value, file: &Path) -> Result<Graders, String> {
             .keys()
             .find(|k| !["text", "embedding"].contains(&k.as_str()))
         {
-            return Err(format!(
-                "`{k}` in a grader map is not supported; supported: text (the chat grader), embedding (the embedding model of `similar`)"
-            ));
+            return Err(GraderError::MapKey(k.clone()));
         }
         return Ok(Graders {
             text: match map.get("text") {
                 None | Some(Value::Null) => None,
-                Some(text) => Some(judge_spec(text, file).map_err(|e| format!("`text`: {e}"))?),
+                Some(text) => {
+                    Some(judge_spec(text, file).map_err(|e| GraderError::Text(Box::new(e)))?)
+                }
             },
             embedding: match map.get("embedding") {
                 None | Some(Value::Null) => None,
-                Some(embedding) => {
-                    Some(embedding_spec(embedding, file).map_err(|e| format!("`embedding`: {e}"))?)
-                }
+                Some(embedding) => Some(
+                    embedding_spec(embedding, file)
+                        .map_err(|e| GraderError::Embedding(Box::new(e)))?,
+                ),
             },
         });
     }
@@ -86,29 +190,31 @@ fn is_embedding_id(id: &str) -> bool {
 
 /// An embedding model: `openai:embedding:<model>` (or `embeddings`), reached as promptfoo's
 /// OpenAI providers are (`apiBaseUrl`, `apiHost`, `apiKeyEnvar`, else `OPENAI_BASE_URL`).
-fn embedding_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
-    let (id, config) = match value {
-        Value::String(id) => (id.as_str(), None),
-        Value::Object(map) => match map.get("id").and_then(Value::as_str) {
-            Some(id) => (id, map.get("config")),
-            None => return Err("an embedding grader needs an `id`".into()),
-        },
-        _ => return Err("an embedding grader is an id or a mapping with `id`".into()),
-    };
+fn embedding_spec(value: &Value, file: &Path) -> Result<JudgeSpec, GraderError> {
+    let (id, config) = id_and_config(value, GraderRole::Embedding)?;
     let Some(model) = id
         .strip_prefix("openai:embedding:")
         .or_else(|| id.strip_prefix("openai:embeddings:"))
     else {
-        return Err(format!(
-            "the embedding grader `{id}` is not supported; supported: openai:embedding:<model> (any OpenAI-compatible /embeddings endpoint, through `apiBaseUrl` or OPENAI_BASE_URL)"
-        ));
+        return Err(GraderError::EmbeddingId(id.to_string()));
     };
     // The chat provider of the same API reads the same connection keys.
     let base = file.parent().unwrap_or(Path::new("."));
     let spec = agents::parse(&format!("openai:chat:{model}"), None, config, base)
-        .map_err(|(_, m)| m.replace("openai:chat:", "openai:embedding:"))?;
-    chat_judge(spec.kind)
-        .ok_or_else(|| format!("the embedding grader `{id}` is not an OpenAI embedding model"))
+        .map_err(|(_, m)| GraderError::Provider(m.replace("openai:chat:", "openai:embedding:")))?;
+    chat_judge(spec.kind).ok_or_else(|| GraderError::NotEmbedding(id.to_string()))
+}
+
+/// The id and `config` of a grader written as an id or as `{id, config}`.
+fn id_and_config(value: &Value, role: GraderRole) -> Result<(&str, Option<&Value>), GraderError> {
+    match value {
+        Value::String(id) => Ok((id.as_str(), None)),
+        Value::Object(map) => match map.get("id").and_then(Value::as_str) {
+            Some(id) => Ok((id, map.get("config"))),
+            None => Err(GraderError::NoId(role)),
+        },
+        _ => Err(GraderError::Shape(role)),
+    }
 }
 
 /// promptfoo's default embedding grader.
@@ -122,33 +228,30 @@ pub(crate) fn default_embedding() -> JudgeSpec {
 
 /// A `rubricPrompt` as promptfoo loads it: text as written, chat messages (a list) as their
 /// JSON, `file://` text read (JSON and YAML files as their data's JSON).
-pub(crate) fn load_prompt(value: &Value, base: &Path) -> Result<String, String> {
+pub(crate) fn load_prompt(value: &Value, base: &Path) -> Result<String, GraderError> {
     match value {
         Value::String(s) if s.starts_with("file://") => {
             let path = super::file_path(base, s);
             let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
             if matches!(ext, "js" | "cjs" | "mjs" | "ts" | "py") {
-                return Err(format!(
-                    "a grading prompt computed by code ({s}) is not supported; give its text, chat messages, or a .txt / .json / .yaml file"
-                ));
+                return Err(GraderError::PromptCode(s.clone()));
             }
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let text = match std::fs::read_to_string(&path) {
+                Ok(text) => text,
+                Err(source) => return Err(GraderError::Read { path, source }),
+            };
             match ext {
-                "json" => serde_json::from_str::<Value>(&text)
-                    .map(|v| v.to_string())
-                    .map_err(|e| format!("{}: not JSON: {e}", path.display())),
-                "yaml" | "yml" => super::parse_yaml(&path, &text)
-                    .map(|v| v.to_string())
-                    .map_err(|e| e.to_string()),
+                "json" => match serde_json::from_str::<Value>(&text) {
+                    Ok(v) => Ok(v.to_string()),
+                    Err(source) => Err(GraderError::Json { path, source }),
+                },
+                "yaml" | "yml" => Ok(super::parse_yaml(&path, &text)?.to_string()),
                 _ => Ok(text),
             }
         }
         Value::String(s) => Ok(s.clone()),
         Value::Array(_) | Value::Object(_) => Ok(value.to_string()),
-        other => Err(format!(
-            "`rubricPrompt` is text, chat messages or file://…, not {other}"
-        )),
+        other => Err(GraderError::PromptValue(other.clone())),
     }
 }
 
@@ -160,7 +263,7 @@ pub(crate) fn grading_request(
     template: &str,
     named: &[(&str, &str)],
     vars: &Map<String, Value>,
-) -> Result<ChatRequest, String> {
+) -> Result<ChatRequest, TemplateError> {
     let mut values = Map::new();
     for (name, text) in named {
         values.insert((*name).to_string(), Value::String(escaped(text)));
@@ -260,13 +363,9 @@ impl Metric {
 
     /// How similar `a` and `b` are (higher is more similar; euclidean distance `d` is
     /// `1 / (1 + d)`).
-    fn similarity(self, a: &[f64], b: &[f64]) -> Result<f64, String> {
+    fn similarity(self, a: &[f64], b: &[f64]) -> Result<f64, SimilarError> {
         if a.len() != b.len() {
-            return Err(format!(
-                "the embeddings have different lengths ({} and {})",
-                a.len(),
-                b.len()
-            ));
+            return Err(SimilarError::Lengths(a.len(), b.len()));
         }
         let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
         Ok(match self {
@@ -328,7 +427,7 @@ impl Check for Similar {
         Box::pin(async move {
             let grade = match self.compare().await {
                 Ok(grade) => grade,
-                Err(message) => Grade::error(message),
+                Err(e) => Grade::error(e.to_string()),
             };
             (grade, None)
         })
@@ -336,15 +435,14 @@ impl Check for Similar {
 }
 
 impl Similar {
-    async fn compare(&self) -> Result<Grade, String> {
-        let name = ModelName::parse(&self.model.model).map_err(|e| e.to_string())?;
+    async fn compare(&self) -> Result<Grade, SimilarError> {
+        let name = ModelName::parse(&self.model.model)?;
         let key = crate::provider::resolve_key(
             &name,
             self.model.base_url.as_deref(),
             self.model.key_env.as_deref(),
             " (the embedding grader of `similar`)",
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let mut options = ClientOptions::default()
             .timeout(self.timeout)
             .timeout_setting("[provider] timeout in niceeval.toml");
@@ -354,14 +452,11 @@ impl Similar {
         if let Some(key) = key {
             options = options.api_key(key);
         }
-        let client = ModelClient::new(name, options).map_err(|e| e.to_string())?;
-        let output = client
-            .embed(&self.output)
-            .await
-            .map_err(|e| e.to_string())?;
+        let client = ModelClient::new(name, options)?;
+        let output = client.embed(&self.output).await?;
         let mut best: Option<(f64, bool, String)> = None;
         for expected in &self.expected {
-            let vector = client.embed(expected).await.map_err(|e| e.to_string())?;
+            let vector = client.embed(expected).await?;
             let similarity = self.metric.similarity(&vector, &output)?;
             let (pass, score) = if self.inverse {
                 (
@@ -395,8 +490,7 @@ impl Similar {
                 best = Some((score, pass, reason));
             }
         }
-        let (score, pass, reason) =
-            best.ok_or("`similar` needs at least one value to compare with")?;
+        let (score, pass, reason) = best.ok_or(SimilarError::NoValue)?;
         Ok(verdict(score, pass, reason))
     }
 }
@@ -495,22 +589,11 @@ impl Check for TestScore {
 }
 
 /// The judge a grader provider names (an OpenAI or Anthropic chat model).
-pub(crate) fn judge_spec(value: &Value, file: &Path) -> Result<JudgeSpec, String> {
+pub(crate) fn judge_spec(value: &Value, file: &Path) -> Result<JudgeSpec, GraderError> {
     let base = file.parent().unwrap_or(Path::new("."));
-    let (id, config) = match value {
-        Value::String(id) => (id.as_str(), None),
-        Value::Object(map) => match map.get("id").and_then(Value::as_str) {
-            Some(id) => (id, map.get("config")),
-            None => return Err("a grader `provider` needs an `id`".into()),
-        },
-        _ => return Err("a grader `provider` is an id or a mapping with `id`".into()),
-    };
-    let spec = agents::parse(id, None, config, base).map_err(|(_, m)| m)?;
-    chat_judge(spec.kind).ok_or_else(|| {
-        format!(
-            "the grader `{id}` is not a chat model; a grader is openai:chat:<model>, openai:<model> or anthropic:messages:<model>"
-        )
-    })
+    let (id, config) = id_and_config(value, GraderRole::Chat)?;
+    let spec = agents::parse(id, None, config, base).map_err(|(_, m)| GraderError::Provider(m))?;
+    chat_judge(spec.kind).ok_or_else(|| GraderError::NotChat(id.to_string()))
 }
 
 /// The judge a chat provider's connection makes (`None` for any other kind of provider).
@@ -552,7 +635,9 @@ mod tests {
         assert!(alone.text.is_none() && alone.embedding.is_some());
         let chat = read(&json!("openai:gpt-4o"), file).unwrap();
         assert!(chat.text.is_some() && chat.embedding.is_none());
-        let err = read(&json!({"text": "openai:chat:j", "vision": "x"}), file).unwrap_err();
+        let err = read(&json!({"text": "openai:chat:j", "vision": "x"}), file)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`vision`"), "{err}");
     }
 

@@ -391,22 +391,63 @@ impl ExpectedCall {
     }
 }
 
+/// Why a run's tool calls do not satisfy a [`Trajectory`]: the failed check's reason.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum TrajectoryMiss {
+    /// A tool called fewer times than its minimum.
+    #[error("`{tool}` was called {count} time(s), at least {min} expected; calls: {calls:?}")]
+    TooFew {
+        tool: String,
+        count: usize,
+        min: usize,
+        calls: Vec<String>,
+    },
+    /// `exact`: other calls, or other arguments.
+    #[error("the calls were {calls:?}, exactly {wanted:?} expected (with their arguments)")]
+    NotExact {
+        calls: Vec<String>,
+        wanted: Vec<String>,
+    },
+    /// `in_order`: an expected call missing after the ones before it.
+    #[error(
+        "`{tool}` was not called in the order {wanted:?} (with its arguments); calls: {calls:?}"
+    )]
+    OutOfOrder {
+        tool: String,
+        wanted: Vec<String>,
+        calls: Vec<String>,
+    },
+    /// `subset`: a call of a tool not expected.
+    #[error("`{tool}` was called, and only {wanted:?} are allowed; calls: {calls:?}")]
+    NotAllowed {
+        tool: String,
+        wanted: Vec<String>,
+        calls: Vec<String>,
+    },
+    /// `superset`, `any_order`: an expected call without its own actual call.
+    #[error("`{tool}` was never called (with its arguments); calls: {calls:?}")]
+    Never { tool: String, calls: Vec<String> },
+}
+
 impl Trajectory {
     /// Whether `calls` (tool name and input) satisfy it, and why not.
-    pub(crate) fn check(&self, calls: &[(String, Value)]) -> Result<(), String> {
-        let names: Vec<&str> = calls.iter().map(|(n, _)| n.as_str()).collect();
+    pub(crate) fn check(&self, calls: &[(String, Value)]) -> Result<(), TrajectoryMiss> {
+        let names: Vec<String> = calls.iter().map(|(n, _)| n.clone()).collect();
         for (tool, min) in &self.minimums {
-            let n = names.iter().filter(|c| **c == tool.as_str()).count();
+            let n = names.iter().filter(|c| *c == tool).count();
             if n < *min {
-                return Err(format!(
-                    "`{tool}` was called {n} time(s), at least {min} expected; calls: {names:?}"
-                ));
+                return Err(TrajectoryMiss::TooFew {
+                    tool: tool.clone(),
+                    count: n,
+                    min: *min,
+                    calls: names,
+                });
             }
         }
         let hit = |want: &ExpectedCall, (name, input): &(String, Value)| {
             want.matches(&self.args_match, name, input)
         };
-        let wanted: Vec<&str> = self.expected.iter().map(|e| e.tool.as_str()).collect();
+        let wanted: Vec<String> = self.expected.iter().map(|e| e.tool.clone()).collect();
         match self.mode {
             TrajectoryMode::Exact => {
                 let same = calls.len() == self.expected.len()
@@ -414,19 +455,21 @@ impl Trajectory {
                 if same {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "the calls were {names:?}, exactly {wanted:?} expected (with their arguments)"
-                    ))
+                    Err(TrajectoryMiss::NotExact {
+                        calls: names,
+                        wanted,
+                    })
                 }
             }
             TrajectoryMode::InOrder => {
                 let mut rest = calls.iter();
                 for want in &self.expected {
                     if !rest.any(|c| hit(want, c)) {
-                        return Err(format!(
-                            "`{}` was not called in the order {wanted:?} (with its arguments); calls: {names:?}",
-                            want.tool
-                        ));
+                        return Err(TrajectoryMiss::OutOfOrder {
+                            tool: want.tool.clone(),
+                            wanted,
+                            calls: names,
+                        });
                     }
                 }
                 Ok(())
@@ -435,9 +478,11 @@ impl Trajectory {
                 .iter()
                 .find(|c| !self.expected.iter().any(|w| hit(w, c)))
             {
-                Some((name, _)) => Err(format!(
-                    "`{name}` was called, and only {wanted:?} are allowed; calls: {names:?}"
-                )),
+                Some((name, _)) => Err(TrajectoryMiss::NotAllowed {
+                    tool: name.clone(),
+                    wanted,
+                    calls: names,
+                }),
                 None => Ok(()),
             },
             // `superset` and `any_order`: each expected call has its own actual call.
@@ -451,10 +496,10 @@ impl Trajectory {
                     match found {
                         Some((i, _)) => used[i] = true,
                         None => {
-                            return Err(format!(
-                                "`{}` was never called (with its arguments); calls: {names:?}",
-                                want.tool
-                            ));
+                            return Err(TrajectoryMiss::Never {
+                                tool: want.tool.clone(),
+                                calls: names,
+                            });
                         }
                     }
                 }
@@ -652,7 +697,7 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
             let prompt = function
                 .call(&vars, (&provider.id, label))
                 .await
-                .map_err(Error::Case)?;
+                .map_err(|e| Error::Case(e.to_string()))?;
             made = SuiteCase {
                 prompt,
                 ..case.clone()
@@ -661,14 +706,18 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
         }
         None => case,
     };
-    let (agent, input, earlier) = agents::agent_for(case, &vars).map_err(Error::Case)?;
+    let (agent, input, earlier) =
+        agents::agent_for(case, &vars).map_err(|e| Error::Case(e.to_string()))?;
     if let Some(agent) = agent {
         t.set_agent(agent);
     }
     // A `select-best` case sends through its group, which keeps every answer of the test for
     // the grader: the provider is asked once, the run replays its answer.
     if let Some((group, index)) = &case.select_best {
-        let events = group.output(*index, &vars).await.map_err(Error::Case)?;
+        let events = group
+            .output(*index, &vars)
+            .await
+            .map_err(|e| Error::Case(e.to_string()))?;
         t.set_agent(Arc::new(crate::agent::replay::Replay::new(events)));
     }
     t.seed_history(earlier);
@@ -874,11 +923,13 @@ async fn item_transform(
     vars: &Map<String, Value>,
     case: &SuiteCase,
 ) -> Result<Value, Error> {
-    let failed = |why: String| Error::Case(format!("the transform of `{kind}` failed: {why}"));
+    let failed = |why: &dyn std::fmt::Display| {
+        Error::Case(format!("the transform of `{kind}` failed: {why}"))
+    };
     match node::transform(code, output, vars, &case.prompt, &case.base_dir).await {
-        Ok(Value::Null) => Err(failed(NO_VALUE.into())),
+        Ok(Value::Null) => Err(failed(&NO_VALUE)),
         Ok(value) => Ok(value),
-        Err(e) => Err(failed(e)),
+        Err(e) => Err(failed(&e)),
     }
 }
 

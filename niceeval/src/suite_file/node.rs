@@ -3,19 +3,74 @@
 //! an HTTP provider's `transformResponse`. A one-line snippet is an expression; one with
 //! several lines (or a `return`) is a function body, as in promptfoo.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
 use crate::expect::CodeLanguage;
 use crate::expect::code_runner::{Call, CallError, Target};
+use crate::process::worker::WorkerError;
 
 /// How long a snippet may run.
 const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Why a snippet, or a function of a code file, made no value; the worker's error is kept.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SnippetError {
+    /// The code threw (JavaScript) or raised (Python): what is shown of it.
+    #[error("{0}")]
+    Threw(String),
+    /// `node` cannot start for an inline snippet.
+    #[error("cannot run `node` for a JavaScript snippet: {0}; install Node.js")]
+    NoNode(#[source] std::io::Error),
+    /// The program of a code file cannot start.
+    #[error("cannot run `{program}`{}: {source}", for_file(.file.as_deref()))]
+    Start {
+        /// `node` or `python3`.
+        program: &'static str,
+        /// The file as its reference names it, when the message names it.
+        file: Option<String>,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The worker timed out, ended without a result, or could not start.
+    #[error(transparent)]
+    Worker(WorkerError),
+    /// A transform file that is no JavaScript or Python.
+    #[error("a transform file is .js, .cjs, .mjs or .py, not {}", .0.display())]
+    TransformKind(PathBuf),
+    /// A transform file that is not there.
+    #[error("the transform file {} does not exist", .0.display())]
+    NoTransformFile(PathBuf),
+    /// A request transform file that is not there, or no JavaScript.
+    #[error(
+        "a request transform file is an existing .js, .cjs or .mjs file, not {}",
+        .0.display()
+    )]
+    RequestTransformFile(PathBuf),
+}
+
+fn for_file(file: Option<&str>) -> String {
+    file.map(|f| format!(" for {f}")).unwrap_or_default()
+}
+
+impl SnippetError {
+    /// The error of a call: what it threw (the first line of its stack), or the worker's.
+    fn of(e: CallError) -> SnippetError {
+        match e {
+            CallError::Threw { head, .. } => SnippetError::Threw(head),
+            CallError::Worker(e) => SnippetError::Worker(e),
+        }
+    }
+}
+
 /// Runs `code` with `names` bound to `values`; its result as text (JSON for non-strings).
-pub(crate) async fn run(code: &str, names: &[&str], values: Vec<Value>) -> Result<String, String> {
+pub(crate) async fn run(
+    code: &str,
+    names: &[&str],
+    values: Vec<Value>,
+) -> Result<String, SnippetError> {
     Ok(match run_value(code, names, values).await? {
         Value::String(s) => s,
         Value::Null => String::new(),
@@ -24,7 +79,7 @@ pub(crate) async fn run(code: &str, names: &[&str], values: Vec<Value>) -> Resul
 }
 
 /// Runs `code` with `names` bound to `values`; its result as data (`null` for `undefined`).
-async fn run_value(code: &str, names: &[&str], values: Vec<Value>) -> Result<Value, String> {
+async fn run_value(code: &str, names: &[&str], values: Vec<Value>) -> Result<Value, SnippetError> {
     let body = if code.contains('\n') || has_return(code) {
         code.to_string()
     } else {
@@ -41,13 +96,8 @@ async fn run_value(code: &str, names: &[&str], values: Vec<Value>) -> Result<Val
         timeout: TIMEOUT,
     };
     call.run().await.map_err(|e| match e {
-        CallError::Threw { head, .. } => head,
-        CallError::Worker(e) => match e {
-            crate::process::worker::WorkerError::Start { source, .. } => {
-                format!("cannot run `node` for a JavaScript snippet: {source}; install Node.js")
-            }
-            other => other.to_string(),
-        },
+        CallError::Worker(WorkerError::Start { source, .. }) => SnippetError::NoNode(source),
+        other => SnippetError::of(other),
     })
 }
 
@@ -74,7 +124,7 @@ pub(crate) async fn transform(
     vars: &Map<String, Value>,
     prompt: &str,
     base: &Path,
-) -> Result<Value, String> {
+) -> Result<Value, SnippetError> {
     let code = code.trim();
     let context = json!({ "vars": vars, "prompt": { "raw": prompt } });
     let Some(reference) = code.strip_prefix("file://") else {
@@ -85,18 +135,10 @@ pub(crate) async fn transform(
     let language = match path.extension().and_then(|e| e.to_str()) {
         Some("js" | "cjs" | "mjs") => CodeLanguage::JavaScript,
         Some("py") => CodeLanguage::Python,
-        _ => {
-            return Err(format!(
-                "a transform file is .js, .cjs, .mjs or .py, not {}",
-                path.display()
-            ));
-        }
+        _ => return Err(SnippetError::TransformKind(path)),
     };
     if !path.is_file() {
-        return Err(format!(
-            "the transform file {} does not exist",
-            path.display()
-        ));
+        return Err(SnippetError::NoTransformFile(path));
     }
     let path = path.canonicalize().unwrap_or(path);
     let call = Call {
@@ -111,11 +153,12 @@ pub(crate) async fn transform(
     };
     let program = call.program();
     call.run().await.map_err(|e| match e {
-        CallError::Threw { head, .. } => head,
-        CallError::Worker(crate::process::worker::WorkerError::Start { source, .. }) => {
-            format!("cannot run `{program}` for {file}: {source}")
-        }
-        CallError::Worker(other) => other.to_string(),
+        CallError::Worker(WorkerError::Start { source, .. }) => SnippetError::Start {
+            program,
+            file: Some(file.to_string()),
+            source,
+        },
+        other => SnippetError::of(other),
     })
 }
 
@@ -127,7 +170,7 @@ pub(crate) async fn request_transform(
     prompt: &str,
     vars: &Map<String, Value>,
     base: &Path,
-) -> Result<Value, String> {
+) -> Result<Value, SnippetError> {
     let code = code.trim();
     let args = vec![
         Value::String(prompt.to_string()),
@@ -145,10 +188,7 @@ pub(crate) async fn request_transform(
         Some("js" | "cjs" | "mjs")
     ) || !path.is_file()
     {
-        return Err(format!(
-            "a request transform file is an existing .js, .cjs or .mjs file, not {}",
-            path.display()
-        ));
+        return Err(SnippetError::RequestTransformFile(path));
     }
     let call = Call {
         language: CodeLanguage::JavaScript,
@@ -163,10 +203,7 @@ pub(crate) async fn request_transform(
         cwd: None,
         timeout: TIMEOUT,
     };
-    call.run().await.map_err(|e| match e {
-        CallError::Threw { head, .. } => head,
-        CallError::Worker(other) => other.to_string(),
-    })
+    call.run().await.map_err(SnippetError::of)
 }
 
 /// `path` and `function` of `path[:function]` (a `:` after the file's extension).

@@ -13,12 +13,52 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value, json};
 
-use super::template;
+use super::node::SnippetError;
+use super::template::{self, TemplateError};
 use crate::expect::CodeLanguage;
 use crate::expect::code_runner::{Call, CallError, Target};
+use crate::process::worker::WorkerError;
 
 /// How long a prompt function may run.
 const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Why a prompt cannot be made; the template's, JSON's or the worker's error is kept.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PromptError {
+    /// The prompt's template does not render.
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// A prompt made of JSON cannot be written back.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// A prompt function's file is not there.
+    #[error("the prompt function file {} does not exist", .0.display())]
+    NoFile(PathBuf),
+    /// The prompt function failed (threw, or its worker did).
+    #[error("the prompt function {reference}: {source}")]
+    Function {
+        /// As written (`file://prompts.mjs:chat`).
+        reference: String,
+        /// What went wrong.
+        #[source]
+        source: SnippetError,
+    },
+    /// The prompt function made neither text nor messages.
+    #[error("the prompt function {reference} returned no prompt")]
+    NoPrompt {
+        /// As written.
+        reference: String,
+    },
+    /// What the prompt function made does not render.
+    #[error("the prompt of {reference}: {source}")]
+    Render {
+        /// As written.
+        reference: String,
+        /// Why.
+        #[source]
+        source: Box<PromptError>,
+    },
+}
 
 /// Drops one trailing `\n` from each string var, as promptfoo does before it renders a prompt
 /// (the prompt, the items' values and the code all see the trimmed vars).
@@ -33,13 +73,13 @@ pub(crate) fn trim_vars(vars: &mut Map<String, Value>) {
 }
 
 /// Renders `template` with `vars`: inside its strings when it is JSON, else as text.
-pub(crate) fn render(template: &str, vars: &Map<String, Value>) -> Result<String, String> {
+pub(crate) fn render(template: &str, vars: &Map<String, Value>) -> Result<String, PromptError> {
     match serde_json::from_str::<Node>(template) {
         Ok(node) => {
             let rendered = node.render(vars)?;
-            serde_json::to_string_pretty(&rendered).map_err(|e| e.to_string())
+            Ok(serde_json::to_string_pretty(&rendered)?)
         }
-        Err(_) => template::render(template, vars),
+        Err(_) => Ok(template::render(template, vars)?),
     }
 }
 
@@ -58,7 +98,7 @@ pub(crate) struct PromptFunction {
 impl PromptFunction {
     /// The function `reference` (`file://` already taken off: `x.mjs:fn`) names, relative to
     /// `base`; `None` when it is not a code file. A file that is not there is an error.
-    pub(crate) fn parse(base: &Path, reference: &str) -> Option<Result<Self, String>> {
+    pub(crate) fn parse(base: &Path, reference: &str) -> Option<Result<Self, PromptError>> {
         const CODE: &[&str] = &[".js", ".cjs", ".mjs", ".py"];
         let (file, function) = match reference.rsplit_once(':') {
             Some((file, function)) if CODE.iter().any(|e| file.ends_with(e)) => {
@@ -71,10 +111,7 @@ impl PromptFunction {
         }
         let path = base.join(file);
         if !path.is_file() {
-            return Some(Err(format!(
-                "the prompt function file {} does not exist",
-                path.display()
-            )));
+            return Some(Err(PromptError::NoFile(path)));
         }
         Some(Ok(PromptFunction {
             reference: format!("file://{reference}"),
@@ -90,7 +127,7 @@ impl PromptFunction {
         &self,
         vars: &Map<String, Value>,
         provider: (&str, Option<&str>),
-    ) -> Result<String, String> {
+    ) -> Result<String, PromptError> {
         let (id, label) = provider;
         let mut given = json!({ "id": id });
         if let Some(label) = label {
@@ -140,17 +177,17 @@ impl PromptFunction {
             }
         };
         let program = call.program();
-        let made = call.run().await.map_err(|e| {
-            let why = match e {
-                CallError::Threw { message, .. } => message,
-                CallError::Worker(crate::process::worker::WorkerError::Start {
-                    source, ..
-                }) => {
-                    format!("cannot run `{program}`: {source}")
-                }
-                CallError::Worker(other) => other.to_string(),
-            };
-            format!("the prompt function {}: {why}", self.reference)
+        let made = call.run().await.map_err(|e| PromptError::Function {
+            reference: self.reference.clone(),
+            source: match e {
+                CallError::Threw { message, .. } => SnippetError::Threw(message),
+                CallError::Worker(WorkerError::Start { source, .. }) => SnippetError::Start {
+                    program,
+                    file: None,
+                    source,
+                },
+                CallError::Worker(other) => SnippetError::Worker(other),
+            },
         })?;
         let template = match (made.get("text"), made.get("json")) {
             (Some(Value::String(text)), _) => text.clone(),
@@ -161,9 +198,7 @@ impl PromptFunction {
                     Ok(Node::Object(entries)) => {
                         match entries.into_iter().find(|(k, _)| k == "prompt") {
                             Some((_, Node::String(text))) => text,
-                            Some((_, other)) => {
-                                serde_json::to_string(&other).map_err(|e| e.to_string())?
-                            }
+                            Some((_, other)) => serde_json::to_string(&other)?,
                             None => json.clone(),
                         }
                     }
@@ -171,13 +206,15 @@ impl PromptFunction {
                 }
             }
             _ => {
-                return Err(format!(
-                    "the prompt function {} returned no prompt",
-                    self.reference
-                ));
+                return Err(PromptError::NoPrompt {
+                    reference: self.reference.clone(),
+                });
             }
         };
-        render(&template, vars).map_err(|e| format!("the prompt of {}: {e}", self.reference))
+        render(&template, vars).map_err(|e| PromptError::Render {
+            reference: self.reference.clone(),
+            source: Box::new(e),
+        })
     }
 }
 
@@ -241,7 +278,7 @@ enum Node {
 impl Node {
     /// Every string rendered with `vars` (keys stay as written, as promptfoo's
     /// `renderVarsInObject` leaves them).
-    fn render(self, vars: &Map<String, Value>) -> Result<Node, String> {
+    fn render(self, vars: &Map<String, Value>) -> Result<Node, TemplateError> {
         Ok(match self {
             Node::String(s) => Node::String(template::render(&s, vars)?),
             Node::Array(items) => Node::Array(
@@ -254,7 +291,7 @@ impl Node {
                 entries
                     .into_iter()
                     .map(|(k, v)| Ok((k, v.render(vars)?)))
-                    .collect::<Result<_, String>>()?,
+                    .collect::<Result<_, TemplateError>>()?,
             ),
             other => other,
         })
@@ -398,7 +435,8 @@ mod tests {
         assert!(PromptFunction::parse(dir.path(), "p.txt").is_none());
         let missing = PromptFunction::parse(dir.path(), "gone.py:f")
             .unwrap()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(missing.contains("gone.py does not exist"), "{missing}");
     }
 }

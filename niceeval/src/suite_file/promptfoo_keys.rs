@@ -51,10 +51,21 @@ impl Notes {
     }
 }
 
+/// Why a key niceeval does not read is refused: ignoring it would change a verdict.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Refusal(String);
+
+impl Refusal {
+    fn new(why: impl Into<String>) -> Refusal {
+        Refusal(why.into())
+    }
+}
+
 /// What niceeval does about a key of `what` (a promptfoo config, a test, options, …) that it
 /// does not read: `Ok(notice)` to accept it, `Err(why)` when ignoring it would change a
 /// verdict.
-pub(crate) fn unread(what: &str, key: &str) -> Result<String, String> {
+pub(crate) fn unread(what: &str, key: &str) -> Result<String, Refusal> {
     let instead = match (what, key) {
         (_, "writeLatestResults") => "niceeval writes its own results (results/ and --jsonl)",
         (_, "commandLineOptions") => "give niceeval's own flags on its command line",
@@ -88,32 +99,37 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, String> {
         (_, "isRedteam") => "not used",
         (_, "disableConversationVar") => "niceeval sets no `_conversation` var",
         // Keys that change a verdict: refused rather than ignored.
-        (_, "providerOutput") => return Err("a fixed provider output is not supported".into()),
+        (_, "providerOutput") => {
+            return Err(Refusal::new("a fixed provider output is not supported"));
+        }
         (_, "assertScoringFunction") => {
-            return Err("a custom scoring function is not supported".into());
+            return Err(Refusal::new("a custom scoring function is not supported"));
         }
         (_, "storeOutputAs") => {
-            return Err("`storeOutputAs` (outputs fed to later tests) is not supported".into());
+            return Err(Refusal::new(
+                "`storeOutputAs` (outputs fed to later tests) is not supported",
+            ));
         }
-        (_, "transformVars") => return Err("`transformVars` is not supported".into()),
+        (_, "transformVars") => return Err(Refusal::new("`transformVars` is not supported")),
         (_, "prefix") | (_, "suffix") => {
-            return Err(format!("a prompt `{key}` is not supported"));
+            return Err(Refusal::new(format!("a prompt `{key}` is not supported")));
         }
         (_, "prompts") if what == "a test" => {
-            return Err("a test's `prompts` filter is not supported".into());
+            return Err(Refusal::new("a test's `prompts` filter is not supported"));
         }
         (_, "transform") if what == "a provider" => {
-            return Err(
+            return Err(Refusal::new(
                 "a provider's `transform` is not supported; give it as the tests' \
-                 `options.transform` (defaultTest)"
-                    .into(),
-            );
+                 `options.transform` (defaultTest)",
+            ));
         }
         (_, "prompts") if what == "a provider" => {
-            return Err("a provider's `prompts` filter is not supported".into());
+            return Err(Refusal::new(
+                "a provider's `prompts` filter is not supported",
+            ));
         }
         (_, "factuality") => {
-            return Err("custom factuality scores are not supported".into());
+            return Err(Refusal::new("custom factuality scores are not supported"));
         }
         _ => "promptfoo's schema does not know it and drops it; so does niceeval",
     };

@@ -14,11 +14,59 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tokio::sync::OnceCell;
 
+use super::agents::SendingError;
+use super::template::TemplateError;
 use super::{JudgeSpec, SuiteCase, agents, graders};
-use crate::agent::{Agent as _, EventSink, Request};
+use crate::agent::{Agent as _, AgentError, EventSink, Request};
 use crate::event::Event;
-use crate::judge::Judge;
+use crate::judge::{Judge, JudgeError};
 use crate::provider::ChatRequest;
+
+/// Why a test's outputs could not be compared, or one of them fetched; the provider's,
+/// template's or grader's error is kept.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SelectBestError {
+    /// A case index outside the group.
+    #[error("select-best: no case #{0} in the group")]
+    NoCase(usize),
+    /// The case's prompt cannot be sent to its provider.
+    #[error(transparent)]
+    Sending(#[from] SendingError),
+    /// The test's provider is the configured agent, which niceeval does not call itself.
+    #[error(
+        "select-best compares providers niceeval calls itself; this test's provider is the crate's own agent"
+    )]
+    OwnAgent,
+    /// The provider failed.
+    #[error("the provider {provider} failed: {source}")]
+    Provider {
+        /// The provider's label.
+        provider: String,
+        /// Its error.
+        #[source]
+        source: AgentError,
+    },
+    /// One case alone.
+    #[error("it needs at least two outputs to compare (the test's prompts × providers)")]
+    TooFew,
+    /// An output the grader needed could not be fetched.
+    #[error(transparent)]
+    Output(Arc<SelectBestError>),
+    /// The `rubricPrompt` does not render.
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// The grader failed.
+    #[error(transparent)]
+    Judge(#[from] JudgeError),
+    /// The grader's answer names no output.
+    #[error("invalid verdict {answer}: the grader names no output 0..{last}")]
+    Verdict {
+        /// The answer, quoted.
+        answer: String,
+        /// The last index it could name.
+        last: usize,
+    },
+}
 
 /// The cases of one test with a `select-best` item.
 pub(crate) struct Group {
@@ -31,8 +79,8 @@ pub(crate) struct Group {
     /// The test's cases in promptfoo's order (provider by provider, prompt by prompt): the
     /// index the grader names.
     cells: Vec<SuiteCase>,
-    outputs: Vec<OnceCell<Result<Vec<Event>, String>>>,
-    verdict: OnceCell<Result<usize, String>>,
+    outputs: Vec<OnceCell<Result<Vec<Event>, Arc<SelectBestError>>>>,
+    verdict: OnceCell<Result<usize, Arc<SelectBestError>>>,
 }
 
 impl std::fmt::Debug for Group {
@@ -68,11 +116,11 @@ impl Group {
         &self,
         index: usize,
         vars: &Map<String, Value>,
-    ) -> Result<Vec<Event>, String> {
+    ) -> Result<Vec<Event>, Arc<SelectBestError>> {
         let Some(slot) = self.outputs.get(index) else {
-            return Err(format!("select-best: no case #{index} in the group"));
+            return Err(Arc::new(SelectBestError::NoCase(index)));
         };
-        slot.get_or_init(|| send(&self.cells[index], vars))
+        slot.get_or_init(|| async { send(&self.cells[index], vars).await.map_err(Arc::new) })
             .await
             .clone()
     }
@@ -86,7 +134,7 @@ impl Group {
     ) -> (bool, String) {
         let picked = self
             .verdict
-            .get_or_init(|| self.ask(judge, vars))
+            .get_or_init(|| async { self.ask(judge, vars).await.map_err(Arc::new) })
             .await
             .clone();
         match picked {
@@ -108,15 +156,20 @@ impl Group {
         }
     }
 
-    async fn ask(&self, judge: &Judge, vars: &Map<String, Value>) -> Result<usize, String> {
+    async fn ask(
+        &self,
+        judge: &Judge,
+        vars: &Map<String, Value>,
+    ) -> Result<usize, SelectBestError> {
         if self.cells.len() < 2 {
-            return Err(
-                "it needs at least two outputs to compare (the test's prompts × providers)".into(),
-            );
+            return Err(SelectBestError::TooFew);
         }
         let mut outputs = Vec::with_capacity(self.cells.len());
         for index in 0..self.cells.len() {
-            let events = self.output(index, vars).await?;
+            let events = self
+                .output(index, vars)
+                .await
+                .map_err(SelectBestError::Output)?;
             outputs.push(
                 Event::last_reply(&events)
                     .map(|t| t.to_string())
@@ -128,10 +181,7 @@ impl Group {
             None => default_request(&self.criteria, &outputs),
         };
         let model = self.judge.as_ref().map(|j| j.model.as_str());
-        let answer = judge
-            .ask_text(model, &request)
-            .await
-            .map_err(|e| e.to_string())?;
+        let answer = judge.ask_text(model, &request).await?;
         // As promptfoo: the first digit of the answer is the index.
         answer
             .trim()
@@ -139,29 +189,27 @@ impl Group {
             .find_map(|c| c.to_digit(10))
             .map(|d| d as usize)
             .filter(|d| *d < outputs.len())
-            .ok_or_else(|| {
-                format!(
-                    "invalid verdict {}: the grader names no output 0..{}",
-                    crate::excerpt::quote(answer.trim()),
-                    outputs.len() - 1
-                )
+            .ok_or_else(|| SelectBestError::Verdict {
+                answer: crate::excerpt::quote(answer.trim()),
+                last: outputs.len() - 1,
             })
     }
 }
 
 /// Sends `case`'s prompt to its provider outside any eval and keeps what it emitted.
-async fn send(case: &SuiteCase, vars: &Map<String, Value>) -> Result<Vec<Event>, String> {
+async fn send(case: &SuiteCase, vars: &Map<String, Value>) -> Result<Vec<Event>, SelectBestError> {
     let (agent, input, _earlier) = agents::agent_for(case, vars)?;
     let Some(agent) = agent else {
-        return Err(
-            "select-best compares providers niceeval calls itself; this test's provider is the crate's own agent".into(),
-        );
+        return Err(SelectBestError::OwnAgent);
     };
     let sink = EventSink::default();
     agent
         .send(Request::new(input, sink.clone()))
         .await
-        .map_err(|e| format!("the provider {} failed: {e}", case.provider.label))?;
+        .map_err(|source| SelectBestError::Provider {
+            provider: case.provider.label.clone(),
+            source,
+        })?;
     Ok(sink.snapshot())
 }
 
@@ -188,7 +236,7 @@ fn custom_request(
     criteria: &str,
     outputs: &[String],
     vars: &Map<String, Value>,
-) -> Result<ChatRequest, String> {
+) -> Result<ChatRequest, TemplateError> {
     let mut values = Map::new();
     values.insert("criteria".into(), Value::String(graders::escaped(criteria)));
     values.insert(

@@ -44,24 +44,34 @@ fn environment() -> &'static Environment<'static> {
     })
 }
 
+/// A template minijinja cannot render; its error is kept.
+#[derive(Debug, thiserror::Error)]
+#[error("template error: {}", message(.0))]
+pub struct TemplateError(#[source] minijinja::Error);
+
+/// minijinja's message, with its detail when the message does not already hold it.
+fn message(e: &minijinja::Error) -> String {
+    let mut message = e.to_string();
+    if let Some(detail) = e.detail()
+        && !message.contains(detail)
+    {
+        message = format!("{message}: {detail}");
+    }
+    message
+}
+
 /// Renders `template` with `vars` (a text without `{{` / `{%` is returned as it is).
-pub(crate) fn render(template: &str, vars: &Map<String, Value>) -> Result<String, String> {
+pub(crate) fn render(template: &str, vars: &Map<String, Value>) -> Result<String, TemplateError> {
     if !template.contains("{{") && !template.contains("{%") {
         return Ok(template.to_string());
     }
-    environment().render_str(template, vars).map_err(|e| {
-        let mut message = e.to_string();
-        if let Some(detail) = e.detail()
-            && !message.contains(detail)
-        {
-            message = format!("{message}: {detail}");
-        }
-        format!("template error: {message}")
-    })
+    environment()
+        .render_str(template, vars)
+        .map_err(TemplateError)
 }
 
 /// Renders every string inside `value` (an assertion's `value` with the test's vars).
-pub fn render_value(value: &Value, vars: &Map<String, Value>) -> Result<Value, String> {
+pub fn render_value(value: &Value, vars: &Map<String, Value>) -> Result<Value, TemplateError> {
     Ok(match value {
         Value::String(s) => Value::String(render(s, vars)?),
         Value::Array(items) => Value::Array(
@@ -73,7 +83,7 @@ pub fn render_value(value: &Value, vars: &Map<String, Value>) -> Result<Value, S
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| Ok((k.clone(), render_value(v, vars)?)))
-                .collect::<Result<_, String>>()?,
+                .collect::<Result<_, TemplateError>>()?,
         ),
         other => other.clone(),
     })
@@ -105,6 +115,7 @@ mod tests {
         assert!(
             render("{% if %}", vars)
                 .unwrap_err()
+                .to_string()
                 .contains("template error")
         );
     }

@@ -82,10 +82,11 @@ fn run(items: &[Value], output: &str, context: &Value) -> Result<SpecOutcome, St
             "javascript" | "python" | "js" | "py"
         );
         if !code && let Some(value) = item.get("value") {
-            let rendered = niceeval::__private::suite_file::render_value(value, &vars)?;
+            let rendered = niceeval::__private::suite_file::render_value(value, &vars)
+                .map_err(|e| e.to_string())?;
             item["value"] = rendered;
         }
-        specs.push(AssertSpec::from_item(item)?);
+        specs.push(AssertSpec::from_item(item).map_err(|e| e.to_string())?);
     }
     let mut ctx = SpecContext::new();
     ctx.vars = vars.into_iter().collect();

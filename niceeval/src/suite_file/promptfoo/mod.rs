@@ -470,11 +470,11 @@ fn cases_of(
         .unwrap_or_else(|| format!("test {}", n + 1))
         .replace("::", ":");
     if let Some(only) = &test.providers.only {
-        providers::check_filter(only, providers).map_err(|message| SuiteFileError::At {
+        providers::check_filter(only, providers).map_err(|e| SuiteFileError::At {
             file: path.display().to_string(),
             line: test.line,
             column: 1,
-            message,
+            message: e.to_string(),
         })?;
     }
     let (asserts, graded) = assertions(test, doc.notes, &doc.base)?;
@@ -688,20 +688,22 @@ fn assertions(
         ) && let Some(Value::String(reference)) = map.get("value")
             && reference.starts_with("file://")
         {
-            let schema = schema_file(base, &origin.file, reference).map_err(&fail)?;
+            let schema =
+                schema_file(base, &origin.file, reference).map_err(|e| fail(e.to_string()))?;
             map.insert("value".into(), schema);
         }
         if let Some(value) = map
             .get("value")
             .filter(|_| !matches!(kind, "javascript" | "python"))
         {
-            let rendered = template::render_value(value, &test.vars).map_err(&fail)?;
+            let rendered =
+                template::render_value(value, &test.vars).map_err(|e| fail(e.to_string()))?;
             map.insert("value".into(), rendered);
         }
         let base = origin.file.parent().unwrap_or(Path::new("."));
         // promptfoo: an item's `rubricPrompt` over the test's.
         let rubric_prompt = match map.get("rubricPrompt") {
-            Some(p) => Some(super::graders::load_prompt(p, base).map_err(&fail)?),
+            Some(p) => Some(super::graders::load_prompt(p, base).map_err(|e| fail(e.to_string()))?),
             None => test.rubric_prompt.clone(),
         };
         if kind == "select-best" {
@@ -718,7 +720,11 @@ fn assertions(
                 metric: None,
                 judge: match map.get("provider") {
                     None => None,
-                    Some(p) => super::graders::read(p, &origin.file).map_err(&fail)?.text,
+                    Some(p) => {
+                        super::graders::read(p, &origin.file)
+                            .map_err(|e| fail(e.to_string()))?
+                            .text
+                    }
                 },
             });
             continue;
@@ -751,7 +757,11 @@ fn assertions(
             }
             let judge = match map.get("provider") {
                 None => None,
-                Some(p) => super::graders::read(p, &origin.file).map_err(&fail)?.text,
+                Some(p) => {
+                    super::graders::read(p, &origin.file)
+                        .map_err(|e| fail(e.to_string()))?
+                        .text
+                }
             };
             let transform = match map.get("transform") {
                 None => None,
@@ -790,7 +800,7 @@ fn assertions(
             ))?;
             continue;
         }
-        let spec = AssertSpec::from_item(Value::Object(map)).map_err(&fail)?;
+        let spec = AssertSpec::from_item(Value::Object(map)).map_err(|e| fail(e.to_string()))?;
         let base = origin.file.parent().map(Path::to_path_buf);
         // A JavaScript `transform` runs before the item (see `run`): the item is checked
         // without it.
@@ -820,27 +830,55 @@ fn assertions(
 /// The JSON Schema of an `is-json` / `contains-json` item given as `file://schema.json` (or
 /// `.yaml`): relative to the config's directory as promptfoo reads it, else to the file that
 /// names it (a tests file elsewhere).
-fn schema_file(base: &Path, naming: &Path, reference: &str) -> Result<Value, String> {
+fn schema_file(base: &Path, naming: &Path, reference: &str) -> Result<Value, SchemaFileError> {
     let beside = naming.parent().map(|dir| super::file_path(dir, reference));
     let path = std::iter::once(super::file_path(base, reference))
         .chain(beside)
         .find(|p| p.is_file())
-        .ok_or_else(|| {
-            format!(
-                "the schema {reference} does not exist (looked in {})",
-                base.display()
-            )
+        .ok_or_else(|| SchemaFileError::Missing {
+            reference: reference.to_string(),
+            base: base.to_path_buf(),
         })?;
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read the schema {}: {e}", path.display()))?;
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(source) => return Err(SchemaFileError::Read { path, source }),
+    };
     match path.extension().and_then(|e| e.to_str()) {
-        Some("json") => serde_json::from_str(&text)
-            .map_err(|e| format!("the schema {} is not JSON: {e}", path.display())),
-        Some("yaml" | "yml") => parse_yaml(&path, &text).map_err(|e| e.to_string()),
-        _ => Err(format!(
-            "the schema {reference} is not a .json, .yaml or .yml file"
-        )),
+        Some("json") => {
+            serde_json::from_str(&text).map_err(|source| SchemaFileError::Json { path, source })
+        }
+        Some("yaml" | "yml") => Ok(parse_yaml(&path, &text)?),
+        _ => Err(SchemaFileError::Kind(reference.to_string())),
     }
+}
+
+/// Why the schema file of an `is-json` / `contains-json` item cannot be used; the reader's
+/// error is kept.
+#[derive(Debug, thiserror::Error)]
+enum SchemaFileError {
+    /// Neither beside the config nor beside the file naming it.
+    #[error("the schema {reference} does not exist (looked in {})", .base.display())]
+    Missing { reference: String, base: PathBuf },
+    /// The file cannot be read.
+    #[error("cannot read the schema {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A `.json` schema that is no JSON.
+    #[error("the schema {} is not JSON: {source}", .path.display())]
+    Json {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A `.yaml` schema that is no YAML.
+    #[error(transparent)]
+    Yaml(#[from] SuiteFileError),
+    /// Another kind of file.
+    #[error("the schema {0} is not a .json, .yaml or .yml file")]
+    Kind(String),
 }
 
 /// A `similar` item: the texts compared (a list passes on any), the threshold (promptfoo's
@@ -880,7 +918,7 @@ fn similar(
     let judge = match map.get("provider") {
         None => None,
         Some(p) => {
-            let graders = super::graders::read(p, base).map_err(fail)?;
+            let graders = super::graders::read(p, base).map_err(|e| fail(e.to_string()))?;
             // A chat grader here is no embedding model: promptfoo falls back to its default.
             graders.embedding
         }
@@ -1422,14 +1460,14 @@ pub(crate) fn read_test(
             }
             if let Some(p) = options.get("provider") {
                 let graders = super::graders::read(p, doc.path)
-                    .map_err(|m| doc.err(&with(&at, key("provider")), m))?;
+                    .map_err(|e| doc.err(&with(&at, key("provider")), e.to_string()))?;
                 judge = graders.text;
                 embedding = graders.embedding;
             }
             if let Some(p) = options.get("rubricPrompt") {
                 rubric_prompt = Some(
                     super::graders::load_prompt(p, &doc.base)
-                        .map_err(|m| doc.err(&with(&at, key("rubricPrompt")), m))?,
+                        .map_err(|e| doc.err(&with(&at, key("rubricPrompt")), e.to_string()))?,
                 );
             }
         }

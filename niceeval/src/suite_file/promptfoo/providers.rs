@@ -134,9 +134,25 @@ pub(crate) fn read_filter(
         .collect()
 }
 
+/// A test's `providers` naming no provider of the suite.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "the test's `providers` names \"{reference}\", which is no provider of the suite; available providers: {}",
+    .available.join(", ")
+)]
+pub(crate) struct UnknownProvider {
+    /// The reference as written.
+    reference: String,
+    /// Each provider, as `label (id)` or its id.
+    available: Vec<String>,
+}
+
 /// Fails on a reference of a test's `providers` that matches no suite provider, as promptfoo
 /// does before it runs anything.
-pub(crate) fn check_filter(only: &[String], providers: &[Arc<ProviderSpec>]) -> Result<(), String> {
+pub(crate) fn check_filter(
+    only: &[String],
+    providers: &[Arc<ProviderSpec>],
+) -> Result<(), UnknownProvider> {
     for reference in only {
         if !providers.iter().any(|p| matches(reference, p)) {
             let available: Vec<String> = providers
@@ -149,10 +165,10 @@ pub(crate) fn check_filter(only: &[String], providers: &[Arc<ProviderSpec>]) -> 
                     }
                 })
                 .collect();
-            return Err(format!(
-                "the test's `providers` names \"{reference}\", which is no provider of the suite; available providers: {}",
-                available.join(", ")
-            ));
+            return Err(UnknownProvider {
+                reference: reference.clone(),
+                available,
+            });
         }
     }
     Ok(())
