@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-use super::support::{Fake, niceeval, peer_tool, python_modules, root, run_comparison};
+use super::support::{Fake, peer_tool, python_modules, root, run_comparison};
 
 #[test]
 fn real_files_once_refused_run() {
@@ -21,7 +21,25 @@ fn real_files_once_refused_run() {
         let dir = root()
             .join("niceeval-cli/tests/conformance/real")
             .join(suite);
-        let out = niceeval(&dir, &fake, &["-c", "promptfooconfig.yaml"]);
+        // The corpus is source: the results and the answer cache go to a temporary directory,
+        // nothing is written beside the suite.
+        let results = tempfile::tempdir().expect("a temporary directory");
+        let had_target = dir.join("target").exists();
+        let out = Command::new(env!("CARGO_BIN_EXE_niceeval"))
+            .args(["eval", "-c", "promptfooconfig.yaml"])
+            .current_dir(&dir)
+            .env("OPENAI_BASE_URL", &fake.url)
+            .env("OPENAI_API_KEY", "sk-fake")
+            .env("NO_COLOR", "1")
+            .env("NICEEVAL_RESULTS_DIR", results.path())
+            .env("NICEEVAL_JUDGE_CACHE", "off")
+            .output()
+            .expect("the niceeval binary runs");
+        assert!(
+            had_target || !dir.join("target").exists(),
+            "{suite}: the run wrote {} into the corpus",
+            dir.join("target").display()
+        );
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_ne!(out.status.code(), Some(2), "{suite}: {stderr}");
