@@ -6,14 +6,14 @@
 //! `/embeddings` endpoint), and a test's `threshold` over all of its items (plain, transformed,
 //! graded), which promptfoo compares with the test's weighted score.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
+use super::JudgeSpec;
 use super::agents::{self, ProviderKind};
 use super::template::TemplateError;
-use super::{JudgeSpec, SuiteFileError};
 use crate::assertion::{AssertionKind, AssertionResult, Grade, Settings};
 use crate::provider::{
     ChatMessage, ChatRequest, ClientOptions, ModelClient, ModelName, ProviderError,
@@ -66,27 +66,9 @@ pub(crate) enum GraderError {
         "a grading prompt computed by code ({0}) is not supported; give its text, chat messages, or a .txt / .json / .yaml file"
     )]
     PromptCode(String),
-    /// A `rubricPrompt` file that cannot be read.
-    #[error("cannot read {}: {source}", .path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A `.json` `rubricPrompt` file that is no JSON.
-    #[error("{}: not JSON: {source}", .path.display())]
-    Json {
-        /// The file.
-        path: PathBuf,
-        /// The parser's error.
-        #[source]
-        source: serde_json::Error,
-    },
-    /// A `.yaml` `rubricPrompt` file that is no YAML.
+    /// A `rubricPrompt` file that cannot be read, or a `.json` / `.yaml` one that does not parse.
     #[error(transparent)]
-    Yaml(#[from] SuiteFileError),
+    Data(#[from] super::DataFileError),
     /// A `rubricPrompt` that is neither text, messages nor a file.
     #[error("`rubricPrompt` is text, chat messages or file://…, not {0}")]
     PromptValue(Value),
@@ -236,18 +218,11 @@ pub(crate) fn load_prompt(value: &Value, base: &Path) -> Result<String, GraderEr
             if matches!(ext, "js" | "cjs" | "mjs" | "ts" | "py") {
                 return Err(GraderError::PromptCode(s.clone()));
             }
-            let text = match std::fs::read_to_string(&path) {
-                Ok(text) => text,
-                Err(source) => return Err(GraderError::Read { path, source }),
-            };
-            match ext {
-                "json" => match serde_json::from_str::<Value>(&text) {
-                    Ok(v) => Ok(v.to_string()),
-                    Err(source) => Err(GraderError::Json { path, source }),
-                },
-                "yaml" | "yml" => Ok(super::parse_yaml(&path, &text)?.to_string()),
-                _ => Ok(text),
+            if matches!(ext, "json" | "yaml" | "yml") {
+                return Ok(super::read_data(&path)?.to_string());
             }
+            std::fs::read_to_string(&path)
+                .map_err(|source| super::DataFileError::Read { path, source }.into())
         }
         Value::String(s) => Ok(s.clone()),
         Value::Array(_) | Value::Object(_) => Ok(value.to_string()),

@@ -990,6 +990,51 @@ pub(crate) fn at(
     }
 }
 
+/// Why a data file a suite names (a schema, a grading prompt, a provider `config` value)
+/// cannot be read; the reader's error is kept.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DataFileError {
+    /// The file cannot be read.
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A `.json` file that is no JSON.
+    #[error("{} is not JSON: {source}", .path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Another file, read as YAML, that is no YAML (located).
+    #[error(transparent)]
+    Yaml(#[from] SuiteFileError),
+}
+
+/// A data file's value: a `.json` file parsed as JSON, any other as YAML (located errors, as
+/// the suite file's own). The one reader of the schema, grading-prompt and provider-config
+/// files; each caller decides first which extensions it takes as data.
+pub(crate) fn read_data(path: &Path) -> Result<Value, DataFileError> {
+    let text = std::fs::read_to_string(path).map_err(|source| DataFileError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if path.extension().is_some_and(|e| e == "json") {
+        serde_json::from_str(&text).map_err(|source| DataFileError::Json {
+            path: path.to_path_buf(),
+            source,
+        })
+    } else {
+        Ok(parse_yaml(path, &text)?)
+    }
+}
+
 /// Parses YAML (anchors, aliases and `<<` merges applied) into JSON values.
 pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<Value, SuiteFileError> {
     let located = |e: yaml_serde::Error| match e.location() {

@@ -5,7 +5,7 @@
 //! only tune promptfoo (costs, retries, headers of its own) are accepted with a notice, and
 //! only what would change a verdict and cannot be done (tools the model may call) is refused.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
@@ -205,46 +205,11 @@ pub(crate) fn read(
     Ok(out)
 }
 
-/// Why a `file://` value of a `config` cannot be loaded; the reader's error is kept.
-#[derive(Debug, thiserror::Error)]
-enum FileValueError {
-    /// The file cannot be read.
-    #[error("cannot read {}: {source}", .path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    /// A `.json` file that is no JSON.
-    #[error("{} is not JSON: {source}", .path.display())]
-    Json {
-        path: PathBuf,
-        #[source]
-        source: serde_json::Error,
-    },
-    /// Any other file, read as YAML, that is no YAML.
-    #[error("{} is not YAML: {source}", .path.display())]
-    Yaml {
-        path: PathBuf,
-        #[source]
-        source: yaml_serde::Error,
-    },
-}
-
 /// A value that may be `file://x.json` / `.yaml` (promptfoo loads such a `response_format`).
-fn load_file_value(value: &Value, base: &Path) -> Result<Value, FileValueError> {
-    let Some(file) = value.as_str().and_then(|s| s.strip_prefix("file://")) else {
-        return Ok(value.clone());
-    };
-    let path = base.join(file);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(source) => return Err(FileValueError::Read { path, source }),
-    };
-    if file.ends_with(".json") {
-        serde_json::from_str(&text).map_err(|source| FileValueError::Json { path, source })
-    } else {
-        yaml_serde::from_str(&text).map_err(|source| FileValueError::Yaml { path, source })
+fn load_file_value(value: &Value, base: &Path) -> Result<Value, super::DataFileError> {
+    match value.as_str().and_then(|s| s.strip_prefix("file://")) {
+        Some(file) => super::read_data(&base.join(file)),
+        None => Ok(value.clone()),
     }
 }
 

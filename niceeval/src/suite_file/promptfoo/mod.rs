@@ -839,15 +839,8 @@ fn schema_file(base: &Path, naming: &Path, reference: &str) -> Result<Value, Sch
             reference: reference.to_string(),
             base: base.to_path_buf(),
         })?;
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(source) => return Err(SchemaFileError::Read { path, source }),
-    };
     match path.extension().and_then(|e| e.to_str()) {
-        Some("json") => {
-            serde_json::from_str(&text).map_err(|source| SchemaFileError::Json { path, source })
-        }
-        Some("yaml" | "yml") => Ok(parse_yaml(&path, &text)?),
+        Some("json" | "yaml" | "yml") => Ok(super::read_data(&path)?),
         _ => Err(SchemaFileError::Kind(reference.to_string())),
     }
 }
@@ -859,23 +852,9 @@ enum SchemaFileError {
     /// Neither beside the config nor beside the file naming it.
     #[error("the schema {reference} does not exist (looked in {})", .base.display())]
     Missing { reference: String, base: PathBuf },
-    /// The file cannot be read.
-    #[error("cannot read the schema {}: {source}", .path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    /// A `.json` schema that is no JSON.
-    #[error("the schema {} is not JSON: {source}", .path.display())]
-    Json {
-        path: PathBuf,
-        #[source]
-        source: serde_json::Error,
-    },
-    /// A `.yaml` schema that is no YAML.
+    /// The file cannot be read, or does not parse.
     #[error(transparent)]
-    Yaml(#[from] SuiteFileError),
+    Data(#[from] super::DataFileError),
     /// Another kind of file.
     #[error("the schema {0} is not a .json, .yaml or .yml file")]
     Kind(String),
