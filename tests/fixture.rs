@@ -79,7 +79,8 @@ impl Fixtures {
         self.root.join(fixture)
     }
 
-    /// The test binary of `fixture`'s test target `target` (e.g. `("outcomes", "evals")`).
+    /// The test binary of `fixture`'s test target `target` (e.g. `("outcomes", "evals")`), or
+    /// the executable of its example `target` (`("macro-pass", "all_options")`).
     pub fn test_binary(&self, fixture: &str, target: &str) -> &Path {
         self.binaries
             .get(&(fixture.to_string(), target.to_string()))
@@ -285,7 +286,8 @@ fn copy_lock(lock: &Path, root: &Path) -> Result<(), String> {
     std::fs::rename(&temporary, root.join("Cargo.lock")).map_err(fail)
 }
 
-/// The test executables in cargo's JSON messages, keyed by fixture directory and target name.
+/// The test executables and examples in cargo's JSON messages, keyed by fixture directory and
+/// target name.
 fn test_binaries(messages: &str) -> BTreeMap<(String, String), PathBuf> {
     messages
         .lines()
@@ -294,7 +296,7 @@ fn test_binaries(messages: &str) -> BTreeMap<(String, String), PathBuf> {
         .filter(|m| {
             m["target"]["kind"]
                 .as_array()
-                .is_some_and(|kinds| kinds.iter().any(|k| k == "test"))
+                .is_some_and(|kinds| kinds.iter().any(|k| k == "test" || k == "example"))
         })
         .filter_map(|m| {
             let executable = m["executable"].as_str()?;

@@ -2,9 +2,12 @@
 //! a clear error at the offending token (`tests/ui/*.rs`, each with its expected `.stderr`;
 //! `main_suites_*.rs` for a missing suite file, a malformed list and a build without the
 //! `suites` feature — the UI project builds niceeval without default features, and an error
-//! case expands to no code that needs them), and valid uses compile and run
-//! (`tests/ui/pass/*.rs`, each a `main` that checks what the macro registered and runs it; a
-//! valid `main!(suites = [..])` is built and run by `tests/it/suite.rs`, with the feature).
+//! case expands to no code that needs them). The valid uses (`tests/ui/pass/*.rs`, each a
+//! `main` that checks what the macro registered and runs it) are built and run by the
+//! workspace's `tests` crate (`tests/it/macros.rs`, as examples of the `macro-pass` fixture,
+//! which shares the workspace's build) rather than here: as a trybuild `pass` set they cost a
+//! second build of niceeval's dependencies and one cargo invocation each. A valid
+//! `main!(suites = [..])` is built and run by `tests/it/suite.rs`, with the feature.
 //!
 //! The text of compiler errors changes between rustc releases, so the `.stderr` files are only
 //! compared on the toolchain they were generated with, [`PINNED`]. On any other rustc this test
@@ -43,10 +46,8 @@ fn skip_reason(version: Option<&str>) -> Option<String> {
     }
 }
 
-/// The misuse cases. They are a `TestCases` of their own because trybuild checks a set of
-/// compile-fail cases in one `cargo check --keep-going` (in parallel), but checks them one
-/// cargo invocation at a time when the set also holds a case that must build and run — 36
-/// cargo invocations instead of one, most of this crate's test time.
+/// The misuse cases, checked by trybuild in one `cargo check --keep-going` (it would check
+/// them one cargo invocation at a time if the set also held a case that must build and run).
 #[test]
 fn ui() {
     if let Some(reason) = skip_reason(rustc_version().as_deref()) {
@@ -54,16 +55,6 @@ fn ui() {
         return;
     }
     trybuild::TestCases::new().compile_fail("tests/ui/*.rs");
-}
-
-/// The valid uses: each is built and run.
-#[test]
-fn ui_pass() {
-    if let Some(reason) = skip_reason(rustc_version().as_deref()) {
-        eprintln!("{reason}");
-        return;
-    }
-    trybuild::TestCases::new().pass("tests/ui/pass/*.rs");
 }
 
 #[test]

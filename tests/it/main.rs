@@ -6,6 +6,10 @@
 /// What `cargo test` shows a user of `#[eval]`: builds the crates under fixtures/ and runs them.
 mod outcomes;
 
+/// The valid uses of the macros (niceeval-macros/tests/ui/pass), built as examples of a fixture
+/// crate and run.
+mod macros;
+
 /// The runner in process: `niceeval::__private::run_eval` on hand-built definitions.
 mod runtime;
 
