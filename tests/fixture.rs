@@ -80,7 +80,8 @@ impl Fixtures {
     }
 
     /// The test binary of `fixture`'s test target `target` (e.g. `("outcomes", "evals")`), or
-    /// the executable of its example `target` (`("macro-pass", "all_options")`).
+    /// the executable of its example or binary `target` (`("macro-pass", "all_options")`,
+    /// `("suite", "niceeval")`).
     pub fn test_binary(&self, fixture: &str, target: &str) -> &Path {
         self.binaries
             .get(&(fixture.to_string(), target.to_string()))
@@ -140,42 +141,10 @@ impl Fixtures {
         self.offline
     }
 
-    /// The `niceeval` command-line tool (the `niceeval-cli` package), built (once per process)
-    /// into the fixtures' target directory. The fixtures' workspace reaches the package through
-    /// a dependency of the `suite` fixture, so the build shares the fixtures' resolution and
-    /// their compiled niceeval, offline. Panics with cargo's output when the build fails.
+    /// The `niceeval` command-line tool: niceeval-cli's `main.rs` as a binary of the `suite`
+    /// fixture, built with the fixtures (their resolution, their compiled niceeval, offline).
     pub fn niceeval_cli(&self) -> &Path {
-        static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-        let built = BUILT.get_or_init(|| {
-            let mut command = cargo_command(&self.target_dir, &self.build_dir);
-            command
-                .args(["build", "-p", "niceeval-cli", "--bin", "niceeval"])
-                .args(["--message-format", "json-render-diagnostics"])
-                .arg("--manifest-path")
-                .arg(self.root.join("Cargo.toml"))
-                .current_dir(&self.root);
-            if self.offline {
-                command.arg("--offline");
-            }
-            let output = child::run(&mut command, BUILD_DEADLINE);
-            if !output.status.success() {
-                return Err(format!(
-                    "building the niceeval CLI failed:\n{}",
-                    output.stderr
-                ));
-            }
-            output
-                .stdout
-                .lines()
-                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-                .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "niceeval")
-                .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-                .ok_or_else(|| format!("cargo built no niceeval executable:\n{}", output.dump()))
-        });
-        match built {
-            Ok(path) => path,
-            Err(message) => panic!("{message}"),
-        }
+        self.test_binary("suite", "niceeval")
     }
 
     /// Runs `cargo test ARGS` in a fixture's directory, as a user would, sharing the fixtures'
@@ -286,17 +255,19 @@ fn copy_lock(lock: &Path, root: &Path) -> Result<(), String> {
     std::fs::rename(&temporary, root.join("Cargo.lock")).map_err(fail)
 }
 
-/// The test executables and examples in cargo's JSON messages, keyed by fixture directory and
-/// target name.
+/// The test executables, examples and binaries in cargo's JSON messages, keyed by fixture
+/// directory and target name.
 fn test_binaries(messages: &str) -> BTreeMap<(String, String), PathBuf> {
     messages
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter(|m| m["reason"] == "compiler-artifact")
         .filter(|m| {
-            m["target"]["kind"]
-                .as_array()
-                .is_some_and(|kinds| kinds.iter().any(|k| k == "test" || k == "example"))
+            m["target"]["kind"].as_array().is_some_and(|kinds| {
+                kinds
+                    .iter()
+                    .any(|k| k == "test" || k == "example" || k == "bin")
+            })
         })
         .filter_map(|m| {
             let executable = m["executable"].as_str()?;

@@ -17,7 +17,7 @@ use niceeval::__private::config::{
     PriceConfig, ProviderConfig, ReplayConfig, ReportConfig, ResultsConfig, RunConfig, TraceConfig,
     WorkspaceConfig,
 };
-use niceeval_tests::fixture::{BUILD_DEADLINE, workspace_root};
+use niceeval_tests::fixture::{BUILD_DEADLINE, Fixtures, workspace_root};
 use niceeval_tests::{child, fixture};
 use serde::Deserialize;
 
@@ -218,6 +218,20 @@ fn own_agent() {
         !outside.path().starts_with(&root),
         "the new crate must be outside the repository"
     );
+    // The fixtures' dev profile for the new crate, from a `.cargo/config.toml` above it (the
+    // page's manifest stays as written): with the same features (tests/fixtures/*/Cargo.toml use
+    // niceeval's defaults, as the page's crate does) and the same lock file, every dependency
+    // and niceeval itself are the units the fixture build compiled. Built first, so this test
+    // can check that the page's `cargo test` compiled nothing but the new crate.
+    let fixtures = std::fs::read_to_string(root.join("tests/fixtures/Cargo.toml"))
+        .expect("the fixtures' manifest");
+    let profile = &fixtures[fixtures
+        .find("[profile.dev]")
+        .expect("a [profile.dev] in tests/fixtures/Cargo.toml")..];
+    std::fs::create_dir_all(outside.path().join(".cargo")).expect("create .cargo");
+    std::fs::write(outside.path().join(".cargo/config.toml"), profile)
+        .expect("write .cargo/config.toml");
+    Fixtures::get();
     let mut bash = Command::new("bash");
     bash.arg("-c")
         .arg(&script)
@@ -233,6 +247,19 @@ fn own_agent() {
     bash.env("NICEEVAL_RESULTS_DIR", outside.path().join("results"));
     let output = child::run(&mut bash, BUILD_DEADLINE);
     assert_eq!(output.code(), Some(0), "{}", output.dump());
+    let compiled: Vec<&str> = output
+        .stderr
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("Compiling "))
+        .filter(|unit| !unit.starts_with("support-agent "))
+        .collect();
+    assert!(
+        compiled.is_empty(),
+        "the page's crate compiled {compiled:?} again: the fixture crates no longer resolve \
+         niceeval's dependencies with the features a new crate gets (tests/fixtures/*/Cargo.toml \
+         use niceeval's default features and nothing that adds features to its dependencies)\n{}",
+        output.dump()
+    );
     for eval in ["order_status", "asks_for_the_order_number"] {
         assert!(
             output.stdout.contains(&format!("test {eval} ... ok")),
