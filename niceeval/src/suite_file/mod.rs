@@ -15,6 +15,7 @@ pub(crate) mod promptfoo;
 mod promptfoo_keys;
 mod provider_config;
 mod select_best;
+mod stream;
 mod template;
 
 use std::path::{Path, PathBuf};
@@ -1035,8 +1036,18 @@ pub(crate) fn read_data(path: &Path) -> Result<Value, DataFileError> {
     }
 }
 
-/// Parses YAML (anchors, aliases and `<<` merges applied) into JSON values.
+/// Parses YAML (anchors, aliases and `<<` merges applied) into JSON values: straight from
+/// the parser's events ([`stream`]) when it can, else with `yaml_serde`, whose messages name
+/// what is wrong.
 pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<Value, SuiteFileError> {
+    match stream::read(text, false) {
+        Some(read) => Ok(read.value),
+        None => parse_yaml_serde(path, text),
+    }
+}
+
+/// [`parse_yaml`] with `yaml_serde` alone.
+pub(crate) fn parse_yaml_serde(path: &Path, text: &str) -> Result<Value, SuiteFileError> {
     let located = |e: yaml_serde::Error| match e.location() {
         Some(at) => SuiteFileError::At {
             file: path.display().to_string(),

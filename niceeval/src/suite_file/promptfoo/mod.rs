@@ -104,6 +104,16 @@ pub(crate) struct Doc<'a> {
     /// A promptfoo file's notices and refusals ([`promptfoo_keys`]); `None` (AgentV): every
     /// unknown key is an error.
     pub notes: Option<&'a Notes>,
+    /// Places known without `positions`: those of a file whose `tests` were read one by one.
+    pub hot: Hot,
+}
+
+/// The places [`super::stream`] found while reading a file: its `tests` list and the test
+/// item being read (a look-up elsewhere reads the whole document's places, as before).
+#[derive(Debug, Default)]
+pub(crate) struct Hot {
+    pub tests_at: Option<(u32, u32)>,
+    pub item: std::cell::RefCell<Option<(usize, super::stream::Places)>>,
 }
 
 impl Doc<'_> {
@@ -121,6 +131,22 @@ impl Doc<'_> {
     /// The line and column of the value at `path`: the document is read once, on the first
     /// look-up, however many follow.
     pub(crate) fn position(&self, path: &[Step<'_>]) -> Option<(usize, usize)> {
+        match path {
+            [Step::Key("tests")] => {
+                if let Some((line, column)) = self.hot.tests_at {
+                    return Some((line as usize, column as usize));
+                }
+            }
+            [Step::Key("tests"), Step::Index(i), rest @ ..] => {
+                if let Some((n, places)) = &*self.hot.item.borrow()
+                    && n == i
+                    && let Some(found) = places.find(rest)
+                {
+                    return Some(found);
+                }
+            }
+            _ => {}
+        }
         self.positions
             .get_or_init(|| super::positions::Positions::read(self.text))
             .as_ref()?
@@ -272,14 +298,23 @@ fn unreachable_err(path: &Path) -> SuiteFileError {
 }
 
 fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileError> {
+    // The items of `tests` are read one by one, from compact text: a file of 20,000 inline
+    // tests is never a tree of 20,000 tests. (`$ref`s point anywhere: not with them.)
+    let (mut value, streamed, tests_at) = match super::stream::read(text, !text.contains("$ref")) {
+        Some(read) => (read.value, read.tests, read.tests_at),
+        None => (super::parse_yaml_serde(path, text)?, None, None),
+    };
     let doc = Doc {
         path,
         text,
         base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         positions: Default::default(),
         notes: Some(notes),
+        hot: Hot {
+            tests_at,
+            item: Default::default(),
+        },
     };
-    let mut value = parse_yaml(path, text)?;
     resolve_refs(&doc, &mut value)?;
     let Value::Object(top) = value else {
         return Err(doc.err(
@@ -364,13 +399,17 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         None => Vec::new(),
         Some(v) => scenarios::read(&doc, v)?,
     };
-    let no_tests = match top.get("tests") {
-        None | Some(Value::Null) => true,
-        Some(Value::Array(items)) => items.is_empty(),
-        Some(_) => false,
+    let no_tests = match (&streamed, top.get("tests")) {
+        (Some(items), _) => items.is_empty(),
+        (None, None | Some(Value::Null)) => true,
+        (None, Some(Value::Array(items))) => items.is_empty(),
+        (None, Some(_)) => false,
     };
     let mut tests = match top.get("tests") {
         _ if no_tests && top.contains_key("scenarios") => Vec::new(),
+        Some(_) if streamed.is_some() => {
+            read_streamed_tests(&doc, streamed.unwrap_or_default(), tests_line)?
+        }
         None => vec![Test {
             description: None,
             vars: Map::new(),
@@ -1201,16 +1240,48 @@ fn bare_path(doc: &Doc<'_>, text: &str) -> bool {
 fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<Test>, SuiteFileError> {
     let at = vec![key("tests")];
     let mut out = Vec::new();
-    let items: Vec<(Vec<Seg>, &Value)> = match value {
-        Value::String(_) => vec![(at.clone(), value)],
-        Value::Array(list) => list
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (with(&at, Seg::Index(i)), v))
-            .collect(),
+    match value {
+        Value::String(_) => read_tests_item(doc, &at, value, line, &mut out)?,
+        Value::Array(list) => {
+            for (i, item) in list.iter().enumerate() {
+                read_tests_item(doc, &with(&at, Seg::Index(i)), item, line, &mut out)?;
+            }
+        }
         _ => return Err(doc.err(&at, "`tests` is a list of tests or file://…")),
-    };
-    for (at, item) in items {
+    }
+    Ok(out)
+}
+
+/// [`read_tests`] over the items [`super::stream`] took out of the document, each parsed
+/// when its turn comes and dropped after.
+fn read_streamed_tests(
+    doc: &Doc<'_>,
+    items: Vec<super::stream::Item>,
+    line: usize,
+) -> Result<Vec<Test>, SuiteFileError> {
+    let at = vec![key("tests")];
+    let mut out = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        let at = with(&at, Seg::Index(i));
+        let value: Value = serde_json::from_str(&item.text)
+            .map_err(|e| doc.err(&at, format!("cannot read the test again: {e}")))?;
+        *doc.hot.item.borrow_mut() = item.places.map(|places| (i, places));
+        let read = read_tests_item(doc, &at, &value, line, &mut out);
+        *doc.hot.item.borrow_mut() = None;
+        read?;
+    }
+    Ok(out)
+}
+
+/// One item of `tests`: a test, or the file(s) of tests it names.
+fn read_tests_item(
+    doc: &Doc<'_>,
+    at: &[Seg],
+    item: &Value,
+    line: usize,
+    out: &mut Vec<Test>,
+) -> Result<(), SuiteFileError> {
+    {
         match item {
             // `file://tests.csv`, or the bare path (`tests.csv`, `tests/*.yaml`): promptfoo
             // reads every string in `tests` as a file.
@@ -1220,20 +1291,20 @@ fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<Test>, Su
                 } else {
                     format!("file://{reference}")
                 };
-                for file in files(doc, &at, &reference)? {
-                    out.extend(tests_file(doc, &at, &file)?);
+                for file in files(doc, at, &reference)? {
+                    out.extend(tests_file(doc, at, &file)?);
                 }
             }
-            Value::Object(map) => out.push(read_test(doc, &at, map, None, line)?),
+            Value::Object(map) => out.push(read_test(doc, at, map, None, line)?),
             _ => {
                 return Err(doc.err(
-                    &at,
+                    at,
                     "a test is a mapping (description, vars, assert) or file://…",
                 ));
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The tests of a CSV, JSONL, JSON or YAML file.
@@ -1251,6 +1322,7 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
         base: file.parent().map(Path::to_path_buf).unwrap_or_default(),
         positions: Default::default(),
         notes: doc.notes,
+        hot: Default::default(),
     };
     let mut out = Vec::new();
     for (i, case) in cases.into_iter().enumerate() {
