@@ -265,6 +265,83 @@ struct Origin {
     column: usize,
 }
 
+/// A test as kept from when the file is read until its cases are built: its vars and items
+/// as compact JSON text, their places beside them. 20,000 tests as maps of values took
+/// 6 KB each; as text, a tenth of that.
+#[derive(Debug)]
+pub(crate) struct Stored {
+    /// The test, without its vars and items.
+    test: Test,
+    vars: Box<str>,
+    asserts: Box<str>,
+    /// Each item's place: the index of its file in `files`, its line and column.
+    places: Box<[(u32, usize, usize)]>,
+    files: Box<[PathBuf]>,
+}
+
+impl Stored {
+    pub(crate) fn pack(mut test: Test) -> Stored {
+        let vars = std::mem::take(&mut test.vars);
+        let asserts = std::mem::take(&mut test.asserts);
+        let mut files: Vec<PathBuf> = Vec::new();
+        let mut places = Vec::with_capacity(asserts.len());
+        let mut items = Vec::with_capacity(asserts.len());
+        for (item, origin) in asserts {
+            let index = match files.iter().position(|f| *f == origin.file) {
+                Some(i) => i,
+                None => {
+                    files.push(origin.file);
+                    files.len() - 1
+                }
+            };
+            places.push((index as u32, origin.line, origin.column));
+            items.push(item);
+        }
+        Stored {
+            test,
+            vars: json_text(&vars),
+            asserts: json_text(&items),
+            places: places.into_boxed_slice(),
+            files: files.into_boxed_slice(),
+        }
+    }
+
+    /// The vars, read again.
+    fn vars(&self) -> Map<String, Value> {
+        serde_json::from_str(&self.vars).unwrap_or_default()
+    }
+
+    /// The test whole again.
+    pub(crate) fn unpack(self) -> Test {
+        let vars = self.vars();
+        let items: Vec<Value> = serde_json::from_str(&self.asserts).unwrap_or_default();
+        let asserts = items
+            .into_iter()
+            .zip(self.places.iter())
+            .map(|(item, (file, line, column))| {
+                let origin = Origin {
+                    file: self.files[*file as usize].clone(),
+                    line: *line,
+                    column: *column,
+                };
+                (item, origin)
+            })
+            .collect();
+        Test {
+            vars,
+            asserts,
+            ..self.test
+        }
+    }
+}
+
+/// A value as compact JSON text (maps with string keys and JSON values always serialize).
+fn json_text<T: serde::Serialize>(value: &T) -> Box<str> {
+    serde_json::to_string(value)
+        .unwrap_or_else(|_| "null".into())
+        .into_boxed_str()
+}
+
 /// Reads a promptfoo config.
 pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
     let notes = Notes::default();
@@ -410,7 +487,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         Some(_) if streamed.is_some() => {
             read_streamed_tests(&doc, streamed.unwrap_or_default(), tests_line)?
         }
-        None => vec![Test {
+        None => vec![Stored::pack(Test {
             description: None,
             vars: Map::new(),
             order: Vec::new(),
@@ -422,16 +499,16 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
             threshold: None,
             providers: TestProviders::default(),
             line: tests_line,
-        }],
+        })],
         Some(v) => read_tests(&doc, v, tests_line)?,
     };
-    tests.extend(scenario_tests);
+    tests.extend(scenario_tests.into_iter().map(Stored::pack));
     // defaultTest under each test, then list-valued vars expanded into one test each. The
     // tests are taken one at a time and dropped once their cases are built: a 10,000-row
     // tests file is never held twice.
     let total: usize = tests
         .iter()
-        .map(|test| expansions(default.as_ref().map(|d| &d.vars), &test.vars))
+        .map(|test| expansions(default.as_ref().map(|d| &d.vars), &test.vars()))
         .sum();
     let several_prompts = prompts.len() > 1;
     if several_prompts {
@@ -448,6 +525,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut n = 0;
     for test in tests {
+        let test = test.unpack();
         let test = match &default {
             Some(d) => merge(d, test),
             None => test,
@@ -1237,7 +1315,7 @@ fn bare_path(doc: &Doc<'_>, text: &str) -> bool {
         && (path.contains(['*', '?']) || doc.base.join(path).is_file())
 }
 
-fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<Test>, SuiteFileError> {
+fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<Stored>, SuiteFileError> {
     let at = vec![key("tests")];
     let mut out = Vec::new();
     match value {
@@ -1258,7 +1336,7 @@ fn read_streamed_tests(
     doc: &Doc<'_>,
     items: Vec<super::stream::Item>,
     line: usize,
-) -> Result<Vec<Test>, SuiteFileError> {
+) -> Result<Vec<Stored>, SuiteFileError> {
     let at = vec![key("tests")];
     let mut out = Vec::new();
     for (i, item) in items.into_iter().enumerate() {
@@ -1279,7 +1357,7 @@ fn read_tests_item(
     at: &[Seg],
     item: &Value,
     line: usize,
-    out: &mut Vec<Test>,
+    out: &mut Vec<Stored>,
 ) -> Result<(), SuiteFileError> {
     {
         match item {
@@ -1295,7 +1373,7 @@ fn read_tests_item(
                     out.extend(tests_file(doc, at, &file)?);
                 }
             }
-            Value::Object(map) => out.push(read_test(doc, at, map, None, line)?),
+            Value::Object(map) => out.push(Stored::pack(read_test(doc, at, map, None, line)?)),
             _ => {
                 return Err(doc.err(
                     at,
@@ -1308,7 +1386,7 @@ fn read_tests_item(
 }
 
 /// The tests of a CSV, JSONL, JSON or YAML file.
-fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, SuiteFileError> {
+fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Stored>, SuiteFileError> {
     let cases = niceeval_dataset::read(file).map_err(|e| doc.err(at, e.to_string()))?;
     let csv = file.extension().is_some_and(|e| e == "csv");
     let text = if csv {
@@ -1387,7 +1465,7 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
                 SuiteFileError::File { message, .. } => located(message),
                 other => other,
             })?;
-        out.push(test);
+        out.push(Stored::pack(test));
     }
     Ok(out)
 }
