@@ -524,6 +524,12 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
     );
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut n = 0;
+    // At most one case per test, prompt and provider: one allocation, not a doubling one.
+    suite.cases.reserve_exact(
+        total
+            .saturating_mul(prompts.len() * providers.len())
+            .min(1 << 24),
+    );
     for test in tests {
         let test = test.unpack();
         let test = match &default {
