@@ -52,8 +52,11 @@ struct Placed {
     name: Box<str>,
     at: (u32, u32),
     /// The children of a list (no names) or of a mapping.
-    kids: Box<[(Option<Box<str>>, (u32, u32))]>,
+    kids: Box<[Kid]>,
 }
+
+/// A child's place: its key (none in a list) and where it starts.
+type Kid = (Option<Box<str>>, (u32, u32));
 
 impl Places {
     /// The place of the node at `path` below the item, as
@@ -100,7 +103,7 @@ struct Frame {
     jumps_at: u64,
     at: (u32, u32),
     /// The places of its children, kept for the values of a test item.
-    kids: Vec<(Option<Box<str>>, (u32, u32))>,
+    kids: Vec<Kid>,
     /// An item of `tests`: the places of its values, and whether an alias or a merge made
     /// them unknowable here.
     item: Option<(Vec<Placed>, bool)>,
