@@ -120,9 +120,27 @@ enum FrameKind {
     Tests(Vec<Item>),
 }
 
+/// Which list's items come out of the tree as [`Item`]s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Split {
+    /// None: the whole document is the value.
+    No,
+    /// The top-level `tests` list of a mapping (a promptfoo config).
+    Tests,
+    /// The document itself, when it is a list (a YAML tests file).
+    Root,
+}
+
 /// Reads `text` (its one document) into JSON, as `yaml_serde` would; with `split_tests`, the
 /// items of a top-level `tests` list come out as [`Item`]s. `None`: `yaml_serde` must read it.
 pub(crate) fn read(text: &str, split_tests: bool) -> Option<Streamed> {
+    let split = if split_tests { Split::Tests } else { Split::No };
+    read_with(text, split, true)
+}
+
+/// [`read`], splitting `split`'s items, with `<<` merges applied or (`merge` false, as a
+/// dataset file is read) kept as keys.
+pub(crate) fn read_with(text: &str, split: Split, merge: bool) -> Option<Streamed> {
     let mut events = Events::new(text)?;
     let mut stack: Vec<Frame> = Vec::new();
     let mut anchors: HashMap<Vec<u8>, (Value, u64)> = HashMap::new();
@@ -183,14 +201,19 @@ pub(crate) fn read(text: &str, split_tests: bool) -> Option<Streamed> {
                 }
                 let at = (event.line, event.column);
                 let depth = stack.len();
-                let tests = split_tests
-                    && sequence
-                    && depth == 1
-                    && matches!(&stack[0].kind, FrameKind::Map { key: Some(k), .. } if k == "tests");
-                if tests {
+                let tests = sequence
+                    && match split {
+                        Split::No => false,
+                        Split::Tests => {
+                            depth == 1
+                                && matches!(&stack[0].kind, FrameKind::Map { key: Some(k), .. } if k == "tests")
+                        }
+                        Split::Root => depth == 0,
+                    };
+                if tests && split == Split::Tests {
                     tests_at = Some(at);
                 }
-                let item = (depth == 2 && matches!(stack[1].kind, FrameKind::Tests(_)))
+                let item = (depth > 0 && matches!(stack[depth - 1].kind, FrameKind::Tests(_)))
                     .then(|| (Vec::new(), false));
                 stack.push(Frame {
                     kind: if tests {
@@ -229,7 +252,9 @@ pub(crate) fn read(text: &str, split_tests: bool) -> Option<Streamed> {
                     if let Some(name) = frame.anchor {
                         anchors.insert(name, (value.clone(), inner));
                     }
-                    apply_merge(&mut value)?;
+                    if merge {
+                        apply_merge(&mut value)?;
+                    }
                     let text = serde_json::to_string(&value).ok()?.into_boxed_str();
                     let places = (!cold).then(|| Places {
                         at: frame.at,
@@ -312,7 +337,9 @@ pub(crate) fn read(text: &str, split_tests: bool) -> Option<Streamed> {
         return None;
     }
     let mut value = root?;
-    apply_merge(&mut value)?;
+    if merge {
+        apply_merge(&mut value)?;
+    }
     Some(Streamed {
         value,
         tests: tests_items,
@@ -538,6 +565,34 @@ mod tests {
         assert!(count > 20, "{count} documents read");
     }
 
+    /// Without merges, as a dataset file is read: as `yaml_serde` reads JSON values directly.
+    #[test]
+    fn without_merges_it_reads_as_a_dataset_is_read() {
+        let mut count = 0;
+        for text in documents() {
+            let Some(streamed) = read_with(&text, Split::No, false) else {
+                continue;
+            };
+            count += 1;
+            assert_eq!(
+                Some(streamed.value),
+                yaml_serde::from_str::<Value>(&text).ok(),
+                "{text}"
+            );
+            let Some(root) = read_with(&text, Split::Root, false) else {
+                panic!("read whole, not split: {text}");
+            };
+            if let Some(items) = root.tests {
+                let items: Vec<Value> = items
+                    .iter()
+                    .map(|i| serde_json::from_str(&i.text).unwrap())
+                    .collect();
+                assert_eq!(Some(Value::Array(items)), yaml_serde::from_str(&text).ok());
+            }
+        }
+        assert!(count > 20, "{count} documents read");
+    }
+
     #[test]
     fn split_tests_are_the_same_items() {
         for text in documents() {
@@ -594,6 +649,41 @@ mod tests {
                     assert!(i == 1 && !path.is_empty(), "{i} {path:?}");
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod root_tests {
+    use super::*;
+
+    /// A tests file's items know the places the whole document's positions name.
+    #[test]
+    fn a_tests_files_items_know_their_places() {
+        let text = "- vars: {q: 1}\n  assert:\n    - type: equals\n      value: 1\n    - type: contains\n      value: x\n-\n  description: two\n  assert: [{type: regex, value: a}]\n";
+        let positions = super::super::positions::Positions::read(text).unwrap();
+        let items = read_with(text, Split::Root, false).unwrap().tests.unwrap();
+        assert_eq!(items.len(), 2);
+        for (i, item) in items.iter().enumerate() {
+            let places = item.places.as_ref().unwrap();
+            for path in [
+                vec![],
+                vec![Step::Key("assert")],
+                vec![Step::Key("assert"), Step::Index(0)],
+                vec![Step::Key("assert"), Step::Index(1)],
+                vec![Step::Key("vars"), Step::Key("q")],
+            ] {
+                let mut whole = vec![Step::Index(i)];
+                whole.extend_from_slice(&path);
+                if let Some(found) = places.find(&path) {
+                    assert_eq!(Some(found), positions.find(&whole), "{i} {path:?}");
+                }
+            }
+            assert!(
+                places
+                    .find(&[Step::Key("assert"), Step::Index(0)])
+                    .is_some()
+            );
         }
     }
 }

@@ -113,7 +113,10 @@ pub(crate) struct Doc<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct Hot {
     pub tests_at: Option<(u32, u32)>,
+    /// The item's index and places: an item of `tests` (`tests[i]`), or with `root_list` of
+    /// the document itself (`[i]`, a tests file).
     pub item: std::cell::RefCell<Option<(usize, super::stream::Places)>>,
+    pub root_list: bool,
 }
 
 impl Doc<'_> {
@@ -137,11 +140,13 @@ impl Doc<'_> {
                     return Some((line as usize, column as usize));
                 }
             }
-            [Step::Key("tests"), Step::Index(i), rest @ ..] => {
-                if let Some((n, places)) = &*self.hot.item.borrow()
-                    && n == i
-                    && let Some(found) = places.find(rest)
-                {
+            [Step::Key("tests"), Step::Index(i), rest @ ..] if !self.hot.root_list => {
+                if let Some(found) = self.hot_item(*i, rest) {
+                    return Some(found);
+                }
+            }
+            [Step::Index(i), rest @ ..] if self.hot.root_list => {
+                if let Some(found) = self.hot_item(*i, rest) {
                     return Some(found);
                 }
             }
@@ -151,6 +156,14 @@ impl Doc<'_> {
             .get_or_init(|| super::positions::Positions::read(self.text))
             .as_ref()?
             .find(path)
+    }
+
+    /// The place of `rest` under item `i`, when the item being read is `i` and knows it.
+    fn hot_item(&self, i: usize, rest: &[Step<'_>]) -> Option<(usize, usize)> {
+        match &*self.hot.item.borrow() {
+            Some((n, places)) if *n == i => places.find(rest),
+            _ => None,
+        }
     }
 
     /// Fails on the first key of `map` not in `allowed`.
@@ -389,7 +402,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         notes: Some(notes),
         hot: Hot {
             tests_at,
-            item: Default::default(),
+            ..Hot::default()
         },
     };
     resolve_refs(&doc, &mut value)?;
@@ -1393,12 +1406,22 @@ fn read_tests_item(
 
 /// The tests of a CSV, JSONL, JSON or YAML file.
 fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Stored>, SuiteFileError> {
-    let cases = niceeval_dataset::read(file).map_err(|e| doc.err(at, e.to_string()))?;
     let csv = file.extension().is_some_and(|e| e == "csv");
-    let text = if csv {
-        String::new()
-    } else {
-        read_text(doc, at, file)?
+    let (text, cases) = match yaml_tests(file) {
+        Some(read) => read,
+        None => {
+            let cases = niceeval_dataset::read(file).map_err(|e| doc.err(at, e.to_string()))?;
+            let text = if csv {
+                String::new()
+            } else {
+                read_text(doc, at, file)?
+            };
+            let cases = cases
+                .into_iter()
+                .map(|case| (case.line, Box::<str>::from(case.record), None))
+                .collect();
+            (text, cases)
+        }
     };
     let sub = Doc {
         path: file,
@@ -1406,16 +1429,20 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Stored>, Sui
         base: file.parent().map(Path::to_path_buf).unwrap_or_default(),
         positions: Default::default(),
         notes: doc.notes,
-        hot: Default::default(),
+        hot: Hot {
+            root_list: true,
+            ..Hot::default()
+        },
     };
     let mut out = Vec::new();
-    for (i, case) in cases.into_iter().enumerate() {
-        let Ok(Value::Object(record)) = serde_json::from_str::<Value>(case.record.get()) else {
+    for (i, (line, record, places)) in cases.into_iter().enumerate() {
+        let Ok(Value::Object(record)) = serde_json::from_str::<Value>(&record) else {
             continue;
         };
+        *sub.hot.item.borrow_mut() = places.map(|places| (i, places));
         let located = |message: String| SuiteFileError::At {
             file: file.display().to_string(),
-            line: case.line,
+            line,
             column: 1,
             message,
         };
@@ -1466,14 +1493,65 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Stored>, Sui
             record
         };
         let test_at = [Seg::Index(i)];
-        let test =
-            read_test(&sub, &test_at, &map, Some(case.line), case.line).map_err(|e| match e {
-                SuiteFileError::File { message, .. } => located(message),
-                other => other,
-            })?;
+        let test = read_test(&sub, &test_at, &map, Some(line), line).map_err(|e| match e {
+            SuiteFileError::File { message, .. } => located(message),
+            other => other,
+        })?;
         out.push(Stored::pack(test));
     }
     Ok(out)
+}
+
+/// A test of a tests file: its line, its record as JSON text, its places when known.
+type FileTest = (usize, Box<str>, Option<super::stream::Places>);
+
+/// A YAML tests file read one item at a time, with each item's places (as
+/// `niceeval_dataset` reads it: `<<` kept as a key, lines from its `- ` items); `None` leaves
+/// it to `niceeval_dataset`, which holds the whole file as YAML events and values, and
+/// refuses what it refuses: not a list, an empty one, an item that is not a mapping, `id`s.
+fn yaml_tests(file: &Path) -> Option<(String, Vec<FileTest>)> {
+    if !matches!(
+        file.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml")
+    ) {
+        return None;
+    }
+    let text = std::fs::read_to_string(file).ok()?;
+    let read = super::stream::read_with(&text, super::stream::Split::Root, false)?;
+    let items = read.tests?;
+    if items.is_empty() {
+        return None;
+    }
+    for item in &items {
+        match serde_json::from_str::<Value>(&item.text) {
+            Ok(Value::Object(map)) if !map.contains_key("id") => {}
+            _ => return None,
+        }
+    }
+    let lines = yaml_item_lines(&text);
+    let tests = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| (lines.get(i).copied().unwrap_or(1), item.text, item.places))
+        .collect();
+    Some((text, tests))
+}
+
+/// `niceeval_dataset`'s lines of a YAML list's items: lines whose first character is `-` at
+/// the list's indentation.
+fn yaml_item_lines(text: &str) -> Vec<usize> {
+    let items = text.lines().enumerate().filter_map(|(i, line)| {
+        let trimmed = line.trim_start();
+        let is_item = trimmed == "-" || trimmed.starts_with("- ");
+        is_item.then_some((i + 1, line.len() - trimmed.len()))
+    });
+    let items: Vec<(usize, usize)> = items.collect();
+    let indent = items.iter().map(|(_, indent)| *indent).min().unwrap_or(0);
+    items
+        .into_iter()
+        .filter(|(_, i)| *i == indent)
+        .map(|(line, _)| line)
+        .collect()
 }
 
 /// One test mapping (or `defaultTest`).
