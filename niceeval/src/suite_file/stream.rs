@@ -35,8 +35,8 @@ pub(crate) struct Streamed {
 #[derive(Debug)]
 pub(crate) struct Item {
     pub text: Box<str>,
-    /// Where it and its parts were written; `None` when an alias or a merge is in it (the
-    /// places then come from [`super::positions::Positions`]).
+    /// Where it and its parts were written; `None` when the item is an alias (the places
+    /// then come from [`super::positions::Positions`]).
     pub places: Option<Places>,
 }
 
@@ -60,35 +60,32 @@ type Kid = (Option<Box<str>>, (u32, u32));
 
 impl Places {
     /// The place of the node at `path` below the item, as
-    /// [`super::positions::Positions::find`] finds it; `None` when this does not know (the
-    /// caller asks the whole document).
-    pub(crate) fn find(&self, path: &[Step<'_>]) -> Option<(usize, usize)> {
+    /// [`super::positions::Positions::find`] finds it (`Some(None)`: there is no such node);
+    /// `None` when this does not know (the caller asks the whole document). An item's keys
+    /// and its values' children are all here, so a key or child not here is not in the file.
+    pub(crate) fn find(&self, path: &[Step<'_>]) -> Option<Option<(usize, usize)>> {
         let place = match path {
-            [] => self.at,
-            [Step::Key(k), rest @ ..] => {
-                let placed = self.keys.iter().find(|p| &*p.name == *k)?;
-                match rest {
-                    [] => placed.at,
-                    [Step::Index(i)] => {
-                        let (name, at) = placed.kids.get(*i)?;
-                        if name.is_some() {
-                            return None;
-                        }
-                        *at
-                    }
-                    [Step::Key(k)] => {
-                        placed
-                            .kids
-                            .iter()
-                            .find(|(n, _)| n.as_deref() == Some(*k))?
-                            .1
-                    }
+            [] => Some(self.at),
+            [Step::Key(k), rest @ ..] => match self.keys.iter().find(|p| &*p.name == *k) {
+                None => None,
+                Some(placed) => match rest {
+                    [] => Some(placed.at),
+                    [Step::Index(i)] => placed
+                        .kids
+                        .get(*i)
+                        .filter(|(name, _)| name.is_none())
+                        .map(|(_, at)| *at),
+                    [Step::Key(k)] => placed
+                        .kids
+                        .iter()
+                        .find(|(n, _)| n.as_deref() == Some(*k))
+                        .map(|(_, at)| *at),
                     _ => return None,
-                }
-            }
+                },
+            },
             _ => return None,
         };
-        Some((place.0 as usize, place.1 as usize))
+        Some(place.map(|(line, column)| (line as usize, column as usize)))
     }
 }
 
@@ -102,11 +99,12 @@ struct Frame {
     /// Alias expansions counted when it started (see `jumps`).
     jumps_at: u64,
     at: (u32, u32),
-    /// The places of its children, kept for the values of a test item.
+    /// The places of its children, kept (`record`) for a test item's values and for an
+    /// anchored node (an alias's places are its anchor's).
     kids: Vec<Kid>,
-    /// An item of `tests`: the places of its values, and whether an alias or a merge made
-    /// them unknowable here.
-    item: Option<(Vec<Placed>, bool)>,
+    record: bool,
+    /// An item of `tests`: the places of its values.
+    item: Option<Vec<Placed>>,
 }
 
 enum FrameKind {
@@ -143,7 +141,8 @@ pub(crate) fn read(text: &str, split_tests: bool) -> Option<Streamed> {
 pub(crate) fn read_with(text: &str, split: Split, merge: bool) -> Option<Streamed> {
     let mut events = Events::new(text)?;
     let mut stack: Vec<Frame> = Vec::new();
-    let mut anchors: HashMap<Vec<u8>, (Value, u64)> = HashMap::new();
+    // Each anchor's value, alias expansions, place and children's places.
+    let mut anchors: HashMap<Vec<u8>, (Value, u64, (u32, u32), Vec<Kid>)> = HashMap::new();
     let mut documents = 0;
     let mut count: u64 = 0;
     // Alias expansions, nested ones counted each time, as yaml_serde counts its jumps.
@@ -187,13 +186,9 @@ pub(crate) fn read_with(text: &str, split: Split, merge: bool) -> Option<Streame
                 (value, at, anchor, 0, Vec::new(), false)
             }
             Kind::Alias(name) => {
-                let (value, inner) = anchors.get(&name)?;
+                let (value, inner, at, kids) = anchors.get(&name)?;
                 jumps += 1 + inner;
-                if let Some(item) = stack.iter_mut().find_map(|f| f.item.as_mut()) {
-                    item.1 = true;
-                }
-                let at = (event.line, event.column);
-                (value.clone(), at, None, 0, Vec::new(), true)
+                (value.clone(), *at, None, 0, kids.clone(), true)
             }
             Kind::SequenceStart(anchor, tagged) | Kind::MappingStart(anchor, tagged) => {
                 if tagged || stack.len() >= MAX_DEPTH {
@@ -214,7 +209,8 @@ pub(crate) fn read_with(text: &str, split: Split, merge: bool) -> Option<Streame
                     tests_at = Some(at);
                 }
                 let item = (depth > 0 && matches!(stack[depth - 1].kind, FrameKind::Tests(_)))
-                    .then(|| (Vec::new(), false));
+                    .then(Vec::new);
+                let record = anchor.is_some() || (depth > 0 && stack[depth - 1].item.is_some());
                 stack.push(Frame {
                     kind: if tests {
                         FrameKind::Tests(Vec::new())
@@ -230,6 +226,7 @@ pub(crate) fn read_with(text: &str, split: Split, merge: bool) -> Option<Streame
                     jumps_at: jumps,
                     at,
                     kids: Vec::new(),
+                    record,
                     item,
                 });
                 continue;
@@ -246,17 +243,17 @@ pub(crate) fn read_with(text: &str, split: Split, merge: bool) -> Option<Streame
                         Value::Array(Vec::new())
                     }
                 };
-                if let Some((keys, cold)) = frame.item {
+                if let Some(keys) = frame.item {
                     // An item of `tests`: out of the tree, as text.
                     let mut value = value;
                     if let Some(name) = frame.anchor {
-                        anchors.insert(name, (value.clone(), inner));
+                        anchors.insert(name, (value.clone(), inner, frame.at, frame.kids));
                     }
                     if merge {
                         apply_merge(&mut value)?;
                     }
                     let text = serde_json::to_string(&value).ok()?.into_boxed_str();
-                    let places = (!cold).then(|| Places {
+                    let places = Some(Places {
                         at: frame.at,
                         keys: keys.into_boxed_slice(),
                     });
@@ -270,7 +267,7 @@ pub(crate) fn read_with(text: &str, split: Split, merge: bool) -> Option<Streame
             }
         };
         if let Some(name) = anchor {
-            anchors.insert(name, (value.clone(), inner));
+            anchors.insert(name, (value.clone(), inner, at, kids.clone()));
         }
         // Where it goes.
         let depth = stack.len();
@@ -303,11 +300,6 @@ pub(crate) fn read_with(text: &str, split: Split, merge: bool) -> Option<Streame
                     if map.contains_key(&k) {
                         return None;
                     }
-                    if k == "<<"
-                        && let Some(item) = parent.item.as_mut()
-                    {
-                        item.1 = true;
-                    }
                     *key = Some(k);
                     continue;
                 }
@@ -319,18 +311,17 @@ pub(crate) fn read_with(text: &str, split: Split, merge: bool) -> Option<Streame
             },
         };
         // The places of a test item's values, and of theirs.
-        if let Some((keys, _)) = parent.item.as_mut() {
-            if let Some(name) = name {
-                keys.push(Placed {
-                    name: name.into_boxed_str(),
-                    at,
-                    kids: kids.into_boxed_slice(),
-                });
-            }
-        } else if depth >= 2 && stack[depth - 2].item.is_some() {
-            stack[depth - 1]
-                .kids
-                .push((name.map(String::into_boxed_str), at));
+        if parent.record {
+            parent.kids.push((name.as_deref().map(Box::from), at));
+        }
+        if let Some(keys) = parent.item.as_mut()
+            && let Some(name) = name
+        {
+            keys.push(Placed {
+                name: name.into_boxed_str(),
+                at,
+                kids: kids.into_boxed_slice(),
+            });
         }
     }
     if !stack.is_empty() || jumps > count.saturating_mul(50) {
@@ -618,7 +609,7 @@ mod tests {
     /// Every place an item knows is the whole document's.
     #[test]
     fn item_places_are_the_documents() {
-        let text = "x: &a {type: contains, value: z}\ntests:\n  - description: one\n    vars:\n      q: [1, 2]\n      r: hi\n    assert:\n      - type: equals\n        value: 1\n      - {type: contains, value: x}\n  - file://more.csv\n  - vars: {q: 3}\n    assert:\n      - *a\n  - *a\n";
+        let text = "x: &a {type: contains, value: z}\nl: &l [{type: a}, {type: b}]\ntests:\n  - description: one\n    vars:\n      q: [1, 2]\n      r: hi\n    assert:\n      - type: equals\n        value: 1\n      - {type: contains, value: x}\n  - file://more.csv\n  - vars: {q: 3}\n    assert:\n      - *a\n  - *a\n  - <<: {vars: {q: 4}}\n    assert: *l\n";
         let positions = super::super::positions::Positions::read(text).unwrap();
         let split = read(text, true).unwrap();
         assert_eq!(
@@ -626,8 +617,8 @@ mod tests {
             positions.find(&[Step::Key("tests")])
         );
         let items = split.tests.unwrap();
-        assert_eq!(items.len(), 4);
-        assert!(items[2].places.is_none() && items[3].places.is_none());
+        assert_eq!(items.len(), 5);
+        assert!(items[3].places.is_none());
         let paths: &[&[Step<'_>]] = &[
             &[],
             &[Step::Key("description")],
@@ -637,17 +628,21 @@ mod tests {
             &[Step::Key("assert")],
             &[Step::Key("assert"), Step::Index(0)],
             &[Step::Key("assert"), Step::Index(1)],
+            &[Step::Key("assert"), Step::Index(2)],
+            &[Step::Key("assert"), Step::Key("type")],
+            &[Step::Key("vars"), Step::Index(0)],
+            &[Step::Key("<<")],
+            &[Step::Key("nothing")],
         ];
-        for (i, item) in items.iter().enumerate().take(2) {
-            let places = item.places.as_ref().unwrap();
+        for (i, item) in items.iter().enumerate() {
+            let Some(places) = item.places.as_ref() else {
+                continue;
+            };
             for path in paths {
                 let mut whole = vec![Step::Key("tests"), Step::Index(i)];
                 whole.extend_from_slice(path);
-                if let Some(found) = places.find(path) {
-                    assert_eq!(Some(found), positions.find(&whole), "{i} {path:?}");
-                } else {
-                    assert!(i == 1 && !path.is_empty(), "{i} {path:?}");
-                }
+                let found = places.find(path).expect("known");
+                assert_eq!(found, positions.find(&whole), "{i} {path:?}");
             }
         }
     }
@@ -675,15 +670,12 @@ mod root_tests {
             ] {
                 let mut whole = vec![Step::Index(i)];
                 whole.extend_from_slice(&path);
-                if let Some(found) = places.find(&path) {
-                    assert_eq!(Some(found), positions.find(&whole), "{i} {path:?}");
-                }
+                assert_eq!(
+                    places.find(&path),
+                    Some(positions.find(&whole)),
+                    "{i} {path:?}"
+                );
             }
-            assert!(
-                places
-                    .find(&[Step::Key("assert"), Step::Index(0)])
-                    .is_some()
-            );
         }
     }
 }

@@ -142,12 +142,12 @@ impl Doc<'_> {
             }
             [Step::Key("tests"), Step::Index(i), rest @ ..] if !self.hot.root_list => {
                 if let Some(found) = self.hot_item(*i, rest) {
-                    return Some(found);
+                    return found;
                 }
             }
             [Step::Index(i), rest @ ..] if self.hot.root_list => {
                 if let Some(found) = self.hot_item(*i, rest) {
-                    return Some(found);
+                    return found;
                 }
             }
             _ => {}
@@ -158,8 +158,9 @@ impl Doc<'_> {
             .find(path)
     }
 
-    /// The place of `rest` under item `i`, when the item being read is `i` and knows it.
-    fn hot_item(&self, i: usize, rest: &[Step<'_>]) -> Option<(usize, usize)> {
+    /// The place of `rest` under item `i` (`Some(None)`: none), when the item being read is
+    /// `i` and knows it.
+    fn hot_item(&self, i: usize, rest: &[Step<'_>]) -> Option<Option<(usize, usize)>> {
         match &*self.hot.item.borrow() {
             Some((n, places)) if *n == i => places.find(rest),
             _ => None,
