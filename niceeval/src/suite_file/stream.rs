@@ -89,6 +89,9 @@ impl Places {
     }
 }
 
+/// An anchor's value, the alias expansions in it, its place and its children's places.
+type Anchored = (Value, u64, (u32, u32), Vec<Kid>);
+
 /// Deeper than this, `yaml_serde` (limit 128) decides.
 const MAX_DEPTH: usize = 100;
 
@@ -141,8 +144,7 @@ pub(crate) fn read(text: &str, split_tests: bool) -> Option<Streamed> {
 pub(crate) fn read_with(text: &str, split: Split, merge: bool) -> Option<Streamed> {
     let mut events = Events::new(text)?;
     let mut stack: Vec<Frame> = Vec::new();
-    // Each anchor's value, alias expansions, place and children's places.
-    let mut anchors: HashMap<Vec<u8>, (Value, u64, (u32, u32), Vec<Kid>)> = HashMap::new();
+    let mut anchors: HashMap<Vec<u8>, Anchored> = HashMap::new();
     let mut documents = 0;
     let mut count: u64 = 0;
     // Alias expansions, nested ones counted each time, as yaml_serde counts its jumps.
@@ -270,7 +272,6 @@ pub(crate) fn read_with(text: &str, split: Split, merge: bool) -> Option<Streame
             anchors.insert(name, (value.clone(), inner, at, kids.clone()));
         }
         // Where it goes.
-        let depth = stack.len();
         let Some(parent) = stack.last_mut() else {
             root = Some(value);
             continue;
