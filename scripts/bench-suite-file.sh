@@ -6,7 +6,8 @@
 # (contains, icontains, regex, contains-json, levenshtein, rouge-n, not-contains), 5 in the CSV
 # (its `__expected` columns). With PROMPTFOO=1 (and promptfoo installed:
 # bash scripts/install-promptfoo.sh), promptfoo 0.123.1 runs the inline suite too, at the sizes
-# in PROMPTFOO_SIZES (default 2000). KINDS picks the suites (default "inline csv jsonl"); `js`
+# in PROMPTFOO_SIZES (default 2000). KINDS picks the suites (default "inline csv jsonl"; also
+# `yaml`, the inline tests in a YAML tests file, and `alias`, 3 items shared by a YAML alias); `js`
 # is a JavaScript-heavy one: 3 `javascript` items per test (two inline, one from a file), for
 # the workers (with promptfoo, PROMPTFOO_KINDS="inline js"). With MAX_MIB, the script fails
 # when a niceeval run peaks above that many MiB (a guard on memory that stays flat as tests
@@ -67,6 +68,19 @@ evaluateOptions:
             f.write(f"  - vars:\n      topic: topic {i}\n      n: {i}\n    assert:\n")
             for a in asserts(i):
                 f.write("      - " + "\n        ".join(f"{k}: {json.dumps(v)}" for k, v in a.items()) + "\n")
+    elif kind == "yaml":
+        # The inline tests, in a YAML tests file.
+        f.write("tests: file://tests.yaml\n")
+        with open(f"{out}/tests.yaml", "w") as t:
+            for i in range(n):
+                t.write(f"- vars:\n    topic: topic {i}\n    n: {i}\n  assert:\n")
+                for a in asserts(i):
+                    t.write("    - " + "\n      ".join(f"{k}: {json.dumps(v)}" for k, v in a.items()) + "\n")
+    elif kind == "alias":
+        # Every test's items one YAML alias of the same 3 items.
+        f.write('x-checks: &checks\n  - type: regex\n    value: "^.{2}answer"\n  - type: contains-json\n  - type: not-contains\n    value: sorry\ntests:\n')
+        for i in range(n):
+            f.write(f"  - vars:\n      topic: topic {i}\n      n: {i}\n    assert: *checks\n")
     elif kind == "csv":
         f.write("tests: file://tests.csv\n")
         with open(f"{out}/tests.csv", "w") as c:
