@@ -6,12 +6,16 @@
 # (contains, icontains, regex, contains-json, levenshtein, rouge-n, not-contains), 5 in the CSV
 # (its `__expected` columns). With PROMPTFOO=1 (and promptfoo installed:
 # bash scripts/install-promptfoo.sh), promptfoo 0.123.1 runs the inline suite too, at the sizes
-# in PROMPTFOO_SIZES (default 2000). KINDS picks the suites (default "inline csv jsonl"); `js`
+# in PROMPTFOO_SIZES (default 2000). KINDS picks the suites (default "inline csv jsonl"; also
+# `yaml`, the inline tests in a YAML tests file, and `alias`, 3 items shared by a YAML alias); `js`
 # is a JavaScript-heavy one: 3 `javascript` items per test (two inline, one from a file), for
-# the workers (with promptfoo, PROMPTFOO_KINDS="inline js").
+# the workers (with promptfoo, PROMPTFOO_KINDS="inline js"). With MAX_MIB, the script fails
+# when a niceeval run peaks above that many MiB (a guard on memory that stays flat as tests
+# grow: the 20,000-test suites peak under 100 MiB, a tenth of promptfoo's 1,329 MiB is 133).
 #
 #   cargo build --release -p niceeval-cli && bash scripts/bench-suite-file.sh
 #   SIZES="200 2000" PROMPTFOO=1 PROMPTFOO_SIZES="2000" bash scripts/bench-suite-file.sh
+#   SIZES=20000 MAX_MIB=133 bash scripts/bench-suite-file.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
@@ -64,6 +68,19 @@ evaluateOptions:
             f.write(f"  - vars:\n      topic: topic {i}\n      n: {i}\n    assert:\n")
             for a in asserts(i):
                 f.write("      - " + "\n        ".join(f"{k}: {json.dumps(v)}" for k, v in a.items()) + "\n")
+    elif kind == "yaml":
+        # The inline tests, in a YAML tests file.
+        f.write("tests: file://tests.yaml\n")
+        with open(f"{out}/tests.yaml", "w") as t:
+            for i in range(n):
+                t.write(f"- vars:\n    topic: topic {i}\n    n: {i}\n  assert:\n")
+                for a in asserts(i):
+                    t.write("    - " + "\n      ".join(f"{k}: {json.dumps(v)}" for k, v in a.items()) + "\n")
+    elif kind == "alias":
+        # Every test's items one YAML alias of the same 3 items.
+        f.write('x-checks: &checks\n  - type: regex\n    value: "^.{2}answer"\n  - type: contains-json\n  - type: not-contains\n    value: sorry\ntests:\n')
+        for i in range(n):
+            f.write(f"  - vars:\n      topic: topic {i}\n      n: {i}\n    assert: *checks\n")
     elif kind == "csv":
         f.write("tests: file://tests.csv\n")
         with open(f"{out}/tests.csv", "w") as c:
@@ -96,7 +113,11 @@ measure() { # label, dir, command...
     [ -n "$passed" ] || passed="$(grep -Eo '[0-9,]+ passed' "$dir/log" | tail -1 || true)"
     python3 -c "import sys; s, kb, n = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]); print(f'{sys.argv[4]:<28} {s:8.2f} s {kb / 1024:8.1f} MiB  {s / n * 1000:7.2f} ms/test  {sys.argv[5]}')" \
         "$secs" "$kb" "${label##* }" "$label" "$passed"
+    if [ -n "${MAX_MIB:-}" ] && [ "${label%% *}" = niceeval ] && [ "$((kb / 1024))" -ge "$MAX_MIB" ]; then
+        over+="$label: $((kb / 1024)) MiB peak RSS, the limit is $MAX_MIB MiB"$'\n'
+    fi
 }
+over=""
 
 echo "niceeval eval -j 16 ($niceeval), one loopback fake:"
 for n in $sizes; do
@@ -117,4 +138,8 @@ if [ "${PROMPTFOO:-0}" = 1 ]; then
                 "$home/node_modules/.bin/promptfoo" eval -c promptfooconfig.yaml --no-cache --no-progress-bar --no-table -j 16 -o pf.json
         done
     done
+fi
+if [ -n "$over" ]; then
+    printf 'bench-suite-file: over MAX_MIB:\n%s' "$over" >&2
+    exit 1
 fi

@@ -88,6 +88,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         positions: Default::default(),
         notes: None,
+        hot: Default::default(),
     };
     let Value::Object(top) = parse_yaml(path, text)? else {
         return Err(doc.err(
@@ -745,6 +746,7 @@ fn named_target(
         base: eval_dir.clone(),
         positions: Default::default(),
         notes: None,
+        hot: Default::default(),
     };
     let at = vec![key("targets"), Seg::Index(index)];
     let Value::Object(map) = &entry else {

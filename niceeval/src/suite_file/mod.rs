@@ -15,6 +15,7 @@ pub(crate) mod promptfoo;
 mod promptfoo_keys;
 mod provider_config;
 mod select_best;
+mod stream;
 mod template;
 
 use std::path::{Path, PathBuf};
@@ -600,8 +601,18 @@ pub fn definitions(
     let manifest_dir: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
     let registry = CASES.get_or_init(Default::default);
     let mut defs = Vec::with_capacity(suite.cases.len());
-    for case in suite.cases {
-        let case: &'static SuiteCase = Box::leak(Box::new(case));
+    // The cases live as long as the process, in the one allocation they were read into; what
+    // the definition keeps of each (its matrix cell, its description) moves there.
+    let cases: &'static mut [SuiteCase] = suite.cases.leak();
+    for case in cases.iter_mut() {
+        let empty = || (0, String::new());
+        let matrix = std::mem::replace(
+            &mut case.matrix,
+            MatrixCell::new(0, String::new(), empty(), empty()),
+        );
+        let description: &'static str =
+            Box::leak(std::mem::take(&mut case.position).into_boxed_str());
+        let case: &'static SuiteCase = case;
         let index = {
             let mut cases = registry.lock().unwrap_or_else(|p| p.into_inner());
             cases.push(case);
@@ -622,7 +633,7 @@ pub fn definitions(
             name: case.name.clone(),
             line: case.line,
             record,
-            matrix: Some(case.matrix.clone()),
+            matrix: Some(matrix),
         }));
         let mut def = EvalDefinition::new(
             name,
@@ -638,7 +649,7 @@ pub fn definitions(
         if let Some(dir) = &suite.workspace {
             def.workspace = Some(Box::leak(dir.display().to_string().into_boxed_str()));
         }
-        def.description = Some(Box::leak(case.position.clone().into_boxed_str()));
+        def.description = Some(description);
         defs.push(&*Box::leak(Box::new(def)));
     }
     Ok((
@@ -1035,8 +1046,18 @@ pub(crate) fn read_data(path: &Path) -> Result<Value, DataFileError> {
     }
 }
 
-/// Parses YAML (anchors, aliases and `<<` merges applied) into JSON values.
+/// Parses YAML (anchors, aliases and `<<` merges applied) into JSON values: straight from
+/// the parser's events ([`stream`]) when it can, else with `yaml_serde`, whose messages name
+/// what is wrong.
 pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<Value, SuiteFileError> {
+    match stream::read(text, false) {
+        Some(read) => Ok(read.value),
+        None => parse_yaml_serde(path, text),
+    }
+}
+
+/// [`parse_yaml`] with `yaml_serde` alone.
+pub(crate) fn parse_yaml_serde(path: &Path, text: &str) -> Result<Value, SuiteFileError> {
     let located = |e: yaml_serde::Error| match e.location() {
         Some(at) => SuiteFileError::At {
             file: path.display().to_string(),

@@ -62,12 +62,12 @@ impl Positions {
         loop {
             let event = events.next()?;
             let at = (event.line, event.column);
-            let sequence = matches!(event.kind, Kind::SequenceStart(_));
+            let sequence = matches!(event.kind, Kind::SequenceStart(..));
             // The node this event completes, if it does.
             let done = match event.kind {
                 Kind::StreamEnd | Kind::DocumentEnd => break,
-                Kind::Other => continue,
-                Kind::Scalar { value, anchor } => {
+                Kind::Other | Kind::DocumentStart => continue,
+                Kind::Scalar { value, anchor, .. } => {
                     // A key is kept as text in its mapping; it is never a step's end.
                     if let Some(Frame::Map {
                         key: key @ None, ..
@@ -88,7 +88,7 @@ impl Positions {
                     // libyaml refuses an unknown alias before this; yaml_serde does too.
                     None => return None,
                 },
-                Kind::SequenceStart(anchor) | Kind::MappingStart(anchor) => {
+                Kind::SequenceStart(anchor, _) | Kind::MappingStart(anchor, _) => {
                     let id = out.push(at, Kids::Leaf);
                     if let Some(name) = anchor {
                         anchors.insert(name, id);
@@ -154,31 +154,37 @@ impl Positions {
     }
 }
 
-/// What the tree needs of an event.
-enum Kind<'e> {
+/// What the tree (and [`super::stream`]) needs of an event. A collection's start carries its
+/// anchor and whether it has a tag.
+pub(super) enum Kind<'e> {
     StreamEnd,
+    DocumentStart,
     DocumentEnd,
     Scalar {
         value: &'e [u8],
         anchor: Option<Vec<u8>>,
+        /// Written plain (not quoted, not a block scalar).
+        plain: bool,
+        /// With a tag (`!!str`, `!custom`, `!`).
+        tagged: bool,
     },
     Alias(Vec<u8>),
-    SequenceStart(Option<Vec<u8>>),
+    SequenceStart(Option<Vec<u8>>, bool),
     SequenceEnd,
-    MappingStart(Option<Vec<u8>>),
+    MappingStart(Option<Vec<u8>>, bool),
     MappingEnd,
     Other,
 }
 
-struct Event<'e> {
-    kind: Kind<'e>,
+pub(super) struct Event<'e> {
+    pub(super) kind: Kind<'e>,
     /// 1-based, as yaml_serde's `Location`.
-    line: u32,
-    column: u32,
+    pub(super) line: u32,
+    pub(super) column: u32,
 }
 
 /// libyaml's parser over a text, one event at a time.
-struct Events<'t> {
+pub(super) struct Events<'t> {
     /// Boxed: libyaml keeps a pointer to the parser inside it.
     parser: Box<MaybeUninit<sys::yaml_parser_t>>,
     /// The event handed out last, deleted before the next is read.
@@ -188,7 +194,7 @@ struct Events<'t> {
 }
 
 impl<'t> Events<'t> {
-    fn new(text: &'t str) -> Option<Self> {
+    pub(super) fn new(text: &'t str) -> Option<Self> {
         let mut parser = Box::new(MaybeUninit::<sys::yaml_parser_t>::uninit());
         let p = parser.as_mut_ptr();
         // SAFETY: `p` points at memory owned by the box, which `initialize` fills; the input
@@ -209,7 +215,7 @@ impl<'t> Events<'t> {
     }
 
     /// The next event; `None` on a parse error.
-    fn next(&mut self) -> Option<Event<'_>> {
+    pub(super) fn next(&mut self) -> Option<Event<'_>> {
         self.delete_event();
         let p = self.parser.as_mut_ptr();
         let e = self.event.as_mut_ptr();
@@ -231,6 +237,7 @@ impl<'t> Events<'t> {
             };
             let kind = match event.type_ {
                 sys::YAML_STREAM_END_EVENT => Kind::StreamEnd,
+                sys::YAML_DOCUMENT_START_EVENT => Kind::DocumentStart,
                 sys::YAML_DOCUMENT_END_EVENT => Kind::DocumentEnd,
                 sys::YAML_SCALAR_EVENT => Kind::Scalar {
                     value: std::slice::from_raw_parts(
@@ -238,15 +245,19 @@ impl<'t> Events<'t> {
                         event.data.scalar.length as usize,
                     ),
                     anchor: cstr(event.data.scalar.anchor),
+                    plain: event.data.scalar.style == sys::YAML_PLAIN_SCALAR_STYLE,
+                    tagged: !event.data.scalar.tag.is_null(),
                 },
                 sys::YAML_ALIAS_EVENT => Kind::Alias(cstr(event.data.alias.anchor)?),
-                sys::YAML_SEQUENCE_START_EVENT => {
-                    Kind::SequenceStart(cstr(event.data.sequence_start.anchor))
-                }
+                sys::YAML_SEQUENCE_START_EVENT => Kind::SequenceStart(
+                    cstr(event.data.sequence_start.anchor),
+                    !event.data.sequence_start.tag.is_null(),
+                ),
                 sys::YAML_SEQUENCE_END_EVENT => Kind::SequenceEnd,
-                sys::YAML_MAPPING_START_EVENT => {
-                    Kind::MappingStart(cstr(event.data.mapping_start.anchor))
-                }
+                sys::YAML_MAPPING_START_EVENT => Kind::MappingStart(
+                    cstr(event.data.mapping_start.anchor),
+                    !event.data.mapping_start.tag.is_null(),
+                ),
                 sys::YAML_MAPPING_END_EVENT => Kind::MappingEnd,
                 _ => Kind::Other,
             };

@@ -104,6 +104,19 @@ pub(crate) struct Doc<'a> {
     /// A promptfoo file's notices and refusals ([`promptfoo_keys`]); `None` (AgentV): every
     /// unknown key is an error.
     pub notes: Option<&'a Notes>,
+    /// Places known without `positions`: those of a file whose `tests` were read one by one.
+    pub hot: Hot,
+}
+
+/// The places [`super::stream`] found while reading a file: its `tests` list and the test
+/// item being read (a look-up elsewhere reads the whole document's places, as before).
+#[derive(Debug, Default)]
+pub(crate) struct Hot {
+    pub tests_at: Option<(u32, u32)>,
+    /// The item's index and places: an item of `tests` (`tests[i]`), or with `root_list` of
+    /// the document itself (`[i]`, a tests file).
+    pub item: std::cell::RefCell<Option<(usize, super::stream::Places)>>,
+    pub root_list: bool,
 }
 
 impl Doc<'_> {
@@ -121,10 +134,37 @@ impl Doc<'_> {
     /// The line and column of the value at `path`: the document is read once, on the first
     /// look-up, however many follow.
     pub(crate) fn position(&self, path: &[Step<'_>]) -> Option<(usize, usize)> {
+        match path {
+            [Step::Key("tests")] => {
+                if let Some((line, column)) = self.hot.tests_at {
+                    return Some((line as usize, column as usize));
+                }
+            }
+            [Step::Key("tests"), Step::Index(i), rest @ ..] if !self.hot.root_list => {
+                if let Some(found) = self.hot_item(*i, rest) {
+                    return found;
+                }
+            }
+            [Step::Index(i), rest @ ..] if self.hot.root_list => {
+                if let Some(found) = self.hot_item(*i, rest) {
+                    return found;
+                }
+            }
+            _ => {}
+        }
         self.positions
             .get_or_init(|| super::positions::Positions::read(self.text))
             .as_ref()?
             .find(path)
+    }
+
+    /// The place of `rest` under item `i` (`Some(None)`: none), when the item being read is
+    /// `i` and knows it.
+    fn hot_item(&self, i: usize, rest: &[Step<'_>]) -> Option<Option<(usize, usize)>> {
+        match &*self.hot.item.borrow() {
+            Some((n, places)) if *n == i => places.find(rest),
+            _ => None,
+        }
     }
 
     /// Fails on the first key of `map` not in `allowed`.
@@ -239,6 +279,83 @@ struct Origin {
     column: usize,
 }
 
+/// A test as kept from when the file is read until its cases are built: its vars and items
+/// as compact JSON text, their places beside them. 20,000 tests as maps of values took
+/// 6 KB each; as text, a tenth of that.
+#[derive(Debug)]
+pub(crate) struct Stored {
+    /// The test, without its vars and items.
+    test: Test,
+    vars: Box<str>,
+    asserts: Box<str>,
+    /// Each item's place: the index of its file in `files`, its line and column.
+    places: Box<[(u32, usize, usize)]>,
+    files: Box<[PathBuf]>,
+}
+
+impl Stored {
+    pub(crate) fn pack(mut test: Test) -> Stored {
+        let vars = std::mem::take(&mut test.vars);
+        let asserts = std::mem::take(&mut test.asserts);
+        let mut files: Vec<PathBuf> = Vec::new();
+        let mut places = Vec::with_capacity(asserts.len());
+        let mut items = Vec::with_capacity(asserts.len());
+        for (item, origin) in asserts {
+            let index = match files.iter().position(|f| *f == origin.file) {
+                Some(i) => i,
+                None => {
+                    files.push(origin.file);
+                    files.len() - 1
+                }
+            };
+            places.push((index as u32, origin.line, origin.column));
+            items.push(item);
+        }
+        Stored {
+            test,
+            vars: json_text(&vars),
+            asserts: json_text(&items),
+            places: places.into_boxed_slice(),
+            files: files.into_boxed_slice(),
+        }
+    }
+
+    /// The vars, read again.
+    fn vars(&self) -> Map<String, Value> {
+        serde_json::from_str(&self.vars).unwrap_or_default()
+    }
+
+    /// The test whole again.
+    pub(crate) fn unpack(self) -> Test {
+        let vars = self.vars();
+        let items: Vec<Value> = serde_json::from_str(&self.asserts).unwrap_or_default();
+        let asserts = items
+            .into_iter()
+            .zip(self.places.iter())
+            .map(|(item, (file, line, column))| {
+                let origin = Origin {
+                    file: self.files[*file as usize].clone(),
+                    line: *line,
+                    column: *column,
+                };
+                (item, origin)
+            })
+            .collect();
+        Test {
+            vars,
+            asserts,
+            ..self.test
+        }
+    }
+}
+
+/// A value as compact JSON text (maps with string keys and JSON values always serialize).
+fn json_text<T: serde::Serialize>(value: &T) -> Box<str> {
+    serde_json::to_string(value)
+        .unwrap_or_else(|_| "null".into())
+        .into_boxed_str()
+}
+
 /// Reads a promptfoo config.
 pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
     let notes = Notes::default();
@@ -272,14 +389,23 @@ fn unreachable_err(path: &Path) -> SuiteFileError {
 }
 
 fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileError> {
+    // The items of `tests` are read one by one, from compact text: a file of 20,000 inline
+    // tests is never a tree of 20,000 tests. (`$ref`s point anywhere: not with them.)
+    let (mut value, streamed, tests_at) = match super::stream::read(text, !text.contains("$ref")) {
+        Some(read) => (read.value, read.tests, read.tests_at),
+        None => (super::parse_yaml_serde(path, text)?, None, None),
+    };
     let doc = Doc {
         path,
         text,
         base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         positions: Default::default(),
         notes: Some(notes),
+        hot: Hot {
+            tests_at,
+            ..Hot::default()
+        },
     };
-    let mut value = parse_yaml(path, text)?;
     resolve_refs(&doc, &mut value)?;
     let Value::Object(top) = value else {
         return Err(doc.err(
@@ -364,14 +490,18 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         None => Vec::new(),
         Some(v) => scenarios::read(&doc, v)?,
     };
-    let no_tests = match top.get("tests") {
-        None | Some(Value::Null) => true,
-        Some(Value::Array(items)) => items.is_empty(),
-        Some(_) => false,
+    let no_tests = match (&streamed, top.get("tests")) {
+        (Some(items), _) => items.is_empty(),
+        (None, None | Some(Value::Null)) => true,
+        (None, Some(Value::Array(items))) => items.is_empty(),
+        (None, Some(_)) => false,
     };
     let mut tests = match top.get("tests") {
         _ if no_tests && top.contains_key("scenarios") => Vec::new(),
-        None => vec![Test {
+        Some(_) if streamed.is_some() => {
+            read_streamed_tests(&doc, streamed.unwrap_or_default(), tests_line)?
+        }
+        None => vec![Stored::pack(Test {
             description: None,
             vars: Map::new(),
             order: Vec::new(),
@@ -383,16 +513,16 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
             threshold: None,
             providers: TestProviders::default(),
             line: tests_line,
-        }],
+        })],
         Some(v) => read_tests(&doc, v, tests_line)?,
     };
-    tests.extend(scenario_tests);
+    tests.extend(scenario_tests.into_iter().map(Stored::pack));
     // defaultTest under each test, then list-valued vars expanded into one test each. The
     // tests are taken one at a time and dropped once their cases are built: a 10,000-row
     // tests file is never held twice.
     let total: usize = tests
         .iter()
-        .map(|test| expansions(default.as_ref().map(|d| &d.vars), &test.vars))
+        .map(|test| expansions(default.as_ref().map(|d| &d.vars), &test.vars()))
         .sum();
     let several_prompts = prompts.len() > 1;
     if several_prompts {
@@ -408,7 +538,14 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
     );
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut n = 0;
+    // At most one case per test, prompt and provider: one allocation, not a doubling one.
+    suite.cases.reserve_exact(
+        total
+            .saturating_mul(prompts.len() * providers.len())
+            .min(1 << 24),
+    );
     for test in tests {
+        let test = test.unpack();
         let test = match &default {
             Some(d) => merge(d, test),
             None => test,
@@ -1198,19 +1335,51 @@ fn bare_path(doc: &Doc<'_>, text: &str) -> bool {
         && (path.contains(['*', '?']) || doc.base.join(path).is_file())
 }
 
-fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<Test>, SuiteFileError> {
+fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<Stored>, SuiteFileError> {
     let at = vec![key("tests")];
     let mut out = Vec::new();
-    let items: Vec<(Vec<Seg>, &Value)> = match value {
-        Value::String(_) => vec![(at.clone(), value)],
-        Value::Array(list) => list
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (with(&at, Seg::Index(i)), v))
-            .collect(),
+    match value {
+        Value::String(_) => read_tests_item(doc, &at, value, line, &mut out)?,
+        Value::Array(list) => {
+            for (i, item) in list.iter().enumerate() {
+                read_tests_item(doc, &with(&at, Seg::Index(i)), item, line, &mut out)?;
+            }
+        }
         _ => return Err(doc.err(&at, "`tests` is a list of tests or file://…")),
-    };
-    for (at, item) in items {
+    }
+    Ok(out)
+}
+
+/// [`read_tests`] over the items [`super::stream`] took out of the document, each parsed
+/// when its turn comes and dropped after.
+fn read_streamed_tests(
+    doc: &Doc<'_>,
+    items: Vec<super::stream::Item>,
+    line: usize,
+) -> Result<Vec<Stored>, SuiteFileError> {
+    let at = vec![key("tests")];
+    let mut out = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        let at = with(&at, Seg::Index(i));
+        let value: Value = serde_json::from_str(&item.text)
+            .map_err(|e| doc.err(&at, format!("cannot read the test again: {e}")))?;
+        *doc.hot.item.borrow_mut() = item.places.map(|places| (i, places));
+        let read = read_tests_item(doc, &at, &value, line, &mut out);
+        *doc.hot.item.borrow_mut() = None;
+        read?;
+    }
+    Ok(out)
+}
+
+/// One item of `tests`: a test, or the file(s) of tests it names.
+fn read_tests_item(
+    doc: &Doc<'_>,
+    at: &[Seg],
+    item: &Value,
+    line: usize,
+    out: &mut Vec<Stored>,
+) -> Result<(), SuiteFileError> {
+    {
         match item {
             // `file://tests.csv`, or the bare path (`tests.csv`, `tests/*.yaml`): promptfoo
             // reads every string in `tests` as a file.
@@ -1220,30 +1389,40 @@ fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<Test>, Su
                 } else {
                     format!("file://{reference}")
                 };
-                for file in files(doc, &at, &reference)? {
-                    out.extend(tests_file(doc, &at, &file)?);
+                for file in files(doc, at, &reference)? {
+                    out.extend(tests_file(doc, at, &file)?);
                 }
             }
-            Value::Object(map) => out.push(read_test(doc, &at, map, None, line)?),
+            Value::Object(map) => out.push(Stored::pack(read_test(doc, at, map, None, line)?)),
             _ => {
                 return Err(doc.err(
-                    &at,
+                    at,
                     "a test is a mapping (description, vars, assert) or file://…",
                 ));
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The tests of a CSV, JSONL, JSON or YAML file.
-fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, SuiteFileError> {
-    let cases = niceeval_dataset::read(file).map_err(|e| doc.err(at, e.to_string()))?;
+fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Stored>, SuiteFileError> {
     let csv = file.extension().is_some_and(|e| e == "csv");
-    let text = if csv {
-        String::new()
-    } else {
-        read_text(doc, at, file)?
+    let (text, cases) = match yaml_tests(file) {
+        Some(read) => read,
+        None => {
+            let cases = niceeval_dataset::read(file).map_err(|e| doc.err(at, e.to_string()))?;
+            let text = if csv {
+                String::new()
+            } else {
+                read_text(doc, at, file)?
+            };
+            let cases = cases
+                .into_iter()
+                .map(|case| (case.line, Box::<str>::from(case.record), None))
+                .collect();
+            (text, cases)
+        }
     };
     let sub = Doc {
         path: file,
@@ -1251,15 +1430,20 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
         base: file.parent().map(Path::to_path_buf).unwrap_or_default(),
         positions: Default::default(),
         notes: doc.notes,
+        hot: Hot {
+            root_list: true,
+            ..Hot::default()
+        },
     };
     let mut out = Vec::new();
-    for (i, case) in cases.into_iter().enumerate() {
-        let Ok(Value::Object(record)) = serde_json::from_str::<Value>(case.record.get()) else {
+    for (i, (line, record, places)) in cases.into_iter().enumerate() {
+        let Ok(Value::Object(record)) = serde_json::from_str::<Value>(&record) else {
             continue;
         };
+        *sub.hot.item.borrow_mut() = places.map(|places| (i, places));
         let located = |message: String| SuiteFileError::At {
             file: file.display().to_string(),
-            line: case.line,
+            line,
             column: 1,
             message,
         };
@@ -1310,14 +1494,65 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Test>, Suite
             record
         };
         let test_at = [Seg::Index(i)];
-        let test =
-            read_test(&sub, &test_at, &map, Some(case.line), case.line).map_err(|e| match e {
-                SuiteFileError::File { message, .. } => located(message),
-                other => other,
-            })?;
-        out.push(test);
+        let test = read_test(&sub, &test_at, &map, Some(line), line).map_err(|e| match e {
+            SuiteFileError::File { message, .. } => located(message),
+            other => other,
+        })?;
+        out.push(Stored::pack(test));
     }
     Ok(out)
+}
+
+/// A test of a tests file: its line, its record as JSON text, its places when known.
+type FileTest = (usize, Box<str>, Option<super::stream::Places>);
+
+/// A YAML tests file read one item at a time, with each item's places (as
+/// `niceeval_dataset` reads it: `<<` kept as a key, lines from its `- ` items); `None` leaves
+/// it to `niceeval_dataset`, which holds the whole file as YAML events and values, and
+/// refuses what it refuses: not a list, an empty one, an item that is not a mapping, `id`s.
+fn yaml_tests(file: &Path) -> Option<(String, Vec<FileTest>)> {
+    if !matches!(
+        file.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml")
+    ) {
+        return None;
+    }
+    let text = std::fs::read_to_string(file).ok()?;
+    let read = super::stream::read_with(&text, super::stream::Split::Root, false)?;
+    let items = read.tests?;
+    if items.is_empty() {
+        return None;
+    }
+    for item in &items {
+        match serde_json::from_str::<Value>(&item.text) {
+            Ok(Value::Object(map)) if !map.contains_key("id") => {}
+            _ => return None,
+        }
+    }
+    let lines = yaml_item_lines(&text);
+    let tests = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| (lines.get(i).copied().unwrap_or(1), item.text, item.places))
+        .collect();
+    Some((text, tests))
+}
+
+/// `niceeval_dataset`'s lines of a YAML list's items: lines whose first character is `-` at
+/// the list's indentation.
+fn yaml_item_lines(text: &str) -> Vec<usize> {
+    let items = text.lines().enumerate().filter_map(|(i, line)| {
+        let trimmed = line.trim_start();
+        let is_item = trimmed == "-" || trimmed.starts_with("- ");
+        is_item.then_some((i + 1, line.len() - trimmed.len()))
+    });
+    let items: Vec<(usize, usize)> = items.collect();
+    let indent = items.iter().map(|(_, indent)| *indent).min().unwrap_or(0);
+    items
+        .into_iter()
+        .filter(|(_, i)| *i == indent)
+        .map(|(line, _)| line)
+        .collect()
 }
 
 /// One test mapping (or `defaultTest`).

@@ -272,6 +272,7 @@ fn providers_file(
         base: doc.base.clone(),
         positions: Default::default(),
         notes: doc.notes,
+        hot: Default::default(),
     };
     let items: Vec<(Vec<Seg>, &Value)> = match &value {
         Value::Array(list) => list

@@ -37,6 +37,7 @@ pub(crate) fn read(doc: &Doc<'_>, value: &Value) -> Result<Vec<Test>, SuiteFileE
                         .unwrap_or_default(),
                     positions: Default::default(),
                     notes: doc.notes,
+                    hot: Default::default(),
                 };
                 let list = match parse_yaml(&path, &text)? {
                     Value::Array(list) => list,
