@@ -8,7 +8,7 @@
 //! output, exactly as they are not on the rendered pages.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
@@ -141,7 +141,125 @@ impl Surface {
     }
 }
 
-/// Runs rustdoc's JSON output for the library (default features, as docs.rs and users see it).
+/// rustdoc's JSON output for the library (default features, as docs.rs and users see it),
+/// made from the arguments cargo gives rustdoc for niceeval's doc-tests when it can, else by
+/// `cargo rustdoc`.
+fn rustdoc_json() -> Value {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = manifest.parent().expect("niceeval sits in the workspace");
+    let out = tempfile::tempdir().expect("a temporary directory");
+    let file = match doctest_arguments(workspace) {
+        Some(arguments) => json_from_doctest_arguments(workspace, &arguments, out.path()),
+        None => cargo_rustdoc_json(workspace),
+    };
+    let text = std::fs::read_to_string(&file)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+    serde_json::from_str(&text).expect("rustdoc writes JSON")
+}
+
+/// The arguments `cargo test --doc --workspace` gives rustdoc for niceeval's doc-tests, read by
+/// a wrapper named by `RUSTDOC` that runs no doc-test: cargo resolves the workspace as
+/// `cargo test --workspace` did, so every dependency is the rlib that command built — where
+/// `cargo rustdoc` would first make a check build of each one (about 45 s of a fresh
+/// `cargo test --workspace` on 2 cores). `None` when cargo did not call the wrapper for
+/// niceeval or failed.
+fn doctest_arguments(workspace: &Path) -> Option<Vec<String>> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let wrapper = dir.path().join("rustdoc");
+    let recorded = dir.path().join("arguments");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \" $* \" in *\" --crate-name niceeval \"*) printf '%s\\0' \"$@\" > '{}' ;; esac\nexit 0\n",
+            recorded.display()
+        ),
+    )
+    .expect("write the rustdoc wrapper");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))
+            .expect("make the wrapper executable");
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let output = Command::new(cargo)
+        .current_dir(workspace)
+        .env("RUSTDOC", &wrapper)
+        .env_remove("RUSTC_BOOTSTRAP")
+        .env_remove("RUSTDOCFLAGS")
+        .args(["test", "--doc", "--workspace", "--quiet"])
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        eprintln!(
+            "surface: `cargo test --doc` failed, falling back to `cargo rustdoc`:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        return None;
+    }
+    let Ok(bytes) = std::fs::read(&recorded) else {
+        eprintln!("surface: cargo ran no doc-test of niceeval, falling back to `cargo rustdoc`");
+        return None;
+    };
+    Some(
+        String::from_utf8_lossy(&bytes)
+            .split('\0')
+            .filter(|a| !a.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// Runs rustdoc with niceeval's doc-test `arguments` turned into a documentation run with JSON
+/// output into `out`: without the doc-test options and without the `--extern` of niceeval
+/// itself (doc-tests link the library they test).
+fn json_from_doctest_arguments(workspace: &Path, arguments: &[String], out: &Path) -> PathBuf {
+    const WITH_VALUE: &[&str] = &[
+        "--test-args",
+        "--test-run-directory",
+        "--persist-doctests",
+        "--runtool",
+        "--runtool-arg",
+        "--test-builder",
+    ];
+    let mut kept = Vec::new();
+    let mut rest = arguments.iter();
+    while let Some(argument) = rest.next() {
+        let argument = argument.as_str();
+        if WITH_VALUE.contains(&argument) {
+            rest.next();
+        } else if argument == "--extern" {
+            match rest.next() {
+                Some(value) if value.starts_with("niceeval=") => {}
+                Some(value) => kept.extend(["--extern".to_string(), value.clone()]),
+                None => {}
+            }
+        } else if !matches!(argument, "--test" | "--no-run" | "--nocapture")
+            && !WITH_VALUE
+                .iter()
+                .any(|o| argument.starts_with(&format!("{o}=")))
+        {
+            kept.push(argument.to_string());
+        }
+    }
+    let rustdoc = std::env::var("RUSTDOC").unwrap_or_else(|_| "rustdoc".to_string());
+    let output = Command::new(rustdoc)
+        .current_dir(workspace)
+        .env("RUSTC_BOOTSTRAP", "1")
+        .args(&kept)
+        .args(["-Z", "unstable-options", "--output-format", "json", "-o"])
+        .arg(out)
+        .output()
+        .expect("rustdoc runs");
+    assert!(
+        output.status.success(),
+        "rustdoc failed with niceeval's doc-test arguments {kept:?}:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    out.join("niceeval.json")
+}
+
+/// Runs `cargo rustdoc` with JSON output for the library.
 ///
 /// Only rustdoc sees `RUSTC_BOOTSTRAP` (through a wrapper named by `RUSTDOC`): set for the whole
 /// `cargo rustdoc`, it would reach the dependencies' build scripts, several of which switch on
@@ -150,9 +268,7 @@ impl Surface {
 /// build of every dependency). This way the build uses the workspace's target directory: the
 /// dependencies' check builds are those of `cargo doc` / `cargo clippy` when they ran before,
 /// and the build scripts and proc macros are those of the tests' own build.
-fn rustdoc_json() -> Value {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let workspace = manifest.parent().expect("niceeval sits in the workspace");
+fn cargo_rustdoc_json(workspace: &Path) -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
         .filter(|p| p.is_absolute())
@@ -187,10 +303,7 @@ fn rustdoc_json() -> Value {
         "cargo rustdoc failed:\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let file = target.join("doc").join("niceeval.json");
-    let text = std::fs::read_to_string(&file)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
-    serde_json::from_str(&text).expect("rustdoc writes JSON")
+    target.join("doc").join("niceeval.json")
 }
 
 #[test]
