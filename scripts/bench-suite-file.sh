@@ -62,20 +62,22 @@ providers:
 evaluateOptions:
   maxConcurrency: 16
 """)
+    def test_item(i, pad):
+        # One test as a YAML list item, its lines indented by `pad`.
+        text = f"{pad}- vars:\n{pad}    topic: topic {i}\n{pad}    n: {i}\n{pad}  assert:\n"
+        for a in asserts(i):
+            text += f"{pad}    - " + f"\n{pad}      ".join(f"{k}: {json.dumps(v)}" for k, v in a.items()) + "\n"
+        return text
     if kind == "inline":
         f.write("tests:\n")
         for i in range(n):
-            f.write(f"  - vars:\n      topic: topic {i}\n      n: {i}\n    assert:\n")
-            for a in asserts(i):
-                f.write("      - " + "\n        ".join(f"{k}: {json.dumps(v)}" for k, v in a.items()) + "\n")
+            f.write(test_item(i, "  "))
     elif kind == "yaml":
         # The inline tests, in a YAML tests file.
         f.write("tests: file://tests.yaml\n")
         with open(f"{out}/tests.yaml", "w") as t:
             for i in range(n):
-                t.write(f"- vars:\n    topic: topic {i}\n    n: {i}\n  assert:\n")
-                for a in asserts(i):
-                    t.write("    - " + "\n      ".join(f"{k}: {json.dumps(v)}" for k, v in a.items()) + "\n")
+                t.write(test_item(i, ""))
     elif kind == "alias":
         # Every test's items one YAML alias of the same 3 items.
         f.write('x-checks: &checks\n  - type: regex\n    value: "^.{2}answer"\n  - type: contains-json\n  - type: not-contains\n    value: sorry\ntests:\n')

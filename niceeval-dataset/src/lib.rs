@@ -351,8 +351,10 @@ fn yaml(text: &str, origin: &str) -> Result<Vec<Raw>, DatasetError> {
 
 /// The lines where the items of a top-level YAML list start: lines whose first character is
 /// `-` at the list's indentation (YAML parsers keep no positions for values; this is only used
-/// to point at an item in error messages).
-fn yaml_item_lines(text: &str) -> Vec<usize> {
+/// to point at an item in error messages). niceeval's suite-file reader calls it too, so a
+/// promptfoo tests file's items are placed on the lines this crate gives them.
+#[doc(hidden)]
+pub fn yaml_item_lines(text: &str) -> Vec<usize> {
     let items = text.lines().enumerate().filter_map(|(i, line)| {
         let trimmed = line.trim_start();
         let is_item = trimmed == "-" || trimmed.starts_with("- ");

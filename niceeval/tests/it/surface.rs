@@ -165,31 +165,18 @@ fn rustdoc_json() -> Value {
 /// niceeval or failed.
 fn doctest_arguments(workspace: &Path) -> Option<Vec<String>> {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let wrapper = dir.path().join("rustdoc");
     let recorded = dir.path().join("arguments");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\ncase \" $* \" in *\" --crate-name niceeval \"*) printf '%s\\0' \"$@\" > '{}' ;; esac\nexit 0\n",
+    let output = cargo_with_rustdoc(
+        workspace,
+        dir.path(),
+        &format!(
+            "case \" $* \" in *\" --crate-name niceeval \"*) printf '%s\\0' \"$@\" > '{}' ;; esac\nexit 0",
             recorded.display()
         ),
     )
-    .expect("write the rustdoc wrapper");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))
-            .expect("make the wrapper executable");
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let output = Command::new(cargo)
-        .current_dir(workspace)
-        .env("RUSTDOC", &wrapper)
-        .env_remove("RUSTC_BOOTSTRAP")
-        .env_remove("RUSTDOCFLAGS")
-        .args(["test", "--doc", "--workspace", "--quiet"])
-        .output()
-        .ok()?;
+    .args(["test", "--doc", "--workspace", "--quiet"])
+    .output()
+    .ok()?;
     if !output.status.success() {
         eprintln!(
             "surface: `cargo test --doc` failed, falling back to `cargo rustdoc`:\n{}",
@@ -259,6 +246,27 @@ fn json_from_doctest_arguments(workspace: &Path, arguments: &[String], out: &Pat
     out.join("niceeval.json")
 }
 
+/// A `cargo` command in `workspace` whose rustdoc is a shell script with `body`, written into
+/// `dir` (cargo's own `RUSTC_BOOTSTRAP` and `RUSTDOCFLAGS` removed).
+fn cargo_with_rustdoc(workspace: &Path, dir: &Path, body: &str) -> Command {
+    let wrapper = dir.join("rustdoc");
+    std::fs::write(&wrapper, format!("#!/bin/sh\n{body}\n")).expect("write the rustdoc wrapper");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))
+            .expect("make the wrapper executable");
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(workspace)
+        .env("RUSTDOC", wrapper)
+        .env_remove("RUSTC_BOOTSTRAP")
+        .env_remove("RUSTDOCFLAGS");
+    command
+}
+
 /// Runs `cargo rustdoc` with JSON output for the library.
 ///
 /// Only rustdoc sees `RUSTC_BOOTSTRAP` (through a wrapper named by `RUSTDOC`): set for the whole
@@ -274,30 +282,17 @@ fn cargo_rustdoc_json(workspace: &Path) -> PathBuf {
         .filter(|p| p.is_absolute())
         .unwrap_or_else(|| workspace.join("target"));
     let wrapper_dir = tempfile::tempdir().expect("a temporary directory");
-    let wrapper = wrapper_dir.path().join("rustdoc");
     let rustdoc = std::env::var("RUSTDOC").unwrap_or_else(|_| "rustdoc".to_string());
-    std::fs::write(
-        &wrapper,
-        format!("#!/bin/sh\nRUSTC_BOOTSTRAP=1 exec '{rustdoc}' \"$@\"\n"),
+    let output = cargo_with_rustdoc(
+        workspace,
+        wrapper_dir.path(),
+        &format!("RUSTC_BOOTSTRAP=1 exec '{rustdoc}' \"$@\""),
     )
-    .expect("write the rustdoc wrapper");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))
-            .expect("make the wrapper executable");
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let output = Command::new(cargo)
-        .current_dir(workspace)
-        .env("RUSTDOC", &wrapper)
-        .env_remove("RUSTC_BOOTSTRAP")
-        .env_remove("RUSTDOCFLAGS")
-        .args(["rustdoc", "-p", "niceeval", "--lib", "--target-dir"])
-        .arg(&target)
-        .args(["--", "-Z", "unstable-options", "--output-format", "json"])
-        .output()
-        .expect("cargo runs");
+    .args(["rustdoc", "-p", "niceeval", "--lib", "--target-dir"])
+    .arg(&target)
+    .args(["--", "-Z", "unstable-options", "--output-format", "json"])
+    .output()
+    .expect("cargo runs");
     assert!(
         output.status.success(),
         "cargo rustdoc failed:\n{}",

@@ -1529,30 +1529,13 @@ fn yaml_tests(file: &Path) -> Option<(String, Vec<FileTest>)> {
             _ => return None,
         }
     }
-    let lines = yaml_item_lines(&text);
+    let lines = niceeval_dataset::yaml_item_lines(&text);
     let tests = items
         .into_iter()
         .enumerate()
         .map(|(i, item)| (lines.get(i).copied().unwrap_or(1), item.text, item.places))
         .collect();
     Some((text, tests))
-}
-
-/// `niceeval_dataset`'s lines of a YAML list's items: lines whose first character is `-` at
-/// the list's indentation.
-fn yaml_item_lines(text: &str) -> Vec<usize> {
-    let items = text.lines().enumerate().filter_map(|(i, line)| {
-        let trimmed = line.trim_start();
-        let is_item = trimmed == "-" || trimmed.starts_with("- ");
-        is_item.then_some((i + 1, line.len() - trimmed.len()))
-    });
-    let items: Vec<(usize, usize)> = items.collect();
-    let indent = items.iter().map(|(_, indent)| *indent).min().unwrap_or(0);
-    items
-        .into_iter()
-        .filter(|(_, i)| *i == indent)
-        .map(|(line, _)| line)
-        .collect()
 }
 
 /// One test mapping (or `defaultTest`).
