@@ -162,7 +162,7 @@ fn rustdoc_json() -> Value {
 /// `cargo test --workspace` did, so every dependency is the rlib that command built — where
 /// `cargo rustdoc` would first make a check build of each one (about 45 s of a fresh
 /// `cargo test --workspace` on 2 cores). `None` when cargo did not call the wrapper for
-/// niceeval or failed.
+/// niceeval.
 fn doctest_arguments(workspace: &Path) -> Option<Vec<String>> {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let recorded = dir.path().join("arguments");
@@ -177,13 +177,14 @@ fn doctest_arguments(workspace: &Path) -> Option<Vec<String>> {
     .args(["test", "--doc", "--workspace", "--quiet"])
     .output()
     .ok()?;
-    if !output.status.success() {
-        eprintln!(
-            "surface: `cargo test --doc` failed, falling back to `cargo rustdoc`:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        return None;
-    }
+    // A failure (a build error, or Ctrl-C, which reaches the whole process group) stops the
+    // test: `cargo rustdoc` would only fail the same way, or start a build after an interrupt.
+    assert!(
+        output.status.success(),
+        "`cargo test --doc --workspace` failed ({}):\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
     let Ok(bytes) = std::fs::read(&recorded) else {
         eprintln!("surface: cargo ran no doc-test of niceeval, falling back to `cargo rustdoc`");
         return None;
