@@ -578,11 +578,11 @@ fn skipped_runs_do_not_count_towards_the_pass_rate() {
         Box::pin(async move { t.skip("no key") })
     }
     let report = run(definition("some_skip", some_skip).with_runs(3));
-    let outcomes: Vec<Outcome> = report.runs.iter().map(|r| r.outcome).collect();
-    assert_eq!(
-        outcomes,
-        [Outcome::Skipped, Outcome::Passed, Outcome::Passed]
-    );
+    // Runs of one eval run concurrently: which run took the counter first is not fixed (under
+    // load it was the third), so count outcomes instead of expecting an order.
+    let count = |o| report.runs.iter().filter(|r| r.outcome == o).count();
+    assert_eq!(report.runs.len(), 3);
+    assert_eq!((count(Outcome::Skipped), count(Outcome::Passed)), (1, 2));
     assert_eq!(report.pass_rate(), 1.0);
     assert_eq!(report.outcome, Outcome::Passed);
 
