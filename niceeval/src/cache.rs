@@ -203,7 +203,7 @@ mod tests {
     #[cfg(feature = "providers")]
     use std::sync::atomic::AtomicUsize;
     #[cfg(feature = "providers")]
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
     #[cfg(feature = "providers")]
     #[test]
@@ -266,11 +266,23 @@ mod tests {
             for _ in 0..5 {
                 let flights = flights.clone();
                 let calls = calls.clone();
+                let probe = flights.clone();
                 set.spawn(async move {
                     flights
-                        .run("k", async {
+                        .run("k", async move {
                             calls.fetch_add(1, Ordering::SeqCst);
-                            tokio::time::sleep(Duration::from_millis(100)).await;
+                            // The call ends once all five callers hold the flight (the map's
+                            // reference and theirs), however late a loaded machine starts
+                            // them; a fixed sleep let a late caller miss it. Bounded, so a
+                            // flight that is not shared fails the count below, not hangs.
+                            let holders = || {
+                                let calls = probe.calls.lock().unwrap();
+                                calls.get("k").map_or(0, Arc::strong_count)
+                            };
+                            let deadline = Instant::now() + Duration::from_secs(10);
+                            while holders() < 6 && Instant::now() < deadline {
+                                tokio::time::sleep(Duration::from_millis(1)).await;
+                            }
                             7
                         })
                         .await

@@ -299,7 +299,7 @@ fn async_timeout_fails_with_its_message() {
     );
     assert!(
         failure.contains(
-            "  error: timed out after 300ms; raise it with #[eval(timeout = \"..\")] or [run] timeout in niceeval.toml\n"
+            "  error: timed out after 3s; raise it with #[eval(timeout = \"..\")] or [run] timeout in niceeval.toml\n"
         ),
         "{failure}"
     );
@@ -318,7 +318,7 @@ fn blocking_timeout_fails_with_its_message() {
         "{failure}"
     );
     assert!(
-        failure.contains("  error: timed out after 300ms; "),
+        failure.contains("  error: timed out after 3s; "),
         "{failure}"
     );
     assert!(

@@ -353,10 +353,11 @@ fn agent_hang_mid_turn_times_out_and_keeps_its_events() {
     }
     let report = run(definition("agent_hangs", body)
         .with_agent(hanging_agent)
-        .with_timeout_ms(200));
+        // Room for the body to start on a loaded machine; the agent hangs for good.
+        .with_timeout_ms(3_000));
     assert_eq!(report.outcome, Outcome::Failed);
     let error = report.error_message().unwrap_or_default();
-    assert!(error.starts_with("timed out after 200ms; "), "{error}");
+    assert!(error.starts_with("timed out after 3s; "), "{error}");
     assert_eq!(
         report.error.as_ref().map(|e| e.kind),
         Some(RunErrorKind::Timeout)
@@ -375,10 +376,11 @@ fn blocking_body_times_out() {
             Ok(())
         })
     }
-    let report = run(definition("blocks", body).with_timeout_ms(200));
+    // Room for the body to start on a loaded machine; it blocks for 10 s.
+    let report = run(definition("blocks", body).with_timeout_ms(3_000));
     assert_eq!(report.outcome, Outcome::Failed);
     let error = report.error_message().unwrap_or_default();
-    assert!(error.starts_with("timed out after 200ms; "), "{error}");
+    assert!(error.starts_with("timed out after 3s; "), "{error}");
     assert_eq!(names(&report), [r#"includes("before")"#]);
 }
 

@@ -37,7 +37,7 @@ enum Runner {
 /// How the eval ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Way {
-    /// Its `timeout = "3s"`.
+    /// Its `timeout = "6s"`.
     Timeout,
     /// SIGINT to the runner.
     Interrupt,
@@ -172,7 +172,7 @@ fn scenario(runner: Runner, way: Way) -> Option<Output> {
 
 /// The failure the eval's report gives for its timeout.
 fn timed_out(out: &Output) {
-    assert!(out.stdout.contains("timed out after 3s"), "{}", out.dump());
+    assert!(out.stdout.contains("timed out after 6s"), "{}", out.dump());
 }
 
 fn panicked(out: &Output) {

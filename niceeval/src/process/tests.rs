@@ -148,7 +148,7 @@ fn a_tree_ignoring_sigterm_gets_sigkill_after_the_grace_period() {
 fn the_stderr_tail_is_complete_after_a_stdout_failure() {
     rt().block_on(async {
         let mut spawned = spawn(
-            &mut sh("echo 'not what was expected'; sleep 0.3; echo 'late words' >&2"),
+            &mut sh("echo 'not what was expected'; sleep 0.05; echo 'late words' >&2"),
             None,
             Stderr::Tail(1024),
         )

@@ -550,7 +550,9 @@ for line in sys.stdin:
             tokio::spawn(async move {
                 request(
                     &spec,
-                    body(json!({"sleep": 0.5, "echo": "kept"})),
+                    // Long enough to be pending when the slow one's 300 ms run out, even if
+                    // it reached the worker well before it (a loaded machine).
+                    body(json!({"sleep": 3, "echo": "kept"})),
                     Duration::from_secs(20),
                 )
                 .await

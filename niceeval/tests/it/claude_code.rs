@@ -647,7 +647,7 @@ fn the_stderr_written_after_a_malformed_line_is_in_the_error() {
     let place = place();
     let program = stand_in(
         &place.home,
-        "echo 'this is not json'\nsleep 0.5\necho 'written late' >&2",
+        "echo 'this is not json'\nsleep 0.05\necho 'written late' >&2",
     );
     let agent = ClaudeCode::new().program(program);
     let (request, _) = request("hi", &place);

@@ -970,7 +970,9 @@ fn a_turn_cut_short_by_the_timeout_still_records_what_it_changed() {
     let def = crate::support::define("times_out", &krate, times_out)
         .with_workspace("template")
         .with_agent(hanging_agent)
-        .with_timeout_ms(1_500);
+        // Room for the workspace copy, the turn's git snapshot and `sh` on a loaded machine;
+        // the agent sleeps 30 s, so the run still times out.
+        .with_timeout_ms(8_000);
     let report = crate::support::run(def);
     let error = report.error.as_ref().expect("timed out");
     assert_eq!(error.kind, niceeval::RunErrorKind::Timeout);
