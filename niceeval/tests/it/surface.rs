@@ -166,25 +166,18 @@ fn rustdoc_json() -> Value {
 fn doctest_arguments(workspace: &Path) -> Option<Vec<String>> {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let recorded = dir.path().join("arguments");
-    let output = cargo_with_rustdoc(
+    let mut command = cargo_with_rustdoc(
         workspace,
         dir.path(),
         &format!(
             "case \" $* \" in *\" --crate-name niceeval \"*) printf '%s\\0' \"$@\" > '{}' ;; esac\nexit 0",
             recorded.display()
         ),
-    )
-    .args(["test", "--doc", "--workspace", "--quiet"])
-    .output()
-    .ok()?;
+    );
+    command.args(["test", "--doc", "--workspace", "--quiet"]);
     // A failure (a build error, or Ctrl-C, which reaches the whole process group) stops the
     // test: `cargo rustdoc` would only fail the same way, or start a build after an interrupt.
-    assert!(
-        output.status.success(),
-        "`cargo test --doc --workspace` failed ({}):\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
+    succeeded(&mut command, "`cargo test --doc --workspace`");
     let Ok(bytes) = std::fs::read(&recorded) else {
         eprintln!("surface: cargo ran no doc-test of niceeval, falling back to `cargo rustdoc`");
         return None;
@@ -231,20 +224,30 @@ fn json_from_doctest_arguments(workspace: &Path, arguments: &[String], out: &Pat
         }
     }
     let rustdoc = std::env::var("RUSTDOC").unwrap_or_else(|_| "rustdoc".to_string());
-    let output = Command::new(rustdoc)
-        .current_dir(workspace)
-        .env("RUSTC_BOOTSTRAP", "1")
-        .args(&kept)
-        .args(["-Z", "unstable-options", "--output-format", "json", "-o"])
-        .arg(out)
-        .output()
-        .expect("rustdoc runs");
-    assert!(
-        output.status.success(),
-        "rustdoc failed with niceeval's doc-test arguments {kept:?}:\n{}",
-        String::from_utf8_lossy(&output.stderr)
+    succeeded(
+        Command::new(rustdoc)
+            .current_dir(workspace)
+            .env("RUSTC_BOOTSTRAP", "1")
+            .args(&kept)
+            .args(["-Z", "unstable-options", "--output-format", "json", "-o"])
+            .arg(out),
+        &format!("rustdoc with niceeval's doc-test arguments {kept:?}"),
     );
     out.join("niceeval.json")
+}
+
+/// Runs `command` to its end; one that cannot start or fails fails the test, naming `what`,
+/// its exit status and its stderr.
+fn succeeded(command: &mut Command, what: &str) {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("{what} cannot start: {e}"));
+    assert!(
+        output.status.success(),
+        "{what} failed ({}):\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 /// A `cargo` command in `workspace` whose rustdoc is a shell script with `body`, written into
@@ -284,20 +287,16 @@ fn cargo_rustdoc_json(workspace: &Path) -> PathBuf {
         .unwrap_or_else(|| workspace.join("target"));
     let wrapper_dir = tempfile::tempdir().expect("a temporary directory");
     let rustdoc = std::env::var("RUSTDOC").unwrap_or_else(|_| "rustdoc".to_string());
-    let output = cargo_with_rustdoc(
-        workspace,
-        wrapper_dir.path(),
-        &format!("RUSTC_BOOTSTRAP=1 exec '{rustdoc}' \"$@\""),
-    )
-    .args(["rustdoc", "-p", "niceeval", "--lib", "--target-dir"])
-    .arg(&target)
-    .args(["--", "-Z", "unstable-options", "--output-format", "json"])
-    .output()
-    .expect("cargo runs");
-    assert!(
-        output.status.success(),
-        "cargo rustdoc failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
+    succeeded(
+        cargo_with_rustdoc(
+            workspace,
+            wrapper_dir.path(),
+            &format!("RUSTC_BOOTSTRAP=1 exec '{rustdoc}' \"$@\""),
+        )
+        .args(["rustdoc", "-p", "niceeval", "--lib", "--target-dir"])
+        .arg(&target)
+        .args(["--", "-Z", "unstable-options", "--output-format", "json"]),
+        "`cargo rustdoc`",
     );
     target.join("doc").join("niceeval.json")
 }
