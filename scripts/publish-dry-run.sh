@@ -53,4 +53,5 @@ for package in "${packages[@]}"; do
     rm -rf -- "$target"/debug/.fingerprint/"$name"-????????????????
 done
 
-cargo publish --workspace --dry-run --locked "$@"
+# exec: the pid a user stops or kills is cargo itself, not a shell that would leave it running.
+exec cargo publish --workspace --dry-run --locked "$@"
