@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs every eval file of the AgentV conformance corpus (niceeval-cli/tests/conformance/agentv:
+"""Runs every eval file of the AgentV conformance corpus (niceeval-suites/tests/conformance/agentv:
 real AgentV files, each under `<name>/evals/`) with AgentV 4.42.4 (`agentv eval`) and with
 `niceeval eval` against one loopback fake (scripts/fake-openai.py), compares the verdicts per
 grader and per test, prints the agreement, and fails when it is under the target or when a
@@ -9,7 +9,7 @@ A file niceeval cannot run is skipped only when DIALECTS.md lists it as `agentv 
 runnable`; any other load error fails the run.
 
     python3 scripts/agentv-conformance.py --niceeval target/debug/niceeval \
-        [--corpus niceeval-cli/tests/conformance/agentv] [--dialects DIALECTS.md] [--target 0.98]
+        [--corpus niceeval-suites/tests/conformance/agentv] [--dialects DIALECTS.md] [--target 0.98]
 
 AgentV comes from $AGENTV_HOME (bash scripts/install-agentv.sh installs it, with the Node 22
 it runs on; that Node also runs the corpus's TypeScript mock agent for both tools).
@@ -114,8 +114,8 @@ def run(cmd, cwd, env, log):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--niceeval", required=True)
-    ap.add_argument("--corpus", default=os.path.join(ROOT, "niceeval-cli", "tests", "conformance", "agentv"))
-    ap.add_argument("--dialects", default=os.path.join(ROOT, "DIALECTS.md"))
+    ap.add_argument("--corpus", default=os.path.join(ROOT, "niceeval-suites", "tests", "conformance", "agentv"))
+    ap.add_argument("--dialects", default=os.path.join(ROOT, "niceeval-suites", "DIALECTS.md"))
     ap.add_argument("--target", type=float, default=0.98)
     args = ap.parse_args()
     args.niceeval = os.path.abspath(args.niceeval)

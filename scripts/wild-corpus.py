@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Assembles the corpus from the wild: real public promptfoo configs of other repositories,
-listed with their source in niceeval-cli/tests/conformance/wild/manifest.json, copied from local
+listed with their source in niceeval-suites/tests/conformance/wild/manifest.json, copied from local
 snapshots of those repositories (the search tool's `fetch` puts them under /work/.mirror) into
-a directory that is not committed (default niceeval-cli/tests/conformance/wild/suites/).
+a directory that is not committed (default niceeval-suites/tests/conformance/wild/suites/).
 
     python3 scripts/wild-corpus.py [--mirrors /work/.mirror] [--out DIR]
 
@@ -25,7 +25,7 @@ import sys
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WILD = os.path.join(ROOT, "niceeval-cli", "tests", "conformance", "wild")
+WILD = os.path.join(ROOT, "niceeval-suites", "tests", "conformance", "wild")
 FAKE = "openai:chat:gpt-4o-mini"
 PATHS = re.compile(r"""(?:file://)?((?:\.{1,2}/)?[\w@ .*/-]*?[\w*-]+\.(?:ya?ml|json|jsonl|csv|tsv|txt|md|js|mjs|cjs|ts|py|j2|njk|html|xml|png|jpe?g|webp|gif|pdf))\b""")
 

@@ -1,7 +1,7 @@
 //! The `niceeval` command-line tool: runs promptfoo and AgentV suite files (`niceeval eval`),
 //! merges results files (one run, or the shards of a partitioned CI run) and writes reports
 //! from them. It is the report mode of the suite runner
-//! (`niceeval::__private::harness::run_report`); from a crate of your own, run that through your suite
+//! (`niceeval::__workspace::harness::run_report`); from a crate of your own, run that through your suite
 //! binary instead: `cargo test --test evals -- --report --markdown summary.md`.
 //!
 //! ```text
@@ -23,7 +23,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use niceeval::__private::harness::{Args, EXIT_FAILED, EXIT_OK, run_report};
+use niceeval::__workspace::harness::{Args, EXIT_FAILED, EXIT_OK, run_report};
 
 const USAGE: &str =
     "usage: niceeval report [--jsonl FILE] [--junit FILE] [--markdown FILE] [--html FILE] [--quiet] [--combine]
@@ -131,7 +131,7 @@ fn eval(args: Vec<String>) -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
-    let code = niceeval::__private::harness::run_suite_files(
+    let code = niceeval_suites::run_files(
         &files,
         "suite",
         Path::new("."),
@@ -300,7 +300,7 @@ fn view(args: Vec<String>) -> ExitCode {
         Err(code) => return code,
     };
     let code = run_report(&args, Path::new("target/niceeval/results"), extra);
-    if code == niceeval::__private::harness::EXIT_USAGE || !out.exists() {
+    if code == niceeval::__workspace::harness::EXIT_USAGE || !out.exists() {
         return ExitCode::from(2);
     }
     let shown = std::fs::canonicalize(&out).unwrap_or(out);
@@ -337,8 +337,8 @@ fn earlier_page(
     out: &Path,
     then: &[std::path::PathBuf],
 ) -> Result<Box<dyn niceeval::reporter::Reporter>, String> {
-    use niceeval::__private::history::{latest, read_reports};
+    use niceeval::__workspace::history::{latest, read_reports};
     let reports = latest(read_reports(then).map_err(|e| format!("--then: {e}"))?);
-    niceeval::__private::reporter::with_earlier(out, reports)
+    niceeval::__workspace::reporter::with_earlier(out, reports)
         .map_err(|e| format!("cannot write {}: {e}", out.display()))
 }

@@ -67,7 +67,7 @@ pub fn eval(args: TokenStream, item: TokenStream) -> TokenStream {
     expand(args.into(), item.into()).into()
 }
 
-/// `niceeval::main!(suites = [..])`, expanded: `main!` forwards `$crate; ARGS` here. Checks
+/// `niceeval_suites::main!(suites = [..])`, expanded: `main!` forwards `$crate; ARGS` here. Checks
 /// that the suite files are string literals naming files that exist, then defines `main`.
 #[doc(hidden)]
 #[proc_macro]

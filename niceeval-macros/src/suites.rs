@@ -1,4 +1,4 @@
-//! `niceeval::main!(suites = [..])`: the suite files are checked when the crate compiles (a
+//! `niceeval_suites::main!(suites = [..])`: the suite files are checked when the crate compiles (a
 //! path that is not a string literal, or a file that cannot be read, is an error at the path)
 //! and `main` runs their cases beside the registered evals. `main!` forwards `$crate` and its
 //! arguments here; only a well-formed call expands to `main`, so a bad one is one error.
@@ -8,7 +8,7 @@ use quote::quote;
 
 /// What `suites = [..]` takes, for the errors.
 const FORM: &str = "`suites` is a list of paths to suite files, relative to the crate's directory: \
-                    `niceeval::main!(suites = [\"evals/promptfooconfig.yaml\"])`, optionally \
+                    `niceeval_suites::main!(suites = [\"evals/promptfooconfig.yaml\"])`, optionally \
                     followed by `, reporters = [..]`";
 
 /// Expands `$crate; suites-and-reporters` (what `main!` forwards).
@@ -38,7 +38,7 @@ fn parse(input: TokenStream) -> syn::Result<TokenStream> {
         _ => {
             return Err(error(
                 Span::call_site(),
-                "expected `$crate;` from `niceeval::main!`",
+                "expected `$crate;` from `niceeval_suites::main!`",
             ));
         }
     };
@@ -47,7 +47,7 @@ fn parse(input: TokenStream) -> syn::Result<TokenStream> {
         _ => {
             return Err(error(
                 krate.span(),
-                "expected `$crate;` from `niceeval::main!`",
+                "expected `$crate;` from `niceeval_suites::main!`",
             ));
         }
     }
@@ -132,18 +132,15 @@ fn parse(input: TokenStream) -> syn::Result<TokenStream> {
         #(const _: &[u8] = ::core::include_bytes!(::core::concat!(
             ::core::env!("CARGO_MANIFEST_DIR"), "/", #suites
         ));)*
-        // `main`, or without niceeval's `suites` feature an error naming it.
-        #krate::__suites_feature! {
-            fn main() {
-                let reporters: ::std::vec::Vec<::std::boxed::Box<dyn #krate::__private::Reporter>> =
-                    ::std::vec![#(::std::boxed::Box::new(#reporters)),*];
-                ::std::process::exit(#krate::__private::main_with_suites(
-                    &[#(#suites),*],
-                    ::core::env!("CARGO_MANIFEST_DIR"),
-                    ::core::env!("CARGO_CRATE_NAME"),
-                    reporters,
-                ))
-            }
+        fn main() {
+            let reporters: ::std::vec::Vec<::std::boxed::Box<dyn #krate::__private::Reporter>> =
+                ::std::vec![#(::std::boxed::Box::new(#reporters)),*];
+            ::std::process::exit(#krate::__private::main_with_suites(
+                &[#(#suites),*],
+                ::core::env!("CARGO_MANIFEST_DIR"),
+                ::core::env!("CARGO_CRATE_NAME"),
+                reporters,
+            ))
         }
     })
 }

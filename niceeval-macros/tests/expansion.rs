@@ -140,7 +140,7 @@ fn the_ignored_eval_runs_with_include_ignored_and_is_skipped() {
 
 #[test]
 fn registrations_carry_the_options() {
-    let all = niceeval::__private::registered();
+    let all = niceeval::__workspace::registered();
     let ids: Vec<String> = all.iter().map(|d| d.id()).collect();
     assert_eq!(
         ids,

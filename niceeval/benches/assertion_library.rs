@@ -4,7 +4,7 @@
 //! afresh and evaluated over a one-sentence reply as an eval body does on every run.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use niceeval::__private::{bleu_score, rouge_n_score};
+use niceeval::__workspace::{bleu_score, rouge_n_score};
 use niceeval::expect::contains_json;
 use niceeval::spec::{self, SpecContext};
 use niceeval::{Assertion, Checkable};

@@ -13,12 +13,13 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use niceeval::__private::config::Config;
-use niceeval::__private::scope::{
+use niceeval::__workspace::config::Config;
+use niceeval::__workspace::scope::{
     CalledSubagent, EventCheck, EventOrder, EventsSatisfy, LoadedSkill, MessageIncludes, NoEvent,
-    NoFailedActions, Parked, RunView, ScopedCheck, Succeeded, ToolCheck, ToolOrder, UsedNoTools,
+    NoFailedActions, Parked, Succeeded, ToolCheck, ToolOrder, UsedNoTools,
 };
-use niceeval::{ActionStatus, Event, Regex, Role, Value, json, scope::InputMatch};
+use niceeval::scope::{InputMatch, RunView, ScopedCheck};
+use niceeval::{ActionStatus, Event, Regex, Role, Value, json};
 
 fn called(id: String, name: &str, input: Value) -> Event {
     Event::ActionCalled {

@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use niceeval::__private::levenshtein_distance;
+use niceeval::__workspace::levenshtein_distance;
 use niceeval::expect::similarity;
 use niceeval::{Assertion, Checkable};
 

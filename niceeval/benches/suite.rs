@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use niceeval::__private::harness::{Args, run_suite};
+use niceeval::__workspace::harness::{Args, run_suite};
 use niceeval::__private::{BoxFuture, EvalDefinition};
 use niceeval::prelude::*;
 

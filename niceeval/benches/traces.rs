@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use niceeval::__private::trace::{
+use niceeval::__workspace::trace::{
     MAX_SPANS_PER_RUN, Run, counts, endpoint, ingest, protobuf_batch,
 };
 

@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use niceeval::__private::workspace::Settings;
+use niceeval::__workspace::workspace::Settings;
 use niceeval::workspace::Workspace;
 
 const FILES: usize = 5_000;

@@ -81,12 +81,12 @@ impl ResponseCache {
     ///
     /// ```
     /// use std::path::Path;
-    /// use niceeval::__private::{cache::ResponseCache, config::Config};
+    /// use niceeval::__workspace::{cache::ResponseCache, config::Config};
     ///
     /// let mut config = Config::parse("[judge]\ncache_dir = \"judge-cache\"\n", "niceeval.toml")?;
     /// config.source = Some("/work/evals/niceeval.toml".into());
     /// assert_eq!(ResponseCache::judge_dir(&config, Path::new("/work/evals/sub")), Path::new("/work/evals/judge-cache"));
-    /// # Ok::<(), niceeval::__private::config::ConfigError>(())
+    /// # Ok::<(), niceeval::__workspace::config::ConfigError>(())
     /// ```
     pub fn judge_dir(config: &crate::config::Config, manifest_dir: &Path) -> PathBuf {
         match &config.judge.cache_dir {

@@ -22,8 +22,8 @@ use crate::error::Error;
 /// process.
 ///
 /// ```no_run
-/// for def in niceeval::__private::registered() {
-///     match niceeval::__private::dataset::expand(def) {
+/// for def in niceeval::__workspace::registered() {
+///     match niceeval::__workspace::dataset::expand(def) {
 ///         Ok(evals) => println!("{}: {} eval(s)", def.id(), evals.len()),
 ///         Err(e) => eprintln!("{}: {e}", def.id()),
 ///     }
@@ -105,6 +105,7 @@ fn case_definition(
     Box::leak(Box::new(EvalDefinition {
         name,
         case: Some(case),
+        data: parent.data.clone(),
         ..*parent
     }))
 }

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::Agent;
+use crate::agent::{Agent, Message};
 use crate::error::Error;
 use crate::eval::Eval;
 
@@ -50,6 +50,104 @@ pub struct Case {
     pub matrix: Option<MatrixCell>,
 }
 
+/// What the engine tells a `DataEval` before a run.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Setup {
+    /// The judge model `niceeval.toml` (or `NICEEVAL_JUDGE_MODEL`) names, if any.
+    pub configured_judge: Option<String>,
+}
+
+/// The judge a run's model-graded checks ask: a model, where to reach it and which variable
+/// holds its key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JudgeTarget {
+    /// `provider/model`, e.g. `openai/gpt-4.1-mini`.
+    pub model: String,
+    /// The provider's base URL; `None` for the provider's default.
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key; `None` for the provider's default.
+    pub api_key_env: Option<String>,
+}
+
+impl JudgeTarget {
+    /// The judge `model` at its provider's default address and key.
+    pub fn new(model: impl Into<String>) -> Self {
+        JudgeTarget {
+            model: model.into(),
+            base_url: None,
+            api_key_env: None,
+        }
+    }
+
+    /// Reached at `base_url`.
+    pub fn base_url(mut self, base_url: Option<String>) -> Self {
+        self.base_url = base_url;
+        self
+    }
+
+    /// With the key in the variable `name`.
+    pub fn api_key_env(mut self, name: Option<String>) -> Self {
+        self.api_key_env = name;
+        self
+    }
+}
+
+/// What a run of a `DataEval` starts with.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct Start<R> {
+    /// The agent the run's turns go to; `None` uses `[agent]` of `niceeval.toml`.
+    pub agent: Option<Arc<dyn Agent>>,
+    /// The judge; `None` uses `[judge]` of `niceeval.toml`.
+    pub judge: Option<JudgeTarget>,
+    /// Earlier turns the agent gets as the conversation's history before the first send.
+    pub history: Vec<Message>,
+    /// The case's state for `DataEval::run`.
+    pub run: R,
+}
+
+impl<R> Start<R> {
+    /// A run with the configured agent and judge and no history.
+    pub fn new(run: R) -> Self {
+        Start {
+            agent: None,
+            judge: None,
+            history: Vec::new(),
+            run,
+        }
+    }
+
+    /// Sends to `agent`.
+    pub fn with_agent(mut self, agent: Arc<dyn Agent>) -> Self {
+        self.agent = Some(agent);
+        self
+    }
+
+    /// Asks `judge`.
+    pub fn with_judge(mut self, judge: JudgeTarget) -> Self {
+        self.judge = Some(judge);
+        self
+    }
+
+    /// Starts the conversation from `history`.
+    pub fn with_history(mut self, history: Vec<Message>) -> Self {
+        self.history = history;
+        self
+    }
+}
+
+/// A data eval as its definition holds it.
+#[derive(Clone)]
+pub(crate) struct Defined(pub(crate) Arc<dyn Erased>);
+
+impl std::fmt::Debug for Defined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Defined(..)")
+    }
+}
+
 /// Where a case of a promptfoo or AgentV suite file sits in its file's matrix of tests ×
 /// prompts × providers ([`crate::EvalReport::matrix`]): the console and the HTML report show
 /// a file's cases as a table, one row per test and one column per prompt and provider.
@@ -77,8 +175,7 @@ pub struct MatrixCell {
 impl MatrixCell {
     /// Test `test` described as `description`, with prompt and provider given as
     /// `(position, label)`, positions 1-based.
-    #[cfg_attr(not(feature = "suites"), allow(dead_code))]
-    pub(crate) fn new(
+    pub fn new(
         test: usize,
         description: impl Into<String>,
         prompt: (usize, String),
@@ -93,6 +190,19 @@ impl MatrixCell {
             provider_label: provider.1,
         }
     }
+}
+
+/// A run's start with its state boxed: what the engine holds of any `DataEval`.
+pub(crate) type ErasedStart = Start<Box<dyn std::any::Any + Send>>;
+
+/// `DataEval` with its run state boxed, so definitions of every case type are one type.
+pub(crate) trait Erased: Send + Sync {
+    fn start<'a>(&'a self, setup: &'a Setup) -> BoxFuture<'a, Result<ErasedStart, Error>>;
+    fn run<'a>(
+        &'a self,
+        t: &'a mut Eval,
+        run: Box<dyn std::any::Any + Send>,
+    ) -> BoxFuture<'a, Result<(), Error>>;
 }
 
 /// Everything `#[eval(..)]` knows about one eval. Built by the macro as a `static`.
@@ -139,6 +249,8 @@ pub struct EvalDefinition {
     /// `workspace = "dir"`: each run gets a working copy of this template directory (relative
     /// to [`EvalDefinition::manifest_dir`]).
     pub workspace: Option<&'static str>,
+    /// An eval defined from data (`crate::data_eval`): the engine runs it instead of the body.
+    pub(crate) data: Option<Defined>,
 }
 
 impl EvalDefinition {
@@ -196,6 +308,7 @@ impl EvalDefinition {
             dataset: None,
             case: None,
             workspace: None,
+            data: None,
         }
     }
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::agent::Agent;
 use crate::config::Config;
-use crate::definition::EvalDefinition;
+use crate::definition::{Defined, EvalDefinition, Setup};
 use crate::error::Error;
 use crate::eval::Eval;
 use crate::event::Usage;
@@ -320,6 +320,63 @@ async fn make_workspace(
     }
 }
 
+/// What the handle of a run is made of, before its agent is known.
+struct Handle {
+    def: &'static EvalDefinition,
+    config: Arc<Config>,
+    record: Arc<Record>,
+    workspace: Option<Arc<crate::workspace::Workspace>>,
+    #[cfg(feature = "otel")]
+    trace: Arc<crate::trace::RunTrace>,
+}
+
+impl Handle {
+    /// The run's handle, sending to `agent`; `config` replaces the run's configuration (a data
+    /// eval's judge).
+    fn eval(self, agent: Option<Arc<dyn Agent>>, config: Option<Arc<Config>>) -> Eval {
+        let def = self.def;
+        let eval = Eval::new(
+            def.id(),
+            agent,
+            config.unwrap_or(self.config),
+            self.record,
+        )
+        .with_judge_model(def.judge_model)
+        .with_manifest_dir(def.manifest_dir)
+        .with_case(def.case.map(|c| (c.id.as_str(), c.name.as_str())))
+        .with_workspace(self.workspace);
+        #[cfg(feature = "otel")]
+        let eval = eval.with_trace(self.trace);
+        eval
+    }
+}
+
+/// A run of an eval defined from data: its start names the agent, the judge and the earlier
+/// turns, from which the handle is made; then its body runs.
+async fn run_data(handle: Handle, data: &'static Defined) -> Result<(), Error> {
+    let setup = Setup {
+        configured_judge: handle.config.judge.model.clone(),
+    };
+    let start = data.0.start(&setup).await?;
+    let agent = match start.agent {
+        Some(agent) => Some(agent),
+        None => make_agent(handle.def, &handle.config).map_err(|e| match e.kind {
+            RunErrorKind::Panic => Error::msg(e.message),
+            _ => Error::Data(e.message.into()),
+        })?,
+    };
+    let config = start.judge.map(|judge| {
+        let mut config = Config::clone(&handle.config);
+        config.judge.model = Some(judge.model);
+        config.judge.base_url = judge.base_url;
+        config.judge.api_key_env = judge.api_key_env;
+        Arc::new(config)
+    });
+    let mut t = handle.eval(agent, config);
+    t.seed_history(start.history);
+    data.0.run(&mut t, start.run).await
+}
+
 async fn run_once(
     def: &'static EvalDefinition,
     config: Arc<Config>,
@@ -333,18 +390,28 @@ async fn run_once(
     let kept_workspace = workspace.as_ref().ok().cloned().flatten();
     #[cfg(feature = "otel")]
     let run_trace = crate::trace::RunTrace::start();
-    let error = match make_agent(def, &config).and_then(|agent| Ok((agent, workspace?))) {
+    // A data eval names its agent when it starts (inside the run's task): the configured one
+    // is made only for it, and only when it names none.
+    let agent = match &def.data {
+        Some(_) => Ok(None),
+        None => make_agent(def, &config),
+    };
+    let error = match agent.and_then(|agent| Ok((agent, workspace?))) {
         Err(e) => Some(e),
         Ok((agent, workspace)) => {
-            let eval = Eval::new(def.id(), agent, config.clone(), record.clone())
-                .with_judge_model(def.judge_model)
-                .with_manifest_dir(def.manifest_dir)
-                .with_case(def.case.map(|c| (c.id.as_str(), c.name.as_str())))
-                .with_workspace(workspace);
-            #[cfg(feature = "otel")]
-            let eval = eval.with_trace(run_trace.clone());
+            let handle = Handle {
+                def,
+                config: config.clone(),
+                record: record.clone(),
+                workspace,
+                #[cfg(feature = "otel")]
+                trace: run_trace.clone(),
+            };
             let task = tokio::spawn(async move {
-                let mut t = eval;
+                if let Some(data) = &def.data {
+                    return run_data(handle, data).await;
+                }
+                let mut t = handle.eval(agent, None);
                 match (def.dataset, def.case) {
                     (Some(dataset), Some(case)) => (dataset.body)(&mut t, case).await,
                     // A dataset eval runs as its cases; here only when they could not be read.

@@ -62,6 +62,10 @@ pub enum Error {
     /// (`#[eval(cases = "..")]`).
     #[error("{0}")]
     Case(String),
+    /// A case of an eval defined from data ([`crate::data_eval`]: a suite file's prompt,
+    /// provider or transform) could not be prepared or run; the case's own error is kept.
+    #[error(transparent)]
+    Data(Box<dyn std::error::Error + Send + Sync>),
     /// The dataset of an eval (`#[eval(cases = "..")]`) cannot be read; the reader's error is
     /// kept.
     #[error("the dataset of {eval} cannot be used: {source}")]
@@ -102,7 +106,7 @@ impl Error {
             | Error::NoAgent { .. }
             | Error::NotParked => RunErrorKind::Agent,
             Error::Config(_) => RunErrorKind::Config,
-            Error::Case(_) | Error::Dataset { .. } => RunErrorKind::Setup,
+            Error::Case(_) | Error::Data(_) | Error::Dataset { .. } => RunErrorKind::Setup,
             _ => RunErrorKind::Body,
         }
     }

@@ -345,7 +345,7 @@ impl Event {
     ];
 
     /// The text of the last assistant message among `events` (a turn's or a run's reply).
-    pub(crate) fn last_reply(events: &[Event]) -> Option<&Text> {
+    pub fn last_reply(events: &[Event]) -> Option<&Text> {
         events.iter().rev().find_map(|e| match e {
             Event::Message {
                 role: Role::Assistant,

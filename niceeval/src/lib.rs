@@ -39,6 +39,7 @@ pub mod agent;
 mod assertion;
 pub mod compare;
 mod config;
+pub mod data_eval;
 mod dataset;
 mod definition;
 mod efficiency;
@@ -77,9 +78,6 @@ mod cache;
 mod judge;
 #[cfg(feature = "providers")]
 mod provider;
-// promptfoo and AgentV suite files run as evals (issue 24).
-#[cfg(feature = "suites")]
-mod suite_file;
 
 pub use assertion::{
     Assertion, AssertionKind, AssertionResult, Chain, Checkable, Configured, Grade, Settings,
@@ -155,22 +153,20 @@ pub use serde_json::{Value, json};
 /// niceeval::main!(reporters = [CountFailures::default()]);
 /// ```
 ///
-/// With suite files of promptfoo (`promptfooconfig.yaml`) or AgentV (`*.eval.yaml`), paths
-/// relative to the crate (feature `suites`), their cases run beside the Rust evals, named
-/// `<file stem>::<test description or number>`; a path that is not there fails to compile:
-///
-/// ```ignore
-/// niceeval::main!(suites = ["evals/promptfooconfig.yaml"]);
-/// ```
+/// Suite files of promptfoo and AgentV run beside the Rust evals through the
+/// `niceeval-suites` crate: `niceeval_suites::main!(suites = ["evals/promptfooconfig.yaml"])`
+/// instead of this macro. `main!(suites = [..])` here is an error saying so.
 #[macro_export]
 macro_rules! main {
     () => {
         $crate::main!(reporters = []);
     };
     (suites = $($rest:tt)*) => {
-        // Each path is checked when the crate compiles: a file that is not there, or a path
-        // that is not a string literal, is an error at it.
-        $crate::__private::suites_main!($crate; $($rest)*);
+        ::core::compile_error!(
+            "suite files run through the `niceeval-suites` crate: add it as a dev-dependency \
+             and write `niceeval_suites::main!(suites = [..]);` instead of `niceeval::main!`"
+        );
+        fn main() {}
     };
     (reporters = [$($reporter:expr),* $(,)?] $(,)?) => {
         fn main() {
@@ -178,31 +174,6 @@ macro_rules! main {
                 ::std::vec![$(::std::boxed::Box::new($reporter)),*];
             ::std::process::exit($crate::__private::main_with(reporters))
         }
-    };
-}
-
-/// `main!(suites = [..])` with the `suites` feature: its `main`, as written.
-#[cfg(feature = "suites")]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __suites_feature {
-    ($($main:tt)*) => {
-        $($main)*
-    };
-}
-
-/// `main!(suites = [..])` without the `suites` feature: instead of its `main`, an error that
-/// says which feature.
-#[cfg(not(feature = "suites"))]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __suites_feature {
-    ($($main:tt)*) => {
-        ::core::compile_error!(
-            "`niceeval::main!(suites = [..])` needs niceeval's `suites` feature (on by default): \
-             enable it in Cargo.toml"
-        );
-        fn main() {}
     };
 }
 
@@ -232,23 +203,19 @@ pub mod prelude {
     };
 }
 
-/// Support for generated code. Not public API: may change in any release.
+/// The door for generated code (`#[eval]`, `main!`, `assert_report_snapshot!`): what the code
+/// they expand to names, and nothing else. Not public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::agent::Agent;
     pub use crate::assert_report_snapshot;
     pub use crate::dataset::from_record as case_from_record;
-    pub use crate::definition::{BoxFuture, Case, EvalDefinition, Registration, registered};
-    pub use crate::engine::{RunOptions, run_eval, run_eval_async};
+    pub use crate::definition::{BoxFuture, Case, EvalDefinition, Registration};
     pub use crate::harness::main_with;
-    #[cfg(feature = "suites")]
-    pub use crate::harness::main_with_suites;
     pub use crate::libtest::{
         finish_case, finish_test, run_case, run_case_report, run_test, run_test_report,
     };
     pub use crate::report::EvalReport;
-    /// The run a results record came from (hidden: `EvalReport::run` names it).
-    pub use crate::report::RunInfo;
     pub use crate::reporter::Reporter;
     pub use crate::snapshot::{
         applies as snapshot_applies, name as snapshot_name, settings as snapshot_settings,
@@ -257,130 +224,8 @@ pub mod __private {
     pub use crate::{Error, Eval};
     pub use insta;
     pub use inventory;
-    pub use niceeval_macros::__suites_main as suites_main;
     pub use std::sync::Arc;
 
-    // Internals that benchmarks and the crate's own integration tests measure directly.
-    pub use crate::expect::bleu::bleu_score;
-    pub use crate::expect::rouge::rouge_n_score;
-    pub use crate::expect::similarity::{levenshtein_distance, normalized_similarity};
-    pub use crate::outcome::{Folded, fold, mean_score, metric_scores};
-    pub use crate::report::{SCHEMA_VERSION, fold_runs};
-
-    // The internal items the `niceeval` command, the benchmarks and the crate's own
-    // integration tests use, named one by one (`niceeval/tests/it/surface.rs` counts them
-    // against a budget of their own): a new use adds its name here.
-    /// `niceeval.toml`.
-    pub mod config {
-        pub use crate::config::{
-            AgentConfig, CacheMode, ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig,
-            CompareConfig, Config, ConfigError, DEFAULT_TIMEOUT, DurationSetting, FILE_NAME,
-            JudgeConfig, PriceConfig, ProviderConfig, ReplayConfig, ReportConfig, ResultsConfig,
-            RunConfig, TraceConfig, WorkspaceConfig, fields, find,
-        };
-    }
-    /// The on-disk response cache.
-    #[cfg(feature = "providers")]
-    pub mod cache {
-        pub use crate::cache::ResponseCache;
-    }
-    /// Prices and cost estimates.
-    pub mod price {
-        pub use crate::price::{Price, PriceSource, PriceTable, estimate_cost};
-    }
-    /// Model providers.
-    #[cfg(feature = "providers")]
-    pub mod provider {
-        pub use crate::provider::{
-            ApiKey, ChatRequest, ClientOptions, ModelClient, ModelName, ProviderError, RetryPolicy,
-            ToolSpec,
-        };
-    }
-    /// The suite runner.
-    pub mod harness {
-        #[cfg(feature = "suites")]
-        pub use crate::harness::run_suite_files;
-        pub use crate::harness::{
-            Args, EXIT_FAILED, EXIT_OK, EXIT_USAGE, run_report, run_suite, run_with_args,
-        };
-    }
-    #[cfg(feature = "suites")]
-    pub mod suite_file {
-        pub use crate::suite_file::{SuiteFileError, SuiteSummary, definitions, render_value};
-    }
-    /// The processes niceeval starts (the process-tree tests find what is left of a tree).
-    #[cfg(target_os = "linux")]
-    pub mod process {
-        pub use crate::process::carrying;
-    }
-    /// The history of runs: the results files, written, read and merged.
-    pub mod history {
-        pub use crate::history::{
-            ReadError, ResultsFile, from_earlier_runs, latest, latest_records, merge, read_reports,
-            replay, results_dir, target_dir, this_run,
-        };
-    }
-    /// Statistics.
-    pub mod stats {
-        pub use crate::stats::Reliability;
-    }
-    /// Excerpts inside reasons.
-    pub mod excerpt {
-        pub use crate::excerpt::elide;
-    }
-    /// Datasets.
-    pub mod dataset {
-        pub use crate::dataset::expand;
-    }
-    /// Snapshots.
-    pub mod snapshot {
-        pub use crate::snapshot::{text, text_without_reasons};
-    }
-    /// The scoped checks' types (the benchmarks build them directly).
-    pub mod scope {
-        pub use crate::scope::{RunView, ScopedCheck};
-        pub use crate::scope::{
-            actions::{CalledSubagent, LoadedSkill, NoFailedActions, ToolOrder, UsedNoTools},
-            events::{EventCheck, EventOrder, EventsSatisfy, NoEvent},
-            run_checks::{MessageIncludes, Parked, Succeeded},
-            tools::ToolCheck,
-        };
-    }
-    /// How working copies are made, and the test-output parsers.
-    pub mod workspace {
-        pub use crate::config::{Isolation, Keep};
-        pub use crate::workspace::command::CommandRecord;
-        pub use crate::workspace::copy::Limits;
-        pub use crate::workspace::sandbox::Sandbox;
-        pub use crate::workspace::settings::Settings;
-        pub use crate::workspace::test_report::{parse_junit, parse_libtest};
-    }
-    /// The built-in reporters.
-    pub mod reporter {
-        pub use crate::reporter::console::{Console, progress_line, summary_table};
-        #[cfg(feature = "html")]
-        pub use crate::reporter::html::{Html, with_earlier};
-        pub use crate::reporter::jsonl::Jsonl;
-        pub use crate::reporter::junit::Junit;
-        pub use crate::reporter::markdown::Markdown;
-    }
-    /// Baselines.
-    pub mod compare {
-        /// A baseline's tokens (hidden: `BaselineEval::tokens` names it).
-        pub use crate::compare::baseline::Tokens;
-        pub use crate::compare::baseline::{BASELINE_VERSION, Baseline, BaselineError};
-    }
-    /// OpenTelemetry internals: the receiver, runs, ingestion.
-    #[cfg(feature = "otel")]
-    pub mod trace {
-        pub use crate::trace::internals::{
-            MAX_SPANS_PER_RUN, Run, counts, endpoint, ingest, last_rejection, protobuf_batch,
-        };
-    }
-    /// Assertion internals.
-    pub mod expect {
-        pub use crate::expect::custom_dir::CustomAssertions;
-    }
 
     /// What an eval body may return: `()` or `Result<(), E>` with `E: Into<niceeval::Error>`.
     #[diagnostic::on_unimplemented(
@@ -452,5 +297,162 @@ pub mod __private {
     /// Boxes the agent given by `agent = ..`.
     pub fn make_agent<A: IntoAgent>(agent: A) -> Arc<dyn crate::agent::Agent> {
         agent.into_agent()
+    }
+}
+
+/// The door for the workspace's own crates: `niceeval-suites`, the `niceeval` command
+/// (`niceeval-cli`), the benchmarks and the integration tests. Each module names, one by one,
+/// the internal items of the niceeval module of the same name they use
+/// (`niceeval/tests/it/surface.rs` counts them against a budget of their own). Not public API:
+/// may change in any release.
+#[doc(hidden)]
+pub mod __workspace {
+    /// Running evals and their definitions.
+    pub use crate::definition::registered;
+    pub use crate::engine::{RunOptions, run_eval, run_eval_async};
+    /// The run a results record came from (hidden: `EvalReport::run` names it).
+    pub use crate::report::RunInfo;
+
+    // Internals that benchmarks and the crate's own integration tests measure directly.
+    pub use crate::expect::bleu::bleu_score;
+    pub use crate::expect::rouge::rouge_n_score;
+    pub use crate::expect::similarity::{levenshtein_distance, normalized_similarity};
+    pub use crate::outcome::{Folded, fold, mean_score, metric_scores};
+    pub use crate::report::{SCHEMA_VERSION, fold_runs};
+
+    // The internal items the `niceeval` command, the benchmarks and the crate's own
+    // integration tests use, named one by one (`niceeval/tests/it/surface.rs` counts them
+    // against a budget of their own): a new use adds its name here.
+    /// `niceeval.toml`.
+    pub mod config {
+        pub use crate::config::{
+            AgentConfig, CacheMode, ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig,
+            CompareConfig, Config, ConfigError, DEFAULT_TIMEOUT, DurationSetting, FILE_NAME,
+            JudgeConfig, PriceConfig, ProviderConfig, ReplayConfig, ReportConfig, ResultsConfig,
+            RunConfig, TraceConfig, WorkspaceConfig, fields, find,
+        };
+    }
+    /// The on-disk response cache.
+    #[cfg(feature = "providers")]
+    pub mod cache {
+        pub use crate::cache::ResponseCache;
+    }
+    /// Prices and cost estimates.
+    pub mod price {
+        pub use crate::price::{Price, PriceSource, PriceTable, estimate_cost};
+    }
+    /// Model providers.
+    #[cfg(feature = "providers")]
+    pub mod provider {
+        pub use crate::provider::http::HttpRequest;
+        pub use crate::provider::{
+            ApiKey, ChatMessage, ChatRequest, ClientOptions, DEFAULT_TIMEOUT, ModelClient,
+            ModelName, ProviderError, RetryPolicy, ToolSpec, resolve_key,
+        };
+    }
+    /// The suite runner.
+    pub mod harness {
+        pub use crate::harness::{
+            Args, EXIT_FAILED, EXIT_OK, EXIT_USAGE, process_args, run_report, run_report_of,
+            run_suite, run_with_args,
+        };
+    }
+    /// The processes niceeval starts (the process-tree tests find what is left of a tree;
+    /// suite files' script providers start theirs here) and the code worker.
+    pub mod process {
+        #[cfg(target_os = "linux")]
+        pub use crate::process::carrying;
+        #[cfg(feature = "inline-code")]
+        pub use crate::process::worker::WorkerError;
+        pub use crate::process::output;
+    }
+    /// The history of runs: the results files, written, read and merged.
+    pub mod history {
+        pub use crate::history::{
+            ReadError, ResultsFile, from_earlier_runs, latest, latest_records, merge, read_reports,
+            replay, results_dir, target_dir, this_run, this_target,
+        };
+    }
+    /// Statistics.
+    pub mod stats {
+        pub use crate::stats::Reliability;
+    }
+    /// Excerpts inside reasons.
+    pub mod excerpt {
+        pub use crate::excerpt::{elide, quote, quote_width};
+    }
+    /// Datasets.
+    pub mod dataset {
+        pub use crate::dataset::expand;
+    }
+    /// Snapshots.
+    pub mod snapshot {
+        pub use crate::snapshot::{text, text_without_reasons};
+    }
+    /// The scoped checks' types (the benchmarks build them directly).
+    pub mod scope {
+        pub use crate::scope::deferred::{
+            BoxFuture, Check, Defer, Deferred, Graded, register, start,
+        };
+        pub use crate::scope::{
+            actions::{CalledSubagent, LoadedSkill, NoFailedActions, ToolOrder, UsedNoTools},
+            events::{EventCheck, EventOrder, EventsSatisfy, NoEvent},
+            run_checks::{MessageIncludes, Parked, Succeeded},
+            tools::ToolCheck,
+        };
+    }
+    /// How working copies are made, and the test-output parsers.
+    pub mod workspace {
+        pub use crate::config::{Isolation, Keep};
+        pub use crate::workspace::command::CommandRecord;
+        pub use crate::workspace::copy::Limits;
+        pub use crate::workspace::sandbox::Sandbox;
+        pub use crate::workspace::settings::Settings;
+        pub use crate::workspace::test_report::{parse_junit, parse_libtest};
+    }
+    /// The built-in reporters.
+    pub mod reporter {
+        pub use crate::reporter::console::{Console, progress_line, summary_table};
+        #[cfg(feature = "html")]
+        pub use crate::reporter::html::{Html, with_earlier};
+        pub use crate::reporter::jsonl::Jsonl;
+        pub use crate::reporter::junit::Junit;
+        pub use crate::reporter::markdown::Markdown;
+    }
+    /// Baselines.
+    pub mod compare {
+        /// A baseline's tokens (hidden: `BaselineEval::tokens` names it).
+        pub use crate::compare::baseline::Tokens;
+        pub use crate::compare::baseline::{BASELINE_VERSION, Baseline, BaselineError};
+    }
+    /// OpenTelemetry internals: the receiver, runs, ingestion.
+    #[cfg(feature = "otel")]
+    pub mod trace {
+        pub use crate::trace::internals::{
+            MAX_SPANS_PER_RUN, Run, counts, endpoint, ingest, last_rejection, protobuf_batch,
+        };
+    }
+    /// Assertion internals, and the code worker's calls (inline JavaScript and Python).
+    pub mod expect {
+        #[cfg(feature = "inline-code")]
+        pub use crate::expect::code::Language as CodeLanguage;
+        #[cfg(feature = "inline-code")]
+        pub use crate::expect::code::runner as code_runner;
+        pub use crate::expect::custom_dir::CustomAssertions;
+    }
+    /// Assertions as data: where a node of a YAML document is written.
+    pub mod spec {
+        #[cfg(feature = "yaml")]
+        pub use crate::spec::locate::yaml_position;
+        pub use crate::spec::locate::Step;
+    }
+    /// Agents over any HTTP target.
+    #[cfg(feature = "providers")]
+    pub mod agent {
+        pub use crate::agent::http::{HttpAgent, HttpTarget};
+    }
+    /// What a data eval's body registers its checks on.
+    pub mod eval {
+        pub use crate::eval::checks_of;
     }
 }

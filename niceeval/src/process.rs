@@ -85,6 +85,22 @@ pub(crate) fn spawn(
     start(command, piped, stdin, stderr)
 }
 
+/// Runs `command` as the root of a tree of its own to its end (stdin null, stdout and stderr
+/// as the command set them) and gives its whole output; the tree is ended when the command
+/// exits, and when the future is dropped.
+pub async fn output(command: &mut Command) -> io::Result<std::process::Output> {
+    let mut spawned = spawn(command, None, Stderr::AsSet)?;
+    let stdout = read_head(spawned.child.stdout.take(), usize::MAX);
+    let stderr = read_head(spawned.child.stderr.take(), usize::MAX);
+    let (status, stdout, stderr) = tokio::join!(spawned.child.wait(), stdout, stderr);
+    spawned.tree.end().await;
+    Ok(std::process::Output {
+        status: status?,
+        stdout,
+        stderr,
+    })
+}
+
 /// As [`spawn`], with the child's stdin piped and left in `child.stdin` for the caller to
 /// write over time (a worker's requests).
 #[cfg(feature = "inline-code")]
@@ -700,7 +716,7 @@ mod linux {
 ///
 /// ```
 /// # #[cfg(target_os = "linux")] {
-/// let left = niceeval::__private::process::carrying("NICEEVAL_DOC_UNSET", "nothing");
+/// let left = niceeval::__workspace::process::carrying("NICEEVAL_DOC_UNSET", "nothing");
 /// assert!(left.is_empty());
 /// # }
 /// ```

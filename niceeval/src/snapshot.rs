@@ -36,7 +36,7 @@ pub fn name(report: &EvalReport) -> String {
 /// counts or paths.
 ///
 /// ```
-/// use niceeval::__private::snapshot::text;
+/// use niceeval::__workspace::snapshot::text;
 /// # let report: niceeval::EvalReport = serde_json::from_value(serde_json::json!({
 /// #   "id": "demo::refund", "file": "tests/demo.rs", "line": 3, "outcome": "passed",
 /// #   "assertions": [{"name": "includes(\"refund\")", "kind": "value", "severity": "gate",
@@ -58,7 +58,7 @@ pub fn text(report: &EvalReport) -> String {
 /// way leaves the snapshot unchanged.
 ///
 /// ```
-/// use niceeval::__private::snapshot::{text, text_without_reasons};
+/// use niceeval::__workspace::snapshot::{text, text_without_reasons};
 /// # let report: niceeval::EvalReport = serde_json::from_value(serde_json::json!({
 /// #   "id": "demo::refund", "file": "tests/demo.rs", "line": 3, "outcome": "passed",
 /// #   "assertions": [{"name": "includes(\"refund\")", "kind": "value", "severity": "gate",

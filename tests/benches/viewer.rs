@@ -15,7 +15,7 @@
 
 use std::time::Instant;
 
-use niceeval::__private::reporter::Html;
+use niceeval::__workspace::reporter::Html;
 use niceeval::EvalReport;
 use niceeval::reporter::{EvalSummary, Reporter, SuiteReport, SuiteStart};
 use niceeval_tests::chromium::Browser;

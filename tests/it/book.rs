@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::Command;
 
-use niceeval::__private::config::{
+use niceeval::__workspace::config::{
     ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig, CompareConfig, Config, JudgeConfig,
     PriceConfig, ProviderConfig, ReplayConfig, ReportConfig, ResultsConfig, RunConfig, TraceConfig,
     WorkspaceConfig,
@@ -291,7 +291,7 @@ fn own_agent() {
 /// The field names of a struct that derives `Deserialize`, as serde reads them: what the
 /// parser accepts in its table (the config layer's own reading, `config::fields`).
 fn fields<'de, T: Deserialize<'de>>() -> BTreeSet<String> {
-    let names = niceeval::__private::config::fields::<T>();
+    let names = niceeval::__workspace::config::fields::<T>();
     assert!(
         !names.is_empty(),
         "{} is not a struct",

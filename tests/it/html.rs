@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use niceeval::__private::reporter::Html;
+use niceeval::__workspace::reporter::Html;
 use niceeval::reporter::{EvalSummary, Reporter, SuiteReport, SuiteStart};
 use niceeval::{Change, EvalReport, Event, FileChange, Role};
 use niceeval_tests::chromium::{Browser, Tab};

@@ -10,7 +10,7 @@ mod outcomes;
 /// crate and run.
 mod macros;
 
-/// The runner in process: `niceeval::__private::run_eval` on hand-built definitions.
+/// The runner in process: `niceeval::__workspace::run_eval` on hand-built definitions.
 mod runtime;
 
 /// The suite runner (`niceeval::main!()`) as libtest sees it: filters, --list, tags, exit codes,

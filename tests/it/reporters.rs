@@ -3,7 +3,7 @@
 //! line; JUnit XML (also parsed, with its testcase count); the Markdown summary. Review changes
 //! with `cargo insta review`.
 
-use niceeval::__private::reporter::{Console, Junit, Markdown};
+use niceeval::__workspace::reporter::{Console, Junit, Markdown};
 use niceeval::reporter::{EvalSummary, Reporter, SuiteReport, SuiteStart};
 use niceeval::{
     AssertionKind, AssertionResult, EvalReport, Event, Grade, Outcome, Role, RunSummary, Settings,
@@ -35,12 +35,12 @@ fn report(id: &str, runs: Vec<RunSummary>, assertions: Vec<AssertionResult>) -> 
         "file": "tests/evals.rs",
         "line": 12,
         "outcome": Outcome::Failed,
-        "score": niceeval::__private::mean_score(&assertions),
+        "score": niceeval::__workspace::mean_score(&assertions),
         "assertions": assertions,
         "duration_ms": runs.iter().map(|r| r.duration_ms).sum::<f64>(),
         "usage": Usage::default(),
         "runs": runs,
-        "reliability": niceeval::__private::stats::Reliability::new(0, 0),
+        "reliability": niceeval::__workspace::stats::Reliability::new(0, 0),
         "min_pass_rate": 1.0,
     }))
     .expect("a report");
@@ -339,7 +339,7 @@ fn an_interrupted_suite_says_so() {
 
 #[test]
 fn an_interrupted_suite_names_what_did_not_finish_in_every_report() {
-    use niceeval::__private::reporter::Html;
+    use niceeval::__workspace::reporter::Html;
     use niceeval::reporter::Signal;
     let reports = reports();
     let unfinished = vec![
@@ -477,9 +477,9 @@ fn feed_with(
 /// Every output of a run, with a dataset case and a comparison in which `escalates` broke:
 /// the console's, the Markdown summary, the HTML page and the JUnit XML.
 fn every_output(reports: &[EvalReport]) -> [String; 4] {
-    use niceeval::__private::compare::Baseline;
-    use niceeval::__private::config::CompareConfig;
-    use niceeval::__private::reporter::Html;
+    use niceeval::__workspace::compare::Baseline;
+    use niceeval::__workspace::config::CompareConfig;
+    use niceeval::__workspace::reporter::Html;
     use niceeval::compare::{BaselineEval, Comparison};
 
     let before: Vec<EvalReport> = reports

@@ -1,4 +1,4 @@
-//! The runner in process: `niceeval::__private::run_eval` on definitions built by hand (as `#[eval]` would
+//! The runner in process: `niceeval::__workspace::run_eval` on definitions built by hand (as `#[eval]` would
 //! build them), checking the report fields that `cargo test` output does not show — outcome,
 //! error, marks, skip reason, assertion order, the events kept after a crash, and runs.
 
@@ -33,7 +33,7 @@ fn definition(name: &'static str, body: Body) -> EvalDefinition {
 }
 
 fn run(definition: EvalDefinition) -> EvalReport {
-    niceeval::__private::run_eval(Box::leak(Box::new(definition)))
+    niceeval::__workspace::run_eval(Box::leak(Box::new(definition)))
 }
 
 /// Whether the environment running these tests turned strict mode on (`NICEEVAL_STRICT`), which
@@ -694,7 +694,7 @@ fn reports_store_long_texts_capped_while_assertions_see_them_whole() {
         assert!(
             text.contains("…[elided 960.0 KiB of 1.0 MiB]…"),
             "{what}: {}",
-            niceeval::__private::excerpt::elide(&text, 200)
+            niceeval::__workspace::excerpt::elide(&text, 200)
         );
     }
     let line = serde_json::to_string(&report).expect("serializes");
@@ -781,16 +781,16 @@ fn no_fragment_of_a_secret_reaches_the_reports_where_an_excerpt_cuts_it() {
     let file = |name: &str| dir.path().join(name);
     let create = |name: &str| std::fs::File::create(file(name)).expect("writable");
     let mut reporters: Vec<Box<dyn niceeval::reporter::Reporter>> = vec![
-        Box::new(niceeval::__private::reporter::Jsonl::new(create("r.jsonl"))),
-        Box::new(niceeval::__private::reporter::Junit::new(create("r.xml"))),
-        Box::new(niceeval::__private::reporter::Markdown::new(create("r.md"))),
-        Box::new(niceeval::__private::reporter::Html::new(create("r.html"))),
-        Box::new(niceeval::__private::reporter::Console::new(
+        Box::new(niceeval::__workspace::reporter::Jsonl::new(create("r.jsonl"))),
+        Box::new(niceeval::__workspace::reporter::Junit::new(create("r.xml"))),
+        Box::new(niceeval::__workspace::reporter::Markdown::new(create("r.md"))),
+        Box::new(niceeval::__workspace::reporter::Html::new(create("r.html"))),
+        Box::new(niceeval::__workspace::reporter::Console::new(
             create("console.txt"),
             false,
         )),
     ];
-    niceeval::__private::history::replay(std::slice::from_ref(&report), &mut reporters);
+    niceeval::__workspace::history::replay(std::slice::from_ref(&report), &mut reporters);
     drop(reporters);
     let read = |name: &str| std::fs::read_to_string(file(name)).expect("written");
     let page = read("r.html");

@@ -67,7 +67,7 @@ fn nextest_available() -> bool {
 /// the failure message.
 fn carrying(dir: &Path) -> Vec<(u32, char, String)> {
     let dir = dir.to_str().expect("a UTF-8 temporary directory");
-    niceeval::__private::process::carrying("PROCS_DIR", dir)
+    niceeval::__workspace::process::carrying("PROCS_DIR", dir)
         .into_iter()
         .map(|(pid, state)| {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))

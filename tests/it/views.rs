@@ -8,9 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use niceeval::__private::compare::Baseline;
-use niceeval::__private::config::CompareConfig;
-use niceeval::__private::reporter::Html;
+use niceeval::__workspace::compare::Baseline;
+use niceeval::__workspace::config::CompareConfig;
+use niceeval::__workspace::reporter::Html;
 use niceeval::compare::{BaselineEval, Comparison};
 use niceeval::reporter::{EvalSummary, Reporter, SuiteReport, SuiteStart};
 use niceeval::{EvalReport, Event, Role};

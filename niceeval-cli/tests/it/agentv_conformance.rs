@@ -1,4 +1,4 @@
-//! The AgentV conformance corpus (`niceeval-cli/tests/conformance/agentv/`, real eval files of
+//! The AgentV conformance corpus (`niceeval-suites/tests/conformance/agentv/`, real eval files of
 //! AgentV's repository at its 4.42.4 release) run with AgentV 4.42.4 and with `niceeval eval`
 //! against one loopback fake: at least 98% of the grader verdicts agree, every disagreement
 //! and every file niceeval does not run is listed in DIALECTS.md. The comparison is

@@ -1,7 +1,7 @@
 //! The conformance corpora run with promptfoo 0.123.1 and with `niceeval eval` against a
 //! loopback fake: the suites written in the style of public ones
-//! (`niceeval-cli/tests/conformance/`) and real public `promptfooconfig.yaml` files
-//! (`niceeval-cli/tests/conformance/real/`, each with the files it reads and the fake's canned
+//! (`niceeval-suites/tests/conformance/`) and real public `promptfooconfig.yaml` files
+//! (`niceeval-suites/tests/conformance/real/`, each with the files it reads and the fake's canned
 //! answers). In each corpus at least 98% of the assertion verdicts agree, and every
 //! disagreement is listed in DIALECTS.md. The comparison is `scripts/promptfoo-conformance.py`.
 
@@ -19,7 +19,7 @@ fn real_files_once_refused_run() {
         ("eval-custom-grading-prompt", "judge.rubric("),
     ] {
         let dir = root()
-            .join("niceeval-cli/tests/conformance/real")
+            .join("niceeval-suites/tests/conformance/real")
             .join(suite);
         // The corpus is source: the results and the answer cache go to a temporary directory,
         // nothing is written beside the suite.
@@ -67,8 +67,8 @@ fn promptfoo_and_niceeval_agree_on_the_corpus() {
     let stdout = run_comparison("promptfoo-conformance.py");
     // A figure for each corpus: the written one and the real one.
     for corpus in [
-        "niceeval-cli/tests/conformance)",
-        "niceeval-cli/tests/conformance/real)",
+        "niceeval-suites/tests/conformance)",
+        "niceeval-suites/tests/conformance/real)",
     ] {
         assert!(
             stdout.contains(&format!("agreement ({corpus}: ")),
@@ -77,7 +77,7 @@ fn promptfoo_and_niceeval_agree_on_the_corpus() {
     }
 }
 
-/// The corpus from the wild (`niceeval-cli/tests/conformance/wild/`): real public configs of
+/// The corpus from the wild (`niceeval-suites/tests/conformance/wild/`): real public configs of
 /// other repositories, listed in its `manifest.json` and assembled, outside the repository's
 /// history, by `scripts/wild-corpus.py` from local snapshots of their repositories. The test
 /// prints the suites run and refused and the per-assertion agreement with promptfoo 0.123.1;
@@ -85,7 +85,7 @@ fn promptfoo_and_niceeval_agree_on_the_corpus() {
 /// corpus is not assembled.
 #[test]
 fn the_corpus_from_the_wild_reports_its_figures() {
-    let corpus = root().join("niceeval-cli/tests/conformance/wild/suites");
+    let corpus = root().join("niceeval-suites/tests/conformance/wild/suites");
     if !corpus.is_dir() {
         let _ = std::io::Write::write_fmt(
             &mut std::io::stderr(),

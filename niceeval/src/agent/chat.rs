@@ -369,7 +369,8 @@ impl ChatAgent {
 
     /// Further keys of every request body, sent over the agent's own (a suite file's provider
     /// `config`, as promptfoo sends it).
-    pub(crate) fn body_keys(mut self, keys: serde_json::Map<String, Value>) -> Self {
+    #[doc(hidden)]
+    pub fn body_keys(mut self, keys: serde_json::Map<String, Value>) -> Self {
         self.extra = (!keys.is_empty()).then(|| Arc::new(keys));
         self
     }

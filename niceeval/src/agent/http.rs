@@ -10,7 +10,7 @@ use crate::provider::http::{HttpEndpoint, HttpRequest};
 
 /// What a turn sends and how the answer becomes the reply.
 #[async_trait::async_trait]
-pub(crate) trait HttpTarget: Send + Sync + std::fmt::Debug {
+pub trait HttpTarget: Send + Sync + std::fmt::Debug {
     /// The request for the turn's input; its error is the turn's (with its cause).
     async fn request(&self, input: &str) -> Result<HttpRequest, AgentError>;
     /// The reply in the answer's body; its error is the turn's (with its cause).
@@ -21,13 +21,14 @@ pub(crate) trait HttpTarget: Send + Sync + std::fmt::Debug {
 
 /// The agent of an [`HttpTarget`].
 #[derive(Debug)]
-pub(crate) struct HttpAgent {
+pub struct HttpAgent {
     target: Arc<dyn HttpTarget>,
     endpoint: OnceLock<HttpEndpoint>,
 }
 
 impl HttpAgent {
-    pub(crate) fn new(target: Arc<dyn HttpTarget>) -> HttpAgent {
+    /// An agent whose turns are requests to `target`.
+    pub fn new(target: Arc<dyn HttpTarget>) -> HttpAgent {
         HttpAgent {
             target,
             endpoint: OnceLock::new(),

@@ -17,7 +17,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, niceeval_duration::Duratio
 ///
 /// ```
 /// use std::time::Duration;
-/// use niceeval::__private::config::DurationSetting;
+/// use niceeval::__workspace::config::DurationSetting;
 ///
 /// let setting: DurationSetting = "1m30s".parse().unwrap();
 /// assert_eq!(setting.get(), Duration::from_secs(90));

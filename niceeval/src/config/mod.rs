@@ -146,7 +146,7 @@ impl ConfigError {
     /// The errors one by one: the list of [`ConfigError::Many`], else this error alone.
     ///
     /// ```
-    /// use niceeval::__private::config::Config;
+    /// use niceeval::__workspace::config::Config;
     ///
     /// let err = Config::parse("[run]\nruns = 0\ntimeout = \"soon\"\n", "niceeval.toml").unwrap_err();
     /// assert_eq!(err.errors().len(), 2);
@@ -423,7 +423,7 @@ impl CompareConfig {
     /// not given, one of [`DEFAULT_FAIL_ON`].
     ///
     /// ```
-    /// use niceeval::__private::config::Config;
+    /// use niceeval::__workspace::config::Config;
     ///
     /// let config = Config::parse("[compare]\nfail_on = [\"broken-gate\"]\n", "niceeval.toml").unwrap();
     /// assert!(config.compare.fails_on("broken-gate"));
@@ -524,7 +524,7 @@ impl Config {
     /// Parses and validates TOML text; `name` is used in error messages.
     ///
     /// ```
-    /// use niceeval::__private::config::{Config, ConfigError};
+    /// use niceeval::__workspace::config::{Config, ConfigError};
     ///
     /// let err = Config::parse("[run]\nstrict = \"yes\"\n", "niceeval.toml").unwrap_err();
     /// assert!(err.to_string().starts_with("niceeval.toml:2:10: [run] strict: "), "{err}");
@@ -542,14 +542,14 @@ impl Config {
     /// through `get` (empty values are ignored).
     ///
     /// ```
-    /// use niceeval::__private::config::Config;
+    /// use niceeval::__workspace::config::Config;
     ///
     /// let mut config = Config::default();
     /// config.apply_env(|name| (name == "NICEEVAL_RUNS").then(|| "3".to_string()))?;
     /// assert_eq!(config.run.runs, Some(3));
     /// let err = config.apply_env(|name| (name == "NICEEVAL_JUDGE_MODEL").then(|| "gpt-4o".to_string()));
     /// assert!(err.unwrap_err().to_string().contains("NICEEVAL_JUDGE_MODEL"));
-    /// # Ok::<(), niceeval::__private::config::ConfigError>(())
+    /// # Ok::<(), niceeval::__workspace::config::ConfigError>(())
     /// ```
     pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
         let var = |name: &str| get(name).filter(|v| !v.trim().is_empty());
@@ -610,12 +610,12 @@ impl Config {
     /// [`crate::excerpt::DEFAULT_MAX_TEXT`].
     ///
     /// ```
-    /// use niceeval::__private::config::Config;
+    /// use niceeval::__workspace::config::Config;
     ///
     /// assert_eq!(Config::default().max_text(), 64 * 1024);
     /// let config = Config::parse("[report]\nmax_text = \"1MiB\"\n", "niceeval.toml")?;
     /// assert_eq!(config.max_text(), 1024 * 1024);
-    /// # Ok::<(), niceeval::__private::config::ConfigError>(())
+    /// # Ok::<(), niceeval::__workspace::config::ConfigError>(())
     /// ```
     pub fn max_text(&self) -> usize {
         self.report
@@ -647,7 +647,7 @@ impl Config {
     /// 60 seconds (libtest's).
     ///
     /// ```
-    /// use niceeval::__private::config::Config;
+    /// use niceeval::__workspace::config::Config;
     /// use std::time::Duration;
     ///
     /// assert_eq!(Config::default().slow_after(), Duration::from_secs(60));

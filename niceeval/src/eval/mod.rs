@@ -283,9 +283,8 @@ impl Eval {
         Ok(turn)
     }
 
-    /// Earlier turns the agent gets as this session's history before the first send (a suite
-    /// file's chat prompt with several turns).
-    #[cfg(feature = "suites")]
+    /// Earlier turns the agent gets as this session's history before the first send (a data
+    /// eval's start: a suite file's chat prompt with several turns).
     pub(crate) fn seed_history(&mut self, messages: Vec<Message>) {
         self.history.extend(messages);
     }
@@ -520,17 +519,8 @@ impl Eval {
     }
 }
 
-/// What a suite file's case (layer 8½, `suite_file`) sets on its handle: the agent its
-/// provider names and the judge its grader names, both known only once the file is read.
-#[cfg(feature = "suites")]
-impl Eval {
-    /// Replaces the agent the turns are sent to.
-    pub(crate) fn set_agent(&mut self, agent: Arc<dyn Agent>) {
-        self.agent = Some(agent);
-    }
-
-    /// Replaces the configuration (the judge's model and base URL of a suite file).
-    pub(crate) fn set_config(&mut self, config: Arc<Config>) {
-        self.config = config;
-    }
+/// The run's list of checks graded after the body, as a target to register on
+/// ([`crate::scope::deferred::register`]): how a data eval's own kinds of checks join the run.
+pub fn checks_of(t: &Eval) -> Arc<dyn crate::scope::Defer> {
+    t.record.clone()
 }

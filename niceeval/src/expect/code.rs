@@ -15,7 +15,7 @@ use runner::{Call, CallError, Target};
 
 mod js_body;
 mod result;
-pub(crate) mod runner;
+pub mod runner;
 
 pub(crate) use result::Rules;
 use result::grade_from_value;
@@ -25,8 +25,10 @@ pub const DEFAULT_CODE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Which interpreter runs a [`CodeAssertion`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Language {
+pub enum Language {
+    /// JavaScript, run with `node`.
     JavaScript,
+    /// Python, run with `python3`.
     Python,
 }
 

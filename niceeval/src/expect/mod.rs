@@ -51,7 +51,7 @@ pub(crate) mod bleu;
 pub(crate) mod budget;
 mod case;
 #[cfg(feature = "inline-code")]
-mod code;
+pub(crate) mod code;
 mod combinators;
 mod command;
 pub(crate) mod custom_dir;
@@ -90,8 +90,6 @@ pub(crate) use code::Rules as CodeRules;
 #[cfg(feature = "inline-code")]
 #[cfg_attr(docsrs, doc(cfg(feature = "inline-code")))]
 pub use code::{CodeAssertion, javascript, python};
-#[cfg(feature = "inline-code")]
-pub(crate) use code::{Language as CodeLanguage, runner as code_runner};
 pub(crate) use combinators::{BoxedAssertion, IntoBoxed};
 pub use combinators::{all_of, not};
 pub use command::command_succeeded;

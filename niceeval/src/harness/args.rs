@@ -178,7 +178,7 @@ impl Args {
     /// Parses arguments (without the program name). `Ok(None)` means `--help` was asked.
     ///
     /// ```
-    /// use niceeval::__private::harness::Args;
+    /// use niceeval::__workspace::harness::Args;
     ///
     /// let args = Args::parse(["refund", "--exact", "--runs", "3", "--tag", "smoke"]).unwrap().unwrap();
     /// assert_eq!(args.filters, ["refund"]);

@@ -41,14 +41,10 @@ mod nextest;
 pub(crate) mod outputs;
 mod report;
 mod suite;
-#[cfg(feature = "suites")]
-mod suite_files;
 
 pub use args::Args;
-pub use report::run_report;
+pub use report::{run_report, run_report_of};
 pub use suite::run_suite;
-#[cfg(feature = "suites")]
-pub use suite_files::{main_with_suites, run_suite_files};
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -73,7 +69,7 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// The process's arguments, or the exit code when they ask for help (printed) or are wrong
 /// (the error printed).
-pub(crate) fn process_args() -> Result<Args, i32> {
+pub fn process_args() -> Result<Args, i32> {
     match Args::parse(std::env::args().skip(1)) {
         Ok(Some(args)) => Ok(args),
         Ok(None) => {
@@ -118,10 +114,10 @@ fn default_results_dir(evals: &[&'static EvalDefinition]) -> PathBuf {
 /// and returns the exit code.
 ///
 /// ```no_run
-/// use niceeval::__private::harness::{run_with_args, Args};
+/// use niceeval::__workspace::harness::{run_with_args, Args};
 ///
 /// let args = Args::parse(["--concurrency", "8", "smoke"]).unwrap().unwrap();
-/// let code = run_with_args(&args, niceeval::__private::registered(), Vec::new());
+/// let code = run_with_args(&args, niceeval::__workspace::registered(), Vec::new());
 /// std::process::exit(code);
 /// ```
 pub fn run_with_args(

@@ -22,7 +22,7 @@ use crate::reporter::{Console, Reporter};
 /// of the reports read.
 ///
 /// ```no_run
-/// use niceeval::__private::harness::{Args, run_report};
+/// use niceeval::__workspace::harness::{Args, run_report};
 ///
 /// let args = Args::parse(["--report", "shard1/", "shard2/", "--junit", "junit.xml"]).unwrap().unwrap();
 /// let code = run_report(&args, std::path::Path::new("target/niceeval/results"), Vec::new());
@@ -35,7 +35,7 @@ pub fn run_report(args: &Args, default_dir: &Path, extra: Vec<Box<dyn Reporter>>
 /// [`run_report`] for the suite binary of test target `own`: without PATHs it reports its own
 /// target's evals only (the results directory holds every test target's files; naming it,
 /// `--report target/niceeval/results`, reports them all).
-pub(crate) fn run_report_of(
+pub fn run_report_of(
     args: &Args,
     default_dir: &Path,
     own: Option<&str>,

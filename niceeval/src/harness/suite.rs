@@ -34,11 +34,11 @@ pub const DEFAULT_CONCURRENCY: usize = 4;
 /// printed rather than repeating them for every eval.
 ///
 /// ```no_run
-/// use niceeval::__private::harness::{run_suite, Args};
+/// use niceeval::__workspace::harness::{run_suite, Args};
 ///
 /// # async fn demo() {
 /// let args = Args::parse(["--concurrency", "16"]).unwrap().unwrap();
-/// let suite = run_suite(&args, niceeval::__private::registered(), &mut []).await;
+/// let suite = run_suite(&args, niceeval::__workspace::registered(), &mut []).await;
 /// println!("{} passed, {} failed", suite.passed, suite.failed);
 /// # }
 /// ```

@@ -16,7 +16,7 @@ use crate::reporter::Reporter;
 /// failed one, else the last) — the same rule a single run of all of them uses.
 ///
 /// ```
-/// use niceeval::__private::history::merge;
+/// use niceeval::__workspace::history::merge;
 /// use niceeval::Outcome;
 /// # let report = |outcome: &str| -> niceeval::EvalReport { serde_json::from_value(serde_json::json!({
 /// #   "id": "demo::flaky", "file": "tests/demo.rs", "line": 3, "outcome": outcome,
@@ -105,7 +105,7 @@ impl<'a> RunOrder<'a> {
 /// keep their order.
 ///
 /// ```
-/// use niceeval::__private::history::latest_records;
+/// use niceeval::__workspace::history::latest_records;
 /// # let report = |run: &str, outcome: &str| -> niceeval::EvalReport { serde_json::from_value(serde_json::json!({
 /// #   "id": "evals::order_status", "file": "tests/evals.rs", "line": 3, "outcome": outcome,
 /// #   "assertions": [], "duration_ms": 10.0,
@@ -160,12 +160,12 @@ pub fn latest(reports: Vec<EvalReport>) -> Vec<EvalReport> {
 /// #   "runs": [], "reliability": {"n": 1, "c": 1, "pass_rate": 1.0, "pass_at_k": [], "pass_hat_k": []},
 /// #   "min_pass_rate": 1.0,
 /// #   "run": {"id": run, "started": run, "target": "evals"} })).unwrap() };
-/// let reports = niceeval::__private::history::latest(vec![
+/// let reports = niceeval::__workspace::history::latest(vec![
 ///     report("evals::refund", "2026-11-20T08:00:00.000Z"),
 ///     report("evals::order_status", "2026-11-20T08:00:00.000Z"),
 ///     report("evals::order_status", "2026-11-23T08:00:00.000Z"), // a filtered run
 /// ]);
-/// let earlier = niceeval::__private::history::from_earlier_runs(&reports);
+/// let earlier = niceeval::__workspace::history::from_earlier_runs(&reports);
 /// assert_eq!(earlier.len(), 1);
 /// assert_eq!(earlier[0].id, "evals::refund");
 /// ```

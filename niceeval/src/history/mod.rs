@@ -28,10 +28,10 @@
 //!
 //! ```no_run
 //! // After `cargo test`: every eval of every test binary, merged into one summary.
-//! let dir = niceeval::__private::history::results_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
-//! let reports = niceeval::__private::history::merge(niceeval::__private::history::read_reports(&[dir])?);
+//! let dir = niceeval::__workspace::history::results_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+//! let reports = niceeval::__workspace::history::merge(niceeval::__workspace::history::read_reports(&[dir])?);
 //! println!("{} evals", reports.len());
-//! # Ok::<(), niceeval::__private::history::ReadError>(())
+//! # Ok::<(), niceeval::__workspace::history::ReadError>(())
 //! ```
 
 pub mod manifest;
@@ -45,7 +45,8 @@ pub use read::{ReadError, read_reports};
 pub(crate) use read::{Records, last_run};
 pub(crate) use stream::Index;
 pub use write::{ResultsFile, results_dir, target_dir, this_run};
-pub(crate) use write::{continue_run, this_file, this_target, under_nextest};
+pub(crate) use write::{continue_run, this_file, under_nextest};
+pub use write::this_target;
 
 #[cfg(test)]
 mod tests;

@@ -15,7 +15,7 @@ use crate::reporter::Reporter;
 /// target directory), else the nearest ancestor named `target`, else `<manifest_dir>/target`.
 ///
 /// ```
-/// let dir = niceeval::__private::history::target_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+/// let dir = niceeval::__workspace::history::target_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
 /// assert!(dir.is_absolute());
 /// ```
 pub fn target_dir(manifest_dir: &Path) -> PathBuf {
@@ -66,9 +66,9 @@ fn binary() -> String {
 /// one run.
 ///
 /// ```
-/// let run = niceeval::__private::history::this_run();
+/// let run = niceeval::__workspace::history::this_run();
 /// assert!(run.started.ends_with('Z'));
-/// assert_eq!(run.id, niceeval::__private::history::this_run().id);
+/// assert_eq!(run.id, niceeval::__workspace::history::this_run().id);
 /// ```
 pub fn this_run() -> &'static RunInfo {
     RUN.get_or_init(|| {
@@ -91,7 +91,7 @@ pub(crate) fn continue_run(run: RunInfo) -> bool {
 }
 
 /// This test binary's target (`evals`), without fixing the run.
-pub(crate) fn this_target() -> String {
+pub fn this_target() -> String {
     target_name(&binary())
 }
 
@@ -413,7 +413,7 @@ impl ResultsFile {
     ///
     /// ```no_run
     /// # fn main() -> std::io::Result<()> {
-    /// let results = niceeval::__private::history::ResultsFile::open(std::path::Path::new("."))?;
+    /// let results = niceeval::__workspace::history::ResultsFile::open(std::path::Path::new("."))?;
     /// # Ok(()) }
     /// ```
     pub fn open(manifest_dir: &Path) -> std::io::Result<Option<Self>> {

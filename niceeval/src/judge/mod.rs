@@ -180,7 +180,8 @@ impl Judge {
 
     /// This judge with its calls registered in `record` instead of the run's (a suite file's
     /// test threshold grades them together with the test's other items).
-    pub(crate) fn with_record(mut self, record: Arc<dyn Defer>) -> Judge {
+    #[doc(hidden)]
+    pub fn with_record(mut self, record: Arc<dyn Defer>) -> Judge {
         self.record = record;
         self
     }
@@ -211,7 +212,8 @@ impl Judge {
     /// [`Judge::factuality`] scored as promptfoo's `factuality` assertion is: (A) subset,
     /// (B) superset, (C) same details and (E) differences that don't matter score 1, (D)
     /// disagreement 0.
-    pub(crate) fn factuality_promptfoo(&self, expected: impl Into<String>) -> Scoped<JudgeCheck> {
+    #[doc(hidden)]
+    pub fn factuality_promptfoo(&self, expected: impl Into<String>) -> Scoped<JudgeCheck> {
         self.assertion(Scorer::Factuality {
             expected: expected.into(),
             scores: prompts::PROMPTFOO_FACTUALITY_SCORES,
@@ -245,7 +247,8 @@ impl Judge {
     /// Asks the judge model (`model`, else the one this judge resolves) `request` now and
     /// returns its text: one call, for a check that reads the answer itself (a suite file's
     /// `select-best`, which compares several outputs at once).
-    pub(crate) async fn ask_text(
+    #[doc(hidden)]
+    pub async fn ask_text(
         &self,
         model: Option<&str>,
         request: &ChatRequest,
@@ -306,7 +309,8 @@ impl Scoped<JudgeCheck> {
     /// Sends `request` instead of the scorer's own prompt: a suite file's grading prompt
     /// (promptfoo's `rubricPrompt`), already rendered. The judge answers in text, read as the
     /// scorer's verdict (promptfoo's JSON, or a choice).
-    pub(crate) fn request(self, request: ChatRequest) -> Self {
+    #[doc(hidden)]
+    pub fn request(self, request: ChatRequest) -> Self {
         self.map_check(|c| JudgeCheck {
             request: Some(request),
             ..c

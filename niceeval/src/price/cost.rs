@@ -168,7 +168,7 @@ impl PriceTable<'_> {
     ///
     /// ```
     /// use niceeval::Event;
-    /// use niceeval::__private::price::PriceTable;
+    /// use niceeval::__workspace::price::PriceTable;
     ///
     /// let usage = |model: &str, input, output| Event::Usage {
     ///     input_tokens: input, output_tokens: output, cache_read_tokens: 0,
@@ -263,7 +263,7 @@ impl PriceTable<'_> {
 ///
 /// ```
 /// use niceeval::Event;
-/// use niceeval::__private::{config::Config, price::estimate_cost};
+/// use niceeval::__workspace::{config::Config, price::estimate_cost};
 ///
 /// let config = Config::parse("[prices.\"acme/brainy-1\"]\ninput = 1.0\noutput = 4.0\n", "niceeval.toml")?;
 /// let events = [

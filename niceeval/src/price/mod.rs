@@ -11,7 +11,7 @@
 //! entry, so `gpt-4o` and `azure/gpt-4o` are priced like `openai/gpt-4o`.
 //!
 //! ```
-//! use niceeval::__private::price::{PriceSource, PriceTable};
+//! use niceeval::__workspace::price::{PriceSource, PriceTable};
 //!
 //! let table = PriceTable::builtin();
 //! let hit = table.lookup("anthropic/claude-sonnet-4-20250514").unwrap();
@@ -84,7 +84,7 @@ impl Price {
     ///
     /// ```
     /// use niceeval::Usage;
-    /// use niceeval::__private::price::Price;
+    /// use niceeval::__workspace::price::Price;
     ///
     /// let price = Price::new(2.0, 8.0).with_cache_read(0.5);
     /// let usage = Usage { input_tokens: 1_000_000, output_tokens: 500_000, cache_read_tokens: 200_000, cost_usd: None };
@@ -153,7 +153,7 @@ pub struct PriceMatch {
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use niceeval::__private::price::{Price, PriceSource, PriceTable};
+/// use niceeval::__workspace::price::{Price, PriceSource, PriceTable};
 ///
 /// let mut overrides = BTreeMap::new();
 /// overrides.insert("openai/gpt-4o".to_string(), Price::new(2.0, 8.0));
@@ -186,7 +186,7 @@ impl PriceTable<'static> {
     /// Every built-in entry as `(provider/model, price)`, aliases included.
     ///
     /// ```
-    /// let entries: Vec<_> = niceeval::__private::price::PriceTable::builtin_entries().collect();
+    /// let entries: Vec<_> = niceeval::__workspace::price::PriceTable::builtin_entries().collect();
     /// assert!(entries.iter().any(|(name, _)| name == "google/gemini-2.5-flash"));
     /// ```
     pub fn builtin_entries() -> impl Iterator<Item = (String, Price)> {

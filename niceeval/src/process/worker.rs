@@ -49,7 +49,7 @@ pub(crate) struct WorkerSpec {
 
 /// Why a request got no reply.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum WorkerError {
+pub enum WorkerError {
     /// The program could not be started.
     #[error("cannot start `{program}`: {source}")]
     Start {

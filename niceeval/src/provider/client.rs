@@ -155,8 +155,8 @@ impl ClientOptions {
 /// A chat model behind its endpoint.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), niceeval::__private::provider::ProviderError> {
-/// use niceeval::__private::provider::{ApiKey, ChatRequest, ClientOptions, ModelClient, ModelName};
+/// # async fn demo() -> Result<(), niceeval::__workspace::provider::ProviderError> {
+/// use niceeval::__workspace::provider::{ApiKey, ChatRequest, ClientOptions, ModelClient, ModelName};
 ///
 /// let client = ModelClient::new(
 ///     ModelName::parse("openai/llama3.2")?,
@@ -331,7 +331,7 @@ impl ModelClient {
     /// The embedding of `text` from the API's `/embeddings` endpoint (OpenAI's wire format:
     /// `{model, input}` → `{data: [{embedding: [..]}]}`), with the client's key, limits and
     /// retries. Only OpenAI-compatible endpoints serve embeddings.
-    pub(crate) async fn embed(&self, text: &str) -> Result<Vec<f64>, ProviderError> {
+    pub async fn embed(&self, text: &str) -> Result<Vec<f64>, ProviderError> {
         if self.name.provider() != Provider::OpenAi {
             return Err(self
                 .decode_error("embeddings are served by OpenAI-compatible endpoints only".into()));
@@ -561,7 +561,7 @@ pub(crate) fn error_message(raw: &[u8]) -> Option<String> {
 /// The API key for a model: from `key_env` (or the provider's default variable); `None` when
 /// `key_env` is `Some("")` (explicitly no key) or when the base URL is a loopback address (a
 /// local server) and the variable is unset. `hint` ends the missing-key message.
-pub(crate) fn resolve_key(
+pub fn resolve_key(
     name: &ModelName,
     base_url: Option<&str>,
     key_env: Option<&str>,

@@ -18,10 +18,14 @@ use super::{DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, RetryPolicy};
 
 /// One request, whole.
 #[derive(Debug, Clone)]
-pub(crate) struct HttpRequest {
+pub struct HttpRequest {
+    /// `GET`, `POST`, ...
     pub method: String,
+    /// The whole URL.
     pub url: String,
+    /// The headers, in order.
     pub headers: Vec<(String, String)>,
+    /// The body, if any.
     pub body: Option<Vec<u8>>,
 }
 

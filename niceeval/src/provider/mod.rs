@@ -27,7 +27,8 @@ use serde_json::value::RawValue;
 
 pub use crate::event::Usage;
 pub use client::{ClientOptions, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, ModelClient};
-pub(crate) use client::{TRACEPARENT, resolve_key};
+pub(crate) use client::TRACEPARENT;
+pub use client::resolve_key;
 pub use retry::RetryPolicy;
 
 /// Which wire format a model speaks.

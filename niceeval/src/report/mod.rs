@@ -217,7 +217,7 @@ impl RunInfo {
     /// A run described by its parts.
     ///
     /// ```
-    /// let run = niceeval::__private::RunInfo::new("r1", "2026-11-23T09:12:45.120Z", "evals");
+    /// let run = niceeval::__workspace::RunInfo::new("r1", "2026-11-23T09:12:45.120Z", "evals");
     /// assert_eq!(run.target, "evals");
     /// ```
     pub fn new(
@@ -335,7 +335,7 @@ impl EvalReport {
 ///
 /// ```
 /// use niceeval::RunSummary;
-/// use niceeval::__private::fold_runs;
+/// use niceeval::__workspace::fold_runs;
 /// use niceeval::{Outcome, Usage};
 ///
 /// let run = |outcome: Outcome| -> RunSummary {

@@ -20,14 +20,14 @@ use crate::event::Usage;
 use super::{RunView, ScopedCheck};
 
 /// A boxed future, as an async check returns it.
-pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// A grade and what grading spent itself (a model call's tokens and cost), if anything.
-pub(crate) type Graded = (Grade, Option<Usage>);
+pub type Graded = (Grade, Option<Usage>);
 
 /// Any check graded after the body: every [`ScopedCheck`] (through the blanket impl below) and
 /// the judge's.
-pub(crate) trait Check: Send + Sync + 'static {
+pub trait Check: Send + Sync + 'static {
     /// A short name for reports.
     fn describe(&self) -> String;
     /// Which mechanism this is.
@@ -71,7 +71,7 @@ impl<C: ScopedCheck + 'static> Check for C {
 
 /// One check registered for after the body: the check, its settings, the slice of the log it
 /// reads (a turn's range, or the whole run) and the label its name is reported under.
-pub(crate) struct Deferred {
+pub struct Deferred {
     pub(super) check: Box<dyn Check>,
     pub(super) settings: Settings,
     pub(super) range: Option<Range<usize>>,
@@ -112,15 +112,20 @@ impl Deferred {
 }
 
 /// Where the builder registers its check: the run's record.
-pub(crate) trait Defer: Send + Sync {
+pub trait Defer: Send + Sync {
     /// Adds `work` to the run's list, after everything registered before it.
     fn defer(&self, work: Deferred);
 }
 
+/// `check` registered on `target` (the run's list, [`crate::eval::checks_of`], or a collector
+/// that grades what it gathers itself), configured with the builder's options until it drops.
+pub fn register<C: Check>(target: std::sync::Arc<dyn Defer>, check: C) -> super::Scoped<C> {
+    super::Scoped::new(target, check, None)
+}
+
 /// Starts grading each of `deferred` over `run`; the futures give their results (a check that
 /// gathers others, such as a suite file's test threshold, awaits them as it likes).
-#[cfg(feature = "suites")]
-pub(crate) fn start(deferred: Vec<Deferred>, run: &RunView<'_>) -> Vec<BoxFuture<AssertionResult>> {
+pub fn start(deferred: Vec<Deferred>, run: &RunView<'_>) -> Vec<BoxFuture<AssertionResult>> {
     deferred.into_iter().map(|work| work.perform(run)).collect()
 }
 

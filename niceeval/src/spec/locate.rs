@@ -115,8 +115,8 @@ pub(super) fn json_error(error: &serde_json::Error, origin: &str) -> (Option<Loc
 /// The line and column (1-based) of the value at `path` in a YAML document, found by reading
 /// it down to there: the reference `suite_file::positions` (one reading for every place) is
 /// tested against.
-#[cfg(all(feature = "suites", test))]
-pub(crate) fn yaml_position(text: &str, path: &[Step<'_>]) -> Option<(usize, usize)> {
+#[cfg(feature = "yaml")]
+pub fn yaml_position(text: &str, path: &[Step<'_>]) -> Option<(usize, usize)> {
     let error = Find { path }
         .deserialize(yaml_serde::Deserializer::from_str(text))
         .err()?;
@@ -129,7 +129,7 @@ pub(crate) fn yaml_position(text: &str, path: &[Step<'_>]) -> Option<(usize, usi
 
 /// One step down a document: a mapping's key or a list's index.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Step<'a> {
+pub enum Step<'a> {
     /// The value of this key.
     Key(&'a str),
     /// The item at this index.

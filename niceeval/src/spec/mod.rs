@@ -116,7 +116,7 @@
 mod aggregate;
 mod as_assertion;
 mod load;
-mod locate;
+pub(crate) mod locate;
 mod prepare;
 
 mod values;
@@ -141,10 +141,6 @@ pub use load::{from_json, load};
 
 use prepare::Prepared;
 
-#[cfg(feature = "suites")]
-pub(crate) use locate::Step;
-#[cfg(all(feature = "suites", test))]
-pub(crate) use locate::yaml_position;
 
 /// A spec's prepared form, keyed by the spec it was prepared from.
 type PreparedSpec = Arc<(AssertSpec, Result<Prepared, ItemProblem>)>;
@@ -599,7 +595,8 @@ pub fn validate(specs: &[AssertSpec]) -> Result<(), SpecError> {
     validate_in(specs, None)
 }
 
-pub(crate) fn validate_in(specs: &[AssertSpec], base_dir: Option<&Path>) -> Result<(), SpecError> {
+/// As [`validate`], with relative `file://` references read from `base_dir`.
+pub fn validate_in(specs: &[AssertSpec], base_dir: Option<&Path>) -> Result<(), SpecError> {
     prepare_all(specs, base_dir).map(drop)
 }
 
@@ -654,7 +651,7 @@ pub fn evaluate(
 
 /// [`evaluate`] on a subject: data (a suite file's `JSON.parse(output)` transform) reaches code
 /// assertions as data and the others as its JSON text.
-pub(crate) fn evaluate_subject(
+pub fn evaluate_subject(
     specs: &[AssertSpec],
     subject: &Subject<'_>,
     context: &SpecContext,

@@ -1,4 +1,4 @@
-//! Doors for the benchmark and the crate's own integration tests (`niceeval::__private::trace`):
+//! Doors for the benchmark and the crate's own integration tests (`niceeval::__workspace::trace`):
 //! the receiver's endpoint and counts, runs to attribute to, OTLP bodies to ingest.
 
 use std::sync::Arc;

@@ -12,7 +12,7 @@ use super::git::{Git, Tree};
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use niceeval::__private::workspace::Settings;
+/// use niceeval::__workspace::workspace::Settings;
 /// use niceeval::workspace::Workspace;
 ///
 /// let template = tempfile::tempdir()?;

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use niceeval::__private::workspace::Settings;
+//! use niceeval::__workspace::workspace::Settings;
 //! use niceeval::workspace::Workspace;
 //!
 //! let template = tempfile::tempdir()?;

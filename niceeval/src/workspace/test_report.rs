@@ -81,7 +81,7 @@ impl TestReport {
 /// binary's source in parentheses.
 ///
 /// ```
-/// use niceeval::__private::workspace::parse_libtest;
+/// use niceeval::__workspace::workspace::parse_libtest;
 /// use niceeval::workspace::TestOutcome;
 ///
 /// let output = "\
@@ -278,7 +278,7 @@ fn suite_label(running: &str) -> String {
 /// skips it.
 ///
 /// ```
-/// use niceeval::__private::workspace::parse_junit;
+/// use niceeval::__workspace::workspace::parse_junit;
 /// use niceeval::workspace::TestOutcome;
 ///
 /// let xml = r#"<testsuites><testsuite name="pytest" tests="2">

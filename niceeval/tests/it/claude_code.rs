@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use niceeval::__private::workspace::{Isolation, Sandbox};
+use niceeval::__workspace::workspace::{Isolation, Sandbox};
 use niceeval::agent::claude_code::ClaudeCode;
 use niceeval::agent::{Agent, EventSink, Request};
 use niceeval::{ActionStatus, Event, Usage};
@@ -1123,7 +1123,7 @@ fn telemetry_logs_reach_the_run_as_tool_and_usage_events() {
     if !have_claude() {
         return;
     }
-    use niceeval::__private::trace;
+    use niceeval::__workspace::trace;
     let place = place();
     prepare(&place.work);
     let fake = FakeAnthropic::start(parallel(&place.work));

@@ -11,7 +11,7 @@ use crate::support::rt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use niceeval::__private::workspace::{Isolation, Sandbox};
+use niceeval::__workspace::workspace::{Isolation, Sandbox};
 use niceeval::agent::codex::Codex;
 use niceeval::agent::{Agent, EventSink, Request};
 use niceeval::{ActionKind, ActionStatus, Eval, Event};

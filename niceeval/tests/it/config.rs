@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use niceeval::__private::config::{Config, ConfigError, FILE_NAME, find};
-use niceeval::__private::run_eval;
+use niceeval::__workspace::config::{Config, ConfigError, FILE_NAME, find};
+use niceeval::__workspace::run_eval;
 use niceeval::__private::{BoxFuture, EvalDefinition};
 use niceeval::{Eval, Outcome};
 
@@ -79,7 +79,7 @@ runs = 3
     assert_eq!(config.judge.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
     let agent = config.agent.as_ref().unwrap();
     assert_eq!(agent.kind(), "replay");
-    let niceeval::__private::config::AgentConfig::Replay(replay) = agent else {
+    let niceeval::__workspace::config::AgentConfig::Replay(replay) = agent else {
         panic!("{agent:?}")
     };
     assert_eq!(replay.path.to_str(), Some("transcripts/refund.jsonl"));
@@ -93,7 +93,7 @@ runs = 3
     assert_eq!(config.timeout(), Duration::from_secs(90));
     assert_eq!(config.run.runs, Some(3));
     // the overrides feed the price table
-    let hit = niceeval::__private::price::PriceTable::from_config(&config)
+    let hit = niceeval::__workspace::price::PriceTable::from_config(&config)
         .lookup("gpt-4o-2024-08-06")
         .unwrap();
     assert_eq!((hit.price.input, hit.price.output), (2.0, 8.0));
@@ -113,7 +113,7 @@ fn an_empty_file_is_the_defaults() {
     );
     assert_eq!(
         config.timeout(),
-        niceeval::__private::config::DEFAULT_TIMEOUT
+        niceeval::__workspace::config::DEFAULT_TIMEOUT
     );
 }
 

@@ -5,7 +5,7 @@ use crate::scripts_support as support;
 
 use std::path::Path;
 
-use niceeval::__private::expect::CustomAssertions;
+use niceeval::__workspace::expect::CustomAssertions;
 use niceeval::AssertionResult;
 use niceeval::prelude::*;
 #[cfg(feature = "yaml")]

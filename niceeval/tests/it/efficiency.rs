@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use niceeval::__private::run_eval;
+use niceeval::__workspace::run_eval;
 use niceeval::__private::{Arc, BoxFuture, EvalDefinition, make_agent};
 use niceeval::prelude::*;
 use niceeval::{AssertionKind, AssertionResult, EvalReport};
@@ -423,7 +423,7 @@ fn detached_handle_sums_usage_from_a_real_agent() {
         (240, 60, 200)
     );
     assert_eq!(total.total_tokens(), 300);
-    let cost = niceeval::__private::price::estimate_cost(t.events(), t.config()).unwrap();
+    let cost = niceeval::__workspace::price::estimate_cost(t.events(), t.config()).unwrap();
     // Haiku 4.5: 40 uncached × $1 + 200 cache reads × $0.10 + 60 × $5, per 1M
     assert!(
         close(cost.usd, (40.0 * 1.0 + 200.0 * 0.1 + 60.0 * 5.0) / 1e6),

@@ -485,7 +485,7 @@ fn the_cache_lives_where_cache_dir_says_relative_to_niceeval_toml() {
     let dir = krate.path().join("answers/judge");
     assert_eq!(krate.cache_dir(), dir);
     assert_eq!(support::files_under(&dir).len(), 1);
-    let default = niceeval::__private::cache::ResponseCache::for_manifest_dir(&member);
+    let default = niceeval::__workspace::cache::ResponseCache::for_manifest_dir(&member);
     assert!(
         support::files_under(default.dir())
             .iter()

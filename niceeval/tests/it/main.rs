@@ -29,5 +29,5 @@ mod surface;
 mod tool_skips;
 mod traces;
 mod usage;
-mod vectors;
+
 mod workspace;

@@ -8,7 +8,7 @@ use crate::support::rt;
 
 use std::time::Duration;
 
-use niceeval::__private::provider::{
+use niceeval::__workspace::provider::{
     ChatRequest, ClientOptions, ModelClient, ModelName, ProviderError, RetryPolicy, ToolSpec,
 };
 use niceeval::agent::chat::{ChatAgent, Tool};
@@ -223,15 +223,15 @@ fn agent_cache_is_opt_in() {
     };
     let rt = rt();
     let request = ChatRequest::new().user("hi");
-    let off = make(niceeval::__private::config::CacheMode::Off);
+    let off = make(niceeval::__workspace::config::CacheMode::Off);
     rt.block_on(off.complete(&request)).unwrap();
     rt.block_on(off.complete(&request)).unwrap();
     assert_eq!(server.count(), 2);
-    let on = make(niceeval::__private::config::CacheMode::ReadWrite);
+    let on = make(niceeval::__workspace::config::CacheMode::ReadWrite);
     assert!(!rt.block_on(on.complete(&request)).unwrap().cached);
     assert!(rt.block_on(on.complete(&request)).unwrap().cached);
     assert_eq!(server.count(), 3);
-    let write_only = make(niceeval::__private::config::CacheMode::Write);
+    let write_only = make(niceeval::__workspace::config::CacheMode::Write);
     assert!(!rt.block_on(write_only.complete(&request)).unwrap().cached);
     assert_eq!(server.count(), 4);
 }

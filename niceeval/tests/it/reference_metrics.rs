@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use niceeval::__private::{bleu_score, rouge_n_score};
+use niceeval::__workspace::{bleu_score, rouge_n_score};
 use serde_json::{Value, json};
 
 const PYTHON: &str = r#"

@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use niceeval::__private::BoxFuture;
-use niceeval::__private::{EvalDefinition, run_eval};
+use niceeval::__private::EvalDefinition;
+use niceeval::__workspace::run_eval;
 use niceeval::prelude::*;
 use niceeval::{AssertionResult, Error, EvalReport, Severity, Turn, agent::replay::Replay};
 

@@ -8,7 +8,8 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use niceeval::__private::{Arc, BoxFuture, EvalDefinition, RunOptions, make_agent, run_eval_async};
+use niceeval::__private::{Arc, BoxFuture, EvalDefinition, make_agent};
+use niceeval::__workspace::{RunOptions, run_eval_async};
 use niceeval::agent::command::CommandAgent;
 use niceeval::prelude::*;
 use niceeval::{AssertionResult, EvalReport};
@@ -607,7 +608,7 @@ fn rust_tracing_layer_keeps_fifty_concurrent_evals_apart() {
 /// One HTTP/1.1 exchange with the receiver: the status line's code and the body.
 fn http(head: &str, body: &[u8]) -> (u16, String) {
     use std::io::{Read, Write};
-    let endpoint = niceeval::__private::trace::endpoint().unwrap();
+    let endpoint = niceeval::__workspace::trace::endpoint().unwrap();
     let address = endpoint.trim_start_matches("http://");
     let mut stream = std::net::TcpStream::connect(address).unwrap();
     stream.write_all(head.as_bytes()).unwrap();
@@ -633,7 +634,7 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 
 #[test]
 fn the_receiver_reads_chunked_gzip_and_refuses_bad_bodies_with_a_status_and_a_message() {
-    use niceeval::__private::trace;
+    use niceeval::__workspace::trace;
     let endpoint = trace::endpoint().unwrap();
     assert!(
         endpoint.starts_with("http://127.0.0.1:"),

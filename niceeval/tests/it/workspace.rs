@@ -863,7 +863,7 @@ fn a_diff_over_the_limits_is_partial() {
     }
     let template = tempfile::tempdir().unwrap();
     write(template.path(), "a.txt", "a\n");
-    let mut settings = niceeval::__private::workspace::Settings::default();
+    let mut settings = niceeval::__workspace::workspace::Settings::default();
     settings.limits.max_files = 3;
     let ws = niceeval::workspace::Workspace::create(template.path(), &settings).unwrap();
     for i in 0..5 {
@@ -995,7 +995,7 @@ fn a_command_ends_with_everything_it_started() {
     std::fs::write(template.path().join("a.txt"), "a").unwrap();
     let ws = niceeval::workspace::Workspace::create(
         template.path(),
-        &niceeval::__private::workspace::Settings::default(),
+        &niceeval::__workspace::workspace::Settings::default(),
     )
     .unwrap();
     // The orphan writes its pid before the command ends; the test then waits for it to end

@@ -22,10 +22,10 @@ async fn another_argument(t: &mut Eval) {
 }
 
 fn main() {
-    let all = niceeval::__private::registered();
+    let all = niceeval::__workspace::registered();
     assert_eq!(all.len(), 2);
     for def in all {
-        let report = niceeval::__private::run_eval(def);
+        let report = niceeval::__workspace::run_eval(def);
         assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
     }
 }

@@ -30,7 +30,7 @@ async fn greets(t: &mut Eval) -> niceeval::Result {
 }
 
 fn main() {
-    let all = niceeval::__private::registered();
+    let all = niceeval::__workspace::registered();
     assert_eq!(all.len(), 1);
     let def = all[0];
     assert_eq!(def.name, "greets");
@@ -50,7 +50,7 @@ fn main() {
     assert!(!def.snapshot);
     assert!(!def.ignored);
 
-    let report = niceeval::__private::run_eval(def);
+    let report = niceeval::__workspace::run_eval(def);
     assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
     assert_eq!(report.runs.len(), 3);
 }

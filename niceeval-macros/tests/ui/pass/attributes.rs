@@ -40,7 +40,7 @@ async fn expected_lint(t: &mut Eval) {
 }
 
 fn main() {
-    let names: Vec<&str> = niceeval::__private::registered().iter().map(|d| d.name).collect();
+    let names: Vec<&str> = niceeval::__workspace::registered().iter().map(|d| d.name).collect();
     assert_eq!(
         names,
         [
@@ -51,14 +51,14 @@ fn main() {
             "ignored_through_cfg_attr",
         ]
     );
-    let ignored: Vec<&str> = niceeval::__private::registered()
+    let ignored: Vec<&str> = niceeval::__workspace::registered()
         .iter()
         .filter(|d| d.ignored)
         .map(|d| d.name)
         .collect();
     assert_eq!(ignored, ["ignored", "ignored_through_cfg_attr"]);
-    for def in niceeval::__private::registered() {
-        let report = niceeval::__private::run_eval(def);
+    for def in niceeval::__workspace::registered() {
+        let report = niceeval::__workspace::run_eval(def);
         let expected = if def.name == "ignored" {
             Outcome::Skipped
         } else {

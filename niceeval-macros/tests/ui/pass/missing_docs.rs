@@ -21,5 +21,5 @@ pub mod suite {
 }
 
 fn main() {
-    assert_eq!(niceeval::__private::registered().len(), 3);
+    assert_eq!(niceeval::__workspace::registered().len(), 3);
 }

@@ -36,7 +36,7 @@ async fn top_level(_t: &mut Eval) {}
 
 fn main() {
     // The id is the module path plus the name; trybuild names the crate `trybuildNNN`.
-    let ids: Vec<String> = niceeval::__private::registered()
+    let ids: Vec<String> = niceeval::__workspace::registered()
         .iter()
         .map(|d| {
             d.id()
@@ -53,8 +53,8 @@ fn main() {
             "top_level",
         ]
     );
-    for def in niceeval::__private::registered() {
-        let report = niceeval::__private::run_eval(def);
+    for def in niceeval::__workspace::registered() {
+        let report = niceeval::__workspace::run_eval(def);
         assert_eq!(report.outcome, Outcome::Passed, "{}", report.render());
     }
 }

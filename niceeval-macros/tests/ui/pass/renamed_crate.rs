@@ -26,10 +26,10 @@ mod by_extern_crate {
 }
 
 fn main() {
-    let all = renamed::__private::registered();
+    let all = renamed::__workspace::registered();
     assert_eq!(all.len(), 3);
     for def in all {
-        let report = renamed::__private::run_eval(def);
+        let report = renamed::__workspace::run_eval(def);
         assert_eq!(
             report.outcome,
             renamed::Outcome::Passed,

@@ -25,11 +25,11 @@ async fn returns_error(_t: &mut Eval) -> niceeval::Result {
 }
 
 fn outcome(name: &str) -> niceeval::EvalReport {
-    let def = niceeval::__private::registered()
+    let def = niceeval::__workspace::registered()
         .into_iter()
         .find(|d| d.name == name)
         .unwrap_or_else(|| panic!("{name} is not registered"));
-    niceeval::__private::run_eval(def)
+    niceeval::__workspace::run_eval(def)
 }
 
 fn main() {

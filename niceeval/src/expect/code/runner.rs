@@ -149,43 +149,59 @@ pool.shutdown(wait=True)
 
 /// What to call.
 #[derive(Debug, Clone)]
-pub(crate) enum Target {
+pub enum Target {
     /// Inline code: a function body (JavaScript: of an async function taking the arguments'
     /// names; Python: source defining the function `name`), and an expression form tried
     /// first when it compiles.
-    Inline { body: String, expr: Option<String> },
+    Inline {
+        /// The function's body (JavaScript) or the source defining it (Python).
+        body: String,
+        /// An expression form, tried first when it compiles.
+        expr: Option<String>,
+    },
     /// A function of a file: the named one, else (JavaScript) the default export or
     /// (Python) `default_function`.
     File {
+        /// The file.
         path: PathBuf,
+        /// The function's name, if one is named.
         function: Option<String>,
     },
 }
 
 /// One call of code.
 #[derive(Debug, Clone)]
-pub(crate) struct Call {
-    pub(crate) language: Language,
-    pub(crate) target: Target,
-    /// The arguments' names (JavaScript inline code) and values.
-    pub(crate) names: Vec<String>,
-    pub(crate) args: Vec<Value>,
+pub struct Call {
+    /// The interpreter.
+    pub language: Language,
+    /// What to call.
+    pub target: Target,
+    /// The arguments' names (JavaScript inline code).
+    pub names: Vec<String>,
+    /// The arguments' values.
+    pub args: Vec<Value>,
     /// Python: the function inline code defines; or a file's function when none is named.
-    pub(crate) python_function: String,
+    pub python_function: String,
     /// A grading result: a non-finite score is an error, as promptfoo's.
-    pub(crate) grading: bool,
+    pub grading: bool,
     /// The worker's directory.
-    pub(crate) cwd: Option<PathBuf>,
-    pub(crate) timeout: Duration,
+    pub cwd: Option<PathBuf>,
+    /// How long the call may take.
+    pub timeout: Duration,
 }
 
 /// How a call went wrong.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum CallError {
+pub enum CallError {
     /// The code threw (JavaScript) or raised (Python): the message, and the first line of the
     /// stack (`TypeError: …`; Python `Type: message` both).
     #[error("{message}")]
-    Threw { message: String, head: String },
+    Threw {
+        /// The error's message.
+        message: String,
+        /// The first line of its stack.
+        head: String,
+    },
     /// The worker could not run it.
     #[error(transparent)]
     Worker(#[from] WorkerError),
@@ -193,7 +209,8 @@ pub(crate) enum CallError {
 
 impl Call {
     /// The program that runs it.
-    pub(crate) fn program(&self) -> &'static str {
+    /// The interpreter's program (`node`, `python3`).
+    pub fn program(&self) -> &'static str {
         match self.language {
             Language::JavaScript => "node",
             Language::Python => "python3",
@@ -242,7 +259,7 @@ impl Call {
     }
 
     /// The value the code returned (`null` for `undefined` / `None`).
-    pub(crate) async fn run(&self) -> Result<Value, CallError> {
+    pub async fn run(&self) -> Result<Value, CallError> {
         let reply = worker::request(&self.spec(), self.body(), self.timeout).await?;
         read(reply)
     }

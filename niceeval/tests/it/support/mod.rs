@@ -324,12 +324,12 @@ impl Crate {
     /// Where the judge cache of this crate lives: `[judge] cache_dir` of its niceeval.toml,
     /// else the target directory's.
     pub fn cache_dir(&self) -> PathBuf {
-        niceeval::__private::config::Config::from_file(&self.path().join("niceeval.toml"))
+        niceeval::__workspace::config::Config::from_file(&self.path().join("niceeval.toml"))
             .map(|config| {
-                niceeval::__private::cache::ResponseCache::judge_dir(&config, self.path())
+                niceeval::__workspace::cache::ResponseCache::judge_dir(&config, self.path())
             })
             .unwrap_or_else(|_| {
-                niceeval::__private::cache::ResponseCache::for_manifest_dir(self.path())
+                niceeval::__workspace::cache::ResponseCache::for_manifest_dir(self.path())
                     .dir()
                     .to_path_buf()
             })
@@ -385,7 +385,7 @@ pub fn define(
 
 /// Runs a definition (leaked: `run_eval` takes `&'static`).
 pub fn run(def: niceeval::__private::EvalDefinition) -> niceeval::EvalReport {
-    niceeval::__private::run_eval(Box::leak(Box::new(def)))
+    niceeval::__workspace::run_eval(Box::leak(Box::new(def)))
 }
 
 /// A two-worker Tokio runtime for driving agents and evals from a plain `#[test]`.

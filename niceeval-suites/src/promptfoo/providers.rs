@@ -11,9 +11,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Doc, Seg, key, with};
-use crate::suite_file::SuiteFileError;
-use crate::suite_file::agents::{self, ProviderSpec};
-use crate::suite_file::parse_yaml;
+use crate::SuiteFileError;
+use crate::agents::{self, ProviderSpec};
+use crate::parse_yaml;
 
 /// The keys of a provider mapping niceeval reads; the others go to [`super::promptfoo_keys`].
 const PROVIDER_KEYS: &[&str] = &["id", "label", "config"];
@@ -258,7 +258,7 @@ fn providers_file(
     at: &[Seg],
     reference: &str,
 ) -> Result<Vec<Arc<ProviderSpec>>, SuiteFileError> {
-    let path: PathBuf = crate::suite_file::file_path(&doc.base, reference);
+    let path: PathBuf = crate::file_path(&doc.base, reference);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         doc.err(
             at,

@@ -1,5 +1,5 @@
 //! The assertion library against its peers' own unit-test vectors: every vector of
-//! `niceeval/tests/vectors/promptfoo.json` and `runsight.json` (an output, an assertion item as a
+//! `niceeval-suites/tests/vectors/promptfoo.json` and `runsight.json` (an output, an assertion item as a
 //! suite file writes it, the verdict the peer's test asserts) runs through the path a suite
 //! file's item takes — the value rendered with the test's vars, `AssertSpec::from_item`,
 //! `spec::evaluate` with the test's vars, cost and latency — and the verdicts are compared.
@@ -9,15 +9,13 @@
 //! (`` - `promptfoo bleu/different`: reason ``), or on a listed id that now agrees (the list
 //! stays true).
 
-#![cfg(all(feature = "suites", feature = "json-schema"))]
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use niceeval::spec::{self, AssertSpec, SpecContext, SpecOutcome};
 use serde_json::{Map, Value};
 
-use crate::scripts_support::have;
+use crate::support::have;
 
 /// The least share of a source's vectors that must agree.
 const REQUIRED: f64 = 0.95;
@@ -82,7 +80,7 @@ fn run(items: &[Value], output: &str, context: &Value) -> Result<SpecOutcome, St
             "javascript" | "python" | "js" | "py"
         );
         if !code && let Some(value) = item.get("value") {
-            let rendered = niceeval::__private::suite_file::render_value(value, &vars)
+            let rendered = niceeval_suites::render_value(value, &vars)
                 .map_err(|e| e.to_string())?;
             item["value"] = rendered;
         }
@@ -244,7 +242,7 @@ fn peers_unit_test_vectors_agree() {
     if !have("node") {
         return;
     }
-    let dialects_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../DIALECTS.md");
+    let dialects_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("DIALECTS.md");
     let dialects = std::fs::read_to_string(&dialects_path).unwrap_or_default();
     let listed = listed(&dialects);
     let mut failures = Vec::new();

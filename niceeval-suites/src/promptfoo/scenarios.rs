@@ -6,8 +6,8 @@
 use serde_json::{Map, Value};
 
 use super::{Doc, Seg, Test, merge, read_test};
-use crate::suite_file::SuiteFileError;
-use crate::suite_file::parse_yaml;
+use crate::SuiteFileError;
+use crate::parse_yaml;
 
 const SCENARIO_KEYS: &[&str] = &["config", "tests", "description"];
 
@@ -25,7 +25,7 @@ pub(crate) fn read(doc: &Doc<'_>, value: &Value) -> Result<Vec<Test>, SuiteFileE
             Value::Object(map) => out.extend(scenario(doc, &at, map)?),
             // `file://scenarios.yaml`: a scenario, or a list of them.
             Value::String(reference) => {
-                let path = crate::suite_file::file_path(&doc.base, reference);
+                let path = crate::file_path(&doc.base, reference);
                 let text = std::fs::read_to_string(&path)
                     .map_err(|e| doc.err(&at, format!("cannot read {}: {e}", path.display())))?;
                 let sub = Doc {

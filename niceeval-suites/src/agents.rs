@@ -13,11 +13,11 @@ use serde_json::{Map, Value, json};
 use super::SuiteCase;
 use super::node::SnippetError;
 use super::template::{self, TemplateError};
-use crate::agent::chat::ChatAgent;
-use crate::agent::command::{CommandAgent, InputMode};
-use crate::agent::{Agent, AgentError, Message, Request};
-use crate::event::Role;
-use crate::provider::{ApiKey, ClientOptions};
+use niceeval::agent::chat::ChatAgent;
+use niceeval::agent::command::{CommandAgent, InputMode};
+use niceeval::agent::{Agent, AgentError, Message, Request};
+use niceeval::Role;
+use niceeval::__workspace::provider::{ApiKey, ClientOptions};
 
 /// Why a case's prompt cannot be sent to its provider; the YAML reader's error is kept.
 #[derive(Debug, thiserror::Error)]
@@ -386,7 +386,7 @@ pub(crate) fn agent_for(
             ));
         }
         ProviderKind::Echo => (
-            Arc::new(crate::agent::agent_fn(|request: Request| async move {
+            Arc::new(niceeval::agent::agent_fn(|request: Request| async move {
                 request.events.say(request.input.text.clone());
                 Ok(())
             })),
@@ -425,7 +425,7 @@ pub(crate) fn agent_for(
             )
         }
         ProviderKind::Http(spec) => (
-            Arc::new(crate::agent::http::HttpAgent::new(Arc::new(
+            Arc::new(niceeval::__workspace::agent::HttpAgent::new(Arc::new(
                 PromptfooHttp {
                     spec: spec.clone(),
                     vars: vars.clone(),
@@ -694,18 +694,7 @@ impl Agent for AgentvCliAgent {
             .current_dir(&self.cwd)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
-        let run = async {
-            let mut spawned = crate::process::spawn(&mut sh, None, crate::process::Stderr::AsSet)?;
-            let stdout = crate::process::read_head(spawned.child.stdout.take(), usize::MAX);
-            let stderr = crate::process::read_head(spawned.child.stderr.take(), usize::MAX);
-            let (status, stdout, stderr) = tokio::join!(spawned.child.wait(), stdout, stderr);
-            spawned.tree.end().await;
-            Ok::<_, std::io::Error>(std::process::Output {
-                status: status?,
-                stdout,
-                stderr,
-            })
-        };
+        let run = niceeval::__workspace::process::output(&mut sh);
         let out = match self.timeout {
             Some(limit) => tokio::time::timeout(limit, run).await.map_err(|_| {
                 AgentError::new(format!("`{command}` ran longer than {}s", limit.as_secs()))
@@ -717,7 +706,7 @@ impl Agent for AgentvCliAgent {
             return Err(AgentError::new(format!(
                 "`{command}` exited with {}: {}",
                 out.status,
-                crate::excerpt::elide(&String::from_utf8_lossy(&out.stderr), 500)
+                niceeval::__workspace::excerpt::elide(&String::from_utf8_lossy(&out.stderr), 500)
             )));
         }
         let text = std::fs::read_to_string(&output_file).map_err(|e| {
@@ -775,7 +764,7 @@ impl Agent for AgentvCliAgent {
     }
 }
 
-/// promptfoo's `http` provider as an [`HttpTarget`](crate::agent::http::HttpTarget): the
+/// promptfoo's `http` provider as an [`HttpTarget`](niceeval::__workspace::agent::HttpTarget): the
 /// URL, headers and body templated with the case's vars and the prompt (what
 /// `transformRequest` made of it), the reply what `transformResponse` reads.
 #[derive(Debug)]
@@ -790,7 +779,7 @@ impl PromptfooHttp {
     async fn build(
         &self,
         input: &str,
-    ) -> Result<crate::provider::http::HttpRequest, HttpTargetError> {
+    ) -> Result<niceeval::__workspace::provider::HttpRequest, HttpTargetError> {
         let mut vars = self.vars.clone();
         let mut prompt = Value::String(input.to_string());
         if let Some(code) = &self.spec.transform_request {
@@ -855,7 +844,7 @@ impl PromptfooHttp {
         {
             headers.push(("content-type".into(), "application/json".into()));
         }
-        Ok(crate::provider::http::HttpRequest {
+        Ok(niceeval::__workspace::provider::HttpRequest {
             method: self.spec.method.clone(),
             url,
             headers,
@@ -893,8 +882,8 @@ impl PromptfooHttp {
 }
 
 #[async_trait::async_trait]
-impl crate::agent::http::HttpTarget for PromptfooHttp {
-    async fn request(&self, input: &str) -> Result<crate::provider::http::HttpRequest, AgentError> {
+impl niceeval::__workspace::agent::HttpTarget for PromptfooHttp {
+    async fn request(&self, input: &str) -> Result<niceeval::__workspace::provider::HttpRequest, AgentError> {
         self.build(input).await.map_err(AgentError::from)
     }
 

@@ -21,8 +21,8 @@ use super::{
     ArgsMatch, ExpectedCall, Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError,
     Trajectory, TrajectoryMode,
 };
-use crate::definition::MatrixCell;
-use crate::spec::{self, AssertSpec};
+use niceeval::data_eval::MatrixCell;
+use niceeval::spec::AssertSpec;
 
 const TOP_KEYS: &[&str] = &[
     "$schema",
@@ -512,11 +512,11 @@ fn messages(
     }
 }
 
-fn steps(at: &[Seg]) -> Vec<spec::Step<'_>> {
+fn steps(at: &[Seg]) -> Vec<niceeval::__workspace::spec::Step<'_>> {
     at.iter()
         .map(|s| match s {
-            Seg::Key(k) => spec::Step::Key(k.as_str()),
-            Seg::Index(i) => spec::Step::Index(*i),
+            Seg::Key(k) => niceeval::__workspace::spec::Step::Key(k.as_str()),
+            Seg::Index(i) => niceeval::__workspace::spec::Step::Index(*i),
         })
         .collect()
 }
@@ -1227,7 +1227,7 @@ fn item_of(
             item.insert("type".into(), Value::String(kind));
             let spec = AssertSpec::from_item(Value::Object(item))
                 .map_err(|e| doc.err(at, e.to_string()))?;
-            spec::validate_in(std::slice::from_ref(&spec), Some(&doc.base)).map_err(|e| {
+            niceeval::spec::validate_in(std::slice::from_ref(&spec), Some(&doc.base)).map_err(|e| {
                 doc.err(at, e.to_string().replacen("assertion #0 ", "assertion ", 1))
             })?;
             found.asserts.push(spec);

@@ -1,5 +1,5 @@
 //! promptfoo's JavaScript snippets, run by the run's `node` worker
-//! ([`crate::expect::code_runner`]): `options.transform`, an item's JavaScript `transform`,
+//! ([`niceeval::__workspace::expect::code_runner`]): `options.transform`, an item's JavaScript `transform`,
 //! an HTTP provider's `transformResponse`. A one-line snippet is an expression; one with
 //! several lines (or a `return`) is a function body, as in promptfoo.
 
@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use crate::expect::CodeLanguage;
-use crate::expect::code_runner::{Call, CallError, Target};
-use crate::process::worker::WorkerError;
+use niceeval::__workspace::expect::CodeLanguage;
+use niceeval::__workspace::expect::code_runner::{Call, CallError, Target};
+use niceeval::__workspace::process::WorkerError;
 
 /// How long a snippet may run.
 const TIMEOUT: Duration = Duration::from_secs(30);

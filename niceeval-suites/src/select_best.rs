@@ -17,10 +17,10 @@ use tokio::sync::OnceCell;
 use super::agents::SendingError;
 use super::template::TemplateError;
 use super::{JudgeSpec, SuiteCase, agents, graders};
-use crate::agent::{Agent as _, AgentError, EventSink, Request};
-use crate::event::Event;
-use crate::judge::{Judge, JudgeError};
-use crate::provider::ChatRequest;
+use niceeval::agent::{Agent as _, AgentError, EventSink, Request};
+use niceeval::Event;
+use niceeval::{Judge, JudgeError};
+use niceeval::__workspace::provider::ChatRequest;
 
 /// Why a test's outputs could not be compared, or one of them fetched; the provider's,
 /// template's or grader's error is kept.
@@ -190,7 +190,7 @@ impl Group {
             .map(|d| d as usize)
             .filter(|d| *d < outputs.len())
             .ok_or_else(|| SelectBestError::Verdict {
-                answer: crate::excerpt::quote(answer.trim()),
+                answer: niceeval::__workspace::excerpt::quote(answer.trim()),
                 last: outputs.len() - 1,
             })
     }
@@ -279,7 +279,7 @@ mod tests {
             &Map::new(),
         )
         .unwrap();
-        let crate::provider::ChatMessage::User(user) = &custom.messages[0] else {
+        let niceeval::__workspace::provider::ChatMessage::User(user) = &custom.messages[0] else {
             panic!("a user message");
         };
         assert_eq!(user, "Pick for tone: [0] a [1] b\\\"c ");

@@ -1,16 +1,19 @@
-//! The hook that joins suite files (promptfoo, AgentV; see `crate::suite_file`) to the suite
-//! runner: `main!(suites = [..])` and `niceeval eval -c FILE` read each file into eval
-//! definitions, apply what the file says about the run (`maxConcurrency` unless `-j` /
-//! `--concurrency` says otherwise, `outputPath` unless a report option names that report)
-//! and run them beside the registered evals with [`super::run_with_args`].
+//! Suite files joined to niceeval's suite runner: `main!(suites = [..])` and `niceeval eval -c
+//! FILE` read each file into eval definitions, apply what the file says about the run
+//! (`maxConcurrency` unless `-j` / `--concurrency` says otherwise, `outputPath` unless a report
+//! option names that report) and run them beside the registered evals.
 
 use std::path::{Path, PathBuf};
 
-use super::{Args, EXIT_USAGE, process_args, run_with_args};
-use crate::definition::{EvalDefinition, registered};
-use crate::reporter::Reporter;
+use niceeval::__private::EvalDefinition;
+use niceeval::__workspace::harness::{
+    Args, EXIT_USAGE, process_args, run_report_of, run_with_args,
+};
+use niceeval::__workspace::history::{results_dir, this_target};
+use niceeval::__workspace::registered;
+use niceeval::reporter::Reporter;
 
-/// What [`crate::main!`] with `suites = [..]` calls: the registered evals plus the cases of
+/// What [`crate::main!`] calls: the registered evals plus the cases of
 /// each suite file (paths relative to the crate's manifest directory), with the process's
 /// arguments.
 pub fn main_with_suites(
@@ -25,21 +28,16 @@ pub fn main_with_suites(
     };
     let dir = Path::new(manifest_dir);
     if args.report.is_some() {
-        let own = crate::history::this_target();
-        return super::report::run_report_of(
-            &args,
-            &crate::history::results_dir(dir),
-            Some(&own),
-            extra,
-        );
+        let own = this_target();
+        return run_report_of(&args, &results_dir(dir), Some(&own), extra);
     }
     let files: Vec<PathBuf> = suites.iter().map(|s| dir.join(s)).collect();
-    run_suite_files(&files, module, dir, args, registered(), extra)
+    run_files(&files, module, dir, args, registered(), extra)
 }
 
 /// Runs the cases of `files` (and `evals`) as `args` says; `dir` holds `niceeval.toml` and
 /// the results. A file that cannot be read is an error naming the place (exit 2).
-pub fn run_suite_files(
+pub fn run_files(
     files: &[PathBuf],
     module: &str,
     dir: &Path,
@@ -48,7 +46,7 @@ pub fn run_suite_files(
     extra: Vec<Box<dyn Reporter>>,
 ) -> i32 {
     for file in files {
-        let (defs, summary) = match crate::suite_file::definitions(file, module, dir) {
+        let (defs, summary) = match crate::definitions(file, module, dir) {
             Ok(read) => read,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -67,7 +65,6 @@ pub fn run_suite_files(
                 "jsonl" => &mut args.jsonl,
                 "xml" => &mut args.junit,
                 "md" => &mut args.markdown,
-                #[cfg(feature = "html")]
                 "html" => &mut args.html,
                 // promptfoo's other formats (.csv, .json, .yaml, .txt): the run goes on
                 // without that file, and says so.

@@ -15,9 +15,9 @@ use serde_json::{Map, Value, json};
 
 use super::node::SnippetError;
 use super::template::{self, TemplateError};
-use crate::expect::CodeLanguage;
-use crate::expect::code_runner::{Call, CallError, Target};
-use crate::process::worker::WorkerError;
+use niceeval::__workspace::expect::CodeLanguage;
+use niceeval::__workspace::expect::code_runner::{Call, CallError, Target};
+use niceeval::__workspace::process::WorkerError;
 
 /// How long a prompt function may run.
 const TIMEOUT: Duration = Duration::from_secs(60);

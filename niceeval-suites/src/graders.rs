@@ -14,12 +14,13 @@ use serde_json::{Map, Value};
 use super::JudgeSpec;
 use super::agents::{self, ProviderKind};
 use super::template::TemplateError;
-use crate::assertion::{AssertionKind, AssertionResult, Grade, Settings};
-use crate::provider::{
+use niceeval::{AssertionKind, AssertionResult, Grade, Settings};
+use niceeval::__workspace::provider::{
     ChatMessage, ChatRequest, ClientOptions, ModelClient, ModelName, ProviderError,
 };
-use crate::scope::deferred::{self, BoxFuture, Graded};
-use crate::scope::{Check, Defer, Deferred, RunView};
+use niceeval::__workspace::scope::{self as deferred, BoxFuture, Graded};
+use niceeval::__workspace::scope::{Check, Defer, Deferred};
+use niceeval::scope::RunView;
 
 /// promptfoo's default embedding model (its OpenAI default provider's).
 const DEFAULT_EMBEDDING_MODEL: &str = "text-embedding-3-large";
@@ -376,7 +377,7 @@ impl Check for Similar {
         format!(
             "{}similar({}{}) at {}",
             if self.inverse { "not-" } else { "" },
-            crate::excerpt::quote_width(first, 60),
+            niceeval::__workspace::excerpt::quote_width(first, 60),
             if self.expected.len() > 1 {
                 format!(" and {} more", self.expected.len() - 1)
             } else {
@@ -412,7 +413,7 @@ impl Check for Similar {
 impl Similar {
     async fn compare(&self) -> Result<Grade, SimilarError> {
         let name = ModelName::parse(&self.model.model)?;
-        let key = crate::provider::resolve_key(
+        let key = niceeval::__workspace::provider::resolve_key(
             &name,
             self.model.base_url.as_deref(),
             self.model.key_env.as_deref(),
@@ -449,7 +450,7 @@ impl Similar {
                     "below the"
                 },
                 self.threshold,
-                crate::excerpt::quote_width(expected, 60)
+                niceeval::__workspace::excerpt::quote_width(expected, 60)
             );
             // `similar` passes on the first value it is similar to; `not-similar` fails on
             // the first it is too similar to.
@@ -503,7 +504,7 @@ pub(crate) struct TestScore {
 impl TestScore {
     /// Registers it on the run of `record`.
     pub(crate) fn register(self, record: Arc<dyn Defer>) {
-        drop(crate::scope::Scoped::new(record, self, None));
+        drop(deferred::register(record, self));
     }
 }
 

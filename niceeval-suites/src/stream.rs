@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Number, Value};
 
 use super::positions::{Events, Kind};
-use crate::spec::Step;
+use niceeval::__workspace::spec::Step;
 
 /// A document read, with the items of its `tests` taken out when asked.
 #[derive(Debug)]

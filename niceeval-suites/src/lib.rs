@@ -1,74 +1,67 @@
-//! Suite files of other tools run as evals: a promptfoo `promptfooconfig.yaml`
-//! ([`promptfoo`]) or an AgentV `*.eval.yaml` ([`agentv`]) read into cases (tests × prompts ×
-//! providers), each case an [`EvalDefinition`] the engine runs like a Rust eval: the case's
-//! provider becomes the run's agent, its prompt is sent, its assertion items are checked with
-//! [`crate::spec`] and its model-graded items go to the judge. Every key the loader does not
-//! support is an error naming the file, line, column and what is supported.
+//! promptfoo and AgentV suite files run as [niceeval](niceeval) evals. A promptfoo
+//! `promptfooconfig.yaml` ([`promptfoo`]) or an AgentV `EVAL.yaml` ([`agentv`]) is read into
+//! cases (tests × prompts × providers); each case is a data eval
+//! ([`niceeval::data_eval::DataEval`]) the engine runs like a Rust eval: the case names its
+//! provider as the run's agent and its grader as the judge when the run starts, sends its
+//! prompt, checks its items with [`niceeval::spec`] and registers its model-graded items with
+//! the judge. Every key the loader does not support is an error naming the file, line, column
+//! and what is supported. `DIALECTS.md` beside this crate lists where niceeval reads either
+//! tool's files differently.
+//!
+//! Two ways in: the `niceeval eval -c promptfooconfig.yaml` command (`niceeval-cli`), and a suite
+//! target of your own crate that runs a file's cases beside its Rust evals:
+//!
+//! ```toml
+//! # Cargo.toml
+//! [dev-dependencies]
+//! niceeval = "0.1"
+//! niceeval-suites = "0.1"
+//!
+//! [[test]]
+//! name = "evals"
+//! harness = false
+//! ```
+//!
+//! ```ignore
+//! // tests/evals.rs: the `#[eval]` functions of this file, and the file's cases.
+//! niceeval_suites::main!(suites = ["evals/promptfooconfig.yaml"]);
+//! ```
+//!
+//! The runner reads the same command line as `niceeval::main!()`'s.
+
+#![deny(missing_docs)]
 
 mod agents;
-pub(crate) mod agentv;
+mod agentv;
+mod errors;
 mod graders;
 mod node;
 mod positions;
 mod prompt;
-pub(crate) mod promptfoo;
+mod promptfoo;
 mod promptfoo_keys;
 mod provider_config;
+mod runner;
 mod select_best;
 mod stream;
 mod template;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::assertion::{AssertionResult, Chain as _, Checkable as _};
-use crate::definition::{BoxFuture, Case, EvalDefinition, MatrixCell};
-use crate::error::Error;
-use crate::eval::Eval;
-use crate::scope::Defer;
-use crate::spec::{self, AssertSpec, SpecContext};
+use niceeval::data_eval::{self, DataEval, JudgeTarget, MatrixCell, Place, Setup, Start};
+use niceeval::__private::EvalDefinition;
+use niceeval::__workspace::scope::Defer;
+use niceeval::spec::{self, AssertSpec, SpecContext};
+use niceeval::{AssertionResult, Chain as _, Checkable as _, Error, Eval};
 
+pub use errors::SuiteFileError;
+use errors::{CaseError, TransformFailure};
+pub use runner::{main_with_suites, run_files};
 pub(crate) use agents::ProviderSpec;
 pub use template::render_value;
-
-/// Why a suite file cannot be run.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SuiteFileError {
-    /// Something at a known place of a file.
-    #[error("{file}:{line}:{column}: {message}")]
-    At {
-        /// The file.
-        file: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// What is wrong and what is supported.
-        message: String,
-    },
-    /// Something about a file as a whole.
-    #[error("{file}: {message}")]
-    File {
-        /// The file.
-        file: String,
-        /// What is wrong.
-        message: String,
-    },
-    /// Every refusal of a file, reported together (one a line).
-    #[error("{}", several(.0))]
-    Several(Vec<SuiteFileError>),
-}
-
-fn several(errors: &[SuiteFileError]) -> String {
-    errors
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("\nerror: ")
-}
 
 /// A model-graded item, run by the judge.
 #[derive(Debug, Clone)]
@@ -222,12 +215,7 @@ impl<T: serde::Serialize + serde::de::DeserializeOwned> Packed<T> {
     /// The value, parsed again.
     pub(crate) fn get(&self) -> Result<T, Error> {
         serde_json::from_str(&self.text)
-            .map_err(|e| Error::Case(format!("a suite case's packed data: {e}")))
-    }
-
-    /// The JSON text.
-    pub(crate) fn text(&self) -> &str {
-        &self.text
+            .map_err(|e| CaseError::Packed(e).into())
     }
 }
 
@@ -312,18 +300,18 @@ impl std::str::FromStr for TrajectoryMode {
 /// it sees every call the run recorded, late trace spans included).
 struct TrajectoryCheck(Trajectory);
 
-impl crate::scope::ScopedCheck for TrajectoryCheck {
+impl niceeval::scope::ScopedCheck for TrajectoryCheck {
     fn describe(&self) -> String {
         let tools: Vec<&str> = self.0.expected.iter().map(|e| e.tool.as_str()).collect();
         format!("tool_trajectory {} {tools:?}", self.0.mode)
     }
 
-    fn evaluate(&self, run: &crate::scope::RunView<'_>) -> crate::assertion::Grade {
+    fn evaluate(&self, run: &niceeval::scope::RunView<'_>) -> niceeval::Grade {
         let calls: Vec<(String, Value)> = run
             .events
             .iter()
             .filter_map(|e| match e {
-                crate::event::Event::ActionCalled { name, input, .. } => {
+                niceeval::Event::ActionCalled { name, input, .. } => {
                     Some((name.clone(), input.clone()))
                 }
                 _ => None,
@@ -336,8 +324,8 @@ impl crate::scope::ScopedCheck for TrajectoryCheck {
             format!("tools called: {}", names.join(", "))
         };
         match self.0.check(&calls) {
-            Ok(()) => crate::assertion::Grade::pass(called),
-            Err(why) => crate::assertion::Grade::fail(format!("{why}; {called}")),
+            Ok(()) => niceeval::Grade::pass(called),
+            Err(why) => niceeval::Grade::fail(format!("{why}; {called}")),
         }
     }
 }
@@ -577,9 +565,6 @@ pub(crate) fn stem(path: &Path) -> String {
     name.to_string()
 }
 
-/// The cases the engine can run.
-static CASES: OnceLock<Mutex<Vec<&'static SuiteCase>>> = OnceLock::new();
-
 /// The eval definitions of a suite file's cases, named `<module>::<file stem>::<case>`
 /// (`module` is the crate or `suite`), with the file's `repeat`; and the file itself, read.
 ///
@@ -591,66 +576,34 @@ pub fn definitions(
 ) -> Result<(Vec<&'static EvalDefinition>, SuiteSummary), SuiteFileError> {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let suite = load(&absolute)?;
-    let module_path: &'static str =
-        Box::leak(format!("{module}::{}", stem(path).replace('-', "_")).into_boxed_str());
+    let module_path = format!("{module}::{}", stem(path).replace('-', "_"));
     // Named as a Rust eval's file is: relative, here to `dir` (which the engine joins it to
     // again), when the file is under it.
     let base = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let shown = absolute.strip_prefix(&base).unwrap_or(path);
-    let file: &'static str = Box::leak(shown.display().to_string().into_boxed_str());
-    let manifest_dir: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
-    let registry = CASES.get_or_init(Default::default);
+    let shown = absolute.strip_prefix(&base).unwrap_or(path).display().to_string();
+    let dir_text = dir.display().to_string();
+    let workspace = suite.workspace.as_ref().map(|w| w.display().to_string());
     let mut defs = Vec::with_capacity(suite.cases.len());
-    // The cases live as long as the process, in the one allocation they were read into; what
-    // the definition keeps of each (its matrix cell, its description) moves there.
-    let cases: &'static mut [SuiteCase] = suite.cases.leak();
-    for case in cases.iter_mut() {
+    for mut case in suite.cases {
+        // What the definition keeps of the case (its matrix cell, its description) moves there.
         let empty = || (0, String::new());
         let matrix = std::mem::replace(
             &mut case.matrix,
             MatrixCell::new(0, String::new(), empty(), empty()),
         );
-        let description: &'static str =
-            Box::leak(std::mem::take(&mut case.position).into_boxed_str());
-        let case: &'static SuiteCase = case;
-        let index = {
-            let mut cases = registry.lock().unwrap_or_else(|p| p.into_inner());
-            cases.push(case);
-            cases.len() - 1
-        };
-        // Kept as text, as every dataset case is (a record is parsed only when its case runs).
-        let record = serde_json::value::RawValue::from_string(format!(
-            r#"{{"suite_case":{index},"vars":{}}}"#,
-            case.vars.text()
-        ))
-        .map_err(|e| SuiteFileError::File {
-            file: path.display().to_string(),
-            message: format!("case {}: {e}", case.name),
-        })?;
-        let name: &'static str = Box::leak(case.name.clone().into_boxed_str());
-        let def_case: &'static Case = Box::leak(Box::new(Case {
-            id: case.name.clone(),
-            name: case.name.clone(),
-            line: case.line,
-            record,
-            matrix: Some(matrix),
-        }));
-        let mut def = EvalDefinition::new(
-            name,
-            module_path,
-            file,
+        let description = std::mem::take(&mut case.position);
+        let place = Place::new(
+            case.name.clone(),
+            module_path.clone(),
+            shown.clone(),
             u32::try_from(case.line).unwrap_or(u32::MAX),
-            manifest_dir,
-            not_a_case,
+            dir_text.clone(),
         )
-        .with_cases(file, run_case);
-        def.case = Some(def_case);
-        def.runs = suite.repeat;
-        if let Some(dir) = &suite.workspace {
-            def.workspace = Some(Box::leak(dir.display().to_string().into_boxed_str()));
-        }
-        def.description = Some(description);
-        defs.push(&*Box::leak(Box::new(def)));
+        .description(description)
+        .runs(suite.repeat)
+        .workspace(workspace.clone())
+        .matrix(matrix);
+        defs.push(data_eval::define(place, case));
     }
     Ok((
         defs,
@@ -675,74 +628,89 @@ pub struct SuiteSummary {
     pub notices: Vec<String>,
 }
 
-fn not_a_case(_: &mut Eval) -> BoxFuture<'_, Result<(), Error>> {
-    Box::pin(async { Err(Error::Case("a suite file's case runs with its case".into())) })
+/// What a case's run starts from: its vars, parsed, the turn's input, and the case as its
+/// prompt function made it (when it has one).
+pub(crate) struct CaseRun {
+    vars: Map<String, Value>,
+    input: String,
+    made: Option<Box<SuiteCase>>,
 }
 
-fn run_case<'a>(t: &'a mut Eval, case: &'static Case) -> BoxFuture<'a, Result<(), Error>> {
-    Box::pin(async move {
-        let index = serde_json::from_str::<Value>(case.record.get())
-            .ok()
-            .and_then(|record| record["suite_case"].as_u64())
-            .unwrap_or(u64::MAX) as usize;
-        let found = CASES
-            .get()
-            .and_then(|c| c.lock().ok().and_then(|c| c.get(index).copied()));
-        let Some(case) = found else {
-            return Err(Error::Case(format!("no suite case #{index}")));
-        };
-        run(t, case).await
-    })
+impl DataEval for SuiteCase {
+    type Run = CaseRun;
+
+    /// The case's provider becomes the run's agent (a `select-best` case replays its group's
+    /// answer), its chat prompt's earlier turns the history, its grader the judge.
+    fn start<'a>(&'a self, setup: &'a Setup) -> data_eval::BoxFuture<'a, Result<Start<CaseRun>, Error>> {
+        Box::pin(async move {
+            let vars = self.vars.get()?;
+            // A prompt function makes the case's prompt now, with its vars and provider.
+            let made = match &self.prompt_function {
+                Some(function) => {
+                    let provider = &self.provider;
+                    let label = (provider.label != provider.id).then_some(provider.label.as_str());
+                    let prompt = function
+                        .call(&vars, (&provider.id, label))
+                        .await
+                        .map_err(CaseError::from)?;
+                    Some(Box::new(SuiteCase {
+                        prompt,
+                        ..self.clone()
+                    }))
+                }
+                None => None,
+            };
+            let case = made.as_deref().unwrap_or(self);
+            let (agent, input, earlier) =
+                agents::agent_for(case, &vars).map_err(CaseError::from)?;
+            // A `select-best` case sends through its group, which keeps every answer of the
+            // test for the grader: the provider is asked once, the run replays its answer.
+            let agent = match &case.select_best {
+                Some((group, index)) => {
+                    let events = group
+                        .output(*index, &vars)
+                        .await
+                        .map_err(CaseError::SelectBest)?;
+                    Some(Arc::new(niceeval::agent::replay::Replay::new(events))
+                        as Arc<dyn niceeval::agent::Agent>)
+                }
+                None => agent,
+            };
+            let judge = case.judge.clone().or_else(|| {
+                setup.configured_judge.is_none().then(default_judge)
+            });
+            let mut start = Start::new(CaseRun { vars, input, made }).with_history(earlier);
+            if let Some(agent) = agent {
+                start = start.with_agent(agent);
+            }
+            if let Some(judge) = judge {
+                start = start.with_judge(
+                    JudgeTarget::new(judge.model)
+                        .base_url(judge.base_url)
+                        .api_key_env(judge.key_env),
+                );
+            }
+            Ok(start)
+        })
+    }
+
+    fn run<'a>(&'a self, t: &'a mut Eval, run: CaseRun) -> data_eval::BoxFuture<'a, Result<(), Error>> {
+        Box::pin(async move {
+            let CaseRun { vars, input, made } = run;
+            let case = made.as_deref().unwrap_or(self);
+            run_case(t, case, vars, input).await
+        })
+    }
 }
 
 /// Runs one case: sends its prompt to its provider, then checks the output.
-async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
-    let vars = case.vars.get()?;
+async fn run_case(
+    t: &mut Eval,
+    case: &SuiteCase,
+    vars: Map<String, Value>,
+    input: String,
+) -> Result<(), Error> {
     let asserts = case.asserts.get()?;
-    // A prompt function makes the case's prompt now, with its vars and provider.
-    let made;
-    let case: &SuiteCase = match &case.prompt_function {
-        Some(function) => {
-            let provider = &case.provider;
-            let label = (provider.label != provider.id).then_some(provider.label.as_str());
-            let prompt = function
-                .call(&vars, (&provider.id, label))
-                .await
-                .map_err(|e| Error::Case(e.to_string()))?;
-            made = SuiteCase {
-                prompt,
-                ..case.clone()
-            };
-            &made
-        }
-        None => case,
-    };
-    let (agent, input, earlier) =
-        agents::agent_for(case, &vars).map_err(|e| Error::Case(e.to_string()))?;
-    if let Some(agent) = agent {
-        t.set_agent(agent);
-    }
-    // A `select-best` case sends through its group, which keeps every answer of the test for
-    // the grader: the provider is asked once, the run replays its answer.
-    if let Some((group, index)) = &case.select_best {
-        let events = group
-            .output(*index, &vars)
-            .await
-            .map_err(|e| Error::Case(e.to_string()))?;
-        t.set_agent(Arc::new(crate::agent::replay::Replay::new(events)));
-    }
-    t.seed_history(earlier);
-    let judge = case
-        .judge
-        .clone()
-        .or_else(|| (t.config().judge.model.is_none()).then(default_judge));
-    if let Some(judge) = &judge {
-        let mut config = t.config().clone();
-        config.judge.model = Some(judge.model.clone());
-        config.judge.base_url = judge.base_url.clone();
-        config.judge.api_key_env = judge.key_env.clone();
-        t.set_config(Arc::new(config));
-    }
     t.send(input).await?;
     // The provider's text; a transform may make data of it (`JSON.parse(output)`), which the
     // items then see as data, as in promptfoo (text items see its JSON).
@@ -750,9 +718,9 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     if let Some(code) = &case.transform {
         output = node::transform(code, &output, &vars, &case.prompt, &case.base_dir)
             .await
-            .map_err(|e| Error::Case(format!("options.transform: {e}")))?;
+            .map_err(CaseError::Transform)?;
         if output.is_null() {
-            return Err(Error::Case(format!("options.transform: {NO_VALUE}")));
+            return Err(CaseError::NoTransformValue.into());
         }
     }
     let mut context = SpecContext::default()
@@ -794,7 +762,7 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     if !plain.is_empty() {
         let kept = gathered
             .as_ref()
-            .and_then(|_| spec::evaluate_subject(&plain, &output.subject(), &context).ok());
+            .and_then(|_| niceeval::spec::evaluate_subject(&plain, &output.subject(), &context).ok());
         match kept {
             Some(outcome) => done.extend(outcome.results),
             None => drop(t.check(&output, spec::assertions(&plain).context(context.clone()))),
@@ -802,7 +770,7 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     }
     for (item, value) in transformed {
         let kept = gathered.as_ref().and_then(|_| {
-            spec::evaluate_subject(std::slice::from_ref(&item), &value.subject(), &context).ok()
+            niceeval::spec::evaluate_subject(std::slice::from_ref(&item), &value.subject(), &context).ok()
         });
         match kept {
             Some(outcome) => done.extend(outcome.results),
@@ -820,14 +788,14 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
     };
     let record: Arc<dyn Defer> = match &gathered {
         Some(collected) => collected.clone(),
-        None => t.record().clone(),
+        None => niceeval::__workspace::eval::checks_of(t),
     };
     if let Some((group, index)) = &case.select_best {
         // promptfoo: select-best decides the test besides the other items (threshold or not).
         let (passed, label) = group.verdict(*index, &t.judge(), &vars).await;
         t.check(
             output_text.as_str(),
-            crate::expect::satisfies(move |_: &str| passed, label),
+            niceeval::expect::satisfies(move |_: &str| passed, label),
         );
     }
     for (graded, own) in case.graded.iter().zip(graded_outputs) {
@@ -852,9 +820,9 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
                 threshold: graded.threshold.unwrap_or(0.75),
                 metric,
                 inverse,
-                timeout: crate::provider::DEFAULT_TIMEOUT,
+                timeout: niceeval::__workspace::provider::DEFAULT_TIMEOUT,
             };
-            let scoped = crate::scope::Scoped::new(record.clone(), check, None);
+            let scoped = niceeval::__workspace::scope::register(record.clone(), check);
             let scoped = match graded.weight {
                 Some(w) => scoped.weight(w),
                 None => scoped,
@@ -890,7 +858,7 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
                     _ => vec![("output", &output_text), ("rubric", &graded.value)],
                 };
                 let request = graders::grading_request(template, &named, &vars)
-                    .map_err(|e| Error::Case(format!("rubricPrompt: {e}")))?;
+                    .map_err(CaseError::RubricPrompt)?;
                 scoped.request(request)
             }
             None => scoped,
@@ -917,13 +885,11 @@ async fn run(t: &mut Eval, case: &'static SuiteCase) -> Result<(), Error> {
             done,
             pending: collected.take(),
         }
-        .register(t.record().clone());
+        .register(niceeval::__workspace::eval::checks_of(t));
     }
     Ok(())
 }
 
-/// promptfoo's words for a transform that returns `null` or `undefined`.
-const NO_VALUE: &str = "Transform function did not return a value";
 
 /// An item's own `transform` of the output: what it makes, or the case's error when it
 /// fails or makes nothing (promptfoo errors the test then).
@@ -934,13 +900,19 @@ async fn item_transform(
     vars: &Map<String, Value>,
     case: &SuiteCase,
 ) -> Result<Value, Error> {
-    let failed = |why: &dyn std::fmt::Display| {
-        Error::Case(format!("the transform of `{kind}` failed: {why}"))
-    };
+    let kind = kind.to_string();
     match node::transform(code, output, vars, &case.prompt, &case.base_dir).await {
-        Ok(Value::Null) => Err(failed(&NO_VALUE)),
+        Ok(Value::Null) => Err(CaseError::ItemTransform {
+            kind,
+            why: TransformFailure::NoValue,
+        }
+        .into()),
         Ok(value) => Ok(value),
-        Err(e) => Err(failed(&e)),
+        Err(e) => Err(CaseError::ItemTransform {
+            kind,
+            why: TransformFailure::Failed(e),
+        }
+        .into()),
     }
 }
 
@@ -972,14 +944,14 @@ pub(crate) fn file_path(base: &Path, reference: &str) -> PathBuf {
 pub(crate) fn at(
     file: &Path,
     text: &str,
-    path: &[spec::Step<'_>],
+    path: &[niceeval::__workspace::spec::Step<'_>],
     found: Option<(usize, usize)>,
     message: String,
 ) -> SuiteFileError {
     let found = found.or_else(|| {
         let key = path.iter().rev().find_map(|s| match s {
-            spec::Step::Key(k) => Some(*k),
-            spec::Step::Index(_) => None,
+            niceeval::__workspace::spec::Step::Key(k) => Some(*k),
+            niceeval::__workspace::spec::Step::Index(_) => None,
         })?;
         text.lines().enumerate().find_map(|(i, line)| {
             let trimmed = line.trim_start().trim_start_matches("- ");
@@ -1086,7 +1058,7 @@ mod tests {
     /// body), with the calls it saw in its reason.
     #[test]
     fn a_trajectory_is_a_scoped_check_over_the_runs_calls() {
-        use crate::scope::{RunView, ScopedCheck as _};
+        use niceeval::scope::{RunView, ScopedCheck as _};
         let check = TrajectoryCheck(Trajectory {
             mode: TrajectoryMode::InOrder,
             expected: ["search", "answer"]
@@ -1104,13 +1076,13 @@ mod tests {
             check.describe(),
             r#"tool_trajectory in_order ["search", "answer"]"#
         );
-        let call = |name: &str| crate::event::Event::ActionCalled {
+        let call = |name: &str| niceeval::Event::ActionCalled {
             call_id: name.into(),
             name: name.into(),
             input: serde_json::json!({}),
         };
-        let config = crate::config::Config::default();
-        let grade = |events: &[crate::event::Event]| {
+        let config = niceeval::__workspace::config::Config::default();
+        let grade = |events: &[niceeval::Event]| {
             check.evaluate(&RunView {
                 events,
                 config: &config,
@@ -1174,4 +1146,28 @@ mod tests {
         let vars: Map<String, Value> = serde_json::from_str(r#"{"a": [1, {"b": null}]}"#).unwrap();
         assert_eq!(Packed::new(&vars).get().unwrap(), vars);
     }
+}
+
+/// Defines `main` for a `harness = false` test target that runs suite files beside its
+/// `#[eval]` functions: each path, relative to the crate's directory, is checked when the crate
+/// compiles (a file that is not there is an error at its path), and each file's cases run
+/// named `<file stem>::<test description or number>`, with the command line of
+/// `niceeval::main!()`. `reporters = [..]` adds reporters of your own, as there.
+///
+/// ```ignore
+/// niceeval_suites::main!(suites = ["evals/promptfooconfig.yaml", "evals/EVAL.yaml"]);
+/// ```
+#[macro_export]
+macro_rules! main {
+    (suites = $($rest:tt)*) => {
+        $crate::__private::suites_main!($crate; $($rest)*);
+    };
+}
+
+/// The door for the code `main!` expands to. Not public API: may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::runner::main_with_suites;
+    pub use niceeval::reporter::Reporter;
+    pub use niceeval_macros::__suites_main as suites_main;
 }

@@ -1,14 +1,14 @@
 //! Where each node of a suite file's YAML (or JSON) document is written, found in one pass.
 //!
 //! The loader names the line of every test and the place of every assertion item. Finding
-//! each by reading the document again down to it ([`crate::spec::yaml_position`], right for
+//! each by reading the document again down to it ([`niceeval::spec::yaml_position`], right for
 //! one error) made a file of N tests cost N readings of it: 2,000 inline tests took minutes.
 //! [`Positions`] reads the document once into a tree of places (no values), and every look-up
 //! after that walks the tree.
 //!
 //! The events come from libyaml (`libyaml-rs`), the parser `yaml_serde` reads documents with:
 //! `yaml_serde` keeps its parser private, and its errors name the start of the event they
-//! were reading, so a place found here is the one `spec::yaml_position` finds (a test checks
+//! were reading, so a place found here is the one `niceeval::__workspace::spec::yaml_position` finds (a test checks
 //! that they agree). libyaml is C translated to Rust and has only its C-style API, hence the
 //! `unsafe` of [`Events`], kept to the parser's life cycle.
 
@@ -17,7 +17,7 @@ use std::mem::MaybeUninit;
 
 use libyaml_rs as sys;
 
-use crate::spec::Step;
+use niceeval::__workspace::spec::Step;
 
 /// The places of a document's nodes (its first document's), by path.
 #[derive(Debug, Default)]
@@ -134,7 +134,7 @@ impl Positions {
     }
 
     /// The line and column (1-based) of the value at `path`, as
-    /// [`crate::spec::yaml_position`] finds them.
+    /// [`niceeval::spec::yaml_position`] finds them.
     pub(crate) fn find(&self, path: &[Step<'_>]) -> Option<(usize, usize)> {
         let mut node = self.nodes.first()?;
         for step in path {
@@ -290,7 +290,7 @@ impl Drop for Events<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::yaml_position;
+    use niceeval::__workspace::spec::yaml_position;
 
     /// Every path of `value` (keys and indexes), depth first.
     fn paths(value: &serde_json::Value, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {

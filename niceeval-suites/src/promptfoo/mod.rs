@@ -22,8 +22,9 @@ use super::promptfoo_keys::{self, Notes};
 use super::{
     Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError, parse_yaml, template,
 };
-use crate::definition::MatrixCell;
-use crate::spec::{self, AssertSpec, Step};
+use niceeval::data_eval::MatrixCell;
+use niceeval::__workspace::spec::Step;
+use niceeval::spec::AssertSpec;
 use providers::TestProviders;
 
 const TOP_KEYS: &[&str] = &[
@@ -784,7 +785,7 @@ fn resolve_refs(doc: &Doc<'_>, value: &mut Value) -> Result<(), SuiteFileError> 
 }
 
 fn excerpt(text: &str) -> String {
-    crate::excerpt::elide(&text.replace('\n', " "), 40)
+    niceeval::__workspace::excerpt::elide(&text.replace('\n', " "), 40)
 }
 
 /// The test's items rendered with its vars and split into checks and judge calls; invalid
@@ -945,7 +946,7 @@ fn assertions(
         if super::is_js_transform(&checked) {
             checked.transform = None;
         }
-        spec::validate_in(std::slice::from_ref(&checked), base.as_deref()).map_err(|e| {
+        niceeval::spec::validate_in(std::slice::from_ref(&checked), base.as_deref()).map_err(|e| {
             let mut message = e.to_string().replacen("assertion #0 ", "assertion ", 1);
             if message.contains("unknown assertion type") {
                 message.push_str(&format!(
