@@ -13,11 +13,11 @@ use serde_json::{Map, Value, json};
 use super::SuiteCase;
 use super::node::SnippetError;
 use super::template::{self, TemplateError};
+use niceeval::__workspace::provider::{ApiKey, ClientOptions};
+use niceeval::Role;
 use niceeval::agent::chat::ChatAgent;
 use niceeval::agent::command::{CommandAgent, InputMode};
 use niceeval::agent::{Agent, AgentError, Message, Request};
-use niceeval::Role;
-use niceeval::__workspace::provider::{ApiKey, ClientOptions};
 
 /// Why a case's prompt cannot be sent to its provider; the YAML reader's error is kept.
 #[derive(Debug, thiserror::Error)]
@@ -883,7 +883,10 @@ impl PromptfooHttp {
 
 #[async_trait::async_trait]
 impl niceeval::__workspace::agent::HttpTarget for PromptfooHttp {
-    async fn request(&self, input: &str) -> Result<niceeval::__workspace::provider::HttpRequest, AgentError> {
+    async fn request(
+        &self,
+        input: &str,
+    ) -> Result<niceeval::__workspace::provider::HttpRequest, AgentError> {
         self.build(input).await.map_err(AgentError::from)
     }
 

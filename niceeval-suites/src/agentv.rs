@@ -1227,9 +1227,9 @@ fn item_of(
             item.insert("type".into(), Value::String(kind));
             let spec = AssertSpec::from_item(Value::Object(item))
                 .map_err(|e| doc.err(at, e.to_string()))?;
-            niceeval::spec::validate_in(std::slice::from_ref(&spec), Some(&doc.base)).map_err(|e| {
-                doc.err(at, e.to_string().replacen("assertion #0 ", "assertion ", 1))
-            })?;
+            niceeval::spec::validate_in(std::slice::from_ref(&spec), Some(&doc.base)).map_err(
+                |e| doc.err(at, e.to_string().replacen("assertion #0 ", "assertion ", 1)),
+            )?;
             found.asserts.push(spec);
         }
     }

@@ -14,13 +14,13 @@ use serde_json::{Map, Value};
 use super::JudgeSpec;
 use super::agents::{self, ProviderKind};
 use super::template::TemplateError;
-use niceeval::{AssertionKind, AssertionResult, Grade, Settings};
 use niceeval::__workspace::provider::{
     ChatMessage, ChatRequest, ClientOptions, ModelClient, ModelName, ProviderError,
 };
 use niceeval::__workspace::scope::{self as deferred, BoxFuture, Graded};
 use niceeval::__workspace::scope::{Check, Defer, Deferred};
 use niceeval::scope::RunView;
+use niceeval::{AssertionKind, AssertionResult, Grade, Settings};
 
 /// promptfoo's default embedding model (its OpenAI default provider's).
 const DEFAULT_EMBEDDING_MODEL: &str = "text-embedding-3-large";

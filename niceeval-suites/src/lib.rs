@@ -51,16 +51,16 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use niceeval::data_eval::{self, DataEval, JudgeTarget, MatrixCell, Place, Setup, Start};
 use niceeval::__private::EvalDefinition;
 use niceeval::__workspace::scope::Defer;
+use niceeval::data_eval::{self, DataEval, JudgeTarget, MatrixCell, Place, Setup, Start};
 use niceeval::spec::{self, AssertSpec, SpecContext};
 use niceeval::{AssertionResult, Chain as _, Checkable as _, Error, Eval};
 
+pub(crate) use agents::ProviderSpec;
 pub use errors::SuiteFileError;
 use errors::{CaseError, TransformFailure};
 pub use runner::{main_with_suites, run_files};
-pub(crate) use agents::ProviderSpec;
 pub use template::render_value;
 
 /// A model-graded item, run by the judge.
@@ -214,8 +214,7 @@ impl<T: serde::Serialize + serde::de::DeserializeOwned> Packed<T> {
 
     /// The value, parsed again.
     pub(crate) fn get(&self) -> Result<T, Error> {
-        serde_json::from_str(&self.text)
-            .map_err(|e| CaseError::Packed(e).into())
+        serde_json::from_str(&self.text).map_err(|e| CaseError::Packed(e).into())
     }
 }
 
@@ -580,7 +579,11 @@ pub fn definitions(
     // Named as a Rust eval's file is: relative, here to `dir` (which the engine joins it to
     // again), when the file is under it.
     let base = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let shown = absolute.strip_prefix(&base).unwrap_or(path).display().to_string();
+    let shown = absolute
+        .strip_prefix(&base)
+        .unwrap_or(path)
+        .display()
+        .to_string();
     let dir_text = dir.display().to_string();
     let workspace = suite.workspace.as_ref().map(|w| w.display().to_string());
     let mut defs = Vec::with_capacity(suite.cases.len());
@@ -641,7 +644,10 @@ impl DataEval for SuiteCase {
 
     /// The case's provider becomes the run's agent (a `select-best` case replays its group's
     /// answer), its chat prompt's earlier turns the history, its grader the judge.
-    fn start<'a>(&'a self, setup: &'a Setup) -> data_eval::BoxFuture<'a, Result<Start<CaseRun>, Error>> {
+    fn start<'a>(
+        &'a self,
+        setup: &'a Setup,
+    ) -> data_eval::BoxFuture<'a, Result<Start<CaseRun>, Error>> {
         Box::pin(async move {
             let vars = self.vars.get()?;
             // A prompt function makes the case's prompt now, with its vars and provider.
@@ -676,9 +682,10 @@ impl DataEval for SuiteCase {
                 }
                 None => agent,
             };
-            let judge = case.judge.clone().or_else(|| {
-                setup.configured_judge.is_none().then(default_judge)
-            });
+            let judge = case
+                .judge
+                .clone()
+                .or_else(|| setup.configured_judge.is_none().then(default_judge));
             let mut start = Start::new(CaseRun { vars, input, made }).with_history(earlier);
             if let Some(agent) = agent {
                 start = start.with_agent(agent);
@@ -694,7 +701,11 @@ impl DataEval for SuiteCase {
         })
     }
 
-    fn run<'a>(&'a self, t: &'a mut Eval, run: CaseRun) -> data_eval::BoxFuture<'a, Result<(), Error>> {
+    fn run<'a>(
+        &'a self,
+        t: &'a mut Eval,
+        run: CaseRun,
+    ) -> data_eval::BoxFuture<'a, Result<(), Error>> {
         Box::pin(async move {
             let CaseRun { vars, input, made } = run;
             let case = made.as_deref().unwrap_or(self);
@@ -760,9 +771,9 @@ async fn run_case(
         .map(|_| Arc::new(graders::Collect::default()));
     let mut done: Vec<AssertionResult> = Vec::new();
     if !plain.is_empty() {
-        let kept = gathered
-            .as_ref()
-            .and_then(|_| niceeval::spec::evaluate_subject(&plain, &output.subject(), &context).ok());
+        let kept = gathered.as_ref().and_then(|_| {
+            niceeval::spec::evaluate_subject(&plain, &output.subject(), &context).ok()
+        });
         match kept {
             Some(outcome) => done.extend(outcome.results),
             None => drop(t.check(&output, spec::assertions(&plain).context(context.clone()))),
@@ -770,7 +781,12 @@ async fn run_case(
     }
     for (item, value) in transformed {
         let kept = gathered.as_ref().and_then(|_| {
-            niceeval::spec::evaluate_subject(std::slice::from_ref(&item), &value.subject(), &context).ok()
+            niceeval::spec::evaluate_subject(
+                std::slice::from_ref(&item),
+                &value.subject(),
+                &context,
+            )
+            .ok()
         });
         match kept {
             Some(outcome) => done.extend(outcome.results),
@@ -889,7 +905,6 @@ async fn run_case(
     }
     Ok(())
 }
-
 
 /// An item's own `transform` of the output: what it makes, or the case's error when it
 /// fails or makes nothing (promptfoo errors the test then).

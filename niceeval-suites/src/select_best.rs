@@ -17,10 +17,10 @@ use tokio::sync::OnceCell;
 use super::agents::SendingError;
 use super::template::TemplateError;
 use super::{JudgeSpec, SuiteCase, agents, graders};
-use niceeval::agent::{Agent as _, AgentError, EventSink, Request};
-use niceeval::Event;
-use niceeval::{Judge, JudgeError};
 use niceeval::__workspace::provider::ChatRequest;
+use niceeval::Event;
+use niceeval::agent::{Agent as _, AgentError, EventSink, Request};
+use niceeval::{Judge, JudgeError};
 
 /// Why a test's outputs could not be compared, or one of them fetched; the provider's,
 /// template's or grader's error is kept.

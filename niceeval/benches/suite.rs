@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use niceeval::__workspace::harness::{Args, run_suite};
 use niceeval::__private::{BoxFuture, EvalDefinition};
+use niceeval::__workspace::harness::{Args, run_suite};
 use niceeval::prelude::*;
 
 #[path = "support/counting.rs"]

@@ -7,8 +7,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+mod context;
 mod subject;
 
+pub use context::{CheckContext, WorkingCopy};
 pub use subject::{Checkable, Subject, ViewError};
 pub use transform::{Transform, json_path};
 mod transform;
@@ -228,6 +230,14 @@ pub trait Assertion {
     /// Grades one value.
     fn evaluate(&self, value: &Subject<'_>) -> Grade;
 
+    /// Grades one value knowing what its run knows (`t.check` gives the run's cost, agent time
+    /// and working copy). The default ignores the context; an assertion that reads the run's
+    /// facts overrides it, and one that wraps others passes it on.
+    fn evaluate_in(&self, value: &Subject<'_>, context: &CheckContext) -> Grade {
+        let _ = context;
+        self.evaluate(value)
+    }
+
     /// Severity, threshold, weight and metric; a gate without threshold unless overridden.
     fn settings(&self) -> Settings {
         Settings::gate()
@@ -249,6 +259,9 @@ impl<A: Assertion + ?Sized> Assertion for Box<A> {
     }
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
         (**self).evaluate(value)
+    }
+    fn evaluate_in(&self, value: &Subject<'_>, context: &CheckContext) -> Grade {
+        (**self).evaluate_in(value, context)
     }
     fn settings(&self) -> Settings {
         (**self).settings()
@@ -394,10 +407,13 @@ impl Assertion for Configured {
         }
     }
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
+        self.evaluate_in(value, &CheckContext::default())
+    }
+    fn evaluate_in(&self, value: &Subject<'_>, context: &CheckContext) -> Grade {
         match &self.transform {
-            None => self.inner.evaluate(value),
+            None => self.inner.evaluate_in(value, context),
             Some(t) => match t.apply(value) {
-                Ok(selected) => self.inner.evaluate(&selected),
+                Ok(selected) => self.inner.evaluate_in(&selected, context),
                 Err(grade) => grade,
             },
         }
@@ -545,15 +561,25 @@ impl AssertionResult {
     /// Evaluates a value assertion on a value. An assertion that panics is an execution error
     /// on this result (the panic's message is the error), never a panic of the caller.
     pub fn evaluate(assertion: &dyn Assertion, value: &Subject<'_>) -> AssertionResult {
+        Self::evaluate_in(assertion, value, &CheckContext::default())
+    }
+
+    /// [`AssertionResult::evaluate`] knowing what the value's run knows.
+    pub fn evaluate_in(
+        assertion: &dyn Assertion,
+        value: &Subject<'_>,
+        context: &CheckContext,
+    ) -> AssertionResult {
         let settings = assertion.settings();
-        let grade =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| assertion.evaluate(value)))
-                .unwrap_or_else(|panic| {
-                    Grade::error(format!(
-                        "the check panicked: {}",
-                        crate::panic::message(&*panic)
-                    ))
-                });
+        let grade = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            assertion.evaluate_in(value, context)
+        }))
+        .unwrap_or_else(|panic| {
+            Grade::error(format!(
+                "the check panicked: {}",
+                crate::panic::message(&*panic)
+            ))
+        });
         AssertionResult::from_grade(assertion.describe(), AssertionKind::Value, &settings, grade)
     }
 

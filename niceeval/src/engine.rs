@@ -335,16 +335,11 @@ impl Handle {
     /// eval's judge).
     fn eval(self, agent: Option<Arc<dyn Agent>>, config: Option<Arc<Config>>) -> Eval {
         let def = self.def;
-        let eval = Eval::new(
-            def.id(),
-            agent,
-            config.unwrap_or(self.config),
-            self.record,
-        )
-        .with_judge_model(def.judge_model)
-        .with_manifest_dir(def.manifest_dir)
-        .with_case(def.case.map(|c| (c.id.as_str(), c.name.as_str())))
-        .with_workspace(self.workspace);
+        let eval = Eval::new(def.id(), agent, config.unwrap_or(self.config), self.record)
+            .with_judge_model(def.judge_model)
+            .with_manifest_dir(def.manifest_dir)
+            .with_case(def.case.map(|c| (c.id.as_str(), c.name.as_str())))
+            .with_workspace(self.workspace);
         #[cfg(feature = "otel")]
         let eval = eval.with_trace(self.trace);
         eval

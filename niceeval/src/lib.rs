@@ -80,8 +80,8 @@ mod judge;
 mod provider;
 
 pub use assertion::{
-    Assertion, AssertionKind, AssertionResult, Chain, Checkable, Configured, Grade, Settings,
-    Severity, Subject,
+    Assertion, AssertionKind, AssertionResult, Chain, CheckContext, Checkable, Configured, Grade,
+    Settings, Severity, Subject, WorkingCopy,
 };
 #[doc(no_inline)]
 pub use async_trait::async_trait;
@@ -226,7 +226,6 @@ pub mod __private {
     pub use inventory;
     pub use std::sync::Arc;
 
-
     /// What an eval body may return: `()` or `Result<(), E>` with `E: Into<niceeval::Error>`.
     #[diagnostic::on_unimplemented(
         message = "an `#[eval]` function must return `()` or `niceeval::Result`, not `{Self}`",
@@ -362,9 +361,9 @@ pub mod __workspace {
     pub mod process {
         #[cfg(target_os = "linux")]
         pub use crate::process::carrying;
+        pub use crate::process::output;
         #[cfg(feature = "inline-code")]
         pub use crate::process::worker::WorkerError;
-        pub use crate::process::output;
     }
     /// The history of runs: the results files, written, read and merged.
     pub mod history {
@@ -442,9 +441,9 @@ pub mod __workspace {
     }
     /// Assertions as data: where a node of a YAML document is written.
     pub mod spec {
+        pub use crate::spec::locate::Step;
         #[cfg(feature = "yaml")]
         pub use crate::spec::locate::yaml_position;
-        pub use crate::spec::locate::Step;
     }
     /// Agents over any HTTP target.
     #[cfg(feature = "providers")]

@@ -781,9 +781,13 @@ fn no_fragment_of_a_secret_reaches_the_reports_where_an_excerpt_cuts_it() {
     let file = |name: &str| dir.path().join(name);
     let create = |name: &str| std::fs::File::create(file(name)).expect("writable");
     let mut reporters: Vec<Box<dyn niceeval::reporter::Reporter>> = vec![
-        Box::new(niceeval::__workspace::reporter::Jsonl::new(create("r.jsonl"))),
+        Box::new(niceeval::__workspace::reporter::Jsonl::new(create(
+            "r.jsonl",
+        ))),
         Box::new(niceeval::__workspace::reporter::Junit::new(create("r.xml"))),
-        Box::new(niceeval::__workspace::reporter::Markdown::new(create("r.md"))),
+        Box::new(niceeval::__workspace::reporter::Markdown::new(create(
+            "r.md",
+        ))),
         Box::new(niceeval::__workspace::reporter::Html::new(create("r.html"))),
         Box::new(niceeval::__workspace::reporter::Console::new(
             create("console.txt"),

@@ -1,7 +1,7 @@
 //! `cargo install niceeval-cli --no-default-features` builds niceeval's core and its HTML report,
 //! not every feature of the library: no model providers, TLS or JSON Schema (installing the
 //! command from the library with its default features took 503 s on a 2-core machine). The
-//! default adds `niceeval eval` (suite files), which needs them.
+//! default adds `niceeval eval` (suite files, through niceeval-suites), which needs them.
 
 use std::process::Command;
 
@@ -42,7 +42,14 @@ fn without_eval_the_command_builds_the_core_and_the_html_report_only() {
         niceeval.ends_with(" [html]"),
         "niceeval is built with the `html` feature alone: {niceeval}"
     );
-    for heavy in ["reqwest ", "rustls ", "ring ", "hyper ", "jsonschema "] {
+    for heavy in [
+        "niceeval-suites ",
+        "reqwest ",
+        "rustls ",
+        "ring ",
+        "hyper ",
+        "jsonschema ",
+    ] {
         assert!(
             !tree.lines().any(|line| line.starts_with(heavy)),
             "the command depends on {heavy}:\n{tree}"
@@ -57,10 +64,26 @@ fn by_default_the_command_can_run_suite_files() {
         .lines()
         .find(|line| line.starts_with("niceeval v"))
         .unwrap_or_else(|| panic!("niceeval is not in the tree:\n{tree}"));
-    for feature in ["html", "suites", "rustls", "json-schema"] {
+    for feature in [
+        "html",
+        "providers",
+        "yaml",
+        "inline-code",
+        "rustls",
+        "json-schema",
+    ] {
         assert!(
             niceeval.contains(feature),
             "niceeval is built without `{feature}`: {niceeval}"
         );
     }
+    assert!(
+        tree.lines()
+            .any(|line| line.starts_with("niceeval-suites v")),
+        "the command runs suite files through niceeval-suites:\n{tree}"
+    );
+    assert!(
+        !niceeval.contains("otel"),
+        "suite files need no OpenTelemetry: {niceeval}"
+    );
 }

@@ -22,8 +22,8 @@ use super::promptfoo_keys::{self, Notes};
 use super::{
     Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError, parse_yaml, template,
 };
-use niceeval::data_eval::MatrixCell;
 use niceeval::__workspace::spec::Step;
+use niceeval::data_eval::MatrixCell;
 use niceeval::spec::AssertSpec;
 use providers::TestProviders;
 
@@ -946,20 +946,22 @@ fn assertions(
         if super::is_js_transform(&checked) {
             checked.transform = None;
         }
-        niceeval::spec::validate_in(std::slice::from_ref(&checked), base.as_deref()).map_err(|e| {
-            let mut message = e.to_string().replacen("assertion #0 ", "assertion ", 1);
-            if message.contains("unknown assertion type") {
-                message.push_str(&format!(
-                    "; in a suite file also the graded types {}",
-                    GRADED
-                        .iter()
-                        .map(|(name, _)| *name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-            fail(message)
-        })?;
+        niceeval::spec::validate_in(std::slice::from_ref(&checked), base.as_deref()).map_err(
+            |e| {
+                let mut message = e.to_string().replacen("assertion #0 ", "assertion ", 1);
+                if message.contains("unknown assertion type") {
+                    message.push_str(&format!(
+                        "; in a suite file also the graded types {}",
+                        GRADED
+                            .iter()
+                            .map(|(name, _)| *name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+                fail(message)
+            },
+        )?;
         asserts.push(spec);
     }
     Ok((asserts, graded))

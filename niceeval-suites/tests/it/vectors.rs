@@ -80,8 +80,8 @@ fn run(items: &[Value], output: &str, context: &Value) -> Result<SpecOutcome, St
             "javascript" | "python" | "js" | "py"
         );
         if !code && let Some(value) = item.get("value") {
-            let rendered = niceeval_suites::render_value(value, &vars)
-                .map_err(|e| e.to_string())?;
+            let rendered =
+                niceeval_suites::render_value(value, &vars).map_err(|e| e.to_string())?;
             item["value"] = rendered;
         }
         specs.push(AssertSpec::from_item(item).map_err(|e| e.to_string())?);

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::agent::{Agent, EventSink, Input, Message, Request};
-use crate::assertion::{Assertion, AssertionResult, Checkable};
+use crate::assertion::{Assertion, AssertionResult, CheckContext, Checkable, WorkingCopy};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::event::{Event, Role, Usage};
@@ -395,19 +395,16 @@ impl Eval {
     /// assert!(r.passed);
     /// ```
     pub fn check<V: Checkable, A: Assertion>(&self, value: V, assertion: A) -> AssertionResult {
-        // Assertions as data (`spec::assertions`) read the run's cost and latency.
-        let facts = self.workspace.as_ref().map(|ws| {
+        // What the checks that need it read of the run: assertions as data its cost and
+        // latency, script and custom graders its working copy.
+        let working_copy = self.workspace.as_ref().map(|ws| {
             let ws = ws.clone();
-            crate::expect::WorkspaceFacts {
-                path: ws.path().to_path_buf(),
-                diff: Box::new(move || ws.try_diff().ok().map(|d| d.text().to_string())),
-            }
-        });
-        let result = crate::expect::with_workspace(facts, || {
-            crate::spec::with_run_facts(self.usage().cost_usd, self.latency_ms, || {
-                AssertionResult::evaluate(&assertion, &value.subject())
+            WorkingCopy::new(ws.path().to_path_buf(), move || {
+                ws.try_diff().ok().map(|d| d.text().to_string())
             })
         });
+        let context = CheckContext::of_run(self.usage().cost_usd, self.latency_ms, working_copy);
+        let result = AssertionResult::evaluate_in(&assertion, &value.subject(), &context);
         self.record.push_result(result.clone());
         result
     }

@@ -2,7 +2,9 @@
 //! assertion set with its own threshold, weight and metric), plus [`BoxedAssertion`], the
 //! type-erased form lists of different matchers need.
 
-use crate::assertion::{Assertion, AssertionResult, Grade, Settings, Severity, Subject, passes};
+use crate::assertion::{
+    Assertion, AssertionResult, CheckContext, Grade, Settings, Severity, Subject, passes,
+};
 use crate::outcome::mean_score;
 
 /// Any assertion, boxed: what [`all_of`] takes. Make one with `.boxed()` on any assertion.
@@ -62,8 +64,12 @@ impl<A: Assertion> Assertion for Not<A> {
     }
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
+        self.evaluate_in(value, &CheckContext::default())
+    }
+
+    fn evaluate_in(&self, value: &Subject<'_>, context: &CheckContext) -> Grade {
         let settings = self.inner.settings();
-        let inner = self.inner.evaluate(value);
+        let inner = self.inner.evaluate_in(value, context);
         if inner.error.is_some() {
             return inner;
         }
@@ -151,10 +157,14 @@ impl Assertion for AllOf {
     }
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
+        self.evaluate_in(value, &CheckContext::default())
+    }
+
+    fn evaluate_in(&self, value: &Subject<'_>, context: &CheckContext) -> Grade {
         let results: Vec<AssertionResult> = self
             .members
             .iter()
-            .map(|m| AssertionResult::evaluate(m.as_ref(), value))
+            .map(|m| AssertionResult::evaluate_in(m.as_ref(), value, context))
             .collect();
         let failed = results.iter().filter(|r| !r.passed).count();
         let score = mean_score(&results).unwrap_or(0.0);

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::assertion::{Assertion, Grade, Subject};
+use crate::assertion::{Assertion, CheckContext, Grade, Subject};
 use crate::expect::script::{DEFAULT_GRADER_TIMEOUT, GraderRun, fill_from_events};
 use crate::grader::GraderInput;
 
@@ -215,6 +215,11 @@ impl Assertion for CustomAssertion {
     }
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
+        self.evaluate_in(value, &CheckContext::default())
+    }
+
+    /// Inside a workspace eval's `t.check`, the grader gets the working copy and its diff.
+    fn evaluate_in(&self, value: &Subject<'_>, context: &CheckContext) -> Grade {
         let start = match &self.start {
             Some(dir) => dir.clone(),
             None => match std::env::current_dir() {
@@ -239,6 +244,7 @@ impl Assertion for CustomAssertion {
             cwd: cwd.as_deref(),
             timeout: self.timeout,
             env: &[],
+            working_copy: context.working_copy(),
         }
         .grade(text.as_deref())
     }

@@ -105,7 +105,7 @@ pub use lists::{contains_all, contains_any, icontains_all, icontains_any};
 pub use regex::regex;
 pub use rouge::{RougeN, rouge_n};
 pub(crate) use script::DEFAULT_GRADER_TIMEOUT;
+pub(crate) use script::fill_from_events;
 pub use script::{Script, script};
-pub(crate) use script::{WorkspaceFacts, fill_from_events, with_workspace};
 pub(crate) use words::WordBounds;
 pub use words::word_count;

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::assertion::{Assertion, AssertionKind, AssertionResult, Grade, Settings, Subject};
+use crate::assertion::{
+    Assertion, AssertionKind, AssertionResult, CheckContext, Grade, Settings, Subject, WorkingCopy,
+};
 use crate::event::{ActionStatus, Event, Role, Usage};
 use crate::excerpt;
 use crate::grader::{GraderInput, GraderMessage, MAX_INLINE_OUTPUT, TokenUsage, TraceSummary};
@@ -174,32 +176,6 @@ pub(crate) fn fill_from_events(payload: &mut GraderInput, events: &[Event]) {
     }
 }
 
-/// The working copy a grader evaluated inside `t.check` sees, and how to get its diff.
-pub(crate) struct WorkspaceFacts {
-    /// The working copy.
-    pub path: std::path::PathBuf,
-    /// The unified diff against the baseline, taken when a grader asks.
-    pub diff: Box<dyn Fn() -> Option<String>>,
-}
-
-thread_local! {
-    static WORKSPACE: std::cell::RefCell<Option<WorkspaceFacts>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `f` with `facts` visible to script graders evaluated in it on this thread (the eval
-/// handle wraps its checks in it).
-pub(crate) fn with_workspace<R>(facts: Option<WorkspaceFacts>, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<WorkspaceFacts>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let previous = self.0.take();
-            WORKSPACE.with(|w| *w.borrow_mut() = previous);
-        }
-    }
-    let _restore = Restore(WORKSPACE.with(|w| w.replace(facts)));
-    f()
-}
-
 /// Everything needed to run one grader process over one value.
 pub(crate) struct GraderRun<'a> {
     pub command: &'a [String],
@@ -207,6 +183,8 @@ pub(crate) struct GraderRun<'a> {
     pub cwd: Option<&'a std::path::Path>,
     pub timeout: Duration,
     pub env: &'a [(String, String)],
+    /// The run's working copy, given by `t.check`'s context.
+    pub working_copy: Option<&'a WorkingCopy>,
 }
 
 impl GraderRun<'_> {
@@ -218,16 +196,14 @@ impl GraderRun<'_> {
         let mut payload = self.payload.clone();
         // Inside a workspace eval's `t.check`, the grader gets the working copy and its diff
         // (AgentV's `workspace_path` and `file_changes`) unless they were set by hand.
-        WORKSPACE.with(|facts| {
-            if let Some(facts) = facts.borrow().as_ref() {
-                if payload.workspace_path.is_none() {
-                    payload.workspace_path = Some(facts.path.to_string_lossy().into_owned());
-                }
-                if payload.file_changes.is_none() {
-                    payload.file_changes = (facts.diff)();
-                }
+        if let Some(copy) = self.working_copy {
+            if payload.workspace_path.is_none() {
+                payload.workspace_path = Some(copy.path().to_string_lossy().into_owned());
             }
-        });
+            if payload.file_changes.is_none() {
+                payload.file_changes = copy.diff();
+            }
+        }
         // Keep a long output in a temp file alive until the grader has finished.
         let mut _spill = None;
         match output {
@@ -522,6 +498,12 @@ impl Assertion for Script {
     }
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
+        self.evaluate_in(value, &CheckContext::default())
+    }
+
+    /// Inside a workspace eval's `t.check`, the grader gets the working copy and its diff
+    /// (AgentV's `workspace_path` and `file_changes`) unless they were set by hand.
+    fn evaluate_in(&self, value: &Subject<'_>, context: &CheckContext) -> Grade {
         let text = value.text();
         GraderRun {
             command: &self.command,
@@ -529,6 +511,7 @@ impl Assertion for Script {
             cwd: self.cwd.as_deref(),
             timeout: self.timeout,
             env: &self.env,
+            working_copy: context.working_copy(),
         }
         .grade(text.as_deref())
     }

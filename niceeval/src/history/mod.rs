@@ -44,9 +44,9 @@ pub use merge::{from_earlier_runs, latest, latest_records, merge, replay};
 pub use read::{ReadError, read_reports};
 pub(crate) use read::{Records, last_run};
 pub(crate) use stream::Index;
+pub use write::this_target;
 pub use write::{ResultsFile, results_dir, target_dir, this_run};
 pub(crate) use write::{continue_run, this_file, under_nextest};
-pub use write::this_target;
 
 #[cfg(test)]
 mod tests;

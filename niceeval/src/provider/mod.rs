@@ -26,9 +26,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 pub use crate::event::Usage;
-pub use client::{ClientOptions, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, ModelClient};
 pub(crate) use client::TRACEPARENT;
 pub use client::resolve_key;
+pub use client::{ClientOptions, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, ModelClient};
 pub use retry::RetryPolicy;
 
 /// Which wire format a model speaks.

@@ -1,33 +1,10 @@
 //! A list of assertions as data as one assertion of the Rust API: [`assertions`] grades a value
 //! with every item of a list (a dataset case's `assert:` / `assertions:`), one report line per
-//! item, the run's cost and latency filled in for `cost` and `latency` items.
-
-use std::cell::Cell;
+//! item, the run's cost and latency (from `t.check`'s [`CheckContext`]) filled in for `cost` and
+//! `latency` items.
 
 use super::{AssertSpec, SpecContext};
-use crate::assertion::{Assertion, Grade, Subject};
-
-thread_local! {
-    /// The cost and latency of the run whose `t.check` is evaluating on this thread.
-    static RUN: Cell<(Option<f64>, Option<f64>)> = const { Cell::new((None, None)) };
-}
-
-/// Runs `f` with the run's cost (USD) and latency (ms) visible to [`assertions`] evaluated in
-/// it on this thread; the eval handle wraps its checks in it.
-pub(crate) fn with_run_facts<R>(
-    cost_usd: Option<f64>,
-    latency_ms: f64,
-    f: impl FnOnce() -> R,
-) -> R {
-    struct Restore((Option<f64>, Option<f64>));
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            RUN.with(|run| run.set(self.0));
-        }
-    }
-    let _restore = Restore(RUN.with(|run| run.replace((cost_usd, Some(latency_ms)))));
-    f()
-}
+use crate::assertion::{Assertion, CheckContext, Grade, Subject};
 
 /// An assertion grading a value with a list of assertions as data: one report line (a nested
 /// result) per item, passing when every item passes, scored with the items' weighted mean (as
@@ -67,14 +44,17 @@ impl Assertion for SpecAssertions {
     }
 
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
+        self.evaluate_in(value, &CheckContext::default())
+    }
+
+    fn evaluate_in(&self, value: &Subject<'_>, run: &CheckContext) -> Grade {
         if value.text().is_none() {
             return Grade::score(0.0, "no value to grade (None)");
         }
         let mut context = self.context.clone();
-        let (cost, latency) = RUN.with(Cell::get);
-        context.cost_usd = context.cost_usd.or(cost);
-        context.latency_ms = context.latency_ms.or(latency);
-        match super::evaluate_subject(&self.specs, value, &context) {
+        context.cost_usd = context.cost_usd.or(run.cost_usd());
+        context.latency_ms = context.latency_ms.or(run.latency_ms());
+        match super::evaluate_subject_in(&self.specs, value, &context, run) {
             Err(e) => Grade::error(e.to_string()),
             Ok(outcome) => {
                 let passed = outcome.results.iter().filter(|r| r.passed).count();

@@ -129,18 +129,16 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::assertion::{AssertionResult, Subject};
+use crate::assertion::{AssertionResult, CheckContext, Subject};
 use crate::grader::{GraderMessage, TokenUsage, TraceSummary};
 
 pub use as_assertion::assertions;
-pub(crate) use as_assertion::with_run_facts;
 #[cfg(feature = "yaml")]
 #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
 pub use load::from_yaml;
 pub use load::{from_json, load};
 
 use prepare::Prepared;
-
 
 /// A spec's prepared form, keyed by the spec it was prepared from.
 type PreparedSpec = Arc<(AssertSpec, Result<Prepared, ItemProblem>)>;
@@ -656,13 +654,27 @@ pub fn evaluate_subject(
     subject: &Subject<'_>,
     context: &SpecContext,
 ) -> Result<SpecOutcome, SpecError> {
+    evaluate_subject_in(specs, subject, context, &CheckContext::default())
+}
+
+/// [`evaluate_subject`] in a run: script and custom graders get its working copy.
+fn evaluate_subject_in(
+    specs: &[AssertSpec],
+    subject: &Subject<'_>,
+    context: &SpecContext,
+    run: &CheckContext,
+) -> Result<SpecOutcome, SpecError> {
     let prepared = prepare_all(specs, context.base_dir.as_deref())?;
     let mut results = Vec::with_capacity(specs.len());
     let mut is_set = Vec::with_capacity(specs.len());
     for ready in &prepared {
         let Ok(p) = &ready.1 else { continue };
         let assertion = p.instantiate(context);
-        results.push(AssertionResult::evaluate(assertion.as_ref(), subject));
+        results.push(AssertionResult::evaluate_in(
+            assertion.as_ref(),
+            subject,
+            run,
+        ));
         is_set.push(p.is_set());
     }
     Ok(SpecOutcome {

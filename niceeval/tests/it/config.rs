@@ -5,9 +5,9 @@
 use std::path::Path;
 use std::time::Duration;
 
+use niceeval::__private::{BoxFuture, EvalDefinition};
 use niceeval::__workspace::config::{Config, ConfigError, FILE_NAME, find};
 use niceeval::__workspace::run_eval;
-use niceeval::__private::{BoxFuture, EvalDefinition};
 use niceeval::{Eval, Outcome};
 
 fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {

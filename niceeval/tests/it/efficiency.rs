@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use niceeval::__workspace::run_eval;
 use niceeval::__private::{Arc, BoxFuture, EvalDefinition, make_agent};
+use niceeval::__workspace::run_eval;
 use niceeval::prelude::*;
 use niceeval::{AssertionKind, AssertionResult, EvalReport};
 

@@ -11,7 +11,9 @@ use serde_json::Value;
 
 use super::{AssertSpec, ItemProblem, SpecContext};
 use crate::assertion::Transform;
-use crate::assertion::{Assertion, Chain, Configured, Grade, Settings, Subject, passes};
+use crate::assertion::{
+    Assertion, Chain, CheckContext, Configured, Grade, Settings, Subject, passes,
+};
 use crate::expect::type_names as types;
 use crate::expect::{self, BoxedAssertion, IntoBoxed};
 use crate::grader::{GraderInput, GraderMessage};
@@ -234,6 +236,9 @@ impl Assertion for Shared {
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
         self.0.evaluate(value)
     }
+    fn evaluate_in(&self, value: &Subject<'_>, context: &CheckContext) -> Grade {
+        self.0.evaluate_in(value, context)
+    }
 }
 
 /// A `weight: 0` assertion: promptfoo records its score but always passes it.
@@ -253,7 +258,10 @@ impl<A: Assertion> Assertion for ForcePass<A> {
     /// The inner score, passed; an execution error stays an error (a broken assertion is
     /// reported, never silently passed).
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
-        let grade = self.0.evaluate(value);
+        self.evaluate_in(value, &CheckContext::default())
+    }
+    fn evaluate_in(&self, value: &Subject<'_>, context: &CheckContext) -> Grade {
+        let grade = self.0.evaluate_in(value, context);
         if grade.error.is_some() {
             return grade;
         }
@@ -288,6 +296,9 @@ impl<A: Assertion> Assertion for Named<A> {
     }
     fn evaluate(&self, value: &Subject<'_>) -> Grade {
         self.inner.evaluate(value)
+    }
+    fn evaluate_in(&self, value: &Subject<'_>, context: &CheckContext) -> Grade {
+        self.inner.evaluate_in(value, context)
     }
 }
 
