@@ -337,7 +337,7 @@ fn earlier_page(
     out: &Path,
     then: &[std::path::PathBuf],
 ) -> Result<Box<dyn niceeval::reporter::Reporter>, String> {
-    use niceeval::__workspace::history::{latest, read_reports};
+    use niceeval::__workspace::results::{latest, read_reports};
     let reports = latest(read_reports(then).map_err(|e| format!("--then: {e}"))?);
     niceeval::__workspace::reporter::with_earlier(out, reports)
         .map_err(|e| format!("cannot write {}: {e}", out.display()))

@@ -21,7 +21,7 @@ use super::{
     ArgsMatch, ExpectedCall, Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError,
     Trajectory, TrajectoryMode,
 };
-use niceeval::data_eval::MatrixCell;
+use niceeval::reporter::MatrixCell;
 use niceeval::spec::AssertSpec;
 
 const TOP_KEYS: &[&str] = &[

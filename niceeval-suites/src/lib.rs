@@ -51,9 +51,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use niceeval::__private::EvalDefinition;
+use niceeval::__workspace::EvalDefinition;
 use niceeval::__workspace::scope::Defer;
-use niceeval::data_eval::{self, DataEval, JudgeTarget, MatrixCell, Place, Setup, Start};
+use niceeval::data_eval::{self, DataEval, JudgeTarget, Place, Setup, Start};
+use niceeval::reporter::MatrixCell;
 use niceeval::spec::{self, AssertSpec, SpecContext};
 use niceeval::{AssertionResult, Chain as _, Checkable as _, Error, Eval};
 

@@ -5,12 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use niceeval::__private::EvalDefinition;
+use niceeval::__workspace::EvalDefinition;
 use niceeval::__workspace::harness::{
     Args, EXIT_USAGE, process_args, run_report_of, run_with_args,
 };
-use niceeval::__workspace::history::{results_dir, this_target};
 use niceeval::__workspace::registered;
+use niceeval::__workspace::results::{results_dir, this_target};
 use niceeval::reporter::Reporter;
 
 /// What [`crate::main!`] calls: the registered evals plus the cases of

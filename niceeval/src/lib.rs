@@ -35,65 +35,43 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub mod agent;
-mod assertion;
-pub mod compare;
+// The layers, bottom first (ARCHITECTURE.md): each folder imports only itself and the
+// folders above it in this list.
+mod agents;
+mod base;
+mod checks;
 mod config;
-pub mod data_eval;
-mod dataset;
-mod definition;
-mod efficiency;
-mod engine;
-mod error;
-mod eval;
-mod event;
-mod excerpt;
-pub mod expect;
-pub mod grader;
-mod harness;
-mod history;
-mod libtest;
-mod outcome;
-mod panic;
-mod price;
-mod process;
-mod record;
-mod redact;
-mod report;
-pub mod reporter;
-pub mod scope;
-mod snapshot;
-pub mod spec;
-mod stats;
-mod suggest;
+mod front;
+mod output;
+mod resources;
+mod run;
+
+// The public modules, each at one path.
+pub use agents::agent;
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
-pub mod trace;
-mod turn;
-pub mod workspace;
+pub use agents::trace;
+pub use base::grader;
+pub use checks::{expect, scope, spec};
+pub use output::reporter;
+pub use resources::workspace;
+pub use run::{compare, data_eval};
 
-// LLM-as-judge, model providers and the response cache (issue 4).
-mod cache;
-#[cfg(feature = "providers")]
-mod judge;
-#[cfg(feature = "providers")]
-mod provider;
-
-pub use assertion::{
+#[doc(no_inline)]
+pub use async_trait::async_trait;
+pub use base::assertion::{
     Assertion, AssertionKind, AssertionResult, Chain, CheckContext, Checkable, Configured, Grade,
     Settings, Severity, Subject, WorkingCopy,
 };
-#[doc(no_inline)]
-pub use async_trait::async_trait;
-pub use error::{Error, Result};
-pub use eval::{Eval, RunTests};
-pub use event::{ActionKind, ActionStatus, Change, Event, FileChange, Role, Text, Usage};
+pub use base::event::{ActionKind, ActionStatus, Change, Event, FileChange, Role, Text, Usage};
+pub use base::outcome::{Outcome, RunError, RunErrorKind};
+pub use run::error::{Error, Result};
+pub use run::eval::{Eval, RunTests};
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub use judge::{Judge, JudgeError};
-pub use outcome::{Outcome, RunError, RunErrorKind};
-pub use report::{EvalReport, RunSummary};
-pub use turn::{Turn, TurnStatus};
+pub use run::judge::{Judge, JudgeError};
+pub use run::report::{EvalReport, RunSummary};
+pub use run::turn::{Turn, TurnStatus};
 
 pub use niceeval_macros::eval;
 
@@ -184,19 +162,19 @@ macro_rules! main {
 /// `json!`, `Regex`, `Value`. Matcher types, helpers and constants stay in their modules
 /// ([`expect`], [`scope`]).
 pub mod prelude {
-    pub use crate::agent::replay::replay;
-    pub use crate::agent::{Agent, AgentError, Input, Request, agent_fn};
+    pub use crate::agents::agent::replay::replay;
+    pub use crate::agents::agent::{Agent, AgentError, Input, Request, agent_fn};
     #[cfg(feature = "json-schema")]
-    pub use crate::expect::matches_schema;
-    pub use crate::expect::{
+    pub use crate::checks::expect::matches_schema;
+    pub use crate::checks::expect::{
         all_of, bleu, command_succeeded, contains_all, contains_any, contains_json, cost, custom,
         ends_with, equals, excludes, icontains, icontains_all, icontains_any, includes, is_json,
         json_path, latency, levenshtein, make_assertion, matches, not, regex, rouge_n, satisfies,
         script, similarity, starts_with, word_count,
     };
     #[cfg(feature = "inline-code")]
-    pub use crate::expect::{javascript, python};
-    pub use crate::scope::InputMatch;
+    pub use crate::checks::expect::{javascript, python};
+    pub use crate::checks::scope::InputMatch;
     pub use crate::{
         ActionStatus, Assertion, Chain, Checkable, Eval, Event, Outcome, Regex, Result, Severity,
         Turn, TurnStatus, Value, async_trait, eval, json,
@@ -207,20 +185,20 @@ pub mod prelude {
 /// they expand to names, and nothing else. Not public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::agent::Agent;
+    pub use crate::agents::agent::Agent;
     pub use crate::assert_report_snapshot;
-    pub use crate::dataset::from_record as case_from_record;
-    pub use crate::definition::{BoxFuture, Case, EvalDefinition, Registration};
-    pub use crate::harness::main_with;
-    pub use crate::libtest::{
+    pub use crate::front::harness::main_with;
+    pub use crate::front::libtest::{
         finish_case, finish_test, run_case, run_case_report, run_test, run_test_report,
     };
-    pub use crate::report::EvalReport;
-    pub use crate::reporter::Reporter;
-    pub use crate::snapshot::{
+    pub use crate::output::reporter::Reporter;
+    pub use crate::output::snapshot::{
         applies as snapshot_applies, name as snapshot_name, settings as snapshot_settings,
         text_in as snapshot_text,
     };
+    pub use crate::run::dataset::from_record as case_from_record;
+    pub use crate::run::definition::{BoxFuture, Case, EvalDefinition, Registration};
+    pub use crate::run::report::EvalReport;
     pub use crate::{Error, Eval};
     pub use insta;
     pub use inventory;
@@ -283,18 +261,18 @@ pub mod __private {
     )]
     pub trait IntoAgent {
         /// Boxes the agent.
-        fn into_agent(self) -> Arc<dyn crate::agent::Agent>;
+        fn into_agent(self) -> Arc<dyn crate::agents::agent::Agent>;
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A: crate::agent::Agent + 'static> IntoAgent for A {
-        fn into_agent(self) -> Arc<dyn crate::agent::Agent> {
+    impl<A: crate::agents::agent::Agent + 'static> IntoAgent for A {
+        fn into_agent(self) -> Arc<dyn crate::agents::agent::Agent> {
             Arc::new(self)
         }
     }
 
     /// Boxes the agent given by `agent = ..`.
-    pub fn make_agent<A: IntoAgent>(agent: A) -> Arc<dyn crate::agent::Agent> {
+    pub fn make_agent<A: IntoAgent>(agent: A) -> Arc<dyn crate::agents::agent::Agent> {
         agent.into_agent()
     }
 }
@@ -306,18 +284,18 @@ pub mod __private {
 /// may change in any release.
 #[doc(hidden)]
 pub mod __workspace {
-    /// Running evals and their definitions.
-    pub use crate::definition::registered;
-    pub use crate::engine::{RunOptions, run_eval, run_eval_async};
+    /// Running evals and their definitions (the suite runner takes data evals' definitions).
+    pub use crate::run::definition::{EvalDefinition, registered};
+    pub use crate::run::engine::{RunOptions, run_eval, run_eval_async};
     /// The run a results record came from (hidden: `EvalReport::run` names it).
-    pub use crate::report::RunInfo;
+    pub use crate::run::report::RunInfo;
 
     // Internals that benchmarks and the crate's own integration tests measure directly.
-    pub use crate::expect::bleu::bleu_score;
-    pub use crate::expect::rouge::rouge_n_score;
-    pub use crate::expect::similarity::{levenshtein_distance, normalized_similarity};
-    pub use crate::outcome::{Folded, fold, mean_score, metric_scores};
-    pub use crate::report::{SCHEMA_VERSION, fold_runs};
+    pub use crate::base::outcome::{Folded, fold, mean_score, metric_scores};
+    pub use crate::checks::expect::bleu::bleu_score;
+    pub use crate::checks::expect::rouge::rouge_n_score;
+    pub use crate::checks::expect::similarity::{levenshtein_distance, normalized_similarity};
+    pub use crate::run::report::{SCHEMA_VERSION, fold_runs};
 
     // The internal items the `niceeval` command, the benchmarks and the crate's own
     // integration tests use, named one by one (`niceeval/tests/it/surface.rs` counts them
@@ -334,24 +312,24 @@ pub mod __workspace {
     /// The on-disk response cache.
     #[cfg(feature = "providers")]
     pub mod cache {
-        pub use crate::cache::ResponseCache;
+        pub use crate::resources::cache::ResponseCache;
     }
     /// Prices and cost estimates.
     pub mod price {
-        pub use crate::price::{Price, PriceSource, PriceTable, estimate_cost};
+        pub use crate::resources::price::{Price, PriceSource, PriceTable, estimate_cost};
     }
     /// Model providers.
     #[cfg(feature = "providers")]
     pub mod provider {
-        pub use crate::provider::http::HttpRequest;
-        pub use crate::provider::{
+        pub use crate::agents::provider::http::HttpRequest;
+        pub use crate::agents::provider::{
             ApiKey, ChatMessage, ChatRequest, ClientOptions, DEFAULT_TIMEOUT, ModelClient,
             ModelName, ProviderError, RetryPolicy, ToolSpec, resolve_key,
         };
     }
     /// The suite runner.
     pub mod harness {
-        pub use crate::harness::{
+        pub use crate::front::harness::{
             Args, EXIT_FAILED, EXIT_OK, EXIT_USAGE, process_args, run_report, run_report_of,
             run_suite, run_with_args,
         };
@@ -360,40 +338,40 @@ pub mod __workspace {
     /// suite files' script providers start theirs here) and the code worker.
     pub mod process {
         #[cfg(target_os = "linux")]
-        pub use crate::process::carrying;
-        pub use crate::process::output;
+        pub use crate::base::process::carrying;
+        pub use crate::base::process::output;
         #[cfg(feature = "inline-code")]
-        pub use crate::process::worker::WorkerError;
+        pub use crate::base::process::worker::WorkerError;
     }
     /// The history of runs: the results files, written, read and merged.
-    pub mod history {
-        pub use crate::history::{
+    pub mod results {
+        pub use crate::output::results::{
             ReadError, ResultsFile, from_earlier_runs, latest, latest_records, merge, read_reports,
             replay, results_dir, target_dir, this_run, this_target,
         };
     }
     /// Statistics.
     pub mod stats {
-        pub use crate::stats::Reliability;
+        pub use crate::base::stats::Reliability;
     }
     /// Excerpts inside reasons.
     pub mod excerpt {
-        pub use crate::excerpt::{elide, quote, quote_width};
+        pub use crate::base::excerpt::{elide, quote, quote_width};
     }
     /// Datasets.
     pub mod dataset {
-        pub use crate::dataset::expand;
+        pub use crate::run::dataset::expand;
     }
     /// Snapshots.
     pub mod snapshot {
-        pub use crate::snapshot::{text, text_without_reasons};
+        pub use crate::output::snapshot::{text, text_without_reasons};
     }
     /// The scoped checks' types (the benchmarks build them directly).
     pub mod scope {
-        pub use crate::scope::deferred::{
+        pub use crate::checks::scope::deferred::{
             BoxFuture, Check, Defer, Deferred, Graded, register, start,
         };
-        pub use crate::scope::{
+        pub use crate::checks::scope::{
             actions::{CalledSubagent, LoadedSkill, NoFailedActions, ToolOrder, UsedNoTools},
             events::{EventCheck, EventOrder, EventsSatisfy, NoEvent},
             run_checks::{MessageIncludes, Parked, Succeeded},
@@ -403,55 +381,55 @@ pub mod __workspace {
     /// How working copies are made, and the test-output parsers.
     pub mod workspace {
         pub use crate::config::{Isolation, Keep};
-        pub use crate::workspace::command::CommandRecord;
-        pub use crate::workspace::copy::Limits;
-        pub use crate::workspace::sandbox::Sandbox;
-        pub use crate::workspace::settings::Settings;
-        pub use crate::workspace::test_report::{parse_junit, parse_libtest};
+        pub use crate::resources::workspace::command::CommandRecord;
+        pub use crate::resources::workspace::copy::Limits;
+        pub use crate::resources::workspace::sandbox::Sandbox;
+        pub use crate::resources::workspace::settings::Settings;
+        pub use crate::resources::workspace::test_report::{parse_junit, parse_libtest};
     }
     /// The built-in reporters.
     pub mod reporter {
-        pub use crate::reporter::console::{Console, progress_line, summary_table};
+        pub use crate::output::reporter::console::{Console, progress_line, summary_table};
         #[cfg(feature = "html")]
-        pub use crate::reporter::html::{Html, with_earlier};
-        pub use crate::reporter::jsonl::Jsonl;
-        pub use crate::reporter::junit::Junit;
-        pub use crate::reporter::markdown::Markdown;
+        pub use crate::output::reporter::html::{Html, with_earlier};
+        pub use crate::output::reporter::jsonl::Jsonl;
+        pub use crate::output::reporter::junit::Junit;
+        pub use crate::output::reporter::markdown::Markdown;
     }
     /// Baselines.
     pub mod compare {
         /// A baseline's tokens (hidden: `BaselineEval::tokens` names it).
-        pub use crate::compare::baseline::Tokens;
-        pub use crate::compare::baseline::{BASELINE_VERSION, Baseline, BaselineError};
+        pub use crate::run::compare::baseline::Tokens;
+        pub use crate::run::compare::baseline::{BASELINE_VERSION, Baseline, BaselineError};
     }
     /// OpenTelemetry internals: the receiver, runs, ingestion.
     #[cfg(feature = "otel")]
     pub mod trace {
-        pub use crate::trace::internals::{
+        pub use crate::agents::trace::internals::{
             MAX_SPANS_PER_RUN, Run, counts, endpoint, ingest, last_rejection, protobuf_batch,
         };
     }
     /// Assertion internals, and the code worker's calls (inline JavaScript and Python).
     pub mod expect {
         #[cfg(feature = "inline-code")]
-        pub use crate::expect::code::Language as CodeLanguage;
+        pub use crate::checks::expect::code::Language as CodeLanguage;
         #[cfg(feature = "inline-code")]
-        pub use crate::expect::code::runner as code_runner;
-        pub use crate::expect::custom_dir::CustomAssertions;
+        pub use crate::checks::expect::code::runner as code_runner;
+        pub use crate::checks::expect::custom_dir::CustomAssertions;
     }
     /// Assertions as data: where a node of a YAML document is written.
     pub mod spec {
-        pub use crate::spec::locate::Step;
+        pub use crate::checks::spec::locate::Step;
         #[cfg(feature = "yaml")]
-        pub use crate::spec::locate::yaml_position;
+        pub use crate::checks::spec::locate::yaml_position;
     }
     /// Agents over any HTTP target.
     #[cfg(feature = "providers")]
     pub mod agent {
-        pub use crate::agent::http::{HttpAgent, HttpTarget};
+        pub use crate::agents::agent::http::{HttpAgent, HttpTarget};
     }
     /// What a data eval's body registers its checks on.
     pub mod eval {
-        pub use crate::eval::checks_of;
+        pub use crate::run::eval::checks_of;
     }
 }

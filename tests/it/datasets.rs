@@ -291,10 +291,10 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     };
     with_results(&[&["-q"][..], &APART].concat());
     with_results(&["-q", "--exact", "jsonl::lima"]);
-    let reports = niceeval::__workspace::history::read_reports(std::slice::from_ref(&results_dir))
+    let reports = niceeval::__workspace::results::read_reports(std::slice::from_ref(&results_dir))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
-        niceeval::__workspace::history::latest(reports).len(),
+        niceeval::__workspace::results::latest(reports).len(),
         expected().len()
     );
 
@@ -315,7 +315,7 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     assert!(out.stdout.contains("13 passed; 9 failed"), "{}", out.dump());
     std::fs::write(&jsonl, &original).expect("writable");
     with_results(&[&["-q"][..], &APART].concat());
-    let reports = niceeval::__workspace::history::read_reports(std::slice::from_ref(&results_dir))
+    let reports = niceeval::__workspace::results::read_reports(std::slice::from_ref(&results_dir))
         .unwrap_or_else(|e| panic!("{e}"));
     let gone: Vec<&str> = reports
         .iter()
@@ -419,7 +419,7 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
             panic!("nextest exit {:?}\n{}", out.code(), out.dump())
         };
         let reports =
-            niceeval::__workspace::history::read_reports(std::slice::from_ref(&nextest_results))
+            niceeval::__workspace::results::read_reports(std::slice::from_ref(&nextest_results))
                 .unwrap_or_else(|e| panic!("{e}\n{}", out.dump()));
         reports.into_iter().map(|r| r.id).collect::<Vec<String>>()
     };

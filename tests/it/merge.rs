@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use niceeval::__workspace::history::{merge, read_reports};
+use niceeval::__workspace::results::{merge, read_reports};
 use niceeval::EvalReport;
 use niceeval_tests::child::{self, Output};
 use niceeval_tests::fixture::{BUILD_DEADLINE, Fixtures, RUN_DEADLINE};
@@ -399,7 +399,7 @@ fn a_filtered_run_refreshes_what_it_ran_and_keeps_the_rest() {
     assert_eq!(first.len(), 6);
     shard(&results, &["smoke", "-q"]);
 
-    let latest = niceeval::__workspace::history::latest(
+    let latest = niceeval::__workspace::results::latest(
         read_reports(std::slice::from_ref(&results)).expect("readable"),
     );
     let ids: Vec<&str> = latest.iter().map(|r| r.id.as_str()).collect();
@@ -414,7 +414,7 @@ fn a_filtered_run_refreshes_what_it_ran_and_keeps_the_rest() {
         };
         assert_eq!(report.runs.len(), expected, "{}", report.id);
     }
-    let mut earlier: Vec<&str> = niceeval::__workspace::history::from_earlier_runs(&latest)
+    let mut earlier: Vec<&str> = niceeval::__workspace::results::from_earlier_runs(&latest)
         .iter()
         .map(|r| r.id.as_str())
         .collect();
@@ -522,7 +522,7 @@ fn an_earlier_passing_results_file_does_not_dilute_a_new_failing_run() {
         "{}",
         out.dump()
     );
-    let latest = niceeval::__workspace::history::latest(
+    let latest = niceeval::__workspace::results::latest(
         read_reports(&[old.clone(), new.clone()]).expect("readable"),
     );
     assert_eq!(latest.len(), 1);
@@ -532,7 +532,7 @@ fn an_earlier_passing_results_file_does_not_dilute_a_new_failing_run() {
     // --combine asks for the old behaviour: both records as runs of one eval.
     let (_out, markdown) = run(args("--combine"));
     let combined =
-        niceeval::__workspace::history::merge(read_reports(&[old, new]).expect("readable"));
+        niceeval::__workspace::results::merge(read_reports(&[old, new]).expect("readable"));
     assert_eq!(combined[0].runs.len(), 2);
     assert_eq!(combined[0].reliability.pass_rate, 0.5);
     assert!(markdown.contains("0.5"), "{markdown}");

@@ -794,7 +794,7 @@ fn no_fragment_of_a_secret_reaches_the_reports_where_an_excerpt_cuts_it() {
             false,
         )),
     ];
-    niceeval::__workspace::history::replay(std::slice::from_ref(&report), &mut reporters);
+    niceeval::__workspace::results::replay(std::slice::from_ref(&report), &mut reporters);
     drop(reporters);
     let read = |name: &str| std::fs::read_to_string(file(name)).expect("written");
     let page = read("r.html");

@@ -499,7 +499,7 @@ fn plain_cargo_test_of_evals_keeps_working_and_writes_results() {
     assert_eq!(out.code(), Some(0), "{}", out.dump());
     let records = read_jsonl(&file);
     assert_eq!(records.len(), 3, "{records:#?}");
-    let latest = niceeval::__workspace::history::latest(records);
+    let latest = niceeval::__workspace::results::latest(records);
     let runs: Vec<(&str, &str, usize)> = latest
         .iter()
         .map(|r| {
@@ -515,7 +515,7 @@ fn plain_cargo_test_of_evals_keeps_working_and_writes_results() {
         runs[1].2, 1,
         "the rerun replaces the earlier run, it is not added to it"
     );
-    let earlier: Vec<&str> = niceeval::__workspace::history::from_earlier_runs(&latest)
+    let earlier: Vec<&str> = niceeval::__workspace::results::from_earlier_runs(&latest)
         .iter()
         .map(|r| r.id.as_str())
         .collect();

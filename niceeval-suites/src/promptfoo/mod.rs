@@ -23,7 +23,7 @@ use super::{
     Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError, parse_yaml, template,
 };
 use niceeval::__workspace::spec::Step;
-use niceeval::data_eval::MatrixCell;
+use niceeval::reporter::MatrixCell;
 use niceeval::spec::AssertSpec;
 use providers::TestProviders;
 

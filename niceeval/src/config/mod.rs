@@ -235,7 +235,7 @@ pub struct JudgeConfig {
     pub cache: Option<CacheMode>,
     /// Where judge answers are cached, relative to the directory of `niceeval.toml` (default:
     /// `niceeval/cache` in the Cargo target directory; see
-    /// [`ResponseCache::judge_dir`](crate::cache::ResponseCache::judge_dir)).
+    /// [`ResponseCache::judge_dir`](crate::resources::cache::ResponseCache::judge_dir)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_dir: Option<PathBuf>,
     /// Timeout of one judge request, e.g. `"60s"` (the default); validated when parsed.
@@ -299,7 +299,7 @@ pub struct ReportConfig {
     /// The longest text stored per value in reports, results files and transcripts: each
     /// message, thinking text, tool input or output and assertion reason longer than this is
     /// elided in its middle, with the full size stated. A number of bytes (`65536`) or a size
-    /// (`"64KiB"`, `"1MiB"`, `"500KB"`); default `crate::excerpt::DEFAULT_MAX_TEXT` (64 KiB).
+    /// (`"64KiB"`, `"1MiB"`, `"500KB"`); default `crate::base::excerpt::DEFAULT_MAX_TEXT` (64 KiB).
     /// Assertions always see the whole value.
     #[serde(default, deserialize_with = "validate::size")]
     pub max_text: Option<u64>,
@@ -607,7 +607,7 @@ impl Config {
     }
 
     /// The longest text stored per value: `[report] max_text`, else
-    /// [`crate::excerpt::DEFAULT_MAX_TEXT`].
+    /// [`crate::base::excerpt::DEFAULT_MAX_TEXT`].
     ///
     /// ```
     /// use niceeval::__workspace::config::Config;
@@ -620,7 +620,7 @@ impl Config {
     pub fn max_text(&self) -> usize {
         self.report
             .max_text
-            .map_or(crate::excerpt::DEFAULT_MAX_TEXT, |n| {
+            .map_or(crate::base::excerpt::DEFAULT_MAX_TEXT, |n| {
                 usize::try_from(n).unwrap_or(usize::MAX)
             })
     }

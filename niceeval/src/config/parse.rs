@@ -17,7 +17,7 @@ use toml::de::{DeTable, DeValue};
 use super::agent::{AGENT_TYPES, deserialize, keys, missing};
 use super::validate::{key_name, sub_key};
 use super::{AgentConfig, Config, ConfigError};
-use crate::suggest::closest;
+use crate::base::suggest::closest;
 
 /// The tables of the file.
 pub(super) const TABLES: &[&str] = &[

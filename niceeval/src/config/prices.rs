@@ -1,5 +1,5 @@
 //! One `[prices."provider/model"]` entry of `niceeval.toml`: what a model costs, as data. The
-//! price layer ([`crate::price`]) turns it into a `Price` and looks prices up.
+//! price layer ([`crate::resources::price`]) turns it into a `Price` and looks prices up.
 
 use serde::{Deserialize, Deserializer, Serialize};
 

@@ -27,7 +27,7 @@ pub(crate) enum ValueError {
     NotEnvName,
     /// A `[report] redact` rule that does not compile.
     #[error(transparent)]
-    Redact(#[from] crate::redact::RuleError),
+    Redact(#[from] crate::base::redact::RuleError),
     /// A count below 1.
     #[error("{what} must be a whole number, 1 or more; got {got}")]
     BelowOne {
@@ -191,7 +191,7 @@ pub(super) fn redact_rules<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Option<Vec<String>>, D::Error> {
     validated(d, |rules: &Vec<String>| {
-        crate::redact::Redactor::new(std::iter::empty(), rules)
+        crate::base::redact::Redactor::new(std::iter::empty(), rules)
             .map(|_| ())
             .map_err(ValueError::from)
     })
@@ -329,7 +329,8 @@ fn names<'de, D: Deserializer<'de>>(
                     .join(", ");
                 return Err(ValueError::UnknownName {
                     name: name.clone(),
-                    near: crate::suggest::closest(name, valid.iter().copied()).map(str::to_string),
+                    near: crate::base::suggest::closest(name, valid.iter().copied())
+                        .map(str::to_string),
                     options,
                 });
             }
@@ -398,7 +399,7 @@ pub(super) fn not_one_of(name: &str, valid: &[&str], what: &str) -> String {
         .map(|k| format!("\"{k}\""))
         .collect::<Vec<_>>()
         .join(", ");
-    match crate::suggest::closest(name, valid.iter().copied()) {
+    match crate::base::suggest::closest(name, valid.iter().copied()) {
         Some(near) => {
             format!("{name:?} is not {what}; did you mean \"{near}\"? (valid: {options})")
         }

@@ -1,6 +1,6 @@
 //! The one door for processes and the one door for HTTP clients, enforced: outside the process
-//! core (`niceeval/src/process.rs`, `niceeval/src/process/`) no code builds a
-//! `Command::new(..)`, and outside the connection pool (`niceeval/src/provider/pool.rs`) no code
+//! core (`niceeval/src/base/process/`) no code builds a
+//! `Command::new(..)`, and outside the connection pool (`niceeval/src/agents/provider/pool.rs`) no code
 //! builds a `reqwest::Client` (`Client::new()`, `Client::builder()`, `ClientBuilder::new()`),
 //! but for the exceptions listed with their reasons. Comment lines and everything from a
 //! file's first `#[cfg(test)]` on are not read (tests start what they like).
@@ -11,41 +11,41 @@ use std::path::Path;
 /// that no longer matches anything fails the test too, so the list stays true.
 const EXCEPTIONS: &[(&str, &str, &str)] = &[
     (
-        "agent.rs",
+        "agents/agent/mod.rs",
         "Command::new",
         "`Request::command` builds an agent's command (in the sandbox when there is one); \
          agents start it through `process`",
     ),
     (
-        "agent/chat.rs",
+        "agents/agent/chat.rs",
         "Command::new",
         "`ToolContext::command`, the tool handlers' equal of `Request::command`; the built-in \
          `shell` tool starts it through `process`",
     ),
     (
-        "workspace/sandbox.rs",
+        "resources/workspace/sandbox.rs",
         "Command::new",
         "the sandbox builds the bubblewrap-wrapped command its callers start through \
          `process`, and probes `bwrap` once with a command that exits at once",
     ),
     (
-        "workspace/git.rs",
+        "resources/workspace/git.rs",
         "Command::new",
         "the snapshot's git commands, each waited for (no process outlives them)",
     ),
     (
-        "history/manifest.rs",
+        "output/results/manifest.rs",
         "Command::new",
         "`git rev-parse HEAD` for a results manifest, waited for",
     ),
     (
-        "libtest/same_outputs.rs",
+        "front/libtest/same_outputs.rs",
         "Command::new",
         "a unit test that runs its own test binary twice, once per front end, and waits for \
          each",
     ),
     (
-        "trace/export.rs",
+        "agents/trace/export.rs",
         "Client::new",
         "the OTLP export is built with the `otel` feature alone, without `providers`, which \
          owns the pool; one POST per exported trace",
@@ -97,8 +97,8 @@ fn processes_start_in_the_process_core_and_http_clients_come_from_the_pool() {
     let mut used = vec![false; EXCEPTIONS.len()];
     for (file, text) in &files {
         let owner_of = |what: &str| match what {
-            "Command::new" => file == "process.rs" || file.starts_with("process/"),
-            _ => file == "provider/pool.rs",
+            "Command::new" => file.starts_with("base/process/"),
+            _ => file == "agents/provider/pool.rs",
         };
         for (n, line) in text.lines().enumerate() {
             if line.trim_start().starts_with("#[cfg(test)]") {
@@ -129,8 +129,8 @@ fn processes_start_in_the_process_core_and_http_clients_come_from_the_pool() {
     }
     assert!(
         found.is_empty(),
-        "built outside the process core (niceeval/src/process*) or the pool \
-         (provider/pool.rs): go through `process::spawn` / `Request::command`, or the pool's \
+        "built outside the process core (niceeval/src/base/process/) or the pool \
+         (agents/provider/pool.rs): go through `process::spawn` / `Request::command`, or the pool's \
          client (`provider::http`), or add an exception with its reason:\n{}",
         found.join("\n")
     );

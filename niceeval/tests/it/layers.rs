@@ -1,16 +1,22 @@
-//! The layering rule of ARCHITECTURE.md, enforced: every top-level module of `niceeval/src`
-//! belongs to one layer, and its code names (`crate::module…`) only modules of its own layer or
-//! of layers below it, with no cycle inside a layer. Comment lines, everything from a file's
-//! first `#[cfg(test)]` on, and test modules in files of their own (`tests.rs`, `tests/`) are
-//! not read (tests may reach anywhere).
+//! The layering rule of ARCHITECTURE.md, enforced. `niceeval/src` is a folder per layer
+//! (`base/`, `config/`, `resources/`, `checks/`, `agents/`, `run/`, `output/`, `front/`), each
+//! holding modules of finer layers in order; every module belongs to one finer layer, and its
+//! code names (`crate::folder::module…`) only modules of its own layer or of layers below it,
+//! with no cycle inside a layer — so a folder names only itself and the folders below it, and
+//! the folders' order is the layers' order. Comment lines, everything from a file's first
+//! `#[cfg(test)]` on, and test modules in files of their own (`tests.rs`, `tests/`) are not read
+//! (tests may reach anywhere). niceeval-suites, built on niceeval, is checked at its boundary:
+//! it reaches niceeval only through its public modules, `data_eval` and the workspace's door.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// The layers, bottom first. A module missing from this table fails the test: a new module
-/// has to find its layer.
-const LAYERS: &[(&str, &[&str])] = &[
+/// The folders of `niceeval/src`, bottom first, each with its finer layers, bottom first, and
+/// their modules. A module missing from this table, or sitting in another folder than its
+/// layer's, fails the test: a new module has to find its layer and its folder.
+const LAYERS: &[(&str, &str, &[&str])] = &[
     (
+        "base",
         "foundation",
         &[
             "event",
@@ -25,27 +31,105 @@ const LAYERS: &[(&str, &[&str])] = &[
             "process",
         ],
     ),
-    ("configuration", &["config"]),
-    ("matchers", &["expect", "spec"]),
-    ("workspace", &["workspace"]),
-    ("prices and cache", &["cache", "price"]),
-    ("checks", &["scope", "efficiency"]),
-    ("agents and models", &["provider", "trace", "agent"]),
+    ("config", "configuration", &["config"]),
+    ("resources", "working copies", &["workspace"]),
+    ("resources", "prices and cache", &["cache", "price"]),
+    ("checks", "matchers", &["expect", "spec"]),
+    ("checks", "scoped checks", &["scope", "run_budget"]),
     (
-        "handle",
-        &["record", "turn", "eval", "error", "definition", "dataset"],
+        "agents",
+        "agents and models",
+        &["provider", "trace", "agent"],
     ),
-    ("judge", &["judge"]),
-    ("suite files", &["suite_file"]),
-    ("comparison", &["compare"]),
-    ("report", &["report"]),
-    ("engine", &["engine"]),
-    ("outputs", &["history", "reporter", "snapshot"]),
-    ("front ends", &["harness", "libtest"]),
+    (
+        "run",
+        "handle",
+        &[
+            "record",
+            "turn",
+            "eval",
+            "error",
+            "definition",
+            "dataset",
+            "data_eval",
+        ],
+    ),
+    ("run", "judge", &["judge"]),
+    ("run", "comparison", &["compare"]),
+    ("run", "report", &["report"]),
+    ("run", "engine", &["engine"]),
+    ("output", "outputs", &["results", "reporter", "snapshot"]),
+    ("front", "front ends", &["harness", "libtest"]),
 ];
 
-/// Top-level module → the code of all its files, comments cut off; with `tests` false the test
-/// code too (from a file's first `#[cfg(test)]` on, and test modules in files of their own).
+/// The folders, bottom first.
+fn folders() -> Vec<&'static str> {
+    let mut folders: Vec<&str> = Vec::new();
+    for (folder, _, _) in LAYERS {
+        if folders.last() != Some(folder) {
+            folders.push(folder);
+        }
+    }
+    folders
+}
+
+/// `code` with every folder taken out of its paths (`crate::base::event` → `crate::event`,
+/// `crate::run::{eval::Eval, turn}` → `crate::{eval::Eval, turn}`): the modules' names are
+/// unique across folders, and the rule is read on modules.
+fn without_folders(code: &str) -> String {
+    let mut code = code.to_string();
+    for folder in folders() {
+        if folder == "config" {
+            continue;
+        }
+        code = code.replace(&format!("crate::{folder}::"), "crate::");
+    }
+    code
+}
+
+/// A file's path below `src`, as the module it belongs to sees it: its folder taken out
+/// (`run/eval/mod.rs` → `eval/mod.rs`); `None` for lib.rs and the folders' own `mod.rs`.
+fn module_path(rel: &[String]) -> Option<Vec<String>> {
+    match rel {
+        [only] if only == "lib.rs" => None,
+        [folder, rest @ ..] if folder != "config" && folders().contains(&folder.as_str()) => {
+            if rest.len() == 1 && rest[0] == "mod.rs" {
+                None
+            } else {
+                Some(rest.to_vec())
+            }
+        }
+        other => Some(other.to_vec()),
+    }
+}
+
+/// The folder each module sits in (`event` → `base`).
+fn folder_of_modules(src: &Path) -> BTreeMap<String, String> {
+    let mut found = BTreeMap::new();
+    for folder in folders() {
+        let dir = src.join(folder);
+        if folder == "config" {
+            found.insert("config".to_string(), "config".to_string());
+            continue;
+        }
+        for entry in std::fs::read_dir(&dir).into_iter().flatten() {
+            let name = entry
+                .expect("dir entry")
+                .file_name()
+                .to_string_lossy()
+                .to_string();
+            let module = name.trim_end_matches(".rs").to_string();
+            if module != "mod" {
+                found.insert(module, folder.to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Module → the code of all its files, comments cut off and folders taken out of its paths;
+/// with `tests` false the test code too (from a file's first `#[cfg(test)]` on, and test
+/// modules in files of their own).
 fn read_modules(src: &Path, tests: bool) -> BTreeMap<String, String> {
     let mut modules: BTreeMap<String, String> = BTreeMap::new();
     let mut stack = vec![src.to_path_buf()];
@@ -59,21 +143,23 @@ fn read_modules(src: &Path, tests: bool) -> BTreeMap<String, String> {
             if path.extension().is_none_or(|e| e != "rs") {
                 continue;
             }
-            let rel = path.strip_prefix(src).expect("under src");
-            let first = rel.components().next().expect("a component");
-            let first = first.as_os_str().to_string_lossy().to_string();
-            if first == "lib.rs" || first == "bin" {
+            let rel: Vec<String> = path
+                .strip_prefix(src)
+                .expect("under src")
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().to_string())
+                .collect();
+            let Some(rel) = module_path(&rel) else {
+                continue;
+            };
+            if rel[0] == "bin" {
                 continue;
             }
             // A test module of its own file (`#[cfg(test)] mod tests;`).
-            if !tests
-                && rel
-                    .components()
-                    .any(|c| c.as_os_str() == "tests" || c.as_os_str() == "tests.rs")
-            {
+            if !tests && rel.iter().any(|c| c == "tests" || c == "tests.rs") {
                 continue;
             }
-            let module = first.trim_end_matches(".rs").to_string();
+            let module = rel[0].trim_end_matches(".rs").to_string();
             let text = std::fs::read_to_string(&path).expect("read file");
             let code = if tests {
                 text.as_str()
@@ -85,7 +171,10 @@ fn read_modules(src: &Path, tests: bool) -> BTreeMap<String, String> {
                 .filter(|line| !line.trim_start().starts_with("//"))
                 .collect::<Vec<_>>()
                 .join("\n");
-            modules.entry(module).or_default().push_str(&code);
+            modules
+                .entry(module)
+                .or_default()
+                .push_str(&without_folders(&code));
         }
     }
     modules
@@ -172,6 +261,9 @@ fn read_files(src: &Path) -> Vec<(Vec<String>, String)> {
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy().to_string())
                 .collect();
+            let Some(rel) = module_path(&rel) else {
+                continue;
+            };
             if rel.iter().any(|c| c == "tests" || c == "tests.rs") {
                 continue;
             }
@@ -182,7 +274,7 @@ fn read_files(src: &Path) -> Vec<(Vec<String>, String)> {
                 .filter(|line| !line.trim_start().starts_with("//"))
                 .collect::<Vec<_>>()
                 .join("\n");
-            files.push((rel, code));
+            files.push((rel, without_folders(&code)));
         }
     }
     files
@@ -259,7 +351,7 @@ fn violations_in(modules: &BTreeMap<String, String>, root: bool) -> Vec<String> 
     let layer_of: BTreeMap<&str, usize> = LAYERS
         .iter()
         .enumerate()
-        .flat_map(|(i, (_, mods))| mods.iter().map(move |m| (*m, i)))
+        .flat_map(|(i, (_, _, mods))| mods.iter().map(move |m| (*m, i)))
         .collect();
     let names: BTreeSet<String> = modules.keys().cloned().collect();
     let mut problems = Vec::new();
@@ -286,7 +378,7 @@ fn violations_in(modules: &BTreeMap<String, String>, root: bool) -> Vec<String> 
             if theirs > mine {
                 problems.push(format!(
                     "`{module}` ({}) imports `{import}` ({}), a layer above it",
-                    LAYERS[mine].0, LAYERS[theirs].0
+                    LAYERS[mine].1, LAYERS[theirs].1
                 ));
             } else if theirs == mine {
                 same_layer
@@ -326,6 +418,159 @@ fn every_module_imports_only_its_own_layer_or_below() {
         problems.is_empty(),
         "the layering rule of ARCHITECTURE.md is broken:\n  {}",
         problems.join("\n  ")
+    );
+}
+
+#[test]
+fn each_module_sits_in_its_layers_folder_and_the_folders_keep_the_layers_order() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut problems = Vec::new();
+    // A folder's layers are contiguous: the folders, bottom first, are the layers' order.
+    let mut seen: Vec<&str> = Vec::new();
+    for (folder, layer, _) in LAYERS {
+        if seen.last() != Some(folder) {
+            if seen.contains(folder) {
+                problems.push(format!(
+                    "layer `{layer}` is in `{folder}/`, but a layer of another folder sits \
+                     between it and `{folder}/`'s others"
+                ));
+            }
+            seen.push(folder);
+        }
+    }
+    let placed = folder_of_modules(&src);
+    for (folder, layer, modules) in LAYERS {
+        for module in *modules {
+            match placed.get(*module) {
+                Some(actual) if actual == folder => {}
+                Some(actual) => problems.push(format!(
+                    "`{module}` ({layer}) sits in `{actual}/`, its layer's folder is `{folder}/`"
+                )),
+                None => problems.push(format!(
+                    "`{module}` ({layer}) is not in `{folder}/` (or anywhere in src/)"
+                )),
+            }
+        }
+    }
+    for (module, folder) in &placed {
+        if !LAYERS
+            .iter()
+            .any(|(_, _, modules)| modules.contains(&module.as_str()))
+        {
+            problems.push(format!(
+                "`{folder}/{module}` is in no layer: add it to LAYERS in \
+                 niceeval/tests/it/layers.rs and to ARCHITECTURE.md"
+            ));
+        }
+    }
+    // Nothing but the folders (and lib.rs) at the top of src/.
+    for entry in std::fs::read_dir(&src).expect("read src") {
+        let name = entry
+            .expect("dir entry")
+            .file_name()
+            .to_string_lossy()
+            .to_string();
+        if name != "lib.rs" && !folders().contains(&name.as_str()) {
+            problems.push(format!(
+                "`src/{name}` is not a layer's folder: put it in the folder of its layer"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "niceeval/src does not show the layers:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+/// niceeval's public modules: what a crate built on niceeval may name below `niceeval::`
+/// besides the root's items and the workspace's door.
+const PUBLIC_MODULES: &[&str] = &[
+    "agent",
+    "compare",
+    "data_eval",
+    "expect",
+    "grader",
+    "prelude",
+    "reporter",
+    "scope",
+    "spec",
+    "trace",
+    "workspace",
+];
+
+/// The places in `code` that reach niceeval other than through a public module, a root item
+/// or the workspace's door (`__private` is generated code's door).
+fn through_a_back_door(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("niceeval::") {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &code[at + "niceeval::".len()..];
+        // `niceeval::{Eval, spec::AssertSpec}`: each name of the group.
+        let names: Vec<&str> = match rest.strip_prefix('{') {
+            Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                .split(',')
+                .collect(),
+            None => vec![rest],
+        };
+        for name in names {
+            let name: String = name
+                .trim()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let root_item = name.chars().next().is_some_and(char::is_uppercase)
+                || ["json", "async_trait", "eval", "self"].contains(&name.as_str());
+            if !(root_item || name == "__workspace" || PUBLIC_MODULES.contains(&name.as_str())) {
+                found.push(format!("niceeval::{name}"));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn niceeval_suites_reaches_niceeval_only_through_its_interface_and_the_workspace_door() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../niceeval-suites/src");
+    let mut problems = Vec::new();
+    let mut stack = vec![src.clone()];
+    let mut files = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read niceeval-suites/src") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("read file");
+            files += 1;
+            let code: String = text
+                .lines()
+                .filter(|line| !line.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            for door in through_a_back_door(&code) {
+                problems.push(format!("{}: {door}", path.display()));
+            }
+        }
+    }
+    assert!(files > 10, "read {files} files of niceeval-suites");
+    assert!(
+        problems.is_empty(),
+        "niceeval-suites names niceeval outside its public modules and `__workspace`:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn a_back_door_into_niceeval_is_caught() {
+    let code = "use niceeval::__private::EvalDefinition;\nuse niceeval::__workspace::scope::Check;\nuse niceeval::spec::AssertSpec;\nuse niceeval::{Eval, json, engine::run};\nfn f(e: niceeval::Error) {}\n";
+    assert_eq!(
+        through_a_back_door(code),
+        ["niceeval::__private", "niceeval::engine"]
     );
 }
 
@@ -438,8 +683,8 @@ fn an_upward_import_is_caught() {
 #[test]
 fn a_cycle_inside_a_layer_is_caught() {
     let mut modules = BTreeMap::new();
-    modules.insert("reporter".to_string(), "use crate::history::X;".to_string());
-    modules.insert("history".to_string(), "crate::reporter::Y".to_string());
+    modules.insert("reporter".to_string(), "use crate::results::X;".to_string());
+    modules.insert("results".to_string(), "crate::reporter::Y".to_string());
     let problems = violations(&modules);
     assert!(
         problems.iter().any(|p| p.starts_with("import cycle")),

@@ -15,7 +15,10 @@ use serde_json::Value;
 
 /// The most public items (structs, enums, unions, traits, type aliases, functions, constants,
 /// statics, macros, and re-exported foreign items) niceeval shows; methods are not counted.
-const MAX_ITEMS: usize = 150;
+/// 150 until the data-eval interface (`data_eval`: eight items, for runners of cases that are
+/// not `#[eval]` functions, such as niceeval-suites) and the check context (`CheckContext`,
+/// `WorkingCopy`) joined it.
+const MAX_ITEMS: usize = 162;
 
 /// Item kinds that count, as rustdoc's JSON names them.
 const COUNTED: &[&str] = &[
@@ -561,16 +564,23 @@ fn the_generated_codes_door_holds_only_what_generated_code_names() {
         (root.join("../niceeval-macros/src"), false),
         (root.join("src"), true),
     ] {
-        for entry in std::fs::read_dir(&dir).expect("a source folder") {
-            let path = entry.expect("an entry").path();
-            if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).expect("a source file");
-                if macros_only {
-                    for body in text.split("macro_rules!").skip(1) {
-                        generating.push_str(body.split("\n}\n").next().unwrap_or(body));
+        let mut stack = vec![dir];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("a source folder") {
+                let path = entry.expect("an entry").path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).expect("a source file");
+                    if macros_only {
+                        for body in text.split("macro_rules!").skip(1) {
+                            generating.push_str(body.split("\n}\n").next().unwrap_or(body));
+                        }
+                    } else {
+                        generating.push_str(&text);
                     }
-                } else {
-                    generating.push_str(&text);
                 }
             }
         }

@@ -51,6 +51,7 @@ const PYTHON_PACKAGES: &[&str] = &["nltk", "rouge_score", "pytest"];
 const CRATES: &[(&str, &str)] = &[
     ("niceeval", "available"),
     ("niceeval-cli", "available"),
+    ("niceeval-suites", "available"),
     ("niceeval-macros", "available"),
     ("niceeval-dataset", "available"),
     ("niceeval-duration", "available"),
