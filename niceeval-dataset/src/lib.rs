@@ -26,6 +26,8 @@
 
 #![deny(missing_docs)]
 
+pub mod positions;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -349,22 +351,15 @@ fn yaml(text: &str, origin: &str) -> Result<Vec<Raw>, DatasetError> {
         .collect()
 }
 
-/// The lines where the items of a top-level YAML list start: lines whose first character is
-/// `-` at the list's indentation (YAML parsers keep no positions for values; this is only used
-/// to point at an item in error messages). niceeval's suite-file reader calls it too, so a
-/// promptfoo tests file's items are placed on the lines this crate gives them.
+/// The lines where the items of a top-level YAML list start, as the workspace's one YAML
+/// position finder ([`positions`]) places them (only used to point at an item in error messages
+/// and reports). niceeval-suites' reader calls it too, so a promptfoo tests file's items are
+/// placed on the lines this crate gives them. Empty when the text is not a YAML list.
 #[doc(hidden)]
 pub fn yaml_item_lines(text: &str) -> Vec<usize> {
-    let items = text.lines().enumerate().filter_map(|(i, line)| {
-        let trimmed = line.trim_start();
-        let is_item = trimmed == "-" || trimmed.starts_with("- ");
-        is_item.then_some((i + 1, line.len() - trimmed.len()))
-    });
-    let items: Vec<(usize, usize)> = items.collect();
-    let indent = items.iter().map(|(_, indent)| *indent).min().unwrap_or(0);
-    items
+    positions::Positions::root_items(text)
+        .unwrap_or_default()
         .into_iter()
-        .filter(|(_, i)| *i == indent)
         .map(|(line, _)| line)
         .collect()
 }

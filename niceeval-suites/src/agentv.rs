@@ -512,11 +512,11 @@ fn messages(
     }
 }
 
-fn steps(at: &[Seg]) -> Vec<niceeval::__workspace::spec::Step<'_>> {
+fn steps(at: &[Seg]) -> Vec<niceeval_dataset::positions::Step<'_>> {
     at.iter()
         .map(|s| match s {
-            Seg::Key(k) => niceeval::__workspace::spec::Step::Key(k.as_str()),
-            Seg::Index(i) => niceeval::__workspace::spec::Step::Index(*i),
+            Seg::Key(k) => niceeval_dataset::positions::Step::Key(k.as_str()),
+            Seg::Index(i) => niceeval_dataset::positions::Step::Index(*i),
         })
         .collect()
 }

@@ -36,7 +36,6 @@ mod agentv;
 mod errors;
 mod graders;
 mod node;
-mod positions;
 mod prompt;
 mod promptfoo;
 mod promptfoo_keys;
@@ -960,14 +959,14 @@ pub(crate) fn file_path(base: &Path, reference: &str) -> PathBuf {
 pub(crate) fn at(
     file: &Path,
     text: &str,
-    path: &[niceeval::__workspace::spec::Step<'_>],
+    path: &[niceeval_dataset::positions::Step<'_>],
     found: Option<(usize, usize)>,
     message: String,
 ) -> SuiteFileError {
     let found = found.or_else(|| {
         let key = path.iter().rev().find_map(|s| match s {
-            niceeval::__workspace::spec::Step::Key(k) => Some(*k),
-            niceeval::__workspace::spec::Step::Index(_) => None,
+            niceeval_dataset::positions::Step::Key(k) => Some(*k),
+            niceeval_dataset::positions::Step::Index(_) => None,
         })?;
         text.lines().enumerate().find_map(|(i, line)| {
             let trimmed = line.trim_start().trim_start_matches("- ");

@@ -17,8 +17,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
 
-use super::positions::{Events, Kind};
-use niceeval::__workspace::spec::Step;
+use niceeval_dataset::positions::Step;
+use niceeval_dataset::positions::{Events, Kind};
 
 /// A document read, with the items of its `tests` taken out when asked.
 #[derive(Debug)]
@@ -36,7 +36,7 @@ pub(crate) struct Streamed {
 pub(crate) struct Item {
     pub text: Box<str>,
     /// Where it and its parts were written; `None` when the item is an alias (the places
-    /// then come from [`super::positions::Positions`]).
+    /// then come from [`niceeval_dataset::positions::Positions`]).
     pub places: Option<Places>,
 }
 
@@ -60,7 +60,7 @@ type Kid = (Option<Box<str>>, (u32, u32));
 
 impl Places {
     /// The place of the node at `path` below the item, as
-    /// [`super::positions::Positions::find`] finds it (`Some(None)`: there is no such node);
+    /// [`niceeval_dataset::positions::Positions::find`] finds it (`Some(None)`: there is no such node);
     /// `None` when this does not know (the caller asks the whole document). An item's keys
     /// and its values' children are all here, so a key or child not here is not in the file.
     pub(crate) fn find(&self, path: &[Step<'_>]) -> Option<Option<(usize, usize)>> {
@@ -618,7 +618,7 @@ mod tests {
     #[test]
     fn item_places_are_the_documents() {
         let text = "x: &a {type: contains, value: z}\nl: &l [{type: a}, {type: b}]\ntests:\n  - description: one\n    vars:\n      q: [1, 2]\n      r: hi\n    assert:\n      - type: equals\n        value: 1\n      - {type: contains, value: x}\n  - file://more.csv\n  - vars: {q: 3}\n    assert:\n      - *a\n  - *a\n  - <<: {vars: {q: 4}}\n    assert: *l\n";
-        let positions = super::super::positions::Positions::read(text).unwrap();
+        let positions = niceeval_dataset::positions::Positions::read(text).unwrap();
         let split = read(text, true).unwrap();
         assert_eq!(
             split.tests_at.map(|(l, c)| (l as usize, c as usize)),
@@ -664,7 +664,7 @@ mod root_tests {
     #[test]
     fn a_tests_files_items_know_their_places() {
         let text = "- vars: {q: 1}\n  assert:\n    - type: equals\n      value: 1\n    - type: contains\n      value: x\n-\n  description: two\n  assert: [{type: regex, value: a}]\n";
-        let positions = super::super::positions::Positions::read(text).unwrap();
+        let positions = niceeval_dataset::positions::Positions::read(text).unwrap();
         let items = read_with(text, Split::Root, false).unwrap().tests.unwrap();
         assert_eq!(items.len(), 2);
         for (i, item) in items.iter().enumerate() {

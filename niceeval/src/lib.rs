@@ -417,12 +417,6 @@ pub mod __workspace {
         pub use crate::checks::expect::code::runner as code_runner;
         pub use crate::checks::expect::custom_dir::CustomAssertions;
     }
-    /// Assertions as data: where a node of a YAML document is written.
-    pub mod spec {
-        pub use crate::checks::spec::locate::Step;
-        #[cfg(feature = "yaml")]
-        pub use crate::checks::spec::locate::yaml_position;
-    }
     /// Agents over any HTTP target.
     #[cfg(feature = "providers")]
     pub mod agent {

@@ -22,9 +22,9 @@ use super::promptfoo_keys::{self, Notes};
 use super::{
     Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError, parse_yaml, template,
 };
-use niceeval::__workspace::spec::Step;
 use niceeval::reporter::MatrixCell;
 use niceeval::spec::AssertSpec;
+use niceeval_dataset::positions::Step;
 use providers::TestProviders;
 
 const TOP_KEYS: &[&str] = &[
@@ -101,7 +101,7 @@ pub(crate) struct Doc<'a> {
     pub text: &'a str,
     pub base: PathBuf,
     /// Where each node of `text` is, read on the first look-up (`Default::default()`).
-    pub positions: std::cell::OnceCell<Option<super::positions::Positions>>,
+    pub positions: std::cell::OnceCell<Option<niceeval_dataset::positions::Positions>>,
     /// A promptfoo file's notices and refusals ([`promptfoo_keys`]); `None` (AgentV): every
     /// unknown key is an error.
     pub notes: Option<&'a Notes>,
@@ -154,7 +154,7 @@ impl Doc<'_> {
             _ => {}
         }
         self.positions
-            .get_or_init(|| super::positions::Positions::read(self.text))
+            .get_or_init(|| niceeval_dataset::positions::Positions::read(self.text))
             .as_ref()?
             .find(path)
     }

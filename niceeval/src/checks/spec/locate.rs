@@ -3,14 +3,19 @@
 //! Items are validated after parsing, from plain `serde_json::Value`s that carry no positions.
 //! Rather than scanning the text (YAML has block and flow lists, anchors and several quoting
 //! styles; a scan would misplace items that a parser places exactly), the text is read again,
-//! only when an item is invalid, by the same parser, down to that item: there the reader fails
-//! on purpose, and the parser's error carries the position of the value it was reading — the
-//! item's first key for a YAML block mapping, its `{` for a flow mapping or a JSON object.
+//! only when an item is invalid. YAML goes to the workspace's one position finder
+//! (`niceeval_dataset::positions`, libyaml's events: the item's first key for a block mapping,
+//! its `{` for a flow mapping); JSON is read by serde_json down to the item, where the reader
+//! fails on purpose and the error carries the position of the `{` it was reading.
 
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+
+#[cfg(feature = "yaml")]
+use niceeval_dataset::positions::Positions;
+use niceeval_dataset::positions::Step;
 
 use super::Location;
 
@@ -39,24 +44,15 @@ pub(super) fn item(
         .into_iter()
         .chain([Step::Index(index)])
         .collect();
-    let find = Find { path: &path };
     let (line, column) = match source {
+        // The workspace's one YAML position finder (niceeval-dataset's `positions`).
         #[cfg(feature = "yaml")]
-        Source::Yaml(text) => {
-            let error = find
-                .deserialize(yaml_serde::Deserializer::from_str(text))
-                .err()?;
-            if !error.to_string().contains(FOUND) {
-                return None;
-            }
-            let location = error.location()?;
-            (location.line(), location.column())
-        }
+        Source::Yaml(text) => Positions::read(text)?.find(&path)?,
         // Without the `yaml` feature no YAML document is ever parsed, so none has items.
         #[cfg(not(feature = "yaml"))]
         Source::Yaml(_) => return None,
         Source::Json(text) => {
-            let error = find
+            let error = Find { path: &path }
                 .deserialize(&mut serde_json::Deserializer::from_str(text))
                 .err()?;
             if !error.to_string().contains(FOUND) {
@@ -110,30 +106,6 @@ pub(super) fn json_error(error: &serde_json::Error, origin: &str) -> (Option<Loc
         }),
         message,
     )
-}
-
-/// The line and column (1-based) of the value at `path` in a YAML document, found by reading
-/// it down to there: the reference niceeval-suites' `positions` (one reading for every place) is
-/// tested against.
-#[cfg(feature = "yaml")]
-pub fn yaml_position(text: &str, path: &[Step<'_>]) -> Option<(usize, usize)> {
-    let error = Find { path }
-        .deserialize(yaml_serde::Deserializer::from_str(text))
-        .err()?;
-    if !error.to_string().contains(FOUND) {
-        return None;
-    }
-    let location = error.location()?;
-    Some((location.line(), location.column()))
-}
-
-/// One step down a document: a mapping's key or a list's index.
-#[derive(Clone, Copy, Debug)]
-pub enum Step<'a> {
-    /// The value of this key.
-    Key(&'a str),
-    /// The item at this index.
-    Index(usize),
 }
 
 /// Reads down `path` and fails where it ends.

@@ -116,7 +116,7 @@
 mod aggregate;
 mod as_assertion;
 mod load;
-pub(crate) mod locate;
+mod locate;
 mod prepare;
 
 mod values;

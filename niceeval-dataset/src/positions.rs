@@ -1,27 +1,36 @@
-//! Where each node of a suite file's YAML (or JSON) document is written, found in one pass.
+//! Where each node of a YAML (or JSON) document is written, found in one pass: the one YAML
+//! position finder of the workspace. A dataset file's items (this crate), an assertion list's
+//! invalid items (niceeval's `spec`) and a suite file's tests and items (niceeval-suites) are
+//! all placed with it.
 //!
-//! The loader names the line of every test and the place of every assertion item. Finding
-//! each by reading the document again down to it ([`niceeval::spec::yaml_position`], right for
-//! one error) made a file of N tests cost N readings of it: 2,000 inline tests took minutes.
-//! [`Positions`] reads the document once into a tree of places (no values), and every look-up
-//! after that walks the tree.
+//! Finding each place by reading the document again down to it (a reader that fails on
+//! purpose there, whose parser error carries the position: right for one error) made a file of
+//! N tests cost N readings of it: 2,000 inline tests took minutes. [`Positions`] reads the
+//! document once into a tree of places (no values), and every look-up after that walks the tree.
 //!
 //! The events come from libyaml (`libyaml-rs`), the parser `yaml_serde` reads documents with:
-//! `yaml_serde` keeps its parser private, and its errors name the start of the event they
-//! were reading, so a place found here is the one `niceeval::__workspace::spec::yaml_position` finds (a test checks
-//! that they agree). libyaml is C translated to Rust and has only its C-style API, hence the
-//! `unsafe` of [`Events`], kept to the parser's life cycle.
+//! `yaml_serde` keeps its parser private, and its errors name the start of the event they were
+//! reading, so a place found here is the one such a failing reader finds (a test checks that
+//! they agree). libyaml is C translated to Rust and has only its C-style API (no crate offers
+//! positions of YAML nodes), hence the `unsafe` of [`Events`], kept to the parser's life cycle.
 
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
 
 use libyaml_rs as sys;
 
-use niceeval::__workspace::spec::Step;
+/// One step down a document: a mapping's key or a list's index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step<'a> {
+    /// The value of this key.
+    Key(&'a str),
+    /// The item at this index.
+    Index(usize),
+}
 
 /// The places of a document's nodes (its first document's), by path.
 #[derive(Debug, Default)]
-pub(crate) struct Positions {
+pub struct Positions {
     nodes: Vec<Node>,
 }
 
@@ -54,7 +63,7 @@ enum Frame {
 
 impl Positions {
     /// Reads `text`; `None` when it is not valid YAML (the caller's parser says why).
-    pub(crate) fn read(text: &str) -> Option<Self> {
+    pub fn read(text: &str) -> Option<Self> {
         let mut out = Positions::default();
         let mut stack: Vec<Frame> = Vec::new();
         let mut anchors: HashMap<Vec<u8>, u32> = HashMap::new();
@@ -128,14 +137,73 @@ impl Positions {
         Some(out)
     }
 
+    /// The line and column (1-based) of each item of a document that is a list (an alias item
+    /// where the alias is written), read without building the tree (a dataset of 100,000 records keeps one place per record, not one per
+    /// node); `None` when `text` is not valid YAML, empty when its document is not a list.
+    pub fn root_items(text: &str) -> Option<Vec<(usize, usize)>> {
+        let mut events = Events::new(text)?;
+        let mut items = Vec::new();
+        // Collections open around the event read: 1 inside the root list.
+        let mut depth = 0usize;
+        let mut root_is_list = None;
+        loop {
+            let event = events.next()?;
+            let at = (event.line as usize, event.column as usize);
+            match event.kind {
+                Kind::StreamEnd | Kind::DocumentEnd => break,
+                Kind::Other | Kind::DocumentStart => continue,
+                Kind::SequenceStart(..) | Kind::MappingStart(..) => {
+                    if depth == 0 {
+                        root_is_list = Some(matches!(event.kind, Kind::SequenceStart(..)));
+                    } else if depth == 1 && root_is_list == Some(true) {
+                        items.push(at);
+                    }
+                    depth += 1;
+                }
+                Kind::SequenceEnd | Kind::MappingEnd => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                Kind::Scalar { .. } | Kind::Alias(_) => {
+                    if depth == 1 && root_is_list == Some(true) {
+                        items.push(at);
+                    }
+                    if depth == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        Some(items)
+    }
+
     fn push(&mut self, (line, column): (u32, u32), kids: Kids) -> u32 {
         self.nodes.push(Node { line, column, kids });
         u32::try_from(self.nodes.len() - 1).unwrap_or(u32::MAX)
     }
 
-    /// The line and column (1-based) of the value at `path`, as
-    /// [`niceeval::spec::yaml_position`] finds them.
-    pub(crate) fn find(&self, path: &[Step<'_>]) -> Option<(usize, usize)> {
+    /// The line and column (1-based) of the value at `path`.
+    pub fn find(&self, path: &[Step<'_>]) -> Option<(usize, usize)> {
+        self.node(path)
+            .map(|node| (node.line as usize, node.column as usize))
+    }
+
+    /// The line and column (1-based) of each item of the list at `path`; empty when there is no
+    /// list there.
+    pub fn items(&self, path: &[Step<'_>]) -> Vec<(usize, usize)> {
+        match self.node(path).map(|node| &node.kids) {
+            Some(Kids::Seq(items)) => items
+                .iter()
+                .filter_map(|id| self.nodes.get(*id as usize))
+                .map(|node| (node.line as usize, node.column as usize))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn node(&self, path: &[Step<'_>]) -> Option<&Node> {
         let mut node = self.nodes.first()?;
         for step in path {
             let next = match (step, &node.kids) {
@@ -150,41 +218,56 @@ impl Positions {
             };
             node = self.nodes.get(next as usize)?;
         }
-        Some((node.line as usize, node.column as usize))
+        Some(node)
     }
 }
 
-/// What the tree (and [`super::stream`]) needs of an event. A collection's start carries its
+/// What the tree (and a reader that turns events into values, as niceeval-suites' stream does) needs of an event. A collection's start carries its
 /// anchor and whether it has a tag.
-pub(super) enum Kind<'e> {
+pub enum Kind<'e> {
+    /// The end of the text.
     StreamEnd,
+    /// A document starts (`---`, or its first node).
     DocumentStart,
+    /// A document ends.
     DocumentEnd,
+    /// A scalar.
     Scalar {
+        /// Its text, unescaped.
         value: &'e [u8],
+        /// Its anchor (`&name`).
         anchor: Option<Vec<u8>>,
         /// Written plain (not quoted, not a block scalar).
         plain: bool,
         /// With a tag (`!!str`, `!custom`, `!`).
         tagged: bool,
     },
+    /// An alias (`*name`).
     Alias(Vec<u8>),
+    /// A list starts: its anchor, and whether it has a tag.
     SequenceStart(Option<Vec<u8>>, bool),
+    /// A list ends.
     SequenceEnd,
+    /// A mapping starts: its anchor, and whether it has a tag.
     MappingStart(Option<Vec<u8>>, bool),
+    /// A mapping ends.
     MappingEnd,
+    /// Anything else (the stream's start).
     Other,
 }
 
-pub(super) struct Event<'e> {
-    pub(super) kind: Kind<'e>,
+/// One event, where it starts.
+pub struct Event<'e> {
+    /// What it is.
+    pub kind: Kind<'e>,
     /// 1-based, as yaml_serde's `Location`.
-    pub(super) line: u32,
-    pub(super) column: u32,
+    pub line: u32,
+    /// 1-based.
+    pub column: u32,
 }
 
 /// libyaml's parser over a text, one event at a time.
-pub(super) struct Events<'t> {
+pub struct Events<'t> {
     /// Boxed: libyaml keeps a pointer to the parser inside it.
     parser: Box<MaybeUninit<sys::yaml_parser_t>>,
     /// The event handed out last, deleted before the next is read.
@@ -194,7 +277,8 @@ pub(super) struct Events<'t> {
 }
 
 impl<'t> Events<'t> {
-    pub(super) fn new(text: &'t str) -> Option<Self> {
+    /// A parser over `text`; `None` when libyaml cannot start one.
+    pub fn new(text: &'t str) -> Option<Self> {
         let mut parser = Box::new(MaybeUninit::<sys::yaml_parser_t>::uninit());
         let p = parser.as_mut_ptr();
         // SAFETY: `p` points at memory owned by the box, which `initialize` fills; the input
@@ -215,7 +299,8 @@ impl<'t> Events<'t> {
     }
 
     /// The next event; `None` on a parse error.
-    pub(super) fn next(&mut self) -> Option<Event<'_>> {
+    /// The next event; `None` at an error of the text.
+    pub fn next(&mut self) -> Option<Event<'_>> {
         self.delete_event();
         let p = self.parser.as_mut_ptr();
         let e = self.event.as_mut_ptr();
@@ -287,10 +372,149 @@ impl Drop for Events<'_> {
     }
 }
 
+/// The reference the tree is tested against: a reader that goes down `path` and fails there
+/// on purpose, so yaml_serde's error names the place of the value it was reading.
+#[cfg(test)]
+mod reference {
+    use std::fmt;
+
+    use serde::de::{
+        self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+    };
+    use serde_json::Value;
+
+    use super::Step;
+
+    /// Marks the failure that means "here".
+    const FOUND: &str = "\u{0}the value is here";
+
+    /// The line and column (1-based) of the value at `path`, found by reading down to it.
+    pub fn yaml_position(text: &str, path: &[Step<'_>]) -> Option<(usize, usize)> {
+        let error = Find { path }
+            .deserialize(yaml_serde::Deserializer::from_str(text))
+            .err()?;
+        if !error.to_string().contains(FOUND) {
+            return None;
+        }
+        let location = error.location()?;
+        Some((location.line(), location.column()))
+    }
+
+    /// Reads down `path` and fails where it ends.
+    struct Find<'p, 'a> {
+        path: &'p [Step<'a>],
+    }
+
+    impl<'de> DeserializeSeed<'de> for Find<'_, '_> {
+        type Value = ();
+
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+            deserializer.deserialize_any(self)
+        }
+    }
+
+    impl Find<'_, '_> {
+        fn leaf<E: de::Error>(&self) -> Result<(), E> {
+            if self.path.is_empty() {
+                Err(E::custom(FOUND))
+            } else {
+                Ok(())
+            }
+        }
+    }
+
+    impl<'de> Visitor<'de> for Find<'_, '_> {
+        type Value = ();
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an assertion list")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            match self.path {
+                [Step::Index(index), rest @ ..] => {
+                    for _ in 0..*index {
+                        if seq.next_element::<IgnoredAny>()?.is_none() {
+                            return Ok(());
+                        }
+                    }
+                    seq.next_element_seed(Find { path: rest })?;
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(())
+                }
+                [] => Err(de::Error::custom(FOUND)),
+                _ => {
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(())
+                }
+            }
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            match self.path {
+                [Step::Key(wanted), rest @ ..] => {
+                    while let Some(key) = map.next_key::<Value>()? {
+                        if key.as_str() == Some(*wanted) {
+                            map.next_value_seed(Find { path: rest })?;
+                        } else {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                    Ok(())
+                }
+                [] => Err(de::Error::custom(FOUND)),
+                _ => {
+                    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                    Ok(())
+                }
+            }
+        }
+
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+            self.leaf()
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+            self.leaf()
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+            self.leaf()
+        }
+        fn visit_i128<E: de::Error>(self, _: i128) -> Result<(), E> {
+            self.leaf()
+        }
+        fn visit_u128<E: de::Error>(self, _: u128) -> Result<(), E> {
+            self.leaf()
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+            self.leaf()
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+            self.leaf()
+        }
+        fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<(), E> {
+            self.leaf()
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+            self.leaf()
+        }
+        fn visit_none<E: de::Error>(self) -> Result<(), E> {
+            self.leaf()
+        }
+        fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+            deserializer.deserialize_any(self)
+        }
+        fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<(), A::Error> {
+            // A tagged YAML value (`!tag`): what is under the tag is the value.
+            let (_, variant) = data.variant::<IgnoredAny>()?;
+            de::VariantAccess::newtype_variant_seed(variant, self)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use niceeval::__workspace::spec::yaml_position;
+    use reference::yaml_position;
 
     /// Every path of `value` (keys and indexes), depth first.
     fn paths(value: &serde_json::Value, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
@@ -354,6 +578,28 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_lists_items_are_placed_as_the_tree_places_them() {
+        for text in [
+            "- a: 1\n  b: 2\n- [x, y]\n- plain\n-\n  late: start\n- &anchor {k: v}\n",
+            "[1, {a: b}, 'three']\n",
+            "a: not a list\n",
+        ] {
+            let tree = Positions::read(text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(
+                Positions::root_items(text),
+                Some(tree.items(&[])),
+                "{text:?}"
+            );
+        }
+        assert_eq!(Positions::root_items("a: [1, 2\n"), None);
+        // An alias item is where the alias is written (the tree follows it to its anchor).
+        assert_eq!(
+            Positions::root_items("- &a {k: v}\n- *a\n"),
+            Some(vec![(1, 3), (2, 3)])
+        );
     }
 
     #[test]
