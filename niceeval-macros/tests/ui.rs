@@ -1,13 +1,14 @@
-//! UI tests of `#[eval]` and of `niceeval::main!(suites = [..])`: misuse fails to compile with
+//! UI tests of `#[eval]` and of `niceeval_suites::main!(suites = [..])`: misuse fails to compile with
 //! a clear error at the offending token (`tests/ui/*.rs`, each with its expected `.stderr`;
-//! `main_suites_*.rs` for a missing suite file, a malformed list and a build without the
-//! `suites` feature — the UI project builds niceeval without default features, and an error
-//! case expands to no code that needs them). The valid uses (`tests/ui/pass/*.rs`, each a
+//! `main_suites_*.rs` for a missing suite file and a malformed list — through the proc macro
+//! `niceeval_suites::main!` forwards to, which fails before it names niceeval-suites, so the UI
+//! project needs no suite-file code — and `niceeval::main!(suites = ..)`, which says to use
+//! niceeval-suites; the UI project builds niceeval without default features). The valid uses (`tests/ui/pass/*.rs`, each a
 //! `main` that checks what the macro registered and runs it) are built and run by the
 //! workspace's `tests` crate (`tests/it/macros.rs`, as examples of the `macro-pass` fixture,
 //! which shares the workspace's build) rather than here: as a trybuild `pass` set they cost a
 //! second build of niceeval's dependencies and one cargo invocation each. A valid
-//! `main!(suites = [..])` is built and run by `tests/it/suite.rs`, with the feature.
+//! `niceeval_suites::main!(suites = [..])` is built and run by `tests/it/suite.rs`.
 //!
 //! The text of compiler errors changes between rustc releases, so the `.stderr` files are only
 //! compared on the toolchain they were generated with, [`PINNED`]. On any other rustc this test

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::agents::{self, ProviderKind, ProviderSpec};
 use super::parse_yaml;
-use super::promptfoo::{Doc, Seg};
+use super::promptfoo::{Doc, OwnedStep};
 use super::{
     ArgsMatch, ExpectedCall, Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError,
     Trajectory, TrajectoryMode,
@@ -63,11 +63,11 @@ const TEST_KEYS: &[&str] = &[
 ];
 const DEFAULT_KEYS: &[&str] = &["assert", "assertions", "rubrics", "vars", "metadata"];
 
-fn key(k: &str) -> Seg {
-    Seg::Key(k.to_string())
+fn key(k: &str) -> OwnedStep {
+    OwnedStep::Key(k.to_string())
 }
 
-fn with(at: &[Seg], seg: Seg) -> Vec<Seg> {
+fn with(at: &[OwnedStep], seg: OwnedStep) -> Vec<OwnedStep> {
     let mut v = at.to_vec();
     v.push(seg);
     v
@@ -88,7 +88,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         positions: Default::default(),
         notes: None,
-        hot: Default::default(),
+        streamed: Default::default(),
     };
     let Value::Object(top) = parse_yaml(path, text)? else {
         return Err(doc.err(
@@ -121,7 +121,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         })? as usize);
     }
     let mut targets = Vec::new();
-    let given: Vec<(Vec<Seg>, &Value)> = [
+    let given: Vec<(Vec<OwnedStep>, &Value)> = [
         (vec![key("target")], top.get("target")),
         (vec![key("targets")], top.get("targets")),
         (
@@ -145,10 +145,10 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         )?),
         [(at, Value::Array(list))] => {
             for (i, t) in list.iter().enumerate() {
-                targets.push(target(&doc, &with(at, Seg::Index(i)), t, &mut named)?);
+                targets.push(target(&doc, &with(at, OwnedStep::Index(i)), t, &mut named)?);
             }
         }
-        [(at, t)] if matches!(at.last(), Some(Seg::Key(k)) if k == "target") => {
+        [(at, t)] if matches!(at.last(), Some(OwnedStep::Key(k)) if k == "target") => {
             targets.push(target(&doc, at, t, &mut named)?);
         }
         [(at, _)] => return Err(doc.err(at, "`targets` is a list")),
@@ -225,14 +225,14 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         None => Vec::new(),
         Some(v) => messages(&doc, &[key("input")], v)?,
     };
-    let tests: Vec<(Vec<Seg>, Map<String, Value>)> = match top.get("tests") {
+    let tests: Vec<(Vec<OwnedStep>, Map<String, Value>)> = match top.get("tests") {
         Some(Value::Array(list)) => list
             .iter()
             .enumerate()
             .map(|(i, t)| match t {
-                Value::Object(m) => Ok((vec![key("tests"), Seg::Index(i)], m.clone())),
+                Value::Object(m) => Ok((vec![key("tests"), OwnedStep::Index(i)], m.clone())),
                 _ => Err(doc.err(
-                    &[key("tests"), Seg::Index(i)],
+                    &[key("tests"), OwnedStep::Index(i)],
                     "a test is a mapping (id, input, assert)",
                 )),
             })
@@ -350,7 +350,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                     );
                 };
                 for (i, item) in items.iter().enumerate() {
-                    let at = with(&with(&at, key(list_key)), Seg::Index(i));
+                    let at = with(&with(&at, key(list_key)), OwnedStep::Index(i));
                     item_of(
                         &doc,
                         &at,
@@ -449,10 +449,10 @@ struct Found<'a> {
 /// is read from beside the eval file and wrapped in `<file path="…">`, as AgentV does).
 fn messages(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     value: &Value,
 ) -> Result<Vec<(String, String)>, SuiteFileError> {
-    let one = |at: &[Seg], m: &Value| -> Result<(String, String), SuiteFileError> {
+    let one = |at: &[OwnedStep], m: &Value| -> Result<(String, String), SuiteFileError> {
         let Value::Object(map) = m else {
             return Err(doc.err(at, "a message is a mapping with `role` and `content`"));
         };
@@ -469,7 +469,7 @@ fn messages(
             Some(Value::Array(blocks)) => {
                 let mut parts = Vec::new();
                 for (i, block) in blocks.iter().enumerate() {
-                    let at = with(&with(at, key("content")), Seg::Index(i));
+                    let at = with(&with(at, key("content")), OwnedStep::Index(i));
                     let kind = block.get("type").and_then(Value::as_str);
                     let text = block.get("value").and_then(Value::as_str);
                     match (kind, text) {
@@ -505,18 +505,18 @@ fn messages(
         Value::Array(list) => list
             .iter()
             .enumerate()
-            .map(|(i, m)| one(&with(at, Seg::Index(i)), m))
+            .map(|(i, m)| one(&with(at, OwnedStep::Index(i)), m))
             .collect(),
         Value::Object(map) if map.contains_key("role") => Ok(vec![one(at, value)?]),
         other => Ok(vec![("user".into(), other.to_string())]),
     }
 }
 
-fn steps(at: &[Seg]) -> Vec<niceeval_dataset::positions::Step<'_>> {
+fn steps(at: &[OwnedStep]) -> Vec<niceeval_dataset::positions::Step<'_>> {
     at.iter()
         .map(|s| match s {
-            Seg::Key(k) => niceeval_dataset::positions::Step::Key(k.as_str()),
-            Seg::Index(i) => niceeval_dataset::positions::Step::Index(*i),
+            OwnedStep::Key(k) => niceeval_dataset::positions::Step::Key(k.as_str()),
+            OwnedStep::Index(i) => niceeval_dataset::positions::Step::Index(*i),
         })
         .collect()
 }
@@ -638,7 +638,7 @@ fn env_name(text: &str) -> Option<String> {
 /// niceeval.toml unless the targets file names one `default`), or a provider id.
 fn target(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     value: &Value,
     named: &mut NamedTargets,
 ) -> Result<Target, SuiteFileError> {
@@ -746,9 +746,9 @@ fn named_target(
         base: eval_dir.clone(),
         positions: Default::default(),
         notes: None,
-        hot: Default::default(),
+        streamed: Default::default(),
     };
-    let at = vec![key("targets"), Seg::Index(index)];
+    let at = vec![key("targets"), OwnedStep::Index(index)];
     let Value::Object(map) = &entry else {
         return Err(tdoc.err(&at, "a target is a mapping with `name` and `provider`"));
     };
@@ -894,7 +894,7 @@ fn rubric(text: String, weight: Option<f64>) -> Graded {
 /// `rubrics:` — lines, or `{outcome | description | text, weight}` items.
 fn rubric_lines(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     value: &Value,
     graded: &mut Vec<Graded>,
 ) -> Result<(), SuiteFileError> {
@@ -902,7 +902,7 @@ fn rubric_lines(
         return Err(doc.err(at, "`rubrics` is a list of rubric lines"));
     };
     for (i, item) in items.iter().enumerate() {
-        let at = with(at, Seg::Index(i));
+        let at = with(at, OwnedStep::Index(i));
         match item {
             Value::String(s) => graded.push(rubric(s.clone(), None)),
             Value::Object(map) => {
@@ -966,7 +966,7 @@ fn rubric_lines(
     Ok(())
 }
 
-fn args_match(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<ArgsMatch, SuiteFileError> {
+fn args_match(doc: &Doc<'_>, at: &[OwnedStep], value: &Value) -> Result<ArgsMatch, SuiteFileError> {
     match value {
         Value::String(s) => match s.as_str() {
             "exact" => Ok(ArgsMatch::Exact),
@@ -992,7 +992,7 @@ fn args_match(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<ArgsMatch, Sui
 /// item (script graders included).
 fn item_of(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     item: &Value,
     criteria: Option<&str>,
     found: &mut Found<'_>,
@@ -1098,7 +1098,7 @@ fn item_of(
                 None => {}
                 Some(Value::Array(items)) => {
                     for (i, call) in items.iter().enumerate() {
-                        let at = with(&with(at, key("expected")), Seg::Index(i));
+                        let at = with(&with(at, key("expected")), OwnedStep::Index(i));
                         let call = match call {
                             Value::String(s) => ExpectedCall {
                                 tool: s.clone(),

@@ -162,8 +162,8 @@ macro_rules! main {
 /// `json!`, `Regex`, `Value`. Matcher types, helpers and constants stay in their modules
 /// ([`expect`], [`scope`]).
 pub mod prelude {
-    pub use crate::agents::agent::replay::replay;
-    pub use crate::agents::agent::{Agent, AgentError, Input, Request, agent_fn};
+    pub use crate::agent::replay::replay;
+    pub use crate::agent::{Agent, AgentError, Input, Request, agent_fn};
     #[cfg(feature = "json-schema")]
     pub use crate::checks::expect::matches_schema;
     pub use crate::checks::expect::{
@@ -185,7 +185,7 @@ pub mod prelude {
 /// they expand to names, and nothing else. Not public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::agents::agent::Agent;
+    pub use crate::agent::Agent;
     pub use crate::assert_report_snapshot;
     pub use crate::front::harness::main_with;
     pub use crate::front::libtest::{
@@ -261,18 +261,18 @@ pub mod __private {
     )]
     pub trait IntoAgent {
         /// Boxes the agent.
-        fn into_agent(self) -> Arc<dyn crate::agents::agent::Agent>;
+        fn into_agent(self) -> Arc<dyn crate::agent::Agent>;
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A: crate::agents::agent::Agent + 'static> IntoAgent for A {
-        fn into_agent(self) -> Arc<dyn crate::agents::agent::Agent> {
+    impl<A: crate::agent::Agent + 'static> IntoAgent for A {
+        fn into_agent(self) -> Arc<dyn crate::agent::Agent> {
             Arc::new(self)
         }
     }
 
     /// Boxes the agent given by `agent = ..`.
-    pub fn make_agent<A: IntoAgent>(agent: A) -> Arc<dyn crate::agents::agent::Agent> {
+    pub fn make_agent<A: IntoAgent>(agent: A) -> Arc<dyn crate::agent::Agent> {
         agent.into_agent()
     }
 }
@@ -420,7 +420,7 @@ pub mod __workspace {
     /// Agents over any HTTP target.
     #[cfg(feature = "providers")]
     pub mod agent {
-        pub use crate::agents::agent::http::{HttpAgent, HttpTarget};
+        pub use crate::agent::http::{HttpAgent, HttpTarget};
     }
     /// What a data eval's body registers its checks on.
     pub mod eval {

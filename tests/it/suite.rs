@@ -547,7 +547,7 @@ fn evals_running_past_slow_after_are_named_while_they_run() {
     }
 }
 
-/// `niceeval::main!(suites = [..])`: a promptfoo file's cases run beside the Rust evals,
+/// `niceeval_suites::main!(suites = [..])`: a promptfoo file's cases run beside the Rust evals,
 /// named `<file stem>::<description>`, with the same exit code.
 #[test]
 fn suite_files_join_the_rust_evals() {

@@ -1,2 +1,3 @@
+// Through the expansion of `niceeval_suites::main!(suites = ..)`, which forwards here.
 // `suites` takes a list of string literals.
-niceeval::main!(suites = "evals/promptfooconfig.yaml");
+niceeval_macros::__suites_main!(niceeval_suites; "evals/promptfooconfig.yaml");

@@ -90,7 +90,7 @@ const NOT_SUPPORTED: &[(&str, &str)] = &[
 
 /// A segment of a path into the document, owned.
 #[derive(Debug, Clone)]
-pub(crate) enum Seg {
+pub(crate) enum OwnedStep {
     Key(String),
     Index(usize),
 }
@@ -106,13 +106,13 @@ pub(crate) struct Doc<'a> {
     /// unknown key is an error.
     pub notes: Option<&'a Notes>,
     /// Places known without `positions`: those of a file whose `tests` were read one by one.
-    pub hot: Hot,
+    pub streamed: StreamedPlaces,
 }
 
 /// The places [`super::stream`] found while reading a file: its `tests` list and the test
 /// item being read (a look-up elsewhere reads the whole document's places, as before).
 #[derive(Debug, Default)]
-pub(crate) struct Hot {
+pub(crate) struct StreamedPlaces {
     pub tests_at: Option<(u32, u32)>,
     /// The item's index and places: an item of `tests` (`tests[i]`), or with `root_list` of
     /// the document itself (`[i]`, a tests file).
@@ -121,7 +121,7 @@ pub(crate) struct Hot {
 }
 
 impl Doc<'_> {
-    pub(crate) fn err(&self, at: &[Seg], message: impl Into<String>) -> SuiteFileError {
+    pub(crate) fn err(&self, at: &[OwnedStep], message: impl Into<String>) -> SuiteFileError {
         let steps = steps(at);
         super::at(
             self.path,
@@ -137,16 +137,16 @@ impl Doc<'_> {
     pub(crate) fn position(&self, path: &[Step<'_>]) -> Option<(usize, usize)> {
         match path {
             [Step::Key("tests")] => {
-                if let Some((line, column)) = self.hot.tests_at {
+                if let Some((line, column)) = self.streamed.tests_at {
                     return Some((line as usize, column as usize));
                 }
             }
-            [Step::Key("tests"), Step::Index(i), rest @ ..] if !self.hot.root_list => {
+            [Step::Key("tests"), Step::Index(i), rest @ ..] if !self.streamed.root_list => {
                 if let Some(found) = self.hot_item(*i, rest) {
                     return found;
                 }
             }
-            [Step::Index(i), rest @ ..] if self.hot.root_list => {
+            [Step::Index(i), rest @ ..] if self.streamed.root_list => {
                 if let Some(found) = self.hot_item(*i, rest) {
                     return found;
                 }
@@ -162,7 +162,7 @@ impl Doc<'_> {
     /// The place of `rest` under item `i` (`Some(None)`: none), when the item being read is
     /// `i` and knows it.
     fn hot_item(&self, i: usize, rest: &[Step<'_>]) -> Option<Option<(usize, usize)>> {
-        match &*self.hot.item.borrow() {
+        match &*self.streamed.item.borrow() {
             Some((n, places)) if *n == i => places.find(rest),
             _ => None,
         }
@@ -171,7 +171,7 @@ impl Doc<'_> {
     /// Fails on the first key of `map` not in `allowed`.
     pub(crate) fn keys(
         &self,
-        at: &[Seg],
+        at: &[OwnedStep],
         map: &Map<String, Value>,
         allowed: &[&str],
         what: &str,
@@ -188,7 +188,7 @@ impl Doc<'_> {
                 match promptfoo_keys::unread(what, key) {
                     Ok(notice) => notes.notice(notice),
                     Err(why) => notes.refuse(self.err(
-                        &with(at, Seg::Key(key.clone())),
+                        &with(at, OwnedStep::Key(key.clone())),
                         format!("`{key}` in {what} is not supported: {why}"),
                     )),
                 }
@@ -200,7 +200,7 @@ impl Doc<'_> {
             .find(|k| !allowed.contains(&k.as_str()) && !holder(k))
         {
             let mut path = at.to_vec();
-            path.push(Seg::Key(key.clone()));
+            path.push(OwnedStep::Key(key.clone()));
             let hint = match key.as_str() {
                 "env" => " (set the variables in the environment instead)",
                 _ => "",
@@ -223,23 +223,23 @@ impl Doc<'_> {
 }
 
 /// `at` as the steps of a look-up.
-pub(crate) fn steps(at: &[Seg]) -> Vec<Step<'_>> {
+pub(crate) fn steps(at: &[OwnedStep]) -> Vec<Step<'_>> {
     at.iter()
         .map(|s| match s {
-            Seg::Key(k) => Step::Key(k.as_str()),
-            Seg::Index(i) => Step::Index(*i),
+            OwnedStep::Key(k) => Step::Key(k.as_str()),
+            OwnedStep::Index(i) => Step::Index(*i),
         })
         .collect()
 }
 
-pub(crate) fn with(at: &[Seg], seg: Seg) -> Vec<Seg> {
+pub(crate) fn with(at: &[OwnedStep], seg: OwnedStep) -> Vec<OwnedStep> {
     let mut v = at.to_vec();
     v.push(seg);
     v
 }
 
-pub(crate) fn key(k: &str) -> Seg {
-    Seg::Key(k.to_string())
+pub(crate) fn key(k: &str) -> OwnedStep {
+    OwnedStep::Key(k.to_string())
 }
 
 /// A prompt: its label and template, or the function that makes it.
@@ -284,7 +284,7 @@ struct Origin {
 /// as compact JSON text, their places beside them. 20,000 tests as maps of values took
 /// 6 KB each; as text, a tenth of that.
 #[derive(Debug)]
-pub(crate) struct Stored {
+pub(crate) struct PackedTest {
     /// The test, without its vars and items.
     test: Test,
     vars: Box<str>,
@@ -294,8 +294,8 @@ pub(crate) struct Stored {
     files: Box<[PathBuf]>,
 }
 
-impl Stored {
-    pub(crate) fn pack(mut test: Test) -> Stored {
+impl PackedTest {
+    pub(crate) fn pack(mut test: Test) -> PackedTest {
         let vars = std::mem::take(&mut test.vars);
         let asserts = std::mem::take(&mut test.asserts);
         let mut files: Vec<PathBuf> = Vec::new();
@@ -312,7 +312,7 @@ impl Stored {
             places.push((index as u32, origin.line, origin.column));
             items.push(item);
         }
-        Stored {
+        PackedTest {
             test,
             vars: json_text(&vars),
             asserts: json_text(&items),
@@ -402,9 +402,9 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         positions: Default::default(),
         notes: Some(notes),
-        hot: Hot {
+        streamed: StreamedPlaces {
             tests_at,
-            ..Hot::default()
+            ..StreamedPlaces::default()
         },
     };
     resolve_refs(&doc, &mut value)?;
@@ -472,7 +472,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         Some(Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
                 let Some(p) = item.as_str() else {
-                    return Err(doc.err(&[key("outputPath"), Seg::Index(i)], "a path"));
+                    return Err(doc.err(&[key("outputPath"), OwnedStep::Index(i)], "a path"));
                 };
                 suite.output_paths.push(super::file_path(&doc.base, p));
             }
@@ -502,7 +502,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         Some(_) if streamed.is_some() => {
             read_streamed_tests(&doc, streamed.unwrap_or_default(), tests_line)?
         }
-        None => vec![Stored::pack(Test {
+        None => vec![PackedTest::pack(Test {
             description: None,
             vars: Map::new(),
             order: Vec::new(),
@@ -517,7 +517,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         })],
         Some(v) => read_tests(&doc, v, tests_line)?,
     };
-    tests.extend(scenario_tests.into_iter().map(Stored::pack));
+    tests.extend(scenario_tests.into_iter().map(PackedTest::pack));
     // defaultTest under each test, then list-valued vars expanded into one test each. The
     // tests are taken one at a time and dropped once their cases are built: a 10,000-row
     // tests file is never held twice.
@@ -719,7 +719,7 @@ fn resolve_refs(doc: &Doc<'_>, value: &mut Value) -> Result<(), SuiteFileError> 
         doc: &Doc<'_>,
         root: &Value,
         value: &mut Value,
-        at: &mut Vec<Seg>,
+        at: &mut Vec<OwnedStep>,
         depth: usize,
     ) -> Result<(), SuiteFileError> {
         if let Value::Object(map) = value
@@ -761,14 +761,14 @@ fn resolve_refs(doc: &Doc<'_>, value: &mut Value) -> Result<(), SuiteFileError> 
         match value {
             Value::Object(map) => {
                 for (k, v) in map.iter_mut() {
-                    at.push(Seg::Key(k.clone()));
+                    at.push(OwnedStep::Key(k.clone()));
                     walk(doc, root, v, at, depth)?;
                     at.pop();
                 }
             }
             Value::Array(items) => {
                 for (i, v) in items.iter_mut().enumerate() {
-                    at.push(Seg::Index(i));
+                    at.push(OwnedStep::Index(i));
                     walk(doc, root, v, at, depth)?;
                     at.pop();
                 }
@@ -1118,7 +1118,7 @@ fn cartesian(vars: &Map<String, Value>, order: &[String]) -> Vec<Map<String, Val
 }
 
 /// Expands a `file://` reference, globs included, into its files (sorted).
-fn files(doc: &Doc<'_>, at: &[Seg], reference: &str) -> Result<Vec<PathBuf>, SuiteFileError> {
+fn files(doc: &Doc<'_>, at: &[OwnedStep], reference: &str) -> Result<Vec<PathBuf>, SuiteFileError> {
     let path = super::file_path(&doc.base, reference);
     let text = path.display().to_string();
     if text.contains(['*', '?', '[']) {
@@ -1141,18 +1141,18 @@ fn files(doc: &Doc<'_>, at: &[Seg], reference: &str) -> Result<Vec<PathBuf>, Sui
     }
 }
 
-fn read_text(doc: &Doc<'_>, at: &[Seg], path: &Path) -> Result<String, SuiteFileError> {
+fn read_text(doc: &Doc<'_>, at: &[OwnedStep], path: &Path) -> Result<String, SuiteFileError> {
     std::fs::read_to_string(path)
         .map_err(|e| doc.err(at, format!("cannot read {}: {e}", path.display())))
 }
 
-fn read_prompts(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Vec<Prompt>, SuiteFileError> {
+fn read_prompts(doc: &Doc<'_>, at: &[OwnedStep], value: &Value) -> Result<Vec<Prompt>, SuiteFileError> {
     let mut out = Vec::new();
     match value {
         Value::String(s) => prompt_item(doc, at, s, None, &mut out)?,
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                let at = with(at, Seg::Index(i));
+                let at = with(at, OwnedStep::Index(i));
                 match item {
                     Value::String(s) => prompt_item(doc, &at, s, None, &mut out)?,
                     Value::Object(map) => {
@@ -1195,7 +1195,7 @@ fn read_prompts(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Vec<Prompt>,
         }
         Value::Object(map) => {
             for (file, label) in map {
-                let at = with(at, Seg::Key(file.clone()));
+                let at = with(at, OwnedStep::Key(file.clone()));
                 prompt_item(doc, &at, file, label.as_str(), &mut out)?;
             }
         }
@@ -1208,7 +1208,7 @@ fn read_prompts(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Vec<Prompt>,
 /// earlier assistant turns, or not exactly one user message. `what` names the prompt.
 fn chat_prompt(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     template: &str,
     what: &str,
 ) -> Result<(), SuiteFileError> {
@@ -1219,7 +1219,7 @@ fn chat_prompt(
 
 fn prompt_item(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     text: &str,
     label: Option<&str>,
     out: &mut Vec<Prompt>,
@@ -1338,14 +1338,14 @@ fn bare_path(doc: &Doc<'_>, text: &str) -> bool {
         && (path.contains(['*', '?']) || doc.base.join(path).is_file())
 }
 
-fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<Stored>, SuiteFileError> {
+fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<PackedTest>, SuiteFileError> {
     let at = vec![key("tests")];
     let mut out = Vec::new();
     match value {
         Value::String(_) => read_tests_item(doc, &at, value, line, &mut out)?,
         Value::Array(list) => {
             for (i, item) in list.iter().enumerate() {
-                read_tests_item(doc, &with(&at, Seg::Index(i)), item, line, &mut out)?;
+                read_tests_item(doc, &with(&at, OwnedStep::Index(i)), item, line, &mut out)?;
             }
         }
         _ => return Err(doc.err(&at, "`tests` is a list of tests or file://…")),
@@ -1359,16 +1359,16 @@ fn read_streamed_tests(
     doc: &Doc<'_>,
     items: Vec<super::stream::Item>,
     line: usize,
-) -> Result<Vec<Stored>, SuiteFileError> {
+) -> Result<Vec<PackedTest>, SuiteFileError> {
     let at = vec![key("tests")];
     let mut out = Vec::new();
     for (i, item) in items.into_iter().enumerate() {
-        let at = with(&at, Seg::Index(i));
+        let at = with(&at, OwnedStep::Index(i));
         let value: Value = serde_json::from_str(&item.text)
             .map_err(|e| doc.err(&at, format!("cannot read the test again: {e}")))?;
-        *doc.hot.item.borrow_mut() = item.places.map(|places| (i, places));
+        *doc.streamed.item.borrow_mut() = item.places.map(|places| (i, places));
         let read = read_tests_item(doc, &at, &value, line, &mut out);
-        *doc.hot.item.borrow_mut() = None;
+        *doc.streamed.item.borrow_mut() = None;
         read?;
     }
     Ok(out)
@@ -1377,10 +1377,10 @@ fn read_streamed_tests(
 /// One item of `tests`: a test, or the file(s) of tests it names.
 fn read_tests_item(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     item: &Value,
     line: usize,
-    out: &mut Vec<Stored>,
+    out: &mut Vec<PackedTest>,
 ) -> Result<(), SuiteFileError> {
     {
         match item {
@@ -1396,7 +1396,7 @@ fn read_tests_item(
                     out.extend(tests_file(doc, at, &file)?);
                 }
             }
-            Value::Object(map) => out.push(Stored::pack(read_test(doc, at, map, None, line)?)),
+            Value::Object(map) => out.push(PackedTest::pack(read_test(doc, at, map, None, line)?)),
             _ => {
                 return Err(doc.err(
                     at,
@@ -1409,7 +1409,7 @@ fn read_tests_item(
 }
 
 /// The tests of a CSV, JSONL, JSON or YAML file.
-fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Stored>, SuiteFileError> {
+fn tests_file(doc: &Doc<'_>, at: &[OwnedStep], file: &Path) -> Result<Vec<PackedTest>, SuiteFileError> {
     let csv = file.extension().is_some_and(|e| e == "csv");
     let (text, cases) = match yaml_tests(file) {
         Some(read) => read,
@@ -1433,9 +1433,9 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Stored>, Sui
         base: file.parent().map(Path::to_path_buf).unwrap_or_default(),
         positions: Default::default(),
         notes: doc.notes,
-        hot: Hot {
+        streamed: StreamedPlaces {
             root_list: true,
-            ..Hot::default()
+            ..StreamedPlaces::default()
         },
     };
     let mut out = Vec::new();
@@ -1443,7 +1443,7 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Stored>, Sui
         let Ok(Value::Object(record)) = serde_json::from_str::<Value>(&record) else {
             continue;
         };
-        *sub.hot.item.borrow_mut() = places.map(|places| (i, places));
+        *sub.streamed.item.borrow_mut() = places.map(|places| (i, places));
         let located = |message: String| SuiteFileError::At {
             file: file.display().to_string(),
             line,
@@ -1496,12 +1496,12 @@ fn tests_file(doc: &Doc<'_>, at: &[Seg], file: &Path) -> Result<Vec<Stored>, Sui
             }
             record
         };
-        let test_at = [Seg::Index(i)];
+        let test_at = [OwnedStep::Index(i)];
         let test = read_test(&sub, &test_at, &map, Some(line), line).map_err(|e| match e {
             SuiteFileError::File { message, .. } => located(message),
             other => other,
         })?;
-        out.push(Stored::pack(test));
+        out.push(PackedTest::pack(test));
     }
     Ok(out)
 }
@@ -1544,7 +1544,7 @@ fn yaml_tests(file: &Path) -> Option<(String, Vec<FileTest>)> {
 /// One test mapping (or `defaultTest`).
 pub(crate) fn read_test(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     map: &Map<String, Value>,
     line_of_record: Option<usize>,
     line: usize,
@@ -1563,7 +1563,7 @@ pub(crate) fn read_test(
         None | Some(Value::Null) => {}
         Some(Value::Object(v)) => {
             for (name, value) in v {
-                let at = with(&with(at, key("vars")), Seg::Key(name.clone()));
+                let at = with(&with(at, key("vars")), OwnedStep::Key(name.clone()));
                 vars.insert(name.clone(), var_value(doc, &at, value)?);
             }
         }
@@ -1600,7 +1600,7 @@ pub(crate) fn read_test(
         None | Some(Value::Null) => {}
         Some(Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
-                let item_at = with(&with(at, key("assert")), Seg::Index(i));
+                let item_at = with(&with(at, key("assert")), OwnedStep::Index(i));
                 // The item's own place, in a YAML or JSON tests file too.
                 let found = (!doc.text.is_empty())
                     .then(|| doc.position(&steps(&item_at)))
@@ -1707,7 +1707,7 @@ pub(crate) fn read_test(
 }
 
 /// A var's value: `file://` text (or JSON / YAML data) loaded, anything else as written.
-fn var_value(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Value, SuiteFileError> {
+fn var_value(doc: &Doc<'_>, at: &[OwnedStep], value: &Value) -> Result<Value, SuiteFileError> {
     match value {
         Value::String(s) if s.starts_with("file://") => {
             let path = super::file_path(&doc.base, s);
@@ -1754,7 +1754,7 @@ fn var_value(doc: &Doc<'_>, at: &[Seg], value: &Value) -> Result<Value, SuiteFil
             items
                 .iter()
                 .enumerate()
-                .map(|(i, v)| var_value(doc, &with(at, Seg::Index(i)), v))
+                .map(|(i, v)| var_value(doc, &with(at, OwnedStep::Index(i)), v))
                 .collect::<Result<_, _>>()?,
         )),
         other => Ok(other.clone()),

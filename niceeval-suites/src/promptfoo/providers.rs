@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Doc, Seg, key, with};
+use super::{Doc, OwnedStep, key, with};
 use crate::SuiteFileError;
 use crate::agents::{self, ProviderSpec};
 use crate::parse_yaml;
@@ -75,7 +75,7 @@ fn is_file(id: &str) -> bool {
 /// A suite's `providers` (or `targets`).
 pub(crate) fn read_providers(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     value: &Value,
 ) -> Result<Vec<Arc<ProviderSpec>>, SuiteFileError> {
     let mut out = Vec::new();
@@ -83,7 +83,7 @@ pub(crate) fn read_providers(
         Value::String(_) | Value::Object(_) => out.extend(entry(doc, at, value)?),
         Value::Array(list) => {
             for (i, item) in list.iter().enumerate() {
-                out.extend(entry(doc, &with(at, Seg::Index(i)), item)?);
+                out.extend(entry(doc, &with(at, OwnedStep::Index(i)), item)?);
             }
         }
         _ => return Err(doc.err(at, "`providers` is a list of providers")),
@@ -97,7 +97,7 @@ pub(crate) fn read_providers(
 /// A test's `provider`: one provider (a providers file holding one).
 pub(crate) fn read_test_provider(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     value: &Value,
 ) -> Result<Arc<ProviderSpec>, SuiteFileError> {
     let mut found = entry(doc, at, value)?;
@@ -116,7 +116,7 @@ pub(crate) fn read_test_provider(
 /// A test's `providers`: a list of references.
 pub(crate) fn read_filter(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     value: &Value,
 ) -> Result<Vec<String>, SuiteFileError> {
     let Value::Array(list) = value else {
@@ -129,7 +129,7 @@ pub(crate) fn read_filter(
         .enumerate()
         .map(|(i, v)| match v {
             Value::String(s) => Ok(s.clone()),
-            _ => Err(doc.err(&with(at, Seg::Index(i)), "a provider label or id (text)")),
+            _ => Err(doc.err(&with(at, OwnedStep::Index(i)), "a provider label or id (text)")),
         })
         .collect()
 }
@@ -177,7 +177,7 @@ pub(crate) fn check_filter(
 /// One entry of a providers list: an id, a mapping, or a providers file (one or more).
 fn entry(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     item: &Value,
 ) -> Result<Vec<Arc<ProviderSpec>>, SuiteFileError> {
     let file_ref = match item {
@@ -211,7 +211,7 @@ fn entry(
                 .next()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .unwrap_or_default();
-            let at = with(at, Seg::Key(id.clone()));
+            let at = with(at, OwnedStep::Key(id.clone()));
             let Value::Object(inner) = inner else {
                 return Err(doc.err(
                     &at,
@@ -236,7 +236,7 @@ fn entry(
     let spec = agents::parse(&id, label.as_deref(), config.as_ref(), &doc.base).map_err(
         |(k, message)| {
             let at = match k {
-                Some(k) => with(&with(at, key("config")), Seg::Key(k)),
+                Some(k) => with(&with(at, key("config")), OwnedStep::Key(k)),
                 None => at.to_vec(),
             };
             doc.err(&at, message)
@@ -255,7 +255,7 @@ fn entry(
 /// promptfoo finds them.
 fn providers_file(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     reference: &str,
 ) -> Result<Vec<Arc<ProviderSpec>>, SuiteFileError> {
     let path: PathBuf = crate::file_path(&doc.base, reference);
@@ -272,13 +272,13 @@ fn providers_file(
         base: doc.base.clone(),
         positions: Default::default(),
         notes: doc.notes,
-        hot: Default::default(),
+        streamed: Default::default(),
     };
-    let items: Vec<(Vec<Seg>, &Value)> = match &value {
+    let items: Vec<(Vec<OwnedStep>, &Value)> = match &value {
         Value::Array(list) => list
             .iter()
             .enumerate()
-            .map(|(i, v)| (vec![Seg::Index(i)], v))
+            .map(|(i, v)| (vec![OwnedStep::Index(i)], v))
             .collect(),
         Value::Object(_) => vec![(Vec::new(), &value)],
         _ => {

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Doc, Seg, Test, merge, read_test};
+use super::{Doc, OwnedStep, Test, merge, read_test};
 use crate::SuiteFileError;
 use crate::parse_yaml;
 
@@ -14,13 +14,13 @@ const SCENARIO_KEYS: &[&str] = &["config", "tests", "description"];
 /// The tests of `scenarios` (the value of the key), in order: scenario by scenario, entry by
 /// entry of its `config`, test by test.
 pub(crate) fn read(doc: &Doc<'_>, value: &Value) -> Result<Vec<Test>, SuiteFileError> {
-    let at = vec![Seg::Key("scenarios".into())];
+    let at = vec![OwnedStep::Key("scenarios".into())];
     let Value::Array(items) = value else {
         return Err(doc.err(&at, "`scenarios` is a list of {config, tests}"));
     };
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        let at = with(&at, Seg::Index(i));
+        let at = with(&at, OwnedStep::Index(i));
         match item {
             Value::Object(map) => out.extend(scenario(doc, &at, map)?),
             // `file://scenarios.yaml`: a scenario, or a list of them.
@@ -37,7 +37,7 @@ pub(crate) fn read(doc: &Doc<'_>, value: &Value) -> Result<Vec<Test>, SuiteFileE
                         .unwrap_or_default(),
                     positions: Default::default(),
                     notes: doc.notes,
-                    hot: Default::default(),
+                    streamed: Default::default(),
                 };
                 let list = match parse_yaml(&path, &text)? {
                     Value::Array(list) => list,
@@ -46,10 +46,10 @@ pub(crate) fn read(doc: &Doc<'_>, value: &Value) -> Result<Vec<Test>, SuiteFileE
                 for (j, entry) in list.iter().enumerate() {
                     let Value::Object(map) = entry else {
                         return Err(
-                            sub.err(&[Seg::Index(j)], "a scenario is a mapping (config, tests)")
+                            sub.err(&[OwnedStep::Index(j)], "a scenario is a mapping (config, tests)")
                         );
                     };
-                    out.extend(scenario(&sub, &[Seg::Index(j)], map)?);
+                    out.extend(scenario(&sub, &[OwnedStep::Index(j)], map)?);
                 }
             }
             _ => return Err(doc.err(&at, "a scenario is a mapping (config, tests) or file://…")),
@@ -60,19 +60,19 @@ pub(crate) fn read(doc: &Doc<'_>, value: &Value) -> Result<Vec<Test>, SuiteFileE
 
 fn scenario(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     map: &Map<String, Value>,
 ) -> Result<Vec<Test>, SuiteFileError> {
     doc.keys(at, map, SCENARIO_KEYS, "a scenario")?;
     let entries = list(
         doc,
-        &with(at, Seg::Key("config".into())),
+        &with(at, OwnedStep::Key("config".into())),
         map.get("config"),
         true,
     )?;
     let tests = list(
         doc,
-        &with(at, Seg::Key("tests".into())),
+        &with(at, OwnedStep::Key("tests".into())),
         map.get("tests"),
         false,
     )?;
@@ -97,17 +97,17 @@ fn scenario(
 }
 
 /// A mapping with where it is.
-type Placed<'v> = (Vec<Seg>, &'v Map<String, Value>);
+type Placed<'v> = (Vec<OwnedStep>, &'v Map<String, Value>);
 
 /// The mappings of a scenario's `config` or `tests` with where each is.
 fn list<'v>(
     doc: &Doc<'_>,
-    at: &[Seg],
+    at: &[OwnedStep],
     value: Option<&'v Value>,
     required: bool,
 ) -> Result<Vec<Placed<'v>>, SuiteFileError> {
     let what = match at.last() {
-        Some(Seg::Key(k)) => k.clone(),
+        Some(OwnedStep::Key(k)) => k.clone(),
         _ => String::new(),
     };
     match value {
@@ -116,7 +116,7 @@ fn list<'v>(
             .iter()
             .enumerate()
             .map(|(i, item)| {
-                let at = with(at, Seg::Index(i));
+                let at = with(at, OwnedStep::Index(i));
                 match item {
                     Value::Object(map) => Ok((at, map)),
                     _ => Err(doc.err(
@@ -138,11 +138,11 @@ fn list<'v>(
     }
 }
 
-fn line(doc: &Doc<'_>, at: &[Seg]) -> usize {
+fn line(doc: &Doc<'_>, at: &[OwnedStep]) -> usize {
     doc.position(&super::steps(at)).map_or(1, |p| p.0)
 }
 
-fn with(at: &[Seg], seg: Seg) -> Vec<Seg> {
+fn with(at: &[OwnedStep], seg: OwnedStep) -> Vec<OwnedStep> {
     let mut v = at.to_vec();
     v.push(seg);
     v

@@ -125,178 +125,79 @@ pub fn run_with_args(
     evals: Vec<&'static EvalDefinition>,
     extra: Vec<Box<dyn Reporter>>,
 ) -> i32 {
-    // Dataset evals run as one eval per case, read from their files now: an edited file runs
-    // without a rebuild. One that cannot be read stays as itself and fails saying why.
-    // `--limit` / `--sample` choose among each dataset's cases; a sample without `--seed`
-    // draws one and says which, so the same sample can be run again.
-    let seed = match (args.sample, args.seed) {
-        (Some(n), None) => {
-            let seed = drawn_seed();
-            println!("--sample {n}: drew seed {seed}; rerun this sample with --seed {seed}");
-            seed
-        }
-        (_, seed) => seed.unwrap_or(0),
-    };
-    // Every definition, for the results file's compaction and the run manifest.
-    let all_defs = evals.clone();
-    // A dataset that cannot be read stays as itself (`None`).
-    let expanded: Vec<(
-        &'static EvalDefinition,
-        Option<Vec<&'static EvalDefinition>>,
-    )> = evals
-        .into_iter()
-        .map(|def| (def, crate::run::dataset::expand(def).ok()))
-        .collect();
-    // Every eval the binary defines, each case of each dataset included: a baseline eval among
-    // them that this run did not select (a filter, `--limit`, `--sample`) is "not run", not
-    // "removed".
-    // Only a comparison needs them: a large dataset's ids are not held otherwise.
-    let defined: Option<std::collections::BTreeSet<String>> = args.baseline.is_some().then(|| {
-        expanded
-            .iter()
-            .flat_map(|(def, evals)| match evals {
-                Some(evals) => evals.iter().map(|d| d.id()).collect(),
-                None => vec![def.id()],
-            })
-            .collect()
-    });
-    let evals: Vec<&'static EvalDefinition> = expanded
-        .into_iter()
-        .flat_map(|(def, cases)| match (cases, def.dataset) {
-            (Some(cases), Some(_)) => match (args.limit, args.sample) {
-                (Some(n), _) => cases.into_iter().take(n).collect(),
-                (None, Some(n)) => crate::run::dataset::sample(cases, n, seed),
-                (None, None) => cases,
-            },
-            (Some(evals), None) => evals,
-            (None, _) => vec![def],
-        })
-        .collect();
-    let total = evals.len();
-    // The tags the evals carry, for "did you mean" when `--tag` selects nothing.
-    let known_tags: std::collections::BTreeSet<&'static str> =
-        evals.iter().flat_map(|d| d.tags.iter().copied()).collect();
-    let selected: Vec<&'static EvalDefinition> = evals
-        .into_iter()
-        .filter(|d| args.selects(&d.test_name(), d.tags))
-        // libtest counts the evals --ignored leaves out as filtered out.
-        .filter(|d| !args.ignored || d.ignored)
-        .collect();
-    let mut selected = selected;
-    let mut filtered_out = total - selected.len();
+    match run_steps(args, evals, extra) {
+        Ok(code) | Err(code) => code,
+    }
+}
+
+/// [`run_with_args`] as its steps; `Err` is an exit code that ends the run early (a usage
+/// error, or nothing to do).
+fn run_steps(
+    args: &Args,
+    evals: Vec<&'static EvalDefinition>,
+    extra: Vec<Box<dyn Reporter>>,
+) -> Result<i32, i32> {
+    let mut selection = Selection::of(args, evals);
     // The target without fixing the run: `--resume` may continue an earlier one.
     let target = crate::output::results::this_target();
     if args.rerun_failed {
-        let dir = default_results_dir(&selected);
-        match baseline_options::last_failures(&dir, &target) {
-            Err(e) => {
-                eprintln!("error: --rerun-failed: {e}");
-                return EXIT_USAGE;
-            }
-            Ok(baseline_options::LastRun::None) => {
-                eprintln!(
-                    "error: --rerun-failed: there is no last run of `{target}` to rerun the failures of (no results in {}); run the suite once without --rerun-failed",
-                    dir.display()
-                );
-                return EXIT_USAGE;
-            }
-            Ok(baseline_options::LastRun::Failed(failed, started)) => {
-                let before = selected.len();
-                selected.retain(|d| failed.contains(&d.id()));
-                filtered_out += before - selected.len();
-                if selected.is_empty() {
-                    println!(
-                        "--rerun-failed: nothing failed in the last run (started {started}); nothing to rerun"
-                    );
-                    return EXIT_OK;
-                }
-                println!(
-                    "--rerun-failed: rerunning {} eval(s) that failed in the last run (started {started})",
-                    selected.len()
-                );
-            }
-        }
+        selection.keep_last_failures(&target)?;
     }
     if args.list {
-        list(args, &selected);
-        return EXIT_OK;
+        list(args, &selection.selected);
+        return Err(EXIT_OK);
     }
-    if selected.is_empty() && !args.rerun_failed {
-        let allowed = std::env::var("NICEEVAL_ALLOW_EMPTY").is_ok_and(|v| v == "1");
-        let why = nothing_selected(args, total, &known_tags);
-        if allowed {
-            println!("niceeval: {why}; NICEEVAL_ALLOW_EMPTY=1 accepts that");
-        } else {
-            eprintln!(
-                "error: {why}, so nothing was checked; run with --list to see the evals and their \
-             names (set NICEEVAL_ALLOW_EMPTY=1 when an empty selection is expected)"
-            );
-            return EXIT_NOTHING_SELECTED;
-        }
-    }
-    let resume = match resume(args, &selected, &target) {
-        Ok(resume) => resume,
-        Err(message) => {
-            eprintln!("error: --resume: {message}");
-            return EXIT_USAGE;
-        }
-    };
+    selection.refuse_an_empty_one(args)?;
+    let Selection {
+        all_defs,
+        defined,
+        selected,
+        filtered_out,
+        ..
+    } = selection;
+    let resume = resume(args, &selected, &target).map_err(|message| {
+        eprintln!("error: --resume: {message}");
+        EXIT_USAGE
+    })?;
     let config_dir = selected
         .first()
         .map(|d| PathBuf::from(d.manifest_dir))
         .unwrap_or_else(|| PathBuf::from("."));
-    let comparing =
-        match baseline_options::Compare::prepare(args, &config_dir).and_then(|comparing| {
+    let comparing = baseline_options::Compare::prepare(args, &config_dir)
+        .and_then(|comparing| {
             comparing.check(&std::collections::BTreeSet::from([target.clone()]))?;
             Ok(comparing)
-        }) {
-            Ok(comparing) => comparing,
-            Err(message) => {
-                eprintln!("error: {message}");
-                return EXIT_USAGE;
-            }
-        };
+        })
+        .map_err(|message| {
+            eprintln!("error: {message}");
+            EXIT_USAGE
+        })?;
     let console = Box::new(
         Console::stdout()
             .filtered_out(filtered_out)
             .quiet(args.quiet)
             .show_output(args.show_output),
     );
-    let mut outputs = match outputs::Outputs::build(
+    let mut outputs = outputs::Outputs::build(
         selected.first().map(|def| def.manifest_dir),
         &all_defs,
         &outputs::Requested::of_args(args),
         extra,
         console,
-    ) {
-        Ok(outputs) => outputs,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
-    };
+    )
+    .map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_USAGE
+    })?;
     if let (Some(path), Some(def)) = (outputs.results_path(), selected.first()) {
         write_manifest(path, def, &all_defs, args);
     }
     // The reporters that already have the resumed run's records: the results file.
     let written = outputs.written();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(2)
-                .max(2),
-        )
-        .thread_name("niceeval-suite")
-        .enable_all()
-        .build();
-    let runtime = match runtime {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the Tokio runtime: {e}");
-            return 1;
-        }
-    };
+    let runtime = suite_runtime().map_err(|e| {
+        eprintln!("error: cannot start the Tokio runtime: {e}");
+        1
+    })?;
     let finish = |suite: &mut crate::run::report::SuiteReport| {
         comparing.finish(suite, defined.as_ref(), Some(&target));
     };
@@ -316,10 +217,160 @@ pub fn run_with_args(
         eprintln!("{notice}");
     }
     let saved = comparing.save(&mut suite, Some(&target));
-    if suite.interrupted {
+    Ok(if suite.interrupted {
         suite.signal.map_or(EXIT_INTERRUPTED, |s| s.exit_code())
     } else {
         exit_code(&suite, saved.is_ok())
+    })
+}
+
+/// The suite's runtime: a worker per core, at least two.
+fn suite_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+                .max(2),
+        )
+        .thread_name("niceeval-suite")
+        .enable_all()
+        .build()
+}
+
+/// The evals a run selects, and what the reports need to know of the others.
+struct Selection {
+    /// Every definition, for the results file's compaction and the run manifest.
+    all_defs: Vec<&'static EvalDefinition>,
+    /// Every eval the binary defines, each case of each dataset included, when a baseline is
+    /// compared: a baseline eval among them that this run did not select (a filter, `--limit`,
+    /// `--sample`) is "not run", not "removed". (A large dataset's ids are not held otherwise.)
+    defined: Option<std::collections::BTreeSet<String>>,
+    /// The evals to run.
+    selected: Vec<&'static EvalDefinition>,
+    /// How many the arguments left out (libtest's "filtered out").
+    filtered_out: usize,
+    /// How many there were before filtering.
+    total: usize,
+    /// The tags the evals carry, for "did you mean" when `--tag` selects nothing.
+    known_tags: std::collections::BTreeSet<&'static str>,
+}
+
+impl Selection {
+    /// Dataset evals expanded into one eval per case, read from their files now (an edited
+    /// file runs without a rebuild; one that cannot be read stays as itself and fails saying
+    /// why), `--limit` / `--sample` applied to each dataset's cases, then the filters. A
+    /// sample without `--seed` draws one and says which, so the same sample can be run again.
+    fn of(args: &Args, evals: Vec<&'static EvalDefinition>) -> Selection {
+        let seed = match (args.sample, args.seed) {
+            (Some(n), None) => {
+                let seed = drawn_seed();
+                println!("--sample {n}: drew seed {seed}; rerun this sample with --seed {seed}");
+                seed
+            }
+            (_, seed) => seed.unwrap_or(0),
+        };
+        let all_defs = evals.clone();
+        // A dataset that cannot be read stays as itself (`None`).
+        let expanded: Vec<(
+            &'static EvalDefinition,
+            Option<Vec<&'static EvalDefinition>>,
+        )> = evals
+            .into_iter()
+            .map(|def| (def, crate::run::dataset::expand(def).ok()))
+            .collect();
+        let defined = args.baseline.is_some().then(|| {
+            expanded
+                .iter()
+                .flat_map(|(def, evals)| match evals {
+                    Some(evals) => evals.iter().map(|d| d.id()).collect(),
+                    None => vec![def.id()],
+                })
+                .collect()
+        });
+        let evals: Vec<&'static EvalDefinition> = expanded
+            .into_iter()
+            .flat_map(|(def, cases)| match (cases, def.dataset) {
+                (Some(cases), Some(_)) => match (args.limit, args.sample) {
+                    (Some(n), _) => cases.into_iter().take(n).collect(),
+                    (None, Some(n)) => crate::run::dataset::sample(cases, n, seed),
+                    (None, None) => cases,
+                },
+                (Some(evals), None) => evals,
+                (None, _) => vec![def],
+            })
+            .collect();
+        let total = evals.len();
+        let known_tags = evals.iter().flat_map(|d| d.tags.iter().copied()).collect();
+        let selected: Vec<&'static EvalDefinition> = evals
+            .into_iter()
+            .filter(|d| args.selects(&d.test_name(), d.tags))
+            // libtest counts the evals --ignored leaves out as filtered out.
+            .filter(|d| !args.ignored || d.ignored)
+            .collect();
+        Selection {
+            all_defs,
+            defined,
+            filtered_out: total - selected.len(),
+            selected,
+            total,
+            known_tags,
+        }
+    }
+
+    /// `--rerun-failed`: keeps the evals that failed in the last run of `target`; `Err` ends
+    /// the run (nothing to rerun, or no last run).
+    fn keep_last_failures(&mut self, target: &str) -> Result<(), i32> {
+        let dir = default_results_dir(&self.selected);
+        match baseline_options::last_failures(&dir, target) {
+            Err(e) => {
+                eprintln!("error: --rerun-failed: {e}");
+                Err(EXIT_USAGE)
+            }
+            Ok(baseline_options::LastRun::None) => {
+                eprintln!(
+                    "error: --rerun-failed: there is no last run of `{target}` to rerun the failures of (no results in {}); run the suite once without --rerun-failed",
+                    dir.display()
+                );
+                Err(EXIT_USAGE)
+            }
+            Ok(baseline_options::LastRun::Failed(failed, started)) => {
+                let before = self.selected.len();
+                self.selected.retain(|d| failed.contains(&d.id()));
+                self.filtered_out += before - self.selected.len();
+                if self.selected.is_empty() {
+                    println!(
+                        "--rerun-failed: nothing failed in the last run (started {started}); nothing to rerun"
+                    );
+                    return Err(EXIT_OK);
+                }
+                println!(
+                    "--rerun-failed: rerunning {} eval(s) that failed in the last run (started {started})",
+                    self.selected.len()
+                );
+                Ok(())
+            }
+        }
+    }
+
+    /// A selection of nothing is an error saying why, unless `NICEEVAL_ALLOW_EMPTY=1` expects
+    /// it (`--rerun-failed` says so itself).
+    fn refuse_an_empty_one(&self, args: &Args) -> Result<(), i32> {
+        if !self.selected.is_empty() || args.rerun_failed {
+            return Ok(());
+        }
+        let allowed = std::env::var("NICEEVAL_ALLOW_EMPTY").is_ok_and(|v| v == "1");
+        let why = nothing_selected(args, self.total, &self.known_tags);
+        if allowed {
+            println!("niceeval: {why}; NICEEVAL_ALLOW_EMPTY=1 accepts that");
+            Ok(())
+        } else {
+            eprintln!(
+                "error: {why}, so nothing was checked; run with --list to see the evals and their \
+             names (set NICEEVAL_ALLOW_EMPTY=1 when an empty selection is expected)"
+            );
+            Err(EXIT_NOTHING_SELECTED)
+        }
     }
 }
 
