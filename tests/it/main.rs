@@ -17,6 +17,10 @@ mod runtime;
 /// runs and their precedence, report files.
 mod suite;
 
+/// The README's first command prints what it printed before the tree was rearranged, apart from
+/// timings.
+mod example_suite;
+
 /// A suite killed (SIGKILL) or interrupted (SIGINT, SIGTERM) mid-way: what finished is on disk,
 /// every report file is whole, and the evals that did not finish are named.
 mod interrupt;

@@ -1146,7 +1146,11 @@ fn read_text(doc: &Doc<'_>, at: &[OwnedStep], path: &Path) -> Result<String, Sui
         .map_err(|e| doc.err(at, format!("cannot read {}: {e}", path.display())))
 }
 
-fn read_prompts(doc: &Doc<'_>, at: &[OwnedStep], value: &Value) -> Result<Vec<Prompt>, SuiteFileError> {
+fn read_prompts(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    value: &Value,
+) -> Result<Vec<Prompt>, SuiteFileError> {
     let mut out = Vec::new();
     match value {
         Value::String(s) => prompt_item(doc, at, s, None, &mut out)?,
@@ -1338,7 +1342,11 @@ fn bare_path(doc: &Doc<'_>, text: &str) -> bool {
         && (path.contains(['*', '?']) || doc.base.join(path).is_file())
 }
 
-fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Vec<PackedTest>, SuiteFileError> {
+fn read_tests(
+    doc: &Doc<'_>,
+    value: &Value,
+    line: usize,
+) -> Result<Vec<PackedTest>, SuiteFileError> {
     let at = vec![key("tests")];
     let mut out = Vec::new();
     match value {
@@ -1409,7 +1417,11 @@ fn read_tests_item(
 }
 
 /// The tests of a CSV, JSONL, JSON or YAML file.
-fn tests_file(doc: &Doc<'_>, at: &[OwnedStep], file: &Path) -> Result<Vec<PackedTest>, SuiteFileError> {
+fn tests_file(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    file: &Path,
+) -> Result<Vec<PackedTest>, SuiteFileError> {
     let csv = file.extension().is_some_and(|e| e == "csv");
     let (text, cases) = match yaml_tests(file) {
         Some(read) => read,

@@ -129,7 +129,10 @@ pub(crate) fn read_filter(
         .enumerate()
         .map(|(i, v)| match v {
             Value::String(s) => Ok(s.clone()),
-            _ => Err(doc.err(&with(at, OwnedStep::Index(i)), "a provider label or id (text)")),
+            _ => Err(doc.err(
+                &with(at, OwnedStep::Index(i)),
+                "a provider label or id (text)",
+            )),
         })
         .collect()
 }

@@ -45,9 +45,10 @@ pub(crate) fn read(doc: &Doc<'_>, value: &Value) -> Result<Vec<Test>, SuiteFileE
                 };
                 for (j, entry) in list.iter().enumerate() {
                     let Value::Object(map) = entry else {
-                        return Err(
-                            sub.err(&[OwnedStep::Index(j)], "a scenario is a mapping (config, tests)")
-                        );
+                        return Err(sub.err(
+                            &[OwnedStep::Index(j)],
+                            "a scenario is a mapping (config, tests)",
+                        ));
                     };
                     out.extend(scenario(&sub, &[OwnedStep::Index(j)], map)?);
                 }
