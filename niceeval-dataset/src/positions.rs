@@ -69,7 +69,7 @@ impl Positions {
         let mut anchors: HashMap<Vec<u8>, u32> = HashMap::new();
         let mut events = Events::new(text)?;
         loop {
-            let event = events.next()?;
+            let event = events.next_event()?;
             let at = (event.line, event.column);
             let sequence = matches!(event.kind, Kind::SequenceStart(..));
             // The node this event completes, if it does.
@@ -147,7 +147,7 @@ impl Positions {
         let mut depth = 0usize;
         let mut root_is_list = None;
         loop {
-            let event = events.next()?;
+            let event = events.next_event()?;
             let at = (event.line as usize, event.column as usize);
             match event.kind {
                 Kind::StreamEnd | Kind::DocumentEnd => break,
@@ -300,7 +300,7 @@ impl<'t> Events<'t> {
 
     /// The next event; `None` on a parse error.
     /// The next event; `None` at an error of the text.
-    pub fn next(&mut self) -> Option<Event<'_>> {
+    pub fn next_event(&mut self) -> Option<Event<'_>> {
         self.delete_event();
         let p = self.parser.as_mut_ptr();
         let e = self.event.as_mut_ptr();

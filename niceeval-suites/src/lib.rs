@@ -1,5 +1,5 @@
-//! promptfoo and AgentV suite files run as [niceeval](niceeval) evals. A promptfoo
-//! `promptfooconfig.yaml` ([`promptfoo`]) or an AgentV `EVAL.yaml` ([`agentv`]) is read into
+//! promptfoo and AgentV suite files run as [`niceeval`] evals. A promptfoo
+//! `promptfooconfig.yaml` (module `promptfoo`) or an AgentV `EVAL.yaml` (module `agentv`) is read into
 //! cases (tests × prompts × providers); each case is a data eval
 //! ([`niceeval::data_eval::DataEval`]) the engine runs like a Rust eval: the case names its
 //! provider as the run's agent and its grader as the judge when the run starts, sends its

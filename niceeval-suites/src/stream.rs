@@ -153,7 +153,7 @@ pub(crate) fn read_with(text: &str, split: Split, merge: bool) -> Option<Streame
     let mut tests_at = None;
     let mut tests_items = None;
     loop {
-        let event = events.next()?;
+        let event = events.next_event()?;
         count += 1;
         let sequence = matches!(event.kind, Kind::SequenceStart(..));
         // The node this event completes: its value, where it starts, its anchor, the alias

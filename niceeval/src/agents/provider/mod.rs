@@ -206,7 +206,7 @@ pub enum ChatMessage {
     },
     /// The result of a tool call, fed back to the model.
     ToolResult {
-        /// The call this answers ([`ToolCall::id`]).
+        /// The call this answers (`ToolCall::id`).
         call_id: String,
         /// The tool's name.
         name: String,

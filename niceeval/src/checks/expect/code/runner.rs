@@ -1,4 +1,4 @@
-//! Code calls through the run's long-lived workers ([`crate::base::process::worker`]): one `node`
+//! Code calls through the run's long-lived workers (`crate::base::process::worker`): one `node`
 //! and one `python3` per directory serve every `javascript` / `python` item, transform and
 //! prompt function of the run. A call is inline code (a function body, or an expression tried
 //! first) or a function of a file (`.js`, `.cjs`, `.mjs`, `.py`), given named arguments.
