@@ -349,3 +349,21 @@ fn rag_metrics_are_refused_by_name_and_together() {
         );
     }
 }
+
+/// `file://` paths inside a tests file are the config's, as promptfoo resolves them (its one
+/// base path is the config's folder), not the tests file's.
+#[test]
+fn paths_in_a_tests_file_are_read_from_the_configs_folder() {
+    let suite = "prompts: ['Say {{word}}']\nproviders: [echo]\ntests: file://cases/tests.yaml\n";
+    let tests = "- vars: {word: file://words/hello.txt}\n  assert:\n    - type: equals\n      value: Say hello\n";
+    let (code, stdout, stderr) = run(
+        suite,
+        &[
+            ("cases/tests.yaml", tests),
+            // Where promptfoo looks: beside the config, not beside the tests file.
+            ("words/hello.txt", "hello\n"),
+        ],
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("1 passed"), "{stdout}");
+}

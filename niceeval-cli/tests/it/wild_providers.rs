@@ -100,6 +100,32 @@ fn a_test_calls_its_own_provider_and_runs_against_the_providers_it_names() {
     );
 }
 
+/// promptfoo renders a provider's id as a template (`{{ env.NAME }}`) before it reads it; a
+/// list var of objects is one value, not one test per item (only a list of strings expands).
+#[test]
+fn provider_ids_are_rendered_and_only_lists_of_strings_expand() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = "prompts: ['{{word}} {{turns | length}}']\nproviders: ['{{ env.SUITE_PROVIDER }}']\n\
+                 tests:\n  - vars:\n      word: [hi, ho]\n      turns: [{role: user}, {role: assistant}, {role: user}]\n    assert:\n      - type: regex\n        value: '^h[io] 3$'\n";
+    write(dir.path(), "promptfooconfig.yaml", suite);
+    let fake = Fake::start();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_niceeval"))
+        .args(["eval", "-c", "promptfooconfig.yaml"])
+        .current_dir(dir.path())
+        .env("SUITE_PROVIDER", "echo")
+        .env("OPENAI_BASE_URL", &fake.url)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    // Two tests (the words), not six (words × turns): `turns` reaches the prompt whole.
+    assert!(stdout.contains("2 passed"), "{stdout}");
+}
+
 #[test]
 fn provider_config_keys_reach_the_request_body_as_promptfoo_sends_them() {
     let dir = tempfile::tempdir().unwrap();

@@ -576,7 +576,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
 /// defaults' lists where the test gives none), as [`cartesian`] expands them.
 fn expansions(default: Option<&Map<String, Value>>, vars: &Map<String, Value>) -> usize {
     let count = |v: &Value| match v {
-        Value::Array(items) if !items.is_empty() => items.len(),
+        Value::Array(items) if expands(items) => items.len(),
         _ => 1,
     };
     let own: usize = vars.values().map(count).product();
@@ -1087,15 +1087,21 @@ pub(crate) fn merge(default: &Test, test: Test) -> Test {
     }
 }
 
+/// Whether a list var runs its test once per item: promptfoo expands a list whose first item
+/// is a string; any other list (of objects, numbers, or empty) is one value, given whole.
+fn expands(items: &[Value]) -> bool {
+    matches!(items.first(), Some(Value::String(_)))
+}
+
 /// One set of vars per combination of the list-valued vars (promptfoo runs a test once per
-/// value of a list).
+/// value of a list of strings).
 fn cartesian(vars: &Map<String, Value>, order: &[String]) -> Vec<Map<String, Value>> {
     let mut out = vec![Map::new()];
     let written = order.iter().filter_map(|k| vars.get_key_value(k));
     let rest = vars.iter().filter(|(k, _)| !order.contains(k));
     for (k, v) in written.chain(rest) {
         match v {
-            Value::Array(items) if !items.is_empty() => {
+            Value::Array(items) if expands(items) => {
                 out = out
                     .into_iter()
                     .flat_map(|m| {
@@ -1439,10 +1445,12 @@ fn tests_file(
             (text, cases)
         }
     };
+    // `file://` paths inside a tests file are the config's, as promptfoo reads them (its one
+    // base path, the config's folder), not the tests file's.
     let sub = Doc {
         path: file,
         text: &text,
-        base: file.parent().map(Path::to_path_buf).unwrap_or_default(),
+        base: doc.base.clone(),
         positions: Default::default(),
         notes: doc.notes,
         streamed: StreamedPlaces {
@@ -1822,5 +1830,29 @@ mod tests {
                 "{vars:?}"
             );
         }
+    }
+
+    #[test]
+    fn only_lists_of_strings_expand_as_promptfoo_expands_them() {
+        let vars = json!({
+            "q": ["a", "b"],
+            "messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "bye"}],
+            "n": [1, 2, 3],
+            "none": [],
+        });
+        let vars = vars.as_object().unwrap();
+        let made = cartesian(vars, &[]);
+        assert_eq!(made.len(), 2);
+        assert_eq!(expansions(None, vars), 2);
+        for m in &made {
+            assert_eq!(
+                m["messages"], vars["messages"],
+                "a list of objects is one value"
+            );
+            assert_eq!(m["n"], json!([1, 2, 3]), "a list of numbers is one value");
+            assert_eq!(m["none"], json!([]));
+        }
+        assert_eq!(made[0]["q"], "a");
+        assert_eq!(made[1]["q"], "b");
     }
 }

@@ -236,6 +236,9 @@ fn entry(
         }
         _ => return Err(doc.err(at, "a provider is an id or a mapping with `id`")),
     };
+    // promptfoo renders a provider's id as a template before reading it (`{{ env.MODEL }}`).
+    let id = crate::template::render(&id, &serde_json::Map::new())
+        .map_err(|e| doc.err(&id_place(at, item), format!("the provider id {id:?}: {e}")))?;
     let spec = agents::parse(&id, label.as_deref(), config.as_ref(), &doc.base).map_err(
         |(k, message)| {
             let at = match k {
@@ -251,6 +254,14 @@ fn entry(
         }
     }
     Ok(vec![Arc::new(spec)])
+}
+
+/// Where a provider's id is written: its `id` key, or the entry itself.
+fn id_place(at: &[OwnedStep], item: &Value) -> Vec<OwnedStep> {
+    match item {
+        Value::Object(map) if map.contains_key("id") => with(at, key("id")),
+        _ => at.to_vec(),
+    }
 }
 
 /// The providers of a providers file: a list, or one provider; each with an `id`. Errors

@@ -31,10 +31,8 @@ pub(crate) fn read(doc: &Doc<'_>, value: &Value) -> Result<Vec<Test>, SuiteFileE
                 let sub = Doc {
                     path: &path,
                     text: &text,
-                    base: path
-                        .parent()
-                        .map(std::path::Path::to_path_buf)
-                        .unwrap_or_default(),
+                    // Paths in it are the config's, as promptfoo reads them.
+                    base: doc.base.clone(),
                     positions: Default::default(),
                     notes: doc.notes,
                     streamed: Default::default(),

@@ -298,7 +298,7 @@ mod tests {
     fn caller_directory_is_found_from_the_workspace_root() {
         let cwd = std::env::current_dir().unwrap();
         let here = caller_dir(&cwd, file!()).unwrap();
-        assert!(here.ends_with("src/expect"), "{}", here.display());
+        assert!(here.ends_with("src/checks/expect"), "{}", here.display());
         assert_eq!(caller_dir(&cwd, "no/such/file.rs"), None);
         assert_eq!(custom("x").caller, file!());
     }

@@ -191,14 +191,14 @@ fn both_front_ends_write_the_same_jsonl_junit_and_otlp() {
 
     let run = |front: &str| {
         let exe = std::env::current_exe().expect("this test binary");
+        // The child test's name, wherever this module sits in the crate.
+        let child = format!(
+            "{}::front_end_child",
+            module_path!().trim_start_matches("niceeval::")
+        );
         let mut command = std::process::Command::new(exe);
         command
-            .args([
-                "--exact",
-                "libtest::same_outputs::front_end_child",
-                "--test-threads",
-                "1",
-            ])
+            .args(["--exact", child.as_str(), "--test-threads", "1"])
             .env(CHILD, dir)
             .env("NICEEVAL_TEST_OUTPUTS_FRONT", front)
             .env("NICEEVAL_TEST_OUTPUTS_DIR", out)
