@@ -112,6 +112,29 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
         }
         Some(_) => return Err(doc.err(&[key("execution")], "`execution` is a mapping")),
     };
+    run_settings(&doc, &top, &execution, &mut suite)?;
+    let targets = suite_targets(&doc, &top, &execution, &mut named)?;
+    let shared = shared_parts(&doc, &top)?;
+    let tests = test_list(&doc, &top)?;
+    for (n, (at, test)) in tests.iter().enumerate() {
+        let place = TestPlace {
+            at,
+            n,
+            of: tests.len(),
+        };
+        test_cases(&doc, &mut suite, &mut named, &targets, &shared, place, test)?;
+    }
+    Ok(suite)
+}
+
+/// What the file says about the run: `execution.workers`, `evaluate_options` (its
+/// `max_concurrency` over `workers`, `repeat`) and the `workspace` template.
+fn run_settings(
+    doc: &Doc<'_>,
+    top: &Map<String, Value>,
+    execution: &Map<String, Value>,
+    suite: &mut Suite,
+) -> Result<(), SuiteFileError> {
     if let Some(w) = execution.get("workers") {
         suite.concurrency = Some(w.as_u64().filter(|n| *n > 0).ok_or_else(|| {
             doc.err(
@@ -119,45 +142,6 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
                 "`workers` is a whole number above 0",
             )
         })? as usize);
-    }
-    let mut targets = Vec::new();
-    let given: Vec<(Vec<OwnedStep>, &Value)> = [
-        (vec![key("target")], top.get("target")),
-        (vec![key("targets")], top.get("targets")),
-        (
-            vec![key("execution"), key("target")],
-            execution.get("target"),
-        ),
-        (
-            vec![key("execution"), key("targets")],
-            execution.get("targets"),
-        ),
-    ]
-    .into_iter()
-    .filter_map(|(at, v)| v.map(|v| (at, v)))
-    .collect();
-    match given.as_slice() {
-        [] => targets.push(target(
-            &doc,
-            &[],
-            &Value::String("default".into()),
-            &mut named,
-        )?),
-        [(at, Value::Array(list))] => {
-            for (i, t) in list.iter().enumerate() {
-                targets.push(target(&doc, &with(at, OwnedStep::Index(i)), t, &mut named)?);
-            }
-        }
-        [(at, t)] if matches!(at.last(), Some(OwnedStep::Key(k)) if k == "target") => {
-            targets.push(target(&doc, at, t, &mut named)?);
-        }
-        [(at, _)] => return Err(doc.err(at, "`targets` is a list")),
-        [_, (at, _), ..] => {
-            return Err(doc.err(
-                at,
-                "name the target once: `target`, `targets`, `execution.target` or `execution.targets`",
-            ));
-        }
     }
     if let Some(v) = top.get("evaluate_options") {
         let at = [key("evaluate_options")];
@@ -206,6 +190,63 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             }
         }
     }
+    Ok(())
+}
+
+/// The file's targets: `target`, `targets`, `execution.target` or `execution.targets` (one of
+/// them), else the `default` target.
+fn suite_targets(
+    doc: &Doc<'_>,
+    top: &Map<String, Value>,
+    execution: &Map<String, Value>,
+    named: &mut NamedTargets,
+) -> Result<Vec<Target>, SuiteFileError> {
+    let mut targets = Vec::new();
+    let given: Vec<(Vec<OwnedStep>, &Value)> = [
+        (vec![key("target")], top.get("target")),
+        (vec![key("targets")], top.get("targets")),
+        (
+            vec![key("execution"), key("target")],
+            execution.get("target"),
+        ),
+        (
+            vec![key("execution"), key("targets")],
+            execution.get("targets"),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(at, v)| v.map(|v| (at, v)))
+    .collect();
+    match given.as_slice() {
+        [] => targets.push(target(doc, &[], &Value::String("default".into()), named)?),
+        [(at, Value::Array(list))] => {
+            for (i, t) in list.iter().enumerate() {
+                targets.push(target(doc, &with(at, OwnedStep::Index(i)), t, named)?);
+            }
+        }
+        [(at, t)] if matches!(at.last(), Some(OwnedStep::Key(k)) if k == "target") => {
+            targets.push(target(doc, at, t, named)?);
+        }
+        [(at, _)] => return Err(doc.err(at, "`targets` is a list")),
+        [_, (at, _), ..] => {
+            return Err(doc.err(
+                at,
+                "name the target once: `target`, `targets`, `execution.target` or `execution.targets`",
+            ));
+        }
+    }
+    Ok(targets)
+}
+
+/// What every test of the file shares: `default_test`, the file's own graders and its input.
+struct Shared {
+    default: Map<String, Value>,
+    /// The file's `assert` / `assertions`.
+    suite_level: Map<String, Value>,
+    suite_input: Vec<(String, String)>,
+}
+
+fn shared_parts(doc: &Doc<'_>, top: &Map<String, Value>) -> Result<Shared, SuiteFileError> {
     let default = match top.get("default_test") {
         None => Map::new(),
         Some(Value::Object(map)) => {
@@ -223,9 +264,32 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
     }
     let suite_input = match top.get("input") {
         None => Vec::new(),
-        Some(v) => messages(&doc, &[key("input")], v)?,
+        Some(v) => messages(doc, &[key("input")], v)?,
     };
-    let tests: Vec<(Vec<OwnedStep>, Map<String, Value>)> = match top.get("tests") {
+    Ok(Shared {
+        default,
+        suite_level,
+        suite_input,
+    })
+}
+
+/// A test and where it sits: its place in the file, its number and how many there are.
+#[derive(Clone, Copy)]
+struct TestPlace<'a> {
+    at: &'a [OwnedStep],
+    n: usize,
+    of: usize,
+}
+
+/// A test as the file gives it, with where it is written.
+type PlacedTest = (Vec<OwnedStep>, Map<String, Value>);
+
+/// The file's tests: its `tests` list, or the records of a `file://` tests file.
+fn test_list(
+    doc: &Doc<'_>,
+    top: &Map<String, Value>,
+) -> Result<Vec<PlacedTest>, SuiteFileError> {
+    let tests = match top.get("tests") {
         Some(Value::Array(list)) => list
             .iter()
             .enumerate()
@@ -255,184 +319,199 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             ));
         }
     };
-    for (n, (at, test)) in tests.iter().enumerate() {
-        doc.keys(at, test, TEST_KEYS, "a test")?;
-        let line = doc.position(&steps(at)).map_or(1, |p| p.0);
-        let id = match test.get("id") {
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => other.to_string(),
-            None => format!("test {}", n + 1),
-        };
-        let mut skip_defaults = false;
-        let mut case_targets = targets.clone();
-        match test.get("execution") {
-            None => {}
-            Some(Value::Object(map)) => {
-                let at = with(at, key("execution"));
-                doc.keys(&at, map, &["target", "skip_defaults"], "a test's execution")?;
-                skip_defaults = map
-                    .get("skip_defaults")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
-                if let Some(t) = map.get("target") {
-                    case_targets = vec![target(&doc, &with(&at, key("target")), t, &mut named)?];
-                }
-            }
-            Some(_) => return Err(doc.err(&with(at, key("execution")), "`execution` is a mapping")),
-        }
-        let mut vars = default
-            .get("vars")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        if let Some(Value::Object(v)) = test.get("vars") {
-            vars.extend(v.clone());
-        }
-        let render = |t: &str| -> Result<String, SuiteFileError> { Ok(interpolate_vars(t, &vars)) };
-        let mut input = if skip_defaults {
-            Vec::new()
-        } else {
-            suite_input.clone()
-        };
-        match test.get("input") {
-            Some(v) => input.extend(messages(&doc, &with(at, key("input")), v)?),
-            None => {
-                return Err(doc.err(at, "a test needs `input` (text or a list of messages)"));
+    Ok(tests)
+}
+
+/// One test's cases, one per target: its input and vars with the defaults, its graders (the
+/// defaults', the file's unless `skip_defaults`, its own), its rubric lines as one grader.
+fn test_cases(
+    doc: &Doc<'_>,
+    suite: &mut Suite,
+    named: &mut NamedTargets,
+    targets: &[Target],
+    shared: &Shared,
+    place: TestPlace<'_>,
+    test: &Map<String, Value>,
+) -> Result<(), SuiteFileError> {
+    let TestPlace { at, n, of } = place;
+    let Shared {
+        default,
+        suite_level,
+        suite_input,
+    } = shared;
+    doc.keys(at, test, TEST_KEYS, "a test")?;
+    let line = doc.position(&steps(at)).map_or(1, |p| p.0);
+    let id = match test.get("id") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => format!("test {}", n + 1),
+    };
+    let mut skip_defaults = false;
+    let mut case_targets = targets.to_vec();
+    match test.get("execution") {
+        None => {}
+        Some(Value::Object(map)) => {
+            let at = with(at, key("execution"));
+            doc.keys(&at, map, &["target", "skip_defaults"], "a test's execution")?;
+            skip_defaults = map
+                .get("skip_defaults")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            if let Some(t) = map.get("target") {
+                case_targets = vec![target(doc, &with(&at, key("target")), t, named)?];
             }
         }
-        let input = input
-            .into_iter()
-            .map(|(role, text)| Ok((role, render(&text)?)))
-            .collect::<Result<Vec<_>, SuiteFileError>>()?;
-        let prompt = match input.as_slice() {
-            [(role, text)] if role == "user" => text.clone(),
-            _ => Value::Array(
-                input
-                    .iter()
-                    .map(|(role, text)| serde_json::json!({"role": role, "content": text}))
-                    .collect(),
-            )
-            .to_string(),
-        };
-        let expected_output = match test.get("expected_output") {
-            None => None,
-            Some(Value::String(s)) => Some(render(s)?),
-            Some(Value::Array(messages)) => match messages.last().and_then(|m| m.get("content")) {
-                Some(Value::String(c)) => Some(render(c)?),
-                Some(c) => Some(c.to_string()),
-                None => None,
-            },
-            Some(other) => Some(other.to_string()),
-        };
-        let criteria = match test.get("criteria") {
-            Some(Value::String(c)) => Some(render(c)?),
-            _ => None,
-        };
-        let mut asserts = Vec::new();
-        let mut graded = Vec::new();
-        let mut trajectories = Vec::new();
-        let mut lines = Vec::new();
-        let mut sources = vec![(&default, vec![key("default_test")])];
-        if !skip_defaults {
-            sources.push((&suite_level, Vec::new()));
-        }
-        sources.push((test, at.clone()));
-        // As AgentV does, a test's rubric lines (its own and the suite's) are one rubric
-        // grader: the judge scores them together.
-        for (source, at) in sources {
-            for list_key in ["assert", "assertions"] {
-                let Some(list) = source.get(list_key) else {
-                    continue;
-                };
-                let Value::Array(items) = list else {
-                    return Err(
-                        doc.err(&with(&at, key(list_key)), format!("`{list_key}` is a list"))
-                    );
-                };
-                for (i, item) in items.iter().enumerate() {
-                    let at = with(&with(&at, key(list_key)), OwnedStep::Index(i));
-                    item_of(
-                        &doc,
-                        &at,
-                        item,
-                        criteria.as_deref(),
-                        &mut Found {
-                            asserts: &mut asserts,
-                            graded: &mut graded,
-                            lines: &mut lines,
-                            trajectories: &mut trajectories,
-                        },
-                    )?;
-                }
-            }
-            if let Some(rubrics) = source.get("rubrics") {
-                let at = with(&at, key("rubrics"));
-                rubric_lines(&doc, &at, rubrics, &mut lines)?;
-            }
-        }
-        match lines.len() {
-            0 => {}
-            1 => graded.append(&mut lines),
-            _ => graded.push(rubric(
-                lines
-                    .iter()
-                    .map(|g| format!("- {}", g.value))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                None,
-            )),
-        }
-        if let Some(criteria) = &criteria
-            && graded.is_empty()
-            && asserts.is_empty()
-            && trajectories.is_empty()
-        {
-            graded.push(rubric(criteria.clone(), None));
-        }
-        let several = case_targets.len() > 1;
-        let target_labels =
-            super::unique_labels(case_targets.iter().map(|t| t.spec.label.as_str()));
-        for (q, target) in case_targets.iter().enumerate() {
-            let name = if several {
-                format!("{} [{}]", id.replace("::", ":"), target.spec.label)
-            } else {
-                id.replace("::", ":")
-            };
-            suite.cases.push(SuiteCase {
-                name,
-                line,
-                prompt: prompt.clone(),
-                prompt_function: None,
-                provider: target.spec.clone(),
-                vars: super::Packed::new(&vars),
-                asserts: super::Packed::new(&asserts),
-                graded: graded.clone(),
-                transform: None,
-                threshold: None,
-                judge: target.judge.clone(),
-                embedding: None,
-                select_best: None,
-                base_dir: doc.base.clone(),
-                expected_output: expected_output.clone(),
-                criteria: criteria.clone(),
-                position: format!(
-                    "AgentV test {} of {}, target {} ({})",
-                    n + 1,
-                    tests.len(),
-                    q + 1,
-                    target.spec.label
-                ),
-                trajectories: trajectories.clone(),
-                matrix: MatrixCell::new(
-                    n + 1,
-                    id.replace("::", ":"),
-                    (1, String::new()),
-                    (q + 1, target_labels[q].clone()),
-                ),
-            });
+        Some(_) => return Err(doc.err(&with(at, key("execution")), "`execution` is a mapping")),
+    }
+    let mut vars = default
+        .get("vars")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(Value::Object(v)) = test.get("vars") {
+        vars.extend(v.clone());
+    }
+    let render = |t: &str| -> Result<String, SuiteFileError> { Ok(interpolate_vars(t, &vars)) };
+    let mut input = if skip_defaults {
+        Vec::new()
+    } else {
+        suite_input.clone()
+    };
+    match test.get("input") {
+        Some(v) => input.extend(messages(doc, &with(at, key("input")), v)?),
+        None => {
+            return Err(doc.err(at, "a test needs `input` (text or a list of messages)"));
         }
     }
-    Ok(suite)
+    let input = input
+        .into_iter()
+        .map(|(role, text)| Ok((role, render(&text)?)))
+        .collect::<Result<Vec<_>, SuiteFileError>>()?;
+    let prompt = match input.as_slice() {
+        [(role, text)] if role == "user" => text.clone(),
+        _ => Value::Array(
+            input
+                .iter()
+                .map(|(role, text)| serde_json::json!({"role": role, "content": text}))
+                .collect(),
+        )
+        .to_string(),
+    };
+    let expected_output = match test.get("expected_output") {
+        None => None,
+        Some(Value::String(s)) => Some(render(s)?),
+        Some(Value::Array(messages)) => match messages.last().and_then(|m| m.get("content")) {
+            Some(Value::String(c)) => Some(render(c)?),
+            Some(c) => Some(c.to_string()),
+            None => None,
+        },
+        Some(other) => Some(other.to_string()),
+    };
+    let criteria = match test.get("criteria") {
+        Some(Value::String(c)) => Some(render(c)?),
+        _ => None,
+    };
+    let mut asserts = Vec::new();
+    let mut graded = Vec::new();
+    let mut trajectories = Vec::new();
+    let mut lines = Vec::new();
+    let mut sources = vec![(default, vec![key("default_test")])];
+    if !skip_defaults {
+        sources.push((suite_level, Vec::new()));
+    }
+    sources.push((test, at.to_vec()));
+    // As AgentV does, a test's rubric lines (its own and the suite's) are one rubric
+    // grader: the judge scores them together.
+    for (source, at) in sources {
+        for list_key in ["assert", "assertions"] {
+            let Some(list) = source.get(list_key) else {
+                continue;
+            };
+            let Value::Array(items) = list else {
+                return Err(doc.err(&with(&at, key(list_key)), format!("`{list_key}` is a list")));
+            };
+            for (i, item) in items.iter().enumerate() {
+                let at = with(&with(&at, key(list_key)), OwnedStep::Index(i));
+                item_of(
+                    doc,
+                    &at,
+                    item,
+                    criteria.as_deref(),
+                    &mut Found {
+                        asserts: &mut asserts,
+                        graded: &mut graded,
+                        lines: &mut lines,
+                        trajectories: &mut trajectories,
+                    },
+                )?;
+            }
+        }
+        if let Some(rubrics) = source.get("rubrics") {
+            let at = with(&at, key("rubrics"));
+            rubric_lines(doc, &at, rubrics, &mut lines)?;
+        }
+    }
+    match lines.len() {
+        0 => {}
+        1 => graded.append(&mut lines),
+        _ => graded.push(rubric(
+            lines
+                .iter()
+                .map(|g| format!("- {}", g.value))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            None,
+        )),
+    }
+    if let Some(criteria) = &criteria
+        && graded.is_empty()
+        && asserts.is_empty()
+        && trajectories.is_empty()
+    {
+        graded.push(rubric(criteria.clone(), None));
+    }
+    let several = case_targets.len() > 1;
+    let target_labels = super::unique_labels(case_targets.iter().map(|t| t.spec.label.as_str()));
+    for (q, target) in case_targets.iter().enumerate() {
+        let name = if several {
+            format!("{} [{}]", id.replace("::", ":"), target.spec.label)
+        } else {
+            id.replace("::", ":")
+        };
+        suite.cases.push(SuiteCase {
+            name,
+            line,
+            prompt: prompt.clone(),
+            prompt_function: None,
+            provider: target.spec.clone(),
+            vars: super::Packed::new(&vars),
+            asserts: super::Packed::new(&asserts),
+            graded: graded.clone(),
+            transform: None,
+            threshold: None,
+            judge: target.judge.clone(),
+            embedding: None,
+            select_best: None,
+            base_dir: doc.base.clone(),
+            expected_output: expected_output.clone(),
+            criteria: criteria.clone(),
+            position: format!(
+                "AgentV test {} of {}, target {} ({})",
+                n + 1,
+                of,
+                q + 1,
+                target.spec.label
+            ),
+            trajectories: trajectories.clone(),
+            matrix: MatrixCell::new(
+                n + 1,
+                id.replace("::", ":"),
+                (1, String::new()),
+                (q + 1, target_labels[q].clone()),
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// What a test's assertion items become.
