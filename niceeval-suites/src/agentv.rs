@@ -285,10 +285,7 @@ struct TestPlace<'a> {
 type PlacedTest = (Vec<OwnedStep>, Map<String, Value>);
 
 /// The file's tests: its `tests` list, or the records of a `file://` tests file.
-fn test_list(
-    doc: &Doc<'_>,
-    top: &Map<String, Value>,
-) -> Result<Vec<PlacedTest>, SuiteFileError> {
+fn test_list(doc: &Doc<'_>, top: &Map<String, Value>) -> Result<Vec<PlacedTest>, SuiteFileError> {
     let tests = match top.get("tests") {
         Some(Value::Array(list)) => list
             .iter()
