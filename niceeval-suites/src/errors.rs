@@ -54,6 +54,10 @@ pub(crate) enum CaseError {
     /// promptfoo's prompt function failed.
     #[error(transparent)]
     Prompt(#[from] PromptError),
+    /// The prompt cannot be rendered with the test's vars (the message says which prompt and
+    /// test, and the template's error).
+    #[error("{0}")]
+    PromptTemplate(String),
     /// The prompt cannot be sent to the provider as written.
     #[error(transparent)]
     Sending(#[from] SendingError),

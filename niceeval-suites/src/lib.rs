@@ -158,6 +158,9 @@ pub(crate) struct SuiteCase {
     pub prompt: String,
     /// promptfoo's prompt function, which makes the prompt when the case runs.
     pub prompt_function: Option<Arc<prompt::PromptFunction>>,
+    /// Why the prompt could not be rendered with the test's vars: the case errors when it
+    /// runs, as promptfoo errors that prompt's rows and runs the others.
+    pub prompt_error: Option<Arc<str>>,
     pub provider: Arc<ProviderSpec>,
     /// The test's vars, kept as text until the case runs.
     pub vars: Packed<Map<String, Value>>,
@@ -649,6 +652,9 @@ impl DataEval for SuiteCase {
         setup: &'a Setup,
     ) -> data_eval::BoxFuture<'a, Result<Start<CaseRun>, Error>> {
         Box::pin(async move {
+            if let Some(error) = &self.prompt_error {
+                return Err(CaseError::PromptTemplate(error.to_string()).into());
+            }
             let vars = self.vars.get()?;
             // A prompt function makes the case's prompt now, with its vars and provider.
             let made = match &self.prompt_function {

@@ -367,3 +367,22 @@ fn paths_in_a_tests_file_are_read_from_the_configs_folder() {
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("1 passed"), "{stdout}");
 }
+
+/// A prompt whose template cannot be rendered errors its own cases; the file's other prompts
+/// run, as promptfoo errors that prompt's rows and runs the others.
+#[test]
+fn a_broken_prompt_template_errors_its_cases_and_the_others_run() {
+    let suite = "prompts:\n  - 'Say {{word}}'\n  - 'Say {{ word | no_such_filter }}'\nproviders: [echo]\n\
+                 tests:\n  - vars: {word: hi}\n    assert:\n      - type: contains\n        value: hi\n";
+    let (code, stdout, stderr) = run(suite, &[]);
+    // Not a refused file (exit 2): the suite ran, and the broken prompt's case failed.
+    assert_eq!(code, Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed") && stdout.contains("1 failed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("no_such_filter") || stdout.contains("unknown filter"),
+        "the case's error names the template's problem:\n{stdout}"
+    );
+}

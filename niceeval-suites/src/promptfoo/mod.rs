@@ -620,15 +620,22 @@ fn cases_of(
     let vars = super::Packed::new(&test.vars);
     let first = suite.cases.len();
     for (p, prompt) in prompts.iter().enumerate() {
-        // A prompt function makes its prompt when the case runs.
-        let rendered = match &prompt.function {
-            Some(_) => String::new(),
-            None => {
-                prompt::render(&prompt.template, &test.vars).map_err(|e| SuiteFileError::File {
-                    file: path.display().to_string(),
-                    message: format!("prompt {:?} for {base_name:?}: {e}", prompt.label),
-                })?
-            }
+        // A prompt function makes its prompt when the case runs. A template that cannot be
+        // rendered errors its cases when they run, and the file's other cases run, as promptfoo
+        // errors that prompt's rows and runs the others.
+        let (rendered, prompt_error) = match &prompt.function {
+            Some(_) => (String::new(), None),
+            None => match prompt::render(&prompt.template, &test.vars) {
+                Ok(rendered) => (rendered, None),
+                Err(e) => (
+                    String::new(),
+                    Some(Arc::<str>::from(format!(
+                        "{}: prompt {:?} for {base_name:?}: {e}",
+                        path.display(),
+                        prompt.label
+                    ))),
+                ),
+            },
         };
         for (q, provider) in providers.iter().enumerate() {
             if !test.providers.allows(provider) {
@@ -655,6 +662,7 @@ fn cases_of(
                 line: test.line,
                 prompt: rendered.clone(),
                 prompt_function: prompt.function.clone(),
+                prompt_error: prompt_error.clone(),
                 // A test's own `provider` is called instead of the suite's, in its column.
                 provider: test
                     .providers
