@@ -54,7 +54,9 @@ pub(crate) mod code;
 mod combinators;
 mod command;
 pub(crate) mod custom_dir;
+
 mod edit;
+pub(crate) mod gleu;
 pub(crate) mod json;
 mod lists;
 mod regex;

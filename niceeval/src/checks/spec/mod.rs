@@ -40,6 +40,7 @@
 //! | `levenshtein` | reference text | `threshold` is the maximum distance (default 5) |
 //! | `similarity` | reference text | normalized Levenshtein, `threshold` default 0.6 |
 //! | `bleu` | reference text or list | `threshold` default 0.5 |
+//! | `gleu` | reference text or list | Google-BLEU: min of 1–4-gram precision and recall, best reference; `threshold` default 0.5 |
 //! | `rouge-n` | reference text | F-measure; `threshold` default 0.75; `config: {n: 2}` for ROUGE-2 |
 //! | `word-count` | number, or `{min, max}` | |
 //! | `cost`, `latency` | — | `threshold` (or `value`) is the budget, in USD or ms, read from the context; scores 1 within it, 0 over it |

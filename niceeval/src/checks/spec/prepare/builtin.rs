@@ -102,6 +102,30 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Ite
     Ok((base, uses_threshold))
 }
 
+/// The reference texts of `bleu` and `gleu`: one string, or a list of them.
+fn references(spec: &AssertSpec) -> Result<Vec<String>, ItemProblem> {
+    let refs = match required(spec, "the reference text")? {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) => items
+            .iter()
+            .map(|v| {
+                v.as_str().map(str::to_string).ok_or_else(|| {
+                    ItemProblem::invalid(format!("every reference must be a string, got {v}"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        other => {
+            return Err(ItemProblem::invalid(format!(
+                "`value` must be a reference string or a list of them, got {other}"
+            )));
+        }
+    };
+    if refs.is_empty() {
+        return Err(ItemProblem::invalid("`value` has no reference text"));
+    }
+    Ok(refs)
+}
+
 fn builtin_base(
     b: Builtin,
     spec: &AssertSpec,
@@ -177,30 +201,13 @@ fn builtin_base(
             )
         }
         Builtin::Similarity => (boxed(expect::similarity(reference_text(spec)?)), true),
-        Builtin::Bleu => {
-            let refs = match required(spec, "the reference text")? {
-                Value::String(s) => vec![s.clone()],
-                Value::Array(items) => items
-                    .iter()
-                    .map(|v| {
-                        v.as_str().map(str::to_string).ok_or_else(|| {
-                            ItemProblem::invalid(format!(
-                                "every reference must be a string, got {v}"
-                            ))
-                        })
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
-                other => {
-                    return Err(ItemProblem::invalid(format!(
-                        "`value` must be a reference string or a list of them, got {other}"
-                    )));
-                }
-            };
-            if refs.is_empty() {
-                return Err(ItemProblem::invalid("`value` has no reference text"));
-            }
-            (boxed(expect::bleu(refs)), true)
-        }
+        Builtin::Bleu => (boxed(expect::bleu(references(spec)?)), true),
+        Builtin::Gleu => (
+            boxed(expect::gleu::Gleu {
+                references: references(spec)?,
+            }),
+            true,
+        ),
         Builtin::RougeN => {
             let n = match spec.config.as_ref().and_then(|c| c.get("n")) {
                 None => 1,
