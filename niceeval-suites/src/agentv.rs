@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::agents::{self, ProviderKind, ProviderSpec};
 use super::parse_yaml;
-use super::promptfoo::{Doc, OwnedStep};
+use super::promptfoo::{Doc, OwnedStep, key, steps, with};
 use super::{
     ArgsMatch, ExpectedCall, Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError,
     Trajectory, TrajectoryMode,
@@ -62,16 +62,6 @@ const TEST_KEYS: &[&str] = &[
     "conversation_id",
 ];
 const DEFAULT_KEYS: &[&str] = &["assert", "assertions", "rubrics", "vars", "metadata"];
-
-fn key(k: &str) -> OwnedStep {
-    OwnedStep::Key(k.to_string())
-}
-
-fn with(at: &[OwnedStep], seg: OwnedStep) -> Vec<OwnedStep> {
-    let mut v = at.to_vec();
-    v.push(seg);
-    v
-}
 
 /// A target as a case runs it: the agent, and the grader its `grader_target` names.
 #[derive(Debug, Clone)]
@@ -587,15 +577,6 @@ fn messages(
         Value::Object(map) if map.contains_key("role") => Ok(vec![one(at, value)?]),
         other => Ok(vec![("user".into(), other.to_string())]),
     }
-}
-
-fn steps(at: &[OwnedStep]) -> Vec<niceeval_dataset::positions::Step<'_>> {
-    at.iter()
-        .map(|s| match s {
-            OwnedStep::Key(k) => niceeval_dataset::positions::Step::Key(k.as_str()),
-            OwnedStep::Index(i) => niceeval_dataset::positions::Step::Index(*i),
-        })
-        .collect()
 }
 
 /// A targets file: its path, its text and its `targets` list.
