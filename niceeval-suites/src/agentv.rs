@@ -946,6 +946,8 @@ fn rubric(text: String, weight: Option<f64>) -> Graded {
         judge: None,
         expected: Vec::new(),
         prompt: None,
+        inverse: false,
+        rag: None,
     }
 }
 

@@ -82,6 +82,16 @@ pub(crate) enum CaseError {
     /// A `rubricPrompt` cannot be rendered.
     #[error("rubricPrompt: {0}")]
     RubricPrompt(#[source] TemplateError),
+    /// A retrieval or conversation metric cannot be set up (no context, a failed
+    /// `contextTransform`, a missing `query` var): the test errors, as in promptfoo.
+    #[error("`{kind}`: {why}")]
+    Metric {
+        /// The item's type.
+        kind: &'static str,
+        /// What is missing or failed.
+        #[source]
+        why: crate::rag::RagError,
+    },
     /// A case's vars or items, kept as JSON text, did not read back.
     #[error("a suite case's packed data: {0}")]
     Packed(#[source] serde_json::Error),

@@ -412,23 +412,11 @@ impl Check for Similar {
 
 impl Similar {
     async fn compare(&self) -> Result<Grade, SimilarError> {
-        let name = ModelName::parse(&self.model.model)?;
-        let key = niceeval::__workspace::provider::resolve_key(
-            &name,
-            self.model.base_url.as_deref(),
-            self.model.key_env.as_deref(),
+        let client = client(
+            &self.model,
+            self.timeout,
             " (the embedding grader of `similar`)",
         )?;
-        let mut options = ClientOptions::default()
-            .timeout(self.timeout)
-            .timeout_setting("[provider] timeout in niceeval.toml");
-        if let Some(url) = &self.model.base_url {
-            options = options.base_url(url.clone());
-        }
-        if let Some(key) = key {
-            options = options.api_key(key);
-        }
-        let client = ModelClient::new(name, options)?;
         let output = client.embed(&self.output).await?;
         let mut best: Option<(f64, bool, String)> = None;
         for expected in &self.expected {
@@ -471,8 +459,96 @@ impl Similar {
     }
 }
 
+/// A client of a grader model, reached as `spec` says (its base URL, its key variable);
+/// `role` ends the error that names a missing key.
+pub(crate) fn client(
+    spec: &JudgeSpec,
+    timeout: std::time::Duration,
+    role: &str,
+) -> Result<ModelClient, ProviderError> {
+    let name = ModelName::parse(&spec.model)?;
+    let key = niceeval::__workspace::provider::resolve_key(
+        &name,
+        spec.base_url.as_deref(),
+        spec.key_env.as_deref(),
+        role,
+    )?;
+    let mut options = ClientOptions::default()
+        .timeout(timeout)
+        .timeout_setting("[provider] timeout in niceeval.toml");
+    if let Some(url) = &spec.base_url {
+        options = options.base_url(url.clone());
+    }
+    if let Some(key) = key {
+        options = options.api_key(key);
+    }
+    ModelClient::new(name, options)
+}
+
 fn verdict(score: f64, pass: bool, reason: String) -> Grade {
     Grade::score(score.clamp(0.0, 1.0), reason).with_verdict(pass)
+}
+
+/// Where a `not-` judged item registers: each check is passed on to `record` wrapped in
+/// [`Inverted`], which turns its verdict over.
+pub(crate) struct Inverting {
+    pub record: Arc<dyn Defer>,
+    /// The item's threshold: the judge's verdict before it is turned over.
+    pub threshold: f64,
+}
+
+impl Defer for Inverting {
+    fn defer(&self, work: Deferred) {
+        let threshold = self.threshold;
+        self.record.defer(
+            work.map_check(|check| Box::new(Inverted { check, threshold }) as Box<dyn Check>),
+        );
+    }
+}
+
+/// A judged check turned over, as promptfoo's `not-llm-rubric`: it passes when the judge's
+/// verdict (its pass, at the item's threshold) fails, with the score `1 - score`. A grading
+/// error stays an error.
+struct Inverted {
+    check: Box<dyn Check>,
+    threshold: f64,
+}
+
+impl Check for Inverted {
+    fn describe(&self) -> String {
+        format!("not {}", self.check.describe())
+    }
+
+    fn kind(&self) -> AssertionKind {
+        self.check.kind()
+    }
+
+    fn settings(&self) -> Settings {
+        Settings::gate()
+    }
+
+    fn costly(&self) -> bool {
+        self.check.costly()
+    }
+
+    fn grade(self: Box<Self>, run: &RunView<'_>) -> BoxFuture<Graded> {
+        let threshold = self.threshold;
+        let graded = self.check.grade(run);
+        Box::pin(async move {
+            let (grade, usage) = graded.await;
+            if grade.error.is_some() {
+                return (grade, usage);
+            }
+            let passed = grade.verdict.unwrap_or(true) && grade.score >= threshold - f64::EPSILON;
+            let score = (1.0 - grade.score).clamp(0.0, 1.0);
+            let reason = format!(
+                "turned over ({}): {}",
+                if passed { "passed" } else { "failed" },
+                grade.reason
+            );
+            (Grade::score(score, reason).with_verdict(!passed), usage)
+        })
+    }
 }
 
 /// Checks registered here instead of on the run, to be graded by a [`TestScore`].

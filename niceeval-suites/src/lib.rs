@@ -40,6 +40,7 @@ mod prompt;
 mod promptfoo;
 mod promptfoo_keys;
 mod provider_config;
+mod rag;
 mod runner;
 mod select_best;
 mod stream;
@@ -78,6 +79,23 @@ pub(crate) struct Graded {
     pub metric: Option<String>,
     /// A grader named on the item (`provider:`).
     pub judge: Option<JudgeSpec>,
+    /// The `not-` form: the grader's verdict turned over, as promptfoo turns it (its
+    /// `factuality` and `model-graded-closedqa` ignore it).
+    pub inverse: bool,
+    /// What a retrieval or conversation metric reads besides the item (`rag`).
+    pub rag: Option<Box<RagItem>>,
+}
+
+/// A retrieval or conversation metric's own settings.
+#[derive(Debug, Clone)]
+pub(crate) struct RagItem {
+    /// `contextTransform`: JavaScript (or a `file://` function) that extracts the context from
+    /// the output.
+    pub context_transform: Option<String>,
+    /// `conversation-relevance`'s window (`config.windowSize`).
+    pub window: usize,
+    /// The embedding grader of `answer-relevance` (the item's `provider`, if it names one).
+    pub embedding: Option<JudgeSpec>,
 }
 
 /// A graded item's own reading of the output, besides its value.
@@ -123,6 +141,8 @@ pub(crate) enum GradedKind {
     },
     /// `select-best`: the test's outputs compared in one grader call (see `select_best`).
     SelectBest,
+    /// A retrieval or conversation metric (see `rag`; its settings are the item's `rag`).
+    Rag(rag::Metric),
 }
 
 impl GradedKind {
@@ -134,6 +154,7 @@ impl GradedKind {
             GradedKind::ClosedQa => "model-graded-closedqa",
             GradedKind::Similar { .. } => "similar",
             GradedKind::SelectBest => "select-best",
+            GradedKind::Rag(metric) => metric.name(),
         }
     }
 }
@@ -855,7 +876,34 @@ async fn run_case(
             }
             continue;
         }
-        let judge = t.judge().with_record(record.clone());
+        if let (GradedKind::Rag(metric), Some(item)) = (graded.kind, &graded.rag) {
+            let check = rag_check(graded, item, metric, &output_text, &output, &vars, case)
+                .await
+                .map_err(|why| CaseError::Metric {
+                    kind: metric.name(),
+                    why,
+                })?;
+            let scoped = niceeval::__workspace::scope::register(record.clone(), check);
+            let scoped = match graded.weight {
+                Some(w) => scoped.weight(w),
+                None => scoped,
+            };
+            match &graded.metric {
+                Some(m) => drop(scoped.metric(m.clone())),
+                None => drop(scoped),
+            }
+            continue;
+        }
+        // promptfoo's `not-llm-rubric` (and `not-g-eval`): the grader's verdict turned over.
+        let target = if graded.inverse && graded.kind == GradedKind::Rubric {
+            Arc::new(graders::Inverting {
+                record: record.clone(),
+                threshold: graded.threshold.unwrap_or(0.5),
+            }) as Arc<dyn Defer>
+        } else {
+            record.clone()
+        };
+        let judge = t.judge().with_record(target);
         let scoped = match graded.kind {
             GradedKind::Factuality => judge.factuality_promptfoo(&graded.value),
             GradedKind::ClosedQa => judge.closed_qa(&graded.value),
@@ -890,8 +938,12 @@ async fn run_case(
             None => scoped,
         };
         // A graded item passes or fails its test, as in promptfoo: at its threshold, else at
-        // a score of 0.5.
-        let scoped = scoped.at_least(graded.threshold.unwrap_or(0.5)).gate();
+        // a score of 0.5 (an inverted one decides in `Inverting`).
+        let scoped = if graded.inverse && graded.kind == GradedKind::Rubric {
+            scoped.gate()
+        } else {
+            scoped.at_least(graded.threshold.unwrap_or(0.5)).gate()
+        };
         let scoped = match graded.weight {
             Some(w) => scoped.weight(w),
             None => scoped,
@@ -910,6 +962,70 @@ async fn run_case(
         .register(niceeval::__workspace::eval::checks_of(t));
     }
     Ok(())
+}
+
+/// A retrieval or conversation metric's check: its context (the `context` var, else the
+/// item's `contextTransform` of the output, else for `context-recall` the prompt), its
+/// `query` var and conversation, and its graders (the item's, the test's, promptfoo's
+/// defaults).
+async fn rag_check(
+    graded: &Graded,
+    item: &RagItem,
+    metric: rag::Metric,
+    output_text: &str,
+    output: &Value,
+    vars: &Map<String, Value>,
+    case: &SuiteCase,
+) -> Result<rag::RagCheck, rag::RagError> {
+    let mut context = match vars.get("context") {
+        Some(v @ (Value::String(_) | Value::Array(_))) => Some(rag::Context::from_value(v)?),
+        _ => None,
+    };
+    if let Some(code) = &item.context_transform {
+        let made = node::transform(code, output, vars, &case.prompt, &case.base_dir)
+            .await
+            .map_err(|e| rag::RagError::Transform(e.to_string()))?;
+        context = Some(rag::Context::from_value(&made)?);
+    }
+    if context.is_none() && metric == rag::Metric::ContextRecall {
+        context = Some(rag::Context::Text(case.prompt.clone()));
+    }
+    if context.is_none() && metric.needs_context() {
+        return Err(rag::RagError::Missing(metric.name()));
+    }
+    let query = match vars.get("query") {
+        Some(Value::String(q)) => Some(q.clone()),
+        _ if metric == rag::Metric::AnswerRelevance => Some(case.prompt.clone()),
+        _ => None,
+    };
+    let conversation = match metric {
+        rag::Metric::ConversationRelevance => rag::conversation(vars, &case.prompt, output_text)?,
+        _ => Vec::new(),
+    };
+    Ok(rag::RagCheck {
+        metric,
+        inverse: graded.inverse,
+        threshold: graded.threshold.unwrap_or(0.5),
+        value: (!graded.value.is_empty()).then(|| graded.value.clone()),
+        query,
+        context,
+        output: output_text.to_string(),
+        conversation,
+        window: item.window,
+        text: graded
+            .judge
+            .clone()
+            .or_else(|| case.judge.clone())
+            .unwrap_or_else(default_judge),
+        embedding: item
+            .embedding
+            .clone()
+            .or_else(|| case.embedding.clone())
+            .unwrap_or_else(graders::default_embedding),
+        rubric_prompt: GradedInput::rubric_prompt(graded.prompt.as_ref()).map(str::to_string),
+        vars: vars.clone(),
+        timeout: niceeval::__workspace::provider::DEFAULT_TIMEOUT,
+    })
 }
 
 /// An item's own `transform` of the output: what it makes, or the case's error when it

@@ -15,6 +15,8 @@ use super::SuiteFileError;
 pub(crate) struct Notes {
     notices: RefCell<Vec<String>>,
     refusals: RefCell<Vec<SuiteFileError>>,
+    /// The assertion types no reader knows, each once, with the file that names it first.
+    unknown_types: RefCell<Vec<(String, String)>>,
 }
 
 impl Notes {
@@ -35,6 +37,19 @@ impl Notes {
         }
     }
 
+    /// An assertion type that is neither promptfoo's nor a custom assertion: refused at its
+    /// first place (`error`), and named with every other of the file in one closing line
+    /// that lists the valid types.
+    pub(crate) fn unknown_type(&self, kind: &str, file: &str, error: SuiteFileError) {
+        let mut unknown = self.unknown_types.borrow_mut();
+        if unknown.iter().any(|(k, _)| k == kind) {
+            return;
+        }
+        unknown.push((kind.to_string(), file.to_string()));
+        drop(unknown);
+        self.refuse(error);
+    }
+
     /// Whether a refusal was recorded.
     pub(crate) fn refused(&self) -> bool {
         !self.refusals.borrow().is_empty()
@@ -43,6 +58,21 @@ impl Notes {
     /// The notices, or every refusal as one error.
     pub(crate) fn finish(self) -> Result<Vec<String>, SuiteFileError> {
         let mut refusals = self.refusals.into_inner();
+        let unknown = self.unknown_types.into_inner();
+        if let Some((_, file)) = unknown.first() {
+            let names: Vec<String> = unknown.iter().map(|(k, _)| format!("`{k}`")).collect();
+            refusals.push(SuiteFileError::File {
+                file: file.clone(),
+                message: format!(
+                    "{} unknown assertion type{} ({}). Valid types: {} (each also with a `not-` prefix), or the name of a custom assertion in {}/",
+                    names.len(),
+                    if names.len() == 1 { "" } else { "s" },
+                    names.join(", "),
+                    super::promptfoo::valid_types().join(", "),
+                    niceeval::__workspace::expect::CUSTOM_ASSERTIONS_DIR,
+                ),
+            });
+        }
         match refusals.len() {
             0 => Ok(self.notices.into_inner()),
             1 => Err(refusals.remove(0)),

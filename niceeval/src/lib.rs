@@ -415,7 +415,12 @@ pub mod __workspace {
         pub use crate::checks::expect::code::Language as CodeLanguage;
         #[cfg(feature = "inline-code")]
         pub use crate::checks::expect::code::runner as code_runner;
-        pub use crate::checks::expect::custom_dir::CustomAssertions;
+        pub use crate::checks::expect::custom_dir::{CUSTOM_ASSERTIONS_DIR, CustomAssertions};
+        pub use crate::checks::expect::type_names::{canonical_names, is_builtin_type};
+    }
+    /// The closest name to a typo.
+    pub mod suggest {
+        pub use crate::base::suggest::closest;
     }
     /// Agents over any HTTP target.
     #[cfg(feature = "providers")]

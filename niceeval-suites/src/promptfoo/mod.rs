@@ -70,23 +70,41 @@ const NOT_SUPPORTED: &[(&str, &str)] = &[
         "moderation",
         "a moderation API: niceeval calls none; use `llm-rubric` to grade the same property",
     ),
-    (
-        "answer-relevance",
-        "a RAG metric (questions generated from the output, compared by embeddings): niceeval does not run it; use `llm-rubric` or `similar`",
-    ),
-    (
-        "context-recall",
-        "a RAG metric (the context's coverage of the expected answer): niceeval does not run it; use `llm-rubric`",
-    ),
-    (
-        "context-relevance",
-        "a RAG metric (the context's relevance to the query): niceeval does not run it; use `llm-rubric`",
-    ),
-    (
-        "context-faithfulness",
-        "a RAG metric (the output's claims checked against the context): niceeval does not run it; use `llm-rubric`",
-    ),
 ];
+
+/// Every assertion type a promptfoo file may use here: niceeval's own (with promptfoo's
+/// names), the graded ones, `similar` and its metrics, the retrieval and conversation
+/// metrics, and `select-best`. Each also takes a `not-` prefix.
+pub(crate) fn valid_types() -> Vec<&'static str> {
+    let mut types = niceeval::__workspace::expect::canonical_names();
+    let suite = GRADED
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(super::rag::Metric::NAMES)
+        .chain([
+            "similar",
+            "similar:cosine",
+            "similar:dot",
+            "similar:euclidean",
+            "select-best",
+        ]);
+    for name in suite {
+        if !types.contains(&name) {
+            types.push(name);
+        }
+    }
+    types
+}
+
+/// Whether `kind` names a custom assertion (`custom:name`, or a file of that name in
+/// `.niceeval/assertions/` here or above).
+fn is_custom(kind: &str, base: &Path) -> bool {
+    let bare = kind.strip_prefix("not-").unwrap_or(kind);
+    bare.starts_with("custom:")
+        || niceeval::__workspace::expect::CustomAssertions::discover(base)
+            .command(bare)
+            .is_some()
+}
 
 /// A segment of a path into the document, owned.
 #[derive(Debug, Clone)]
@@ -872,14 +890,27 @@ fn assertions(
                             .text
                     }
                 },
+                inverse: false,
+                rag: None,
             });
+            continue;
+        }
+        if let Some(metric) = super::rag::Metric::of(kind) {
+            match rag_item(&map, kind, metric, rubric_prompt, &origin.file, &fail)? {
+                Ok(item) => graded.push(item),
+                Err(message) => refuse(message)?,
+            }
             continue;
         }
         if let Some(metric) = super::graders::Metric::of(kind) {
             graded.push(similar(&map, kind, metric, base, &fail)?);
             continue;
         }
-        if let Some((_, g)) = GRADED.iter().find(|(name, _)| *name == kind) {
+        let (inverse, bare) = match kind.strip_prefix("not-") {
+            Some(rest) if GRADED.iter().any(|(n, _)| *n == rest) => (true, rest),
+            _ => (false, kind),
+        };
+        if let Some((_, g)) = GRADED.iter().find(|(name, _)| *name == bare) {
             let value = match map.get("value") {
                 // A rubric in a file, as promptfoo reads it (`value: file://rubric.txt`).
                 Some(Value::String(s)) if s.starts_with("file://") => {
@@ -930,13 +961,9 @@ fn assertions(
                     .and_then(Value::as_str)
                     .map(str::to_string),
                 judge,
+                inverse,
+                rag: None,
             });
-            continue;
-        }
-        if kind.starts_with("not-") && GRADED.iter().any(|(n, _)| kind[4..] == **n) {
-            refuse(format!(
-                "`{kind}` is not supported; grade the opposite with `llm-rubric`"
-            ))?;
             continue;
         }
         let bare = kind.strip_prefix("not-").unwrap_or(kind);
@@ -944,6 +971,26 @@ fn assertions(
             refuse(format!(
                 "assertion type `{kind}` is not supported: `{name}` is {why}"
             ))?;
+            continue;
+        }
+        if let Some(notes) = notes
+            && !niceeval::__workspace::expect::is_builtin_type(kind)
+            && !is_custom(kind, origin.file.parent().unwrap_or(Path::new(".")))
+        {
+            let normalized = kind.trim().to_ascii_lowercase().replace('_', "-");
+            let (prefix, bare) = match normalized.strip_prefix("not-") {
+                Some(rest) => ("not-", rest),
+                None => ("", normalized.as_str()),
+            };
+            let types = valid_types();
+            let hint = niceeval::__workspace::suggest::closest(bare, types.iter().copied())
+                .map(|near| format!("; did you mean `{prefix}{near}`?"))
+                .unwrap_or_default();
+            notes.unknown_type(
+                kind,
+                &origin.file.display().to_string(),
+                fail(format!("unknown assertion type `{kind}`{hint}")),
+            );
             continue;
         }
         let spec = AssertSpec::from_item(Value::Object(map)).map_err(|e| fail(e.to_string()))?;
@@ -1065,7 +1112,82 @@ fn similar(
             .and_then(Value::as_str)
             .map(str::to_string),
         judge,
+        inverse: false,
+        rag: None,
     })
+}
+
+/// A retrieval or conversation metric's item (`context-recall`, …, `not-` forms): its value
+/// (the expected answer of `context-recall`), threshold (promptfoo's default 0.5),
+/// `contextTransform`, `config.windowSize` and graders. `Ok(Err(message))`: a key niceeval
+/// does not read, refused with the file's others.
+fn rag_item(
+    map: &Map<String, Value>,
+    kind: &str,
+    metric: super::rag::Metric,
+    rubric_prompt: Option<String>,
+    file: &Path,
+    fail: &dyn Fn(String) -> SuiteFileError,
+) -> Result<Result<Graded, String>, SuiteFileError> {
+    if let Some(message) =
+        unsupported_key(map, kind, &["rubricPrompt", "contextTransform", "config"])
+    {
+        return Ok(Err(message));
+    }
+    let value = match map.get("value") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    };
+    if metric == super::rag::Metric::ContextRecall && value.is_empty() {
+        return Err(fail(
+            "`context-recall` needs a `value`: the expected answer or fact to find in the context"
+                .into(),
+        ));
+    }
+    let context_transform = match map.get("contextTransform") {
+        None => None,
+        Some(Value::String(code)) => Some(code.clone()),
+        Some(_) => {
+            return Err(fail(format!(
+                "`contextTransform` on `{kind}` is code, a string"
+            )));
+        }
+    };
+    let window = match map.get("config").and_then(|c| c.get("windowSize")) {
+        None | Some(Value::Null) => super::rag::DEFAULT_WINDOW,
+        Some(v) => match v.as_u64() {
+            Some(n) if n > 0 => n as usize,
+            _ => {
+                return Err(fail(format!(
+                    "`config.windowSize` on `{kind}` is a whole number above 0, not {v}"
+                )));
+            }
+        },
+    };
+    let graders = match map.get("provider") {
+        None => super::graders::Graders::default(),
+        Some(p) => super::graders::read(p, file).map_err(|e| fail(e.to_string()))?,
+    };
+    Ok(Ok(Graded {
+        kind: GradedKind::Rag(metric),
+        value,
+        expected: Vec::new(),
+        prompt: super::GradedInput::of(rubric_prompt, None),
+        threshold: map.get("threshold").and_then(Value::as_f64),
+        weight: map.get("weight").and_then(Value::as_f64),
+        metric: map
+            .get("metric")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        judge: graders.text,
+        inverse: kind.starts_with("not-"),
+        rag: Some(Box::new(super::RagItem {
+            context_transform,
+            window,
+            embedding: graders.embedding,
+        })),
+    }))
 }
 
 /// A test under `defaultTest`: its vars over the default's, the default's items first.

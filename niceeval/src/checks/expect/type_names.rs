@@ -86,7 +86,7 @@ pub(crate) fn accepted_names() -> impl Iterator<Item = &'static str> {
 }
 
 /// Every canonical type name, for error messages.
-pub(crate) fn canonical_names() -> Vec<&'static str> {
+pub fn canonical_names() -> Vec<&'static str> {
     let mut seen = Vec::new();
     let mut names = Vec::new();
     for (name, b) in NAMES {

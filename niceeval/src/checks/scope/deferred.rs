@@ -111,6 +111,17 @@ impl Deferred {
     }
 }
 
+impl Deferred {
+    /// The same work with its check replaced by what `f` makes of it: a suite file's `not-`
+    /// form of a judged item wraps the judge's check in one that turns its verdict over.
+    pub fn map_check(self, f: impl FnOnce(Box<dyn Check>) -> Box<dyn Check>) -> Deferred {
+        Deferred {
+            check: f(self.check),
+            ..self
+        }
+    }
+}
+
 /// Where the builder registers its check: the run's record.
 pub trait Defer: Send + Sync {
     /// Adds `work` to the run's list, after everything registered before it.
