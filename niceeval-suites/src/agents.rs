@@ -62,6 +62,10 @@ enum HttpTargetError {
     /// `transformResponse` failed.
     #[error("transformResponse: {0}")]
     TransformResponse(#[source] SnippetError),
+    /// `transformResponse` made `null` or `undefined`: promptfoo's "No output", an error of
+    /// the test with no item checked.
+    #[error("No output (transformResponse made nothing of the reply)")]
+    NoOutput,
 }
 
 /// The agent's error: the target's message, its cause kept.
@@ -858,16 +862,25 @@ impl PromptfooHttp {
         let Some(expr) = &self.spec.transform_response else {
             return Ok(text);
         };
-        if let Some(v) = native_path(expr, &json) {
-            return Ok(v);
+        let made = match native_path(expr, &json) {
+            Some(found) => found.clone(),
+            None => super::node::run_value(
+                expr,
+                &["json", "text", "context"],
+                vec![
+                    json.clone(),
+                    Value::String(text),
+                    json!({ "vars": self.vars }),
+                ],
+            )
+            .await
+            .map_err(HttpTargetError::TransformResponse)?,
+        };
+        match made {
+            Value::Null => Err(HttpTargetError::NoOutput),
+            Value::String(s) => Ok(s),
+            other => Ok(other.to_string()),
         }
-        super::node::run(
-            expr,
-            &["json", "text", "context"],
-            vec![json, Value::String(text), json!({ "vars": self.vars })],
-        )
-        .await
-        .map_err(HttpTargetError::TransformResponse)
     }
 
     fn is_json(&self) -> bool {
@@ -900,7 +913,7 @@ impl niceeval::__workspace::agent::HttpTarget for PromptfooHttp {
 }
 
 /// `json.a.b[0].c` read without node; `None` for anything else.
-fn native_path(expr: &str, json: &Value) -> Option<String> {
+fn native_path<'a>(expr: &str, json: &'a Value) -> Option<&'a Value> {
     let rest = expr.trim().strip_prefix("json")?;
     let mut value = json;
     let mut chars = rest;
@@ -923,10 +936,7 @@ fn native_path(expr: &str, json: &Value) -> Option<String> {
             return None;
         }
     }
-    Some(match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    })
+    Some(value)
 }
 
 #[cfg(test)]
@@ -937,10 +947,10 @@ mod tests {
     fn reads_simple_response_paths_without_node() {
         let json = json!({"choices": [{"message": {"content": "hi"}}], "n": 2});
         assert_eq!(
-            native_path("json.choices[0].message.content", &json).as_deref(),
-            Some("hi")
+            native_path("json.choices[0].message.content", &json),
+            Some(&json!("hi"))
         );
-        assert_eq!(native_path("json.n", &json).as_deref(), Some("2"));
+        assert_eq!(native_path("json.n", &json), Some(&json!(2)));
         assert_eq!(native_path("json.choices.map(c => c)", &json), None);
         assert_eq!(native_path("text", &json), None);
     }

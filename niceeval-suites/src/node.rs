@@ -65,21 +65,12 @@ impl SnippetError {
     }
 }
 
-/// Runs `code` with `names` bound to `values`; its result as text (JSON for non-strings).
-pub(crate) async fn run(
+/// Runs `code` with `names` bound to `values`; its result as data (`null` for `undefined`).
+pub(crate) async fn run_value(
     code: &str,
     names: &[&str],
     values: Vec<Value>,
-) -> Result<String, SnippetError> {
-    Ok(match run_value(code, names, values).await? {
-        Value::String(s) => s,
-        Value::Null => String::new(),
-        other => other.to_string(),
-    })
-}
-
-/// Runs `code` with `names` bound to `values`; its result as data (`null` for `undefined`).
-async fn run_value(code: &str, names: &[&str], values: Vec<Value>) -> Result<Value, SnippetError> {
+) -> Result<Value, SnippetError> {
     let body = if code.contains('\n') || has_return(code) {
         code.to_string()
     } else {

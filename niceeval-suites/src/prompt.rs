@@ -79,7 +79,7 @@ pub(crate) fn render(template: &str, vars: &Map<String, Value>) -> Result<String
             let rendered = node.render(vars)?;
             Ok(serde_json::to_string_pretty(&rendered)?)
         }
-        Err(_) => Ok(template::render(template, vars)?),
+        Err(_) => Ok(template::render(&template::raw_if_partial(template), vars)?),
     }
 }
 

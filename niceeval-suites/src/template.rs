@@ -70,6 +70,29 @@ pub(crate) fn render(template: &str, vars: &Map<String, Value>) -> Result<String
         .map_err(TemplateError)
 }
 
+/// promptfoo's guard for a prompt with a tag left open (`{{` with no `}}` after it on its
+/// line, `{%` with no `%`, `{#` with no `#`): the whole prompt is wrapped in
+/// `{% raw %}…{% endraw %}`, so it is sent as written instead of failing to render. A
+/// prompt already holding a raw block is left as it is.
+pub(crate) fn raw_if_partial(template: &str) -> std::borrow::Cow<'_, str> {
+    static PARTIAL: OnceLock<regex::Regex> = OnceLock::new();
+    static RAW: OnceLock<(regex::Regex, regex::Regex)> = OnceLock::new();
+    let partial = PARTIAL.get_or_init(|| {
+        regex::Regex::new(r"(?m)(\{%[^%]*$|\{\{[^}]*$|\{#[^#]*$)").expect("a valid pattern")
+    });
+    let (open, close) = RAW.get_or_init(|| {
+        (
+            regex::Regex::new(r"\{%\s*raw\s*%\}").expect("a valid pattern"),
+            regex::Regex::new(r"\{%\s*endraw\s*%\}").expect("a valid pattern"),
+        )
+    });
+    if partial.is_match(template) && !(open.is_match(template) && close.is_match(template)) {
+        std::borrow::Cow::Owned(format!("{{% raw %}}{template}{{% endraw %}}"))
+    } else {
+        std::borrow::Cow::Borrowed(template)
+    }
+}
+
 /// Renders every string inside `value` (an assertion's `value` with the test's vars).
 pub fn render_value(value: &Value, vars: &Map<String, Value>) -> Result<Value, TemplateError> {
     Ok(match value {
@@ -93,6 +116,20 @@ pub fn render_value(value: &Value, vars: &Map<String, Value>) -> Result<Value, T
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_prompt_with_an_open_tag_is_sent_as_written() {
+        // promptfoo's autoWrapRawIfPartialNunjucks: `{{` with no `}` after it on the line.
+        let vars = json!({"name": "Ada"});
+        let vars = vars.as_object().unwrap();
+        let open = "Reply with {{ as a literal\nthen stop";
+        assert_eq!(render(&raw_if_partial(open), vars).unwrap(), open);
+        let closed = "Hello {{name}}";
+        assert_eq!(raw_if_partial(closed), closed);
+        assert_eq!(render(&raw_if_partial(closed), vars).unwrap(), "Hello Ada");
+        let wrapped = "{% raw %}{{ x{% endraw %}";
+        assert_eq!(raw_if_partial(wrapped), wrapped);
+    }
 
     #[test]
     fn renders_nunjucks_style_templates() {

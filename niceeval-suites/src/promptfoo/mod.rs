@@ -1302,18 +1302,9 @@ fn read_prompts(
                             map.get("raw").and_then(Value::as_str),
                             map.get("id").and_then(Value::as_str),
                         ) {
-                            // `raw: file://x.txt` is read as that file, as promptfoo does.
-                            (Some(raw), _) if raw.starts_with("file://") => {
-                                prompt_item(doc, &at, raw, label, &mut out)?
-                            }
-                            (Some(raw), _) => {
-                                chat_prompt(doc, &at, raw, "the prompt")?;
-                                out.push(Prompt {
-                                    label: label.unwrap_or(raw).to_string(),
-                                    template: raw.to_string(),
-                                    function: None,
-                                })
-                            }
+                            // `raw` is read as a string prompt is: `raw: file://x.txt` (or a
+                            // bare path) as that file, as promptfoo does.
+                            (Some(raw), _) => prompt_item(doc, &at, raw, label, &mut out)?,
                             // Without `raw`, promptfoo reads the `id` as the prompt: a file
                             // (`file://…` or a bare path) or the text itself.
                             (None, Some(id)) => prompt_item(doc, &at, id, label, &mut out)?,
@@ -1364,10 +1355,21 @@ fn prompt_item(
     label: Option<&str>,
     out: &mut Vec<Prompt>,
 ) -> Result<(), SuiteFileError> {
-    if !text.starts_with("file://") && bare_path(doc, text) {
+    if !text.starts_with("file://") && names_file(text) {
         // `prompt.txt`, `prompts/*.txt`, `prompts.py:fn`: promptfoo reads a prompt that
-        // names a file as that file.
-        return prompt_item(doc, at, &format!("file://{text}"), label, out);
+        // names a file as that file, and one that only looks like a path as nothing.
+        match bare_path(doc, text) {
+            Some(true) => return prompt_item(doc, at, &format!("file://{text}"), label, out),
+            Some(false) => {}
+            None => {
+                return Err(doc.err(
+                    at,
+                    format!(
+                        "there are no prompts in {text:?}: a one-line prompt with `/`, `\\` or `*`, or a dot three or four characters from its end, is read as a file path (as promptfoo reads it), and no such file exists; write the prompt over two lines (`|` block) to have it read as text"
+                    ),
+                ));
+            }
+        }
     }
     let Some(reference) = text.strip_prefix("file://") else {
         chat_prompt(doc, at, text, "the prompt")?;
@@ -1462,20 +1464,72 @@ fn yaml_as_json(path: &Path, text: &str) -> Result<String, SuiteFileError> {
 
 /// Whether a prompt's text is a path to a prompt file (one line, a known extension, with an
 /// optional `:function`) rather than a template.
-fn bare_path(doc: &Doc<'_>, text: &str) -> bool {
-    const EXTENSIONS: &[&str] = &[
-        ".txt", ".md", ".j2", ".njk", ".json", ".jsonl", ".yaml", ".yml", ".py", ".js", ".mjs",
-        ".cjs", ".ts",
-    ];
-    if text.contains('\n') || text.contains("{{") || text.contains("{%") {
+/// The extensions promptfoo's prompt loader knows a file by (its `VALID_FILE_EXTENSIONS`).
+const PROMPT_EXTENSIONS: &[&str] = &[
+    ".cjs", ".cts", ".j2", ".js", ".json", ".jsonl", ".md", ".mjs", ".mts", ".py", ".ts", ".txt",
+    ".yml", ".yaml",
+];
+
+/// promptfoo's `maybeFilePath`: a one-line prompt is read as a path when it starts with
+/// `file://`, names a file of a known extension (`x.py`, `x.py:fn`), has a dot third or
+/// fourth from its end, or holds `*`, `/` or `\`.
+fn names_file(text: &str) -> bool {
+    if text.contains('\n')
+        || ["portkey://", "langfuse://", "helicone://"]
+            .iter()
+            .any(|scheme| text.contains(scheme))
+    {
         return false;
     }
+    if text.starts_with("file://") {
+        return true;
+    }
+    let tokens: Vec<&str> = text.split(':').collect();
+    let last = tokens.last().copied().unwrap_or("");
+    let before = tokens.len().checked_sub(2).map(|i| tokens[i]);
+    let from_end = |n: usize| text.chars().rev().nth(n - 1);
+    PROMPT_EXTENSIONS
+        .iter()
+        .any(|e| last.ends_with(e) || before.is_some_and(|b| b.ends_with(e)))
+        || from_end(3) == Some('.')
+        || from_end(4) == Some('.')
+        || text.contains(['*', '/', '\\'])
+}
+
+/// How promptfoo reads a prompt that [`names_file`] takes for a path: `Some(true)` as the
+/// file (a known extension, or a glob that matches), `Some(false)` as its text (a glob that
+/// matches nothing), `None`: as nothing at all (promptfoo's "There are no prompts in …").
+fn bare_path(doc: &Doc<'_>, text: &str) -> Option<bool> {
+    // `x.py:fn` names a function of a JavaScript, Python, Go or Ruby file.
     let path = match text.rsplit_once(':') {
-        Some((p, f)) if !f.contains(['/', '.', ' ']) => p,
+        Some((p, _))
+            if [
+                ".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".py", ".go", ".rb",
+            ]
+            .iter()
+            .any(|e| p.ends_with(e)) =>
+        {
+            p
+        }
         _ => text,
     };
-    EXTENSIONS.iter().any(|e| path.ends_with(e))
-        && (path.contains(['*', '?']) || doc.base.join(path).is_file())
+    let full = doc.base.join(path);
+    if path.contains(['*', '?', '[']) || full.is_dir() {
+        let pattern = full.display().to_string();
+        let matched = glob::glob(&pattern)
+            .map(|mut found| found.any(|f| f.is_ok()))
+            .unwrap_or(false);
+        return Some(matched);
+    }
+    let ext = Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| format!(".{e}"));
+    match ext {
+        Some(e) if PROMPT_EXTENSIONS.contains(&e.as_str()) || e == ".csv" => Some(true),
+        _ if full.is_file() => Some(true),
+        _ => None,
+    }
 }
 
 fn read_tests(
