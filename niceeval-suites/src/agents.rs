@@ -85,6 +85,9 @@ pub(crate) struct ProviderSpec {
     pub kind: ProviderKind,
     /// Lines for stderr: `config` keys accepted without effect.
     pub notices: Vec<String>,
+    /// promptfoo's provider `transform`: JavaScript (inline, or a `file://` JavaScript or
+    /// Python function) applied to each output before the test's `options.transform`.
+    pub transform: Option<String>,
 }
 
 /// What a provider is.
@@ -351,6 +354,7 @@ pub(crate) fn parse(
         return Err((None, unsupported_id(id)));
     };
     Ok(ProviderSpec {
+        transform: None,
         id: id.to_string(),
         label: label.map_or_else(|| id.to_string(), str::to_string),
         kind,

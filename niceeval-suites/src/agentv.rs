@@ -721,6 +721,7 @@ fn target(
     if id == "default" {
         return Ok(Target {
             spec: Arc::new(ProviderSpec {
+                transform: None,
                 id: id.clone(),
                 label: id,
                 kind: ProviderKind::Configured,
@@ -924,6 +925,7 @@ fn named_target(
     };
     Ok(Some(Target {
         spec: Arc::new(ProviderSpec {
+            transform: None,
             id: name.to_string(),
             label: name.to_string(),
             kind,

@@ -67,6 +67,9 @@ pub(crate) enum CaseError {
     /// `options.transform` failed.
     #[error("options.transform: {0}")]
     Transform(#[source] SnippetError),
+    /// The provider's `transform` failed.
+    #[error("the provider's transform: {0}")]
+    ProviderTransform(#[source] SnippetError),
     /// `options.transform` made nothing (promptfoo's words).
     #[error("options.transform: Transform function did not return a value")]
     NoTransformValue,

@@ -753,6 +753,14 @@ async fn run_case(
     // The provider's text; a transform may make data of it (`JSON.parse(output)`), which the
     // items then see as data, as in promptfoo (text items see its JSON).
     let mut output = Value::String(t.reply().to_string());
+    if let Some(code) = &case.provider.transform {
+        output = node::transform(code, &output, &vars, &case.prompt, &case.base_dir)
+            .await
+            .map_err(CaseError::ProviderTransform)?;
+        if output.is_null() {
+            return Err(CaseError::NoTransformValue.into());
+        }
+    }
     if let Some(code) = &case.transform {
         output = node::transform(code, &output, &vars, &case.prompt, &case.base_dir)
             .await

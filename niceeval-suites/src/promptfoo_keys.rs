@@ -147,12 +147,6 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, Refusal> {
         (_, "prompts") if what == "a test" => {
             return Err(Refusal::new("a test's `prompts` filter is not supported"));
         }
-        (_, "transform") if what == "a provider" => {
-            return Err(Refusal::new(
-                "a provider's `transform` is not supported; give it as the tests' \
-                 `options.transform` (defaultTest)",
-            ));
-        }
         (_, "prompts") if what == "a provider" => {
             return Err(Refusal::new(
                 "a provider's `prompts` filter is not supported",

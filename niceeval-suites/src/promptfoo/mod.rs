@@ -49,7 +49,7 @@ const TEST_KEYS: &[&str] = &[
     "provider",
     "providers",
 ];
-const OPTION_KEYS: &[&str] = &["provider", "transform", "rubricPrompt"];
+const OPTION_KEYS: &[&str] = &["provider", "transform", "postprocess", "rubricPrompt"];
 const EVALUATE_KEYS: &[&str] = &["maxConcurrency", "repeat"];
 /// Model-graded assertion types, run by the judge.
 const GRADED: &[(&str, GradedKind)] = &[
@@ -1851,12 +1851,16 @@ pub(crate) fn read_test(
         Some(Value::Object(options)) => {
             let at = with(at, key("options"));
             doc.keys(&at, options, OPTION_KEYS, "options")?;
-            if let Some(t) = options.get("transform") {
+            // `postprocess` is promptfoo's older name of `transform`.
+            let written = ["transform", "postprocess"]
+                .into_iter()
+                .find_map(|k| options.get(k).map(|t| (k, t)));
+            if let Some((name, t)) = written {
                 match t.as_str() {
                     Some(code) => transform = Some(code.to_string()),
                     None => {
                         return Err(doc.err(
-                            &with(&at, key("transform")),
+                            &with(&at, key(name)),
                             "`transform` is JavaScript (text) or file://… (.js, .cjs, .mjs, .py)",
                         ));
                     }

@@ -16,7 +16,7 @@ use crate::agents::{self, ProviderSpec};
 use crate::parse_yaml;
 
 /// The keys of a provider mapping niceeval reads; the others go to [`super::promptfoo_keys`].
-const PROVIDER_KEYS: &[&str] = &["id", "label", "config"];
+const PROVIDER_KEYS: &[&str] = &["id", "label", "config", "transform"];
 
 /// What a test asks of the providers.
 #[derive(Debug, Clone, Default)]
@@ -194,6 +194,27 @@ fn entry(
     if let Some(reference) = file_ref {
         return providers_file(doc, at, reference);
     }
+    // promptfoo's provider `transform`: applied to every output of the provider, before a
+    // test's own `options.transform`.
+    let transform = match item {
+        Value::Object(map) => {
+            let options = match map.get("id") {
+                Some(_) => Some(map),
+                None => map.values().next().and_then(Value::as_object),
+            };
+            match options.and_then(|o| o.get("transform")) {
+                None | Some(Value::Null) => None,
+                Some(Value::String(code)) => Some(code.clone()),
+                Some(_) => {
+                    return Err(doc.err(
+                        &with(at, key("transform")),
+                        "a provider's `transform` is JavaScript or file://… (text)",
+                    ));
+                }
+            }
+        }
+        _ => None,
+    };
     let (id, label, config) = match item {
         Value::String(id) => (id.clone(), None, None),
         Value::Object(map) if map.contains_key("id") => {
@@ -221,7 +242,7 @@ fn entry(
                     "a provider mapping's value is its options (label, config)",
                 ));
             };
-            doc.keys(&at, &inner, &["id", "label", "config"], "a provider")?;
+            doc.keys(&at, &inner, PROVIDER_KEYS, "a provider")?;
             (
                 inner
                     .get("id")
@@ -239,7 +260,7 @@ fn entry(
     // promptfoo renders a provider's id as a template before reading it (`{{ env.MODEL }}`).
     let id = crate::template::render(&id, &serde_json::Map::new())
         .map_err(|e| doc.err(&id_place(at, item), format!("the provider id {id:?}: {e}")))?;
-    let spec = agents::parse(&id, label.as_deref(), config.as_ref(), &doc.base).map_err(
+    let mut spec = agents::parse(&id, label.as_deref(), config.as_ref(), &doc.base).map_err(
         |(k, message)| {
             let at = match k {
                 Some(k) => with(&with(at, key("config")), OwnedStep::Key(k)),
@@ -253,6 +274,7 @@ fn entry(
             notes.notice(notice.clone());
         }
     }
+    spec.transform = transform;
     Ok(vec![Arc::new(spec)])
 }
 

@@ -187,6 +187,9 @@ fn python_expressions_bodies_files_and_errors() {
         python("return {'pass_': True, 'score': 1.0, 'reason': 'ok'}"),
     );
     assert!(r.passed && r.reason == "ok");
+    // Inline code has a `__file__`, as promptfoo's (run from a temporary file) has.
+    let r = check("x", python("import os\nreturn os.path.isabs(__file__)"));
+    assert!(r.passed, "{}", r.reason);
     let r = check("x", python("1 / 0"));
     assert!(!r.passed && r.error.is_none());
     assert_eq!(

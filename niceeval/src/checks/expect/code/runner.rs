@@ -82,7 +82,7 @@ readline.createInterface({ input: process.stdin, crlfDelay: Infinity }).on('line
 "#;
 
 const PYTHON_WORKER: &str = r#"
-import asyncio, concurrent.futures, importlib.util, inspect, json, os, sys, threading
+import asyncio, concurrent.futures, importlib.util, inspect, json, os, sys, tempfile, threading
 MARK = '__NICEEVAL_RESULT__'
 out = sys.stdout
 # What the code prints goes to stderr: stdout carries the replies.
@@ -117,7 +117,9 @@ def target(d):
         if not callable(fn):
             raise AttributeError(path + ' has no function ' + str(name))
         return fn
-    ns = {}
+    # Inline code runs as if from a file, as promptfoo runs it (a temporary file): it has a
+    # `__file__`, in the temporary folder.
+    ns = {'__file__': os.path.join(tempfile.gettempdir(), 'niceeval-inline-code.py'), '__name__': '__niceeval_inline__'}
     code = None
     if d.get('expr'):
         try:
