@@ -240,6 +240,38 @@ impl<T: serde::Serialize + serde::de::DeserializeOwned> Packed<T> {
     pub(crate) fn get(&self) -> Result<T, Error> {
         serde_json::from_str(&self.text).map_err(|e| CaseError::Packed(e).into())
     }
+
+    /// The JSON text as packed.
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+impl Packed<Map<String, Value>> {
+    /// Packs `vars` with their keys in `order` (the order they were written; keys not named
+    /// there follow by name): JavaScript and Python code given the text sees promptfoo's order.
+    pub(crate) fn ordered(vars: &Map<String, Value>, order: &[String]) -> Self {
+        let mut text = String::from("{");
+        let named = order.iter().filter(|k| vars.contains_key(k.as_str()));
+        let rest = vars.keys().filter(|k| !order.contains(k));
+        let mut first = true;
+        for name in named.chain(rest) {
+            if let Some(value) = vars.get(name.as_str()) {
+                if !first {
+                    text.push(',');
+                }
+                first = false;
+                text.push_str(&Value::String(name.clone()).to_string());
+                text.push(':');
+                text.push_str(&value.to_string());
+            }
+        }
+        text.push('}');
+        Self {
+            text: text.into_boxed_str(),
+            kind: std::marker::PhantomData,
+        }
+    }
 }
 
 impl<T> std::fmt::Debug for Packed<T> {
@@ -683,7 +715,7 @@ impl DataEval for SuiteCase {
                     let provider = &self.provider;
                     let label = (provider.label != provider.id).then_some(provider.label.as_str());
                     let prompt = function
-                        .call(&vars, (&provider.id, label))
+                        .call(self.vars.text(), (&provider.id, label))
                         .await
                         .map_err(CaseError::from)?;
                     Some(Box::new(SuiteCase {
@@ -1290,6 +1322,15 @@ mod tests {
         );
         let vars: Map<String, Value> = serde_json::from_str(r#"{"a": [1, {"b": null}]}"#).unwrap();
         assert_eq!(Packed::new(&vars).get().unwrap(), vars);
+        // Ordered: the written order first, then any other key by name.
+        let order = vec!["zeta".to_string(), "alpha".to_string()];
+        let mut map = Map::new();
+        for k in ["alpha", "mid", "zeta"] {
+            map.insert(k.into(), Value::from(k));
+        }
+        let packed = Packed::ordered(&map, &order);
+        assert_eq!(packed.text(), r#"{"zeta":"zeta","alpha":"alpha","mid":"mid"}"#);
+        assert_eq!(packed.get().unwrap(), map);
     }
 }
 

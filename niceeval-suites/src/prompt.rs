@@ -125,7 +125,7 @@ impl PromptFunction {
     /// rendered with `vars` as a written prompt is.
     pub(crate) async fn call(
         &self,
-        vars: &Map<String, Value>,
+        vars: &str,
         provider: (&str, Option<&str>),
     ) -> Result<String, PromptError> {
         let (id, label) = provider;
@@ -133,7 +133,11 @@ impl PromptFunction {
         if let Some(label) = label {
             given["label"] = label.into();
         }
-        let context = json!({ "vars": vars, "provider": given, "config": {} });
+        // The context goes as JSON text, read by the worker: the vars keep the order they
+        // were written in (`vars` is their JSON in that order), as promptfoo passes them.
+        let context = Value::String(format!(
+            r#"{{"vars":{vars},"provider":{given},"config":{{}}}}"#
+        ));
         let file = self.path.display().to_string();
         let call = if self.python {
             let (name, body) = match &self.function {
@@ -211,7 +215,8 @@ impl PromptFunction {
                 });
             }
         };
-        render(&template, vars).map_err(|e| PromptError::Render {
+        let vars: Map<String, Value> = serde_json::from_str(vars)?;
+        render(&template, &vars).map_err(|e| PromptError::Render {
             reference: self.reference.clone(),
             source: Box::new(e),
         })
@@ -221,6 +226,7 @@ impl PromptFunction {
 /// Loads the module (through the worker's own loader and cache), calls the function and
 /// returns its text, or its JSON written in JavaScript (so keys keep their order).
 const JS_FUNCTION: &str = r#"
+context = JSON.parse(context);
 const mod = await load(file);
 let fn;
 if (name) fn = mod[name] ?? (mod.default ? mod.default[name] : undefined);
@@ -238,6 +244,7 @@ return { json: JSON.stringify(made) };
 const PYTHON_FUNCTION: &str = r#"
 def __niceeval_prompt(path, name, context):
     import asyncio, inspect, json, sys
+    context = json.loads(context)
     fn = getattr(sys.modules['__main__'].load(path), name, None)
     if not callable(fn):
         raise AttributeError(path + ' has no function `' + name + '`')
@@ -256,7 +263,7 @@ def __niceeval_prompt(path, name, context):
 const PYTHON_SCRIPT: &str = r#"
 def __niceeval_prompt_script(path, name, context):
     import json, os, subprocess, sys
-    done = subprocess.run([sys.executable, path, json.dumps(context)], capture_output=True,
+    done = subprocess.run([sys.executable, path, context], capture_output=True,
                           text=True, cwd=os.path.dirname(path))
     if done.returncode != 0:
         raise RuntimeError(path + ' exited with ' + str(done.returncode) + ': ' + done.stderr[-2000:])

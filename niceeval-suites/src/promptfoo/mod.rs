@@ -635,7 +635,7 @@ fn cases_of(
     }
     let (asserts, graded) = assertions(test, doc.notes, &doc.base)?;
     let asserts = super::Packed::new(&asserts);
-    let vars = super::Packed::new(&test.vars);
+    let vars = super::Packed::ordered(&test.vars, &test.order);
     let first = suite.cases.len();
     for (p, prompt) in prompts.iter().enumerate() {
         // A prompt function makes its prompt when the case runs. A template that cannot be
@@ -1773,9 +1773,10 @@ pub(crate) fn read_test(
         }
         Some(_) => {}
     }
-    // Where each var was written, when list-valued vars make the order matter.
+    // Where each var was written: list-valued vars expand in that order, and prompt
+    // functions see the vars in it, as in promptfoo.
     let mut order = Vec::new();
-    if vars.values().any(Value::is_array) && !doc.text.is_empty() {
+    if vars.len() > 1 && !doc.text.is_empty() {
         let mut placed: Vec<((usize, usize), String)> = vars
             .keys()
             .map(|name| {
