@@ -347,7 +347,13 @@ impl Metric {
         Ok(match self {
             Metric::Cosine => {
                 let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
-                dot / (norm(a) * norm(b))
+                let magnitude = norm(a) * norm(b);
+                // A zero vector is like nothing, as promptfoo's cosine says.
+                if magnitude == 0.0 {
+                    0.0
+                } else {
+                    dot / magnitude
+                }
             }
             Metric::Dot => dot,
             Metric::Euclidean => {

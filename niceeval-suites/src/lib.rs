@@ -950,7 +950,8 @@ async fn run_case(
             _ => judge.rubric(&graded.value),
         }
         .on(&output_text)
-        .input(&case.prompt);
+        .input(&case.prompt)
+        .unreadable_answer_fails();
         let scoped = match GradedInput::rubric_prompt(graded.prompt.as_ref()) {
             // promptfoo's `rubricPrompt`, with the values its matcher of each kind gives.
             Some(template) => {
@@ -1329,7 +1330,10 @@ mod tests {
             map.insert(k.into(), Value::from(k));
         }
         let packed = Packed::ordered(&map, &order);
-        assert_eq!(packed.text(), r#"{"zeta":"zeta","alpha":"alpha","mid":"mid"}"#);
+        assert_eq!(
+            packed.text(),
+            r#"{"zeta":"zeta","alpha":"alpha","mid":"mid"}"#
+        );
         assert_eq!(packed.get().unwrap(), map);
     }
 }

@@ -58,6 +58,10 @@ const GRADED: &[(&str, GradedKind)] = &[
     ("factuality", GradedKind::Factuality),
     ("model-graded-factuality", GradedKind::Factuality),
     ("model-graded-closedqa", GradedKind::ClosedQa),
+    // Graded as `llm-rubric` (see DIALECTS.md): promptfoo asks a grader with web search for
+    // `search-rubric` and gives `agent-rubric` the agent's trajectory.
+    ("search-rubric", GradedKind::Rubric),
+    ("agent-rubric", GradedKind::Rubric),
 ];
 
 /// promptfoo's assertion types that niceeval does not run, with why and what to use instead.

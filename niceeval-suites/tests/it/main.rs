@@ -3,6 +3,7 @@
 //! tests on whole suite files and the conformance corpora (`tests/conformance/`) run the
 //! command, so they live with it, in `niceeval-cli/tests/it`.
 
+mod graded_vectors;
 mod support;
 
 mod vectors;

@@ -195,6 +195,7 @@ impl Judge {
             model: None,
             transform: None,
             request: None,
+            unreadable_fails: false,
         };
         Scoped::new(self.record.clone(), check, None)
     }
@@ -317,6 +318,17 @@ impl Scoped<JudgeCheck> {
         })
     }
 
+    /// An answer the judge gives that cannot be scored fails this assertion with score 0
+    /// instead of making it an execution error: promptfoo's rule for its graders, which a
+    /// suite file's graded items follow.
+    #[doc(hidden)]
+    pub fn unreadable_answer_fails(self) -> Self {
+        self.map_check(|c| JudgeCheck {
+            unreadable_fails: true,
+            ..c
+        })
+    }
+
     /// Judges only the part of the text (the reply, or [`on`](Self::on)'s) that a JSONPath
     /// query selects: a reply `{"answer": "..", "trace": [..]}` judged at `$.answer` sends the
     /// judge the answer alone. Text that is not JSON, or a query that selects nothing, fails
@@ -357,6 +369,8 @@ pub struct JudgeCheck {
     transform: Option<crate::base::assertion::Transform>,
     /// A request sent instead of the scorer's prompt.
     request: Option<ChatRequest>,
+    /// An answer that cannot be scored fails the assertion (score 0) instead of erroring it.
+    unreadable_fails: bool,
 }
 
 impl JudgeCheck {
@@ -492,6 +506,11 @@ async fn ask(client: &ModelClient, judge: &JudgeCheck) -> (Grade, Option<(Usage,
             let spent = Some((response.usage, response.cached));
             let grade = match scorer.grade(&response) {
                 Ok((score, reason)) => Grade::score(score, format!("{reason} (judge: {model})")),
+                Err(e) if judge.unreadable_fails => Grade::score(
+                    0.0,
+                    format!("the judge's answer cannot be scored: {e} (judge: {model})"),
+                )
+                .with_verdict(false),
                 Err(e) => Grade::error(
                     JudgeError::Answer {
                         model,

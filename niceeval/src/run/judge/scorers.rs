@@ -244,6 +244,10 @@ impl Scorer {
             // promptfoo keeps a text verdict's score as it is (graders that count points
             // answer 2 or 3); a passing verdict stays passing here, at most 1.
             (_, Some(Value::Number(n))) => Value::from(n.as_f64()?.clamp(0.0, 1.0)),
+            // A verdict whose score is no number is scored by its pass, as promptfoo does.
+            (Some(true), Some(Value::String(s))) if s.trim().parse::<f64>().is_err() => {
+                Value::from(1.0)
+            }
             (_, Some(score)) => score,
             (Some(true), None) => Value::from(1.0),
         };
