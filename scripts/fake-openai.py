@@ -23,7 +23,7 @@ Graders: a request with a forced tool (niceeval's judge) gets a tool call scorin
 (`pass`, `score`, `reason`; a choice "Y" / "A", or "N" / "D"); promptfoo's rubric prompt
 ("user-specified rubric") gets {"reason", "pass", "score"}, its closed-QA prompt ("[BEGIN
 DATA]" … "Criterion") a final "Y" / "N", its factuality prompt {"category": "C" / "D"} and its
-g-eval prompts {"steps": [...]}, then {"score": 10 / 0, "reason"}, by the same rule.
+g-eval prompts (and niceeval's) {"steps": [...]}, then {"score": 10 / 0, "reason"}, by the same rule.
 Embeddings (`/embeddings`, `{model, input}`): each text's words counted into 64 buckets (by
 their MD5), so equal word sets have cosine similarity 1 and texts without a shared word 0.
 AgentV (4.42.4): streamed requests (`"stream": true`) get the same answer as server-sent events;
@@ -184,10 +184,10 @@ class Handler(BaseHTTPRequestHandler):
             elif "<submitted_answer>" in prompt and "<expert_answer>" in prompt:
                 # promptfoo's factuality prompt: a category, C (same details) or D (disagrees).
                 content = json.dumps({"category": "C" if passing else "D", "reason": "fake grader"})
-            elif "concise evaluation steps" in prompt and '"steps"' in prompt:
+            elif ("concise evaluation steps" in prompt or "list the steps you will follow" in prompt) and '"steps"' in prompt:
                 # promptfoo's g-eval, first call: the evaluation steps.
                 content = json.dumps({"steps": ["Check the reply against the criteria"]})
-            elif "**evaluation steps**" in prompt and '"score" key' in prompt:
+            elif ("**evaluation steps**" in prompt and '"score" key' in prompt) or ("following the steps" in prompt and "score from 0" in prompt):
                 # promptfoo's g-eval, second call: a score out of 10.
                 content = json.dumps({"score": 10 if passing else 0, "reason": "fake grader"})
             elif "user-specified rubric" in (system + user).lower():

@@ -34,6 +34,7 @@
 mod agents;
 mod agentv;
 mod errors;
+mod geval;
 mod graders;
 mod node;
 mod prompt;
@@ -143,6 +144,8 @@ pub(crate) enum GradedKind {
     SelectBest,
     /// A retrieval or conversation metric (see `rag`; its settings are the item's `rag`).
     Rag(rag::Metric),
+    /// `g-eval`: steps, then a score out of 10 (see `geval`); its criteria are `expected`.
+    GEval,
 }
 
 impl GradedKind {
@@ -155,6 +158,7 @@ impl GradedKind {
             GradedKind::Similar { .. } => "similar",
             GradedKind::SelectBest => "select-best",
             GradedKind::Rag(metric) => metric.name(),
+            GradedKind::GEval => "g-eval",
         }
     }
 }
@@ -934,7 +938,32 @@ async fn run_case(
             }
             continue;
         }
-        // promptfoo's `not-llm-rubric` (and `not-g-eval`): the grader's verdict turned over.
+        if graded.kind == GradedKind::GEval {
+            let check = geval::GEval {
+                criteria: graded.expected.clone(),
+                input: case.prompt.clone(),
+                output: output_text.clone(),
+                threshold: graded.threshold.unwrap_or(geval::DEFAULT_THRESHOLD),
+                inverse: graded.inverse,
+                grader: graded
+                    .judge
+                    .clone()
+                    .or_else(|| case.judge.clone())
+                    .unwrap_or_else(default_judge),
+                timeout: niceeval::__workspace::provider::DEFAULT_TIMEOUT,
+            };
+            let scoped = niceeval::__workspace::scope::register(record.clone(), check);
+            let scoped = match graded.weight {
+                Some(w) => scoped.weight(w),
+                None => scoped,
+            };
+            match &graded.metric {
+                Some(m) => drop(scoped.metric(m.clone())),
+                None => drop(scoped),
+            }
+            continue;
+        }
+        // promptfoo's `not-llm-rubric`: the grader's verdict turned over.
         let target = if graded.inverse && graded.kind == GradedKind::Rubric {
             Arc::new(graders::Inverting {
                 record: record.clone(),

@@ -54,7 +54,7 @@ const EVALUATE_KEYS: &[&str] = &["maxConcurrency", "repeat"];
 /// Model-graded assertion types, run by the judge.
 const GRADED: &[(&str, GradedKind)] = &[
     ("llm-rubric", GradedKind::Rubric),
-    ("g-eval", GradedKind::Rubric),
+    ("g-eval", GradedKind::GEval),
     ("factuality", GradedKind::Factuality),
     ("model-graded-factuality", GradedKind::Factuality),
     ("model-graded-closedqa", GradedKind::ClosedQa),
@@ -915,7 +915,16 @@ fn assertions(
             _ => (false, kind),
         };
         if let Some((_, g)) = GRADED.iter().find(|(name, _)| *name == bare) {
+            // g-eval's criteria: one text, or a list graded one by one.
+            let criteria: Vec<String> = match map.get("value") {
+                Some(Value::Array(items)) if *g == GradedKind::GEval => items
+                    .iter()
+                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                    .collect(),
+                _ => Vec::new(),
+            };
             let value = match map.get("value") {
+                Some(Value::Array(_)) if *g == GradedKind::GEval => String::new(),
                 // A rubric in a file, as promptfoo reads it (`value: file://rubric.txt`).
                 Some(Value::String(s)) if s.starts_with("file://") => {
                     let base = origin.file.parent().unwrap_or(Path::new("."));
@@ -951,8 +960,11 @@ fn assertions(
             };
             graded.push(Graded {
                 kind: *g,
+                expected: match *g {
+                    GradedKind::GEval if criteria.is_empty() => vec![value.clone()],
+                    _ => criteria,
+                },
                 value,
-                expected: Vec::new(),
                 // promptfoo's g-eval has prompts of its own.
                 prompt: super::GradedInput::of(
                     rubric_prompt.filter(|_| kind != "g-eval"),
