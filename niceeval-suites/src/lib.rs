@@ -46,6 +46,7 @@ mod runner;
 mod select_best;
 mod stream;
 mod template;
+mod vars_transform;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -140,7 +140,6 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, Refusal> {
                 "`storeOutputAs` (outputs fed to later tests) is not supported",
             ));
         }
-        (_, "transformVars") => return Err(Refusal::new("`transformVars` is not supported")),
         (_, "prefix") | (_, "suffix") => {
             return Err(Refusal::new(format!("a prompt `{key}` is not supported")));
         }

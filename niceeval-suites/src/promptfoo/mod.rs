@@ -49,7 +49,13 @@ const TEST_KEYS: &[&str] = &[
     "provider",
     "providers",
 ];
-const OPTION_KEYS: &[&str] = &["provider", "transform", "postprocess", "rubricPrompt"];
+const OPTION_KEYS: &[&str] = &[
+    "provider",
+    "transform",
+    "postprocess",
+    "rubricPrompt",
+    "transformVars",
+];
 const EVALUATE_KEYS: &[&str] = &["maxConcurrency", "repeat"];
 /// Model-graded assertion types, run by the judge.
 const GRADED: &[(&str, GradedKind)] = &[
@@ -283,6 +289,8 @@ pub(crate) struct Test {
     /// Items with where each was written (file, path).
     asserts: Vec<(Value, Origin)>,
     transform: Option<String>,
+    /// `options.transformVars`: JavaScript making more vars of the test's (`vars_transform`).
+    transform_vars: Option<String>,
     judge: Option<JudgeSpec>,
     /// `options.provider`'s embedding grader (`{embedding: …}`), for `similar`.
     embedding: Option<JudgeSpec>,
@@ -524,20 +532,12 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         Some(_) if streamed.is_some() => {
             read_streamed_tests(&doc, streamed.unwrap_or_default(), tests_line)?
         }
-        None => vec![PackedTest::pack(Test {
-            description: None,
-            vars: Map::new(),
-            order: Vec::new(),
-            asserts: Vec::new(),
-            transform: None,
-            judge: None,
-            embedding: None,
-            rubric_prompt: None,
-            threshold: None,
-            providers: TestProviders::default(),
-            line: tests_line,
-        })],
-        Some(v) => read_tests(&doc, v, tests_line)?,
+        None => vec![PackedTest::pack(empty_test(tests_line))],
+        // No test at all (a tests file that is not there): promptfoo runs one empty test.
+        Some(v) => match read_tests(&doc, v, tests_line)? {
+            tests if tests.is_empty() => vec![PackedTest::pack(empty_test(tests_line))],
+            tests => tests,
+        },
     };
     tests.extend(scenario_tests.into_iter().map(PackedTest::pack));
     // defaultTest under each test, then list-valued vars expanded into one test each. The
@@ -561,6 +561,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
     );
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut n = 0;
+    let mut transformer: Option<super::vars_transform::VarsTransformer> = None;
     // At most one case per test, prompt and provider: one allocation, not a doubling one.
     suite.cases.reserve_exact(
         total
@@ -575,8 +576,23 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         };
         for mut vars in cartesian(&test.vars, &test.order) {
             prompt::trim_vars(&mut vars);
+            let mut order = test.order.clone();
+            if let Some(code) = &test.transform_vars {
+                let made = transformer
+                    .get_or_insert_with(|| super::vars_transform::VarsTransformer::new(&doc.base))
+                    .apply(code, &vars)
+                    .map_err(|e| SuiteFileError::At {
+                        file: doc.path.display().to_string(),
+                        line: test.line,
+                        column: 1,
+                        message: format!("transformVars: {e}"),
+                    })?;
+                order.extend(made.keys().filter(|k| !vars.contains_key(*k)).cloned());
+                vars = made;
+            }
             let test = Test {
                 vars,
+                order,
                 ..test.clone()
             };
             cases_of(
@@ -1206,6 +1222,24 @@ fn rag_item(
     }))
 }
 
+/// The test of a file without tests: no vars, no items (the default test's apply).
+fn empty_test(line: usize) -> Test {
+    Test {
+        description: None,
+        vars: Map::new(),
+        order: Vec::new(),
+        asserts: Vec::new(),
+        transform: None,
+        transform_vars: None,
+        judge: None,
+        embedding: None,
+        rubric_prompt: None,
+        threshold: None,
+        providers: TestProviders::default(),
+        line,
+    }
+}
+
 /// A test under `defaultTest`: its vars over the default's, the default's items first.
 pub(crate) fn merge(default: &Test, test: Test) -> Test {
     let mut vars = default.vars.clone();
@@ -1224,6 +1258,9 @@ pub(crate) fn merge(default: &Test, test: Test) -> Test {
         order,
         asserts,
         transform: test.transform.or_else(|| default.transform.clone()),
+        transform_vars: test
+            .transform_vars
+            .or_else(|| default.transform_vars.clone()),
         judge: test.judge.or_else(|| default.judge.clone()),
         embedding: test.embedding.or_else(|| default.embedding.clone()),
         rubric_prompt: test.rubric_prompt.or_else(|| default.rubric_prompt.clone()),
@@ -1556,10 +1593,17 @@ fn read_tests(
     let at = vec![key("tests")];
     let mut out = Vec::new();
     match value {
-        Value::String(_) => read_tests_item(doc, &at, value, line, &mut out)?,
+        Value::String(_) => read_tests_item(doc, &at, value, line, true, &mut out)?,
         Value::Array(list) => {
             for (i, item) in list.iter().enumerate() {
-                read_tests_item(doc, &with(&at, OwnedStep::Index(i)), item, line, &mut out)?;
+                read_tests_item(
+                    doc,
+                    &with(&at, OwnedStep::Index(i)),
+                    item,
+                    line,
+                    false,
+                    &mut out,
+                )?;
             }
         }
         _ => return Err(doc.err(&at, "`tests` is a list of tests or file://…")),
@@ -1581,7 +1625,7 @@ fn read_streamed_tests(
         let value: Value = serde_json::from_str(&item.text)
             .map_err(|e| doc.err(&at, format!("cannot read the test again: {e}")))?;
         *doc.streamed.item.borrow_mut() = item.places.map(|places| (i, places));
-        let read = read_tests_item(doc, &at, &value, line, &mut out);
+        let read = read_tests_item(doc, &at, &value, line, false, &mut out);
         *doc.streamed.item.borrow_mut() = None;
         read?;
     }
@@ -1589,11 +1633,15 @@ fn read_streamed_tests(
 }
 
 /// One item of `tests`: a test, or the file(s) of tests it names.
+/// One item of `tests`. `standalone`: `tests` is this one file (not a list), which promptfoo
+/// reads as a standalone tests file: a JSON or JSONL item without a description is named by
+/// its row (`Row #3`), as every CSV row is.
 fn read_tests_item(
     doc: &Doc<'_>,
     at: &[OwnedStep],
     item: &Value,
     line: usize,
+    standalone: bool,
     out: &mut Vec<PackedTest>,
 ) -> Result<(), SuiteFileError> {
     {
@@ -1606,8 +1654,22 @@ fn read_tests_item(
                 } else {
                     format!("file://{reference}")
                 };
+                // promptfoo warns of a tests file that is not there and runs on without it.
+                let path = super::file_path(&doc.base, &reference);
+                let pattern = path.display().to_string();
+                let missing = if pattern.contains(['*', '?', '[']) {
+                    glob::glob(&pattern).map_or(true, |mut found| found.next().is_none())
+                } else {
+                    !path.exists()
+                };
+                if missing && let Some(notes) = doc.notes {
+                    notes.notice(format!(
+                        "no test file found for {reference}; its tests are left out (promptfoo runs on without them too)"
+                    ));
+                    return Ok(());
+                }
                 for file in files(doc, at, &reference)? {
-                    out.extend(tests_file(doc, at, &file)?);
+                    out.extend(tests_file(doc, at, &file, standalone)?);
                 }
             }
             Value::Object(map) => out.push(PackedTest::pack(read_test(doc, at, map, None, line)?)),
@@ -1627,6 +1689,7 @@ fn tests_file(
     doc: &Doc<'_>,
     at: &[OwnedStep],
     file: &Path,
+    standalone: bool,
 ) -> Result<Vec<PackedTest>, SuiteFileError> {
     let csv = file.extension().is_some_and(|e| e == "csv");
     let (text, cases) = match yaml_tests(file) {
@@ -1708,8 +1771,13 @@ fn tests_file(
             test
         } else {
             let mut record = record;
-            // promptfoo names a JSONL line without a description by its number, as a CSV row.
-            if file.extension().is_some_and(|e| e == "jsonl") {
+            // promptfoo names an item of a standalone JSON or JSONL tests file without a
+            // description by its number, as a CSV row.
+            if standalone
+                && file
+                    .extension()
+                    .is_some_and(|e| e == "jsonl" || e == "json")
+            {
                 record
                     .entry("description")
                     .or_insert_with(|| Value::String(format!("Row #{}", i + 1)));
@@ -1860,6 +1928,7 @@ pub(crate) fn read_test(
         }
     }
     let mut transform = None;
+    let mut transform_vars = None;
     let mut judge = None;
     let mut embedding = None;
     let mut rubric_prompt = None;
@@ -1881,6 +1950,16 @@ pub(crate) fn read_test(
                             "`transform` is JavaScript (text) or file://… (.js, .cjs, .mjs, .py)",
                         ));
                     }
+                }
+            }
+            match options.get("transformVars") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(code)) => transform_vars = Some(code.clone()),
+                Some(_) => {
+                    return Err(doc.err(
+                        &with(&at, key("transformVars")),
+                        "`transformVars` is JavaScript (text) or file://….js",
+                    ));
                 }
             }
             if let Some(p) = options.get("provider") {
@@ -1922,6 +2001,7 @@ pub(crate) fn read_test(
         order,
         asserts,
         transform,
+        transform_vars,
         judge,
         embedding,
         rubric_prompt,

@@ -1,0 +1,225 @@
+//! promptfoo's `transformVars` (a test's or `defaultTest`'s `options.transformVars`):
+//! JavaScript that makes more vars of a test's vars, merged over them before the prompt is
+//! rendered. It runs while the file is read (the vars it makes render the prompt and the
+//! items), in one Node.js process per file, started on first use and stopped when the file
+//! is read: the asynchronous code worker the cases use belongs to the run, which has not
+//! started yet.
+//!
+//! The code is inline JavaScript (an expression, or a body with `return` when it spans
+//! lines) with `vars` and `context` in scope, or `file://path.js[:function]` relative to the
+//! config, called with `(vars, context)` — promptfoo's forms.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Map, Value, json};
+
+/// Why a test's vars could not be transformed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum VarsTransformError {
+    /// Node.js could not be started.
+    #[error("cannot start `node` to run transformVars ({0}); install Node.js")]
+    Start(#[source] std::io::Error),
+    /// The process went away or wrote something else than its answer.
+    #[error("the Node.js process running transformVars stopped answering: {0}")]
+    Lost(String),
+    /// The code threw, or made no object.
+    #[error("{0}")]
+    Code(String),
+    /// A Python file (promptfoo runs those too; niceeval runs JavaScript here).
+    #[error("transformVars in Python ({0}) is not supported; write it in JavaScript")]
+    Python(String),
+}
+
+/// The Node.js side: one request a line (`{code, file, function, vars}`), one answer a line.
+const SCRIPT: &str = r#"
+const readline = require('readline');
+const { pathToFileURL } = require('url');
+const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+const queue = [];
+let busy = false;
+async function handle(d) {
+  try {
+    let fn;
+    if (d.file) {
+      const mod = await import(pathToFileURL(d.file).href);
+      fn = d.function ? (mod[d.function] ?? (mod.default ? mod.default[d.function] : undefined))
+                      : (typeof mod.default === 'function' ? mod.default : mod);
+      if (typeof fn !== 'function') throw new Error(`${d.file} exports no function ${d.function || 'as its default'}`);
+    } else {
+      const body = d.code.includes('\n') ? d.code : `return ${d.code}`;
+      fn = new Function('vars', 'context', body);
+    }
+    const made = await fn(d.vars, { prompt: {}, uuid: require('crypto').randomUUID() });
+    if (made === null || typeof made !== 'object' || Array.isArray(made)) {
+      throw new Error('Transform function did not return a valid object');
+    }
+    process.stdout.write(JSON.stringify({ ok: true, vars: made }) + '\n');
+  } catch (e) {
+    process.stdout.write(JSON.stringify({ ok: false, error: String((e && e.message) || e) }) + '\n');
+  }
+}
+async function drain() {
+  if (busy) return;
+  busy = true;
+  while (queue.length) await handle(queue.shift());
+  busy = false;
+}
+rl.on('line', (line) => { queue.push(JSON.parse(line)); drain(); });
+"#;
+
+/// The Node.js process of one file, started on first use.
+pub(crate) struct VarsTransformer {
+    base: PathBuf,
+    process: Option<(Child, ChildStdin, BufReader<ChildStdout>)>,
+}
+
+impl VarsTransformer {
+    /// A transformer for a file whose `file://` references start at `base`.
+    pub(crate) fn new(base: &Path) -> Self {
+        VarsTransformer {
+            base: base.to_path_buf(),
+            process: None,
+        }
+    }
+
+    /// `vars` with what `code` makes of them merged over them.
+    pub(crate) fn apply(
+        &mut self,
+        code: &str,
+        vars: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, VarsTransformError> {
+        let mut request = json!({ "vars": vars });
+        match code.trim().strip_prefix("file://") {
+            Some(reference) => {
+                let (file, function) = match reference.rsplit_once(':') {
+                    Some((f, name))
+                        if f.ends_with(".js") || f.ends_with(".mjs") || f.ends_with(".cjs") =>
+                    {
+                        (f, Some(name))
+                    }
+                    _ => (reference, None),
+                };
+                if file.ends_with(".py") {
+                    return Err(VarsTransformError::Python(code.to_string()));
+                }
+                request["file"] = Value::String(self.base.join(file).display().to_string());
+                if let Some(name) = function {
+                    request["function"] = Value::String(name.to_string());
+                }
+            }
+            None => request["code"] = Value::String(code.to_string()),
+        }
+        let answer = self.ask(&request)?;
+        if answer["ok"] != Value::Bool(true) {
+            return Err(VarsTransformError::Code(
+                answer["error"].as_str().unwrap_or("it failed").to_string(),
+            ));
+        }
+        let mut merged = vars.clone();
+        if let Value::Object(made) = &answer["vars"] {
+            merged.extend(made.clone());
+        }
+        Ok(merged)
+    }
+
+    fn ask(&mut self, request: &Value) -> Result<Value, VarsTransformError> {
+        if self.process.is_none() {
+            let mut child = Command::new("node")
+                .arg("-e")
+                .arg(SCRIPT)
+                .current_dir(&self.base)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .map_err(VarsTransformError::Start)?;
+            let lost = || VarsTransformError::Lost("no pipes".into());
+            let stdin = child.stdin.take().ok_or_else(lost)?;
+            let stdout = BufReader::new(child.stdout.take().ok_or_else(lost)?);
+            self.process = Some((child, stdin, stdout));
+        }
+        let Some((_, stdin, stdout)) = self.process.as_mut() else {
+            return Err(VarsTransformError::Lost("not started".into()));
+        };
+        let lost = |e: std::io::Error| VarsTransformError::Lost(e.to_string());
+        writeln!(stdin, "{request}").map_err(lost)?;
+        stdin.flush().map_err(lost)?;
+        let mut line = String::new();
+        if stdout.read_line(&mut line).map_err(lost)? == 0 {
+            return Err(VarsTransformError::Lost("it exited".into()));
+        }
+        serde_json::from_str(&line).map_err(|e| VarsTransformError::Lost(e.to_string()))
+    }
+}
+
+impl Drop for VarsTransformer {
+    fn drop(&mut self) {
+        if let Some((mut child, stdin, _)) = self.process.take() {
+            drop(stdin);
+            // Closing stdin ends the script; a process that hangs is stopped.
+            for _ in 0..50 {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node() -> bool {
+        Command::new("node")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    #[test]
+    fn inline_code_makes_vars_merged_over_the_tests() {
+        if !node() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = VarsTransformer::new(dir.path());
+        let vars: Map<String, Value> =
+            serde_json::from_value(json!({"name": "ada", "n": 2})).unwrap();
+        // promptfoo's form from the corpus: an object spread of `vars`.
+        let made = t
+            .apply(
+                "{ ...vars, apiUrl: 'http://localhost:1', upper: vars.name.toUpperCase() }",
+                &vars,
+            )
+            .unwrap();
+        assert_eq!(made["upper"], "ADA");
+        assert_eq!(made["n"], 2);
+        assert_eq!(made["apiUrl"], "http://localhost:1");
+        // A body over several lines returns its object.
+        let made = t
+            .apply("const m = vars.n * 2;\nreturn { m };", &vars)
+            .unwrap();
+        assert_eq!(made["m"], 4);
+        // Not an object: promptfoo's error.
+        let err = t.apply("42", &vars).unwrap_err();
+        assert!(
+            err.to_string().contains("did not return a valid object"),
+            "{err}"
+        );
+        let err = t.apply("vars.missing.deep", &vars).unwrap_err();
+        assert!(err.to_string().contains("undefined"), "{err}");
+        std::fs::write(
+            dir.path().join("t.mjs"),
+            "export function more(vars) { return { more: vars.n + 1 }; }",
+        )
+        .unwrap();
+        let made = t.apply("file://t.mjs:more", &vars).unwrap();
+        assert_eq!(made["more"], 3);
+    }
+}
