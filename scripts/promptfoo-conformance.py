@@ -70,6 +70,7 @@ def promptfoo_cases(path):
     cases = {}
     descriptions = [r["testCase"].get("description") for r in data["results"]]
     unique = all(descriptions) and len(set(descriptions)) * len(prompts) == len(descriptions)
+    BY_DESCRIPTION[path] = unique
     for r in data["results"]:
         idx = r["promptIdx"]
         test = r["testCase"]["description"] if unique else f"#{r['testIdx'] + 1}"
@@ -84,6 +85,11 @@ def promptfoo_cases(path):
             if a.get("type") == "latency" and a.get("threshold") is not None:
                 LATENCY[(path, key)] = (float(a["threshold"]), float(r.get("latencyMs") or 0))
     return cases
+
+
+# Whether promptfoo's cases of a results file are keyed by their tests' descriptions (each
+# unique) rather than their numbers; a description may itself start with `#`.
+BY_DESCRIPTION = {}
 
 
 # A `latency` item's verdict is the wall time each tool measured on this machine, not a reading
@@ -124,7 +130,10 @@ def niceeval_cases(path, by_description):
         name = (r.get("matrix") or {}).get("description") or SUFFIX.sub("", r["id"].split("::", 2)[2])
         test = name if by_description else f"#{m.group(1)}"
         key = (test, int(m.group(2)) - 1, int(m.group(3)) - 1)
-        items = [bool(a.get("passed")) for a in flatten(r.get("assertions") or [])]
+        # An item that could not be evaluated (an error, not a verdict) is promptfoo's errored
+        # row: no verdict.
+        items = [None if a.get("error") else bool(a.get("passed"))
+                 for a in flatten(r.get("assertions") or [])]
         cases[key] = (r.get("outcome") == "passed", items)
         DURATION[(path, key)] = float(r.get("duration_ms") or 0)
     return cases
@@ -178,7 +187,7 @@ def run_suite(suite, cwd, out, env, pf_env, promptfoo, niceeval, log):
 def compare(suite, pf_out, ne_out, dialects, unlisted, print=print):
     """Prints the suite's disagreements; returns (assertions, agreeing, tests, agreeing tests)."""
     pf = promptfoo_cases(pf_out)
-    ne = niceeval_cases(ne_out, any(not k[0].startswith("#") for k in pf))
+    ne = niceeval_cases(ne_out, BY_DESCRIPTION.get(pf_out, False))
     total = agree = cases_total = cases_agree = 0
     timing = 0
     for key in sorted(set(pf) | set(ne)):
