@@ -480,6 +480,7 @@ fn test_cases(
             judge: target.judge.clone(),
             embedding: None,
             select_best: None,
+            fixed_output: None,
             base_dir: doc.base.clone(),
             expected_output: expected_output.clone(),
             criteria: criteria.clone(),

@@ -202,6 +202,9 @@ pub(crate) struct SuiteCase {
     pub judge: Option<JudgeSpec>,
     /// The embedding grader of `similar` (`options.provider.embedding`).
     pub embedding: Option<JudgeSpec>,
+    /// promptfoo's `providerOutput`: the output the case checks instead of asking its
+    /// provider.
+    pub fixed_output: Option<Arc<str>>,
     /// With a `select-best` item: its test's cases and this case's index among them.
     pub select_best: Option<(Arc<select_best::Group>, usize)>,
     /// Where relative `file://` paths of the case's items start.
@@ -735,6 +738,13 @@ impl DataEval for SuiteCase {
                 agents::agent_for(case, &vars).map_err(CaseError::from)?;
             // A `select-best` case sends through its group, which keeps every answer of the
             // test for the grader: the provider is asked once, the run replays its answer.
+            // A fixed output (`providerOutput`) is the answer: no provider is asked.
+            let agent = match &case.fixed_output {
+                Some(text) => Some(Arc::new(niceeval::agent::replay::Replay::new(vec![
+                    niceeval::Event::assistant(text.to_string()),
+                ])) as Arc<dyn niceeval::agent::Agent>),
+                None => agent,
+            };
             let agent = match &case.select_best {
                 Some((group, index)) => {
                     let events = group

@@ -119,6 +119,13 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, Refusal> {
             "niceeval asks the providers every time (judge answers are cached; NICEEVAL_JUDGE_CACHE)"
         }
         (_, "runSerially") => "cases run as `-j` / maxConcurrency say",
+        (_, "filterRange") => "every test runs; pick some with niceeval's name filters or --limit",
+        (_, "progressCallback") => "niceeval prints its own progress",
+        ("a prompt", "display") => "the prompt's label names it",
+        ("a prompt", "template") => "the prompt is `raw` (or `id`)",
+        ("a prompt", "function") => "a prompt function is a file://….js or .py reference",
+        ("a prompt", "config") => "the provider's own `config` applies to every prompt",
+        ("a provider", "inputs") => "inputs of red-team targets; the file's tests run as written",
         (_, "showProgressBar") | (_, "silent") => "niceeval prints its own progress",
         (_, "delay") => "no delay between calls; niceeval.toml's [provider] limits pace them",
         (_, "timeoutMs") | (_, "maxEvalTimeMs") | (_, "timeout") => {
@@ -129,9 +136,6 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, Refusal> {
         (_, "isRedteam") => "not used",
         (_, "disableConversationVar") => "niceeval sets no `_conversation` var",
         // Keys that change a verdict: refused rather than ignored.
-        (_, "providerOutput") => {
-            return Err(Refusal::new("a fixed provider output is not supported"));
-        }
         (_, "assertScoringFunction") => {
             return Err(Refusal::new("a custom scoring function is not supported"));
         }
@@ -139,9 +143,6 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, Refusal> {
             return Err(Refusal::new(
                 "`storeOutputAs` (outputs fed to later tests) is not supported",
             ));
-        }
-        (_, "prefix") | (_, "suffix") => {
-            return Err(Refusal::new(format!("a prompt `{key}` is not supported")));
         }
         (_, "prompts") if what == "a test" => {
             return Err(Refusal::new("a test's `prompts` filter is not supported"));

@@ -9,6 +9,8 @@
 
 mod providers;
 mod scenarios;
+#[cfg(test)]
+mod schema_coverage;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,6 +42,7 @@ const TOP_KEYS: &[&str] = &[
     "scenarios",
 ];
 const TEST_KEYS: &[&str] = &[
+    "providerOutput",
     "description",
     "vars",
     "assert",
@@ -55,6 +58,11 @@ const OPTION_KEYS: &[&str] = &[
     "postprocess",
     "rubricPrompt",
     "transformVars",
+    "prefix",
+    "suffix",
+    "disableVarExpansion",
+    "disableDefaultAsserts",
+    "repeat",
 ];
 const EVALUATE_KEYS: &[&str] = &["maxConcurrency", "repeat"];
 /// Model-graded assertion types, run by the judge.
@@ -291,6 +299,16 @@ pub(crate) struct Test {
     transform: Option<String>,
     /// `options.transformVars`: JavaScript making more vars of the test's (`vars_transform`).
     transform_vars: Option<String>,
+    /// `options.prefix` / `options.suffix`: text around every prompt's template.
+    affixes: (Option<String>, Option<String>),
+    /// `options.disableVarExpansion`: list vars stay lists (one test).
+    no_expansion: bool,
+    /// `options.disableDefaultAsserts`: `defaultTest`'s items do not apply.
+    no_default_asserts: bool,
+    /// `options.repeat`: the test's rows, this many times.
+    repeat: Option<usize>,
+    /// `providerOutput`: the output its cases check, no provider asked (an object as JSON).
+    provider_output: Option<Arc<str>>,
     judge: Option<JudgeSpec>,
     /// `options.provider`'s embedding grader (`{embedding: …}`), for `similar`.
     embedding: Option<JudgeSpec>,
@@ -349,6 +367,22 @@ impl PackedTest {
             places: places.into_boxed_slice(),
             files: files.into_boxed_slice(),
         }
+    }
+
+    /// How many rows the test makes: its expansions (one without expansion), repeated.
+    fn rows(&self, default: Option<&Test>) -> usize {
+        let no_expansion = self.test.no_expansion || default.is_some_and(|d| d.no_expansion);
+        let repeat = self
+            .test
+            .repeat
+            .or_else(|| default.and_then(|d| d.repeat))
+            .unwrap_or(1);
+        let expanded = if no_expansion {
+            1
+        } else {
+            expansions(default.map(|d| &d.vars), &self.vars())
+        };
+        expanded * repeat
     }
 
     /// The vars, read again.
@@ -543,10 +577,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
     // defaultTest under each test, then list-valued vars expanded into one test each. The
     // tests are taken one at a time and dropped once their cases are built: a 10,000-row
     // tests file is never held twice.
-    let total: usize = tests
-        .iter()
-        .map(|test| expansions(default.as_ref().map(|d| &d.vars), &test.vars()))
-        .sum();
+    let total: usize = tests.iter().map(|test| test.rows(default.as_ref())).sum();
     let several_prompts = prompts.len() > 1;
     if several_prompts {
         for (i, prompt) in prompts.iter_mut().enumerate() {
@@ -574,7 +605,19 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
             Some(d) => merge(d, test),
             None => test,
         };
-        for mut vars in cartesian(&test.vars, &test.order) {
+        let combinations = if test.no_expansion {
+            vec![test.vars.clone()]
+        } else {
+            cartesian(&test.vars, &test.order)
+        };
+        // `options.repeat`: every combination's rows again, as promptfoo repeats them.
+        let repeated = combinations
+            .iter()
+            .cycle()
+            .take(combinations.len() * test.repeat.unwrap_or(1))
+            .cloned()
+            .collect::<Vec<_>>();
+        for mut vars in repeated {
             prompt::trim_vars(&mut vars);
             let mut order = test.order.clone();
             if let Some(code) = &test.transform_vars {
@@ -663,7 +706,7 @@ fn cases_of(
         // errors that prompt's rows and runs the others.
         let (rendered, prompt_error) = match &prompt.function {
             Some(_) => (String::new(), None),
-            None => match prompt::render(&prompt.template, &test.vars) {
+            None => match prompt::render(&affixed(&prompt.template, &test.affixes), &test.vars) {
                 Ok(rendered) => (rendered, None),
                 Err(e) => (
                     String::new(),
@@ -715,6 +758,7 @@ fn cases_of(
                 judge: test.judge.clone(),
                 embedding: test.embedding.clone(),
                 select_best: None,
+                fixed_output: test.provider_output.clone(),
                 base_dir: doc.base.clone(),
                 expected_output: None,
                 criteria: None,
@@ -1222,6 +1266,21 @@ fn rag_item(
     }))
 }
 
+/// A prompt's template with a test's `prefix` and `suffix` around it.
+fn affixed<'a>(
+    template: &'a str,
+    (prefix, suffix): &(Option<String>, Option<String>),
+) -> std::borrow::Cow<'a, str> {
+    if prefix.is_none() && suffix.is_none() {
+        return std::borrow::Cow::Borrowed(template);
+    }
+    std::borrow::Cow::Owned(format!(
+        "{}{template}{}",
+        prefix.as_deref().unwrap_or(""),
+        suffix.as_deref().unwrap_or("")
+    ))
+}
+
 /// The test of a file without tests: no vars, no items (the default test's apply).
 fn empty_test(line: usize) -> Test {
     Test {
@@ -1231,6 +1290,11 @@ fn empty_test(line: usize) -> Test {
         asserts: Vec::new(),
         transform: None,
         transform_vars: None,
+        affixes: (None, None),
+        no_expansion: false,
+        no_default_asserts: false,
+        repeat: None,
+        provider_output: None,
         judge: None,
         embedding: None,
         rubric_prompt: None,
@@ -1250,7 +1314,12 @@ pub(crate) fn merge(default: &Test, test: Test) -> Test {
             .into_iter()
             .filter(|k| !default.vars.contains_key(k)),
     );
-    let mut asserts = default.asserts.clone();
+    let no_default_asserts = test.no_default_asserts || default.no_default_asserts;
+    let mut asserts = if no_default_asserts {
+        Vec::new()
+    } else {
+        default.asserts.clone()
+    };
     asserts.extend(test.asserts);
     Test {
         description: test.description,
@@ -1261,6 +1330,14 @@ pub(crate) fn merge(default: &Test, test: Test) -> Test {
         transform_vars: test
             .transform_vars
             .or_else(|| default.transform_vars.clone()),
+        affixes: (
+            test.affixes.0.or_else(|| default.affixes.0.clone()),
+            test.affixes.1.or_else(|| default.affixes.1.clone()),
+        ),
+        no_expansion: test.no_expansion || default.no_expansion,
+        no_default_asserts,
+        repeat: test.repeat.or(default.repeat),
+        provider_output: test.provider_output,
         judge: test.judge.or_else(|| default.judge.clone()),
         embedding: test.embedding.or_else(|| default.embedding.clone()),
         rubric_prompt: test.rubric_prompt.or_else(|| default.rubric_prompt.clone()),
@@ -1929,6 +2006,10 @@ pub(crate) fn read_test(
     }
     let mut transform = None;
     let mut transform_vars = None;
+    let mut affixes = (None, None);
+    let mut no_expansion = false;
+    let mut no_default_asserts = false;
+    let mut repeat = None;
     let mut judge = None;
     let mut embedding = None;
     let mut rubric_prompt = None;
@@ -1952,6 +2033,37 @@ pub(crate) fn read_test(
                     }
                 }
             }
+            let text = |name: &str| -> Result<Option<String>, SuiteFileError> {
+                match options.get(name) {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(Value::String(t)) => Ok(Some(t.clone())),
+                    Some(_) => Err(doc.err(&with(&at, key(name)), format!("`{name}` is text"))),
+                }
+            };
+            affixes = (text("prefix")?, text("suffix")?);
+            let flag = |name: &str| -> Result<bool, SuiteFileError> {
+                match options.get(name) {
+                    None | Some(Value::Null) => Ok(false),
+                    Some(Value::Bool(b)) => Ok(*b),
+                    Some(_) => {
+                        Err(doc.err(&with(&at, key(name)), format!("`{name}` is true or false")))
+                    }
+                }
+            };
+            no_expansion = flag("disableVarExpansion")?;
+            no_default_asserts = flag("disableDefaultAsserts")?;
+            repeat = match options.get("repeat") {
+                None | Some(Value::Null) => None,
+                Some(v) => match v.as_u64() {
+                    Some(n) if n > 0 => Some(n as usize),
+                    _ => {
+                        return Err(doc.err(
+                            &with(&at, key("repeat")),
+                            format!("`repeat` is a whole number above 0, not {v}"),
+                        ));
+                    }
+                },
+            };
             match options.get("transformVars") {
                 None | Some(Value::Null) => {}
                 Some(Value::String(code)) => transform_vars = Some(code.clone()),
@@ -2002,6 +2114,15 @@ pub(crate) fn read_test(
         asserts,
         transform,
         transform_vars,
+        affixes,
+        no_expansion,
+        no_default_asserts,
+        repeat,
+        provider_output: match map.get("providerOutput") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => Some(Arc::from(text.as_str())),
+            Some(other) => Some(Arc::from(other.to_string().as_str())),
+        },
         judge,
         embedding,
         rubric_prompt,
