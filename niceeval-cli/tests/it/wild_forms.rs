@@ -63,14 +63,15 @@ fn keys_that_only_tune_promptfoo_are_notices_not_refusals() {
 #[test]
 fn every_refusal_of_a_file_is_reported_at_once() {
     let (code, _, stderr) = run(
-        "prompts: [hi]\nproviders: [echo]\nassertScoringFunction: x\ntests:\n  - assert:\n      - type: classifier\n        value: toxic\n  - providerOutput: x\n",
+        "prompts: [hi]\nproviders: [echo]\nassertScoringFunction: x\ntests:\n  - assert:\n      - type: contans\n        value: toxic\n  - options: {storeOutputAs: x}\n",
         &[],
     );
     assert_eq!(code, Some(2), "{stderr}");
     for want in [
         "promptfooconfig.yaml:3:24: `assertScoringFunction` in a promptfoo config is not supported",
-        "promptfooconfig.yaml:6:9: assertion type `classifier` is not supported",
-        "promptfooconfig.yaml:8:21: `providerOutput` in a test is not supported",
+        "promptfooconfig.yaml:6:9: unknown assertion type `contans`; did you mean `contains`?",
+        "`storeOutputAs` in options is not supported",
+        "1 unknown assertion type (`contans`). Valid types: contains,",
     ] {
         assert!(stderr.contains(want), "wanted {want:?} in:\n{stderr}");
     }
@@ -331,23 +332,72 @@ fn a_graded_items_transform_makes_what_it_grades() {
     );
 }
 
+/// promptfoo's retrieval and conversation metrics run end to end: the loopback grader answers
+/// each metric's prompt in the shape its scoring reads (`fake-answers.json`), and the scores are
+/// promptfoo's counts: half the reference attributed, one of two context sentences quoted, one
+/// of two statements supported, a relevant conversation; `not-llm-rubric` turns a pass over.
 #[test]
-fn rag_metrics_are_refused_by_name_and_together() {
-    let (code, stdout, stderr) = run(
-        "prompts: ['Answer {{query}} from {{context}}']\nproviders: [echo]\n\
-         tests:\n  - vars: {query: q, context: c}\n    assert:\n      - type: answer-relevance\n        threshold: 0.9\n      \
-         - type: context-faithfulness\n        threshold: 0.9\n",
-        &[],
+fn rag_metrics_run_and_score_as_promptfoo_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "promptfooconfig.yaml",
+        "prompts: ['Answer {{query}}']\nproviders: [openai:chat:gpt-4o-mini]\n\
+         tests:\n  - vars: {query: 'Where is Paris?', context: 'Paris is in France. Rome is in Italy.'}\n    assert:\n\
+         \x20     - type: context-recall\n        value: 'Paris is in France. It has two million people.'\n\
+         \x20     - type: context-relevance\n\
+         \x20     - type: context-faithfulness\n\
+         \x20     - type: conversation-relevance\n\
+         \x20     - type: not-context-recall\n        value: 'Paris is in France. It has two million people.'\n        threshold: 0.9\n",
     );
-    assert_eq!(code, Some(2), "{stdout}\n{stderr}");
-    for kind in ["answer-relevance", "context-faithfulness"] {
-        assert!(
-            stderr.contains(&format!(
-                "assertion type `{kind}` is not supported: `{kind}` is a RAG metric"
-            )),
-            "{stderr}"
-        );
-    }
+    write(
+        dir.path(),
+        "fake-answers.json",
+        r#"[{"match": "reference answer", "answer": "1. Paris is in France. [Attributed]\n2. It has two million people. [Not Attributed]"},
+            {"match": "copy, word for word", "answer": "Paris is in France."},
+            {"match": "standalone statements", "answer": "Paris is in France.\nThe sky is green."},
+            {"match": "decide whether the context supports it", "answer": "Paris is in France. verdict: yes\nThe sky is green. verdict: no"},
+            {"match": "last reply is relevant", "answer": "{\"verdict\": \"yes\"}"}]"#,
+    );
+    let fake = Fake::with_answers(&dir.path().join("fake-answers.json"));
+    let out = niceeval(
+        dir.path(),
+        &fake,
+        &["-c", "promptfooconfig.yaml", "--jsonl", "o.jsonl"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let jsonl = std::fs::read_to_string(dir.path().join("o.jsonl")).unwrap();
+    let record: serde_json::Value = jsonl
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .find(|r: &serde_json::Value| r["id"].is_string())
+        .expect("the case's record");
+    let scores: Vec<(String, f64)> = record["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["name"].as_str().unwrap_or("").to_string(),
+                a["score"].as_f64().unwrap_or(-1.0),
+            )
+        })
+        .collect();
+    let score = |name: &str| {
+        scores
+            .iter()
+            .find(|(n, _)| n.starts_with(name))
+            .map(|(_, s)| *s)
+            .unwrap_or_else(|| panic!("no {name} in {scores:?}"))
+    };
+    assert_eq!(score("context-recall"), 0.5);
+    assert_eq!(score("context-relevance"), 0.5);
+    assert_eq!(score("context-faithfulness"), 0.5);
+    assert_eq!(score("conversation-relevance"), 1.0);
+    // Inverted: 1 - 0.5, passing because recall 0.5 is under 0.9.
+    assert_eq!(score("not-context-recall"), 0.5);
 }
 
 /// `file://` paths inside a tests file are the config's, as promptfoo resolves them (its one
