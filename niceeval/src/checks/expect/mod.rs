@@ -67,6 +67,11 @@ pub(crate) mod spent;
 pub(crate) mod type_names;
 mod words;
 
+pub(crate) mod response;
+#[cfg(feature = "providers")]
+pub(crate) mod service;
+pub(crate) mod trace_spans;
+
 #[cfg(test)]
 mod transform_tests;
 

@@ -28,6 +28,21 @@ pub(crate) enum Builtin {
     Python,
     Script,
     AssertSet,
+    FinishReason,
+    IsValidFunctionCall,
+    IsValidOpenAiFunctionCall,
+    IsValidOpenAiToolsCall,
+    ToolCallF1,
+    Perplexity,
+    PerplexityScore,
+    Guardrails,
+    Webhook,
+    Classifier,
+    Moderation,
+    Pi,
+    TraceSpanCount,
+    TraceSpanDuration,
+    TraceErrorSpans,
 }
 
 /// `(name, builtin)` for every accepted spelling; the first of each builtin is its canonical
@@ -65,6 +80,27 @@ const NAMES: &[(&str, Builtin)] = &[
     ("code-judge", Builtin::Script),
     ("assert-set", Builtin::AssertSet),
     ("all-of", Builtin::AssertSet),
+    ("finish-reason", Builtin::FinishReason),
+    ("is-valid-function-call", Builtin::IsValidFunctionCall),
+    (
+        "is-valid-openai-function-call",
+        Builtin::IsValidOpenAiFunctionCall,
+    ),
+    (
+        "is-valid-openai-tools-call",
+        Builtin::IsValidOpenAiToolsCall,
+    ),
+    ("tool-call-f1", Builtin::ToolCallF1),
+    ("perplexity", Builtin::Perplexity),
+    ("perplexity-score", Builtin::PerplexityScore),
+    ("guardrails", Builtin::Guardrails),
+    ("webhook", Builtin::Webhook),
+    ("classifier", Builtin::Classifier),
+    ("moderation", Builtin::Moderation),
+    ("pi", Builtin::Pi),
+    ("trace-span-count", Builtin::TraceSpanCount),
+    ("trace-span-duration", Builtin::TraceSpanDuration),
+    ("trace-error-spans", Builtin::TraceErrorSpans),
 ];
 
 /// Lower-cases and turns `_` into `-` (`is_json` and `IS-JSON` are `is-json`).

@@ -44,16 +44,28 @@
 //! | `rouge-n` | reference text | F-measure; `threshold` default 0.75; `config: {n: 2}` for ROUGE-2 |
 //! | `word-count` | number, or `{min, max}` | |
 //! | `cost`, `latency` | — | `threshold` (or `value`) is the budget, in USD or ms, read from the context; scores 1 within it, 0 over it |
+//! | `finish-reason` | the expected reason | against [`ProviderResponse::finish_reason`], case-insensitive, the provider's spelling mapped as promptfoo's providers map it (`end_turn` is `stop`, `max_tokens` is `length`, `tool_use` is `tool_calls`); no reason fails (`not-` passes) |
+//! | `perplexity`, `perplexity-score` | — | from [`ProviderResponse::logprobs`] (none is an error): `e^(−mean)` at most `threshold`, or `1/(1+e^(−mean))` at least `threshold`; no threshold passes |
+//! | `guardrails` | — | [`ProviderResponse::guardrails`] (or the last `metadata.redteamHistory` entry's) flagged fails; none passes; `not-` expects a block |
+//! | `is-valid-function-call`, `is-valid-openai-function-call`, `is-valid-openai-tools-call` | — | the calls of [`ProviderResponse::output`] (or a data output) against the JSON Schemas of [`ProviderResponse::provider_config`]'s `functions` / `tools` (Google's `functionDeclarations` for `google:`/`vertex:` providers); no `not-` |
+//! | `tool-call-f1` | tool names: a list or a comma-separated string | F1 of the called tool names (OpenAI, Anthropic, Google shapes, or JSON blocks in text) against these; `threshold` default 1; `not-` keeps the score |
+//! | `trace-span-count`, `trace-span-duration`, `trace-error-spans` | `{pattern, min, max}`; `{pattern, max, percentile}`; a number or `{pattern, max_count, max_percentage}` | over [`SpecContext::trace_spans`] (none is an error); patterns are globs (`*`, `?`), case-insensitive; no `not-` |
+//! | `webhook` | URL | POSTs `{output, context: {prompt, vars}}`, reads `{pass, score?, reason?}`; `WEBHOOK_TIMEOUT` ms (default 5000) |
+//! | `classifier` | a label, or none for the best | `provider: huggingface:text-classification:<model>` (`config.apiEndpoint`, `config.apiKey`, else `HF_TOKEN` / `HF_API_TOKEN`); `threshold` default 1 |
+//! | `moderation` | categories to count (list), or none for all | OpenAI's `/moderations` (`omni-moderation-latest`; `provider: openai:moderation:<model>`); `OPENAI_API_KEY`, `OPENAI_API_HOST` / `OPENAI_API_BASE_URL` / `OPENAI_BASE_URL`; needs the prompt |
+//! | `pi` | the question | Pi Labs' scorer with `WITHPI_API_KEY`; passes over `threshold` (default 0.5); needs the prompt; no `not-` |
 //! | `javascript`, `python` | code, or `file://path[:function]` | `config` is `context.config`; `threshold` judges a returned number (and fails a Python grading result scoring below it); `not-` flips the pass and keeps the returned score (promptfoo) |
 //! | `script` | — | `command:` a list (no shell) or a string (run with `sh -c`) |
 //! | `assert-set` | — | nested `assert:` list; the set's `threshold`, `weight`, `metric` |
 //! | anything else | — | a custom assertion from `.niceeval/assertions/` (`custom:NAME` works too) |
 //!
 //! Cargo features (all on by default): YAML ([`from_yaml`], `.yaml` files, a schema written as
-//! YAML text) needs `yaml`; a JSON Schema `value` needs `json-schema`; `javascript` and `python`
-//! need `inline-code`. Without one, such an item is a load-time error naming the feature.
+//! YAML text) needs `yaml`; a JSON Schema `value` (and the function-call validators' schemas)
+//! needs `json-schema`; `javascript` and `python` need `inline-code`; `webhook`, `classifier`,
+//! `moderation` and `pi` need `providers`. Without one, such an item is a load-time error naming the feature.
 //!
-//! Every type takes a `not-` prefix, `weight`, `metric`, `transform` (`json_path:$.a.b`, or a
+//! Every type takes a `not-` prefix (but those the table marks "no `not-`": promptfoo 0.123.1
+//! ignores it there, so it is a load-time error), `weight`, `metric`, `transform` (`json_path:$.a.b`, or a
 //! bare `$.a.b`), and `threshold`. `equals` and the `contains` types take promptfoo's
 //! `normalizeUnicode`: `true` compares output and value in NFC, `NFC`, `NFD`, `NFKC` or `NFKD`
 //! in that form (the compatibility forms fold `x²` into `x2`, so they are never the default). Type names are matched case-insensitively with `_` read as
@@ -113,6 +125,15 @@
 //! show are listed in the repository's DIALECTS.md. Not supported:
 //! model-graded types (`llm-rubric`, `similar`, `factuality`; use `t.judge()`), promptfoo's
 //! JavaScript `transform` expressions and `{{var}}` templates in values.
+//!
+//! The types that read the response or call a service reach promptfoo's verdicts and scores,
+//! with these differences: a service that cannot be reached or answers with an error (and a
+//! run without the log-probabilities or trace a type needs) makes the item an execution error,
+//! which `weight: 0` does not pass (promptfoo records a failure that `weight: 0` passes);
+//! service answers are not cached; argument schemas are checked by the `is-json` validator,
+//! whose messages differ from Ajv's (and which accepts keywords Ajv's strict mode refuses);
+//! `moderation` calls only OpenAI's endpoint (promptfoo's Azure and Replicate moderation
+//! providers are refused).
 
 mod aggregate;
 mod as_assertion;
@@ -120,6 +141,7 @@ mod load;
 mod locate;
 mod prepare;
 
+mod response;
 mod values;
 
 use std::collections::BTreeMap;
@@ -138,6 +160,7 @@ pub use as_assertion::assertions;
 #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
 pub use load::from_yaml;
 pub use load::{from_json, load};
+pub use response::{ProviderResponse, TraceSpan};
 
 use prepare::Prepared;
 
@@ -341,6 +364,14 @@ pub struct SpecContext {
     pub base_dir: Option<PathBuf>,
     /// Time limit for each subprocess assertion (code, script, custom); their defaults otherwise.
     pub timeout: Option<Duration>,
+    /// What the provider returned besides its text, and how it was configured (the response
+    /// types: `finish-reason`, `perplexity`, `guardrails`, the function-call validators,
+    /// `tool-call-f1`).
+    pub response: ProviderResponse,
+    /// The spans of the run's trace (`trace-span-count`, `trace-span-duration`,
+    /// `trace-error-spans`); `None` when the run has no trace data, which those types report
+    /// as an error. [`SpecContext::with_events`] fills it from the run's spans.
+    pub trace_spans: Option<Vec<TraceSpan>>,
 }
 
 impl SpecContext {
@@ -373,7 +404,8 @@ impl SpecContext {
         self
     }
 
-    /// Fills messages, trace summary, token usage and cost from a run's events.
+    /// Fills messages, trace summary, token usage and cost from a run's events, and the trace
+    /// spans when the run received any.
     pub fn with_events(mut self, events: &[crate::base::event::Event]) -> Self {
         let mut payload = crate::base::grader::GraderInput::default();
         crate::checks::expect::fill_from_events(&mut payload, events);
@@ -382,6 +414,19 @@ impl SpecContext {
         self.token_usage = payload.token_usage;
         if payload.cost_usd.is_some() {
             self.cost_usd = payload.cost_usd;
+        }
+        // The name under which `agents/trace` keeps a received span among the run's events.
+        let spans: Vec<TraceSpan> = events
+            .iter()
+            .filter_map(|event| match event {
+                crate::base::event::Event::Custom { name, data } if name == "otel.span" => {
+                    TraceSpan::from_event_data(data)
+                }
+                _ => None,
+            })
+            .collect();
+        if !spans.is_empty() {
+            self.trace_spans = Some(spans);
         }
         self
     }

@@ -101,6 +101,15 @@ pub(crate) fn check_schema(schema: &Value) -> Result<(), SchemaError> {
     build_validator(schema).map(drop)
 }
 
+/// Validates `value` against `schema` compiled as the JSON matchers compile it: the first few
+/// problems (empty when valid), or why the schema does not compile. The function-call
+/// validators use it on call arguments.
+#[cfg(feature = "json-schema")]
+pub(crate) fn schema_problems(schema: &Value, value: &Value) -> Result<Vec<String>, SchemaError> {
+    let validator = build_validator(schema)?;
+    Ok(Schema::problems(&validator, value))
+}
+
 /// The matcher returned by [`is_json`].
 #[derive(Clone)]
 pub struct IsJson {

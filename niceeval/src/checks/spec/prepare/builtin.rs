@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Base, prepare};
+use super::{Base, prepare, run_facts};
 use crate::base::assertion::{Assertion, Grade, Settings, Subject};
 use crate::checks::expect;
 use crate::checks::expect::type_names::{self as types, Builtin};
@@ -309,6 +309,21 @@ fn builtin_base(
                 .collect::<Result<Vec<_>, _>>()?;
             (Base::Set(prepared), true)
         }
+        Builtin::FinishReason
+        | Builtin::IsValidFunctionCall
+        | Builtin::IsValidOpenAiFunctionCall
+        | Builtin::IsValidOpenAiToolsCall
+        | Builtin::ToolCallF1
+        | Builtin::Perplexity
+        | Builtin::PerplexityScore
+        | Builtin::Guardrails
+        | Builtin::Webhook
+        | Builtin::Classifier
+        | Builtin::Moderation
+        | Builtin::Pi
+        | Builtin::TraceSpanCount
+        | Builtin::TraceSpanDuration
+        | Builtin::TraceErrorSpans => (Base::Facts(run_facts::prepare(b, spec)?), false),
     })
 }
 

@@ -2,6 +2,7 @@
 //! prepared form cached on the spec, instantiated per evaluation with the [`SpecContext`].
 
 mod builtin;
+mod run_facts;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -52,6 +53,9 @@ pub(super) enum Base {
         config: Option<Value>,
     },
     Set(Vec<Prepared>),
+    /// A type that reads the provider's response or the run's trace, or asks a service; it
+    /// reaches its own verdict, `not-` included.
+    Facts(run_facts::Fact),
 }
 
 /// Validates and prepares one spec.
@@ -444,6 +448,7 @@ impl Prepared {
             Base::Set(members) => {
                 expect::all_of(members.iter().map(|m| m.instantiate(context))).boxed()
             }
+            Base::Facts(fact) => fact.instantiate(context, self.transform.is_some()),
         };
         self.wrap(base)
     }
@@ -453,9 +458,9 @@ impl Prepared {
     /// (`not-` keeps the returned score).
     fn wrap(&self, base: BoxedAssertion) -> BoxedAssertion {
         #[cfg(feature = "inline-code")]
-        let own_verdict = matches!(self.base, Base::Code { .. });
+        let own_verdict = matches!(self.base, Base::Code { .. } | Base::Facts(_));
         #[cfg(not(feature = "inline-code"))]
-        let own_verdict = false;
+        let own_verdict = matches!(self.base, Base::Facts(_));
         let mut a: BoxedAssertion = match self.threshold {
             Some(t) if !own_verdict => base
                 .configure(|s| {
