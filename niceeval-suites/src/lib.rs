@@ -824,6 +824,18 @@ async fn run_case(
     context.input = Some(case.prompt.clone());
     context.expected_output = case.expected_output.clone();
     context.criteria = case.criteria.clone();
+    // What the provider said of its answer besides the text (`finish-reason` reads it).
+    context.response.provider_id = Some(case.provider.id.clone());
+    context.response.finish_reason = t.events().iter().rev().find_map(|e| match e {
+        niceeval::Event::Custom { name, data }
+            if name == niceeval::__workspace::agent::FINISH_EVENT =>
+        {
+            data.get("finish_reason")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        }
+        _ => None,
+    });
     let (plain, transformed): (Vec<AssertSpec>, Vec<AssertSpec>) =
         asserts.into_iter().partition(|a| !is_js_transform(a));
     // Every item's own transform runs before any item is checked: one that fails, or makes

@@ -426,6 +426,8 @@ pub mod __workspace {
     #[cfg(feature = "providers")]
     pub mod agent {
         pub use crate::agent::http::{HttpAgent, HttpTarget};
+        /// The name of the event a chat agent emits with its model's finish reason.
+        pub const FINISH_EVENT: &str = crate::agents::agent::chat::FINISH_EVENT;
     }
     /// What a data eval's body registers its checks on.
     pub mod eval {

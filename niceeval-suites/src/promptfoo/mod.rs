@@ -78,18 +78,6 @@ const GRADED: &[(&str, GradedKind)] = &[
     ("agent-rubric", GradedKind::Rubric),
 ];
 
-/// promptfoo's assertion types that niceeval does not run, with why and what to use instead.
-const NOT_SUPPORTED: &[(&str, &str)] = &[
-    (
-        "classifier",
-        "a HuggingFace classifier: niceeval runs no classifier model; use `llm-rubric` to grade the same property",
-    ),
-    (
-        "moderation",
-        "a moderation API: niceeval calls none; use `llm-rubric` to grade the same property",
-    ),
-];
-
 /// Every assertion type a promptfoo file may use here: niceeval's own (with promptfoo's
 /// names), the graded ones, `similar` and its metrics, the retrieval and conversation
 /// metrics, and `select-best`. Each also takes a `not-` prefix.
@@ -1040,13 +1028,6 @@ fn assertions(
                 inverse,
                 rag: None,
             });
-            continue;
-        }
-        let bare = kind.strip_prefix("not-").unwrap_or(kind);
-        if let Some((name, why)) = NOT_SUPPORTED.iter().find(|(name, _)| *name == bare) {
-            refuse(format!(
-                "assertion type `{kind}` is not supported: `{name}` is {why}"
-            ))?;
             continue;
         }
         if let Some(notes) = notes

@@ -36,6 +36,9 @@
 //! }
 //! ```
 
+/// The name of the event a chat agent emits with its model's finish reason.
+pub(crate) const FINISH_EVENT: &str = "chat:finish";
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
@@ -463,6 +466,14 @@ impl Agent for ChatAgent {
                 sink.say(response.text.clone());
             }
             if response.tool_calls.is_empty() {
+                // Why the model stopped, as its API says it (`stop`, `length`, `end_turn`, …):
+                // what a suite file's `finish-reason` item reads.
+                if let Some(reason) = &response.stop_reason {
+                    sink.emit(Event::Custom {
+                        name: FINISH_EVENT.into(),
+                        data: serde_json::json!({ "finish_reason": reason }),
+                    });
+                }
                 return Ok(());
             }
             messages.push(ChatMessage::Assistant {

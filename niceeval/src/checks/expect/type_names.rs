@@ -29,6 +29,7 @@ pub(crate) enum Builtin {
     Script,
     AssertSet,
     FinishReason,
+    SkillUsed,
     IsValidFunctionCall,
     IsValidOpenAiFunctionCall,
     IsValidOpenAiToolsCall,
@@ -81,6 +82,7 @@ const NAMES: &[(&str, Builtin)] = &[
     ("assert-set", Builtin::AssertSet),
     ("all-of", Builtin::AssertSet),
     ("finish-reason", Builtin::FinishReason),
+    ("skill-used", Builtin::SkillUsed),
     ("is-valid-function-call", Builtin::IsValidFunctionCall),
     (
         "is-valid-openai-function-call",

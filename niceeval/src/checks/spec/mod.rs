@@ -428,6 +428,31 @@ impl SpecContext {
         if !spans.is_empty() {
             self.trace_spans = Some(spans);
         }
+        // The skills a coding agent loaded, as promptfoo's providers report them
+        // (`metadata.skillCalls`), for `skill-used`.
+        let skills: Vec<Value> = events
+            .iter()
+            .filter_map(|event| match event {
+                crate::base::event::Event::SkillLoaded { name } => {
+                    Some(serde_json::json!({ "name": name }))
+                }
+                _ => None,
+            })
+            .collect();
+        if !skills.is_empty() {
+            let metadata = self
+                .response
+                .metadata
+                .get_or_insert_with(|| Value::Object(Default::default()));
+            if let Some(map) = metadata.as_object_mut() {
+                let calls = map
+                    .entry("skillCalls")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Some(list) = calls.as_array_mut() {
+                    list.extend(skills);
+                }
+            }
+        }
         self
     }
 }

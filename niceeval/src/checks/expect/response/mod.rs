@@ -14,6 +14,7 @@ pub(crate) mod function_call;
 pub(crate) mod guardrails;
 mod json_blocks;
 pub(crate) mod perplexity;
+pub(crate) mod skill_used;
 pub(crate) mod tool_call_f1;
 
 use serde_json::Value;

@@ -310,6 +310,7 @@ fn builtin_base(
             (Base::Set(prepared), true)
         }
         Builtin::FinishReason
+        | Builtin::SkillUsed
         | Builtin::IsValidFunctionCall
         | Builtin::IsValidOpenAiFunctionCall
         | Builtin::IsValidOpenAiToolsCall

@@ -21,6 +21,7 @@ use crate::checks::expect::response::finish_reason::FinishReason;
 use crate::checks::expect::response::function_call::{self, FunctionCall};
 use crate::checks::expect::response::guardrails::Guardrails;
 use crate::checks::expect::response::perplexity::{self, Perplexity};
+use crate::checks::expect::response::skill_used::{self, SkillUsed};
 use crate::checks::expect::response::tool_call_f1::ToolCallF1;
 use crate::checks::expect::trace_spans::{Pattern, Rule, TraceCheck};
 use crate::checks::expect::type_names::{self as types, Builtin};
@@ -35,6 +36,10 @@ use crate::checks::expect::service::{self, Env, ProviderSpec};
 pub(crate) enum Fact {
     FinishReason {
         expected: String,
+        inverse: bool,
+    },
+    SkillUsed {
+        expected: skill_used::Expected,
         inverse: bool,
     },
     #[cfg(feature = "json-schema")]
@@ -120,6 +125,10 @@ pub(super) fn prepare(b: Builtin, spec: &AssertSpec) -> Result<Fact, ItemProblem
                     "`finish-reason` needs a string `value`: the expected reason (stop, length, tool_calls, content_filter, ...)",
                 ));
             }
+        },
+        Builtin::SkillUsed => Fact::SkillUsed {
+            expected: skill_used::Expected::read(spec.value.as_ref(), inverse).map_err(invalid)?,
+            inverse,
         },
         #[cfg(not(feature = "json-schema"))]
         Builtin::IsValidFunctionCall
@@ -395,6 +404,12 @@ impl Fact {
             Fact::FinishReason { expected, inverse } => FinishReason {
                 expected: expected.clone(),
                 actual: response.finish_reason.clone(),
+                inverse: *inverse,
+            }
+            .boxed(),
+            Fact::SkillUsed { expected, inverse } => SkillUsed {
+                expected: expected.clone(),
+                calls: skill_used::calls_in(response.metadata.as_ref()),
                 inverse: *inverse,
             }
             .boxed(),
