@@ -78,6 +78,42 @@ const GRADED: &[(&str, GradedKind)] = &[
     ("agent-rubric", GradedKind::Rubric),
 ];
 
+/// promptfoo's assertion types that niceeval does not run, with why (DIALECTS.md's list).
+const NOT_RUN: &[(&str, &str)] = &[
+    (
+        "ruby",
+        "inline Ruby code; niceeval runs code items in JavaScript and Python: write it in either",
+    ),
+    (
+        "human",
+        "a rating a person gives in promptfoo's web view; niceeval has no rating step",
+    ),
+    (
+        "max-score",
+        "promptfoo passes the output with the highest score across providers; niceeval grades each case on its own",
+    ),
+    (
+        "trajectory:tool-used",
+        "promptfoo reads the agent's steps from the OpenTelemetry spans of its own trace store; niceeval's suite runner has none (check tool calls in a Rust eval)",
+    ),
+    (
+        "trajectory:tool-sequence",
+        "promptfoo reads the agent's steps from the OpenTelemetry spans of its own trace store; niceeval's suite runner has none (check tool calls in a Rust eval)",
+    ),
+    (
+        "trajectory:tool-args-match",
+        "promptfoo reads the agent's steps from the OpenTelemetry spans of its own trace store; niceeval's suite runner has none (check tool calls in a Rust eval)",
+    ),
+    (
+        "trajectory:step-count",
+        "promptfoo reads the agent's steps from the OpenTelemetry spans of its own trace store; niceeval's suite runner has none (check tool calls in a Rust eval)",
+    ),
+    (
+        "trajectory:goal-success",
+        "promptfoo grades the agent's steps from the OpenTelemetry spans of its own trace store; niceeval's suite runner has none",
+    ),
+];
+
 /// Every assertion type a promptfoo file may use here: niceeval's own (with promptfoo's
 /// names), the graded ones, `similar` and its metrics, the retrieval and conversation
 /// metrics, and `select-best`. Each also takes a `not-` prefix.
@@ -1028,6 +1064,13 @@ fn assertions(
                 inverse,
                 rag: None,
             });
+            continue;
+        }
+        let bare = kind.strip_prefix("not-").unwrap_or(kind);
+        if let Some((name, why)) = NOT_RUN.iter().find(|(name, _)| *name == bare) {
+            refuse(format!(
+                "assertion type `{kind}` is not supported: `{name}` is {why}"
+            ))?;
             continue;
         }
         if let Some(notes) = notes

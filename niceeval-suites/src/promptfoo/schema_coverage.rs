@@ -33,7 +33,7 @@ fn listed() -> BTreeSet<String> {
 }
 
 /// A config that reads: one prompt, the echo provider, one test.
-fn base() -> Map<String, Value> {
+fn base_config() -> Map<String, Value> {
     json!({
         "prompts": ["Say {{x}}"],
         "providers": ["echo"],
@@ -46,7 +46,7 @@ fn base() -> Map<String, Value> {
 
 /// The config with `key: sample` at the place `place` names.
 fn config_with(place: &str, key: &str, sample: &Value) -> Map<String, Value> {
-    let mut config = base();
+    let mut config = base_config();
     let set = |target: &mut Map<String, Value>| {
         target.insert(key.to_string(), sample.clone());
     };
@@ -187,9 +187,29 @@ fn every_schema_assertion_type_runs_or_is_listed() {
     let special = data["special_assertion_types"]
         .as_array()
         .expect("the special types");
+    let dir = tempfile::tempdir().expect("a temporary folder");
     for kind in base.iter().chain(special).filter_map(Value::as_str) {
-        if !runs.contains(kind) && !listed.contains(&format!("type:{kind}")) {
+        if runs.contains(kind) {
+            continue;
+        }
+        if !listed.contains(&format!("type:{kind}")) {
             missing.push(kind.to_string());
+            continue;
+        }
+        // A listed type is refused with its reason, not as an unknown type.
+        let mut config = base_config();
+        test(&mut config).insert("assert".into(), json!([{"type": kind, "value": "x"}]));
+        let path = dir.path().join("promptfooconfig.yaml");
+        let text = serde_json::to_string_pretty(&Value::Object(config)).expect("JSON");
+        std::fs::write(&path, &text).expect("a file");
+        match super::read(&path, &text) {
+            Err(e)
+                if e.to_string()
+                    .contains(&format!("assertion type `{kind}` is not supported")) => {}
+            other => missing.push(format!(
+                "{kind} (listed, but read as {:?})",
+                other.map(|_| "a file that runs")
+            )),
         }
     }
     assert!(

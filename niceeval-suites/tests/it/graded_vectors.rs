@@ -23,6 +23,8 @@ struct Script {
     output: String,
     replies: VecDeque<String>,
     embeddings: serde_json::Map<String, Value>,
+    /// A service's reply (status, JSON body) to any request that is no chat or embedding.
+    service: Option<(u16, Value)>,
 }
 
 /// The one fake of the test binary: its address and the script it plays.
@@ -86,8 +88,14 @@ fn serve(stream: TcpStream, script: &Mutex<Script>) {
     );
 }
 
-fn answer(path: &str, request: &Value, script: &Mutex<Script>) -> (&'static str, Value) {
+fn answer(path: &str, request: &Value, script: &Mutex<Script>) -> (String, Value) {
     let mut script = script.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((status, body)) = &script.service
+        && !path.ends_with("/chat/completions")
+        && !path.ends_with("/embeddings")
+    {
+        return (format!("{status} Reply"), body.clone());
+    }
     if path.ends_with("/embeddings") {
         let input = match &request["input"] {
             Value::Array(items) => items.first().and_then(Value::as_str).unwrap_or(""),
@@ -100,12 +108,12 @@ fn answer(path: &str, request: &Value, script: &Mutex<Script>) -> (&'static str,
             .cloned();
         return match vector {
             Some(v) => (
-                "200 OK",
+                "200 OK".to_string(),
                 json!({"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": v}],
                        "model": "emb", "usage": {"prompt_tokens": 1, "total_tokens": 1}}),
             ),
             None => (
-                "500 Internal Server Error",
+                "500 Internal Server Error".to_string(),
                 json!({"error": {"message": "no embedding"}}),
             ),
         };
@@ -118,18 +126,58 @@ fn answer(path: &str, request: &Value, script: &Mutex<Script>) -> (&'static str,
     };
     match text {
         Some(text) => (
-            "200 OK",
+            "200 OK".to_string(),
             json!({"id": "fake", "object": "chat.completion", "created": 0, "model": model,
                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                 "finish_reason": "stop"}],
                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}),
         ),
         None => (
-            "500 Internal Server Error",
+            "500 Internal Server Error".to_string(),
             json!({"error": {"message": "the test mocked no further grader reply"}}),
         ),
     }
 }
+
+/// Serves `reply` (a vector's `service_reply`: `{status, body}`, or `classifier`'s mocked
+/// `{classification: {label: score}}` as HuggingFace's wire format) to the service items of
+/// the vector run meanwhile; the fake's base URL. The guard ends the script.
+pub(crate) fn service(reply: &Value) -> (String, std::sync::MutexGuard<'static, ()>) {
+    let one = ONE.lock().unwrap_or_else(|p| p.into_inner());
+    let fake = fake();
+    let (status, body) = match reply.get("classification").and_then(Value::as_object) {
+        Some(scores) => (
+            200,
+            Value::Array(vec![Value::Array(
+                scores
+                    .iter()
+                    .map(|(label, score)| json!({"label": label, "score": score}))
+                    .collect(),
+            )]),
+        ),
+        None => (
+            reply.get("status").and_then(Value::as_u64).unwrap_or(200) as u16,
+            reply.get("body").cloned().unwrap_or(Value::Null),
+        ),
+    };
+    fake.script
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .service = Some((status, body));
+    (fake.url.clone(), one)
+}
+
+/// Ends a service script.
+pub(crate) fn end_service() {
+    fake()
+        .script
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .service = None;
+}
+
+/// One vector at a time: the fake plays one script.
+static ONE: Mutex<()> = Mutex::new(());
 
 /// Keeps the reports of the run.
 struct Collect(Arc<Mutex<Vec<EvalReport>>>);
@@ -158,8 +206,6 @@ fn looks_like_path(text: &str) -> bool {
 /// Runs one graded vector: `Ok` with the case's outcome, `Err` with its error (a load error
 /// or the case's execution error).
 pub(crate) fn run(vector: &Value) -> Result<SpecOutcome, String> {
-    // One vector at a time: the fake plays one script.
-    static ONE: Mutex<()> = Mutex::new(());
     let _one = ONE.lock().unwrap_or_else(|p| p.into_inner());
     let fake = fake();
     let connection = json!({"apiBaseUrl": fake.url, "apiKey": "test-key"});

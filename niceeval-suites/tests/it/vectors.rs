@@ -89,6 +89,27 @@ fn run(items: &[Value], output: &str, vector: &Value) -> Result<SpecOutcome, Str
     }
     let mut ctx = SpecContext::new();
     ctx.vars = vars.into_iter().collect();
+    // What the peer's test gave as the provider's response, its config and its trace.
+    let response = &vector["provider_response"];
+    ctx.response.finish_reason = response["finishReason"].as_str().map(str::to_string);
+    ctx.response.logprobs = response["logProbs"]
+        .as_array()
+        .map(|l| l.iter().filter_map(Value::as_f64).collect());
+    ctx.response.guardrails = response.get("guardrails").cloned();
+    ctx.response.metadata = response.get("metadata").cloned();
+    ctx.response.output = response.get("output").cloned();
+    // The provider's config as promptfoo hands it to the validators: its vars rendered.
+    ctx.response.provider_config = match vector.get("provider_config") {
+        Some(config) => Some(
+            niceeval_suites::render_value(config, &ctx.vars.clone().into_iter().collect())
+                .map_err(|e| e.to_string())?,
+        ),
+        None => None,
+    };
+    ctx.response.provider_id = vector["provider_id"].as_str().map(str::to_string);
+    if let Some(spans) = vector["trace"]["spans"].as_array() {
+        ctx.trace_spans = Some(spans.iter().map(trace_span).collect());
+    }
     ctx.cost_usd = context.get("cost_usd").and_then(Value::as_f64);
     ctx.latency_ms = context.get("latency_ms").and_then(Value::as_f64);
     ctx.prompt = Some(
@@ -99,6 +120,58 @@ fn run(items: &[Value], output: &str, vector: &Value) -> Result<SpecOutcome, Str
             .to_string(),
     );
     spec::evaluate(&specs, output, &ctx).map_err(|e| e.to_string())
+}
+
+/// A span as promptfoo's trace store gives it (`name`, `startTime`/`endTime` in ms,
+/// `statusCode`, `statusMessage`, `attributes`).
+fn trace_span(span: &Value) -> niceeval::spec::TraceSpan {
+    let mut t = niceeval::spec::TraceSpan::new(span["name"].as_str().unwrap_or(""));
+    t.start_ms = span["startTime"].as_f64();
+    t.end_ms = span["endTime"].as_f64();
+    t.status_code = span["statusCode"].as_i64();
+    t.status_message = span["statusMessage"].as_str().map(str::to_string);
+    t.attributes = span["attributes"].as_object().cloned().unwrap_or_default();
+    t
+}
+
+/// Runs a vector of a service-backed type (`webhook`, `classifier`, `moderation`) against
+/// the loopback fake, which answers with the reply the peer's test mocked.
+fn run_service(items: &[Value], output: &str, vector: &Value) -> Result<SpecOutcome, String> {
+    let Some(reply) = vector.get("service_reply") else {
+        return run(items, output, vector);
+    };
+    let (url, _one) = crate::graded_vectors::service(reply);
+    let items: Vec<Value> = items
+        .iter()
+        .map(|item| {
+            let mut item = item.clone();
+            let kind = item["type"]
+                .as_str()
+                .unwrap_or("")
+                .trim_start_matches("not-")
+                .to_string();
+            match kind.as_str() {
+                "webhook" => item["value"] = Value::String(format!("{url}/webhook")),
+                "classifier" => {
+                    item["provider"] = serde_json::json!({
+                        "id": "huggingface:text-classification:test/model",
+                        "config": {"apiEndpoint": format!("{url}/classify"), "apiKey": "k"},
+                    })
+                }
+                "moderation" => {
+                    item["provider"] = serde_json::json!({
+                        "id": "openai:moderation:omni-moderation-latest",
+                        "config": {"apiBaseUrl": url, "apiKey": "k"},
+                    })
+                }
+                _ => {}
+            }
+            item
+        })
+        .collect();
+    let got = run(&items, output, vector);
+    crate::graded_vectors::end_service();
+    got
 }
 
 /// `Ok` when niceeval's verdict agrees with the vector's, else what differs.
@@ -216,14 +289,7 @@ const NOT_RUN_HERE: &[&str] = &[
     "trajectory:tool-used",
     "trajectory:tool-sequence",
     "trajectory:step-count",
-    "trace-span-count",
-    "trace-span-duration",
-    "trace-error-spans",
-    "skill-used",
-    "classifier",
-    "moderation",
     "pi",
-    "webhook",
     "ruby",
 ];
 
@@ -315,6 +381,8 @@ fn judge(source: &str) -> Judged {
             let expect = Expect::read(&v["expect"]);
             let got = if GRADED.contains(&kind.as_str()) {
                 crate::graded_vectors::run(v)
+            } else if matches!(kind.as_str(), "webhook" | "classifier" | "moderation") {
+                run_service(&items, &output, v)
             } else {
                 run(&items, &output, v)
             };
