@@ -75,16 +75,21 @@ fn javascript_expressions_bodies_and_results() {
         .passed
     );
     // A grading result needs pass, score and reason (promptfoo's isGradingResult).
+    // One that is not fails, as promptfoo fails it (its handler catches the error).
     let r = check("x", javascript("({pass: true})"));
-    assert!(r.error.is_some() && !r.passed, "{}", r.reason);
+    assert!(r.error.is_none() && !r.passed, "{}", r.reason);
     // A grading result keeps its own pass.
     let r = check("x", javascript("({pass: false, score: 0.9, reason: 'no'})"));
     assert!(!r.passed && r.score == 0.9);
     let r = check("x", javascript("1 / 0"));
     assert!(!r.passed, "{}", r.reason);
-    // Returning nothing is an execution error.
+    // Returning nothing fails, with the reason (promptfoo's handler fails the item).
     let r = check("x", javascript("let a = 1;\nconsole.log(a);"));
-    assert!(r.error.is_some(), "{}", r.reason);
+    assert!(
+        r.error.is_none() && !r.passed && r.reason.contains("returned nothing"),
+        "{}",
+        r.reason
+    );
 }
 
 #[test]
@@ -260,5 +265,9 @@ fn code_timeouts_and_missing_results() {
         r.reason
     );
     let r = check("x", python("'a string'"));
-    assert!(r.error.is_some(), "a string is not a result: {}", r.reason);
+    assert!(
+        r.error.is_none() && !r.passed && r.score == 0.0,
+        "a string is not a result, a failure: {}",
+        r.reason
+    );
 }

@@ -39,10 +39,10 @@ pub(crate) fn grade_from_value(result: &Value, language: Language, rules: Rules)
     }
 }
 
-/// A failed grade for a result that cannot be read (promptfoo: pass false, score 0, whatever
-/// `not-` says).
+/// A failed grade for a result that cannot be read: promptfoo's pass false, score 0, whatever
+/// `not-` says (its handler catches the error and fails the item).
 pub(crate) fn invalid(reason: impl Into<String>) -> Grade {
-    Grade::error(reason)
+    Grade::score(0.0, reason).with_verdict(false)
 }
 
 fn boolean(b: bool, rules: Rules) -> Grade {
@@ -312,29 +312,37 @@ mod tests {
                 false,
             ),
             // Not results: execution errors (promptfoo: fail, score 0).
-            (json!("true"), Js, None, false, None, 0.0, true),
-            (json!("maybe"), Py, None, false, None, 0.0, true),
-            (json!({"pass": true}), Js, None, false, None, 0.0, true),
+            (json!("true"), Js, None, false, Some(false), 0.0, false),
+            (json!("maybe"), Py, None, false, Some(false), 0.0, false),
+            (
+                json!({"pass": true}),
+                Js,
+                None,
+                false,
+                Some(false),
+                0.0,
+                false,
+            ),
             (
                 json!({"pass": true, "score": 1}),
                 Py,
                 None,
                 true,
-                None,
+                Some(false),
                 0.0,
-                true,
+                false,
             ),
             (
                 json!({"score": 1, "reason": "r"}),
                 Js,
                 None,
                 false,
-                None,
+                Some(false),
                 0.0,
-                true,
+                false,
             ),
-            (Value::Null, Js, None, false, None, 0.0, true),
-            (json!([true]), Py, None, false, None, 0.0, true),
+            (Value::Null, Js, None, false, Some(false), 0.0, false),
+            (json!([true]), Py, None, false, Some(false), 0.0, false),
         ];
         for (value, language, threshold, inverse, verdict, score, error) in table {
             let got = run(value.clone(), language, threshold, inverse);
@@ -368,8 +376,14 @@ mod tests {
                 Language::JavaScript,
                 Rules::default(),
             );
-            let error = g.error.expect("an invalid grading result");
-            assert!(error.contains("must be a grading result object"), "{error}");
+            // promptfoo catches the error and fails the item: a failed verdict, not an error.
+            assert_eq!(g.verdict, Some(false));
+            assert!(g.error.is_none());
+            assert!(
+                g.reason.contains("must be a grading result object"),
+                "{}",
+                g.reason
+            );
         }
     }
 
