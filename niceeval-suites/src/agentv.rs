@@ -470,7 +470,7 @@ fn test_cases(
             line,
             prompt: prompt.clone(),
             prompt_function: None,
-            prompt_error: None,
+            load_error: None,
             provider: target.spec.clone(),
             vars: super::Packed::new(&vars),
             asserts: super::Packed::new(&asserts),

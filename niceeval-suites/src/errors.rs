@@ -54,10 +54,10 @@ pub(crate) enum CaseError {
     /// promptfoo's prompt function failed.
     #[error(transparent)]
     Prompt(#[from] PromptError),
-    /// The prompt cannot be rendered with the test's vars (the message says which prompt and
-    /// test, and the template's error).
+    /// What the file's reading found the case cannot run with (a prompt that cannot be
+    /// rendered, an item of an unknown type); the message says which and where.
     #[error("{0}")]
-    PromptTemplate(String),
+    Load(String),
     /// The prompt cannot be sent to the provider as written.
     #[error(transparent)]
     Sending(#[from] SendingError),

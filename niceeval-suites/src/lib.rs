@@ -184,9 +184,10 @@ pub(crate) struct SuiteCase {
     pub prompt: String,
     /// promptfoo's prompt function, which makes the prompt when the case runs.
     pub prompt_function: Option<Arc<prompt::PromptFunction>>,
-    /// Why the prompt could not be rendered with the test's vars: the case errors when it
-    /// runs, as promptfoo errors that prompt's rows and runs the others.
-    pub prompt_error: Option<Arc<str>>,
+    /// Why the case cannot run, found when the file was read (its prompt cannot be rendered
+    /// with the test's vars, an item has a type no reader knows): the case errors when it
+    /// runs, as promptfoo errors those rows and runs the others.
+    pub load_error: Option<Arc<str>>,
     pub provider: Arc<ProviderSpec>,
     /// The test's vars, kept as text until the case runs.
     pub vars: Packed<Map<String, Value>>,
@@ -713,8 +714,8 @@ impl DataEval for SuiteCase {
         setup: &'a Setup,
     ) -> data_eval::BoxFuture<'a, Result<Start<CaseRun>, Error>> {
         Box::pin(async move {
-            if let Some(error) = &self.prompt_error {
-                return Err(CaseError::PromptTemplate(error.to_string()).into());
+            if let Some(error) = &self.load_error {
+                return Err(CaseError::Load(error.to_string()).into());
             }
             let vars = self.vars.get()?;
             // A prompt function makes the case's prompt now, with its vars and provider.

@@ -15,8 +15,8 @@ use super::SuiteFileError;
 pub(crate) struct Notes {
     notices: RefCell<Vec<String>>,
     refusals: RefCell<Vec<SuiteFileError>>,
-    /// The assertion types no reader knows, each once, with the file that names it first.
-    unknown_types: RefCell<Vec<(String, String)>>,
+    /// The assertion types no reader knows, each once.
+    unknown_types: RefCell<Vec<String>>,
 }
 
 impl Notes {
@@ -37,17 +37,14 @@ impl Notes {
         }
     }
 
-    /// An assertion type that is neither promptfoo's nor a custom assertion: refused at its
-    /// first place (`error`), and named with every other of the file in one closing line
-    /// that lists the valid types.
-    pub(crate) fn unknown_type(&self, kind: &str, file: &str, error: SuiteFileError) {
+    /// An assertion type that is neither promptfoo's nor a custom assertion: the tests that
+    /// use it error when they run (as promptfoo errors their rows), and one note names every
+    /// unknown type of the file with the list of valid types.
+    pub(crate) fn unknown_type(&self, kind: &str) {
         let mut unknown = self.unknown_types.borrow_mut();
-        if unknown.iter().any(|(k, _)| k == kind) {
-            return;
+        if !unknown.iter().any(|k| k == kind) {
+            unknown.push(kind.to_string());
         }
-        unknown.push((kind.to_string(), file.to_string()));
-        drop(unknown);
-        self.refuse(error);
     }
 
     /// Whether a refusal was recorded.
@@ -59,22 +56,21 @@ impl Notes {
     pub(crate) fn finish(self) -> Result<Vec<String>, SuiteFileError> {
         let mut refusals = self.refusals.into_inner();
         let unknown = self.unknown_types.into_inner();
-        if let Some((_, file)) = unknown.first() {
-            let names: Vec<String> = unknown.iter().map(|(k, _)| format!("`{k}`")).collect();
-            refusals.push(SuiteFileError::File {
-                file: file.clone(),
-                message: format!(
-                    "{} unknown assertion type{} ({}). Valid types: {} (each also with a `not-` prefix), or the name of a custom assertion in {}/",
-                    names.len(),
-                    if names.len() == 1 { "" } else { "s" },
-                    names.join(", "),
-                    super::promptfoo::valid_types().join(", "),
-                    niceeval::__workspace::expect::CUSTOM_ASSERTIONS_DIR,
-                ),
-            });
+        let mut notices = self.notices.into_inner();
+        if !unknown.is_empty() {
+            let names: Vec<String> = unknown.iter().map(|k| format!("`{k}`")).collect();
+            notices.push(format!(
+                "{} unknown assertion type{} ({}): the tests that use {} error when they run, as promptfoo errors their rows. Valid types: {} (each also with a `not-` prefix), or the name of a custom assertion in {}/",
+                names.len(),
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", "),
+                if names.len() == 1 { "it" } else { "them" },
+                super::promptfoo::valid_types().join(", "),
+                niceeval::__workspace::expect::CUSTOM_ASSERTIONS_DIR,
+            ));
         }
         match refusals.len() {
-            0 => Ok(self.notices.into_inner()),
+            0 => Ok(notices),
             1 => Err(refusals.remove(0)),
             _ => Err(SuiteFileError::Several(refusals)),
         }

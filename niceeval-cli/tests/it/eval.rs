@@ -165,11 +165,7 @@ fn unsupported_keys_are_errors_naming_the_place() {
         ),
         (
             "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - type: not-classifier\n        value: toxic\n",
-            "promptfooconfig.yaml:5:9: assertion type `not-classifier` is not supported: `classifier` is a HuggingFace classifier: niceeval runs no classifier model; use `llm-rubric` to grade the same property",
-        ),
-        (
-            "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - type: contains-everything\n        value: x\n",
-            "promptfooconfig.yaml:5:9: unknown assertion type `contains-everything`; did you mean `contains`?\nerror: ",
+            "promptfooconfig.yaml:5:9: assertion (type `not-classifier`): `classifier` needs a `provider`: huggingface:text-classification:<model>",
         ),
         (
             "prompts: [file://p.py:make]\nproviders: [echo]\n",

@@ -63,15 +63,14 @@ fn keys_that_only_tune_promptfoo_are_notices_not_refusals() {
 #[test]
 fn every_refusal_of_a_file_is_reported_at_once() {
     let (code, _, stderr) = run(
-        "prompts: [hi]\nproviders: [echo]\nassertScoringFunction: x\ntests:\n  - assert:\n      - type: contans\n        value: toxic\n  - options: {storeOutputAs: x}\n",
+        "prompts: [hi]\nproviders: [echo]\nassertScoringFunction: x\ntests:\n  - assert:\n      - type: ruby\n        value: toxic\n  - options: {storeOutputAs: x}\n",
         &[],
     );
     assert_eq!(code, Some(2), "{stderr}");
     for want in [
         "promptfooconfig.yaml:3:24: `assertScoringFunction` in a promptfoo config is not supported",
-        "promptfooconfig.yaml:6:9: unknown assertion type `contans`; did you mean `contains`?",
+        "promptfooconfig.yaml:6:9: assertion type `ruby` is not supported",
         "`storeOutputAs` in options is not supported",
-        "1 unknown assertion type (`contans`). Valid types: contains,",
     ] {
         assert!(stderr.contains(want), "wanted {want:?} in:\n{stderr}");
     }
@@ -329,6 +328,35 @@ fn a_graded_items_transform_makes_what_it_grades() {
             && stdout.contains("2 failed")
             && stdout.contains("Transform function did not return a value"),
         "{stdout}\n{stderr}"
+    );
+}
+
+/// An item of a type no reader knows errors its test when it runs, naming the type, its place
+/// and the closest known name; the file's other tests run (promptfoo errors those rows and runs
+/// the others), and one note names every unknown type of the file with the valid types.
+#[test]
+fn unknown_types_error_their_tests_and_are_named_together() {
+    let (code, stdout, stderr) = run(
+        "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - type: contans\n        value: hi\n\
+         \x20 - assert:\n      - type: frobnicate\n  - assert:\n      - type: contains\n        value: hi\n",
+        &[],
+    );
+    assert_eq!(code, Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed") && stdout.contains("2 failed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "promptfooconfig.yaml:5:9: unknown assertion type `contans`; did you mean `contains`?"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("2 unknown assertion types (`contans`, `frobnicate`)")
+            && stderr.contains("Valid types: contains, icontains,")
+            && stderr.contains("context-faithfulness"),
+        "{stderr}"
     );
 }
 

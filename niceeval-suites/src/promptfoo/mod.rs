@@ -720,7 +720,7 @@ fn cases_of(
             message: e.to_string(),
         })?;
     }
-    let (asserts, graded) = assertions(test, doc.notes, &doc.base)?;
+    let (asserts, graded, unknown) = assertions(test, doc.notes, &doc.base)?;
     let asserts = super::Packed::new(&asserts);
     let vars = super::Packed::ordered(&test.vars, &test.order);
     let first = suite.cases.len();
@@ -767,7 +767,7 @@ fn cases_of(
                 line: test.line,
                 prompt: rendered.clone(),
                 prompt_function: prompt.function.clone(),
-                prompt_error: prompt_error.clone(),
+                load_error: prompt_error.clone().or_else(|| unknown.clone()),
                 // A test's own `provider` is called instead of the suite's, in its column.
                 provider: test
                     .providers
@@ -904,11 +904,12 @@ fn excerpt(text: &str) -> String {
 
 /// The test's items rendered with its vars and split into checks and judge calls; invalid
 /// items are errors at the place they were written.
-fn assertions(
-    test: &Test,
-    notes: Option<&Notes>,
-    base: &Path,
-) -> Result<(Vec<AssertSpec>, Vec<Graded>), SuiteFileError> {
+/// Also the error of the test's items of unknown types, which promptfoo's run gives their
+/// rows (the file's other tests run).
+type Items = (Vec<AssertSpec>, Vec<Graded>, Option<Arc<str>>);
+
+fn assertions(test: &Test, notes: Option<&Notes>, base: &Path) -> Result<Items, SuiteFileError> {
+    let mut unknown: Vec<String> = Vec::new();
     let mut asserts = Vec::new();
     let mut graded = Vec::new();
     for (item, origin) in &test.asserts {
@@ -1086,11 +1087,9 @@ fn assertions(
             let hint = niceeval::__workspace::suggest::closest(bare, types.iter().copied())
                 .map(|near| format!("; did you mean `{prefix}{near}`?"))
                 .unwrap_or_default();
-            notes.unknown_type(
-                kind,
-                &origin.file.display().to_string(),
-                fail(format!("unknown assertion type `{kind}`{hint}")),
-            );
+            let error = fail(format!("unknown assertion type `{kind}`{hint}"));
+            unknown.push(error.to_string());
+            notes.unknown_type(kind);
             continue;
         }
         let spec = AssertSpec::from_item(Value::Object(map)).map_err(|e| fail(e.to_string()))?;
@@ -1119,7 +1118,8 @@ fn assertions(
         )?;
         asserts.push(spec);
     }
-    Ok((asserts, graded))
+    let unknown = (!unknown.is_empty()).then(|| Arc::<str>::from(unknown.join("; ")));
+    Ok((asserts, graded, unknown))
 }
 
 /// The JSON Schema of an `is-json` / `contains-json` item given as `file://schema.json` (or
