@@ -31,7 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRADED = {"llm-rubric", "g-eval", "factuality", "model-graded-factuality", "model-graded-closedqa",
-          "similar", "select-best"}
+          "similar", "similar:cosine", "similar:dot", "similar:euclidean", "select-best",
+          "search-rubric", "agent-rubric", "context-recall", "context-relevance",
+          "context-faithfulness", "answer-relevance", "conversation-relevance"}
 
 
 def promptfoo_home():
@@ -50,7 +52,7 @@ def start_fake(answers=None):
 
 def category(assertion):
     kind = assertion.get("type", "")
-    if kind in GRADED:
+    if kind.removeprefix("not-") in GRADED:
         return 2
     t = assertion.get("transform")
     if isinstance(t, str) and not (t.strip().startswith("$") or t.strip().startswith("json_path:")):
