@@ -57,8 +57,11 @@ pub(crate) mod custom_dir;
 
 mod edit;
 pub(crate) mod gleu;
+pub(crate) mod html;
 pub(crate) mod json;
 mod lists;
+pub(crate) mod meteor;
+pub(crate) mod refusal;
 mod regex;
 pub(crate) mod rouge;
 mod script;

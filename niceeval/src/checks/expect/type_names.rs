@@ -28,6 +28,14 @@ pub(crate) enum Builtin {
     Python,
     Script,
     AssertSet,
+    IsRefusal,
+    ContainsXml,
+    IsXml,
+    ContainsHtml,
+    IsHtml,
+    ContainsSql,
+    IsSql,
+    Meteor,
 }
 
 /// `(name, builtin)` for every accepted spelling; the first of each builtin is its canonical
@@ -65,6 +73,14 @@ const NAMES: &[(&str, Builtin)] = &[
     ("code-judge", Builtin::Script),
     ("assert-set", Builtin::AssertSet),
     ("all-of", Builtin::AssertSet),
+    ("is-refusal", Builtin::IsRefusal),
+    ("contains-xml", Builtin::ContainsXml),
+    ("is-xml", Builtin::IsXml),
+    ("contains-html", Builtin::ContainsHtml),
+    ("is-html", Builtin::IsHtml),
+    ("contains-sql", Builtin::ContainsSql),
+    ("is-sql", Builtin::IsSql),
+    ("meteor", Builtin::Meteor),
 ];
 
 /// Lower-cases and turns `_` into `-` (`is_json` and `IS-JSON` are `is-json`).

@@ -102,6 +102,17 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Ite
     Ok((base, uses_threshold))
 }
 
+/// Whether the item's matcher reads its own `not-` prefix (the item is then not wrapped in
+/// `not`): `is-refusal`, whose empty-reply rule scores 0 either way.
+pub(super) fn applies_not_itself(b: Builtin) -> bool {
+    matches!(b, Builtin::IsRefusal)
+}
+
+/// Whether the item's type carries a `not-` prefix.
+fn negated(spec: &AssertSpec) -> bool {
+    types::normalize(&spec.kind).starts_with("not-")
+}
+
 /// The reference texts of `bleu` and `gleu`: one string, or a list of them.
 fn references(spec: &AssertSpec) -> Result<Vec<String>, ItemProblem> {
     let refs = match required(spec, "the reference text")? {
@@ -124,6 +135,27 @@ fn references(spec: &AssertSpec) -> Result<Vec<String>, ItemProblem> {
         return Err(ItemProblem::invalid("`value` has no reference text"));
     }
     Ok(refs)
+}
+
+/// `meteor`'s `alpha`, `beta` and `gamma`, keys of the item beside `value` (promptfoo's
+/// defaults 0.9, 3 and 0.5 when absent or null).
+fn meteor_parameters(spec: &AssertSpec) -> Result<expect::meteor::Parameters, ItemProblem> {
+    let mut p = expect::meteor::Parameters::default();
+    for (key, slot) in [
+        ("alpha", &mut p.alpha),
+        ("beta", &mut p.beta),
+        ("gamma", &mut p.gamma),
+    ] {
+        match spec.extra.get(key) {
+            None | Some(Value::Null) => {}
+            Some(v) => {
+                *slot = v.as_f64().filter(|f| f.is_finite()).ok_or_else(|| {
+                    ItemProblem::invalid(format!("`{key}` must be a number, got {v}"))
+                })?;
+            }
+        }
+    }
+    Ok(p)
 }
 
 fn builtin_base(
@@ -291,6 +323,24 @@ fn builtin_base(
                 },
                 true,
             )
+        }
+        Builtin::IsRefusal => (
+            boxed(expect::refusal::IsRefusal {
+                inverse: negated(spec),
+            }),
+            false,
+        ),
+        Builtin::ContainsHtml => (boxed(expect::html::ContainsHtml), false),
+        Builtin::IsHtml => (boxed(expect::html::IsHtml), false),
+        Builtin::Meteor => (
+            boxed(expect::meteor::Meteor {
+                references: references(spec)?,
+                parameters: meteor_parameters(spec)?,
+            }),
+            true,
+        ),
+        Builtin::ContainsXml | Builtin::IsXml | Builtin::ContainsSql | Builtin::IsSql => {
+            return Err(ItemProblem::invalid("TODO"));
         }
         Builtin::AssertSet => {
             let members = spec.assert.as_ref().ok_or_else(|| {
