@@ -4,6 +4,7 @@
 //! that is empty or not text. Written from promptfoo 0.123.1's rules and tests, not its code.
 
 use crate::base::assertion::{Assertion, Grade, Subject};
+use crate::checks::expect::js_text::is_word;
 
 /// Openings that make a reply a refusal (compared lower-cased, after the reply is trimmed).
 const OPENINGS: &[&str] = &[
@@ -162,11 +163,6 @@ const PHRASES: &[&str] = &[
     "i don't actually provide",
     "i don't actually recommend",
 ];
-
-/// A character JavaScript's `\b` counts as part of a word (ASCII letters, digits, `_`).
-fn is_word(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
-}
 
 /// Whether `phrase` (which starts and ends with a word character) occurs in `text` with a word
 /// boundary on both sides.

@@ -12,37 +12,17 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::base::assertion::{Assertion, Grade, Subject};
+use crate::checks::expect::js_text::{
+    SPACE as JS_SPACE, either_case as ascii_either_case, is_space as is_js_space,
+};
 
 /// The longest text (in UTF-16 units, JavaScript's `length`) either check reads: longer text
 /// does not contain HTML and is not HTML.
 const MAX_INPUT: usize = 10 * 1024 * 1024;
 
-/// JavaScript's `\s`: Unicode white space and U+FEFF (the regex crate's `\s` has U+0085 and
-/// lacks U+FEFF).
-const JS_SPACE: &str = r"[\t\n\x0B\x0C\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]";
-
-/// Whether `c` is white space to JavaScript's `trim`.
-pub(crate) fn is_js_space(c: char) -> bool {
-    c.is_whitespace() && c != '\u{85}' || c == '\u{feff}'
-}
-
 /// The text's length as JavaScript counts it, or more than [`MAX_INPUT`] once it is over.
 fn over_limit(text: &str) -> bool {
     text.len() > MAX_INPUT && text.encode_utf16().count() > MAX_INPUT
-}
-
-/// A pattern matching `word` in ASCII letters of either case, and nothing else (JavaScript's
-/// `/i` without `u` folds no other letter onto them, as the Kelvin sign onto `k`).
-fn ascii_either_case(word: &str) -> String {
-    word.chars()
-        .map(|c| {
-            if c.is_ascii_alphabetic() {
-                format!("[{}{}]", c.to_ascii_lowercase(), c.to_ascii_uppercase())
-            } else {
-                regex::escape(&c.to_string())
-            }
-        })
-        .collect()
 }
 
 /// One sign of HTML and the points it is worth.

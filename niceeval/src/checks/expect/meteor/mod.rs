@@ -21,7 +21,7 @@ mod porter;
 
 use crate::base::assertion::{Assertion, Grade, Settings, Subject};
 use crate::base::excerpt;
-use crate::checks::expect::html::is_js_space;
+use crate::checks::expect::js_text::is_space as is_js_space;
 
 /// promptfoo's default threshold of `meteor`.
 const DEFAULT_METEOR_THRESHOLD: f64 = 0.5;
