@@ -13,6 +13,11 @@
 //! | [`command_succeeded`] | gate | a finished command (`std::process::Output`, exit code) exited 0 |
 //! | [`make_assertion`] | gate (settable) | a scoring function |
 //!
+//! Assertions as data (`niceeval::spec`) also know promptfoo's text-format types, whose
+//! matchers live here without a constructor of their own: `is-refusal` (`refusal.rs`),
+//! `contains-html`/`is-html` (`html/`), `contains-xml`/`is-xml` (`xml/`),
+//! `contains-sql`/`is-sql` (`sql/`) and `meteor` (`meteor/`).
+//!
 //! Chain `.at_least(x)` to make one soft with a threshold, `.gate()` to make it a gate again
 //! (keeping the threshold); the last call wins. `.weight(w)` and `.metric(name)` set how it
 //! counts in the eval's scores.
@@ -57,15 +62,21 @@ pub(crate) mod custom_dir;
 
 mod edit;
 pub(crate) mod gleu;
+pub(crate) mod html;
+mod js_text;
 pub(crate) mod json;
 mod lists;
+pub(crate) mod meteor;
+pub(crate) mod refusal;
 mod regex;
 pub(crate) mod rouge;
 mod script;
 pub(crate) mod spent;
+pub(crate) mod sql;
 
 pub(crate) mod type_names;
 mod words;
+pub(crate) mod xml;
 
 pub(crate) mod response;
 #[cfg(feature = "providers")]

@@ -44,6 +44,14 @@ pub(crate) enum Builtin {
     TraceSpanCount,
     TraceSpanDuration,
     TraceErrorSpans,
+    IsRefusal,
+    ContainsXml,
+    IsXml,
+    ContainsHtml,
+    IsHtml,
+    ContainsSql,
+    IsSql,
+    Meteor,
 }
 
 /// `(name, builtin)` for every accepted spelling; the first of each builtin is its canonical
@@ -103,6 +111,14 @@ const NAMES: &[(&str, Builtin)] = &[
     ("trace-span-count", Builtin::TraceSpanCount),
     ("trace-span-duration", Builtin::TraceSpanDuration),
     ("trace-error-spans", Builtin::TraceErrorSpans),
+    ("is-refusal", Builtin::IsRefusal),
+    ("contains-xml", Builtin::ContainsXml),
+    ("is-xml", Builtin::IsXml),
+    ("contains-html", Builtin::ContainsHtml),
+    ("is-html", Builtin::IsHtml),
+    ("contains-sql", Builtin::ContainsSql),
+    ("is-sql", Builtin::IsSql),
+    ("meteor", Builtin::Meteor),
 ];
 
 /// Lower-cases and turns `_` into `-` (`is_json` and `IS-JSON` are `is-json`).

@@ -42,6 +42,11 @@
 //! | `bleu` | reference text or list | `threshold` default 0.5 |
 //! | `gleu` | reference text or list | Google-BLEU: min of 1–4-gram precision and recall, best reference; `threshold` default 0.5 |
 //! | `rouge-n` | reference text | F-measure; `threshold` default 0.75; `config: {n: 2}` for ROUGE-2 |
+//! | `meteor` | reference text or list | METEOR (exact words, then Porter stems; no WordNet synonyms), best reference; `threshold` default 0.5; `alpha`, `beta`, `gamma` beside `value` (0.9, 3, 0.5) |
+//! | `is-refusal` | — | promptfoo's refusal phrases (`I'm sorry…`, `As an AI`, `I can't help`); an empty reply counts as a refusal and scores 0 either way |
+//! | `contains-html`, `is-html` | — | signs of HTML somewhere; the whole text parses as an HTML document with a known element and no loose text |
+//! | `contains-xml`, `is-xml` | optional required elements: `a.b, c`, a list, or `{requiredElements: [...]}` | a span of the text, or the whole text (well-formed, namespaces checked, no DTD internal subset), has every dotted path (`root.item.0.name`, `root.@_id`) |
+//! | `contains-sql`, `is-sql` | optional `{databaseType, allowedTables, allowedColumns}` | a fenced `sql` block (or the text), or the whole text, parses as SQL of `databaseType` (MySQL by default); the whitelists are regexes over `select::null::users`-style names |
 //! | `word-count` | number, or `{min, max}` | |
 //! | `cost`, `latency` | — | `threshold` (or `value`) is the budget, in USD or ms, read from the context; scores 1 within it, 0 over it |
 //! | `finish-reason` | the expected reason | against [`ProviderResponse::finish_reason`], case-insensitive, the provider's spelling mapped as promptfoo's providers map it (`end_turn` is `stop`, `max_tokens` is `length`, `tool_use` is `tool_calls`); no reason fails (`not-` passes) |
@@ -59,6 +64,27 @@
 //! | `assert-set` | — | nested `assert:` list; the set's `threshold`, `weight`, `metric` |
 //! | anything else | — | a custom assertion from `.niceeval/assertions/` (`custom:NAME` works too) |
 //!
+//! promptfoo's text-format types read the reply's form rather than its words:
+//!
+//! ```
+//! use niceeval::spec::{self, SpecContext};
+//!
+//! let specs = spec::from_json(r#"[
+//!   {"type": "is-xml", "value": "order.id, order.@_status"},
+//!   {"type": "not-is-refusal"},
+//!   {"type": "not-is-html"}
+//! ]"#).unwrap();
+//! let reply = r#"<order status="sent"><id>7</id></order>"#;
+//! assert!(spec::evaluate(&specs, reply, &SpecContext::default()).unwrap().pass);
+//!
+//! let sql = spec::from_json(r#"[{"type": "contains-sql",
+//!   "value": {"allowedTables": ["select::null::orders"]}}]"#).unwrap();
+//! let reply = "Run this:\n```sql\nSELECT id FROM orders WHERE status = 'sent'\n```";
+//! assert!(spec::evaluate(&sql, reply, &SpecContext::default()).unwrap().pass);
+//! let reply = "```sql\nSELECT * FROM customers\n```";
+//! assert!(!spec::evaluate(&sql, reply, &SpecContext::default()).unwrap().pass);
+//! ```
+//!
 //! Cargo features (all on by default): YAML ([`from_yaml`], `.yaml` files, a schema written as
 //! YAML text) needs `yaml`; a JSON Schema `value` (and the function-call validators' schemas)
 //! needs `json-schema`; `javascript` and `python` need `inline-code`; `webhook`, `classifier`,
@@ -73,7 +99,7 @@
 //!
 //! # Threshold, weight and score, as in promptfoo
 //!
-//! - `threshold` is the score needed by graded types (`similarity`, `bleu`, `rouge-n`,
+//! - `threshold` is the score needed by graded types (`similarity`, `bleu`, `rouge-n`, `meteor`,
 //!   `javascript`, `python`, `script`, custom assertions, `assert-set`) and the limit of
 //!   `levenshtein`, `cost` and `latency`. Pass/fail types ignore it: `contains` with
 //!   `threshold: 0` still fails when the text is absent.
@@ -121,7 +147,10 @@
 //! `contains`-like types is a load-time error (as promptfoo's invariant), not a vacuous pass;
 //! numbers are accepted where promptfoo wants strings (`starts-with: 1`); a number a code
 //! assertion returns is clamped to [0, 1] as its score (promptfoo keeps it); an empty list
-//! scores 1 (promptfoo; Runsight 0). The peers' unit-test vectors and each difference they
+//! scores 1 (promptfoo; Runsight 0); `meteor` pairs no WordNet synonyms (promptfoo's
+//! third stage); `is-sql` and `contains-sql` parse with sqlparser, not node-sql-parser, and the
+//! two grammars disagree at the edges (the known cases are listed in the tests of
+//! `expect/sql/`). The peers' unit-test vectors and each difference they
 //! show are listed in the repository's DIALECTS.md. Not supported:
 //! model-graded types (`llm-rubric`, `similar`, `factuality`; use `t.judge()`), promptfoo's
 //! JavaScript `transform` expressions and `{{var}}` templates in values.

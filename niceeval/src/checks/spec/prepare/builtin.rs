@@ -102,6 +102,17 @@ pub(super) fn builtin(b: Builtin, spec: &AssertSpec) -> Result<(Base, bool), Ite
     Ok((base, uses_threshold))
 }
 
+/// Whether the item's matcher reads its own `not-` prefix (the item is then not wrapped in
+/// `not`): `is-refusal`, whose empty-reply rule scores 0 either way.
+pub(super) fn applies_not_itself(b: Builtin) -> bool {
+    matches!(b, Builtin::IsRefusal)
+}
+
+/// Whether the item's type carries a `not-` prefix.
+fn negated(spec: &AssertSpec) -> bool {
+    types::normalize(&spec.kind).starts_with("not-")
+}
+
 /// The reference texts of `bleu` and `gleu`: one string, or a list of them.
 fn references(spec: &AssertSpec) -> Result<Vec<String>, ItemProblem> {
     let refs = match required(spec, "the reference text")? {
@@ -124,6 +135,27 @@ fn references(spec: &AssertSpec) -> Result<Vec<String>, ItemProblem> {
         return Err(ItemProblem::invalid("`value` has no reference text"));
     }
     Ok(refs)
+}
+
+/// `meteor`'s `alpha`, `beta` and `gamma`, keys of the item beside `value` (promptfoo's
+/// defaults 0.9, 3 and 0.5 when absent or null).
+fn meteor_parameters(spec: &AssertSpec) -> Result<expect::meteor::Parameters, ItemProblem> {
+    let mut p = expect::meteor::Parameters::default();
+    for (key, slot) in [
+        ("alpha", &mut p.alpha),
+        ("beta", &mut p.beta),
+        ("gamma", &mut p.gamma),
+    ] {
+        match spec.extra.get(key) {
+            None | Some(Value::Null) => {}
+            Some(v) => {
+                *slot = v.as_f64().filter(|f| f.is_finite()).ok_or_else(|| {
+                    ItemProblem::invalid(format!("`{key}` must be a number, got {v}"))
+                })?;
+            }
+        }
+    }
+    Ok(p)
 }
 
 fn builtin_base(
@@ -292,6 +324,40 @@ fn builtin_base(
                 true,
             )
         }
+        Builtin::IsRefusal => (
+            boxed(expect::refusal::IsRefusal {
+                inverse: negated(spec),
+            }),
+            false,
+        ),
+        Builtin::ContainsHtml => (boxed(expect::html::ContainsHtml), false),
+        Builtin::IsHtml => (boxed(expect::html::IsHtml), false),
+        Builtin::Meteor => (
+            boxed(expect::meteor::Meteor {
+                references: references(spec)?,
+                parameters: meteor_parameters(spec)?,
+            }),
+            true,
+        ),
+        Builtin::ContainsXml | Builtin::IsXml => {
+            let required = expect::xml::required_elements(spec.value.as_ref())
+                .map_err(|e| ItemProblem::invalid(e.to_string()))?;
+            (
+                boxed(expect::xml::Xml {
+                    anywhere: b == Builtin::ContainsXml,
+                    required: required.unwrap_or_default(),
+                }),
+                false,
+            )
+        }
+        Builtin::ContainsSql | Builtin::IsSql => (
+            boxed(expect::sql::Sql {
+                anywhere: b == Builtin::ContainsSql,
+                options: expect::sql::sql_options(spec.value.as_ref())
+                    .map_err(|e| ItemProblem::invalid(e.to_string()))?,
+            }),
+            false,
+        ),
         Builtin::AssertSet => {
             let members = spec.assert.as_ref().ok_or_else(|| {
                 ItemProblem::invalid("needs an `assert` list of member assertions")
@@ -597,5 +663,90 @@ mod tests {
                 .contains("unsupported `config.mode` \"yaml\""),
             "{err}"
         );
+    }
+
+    fn outcome(spec: AssertSpec, output: &str) -> (bool, f64) {
+        let o = evaluate(&[spec], output, &SpecContext::default()).unwrap();
+        (o.pass, o.score)
+    }
+
+    /// promptfoo scores an empty reply 0 under `is-refusal` and `not-is-refusal` alike.
+    #[test]
+    fn is_refusal_applies_its_own_not() {
+        let plain = |kind: &str| AssertSpec {
+            kind: kind.into(),
+            ..AssertSpec::default()
+        };
+        assert_eq!(
+            outcome(plain("is-refusal"), "I cannot help with that"),
+            (true, 1.0)
+        );
+        assert_eq!(
+            outcome(plain("not-is-refusal"), "I cannot help with that"),
+            (false, 0.0)
+        );
+        assert_eq!(outcome(plain("is-refusal"), ""), (true, 0.0));
+        assert_eq!(outcome(plain("not-is-refusal"), ""), (false, 0.0));
+        assert_eq!(
+            outcome(plain("not-is-refusal"), "Sure, here it is"),
+            (true, 1.0)
+        );
+    }
+
+    #[test]
+    fn the_text_format_types_read_their_values() {
+        let spec = |kind: &str, value: Value| AssertSpec::new(kind, value);
+        assert!(outcome(spec("is-xml", json!("root.child")), "<root><child/></root>").0);
+        assert!(!outcome(spec("not-contains-xml", json!(["a"])), "x <a>1</a> y").0);
+        assert!(outcome(spec("contains-html", Value::Null), "<p>hi</p>").0);
+        assert!(!outcome(spec("is-html", Value::Null), "hello").0);
+        assert!(
+            outcome(
+                spec("is-sql", json!({"databaseType": "PostgreSQL"})),
+                "SELECT a::int FROM t"
+            )
+            .0
+        );
+        assert!(outcome(spec("not-contains-sql", Value::Null), "no SQL here").0);
+        let err = |kind: &str, value: Value| {
+            evaluate(&[spec(kind, value)], "x", &SpecContext::default())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err("is-sql", json!("MySQL")).contains("must be an object"));
+        assert!(err("is-xml", json!({"x": 1})).contains("requiredElements"));
+        assert!(err("meteor", json!([])).contains("no reference"));
+        assert!(err("meteor", json!(3)).contains("reference"));
+    }
+
+    /// `meteor` takes `alpha`, `beta`, `gamma` beside `value`, a threshold of 0.5, and `not-`
+    /// scores `1 − score` (promptfoo's handler).
+    #[test]
+    fn meteor_reads_its_parameters_and_threshold() {
+        let mut spec = AssertSpec::new("meteor", json!("The cat sat on the mat"));
+        assert!(outcome(spec.clone(), "The cat is sitting on the mat").0);
+        spec.extra.insert("alpha".into(), json!(0.85));
+        spec.extra.insert("beta".into(), json!(2.0));
+        spec.extra.insert("gamma".into(), json!(0.4));
+        spec.threshold = Some(0.75);
+        let (pass, score) = outcome(spec.clone(), "The cat is sitting on the mat");
+        assert!(
+            pass && (score - 0.7609756097560976).abs() < 1e-12,
+            "{score}"
+        );
+        spec.kind = "not-meteor".into();
+        let (pass, score) = outcome(spec.clone(), "The cat is sitting on the mat");
+        assert!(!pass && (score - (1.0 - 0.7609756097560976)).abs() < 1e-12);
+        spec.extra.insert("alpha".into(), json!("high"));
+        assert!(evaluate(&[spec], "x", &SpecContext::default()).is_err());
+    }
+
+    /// New names keep `contains-everything`'s suggestion on `contains` (the suite runner's
+    /// test shows it).
+    #[test]
+    fn the_new_names_do_not_steal_suggestions() {
+        let message = super::super::unknown_type("contains-everything", &[]);
+        assert!(message.contains("did you mean `contains`?"), "{message}");
+        assert!(message.contains("is-refusal") && message.contains("meteor"));
     }
 }

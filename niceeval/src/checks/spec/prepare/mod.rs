@@ -18,7 +18,7 @@ use crate::base::assertion::{
 use crate::base::grader::{GraderInput, GraderMessage};
 use crate::checks::expect::type_names as types;
 use crate::checks::expect::{self, BoxedAssertion, IntoBoxed};
-use builtin::{builtin, config_with_extra};
+use builtin::{applies_not_itself, builtin, config_with_extra};
 
 /// A validated spec, ready to instantiate.
 pub(crate) struct Prepared {
@@ -64,7 +64,7 @@ pub(crate) fn prepare(spec: &AssertSpec) -> Result<Prepared, ItemProblem> {
     if normalized.is_empty() {
         return Err(ItemProblem::invalid("the `type` is empty"));
     }
-    let (negate, name) = match normalized.strip_prefix("not-") {
+    let (mut negate, name) = match normalized.strip_prefix("not-") {
         Some(rest) if types::builtin(rest).is_some() || types::builtin(&normalized).is_none() => {
             (true, rest.to_string())
         }
@@ -92,6 +92,9 @@ pub(crate) fn prepare(spec: &AssertSpec) -> Result<Prepared, ItemProblem> {
     let base = match types::builtin(&name) {
         Some(b) => {
             let (base, uses_threshold) = builtin(b, spec)?;
+            if applies_not_itself(b) {
+                negate = false;
+            }
             if !uses_threshold {
                 threshold = None;
             }
