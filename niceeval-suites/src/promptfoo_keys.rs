@@ -172,7 +172,7 @@ mod tests {
         ] {
             assert!(unread("a test", key).is_ok(), "{key}");
         }
-        assert!(unread("a test", "providerOutput").is_err());
+        assert!(unread("a test", "assertScoringFunction").is_err());
         assert!(unread("options", "storeOutputAs").is_err());
     }
 

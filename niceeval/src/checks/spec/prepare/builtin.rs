@@ -484,11 +484,13 @@ fn equals_json_mode(spec: &AssertSpec) -> Result<bool, ItemProblem> {
     }
 }
 
+/// The reference text of `levenshtein`, `rouge-n` and `similarity`: a string, as promptfoo
+/// requires (a number is an error there too: write it quoted).
 fn reference_text(spec: &AssertSpec) -> Result<String, ItemProblem> {
     match required(spec, "the reference text")? {
-        v @ (Value::String(_) | Value::Number(_)) => Ok(js_string(v).unwrap_or_default()),
+        Value::String(s) => Ok(s.clone()),
         other => Err(ItemProblem::invalid(format!(
-            "`value` must be the reference text, got {other}"
+            "`value` must be the reference text (a string; quote a number), got {other}"
         ))),
     }
 }
