@@ -9,7 +9,7 @@
 pub(crate) const MIN_SIMILARITY: f64 = 0.8;
 
 /// The candidate most similar to `name` (the first of equals), if any reaches
-/// [`MIN_SIMILARITY`].
+/// `MIN_SIMILARITY` (0.8).
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let name = name.trim().to_lowercase();
     let mut best: Option<(f64, &'a str)> = None;
