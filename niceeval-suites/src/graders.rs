@@ -495,34 +495,46 @@ fn verdict(score: f64, pass: bool, reason: String) -> Grade {
     Grade::score(score.clamp(0.0, 1.0), reason).with_verdict(pass)
 }
 
-/// Where a `not-` judged item registers: each check is passed on to `record` wrapped in
-/// [`Inverted`], which turns its verdict over.
-pub(crate) struct Inverting {
+/// Where a judged item of a suite file registers: each check is passed on to `record`
+/// wrapped in [`Decided`], which reaches the item's verdict as promptfoo does.
+pub(crate) struct Deciding {
     pub record: Arc<dyn Defer>,
-    /// The item's threshold: the judge's verdict before it is turned over.
+    /// The item's threshold (promptfoo's default 0.5 when it has none).
     pub threshold: f64,
+    /// The `not-` form: the verdict turned over.
+    pub inverse: bool,
 }
 
-impl Defer for Inverting {
+impl Defer for Deciding {
     fn defer(&self, work: Deferred) {
-        let threshold = self.threshold;
-        self.record.defer(
-            work.map_check(|check| Box::new(Inverted { check, threshold }) as Box<dyn Check>),
-        );
+        let (threshold, inverse) = (self.threshold, self.inverse);
+        self.record.defer(work.map_check(|check| {
+            Box::new(Decided {
+                check,
+                threshold,
+                inverse,
+            }) as Box<dyn Check>
+        }))
     }
 }
 
-/// A judged check turned over, as promptfoo's `not-llm-rubric`: it passes when the judge's
-/// verdict (its pass, at the item's threshold) fails, with the score `1 - score`. A grading
-/// error stays an error.
-struct Inverted {
+/// A judged check's verdict as promptfoo reaches it: the grader's own verdict (a failing one,
+/// such as an answer that cannot be read, fails whatever the threshold) and the score at the
+/// threshold; for `not-llm-rubric` turned over, with the score `1 - score`. A grading error
+/// stays an error.
+struct Decided {
     check: Box<dyn Check>,
     threshold: f64,
+    inverse: bool,
 }
 
-impl Check for Inverted {
+impl Check for Decided {
     fn describe(&self) -> String {
-        format!("not {}", self.check.describe())
+        if self.inverse {
+            format!("not {}", self.check.describe())
+        } else {
+            self.check.describe()
+        }
     }
 
     fn kind(&self) -> AssertionKind {
@@ -538,7 +550,7 @@ impl Check for Inverted {
     }
 
     fn grade(self: Box<Self>, run: &RunView<'_>) -> BoxFuture<Graded> {
-        let threshold = self.threshold;
+        let (threshold, inverse) = (self.threshold, self.inverse);
         let graded = self.check.grade(run);
         Box::pin(async move {
             let (grade, usage) = graded.await;
@@ -546,6 +558,13 @@ impl Check for Inverted {
                 return (grade, usage);
             }
             let passed = grade.verdict.unwrap_or(true) && grade.score >= threshold - f64::EPSILON;
+            if !inverse {
+                let children = grade.children.clone();
+                let decided = Grade::score(grade.score, grade.reason)
+                    .with_verdict(passed)
+                    .with_children(children);
+                return (decided, usage);
+            }
             let score = (1.0 - grade.score).clamp(0.0, 1.0);
             let reason = format!(
                 "turned over ({}): {}",

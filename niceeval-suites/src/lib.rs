@@ -987,15 +987,13 @@ async fn run_case(
             }
             continue;
         }
-        // promptfoo's `not-llm-rubric`: the grader's verdict turned over.
-        let target = if graded.inverse && graded.kind == GradedKind::Rubric {
-            Arc::new(graders::Inverting {
-                record: record.clone(),
-                threshold: graded.threshold.unwrap_or(0.5),
-            }) as Arc<dyn Defer>
-        } else {
-            record.clone()
-        };
+        // The item's verdict as promptfoo reaches it (`graders::Decided`); `not-llm-rubric`
+        // turns it over.
+        let target: Arc<dyn Defer> = Arc::new(graders::Deciding {
+            record: record.clone(),
+            threshold: graded.threshold.unwrap_or(0.5),
+            inverse: graded.inverse && graded.kind == GradedKind::Rubric,
+        });
         let judge = t.judge().with_record(target);
         let scoped = match graded.kind {
             GradedKind::Factuality => judge.factuality_promptfoo(&graded.value),
@@ -1031,13 +1029,9 @@ async fn run_case(
             Some(j) => scoped.model(j.model.clone()),
             None => scoped,
         };
-        // A graded item passes or fails its test, as in promptfoo: at its threshold, else at
-        // a score of 0.5 (an inverted one decides in `Inverting`).
-        let scoped = if graded.inverse && graded.kind == GradedKind::Rubric {
-            scoped.gate()
-        } else {
-            scoped.at_least(graded.threshold.unwrap_or(0.5)).gate()
-        };
+        // A graded item passes or fails its test, as in promptfoo (decided in `Decided`: at its
+        // threshold, else at a score of 0.5).
+        let scoped = scoped.gate();
         let scoped = match graded.weight {
             Some(w) => scoped.weight(w),
             None => scoped,
