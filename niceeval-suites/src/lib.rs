@@ -933,15 +933,7 @@ async fn run_case(
                 inverse,
                 timeout: niceeval::__workspace::provider::DEFAULT_TIMEOUT,
             };
-            let scoped = niceeval::__workspace::scope::register(record.clone(), check);
-            let scoped = match graded.weight {
-                Some(w) => scoped.weight(w),
-                None => scoped,
-            };
-            match &graded.metric {
-                Some(m) => drop(scoped.metric(m.clone())),
-                None => drop(scoped),
-            }
+            register(&record, check, graded);
             continue;
         }
         if let (GradedKind::Rag(metric), Some(item)) = (graded.kind, &graded.rag) {
@@ -951,15 +943,7 @@ async fn run_case(
                     kind: metric.name(),
                     why,
                 })?;
-            let scoped = niceeval::__workspace::scope::register(record.clone(), check);
-            let scoped = match graded.weight {
-                Some(w) => scoped.weight(w),
-                None => scoped,
-            };
-            match &graded.metric {
-                Some(m) => drop(scoped.metric(m.clone())),
-                None => drop(scoped),
-            }
+            register(&record, check, graded);
             continue;
         }
         if graded.kind == GradedKind::GEval {
@@ -976,15 +960,7 @@ async fn run_case(
                     .unwrap_or_else(default_judge),
                 timeout: niceeval::__workspace::provider::DEFAULT_TIMEOUT,
             };
-            let scoped = niceeval::__workspace::scope::register(record.clone(), check);
-            let scoped = match graded.weight {
-                Some(w) => scoped.weight(w),
-                None => scoped,
-            };
-            match &graded.metric {
-                Some(m) => drop(scoped.metric(m.clone())),
-                None => drop(scoped),
-            }
+            register(&record, check, graded);
             continue;
         }
         // The item's verdict as promptfoo reaches it (`graders::Decided`); `not-llm-rubric`
@@ -1050,6 +1026,24 @@ async fn run_case(
         .register(niceeval::__workspace::eval::checks_of(t));
     }
     Ok(())
+}
+
+/// Registers a graded item's own check (`similar`, a metric, `g-eval`) with the item's
+/// `weight` and `metric`.
+fn register<C: niceeval::__workspace::scope::Check>(
+    record: &Arc<dyn Defer>,
+    check: C,
+    graded: &Graded,
+) {
+    let scoped = niceeval::__workspace::scope::register(record.clone(), check);
+    let scoped = match graded.weight {
+        Some(w) => scoped.weight(w),
+        None => scoped,
+    };
+    match &graded.metric {
+        Some(m) => drop(scoped.metric(m.clone())),
+        None => drop(scoped),
+    }
 }
 
 /// A retrieval or conversation metric's check: its context (the `context` var, else the
