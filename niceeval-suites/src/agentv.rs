@@ -903,6 +903,7 @@ fn named_target(
             model: model.clone(),
             base_url: base_url.clone(),
             key_env: key_env.clone(),
+            unusable: None,
         }),
         _ => None,
     };

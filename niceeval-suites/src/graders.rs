@@ -99,6 +99,9 @@ enum SimilarError {
     /// The embedding model could not be reached or answered wrongly.
     #[error(transparent)]
     Provider(#[from] ProviderError),
+    /// The embedding grader cannot be asked.
+    #[error(transparent)]
+    Client(#[from] ClientError),
     /// The two embeddings cannot be compared.
     #[error("the embeddings have different lengths ({0} and {1})")]
     Lengths(usize, usize),
@@ -179,6 +182,17 @@ fn embedding_spec(value: &Value, file: &Path) -> Result<JudgeSpec, GraderError> 
         .strip_prefix("openai:embedding:")
         .or_else(|| id.strip_prefix("openai:embeddings:"))
     else {
+        // promptfoo loads `openai:<model>` (and any other provider) as given and errors the
+        // checks that ask it for embeddings; the file reads.
+        if let Ok(mut spec) = judge_spec(value, file) {
+            spec.unusable = Some(Arc::from(
+                format!(
+                    "the embedding grader `{id}` is not an embedding provider (promptfoo reads `{id}` as a chat model and errors this check too); write openai:embedding:<model>"
+                )
+                .as_str(),
+            ));
+            return Ok(spec);
+        }
         return Err(GraderError::EmbeddingId(id.to_string()));
     };
     // The chat provider of the same API reads the same connection keys.
@@ -206,6 +220,7 @@ pub(crate) fn default_embedding() -> JudgeSpec {
         model: format!("openai/{DEFAULT_EMBEDDING_MODEL}"),
         base_url: agents::openai_base_url_from_env(),
         key_env: None,
+        unusable: None,
     }
 }
 
@@ -471,7 +486,10 @@ pub(crate) fn client(
     spec: &JudgeSpec,
     timeout: std::time::Duration,
     role: &str,
-) -> Result<ModelClient, ProviderError> {
+) -> Result<ModelClient, ClientError> {
+    if let Some(why) = &spec.unusable {
+        return Err(ClientError::Unusable(why.to_string()));
+    }
     let name = ModelName::parse(&spec.model)?;
     let key = niceeval::__workspace::provider::resolve_key(
         &name,
@@ -488,7 +506,18 @@ pub(crate) fn client(
     if let Some(key) = key {
         options = options.api_key(key);
     }
-    ModelClient::new(name, options)
+    Ok(ModelClient::new(name, options)?)
+}
+
+/// Why a grader model cannot be asked.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ClientError {
+    /// The provider's own error (a model name, a key, the connection).
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// The grader named cannot do this (`JudgeSpec::unusable`).
+    #[error("{0}")]
+    Unusable(String),
 }
 
 fn verdict(score: f64, pass: bool, reason: String) -> Grade {
@@ -685,6 +714,7 @@ fn chat_judge(kind: ProviderKind) -> Option<JudgeSpec> {
             model,
             base_url,
             key_env,
+            unusable: None,
         }),
         _ => None,
     }
@@ -694,6 +724,19 @@ fn chat_judge(kind: ProviderKind) -> Option<JudgeSpec> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_chat_model_named_as_the_embedding_grader_reads_and_errors_its_checks() {
+        // promptfoo reads `openai:text-embedding-3-small` as a chat model: the file loads and
+        // the checks that ask it for embeddings error.
+        let file = Path::new("promptfooconfig.yaml");
+        let graders = read(&json!({"embedding": "openai:text-embedding-3-small"}), file).unwrap();
+        let embedding = graders.embedding.expect("an embedding grader");
+        let why = embedding.unusable.clone().expect("unusable");
+        assert!(why.contains("not an embedding provider"), "{why}");
+        let err = client(&embedding, std::time::Duration::from_secs(1), "").unwrap_err();
+        assert!(matches!(err, ClientError::Unusable(_)));
+    }
 
     #[test]
     fn a_grader_map_names_the_chat_and_the_embedding_grader() {

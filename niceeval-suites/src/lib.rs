@@ -170,6 +170,10 @@ pub(crate) struct JudgeSpec {
     pub model: String,
     pub base_url: Option<String>,
     pub key_env: Option<String>,
+    /// Why this grader cannot do what it is named for (a chat model named as the embedding
+    /// grader): promptfoo reads the file and errors the checks that use it, and so does
+    /// niceeval.
+    pub unusable: Option<Arc<str>>,
 }
 
 /// One case of a suite file: one test with one prompt and one provider.
@@ -1141,6 +1145,7 @@ fn default_judge() -> JudgeSpec {
         model: "openai/gpt-4.1-mini".into(),
         base_url: agents::openai_base_url_from_env(),
         key_env: None,
+        unusable: None,
     }
 }
 

@@ -183,6 +183,9 @@ pub(crate) enum RagError {
     /// The grader could not be asked.
     #[error(transparent)]
     Provider(#[from] ProviderError),
+    /// The grader named cannot be asked.
+    #[error(transparent)]
+    Client(#[from] graders::ClientError),
     /// A custom grading prompt does not render.
     #[error("the grading prompt does not render: {0}")]
     Prompt(String),
