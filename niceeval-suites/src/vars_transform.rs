@@ -8,6 +8,11 @@
 //! The code is inline JavaScript (an expression, or a body with `return` when it spans
 //! lines) with `vars` and `context` in scope, or `file://path.js[:function]` relative to the
 //! config, called with `(vars, context)` — promptfoo's forms.
+//!
+//! A var whose value is `file://x.js` (`.cjs`, `.mjs`) or `file://x.py` is computed by code
+//! too, as promptfoo computes it: the JavaScript module's function called with `(varName,
+//! prompt, vars, provider)`, the Python file's `get_var(var_name, prompt, other_vars)`, each
+//! returning `{output}` (or `{error}`); the var is the output (Python's trimmed).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -30,6 +35,15 @@ pub(crate) enum VarsTransformError {
     /// A Python file (promptfoo runs those too; niceeval runs JavaScript here).
     #[error("transformVars in Python ({0}) is not supported; write it in JavaScript")]
     Python(String),
+    /// `python3` could not run a var's file.
+    #[error("cannot run `python3` for {file} ({source}); install Python 3")]
+    NoPython {
+        /// The var's file.
+        file: String,
+        /// Why it could not start.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// The Node.js side: one request a line (`{code, file, function, vars}`), one answer a line.
@@ -42,6 +56,16 @@ let busy = false;
 async function handle(d) {
   try {
     let fn;
+    if (d.var) {
+      const mod = await import(pathToFileURL(d.file).href);
+      const fn = typeof mod.default === 'function' ? mod.default : mod;
+      if (typeof fn !== 'function') throw new Error(`${d.file} exports no function`);
+      const made = await fn(d.var, d.prompt, d.vars, d.provider);
+      if (made && made.error) throw new Error(`Error running ${d.file}: ${made.error}`);
+      if (!made || !made.output) throw new Error(`Expected ${d.file} to return { output: string }`);
+      process.stdout.write(JSON.stringify({ ok: true, output: made.output }) + '\n');
+      return;
+    }
     if (d.file) {
       const mod = await import(pathToFileURL(d.file).href);
       fn = d.function ? (mod[d.function] ?? (mod.default ? mod.default[d.function] : undefined))
@@ -124,6 +148,37 @@ impl VarsTransformer {
         Ok(merged)
     }
 
+    /// The value of var `name` written `file://<reference>` (a JavaScript or Python file,
+    /// relative to the config), computed with the prompt's template, the test's vars and the
+    /// provider's id.
+    pub(crate) fn var(
+        &mut self,
+        name: &str,
+        reference: &str,
+        prompt: &str,
+        vars: &Map<String, Value>,
+        provider: &str,
+    ) -> Result<Value, VarsTransformError> {
+        let file = self.base.join(reference.trim_start_matches("file://"));
+        let shown = file.display().to_string();
+        if file.extension().is_some_and(|e| e == "py") {
+            return python_var(&file, name, prompt, vars);
+        }
+        let answer = self.ask(&json!({
+            "var": name,
+            "file": shown,
+            "prompt": prompt,
+            "vars": vars,
+            "provider": {"id": provider},
+        }))?;
+        if answer["ok"] != Value::Bool(true) {
+            return Err(VarsTransformError::Code(
+                answer["error"].as_str().unwrap_or("it failed").to_string(),
+            ));
+        }
+        Ok(answer["output"].clone())
+    }
+
     fn ask(&mut self, request: &Value) -> Result<Value, VarsTransformError> {
         if self.process.is_none() {
             let mut child = Command::new("node")
@@ -151,6 +206,64 @@ impl VarsTransformer {
             return Err(VarsTransformError::Lost("it exited".into()));
         }
         serde_json::from_str(&line).map_err(|e| VarsTransformError::Lost(e.to_string()))
+    }
+}
+
+/// A Python var file's `get_var(var_name, prompt, other_vars)`: its `output`, trimmed.
+fn python_var(
+    file: &Path,
+    name: &str,
+    prompt: &str,
+    vars: &Map<String, Value>,
+) -> Result<Value, VarsTransformError> {
+    const SCRIPT: &str = r#"
+import importlib.util, json, os, sys
+path, name, prompt, other = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+spec = importlib.util.spec_from_file_location('niceeval_var', path)
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+made = mod.get_var(name, prompt, other)
+print(json.dumps(made, default=str))
+"#;
+    let shown = file.display().to_string();
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(SCRIPT)
+        .arg(file)
+        .arg(name)
+        .arg(prompt)
+        .arg(Value::Object(vars.clone()).to_string())
+        .current_dir(file.parent().unwrap_or(Path::new(".")))
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|source| VarsTransformError::NoPython {
+            file: shown.clone(),
+            source,
+        })?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let last = stderr.lines().last().unwrap_or("it failed").to_string();
+        return Err(VarsTransformError::Code(format!(
+            "Error running Python script {shown}: {last}"
+        )));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let made: Value = stdout
+        .lines()
+        .last()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or(Value::Null);
+    if let Some(error) = made.get("error").filter(|e| !e.is_null()) {
+        return Err(VarsTransformError::Code(format!(
+            "Error running Python script {shown}: {error}"
+        )));
+    }
+    match made.get("output") {
+        Some(Value::String(s)) if !s.is_empty() => Ok(Value::String(s.trim().to_string())),
+        _ => Err(VarsTransformError::Code(format!(
+            "Python script {shown} did not return any output"
+        ))),
     }
 }
 
@@ -221,5 +334,55 @@ mod tests {
         .unwrap();
         let made = t.apply("file://t.mjs:more", &vars).unwrap();
         assert_eq!(made["more"], 3);
+    }
+
+    #[test]
+    fn vars_from_javascript_and_python_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let vars: Map<String, Value> = serde_json::from_value(json!({"city": "Paris"})).unwrap();
+        let mut t = VarsTransformer::new(dir.path());
+        if node() {
+            std::fs::write(
+                dir.path().join("v.js"),
+                "module.exports = (name, prompt, vars) => ({ output: `${name}:${vars.city}:${prompt}` });",
+            )
+            .unwrap();
+            let v = t
+                .var("fact", "file://v.js", "Say {{fact}}", &vars, "echo")
+                .unwrap();
+            assert_eq!(v, "fact:Paris:Say {{fact}}");
+            std::fs::write(
+                dir.path().join("e.js"),
+                "module.exports = () => ({ error: 'no data' });",
+            )
+            .unwrap();
+            let err = t.var("x", "file://e.js", "", &vars, "echo").unwrap_err();
+            assert!(err.to_string().contains("no data"), "{err}");
+        }
+        let python = Command::new("python3")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if python {
+            std::fs::write(
+                dir.path().join("v.py"),
+                "def get_var(name, prompt, other):\n    return {'output': '  ' + other['city'].upper() + '  '}\n",
+            )
+            .unwrap();
+            let v = t.var("fact", "file://v.py", "p", &vars, "echo").unwrap();
+            assert_eq!(v, "PARIS");
+            std::fs::write(
+                dir.path().join("n.py"),
+                "def get_var(name, prompt, other):\n    return {}\n",
+            )
+            .unwrap();
+            let err = t
+                .var("fact", "file://n.py", "p", &vars, "echo")
+                .unwrap_err();
+            assert!(
+                err.to_string().contains("did not return any output"),
+                "{err}"
+            );
+        }
     }
 }

@@ -193,7 +193,7 @@ fn unsupported_keys_are_errors_naming_the_place() {
         ),
         (
             "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars:\n      q: file://make.py\n",
-            "promptfooconfig.yaml:5:10: vars computed by code (file://make.py) are not supported; supported: file:// text, JSON and YAML",
+            "promptfooconfig.yaml:5:10: file://make.py: no such file",
         ),
         ("prompts: [hi\n", "promptfooconfig.yaml:2:1: not valid YAML"),
         (

@@ -331,6 +331,31 @@ fn a_graded_items_transform_makes_what_it_grades() {
     );
 }
 
+/// A var computed by code (`file://make.py`'s `get_var`, `file://make.js`'s function) is its
+/// output, as promptfoo computes it; `transformVars` makes more vars of a test's (before the
+/// code vars are computed, as in promptfoo).
+#[test]
+fn vars_computed_by_code_and_transform_vars() {
+    let (code, stdout, stderr) = run(
+        "prompts: ['Say {{a}} {{b}} {{c}}']\nproviders: [echo]\n\
+         defaultTest:\n  options:\n    transformVars: '{ ...vars, c: vars.d + \"!\" }'\n\
+         tests:\n  - vars: {a: file://make.py, b: file://make.js, d: hi}\n    assert:\n\
+         \x20     - type: equals\n        value: Say from-python from-js hi!\n",
+        &[
+            (
+                "make.py",
+                "def get_var(name, prompt, other):\n    return {'output': ' from-python '}\n",
+            ),
+            (
+                "make.js",
+                "module.exports = (name) => ({ output: 'from-js' });\n",
+            ),
+        ],
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("1 passed"), "{stdout}");
+}
+
 /// An item of a type no reader knows errors its test when it runs, naming the type, its place
 /// and the closest known name; the file's other tests run (promptfoo errors those rows and runs
 /// the others), and one note names every unknown type of the file with the valid types.

@@ -657,6 +657,27 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
                 order.extend(made.keys().filter(|k| !vars.contains_key(*k)).cloned());
                 vars = made;
             }
+            // Vars written `file://x.js` / `file://x.py` are computed by their code, with the
+            // first prompt's template, as promptfoo computes them when it renders it.
+            let code_vars: Vec<(String, String)> = vars
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .filter(|(_, v)| is_code_var(v))
+                .collect();
+            for (name, reference) in code_vars {
+                let template = prompts.first().map(|p| p.template.as_str()).unwrap_or("");
+                let provider = providers.first().map(|p| p.id.as_str()).unwrap_or("");
+                let made = transformer
+                    .get_or_insert_with(|| super::vars_transform::VarsTransformer::new(&doc.base))
+                    .var(&name, &reference, template, &vars, provider)
+                    .map_err(|e| SuiteFileError::At {
+                        file: doc.path.display().to_string(),
+                        line: test.line,
+                        column: 1,
+                        message: format!("the var `{name}` ({reference}): {e}"),
+                    })?;
+                vars.insert(name, made);
+            }
             let test = Test {
                 vars,
                 order,
@@ -1288,6 +1309,14 @@ fn rag_item(
             embedding: graders.embedding,
         })),
     }))
+}
+
+/// Whether a var's value names code that computes it (`file://x.js`, `.cjs`, `.mjs`, `.py`).
+fn is_code_var(value: &str) -> bool {
+    value.starts_with("file://")
+        && [".js", ".cjs", ".mjs", ".py"]
+            .iter()
+            .any(|e| value.ends_with(e))
 }
 
 /// A prompt's template with a test's `prefix` and `suffix` around it.
@@ -2162,8 +2191,15 @@ fn var_value(doc: &Doc<'_>, at: &[OwnedStep], value: &Value) -> Result<Value, Su
         Value::String(s) if s.starts_with("file://") => {
             let path = super::file_path(&doc.base, s);
             let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-            if matches!(ext, "py" | "js" | "ts" | "mjs" | "cjs") {
-                return Err(doc.err(at, format!("vars computed by code ({s}) are not supported; supported: file:// text, JSON and YAML")));
+            if ext == "ts" {
+                return Err(doc.err(at, format!("vars computed by TypeScript ({s}) are not supported; write the file in JavaScript (.js, .cjs, .mjs) or Python")));
+            }
+            if matches!(ext, "py" | "js" | "mjs" | "cjs") {
+                // Computed by its code when the cases are made (`vars_transform`).
+                if !path.is_file() {
+                    return Err(doc.err(at, format!("{s}: no such file ({})", path.display())));
+                }
+                return Ok(value.clone());
             }
             if path.display().to_string().contains(['*', '?', '[']) {
                 // A glob: one value per file (so one test per file), as promptfoo does.
