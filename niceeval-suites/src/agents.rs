@@ -478,8 +478,8 @@ pub(crate) fn agent_for(
 }
 
 /// Calls (and awaits, when it is `async`) `call_api(prompt, options, context)` of a promptfoo
-/// Python provider; prints its `output` (JSON when it is not text), or its `error` on stderr
-/// with status 1.
+/// Python provider; prints its `output` (JSON when it is not text), or its `error` (promptfoo's
+/// "No output" when there is no output) on stderr with status 1.
 const PYTHON_PROVIDER: &str = r#"
 import importlib.util, json, sys
 path, name, ctx = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
@@ -496,6 +496,10 @@ if isinstance(result, dict) and result.get("error"):
     print(result["error"], file=sys.stderr)
     sys.exit(1)
 out = result.get("output") if isinstance(result, dict) else result
+if out is None:
+    # promptfoo's "No output": the row errors and no item is checked.
+    print("No output", file=sys.stderr)
+    sys.exit(1)
 print(out if isinstance(out, str) else json.dumps(out), end="")
 "#;
 
@@ -517,6 +521,7 @@ process.stdin.on('end', async () => {
     else result = await m.callApi(input, { vars: ctx.vars });
     if (result && result.error) { process.stderr.write(String(result.error)); process.exit(1); }
     const out = result && typeof result === 'object' && 'output' in result ? result.output : result;
+    if (out === undefined || out === null) { process.stderr.write('No output'); process.exit(1); }
     process.stdout.write(typeof out === 'string' ? out : JSON.stringify(out));
   } catch (e) { process.stderr.write(String(e && e.stack || e)); process.exit(1); }
 });
