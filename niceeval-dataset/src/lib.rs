@@ -154,14 +154,27 @@ pub enum DatasetError {
     },
 }
 
-/// Reads and parses the dataset at `path` (its format from the extension).
+/// Reads and parses the dataset at `path` (its format from the extension). A JSONL file is
+/// read a line at a time: its text is never held whole beside its records (100,000 records
+/// were 46 MB of text and as much again of records).
 pub fn read(path: &Path) -> Result<Vec<Case>, DatasetError> {
     let format = Format::of(path)?;
-    let text = std::fs::read_to_string(path).map_err(|source| DatasetError::Read {
+    let unreadable = |source| DatasetError::Read {
         path: path.to_path_buf(),
         source,
-    })?;
-    parse(&text, format, &path.display().to_string())
+    };
+    let origin = path.display().to_string();
+    if format == Format::Jsonl {
+        use std::io::BufRead as _;
+        let file = std::fs::File::open(path).map_err(unreadable)?;
+        let mut records = Vec::new();
+        for (index, line) in std::io::BufReader::new(file).lines().enumerate() {
+            jsonl_line(&line.map_err(unreadable)?, index, &origin, &mut records)?;
+        }
+        return named(records, &origin);
+    }
+    let text = std::fs::read_to_string(path).map_err(unreadable)?;
+    parse(&text, format, &origin)
 }
 
 /// Parses a dataset's text; `origin` names the file in errors.
@@ -172,6 +185,11 @@ pub fn parse(text: &str, format: Format, origin: &str) -> Result<Vec<Case>, Data
         Format::Yaml => yaml(text, origin)?,
         Format::Csv => csv_rows(text, origin)?,
     };
+    named(records, origin)
+}
+
+/// The cases of `records`, named; none is an error.
+fn named(records: Vec<Raw>, origin: &str) -> Result<Vec<Case>, DatasetError> {
     if records.is_empty() {
         return Err(DatasetError::Empty {
             path: origin.to_string(),
@@ -243,19 +261,30 @@ fn kind(value: &Value) -> &'static str {
 fn jsonl(text: &str, origin: &str) -> Result<Vec<Raw>, DatasetError> {
     let mut out = Vec::new();
     for (index, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value: Value = serde_json::from_str(line).map_err(|e| {
-            malformed(
-                origin,
-                index + 1,
-                format!("not a JSON record (column {}): {e}", e.column()),
-            )
-        })?;
-        out.push(record(value, origin, index + 1)?);
+        jsonl_line(line, index, origin, &mut out)?;
     }
     Ok(out)
+}
+
+/// Line `index` (0-based) of a JSONL file: its record, unless it is blank.
+fn jsonl_line(
+    line: &str,
+    index: usize,
+    origin: &str,
+    out: &mut Vec<Raw>,
+) -> Result<(), DatasetError> {
+    if line.trim().is_empty() {
+        return Ok(());
+    }
+    let value: Value = serde_json::from_str(line).map_err(|e| {
+        malformed(
+            origin,
+            index + 1,
+            format!("not a JSON record (column {}): {e}", e.column()),
+        )
+    })?;
+    out.push(record(value, origin, index + 1)?);
+    Ok(())
 }
 
 /// The 1-based line of `part`, a slice of `text`.

@@ -98,6 +98,10 @@ pub(crate) enum CaseError {
     /// A case's vars or items, kept as JSON text, did not read back.
     #[error("a suite case's packed data: {0}")]
     Packed(#[source] serde_json::Error),
+    /// A case kept deflated from when its file was read did not read back (a bug in
+    /// niceeval).
+    #[error("case {0} of the suite file, kept since the file was read, did not read back")]
+    Unreadable(usize),
 }
 
 /// How an item's own `transform` went wrong.

@@ -33,7 +33,9 @@
 
 mod agents;
 mod agentv;
+mod deflated;
 mod errors;
+mod file_cases;
 mod geval;
 mod graders;
 mod node;
@@ -55,7 +57,7 @@ use serde_json::{Map, Value};
 
 use niceeval::__workspace::EvalDefinition;
 use niceeval::__workspace::scope::Defer;
-use niceeval::data_eval::{self, DataEval, JudgeTarget, Place, Setup, Start};
+use niceeval::data_eval::{self, DataEval, Deferred, JudgeTarget, Made, Setup, Start};
 use niceeval::reporter::MatrixCell;
 use niceeval::spec::{self, AssertSpec, SpecContext};
 use niceeval::{AssertionResult, Chain as _, Checkable as _, Error, Eval};
@@ -253,11 +255,6 @@ impl<T: serde::Serialize + serde::de::DeserializeOwned> Packed<T> {
     pub(crate) fn get(&self) -> Result<T, Error> {
         serde_json::from_str(&self.text).map_err(|e| CaseError::Packed(e).into())
     }
-
-    /// The JSON text as packed.
-    pub(crate) fn text(&self) -> &str {
-        &self.text
-    }
 }
 
 impl Packed<Map<String, Value>> {
@@ -284,6 +281,21 @@ impl Packed<Map<String, Value>> {
             text: text.into_boxed_str(),
             kind: std::marker::PhantomData,
         }
+    }
+}
+
+impl<T> Packed<T> {
+    /// The value packed as `text` (what [`Packed::text`] gave).
+    pub(crate) fn from_text(text: &str) -> Self {
+        Self {
+            text: text.into(),
+            kind: std::marker::PhantomData,
+        }
+    }
+
+    /// The value as its JSON text.
+    pub(crate) fn text(&self) -> &str {
+        &self.text
     }
 }
 
@@ -567,9 +579,12 @@ impl Trajectory {
 }
 
 /// A suite file, read.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Suite {
+    /// An AgentV file's cases.
     pub cases: Vec<SuiteCase>,
+    /// A promptfoo file's cases, kept deflated until each one runs.
+    pub stored: Option<promptfoo::StoredCases>,
     /// `evaluateOptions.maxConcurrency`.
     pub concurrency: Option<usize>,
     /// `evaluateOptions.repeat`.
@@ -597,7 +612,7 @@ pub(crate) fn load(path: &Path) -> Result<Suite, SuiteFileError> {
     if name.ends_with(".eval.yaml") || name.ends_with(".eval.yml") {
         agentv::read(path, &text)
     } else {
-        promptfoo::read(path, &text)
+        promptfoo::read(path, text)
     }
 }
 
@@ -642,49 +657,27 @@ pub fn definitions(
     module: &str,
     dir: &Path,
 ) -> Result<(Vec<&'static EvalDefinition>, SuiteSummary), SuiteFileError> {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let suite = load(&absolute)?;
-    let module_path = format!("{module}::{}", stem(path).replace('-', "_"));
-    // Named as a Rust eval's file is: relative, here to `dir` (which the engine joins it to
-    // again), when the file is under it.
-    let base = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let shown = absolute
-        .strip_prefix(&base)
-        .unwrap_or(path)
-        .display()
-        .to_string();
-    let dir_text = dir.display().to_string();
-    let workspace = suite.workspace.as_ref().map(|w| w.display().to_string());
-    let mut defs = Vec::with_capacity(suite.cases.len());
-    for mut case in suite.cases {
-        // What the definition keeps of the case (its matrix cell, its description) moves there.
-        let empty = || (0, String::new());
-        let matrix = std::mem::replace(
-            &mut case.matrix,
-            MatrixCell::new(0, String::new(), empty(), empty()),
-        );
-        let description = std::mem::take(&mut case.position);
-        let place = Place::new(
-            case.name.clone(),
-            module_path.clone(),
-            shown.clone(),
-            u32::try_from(case.line).unwrap_or(u32::MAX),
-            dir_text.clone(),
-        )
-        .description(description)
-        .runs(suite.repeat)
-        .workspace(workspace.clone())
-        .matrix(matrix);
-        defs.push(data_eval::define(place, case));
-    }
-    Ok((
-        defs,
-        SuiteSummary {
-            concurrency: suite.concurrency,
-            output_paths: suite.output_paths,
-            notices: suite.notices,
-        },
-    ))
+    let (cases, summary) = file_cases::read(path, module, dir)?;
+    let defs = (0..cases.len())
+        .map(|index| cases.make(index).map(Made::define))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| SuiteFileError::File {
+            file: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+    Ok((defs, summary))
+}
+
+/// The cases of a suite file, each made when its turn to run comes (see
+/// [`niceeval::data_eval::Deferred`]), and the file itself, read; named as [`definitions`]
+/// names them.
+pub(crate) fn deferred(
+    path: &Path,
+    module: &str,
+    dir: &Path,
+) -> Result<(Arc<dyn Deferred>, SuiteSummary), SuiteFileError> {
+    let (cases, summary) = file_cases::read(path, module, dir)?;
+    Ok((Arc::new(cases), summary))
 }
 
 /// What the front end needs of a suite file besides its cases.

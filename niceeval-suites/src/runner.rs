@@ -1,5 +1,6 @@
 //! Suite files joined to niceeval's suite runner: `main!(suites = [..])` and `niceeval eval -c
-//! FILE` read each file into eval definitions, apply what the file says about the run
+//! FILE` read each file into its cases (each made when its turn to run comes, see
+//! `niceeval::data_eval::Deferred`), apply what the file says about the run
 //! (`maxConcurrency` unless `-j` / `--concurrency` says otherwise, `outputPath` unless a report
 //! option names that report) and run them beside the registered evals.
 
@@ -7,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use niceeval::__workspace::EvalDefinition;
 use niceeval::__workspace::harness::{
-    Args, EXIT_USAGE, process_args, run_report_of, run_with_args,
+    Args, EXIT_USAGE, process_args, run_report_of, run_with_deferred,
 };
 use niceeval::__workspace::registered;
 use niceeval::__workspace::results::{results_dir, this_target};
@@ -42,11 +43,12 @@ pub fn run_files(
     module: &str,
     dir: &Path,
     mut args: Args,
-    mut evals: Vec<&'static EvalDefinition>,
+    evals: Vec<&'static EvalDefinition>,
     extra: Vec<Box<dyn Reporter>>,
 ) -> i32 {
+    let mut deferred = Vec::with_capacity(files.len());
     for file in files {
-        let (defs, summary) = match crate::definitions(file, module, dir) {
+        let (cases, summary) = match crate::deferred(file, module, dir) {
             Ok(read) => read,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -81,7 +83,7 @@ pub fn run_files(
                 *slot = Some(path);
             }
         }
-        evals.extend(defs);
+        deferred.push(cases);
     }
-    run_with_args(&args, evals, extra)
+    run_with_deferred(&args, evals, deferred, extra)
 }

@@ -5,7 +5,8 @@
 //! (10 MB of YAML) that was 200 MB of events, then two trees of the whole document. [`read`]
 //! builds the JSON value as the events come, and can hand the items of a promptfoo file's
 //! `tests` over as compact JSON text (with where their parts were written) instead of keeping
-//! them in the tree, so a large file is held once, as text, while it is read.
+//! them in the tree, deflated as they come ([`Items`]), so a large file is held once, as text,
+//! while it is read.
 //!
 //! It reads the common subset of YAML exactly as `yaml_serde` does (its scalar resolution
 //! is copied below; anchors, aliases and `<<` merges included) and declines the rest —
@@ -15,10 +16,13 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
 use niceeval_dataset::positions::Step;
 use niceeval_dataset::positions::{Events, Kind};
+
+use crate::deflated::Deflated;
 
 /// A document read, with the items of its `tests` taken out when asked.
 #[derive(Debug)]
@@ -26,7 +30,7 @@ pub(crate) struct Streamed {
     /// The document; when `tests` were taken out, its `tests` is an empty list.
     pub value: Value,
     /// The items of the top-level `tests` list, in order.
-    pub tests: Option<Vec<Item>>,
+    pub tests: Option<Items>,
     /// Where the top-level `tests` value starts (1-based line and column).
     pub tests_at: Option<(u32, u32)>,
 }
@@ -40,14 +44,57 @@ pub(crate) struct Item {
     pub places: Option<Places>,
 }
 
+/// The items of a `tests` list, deflated as they are read ([`Deflated`]): each is its text,
+/// a line break, and its places as JSON (none for an alias).
+#[derive(Debug, Default)]
+pub(crate) struct Items(Deflated);
+
+impl Items {
+    fn push(&mut self, item: Item) {
+        let mut record = item.text.into_string().into_bytes();
+        record.push(b'\n');
+        if let Some(places) = item.places {
+            // Places are numbers and texts: they always serialize.
+            let _ = serde_json::to_writer(&mut record, &places);
+        }
+        self.0.push(&record);
+    }
+
+    /// How many items.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The items, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Item> + '_ {
+        self.0.iter().filter_map(|record| {
+            let record = String::from_utf8(record).ok()?;
+            let (text, places) = record.split_once('\n')?;
+            let places = match places {
+                "" => None,
+                places => Some(serde_json::from_str(places).ok()?),
+            };
+            Some(Item {
+                text: text.into(),
+                places,
+            })
+        })
+    }
+}
+
 /// Where an item of `tests` was written: the item, its values and theirs (two levels down).
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct Places {
     at: (u32, u32),
     keys: Box<[Placed]>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 struct Placed {
     name: Box<str>,
     at: (u32, u32),
@@ -118,7 +165,7 @@ enum FrameKind {
         key: Option<String>,
     },
     /// The top-level `tests` list, its items taken out.
-    Tests(Vec<Item>),
+    Tests(Items),
 }
 
 /// Which list's items come out of the tree as [`Item`]s.
@@ -215,7 +262,7 @@ pub(crate) fn read_with(text: &str, split: Split, merge: bool) -> Option<Streame
                 let record = anchor.is_some() || (depth > 0 && stack[depth - 1].item.is_some());
                 stack.push(Frame {
                     kind: if tests {
-                        FrameKind::Tests(Vec::new())
+                        FrameKind::Tests(Items::default())
                     } else if sequence {
                         FrameKind::Seq(Vec::new())
                     } else {
@@ -242,7 +289,8 @@ pub(crate) fn read_with(text: &str, split: Split, merge: bool) -> Option<Streame
                     FrameKind::Map { key: Some(_), .. } => return None,
                     // An alias of the list would need its items: yaml_serde reads that.
                     FrameKind::Tests(_) if frame.anchor.is_some() => return None,
-                    FrameKind::Tests(items) => {
+                    FrameKind::Tests(mut items) => {
+                        items.0.seal();
                         tests_items = Some(items);
                         Value::Array(Vec::new())
                     }
@@ -624,7 +672,7 @@ mod tests {
             split.tests_at.map(|(l, c)| (l as usize, c as usize)),
             positions.find(&[Step::Key("tests")])
         );
-        let items = split.tests.unwrap();
+        let items: Vec<Item> = split.tests.unwrap().iter().collect();
         assert_eq!(items.len(), 5);
         assert!(items[3].places.is_none());
         let paths: &[&[Step<'_>]] = &[
@@ -665,7 +713,12 @@ mod root_tests {
     fn a_tests_files_items_know_their_places() {
         let text = "- vars: {q: 1}\n  assert:\n    - type: equals\n      value: 1\n    - type: contains\n      value: x\n-\n  description: two\n  assert: [{type: regex, value: a}]\n";
         let positions = niceeval_dataset::positions::Positions::read(text).unwrap();
-        let items = read_with(text, Split::Root, false).unwrap().tests.unwrap();
+        let items: Vec<Item> = read_with(text, Split::Root, false)
+            .unwrap()
+            .tests
+            .unwrap()
+            .iter()
+            .collect();
         assert_eq!(items.len(), 2);
         for (i, item) in items.iter().enumerate() {
             let places = item.places.as_ref().unwrap();

@@ -331,7 +331,7 @@ pub mod __workspace {
     pub mod harness {
         pub use crate::front::harness::{
             Args, EXIT_FAILED, EXIT_OK, EXIT_USAGE, process_args, run_report, run_report_of,
-            run_suite, run_with_args,
+            run_suite, run_with_args, run_with_deferred,
         };
     }
     /// The processes niceeval starts (the process-tree tests find what is left of a tree;

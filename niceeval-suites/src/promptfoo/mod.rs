@@ -7,10 +7,12 @@
 //! (`maxConcurrency`, `repeat`), `outputPath`, YAML anchors and `<<` merges. Tests × prompts
 //! × providers make the cases.
 
+mod packed;
 mod providers;
 mod scenarios;
 #[cfg(test)]
 mod schema_coverage;
+mod stored;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,7 +29,9 @@ use super::{
 use niceeval::reporter::MatrixCell;
 use niceeval::spec::AssertSpec;
 use niceeval_dataset::positions::Step;
+use packed::Tests;
 use providers::TestProviders;
+pub(crate) use stored::StoredCases;
 
 const TOP_KEYS: &[&str] = &[
     "description",
@@ -158,6 +162,8 @@ pub(crate) enum OwnedStep {
 /// The file being read: where errors point.
 pub(crate) struct Doc<'a> {
     pub path: &'a Path,
+    /// Its text; empty for a file read by [`super::stream`], whose text is read again from
+    /// the file when a place in it is needed (`streamed.reread`), and for a CSV file.
     pub text: &'a str,
     pub base: PathBuf,
     /// Where each node of `text` is, read on the first look-up (`Default::default()`).
@@ -178,6 +184,11 @@ pub(crate) struct StreamedPlaces {
     /// the document itself (`[i]`, a tests file).
     pub item: std::cell::RefCell<Option<(usize, super::stream::Places)>>,
     pub root_list: bool,
+    /// The file read, when its text was not kept: 100,000 inline tests are 50 MB of text,
+    /// and a place the items do not know (an error's, an alias item's) is rarely needed.
+    pub reread: Option<PathBuf>,
+    /// Its text, read again on the first look-up that needs it.
+    pub text: std::cell::OnceCell<String>,
 }
 
 impl Doc<'_> {
@@ -185,7 +196,7 @@ impl Doc<'_> {
         let steps = steps(at);
         super::at(
             self.path,
-            self.text,
+            self.placed_text(),
             &steps,
             self.position(&steps),
             message.into(),
@@ -214,9 +225,25 @@ impl Doc<'_> {
             _ => {}
         }
         self.positions
-            .get_or_init(|| niceeval_dataset::positions::Positions::read(self.text))
+            .get_or_init(|| niceeval_dataset::positions::Positions::read(self.placed_text()))
             .as_ref()?
             .find(path)
+    }
+
+    /// The text places are found in: `text`, or the file's, read again.
+    fn placed_text(&self) -> &str {
+        match &self.streamed.reread {
+            Some(file) => self
+                .streamed
+                .text
+                .get_or_init(|| std::fs::read_to_string(file).unwrap_or_default()),
+            None => self.text,
+        }
+    }
+
+    /// Whether the document has a text its nodes are placed in (a CSV file has none).
+    fn has_text(&self) -> bool {
+        !self.text.is_empty() || self.streamed.reread.is_some()
     }
 
     /// The place of `rest` under item `i` (`Some(None)`: none), when the item being read is
@@ -352,101 +379,8 @@ struct Origin {
     column: usize,
 }
 
-/// A test as kept from when the file is read until its cases are built: its vars and items
-/// as compact JSON text, their places beside them. 20,000 tests as maps of values took
-/// 6 KB each; as text, a tenth of that.
-#[derive(Debug)]
-pub(crate) struct PackedTest {
-    /// The test, without its vars and items.
-    test: Test,
-    vars: Box<str>,
-    asserts: Box<str>,
-    /// Each item's place: the index of its file in `files`, its line and column.
-    places: Box<[(u32, usize, usize)]>,
-    files: Box<[PathBuf]>,
-}
-
-impl PackedTest {
-    pub(crate) fn pack(mut test: Test) -> PackedTest {
-        let vars = std::mem::take(&mut test.vars);
-        let asserts = std::mem::take(&mut test.asserts);
-        let mut files: Vec<PathBuf> = Vec::new();
-        let mut places = Vec::with_capacity(asserts.len());
-        let mut items = Vec::with_capacity(asserts.len());
-        for (item, origin) in asserts {
-            let index = match files.iter().position(|f| *f == origin.file) {
-                Some(i) => i,
-                None => {
-                    files.push(origin.file);
-                    files.len() - 1
-                }
-            };
-            places.push((index as u32, origin.line, origin.column));
-            items.push(item);
-        }
-        PackedTest {
-            test,
-            vars: json_text(&vars),
-            asserts: json_text(&items),
-            places: places.into_boxed_slice(),
-            files: files.into_boxed_slice(),
-        }
-    }
-
-    /// How many rows the test makes: its expansions (one without expansion), repeated.
-    fn rows(&self, default: Option<&Test>) -> usize {
-        let no_expansion = self.test.no_expansion || default.is_some_and(|d| d.no_expansion);
-        let repeat = self
-            .test
-            .repeat
-            .or_else(|| default.and_then(|d| d.repeat))
-            .unwrap_or(1);
-        let expanded = if no_expansion {
-            1
-        } else {
-            expansions(default.map(|d| &d.vars), &self.vars())
-        };
-        expanded * repeat
-    }
-
-    /// The vars, read again.
-    fn vars(&self) -> Map<String, Value> {
-        serde_json::from_str(&self.vars).unwrap_or_default()
-    }
-
-    /// The test whole again.
-    pub(crate) fn unpack(self) -> Test {
-        let vars = self.vars();
-        let items: Vec<Value> = serde_json::from_str(&self.asserts).unwrap_or_default();
-        let asserts = items
-            .into_iter()
-            .zip(self.places.iter())
-            .map(|(item, (file, line, column))| {
-                let origin = Origin {
-                    file: self.files[*file as usize].clone(),
-                    line: *line,
-                    column: *column,
-                };
-                (item, origin)
-            })
-            .collect();
-        Test {
-            vars,
-            asserts,
-            ..self.test
-        }
-    }
-}
-
-/// A value as compact JSON text (maps with string keys and JSON values always serialize).
-fn json_text<T: serde::Serialize>(value: &T) -> Box<str> {
-    serde_json::to_string(value)
-        .unwrap_or_else(|_| "null".into())
-        .into_boxed_str()
-}
-
 /// Reads a promptfoo config.
-pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
+pub(crate) fn read(path: &Path, text: String) -> Result<Suite, SuiteFileError> {
     let notes = Notes::default();
     let read = read_with(path, text, &notes);
     // A refusal met on the way is reported with every other one; an error that stopped the
@@ -477,21 +411,33 @@ fn unreachable_err(path: &Path) -> SuiteFileError {
     }
 }
 
-fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileError> {
+fn read_with(path: &Path, text: String, notes: &Notes) -> Result<Suite, SuiteFileError> {
     // The items of `tests` are read one by one, from compact text: a file of 20,000 inline
-    // tests is never a tree of 20,000 tests. (`$ref`s point anywhere: not with them.)
-    let (mut value, streamed, tests_at) = match super::stream::read(text, !text.contains("$ref")) {
-        Some(read) => (read.value, read.tests, read.tests_at),
-        None => (super::parse_yaml_serde(path, text)?, None, None),
+    // tests is never a tree of 20,000 tests. (`$ref`s point anywhere: not with them.) The
+    // text is not kept once the stream has read it: places come from the items, and the file
+    // is read again for one they do not know.
+    let read = super::stream::read(&text, !text.contains("$ref"));
+    let (mut value, streamed, tests_at, text) = match read {
+        Some(read) => {
+            drop(text);
+            (read.value, read.tests, read.tests_at, None)
+        }
+        None => (
+            super::parse_yaml_serde(path, &text)?,
+            None,
+            None,
+            Some(text),
+        ),
     };
     let doc = Doc {
         path,
-        text,
+        text: text.as_deref().unwrap_or_default(),
         base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         positions: Default::default(),
         notes: Some(notes),
         streamed: StreamedPlaces {
             tests_at,
+            reread: text.is_none().then(|| path.to_path_buf()),
             ..StreamedPlaces::default()
         },
     };
@@ -586,22 +532,25 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         (None, Some(_)) => false,
     };
     let mut tests = match top.get("tests") {
-        _ if no_tests && top.contains_key("scenarios") => Vec::new(),
+        _ if no_tests && top.contains_key("scenarios") => Tests::default(),
         Some(_) if streamed.is_some() => {
             read_streamed_tests(&doc, streamed.unwrap_or_default(), tests_line)?
         }
-        None => vec![PackedTest::pack(empty_test(tests_line))],
+        None => Tests::of([empty_test(tests_line)]),
         // No test at all (a tests file that is not there): promptfoo runs one empty test.
         Some(v) => match read_tests(&doc, v, tests_line)? {
-            tests if tests.is_empty() => vec![PackedTest::pack(empty_test(tests_line))],
+            tests if tests.is_empty() => Tests::of([empty_test(tests_line)]),
             tests => tests,
         },
     };
-    tests.extend(scenario_tests.into_iter().map(PackedTest::pack));
+    for test in scenario_tests {
+        tests.push(test);
+    }
+    tests.seal();
     // defaultTest under each test, then list-valued vars expanded into one test each. The
-    // tests are taken one at a time and dropped once their cases are built: a 10,000-row
-    // tests file is never held twice.
-    let total: usize = tests.iter().map(|test| test.rows(default.as_ref())).sum();
+    // tests are taken one at a time, and each one's cases are built (and checked), kept
+    // deflated (`StoredCases`) and dropped: a file's cases are whole again one at a time,
+    // when each one runs.
     let several_prompts = prompts.len() > 1;
     if several_prompts {
         for (i, prompt) in prompts.iter_mut().enumerate() {
@@ -617,14 +566,8 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut n = 0;
     let mut transformer: Option<super::vars_transform::VarsTransformer> = None;
-    // At most one case per test, prompt and provider: one allocation, not a doubling one.
-    suite.cases.reserve_exact(
-        total
-            .saturating_mul(prompts.len() * providers.len())
-            .min(1 << 24),
-    );
-    for test in tests {
-        let test = test.unpack();
+    let mut stored = StoredCases::new(&doc.base, &prompts, &providers, &labels);
+    for test in tests.iter() {
         let test = match &default {
             Some(d) => merge(d, test),
             None => test,
@@ -683,44 +626,32 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
                 order,
                 ..test.clone()
             };
+            let mut cases = Vec::new();
             cases_of(
                 &doc,
-                &mut suite,
+                &mut cases,
                 &mut seen,
-                (n, total),
+                n,
                 &test,
                 (&prompts, &labels.0),
                 (&providers, &labels.1),
             )?;
+            stored.push(cases);
             n += 1;
         }
     }
+    suite.stored = Some(stored.finish(n));
     Ok(suite)
 }
 
-/// How many tests `vars` expand into: the product of the lengths of its list values (with the
-/// defaults' lists where the test gives none), as [`cartesian`] expands them.
-fn expansions(default: Option<&Map<String, Value>>, vars: &Map<String, Value>) -> usize {
-    let count = |v: &Value| match v {
-        Value::Array(items) if expands(items) => items.len(),
-        _ => 1,
-    };
-    let own: usize = vars.values().map(count).product();
-    let inherited: usize = default
-        .into_iter()
-        .flatten()
-        .filter(|(k, _)| !vars.contains_key(*k))
-        .map(|(_, v)| count(v))
-        .product();
-    own * inherited
-}
-
-/// The cases of one test: one per prompt and provider, named and placed in the matrix.
+/// The cases of one test: one per prompt and provider, named and placed in the matrix (their
+/// `position` is written when each is made to run, [`position`]: the count of tests it names
+/// is known once every test is read).
 fn cases_of(
     doc: &Doc<'_>,
-    suite: &mut Suite,
+    cases: &mut Vec<SuiteCase>,
     seen: &mut BTreeMap<String, usize>,
-    (n, total): (usize, usize),
+    n: usize,
     test: &Test,
     (prompts, prompt_labels): (&[Prompt], &[String]),
     (providers, provider_labels): (&[Arc<super::ProviderSpec>], &[String]),
@@ -744,7 +675,7 @@ fn cases_of(
     let (asserts, graded, unknown) = assertions(test, doc.notes, &doc.base)?;
     let asserts = super::Packed::new(&asserts);
     let vars = super::Packed::ordered(&test.vars, &test.order);
-    let first = suite.cases.len();
+    let first = cases.len();
     for (p, prompt) in prompts.iter().enumerate() {
         // A prompt function makes its prompt when the case runs. A template that cannot be
         // rendered errors its cases when they run, and the file's other cases run, as promptfoo
@@ -783,7 +714,7 @@ fn cases_of(
             if *count > 1 {
                 name = format!("{name} ({count})");
             }
-            suite.cases.push(SuiteCase {
+            cases.push(SuiteCase {
                 name,
                 line: test.line,
                 prompt: rendered.clone(),
@@ -813,16 +744,9 @@ fn cases_of(
                     base_name.clone(),
                     (p + 1, prompt_labels[p].clone()),
                     (q + 1, provider_labels[q].clone()),
-                ),
-                position: format!(
-                    "promptfoo test {} of {}, prompt {} ({}), provider {} ({})",
-                    n + 1,
-                    total,
-                    p + 1,
-                    excerpt(&prompt.label),
-                    q + 1,
-                    provider.label
-                ),
+                )
+                .columns(prompts.len() * providers.len()),
+                position: String::new(),
             });
         }
     }
@@ -837,13 +761,31 @@ fn cases_of(
             item.value.clone(),
             item.judge.clone().or_else(|| test.judge.clone()),
             super::GradedInput::rubric_prompt(item.prompt.as_ref()).map(str::to_string),
-            order.iter().map(|i| suite.cases[*i].clone()).collect(),
+            order.iter().map(|i| cases[*i].clone()).collect(),
         );
         for (index, i) in order.iter().enumerate() {
-            suite.cases[*i].select_best = Some((group.clone(), index));
+            cases[*i].select_best = Some((group.clone(), index));
         }
     }
     Ok(())
+}
+
+/// Where case `(n, p, q)` sits among the `total` tests, in words: its eval's description.
+fn position(
+    n: usize,
+    total: usize,
+    (p, prompt): (usize, &Prompt),
+    (q, provider): (usize, &super::ProviderSpec),
+) -> String {
+    format!(
+        "promptfoo test {} of {}, prompt {} ({}), provider {} ({})",
+        n + 1,
+        total,
+        p + 1,
+        excerpt(&prompt.label),
+        q + 1,
+        provider.label
+    )
 }
 
 /// Replaces every `{$ref: "#/a/b"}` with the part of the document it points at (promptfoo
@@ -1715,13 +1657,9 @@ fn bare_path(doc: &Doc<'_>, text: &str) -> Option<bool> {
     }
 }
 
-fn read_tests(
-    doc: &Doc<'_>,
-    value: &Value,
-    line: usize,
-) -> Result<Vec<PackedTest>, SuiteFileError> {
+fn read_tests(doc: &Doc<'_>, value: &Value, line: usize) -> Result<Tests, SuiteFileError> {
     let at = vec![key("tests")];
-    let mut out = Vec::new();
+    let mut out = Tests::default();
     match value {
         Value::String(_) => read_tests_item(doc, &at, value, line, true, &mut out)?,
         Value::Array(list) => {
@@ -1745,12 +1683,12 @@ fn read_tests(
 /// when its turn comes and dropped after.
 fn read_streamed_tests(
     doc: &Doc<'_>,
-    items: Vec<super::stream::Item>,
+    items: super::stream::Items,
     line: usize,
-) -> Result<Vec<PackedTest>, SuiteFileError> {
+) -> Result<Tests, SuiteFileError> {
     let at = vec![key("tests")];
-    let mut out = Vec::new();
-    for (i, item) in items.into_iter().enumerate() {
+    let mut out = Tests::default();
+    for (i, item) in items.iter().enumerate() {
         let at = with(&at, OwnedStep::Index(i));
         let value: Value = serde_json::from_str(&item.text)
             .map_err(|e| doc.err(&at, format!("cannot read the test again: {e}")))?;
@@ -1772,7 +1710,7 @@ fn read_tests_item(
     item: &Value,
     line: usize,
     standalone: bool,
-    out: &mut Vec<PackedTest>,
+    out: &mut Tests,
 ) -> Result<(), SuiteFileError> {
     {
         match item {
@@ -1799,10 +1737,10 @@ fn read_tests_item(
                     return Ok(());
                 }
                 for file in files(doc, at, &reference)? {
-                    out.extend(tests_file(doc, at, &file, standalone)?);
+                    tests_file(doc, at, &file, standalone, out)?;
                 }
             }
-            Value::Object(map) => out.push(PackedTest::pack(read_test(doc, at, map, None, line)?)),
+            Value::Object(map) => out.push(read_test(doc, at, map, None, line)?),
             _ => {
                 return Err(doc.err(
                     at,
@@ -1814,19 +1752,23 @@ fn read_tests_item(
     Ok(())
 }
 
-/// The tests of a CSV, JSONL, JSON or YAML file.
+/// The tests of a CSV, JSONL, JSON or YAML file, appended to `out`.
 fn tests_file(
     doc: &Doc<'_>,
     at: &[OwnedStep],
     file: &Path,
     standalone: bool,
-) -> Result<Vec<PackedTest>, SuiteFileError> {
+    out: &mut Tests,
+) -> Result<(), SuiteFileError> {
     let csv = file.extension().is_some_and(|e| e == "csv");
-    let (text, cases) = match yaml_tests(file) {
-        Some(read) => read,
+    let (text, mut records) = match yaml_tests(file) {
+        Some((text, items, lines)) => (text, FileRecords::Yaml(items, lines)),
         None => {
             let cases = niceeval_dataset::read(file).map_err(|e| doc.err(at, e.to_string()))?;
-            let text = if csv {
+            // A CSV or JSONL file is not one YAML document: nothing is placed in its text
+            // (a JSONL file's items have their line and column 1 either way).
+            let jsonl = file.extension().is_some_and(|e| e == "jsonl");
+            let text = if csv || jsonl {
                 String::new()
             } else {
                 read_text(doc, at, file)?
@@ -1835,8 +1777,17 @@ fn tests_file(
                 .into_iter()
                 .map(|case| (case.line, Box::<str>::from(case.record), None))
                 .collect();
-            (text, cases)
+            (text, FileRecords::Dataset(cases))
         }
+    };
+    let cases: Box<dyn Iterator<Item = FileTest> + '_> = match &mut records {
+        FileRecords::Yaml(items, lines) => Box::new(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| (lines.get(i).copied().unwrap_or(1), item.text, item.places)),
+        ),
+        FileRecords::Dataset(cases) => Box::new(cases.drain(..)),
     };
     // `file://` paths inside a tests file are the config's, as promptfoo reads them (its one
     // base path, the config's folder), not the tests file's.
@@ -1851,8 +1802,7 @@ fn tests_file(
             ..StreamedPlaces::default()
         },
     };
-    let mut out = Vec::new();
-    for (i, (line, record, places)) in cases.into_iter().enumerate() {
+    for (i, (line, record, places)) in cases.enumerate() {
         let Ok(Value::Object(record)) = serde_json::from_str::<Value>(&record) else {
             continue;
         };
@@ -1919,19 +1869,26 @@ fn tests_file(
             SuiteFileError::File { message, .. } => located(message),
             other => other,
         })?;
-        out.push(PackedTest::pack(test));
+        out.push(test);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A test of a tests file: its line, its record as JSON text, its places when known.
 type FileTest = (usize, Box<str>, Option<super::stream::Places>);
 
+/// The tests of a tests file: a YAML file's items deflated as they were read (with each one's
+/// line), or the records `niceeval_dataset` read.
+enum FileRecords {
+    Yaml(super::stream::Items, Vec<usize>),
+    Dataset(Vec<FileTest>),
+}
+
 /// A YAML tests file read one item at a time, with each item's places (as
 /// `niceeval_dataset` reads it: `<<` kept as a key, lines from its `- ` items); `None` leaves
 /// it to `niceeval_dataset`, which holds the whole file as YAML events and values, and
 /// refuses what it refuses: not a list, an empty one, an item that is not a mapping, `id`s.
-fn yaml_tests(file: &Path) -> Option<(String, Vec<FileTest>)> {
+fn yaml_tests(file: &Path) -> Option<(String, super::stream::Items, Vec<usize>)> {
     if !matches!(
         file.extension().and_then(|e| e.to_str()),
         Some("yaml" | "yml")
@@ -1944,19 +1901,14 @@ fn yaml_tests(file: &Path) -> Option<(String, Vec<FileTest>)> {
     if items.is_empty() {
         return None;
     }
-    for item in &items {
+    for item in items.iter() {
         match serde_json::from_str::<Value>(&item.text) {
             Ok(Value::Object(map)) if !map.contains_key("id") => {}
             _ => return None,
         }
     }
     let lines = niceeval_dataset::yaml_item_lines(&text);
-    let tests = items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| (lines.get(i).copied().unwrap_or(1), item.text, item.places))
-        .collect();
-    Some((text, tests))
+    Some((text, items, lines))
 }
 
 /// One test mapping (or `defaultTest`).
@@ -1990,7 +1942,7 @@ pub(crate) fn read_test(
     // Where each var was written: list-valued vars expand in that order, and prompt
     // functions see the vars in it, as in promptfoo.
     let mut order = Vec::new();
-    if vars.len() > 1 && !doc.text.is_empty() {
+    if vars.len() > 1 && doc.has_text() {
         let mut placed: Vec<((usize, usize), String)> = vars
             .keys()
             .map(|name| {
@@ -2021,7 +1973,8 @@ pub(crate) fn read_test(
             for (i, item) in items.iter().enumerate() {
                 let item_at = with(&with(at, key("assert")), OwnedStep::Index(i));
                 // The item's own place, in a YAML or JSON tests file too.
-                let found = (!doc.text.is_empty())
+                let found = doc
+                    .has_text()
                     .then(|| doc.position(&steps(&item_at)))
                     .flatten();
                 let origin = if let Some((line, column)) = found {
@@ -2030,7 +1983,7 @@ pub(crate) fn read_test(
                         line,
                         column,
                     }
-                } else if line_of_record.is_some() || doc.text.is_empty() {
+                } else if line_of_record.is_some() || !doc.has_text() {
                     Origin {
                         file: doc.path.to_path_buf(),
                         line,
@@ -2273,32 +2226,6 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn expansions_count_the_tests_cartesian_makes() {
-        let default = json!({"lang": ["en", "fr", "de"], "tone": "dry"});
-        let default = default.as_object().unwrap();
-        for vars in [
-            json!({}),
-            json!({"q": ["a", "b"]}),
-            json!({"q": ["a", "b"], "lang": "en"}),
-            json!({"q": [], "r": [1, 2, 3, 4]}),
-        ] {
-            let vars = vars.as_object().unwrap();
-            let mut merged = default.clone();
-            merged.extend(vars.clone());
-            assert_eq!(
-                expansions(Some(default), vars),
-                cartesian(&merged, &[]).len(),
-                "{vars:?}"
-            );
-            assert_eq!(
-                expansions(None, vars),
-                cartesian(vars, &[]).len(),
-                "{vars:?}"
-            );
-        }
-    }
-
-    #[test]
     fn only_lists_of_strings_expand_as_promptfoo_expands_them() {
         let vars = json!({
             "q": ["a", "b"],
@@ -2309,7 +2236,6 @@ mod tests {
         let vars = vars.as_object().unwrap();
         let made = cartesian(vars, &[]);
         assert_eq!(made.len(), 2);
-        assert_eq!(expansions(None, vars), 2);
         for m in &made {
             assert_eq!(
                 m["messages"], vars["messages"],

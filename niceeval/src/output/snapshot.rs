@@ -129,7 +129,7 @@ pub fn check_in_suite(def: &EvalDefinition, report: &mut EvalReport) {
     let name = format!(
         "{}__{}",
         def.module_path.replace("::", "__"),
-        def.name.replace("::", "__")
+        def.own_name().replace("::", "__")
     );
     let failure = match snapshot_dir(def) {
         None => Some(format!(

@@ -43,9 +43,13 @@
 //! assert_eq!(def.id(), "table::rows::capital");
 //! ```
 
-use std::sync::Arc;
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::run::definition::{Case, Defined, Erased, ErasedStart, EvalDefinition, MatrixCell};
+use crate::run::definition::{
+    Case, Defined, Erased, ErasedStart, EvalDefinition, MatrixCell, Owned,
+};
 use crate::run::error::Error;
 use crate::run::eval::Eval;
 
@@ -166,6 +170,117 @@ pub fn define<D: DataEval>(place: Place, eval: D) -> &'static EvalDefinition {
     def.workspace = place.workspace.map(leak);
     def.data = Some(Defined(Arc::new(eval)));
     Box::leak(Box::new(def))
+}
+
+/// A case of [`Deferred`] evals as its source makes it when its turn to run comes: where it is
+/// and the data eval it runs.
+pub struct Made {
+    place: Place,
+    eval: Defined,
+}
+
+impl Made {
+    /// Case `eval` at `place`.
+    pub fn new<D: DataEval>(place: Place, eval: D) -> Self {
+        Made {
+            place,
+            eval: Defined(Arc::new(eval)),
+        }
+    }
+
+    /// Its definition for the rest of the process, as [`define`] makes one.
+    pub fn define(self) -> &'static EvalDefinition {
+        Box::leak(Box::new(self.definition()))
+    }
+
+    /// Its definition for one run: it owns its name, description and case (the text every
+    /// case of a file shares, its module, file and directory, is kept once per process).
+    pub(crate) fn definition(self) -> EvalDefinition {
+        owned_definition(self.place, Some(self.eval))
+    }
+
+    /// A definition that only names an eval at `place`, with nothing to run: the report of a
+    /// deferred case that could not be made is built on it.
+    pub(crate) fn unmade(place: Place) -> EvalDefinition {
+        owned_definition(place, None)
+    }
+}
+
+/// The definition of `eval` at `place` for one run, owning its name, description and case.
+fn owned_definition(place: Place, eval: Option<Defined>) -> EvalDefinition {
+    let file = shared(&place.file);
+    let mut def = EvalDefinition::new(
+        "",
+        shared(&place.module),
+        file,
+        place.line,
+        shared(&place.dir),
+        not_a_function,
+    )
+    .with_cases(file, not_a_record);
+    def.runs = place.runs;
+    def.workspace = place.workspace.as_deref().map(shared);
+    def.data = eval;
+    def.owned = Some(Box::new(Owned {
+        case: Case {
+            id: place.name.clone(),
+            name: place.name.clone(),
+            line: usize::try_from(place.line).unwrap_or(usize::MAX),
+            record: no_record(),
+            matrix: place.matrix,
+        },
+        name: place.name,
+        description: place.description,
+    }));
+    def
+}
+
+/// Data evals listed by name and made one at a time, each when its turn to run comes, and
+/// dropped with its report: a runner of many cases (a suite file of 100,000 tests) keeps only
+/// what it needs to make each one again, so a run never holds every case's definition, data
+/// and texts at once. The suite runner lists, filters and counts the cases by
+/// [`Deferred::name`], and calls [`Deferred::make`] for those it runs, in increasing
+/// `index` order.
+pub trait Deferred: Send + Sync + 'static {
+    /// How many cases.
+    fn len(&self) -> usize;
+
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The module path every case is listed under: case `index`'s id is
+    /// `module::name(index)`, and its [`Place`] names the same.
+    fn module(&self) -> &str;
+
+    /// The directory `niceeval.toml` is looked up from and the results belong to (every
+    /// case's [`Place::dir`]).
+    fn dir(&self) -> &str;
+
+    /// Case `index`'s name (`index` below [`Deferred::len`]).
+    fn name(&self, index: usize) -> Cow<'_, str>;
+
+    /// Makes case `index`; an error is that case's failure (the others run).
+    fn make(&self, index: usize) -> Result<Made, Error>;
+}
+
+/// `text`, kept once for the rest of the process: the module, file and directory every case of
+/// a file shares, leaked once however many of its cases are made.
+fn shared(text: &str) -> &'static str {
+    static SHARED: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut shared = SHARED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    match shared.get(text) {
+        Some(kept) => kept,
+        None => {
+            let kept: &'static str = Box::leak(text.to_string().into_boxed_str());
+            shared.insert(kept);
+            kept
+        }
+    }
 }
 
 /// A data eval carries its case as itself, not as a record.

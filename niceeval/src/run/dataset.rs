@@ -106,6 +106,7 @@ fn case_definition(
         name,
         case: Some(case),
         data: parent.data.clone(),
+        owned: None,
         ..*parent
     }))
 }

@@ -151,7 +151,7 @@ impl std::fmt::Debug for Defined {
 /// Where a case of a promptfoo or AgentV suite file sits in its file's matrix of tests ×
 /// prompts × providers ([`crate::EvalReport::matrix`]): the console and the HTML report show
 /// a file's cases as a table, one row per test and one column per prompt and provider.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct MatrixCell {
     /// The test's 1-based position in the file (after `defaultTest` and list-valued vars
@@ -170,6 +170,11 @@ pub struct MatrixCell {
     /// The provider's label: its `label`, else its id; ` #N` is added when two providers share
     /// one.
     pub provider_label: String,
+    /// How many prompt × provider columns the file has at most (0: not known, as in a report
+    /// read back from a results file). A file of one column draws no matrix, so its cells are
+    /// not kept while it runs.
+    #[serde(skip)]
+    pub columns: usize,
 }
 
 impl MatrixCell {
@@ -188,7 +193,41 @@ impl MatrixCell {
             prompt_label: prompt.1,
             provider: provider.0,
             provider_label: provider.1,
+            columns: 0,
         }
+    }
+
+    /// In a file of at most `columns` prompt × provider columns.
+    pub fn columns(mut self, columns: usize) -> Self {
+        self.columns = columns;
+        self
+    }
+
+    /// What two cells are compared and hashed by: where they sit, not `columns` (a hint for
+    /// the run, not written to results files).
+    fn key(&self) -> (usize, &str, usize, &str, usize, &str) {
+        (
+            self.test,
+            &self.description,
+            self.prompt,
+            &self.prompt_label,
+            self.provider,
+            &self.provider_label,
+        )
+    }
+}
+
+impl PartialEq for MatrixCell {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for MatrixCell {}
+
+impl std::hash::Hash for MatrixCell {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
     }
 }
 
@@ -251,17 +290,71 @@ pub struct EvalDefinition {
     pub workspace: Option<&'static str>,
     /// An eval defined from data (`crate::run::data_eval`): the engine runs it instead of the body.
     pub(crate) data: Option<Defined>,
+    /// A definition made for its run alone (a case of `data_eval::Deferred`) owns its name,
+    /// description and case here; its `name` is empty and its `description` and `case` `None`.
+    pub(crate) owned: Option<Box<Owned>>,
+}
+
+/// What a definition made for its run owns, where a definition that lives as long as the
+/// process borrows it (`&'static`): made per case and dropped with the case's report, so a
+/// run of 100,000 deferred cases never holds 100,000 names, descriptions and cases.
+#[derive(Debug)]
+pub(crate) struct Owned {
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    pub(crate) case: Case,
+}
+
+/// A definition as the engine holds it while it runs one: one of the process's (a `static`
+/// the macro made, or one leaked for the process's life) or one made for this run and dropped
+/// with its report.
+#[derive(Debug, Clone)]
+pub(crate) enum Def {
+    Static(&'static EvalDefinition),
+    Made(Arc<EvalDefinition>),
+}
+
+impl std::ops::Deref for Def {
+    type Target = EvalDefinition;
+
+    fn deref(&self) -> &EvalDefinition {
+        match self {
+            Def::Static(def) => def,
+            Def::Made(def) => def,
+        }
+    }
 }
 
 impl EvalDefinition {
     /// The eval's id: module path plus name.
     pub fn id(&self) -> String {
-        format!("{}::{}", self.module_path, self.name)
+        format!("{}::{}", self.module_path, self.own_name())
+    }
+
+    /// The eval's name: `name`, or the one a definition made for its run owns.
+    pub(crate) fn own_name(&self) -> &str {
+        self.owned.as_ref().map_or(self.name, |owned| &owned.name)
+    }
+
+    /// `description`, or the one a definition made for its run owns.
+    pub(crate) fn own_description(&self) -> Option<&str> {
+        match &self.owned {
+            Some(owned) => owned.description.as_deref(),
+            None => self.description,
+        }
+    }
+
+    /// `case`, or the one a definition made for its run owns.
+    pub(crate) fn own_case(&self) -> Option<&Case> {
+        match &self.owned {
+            Some(owned) => Some(&owned.case),
+            None => self.case,
+        }
     }
 
     /// For a case of a dataset eval, the dataset eval's id (this id without the case).
     pub fn dataset_id(&self) -> Option<String> {
-        self.case.and_then(|_| {
+        self.own_case().and_then(|_| {
             self.id()
                 .rsplit_once("::")
                 .map(|(parent, _)| parent.to_string())
@@ -273,8 +366,8 @@ impl EvalDefinition {
     /// Filters (`cargo test NAME`, the suite runner's arguments) match against this name.
     pub fn test_name(&self) -> String {
         match self.module_path.split_once("::") {
-            Some((_, module)) => format!("{module}::{}", self.name),
-            None => self.name.to_string(),
+            Some((_, module)) => format!("{module}::{}", self.own_name()),
+            None => self.own_name().to_string(),
         }
     }
 
@@ -309,6 +402,7 @@ impl EvalDefinition {
             case: None,
             workspace: None,
             data: None,
+            owned: None,
         }
     }
 
@@ -338,7 +432,7 @@ impl EvalDefinition {
 
     /// For a case of a dataset eval with `min_case_pass_rate`, that rate.
     pub fn min_case_pass_rate(&self) -> Option<f64> {
-        self.case
+        self.own_case()
             .and(self.dataset)
             .and_then(|d| d.min_case_pass_rate)
     }

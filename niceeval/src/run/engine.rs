@@ -17,7 +17,7 @@ use crate::base::outcome::{Outcome, RunError, RunErrorKind, fold, mean_score};
 use crate::base::stats::Reliability;
 use crate::checks::scope::RunView;
 use crate::config::Config;
-use crate::run::definition::{Defined, EvalDefinition, Setup};
+use crate::run::definition::{Def, Defined, EvalDefinition, Setup};
 use crate::run::error::Error;
 use crate::run::eval::Eval;
 use crate::run::record::Record;
@@ -81,7 +81,7 @@ fn retriable(run: &RunSummary) -> bool {
 /// [`run_once`], again while it ends in a [`retriable`] error, at most `retries` more times;
 /// the run that counts is the last attempt, which says how many came before it.
 async fn run_attempts(
-    def: &'static EvalDefinition,
+    def: Def,
     config: Arc<Config>,
     strict: bool,
     timeout: Duration,
@@ -89,7 +89,7 @@ async fn run_attempts(
 ) -> (RunSummary, RunDetail) {
     let mut attempt = 0;
     loop {
-        let mut run = run_once(def, config.clone(), strict, timeout).await;
+        let mut run = run_once(def.clone(), config.clone(), strict, timeout).await;
         if attempt < retries && retriable(&run.0) {
             attempt += 1;
             continue;
@@ -129,6 +129,12 @@ pub fn run_eval(def: &'static EvalDefinition) -> EvalReport {
 /// `niceeval.toml`, else 1. Runs of one eval run concurrently, at most `options.run_concurrency`
 /// (else `[run] concurrency`, else 4) at a time; each gets a fresh handle and record.
 pub async fn run_eval_async(def: &'static EvalDefinition, options: &RunOptions) -> EvalReport {
+    run_def(Def::Static(def), options).await
+}
+
+/// [`run_eval_async`] for a definition the suite runner holds: one of the process's, or one
+/// made for this run (a deferred data eval's case), dropped when its report is made.
+pub(crate) async fn run_def(def: Def, options: &RunOptions) -> EvalReport {
     let started = Instant::now();
     let config = Config::for_manifest_dir(def.manifest_dir);
     let strict = options.strict || def.strict || config.as_ref().is_ok_and(|c| c.run.strict);
@@ -142,7 +148,7 @@ pub async fn run_eval_async(def: &'static EvalDefinition, options: &RunOptions) 
             // What the body's assertions cut from a value (their reasons' excerpts) masks the
             // secrets these rules name before it cuts, as the run's report masks them after.
             crate::base::redact::note_rules(config.report.redact.as_deref().unwrap_or_default());
-            let count = run_count(options, def, &config);
+            let count = run_count(options, &def, &config);
             let timeout = options
                 .timeout
                 .or(def.timeout)
@@ -153,19 +159,15 @@ pub async fn run_eval_async(def: &'static EvalDefinition, options: &RunOptions) 
                 .unwrap_or(4)
                 .clamp(1, count);
             let retries = options.retry_errors;
-            run_many(def, &config, strict, timeout, count, parallel, retries).await
+            run_many(&def, &config, strict, timeout, count, parallel, retries).await
         }
     };
-    assemble(def, runs, strict, min_pass_rate, started.elapsed())
+    assemble(&def, runs, strict, min_pass_rate, started.elapsed())
 }
 
 /// The report of an eval that was not run because of `error` (the suite runner's verdict on
 /// evals whose configuration it found invalid before starting): one failed run, no body.
-pub(crate) fn not_run(
-    def: &'static EvalDefinition,
-    options: &RunOptions,
-    error: RunError,
-) -> EvalReport {
+pub(crate) fn not_run(def: &EvalDefinition, options: &RunOptions, error: RunError) -> EvalReport {
     assemble(
         def,
         vec![failed_before_start(error)],
@@ -176,7 +178,7 @@ pub(crate) fn not_run(
 }
 
 async fn run_many(
-    def: &'static EvalDefinition,
+    def: &Def,
     config: &Arc<Config>,
     strict: bool,
     timeout: Duration,
@@ -185,7 +187,7 @@ async fn run_many(
     retries: u32,
 ) -> Vec<(RunSummary, RunDetail)> {
     if count == 1 {
-        return vec![run_attempts(def, config.clone(), strict, timeout, retries).await];
+        return vec![run_attempts(def.clone(), config.clone(), strict, timeout, retries).await];
     }
     let mut results: Vec<Option<(RunSummary, RunDetail)>> = (0..count).map(|_| None).collect();
     let mut set = tokio::task::JoinSet::new();
@@ -194,6 +196,7 @@ async fn run_many(
         while next < count && set.len() < parallel {
             let config = config.clone();
             let index = next;
+            let def = def.clone();
             set.spawn(async move {
                 (
                     index,
@@ -323,7 +326,7 @@ async fn make_workspace(
 
 /// What the handle of a run is made of, before its agent is known.
 struct Handle {
-    def: &'static EvalDefinition,
+    def: Def,
     config: Arc<Config>,
     record: Arc<Record>,
     workspace: Option<Arc<crate::resources::workspace::Workspace>>,
@@ -335,11 +338,11 @@ impl Handle {
     /// The run's handle, sending to `agent`; `config` replaces the run's configuration (a data
     /// eval's judge).
     fn eval(self, agent: Option<Arc<dyn Agent>>, config: Option<Arc<Config>>) -> Eval {
-        let def = self.def;
+        let def = &self.def;
         let eval = Eval::new(def.id(), agent, config.unwrap_or(self.config), self.record)
             .with_judge_model(def.judge_model)
             .with_manifest_dir(def.manifest_dir)
-            .with_case(def.case.map(|c| (c.id.as_str(), c.name.as_str())))
+            .with_case(def.own_case().map(|c| (c.id.as_str(), c.name.as_str())))
             .with_workspace(self.workspace);
         #[cfg(feature = "otel")]
         let eval = eval.with_trace(self.trace);
@@ -349,14 +352,14 @@ impl Handle {
 
 /// A run of an eval defined from data: its start names the agent, the judge and the earlier
 /// turns, from which the handle is made; then its body runs.
-async fn run_data(handle: Handle, data: &'static Defined) -> Result<(), Error> {
+async fn run_data(handle: Handle, data: Defined) -> Result<(), Error> {
     let setup = Setup {
         configured_judge: handle.config.judge.model.clone(),
     };
     let start = data.0.start(&setup).await?;
     let agent = match start.agent {
         Some(agent) => Some(agent),
-        None => make_agent(handle.def, &handle.config).map_err(|e| match e.kind {
+        None => make_agent(&handle.def, &handle.config).map_err(|e| match e.kind {
             RunErrorKind::Panic => Error::msg(e.message),
             _ => Error::Data(e.message.into()),
         })?,
@@ -374,7 +377,7 @@ async fn run_data(handle: Handle, data: &'static Defined) -> Result<(), Error> {
 }
 
 async fn run_once(
-    def: &'static EvalDefinition,
+    def: Def,
     config: Arc<Config>,
     strict: bool,
     timeout: Duration,
@@ -382,7 +385,7 @@ async fn run_once(
     let started = Instant::now();
     let record = Arc::new(Record::default());
     let mut stopped = None;
-    let workspace = make_workspace(def, &config).await;
+    let workspace = make_workspace(&def, &config).await;
     let kept_workspace = workspace.as_ref().ok().cloned().flatten();
     #[cfg(feature = "otel")]
     let run_trace = crate::agents::trace::RunTrace::start();
@@ -390,34 +393,39 @@ async fn run_once(
     // is made only for it, and only when it names none.
     let agent = match &def.data {
         Some(_) => Ok(None),
-        None => make_agent(def, &config),
+        None => make_agent(&def, &config),
     };
     let error = match agent.and_then(|agent| Ok((agent, workspace?))) {
         Err(e) => Some(e),
         Ok((agent, workspace)) => {
             let handle = Handle {
-                def,
+                def: def.clone(),
                 config: config.clone(),
                 record: record.clone(),
                 workspace,
                 #[cfg(feature = "otel")]
                 trace: run_trace.clone(),
             };
+            let body = def.clone();
             let task = tokio::spawn(async move {
-                if let Some(data) = &def.data {
+                if let Some(data) = body.data.clone() {
                     return run_data(handle, data).await;
                 }
                 let mut t = handle.eval(agent, None);
-                match (def.dataset, def.case) {
+                match (body.dataset, body.case) {
                     (Some(dataset), Some(case)) => (dataset.body)(&mut t, case).await,
                     // A dataset eval runs as its cases; here only when they could not be read.
-                    (Some(_), None) => crate::run::dataset::expand(def).and_then(|_| {
+                    (Some(_), None) => match &body {
+                        Def::Static(def) => crate::run::dataset::expand(def),
+                        Def::Made(_) => Ok(Vec::new()),
+                    }
+                    .and_then(|_| {
                         Err(crate::run::error::Error::Case(format!(
                             "{} is a dataset eval: it runs as one eval per case",
-                            def.id()
+                            body.id()
                         )))
                     }),
-                    (None, _) => (def.body)(&mut t).await,
+                    (None, _) => (body.body)(&mut t).await,
                 }
             });
             let abort = task.abort_handle();
@@ -600,7 +608,7 @@ fn cap_run((summary, detail): &mut (RunSummary, RunDetail), max: usize) {
 }
 
 fn assemble(
-    def: &'static EvalDefinition,
+    def: &EvalDefinition,
     runs: Vec<(RunSummary, RunDetail)>,
     strict: bool,
     min_pass_rate: f64,
@@ -636,7 +644,7 @@ fn assemble(
         file: def.file.to_string(),
         line: def.line,
         tags: def.tags.iter().map(|t| t.to_string()).collect(),
-        description: def.description.map(str::to_string),
+        description: def.own_description().map(str::to_string),
         outcome: rep.outcome,
         strict,
         error: rep.error,
@@ -659,7 +667,7 @@ fn assemble(
         min_pass_rate,
         dataset: def.dataset_id(),
         min_case_pass_rate: def.min_case_pass_rate(),
-        matrix: def.case.and_then(|c| c.matrix.clone()),
+        matrix: def.own_case().and_then(|c| c.matrix.clone()),
         run: None,
     };
     report.recompute();

@@ -37,6 +37,7 @@
 
 mod args;
 mod baseline_options;
+mod listed;
 mod nextest;
 pub(crate) mod outputs;
 mod report_mode;
@@ -48,9 +49,12 @@ pub use suite::run_suite;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::output::reporter::{Console, Reporter};
+use crate::run::data_eval::Deferred;
 use crate::run::definition::{EvalDefinition, registered};
+use listed::Listed;
 
 /// Exit code when every eval passed or was skipped.
 pub const EXIT_OK: i32 = 0;
@@ -90,21 +94,23 @@ pub fn main_with(extra: Vec<Box<dyn Reporter>>) -> i32 {
         Ok(args) => args,
         Err(code) => return code,
     };
-    let evals = registered();
+    let evals: Vec<Listed> = registered().into_iter().map(Listed::Defined).collect();
     if args.report.is_some() {
         let own = crate::output::results::this_target();
         return report_mode::run_report_of(&args, &default_results_dir(&evals), Some(&own), extra);
     }
-    run_with_args(&args, evals, extra)
+    match run_steps(&args, evals, extra) {
+        Ok(code) | Err(code) => code,
+    }
 }
 
 /// Where this test binary's crate keeps its results files: the directory of the first eval's
 /// crate, else the crate cargo runs the binary for (`CARGO_MANIFEST_DIR`), else the current
 /// directory.
-fn default_results_dir(evals: &[&'static EvalDefinition]) -> PathBuf {
+fn default_results_dir(evals: &[Listed]) -> PathBuf {
     let manifest_dir = evals
         .first()
-        .map(|d| PathBuf::from(d.manifest_dir))
+        .map(|d| PathBuf::from(d.manifest_dir()))
         .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("."));
     crate::output::results::results_dir(&manifest_dir)
@@ -125,18 +131,31 @@ pub fn run_with_args(
     evals: Vec<&'static EvalDefinition>,
     extra: Vec<Box<dyn Reporter>>,
 ) -> i32 {
-    match run_steps(args, evals, extra) {
+    run_with_deferred(args, evals, Vec::new(), extra)
+}
+
+/// [`run_with_args`] with the cases of `deferred` after `evals`, each made when its turn to
+/// run comes and dropped with its report ([`Deferred`]): a suite file's 100,000 cases are
+/// listed by name and never all held at once.
+pub fn run_with_deferred(
+    args: &Args,
+    evals: Vec<&'static EvalDefinition>,
+    deferred: Vec<Arc<dyn Deferred>>,
+    extra: Vec<Box<dyn Reporter>>,
+) -> i32 {
+    let listed = evals
+        .into_iter()
+        .map(Listed::Defined)
+        .chain(deferred.into_iter().flat_map(Listed::cases))
+        .collect();
+    match run_steps(args, listed, extra) {
         Ok(code) | Err(code) => code,
     }
 }
 
-/// [`run_with_args`] as its steps; `Err` is an exit code that ends the run early (a usage
+/// [`run_with_deferred`] as its steps; `Err` is an exit code that ends the run early (a usage
 /// error, or nothing to do).
-fn run_steps(
-    args: &Args,
-    evals: Vec<&'static EvalDefinition>,
-    extra: Vec<Box<dyn Reporter>>,
-) -> Result<i32, i32> {
+fn run_steps(args: &Args, evals: Vec<Listed>, extra: Vec<Box<dyn Reporter>>) -> Result<i32, i32> {
     let mut selection = Selection::of(args, evals);
     // The target without fixing the run: `--resume` may continue an earlier one.
     let target = crate::output::results::this_target();
@@ -161,7 +180,7 @@ fn run_steps(
     })?;
     let config_dir = selected
         .first()
-        .map(|d| PathBuf::from(d.manifest_dir))
+        .map(|d| PathBuf::from(d.manifest_dir()))
         .unwrap_or_else(|| PathBuf::from("."));
     let comparing = baseline_options::Compare::prepare(args, &config_dir)
         .and_then(|comparing| {
@@ -178,9 +197,24 @@ fn run_steps(
             .quiet(args.quiet)
             .show_output(args.show_output),
     );
+    let defs: Vec<&'static EvalDefinition> = all_defs
+        .iter()
+        .filter_map(|listed| match listed {
+            Listed::Defined(def) => Some(*def),
+            Listed::Deferred(..) => None,
+        })
+        .collect();
+    let deferred = || {
+        all_defs
+            .iter()
+            .filter(|listed| matches!(listed, Listed::Deferred(..)))
+            .map(Listed::id)
+            .collect()
+    };
     let mut outputs = outputs::Outputs::build(
-        selected.first().map(|def| def.manifest_dir),
-        &all_defs,
+        selected.first().map(|def| def.manifest_dir()),
+        &defs,
+        deferred,
         &outputs::Requested::of_args(args),
         extra,
         console,
@@ -208,6 +242,7 @@ fn run_steps(
         outputs.reporters(),
         &finish,
         resume,
+        false,
     ));
     // Abandoned evals (after Ctrl-C or SIGTERM, or bodies that ignore their timeout) must not
     // hold the process open.
@@ -240,14 +275,15 @@ fn suite_runtime() -> std::io::Result<tokio::runtime::Runtime> {
 
 /// The evals a run selects, and what the reports need to know of the others.
 struct Selection {
-    /// Every definition, for the results file's compaction and the run manifest.
-    all_defs: Vec<&'static EvalDefinition>,
+    /// Every eval before the selection, for the results file's compaction and the run
+    /// manifest.
+    all_defs: Vec<Listed>,
     /// Every eval the binary defines, each case of each dataset included, when a baseline is
     /// compared: a baseline eval among them that this run did not select (a filter, `--limit`,
     /// `--sample`) is "not run", not "removed". (A large dataset's ids are not held otherwise.)
     defined: Option<std::collections::BTreeSet<String>>,
     /// The evals to run.
-    selected: Vec<&'static EvalDefinition>,
+    selected: Vec<Listed>,
     /// How many the arguments left out (libtest's "filtered out").
     filtered_out: usize,
     /// How many there were before filtering.
@@ -261,7 +297,7 @@ impl Selection {
     /// file runs without a rebuild; one that cannot be read stays as itself and fails saying
     /// why), `--limit` / `--sample` applied to each dataset's cases, then the filters. A
     /// sample without `--seed` draws one and says which, so the same sample can be run again.
-    fn of(args: &Args, evals: Vec<&'static EvalDefinition>) -> Selection {
+    fn of(args: &Args, evals: Vec<Listed>) -> Selection {
         let seed = match (args.sample, args.seed) {
             (Some(n), None) => {
                 let seed = drawn_seed();
@@ -271,42 +307,53 @@ impl Selection {
             (_, seed) => seed.unwrap_or(0),
         };
         let all_defs = evals.clone();
-        // A dataset that cannot be read stays as itself (`None`).
-        let expanded: Vec<(
-            &'static EvalDefinition,
-            Option<Vec<&'static EvalDefinition>>,
-        )> = evals
+        // A dataset that cannot be read stays as itself (`None`); a deferred case is itself
+        // (`Some` of nothing).
+        let expanded: Vec<(Listed, Option<Vec<&'static EvalDefinition>>)> = evals
             .into_iter()
-            .map(|def| (def, crate::run::dataset::expand(def).ok()))
+            .map(|listed| {
+                let cases = match &listed {
+                    Listed::Defined(def) => crate::run::dataset::expand(def).ok(),
+                    Listed::Deferred(..) => Some(Vec::new()),
+                };
+                (listed, cases)
+            })
             .collect();
         let defined = args.baseline.is_some().then(|| {
             expanded
                 .iter()
-                .flat_map(|(def, evals)| match evals {
-                    Some(evals) => evals.iter().map(|d| d.id()).collect(),
-                    None => vec![def.id()],
+                .flat_map(|(listed, evals)| match (listed, evals) {
+                    (Listed::Defined(_), Some(evals)) => evals.iter().map(|d| d.id()).collect(),
+                    _ => vec![listed.id()],
                 })
                 .collect()
         });
-        let evals: Vec<&'static EvalDefinition> = expanded
+        let evals: Vec<Listed> = expanded
             .into_iter()
-            .flat_map(|(def, cases)| match (cases, def.dataset) {
-                (Some(cases), Some(_)) => match (args.limit, args.sample) {
-                    (Some(n), _) => cases.into_iter().take(n).collect(),
-                    (None, Some(n)) => crate::run::dataset::sample(cases, n, seed),
-                    (None, None) => cases,
-                },
-                (Some(evals), None) => evals,
-                (None, _) => vec![def],
+            .flat_map(|(listed, cases)| {
+                let cases = match (&listed, cases) {
+                    (Listed::Defined(def), Some(cases)) => {
+                        match (def.dataset, args.limit, args.sample) {
+                            (Some(_), Some(n), _) => cases.into_iter().take(n).collect(),
+                            (Some(_), None, Some(n)) => crate::run::dataset::sample(cases, n, seed),
+                            _ => cases,
+                        }
+                    }
+                    _ => return vec![listed],
+                };
+                cases.into_iter().map(Listed::Defined).collect()
             })
             .collect();
         let total = evals.len();
-        let known_tags = evals.iter().flat_map(|d| d.tags.iter().copied()).collect();
-        let selected: Vec<&'static EvalDefinition> = evals
+        let known_tags = evals
+            .iter()
+            .flat_map(|d| d.tags().iter().copied())
+            .collect();
+        let selected: Vec<Listed> = evals
             .into_iter()
-            .filter(|d| args.selects(&d.test_name(), d.tags))
+            .filter(|d| args.selects(&d.test_name(), d.tags()))
             // libtest counts the evals --ignored leaves out as filtered out.
-            .filter(|d| !args.ignored || d.ignored)
+            .filter(|d| !args.ignored || d.ignored())
             .collect();
         Selection {
             all_defs,
@@ -389,18 +436,14 @@ enum ResumeError {
 /// process's run (same id, same start), so what runs now is written as part of it; returns the
 /// file to take its finished evals from. `None` without `--resume`, or when there is no run to
 /// continue (a new one starts, and says so).
-fn resume(
-    args: &Args,
-    selected: &[&'static EvalDefinition],
-    target: &str,
-) -> Result<Option<PathBuf>, ResumeError> {
+fn resume(args: &Args, selected: &[Listed], target: &str) -> Result<Option<PathBuf>, ResumeError> {
     if !args.resume {
         return Ok(None);
     }
     let Some(def) = selected.first() else {
         return Ok(None);
     };
-    let file = crate::output::results::this_file(Path::new(def.manifest_dir));
+    let file = crate::output::results::this_file(Path::new(def.manifest_dir()));
     match crate::output::results::last_run(&file, target)? {
         None => {
             println!(
@@ -426,24 +469,21 @@ fn resume(
 /// [`crate::output::results::manifest`]): every eval and dataset case id this binary defines, read
 /// again from the datasets' cache, one at a time. A manifest that cannot be written is said on
 /// stderr and fails nothing.
-fn write_manifest(
-    results: &Path,
-    def: &EvalDefinition,
-    all_defs: &[&'static EvalDefinition],
-    args: &Args,
-) {
-    let source = crate::config::Config::for_manifest_dir(def.manifest_dir)
+fn write_manifest(results: &Path, def: &Listed, all_defs: &[Listed], args: &Args) {
+    let source = crate::config::Config::for_manifest_dir(def.manifest_dir())
         .ok()
         .and_then(|c| c.source.clone());
-    let ids = all_defs.iter().flat_map(|&def| {
-        crate::run::dataset::expand(def)
+    let ids = all_defs.iter().flat_map(|listed| match listed {
+        Listed::Defined(def) => crate::run::dataset::expand(def)
             .unwrap_or_else(|_| vec![def])
             .into_iter()
             .map(|d| (d.id(), d.ignored))
+            .collect(),
+        Listed::Deferred(..) => vec![(listed.id(), false)],
     });
     let written = crate::output::results::manifest::write(
         results,
-        Path::new(def.manifest_dir),
+        Path::new(def.manifest_dir()),
         source.as_deref(),
         ids,
         filter(args),
@@ -580,7 +620,7 @@ fn exit_code(suite: &crate::run::report::SuiteReport, saved: bool) -> i32 {
 
 /// `--list`: libtest's format, `NAME: test` per line, then a count unless `--format terse`.
 /// With `--ignored`, only `#[ignore]`d evals.
-fn list(args: &Args, selected: &[&'static EvalDefinition]) {
+fn list(args: &Args, selected: &[Listed]) {
     let mut out = std::io::stdout().lock();
     let mut count = 0;
     for def in selected {

@@ -93,13 +93,15 @@ pub(crate) struct Outputs {
 
 impl Outputs {
     /// Builds the list for the evals of the crate at `manifest_dir` (`None`: no eval selected,
-    /// no results file): the results file (compacted to what `all_defs` define), the files and
+    /// no results file): the results file (compacted to what `all_defs` define and the ids
+    /// `deferred` names, the deferred cases of the run), the files and
     /// trace endpoint `requested` asks for, `extra`, and `terminal` last. A results file that
     /// cannot be opened is said on stderr and left out (losing it must not stop the evals); a
     /// report file that cannot be created is an error.
     pub(crate) fn build(
         manifest_dir: Option<&str>,
         all_defs: &[&'static EvalDefinition],
+        deferred: impl FnOnce() -> Vec<String>,
         requested: &Requested,
         extra: Vec<Box<dyn Reporter>>,
         terminal: Box<dyn Reporter>,
@@ -110,6 +112,7 @@ impl Outputs {
             match crate::output::results::ResultsFile::open_defining(
                 Path::new(manifest_dir),
                 all_defs,
+                deferred,
             ) {
                 Ok(Some(file)) => {
                     results = Some(file.path().to_path_buf());

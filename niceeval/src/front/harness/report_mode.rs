@@ -127,13 +127,14 @@ pub fn run_report_of(
         otlp_endpoint: None,
         ..super::outputs::Requested::of_args(args)
     };
-    let mut outputs = match super::outputs::Outputs::build(None, &[], &requested, extra, console) {
-        Ok(outputs) => outputs,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
-    };
+    let mut outputs =
+        match super::outputs::Outputs::build(None, &[], Vec::new, &requested, extra, console) {
+            Ok(outputs) => outputs,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        };
     let keep_baseline = args.baseline.is_some() || args.save_baseline.is_some();
     // Every eval the binaries define, from the run manifests beside the results: a baseline
     // eval a filtered run did not select is "not run", not "removed".

@@ -7,12 +7,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Args;
+use super::listed::Listed;
 use crate::base::outcome::{Outcome, RunError, RunErrorKind};
 use crate::config::Config;
 use crate::output::reporter::Reporter;
-use crate::run::definition::EvalDefinition;
-use crate::run::engine::{RunOptions, not_run, run_eval_async};
-use crate::run::report::{EvalReport, EvalSummary, Progress, Signal, SuiteReport, SuiteStart};
+use crate::run::definition::{Def, EvalDefinition};
+use crate::run::engine::{RunOptions, not_run, run_def};
+use crate::run::report::{
+    EvalReport, EvalSummary, Progress, Signal, SuiteReport, SuiteStart, Totals,
+};
 
 /// Default number of evals run at once.
 pub const DEFAULT_CONCURRENCY: usize = 4;
@@ -47,7 +50,8 @@ pub async fn run_suite(
     selected: Vec<&'static EvalDefinition>,
     reporters: &mut [Box<dyn Reporter>],
 ) -> SuiteReport {
-    run_suite_with(args, selected, reporters, &|_| {}, None).await
+    let selected = selected.into_iter().map(Listed::Defined).collect();
+    run_suite_with(args, selected, reporters, &|_| {}, None, true).await
 }
 
 /// A run `--resume` continues: the results file holding its finished evals, and how many of
@@ -59,18 +63,21 @@ pub(crate) struct Resume {
 }
 
 /// [`run_suite`], with `finish` completing the suite report (the comparison with a baseline)
-/// before the reporters get it.
+/// before the reporters get it. The report has every eval's summary with `every_summary`;
+/// otherwise only when a reporter reads them ([`Reporter::reads_evals`]) or a baseline is
+/// compared or saved, and the totals alone when none does.
 pub(crate) async fn run_suite_with(
     args: &Args,
-    selected: Vec<&'static EvalDefinition>,
+    selected: Vec<Listed>,
     reporters: &mut [Box<dyn Reporter>],
     finish: &(dyn Fn(&mut SuiteReport) + Sync),
     resume: Option<Resume>,
+    every_summary: bool,
 ) -> SuiteReport {
     let started = Instant::now();
     let first_config = selected
         .first()
-        .and_then(|d| crate::config::Config::for_manifest_dir(d.manifest_dir).ok());
+        .and_then(|d| crate::config::Config::for_manifest_dir(d.manifest_dir()).ok());
     let concurrency = args
         .concurrency
         .or_else(|| first_config.as_ref().and_then(|c| c.run.concurrency))
@@ -88,9 +95,9 @@ pub(crate) async fn run_suite_with(
     });
     let (to_run, ignored): (Vec<_>, Vec<_>) = selected.into_iter().partition(|d| {
         if args.ignored {
-            d.ignored
+            d.ignored()
         } else {
-            args.include_ignored || !d.ignored
+            args.include_ignored || !d.ignored()
         }
     });
     // Listening from here on: a signal that arrives while the first evals start is not lost.
@@ -102,27 +109,29 @@ pub(crate) async fn run_suite_with(
     };
     super::outputs::deliver(reporters, |r| r.on_run_start(&start));
     drop(start);
-    let mut summaries: Vec<EvalSummary> = Vec::with_capacity(to_run.len() + ignored.len());
-    // What the run keeps of each eval: its summary, without what a baseline keeps unless the
-    // run compares with one or saves one.
+    // What the run keeps of each eval: its summary when a reporter reads it (without what a
+    // baseline keeps unless the run compares with one or saves one), and its part of the
+    // totals.
     let keep_baseline = args.baseline.is_some() || args.save_baseline.is_some();
-    let summary = |report: &EvalReport| {
-        let mut summary = EvalSummary::from(report);
-        if !keep_baseline {
-            summary.baseline = None;
-        }
-        summary
+    let keep = every_summary || keep_baseline || reporters.iter().any(|r| r.reads_evals());
+    let mut kept = Kept {
+        totals: Totals::default(),
+        summaries: Vec::with_capacity(if keep {
+            to_run.len() + ignored.len()
+        } else {
+            0
+        }),
+        keep,
+        keep_baseline,
     };
-    for def in ignored.into_iter().filter(|_| !args.ignored) {
-        let report = ignored_report(def);
+    for listed in ignored.into_iter().filter(|_| !args.ignored) {
+        let report = ignored_report(&listed.named());
         deliver(&report, reporters);
-        summaries.push(summary(&report));
+        kept.add(&report);
     }
     let mut to_run = to_run;
     if let Some(resume) = resume {
-        let finished = replay_finished(&resume, &to_run, reporters, &mut |report| {
-            summaries.push(summary(report))
-        });
+        let finished = replay_finished(&resume, &to_run, reporters, &mut |report| kept.add(report));
         if !finished.is_empty() {
             to_run.retain(|d| !finished.contains(&d.id()));
         }
@@ -141,20 +150,31 @@ pub(crate) async fn run_suite_with(
     let mut interrupted = None;
     loop {
         while running.len() < concurrency {
-            let Some(def) = pending.next() else { break };
+            let Some(listed) = pending.next() else { break };
             let options = options.clone();
-            if invalid.contains(def.manifest_dir) {
+            let id = listed.id();
+            if invalid.contains(listed.manifest_dir()) {
                 let report = not_run(
-                    def,
+                    &listed.named(),
                     &options,
                     RunError::new(RunErrorKind::Config, CONFIG_REPORTED),
                 );
                 let task = running.spawn(async move { report });
-                running_ids.insert(task.id(), (def.id(), Instant::now()));
+                running_ids.insert(task.id(), (id, Instant::now()));
                 continue;
             }
-            let task = running.spawn(async move { run_one(def, &options).await });
-            running_ids.insert(task.id(), (def.id(), Instant::now()));
+            // A deferred case is made in its task, and its definition dropped with the task.
+            let task = running.spawn(async move {
+                match listed.definition() {
+                    Ok(def) => run_one(def, &options).await,
+                    Err(e) => not_run(
+                        &listed.named(),
+                        &options,
+                        RunError::new(RunErrorKind::Setup, format!("cannot make the case: {e}")),
+                    ),
+                }
+            });
+            running_ids.insert(task.id(), (id, Instant::now()));
         }
         if running.is_empty() {
             break;
@@ -165,7 +185,7 @@ pub(crate) async fn run_suite_with(
                     running_ids.remove(&task);
                     named_slow.remove(&task);
                     deliver(&report, reporters);
-                    summaries.push(summary(&report));
+                    kept.add(&report);
                 }
                 // run_eval_async contains the eval's panics; this is a bug in niceeval.
                 Some(Err(e)) => {
@@ -189,8 +209,8 @@ pub(crate) async fn run_suite_with(
         }
     }
     running.abort_all();
-    let mut suite = SuiteReport::new(
-        summaries,
+    let mut suite = kept.totals.report(
+        kept.summaries,
         0,
         false,
         started.elapsed().as_secs_f64() * 1000.0,
@@ -207,18 +227,42 @@ pub(crate) async fn run_suite_with(
     suite
 }
 
+/// What a run keeps of its finished evals.
+struct Kept {
+    totals: Totals,
+    /// Every eval's summary, when `keep`.
+    summaries: Vec<EvalSummary>,
+    keep: bool,
+    /// Whether a summary keeps what a baseline needs.
+    keep_baseline: bool,
+}
+
+impl Kept {
+    fn add(&mut self, report: &EvalReport) {
+        let summary = if self.keep_baseline {
+            EvalSummary::from(report)
+        } else {
+            EvalSummary::without_baseline(report)
+        };
+        self.totals.add(&summary);
+        if self.keep {
+            self.summaries.push(summary);
+        }
+    }
+}
+
 /// Hands the records the resumed run already wrote (for evals of `to_run`) to the reporters
 /// past the first `resume.written`, and each to `keep`, one at a time from the file; returns
 /// the ids of those evals, which do not run again. A record cut short by the kill is skipped
 /// (with a warning): its eval runs again.
 fn replay_finished(
     resume: &Resume,
-    to_run: &[&'static EvalDefinition],
+    to_run: &[Listed],
     reporters: &mut [Box<dyn Reporter>],
     keep: &mut dyn FnMut(&EvalReport),
 ) -> HashSet<String> {
     let run = &crate::output::results::this_run().id;
-    let mut wanted: HashSet<String> = to_run.iter().map(|d| d.id()).collect();
+    let mut wanted: HashSet<String> = to_run.iter().map(Listed::id).collect();
     let mut finished = HashSet::new();
     let skip = resume.written.min(reporters.len());
     let read = (|| -> Result<(), crate::output::results::ReadError> {
@@ -338,8 +382,8 @@ const CONFIG_REPORTED: &str =
 /// Loads the configuration of every crate the evals come from (once per crate, cached for
 /// the evals that run), prints each invalid one on stderr, and returns their manifest
 /// directories.
-fn check_configs(evals: &[&'static EvalDefinition]) -> BTreeSet<&'static str> {
-    let dirs: BTreeSet<&'static str> = evals.iter().map(|d| d.manifest_dir).collect();
+fn check_configs(evals: &[Listed]) -> BTreeSet<String> {
+    let dirs: BTreeSet<&str> = evals.iter().map(Listed::manifest_dir).collect();
     let mut invalid = BTreeSet::new();
     for dir in dirs {
         if let Err(error) = Config::for_manifest_dir(dir) {
@@ -354,26 +398,27 @@ fn check_configs(evals: &[&'static EvalDefinition]) -> BTreeSet<&'static str> {
                 text.push('\n');
             }
             eprint!("{text}");
-            invalid.insert(dir);
+            invalid.insert(dir.to_string());
         }
     }
     invalid
 }
 
 /// Runs one eval and, when it asks for one, checks its snapshot.
-async fn run_one(def: &'static EvalDefinition, options: &RunOptions) -> EvalReport {
-    let mut report = run_eval_async(def, options).await;
+async fn run_one(def: Def, options: &RunOptions) -> EvalReport {
+    let mut report = run_def(def.clone(), options).await;
     if def.snapshot {
         // insta compares and writes files: keep that off the runtime's worker threads.
+        let checked = def.clone();
         report = match tokio::task::spawn_blocking(move || {
-            crate::output::snapshot::check_in_suite(def, &mut report);
+            crate::output::snapshot::check_in_suite(&checked, &mut report);
             report
         })
         .await
         {
             Ok(report) => report,
             Err(e) => {
-                let mut failed = EvalReport::empty(def);
+                let mut failed = EvalReport::empty(&def);
                 failed.error = Some(crate::base::outcome::RunError::new(
                     crate::base::outcome::RunErrorKind::Assertion,
                     format!("checking the snapshot failed: {e}"),
@@ -389,7 +434,7 @@ fn deliver(report: &EvalReport, reporters: &mut [Box<dyn Reporter>]) {
     super::outputs::deliver(reporters, |r| r.on_eval_complete(report));
 }
 
-fn ignored_report(def: &'static EvalDefinition) -> EvalReport {
+fn ignored_report(def: &EvalDefinition) -> EvalReport {
     let mut report = EvalReport::empty(def);
     report.outcome = Outcome::Skipped;
     report.skip_reason = Some("#[ignore]d; run with --ignored or --include-ignored".into());

@@ -114,6 +114,7 @@ fn deliver(manifest_dir: &'static str, report: &EvalReport) {
             let outputs = match Outputs::build(
                 Some(manifest_dir),
                 &crate::run::definition::registered(),
+                Vec::new,
                 &Requested::of_env(),
                 Vec::new(),
                 Box::new(exit_notice::ExitNotice),

@@ -238,6 +238,11 @@ impl<W: Write + Send> Console<W> {
 }
 
 impl<W: Write + Send> Reporter for Console<W> {
+    /// The table of every eval, which a quiet console does not write.
+    fn reads_evals(&self) -> bool {
+        !self.quiet
+    }
+
     fn on_run_start(&mut self, start: &SuiteStart) -> std::io::Result<()> {
         self.total = start.evals.len();
         self.started = Some(Instant::now());

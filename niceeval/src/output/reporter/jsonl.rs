@@ -38,6 +38,11 @@ impl<W: Write + Send> Reporter for Jsonl<W> {
         self.out.write_all(&line)?;
         self.out.flush()
     }
+
+    /// Each report is written as it comes.
+    fn reads_evals(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

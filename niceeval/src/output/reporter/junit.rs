@@ -190,6 +190,11 @@ impl<W: Write + Send> Reporter for Junit<W> {
         Ok(())
     }
 
+    /// The finished evals are spooled as they come; the end reads the unfinished ones.
+    fn reads_evals(&self) -> bool {
+        false
+    }
+
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
         // The case as the whole document would have it: a document of this one case, from
         // the line of its `<testcase` to the line of `</testsuite>`.

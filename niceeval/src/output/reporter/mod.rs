@@ -182,6 +182,15 @@ pub trait Reporter: Send {
         let _ = progress;
         Ok(())
     }
+
+    /// Whether `on_run_complete` reads [`SuiteReport::evals`], the summary of every finished
+    /// eval (to write a table of them). The suite runner keeps the summaries only when one of
+    /// its reporters reads them (or a baseline is compared or saved); otherwise the suite
+    /// report has its totals, datasets and flaky evals, and no summary: a quiet run of
+    /// 100,000 evals keeps no 100,000 summaries. A reporter that does not say reads them.
+    fn reads_evals(&self) -> bool {
+        true
+    }
 }
 
 impl<R: Reporter + ?Sized> Reporter for Box<R> {
@@ -196,6 +205,9 @@ impl<R: Reporter + ?Sized> Reporter for Box<R> {
     }
     fn on_progress(&mut self, progress: &Progress) -> std::io::Result<()> {
         (**self).on_progress(progress)
+    }
+    fn reads_evals(&self) -> bool {
+        (**self).reads_evals()
     }
 }
 

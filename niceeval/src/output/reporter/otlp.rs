@@ -208,4 +208,9 @@ impl super::Reporter for Otlp {
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
         export(report, &self.endpoint).map_err(std::io::Error::other)
     }
+
+    /// Each report is exported as it comes.
+    fn reads_evals(&self) -> bool {
+        false
+    }
 }

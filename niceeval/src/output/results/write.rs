@@ -417,14 +417,20 @@ impl ResultsFile {
     /// # Ok(()) }
     /// ```
     pub fn open(manifest_dir: &Path) -> std::io::Result<Option<Self>> {
-        Self::open_defining(manifest_dir, &crate::run::definition::registered())
+        Self::open_defining(
+            manifest_dir,
+            &crate::run::definition::registered(),
+            Vec::new,
+        )
     }
 
     /// [`ResultsFile::open`], compacting the file to what `defs` define (the registered
-    /// evals and the suite files' cases a run is given).
+    /// evals and the suite files' cases a run is given) and the ids `more` names (deferred
+    /// cases, asked for only when the file is compacted).
     pub(crate) fn open_defining(
         manifest_dir: &Path,
         defs: &[&'static crate::run::definition::EvalDefinition],
+        more: impl FnOnce() -> Vec<String>,
     ) -> std::io::Result<Option<Self>> {
         if disabled() {
             return Ok(None);
@@ -433,7 +439,11 @@ impl ResultsFile {
         std::fs::create_dir_all(&dir)?;
         let path = dir.join(file_name());
         this_run();
-        compact_for_run(&path, manifest_dir, || Defined::of(defs))?;
+        compact_for_run(&path, manifest_dir, || {
+            let mut defined = Defined::of(defs);
+            defined.ids.extend(more());
+            defined
+        })?;
         let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
         end_cut_line(&path, &mut file)?;
         Ok(Some(ResultsFile {
@@ -458,6 +468,11 @@ impl Reporter for ResultsFile {
         self.line.push(b'\n');
         self.file.write_all(&self.line)?;
         self.file.flush()
+    }
+
+    /// Each report is written as it comes.
+    fn reads_evals(&self) -> bool {
+        false
     }
 }
 

@@ -151,9 +151,11 @@ pub(crate) struct Matrices {
 }
 
 impl Matrices {
-    /// Keeps the cell of `report`, when it is a case of a suite file.
+    /// Keeps the cell of `report`, when it is a case of a suite file that may draw a matrix
+    /// (one of a single column never does: its cells would be a run's worth of memory for
+    /// nothing).
     pub(crate) fn add(&mut self, report: &EvalReport) {
-        let Some(at) = &report.matrix else {
+        let Some(at) = report.matrix.as_ref().filter(|at| at.columns != 1) else {
             return;
         };
         let file = report.dataset.clone().unwrap_or_default();

@@ -19,6 +19,7 @@ mod suite;
 pub(crate) mod table;
 pub(crate) use names::Names;
 pub(crate) use render::{Style, render};
+pub(crate) use suite::Totals;
 pub use suite::{DatasetSummary, EvalSummary, Flaky, Progress, Signal, SuiteReport, SuiteStart};
 
 /// One run of an eval, summarized.
@@ -247,7 +248,7 @@ impl EvalReport {
             file: def.file.to_string(),
             line: def.line,
             tags: def.tags.iter().map(|t| t.to_string()).collect(),
-            description: def.description.map(str::to_string),
+            description: def.own_description().map(str::to_string),
             outcome: Outcome::Failed,
             strict: def.strict,
             error: None,
@@ -270,7 +271,7 @@ impl EvalReport {
             min_pass_rate: def.min_pass_rate.unwrap_or(1.0),
             dataset: def.dataset_id(),
             min_case_pass_rate: def.min_case_pass_rate(),
-            matrix: def.case.and_then(|c| c.matrix.clone()),
+            matrix: def.own_case().and_then(|c| c.matrix.clone()),
             run: None,
         }
     }

@@ -197,46 +197,143 @@ impl DatasetSummary {
         }
         line
     }
+}
 
-    /// Groups the summaries of dataset cases by dataset, sorted by id.
-    fn of(evals: &[EvalSummary]) -> Vec<DatasetSummary> {
-        let mut by: BTreeMap<&str, Vec<&EvalSummary>> = BTreeMap::new();
-        for eval in evals {
-            if let Some(dataset) = &eval.dataset {
-                by.entry(dataset).or_default().push(eval);
-            }
+/// A suite's totals, folded one eval's summary at a time: what a [`SuiteReport`] says besides
+/// the summaries themselves (counts, tokens and cost, flaky evals, datasets). The suite runner
+/// folds each eval as it finishes, so a run whose reporters read no summary
+/// ([`crate::output::reporter::Reporter::reads_evals`]) keeps none.
+#[derive(Debug, Default)]
+pub(crate) struct Totals {
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+    usage: Usage,
+    judge_usage: Usage,
+    flaky: Vec<Flaky>,
+    datasets: BTreeMap<String, DatasetTotals>,
+}
+
+/// One dataset's cases, folded: counts, and the sums and counts the means are made of.
+#[derive(Debug, Default)]
+struct DatasetTotals {
+    cases: usize,
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+    scores: (f64, usize),
+    metrics: BTreeMap<String, (f64, usize)>,
+    min_case_pass_rate: Option<f64>,
+}
+
+impl Totals {
+    /// Folds in `eval`.
+    pub(crate) fn add(&mut self, eval: &EvalSummary) {
+        match eval.outcome {
+            Outcome::Passed => self.passed += 1,
+            Outcome::Failed => self.failed += 1,
+            Outcome::Skipped => self.skipped += 1,
         }
-        by.into_iter()
-            .map(|(id, cases)| {
-                let count = |o| cases.iter().filter(|c| c.outcome == o).count();
-                let scores: Vec<f64> = cases.iter().filter_map(|c| c.score).collect();
-                let mut metrics: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-                for case in &cases {
-                    for (name, value) in &case.metrics {
-                        metrics.entry(name.clone()).or_default().push(*value);
-                    }
-                }
-                let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-                DatasetSummary {
-                    id: id.to_string(),
-                    cases: cases.len(),
-                    passed: count(Outcome::Passed),
-                    failed: count(Outcome::Failed),
-                    skipped: count(Outcome::Skipped),
-                    mean_score: (!scores.is_empty()).then(|| mean(&scores)),
-                    metrics: metrics
-                        .into_iter()
-                        .map(|(name, values)| (name, mean(&values)))
-                        .collect(),
-                    min_case_pass_rate: cases.iter().find_map(|c| c.min_case_pass_rate),
-                }
+        self.usage.add(&Usage {
+            cost_usd: eval.cost_usd,
+            ..eval.usage
+        });
+        self.judge_usage.add(&eval.judge_usage);
+        let (runs, passed) = eval.counted();
+        if passed > 0 && passed < runs {
+            self.flaky.push(Flaky::new(eval.id.clone(), runs, passed));
+        }
+        if let Some(dataset) = &eval.dataset {
+            let totals = match self.datasets.get_mut(dataset) {
+                Some(totals) => totals,
+                None => self.datasets.entry(dataset.clone()).or_default(),
+            };
+            totals.cases += 1;
+            match eval.outcome {
+                Outcome::Passed => totals.passed += 1,
+                Outcome::Failed => totals.failed += 1,
+                Outcome::Skipped => totals.skipped += 1,
+            }
+            if let Some(score) = eval.score {
+                totals.scores.0 += score;
+                totals.scores.1 += 1;
+            }
+            for (name, value) in &eval.metrics {
+                let sum = match totals.metrics.get_mut(name) {
+                    Some(sum) => sum,
+                    None => totals.metrics.entry(name.clone()).or_default(),
+                };
+                sum.0 += value;
+                sum.1 += 1;
+            }
+            totals.min_case_pass_rate = totals.min_case_pass_rate.or(eval.min_case_pass_rate);
+        }
+    }
+
+    /// The report of a suite with these totals and the summaries `evals` (all the evals
+    /// folded, or none when no reporter reads them), sorted by id here.
+    pub(crate) fn report(
+        self,
+        mut evals: Vec<EvalSummary>,
+        not_run: usize,
+        interrupted: bool,
+        duration_ms: f64,
+    ) -> SuiteReport {
+        // Unstable: no scratch buffer the size of the suite (ids are unique anyway).
+        evals.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        let mut flaky = self.flaky;
+        flaky.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        let mean = |(sum, n): (f64, usize)| sum / n as f64;
+        let datasets = self
+            .datasets
+            .into_iter()
+            .map(|(id, totals)| DatasetSummary {
+                id,
+                cases: totals.cases,
+                passed: totals.passed,
+                failed: totals.failed,
+                skipped: totals.skipped,
+                mean_score: (totals.scores.1 > 0).then(|| mean(totals.scores)),
+                metrics: totals
+                    .metrics
+                    .into_iter()
+                    .map(|(name, sum)| (name, mean(sum)))
+                    .collect(),
+                min_case_pass_rate: totals.min_case_pass_rate,
             })
-            .collect()
+            .collect();
+        SuiteReport {
+            flaky,
+            comparison: None,
+            datasets,
+            usage: self.usage,
+            judge_usage: self.judge_usage,
+            passed: self.passed,
+            failed: self.failed,
+            skipped: self.skipped,
+            evals,
+            not_run,
+            interrupted,
+            duration_ms,
+            signal: None,
+            unfinished: Vec::new(),
+        }
     }
 }
 
 impl From<&EvalReport> for EvalSummary {
     fn from(r: &EvalReport) -> Self {
+        EvalSummary {
+            baseline: Some(Box::new(BaselineEval::of(r))),
+            ..EvalSummary::without_baseline(r)
+        }
+    }
+}
+
+impl EvalSummary {
+    /// The summary of `r` without what a baseline keeps of it (a run that neither compares
+    /// with a baseline nor saves one does not make it).
+    pub(crate) fn without_baseline(r: &EvalReport) -> Self {
         EvalSummary {
             id: r.id.clone(),
             outcome: r.outcome,
@@ -255,7 +352,7 @@ impl From<&EvalReport> for EvalSummary {
             metrics: r.metrics.clone(),
             dataset: r.dataset.clone(),
             min_case_pass_rate: r.min_case_pass_rate,
-            baseline: Some(Box::new(BaselineEval::of(r))),
+            baseline: None,
             failed_gates: if r.outcome == Outcome::Failed {
                 r.assertions
                     .iter()
@@ -440,40 +537,13 @@ impl SuiteReport {
         interrupted: bool,
         duration_ms: f64,
     ) -> Self {
-        // Unstable: no scratch buffer the size of the suite (ids are unique anyway).
+        // Folded in id order, as the report lists them.
         evals.sort_unstable_by(|a, b| a.id.cmp(&b.id));
-        let count = |o| evals.iter().filter(|e| e.outcome == o).count();
-        let (mut usage, mut judge_usage) = (Usage::default(), Usage::default());
+        let mut totals = Totals::default();
         for eval in &evals {
-            usage.add(&Usage {
-                cost_usd: eval.cost_usd,
-                ..eval.usage
-            });
-            judge_usage.add(&eval.judge_usage);
+            totals.add(eval);
         }
-        let flaky = evals
-            .iter()
-            .filter_map(|e| {
-                let (runs, passed) = e.counted();
-                (passed > 0 && passed < runs).then(|| Flaky::new(e.id.clone(), runs, passed))
-            })
-            .collect();
-        SuiteReport {
-            flaky,
-            comparison: None,
-            datasets: DatasetSummary::of(&evals),
-            usage,
-            judge_usage,
-            passed: count(Outcome::Passed),
-            failed: count(Outcome::Failed),
-            skipped: count(Outcome::Skipped),
-            evals,
-            not_run,
-            interrupted,
-            duration_ms,
-            signal: None,
-            unfinished: Vec::new(),
-        }
+        totals.report(evals, not_run, interrupted, duration_ms)
     }
 
     /// The suite's spending in one line, the agents' and the judges' apart

@@ -1,0 +1,96 @@
+//! What the suite runner lists, selects and runs: a definition of the process, or a case of
+//! [`Deferred`] data evals, which is named from its source and made only when its turn to run
+//! comes (see [`crate::run::data_eval::Deferred`]). A listed case costs its index; its
+//! definition, data and texts exist while it runs.
+
+use std::sync::Arc;
+
+use crate::run::data_eval::{Deferred, Place};
+use crate::run::definition::{Def, EvalDefinition};
+use crate::run::error::Error;
+
+/// One eval of a run: a definition, or case `.1` of deferred data evals.
+#[derive(Clone)]
+pub(crate) enum Listed {
+    Defined(&'static EvalDefinition),
+    Deferred(Arc<dyn Deferred>, usize),
+}
+
+impl Listed {
+    /// Every case of `deferred`, in order.
+    pub(crate) fn cases(deferred: Arc<dyn Deferred>) -> impl Iterator<Item = Listed> {
+        (0..deferred.len()).map(move |index| Listed::Deferred(deferred.clone(), index))
+    }
+
+    /// `module::name`, as [`EvalDefinition::id`].
+    pub(crate) fn id(&self) -> String {
+        match self {
+            Listed::Defined(def) => def.id(),
+            Listed::Deferred(cases, index) => format!("{}::{}", cases.module(), cases.name(*index)),
+        }
+    }
+
+    /// The name filters match, as [`EvalDefinition::test_name`].
+    pub(crate) fn test_name(&self) -> String {
+        match self {
+            Listed::Defined(def) => def.test_name(),
+            Listed::Deferred(cases, index) => match cases.module().split_once("::") {
+                Some((_, module)) => format!("{module}::{}", cases.name(*index)),
+                None => cases.name(*index).into_owned(),
+            },
+        }
+    }
+
+    /// `#[eval(tags = [..])]` (a deferred case has none).
+    pub(crate) fn tags(&self) -> &'static [&'static str] {
+        match self {
+            Listed::Defined(def) => def.tags,
+            Listed::Deferred(..) => &[],
+        }
+    }
+
+    /// `#[ignore]` (a deferred case never is).
+    pub(crate) fn ignored(&self) -> bool {
+        match self {
+            Listed::Defined(def) => def.ignored,
+            Listed::Deferred(..) => false,
+        }
+    }
+
+    /// The directory `niceeval.toml` is looked up from.
+    pub(crate) fn manifest_dir(&self) -> &str {
+        match self {
+            Listed::Defined(def) => def.manifest_dir,
+            Listed::Deferred(cases, _) => cases.dir(),
+        }
+    }
+
+    /// The definition the engine runs: a deferred case is made now, and its definition is
+    /// dropped with the report of its run.
+    pub(crate) fn definition(&self) -> Result<Def, Error> {
+        match self {
+            Listed::Defined(def) => Ok(Def::Static(def)),
+            Listed::Deferred(cases, index) => {
+                Ok(Def::Made(Arc::new(cases.make(*index)?.definition())))
+            }
+        }
+    }
+
+    /// A definition that only names the eval (no body, no data): the report of a case that
+    /// could not be made, or of one not run, is built on it.
+    pub(crate) fn named(&self) -> Def {
+        match self {
+            Listed::Defined(def) => Def::Static(def),
+            Listed::Deferred(cases, index) => {
+                let place = Place::new(
+                    cases.name(*index),
+                    cases.module(),
+                    String::new(),
+                    0,
+                    cases.dir(),
+                );
+                Def::Made(Arc::new(crate::run::data_eval::Made::unmade(place)))
+            }
+        }
+    }
+}
