@@ -153,7 +153,7 @@ fn every_schema_key_is_read_or_listed() {
             let path = dir.path().join("promptfooconfig.yaml");
             let text = serde_json::to_string_pretty(&config).expect("JSON");
             std::fs::write(&path, &text).expect("a file");
-            let why = match super::read(&path, &text) {
+            let why = match super::read(&path, text.clone()) {
                 Ok(suite) => suite
                     .notices
                     .iter()
@@ -202,7 +202,7 @@ fn every_schema_assertion_type_runs_or_is_listed() {
         let path = dir.path().join("promptfooconfig.yaml");
         let text = serde_json::to_string_pretty(&Value::Object(config)).expect("JSON");
         std::fs::write(&path, &text).expect("a file");
-        match super::read(&path, &text) {
+        match super::read(&path, text.clone()) {
             Err(e)
                 if e.to_string()
                     .contains(&format!("assertion type `{kind}` is not supported")) => {}
