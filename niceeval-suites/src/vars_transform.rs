@@ -284,15 +284,27 @@ impl Drop for VarsTransformer {
     }
 }
 
+// The workspace's one skip helper (`tests/skip.rs`), for the tests below.
+#[cfg(test)]
+#[path = "../../tests/skip.rs"]
+mod skip;
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn node() -> bool {
-        Command::new("node")
+    /// Whether `tool` runs here, through the workspace's one skip rule (skip with a notice,
+    /// fail under CI).
+    fn have(tool: &str) -> bool {
+        let ok = Command::new(tool)
             .arg("--version")
             .output()
-            .is_ok_and(|o| o.status.success())
+            .is_ok_and(|o| o.status.success());
+        super::skip::available(ok, tool, "install it")
+    }
+
+    fn node() -> bool {
+        have("node")
     }
 
     #[test]
@@ -359,11 +371,7 @@ mod tests {
             let err = t.var("x", "file://e.js", "", &vars, "echo").unwrap_err();
             assert!(err.to_string().contains("no data"), "{err}");
         }
-        let python = Command::new("python3")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if python {
+        if have("python3") {
             std::fs::write(
                 dir.path().join("v.py"),
                 "def get_var(name, prompt, other):\n    return {'output': '  ' + other['city'].upper() + '  '}\n",

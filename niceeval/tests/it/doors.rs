@@ -45,6 +45,13 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
          each",
     ),
     (
+        "checks/expect/service/http.rs",
+        "Client::new",
+        "the service assertions (`webhook`, `classifier`, `moderation`, `pi`) sit in the checks \
+         layer, below the agents layer that owns the pool; one client per graded item, with the \
+         item's own timeout",
+    ),
+    (
         "agents/trace/export.rs",
         "Client::new",
         "the OTLP export is built with the `otel` feature alone, without `providers`, which \

@@ -276,8 +276,15 @@ fn the_chat_agent_runs_the_tool_loop_and_emits_events() {
             "action.called",
             "action.result",
             "usage",
-            "message"
+            "message",
+            // Why the model stopped (`chat:finish`), which a suite file's `finish-reason` reads.
+            "custom"
         ]
+    );
+    assert!(
+        matches!(&turn.events[6], Event::Custom { name, data } if name == "chat:finish" && data["finish_reason"] == "stop"),
+        "{:?}",
+        turn.events[6]
     );
     assert!(
         matches!(&turn.events[3], Event::ActionResult { status: ActionStatus::Completed, output, .. } if output["status"] == "shipped")

@@ -18,8 +18,10 @@ use serde_json::Value;
 /// 150 until the data-eval interface (`data_eval`: eight items, for runners of cases that are
 /// not `#[eval]` functions, such as niceeval-suites) and the check context (`CheckContext`,
 /// `WorkingCopy`) joined it; 163 once assertions as data read what the provider returned and
-/// the run's trace (`spec::ProviderResponse`, `spec::TraceSpan`, both filled by a runner).
-const MAX_ITEMS: usize = 163;
+/// the run's trace (`spec::ProviderResponse`, `spec::TraceSpan`, both filled by a runner);
+/// 165 once a runner's cases could be made when their turn to run comes
+/// (`data_eval::Deferred`, `data_eval::Made`), so that 100,000 of them are not held at once.
+const MAX_ITEMS: usize = 165;
 
 /// Item kinds that count, as rustdoc's JSON names them.
 const COUNTED: &[&str] = &[

@@ -11,6 +11,7 @@
 //! `function`; an output that reports an MCP tool's result or error is judged by that report.
 //! Arguments are validated as the `is-json` type validates (draft-07, formats asserted).
 
+use super::CallProblem;
 use std::sync::LazyLock;
 
 use serde_json::Value;
@@ -71,9 +72,9 @@ impl Assertion for FunctionCall {
         let output = provider_output(subject, self.output.as_ref());
         let checked = match self.kind {
             Kind::FunctionCall => match &self.provider_config {
-                None => Err(
+                None => Err(CallProblem::from(
                     "Provider does not have functionality for checking function call.".to_string(),
-                ),
+                )),
                 Some(_) if is_google(self.provider_id.as_deref()) => {
                     google_call(&output, self.config("tools"))
                 }
@@ -91,7 +92,7 @@ impl Assertion for FunctionCall {
 
 /// Checks an OpenAI function call (`{name, arguments}`, or a message with `function_call`)
 /// against `functions` (a list of `{name, parameters}`).
-pub(crate) fn openai_call(output: &Value, functions: Option<&Value>) -> Result<(), String> {
+pub(crate) fn openai_call(output: &Value, functions: Option<&Value>) -> Result<(), CallProblem> {
     let call = match output {
         Value::Object(map) if map.contains_key("function_call") => &map["function_call"],
         other => other,
@@ -99,10 +100,10 @@ pub(crate) fn openai_call(output: &Value, functions: Option<&Value>) -> Result<(
     let (Some(Value::String(name)), Some(Value::String(arguments))) =
         (call.get("name"), call.get("arguments"))
     else {
-        return Err(format!(
+        return Err(CallProblem::from(format!(
             "OpenAI did not return a valid-looking function call: {}",
             stringify(call)
-        ));
+        )));
     };
     let arguments: Value = serde_json::from_str(arguments)
         .map_err(|e| format!("The arguments of the call to \"{name}\" are not JSON: {e}"))?;
@@ -115,18 +116,18 @@ pub(crate) fn openai_call(output: &Value, functions: Option<&Value>) -> Result<(
         .and_then(|f| f.get("parameters"))
         .filter(|p| super::truthy(Some(p)));
     let Some(schema) = schema else {
-        return Err(format!(
+        return Err(CallProblem::from(format!(
             "Called \"{name}\", but there is no function with that name"
-        ));
+        )));
     };
     let problems = schema_problems(schema, &arguments).map_err(|e| e.to_string())?;
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        Err(CallProblem::from(format!(
             "Call to \"{name}\" does not match schema: {}",
             problems.join("; ")
-        ))
+        )))
     }
 }
 
@@ -138,7 +139,7 @@ static MCP_RESULT: LazyLock<regex::Regex> =
 
 /// Checks OpenAI tool calls (a list of `{function: {name, arguments}}`, or a message holding
 /// one as `tool_calls`) against `tools`; `Ok` is the passing reason.
-pub(crate) fn openai_tools(output: &Value, tools: Option<&Value>) -> Result<String, String> {
+pub(crate) fn openai_tools(output: &Value, tools: Option<&Value>) -> Result<String, CallProblem> {
     let text = match output {
         Value::String(s) => s.clone(),
         other => stringify(other),
@@ -151,11 +152,11 @@ pub(crate) fn openai_tools(output: &Value, tools: Option<&Value>) -> Result<Stri
                 .and_then(|c| c.get(i))
                 .map(|m| m.as_str().to_string())
         };
-        return Err(format!(
+        return Err(CallProblem::from(format!(
             "MCP tool call failed for {}: {}",
             part(1).unwrap_or_else(|| "unknown".into()),
             part(2).unwrap_or_else(|| "unknown error".into())
-        ));
+        )));
     }
     if text.contains("MCP Tool Result") {
         let name = MCP_RESULT
@@ -177,20 +178,22 @@ pub(crate) fn openai_tools(output: &Value, tools: Option<&Value>) -> Result<Stri
     let list = match calls {
         Value::Array(list) if !list.is_empty() && list.iter().all(well_formed) => list,
         other => {
-            return Err(format!(
+            return Err(CallProblem::from(format!(
                 "OpenAI did not return a valid-looking tools response: {}",
                 stringify(other)
-            ));
+            )));
         }
     };
     let Some(tools) = tools.filter(|t| super::truthy(Some(t))) else {
-        return Err("No tools configured in provider, but output contains tool calls".to_string());
+        return Err(CallProblem::from(
+            "No tools configured in provider, but output contains tool calls".to_string(),
+        ));
     };
     let Some(tools) = tools.as_array() else {
-        return Err(format!(
+        return Err(CallProblem::from(format!(
             "The provider's `tools` is not a list of tools: {}",
             stringify(tools)
-        ));
+        )));
     };
     let functions = Value::Array(
         tools
@@ -256,7 +259,7 @@ fn key_count(value: &Value) -> usize {
 
 /// Checks Google function calls (`[{functionCall}]`, or a Live `{toolCall: {functionCalls}}`,
 /// possibly as JSON text) against the `functionDeclarations` of `tools`.
-pub(crate) fn google_call(output: &Value, tools: Option<&Value>) -> Result<(), String> {
+pub(crate) fn google_call(output: &Value, tools: Option<&Value>) -> Result<(), CallProblem> {
     let bad = || {
         format!(
             "Google did not return a valid-looking function call: {}",
@@ -271,14 +274,14 @@ pub(crate) fn google_call(output: &Value, tools: Option<&Value>) -> Result<(), S
         Value::Object(map) if map.contains_key("toolCall") => {
             match map["toolCall"].get("functionCalls") {
                 Some(Value::Array(calls)) => calls.clone(),
-                _ => return Err(bad()),
+                _ => return Err(CallProblem::from(bad())),
             }
         }
         Value::Array(items) => items
             .iter()
             .filter_map(|item| item.as_object()?.get("functionCall").cloned())
             .collect(),
-        _ => return Err(bad()),
+        _ => return Err(CallProblem::from(bad())),
     };
     let declarations = tools
         .and_then(Value::as_array)
@@ -298,10 +301,10 @@ pub(crate) fn google_call(output: &Value, tools: Option<&Value>) -> Result<(), S
                 format!("The arguments of the call to \"{shown_name}\" are not JSON: {e}")
             })?,
             Some(Value::Null) | None => {
-                return Err(format!(
+                return Err(CallProblem::from(format!(
                     "The call to \"{shown_name}\" has no `args`: {}",
                     stringify(call)
-                ));
+                )));
             }
             Some(other) => other.clone(),
         };
@@ -309,9 +312,9 @@ pub(crate) fn google_call(output: &Value, tools: Option<&Value>) -> Result<(), S
             list.iter()
                 .find(|d| d.get("name").unwrap_or(&Value::Null) == &name)
         }) else {
-            return Err(format!(
+            return Err(CallProblem::from(format!(
                 "Called \"{shown_name}\", but there is no function with that name"
-            ));
+            )));
         };
         let parameters = declaration
             .get("parameters")
@@ -331,14 +334,14 @@ pub(crate) fn google_call(output: &Value, tools: Option<&Value>) -> Result<(), S
                     )
                 })?;
                 if !problems.is_empty() {
-                    return Err(mismatch(problems.join("; ")));
+                    return Err(CallProblem::from(mismatch(problems.join("; "))));
                 }
             }
             _ => {
                 let empty_and_unexpected =
                     arguments == Value::Object(serde_json::Map::new()) && parameters.is_none();
                 if !empty_and_unexpected {
-                    return Err(mismatch(stringify(declaration)));
+                    return Err(CallProblem::from(mismatch(stringify(declaration))));
                 }
             }
         }

@@ -56,3 +56,26 @@ pub(crate) fn truthy(value: Option<&Value>) -> bool {
         Some(Value::Array(_) | Value::Object(_)) => true,
     }
 }
+
+/// Why a response item does not read or does not hold (a call that fits no schema, a value of the wrong shape), in words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct CallProblem(String);
+
+impl From<String> for CallProblem {
+    fn from(message: String) -> Self {
+        CallProblem(message)
+    }
+}
+
+impl From<&str> for CallProblem {
+    fn from(message: &str) -> Self {
+        CallProblem(message.to_string())
+    }
+}
+
+impl From<CallProblem> for String {
+    fn from(problem: CallProblem) -> Self {
+        problem.0
+    }
+}

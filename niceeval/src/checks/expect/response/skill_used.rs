@@ -5,6 +5,7 @@
 //! (`pattern` is a glob: `*` any text, `?` one character, case ignored). Rules and reasons are
 //! promptfoo 0.123.1's.
 
+use super::CallProblem;
 use serde_json::Value;
 
 use super::{described, verdict};
@@ -26,7 +27,7 @@ pub(crate) enum Expected {
 
 impl Expected {
     /// The item's `value` read as promptfoo reads it; `Err` says what is wrong.
-    pub(crate) fn read(value: Option<&Value>, inverse: bool) -> Result<Expected, String> {
+    pub(crate) fn read(value: Option<&Value>, inverse: bool) -> Result<Expected, CallProblem> {
         let text = |v: &Value| {
             v.as_str()
                 .map(str::trim)
@@ -46,17 +47,17 @@ impl Expected {
                 let name = map.get("name").and_then(text);
                 let pattern = map.get("pattern").and_then(text);
                 if name.is_none() && pattern.is_none() {
-                    return Err(
-                        "the `skill-used` object must include a name or pattern property".into(),
-                    );
+                    return Err(CallProblem::from(
+                        "the `skill-used` object must include a name or pattern property",
+                    ));
                 }
-                let count = |field: &str| -> Result<Option<u64>, String> {
+                let count = |field: &str| -> Result<Option<u64>, CallProblem> {
                     match map.get(field) {
                         None => Ok(None),
                         Some(v) => v.as_u64().map(Some).ok_or_else(|| {
-                            format!(
+                            CallProblem::from(format!(
                                 "`skill-used` object {field} must be a finite non-negative integer"
-                            )
+                            ))
                         }),
                     }
                 };
@@ -64,12 +65,14 @@ impl Expected {
                 if let (Some(min), Some(max)) = (min, max)
                     && max < min
                 {
-                    return Err(
-                        "`skill-used` object max must be greater than or equal to min".into(),
-                    );
+                    return Err(CallProblem::from(
+                        "`skill-used` object max must be greater than or equal to min",
+                    ));
                 }
                 if inverse && (min.is_some() || max.is_some_and(|m| m != 0)) {
-                    return Err("`not-skill-used` objects take a name or pattern with no count bounds, or max: 0".into());
+                    return Err(CallProblem::from(
+                        "`not-skill-used` objects take a name or pattern with no count bounds, or max: 0",
+                    ));
                 }
                 Ok(Expected::Count {
                     name,
@@ -78,7 +81,9 @@ impl Expected {
                     max,
                 })
             }
-            _ => Err("`skill-used` needs a string, a list of strings, or an object value".into()),
+            _ => Err(CallProblem::from(
+                "`skill-used` needs a string, a list of strings, or an object value",
+            )),
         }
     }
 }

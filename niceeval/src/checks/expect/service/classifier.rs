@@ -10,6 +10,7 @@
 //! score. It passes at or over `threshold` (default 1, with a margin of one machine epsilon);
 //! `not-` flips the verdict and turns the score into `1 − score`.
 
+use super::ServiceFailure;
 use serde_json::{Value, json};
 
 use super::http::{Post, request_timeout, send};
@@ -24,7 +25,7 @@ pub(crate) const HF_INFERENCE_URL: &str = "https://router.huggingface.co/hf-infe
 pub(crate) const DEFAULT_THRESHOLD: f64 = 1.0;
 
 /// The model of a text-classification provider id, or why the id names none.
-pub(crate) fn model_of(id: &str) -> Result<String, String> {
+pub(crate) fn model_of(id: &str) -> Result<String, ServiceFailure> {
     let parts: Vec<&str> = id.split(':').collect();
     match parts.as_slice() {
         ["huggingface" | "hf", "text-classification", model @ ..]
@@ -32,9 +33,9 @@ pub(crate) fn model_of(id: &str) -> Result<String, String> {
         {
             Ok(model.join(":"))
         }
-        _ => Err(format!(
+        _ => Err(ServiceFailure::from(format!(
             "`provider` {id:?} is not a classification provider; `classifier` needs huggingface:text-classification:<model> (or hf:text-classification:<model>)"
-        )),
+        ))),
     }
 }
 
@@ -59,7 +60,7 @@ impl Classifier {
     }
 
     /// Each label's score, or the grader's error.
-    fn classify(&self, text: &str) -> Result<Vec<(String, f64)>, String> {
+    fn classify(&self, text: &str) -> Result<Vec<(String, f64)>, ServiceFailure> {
         let url = self.url();
         let token = self
             .provider
@@ -91,7 +92,7 @@ impl Classifier {
             let error = error
                 .as_str()
                 .map_or_else(|| error.to_string(), str::to_string);
-            return Err(format!("API call error: {error}"));
+            return Err(ServiceFailure::from(format!("API call error: {error}")));
         }
         // `[[{label, score}, …]]` is one text's list.
         let items = match &data {
@@ -112,7 +113,7 @@ impl Classifier {
                     .filter(|s| s.is_finite());
                 match (label, score) {
                     (Some(label), Some(score)) => Ok((label.to_string(), score)),
-                    _ => Err(malformed()),
+                    _ => Err(ServiceFailure::from(malformed())),
                 }
             })
             .collect()

@@ -211,3 +211,26 @@ pub(crate) mod fake {
         format!("http://127.0.0.1:{port}")
     }
 }
+
+/// Why a service could not grade an item (its reply, its status, its connection), in words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct ServiceFailure(String);
+
+impl From<String> for ServiceFailure {
+    fn from(message: String) -> Self {
+        ServiceFailure(message)
+    }
+}
+
+impl From<&str> for ServiceFailure {
+    fn from(message: &str) -> Self {
+        ServiceFailure(message.to_string())
+    }
+}
+
+impl From<ServiceFailure> for String {
+    fn from(problem: ServiceFailure) -> Self {
+        problem.0
+    }
+}

@@ -12,6 +12,7 @@
 //! narrows which flags count. No counted flag passes; `not-` flips the verdict and the score.
 //! An empty output passes unchecked, and the item needs the run's prompt, as in promptfoo.
 
+use super::ServiceFailure;
 use serde_json::{Map, Value, json};
 
 use super::http::{Post, request_timeout, send};
@@ -26,13 +27,13 @@ pub(crate) const DEFAULT_MODEL: &str = "omni-moderation-latest";
 const MULTIMODAL_MODELS: &[&str] = &["omni-moderation-latest", "omni-moderation-2024-09-26"];
 
 /// The model of a moderation provider id, or why niceeval cannot use it.
-pub(crate) fn model_of(id: &str) -> Result<String, String> {
+pub(crate) fn model_of(id: &str) -> Result<String, ServiceFailure> {
     match id.strip_prefix("openai:moderation") {
         Some("") => Ok(DEFAULT_MODEL.to_string()),
         Some(rest) if rest.len() > 1 && rest.starts_with(':') => Ok(rest[1..].to_string()),
-        _ => Err(format!(
+        _ => Err(ServiceFailure::from(format!(
             "`provider` {id:?} is not a moderation provider niceeval calls; use openai:moderation or openai:moderation:<model> (promptfoo's Azure and Replicate moderation providers are not supported)"
-        )),
+        ))),
     }
 }
 
@@ -130,7 +131,7 @@ impl Moderation {
     }
 
     /// The flags the API raised (category and its highest score), or the grader's error.
-    fn flags(&self, text: &str) -> Result<Vec<(String, f64)>, String> {
+    fn flags(&self, text: &str) -> Result<Vec<(String, f64)>, ServiceFailure> {
         let config = self.config();
         let (key, envar) = self.api_key();
         let required = config
@@ -138,9 +139,9 @@ impl Moderation {
             .and_then(Value::as_bool)
             .unwrap_or(true);
         if required && key.is_none() {
-            return Err(format!(
+            return Err(ServiceFailure::from(format!(
                 "API call error: API key is not set. Set the {envar} environment variable or add `apiKey` to the provider config."
-            ));
+            )));
         }
         let custom: Map<String, Value> = config
             .get("headers")
@@ -187,11 +188,11 @@ impl Moderation {
         )
         .map_err(|e| format!("API call error: {e}"))?;
         if !answer.ok() {
-            return Err(format!(
+            return Err(ServiceFailure::from(format!(
                 "API error: {}: {}",
                 answer.status_line(),
                 crate::base::excerpt::elide(&answer.text, 400)
-            ));
+            )));
         }
         let data: Value = serde_json::from_str(&answer.text)
             .map_err(|e| format!("API call error: the answer is not JSON: {e}"))?;

@@ -4,6 +4,7 @@
 //! and the key `WITHPI_API_KEY` as `x-api-key`; the answer's `total_score` is the score, and
 //! it passes strictly over `threshold` (default 0.5).
 
+use super::ServiceFailure;
 use serde_json::{Value, json};
 
 use super::Env;
@@ -33,12 +34,12 @@ pub(crate) struct Pi {
 }
 
 impl Pi {
-    fn score(&self, prompt: &str, output: &str) -> Result<f64, String> {
+    fn score(&self, prompt: &str, output: &str) -> Result<f64, ServiceFailure> {
         let Some(key) = self.env.get("WITHPI_API_KEY") else {
-            return Err(
+            return Err(ServiceFailure::from(
                 "Env var WITHPI_API_KEY must be set. Visit https://docs.withpi.ai for more information."
                     .to_string(),
-            );
+            ));
         };
         let answer = send(
             &Post {
@@ -65,11 +66,11 @@ impl Pi {
         data.get("total_score")
             .and_then(Value::as_f64)
             .ok_or_else(|| {
-                format!(
+                ServiceFailure::from(format!(
                     "the answer ({}) has no numeric `total_score`: {}",
                     answer.status_line(),
                     excerpt::elide(&answer.text, 200)
-                )
+                ))
             })
     }
 }

@@ -4,6 +4,7 @@
 //! the score defaults to 1 or 0 by `pass`; `not-` flips `pass` and turns the score into
 //! `1 − score`. The time limit is `WEBHOOK_TIMEOUT` milliseconds (default 5000).
 
+use super::ServiceFailure;
 use serde_json::{Map, Value, json};
 
 use super::Env;
@@ -28,7 +29,7 @@ pub(crate) struct Webhook {
 }
 
 impl Webhook {
-    fn grade(&self, output: Value) -> Result<Grade, String> {
+    fn grade(&self, output: Value) -> Result<Grade, ServiceFailure> {
         let mut context = Map::new();
         if let Some(prompt) = &self.prompt {
             context.insert("prompt".into(), Value::String(prompt.clone()));
@@ -47,7 +48,10 @@ impl Webhook {
         )
         .map_err(|e| e.to_string())?;
         if !answer.ok() {
-            return Err(format!("Webhook response status: {}", answer.status));
+            return Err(ServiceFailure::from(format!(
+                "Webhook response status: {}",
+                answer.status
+            )));
         }
         let reply: Value = serde_json::from_str(&answer.text).map_err(|e| {
             format!(
@@ -56,10 +60,10 @@ impl Webhook {
             )
         })?;
         let Some(passed) = reply.get("pass").and_then(Value::as_bool) else {
-            return Err(
+            return Err(ServiceFailure::from(
                 "Webhook response must be a JSON object with a boolean \"pass\" property"
                     .to_string(),
-            );
+            ));
         };
         let pass = passed != self.inverse;
         let score = match reply.get("score").and_then(Value::as_f64) {
