@@ -17,8 +17,9 @@ use serde_json::Value;
 /// statics, macros, and re-exported foreign items) niceeval shows; methods are not counted.
 /// 150 until the data-eval interface (`data_eval`: eight items, for runners of cases that are
 /// not `#[eval]` functions, such as niceeval-suites) and the check context (`CheckContext`,
-/// `WorkingCopy`) joined it.
-const MAX_ITEMS: usize = 162;
+/// `WorkingCopy`) joined it; 162 until deferred data evals (`data_eval::Deferred` and the
+/// `Made` case it makes) did.
+const MAX_ITEMS: usize = 164;
 
 /// Item kinds that count, as rustdoc's JSON names them.
 const COUNTED: &[&str] = &[
