@@ -11,11 +11,13 @@
 # is a JavaScript-heavy one: 3 `javascript` items per test (two inline, one from a file), for
 # the workers (with promptfoo, PROMPTFOO_KINDS="inline js"). With MAX_MIB, the script fails
 # when a niceeval run peaks above that many MiB (a guard on memory that stays flat as tests
-# grow: the 20,000-test suites peak under 100 MiB, a tenth of promptfoo's 1,329 MiB is 133).
+# grow: a tenth of promptfoo's 1,329 MiB at 20,000 tests is 133; the inline, CSV and JSONL
+# suites of 100,000 tests peak under 100 MiB, so `SIZES=100000 MAX_MIB=100` guards that).
 #
 #   cargo build --release -p niceeval-cli && bash scripts/bench-suite-file.sh
 #   SIZES="200 2000" PROMPTFOO=1 PROMPTFOO_SIZES="2000" bash scripts/bench-suite-file.sh
 #   SIZES=20000 MAX_MIB=133 bash scripts/bench-suite-file.sh
+#   SIZES="20000 100000" MAX_MIB=100 bash scripts/bench-suite-file.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
@@ -31,8 +33,13 @@ work="$(mktemp -d)"
 trap 'kill "$fake_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 python3 scripts/fake-openai.py 0 > "$work/fake.out" &
 fake_pid=$!
-for _ in $(seq 50); do grep -q PORT "$work/fake.out" 2>/dev/null && break; sleep 0.1; done
+# A loaded machine may take seconds to start Python.
+for _ in $(seq 300); do grep -q PORT "$work/fake.out" 2>/dev/null && break; sleep 0.1; done
 port="$(awk '/PORT/ {print $2}' "$work/fake.out")"
+if [ -z "$port" ]; then
+    echo "bench-suite-file: the fake server (scripts/fake-openai.py) did not start in 30 s" >&2
+    exit 1
+fi
 export OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_API_KEY=sk-fake
 export PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 PROMPTFOO_CACHE_ENABLED=false
 export PROMPTFOO_CONFIG_DIR="$work/pf-config" NO_COLOR=1

@@ -4,8 +4,8 @@
 //! test's place and description) is kept as one deflated record ([`Deflated`]), and what many
 //! cases share (the prompts and providers, a test's graders, options and own provider) once.
 //! A case is whole again when it is made to run ([`StoredCases::case`]) and is dropped with its
-//! report: the cases of 100,000 tests, 280 MB as definitions held for the run, are a few
-//! megabytes here.
+//! report: the cases of 100,000 inline tests, 170 MB as definitions and cases held for the run
+//! (heaptrack), are 5.5 MB here.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -261,7 +261,10 @@ impl<W: Write + Send> Reporter for Console<W> {
     }
 
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
-        self.matrices.add(report);
+        // The matrices are drawn under the table, which a quiet console does not write.
+        if !self.quiet {
+            self.matrices.add(report);
+        }
         self.done += 1;
         self.running = self.running.saturating_sub(1);
         if report.outcome == Outcome::Failed {
