@@ -360,16 +360,7 @@ impl Metric {
         }
         let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
         Ok(match self {
-            Metric::Cosine => {
-                let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
-                let magnitude = norm(a) * norm(b);
-                // A zero vector is like nothing, as promptfoo's cosine says.
-                if magnitude == 0.0 {
-                    0.0
-                } else {
-                    dot / magnitude
-                }
-            }
+            Metric::Cosine => cosine(a, b),
             Metric::Dot => dot,
             Metric::Euclidean => {
                 let d: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
@@ -518,6 +509,19 @@ pub(crate) enum ClientError {
     /// The grader named cannot do this (`JudgeSpec::unusable`).
     #[error("{0}")]
     Unusable(String),
+}
+
+/// The cosine similarity of two embeddings of one length; a zero vector is like nothing (0),
+/// as promptfoo's cosine says.
+pub(crate) fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let magnitude = norm(a) * norm(b);
+    if magnitude == 0.0 {
+        0.0
+    } else {
+        dot / magnitude
+    }
 }
 
 fn verdict(score: f64, pass: bool, reason: String) -> Grade {

@@ -446,7 +446,7 @@ impl RagCheck {
         let mut total = 0.0;
         for question in &questions {
             let vector = embedder.embed(question).await?;
-            total += cosine(&asked, &vector);
+            total += graders::cosine(&asked, &vector);
         }
         let similarity = total / questions.len() as f64;
         let pass = similarity >= self.threshold - f64::EPSILON;
@@ -796,13 +796,6 @@ fn transcript(turns: &[(String, String)]) -> String {
         text.push_str(&format!("user: {input}\nassistant: {output}\n"));
     }
     text
-}
-
-fn cosine(a: &[f64], b: &[f64]) -> f64 {
-    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
-    let d = norm(a) * norm(b);
-    if d == 0.0 { 0.0 } else { dot / d }
 }
 
 const RECALL_PROMPT: &str = "You check a reference answer against a context.

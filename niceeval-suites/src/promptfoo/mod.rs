@@ -587,16 +587,18 @@ fn read_with(path: &Path, text: String, notes: &Notes) -> Result<Suite, SuiteFil
         for mut vars in repeated {
             prompt::trim_vars(&mut vars);
             let mut order = test.order.clone();
+            // Code that makes vars (`transformVars`, `file://` code vars) fails at the test.
+            let at_test = |message: String| SuiteFileError::At {
+                file: doc.path.display().to_string(),
+                line: test.line,
+                column: 1,
+                message,
+            };
             if let Some(code) = &test.transform_vars {
                 let made = transformer
                     .get_or_insert_with(|| super::vars_transform::VarsTransformer::new(&doc.base))
                     .apply(code, &vars)
-                    .map_err(|e| SuiteFileError::At {
-                        file: doc.path.display().to_string(),
-                        line: test.line,
-                        column: 1,
-                        message: format!("transformVars: {e}"),
-                    })?;
+                    .map_err(|e| at_test(format!("transformVars: {e}")))?;
                 order.extend(made.keys().filter(|k| !vars.contains_key(*k)).cloned());
                 vars = made;
             }
@@ -613,12 +615,7 @@ fn read_with(path: &Path, text: String, notes: &Notes) -> Result<Suite, SuiteFil
                 let made = transformer
                     .get_or_insert_with(|| super::vars_transform::VarsTransformer::new(&doc.base))
                     .var(&name, &reference, template, &vars, provider)
-                    .map_err(|e| SuiteFileError::At {
-                        file: doc.path.display().to_string(),
-                        line: test.line,
-                        column: 1,
-                        message: format!("the var `{name}` ({reference}): {e}"),
-                    })?;
+                    .map_err(|e| at_test(format!("the var `{name}` ({reference}): {e}")))?;
                 vars.insert(name, made);
             }
             let test = Test {
