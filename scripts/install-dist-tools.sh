@@ -5,6 +5,10 @@
 # `uvx niceeval`). Each is skipped when the pinned version is there.
 set -euo pipefail
 
+# shellcheck source=scripts/pyenv-unlock.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pyenv-unlock.sh"
+pyenv_unlock
+
 want=(ziglang==0.17.1 maturin==1.16.0 uv==0.13.8)
 missing=()
 for pin in "${want[@]}"; do

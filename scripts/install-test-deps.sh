@@ -7,6 +7,9 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=scripts/pyenv-unlock.sh
+source "$here/pyenv-unlock.sh"
+pyenv_unlock
 python="${PYTHON:-python3}"
 
 if ! command -v "$python" >/dev/null 2>&1; then
