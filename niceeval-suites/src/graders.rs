@@ -626,25 +626,104 @@ impl Collect {
     }
 }
 
-/// A test's `threshold`: every item of the test — those checked in the body and the model-
-/// graded ones, graded here — counts with its weight in the test's score (0 when nothing
-/// weighs), and the test passes when the score reaches the threshold, whichever items fail.
-pub(crate) struct TestScore {
+/// A score made of several items' results, each with its weight: a promptfoo test's
+/// `threshold` (every item of the test — those checked in the body and the model-graded ones,
+/// graded here — counts in the test's score, 0 when nothing weighs, and the test passes when
+/// the score reaches the threshold, whichever items fail), and AgentV's test score, rubric
+/// checklists and composite graders, whose `required` members gate it.
+pub(crate) struct Aggregate {
     pub threshold: f64,
+    /// Results already known (the items checked in the body), first.
     pub done: Vec<AssertionResult>,
+    /// Checks graded here, after `done`.
     pub pending: Vec<Deferred>,
+    /// What a member counts: its score, or 1 when it passed and 0 when it failed.
+    pub counting: Counting,
+    /// A member's least count (by position: `done`, then `pending`) below which the
+    /// aggregate fails: AgentV's `required` / `min_score`.
+    pub gates: Vec<Option<f64>>,
+    /// A failed gate makes the score 0 (AgentV's test score) rather than only the verdict a
+    /// failure (a rubric checklist).
+    pub gate_zeroes: bool,
+    /// Members whose score is turned over (1 − score) and verdict with it (AgentV's
+    /// `negate`), by position as `gates`.
+    pub flips: Vec<bool>,
+    /// How the aggregate is named in the report.
+    pub label: String,
 }
 
-impl TestScore {
+/// What a member of an [`Aggregate`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counting {
+    /// Its score.
+    Scores,
+    /// 1 when it passed, 0 when it failed (AgentV's checklist rubric and `threshold`
+    /// composite).
+    Passes,
+}
+
+impl Aggregate {
+    /// A promptfoo test's `threshold` over these results.
+    pub(crate) fn test_threshold(
+        threshold: f64,
+        done: Vec<AssertionResult>,
+        pending: Vec<Deferred>,
+    ) -> Aggregate {
+        Aggregate {
+            threshold,
+            done,
+            pending,
+            counting: Counting::Scores,
+            gates: Vec::new(),
+            gate_zeroes: false,
+            flips: Vec::new(),
+            label: format!("test threshold {threshold}"),
+        }
+    }
+
     /// Registers it on the run of `record`.
-    pub(crate) fn register(self, record: Arc<dyn Defer>) {
-        drop(deferred::register(record, self));
+    pub(crate) fn register(self, record: Arc<dyn Defer>) -> niceeval::scope::Scoped<Aggregate> {
+        deferred::register(record, self)
+    }
+
+    /// The score and verdict of these results, and why.
+    pub(crate) fn decide(&self, results: &[AssertionResult]) -> (f64, bool, String) {
+        let count = |r: &AssertionResult| match self.counting {
+            Counting::Scores => r.score,
+            Counting::Passes => f64::from(u8::from(r.passed)),
+        };
+        let (sum, weight) = results.iter().fold((0.0, 0.0), |(s, w), r| {
+            (s + count(r) * r.weight, w + r.weight)
+        });
+        let mut score = if weight > 0.0 { sum / weight } else { 0.0 };
+        let failed_gate = results
+            .iter()
+            .zip(self.gates.iter().chain(std::iter::repeat(&None)))
+            .find(|(r, gate)| gate.is_some_and(|min| count(r) < min));
+        if failed_gate.is_some() && self.gate_zeroes {
+            score = 0.0;
+        }
+        let pass = failed_gate.is_none() && score >= self.threshold;
+        let reason = match failed_gate {
+            Some((r, _)) => format!(
+                "required `{}` failed: score {score:.2}, {} threshold {}",
+                r.name,
+                if pass { "≥" } else { "<" },
+                self.threshold
+            ),
+            None => format!(
+                "aggregate score {score:.2} {} {} threshold",
+                if pass { "≥" } else { "<" },
+                self.threshold
+            ),
+        };
+        (score, pass, reason)
     }
 }
 
-impl Check for TestScore {
+impl Check for Aggregate {
     fn describe(&self) -> String {
-        format!("test threshold {}", self.threshold)
+        self.label.clone()
     }
 
     fn kind(&self) -> AssertionKind {
@@ -660,30 +739,25 @@ impl Check for TestScore {
     }
 
     fn grade(self: Box<Self>, run: &RunView<'_>) -> BoxFuture<Graded> {
-        let TestScore {
-            threshold,
-            done,
-            pending,
-        } = *self;
-        let started = deferred::start(pending, run);
+        let mut this = *self;
+        let started = deferred::start(std::mem::take(&mut this.pending), run);
         Box::pin(async move {
             let handles: Vec<_> = started.into_iter().map(tokio::spawn).collect();
-            let mut results = done;
+            let mut results = std::mem::take(&mut this.done);
             for handle in handles {
                 match handle.await {
                     Ok(result) => results.push(result),
                     Err(e) => return (Grade::error(format!("a graded item was lost: {e}")), None),
                 }
             }
-            let (sum, weight) = results.iter().fold((0.0, 0.0), |(s, w), r| {
-                (s + r.score * r.weight, w + r.weight)
-            });
-            let score = if weight > 0.0 { sum / weight } else { 0.0 };
-            let pass = score >= threshold;
-            let reason = format!(
-                "aggregate score {score:.2} {} {threshold} threshold",
-                if pass { "≥" } else { "<" }
-            );
+            for (r, flip) in results.iter_mut().zip(&this.flips) {
+                if *flip {
+                    r.score = 1.0 - r.score;
+                    r.passed = !r.passed;
+                    r.reason = format!("negated: {}", r.reason);
+                }
+            }
+            let (score, pass, reason) = this.decide(&results);
             let usage = results.iter().filter_map(|r| r.usage).reduce(|mut a, b| {
                 a.add(&b);
                 a

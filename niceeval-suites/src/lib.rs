@@ -225,6 +225,8 @@ pub(crate) struct SuiteCase {
     pub position: String,
     /// AgentV's `tool_trajectory` items, checked over the run's tool calls.
     pub trajectories: Vec<Trajectory>,
+    /// An AgentV case's graders and inputs (its score is AgentV's: see `agentv::score`).
+    pub agentv: Option<Arc<agentv::AgentvCase>>,
     /// Its test, prompt and provider, as the reports show the file's matrix.
     pub matrix: MatrixCell,
 }
@@ -378,7 +380,7 @@ impl std::str::FromStr for TrajectoryMode {
 
 /// A [`Trajectory`] as a check of the run's tool calls, graded after the body (a scoped check:
 /// it sees every call the run recorded, late trace spans included).
-struct TrajectoryCheck(Trajectory);
+pub(crate) struct TrajectoryCheck(pub Trajectory);
 
 impl niceeval::scope::ScopedCheck for TrajectoryCheck {
     fn describe(&self) -> String {
@@ -598,18 +600,14 @@ pub(crate) struct Suite {
     pub notices: Vec<String>,
 }
 
-/// Reads a suite file: AgentV when its name ends in `.eval.yaml` / `.eval.yml` or it has
-/// AgentV's keys, promptfoo otherwise.
+/// Reads a suite file: AgentV's when [`agentv::recognizes`] it (by its name or its keys),
+/// promptfoo's otherwise.
 pub(crate) fn load(path: &Path) -> Result<Suite, SuiteFileError> {
     let text = std::fs::read_to_string(path).map_err(|e| SuiteFileError::File {
         file: path.display().to_string(),
         message: format!("cannot read the suite file: {e}"),
     })?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    if name.ends_with(".eval.yaml") || name.ends_with(".eval.yml") {
+    if agentv::recognizes(path, &text) {
         agentv::read(path, &text)
     } else {
         promptfoo::read(path, text)
@@ -834,6 +832,22 @@ async fn run_case(
         }
         _ => None,
     });
+    if let Some(av) = &case.agentv {
+        // AgentV's graders, its inputs and its score rule.
+        context.input_messages = av
+            .input
+            .iter()
+            .map(|(role, text)| niceeval::grader::GraderMessage::new(role.clone(), text.clone()))
+            .collect();
+        context.input_files = av.input_files.clone();
+        context.metadata = av.metadata.clone();
+        let text = match &output {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        agentv::score::grade(t, case, av, &text, &context);
+        return Ok(());
+    }
     let (plain, transformed): (Vec<AssertSpec>, Vec<AssertSpec>) =
         asserts.into_iter().partition(|a| !is_js_transform(a));
     // Every item's own transform runs before any item is checked: one that fails, or makes
@@ -856,7 +870,7 @@ async fn run_case(
     }
     let transformed = transformed_items;
     // With a test `threshold` every item counts in one score, as in promptfoo
-    // (`graders::TestScore`): the items checked here are kept, the graded ones gathered, and
+    // (`graders::Aggregate`): the items checked here are kept, the graded ones gathered, and
     // the test is judged on them all once they are graded.
     let gathered = case
         .threshold
@@ -1015,12 +1029,10 @@ async fn run_case(
         }
     }
     if let (Some(threshold), Some(collected)) = (case.threshold, &gathered) {
-        graders::TestScore {
-            threshold,
-            done,
-            pending: collected.take(),
-        }
-        .register(niceeval::__workspace::eval::checks_of(t));
+        drop(
+            graders::Aggregate::test_threshold(threshold, done, collected.take())
+                .register(niceeval::__workspace::eval::checks_of(t)),
+        );
     }
     Ok(())
 }

@@ -10,16 +10,44 @@ use std::cell::RefCell;
 
 use super::SuiteFileError;
 
+/// The rule for a key a reader does not act on (see [`unread`]): `Ok(notice)` accepts it,
+/// `Err(why)` refuses it.
+pub(crate) type KeyRule = fn(&str, &str) -> Result<String, Refusal>;
+
 /// What reading a file noticed: notices to print, and refusals to report together.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Notes {
+    /// The file format's rule for keys its reader does not act on.
+    rule: KeyRule,
     notices: RefCell<Vec<String>>,
     refusals: RefCell<Vec<SuiteFileError>>,
     /// The assertion types no reader knows, each once.
     unknown_types: RefCell<Vec<String>>,
 }
 
+impl Default for Notes {
+    /// A promptfoo file's notes.
+    fn default() -> Self {
+        Notes::with_rule(unread)
+    }
+}
+
 impl Notes {
+    /// Notes of a format whose unread keys `rule` decides.
+    pub(crate) fn with_rule(rule: KeyRule) -> Self {
+        Notes {
+            rule,
+            notices: RefCell::default(),
+            refusals: RefCell::default(),
+            unknown_types: RefCell::default(),
+        }
+    }
+
+    /// What the file's format says of a key of `what` its reader does not act on.
+    pub(crate) fn unread(&self, what: &str, key: &str) -> Result<String, Refusal> {
+        (self.rule)(what, key)
+    }
+
     /// A line for stderr (each said once).
     pub(crate) fn notice(&self, text: String) {
         let mut notices = self.notices.borrow_mut();
@@ -83,7 +111,7 @@ impl Notes {
 pub(crate) struct Refusal(String);
 
 impl Refusal {
-    fn new(why: impl Into<String>) -> Refusal {
+    pub(crate) fn new(why: impl Into<String>) -> Refusal {
         Refusal(why.into())
     }
 }

@@ -292,6 +292,8 @@ pub mod __workspace {
 
     // Internals that benchmarks and the crate's own integration tests measure directly.
     pub use crate::base::outcome::{Folded, fold, mean_score, metric_scores};
+    /// "Did you mean": the known name closest to a misspelled one (suite files' keys).
+    pub use crate::base::suggest::closest;
     pub use crate::checks::expect::bleu::bleu_score;
     pub use crate::checks::expect::rouge::rouge_n_score;
     pub use crate::checks::expect::similarity::{levenshtein_distance, normalized_similarity};

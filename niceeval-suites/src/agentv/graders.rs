@@ -1,55 +1,365 @@
-//! Graders: what each `assertions` item becomes (rubric lines, `llm-grader`, script graders,
-//! tool trajectories, the deterministic types), with AgentV's names and defaults.
+//! Graders: what each item of a test's `assertions` becomes, as AgentV 4.42.4 reads it
+//! (`loaders/grader-parser.ts`): bare strings grouped into one checklist rubric (weighted by
+//! their number, each line required), `rubrics`, `llm-grader` (a prompt, the test's criteria, or
+//! its own rubrics), `code-grader`, `tool-trajectory`, `execution-metrics`, `token-usage`,
+//! `cost`, `composite`, and the deterministic types as niceeval's assertions as data; each
+//! with its `weight`, `required` / `min_score` and `negate`.
 
-use serde_json::Value;
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
 
 use crate::promptfoo::{Doc, OwnedStep, key, with};
-use crate::{
-    ArgsMatch, ExpectedCall, Graded, GradedKind, SuiteFileError, Trajectory, TrajectoryMode,
-};
+use crate::{ArgsMatch, ExpectedCall, SuiteFileError, Trajectory, TrajectoryMode};
 use niceeval::spec::AssertSpec;
 
-/// What a test's assertion items become.
-pub(super) struct Found<'a> {
-    pub asserts: &'a mut Vec<AssertSpec>,
-    pub graded: &'a mut Vec<Graded>,
-    /// Rubric lines (bare strings, `rubrics`): one rubric grader for all of them.
-    pub lines: &'a mut Vec<Graded>,
-    pub trajectories: &'a mut Vec<Trajectory>,
+/// AgentV's verdict: a grader, and a test, pass at a score of 0.8 (`DEFAULT_THRESHOLD`).
+pub(crate) const PASS_AT: f64 = 0.8;
+
+/// One grader of a test, in AgentV's order (the test's own, then the file's).
+#[derive(Debug, Clone)]
+pub(crate) struct Grader {
+    /// Its `name`, else its type.
+    pub name: String,
+    pub kind: GraderKind,
+    /// Its weight in the test's score (1 unless given; a group of bare rubric lines weighs
+    /// as many as it has lines).
+    pub weight: f64,
+    /// `required`: the least score the test needs of it (`min_score`, `required` as a number,
+    /// else the test's threshold); under it the test's score is 0.
+    pub required: Option<Required>,
+    /// `negate`: its score turned over (1 − score) and its verdict with it.
+    pub negate: bool,
 }
 
-/// AgentV's verdict: a grader passes at a score of 0.8 (`DEFAULT_THRESHOLD`).
-pub(super) const PASS_AT: f64 = 0.8;
+/// How `required` is given.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Required {
+    /// `required: true`: at the test's threshold.
+    AtThreshold,
+    /// `min_score`, or `required` as a number.
+    AtLeast(f64),
+}
 
-pub(super) fn rubric(text: String, weight: Option<f64>) -> Graded {
-    Graded {
-        kind: GradedKind::Rubric,
-        value: text,
-        threshold: Some(PASS_AT),
-        weight,
-        metric: None,
-        judge: None,
-        expected: Vec::new(),
-        prompt: None,
-        inverse: false,
-        rag: None,
+impl Required {
+    /// The least score, with the test's threshold.
+    pub(crate) fn min(self, threshold: f64) -> f64 {
+        match self {
+            Required::AtThreshold => threshold,
+            Required::AtLeast(min) => min,
+        }
     }
 }
 
-/// `rubrics:` — lines, or `{outcome | description | text, weight}` items.
-pub(super) fn rubric_lines(
+/// What a grader checks.
+#[derive(Debug, Clone)]
+pub(crate) enum GraderKind {
+    /// A deterministic type, or a script grader (`code-grader`), as assertions as data.
+    Spec(AssertSpec),
+    /// `tool-trajectory`, over the run's tool calls.
+    Trajectory(Trajectory),
+    /// An `llm-grader` with a prompt (or the test's criteria): the judge's score, passing at
+    /// 0.8.
+    Judge(String),
+    /// Rubric items, each asked of the judge: satisfied or not (a checklist), or a score of
+    /// its bands (`score_ranges`).
+    Rubrics { lines: Vec<Line>, scored: bool },
+    /// `execution-metrics` / `token-usage`: the run's numbers against limits.
+    Metrics(Metrics),
+    /// `composite`: its members' results, aggregated.
+    Composite {
+        members: Vec<Grader>,
+        rule: CompositeRule,
+    },
+}
+
+/// One rubric item.
+#[derive(Debug, Clone)]
+pub(crate) struct Line {
+    pub id: String,
+    /// What the judge is asked.
+    pub text: String,
+    pub weight: f64,
+    /// The least it needs (a checklist line: 1, satisfied, unless `required: false`; a
+    /// scored criterion: `min_score`, or 1 with `required: true`).
+    pub min: Option<f64>,
+}
+
+/// The limits of `execution-metrics` and `token-usage` (AgentV's names).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Metrics {
+    pub max_tool_calls: Option<f64>,
+    pub max_llm_calls: Option<f64>,
+    pub max_tokens: Option<f64>,
+    pub max_input: Option<f64>,
+    pub max_output: Option<f64>,
+    pub max_cost_usd: Option<f64>,
+    pub max_duration_ms: Option<f64>,
+    pub target_exploration_ratio: Option<f64>,
+    pub exploration_tolerance: f64,
+}
+
+/// A `composite`'s aggregator.
+#[derive(Debug, Clone)]
+pub(crate) enum CompositeRule {
+    /// `weighted_average`: the members' scores weighed by `weights` (by name; 1 unless
+    /// given), passing at 0.8.
+    WeightedAverage(BTreeMap<String, f64>),
+    /// `threshold`: the share of members that pass, passing at the threshold.
+    Threshold(f64),
+}
+
+/// Reads a list of graders (`assertions`, `assert`, `evaluators`): AgentV groups its bare
+/// strings into one rubric grader placed at the first string, weighing as many as it has
+/// lines, each line required.
+pub(super) fn graders(
     doc: &Doc<'_>,
     at: &[OwnedStep],
-    value: &Value,
-    graded: &mut Vec<Graded>,
-) -> Result<(), SuiteFileError> {
-    let Value::Array(items) = value else {
-        return Err(doc.err(at, "`rubrics` is a list of rubric lines"));
+    list: &Value,
+    criteria: Option<&str>,
+) -> Result<Vec<Grader>, SuiteFileError> {
+    let Value::Array(items) = list else {
+        return Err(doc.err(at, "the graders are a list"));
     };
+    let mut out = Vec::new();
+    let mut strings = Vec::new();
+    let mut placeholder = None;
     for (i, item) in items.iter().enumerate() {
         let at = with(at, OwnedStep::Index(i));
         match item {
-            Value::String(s) => graded.push(rubric(s.clone(), None)),
+            Value::String(line) => {
+                if placeholder.is_none() {
+                    placeholder = Some(out.len());
+                }
+                if !line.trim().is_empty() {
+                    strings.push(line.trim().to_string());
+                }
+            }
+            _ => out.push(grader(doc, &at, item, criteria)?),
+        }
+    }
+    if let Some(place) = placeholder
+        && !strings.is_empty()
+    {
+        let weight = strings.len() as f64;
+        let lines = strings
+            .into_iter()
+            .enumerate()
+            .map(|(i, text)| Line {
+                id: format!("rubric-{}", i + 1),
+                text,
+                weight: 1.0,
+                min: Some(1.0),
+            })
+            .collect();
+        out.insert(
+            place,
+            Grader {
+                name: "rubrics".into(),
+                kind: GraderKind::Rubrics {
+                    lines,
+                    scored: false,
+                },
+                weight,
+                required: None,
+                negate: false,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// The common keys of every grader.
+const COMMON: &[&str] = &["type", "name", "weight", "required", "min_score", "negate"];
+
+/// One grader item (a mapping with `type`).
+fn grader(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    item: &Value,
+    criteria: Option<&str>,
+) -> Result<Grader, SuiteFileError> {
+    let Value::Object(map) = item else {
+        return Err(doc.err(at, "a grader is a rubric line or a mapping with `type`"));
+    };
+    let kind_name = map.get("type").and_then(Value::as_str).unwrap_or("");
+    let number = |k: &str| -> Result<Option<f64>, SuiteFileError> {
+        match map.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| doc.err(&with(at, key(k)), format!("`{k}` is a number"))),
+        }
+    };
+    let weight = number("weight")?.unwrap_or(1.0);
+    if weight < 0.0 {
+        return Err(doc.err(&with(at, key("weight")), "`weight` is 0 or more"));
+    }
+    let min_score = number("min_score")?;
+    let required = match map.get("required") {
+        None | Some(Value::Bool(false)) | Some(Value::Null) => None,
+        Some(Value::Bool(true)) => Some(min_score.map_or(Required::AtThreshold, Required::AtLeast)),
+        Some(Value::Number(n)) => {
+            let n = n.as_f64().unwrap_or(0.0);
+            if !(n > 0.0 && n <= 1.0) {
+                return Err(doc.err(
+                    &with(at, key("required")),
+                    "`required` is true, false or a least score in (0, 1]",
+                ));
+            }
+            Some(Required::AtLeast(min_score.unwrap_or(n)))
+        }
+        Some(_) => {
+            return Err(doc.err(
+                &with(at, key("required")),
+                "`required` is true, false or a least score in (0, 1]",
+            ));
+        }
+    };
+    let negate = match map.get("negate") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(doc.err(&with(at, key("negate")), "`negate` is true or false")),
+    };
+    fn allowed<'a>(own: &[&'a str]) -> Vec<&'a str> {
+        COMMON.iter().chain(own).copied().collect()
+    }
+    let kind = match kind_name {
+        "llm-grader" | "llm_grader" | "llm-rubric" | "llm_rubric" | "llm-judge" | "llm_judge"
+        | "rubric" => {
+            doc.keys(
+                at,
+                map,
+                &allowed(&[
+                    "prompt",
+                    "value",
+                    "rubrics",
+                    "model",
+                    "target",
+                    "config",
+                    "max_steps",
+                    "temperature",
+                    "threshold",
+                ]),
+                kind_name,
+            )?;
+            match map.get("rubrics") {
+                Some(list) => rubric_items(doc, &with(at, key("rubrics")), list)?,
+                None => GraderKind::Judge(judge_text(doc, at, map, kind_name, criteria)?),
+            }
+        }
+        "rubrics" => {
+            doc.keys(at, map, &allowed(&["criteria", "value"]), kind_name)?;
+            let list = map
+                .get("criteria")
+                .or_else(|| map.get("value"))
+                .ok_or_else(|| doc.err(at, "a `rubrics` grader needs `criteria` (a list)"))?;
+            rubric_items(doc, &with(at, key("criteria")), list)?
+        }
+        "tool_trajectory" | "tool-trajectory" => GraderKind::Trajectory(trajectory(doc, at, map)?),
+        "execution-metrics" | "execution_metrics" | "token-usage" | "token_usage" => {
+            GraderKind::Metrics(metrics(doc, at, map, kind_name)?)
+        }
+        "composite" => {
+            doc.keys(
+                at,
+                map,
+                &allowed(&["assertions", "evaluators", "aggregator"]),
+                kind_name,
+            )?;
+            let list = map
+                .get("assertions")
+                .or_else(|| map.get("evaluators"))
+                .ok_or_else(|| doc.err(at, "a `composite` needs `assertions` (its members)"))?;
+            let members = graders(doc, &with(at, key("assertions")), list, criteria)?;
+            GraderKind::Composite {
+                members,
+                rule: composite_rule(doc, &with(at, key("aggregator")), map.get("aggregator"))?,
+            }
+        }
+        "skill-trigger" | "skill_trigger" | "field-accuracy" | "field_accuracy" | "include" => {
+            return Err(doc.err(
+                at,
+                format!("the `{kind_name}` grader is not supported (see DIALECTS.md)"),
+            ));
+        }
+        _ => GraderKind::Spec(spec_item(doc, at, map, kind_name)?),
+    };
+    let name = map
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or(kind_name)
+        .to_string();
+    Ok(Grader {
+        name,
+        kind,
+        weight,
+        required,
+        negate,
+    })
+}
+
+/// An `llm-grader`'s text: its `prompt` (a file beside the eval file, or the text), else the
+/// test's criteria.
+fn judge_text(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    map: &Map<String, Value>,
+    kind: &str,
+    criteria: Option<&str>,
+) -> Result<String, SuiteFileError> {
+    match map.get("prompt").or_else(|| map.get("value")) {
+        Some(Value::String(t)) => {
+            let file = doc.base.join(t);
+            if map.contains_key("prompt") && file.is_file() {
+                std::fs::read_to_string(&file)
+                    .map_err(|e| doc.err(at, format!("cannot read {}: {e}", file.display())))
+            } else {
+                Ok(t.clone())
+            }
+        }
+        Some(Value::Object(_)) => Err(doc.err(
+            &with(at, key("prompt")),
+            "a grader prompt made by a script is not supported; give the prompt's text or file",
+        )),
+        Some(_) => Err(doc.err(at, format!("`{kind}`'s prompt is text"))),
+        None => criteria.map(str::to_string).ok_or_else(|| {
+            doc.err(
+                at,
+                format!("`{kind}` needs a `prompt`, `rubrics` or the test's `criteria`"),
+            )
+        }),
+    }
+}
+
+/// Rubric items (`rubrics:` of a test or an `llm-grader`, `criteria` of `rubrics`): text
+/// lines (required), or `{id, outcome, weight, required, min_score, score_ranges}`.
+pub(super) fn rubric_items(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    value: &Value,
+) -> Result<GraderKind, SuiteFileError> {
+    let Value::Array(items) = value else {
+        return Err(doc.err(at, "rubrics are a list of rubric lines"));
+    };
+    if items.is_empty() {
+        return Err(doc.err(at, "rubrics need at least one item"));
+    }
+    let scored = items
+        .iter()
+        .any(|i| i.get("score_ranges").is_some_and(|r| !r.is_null()));
+    let mut lines = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = with(at, OwnedStep::Index(i));
+        let default_id = format!("rubric-{}", i + 1);
+        match item {
+            Value::String(s) => lines.push(Line {
+                id: default_id,
+                text: s.clone(),
+                weight: 1.0,
+                min: Some(1.0),
+            }),
             Value::Object(map) => {
                 doc.keys(
                     &at,
@@ -63,52 +373,377 @@ pub(super) fn rubric_lines(
                         "required",
                         "score_ranges",
                         "min_score",
+                        "required_min_score",
+                        "operator",
                     ],
                     "a rubric",
                 )?;
+                let id = map
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map_or(default_id, str::to_string);
                 let outcome = ["outcome", "description", "text"]
                     .iter()
                     .find_map(|k| map.get(*k).and_then(Value::as_str));
-                // A criterion with score ranges (AgentV's analytic rubric) is its id and its
-                // bands, in words.
-                let text = match (outcome, map.get("score_ranges")) {
-                    (Some(text), None) => text.to_string(),
-                    (outcome, Some(Value::Object(ranges))) => {
-                        let mut text = outcome
-                            .or_else(|| map.get("id").and_then(Value::as_str))
-                            .unwrap_or("criterion")
-                            .to_string();
-                        text.push_str(", scored 0-10 by these bands:");
-                        for (from, band) in ranges {
-                            let band = band
-                                .as_str()
-                                .map_or_else(|| band.to_string(), str::to_string);
-                            text.push_str(&format!(" from {from}: {band};"));
-                        }
-                        if let Some(min) = map.get("min_score").and_then(Value::as_f64) {
-                            text.push_str(&format!(" it needs at least {min} of 1"));
-                        }
-                        text
-                    }
-                    (_, Some(_)) => {
-                        return Err(doc.err(
-                            &with(&at, key("score_ranges")),
-                            "`score_ranges` maps each band's lowest score to its description",
-                        ));
-                    }
-                    (None, None) => {
-                        return Err(doc.err(
-                            &at,
-                            "a rubric item needs `outcome` (its text) or `score_ranges`",
-                        ));
+                let weight = map.get("weight").and_then(Value::as_f64).unwrap_or(1.0);
+                let required = map.get("required").and_then(Value::as_bool);
+                let min_score = map.get("min_score").and_then(Value::as_f64).or_else(|| {
+                    map.get("required_min_score")
+                        .and_then(Value::as_f64)
+                        .map(|m| m / 10.0)
+                });
+                let text = match map.get("score_ranges") {
+                    None | Some(Value::Null) => outcome
+                        .ok_or_else(|| {
+                            doc.err(
+                                &at,
+                                "a rubric item needs `outcome` (its text) or `score_ranges`",
+                            )
+                        })?
+                        .to_string(),
+                    Some(ranges) => {
+                        bands(doc, &with(&at, key("score_ranges")), outcome, &id, ranges)?
                     }
                 };
-                graded.push(rubric(text, map.get("weight").and_then(Value::as_f64)));
+                let min = if scored {
+                    min_score.or((required == Some(true)).then_some(1.0))
+                } else {
+                    // A checklist line is required unless it says otherwise.
+                    match required {
+                        Some(false) => None,
+                        _ => Some(1.0),
+                    }
+                };
+                lines.push(Line {
+                    id,
+                    text,
+                    weight,
+                    min,
+                });
             }
             _ => return Err(doc.err(&at, "a rubric is text or a mapping with `outcome`")),
         }
     }
-    Ok(())
+    Ok(GraderKind::Rubrics { lines, scored })
+}
+
+/// A criterion scored by bands, in words for the judge (which scores 0 to 1; a band's range
+/// is AgentV's 0–10).
+fn bands(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    outcome: Option<&str>,
+    id: &str,
+    ranges: &Value,
+) -> Result<String, SuiteFileError> {
+    let mut text = outcome.unwrap_or(id).to_string();
+    text.push_str(", scored 0-10 by these bands:");
+    match ranges {
+        Value::Array(list) => {
+            for range in list {
+                let span = range.get("score_range").and_then(Value::as_array);
+                let band = range.get("outcome").and_then(Value::as_str);
+                match (
+                    span.and_then(|s| Some((s.first()?.as_f64()?, s.get(1)?.as_f64()?))),
+                    band,
+                ) {
+                    (Some((lo, hi)), Some(band)) => {
+                        text.push_str(&format!(" {lo}-{hi}: {band};"));
+                    }
+                    _ => {
+                        return Err(
+                            doc.err(at, "a score range is `{score_range: [low, high], outcome}`")
+                        );
+                    }
+                }
+            }
+        }
+        Value::Object(map) => {
+            for (from, band) in map {
+                let band = band
+                    .as_str()
+                    .map_or_else(|| band.to_string(), str::to_string);
+                text.push_str(&format!(" from {from}: {band};"));
+            }
+        }
+        _ => {
+            return Err(doc.err(
+                at,
+                "`score_ranges` is a list of `{score_range: [low, high], outcome}`",
+            ));
+        }
+    }
+    Ok(text)
+}
+
+/// A deterministic or script grader as an assertion item: AgentV's spellings of niceeval's
+/// (`negate` is handled by the grader; a regex's `flags` go into the pattern; a
+/// `code-grader` is a `script` whose `cwd` is relative to the eval file; `cost`'s `budget` is
+/// its threshold).
+fn spec_item(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    map: &Map<String, Value>,
+    kind: &str,
+) -> Result<AssertSpec, SuiteFileError> {
+    let mut item = map.clone();
+    for k in ["required", "min_score", "negate", "weight", "name"] {
+        item.remove(k);
+    }
+    let mut kind = kind.to_string();
+    if matches!(kind.as_str(), "code-grader" | "code_grader") {
+        for k in ["target", "preprocessors"] {
+            if item.contains_key(k) {
+                return Err(doc.err(
+                    &with(at, key(k)),
+                    format!("a code-grader's `{k}` is not supported (see DIALECTS.md)"),
+                ));
+            }
+        }
+        if let Some(script) = item.remove("script")
+            && !item.contains_key("command")
+        {
+            item.insert("command".into(), script);
+        }
+        kind = "script".into();
+        // A code-grader passes at AgentV's 0.8 unless it says otherwise.
+        if !item.contains_key("threshold") {
+            item.insert("threshold".into(), Value::from(PASS_AT));
+        }
+    }
+    if kind == "cost"
+        && let Some(budget) = item.remove("budget")
+    {
+        item.insert("threshold".into(), budget);
+    }
+    if let Some(flags) = item.remove("flags") {
+        let flags = flags.as_str().unwrap_or_default();
+        let pattern = item.get("value").and_then(Value::as_str);
+        match pattern {
+            Some(p) if kind == "regex" && flags.chars().all(|c| "imsx".contains(c)) => {
+                let p = if flags.is_empty() {
+                    p.to_string()
+                } else {
+                    format!("(?{flags}){p}")
+                };
+                item.insert("value".into(), Value::String(p));
+            }
+            _ => {
+                return Err(doc.err(
+                    &with(at, key("flags")),
+                    "`flags` (i, m, s, x) go with a `regex` pattern",
+                ));
+            }
+        }
+    }
+    item.insert("type".into(), Value::String(kind));
+    let spec =
+        AssertSpec::from_item(Value::Object(item)).map_err(|e| doc.err(at, e.to_string()))?;
+    niceeval::spec::validate_in(std::slice::from_ref(&spec), Some(&doc.base))
+        .map_err(|e| doc.err(at, e.to_string().replacen("assertion #0 ", "assertion ", 1)))?;
+    Ok(spec)
+}
+
+/// `execution-metrics` / `token-usage` limits.
+fn metrics(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    map: &Map<String, Value>,
+    kind: &str,
+) -> Result<Metrics, SuiteFileError> {
+    let own: &[&str] = if kind.starts_with("token") {
+        &["max_total", "max_input", "max_output"]
+    } else {
+        &[
+            "max_tool_calls",
+            "max_llm_calls",
+            "max_tokens",
+            "max_cost_usd",
+            "max_duration_ms",
+            "target_exploration_ratio",
+            "exploration_tolerance",
+        ]
+    };
+    let allowed: Vec<&str> = COMMON.iter().chain(own).copied().collect();
+    doc.keys(at, map, &allowed, kind)?;
+    let get =
+        |k: &str| -> Result<Option<f64>, SuiteFileError> {
+            match map.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => v.as_f64().filter(|n| *n >= 0.0).map(Some).ok_or_else(|| {
+                    doc.err(&with(at, key(k)), format!("`{k}` is a number, 0 or more"))
+                }),
+            }
+        };
+    let m = Metrics {
+        max_tool_calls: get("max_tool_calls")?,
+        max_llm_calls: get("max_llm_calls")?,
+        max_tokens: get("max_tokens")?.or(get("max_total")?),
+        max_input: get("max_input")?,
+        max_output: get("max_output")?,
+        max_cost_usd: get("max_cost_usd")?,
+        max_duration_ms: get("max_duration_ms")?,
+        target_exploration_ratio: get("target_exploration_ratio")?,
+        exploration_tolerance: get("exploration_tolerance")?.unwrap_or(0.2),
+    };
+    Ok(m)
+}
+
+/// A `composite`'s `aggregator`.
+fn composite_rule(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    value: Option<&Value>,
+) -> Result<CompositeRule, SuiteFileError> {
+    let Some(Value::Object(map)) = value else {
+        return Err(doc.err(
+            at,
+            "a `composite` needs `aggregator` ({type: weighted_average} or {type: threshold, threshold})",
+        ));
+    };
+    match map.get("type").and_then(Value::as_str) {
+        Some("weighted_average") => {
+            doc.keys(
+                at,
+                map,
+                &["type", "weights"],
+                "a weighted_average aggregator",
+            )?;
+            let weights = match map.get("weights") {
+                None => BTreeMap::new(),
+                Some(Value::Object(w)) => w
+                    .iter()
+                    .map(|(k, v)| v.as_f64().map(|n| (k.clone(), n)))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| {
+                        doc.err(
+                            &with(at, key("weights")),
+                            "`weights` maps member names to numbers",
+                        )
+                    })?,
+                Some(_) => {
+                    return Err(doc.err(&with(at, key("weights")), "`weights` is a mapping"));
+                }
+            };
+            Ok(CompositeRule::WeightedAverage(weights))
+        }
+        Some("threshold") => {
+            doc.keys(at, map, &["type", "threshold"], "a threshold aggregator")?;
+            let t = map
+                .get("threshold")
+                .and_then(Value::as_f64)
+                .filter(|t| (0.0..=1.0).contains(t))
+                .ok_or_else(|| doc.err(at, "a threshold aggregator needs `threshold` in [0, 1]"))?;
+            Ok(CompositeRule::Threshold(t))
+        }
+        Some(other @ ("code-grader" | "llm-grader")) => Err(doc.err(
+            at,
+            format!("a `{other}` aggregator is not supported; use weighted_average or threshold"),
+        )),
+        _ => Err(doc.err(
+            at,
+            "an aggregator's `type` is weighted_average or threshold",
+        )),
+    }
+}
+
+/// A `tool-trajectory` grader.
+fn trajectory(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    map: &Map<String, Value>,
+) -> Result<Trajectory, SuiteFileError> {
+    let kind = "tool-trajectory";
+    doc.keys(
+        at,
+        map,
+        &[
+            "type",
+            "mode",
+            "expected",
+            "minimums",
+            "name",
+            "weight",
+            "args_match",
+            "argsMatch",
+            "required",
+            "min_score",
+            "negate",
+        ],
+        kind,
+    )?;
+    let mode: TrajectoryMode = map
+        .get("mode")
+        .and_then(Value::as_str)
+        .unwrap_or("any_order")
+        .parse()
+        .map_err(|e: crate::UnknownMode| doc.err(&with(at, key("mode")), e.to_string()))?;
+    let default_match = match map.get("args_match").or_else(|| map.get("argsMatch")) {
+        None => ArgsMatch::Exact,
+        Some(v) => args_match(doc, &with(at, key("args_match")), v)?,
+    };
+    let mut expected = Vec::new();
+    match map.get("expected") {
+        None => {}
+        Some(Value::Array(items)) => {
+            for (i, call) in items.iter().enumerate() {
+                let at = with(&with(at, key("expected")), OwnedStep::Index(i));
+                let call = match call {
+                    Value::String(s) => ExpectedCall {
+                        tool: s.clone(),
+                        args: None,
+                        args_match: None,
+                    },
+                    Value::Object(m) => {
+                        doc.keys(&at, m, &["tool", "args", "args_match"], "an expected call")?;
+                        let tool = m.get("tool").and_then(Value::as_str).ok_or_else(|| {
+                            doc.err(&at, "an expected call needs `tool` (a name)")
+                        })?;
+                        ExpectedCall {
+                            tool: tool.to_string(),
+                            args: m.get("args").filter(|a| a.as_str() != Some("any")).cloned(),
+                            args_match: match m.get("args_match") {
+                                None => None,
+                                Some(v) => Some(args_match(doc, &with(&at, key("args_match")), v)?),
+                            },
+                        }
+                    }
+                    _ => {
+                        return Err(doc.err(
+                            &at,
+                            "each expected call is a tool name or `{tool: name, args}`",
+                        ));
+                    }
+                };
+                expected.push(call);
+            }
+        }
+        Some(_) => {
+            return Err(doc.err(&with(at, key("expected")), "`expected` is a list of calls"));
+        }
+    }
+    let minimums = match map.get("minimums") {
+        None => Vec::new(),
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| v.as_u64().map(|n| (k.clone(), n as usize)))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                doc.err(
+                    &with(at, key("minimums")),
+                    "`minimums` maps tool names to counts",
+                )
+            })?,
+        Some(_) => {
+            return Err(doc.err(&with(at, key("minimums")), "`minimums` is a mapping"));
+        }
+    };
+    Ok(Trajectory {
+        mode,
+        expected,
+        minimums,
+        args_match: default_match,
+    })
 }
 
 pub(super) fn args_match(
@@ -135,252 +770,4 @@ pub(super) fn args_match(
             .ok_or_else(|| doc.err(at, "args_match fields are names (text)")),
         _ => Err(doc.err(at, "`args_match` is a mode or a list of fields")),
     }
-}
-
-/// One `assert` item: a rubric line, a rubric or judge type, a tool trajectory, or a `spec`
-/// item (script graders included).
-pub(super) fn item_of(
-    doc: &Doc<'_>,
-    at: &[OwnedStep],
-    item: &Value,
-    criteria: Option<&str>,
-    found: &mut Found<'_>,
-) -> Result<(), SuiteFileError> {
-    let map = match item {
-        Value::String(line) => {
-            found.lines.push(rubric(line.clone(), None));
-            return Ok(());
-        }
-        Value::Object(map) => map,
-        _ => return Err(doc.err(at, "an assertion is a rubric line or a mapping with `type`")),
-    };
-    let kind = map.get("type").and_then(Value::as_str).unwrap_or("");
-    match kind {
-        "llm-rubric" | "llm_rubric" | "rubric" | "llm-judge" | "llm_judge" | "llm-grader"
-        | "llm_grader" => {
-            let grader = kind.contains("grader");
-            if grader {
-                doc.keys(
-                    at,
-                    map,
-                    &[
-                        "type",
-                        "name",
-                        "prompt",
-                        "value",
-                        "weight",
-                        "threshold",
-                        "required",
-                    ],
-                    kind,
-                )?;
-            }
-            let text = match map.get("value").or_else(|| map.get("prompt")) {
-                Some(Value::String(t)) => {
-                    // An llm-grader's `prompt` is a file beside the eval file, or the text.
-                    let file = doc.base.join(t);
-                    if grader && map.contains_key("prompt") && file.is_file() {
-                        std::fs::read_to_string(&file).map_err(|e| {
-                            doc.err(at, format!("cannot read {}: {e}", file.display()))
-                        })?
-                    } else {
-                        t.clone()
-                    }
-                }
-                Some(_) => return Err(doc.err(at, format!("`{kind}`'s value is text"))),
-                // An llm-grader without a prompt grades the test's criteria.
-                None if grader => criteria.map(str::to_string).ok_or_else(|| {
-                    doc.err(
-                        at,
-                        format!("`{kind}` needs a `prompt` or the test's `criteria`"),
-                    )
-                })?,
-                None => return Err(doc.err(at, format!("`{kind}` needs a `value`"))),
-            };
-            let mut g = rubric(text, map.get("weight").and_then(Value::as_f64));
-            g.threshold = map
-                .get("threshold")
-                .and_then(Value::as_f64)
-                .or(Some(PASS_AT));
-            found.graded.push(g);
-        }
-        "rubrics" => {
-            let list = map
-                .get("criteria")
-                .or_else(|| map.get("value"))
-                .ok_or_else(|| {
-                    doc.err(
-                        at,
-                        "a `rubrics` item needs `criteria` (a list of rubric lines)",
-                    )
-                })?;
-            rubric_lines(doc, &with(at, key("criteria")), list, found.lines)?;
-        }
-        "tool_trajectory" | "tool-trajectory" => {
-            doc.keys(
-                at,
-                map,
-                &[
-                    "type",
-                    "mode",
-                    "expected",
-                    "minimums",
-                    "name",
-                    "weight",
-                    "args_match",
-                    "required",
-                ],
-                kind,
-            )?;
-            let mode: TrajectoryMode = map
-                .get("mode")
-                .and_then(Value::as_str)
-                .unwrap_or("any_order")
-                .parse()
-                .map_err(|e: crate::UnknownMode| doc.err(&with(at, key("mode")), e.to_string()))?;
-            let default_match = match map.get("args_match") {
-                None => ArgsMatch::Exact,
-                Some(v) => args_match(doc, &with(at, key("args_match")), v)?,
-            };
-            let mut expected = Vec::new();
-            match map.get("expected") {
-                None => {}
-                Some(Value::Array(items)) => {
-                    for (i, call) in items.iter().enumerate() {
-                        let at = with(&with(at, key("expected")), OwnedStep::Index(i));
-                        let call = match call {
-                            Value::String(s) => ExpectedCall {
-                                tool: s.clone(),
-                                args: None,
-                                args_match: None,
-                            },
-                            Value::Object(m) => {
-                                doc.keys(
-                                    &at,
-                                    m,
-                                    &["tool", "args", "args_match"],
-                                    "an expected call",
-                                )?;
-                                let tool =
-                                    m.get("tool").and_then(Value::as_str).ok_or_else(|| {
-                                        doc.err(&at, "an expected call needs `tool` (a name)")
-                                    })?;
-                                ExpectedCall {
-                                    tool: tool.to_string(),
-                                    args: m
-                                        .get("args")
-                                        .filter(|a| a.as_str() != Some("any"))
-                                        .cloned(),
-                                    args_match: match m.get("args_match") {
-                                        None => None,
-                                        Some(v) => {
-                                            Some(args_match(doc, &with(&at, key("args_match")), v)?)
-                                        }
-                                    },
-                                }
-                            }
-                            _ => {
-                                return Err(doc.err(
-                                    &at,
-                                    "each expected call is a tool name or `{tool: name, args}`",
-                                ));
-                            }
-                        };
-                        expected.push(call);
-                    }
-                }
-                Some(_) => {
-                    return Err(
-                        doc.err(&with(at, key("expected")), "`expected` is a list of calls")
-                    );
-                }
-            }
-            let minimums = match map.get("minimums") {
-                None => Vec::new(),
-                Some(Value::Object(m)) => m
-                    .iter()
-                    .map(|(k, v)| v.as_u64().map(|n| (k.clone(), n as usize)))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| {
-                        doc.err(
-                            &with(at, key("minimums")),
-                            "`minimums` maps tool names to counts",
-                        )
-                    })?,
-                Some(_) => {
-                    return Err(doc.err(&with(at, key("minimums")), "`minimums` is a mapping"));
-                }
-            };
-            found.trajectories.push(Trajectory {
-                mode,
-                expected,
-                minimums,
-                args_match: default_match,
-            });
-        }
-        _ => {
-            // AgentV's spellings of promptfoo's: `negate: true` is a `not-` type, a regex's
-            // `flags` go into the pattern, a `code-grader` is a script grader; `required` (a
-            // failing item fails its test) is what every niceeval item does.
-            let mut item = map.clone();
-            item.remove("required");
-            let negate = match item.remove("negate") {
-                None => false,
-                Some(Value::Bool(b)) => b,
-                Some(_) => {
-                    return Err(doc.err(&with(at, key("negate")), "`negate` is true or false"));
-                }
-            };
-            let mut kind = kind.to_string();
-            if matches!(kind.as_str(), "code-grader" | "code_grader") {
-                if let Some(cwd) = item.remove("cwd")
-                    && cwd.as_str().is_none_or(|c| !matches!(c, "." | "./"))
-                {
-                    return Err(doc.err(
-                            &with(at, key("cwd")),
-                            "a code-grader's `cwd` other than `.` (the eval file's directory) is not supported",
-                        ));
-                }
-                kind = "script".into();
-                // A code-grader passes at AgentV's 0.8 unless it says otherwise.
-                if !item.contains_key("threshold") {
-                    item.insert("threshold".into(), Value::from(PASS_AT));
-                }
-            }
-            if let Some(flags) = item.remove("flags") {
-                let flags = flags.as_str().unwrap_or_default();
-                let pattern = item.get("value").and_then(Value::as_str);
-                match pattern {
-                    Some(p) if kind == "regex" && flags.chars().all(|c| "imsx".contains(c)) => {
-                        let p = if flags.is_empty() {
-                            p.to_string()
-                        } else {
-                            format!("(?{flags}){p}")
-                        };
-                        item.insert("value".into(), Value::String(p));
-                    }
-                    _ => {
-                        return Err(doc.err(
-                            &with(at, key("flags")),
-                            "`flags` (i, m, s, x) go with a `regex` pattern",
-                        ));
-                    }
-                }
-            }
-            if negate {
-                kind = match kind.strip_prefix("not-") {
-                    Some(rest) => rest.to_string(),
-                    None => format!("not-{kind}"),
-                };
-            }
-            item.insert("type".into(), Value::String(kind));
-            let spec = AssertSpec::from_item(Value::Object(item))
-                .map_err(|e| doc.err(at, e.to_string()))?;
-            niceeval::spec::validate_in(std::slice::from_ref(&spec), Some(&doc.base)).map_err(
-                |e| doc.err(at, e.to_string().replacen("assertion #0 ", "assertion ", 1)),
-            )?;
-            found.asserts.push(spec);
-        }
-    }
-    Ok(())
 }

@@ -100,3 +100,27 @@ pub(super) fn interpolate_vars(text: &str, vars: &Map<String, Value>) -> String 
         })
         .into_owned()
 }
+
+/// `input_files` as content blocks: each file's text in `<file path="…">`, as AgentV renders
+/// a file block.
+pub(super) fn file_blocks(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    files: &[String],
+) -> Result<String, SuiteFileError> {
+    let mut parts = Vec::new();
+    for f in files {
+        let file = doc.base.join(f.trim_start_matches('/'));
+        let content = std::fs::read_to_string(&file).map_err(|e| {
+            doc.err(
+                &with(at, key("input_files")),
+                format!("cannot read {}: {e}", file.display()),
+            )
+        })?;
+        parts.push(format!(
+            "<file path=\"{f}\">\n{}\n</file>",
+            content.trim_end_matches('\n')
+        ));
+    }
+    Ok(parts.join("\n"))
+}

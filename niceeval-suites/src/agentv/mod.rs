@@ -9,8 +9,10 @@
 //! `evaluate_options` (`max_concurrency`, `repeat`), and `workspace.template` (each run gets a
 //! working copy, as `#[eval(workspace = ..)]`). Keys are snake_case.
 
-mod graders;
+pub(crate) mod graders;
 mod inputs;
+mod keys;
+pub(crate) mod score;
 mod targets;
 
 use std::path::Path;
@@ -19,8 +21,8 @@ use serde_json::{Map, Value};
 
 use super::parse_yaml;
 use super::promptfoo::{Doc, OwnedStep, key, steps, with};
+use super::promptfoo_keys::Notes;
 use super::{Suite, SuiteCase, SuiteFileError};
-use graders::{Found, item_of, rubric, rubric_lines};
 use inputs::{interpolate_vars, messages};
 use niceeval::reporter::MatrixCell;
 use targets::{NamedTargets, Target, target};
@@ -44,6 +46,9 @@ const TOP_KEYS: &[&str] = &[
     "assert",
     "assertions",
     "tests",
+    "eval_cases",
+    "evalcases",
+    "input_files",
     "default_test",
     "evaluate_options",
     "workspace",
@@ -59,19 +64,119 @@ const TEST_KEYS: &[&str] = &[
     "vars",
     "metadata",
     "execution",
-    // A label grouping tests of one conversation in AgentV's reports.
-    "conversation_id",
+    "input_files",
+    "expected_outcome",
+    "evaluators",
 ];
 const DEFAULT_KEYS: &[&str] = &["assert", "assertions", "rubrics", "vars", "metadata"];
 
-/// Reads an AgentV eval file.
+/// Whether a suite file is AgentV's: by its name, as AgentV's docs name them, whatever the
+/// case (`EVAL.yaml`, `name.EVAL.yaml`, `x.eval.yml`), by its `$schema`
+/// (`agentv-eval-v2`), or by its keys: a YAML file without promptfoo's `prompts` and
+/// `providers` whose top level or tests use keys only AgentV has (`execution`, `target`,
+/// `criteria`, `expected_output`, `assertions`, `input`).
+pub(crate) fn recognizes(path: &Path, text: &str) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let stem = name
+        .strip_suffix(".yaml")
+        .or_else(|| name.strip_suffix(".yml"));
+    let Some(stem) = stem else {
+        return false;
+    };
+    if stem == "eval" || stem.ends_with(".eval") {
+        return true;
+    }
+    // The top level's keys, and the keys of its lists' items, read from the text (a promptfoo
+    // config of 100,000 tests is not parsed twice).
+    static TOP: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static ITEM: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let top = TOP.get_or_init(|| {
+        regex::Regex::new(r#"(?m)^["']?([A-Za-z_$][A-Za-z0-9_$-]*)["']?\s*:"#)
+            .expect("a valid pattern")
+    });
+    let item = ITEM.get_or_init(|| {
+        regex::Regex::new(
+            r"(?m)^\s*(?:-\s+)?(criteria|expected_output|assertions|expected_outcome)\s*:",
+        )
+        .expect("a valid pattern")
+    });
+    let keys: Vec<&str> = top
+        .captures_iter(text)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .collect();
+    if text.contains("agentv-eval-v2") && keys.contains(&"$schema") {
+        return true;
+    }
+    if keys
+        .iter()
+        .any(|k| matches!(*k, "prompts" | "providers" | "defaultTest" | "scenarios"))
+        || !keys.contains(&"tests")
+    {
+        return false;
+    }
+    keys.iter().any(|k| {
+        matches!(
+            *k,
+            "execution" | "target" | "assertions" | "input" | "input_files"
+        )
+    }) || item.is_match(text)
+}
+
+/// What an AgentV case carries besides a suite case's own parts.
+#[derive(Debug)]
+pub(crate) struct AgentvCase {
+    /// Every input message (role, text), the file's first: the `input` of script graders.
+    pub input: Vec<(String, String)>,
+    /// `input_files`, as written.
+    pub input_files: Vec<String>,
+    /// The test's `metadata`.
+    pub metadata: Option<Value>,
+    /// Its graders, in AgentV's order.
+    pub graders: Vec<graders::Grader>,
+    /// The score the test needs (`execution.threshold`, else 0.8).
+    pub threshold: f64,
+}
+
+/// Reads an AgentV eval file: every refusal of the file is reported at once, with the test
+/// errors met on the way.
 pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
+    let notes = Notes::with_rule(keys::unread);
+    let read = read_with(path, text, &notes);
+    match read {
+        Ok(mut suite) if !notes.refused() => {
+            suite.notices.extend(notes.finish()?);
+            Ok(suite)
+        }
+        Ok(_) => Err(notes
+            .finish()
+            .err()
+            .unwrap_or_else(|| SuiteFileError::File {
+                file: path.display().to_string(),
+                message: "cannot be read".into(),
+            })),
+        Err(e) => {
+            notes.refuse(e);
+            Err(notes
+                .finish()
+                .err()
+                .unwrap_or_else(|| SuiteFileError::File {
+                    file: path.display().to_string(),
+                    message: "cannot be read".into(),
+                }))
+        }
+    }
+}
+
+fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileError> {
     let doc = Doc {
         path,
         text,
         base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         positions: Default::default(),
-        notes: None,
+        notes: Some(notes),
         streamed: Default::default(),
     };
     let Value::Object(top) = parse_yaml(path, text)? else {
@@ -80,7 +185,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             "an AgentV eval file is a mapping (name, target, tests)",
         ));
     };
-    doc.keys(&[], &top, TOP_KEYS, "an AgentV eval file")?;
+    doc.keys(&[], &top, TOP_KEYS, keys::FILE)?;
     let mut named = NamedTargets::new(&doc.base);
     let mut suite = Suite::default();
     let execution = match top.get("execution") {
@@ -89,8 +194,15 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             doc.keys(
                 &[key("execution")],
                 map,
-                &["target", "targets", "workers"],
-                "execution",
+                &[
+                    "target",
+                    "targets",
+                    "workers",
+                    "threshold",
+                    "assertions",
+                    "evaluators",
+                ],
+                keys::EXECUTION,
             )?;
             map.clone()
         }
@@ -98,7 +210,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
     };
     run_settings(&doc, &top, &execution, &mut suite)?;
     let targets = suite_targets(&doc, &top, &execution, &mut named)?;
-    let shared = shared_parts(&doc, &top)?;
+    let shared = shared_parts(&doc, &top, &execution)?;
     let tests = test_list(&doc, &top)?;
     for (n, (at, test)) in tests.iter().enumerate() {
         let place = TestPlace {
@@ -106,7 +218,10 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
             n,
             of: tests.len(),
         };
-        test_cases(&doc, &mut suite, &mut named, &targets, &shared, place, test)?;
+        // A test that cannot be read is reported with every other refusal of the file.
+        if let Err(e) = test_cases(&doc, &mut suite, &mut named, &targets, &shared, place, test) {
+            notes.refuse(e);
+        }
     }
     Ok(suite)
 }
@@ -225,12 +340,21 @@ fn suite_targets(
 /// What every test of the file shares: `default_test`, the file's own graders and its input.
 struct Shared {
     default: Map<String, Value>,
-    /// The file's `assert` / `assertions`.
-    suite_level: Map<String, Value>,
+    /// The file's graders (`assertions`, else `assert`, else `execution.assertions` /
+    /// `execution.evaluators`), with where each list is written.
+    suite_level: Vec<(Vec<OwnedStep>, Value)>,
     suite_input: Vec<(String, String)>,
+    /// The file's `input_files`.
+    suite_files: Vec<String>,
+    /// `execution.threshold`, else AgentV's 0.8.
+    threshold: f64,
 }
 
-fn shared_parts(doc: &Doc<'_>, top: &Map<String, Value>) -> Result<Shared, SuiteFileError> {
+fn shared_parts(
+    doc: &Doc<'_>,
+    top: &Map<String, Value>,
+    execution: &Map<String, Value>,
+) -> Result<Shared, SuiteFileError> {
     let default = match top.get("default_test") {
         None => Map::new(),
         Some(Value::Object(map)) => {
@@ -239,13 +363,22 @@ fn shared_parts(doc: &Doc<'_>, top: &Map<String, Value>) -> Result<Shared, Suite
         }
         Some(_) => return Err(doc.err(&[key("default_test")], "`default_test` is a mapping")),
     };
-    // Suite-level graders: `default_test`'s, then the file's own `assert` / `assertions`.
-    let mut suite_level = Map::new();
-    for k in ["assert", "assertions"] {
-        if let Some(v) = top.get(k) {
-            suite_level.insert(k.to_string(), v.clone());
-        }
-    }
+    let suite_level = [
+        (vec![key("assertions")], top.get("assertions")),
+        (vec![key("assert")], top.get("assert")),
+        (
+            vec![key("execution"), key("assertions")],
+            execution.get("assertions"),
+        ),
+        (
+            vec![key("execution"), key("evaluators")],
+            execution.get("evaluators"),
+        ),
+    ]
+    .into_iter()
+    .find_map(|(at, v)| v.map(|v| (at, v.clone())))
+    .into_iter()
+    .collect();
     let suite_input = match top.get("input") {
         None => Vec::new(),
         Some(v) => messages(doc, &[key("input")], v)?,
@@ -254,7 +387,47 @@ fn shared_parts(doc: &Doc<'_>, top: &Map<String, Value>) -> Result<Shared, Suite
         default,
         suite_level,
         suite_input,
+        suite_files: file_list(doc, &[key("input_files")], top.get("input_files"))?,
+        threshold: threshold_of(doc, &[key("execution")], execution)?.unwrap_or(graders::PASS_AT),
     })
+}
+
+/// `threshold` of an `execution` mapping: a score in [0, 1].
+fn threshold_of(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    execution: &Map<String, Value>,
+) -> Result<Option<f64>, SuiteFileError> {
+    match execution.get("threshold") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .filter(|t| (0.0..=1.0).contains(t))
+            .map(Some)
+            .ok_or_else(|| {
+                doc.err(
+                    &with(at, key("threshold")),
+                    "`threshold` is a score in [0, 1]",
+                )
+            }),
+    }
+}
+
+/// `input_files`: paths (text).
+fn file_list(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    value: Option<&Value>,
+) -> Result<Vec<String>, SuiteFileError> {
+    match value {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(list)) => list
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| doc.err(at, "`input_files` is a list of paths")),
+        Some(_) => Err(doc.err(at, "`input_files` is a list of paths")),
+    }
 }
 
 /// A test and where it sits: its place in the file, its number and how many there are.
@@ -270,7 +443,11 @@ type PlacedTest = (Vec<OwnedStep>, Map<String, Value>);
 
 /// The file's tests: its `tests` list, or the records of a `file://` tests file.
 fn test_list(doc: &Doc<'_>, top: &Map<String, Value>) -> Result<Vec<PlacedTest>, SuiteFileError> {
-    let tests = match top.get("tests") {
+    let tests = match top
+        .get("tests")
+        .or_else(|| top.get("eval_cases"))
+        .or_else(|| top.get("evalcases"))
+    {
         Some(Value::Array(list)) => list
             .iter()
             .enumerate()
@@ -282,7 +459,9 @@ fn test_list(doc: &Doc<'_>, top: &Map<String, Value>) -> Result<Vec<PlacedTest>,
                 )),
             })
             .collect::<Result<_, _>>()?,
-        Some(Value::String(s)) if s.starts_with("file://") => {
+        // An external tests file (`./cases.jsonl`, `file://cases.yaml`), beside the eval
+        // file.
+        Some(Value::String(s)) => {
             let file = super::file_path(&doc.base, s);
             niceeval_dataset::read(&file)
                 .map_err(|e| doc.err(&[key("tests")], e.to_string()))?
@@ -319,8 +498,10 @@ fn test_cases(
         default,
         suite_level,
         suite_input,
+        suite_files,
+        ..
     } = shared;
-    doc.keys(at, test, TEST_KEYS, "a test")?;
+    doc.keys(at, test, TEST_KEYS, keys::TEST)?;
     let line = doc.position(&steps(at)).map_or(1, |p| p.0);
     let id = match test.get("id") {
         Some(Value::String(s)) => s.clone(),
@@ -328,18 +509,47 @@ fn test_cases(
         None => format!("test {}", n + 1),
     };
     let mut skip_defaults = false;
+    let mut threshold = shared.threshold;
     let mut case_targets = targets.to_vec();
     match test.get("execution") {
         None => {}
         Some(Value::Object(map)) => {
             let at = with(at, key("execution"));
-            doc.keys(&at, map, &["target", "skip_defaults"], "a test's execution")?;
+            doc.keys(
+                &at,
+                map,
+                &[
+                    "target",
+                    "targets",
+                    "skip_defaults",
+                    "threshold",
+                    "evaluators",
+                ],
+                keys::EXECUTION,
+            )?;
             skip_defaults = map
                 .get("skip_defaults")
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
-            if let Some(t) = map.get("target") {
-                case_targets = vec![target(doc, &with(&at, key("target")), t, named)?];
+            if let Some(t) = threshold_of(doc, &at, map)? {
+                threshold = t;
+            }
+            match (map.get("target"), map.get("targets")) {
+                (Some(t), _) => {
+                    case_targets = vec![target(doc, &with(&at, key("target")), t, named)?];
+                }
+                (None, Some(Value::Array(list))) => {
+                    let at = with(&at, key("targets"));
+                    case_targets = list
+                        .iter()
+                        .enumerate()
+                        .map(|(i, t)| target(doc, &with(&at, OwnedStep::Index(i)), t, named))
+                        .collect::<Result<_, _>>()?;
+                }
+                (None, Some(_)) => {
+                    return Err(doc.err(&with(&at, key("targets")), "`targets` is a list"));
+                }
+                (None, None) => {}
             }
         }
         Some(_) => return Err(doc.err(&with(at, key("execution")), "`execution` is a mapping")),
@@ -358,8 +568,30 @@ fn test_cases(
     } else {
         suite_input.clone()
     };
+    // `input_files` (the file's, unless `skip_defaults`, then the test's): each file a block
+    // of the test's first user message, as AgentV's shorthand makes them.
+    let mut input_files: Vec<String> = if skip_defaults {
+        Vec::new()
+    } else {
+        suite_files.clone()
+    };
+    input_files.extend(file_list(
+        doc,
+        &with(at, key("input_files")),
+        test.get("input_files"),
+    )?);
     match test.get("input") {
-        Some(v) => input.extend(messages(doc, &with(at, key("input")), v)?),
+        Some(v) => {
+            let mut own = messages(doc, &with(at, key("input")), v)?;
+            if !input_files.is_empty() {
+                let blocks = inputs::file_blocks(doc, at, &input_files)?;
+                match own.iter_mut().find(|(role, _)| role == "user") {
+                    Some((_, text)) => *text = format!("{blocks}\n{text}"),
+                    None => own.push(("user".into(), blocks)),
+                }
+            }
+            input.extend(own);
+        }
         None => {
             return Err(doc.err(at, "a test needs `input` (text or a list of messages)"));
         }
@@ -388,69 +620,84 @@ fn test_cases(
         },
         Some(other) => Some(other.to_string()),
     };
-    let criteria = match test.get("criteria") {
+    let criteria = match test
+        .get("criteria")
+        .or_else(|| test.get("expected_outcome"))
+    {
         Some(Value::String(c)) => Some(render(c)?),
         _ => None,
     };
-    let mut asserts = Vec::new();
-    let mut graded = Vec::new();
-    let mut trajectories = Vec::new();
-    let mut lines = Vec::new();
-    let mut sources = vec![(default, vec![key("default_test")])];
-    if !skip_defaults {
-        sources.push((suite_level, Vec::new()));
+    // AgentV's graders: the test's own list (`assertions`, else `assert`, else the older
+    // `execution.evaluators` / `evaluators`), then the file's (unless `skip_defaults`); a
+    // test's inline `rubrics` come first.
+    let mut list = Vec::new();
+    if let Some(rubrics) = test.get("rubrics") {
+        list.push(graders::Grader {
+            name: "rubrics".into(),
+            kind: graders::rubric_items(doc, &with(at, key("rubrics")), rubrics)?,
+            weight: 1.0,
+            required: None,
+            negate: false,
+        });
     }
-    sources.push((test, at.to_vec()));
-    // As AgentV does, a test's rubric lines (its own and the suite's) are one rubric
-    // grader: the judge scores them together.
-    for (source, at) in sources {
-        for list_key in ["assert", "assertions"] {
-            let Some(list) = source.get(list_key) else {
-                continue;
-            };
-            let Value::Array(items) = list else {
-                return Err(doc.err(&with(&at, key(list_key)), format!("`{list_key}` is a list")));
-            };
-            for (i, item) in items.iter().enumerate() {
-                let at = with(&with(&at, key(list_key)), OwnedStep::Index(i));
-                item_of(
-                    doc,
-                    &at,
-                    item,
-                    criteria.as_deref(),
-                    &mut Found {
-                        asserts: &mut asserts,
-                        graded: &mut graded,
-                        lines: &mut lines,
-                        trajectories: &mut trajectories,
-                    },
-                )?;
+    let own = [
+        (vec![key("assertions")], test.get("assertions")),
+        (vec![key("assert")], test.get("assert")),
+        (
+            vec![key("execution"), key("evaluators")],
+            test.get("execution").and_then(|e| e.get("evaluators")),
+        ),
+        (vec![key("evaluators")], test.get("evaluators")),
+    ]
+    .into_iter()
+    .find_map(|(k, v)| v.map(|v| (k, v)));
+    if let Some((k, v)) = own {
+        let place: Vec<OwnedStep> = at.iter().cloned().chain(k).collect();
+        list.extend(graders::graders(doc, &place, v, criteria.as_deref())?);
+    }
+    if !skip_defaults {
+        for (place, v) in suite_level {
+            list.extend(graders::graders(doc, place, v, criteria.as_deref())?);
+        }
+    }
+    if let Some(v) = default.get("assertions").or_else(|| default.get("assert")) {
+        list.extend(graders::graders(
+            doc,
+            &[key("default_test"), key("assertions")],
+            v,
+            criteria.as_deref(),
+        )?);
+    }
+    if list.is_empty() {
+        // AgentV's default grader: the judge on the criteria (or the expected output).
+        let text = criteria.clone().or_else(|| {
+            expected_output
+                .as_ref()
+                .map(|e| format!("The answer agrees with this expected answer: {e}"))
+        });
+        match text {
+            Some(text) => list.push(graders::Grader {
+                name: "llm-grader".into(),
+                kind: graders::GraderKind::Judge(text),
+                weight: 1.0,
+                required: None,
+                negate: false,
+            }),
+            None => {
+                return Err(doc.err(
+                    at,
+                    "a test needs `criteria`, `expected_output` or `assertions` (AgentV skips it otherwise)",
+                ));
             }
         }
-        if let Some(rubrics) = source.get("rubrics") {
-            let at = with(&at, key("rubrics"));
-            rubric_lines(doc, &at, rubrics, &mut lines)?;
-        }
     }
-    match lines.len() {
-        0 => {}
-        1 => graded.append(&mut lines),
-        _ => graded.push(rubric(
-            lines
-                .iter()
-                .map(|g| format!("- {}", g.value))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            None,
-        )),
-    }
-    if let Some(criteria) = &criteria
-        && graded.is_empty()
-        && asserts.is_empty()
-        && trajectories.is_empty()
-    {
-        graded.push(rubric(criteria.clone(), None));
-    }
+    let extras = std::sync::Arc::new(AgentvCase {
+        input: input.clone(),
+        input_files: input_files.clone(),
+        metadata: test.get("metadata").cloned(),
+        graders: list,
+        threshold,
+    });
     let several = case_targets.len() > 1;
     let target_labels = super::unique_labels(case_targets.iter().map(|t| t.spec.label.as_str()));
     for (q, target) in case_targets.iter().enumerate() {
@@ -467,10 +714,10 @@ fn test_cases(
             load_error: None,
             provider: target.spec.clone(),
             vars: super::Packed::new(&vars),
-            asserts: super::Packed::new(&asserts),
-            graded: graded.clone(),
+            asserts: super::Packed::new(&Vec::new()),
+            graded: Vec::new(),
             transform: None,
-            threshold: None,
+            threshold: Some(threshold),
             judge: target.judge.clone(),
             embedding: None,
             select_best: None,
@@ -485,7 +732,8 @@ fn test_cases(
                 q + 1,
                 target.spec.label
             ),
-            trajectories: trajectories.clone(),
+            trajectories: Vec::new(),
+            agentv: Some(extras.clone()),
             matrix: MatrixCell::new(
                 n + 1,
                 id.replace("::", ":"),

@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 use super::agents;
 use super::prompt::{self, PromptFunction};
-use super::promptfoo_keys::{self, Notes};
+use super::promptfoo_keys::Notes;
 use super::{
     Graded, GradedKind, JudgeSpec, Suite, SuiteCase, SuiteFileError, parse_yaml, template,
 };
@@ -272,7 +272,7 @@ impl Doc<'_> {
                 .keys()
                 .filter(|k| !allowed.contains(&k.as_str()) && !holder(k))
             {
-                match promptfoo_keys::unread(what, key) {
+                match notes.unread(what, key) {
                     Ok(notice) => notes.notice(notice),
                     Err(why) => notes.refuse(self.err(
                         &with(at, OwnedStep::Key(key.clone())),
@@ -736,6 +736,7 @@ fn cases_of(
                 expected_output: None,
                 criteria: None,
                 trajectories: Vec::new(),
+                agentv: None,
                 matrix: MatrixCell::new(
                     n + 1,
                     base_name.clone(),

@@ -213,6 +213,7 @@ impl StoredCases {
                 (q, provider),
             ),
             trajectories: Vec::new(),
+            agentv: None,
             matrix: MatrixCell::new(
                 record.test,
                 record.description,

@@ -155,6 +155,9 @@ pub struct GraderInput {
     /// Test-case variables (promptfoo's `vars`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub vars: BTreeMap<String, Value>,
+    /// The test's metadata (AgentV's `metadata`), `null` when it has none.
+    #[serde(default)]
+    pub metadata: Option<Value>,
 }
 
 impl GraderInput {

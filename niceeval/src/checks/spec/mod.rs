@@ -372,6 +372,13 @@ pub struct SpecContext {
     pub prompt: Option<String>,
     /// The input message (`input` for graders).
     pub input: Option<String>,
+    /// Every input message, earlier turns and system messages included (`input` for graders
+    /// when given, instead of [`SpecContext::input`] as one user message).
+    pub input_messages: Vec<GraderMessage>,
+    /// Paths of the files the input references (`input_files` for graders).
+    pub input_files: Vec<String>,
+    /// The test's metadata (`metadata` for graders).
+    pub metadata: Option<Value>,
     /// The reference answer (`expected_output` for graders).
     pub expected_output: Option<String>,
     /// Evaluation criteria (`criteria` for graders).

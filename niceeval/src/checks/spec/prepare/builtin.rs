@@ -316,10 +316,29 @@ fn builtin_base(
             if command.is_empty() {
                 return Err(ItemProblem::invalid("`command` is an empty list"));
             }
+            // `cwd`: where the command runs, relative to the spec's directory (AgentV's
+            // code graders).
+            let cwd = match spec.extra.get("cwd") {
+                None => None,
+                Some(Value::String(dir)) => Some(std::path::PathBuf::from(dir)),
+                Some(other) => {
+                    return Err(ItemProblem::invalid(format!(
+                        "`cwd` is a directory (text), got {other}"
+                    )));
+                }
+            };
+            let mut config = config_with_extra(spec);
+            if let Some(Value::Object(map)) = &mut config {
+                map.remove("cwd");
+                if map.is_empty() && spec.config.is_none() {
+                    config = None;
+                }
+            }
             (
                 Base::Script {
                     command,
-                    config: config_with_extra(spec),
+                    config,
+                    cwd,
                 },
                 true,
             )

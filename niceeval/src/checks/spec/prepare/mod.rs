@@ -4,7 +4,7 @@
 mod builtin;
 mod run_facts;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,6 +47,8 @@ pub(super) enum Base {
     Script {
         command: Vec<String>,
         config: Option<Value>,
+        /// Where the command runs (`cwd`), relative to the base directory.
+        cwd: Option<PathBuf>,
     },
     Custom {
         name: String,
@@ -311,11 +313,17 @@ impl<A: Assertion> Assertion for Named<A> {
 
 fn grader_payload(context: &SpecContext, config: &Option<Value>) -> GraderInput {
     let mut input = GraderInput::default();
-    input.input = context
-        .input
-        .iter()
-        .map(|t| GraderMessage::new("user", t.clone()))
-        .collect();
+    input.input = if context.input_messages.is_empty() {
+        context
+            .input
+            .iter()
+            .map(|t| GraderMessage::new("user", t.clone()))
+            .collect()
+    } else {
+        context.input_messages.clone()
+    };
+    input.input_files = context.input_files.clone();
+    input.metadata = context.metadata.clone();
     input.expected_output = context
         .expected_output
         .iter()
@@ -431,11 +439,19 @@ impl Prepared {
                 }
                 a.boxed()
             }
-            Base::Script { command, config } => {
+            Base::Script {
+                command,
+                config,
+                cwd,
+            } => {
                 let mut s =
                     expect::script(command.clone()).payload(grader_payload(context, config));
-                if let Some(dir) = &context.base_dir {
-                    s = s.cwd(dir.clone());
+                let base = context.base_dir.clone();
+                match (base, cwd) {
+                    (Some(dir), Some(cwd)) => s = s.cwd(dir.join(cwd)),
+                    (Some(dir), None) => s = s.cwd(dir),
+                    (None, Some(cwd)) => s = s.cwd(cwd.clone()),
+                    (None, None) => {}
                 }
                 s = s.timeout(context.timeout.unwrap_or(expect::DEFAULT_GRADER_TIMEOUT));
                 s.boxed()

@@ -1,0 +1,328 @@
+//! An AgentV test's verdict, reached as AgentV's orchestrator reaches it: every grader gives a
+//! score in [0, 1]; the test's score is their weighted mean (a `negate`d grader counts
+//! 1 − score), 0 when a `required` grader scores under its least score; the test passes when
+//! its score reaches its threshold (0.8 unless `execution.threshold` says otherwise), whichever
+//! graders fail. A rubric grader asks the judge each item apart and scores the weighted share
+//! of items satisfied (a required item unmet fails the grader, not the test); a `composite`
+//! aggregates its members the same way.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::AgentvCase;
+use super::graders::{CompositeRule, Grader, GraderKind, Line, Metrics, PASS_AT};
+use crate::graders::{Aggregate, Collect, Counting, Deciding};
+use crate::{SuiteCase, TrajectoryCheck};
+use niceeval::__workspace::scope::{self as deferred, Defer};
+use niceeval::scope::{RunView, ScopedCheck};
+use niceeval::spec::{AssertSpec, SpecContext};
+use niceeval::{Chain as _, Checkable as _};
+use niceeval::{Eval, Grade};
+
+/// A judged rubric line is satisfied at this score of niceeval's judge (0 to 1).
+const SATISFIED_AT: f64 = 0.5;
+
+/// Registers the test's score over its graders on `t`.
+pub(crate) fn grade(
+    t: &mut Eval,
+    case: &SuiteCase,
+    av: &AgentvCase,
+    output: &str,
+    context: &SpecContext,
+) {
+    let record = Arc::new(Collect::default());
+    let mut gates = Vec::new();
+    let mut flips = Vec::new();
+    for g in &av.graders {
+        register(t, case, g, output, context, record.clone(), g.weight);
+        gates.push(g.required.map(|r| r.min(av.threshold)));
+        flips.push(g.negate);
+    }
+    let aggregate = Aggregate {
+        threshold: av.threshold,
+        done: Vec::new(),
+        pending: record.take(),
+        counting: Counting::Scores,
+        gates,
+        gate_zeroes: true,
+        flips,
+        label: format!(
+            "AgentV score (weighted mean of its graders) ≥ {}",
+            av.threshold
+        ),
+    };
+    drop(aggregate.register(niceeval::__workspace::eval::checks_of(t)));
+}
+
+/// Registers one grader's check on `record`, weighing `weight`.
+fn register(
+    t: &mut Eval,
+    case: &SuiteCase,
+    g: &Grader,
+    output: &str,
+    context: &SpecContext,
+    record: Arc<Collect>,
+    weight: f64,
+) {
+    let target: Arc<dyn Defer> = record.clone();
+    match &g.kind {
+        GraderKind::Spec(spec) => {
+            let check = SpecCheck {
+                name: g.name.clone(),
+                spec: spec.clone(),
+                output: output.to_string(),
+                context: context.clone(),
+            };
+            drop(deferred::register(target, check).weight(weight));
+        }
+        GraderKind::Trajectory(trajectory) => {
+            drop(deferred::register(target, TrajectoryCheck(trajectory.clone())).weight(weight));
+        }
+        GraderKind::Judge(text) => {
+            let deciding: Arc<dyn Defer> = Arc::new(Deciding {
+                record: target,
+                threshold: PASS_AT,
+                inverse: false,
+            });
+            drop(
+                t.judge()
+                    .with_record(deciding)
+                    .rubric(text.clone())
+                    .on(output)
+                    .input(&case.prompt)
+                    .unreadable_answer_fails()
+                    .gate()
+                    .weight(weight),
+            );
+        }
+        GraderKind::Rubrics { lines, scored } => {
+            let items = Arc::new(Collect::default());
+            for line in lines {
+                judge_line(t, case, line, *scored, output, items.clone());
+            }
+            let aggregate = Aggregate {
+                threshold: PASS_AT,
+                done: Vec::new(),
+                pending: items.take(),
+                counting: if *scored {
+                    Counting::Scores
+                } else {
+                    Counting::Passes
+                },
+                gates: lines.iter().map(|l| l.min).collect(),
+                gate_zeroes: false,
+                flips: Vec::new(),
+                label: format!("{} ({} rubric items)", g.name, lines.len()),
+            };
+            drop(aggregate.register(target).weight(weight));
+        }
+        GraderKind::Metrics(limits) => {
+            let check = MetricsCheck {
+                name: g.name.clone(),
+                limits: limits.clone(),
+                context: context.clone(),
+            };
+            drop(deferred::register(target, check).weight(weight));
+        }
+        GraderKind::Composite { members, rule } => {
+            let inner = Arc::new(Collect::default());
+            for m in members {
+                let w = match rule {
+                    CompositeRule::WeightedAverage(weights) => {
+                        weights.get(&m.name).copied().unwrap_or(1.0)
+                    }
+                    CompositeRule::Threshold(_) => 1.0,
+                };
+                register(t, case, m, output, context, inner.clone(), w);
+            }
+            let (threshold, counting) = match rule {
+                CompositeRule::WeightedAverage(_) => (PASS_AT, Counting::Scores),
+                CompositeRule::Threshold(x) => (*x, Counting::Passes),
+            };
+            let aggregate = Aggregate {
+                threshold,
+                done: Vec::new(),
+                pending: inner.take(),
+                counting,
+                gates: Vec::new(),
+                gate_zeroes: false,
+                flips: members.iter().map(|m| m.negate).collect(),
+                label: format!("{} (composite of {})", g.name, members.len()),
+            };
+            drop(aggregate.register(target).weight(weight));
+        }
+    }
+}
+
+/// One rubric item asked of the judge: satisfied at half marks (a checklist line), or its
+/// score (a criterion scored by bands).
+fn judge_line(
+    t: &mut Eval,
+    case: &SuiteCase,
+    line: &Line,
+    scored: bool,
+    output: &str,
+    items: Arc<Collect>,
+) {
+    let deciding: Arc<dyn Defer> = Arc::new(Deciding {
+        record: items,
+        // AgentV passes a scored criterion at 7 of 10.
+        threshold: if scored { 0.7 } else { SATISFIED_AT },
+        inverse: false,
+    });
+    drop(
+        t.judge()
+            .with_record(deciding)
+            .rubric(format!("[{}] {}", line.id, line.text))
+            .on(output)
+            .input(&case.prompt)
+            .unreadable_answer_fails()
+            .gate()
+            .weight(line.weight),
+    );
+}
+
+/// A deterministic or script grader, checked when the test's score is graded.
+struct SpecCheck {
+    name: String,
+    spec: AssertSpec,
+    output: String,
+    context: SpecContext,
+}
+
+impl ScopedCheck for SpecCheck {
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
+
+    fn evaluate(&self, _run: &RunView<'_>) -> Grade {
+        let output = Value::String(self.output.clone());
+        match niceeval::spec::evaluate_subject(
+            std::slice::from_ref(&self.spec),
+            &output.subject(),
+            &self.context,
+        ) {
+            Ok(outcome) => match outcome.results.into_iter().next() {
+                // As AgentV: a grader that fails to run scores 0.
+                Some(r) if r.error.is_some() => Grade::score(
+                    0.0,
+                    format!("the grader failed: {}", r.error.unwrap_or_default()),
+                )
+                .with_verdict(false),
+                Some(r) => Grade::score(r.score, r.reason)
+                    .with_children(r.children)
+                    .with_verdict(r.passed),
+                None => Grade::score(0.0, "the grader gave no result").with_verdict(false),
+            },
+            Err(e) => Grade::score(0.0, format!("the grader failed: {e}")).with_verdict(false),
+        }
+    }
+}
+
+/// `execution-metrics` / `token-usage`: each limit given is one check; the score is the share
+/// that hold, passing at 0.8 (AgentV's rule).
+struct MetricsCheck {
+    name: String,
+    limits: Metrics,
+    context: SpecContext,
+}
+
+/// The tools AgentV counts as exploring (`DEFAULT_EXPLORATION_TOOLS`).
+const EXPLORATION_TOOLS: &[&str] = &[
+    "read",
+    "grep",
+    "glob",
+    "search",
+    "list",
+    "Read",
+    "Grep",
+    "Glob",
+    "WebSearch",
+    "WebFetch",
+];
+
+impl MetricsCheck {
+    /// Each limit's check: what was measured and whether it holds.
+    fn checks(&self) -> Vec<(String, bool)> {
+        let l = &self.limits;
+        let c = &self.context;
+        let summary = c.trace_summary.as_ref();
+        let mut out = Vec::new();
+        let mut limit = |name: &str, actual: Option<f64>, max: Option<f64>| {
+            if let Some(max) = max {
+                out.push(match actual {
+                    None => (format!("{name}: not available"), false),
+                    Some(a) if a <= max => (format!("{name} {a} <= {max} max"), true),
+                    Some(a) => (format!("{name} {a} > {max} max"), false),
+                });
+            }
+        };
+        limit(
+            "tool calls",
+            summary.map(|s| s.event_count as f64),
+            l.max_tool_calls,
+        );
+        limit(
+            "LLM calls",
+            summary.map(|s| s.llm_call_count as f64),
+            l.max_llm_calls,
+        );
+        let tokens = c.token_usage;
+        limit(
+            "total tokens",
+            tokens.map(|u| (u.input + u.output) as f64),
+            l.max_tokens,
+        );
+        limit("input tokens", tokens.map(|u| u.input as f64), l.max_input);
+        limit(
+            "output tokens",
+            tokens.map(|u| u.output as f64),
+            l.max_output,
+        );
+        limit("cost (USD)", c.cost_usd, l.max_cost_usd);
+        limit("duration (ms)", c.latency_ms, l.max_duration_ms);
+        if let Some(target) = l.target_exploration_ratio {
+            let ratio = summary.filter(|s| s.event_count > 0).map(|s| {
+                let exploring: u64 = EXPLORATION_TOOLS
+                    .iter()
+                    .filter_map(|t| s.tool_calls.get(*t))
+                    .sum();
+                exploring as f64 / s.event_count as f64
+            });
+            out.push(match ratio {
+                None => ("exploration ratio: no tool calls".into(), false),
+                Some(r) => (
+                    format!(
+                        "exploration ratio {r:.2} (target {target} ± {})",
+                        l.exploration_tolerance
+                    ),
+                    (r - target).abs() <= l.exploration_tolerance,
+                ),
+            });
+        }
+        out
+    }
+}
+
+impl ScopedCheck for MetricsCheck {
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
+
+    fn evaluate(&self, _run: &RunView<'_>) -> Grade {
+        let checks = self.checks();
+        let held = checks.iter().filter(|(_, ok)| *ok).count();
+        let score = if checks.is_empty() {
+            0.0
+        } else {
+            held as f64 / checks.len() as f64
+        };
+        let reason = checks
+            .iter()
+            .map(|(text, _)| text.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        Grade::score(score, reason).with_verdict(score >= PASS_AT)
+    }
+}
