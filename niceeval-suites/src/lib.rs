@@ -33,6 +33,8 @@
 
 mod agents;
 mod agentv;
+#[cfg(test)]
+mod agentv_schema_coverage;
 mod deflated;
 mod errors;
 mod file_cases;
