@@ -265,11 +265,12 @@ fn grader(
             doc.keys(
                 at,
                 map,
-                &allowed(&["assertions", "evaluators", "aggregator"]),
+                &allowed(&["assertions", "assert", "evaluators", "aggregator"]),
                 kind_name,
             )?;
             let list = map
                 .get("assertions")
+                .or_else(|| map.get("assert"))
                 .or_else(|| map.get("evaluators"))
                 .ok_or_else(|| doc.err(at, "a `composite` needs `assertions` (its members)"))?;
             let members = graders(doc, &with(at, key("assertions")), list, criteria)?;
@@ -552,7 +553,14 @@ fn metrics(
     kind: &str,
 ) -> Result<Metrics, SuiteFileError> {
     let own: &[&str] = if kind.starts_with("token") {
-        &["max_total", "max_input", "max_output"]
+        &[
+            "max_total",
+            "max_input",
+            "max_output",
+            "maxTotal",
+            "maxInput",
+            "maxOutput",
+        ]
     } else {
         &[
             "max_tool_calls",
@@ -562,6 +570,13 @@ fn metrics(
             "max_duration_ms",
             "target_exploration_ratio",
             "exploration_tolerance",
+            "maxToolCalls",
+            "maxLlmCalls",
+            "maxTokens",
+            "maxCostUsd",
+            "maxDurationMs",
+            "targetExplorationRatio",
+            "explorationTolerance",
         ]
     };
     let allowed: Vec<&str> = COMMON.iter().chain(own).copied().collect();
@@ -587,6 +602,23 @@ fn metrics(
         exploration_tolerance: get("exploration_tolerance")?.unwrap_or(0.2),
     };
     Ok(m)
+}
+
+/// `max_tool_calls` as `maxToolCalls`.
+fn camel_case(snake: &str) -> String {
+    let mut out = String::new();
+    let mut upper = false;
+    for c in snake.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A `composite`'s `aggregator`.

@@ -176,7 +176,19 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, Refusal> {
                 "`{key}` in {what} is not a key of AgentV's eval files: AgentV ignores it, and so does niceeval{hint}"
             ));
         }
-        _ => return Err(Refusal::new("not supported")),
+        (_, "preprocessors") => {
+            return Err(Refusal::new(
+                "content preprocessors are not run; graders see the files as they are",
+            ));
+        }
+        (_, "max_duration_ms" | "maxDurationMs") => {
+            return Err(Refusal::new(
+                "the duration of each tool call is not recorded, so it cannot be limited",
+            ));
+        }
+        // A grader's or target's key niceeval does not act on (AgentV's grader parser and
+        // its `passthrough` targets drop keys they do not know, too).
+        _ => "not read by niceeval",
     };
     Ok(format!("`{key}` in {what}: {instead}"))
 }
