@@ -76,7 +76,8 @@ def flatten(results):
     out = []
     for r in results:
         name = r.get("name", "")
-        if (name.startswith("assertions(") or name.startswith("all_of(")) and r.get("children"):
+        # The test's score (AgentV's weighted mean) holds one result per grader.
+        if (name.startswith(("assertions(", "all_of(", "AgentV score"))) and r.get("children"):
             out.extend(flatten(r["children"]))
         else:
             out.append(r)
@@ -84,7 +85,8 @@ def flatten(results):
 
 
 def niceeval_kind(a):
-    if a.get("kind") == "judge":
+    # A rubric grader asks the judge item by item: one grader, as in AgentV.
+    if a.get("kind") == "judge" or a.get("name", "").endswith("rubric items)"):
         return 2
     if a.get("name", "").startswith(("tool_trajectory", "satisfies(tool_trajectory")):
         return 1
