@@ -800,6 +800,80 @@ fn chat_judge(kind: ProviderKind) -> Option<JudgeSpec> {
 
 #[cfg(test)]
 mod tests {
+    fn result(name: &str, score: f64, passed: bool, weight: f64) -> AssertionResult {
+        let mut r = AssertionResult::from_grade(
+            name.into(),
+            AssertionKind::Value,
+            &Settings::gate(),
+            Grade::score(score, "").with_verdict(passed),
+        );
+        r.weight = weight;
+        r
+    }
+
+    fn agentv_test(gates: Vec<Option<f64>>) -> Aggregate {
+        Aggregate {
+            threshold: 0.8,
+            done: Vec::new(),
+            pending: Vec::new(),
+            counting: Counting::Scores,
+            gates,
+            gate_zeroes: true,
+            flips: Vec::new(),
+            label: "test".into(),
+        }
+    }
+
+    #[test]
+    fn an_agentv_test_passes_on_its_weighted_mean_with_a_grader_failing() {
+        // Four graders pass, one fails: the mean 0.8 reaches the threshold (AgentV's rule).
+        let mut results: Vec<_> = (0..4)
+            .map(|i| result(&format!("g{i}"), 1.0, true, 1.0))
+            .collect();
+        results.push(result("failing", 0.0, false, 1.0));
+        let (score, pass, _) = agentv_test(Vec::new()).decide(&results);
+        assert!((score - 0.8).abs() < 1e-9 && pass, "{score} {pass}");
+        // Weights count: the failing grader weighing 4 pulls the mean to 0.5.
+        results[4].weight = 4.0;
+        let (score, pass, _) = agentv_test(Vec::new()).decide(&results);
+        assert!((score - 0.5).abs() < 1e-9 && !pass, "{score}");
+    }
+
+    #[test]
+    fn a_required_grader_under_its_least_score_zeroes_an_agentv_test() {
+        let results = vec![
+            result("a", 1.0, true, 1.0),
+            result("b", 1.0, true, 1.0),
+            result("required", 0.6, false, 1.0),
+        ];
+        let (score, pass, reason) = agentv_test(vec![None, None, Some(0.8)]).decide(&results);
+        assert_eq!(score, 0.0);
+        assert!(!pass && reason.contains("required `required`"), "{reason}");
+        // At a least score of 0.5 it holds, and the mean (0.87) passes.
+        let (score, pass, _) = agentv_test(vec![None, None, Some(0.5)]).decide(&results);
+        assert!(pass && score > 0.86, "{score}");
+    }
+
+    #[test]
+    fn an_unmet_required_rubric_item_fails_the_grader_and_keeps_its_score() {
+        // AgentV's checklist: five items, one unmet and required: score 0.8, verdict fail.
+        let mut results: Vec<_> = (0..4)
+            .map(|i| result(&format!("r{i}"), 0.9, true, 1.0))
+            .collect();
+        results.push(result("r4", 0.1, false, 1.0));
+        let checklist = |gates| Aggregate {
+            counting: Counting::Passes,
+            gate_zeroes: false,
+            ..agentv_test(gates)
+        };
+        let (score, pass, _) = checklist(vec![Some(1.0); 5]).decide(&results);
+        assert!((score - 0.8).abs() < 1e-9 && !pass, "{score} {pass}");
+        // Not required: the same share passes.
+        let (_, pass, _) =
+            checklist(vec![Some(1.0), Some(1.0), Some(1.0), Some(1.0), None]).decide(&results);
+        assert!(pass);
+    }
+
     use super::*;
     use serde_json::json;
 

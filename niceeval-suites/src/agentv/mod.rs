@@ -869,4 +869,78 @@ mod tests {
                 .contains("at least 2")
         );
     }
+
+    #[test]
+    fn agentv_files_are_recognized_by_name_and_by_keys() {
+        let p = |name: &str| std::path::PathBuf::from(name);
+        for name in ["EVAL.yaml", "eval.yml", "smoke.EVAL.yaml", "x.eval.yml"] {
+            assert!(recognizes(&p(name), ""), "{name}");
+        }
+        let agentv = "name: x\ntests:\n  - id: a\n    input: hi\n    criteria: says hi\n";
+        assert!(recognizes(&p("suite.yaml"), agentv));
+        let schema = "$schema: agentv-eval-v2\ntests: []\n";
+        assert!(recognizes(&p("suite.yaml"), schema));
+        let promptfoo = "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {a: 1}\n";
+        assert!(!recognizes(&p("promptfooconfig.yaml"), promptfoo));
+        assert!(!recognizes(&p("EVAL.json"), agentv));
+    }
+
+    fn file(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write");
+        path
+    }
+
+    #[test]
+    fn every_refusal_of_a_file_is_reported_at_once() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = file(
+            dir.path(),
+            "EVAL.yaml",
+            "execution:\n  trials: {count: 3}\ntests:\n  - id: a\n    input: hi\n    criteria: c\n    turns: [{input: x}]\n  - id: b\n    input: hi\n    assertions:\n      - type: skill-trigger\n",
+        );
+        let text = std::fs::read_to_string(&path).expect("read");
+        let err = read(&path, &text).expect_err("refused").to_string();
+        for needle in ["trials", "turns", "skill-trigger"] {
+            assert!(err.contains(needle), "{needle} missing from:\n{err}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_noticed_and_the_file_runs() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = file(
+            dir.path(),
+            "EVAL.yaml",
+            "defaults: &d {x: 1}\ntests:\n  - id: a\n    task: fix it\n    input: hi\n    asertions: [contains]\n    criteria: says hi\n",
+        );
+        let text = std::fs::read_to_string(&path).expect("read");
+        let suite = read(&path, &text).expect("runs");
+        assert_eq!(suite.cases.len(), 1);
+        let notices = suite.notices.join("\n");
+        assert!(
+            notices.contains("`task`") && notices.contains("did you mean `assertions`?"),
+            "{notices}"
+        );
+    }
+
+    #[test]
+    fn a_test_keeps_every_input_turn_and_its_graders_in_agentvs_order() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        std::fs::write(dir.path().join("cases.jsonl"), "{\"id\": \"j\", \"input\": [{\"role\": \"system\", \"content\": \"be brief\"}, {\"role\": \"user\", \"content\": \"first\"}, {\"role\": \"assistant\", \"content\": \"ok\"}, {\"role\": \"user\", \"content\": \"second\"}], \"assertions\": [{\"type\": \"contains\", \"value\": \"x\"}, \"is polite\", \"is short\"]}\n").expect("write");
+        let path = file(
+            dir.path(),
+            "EVAL.yaml",
+            "tests: ./cases.jsonl\nassertions:\n  - type: is-json\n    required: true\n",
+        );
+        let text = std::fs::read_to_string(&path).expect("read");
+        let suite = read(&path, &text).expect("runs");
+        let av = suite.cases[0].agentv.clone().expect("an AgentV case");
+        let roles: Vec<&str> = av.input.iter().map(|(r, _)| r.as_str()).collect();
+        assert_eq!(roles, ["system", "user", "assistant", "user"]);
+        let names: Vec<&str> = av.graders.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, ["contains", "rubrics", "is-json"]);
+        assert_eq!(av.graders[1].weight, 2.0);
+        assert!(av.graders[2].required.is_some());
+    }
 }
