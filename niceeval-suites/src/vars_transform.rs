@@ -14,19 +14,19 @@
 //! prompt, vars, provider)`, the Python file's `get_var(var_name, prompt, other_vars)`, each
 //! returning `{output}` (or `{error}`); the var is the output (Python's trimmed).
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::{Map, Value, json};
 
 /// Why a test's vars could not be transformed.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum VarsTransformError {
-    /// Node.js could not be started.
-    #[error("cannot start `node` to run transformVars ({0}); install Node.js")]
-    Start(#[source] std::io::Error),
-    /// The process went away or wrote something else than its answer.
+    /// Node.js could not be started, or its process ended or ran out of time (then it was
+    /// ended with its whole process tree).
+    #[error("transformVars in Node.js: {0} (is Node.js installed?)")]
+    Worker(#[source] niceeval::__workspace::process::WorkerError),
+    /// A request that is not an object (a bug here).
     #[error("the Node.js process running transformVars stopped answering: {0}")]
     Lost(String),
     /// The code threw, or made no object.
@@ -46,9 +46,12 @@ pub(crate) enum VarsTransformError {
     },
 }
 
-/// The Node.js side: one request a line (`{code, file, function, vars}`), one answer a line.
+/// The Node.js side: one request a line (`{id, code, file, function, vars}`), one answer a line
+/// (niceeval's worker protocol: the marker, then `{id, ok, …}`).
 const SCRIPT: &str = r#"
 const readline = require('readline');
+const MARK = '__NICEEVAL_RESULT__';
+const reply = (d, o) => process.stdout.write('\n' + MARK + JSON.stringify(Object.assign({ id: d.id }, o)) + '\n');
 const { pathToFileURL } = require('url');
 const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
 const queue = [];
@@ -63,7 +66,7 @@ async function handle(d) {
       const made = await fn(d.var, d.prompt, d.vars, d.provider);
       if (made && made.error) throw new Error(`Error running ${d.file}: ${made.error}`);
       if (!made || !made.output) throw new Error(`Expected ${d.file} to return { output: string }`);
-      process.stdout.write(JSON.stringify({ ok: true, output: made.output }) + '\n');
+      reply(d, { ok: true, output: made.output });
       return;
     }
     if (d.file) {
@@ -79,9 +82,9 @@ async function handle(d) {
     if (made === null || typeof made !== 'object' || Array.isArray(made)) {
       throw new Error('Transform function did not return a valid object');
     }
-    process.stdout.write(JSON.stringify({ ok: true, vars: made }) + '\n');
+    reply(d, { ok: true, vars: made });
   } catch (e) {
-    process.stdout.write(JSON.stringify({ ok: false, error: String((e && e.message) || e) }) + '\n');
+    reply(d, { ok: false, error: String((e && e.message) || e) });
   }
 }
 async function drain() {
@@ -93,10 +96,14 @@ async function drain() {
 rl.on('line', (line) => { queue.push(JSON.parse(line)); drain(); });
 "#;
 
-/// The Node.js process of one file, started on first use.
+/// How long one `transformVars` call may take before its Node.js process is ended.
+const CALL_TIME: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The `transformVars` code of one file: run in niceeval's Node.js worker for the file's
+/// directory (started on first use, ended as a process tree when a call's time is up and when
+/// niceeval ends, SIGKILL included).
 pub(crate) struct VarsTransformer {
     base: PathBuf,
-    process: Option<(Child, ChildStdin, BufReader<ChildStdout>)>,
 }
 
 impl VarsTransformer {
@@ -104,7 +111,6 @@ impl VarsTransformer {
     pub(crate) fn new(base: &Path) -> Self {
         VarsTransformer {
             base: base.to_path_buf(),
-            process: None,
         }
     }
 
@@ -180,32 +186,16 @@ impl VarsTransformer {
     }
 
     fn ask(&mut self, request: &Value) -> Result<Value, VarsTransformError> {
-        if self.process.is_none() {
-            let mut child = Command::new("node")
-                .arg("-e")
-                .arg(SCRIPT)
-                .current_dir(&self.base)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .map_err(VarsTransformError::Start)?;
-            let lost = || VarsTransformError::Lost("no pipes".into());
-            let stdin = child.stdin.take().ok_or_else(lost)?;
-            let stdout = BufReader::new(child.stdout.take().ok_or_else(lost)?);
-            self.process = Some((child, stdin, stdout));
-        }
-        let Some((_, stdin, stdout)) = self.process.as_mut() else {
-            return Err(VarsTransformError::Lost("not started".into()));
+        let spec = niceeval::__workspace::process::WorkerSpec::new(
+            "node",
+            vec!["-e".into(), SCRIPT.into()],
+            Some(self.base.clone()),
+        );
+        let Value::Object(body) = request.clone() else {
+            return Err(VarsTransformError::Lost("a request is an object".into()));
         };
-        let lost = |e: std::io::Error| VarsTransformError::Lost(e.to_string());
-        writeln!(stdin, "{request}").map_err(lost)?;
-        stdin.flush().map_err(lost)?;
-        let mut line = String::new();
-        if stdout.read_line(&mut line).map_err(lost)? == 0 {
-            return Err(VarsTransformError::Lost("it exited".into()));
-        }
-        serde_json::from_str(&line).map_err(|e| VarsTransformError::Lost(e.to_string()))
+        niceeval::__workspace::process::request_blocking(&spec, body, CALL_TIME)
+            .map_err(VarsTransformError::Worker)
     }
 }
 
@@ -264,23 +254,6 @@ print(json.dumps(made, default=str))
         _ => Err(VarsTransformError::Code(format!(
             "Python script {shown} did not return any output"
         ))),
-    }
-}
-
-impl Drop for VarsTransformer {
-    fn drop(&mut self) {
-        if let Some((mut child, stdin, _)) = self.process.take() {
-            drop(stdin);
-            // Closing stdin ends the script; a process that hangs is stopped.
-            for _ in 0..50 {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        }
     }
 }
 

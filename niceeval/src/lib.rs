@@ -342,8 +342,9 @@ pub mod __workspace {
         #[cfg(target_os = "linux")]
         pub use crate::base::process::carrying;
         pub use crate::base::process::output;
+        /// Long-lived helper programs spoken to in lines of JSON (suite files' `transformVars`).
         #[cfg(feature = "inline-code")]
-        pub use crate::base::process::worker::WorkerError;
+        pub use crate::base::process::worker::{MARK, WorkerError, WorkerSpec, request_blocking};
     }
     /// The history of runs: the results files, written, read and merged.
     pub mod results {

@@ -581,9 +581,10 @@ fn metrics(
     };
     let allowed: Vec<&str> = COMMON.iter().chain(own).copied().collect();
     doc.keys(at, map, &allowed, kind)?;
+    // Each limit by its snake_case name or AgentV's camelCase alias.
     let get =
         |k: &str| -> Result<Option<f64>, SuiteFileError> {
-            match map.get(k) {
+            match map.get(k).or_else(|| map.get(&camel_case(k))) {
                 None | Some(Value::Null) => Ok(None),
                 Some(v) => v.as_f64().filter(|n| *n >= 0.0).map(Some).ok_or_else(|| {
                     doc.err(&with(at, key(k)), format!("`{k}` is a number, 0 or more"))

@@ -31,20 +31,31 @@ use tokio::time::Instant;
 use super::{Spawned, Stderr, finish};
 
 /// What starts a line of a reply.
-pub(crate) const MARK: &str = "__NICEEVAL_RESULT__";
+pub const MARK: &str = "__NICEEVAL_RESULT__";
 
 /// How much of a worker's stderr is kept for the error of a worker that ended.
 const STDERR_KEEP: usize = 8 * 1024;
 
 /// What starts a worker: one runs per distinct spec for the whole process.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct WorkerSpec {
+pub struct WorkerSpec {
     /// The program (`node`, `python3`).
     pub(crate) program: String,
     /// Its arguments (the worker's script).
     pub(crate) args: Vec<String>,
     /// Its working directory.
     pub(crate) cwd: Option<PathBuf>,
+}
+
+impl WorkerSpec {
+    /// A worker running `program` with `args` (its script) in `cwd`.
+    pub fn new(program: impl Into<String>, args: Vec<String>, cwd: Option<PathBuf>) -> Self {
+        WorkerSpec {
+            program: program.into(),
+            args,
+            cwd,
+        }
+    }
 }
 
 /// Why a request got no reply.
@@ -140,7 +151,7 @@ pub(crate) async fn request(
 
 /// [`request`] from synchronous code (an assertion): waited for on the calling thread, as
 /// [`super::Job::run`] is.
-pub(crate) fn request_blocking(
+pub fn request_blocking(
     spec: &WorkerSpec,
     body: Map<String, Value>,
     timeout: Duration,
