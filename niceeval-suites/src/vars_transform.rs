@@ -15,7 +15,7 @@
 //! returning `{output}` (or `{error}`); the var is the output (Python's trimmed).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::{Map, Value, json};
 
@@ -217,7 +217,8 @@ made = mod.get_var(name, prompt, other)
 print(json.dumps(made, default=str))
 "#;
     let shown = file.display().to_string();
-    let out = Command::new("python3")
+    let mut command = tokio::process::Command::new("python3");
+    command
         .arg("-c")
         .arg(SCRIPT)
         .arg(file)
@@ -225,12 +226,25 @@ print(json.dumps(made, default=str))
         .arg(prompt)
         .arg(Value::Object(vars.clone()).to_string())
         .current_dir(file.parent().unwrap_or(Path::new(".")))
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|source| VarsTransformError::NoPython {
-            file: shown.clone(),
-            source,
-        })?;
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // Through niceeval's process core (its own tree, ended with niceeval, SIGKILL included),
+    // on a thread of its own: the file is read from synchronous code, inside a runtime or not.
+    let out = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?
+                    .block_on(niceeval::__workspace::process::output(&mut command))
+            })
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the thread running it panicked")))
+    })
+    .map_err(|source| VarsTransformError::NoPython {
+        file: shown.clone(),
+        source,
+    })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let last = stderr.lines().last().unwrap_or("it failed").to_string();
@@ -269,7 +283,7 @@ mod tests {
     /// Whether `tool` runs here, through the workspace's one skip rule (skip with a notice,
     /// fail under CI).
     fn have(tool: &str) -> bool {
-        let ok = Command::new(tool)
+        let ok = std::process::Command::new(tool)
             .arg("--version")
             .output()
             .is_ok_and(|o| o.status.success());
