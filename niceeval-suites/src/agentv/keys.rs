@@ -176,6 +176,14 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, Refusal> {
                 "`{key}` in {what} is not a key of AgentV's eval files: AgentV ignores it, and so does niceeval{hint}"
             ));
         }
+        (_, "provider_batching" | "providerBatching") => {
+            "niceeval sends each test to the target on its own"
+        }
+        (_, "fallback_targets" | "fallbackTargets") => {
+            "no fallback: a target that fails errors its test"
+        }
+        (_, "subagent_mode_allowed" | "subagentModeAllowed") => "not used by niceeval's targets",
+        (_, "delayMs" | "delayMinMs" | "delayMaxMs") => "a mock target answers at once",
         (_, "preprocessors") => {
             return Err(Refusal::new(
                 "content preprocessors are not run; graders see the files as they are",

@@ -186,7 +186,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
         ));
     };
     doc.keys(&[], &top, TOP_KEYS, keys::FILE)?;
-    let mut named = NamedTargets::new(&doc.base);
+    let mut named = NamedTargets::new(&doc.base, notes);
     let mut suite = Suite::default();
     let execution = match top.get("execution") {
         None => Map::new(),
@@ -298,7 +298,7 @@ fn suite_targets(
     doc: &Doc<'_>,
     top: &Map<String, Value>,
     execution: &Map<String, Value>,
-    named: &mut NamedTargets,
+    named: &mut NamedTargets<'_>,
 ) -> Result<Vec<Target>, SuiteFileError> {
     let mut targets = Vec::new();
     let given: Vec<(Vec<OwnedStep>, &Value)> = [
@@ -487,7 +487,7 @@ fn test_list(doc: &Doc<'_>, top: &Map<String, Value>) -> Result<Vec<PlacedTest>,
 fn test_cases(
     doc: &Doc<'_>,
     suite: &mut Suite,
-    named: &mut NamedTargets,
+    named: &mut NamedTargets<'_>,
     targets: &[Target],
     shared: &Shared,
     place: TestPlace<'_>,
@@ -721,7 +721,7 @@ fn test_cases(
             judge: target.judge.clone(),
             embedding: None,
             select_best: None,
-            fixed_output: None,
+            fixed_output: target.fixed.clone(),
             base_dir: doc.base.clone(),
             expected_output: expected_output.clone(),
             criteria: criteria.clone(),

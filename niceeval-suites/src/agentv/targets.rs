@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::agents::{self, ProviderKind, ProviderSpec};
 use crate::promptfoo::{Doc, OwnedStep, key, with};
+use crate::promptfoo_keys::Notes;
 use crate::{JudgeSpec, SuiteFileError, parse_yaml};
 
 /// A target as a case runs it: the agent, and the grader its `grader_target` names.
@@ -15,22 +16,28 @@ use crate::{JudgeSpec, SuiteFileError, parse_yaml};
 pub(super) struct Target {
     pub spec: Arc<ProviderSpec>,
     pub judge: Option<JudgeSpec>,
+    /// A `mock` target's canned `response`: the answer, no provider asked.
+    pub fixed: Option<Arc<str>>,
 }
 
 /// A targets file: its path, its text and its `targets` list.
 type TargetsFile = (PathBuf, String, Vec<Value>);
 
 /// The nearest `.agentv/targets.yaml` above the eval file, read when a target is named.
-pub(super) struct NamedTargets {
+pub(super) struct NamedTargets<'n> {
     start: PathBuf,
     loaded: Option<Option<TargetsFile>>,
+    /// The eval file's notes: a target's keys that niceeval does not read are noticed there
+    /// (AgentV's targets pass unknown keys through), its refusals reported with the file's.
+    notes: &'n Notes,
 }
 
-impl NamedTargets {
-    pub(super) fn new(start: &Path) -> Self {
+impl<'n> NamedTargets<'n> {
+    pub(super) fn new(start: &Path, notes: &'n Notes) -> Self {
         NamedTargets {
             start: std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf()),
             loaded: None,
+            notes,
         }
     }
 
@@ -109,7 +116,7 @@ pub(super) fn target(
     doc: &Doc<'_>,
     at: &[OwnedStep],
     value: &Value,
-    named: &mut NamedTargets,
+    named: &mut NamedTargets<'_>,
 ) -> Result<Target, SuiteFileError> {
     let (id, config) = match value {
         Value::String(id) => (id.clone(), None),
@@ -139,12 +146,14 @@ pub(super) fn target(
                 notices: Vec::new(),
             }),
             judge: None,
+            fixed: None,
         });
     }
     agents::parse(&id, None, config.as_ref(), &doc.base)
         .map(|spec| Target {
             spec: Arc::new(spec),
             judge: None,
+            fixed: None,
         })
         .map_err(|(_, m)| {
             let searched = match named.file() {
@@ -173,6 +182,7 @@ const OPENAI_KEYS: &[&str] = &[
     "api_key",
     "model",
     "api_format",
+    "endpoint",
     "temperature",
     "max_output_tokens",
 ];
@@ -194,7 +204,7 @@ const CLI_KEYS: &[&str] = &[
 
 /// The target called `name` in the targets file, if there is one.
 pub(super) fn named_target(
-    named: &mut NamedTargets,
+    named: &mut NamedTargets<'_>,
     name: &str,
     depth: usize,
 ) -> Result<Option<Target>, SuiteFileError> {
@@ -215,7 +225,7 @@ pub(super) fn named_target(
         text: &text,
         base: eval_dir.clone(),
         positions: Default::default(),
-        notes: None,
+        notes: Some(named.notes),
         streamed: Default::default(),
     };
     let at = vec![key("targets"), OwnedStep::Index(index)];
@@ -250,15 +260,34 @@ pub(super) fn named_target(
         "openai" => OPENAI_KEYS,
         "anthropic" => ANTHROPIC_KEYS,
         "cli" => CLI_KEYS,
+        "mock" => &["response"],
         _ => {
             return Err(tdoc.err(
                 &with(&at, key("provider")),
-                format!("target `{name}`: provider `{provider}` is not supported; supported: openai, anthropic, cli (and use_target)"),
+                format!("target `{name}`: provider `{provider}` is not supported; supported: openai, anthropic, cli, mock (and use_target)"),
             ));
         }
     };
     let allowed: Vec<&str> = TARGET_KEYS.iter().chain(own).copied().collect();
     tdoc.keys(&at, map, &allowed, &format!("a `{provider}` target"))?;
+    if provider == "mock" {
+        // AgentV's canned answer (its default when `response` is not given).
+        let response = string("response").unwrap_or_else(|| {
+            r#"{"answer":"Mock provider response. Configure targets.yaml to supply a custom value."}"#
+                .to_string()
+        });
+        return Ok(Some(Target {
+            spec: Arc::new(ProviderSpec {
+                transform: None,
+                id: name.to_string(),
+                label: name.to_string(),
+                kind: ProviderKind::Echo,
+                notices: Vec::new(),
+            }),
+            judge: None,
+            fixed: Some(response.into()),
+        }));
+    }
     let kind = match provider {
         "cli" => {
             let command = string("command").ok_or_else(|| {
@@ -291,7 +320,10 @@ pub(super) fn named_target(
             let raw_key = map.get("api_key").and_then(Value::as_str);
             ProviderKind::Chat {
                 model: format!("{provider}/{model}"),
-                base_url: string("base_url").filter(|u| !u.is_empty()),
+                // `endpoint` is AgentV's other name of an OpenAI-compatible base URL.
+                base_url: string("base_url")
+                    .or_else(|| string("endpoint"))
+                    .filter(|u| !u.is_empty()),
                 key_env: raw_key.and_then(env_name),
                 key: raw_key.filter(|k| env_name(k).is_none()).map(interpolate),
                 temperature: map.get("temperature").and_then(Value::as_f64),
@@ -344,5 +376,6 @@ pub(super) fn named_target(
             notices: Vec::new(),
         }),
         judge,
+        fixed: None,
     }))
 }
