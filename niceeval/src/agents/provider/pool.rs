@@ -336,7 +336,7 @@ fn connector() -> Result<Connector, ExchangeError> {
             {
                 http.enforce_http(false);
                 let tls = hyper_rustls::HttpsConnectorBuilder::new()
-                    .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
+                    .with_provider_and_webpki_roots(crypto_provider())
                     .map_err(|e| PoolError::Tls(std::sync::Arc::new(e)))?;
                 Ok(tls.https_or_http().enable_http1().wrap_connector(http))
             }
@@ -345,6 +345,22 @@ fn connector() -> Result<Connector, ExchangeError> {
         })
         .clone()
         .map_err(ExchangeError::Io)
+}
+
+/// The TLS crypto provider: the process's default when the program installed one (its choice
+/// wins, post-quantum key exchange included), else *ring*'s, which the `rustls` feature
+/// builds (reqwest's `rustls-tls` builds the same; no C toolchain is needed, as aws-lc-rs
+/// would need one). rustls 0.23.48 deprecates `ring::default_provider` because *ring* has no
+/// post-quantum key exchange; its replacement is the separate `rustls-ring` crate of rustls
+/// 0.24, so until then this one call is allowed here rather than warned about in every
+/// build that depends on niceeval.
+#[cfg(feature = "rustls")]
+fn crypto_provider() -> rustls::crypto::CryptoProvider {
+    if let Some(installed) = rustls::crypto::CryptoProvider::get_default() {
+        return installed.as_ref().clone();
+    }
+    #[allow(deprecated)]
+    rustls::crypto::ring::default_provider()
 }
 
 /// A new connection to `url`'s origin, its task on the I/O runtime.
