@@ -512,6 +512,14 @@ fn spec_item(
             item.insert("threshold".into(), Value::from(PASS_AT));
         }
     }
+    // AgentV trims the value of `equals`, `starts-with` and `ends-with` (and the output, when
+    // the grader runs).
+    if matches!(kind.as_str(), "equals" | "starts-with" | "ends-with")
+        && let Some(Value::String(v)) = item.get("value")
+    {
+        let v = v.trim().to_string();
+        item.insert("value".into(), Value::String(v));
+    }
     if kind == "cost"
         && let Some(budget) = item.remove("budget")
     {

@@ -197,7 +197,16 @@ impl ScopedCheck for SpecCheck {
     }
 
     fn evaluate(&self, _run: &RunView<'_>) -> Grade {
-        let output = Value::String(self.output.clone());
+        // AgentV compares `equals`, `starts-with` and `ends-with` on the trimmed output.
+        let trimmed = matches!(
+            self.spec.kind.trim_start_matches("not-"),
+            "equals" | "starts-with" | "ends-with"
+        );
+        let output = Value::String(if trimmed {
+            self.output.trim().to_string()
+        } else {
+            self.output.clone()
+        });
         match niceeval::spec::evaluate_subject(
             std::slice::from_ref(&self.spec),
             &output.subject(),

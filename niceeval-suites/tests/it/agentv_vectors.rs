@@ -542,10 +542,13 @@ impl Reporter for Collect {
     }
 }
 
-/// A report's graders: its top-level assertions, the groups niceeval wraps them in opened.
+/// A report's graders: its top-level assertions, the groups niceeval wraps them in opened
+/// (the test's AgentV score holds one result per grader).
 fn graded(results: &[AssertionResult], out: &mut Vec<Graded>) {
     for r in results {
-        if (r.name.starts_with("assertions(") || r.name.starts_with("all_of("))
+        if (r.name.starts_with("assertions(")
+            || r.name.starts_with("all_of(")
+            || r.name.starts_with("AgentV score"))
             && !r.children.is_empty()
         {
             graded(&r.children, out);
