@@ -145,6 +145,34 @@ def error_line(proc):
     return (errors or lines or ["no output"])[-1][:600]
 
 
+def compare(av_cases, nc):
+    """Verdicts of one file under both tools: {graders: [agree, total], tests: [agree, total],
+    by_kind: {kind: [agree, total]}, disagreements: [{test, kind, agentv, niceeval, …}]}."""
+    out = {"graders": [0, 0], "tests": [0, 0], "by_kind": {k: [0, 0] for k in KINDS}, "disagreements": []}
+    for test in sorted(set(av_cases) | set(nc)):
+        a_ok, a_items, a_err = av_cases.get(test, (None, [[], [], []], "missing"))
+        n_ok, n_items, n_err = nc.get(test, (None, [[], [], []], "missing"))
+        out["tests"][1] += 1
+        if a_ok == n_ok:
+            out["tests"][0] += 1
+        else:
+            out["disagreements"].append({"test": test, "kind": "test", "agentv": a_ok, "niceeval": n_ok,
+                                         "agentv_error": a_err, "niceeval_error": n_err})
+        for k, kind in enumerate(KINDS):
+            a_list, n_list = sorted(a_items[k]), sorted(n_items[k])
+            for i in range(max(len(a_list), len(n_list))):
+                av_v = a_list[i] if i < len(a_list) else None
+                ne_v = n_list[i] if i < len(n_list) else None
+                out["graders"][1] += 1
+                out["by_kind"][kind][1] += 1
+                if av_v == ne_v:
+                    out["graders"][0] += 1
+                    out["by_kind"][kind][0] += 1
+                else:
+                    out["disagreements"].append({"test": test, "kind": kind, "agentv": av_v, "niceeval": ne_v})
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--niceeval", required=True)
@@ -153,6 +181,8 @@ def main():
     ap.add_argument("--target", type=float, help="grader verdicts that must agree (0.98; 0.99 for a corpus from the wild)")
     ap.add_argument("--test-target", type=float, help="test verdicts that must agree (not checked; 0.99 for a corpus from the wild)")
     ap.add_argument("--report", help="write the per-file results here (JSON)")
+    ap.add_argument("--diagnose-renamed", action="store_true",
+                    help="when niceeval refuses an `EVAL.yaml` / `x.EVAL.yaml` file, also run it renamed `*.eval.yaml` (reported, not counted)")
     args = ap.parse_args()
     args.niceeval = os.path.abspath(args.niceeval)
     args.corpus = os.path.abspath(args.corpus)
@@ -188,6 +218,7 @@ def main():
         target = args.target if args.target is not None else (0.99 if wild else 0.98)
         test_target = args.test_target if args.test_target is not None else (0.99 if wild else None)
         av_runs = ne_refuses = 0
+        renamed_runs = []
         for name, cwd, rel in files:
             entry = {"name": name, "file": rel}
             report.append(entry)
@@ -210,9 +241,17 @@ def main():
             # repository's root).
             av_cwd = cwd if wild else corpus
             av_rel = rel if wild else os.path.relpath(os.path.join(cwd, rel), corpus)
-            av = run([agentv, "eval", av_rel, "-o", av_out, "--no-cache"], av_cwd, av_env, log, timeout=900)
             av_index = os.path.join(av_out, "index.jsonl")
-            av_ran = os.path.exists(av_index) and os.path.getsize(av_index) > 0
+            for attempt in range(3):
+                shutil.rmtree(av_out, ignore_errors=True)
+                av = run([agentv, "eval", av_rel, "-o", av_out, "--no-cache"], av_cwd, av_env, log, timeout=900)
+                # AgentV 4.42.4 on Node can crash mid-run (an unhandled EPIPE when a script
+                # grader exits before reading its stdin), leaving part of the results: it is run
+                # again, up to three times.
+                if av.returncode == 0 or not os.path.exists(av_index):
+                    break
+                entry["agentv_crashes"] = attempt + 1
+            av_ran = os.path.exists(av_index) and os.path.getsize(av_index) > 0 and (av.returncode == 0 or not wild)
             entry["agentv"] = "runs" if av_ran else error_line(av)
             if not av_ran:
                 print(f"{name}: AgentV does not run it: {error_line(av)}")
@@ -228,52 +267,64 @@ def main():
                 key = f"agentv {name} not runnable"
                 print(f"{name}: AgentV runs it ({len(av_cases)} tests), niceeval does not: {error_line(ne)}")
                 unlisted.append(key)
+                base = os.path.basename(rel)
+                if args.diagnose_renamed and not base.endswith((".eval.yaml", ".eval.yml")):
+                    # What niceeval says of the same file under a name it reads as AgentV's
+                    # (`x.EVAL.yaml` -> `x.eval.yaml`, `EVAL.yaml` -> `EVAL.eval.yaml`), beside
+                    # it: a diagnosis, not counted in the figures above.
+                    stem = re.sub(r"\.?(eval|EVAL)\.ya?ml$", "", base) or "EVAL"
+                    renamed = os.path.join(os.path.dirname(rel), stem + ".eval.yaml")
+                    shutil.copy(os.path.join(cwd, rel), os.path.join(cwd, renamed))
+                    rn_out = os.path.join(out, name + "-renamed.jsonl")
+                    rn = run([args.niceeval, "eval", renamed, "--jsonl", rn_out, "--quiet"], cwd, ne_env, log)
+                    os.remove(os.path.join(cwd, renamed))
+                    diag = {"file": renamed}
+                    if rn.returncode != 2 and os.path.exists(rn_out):
+                        c = compare(av_cases, niceeval_cases(rn_out))
+                        diag.update(c, niceeval="runs")
+                        renamed_runs.append(c)
+                        print(f"  renamed {renamed}: niceeval runs it: {c['graders'][0]}/{c['graders'][1]} grader "
+                              f"verdicts agree, {c['tests'][0]}/{c['tests'][1]} test verdicts")
+                    else:
+                        diag["niceeval"] = (rn.stderr.strip() or rn.stdout.strip() or "no results")[-2000:]
+                        print(f"  renamed {renamed}: niceeval does not run it: {error_line(rn)}")
+                    entry["renamed"] = diag
                 continue
             runnable += 1
             nc = niceeval_cases(ne_out)
-            s_total = s_agree = t_total = t_agree = 0
-            disagreements = []
-            for test in sorted(set(av_cases) | set(nc)):
-                a_ok, a_items, a_err = av_cases.get(test, (None, [[], [], []], "missing"))
-                n_ok, n_items, n_err = nc.get(test, (None, [[], [], []], "missing"))
-                t_total += 1
-                if a_ok == n_ok:
-                    t_agree += 1
-                else:
-                    disagreements.append({"test": test, "kind": "test", "agentv": a_ok, "niceeval": n_ok,
-                                          "agentv_error": a_err, "niceeval_error": n_err})
-                    print(f"  {name} {test}: test verdict AgentV {a_ok}, niceeval {n_ok}"
-                          + (f" (AgentV error {a_err!r}, niceeval error {n_err!r})" if a_err or n_err else ""))
-                for k, kind in enumerate(KINDS):
-                    a_list, n_list = sorted(a_items[k]), sorted(n_items[k])
-                    for i in range(max(len(a_list), len(n_list))):
-                        av_v = a_list[i] if i < len(a_list) else None
-                        ne_v = n_list[i] if i < len(n_list) else None
-                        s_total += 1
-                        by_kind[kind][1] += 1
-                        if av_v == ne_v:
-                            s_agree += 1
-                            by_kind[kind][0] += 1
-                            continue
-                        key = f"agentv {name} {test} {kind}"
-                        listed = key in dialects
-                        disagreements.append({"test": test, "kind": kind, "agentv": av_v, "niceeval": ne_v})
-                        print(f"  disagree: {key}: AgentV {av_v}, niceeval {ne_v}{'' if listed else '  (NOT IN DIALECTS.md)'}")
-                        if not listed:
-                            unlisted.append(key)
-            total += s_total
-            agree += s_agree
-            tests_total += t_total
-            tests_agree += t_agree
-            entry.update({"graders": [s_agree, s_total], "tests": [t_agree, t_total], "disagreements": disagreements})
-            print(f"{name}: {s_agree}/{s_total} grader verdicts agree, {t_agree}/{t_total} test verdicts, "
-                  f"{len(av_cases)} AgentV / {len(nc)} niceeval tests")
+            c = compare(av_cases, nc)
+            for d in c["disagreements"]:
+                if d["kind"] == "test":
+                    print(f"  {name} {d['test']}: test verdict AgentV {d['agentv']}, niceeval {d['niceeval']}"
+                          + (f" (AgentV error {d['agentv_error']!r}, niceeval error {d['niceeval_error']!r})"
+                             if d["agentv_error"] or d["niceeval_error"] else ""))
+                    continue
+                key = f"agentv {name} {d['test']} {d['kind']}"
+                listed = key in dialects
+                print(f"  disagree: {key}: AgentV {d['agentv']}, niceeval {d['niceeval']}{'' if listed else '  (NOT IN DIALECTS.md)'}")
+                if not listed:
+                    unlisted.append(key)
+            for kind in KINDS:
+                by_kind[kind][0] += c["by_kind"][kind][0]
+                by_kind[kind][1] += c["by_kind"][kind][1]
+            total += c["graders"][1]
+            agree += c["graders"][0]
+            tests_total += c["tests"][1]
+            tests_agree += c["tests"][0]
+            entry.update(c)
+            print(f"{name}: {c['graders'][0]}/{c['graders'][1]} grader verdicts agree, {c['tests'][0]}/{c['tests'][1]} "
+                  f"test verdicts, {len(av_cases)} AgentV / {len(nc)} niceeval tests")
         rate = agree / total if total else 0.0
         test_rate = tests_agree / tests_total if tests_total else 0.0
         kinds = ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in by_kind.items())
         if wild:
             print(f"\nfiles: {len(files)}; AgentV runs {av_runs}; niceeval runs {av_runs - ne_refuses} of those "
                   f"({ne_refuses} refused)")
+        if renamed_runs:
+            g = [sum(c["graders"][i] for c in renamed_runs) for i in (0, 1)]
+            t = [sum(c["tests"][i] for c in renamed_runs) for i in (0, 1)]
+            print(f"renamed *.eval.yaml (diagnosis, not counted): niceeval runs {len(renamed_runs)} more; "
+                  f"{g[0]}/{g[1]} grader verdicts and {t[0]}/{t[1]} test verdicts agree on them")
         print(f"\nagreement: {agree}/{total} grader verdicts ({rate:.1%}; {kinds}), "
               f"{tests_agree}/{tests_total} test verdicts ({test_rate:.1%}), over {runnable} of {len(files)} AgentV files "
               f"run by both; target {target:.0%}" + (f" (tests {test_target:.0%})" if test_target is not None else ""))
