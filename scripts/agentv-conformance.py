@@ -1,15 +1,27 @@
 #!/usr/bin/env python3
-"""Runs every eval file of the AgentV conformance corpus (niceeval-suites/tests/conformance/agentv:
-real AgentV files, each under `<name>/evals/`) with AgentV 4.42.4 (`agentv eval`) and with
+"""Runs every eval file of an AgentV conformance corpus with AgentV 4.42.4 (`agentv eval`) and with
 `niceeval eval` against one loopback fake (scripts/fake-openai.py), compares the verdicts per
 grader and per test, prints the agreement, and fails when it is under the target or when a
 disagreement is not listed in DIALECTS.md (its key: `agentv <name> <test id> <kind>`).
 
-A file niceeval cannot run is skipped only when DIALECTS.md lists it as `agentv <name> not
-runnable`; any other load error fails the run.
+Two layouts:
+- the corpus of AgentV's own files (niceeval-suites/tests/conformance/agentv, the default): each
+  file under `<name>/evals/` (`*.eval.yaml`, `EVAL.yaml`, `*.EVAL.yaml`), run by AgentV from the
+  corpus's root. A file niceeval cannot run is skipped only when DIALECTS.md lists it as
+  `agentv <name> not runnable`; any other load error fails the run. Target 98% of the grader
+  verdicts.
+- a corpus from the wild, assembled by scripts/agentv-wild-corpus.py: its `corpus.json` lists
+  the files, each run by both tools from its repository's tree. Every file AgentV runs (exit 0
+  with results) niceeval must run, listed or not; targets 99% of the grader verdicts and 99% of
+  the test verdicts. `--diagnose-renamed` also runs a refused `EVAL.yaml` / `x.EVAL.yaml` under
+  a `*.eval.yaml` name and reports what niceeval says then (not counted).
 
     python3 scripts/agentv-conformance.py --niceeval target/debug/niceeval \
-        [--corpus niceeval-suites/tests/conformance/agentv] [--dialects DIALECTS.md] [--target 0.98]
+        [--corpus DIR] [--dialects DIALECTS.md] [--target 0.98] [--test-target 0.99] \
+        [--report FILE.json] [--diagnose-renamed]
+
+Both tools write beside the files they run, so they run a copy in a temporary directory (kept,
+with its log, when the run fails; TMPDIR chooses where).
 
 AgentV comes from $AGENTV_HOME (bash scripts/install-agentv.sh installs it, with the Node 22
 it runs on; that Node also runs the corpus's TypeScript mock agent for both tools).

@@ -1,8 +1,11 @@
-//! The AgentV conformance corpus (`niceeval-suites/tests/conformance/agentv/`, real eval files of
-//! AgentV's repository at its 4.42.4 release) run with AgentV 4.42.4 and with `niceeval eval`
-//! against one loopback fake: at least 98% of the grader verdicts agree, every disagreement
-//! and every file niceeval does not run is listed in DIALECTS.md. The comparison is
-//! `scripts/agentv-conformance.py`.
+//! The AgentV conformance corpora run with AgentV 4.42.4 and with `niceeval eval` against one
+//! loopback fake (the comparison is `scripts/agentv-conformance.py`):
+//! - AgentV's own files (`niceeval-suites/tests/conformance/agentv/`, real eval files of AgentV's
+//!   repository at its 4.42.4 release): at least 98% of the grader verdicts agree, every
+//!   disagreement and every file niceeval does not run is listed in DIALECTS.md;
+//! - the corpus from the wild (`niceeval-suites/tests/conformance/agentv-wild/`, files of other
+//!   repositories, assembled outside git): every file AgentV runs niceeval runs, at least 99% of
+//!   the grader and of the test verdicts agree, every disagreement is listed in DIALECTS.md.
 
 use std::path::PathBuf;
 use std::process::Command;
