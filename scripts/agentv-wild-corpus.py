@@ -169,8 +169,10 @@ def draw(args):
             continue
         rng.shuffle(evals)
         taken, blobs = [], set()
-        for path in evals:
+        for i, path in enumerate(evals):
             if len(taken) >= manifest["per_repository"] or len(suites) + len(taken) >= manifest["files"]:
+                skipped += [{"what": f"{name} {p}", "why": "not taken: the repository's share (or the corpus) is full"}
+                            for p in evals[i:]]
                 break
             blob = tree[path][1]
             if blob in blobs:
