@@ -58,9 +58,10 @@ pub(crate) enum GraderKind {
     Spec(AssertSpec),
     /// `tool-trajectory`, over the run's tool calls.
     Trajectory(Trajectory),
-    /// An `llm-grader` with a prompt (or the test's criteria): the judge's score, passing at
-    /// 0.8.
-    Judge(String),
+    /// An `llm-grader`: the judge's score, passing at 0.8, asked with its prompt template
+    /// (`{{ output }}`, `{{ criteria }}` … filled), else with the test's criteria and expected
+    /// output.
+    Judge { template: Option<String> },
     /// Rubric items, each asked of the judge: satisfied or not (a checklist), or a score of
     /// its bands (`score_ranges`).
     Rubrics { lines: Vec<Line>, scored: bool },
@@ -179,6 +180,7 @@ fn grader(
     item: &Value,
     criteria: Option<&str>,
 ) -> Result<Grader, SuiteFileError> {
+    let _ = criteria;
     let Value::Object(map) = item else {
         return Err(doc.err(at, "a grader is a rubric line or a mapping with `type`"));
     };
@@ -246,7 +248,9 @@ fn grader(
             )?;
             match map.get("rubrics") {
                 Some(list) => rubric_items(doc, &with(at, key("rubrics")), list)?,
-                None => GraderKind::Judge(judge_text(doc, at, map, kind_name, criteria)?),
+                None => GraderKind::Judge {
+                    template: judge_template(doc, at, map, kind_name)?,
+                },
             }
         }
         "rubrics" => {
@@ -301,36 +305,40 @@ fn grader(
     })
 }
 
-/// An `llm-grader`'s text: its `prompt` (a file beside the eval file, or the text), else the
-/// test's criteria.
-fn judge_text(
+/// An `llm-grader`'s prompt template, as AgentV reads it: `file://path` is a file (looked for
+/// beside the eval file and in the folders above it), any other text is the template itself;
+/// without one, AgentV's default asks about the criteria.
+fn judge_template(
     doc: &Doc<'_>,
     at: &[OwnedStep],
     map: &Map<String, Value>,
     kind: &str,
-    criteria: Option<&str>,
-) -> Result<String, SuiteFileError> {
+) -> Result<Option<String>, SuiteFileError> {
     match map.get("prompt").or_else(|| map.get("value")) {
-        Some(Value::String(t)) => {
-            let file = doc.base.join(t);
-            if map.contains_key("prompt") && file.is_file() {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(t)) => match t.strip_prefix("file://") {
+            Some(reference) => {
+                let file = search_roots(&doc.base)
+                    .into_iter()
+                    .map(|root| root.join(reference))
+                    .find(|f| f.is_file())
+                    .ok_or_else(|| {
+                        doc.err(
+                            &with(at, key("prompt")),
+                            format!("the grader's prompt file {reference} is not beside the eval file or above it"),
+                        )
+                    })?;
                 std::fs::read_to_string(&file)
+                    .map(Some)
                     .map_err(|e| doc.err(at, format!("cannot read {}: {e}", file.display())))
-            } else {
-                Ok(t.clone())
             }
-        }
+            None => Ok(Some(t.clone())),
+        },
         Some(Value::Object(_)) => Err(doc.err(
             &with(at, key("prompt")),
             "a grader prompt made by a script is not supported; give the prompt's text or file",
         )),
         Some(_) => Err(doc.err(at, format!("`{kind}`'s prompt is text"))),
-        None => criteria.map(str::to_string).ok_or_else(|| {
-            doc.err(
-                at,
-                format!("`{kind}` needs a `prompt`, `rubrics` or the test's `criteria`"),
-            )
-        }),
     }
 }
 
@@ -506,6 +514,27 @@ fn spec_item(
         {
             item.insert("command".into(), script);
         }
+        // AgentV looks for a grader's `cwd` from the eval file's folder, then each folder above
+        // it up to the repository's root, then the directory it runs in.
+        if let Some(Value::String(cwd)) = item.get("cwd") {
+            match search_roots(&doc.base)
+                .into_iter()
+                .map(|root| root.join(cwd))
+                .find(|dir| dir.is_dir())
+            {
+                Some(dir) => {
+                    item.insert("cwd".into(), Value::String(dir.display().to_string()));
+                }
+                None => {
+                    return Err(doc.err(
+                        &with(at, key("cwd")),
+                        format!(
+                            "the code-grader's `cwd` {cwd} is not a folder beside the eval file, above it, or in the current directory"
+                        ),
+                    ));
+                }
+            }
+        }
         kind = "script".into();
         // A code-grader passes at AgentV's 0.8 unless it says otherwise.
         if !item.contains_key("threshold") {
@@ -551,6 +580,26 @@ fn spec_item(
     niceeval::spec::validate_in(std::slice::from_ref(&spec), Some(&doc.base))
         .map_err(|e| doc.err(at, e.to_string().replacen("assertion #0 ", "assertion ", 1)))?;
     Ok(spec)
+}
+
+/// Where AgentV looks for a file a grader names: the eval file's folder, each folder above it
+/// up to the repository's root (the nearest folder holding `.git`), then the current
+/// directory.
+fn search_roots(base: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let start = std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf());
+    let mut roots = Vec::new();
+    for dir in start.ancestors() {
+        roots.push(dir.to_path_buf());
+        if dir.join(".git").exists() {
+            break;
+        }
+    }
+    if let Ok(here) = std::env::current_dir()
+        && !roots.contains(&here)
+    {
+        roots.push(here);
+    }
+    roots
 }
 
 /// `execution-metrics` / `token-usage` limits.

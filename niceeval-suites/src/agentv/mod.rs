@@ -676,9 +676,9 @@ fn test_cases(
                 .map(|e| format!("The answer agrees with this expected answer: {e}"))
         });
         match text {
-            Some(text) => list.push(graders::Grader {
+            Some(_) => list.push(graders::Grader {
                 name: "llm-grader".into(),
-                kind: graders::GraderKind::Judge(text),
+                kind: graders::GraderKind::Judge { template: None },
                 weight: 1.0,
                 required: None,
                 negate: false,

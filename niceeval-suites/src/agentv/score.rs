@@ -35,7 +35,7 @@ pub(crate) fn grade(
     let mut gates = Vec::new();
     let mut flips = Vec::new();
     for g in &av.graders {
-        register(t, case, g, output, context, record.clone(), g.weight);
+        register(t, case, av, g, output, context, record.clone(), g.weight);
         gates.push(g.required.map(|r| r.min(av.threshold)));
         flips.push(g.negate);
     }
@@ -56,9 +56,11 @@ pub(crate) fn grade(
 }
 
 /// Registers one grader's check on `record`, weighing `weight`.
+#[allow(clippy::too_many_arguments)]
 fn register(
     t: &mut Eval,
     case: &SuiteCase,
+    av: &AgentvCase,
     g: &Grader,
     output: &str,
     context: &SpecContext,
@@ -79,7 +81,11 @@ fn register(
         GraderKind::Trajectory(trajectory) => {
             drop(deferred::register(target, TrajectoryCheck(trajectory.clone())).weight(weight));
         }
-        GraderKind::Judge(text) => {
+        GraderKind::Judge { template } => {
+            let text = match template {
+                Some(template) => fill(template, &variables(case, av, output)),
+                None => grading_context(case, None),
+            };
             let deciding: Arc<dyn Defer> = Arc::new(Deciding {
                 record: target,
                 threshold: PASS_AT,
@@ -88,7 +94,7 @@ fn register(
             drop(
                 t.judge()
                     .with_record(deciding)
-                    .rubric(text.clone())
+                    .rubric(text)
                     .on(output)
                     .input(&case.prompt)
                     .unreadable_answer_fails()
@@ -134,7 +140,7 @@ fn register(
                     }
                     CompositeRule::Threshold(_) => 1.0,
                 };
-                register(t, case, m, output, context, inner.clone(), w);
+                register(t, case, av, m, output, context, inner.clone(), w);
             }
             let (threshold, counting) = match rule {
                 CompositeRule::WeightedAverage(_) => (PASS_AT, Counting::Scores),
@@ -174,13 +180,89 @@ fn judge_line(
     drop(
         t.judge()
             .with_record(deciding)
-            .rubric(format!("[{}] {}", line.id, line.text))
+            .rubric(grading_context(case, Some(&format!("[{}] {}", line.id, line.text))))
             .on(output)
             .input(&case.prompt)
             .unreadable_answer_fails()
             .gate()
             .weight(line.weight),
     );
+}
+
+/// What the judge is asked, besides the answer and the question niceeval's judge sends:
+/// `item` (a rubric item), the test's criteria and its expected output (AgentV's grader shows
+/// its judge the same).
+fn grading_context(case: &SuiteCase, item: Option<&str>) -> String {
+    let mut parts = Vec::new();
+    if let Some(item) = item {
+        parts.push(format!("Does the answer satisfy this requirement? {item}"));
+    }
+    match case.criteria.as_deref().filter(|c| !c.trim().is_empty()) {
+        Some(criteria) if item.is_none() => {
+            parts.push(format!("Grade how well the answer meets the task's criteria: {criteria}"));
+        }
+        Some(criteria) => parts.push(format!("The task's criteria: {criteria}")),
+        None if item.is_none() => {
+            parts.push("Grade how well the answer accomplishes the task.".to_string());
+        }
+        None => {}
+    }
+    if let Some(expected) = case.expected_output.as_deref().filter(|e| !e.trim().is_empty()) {
+        parts.push(format!("A reference answer to compare with: {expected}"));
+    }
+    parts.join("\n\n")
+}
+
+/// The values an `llm-grader`'s prompt template names (AgentV's template variables).
+fn variables(case: &SuiteCase, av: &AgentvCase, output: &str) -> Vec<(&'static str, String)> {
+    let input = match av.input.as_slice() {
+        [(_, text)] => text.clone(),
+        turns => turns
+            .iter()
+            .map(|(role, text)| format!("{role}: {text}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    let metadata = av.metadata.clone().unwrap_or(Value::Null);
+    let rubrics: Vec<Value> = av
+        .graders
+        .iter()
+        .filter_map(|g| match &g.kind {
+            GraderKind::Rubrics { lines, .. } => Some(lines),
+            _ => None,
+        })
+        .flatten()
+        .map(|l| serde_json::json!({"id": l.id, "outcome": l.text, "weight": l.weight}))
+        .collect();
+    let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
+    vec![
+        ("input", input),
+        ("output", output.to_string()),
+        ("expected_output", case.expected_output.clone().unwrap_or_default()),
+        ("criteria", case.criteria.clone().unwrap_or_default()),
+        ("metadata", pretty(&metadata)),
+        ("metadata_json", metadata.to_string()),
+        ("rubrics", pretty(&Value::Array(rubrics.clone()))),
+        ("rubrics_json", Value::Array(rubrics).to_string()),
+        ("file_changes", String::new()),
+        ("tool_calls", String::new()),
+    ]
+}
+
+/// `{{ name }}` of a known variable replaced by its value; anything else stays as written.
+fn fill(template: &str, values: &[(&str, String)]) -> String {
+    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let pattern = PATTERN.get_or_init(|| {
+        regex::Regex::new(r"\{\{\s*([a-zA-Z0-9_]+)\s*\}\}").expect("a valid pattern")
+    });
+    pattern
+        .replace_all(template, |c: &regex::Captures<'_>| {
+            values
+                .iter()
+                .find(|(name, _)| *name == &c[1])
+                .map_or_else(|| c[0].to_string(), |(_, v)| v.clone())
+        })
+        .into_owned()
 }
 
 /// A deterministic or script grader, checked when the test's score is graded.
