@@ -679,6 +679,26 @@ fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
+/// An AgentV `cli` command with its placeholders filled: `{PROMPT}` (the prompt, one shell
+/// word), `{PROMPT_FILE}` and `{OUTPUT_FILE}` (paths, one shell word each).
+pub(crate) fn agentv_command(
+    template: &str,
+    prompt: &str,
+    prompt_file: &std::path::Path,
+    output_file: &std::path::Path,
+) -> String {
+    template
+        .replace("{PROMPT}", &shell_quote(prompt))
+        .replace(
+            "{PROMPT_FILE}",
+            &shell_quote(&prompt_file.display().to_string()),
+        )
+        .replace(
+            "{OUTPUT_FILE}",
+            &shell_quote(&output_file.display().to_string()),
+        )
+}
+
 #[async_trait::async_trait]
 impl Agent for AgentvCliAgent {
     async fn send(&self, request: Request) -> Result<(), AgentError> {

@@ -9,6 +9,7 @@
 //! `evaluate_options` (`max_concurrency`, `repeat`), and `workspace.template` (each run gets a
 //! working copy, as `#[eval(workspace = ..)]`). Keys are snake_case.
 
+mod cli_judge;
 pub(crate) mod graders;
 mod inputs;
 mod keys;
@@ -138,6 +139,8 @@ pub(crate) struct AgentvCase {
     pub graders: Vec<graders::Grader>,
     /// The score the test needs (`execution.threshold`, else 0.8).
     pub threshold: f64,
+    /// The target's judge program, when its `grader_target` is a `cli` target.
+    pub cli_judge: Option<std::sync::Arc<cli_judge::CliJudge>>,
 }
 
 /// Reads an AgentV eval file: every refusal of the file is reported at once, with the test
@@ -691,13 +694,14 @@ fn test_cases(
             }
         }
     }
-    let extras = std::sync::Arc::new(AgentvCase {
+    let extras = AgentvCase {
         input: input.clone(),
         input_files: input_files.clone(),
         metadata: test.get("metadata").cloned(),
         graders: list,
         threshold,
-    });
+        cli_judge: None,
+    };
     let several = case_targets.len() > 1;
     let target_labels = super::unique_labels(case_targets.iter().map(|t| t.spec.label.as_str()));
     for (q, target) in case_targets.iter().enumerate() {
@@ -733,7 +737,14 @@ fn test_cases(
                 target.spec.label
             ),
             trajectories: Vec::new(),
-            agentv: Some(extras.clone()),
+            agentv: Some(std::sync::Arc::new(AgentvCase {
+                input: extras.input.clone(),
+                input_files: extras.input_files.clone(),
+                metadata: extras.metadata.clone(),
+                graders: extras.graders.clone(),
+                threshold: extras.threshold,
+                cli_judge: target.cli_judge.clone(),
+            })),
             matrix: MatrixCell::new(
                 n + 1,
                 id.replace("::", ":"),

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::AgentvCase;
+use super::cli_judge::{Asked, CliJudgeCheck, layout};
 use super::graders::{CompositeRule, Grader, GraderKind, Line, Metrics, PASS_AT};
 use crate::graders::{Aggregate, Collect, Counting, Deciding};
 use crate::{SuiteCase, TrajectoryCheck};
@@ -80,6 +81,17 @@ fn register(
         }
         GraderKind::Trajectory(trajectory) => {
             drop(deferred::register(target, TrajectoryCheck(trajectory.clone())).weight(weight));
+        }
+        GraderKind::Judge { template } if av.cli_judge.is_some() => {
+            let prompt = match template {
+                Some(template) => fill(template, &variables(case, av, output)),
+                None => sections(case, av, output, &[]),
+            };
+            ask_program(av, g, prompt, Asked::Score, target, weight);
+        }
+        GraderKind::Rubrics { lines, .. } if av.cli_judge.is_some() => {
+            let prompt = sections(case, av, output, lines);
+            ask_program(av, g, prompt, Asked::Items(lines.clone()), target, weight);
         }
         GraderKind::Judge { template } => {
             let text = match template {
@@ -180,13 +192,59 @@ fn judge_line(
     drop(
         t.judge()
             .with_record(deciding)
-            .rubric(grading_context(case, Some(&format!("[{}] {}", line.id, line.text))))
+            .rubric(grading_context(
+                case,
+                Some(&format!("[{}] {}", line.id, line.text)),
+            ))
             .on(output)
             .input(&case.prompt)
             .unreadable_answer_fails()
             .gate()
             .weight(line.weight),
     );
+}
+
+/// A grader asked of the target's judge program (its `grader_target` is a `cli` target).
+fn ask_program(
+    av: &AgentvCase,
+    g: &Grader,
+    prompt: String,
+    asked: Asked,
+    target: Arc<dyn Defer>,
+    weight: f64,
+) {
+    let Some(judge) = av.cli_judge.clone() else {
+        return;
+    };
+    let check = CliJudgeCheck {
+        judge,
+        name: g.name.clone(),
+        prompt,
+        asked,
+    };
+    drop(deferred::register(target, check).weight(weight));
+}
+
+/// The grading prompt of a judge program, in AgentV's sections.
+fn sections(case: &SuiteCase, av: &AgentvCase, output: &str, items: &[Line]) -> String {
+    let values = variables(case, av, output);
+    let value = |name: &str| {
+        values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_default()
+    };
+    layout(
+        "Grade the answer to the question below against the criteria; a reference answer, when given, shows what a good answer holds.",
+        &[
+            ("criteria", value("criteria")),
+            ("question", value("input")),
+            ("reference_answer", value("expected_output")),
+            ("answer", output),
+        ],
+        items,
+    )
 }
 
 /// What the judge is asked, besides the answer and the question niceeval's judge sends:
@@ -199,7 +257,9 @@ fn grading_context(case: &SuiteCase, item: Option<&str>) -> String {
     }
     match case.criteria.as_deref().filter(|c| !c.trim().is_empty()) {
         Some(criteria) if item.is_none() => {
-            parts.push(format!("Grade how well the answer meets the task's criteria: {criteria}"));
+            parts.push(format!(
+                "Grade how well the answer meets the task's criteria: {criteria}"
+            ));
         }
         Some(criteria) => parts.push(format!("The task's criteria: {criteria}")),
         None if item.is_none() => {
@@ -207,7 +267,11 @@ fn grading_context(case: &SuiteCase, item: Option<&str>) -> String {
         }
         None => {}
     }
-    if let Some(expected) = case.expected_output.as_deref().filter(|e| !e.trim().is_empty()) {
+    if let Some(expected) = case
+        .expected_output
+        .as_deref()
+        .filter(|e| !e.trim().is_empty())
+    {
         parts.push(format!("A reference answer to compare with: {expected}"));
     }
     parts.join("\n\n")
@@ -238,7 +302,10 @@ fn variables(case: &SuiteCase, av: &AgentvCase, output: &str) -> Vec<(&'static s
     vec![
         ("input", input),
         ("output", output.to_string()),
-        ("expected_output", case.expected_output.clone().unwrap_or_default()),
+        (
+            "expected_output",
+            case.expected_output.clone().unwrap_or_default(),
+        ),
         ("criteria", case.criteria.clone().unwrap_or_default()),
         ("metadata", pretty(&metadata)),
         ("metadata_json", metadata.to_string()),

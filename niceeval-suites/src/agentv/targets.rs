@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::cli_judge::CliJudge;
 use crate::agents::{self, ProviderKind, ProviderSpec};
 use crate::promptfoo::{Doc, OwnedStep, key, with};
 use crate::promptfoo_keys::Notes;
@@ -18,6 +19,8 @@ pub(super) struct Target {
     pub judge: Option<JudgeSpec>,
     /// A `mock` target's canned `response`: the answer, no provider asked.
     pub fixed: Option<Arc<str>>,
+    /// Its `grader_target` when that is a `cli` target: the judge is that program.
+    pub cli_judge: Option<Arc<CliJudge>>,
 }
 
 /// A targets file: its path, its text and its `targets` list.
@@ -147,6 +150,7 @@ pub(super) fn target(
             }),
             judge: None,
             fixed: None,
+            cli_judge: None,
         });
     }
     agents::parse(&id, None, config.as_ref(), &doc.base)
@@ -154,6 +158,7 @@ pub(super) fn target(
             spec: Arc::new(spec),
             judge: None,
             fixed: None,
+            cli_judge: None,
         })
         .map_err(|(_, m)| {
             let searched = match named.file() {
@@ -286,6 +291,7 @@ pub(super) fn named_target(
             }),
             judge: None,
             fixed: Some(response.into()),
+            cli_judge: None,
         }));
     }
     let kind = match provider {
@@ -354,9 +360,25 @@ pub(super) fn named_target(
         .or_else(|| map.get("judge_target"))
         .and_then(Value::as_str)
         .map(interpolate);
+    let mut cli_judge = None;
     let judge = match grader {
         Some(g) => match named_target(named, &g, depth + 1)? {
-            Some(t) => t.judge.or_else(|| judge_of(&t.spec.kind)),
+            Some(t) => {
+                // A `cli` target grades as a program (see `cli_judge`).
+                if let ProviderKind::AgentvCli {
+                    command,
+                    cwd,
+                    timeout_seconds,
+                } = &t.spec.kind
+                {
+                    cli_judge = Some(Arc::new(CliJudge {
+                        command: command.clone(),
+                        cwd: cwd.clone(),
+                        timeout: timeout_seconds.map(std::time::Duration::from_secs),
+                    }));
+                }
+                t.judge.or_else(|| judge_of(&t.spec.kind))
+            }
             None => {
                 return Err(tdoc.err(
                     &with(&at, key("grader_target")),
@@ -377,5 +399,6 @@ pub(super) fn named_target(
         }),
         judge,
         fixed: None,
+        cli_judge,
     }))
 }
