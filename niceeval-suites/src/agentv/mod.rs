@@ -9,10 +9,12 @@
 //! `evaluate_options` (`max_concurrency`, `repeat`), and `workspace.template` (each run gets a
 //! working copy, as `#[eval(workspace = ..)]`). Keys are snake_case.
 
+mod field_accuracy;
 pub(crate) mod graders;
 mod inputs;
 mod keys;
 pub(crate) mod score;
+mod skill_trigger;
 mod targets;
 
 use std::path::Path;
@@ -138,6 +140,8 @@ pub(crate) struct AgentvCase {
     pub graders: Vec<graders::Grader>,
     /// The score the test needs (`execution.threshold`, else 0.8).
     pub threshold: f64,
+    /// Its `expected_output` as written (the expected data of `field-accuracy`).
+    pub expected: Option<Value>,
 }
 
 /// Reads an AgentV eval file: every refusal of the file is reported at once, with the test
@@ -697,6 +701,7 @@ fn test_cases(
         metadata: test.get("metadata").cloned(),
         graders: list,
         threshold,
+        expected: test.get("expected_output").cloned(),
     });
     let several = case_targets.len() > 1;
     let target_labels = super::unique_labels(case_targets.iter().map(|t| t.spec.label.as_str()));
