@@ -672,3 +672,161 @@ fn parse_date(text: &str, formats: &[String]) -> Option<i64> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn exact(path: &str, weight: f64) -> Field {
+        Field {
+            path: path.into(),
+            how: Match::Exact,
+            required: true,
+            weight,
+        }
+    }
+
+    /// AgentV's graders.test.ts expected output.
+    fn invoice() -> Value {
+        json!([{"role": "assistant", "content": {
+            "invoice_number": "INV-001", "amount": 1500, "date": "15-JAN-2025",
+            "vendor": {"name": "Acme Shipping", "address": "123 Main St"}}}])
+    }
+
+    fn score(fields: Vec<Field>, all_or_nothing: bool, output: &str) -> f64 {
+        let spec = FieldAccuracy {
+            fields,
+            all_or_nothing,
+        };
+        spec.grade(output, Some(&invoice())).0
+    }
+
+    #[test]
+    fn exact_fields_missing_ones_weights_and_all_or_nothing() {
+        let two = || vec![exact("invoice_number", 1.0), exact("amount", 1.0)];
+        let both = r#"{"invoice_number": "INV-001", "amount": 1500}"#;
+        assert_eq!(score(two(), false, both), 1.0);
+        assert_eq!(score(two(), false, r#"{"invoice_number": "INV-001"}"#), 0.5);
+        let wrong = r#"{"invoice_number": "INV-001", "amount": 9999}"#;
+        let weighted = vec![exact("invoice_number", 2.0), exact("amount", 1.0)];
+        assert!((score(weighted, false, wrong) - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(score(two(), true, wrong), 0.0);
+        // 1500.0 is 1500; a fenced answer is read.
+        let fenced = "```json\n{\"invoice_number\": \"INV-001\", \"amount\": 1500.0}\n```";
+        assert_eq!(score(two(), false, fenced), 1.0);
+        assert_eq!(score(two(), false, "This is not valid JSON"), 0.0);
+        // An optional field missing does not count; one with no expected value scores 1.
+        let mut optional = exact("amount", 1.0);
+        optional.required = false;
+        let fields = vec![exact("invoice_number", 1.0), optional, exact("nope", 1.0)];
+        assert_eq!(score(fields, false, r#"{"invoice_number": "X"}"#), 0.5);
+    }
+
+    #[test]
+    fn paths_reach_into_objects_and_lists() {
+        let fields = vec![exact("vendor.name", 1.0), exact("vendor.address", 1.0)];
+        let vendor = r#"{"vendor": {"name": "Acme Shipping", "address": "123 Main St"}}"#;
+        assert_eq!(score(fields, false, vendor), 1.0);
+        let items =
+            json!({"items": [{"name": "Item A", "price": 100}, {"name": "Item B", "price": 200}]});
+        assert_eq!(
+            resolve(&items, "items[1].price")
+                .as_ref()
+                .and_then(Value::as_f64),
+            Some(200.0)
+        );
+        assert_eq!(resolve(&items, "items[2].price"), None);
+        assert_eq!(resolve(&items, "items.name"), None);
+    }
+
+    #[test]
+    fn numbers_within_a_tolerance() {
+        let amount = |tolerance: f64, relative: bool| Field {
+            path: "amount".into(),
+            how: Match::Numeric {
+                tolerance,
+                relative,
+            },
+            required: true,
+            weight: 1.0,
+        };
+        assert_eq!(
+            score(vec![amount(1.0, false)], false, r#"{"amount": 1500.5}"#),
+            1.0
+        );
+        assert_eq!(
+            score(vec![amount(1.0, false)], false, r#"{"amount": 1502}"#),
+            0.0
+        );
+        assert_eq!(
+            score(vec![amount(0.01, true)], false, r#"{"amount": "1510 USD"}"#),
+            1.0
+        );
+        assert_eq!(
+            score(vec![amount(0.01, true)], false, r#"{"amount": 1516}"#),
+            0.0
+        );
+        assert_eq!(
+            score(vec![amount(1.0, false)], false, r#"{"amount": "n/a"}"#),
+            0.0
+        );
+    }
+
+    #[test]
+    fn dates_in_any_of_the_formats() {
+        let formats = |f: &[&str]| f.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let date = |f: &[&str]| Field {
+            path: "date".into(),
+            how: Match::Date {
+                formats: formats(f),
+            },
+            required: true,
+            weight: 1.0,
+        };
+        let both = ["DD-MMM-YYYY", "YYYY-MM-DD"];
+        assert_eq!(
+            score(vec![date(&both)], false, r#"{"date": "2025-01-15"}"#),
+            1.0
+        );
+        assert_eq!(
+            score(vec![date(&both)], false, r#"{"date": "2025-01-16"}"#),
+            0.0
+        );
+        assert_eq!(
+            score(vec![date(&both)], false, r#"{"date": "Jan 15, 2025"}"#),
+            1.0
+        );
+        assert_eq!(
+            score(vec![date(&both)], false, r#"{"date": "01/15/2025"}"#),
+            1.0
+        );
+        let day = |s: &str, f: &[&str]| parse_date(s, &formats(f)).map(iso);
+        let d = |s: &str| Some(s.to_string());
+        // JavaScript reads month first; only what it cannot read is day first.
+        assert_eq!(day("05/06/2025", &["DD/MM/YYYY"]), d("2025-05-06"));
+        assert_eq!(day("15/01/2025", &["DD/MM/YYYY"]), d("2025-01-15"));
+        assert_eq!(day("15/01/2025", &["MM/DD/YYYY"]), None);
+        assert_eq!(day("15-01-2025", DEFAULT_DATE_FORMATS), d("2025-01-15"));
+        assert_eq!(day("15-Sept-2025", &[]), d("2025-09-15"));
+        assert_eq!(day("2025-02-30", &[]), d("2025-03-02"));
+        assert_eq!(day("2025-01-15T23:00:00-05:00", &[]), d("2025-01-16"));
+        assert_eq!(day("2024-12-31T10:00:00Z", &[]), d("2024-12-31"));
+        assert_eq!(day("not a date", &[]), None);
+    }
+
+    #[test]
+    fn expected_data_from_text_objects_or_messages() {
+        let obj = json!({"a": 1});
+        assert_eq!(expected_data(Some(&obj)), Some(obj.clone()));
+        assert_eq!(expected_data(Some(&json!("{\"a\": 1}"))), Some(obj.clone()));
+        let messages = json!([
+            {"role": "assistant", "content": {"a": 1}},
+            {"role": "assistant", "content": "not json"},
+            {"role": "user", "content": "{\"a\": 2}"}
+        ]);
+        assert_eq!(expected_data(Some(&messages)), Some(obj));
+        assert_eq!(expected_data(Some(&json!("plain text"))), None);
+        assert_eq!(expected_data(None), None);
+    }
+}

@@ -205,3 +205,116 @@ impl ScopedCheck for SkillTriggerCheck {
         Grade::score(if pass { 1.0 } else { 0.0 }, reason).with_verdict(pass)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A tool call and its result, as niceeval's agents record them.
+    fn call(id: &str, tool: &str, input: Value, output: Value) -> [Event; 2] {
+        [
+            Event::ActionCalled {
+                call_id: id.into(),
+                name: tool.into(),
+                input,
+            },
+            Event::ActionResult {
+                call_id: id.into(),
+                output,
+                status: niceeval::ActionStatus::Completed,
+            },
+        ]
+    }
+
+    fn grade(should_trigger: bool, events: &[Event]) -> Grade {
+        let check = SkillTriggerCheck {
+            name: "t".into(),
+            spec: SkillTrigger {
+                skill: "csv-analyzer".into(),
+                should_trigger,
+            },
+        };
+        let config = niceeval::__workspace::config::Config::default();
+        check.evaluate(&RunView {
+            events,
+            config: &config,
+        })
+    }
+
+    #[test]
+    fn a_skill_call_a_skill_file_read_or_a_tool_output_naming_it_triggers() {
+        // AgentV's skill-trigger.test.ts: canonical tool names, any case, any skills folder.
+        let cases = [
+            call("1", "Skill", json!({"skill": "csv-analyzer"}), Value::Null),
+            call(
+                "1",
+                "Read",
+                json!({"file_path": "/path/to/skills/csv-analyzer/SKILL.md"}),
+                Value::Null,
+            ),
+            call(
+                "1",
+                "read",
+                json!({"path": "/home/user/.agents/skills/csv-analyzer/SKILL.md"}),
+                Value::Null,
+            ),
+            call(
+                "1",
+                "Bash",
+                json!({"command": "grep -r skill"}),
+                json!("Found: .agents/skills/csv-analyzer/SKILL.md"),
+            ),
+        ];
+        for events in &cases {
+            let g = grade(true, events);
+            assert_eq!((g.score, g.verdict), (1.0, Some(true)), "{}", g.reason);
+            let g = grade(false, events);
+            assert_eq!((g.score, g.verdict), (0.0, Some(false)), "{}", g.reason);
+        }
+        let loaded = [Event::SkillLoaded {
+            name: "csv-analyzer".into(),
+        }];
+        assert_eq!(grade(true, &loaded).score, 1.0);
+    }
+
+    #[test]
+    fn other_skills_files_and_tools_do_not_trigger() {
+        let mut events = Vec::new();
+        events.extend(call(
+            "1",
+            "Skill",
+            json!({"skill": "using-superpowers"}),
+            Value::Null,
+        ));
+        events.extend(call(
+            "2",
+            "Read",
+            json!({"file_path": "/workspace/README.md"}),
+            Value::Null,
+        ));
+        events.extend(call("3", "Bash", json!({"command": "ls"}), json!("a b")));
+        let g = grade(true, &events);
+        assert_eq!(g.score, 0.0);
+        assert_eq!(
+            g.reason,
+            "Skill \"csv-analyzer\" not found in 3 tool call(s)"
+        );
+        assert_eq!(grade(false, &events).score, 1.0);
+        let g = grade(true, &[]);
+        assert_eq!(
+            (g.score, g.reason.as_str()),
+            (0.0, "No tool calls recorded")
+        );
+        assert_eq!(grade(false, &[]).score, 1.0);
+        // A later call still counts.
+        events.extend(call(
+            "4",
+            "Skill",
+            json!({"skill": "csv-analyzer"}),
+            Value::Null,
+        ));
+        assert_eq!(grade(true, &events).score, 1.0);
+        assert_eq!(grade(false, &events).score, 0.0);
+    }
+}
