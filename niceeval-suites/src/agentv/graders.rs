@@ -2,8 +2,9 @@
 //! (`loaders/grader-parser.ts`): bare strings grouped into one checklist rubric (weighted by
 //! their number, each line required), `rubrics`, `llm-grader` (a prompt, the test's criteria, or
 //! its own rubrics), `code-grader`, `tool-trajectory`, `execution-metrics`, `token-usage`,
-//! `cost`, `skill-trigger`, `field-accuracy`, `composite`, and the deterministic types as niceeval's assertions as data; each
-//! with its `weight`, `required` / `min_score` and `negate`.
+//! `cost`, `skill-trigger`, `field-accuracy`, `composite`, and the deterministic types as
+//! niceeval's assertions as data; each with its `weight`, `required` / `min_score` and
+//! `negate`.
 
 use std::collections::BTreeMap;
 
