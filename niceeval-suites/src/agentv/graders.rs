@@ -2,13 +2,16 @@
 //! (`loaders/grader-parser.ts`): bare strings grouped into one checklist rubric (weighted by
 //! their number, each line required), `rubrics`, `llm-grader` (a prompt, the test's criteria, or
 //! its own rubrics), `code-grader`, `tool-trajectory`, `execution-metrics`, `token-usage`,
-//! `cost`, `composite`, and the deterministic types as niceeval's assertions as data; each
-//! with its `weight`, `required` / `min_score` and `negate`.
+//! `cost`, `skill-trigger`, `field-accuracy`, `composite`, and the deterministic types as
+//! niceeval's assertions as data; each with its `weight`, `required` / `min_score` and
+//! `negate`.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::field_accuracy::FieldAccuracy;
+use super::skill_trigger::SkillTrigger;
 use crate::promptfoo::{Doc, OwnedStep, key, with};
 use crate::{ArgsMatch, ExpectedCall, SuiteFileError, Trajectory, TrajectoryMode};
 use niceeval::spec::AssertSpec;
@@ -67,6 +70,10 @@ pub(crate) enum GraderKind {
     Rubrics { lines: Vec<Line>, scored: bool },
     /// `execution-metrics` / `token-usage`: the run's numbers against limits.
     Metrics(Metrics),
+    /// `skill-trigger`: whether the run used a named skill.
+    SkillTrigger(SkillTrigger),
+    /// `field-accuracy`: fields of the answer's JSON against the expected output's.
+    FieldAccuracy(FieldAccuracy),
     /// `composite`: its members' results, aggregated.
     Composite {
         members: Vec<Grader>,
@@ -171,7 +178,7 @@ pub(super) fn graders(
 }
 
 /// The common keys of every grader.
-const COMMON: &[&str] = &["type", "name", "weight", "required", "min_score", "negate"];
+pub(super) const COMMON: &[&str] = &["type", "name", "weight", "required", "min_score", "negate"];
 
 /// One grader item (a mapping with `type`).
 fn grader(
@@ -283,7 +290,13 @@ fn grader(
                 rule: composite_rule(doc, &with(at, key("aggregator")), map.get("aggregator"))?,
             }
         }
-        "skill-trigger" | "skill_trigger" | "field-accuracy" | "field_accuracy" | "include" => {
+        "skill-trigger" | "skill_trigger" => {
+            GraderKind::SkillTrigger(super::skill_trigger::parse(doc, at, map, kind_name)?)
+        }
+        "field-accuracy" | "field_accuracy" => {
+            GraderKind::FieldAccuracy(super::field_accuracy::parse(doc, at, map, kind_name)?)
+        }
+        "include" => {
             return Err(doc.err(
                 at,
                 format!("the `{kind_name}` grader is not supported (see DIALECTS.md)"),
@@ -291,11 +304,12 @@ fn grader(
         }
         _ => GraderKind::Spec(spec_item(doc, at, map, kind_name)?),
     };
-    let name = map
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or(kind_name)
-        .to_string();
+    let name = match (map.get("name").and_then(Value::as_str), &kind) {
+        (Some(name), _) => name.to_string(),
+        // AgentV names an unnamed `skill-trigger` after its skill.
+        (None, GraderKind::SkillTrigger(s)) => format!("skill-trigger-{}", s.skill),
+        (None, _) => kind_name.to_string(),
+    };
     Ok(Grader {
         name,
         kind,

@@ -10,10 +10,12 @@
 //! working copy, as `#[eval(workspace = ..)]`). Keys are snake_case.
 
 mod cli_judge;
+mod field_accuracy;
 pub(crate) mod graders;
 mod inputs;
 mod keys;
 pub(crate) mod score;
+mod skill_trigger;
 mod targets;
 
 use std::path::Path;
@@ -127,7 +129,7 @@ pub(crate) fn recognizes(path: &Path, text: &str) -> bool {
 }
 
 /// What an AgentV case carries besides a suite case's own parts.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct AgentvCase {
     /// Every input message (role, text), the file's first: the `input` of script graders.
     pub input: Vec<(String, String)>,
@@ -141,6 +143,8 @@ pub(crate) struct AgentvCase {
     pub threshold: f64,
     /// The target's judge program, when its `grader_target` is a `cli` target.
     pub cli_judge: Option<std::sync::Arc<cli_judge::CliJudge>>,
+    /// Its `expected_output` as written (the expected data of `field-accuracy`).
+    pub expected: Option<Value>,
 }
 
 /// Reads an AgentV eval file: every refusal of the file is reported at once, with the test
@@ -701,6 +705,7 @@ fn test_cases(
         graders: list,
         threshold,
         cli_judge: None,
+        expected: test.get("expected_output").cloned(),
     };
     let several = case_targets.len() > 1;
     let target_labels = super::unique_labels(case_targets.iter().map(|t| t.spec.label.as_str()));
@@ -738,12 +743,8 @@ fn test_cases(
             ),
             trajectories: Vec::new(),
             agentv: Some(std::sync::Arc::new(AgentvCase {
-                input: extras.input.clone(),
-                input_files: extras.input_files.clone(),
-                metadata: extras.metadata.clone(),
-                graders: extras.graders.clone(),
-                threshold: extras.threshold,
                 cli_judge: target.cli_judge.clone(),
+                ..extras.clone()
             })),
             matrix: MatrixCell::new(
                 n + 1,

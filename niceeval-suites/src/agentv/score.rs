@@ -12,7 +12,9 @@ use serde_json::Value;
 
 use super::AgentvCase;
 use super::cli_judge::{Asked, CliJudgeCheck, layout};
+use super::field_accuracy::FieldAccuracyCheck;
 use super::graders::{CompositeRule, Grader, GraderKind, Line, Metrics, PASS_AT};
+use super::skill_trigger::SkillTriggerCheck;
 use crate::graders::{Aggregate, Collect, Counting, Deciding};
 use crate::{SuiteCase, TrajectoryCheck};
 use niceeval::__workspace::scope::{self as deferred, Defer};
@@ -140,6 +142,22 @@ fn register(
                 name: g.name.clone(),
                 limits: limits.clone(),
                 context: context.clone(),
+            };
+            drop(deferred::register(target, check).weight(weight));
+        }
+        GraderKind::SkillTrigger(spec) => {
+            let check = SkillTriggerCheck {
+                name: g.name.clone(),
+                spec: spec.clone(),
+            };
+            drop(deferred::register(target, check).weight(weight));
+        }
+        GraderKind::FieldAccuracy(spec) => {
+            let check = FieldAccuracyCheck {
+                name: g.name.clone(),
+                spec: spec.clone(),
+                output: output.to_string(),
+                expected: case.agentv.as_ref().and_then(|av| av.expected.clone()),
             };
             drop(deferred::register(target, check).weight(weight));
         }
