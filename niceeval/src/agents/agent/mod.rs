@@ -27,6 +27,24 @@ use serde_json::Value;
 
 use crate::base::event::{ActionStatus, Event, Role};
 
+/// The name of the [`Event::Custom`] an agent emits when it measured its own turn
+/// (`{"duration_ms": n}`; AgentV's `cli` targets write `duration_ms` in their output): the run's
+/// latency ([`crate::Eval::latency_ms`], what `latency` items and graders' `duration_ms` read)
+/// counts that turn at the reported duration instead of the wall time of the send, as AgentV
+/// prefers a target's reported duration to its own measure. The last one of a turn wins.
+pub(crate) const DURATION_EVENT: &str = "agent:duration";
+
+/// The duration a turn's events report ([`DURATION_EVENT`]), in milliseconds.
+pub(crate) fn reported_duration(events: &[Event]) -> Option<f64> {
+    events.iter().rev().find_map(|event| match event {
+        Event::Custom { name, data } if name == DURATION_EVENT => data
+            .get("duration_ms")
+            .and_then(Value::as_f64)
+            .filter(|ms| *ms >= 0.0),
+        _ => None,
+    })
+}
+
 /// Something that can be evaluated: receives input, emits events.
 ///
 /// Implement it with [`macro@crate::async_trait`] (re-exported by niceeval), or wrap a closure with
