@@ -1005,6 +1005,18 @@ async fn run_case(
             .collect();
         context.input_files = av.input_files.clone();
         context.metadata = av.metadata.clone();
+        // AgentV's duration: the target's reported one, else its measured time (the run's
+        // latency is both: an agent's reported duration replaces the turn's wall time).
+        context.latency_ms = Some(t.latency_ms());
+        // AgentV's token usage is absent when the target reports none (a grader limiting
+        // tokens then fails), not zero.
+        let reported_tokens = t.events().iter().any(|e| {
+            matches!(e, niceeval::Event::Usage { input_tokens, output_tokens, cache_read_tokens, .. }
+                if input_tokens + output_tokens + cache_read_tokens > 0)
+        });
+        if !reported_tokens {
+            context.token_usage = None;
+        }
         let text = match &output {
             Value::String(s) => s.clone(),
             other => other.to_string(),
