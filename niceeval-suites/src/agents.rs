@@ -1015,6 +1015,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn reads_agentvs_cli_output_metrics() {
+        let sink = niceeval::agent::EventSink::default();
+        let output = json!({
+            "output": [
+                {"role": "assistant", "content": "", "tool_calls": [{"tool": "Read", "input": {"p": 1}, "duration_ms": 45}]},
+                {"role": "assistant", "content": "the answer"},
+                {"role": "assistant"}
+            ],
+            "token_usage": {"input": 10, "output": 20, "cached": 5},
+            "cost_usd": 0.05,
+            "duration_ms": 1500
+        });
+        report_cli_output(&sink, &output.to_string());
+        let events = sink.snapshot();
+        let calls = crate::ToolCall::from_events(&events);
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].duration_ms, Some(45.0));
+        // Three assistant messages (three LLM calls), the answer last.
+        let said: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                niceeval::Event::Message { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(said, ["", "", "the answer"]);
+        let usage = niceeval::Usage::from_events(&events);
+        assert_eq!((usage.input_tokens, usage.output_tokens), (10, 20));
+        assert_eq!(usage.cost_usd, Some(0.05));
+        assert!(events.iter().any(|e| matches!(e, niceeval::Event::Custom { name, data }
+            if name == niceeval::__workspace::agent::DURATION_EVENT && data["duration_ms"] == 1500.0)));
+        // Not JSON, or JSON without `output` or `text`: the whole file, no metrics.
+        let sink = niceeval::agent::EventSink::default();
+        report_cli_output(&sink, r#"{"cost_usd": 1}"#);
+        assert_eq!(
+            sink.snapshot(),
+            [niceeval::Event::assistant(r#"{"cost_usd": 1}"#)]
+        );
+    }
+
+    #[test]
     fn reads_simple_response_paths_without_node() {
         let json = json!({"choices": [{"message": {"content": "hi"}}], "n": 2});
         assert_eq!(

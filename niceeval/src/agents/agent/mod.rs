@@ -584,6 +584,23 @@ fn process_keys(
 
 #[cfg(test)]
 mod tests {
+    /// A turn the agent says it took 1234 ms over counts 1234 ms, whatever the wall time.
+    #[tokio::test]
+    async fn a_reported_duration_is_the_turns_latency() {
+        let agent = super::agent_fn(|request: super::Request| async move {
+            request.events.emit(super::Event::Custom {
+                name: super::DURATION_EVENT.into(),
+                data: serde_json::json!({"duration_ms": 1234}),
+            });
+            request.events.say("done");
+            Ok(())
+        });
+        let mut t = crate::Eval::detached(Some(std::sync::Arc::new(agent)));
+        t.send("hi").await.expect("a turn");
+        assert_eq!(t.latency_ms(), 1234.0);
+        assert_eq!(t.spec_context().latency_ms, Some(1234.0));
+    }
+
     fn agent(text: &str) -> crate::config::AgentConfig {
         crate::config::Config::parse(text, "niceeval.toml")
             .expect("a valid [agent]")
