@@ -748,52 +748,114 @@ impl Agent for AgentvCliAgent {
                 output_file.display()
             ))
         })?;
-        let json: Option<Value> = serde_json::from_str(&text).ok();
-        let messages = json
-            .as_ref()
-            .and_then(|j| j.get("output"))
-            .and_then(Value::as_array);
-        match (messages, json.as_ref().and_then(|j| j.get("text"))) {
-            (Some(messages), _) => {
-                let mut said = Vec::new();
-                for message in messages {
-                    for call in message
-                        .get("tool_calls")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                    {
-                        let name = call
-                            .get("tool")
-                            .or_else(|| call.get("name"))
-                            .and_then(Value::as_str)
-                            .unwrap_or_default();
-                        request.events.tool_call(
-                            name,
-                            call.get("input").cloned().unwrap_or(Value::Null),
-                            call.get("output").cloned().unwrap_or(Value::Null),
-                        );
-                    }
-                    if message.get("role").and_then(Value::as_str) == Some("assistant") {
-                        match message.get("content") {
-                            Some(Value::String(t)) => said.push(t.clone()),
-                            Some(Value::Null) | None => {}
-                            Some(other) => said.push(other.to_string()),
-                        }
-                    }
-                }
-                if let Some(last) = said.pop() {
-                    request.events.say(last);
-                }
-            }
-            (None, Some(Value::String(t))) => request.events.say(t.clone()),
-            _ => request.events.say(text),
-        }
+        report_cli_output(&request.events, &text);
         Ok(())
     }
 
     fn name(&self) -> String {
         format!("cli {}", self.command)
+    }
+}
+
+/// What an AgentV `cli` target wrote to its output file, as events (AgentV's cli provider):
+/// JSON with `output` (or `output_messages`) messages, else `text`, else the whole file is the
+/// answer. Each assistant message is a message (AgentV counts them as LLM calls; the answer is
+/// the last one with content), each of their `tool_calls` a tool call (its `duration_ms` as a
+/// [`crate::TOOL_DURATION_EVENT`]); `token_usage` (`input`, `output`, `cached`) and `cost_usd`
+/// are the turn's usage, `duration_ms` its duration ([`niceeval::__workspace::agent::DURATION_EVENT`]),
+/// each when the JSON gives it (a negative cost or duration is dropped, as AgentV does).
+fn report_cli_output(events: &niceeval::agent::EventSink, text: &str) {
+    let json: Option<Value> = serde_json::from_str(text).ok();
+    let Some(obj) = json.as_ref().and_then(Value::as_object) else {
+        events.say(text);
+        return;
+    };
+    let messages = obj
+        .get("output")
+        .or_else(|| obj.get("output_messages"))
+        .and_then(Value::as_array)
+        .filter(|m| !m.is_empty());
+    match (messages, obj.get("text")) {
+        (Some(messages), _) => {
+            // Each assistant message's text (`None`: no content; not the answer).
+            let mut said: Vec<Option<String>> = Vec::new();
+            for message in messages {
+                for call in message
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let name = call
+                        .get("tool")
+                        .or_else(|| call.get("name"))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    let call_id = events.tool_call(
+                        name,
+                        call.get("input").cloned().unwrap_or(Value::Null),
+                        call.get("output").cloned().unwrap_or(Value::Null),
+                    );
+                    if let Some(ms) = call.get("duration_ms").and_then(Value::as_f64) {
+                        events.emit(niceeval::Event::Custom {
+                            name: crate::TOOL_DURATION_EVENT.into(),
+                            data: json!({"call_id": call_id, "duration_ms": ms}),
+                        });
+                    }
+                }
+                if message.get("role").and_then(Value::as_str) == Some("assistant") {
+                    said.push(match message.get("content") {
+                        Some(Value::String(t)) => Some(t.clone()),
+                        Some(Value::Null) | None => None,
+                        Some(other) => Some(other.to_string()),
+                    });
+                }
+            }
+            // The answer last, so it is the reply; assistant messages without content after
+            // it still count, said before it.
+            if let Some(answer) = said.iter().rposition(Option::is_some) {
+                let last = said.remove(answer);
+                said.push(last);
+            }
+            for text in said {
+                events.say(text.unwrap_or_default());
+            }
+        }
+        (None, Some(t)) => events.say(match t {
+            Value::String(t) => t.clone(),
+            other => other.to_string(),
+        }),
+        // Neither: the whole file is the answer, and no metrics are read (AgentV).
+        (None, None) => {
+            events.say(text);
+            return;
+        }
+    }
+    let number = |v: Option<&Value>| v.and_then(Value::as_f64).filter(|n| *n >= 0.0);
+    let tokens = obj.get("token_usage").and_then(|u| {
+        let count = |k: &str| number(u.get(k)).map(|n| n as u64);
+        Some((
+            count("input")?,
+            count("output")?,
+            count("cached").unwrap_or(0),
+        ))
+    });
+    let cost_usd = number(obj.get("cost_usd"));
+    if tokens.is_some() || cost_usd.is_some() {
+        let (input_tokens, output_tokens, cache_read_tokens) = tokens.unwrap_or_default();
+        events.emit(niceeval::Event::Usage {
+            input_tokens,
+            output_tokens,
+            cache_read_tokens,
+            cost_usd,
+            model: None,
+        });
+    }
+    if let Some(ms) = number(obj.get("duration_ms")) {
+        events.emit(niceeval::Event::Custom {
+            name: niceeval::__workspace::agent::DURATION_EVENT.into(),
+            data: json!({"duration_ms": ms}),
+        });
     }
 }
 
@@ -971,6 +1033,47 @@ fn native_path<'a>(expr: &str, json: &'a Value) -> Option<&'a Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_agentvs_cli_output_metrics() {
+        let sink = niceeval::agent::EventSink::default();
+        let output = json!({
+            "output": [
+                {"role": "assistant", "content": "", "tool_calls": [{"tool": "Read", "input": {"p": 1}, "duration_ms": 45}]},
+                {"role": "assistant", "content": "the answer"},
+                {"role": "assistant"}
+            ],
+            "token_usage": {"input": 10, "output": 20, "cached": 5},
+            "cost_usd": 0.05,
+            "duration_ms": 1500
+        });
+        report_cli_output(&sink, &output.to_string());
+        let events = sink.snapshot();
+        let calls = crate::ToolCall::from_events(&events);
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].duration_ms, Some(45.0));
+        // Three assistant messages (three LLM calls), the answer last.
+        let said: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                niceeval::Event::Message { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(said, ["", "", "the answer"]);
+        let usage = niceeval::Usage::from_events(&events);
+        assert_eq!((usage.input_tokens, usage.output_tokens), (10, 20));
+        assert_eq!(usage.cost_usd, Some(0.05));
+        assert!(events.iter().any(|e| matches!(e, niceeval::Event::Custom { name, data }
+            if name == niceeval::__workspace::agent::DURATION_EVENT && data["duration_ms"] == 1500.0)));
+        // Not JSON, or JSON without `output` or `text`: the whole file, no metrics.
+        let sink = niceeval::agent::EventSink::default();
+        report_cli_output(&sink, r#"{"cost_usd": 1}"#);
+        assert_eq!(
+            sink.snapshot(),
+            [niceeval::Event::assistant(r#"{"cost_usd": 1}"#)]
+        );
+    }
 
     #[test]
     fn reads_simple_response_paths_without_node() {

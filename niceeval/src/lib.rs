@@ -431,6 +431,8 @@ pub mod __workspace {
         pub use crate::agent::http::{HttpAgent, HttpTarget};
         /// The name of the event a chat agent emits with its model's finish reason.
         pub const FINISH_EVENT: &str = crate::agents::agent::chat::FINISH_EVENT;
+        /// The name of the event an agent emits with the duration it measured of its turn.
+        pub const DURATION_EVENT: &str = crate::agents::agent::DURATION_EVENT;
     }
     /// What a data eval's body registers its checks on.
     pub mod eval {

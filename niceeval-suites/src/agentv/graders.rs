@@ -797,18 +797,43 @@ fn trajectory(
                         tool: s.clone(),
                         args: None,
                         args_match: None,
+                        max_duration_ms: None,
                     },
                     Value::Object(m) => {
-                        doc.keys(&at, m, &["tool", "args", "args_match"], "an expected call")?;
+                        doc.keys(
+                            &at,
+                            m,
+                            &[
+                                "tool",
+                                "args",
+                                "args_match",
+                                "argsMatch",
+                                "max_duration_ms",
+                                "maxDurationMs",
+                            ],
+                            "an expected call",
+                        )?;
                         let tool = m.get("tool").and_then(Value::as_str).ok_or_else(|| {
                             doc.err(&at, "an expected call needs `tool` (a name)")
                         })?;
                         ExpectedCall {
                             tool: tool.to_string(),
                             args: m.get("args").filter(|a| a.as_str() != Some("any")).cloned(),
-                            args_match: match m.get("args_match") {
+                            args_match: match m.get("args_match").or_else(|| m.get("argsMatch")) {
                                 None => None,
                                 Some(v) => Some(args_match(doc, &with(&at, key("args_match")), v)?),
+                            },
+                            max_duration_ms: match m
+                                .get("max_duration_ms")
+                                .or_else(|| m.get("maxDurationMs"))
+                            {
+                                None => None,
+                                Some(v) => Some(v.as_f64().ok_or_else(|| {
+                                    doc.err(
+                                        &with(&at, key("max_duration_ms")),
+                                        "`max_duration_ms` is a number of milliseconds",
+                                    )
+                                })?),
                             },
                         }
                     }

@@ -189,11 +189,6 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, Refusal> {
                 "content preprocessors are not run; graders see the files as they are",
             ));
         }
-        (_, "max_duration_ms" | "maxDurationMs") => {
-            return Err(Refusal::new(
-                "the duration of each tool call is not recorded, so it cannot be limited",
-            ));
-        }
         // A grader's or target's key niceeval does not act on (AgentV's grader parser and
         // its `passthrough` targets drop keys they do not know, too).
         _ => "not read by niceeval",

@@ -763,13 +763,14 @@ mod tests {
 
     use super::targets::{env_name, interpolate};
     use super::*;
-    use crate::{ArgsMatch, ExpectedCall, Trajectory};
+    use crate::{ArgsMatch, ExpectedCall, ToolCall, Trajectory};
 
     fn call(tool: &str, args: Option<Value>, args_match: Option<ArgsMatch>) -> ExpectedCall {
         ExpectedCall {
             tool: tool.into(),
             args,
             args_match,
+            max_duration_ms: None,
         }
     }
 
@@ -805,10 +806,10 @@ mod tests {
     }
 
     #[test]
-    fn trajectories_match_modes_and_arguments() {
+    fn trajectories_score_as_agentv_does() {
         let calls = vec![
-            ("search".to_string(), json!({"q": "weather", "page": 1})),
-            ("fetch".to_string(), json!({"id": 7})),
+            ToolCall::new("search", json!({"q": "weather", "page": 1})),
+            ToolCall::new("fetch", json!({"id": 7})),
         ];
         let t = |mode: &str, expected: Vec<ExpectedCall>, args_match: ArgsMatch| Trajectory {
             mode: mode.parse().expect("a trajectory mode"),
@@ -816,70 +817,105 @@ mod tests {
             minimums: Vec::new(),
             args_match,
         };
+        let score = |t: Trajectory| t.score(&calls).score;
         let search = |args_match| call("search", Some(json!({"q": "weather"})), args_match);
         // Exact arguments (the default) fail on the extra `page`; superset passes.
-        assert!(
-            t("in_order", vec![search(None)], ArgsMatch::Exact)
-                .check(&calls)
-                .is_err()
+        assert_eq!(
+            score(t("in_order", vec![search(None)], ArgsMatch::Exact)),
+            0.0
         );
-        assert!(
-            t("in_order", vec![search(None)], ArgsMatch::Superset)
-                .check(&calls)
-                .is_ok()
+        assert_eq!(
+            score(t("in_order", vec![search(None)], ArgsMatch::Superset)),
+            1.0
         );
-        assert!(
-            t(
+        let fields = |f: &[&str]| ArgsMatch::Fields(f.iter().map(|f| f.to_string()).collect());
+        assert_eq!(
+            score(t(
                 "in_order",
-                vec![search(Some(ArgsMatch::Fields(vec!["q".into()])))],
+                vec![search(Some(fields(&["q"])))],
                 ArgsMatch::Exact
-            )
-            .check(&calls)
-            .is_ok()
+            )),
+            1.0
         );
-        // Order, exactness, sets.
+        // A listed field the expected arguments do not give is not compared.
+        assert_eq!(
+            score(t(
+                "in_order",
+                vec![search(Some(fields(&["q", "page"])))],
+                ArgsMatch::Exact
+            )),
+            1.0
+        );
+        // Order, exactness, sets: the share of expected calls matched.
         let names = |n: &[&str]| n.iter().map(|n| call(n, None, None)).collect::<Vec<_>>();
-        assert!(
-            t("in_order", names(&["fetch", "search"]), ArgsMatch::Exact)
-                .check(&calls)
-                .is_err()
+        assert_eq!(
+            score(t("in_order", names(&["fetch", "search"]), ArgsMatch::Exact)),
+            0.5
         );
-        assert!(
-            t("exact", names(&["search", "fetch"]), ArgsMatch::Exact)
-                .check(&calls)
-                .is_ok()
+        assert_eq!(
+            score(t("exact", names(&["search", "fetch"]), ArgsMatch::Exact)),
+            1.0
         );
+        // AgentV scores the expected positions only: an extra call is listed, not counted
+        // (niceeval failed it before following AgentV's score).
+        let extra = t("exact", names(&["search"]), ArgsMatch::Exact).score(&calls);
+        assert_eq!(extra.score, 1.0);
         assert!(
-            t("exact", names(&["search"]), ArgsMatch::Exact)
-                .check(&calls)
-                .is_err()
+            extra
+                .checks
+                .iter()
+                .any(|(text, held)| !held && text.contains("got 2"))
         );
-        assert!(
-            t("superset", names(&["fetch", "search"]), ArgsMatch::Exact)
-                .check(&calls)
-                .is_ok()
+        assert_eq!(
+            score(t("superset", names(&["fetch", "search"]), ArgsMatch::Exact)),
+            1.0
         );
-        assert!(
-            t("superset", names(&["search", "search"]), ArgsMatch::Exact)
-                .check(&calls)
-                .is_err()
+        assert_eq!(
+            score(t(
+                "superset",
+                names(&["search", "search"]),
+                ArgsMatch::Exact
+            )),
+            0.5
         );
-        let subset = t("subset", names(&["search"]), ArgsMatch::Exact).check(&calls);
+        let subset = t("subset", names(&["search"]), ArgsMatch::Exact).score(&calls);
+        assert_eq!(subset.score, 0.5);
         assert!(
             subset
-                .unwrap_err()
-                .to_string()
-                .contains("`fetch` was called")
+                .checks
+                .iter()
+                .any(|(text, _)| text.contains("fetch is not in allowed set"))
         );
         let mut minimums = t("any_order", Vec::new(), ArgsMatch::Exact);
-        minimums.minimums = vec![("search".into(), 2)];
-        assert!(
-            minimums
-                .check(&calls)
-                .unwrap_err()
-                .to_string()
-                .contains("at least 2")
-        );
+        minimums.minimums = vec![("search".into(), 2), ("fetch".into(), 1)];
+        let met = minimums.score(&calls);
+        assert_eq!(met.score, 0.5);
+        assert!(met.checks[0].0.contains("required >=2"), "{:?}", met.checks);
+    }
+
+    #[test]
+    fn a_matched_calls_latency_limit_counts_when_its_duration_is_known() {
+        let read = |ms: Option<f64>| ToolCall {
+            duration_ms: ms,
+            ..ToolCall::new("Read", json!({}))
+        };
+        let mut want = call("Read", None, None);
+        want.max_duration_ms = Some(100.0);
+        let t = |mode: &str| Trajectory {
+            mode: mode.parse().expect("a trajectory mode"),
+            expected: vec![want.clone()],
+            minimums: Vec::new(),
+            args_match: ArgsMatch::Exact,
+        };
+        for mode in ["in_order", "exact"] {
+            assert_eq!(t(mode).score(&[read(Some(45.0))]).score, 1.0);
+            assert_eq!(t(mode).score(&[read(Some(100.0))]).score, 1.0);
+            assert_eq!(t(mode).score(&[read(Some(120.0))]).score, 0.5);
+            // No duration: the limit is skipped, not counted.
+            assert_eq!(t(mode).score(&[read(None)]).score, 1.0);
+            // Not matched: the limit counts, unmet.
+            assert_eq!(t(mode).score(&[]).score, 0.0);
+        }
     }
 
     #[test]

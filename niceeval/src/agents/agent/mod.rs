@@ -27,6 +27,24 @@ use serde_json::Value;
 
 use crate::base::event::{ActionStatus, Event, Role};
 
+/// The name of the [`Event::Custom`] an agent emits when it measured its own turn
+/// (`{"duration_ms": n}`; AgentV's `cli` targets write `duration_ms` in their output): the run's
+/// latency ([`crate::Eval::latency_ms`], what `latency` items and graders' `duration_ms` read)
+/// counts that turn at the reported duration instead of the wall time of the send, as AgentV
+/// prefers a target's reported duration to its own measure. The last one of a turn wins.
+pub(crate) const DURATION_EVENT: &str = "agent:duration";
+
+/// The duration a turn's events report ([`DURATION_EVENT`]), in milliseconds.
+pub(crate) fn reported_duration(events: &[Event]) -> Option<f64> {
+    events.iter().rev().find_map(|event| match event {
+        Event::Custom { name, data } if name == DURATION_EVENT => data
+            .get("duration_ms")
+            .and_then(Value::as_f64)
+            .filter(|ms| *ms >= 0.0),
+        _ => None,
+    })
+}
+
 /// Something that can be evaluated: receives input, emits events.
 ///
 /// Implement it with [`macro@crate::async_trait`] (re-exported by niceeval), or wrap a closure with
@@ -566,6 +584,23 @@ fn process_keys(
 
 #[cfg(test)]
 mod tests {
+    /// A turn the agent says it took 1234 ms over counts 1234 ms, whatever the wall time.
+    #[tokio::test]
+    async fn a_reported_duration_is_the_turns_latency() {
+        let agent = super::agent_fn(|request: super::Request| async move {
+            request.events.emit(super::Event::Custom {
+                name: super::DURATION_EVENT.into(),
+                data: serde_json::json!({"duration_ms": 1234}),
+            });
+            request.events.say("done");
+            Ok(())
+        });
+        let mut t = crate::Eval::detached(Some(std::sync::Arc::new(agent)));
+        t.send("hi").await.expect("a turn");
+        assert_eq!(t.latency_ms(), 1234.0);
+        assert_eq!(t.spec_context().latency_ms, Some(1234.0));
+    }
+
     fn agent(text: &str) -> crate::config::AgentConfig {
         crate::config::Config::parse(text, "niceeval.toml")
             .expect("a valid [agent]")

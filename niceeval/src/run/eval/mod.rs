@@ -223,8 +223,10 @@ impl Eval {
         };
         let started = std::time::Instant::now();
         let outcome = self.trace.send(agent.as_ref(), request).await;
-        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let measured_ms = started.elapsed().as_secs_f64() * 1000.0;
         let (mut emitted, data) = sink.drain();
+        // An agent that measured its own turn reports it; that counts, not the send's wall time.
+        let duration_ms = crate::agents::agent::reported_duration(&emitted).unwrap_or(measured_ms);
         // The turn's spans (waiting up to `[trace] settle` for those still on their way) as
         // events, after the agent's own.
         self.trace
