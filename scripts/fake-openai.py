@@ -29,7 +29,9 @@ their MD5), so equal word sets have cosine similarity 1 and texts without a shar
 AgentV (4.42.4): streamed requests (`"stream": true`) get the same answer as server-sent events;
 its LLM grader ("a single JSON object matching this schema") gets {"score", "assertions"} and its
 rubric grader ("each rubric item") one check per rubric id, and its score-range grader ("each
-criterion") a score of 10 (or 0) per criterion, by the same rule. A last user message asking
+criterion") a score of 10 (or 0) per criterion, by the same rule; niceeval's requests in AgentV's
+protocol ("reply with one JSON object", with `"score"`, `"satisfied"`, or "criterion by
+criterion") get the same. A last user message asking
 to "count the turns" gets "turns: <n>" (the user and assistant messages of the request).
 """
 import hashlib
@@ -243,17 +245,22 @@ class Handler(BaseHTTPRequestHandler):
 def agentv_grade(system, user, passing):
     """AgentV's LLM grader asks for one JSON object ("matching this schema"): a score of 1 with
     every check passed, or 0 with every check failed when the request mentions "sorry"."""
-    if "evaluate the candidate answer against each rubric item" in system.lower():
+    low = system.lower()
+    # niceeval speaks the same protocol in its own words ("reply with one json object").
+    if "evaluate the candidate answer against each rubric item" in low or (
+            "reply with one json object" in low and '"satisfied"' in low):
         # The rubric grader: one check per `- [id]` line of the rubric list.
         ids = re.findall(r"^- \[([^\]]+)\]", user, re.M)
         return json.dumps({"checks": [{"id": i, "satisfied": passing, "reasoning": "fake"} for i in ids],
                            "overall_reasoning": "fake grader"})
-    if "score the candidate answer on each criterion" in system.lower():
+    if "score the candidate answer on each criterion" in low or (
+            "reply with one json object" in low and "criterion by criterion" in low):
         # The score-range rubric grader: 0-10 per `### Criterion: id`.
         ids = re.findall(r"^### Criterion: (\S+)", user, re.M)
         return json.dumps({"checks": [{"id": i, "score": 10 if passing else 0, "reasoning": "fake"} for i in ids],
                            "overall_reasoning": "fake grader"})
-    if "respond with a single json object matching this schema" not in system.lower():
+    if "respond with a single json object matching this schema" not in low and not (
+            "reply with one json object" in low and '"score"' in low):
         return None
     return json.dumps({"score": 1.0 if passing else 0.0,
                        "assertions": [{"text": "fake grader", "passed": passing}]})

@@ -648,8 +648,23 @@ pub(crate) struct Aggregate {
     /// Members whose score is turned over (1 − score) and verdict with it (AgentV's
     /// `negate`), by position as `gates`.
     pub flips: Vec<bool>,
+    /// What a member that could not be graded (an execution error) does.
+    pub skips: Skips,
     /// How the aggregate is named in the report.
     pub label: String,
+}
+
+/// What a member of an [`Aggregate`] that could not be graded does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Skips {
+    /// It counts, with its score of 0 (promptfoo).
+    Count,
+    /// It is left out of the score (AgentV's skipped grader); with every member skipped the
+    /// aggregate cannot be graded either.
+    Exclude,
+    /// As `Exclude`, and one skipped member is enough to make the aggregate an execution
+    /// error (AgentV's test).
+    Fail,
 }
 
 /// What a member of an [`Aggregate`] counts.
@@ -677,6 +692,7 @@ impl Aggregate {
             gates: Vec::new(),
             gate_zeroes: false,
             flips: Vec::new(),
+            skips: Skips::Count,
             label: format!("test threshold {threshold}"),
         }
     }
@@ -757,6 +773,21 @@ impl Check for Aggregate {
                     r.reason = format!("negated: {}", r.reason);
                 }
             }
+            let skipped: Vec<&str> = results
+                .iter()
+                .filter(|r| r.error.is_some())
+                .map(|r| r.name.as_str())
+                .collect();
+            let all_skipped = !results.is_empty() && skipped.len() == results.len();
+            let skip_fails = match this.skips {
+                Skips::Count => false,
+                Skips::Exclude => all_skipped,
+                Skips::Fail => !skipped.is_empty(),
+            };
+            if skip_fails {
+                let why = format!("skipped: {}", skipped.join(", "));
+                return (Grade::error(why).with_children(results), None);
+            }
             let (score, pass, reason) = this.decide(&results);
             let usage = results.iter().filter_map(|r| r.usage).reduce(|mut a, b| {
                 a.add(&b);
@@ -820,6 +851,7 @@ mod tests {
             gates,
             gate_zeroes: true,
             flips: Vec::new(),
+            skips: Skips::Fail,
             label: "test".into(),
         }
     }

@@ -9,10 +9,10 @@
 //! `evaluate_options` (`max_concurrency`, `repeat`), and `workspace.template` (each run gets a
 //! working copy, as `#[eval(workspace = ..)]`). Keys are snake_case.
 
-mod cli_judge;
 mod field_accuracy;
 pub(crate) mod graders;
 mod inputs;
+mod judge;
 mod keys;
 pub(crate) mod score;
 mod skill_trigger;
@@ -141,8 +141,10 @@ pub(crate) struct AgentvCase {
     pub graders: Vec<graders::Grader>,
     /// The score the test needs (`execution.threshold`, else 0.8).
     pub threshold: f64,
-    /// The target's judge program, when its `grader_target` is a `cli` target.
-    pub cli_judge: Option<std::sync::Arc<cli_judge::CliJudge>>,
+    /// The judge the file names for the target (its `grader_target`, a program when that is a
+    /// `cli` target; or the LLM target itself), asked in AgentV's protocol; `None`: niceeval's
+    /// configured judge.
+    pub judge: Option<judge::Judge>,
     /// Its `expected_output` as written (the expected data of `field-accuracy`).
     pub expected: Option<Value>,
 }
@@ -704,7 +706,7 @@ fn test_cases(
         metadata: test.get("metadata").cloned(),
         graders: list,
         threshold,
-        cli_judge: None,
+        judge: None,
         expected: test.get("expected_output").cloned(),
     };
     let several = case_targets.len() > 1;
@@ -743,7 +745,11 @@ fn test_cases(
             ),
             trajectories: Vec::new(),
             agentv: Some(std::sync::Arc::new(AgentvCase {
-                cli_judge: target.cli_judge.clone(),
+                judge: match (&target.cli_judge, &target.judge) {
+                    (Some(program), _) => Some(judge::Judge::Program(program.clone())),
+                    (None, Some(spec)) => Some(judge::Judge::Model(spec.clone())),
+                    (None, None) => None,
+                },
                 ..extras.clone()
             })),
             matrix: MatrixCell::new(

@@ -11,11 +11,11 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::AgentvCase;
-use super::cli_judge::{Asked, CliJudgeCheck, layout};
 use super::field_accuracy::FieldAccuracyCheck;
 use super::graders::{CompositeRule, Grader, GraderKind, Line, Metrics, PASS_AT};
+use super::judge::{Asked, JudgeCheck, layout};
 use super::skill_trigger::SkillTriggerCheck;
-use crate::graders::{Aggregate, Collect, Counting, Deciding};
+use crate::graders::{Aggregate, Collect, Counting, Deciding, Skips};
 use crate::{SuiteCase, TrajectoryCheck};
 use niceeval::__workspace::scope::{self as deferred, Defer};
 use niceeval::scope::{RunView, ScopedCheck};
@@ -49,6 +49,7 @@ pub(crate) fn grade(
         counting: Counting::Scores,
         gates,
         gate_zeroes: true,
+        skips: Skips::Fail,
         flips,
         label: format!(
             "AgentV score (weighted mean of its graders) ≥ {}",
@@ -84,16 +85,21 @@ fn register(
         GraderKind::Trajectory(trajectory) => {
             drop(deferred::register(target, TrajectoryCheck(trajectory.clone())).weight(weight));
         }
-        GraderKind::Judge { template } if av.cli_judge.is_some() => {
+        GraderKind::Judge { template } if av.judge.is_some() => {
             let prompt = match template {
                 Some(template) => fill(template, &variables(case, av, output)),
-                None => sections(case, av, output, &[]),
+                None => sections(case, av, output, &[], false),
             };
-            ask_program(av, g, prompt, Asked::Score, target, weight);
+            ask_judge(av, g, prompt, Asked::Score, target, weight);
         }
-        GraderKind::Rubrics { lines, .. } if av.cli_judge.is_some() => {
-            let prompt = sections(case, av, output, lines);
-            ask_program(av, g, prompt, Asked::Items(lines.clone()), target, weight);
+        GraderKind::Rubrics { lines, scored } if av.judge.is_some() => {
+            let prompt = sections(case, av, output, lines, *scored);
+            let asked = if *scored {
+                Asked::Scored(lines.clone())
+            } else {
+                Asked::Items(lines.clone())
+            };
+            ask_judge(av, g, prompt, asked, target, weight);
         }
         GraderKind::Judge { template } => {
             let text = match template {
@@ -132,6 +138,7 @@ fn register(
                 },
                 gates: lines.iter().map(|l| l.min).collect(),
                 gate_zeroes: false,
+                skips: Skips::Count,
                 flips: Vec::new(),
                 label: format!("{} ({} rubric items)", g.name, lines.len()),
             };
@@ -183,6 +190,7 @@ fn register(
                 counting,
                 gates: Vec::new(),
                 gate_zeroes: false,
+                skips: Skips::Exclude,
                 flips: members.iter().map(|m| m.negate).collect(),
                 label: format!("{} (composite of {})", g.name, members.len()),
             };
@@ -222,8 +230,8 @@ fn judge_line(
     );
 }
 
-/// A grader asked of the target's judge program (its `grader_target` is a `cli` target).
-fn ask_program(
+/// A grader asked of the judge the file names, in AgentV's protocol.
+fn ask_judge(
     av: &AgentvCase,
     g: &Grader,
     prompt: String,
@@ -231,10 +239,10 @@ fn ask_program(
     target: Arc<dyn Defer>,
     weight: f64,
 ) {
-    let Some(judge) = av.cli_judge.clone() else {
+    let Some(judge) = av.judge.clone() else {
         return;
     };
-    let check = CliJudgeCheck {
+    let check = JudgeCheck {
         judge,
         name: g.name.clone(),
         prompt,
@@ -243,8 +251,14 @@ fn ask_program(
     drop(deferred::register(target, check).weight(weight));
 }
 
-/// The grading prompt of a judge program, in AgentV's sections.
-fn sections(case: &SuiteCase, av: &AgentvCase, output: &str, items: &[Line]) -> String {
+/// The grading prompt, in AgentV's sections.
+fn sections(
+    case: &SuiteCase,
+    av: &AgentvCase,
+    output: &str,
+    items: &[Line],
+    scored: bool,
+) -> String {
     let values = variables(case, av, output);
     let value = |name: &str| {
         values
@@ -262,6 +276,7 @@ fn sections(case: &SuiteCase, av: &AgentvCase, output: &str, items: &[Line]) -> 
             ("answer", output),
         ],
         items,
+        scored,
     )
 }
 

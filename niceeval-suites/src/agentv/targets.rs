@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::cli_judge::CliJudge;
+use super::judge::CliJudge;
 use crate::agents::{self, ProviderKind, ProviderSpec};
 use crate::promptfoo::{Doc, OwnedStep, key, with};
 use crate::promptfoo_keys::Notes;
