@@ -708,13 +708,19 @@ impl Aggregate {
             Counting::Scores => r.score,
             Counting::Passes => f64::from(u8::from(r.passed)),
         };
-        let (sum, weight) = results.iter().fold((0.0, 0.0), |(s, w), r| {
+        // Each member with its gate; a skipped one left out unless skips count.
+        let members: Vec<(&AssertionResult, &Option<f64>)> = results
+            .iter()
+            .zip(self.gates.iter().chain(std::iter::repeat(&None)))
+            .filter(|(r, _)| self.skips == Skips::Count || r.error.is_none())
+            .collect();
+        let (sum, weight) = members.iter().fold((0.0, 0.0), |(s, w), (r, _)| {
             (s + count(r) * r.weight, w + r.weight)
         });
         let mut score = if weight > 0.0 { sum / weight } else { 0.0 };
-        let failed_gate = results
+        let failed_gate = members
             .iter()
-            .zip(self.gates.iter().chain(std::iter::repeat(&None)))
+            .copied()
             .find(|(r, gate)| gate.is_some_and(|min| count(r) < min));
         if failed_gate.is_some() && self.gate_zeroes {
             score = 0.0;

@@ -140,8 +140,13 @@ pub(crate) fn layout(
 impl JudgeCheck {
     /// The judge's answer to the prompt.
     async fn ask(&self) -> Result<String, String> {
+        self.ask_with(&self.prompt).await
+    }
+
+    /// The judge's answer to `prompt`.
+    async fn ask_with(&self, prompt: &str) -> Result<String, String> {
         match &self.judge {
-            Judge::Program(program) => self.run_program(program).await,
+            Judge::Program(program) => self.run_program(program, prompt).await,
             Judge::Model(spec) => {
                 let client = crate::graders::client(
                     spec,
@@ -151,7 +156,7 @@ impl JudgeCheck {
                 .map_err(|e| e.to_string())?;
                 let request = niceeval::__workspace::provider::ChatRequest::new()
                     .system(self.asked.shape())
-                    .user(&self.prompt)
+                    .user(prompt)
                     .temperature(0.0);
                 client
                     .complete(&request)
@@ -163,18 +168,14 @@ impl JudgeCheck {
     }
 
     /// Runs the program on the prompt: the text it answered.
-    async fn run_program(&self, program: &CliJudge) -> Result<String, String> {
+    async fn run_program(&self, program: &CliJudge, prompt: &str) -> Result<String, String> {
         let dir = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
         let prompt_file = dir.path().join("prompt.txt");
         let output_file = dir.path().join("output.json");
-        std::fs::write(&prompt_file, self.prompt.as_bytes())
+        std::fs::write(&prompt_file, prompt.as_bytes())
             .map_err(|e| format!("writing {}: {e}", prompt_file.display()))?;
-        let command = crate::agents::agentv_command(
-            &program.command,
-            &self.prompt,
-            &prompt_file,
-            &output_file,
-        );
+        let command =
+            crate::agents::agentv_command(&program.command, prompt, &prompt_file, &output_file);
         let mut sh = tokio::process::Command::new("sh");
         sh.arg("-c")
             .arg(&command)
@@ -345,13 +346,33 @@ impl Check for JudgeCheck {
     fn grade(self: Box<Self>, _run: &RunView<'_>) -> BoxFuture<Graded> {
         Box::pin(async move {
             let mut last = String::new();
+            // The last answer that held JSON of the wrong shape, and why.
+            let mut misshapen = None;
             for _ in 0..ATTEMPTS {
                 match self.ask().await {
                     Ok(answer) => match self.decide(&answer) {
                         Ok(grade) => return (grade, None),
-                        Err(why) => last = format!("the judge's answer cannot be read: {why}"),
+                        Err(why) => {
+                            last = format!("the judge's answer cannot be read: {why}");
+                            if json_in(&answer).is_some() {
+                                misshapen = Some((answer, why));
+                            }
+                        }
                     },
                     Err(why) => last = format!("the judge could not be asked: {why}"),
+                }
+            }
+            // As AgentV: an answer with the grading in it but the wrong shape is asked once
+            // more to be put in shape.
+            if let Some((answer, why)) = misshapen {
+                let repair = format!(
+                    "This grading answer has the right content in the wrong shape ({why}). Write it again as the JSON object described, changing nothing of its verdicts:\n\n{answer}"
+                );
+                if let Ok(fixed) = self.ask_with(&repair).await {
+                    match self.decide(&fixed) {
+                        Ok(grade) => return (grade, None),
+                        Err(why) => last = format!("the repaired answer cannot be read: {why}"),
+                    }
                 }
             }
             // As AgentV: a grader whose judge gives no readable answer is skipped, which
