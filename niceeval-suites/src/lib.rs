@@ -1005,6 +1005,7 @@ async fn run_case(
             .collect();
         context.input_files = av.input_files.clone();
         context.metadata = av.metadata.clone();
+        context.workspace_path = niceeval::__workspace::eval::workspace_path(t);
         // AgentV's duration: the target's reported one, else its measured time (the run's
         // latency is both: an agent's reported duration replaces the turn's wall time).
         context.latency_ms = Some(t.latency_ms());

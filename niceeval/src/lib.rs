@@ -436,6 +436,6 @@ pub mod __workspace {
     }
     /// What a data eval's body registers its checks on.
     pub mod eval {
-        pub use crate::run::eval::checks_of;
+        pub use crate::run::eval::{checks_of, workspace_path};
     }
 }

@@ -158,6 +158,10 @@ pub struct GraderInput {
     /// The test's metadata (AgentV's `metadata`), `null` when it has none.
     #[serde(default)]
     pub metadata: Option<Value>,
+    /// The run's trace as AgentV's code graders read it: [`GraderInput::trace_summary`]'s
+    /// counts with the transcript `messages`; `null` without a trace summary.
+    #[serde(default)]
+    pub trace: Option<Value>,
 }
 
 impl GraderInput {

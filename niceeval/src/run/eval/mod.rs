@@ -523,3 +523,9 @@ impl Eval {
 pub fn checks_of(t: &Eval) -> Arc<dyn crate::checks::scope::Defer> {
     t.record.clone()
 }
+
+/// The run's working copy, when the eval has one (suite files' script graders get its path,
+/// as `t.check` gives it to a script grader).
+pub fn workspace_path(t: &Eval) -> Option<std::path::PathBuf> {
+    t.workspace.as_ref().map(|ws| ws.path().to_path_buf())
+}

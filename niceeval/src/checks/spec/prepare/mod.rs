@@ -324,6 +324,15 @@ fn grader_payload(context: &SpecContext, config: &Option<Value>) -> GraderInput 
     };
     input.input_files = context.input_files.clone();
     input.metadata = context.metadata.clone();
+    input.trace = context.trace_summary.as_ref().map(|t| {
+        serde_json::json!({
+            "event_count": t.event_count,
+            "tool_calls": t.tool_calls,
+            "error_count": t.error_count,
+            "llm_call_count": t.llm_call_count,
+            "messages": context.messages,
+        })
+    });
     input.expected_output = context
         .expected_output
         .iter()
