@@ -650,8 +650,19 @@ pub(crate) struct Aggregate {
     pub flips: Vec<bool>,
     /// What a member that could not be graded (an execution error) does.
     pub skips: Skips,
+    /// How the members' counts make the score.
+    pub combine: Combine,
     /// How the aggregate is named in the report.
     pub label: String,
+}
+
+/// How an [`Aggregate`]'s members make its score: their weighted mean, the lowest or the
+/// highest (an AgentV conversation test's `aggregation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Combine {
+    Mean,
+    Min,
+    Max,
 }
 
 /// What a member of an [`Aggregate`] that could not be graded does.
@@ -693,6 +704,7 @@ impl Aggregate {
             gate_zeroes: false,
             flips: Vec::new(),
             skips: Skips::Count,
+            combine: Combine::Mean,
             label: format!("test threshold {threshold}"),
         }
     }
@@ -717,7 +729,17 @@ impl Aggregate {
         let (sum, weight) = members.iter().fold((0.0, 0.0), |(s, w), (r, _)| {
             (s + count(r) * r.weight, w + r.weight)
         });
-        let mut score = if weight > 0.0 { sum / weight } else { 0.0 };
+        let counts = members.iter().map(|(r, _)| count(r));
+        let mut score = match self.combine {
+            Combine::Mean if weight > 0.0 => sum / weight,
+            Combine::Mean => 0.0,
+            Combine::Min => counts
+                .fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.min(c))))
+                .unwrap_or(0.0),
+            Combine::Max => counts
+                .fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.max(c))))
+                .unwrap_or(0.0),
+        };
         let failed_gate = members
             .iter()
             .copied()
@@ -858,6 +880,7 @@ mod tests {
             gate_zeroes: true,
             flips: Vec::new(),
             skips: Skips::Fail,
+            combine: Combine::Mean,
             label: "test".into(),
         }
     }

@@ -956,7 +956,17 @@ async fn run_case(
     input: String,
 ) -> Result<(), Error> {
     let asserts = case.asserts.get()?;
-    t.send(input).await?;
+    // An AgentV conversation goes on when the target fails a turn (the turn scores 0).
+    let conversing = case
+        .agentv
+        .as_ref()
+        .is_some_and(|av| av.first_turn.is_some());
+    let first = t.send(input).await;
+    let first = match first {
+        Err(e) if !conversing => return Err(e),
+        Err(e) => Err(e.to_string()),
+        Ok(_) => Ok(t.reply().to_string()),
+    };
     // The provider's text; a transform may make data of it (`JSON.parse(output)`), which the
     // items then see as data, as in promptfoo (text items see its JSON).
     let mut output = Value::String(t.reply().to_string());
@@ -1022,7 +1032,11 @@ async fn run_case(
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        agentv::score::grade(t, case, av, &text, &context);
+        if conversing {
+            agentv::score::converse(t, case, av, first, &context).await;
+        } else {
+            agentv::score::grade(t, case, av, &text, &context);
+        }
         return Ok(());
     }
     let (plain, transformed): (Vec<AssertSpec>, Vec<AssertSpec>) =

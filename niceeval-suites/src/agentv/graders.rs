@@ -107,6 +107,8 @@ pub(crate) struct Metrics {
     pub exploration_tolerance: f64,
 }
 
+pub(crate) use crate::graders::Combine;
+
 /// A `composite`'s aggregator.
 #[derive(Debug, Clone)]
 pub(crate) enum CompositeRule {

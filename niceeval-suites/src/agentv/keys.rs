@@ -152,9 +152,14 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, Refusal> {
                 "repeated trials with a pass strategy are not supported; run the file with `--runs N`",
             ));
         }
-        (TEST, "mode" | "turns" | "aggregation" | "on_turn_failure" | "window_size") => {
+        (TEST, "on_turn_failure") => {
             return Err(Refusal::new(
-                "multi-turn conversations (`turns`) are not supported; give the earlier turns as `input` messages",
+                "a conversation's turns all run; stopping at a failing turn is not supported",
+            ));
+        }
+        (TEST, "window_size") => {
+            return Err(Refusal::new(
+                "the target gets the whole conversation; a window of recent turns is not supported",
             ));
         }
         (FILE, "preprocessors") => {
@@ -214,8 +219,10 @@ mod tests {
 
     #[test]
     fn keys_that_change_verdicts_are_refused_with_the_reason() {
-        let why = unread(TEST, "turns").expect_err("refused").to_string();
-        assert!(why.contains("multi-turn"), "{why}");
+        let why = unread(TEST, "window_size")
+            .expect_err("refused")
+            .to_string();
+        assert!(why.contains("window"), "{why}");
         assert!(unread(WORKSPACE, "repos").is_err());
         assert!(unread(EXECUTION, "cache").is_ok());
     }

@@ -70,6 +70,9 @@ const TEST_KEYS: &[&str] = &[
     "input_files",
     "expected_outcome",
     "evaluators",
+    "mode",
+    "turns",
+    "aggregation",
 ];
 const DEFAULT_KEYS: &[&str] = &["assert", "assertions", "rubrics", "vars", "metadata"];
 
@@ -145,8 +148,27 @@ pub(crate) struct AgentvCase {
     /// `cli` target; or the LLM target itself), asked in AgentV's protocol; `None`: niceeval's
     /// configured judge.
     pub judge: Option<judge::Judge>,
+    /// A conversation test's turns after the first (the first is sent as the case's prompt);
+    /// empty for a test of one turn.
+    pub turns: Vec<Turn>,
+    /// The first turn's graders and expected output, in a conversation test.
+    pub first_turn: Option<Turn>,
+    /// How a conversation test's turn scores (and its conversation graders' score) make its
+    /// score (`aggregation`).
+    pub aggregation: graders::Combine,
     /// Its `expected_output` as written (the expected data of `field-accuracy`).
     pub expected: Option<Value>,
+}
+
+/// One turn of a conversation test (`mode: conversation`).
+#[derive(Debug, Clone)]
+pub(crate) struct Turn {
+    /// The user's message.
+    pub input: String,
+    /// The turn's expected output.
+    pub expected_output: Option<String>,
+    /// The turn's graders (none: the turn scores 1).
+    pub graders: Vec<graders::Grader>,
 }
 
 /// Reads an AgentV eval file: every refusal of the file is reported at once, with the test
@@ -399,6 +421,87 @@ fn shared_parts(
         suite_files: file_list(doc, &[key("input_files")], top.get("input_files"))?,
         threshold: threshold_of(doc, &[key("execution")], execution)?.unwrap_or(graders::PASS_AT),
     })
+}
+
+/// A test's conversation: its `turns` (`mode: conversation`) and `aggregation`.
+fn conversation(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    test: &Map<String, Value>,
+    criteria: Option<&str>,
+) -> Result<(Vec<Turn>, graders::Combine), SuiteFileError> {
+    let aggregation = match test.get("aggregation").and_then(Value::as_str) {
+        None | Some("mean") => graders::Combine::Mean,
+        Some("min") => graders::Combine::Min,
+        Some("max") => graders::Combine::Max,
+        Some(other) => {
+            return Err(doc.err(
+                &with(at, key("aggregation")),
+                format!("`aggregation` is mean, min or max, not `{other}`"),
+            ));
+        }
+    };
+    let turns = match (test.get("mode").and_then(Value::as_str), test.get("turns")) {
+        (Some("conversation"), Some(Value::Array(list))) if !list.is_empty() => list,
+        (Some("conversation"), _) => {
+            return Err(doc.err(at, "a conversation test needs `turns` (a list of turns)"));
+        }
+        (Some(other), _) => {
+            return Err(doc.err(
+                &with(at, key("mode")),
+                format!("`mode` is `conversation`, not `{other}`"),
+            ));
+        }
+        (None, None) => return Ok((Vec::new(), aggregation)),
+        (None, Some(_)) => {
+            return Err(doc.err(
+                &with(at, key("turns")),
+                "`turns` go with `mode: conversation`",
+            ));
+        }
+    };
+    let mut out = Vec::new();
+    for (i, turn) in turns.iter().enumerate() {
+        let at = with(&with(at, key("turns")), OwnedStep::Index(i));
+        let Value::Object(map) = turn else {
+            return Err(doc.err(&at, "a turn is a mapping with `input`"));
+        };
+        doc.keys(
+            &at,
+            map,
+            &["input", "expected_output", "assertions"],
+            "a turn",
+        )?;
+        let text = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let input = map
+            .get("input")
+            .map(text)
+            .ok_or_else(|| doc.err(&at, "a turn needs `input`"))?;
+        let expected_output = map.get("expected_output").map(text);
+        let mut list = match map.get("assertions") {
+            Some(v) => graders::graders(doc, &with(&at, key("assertions")), v, criteria)?,
+            None => Vec::new(),
+        };
+        // A turn with an expected output and no graders is graded against it.
+        if list.is_empty() && expected_output.is_some() {
+            list.push(graders::Grader {
+                name: "llm-grader".into(),
+                kind: graders::GraderKind::Judge { template: None },
+                weight: 1.0,
+                required: None,
+                negate: false,
+            });
+        }
+        out.push(Turn {
+            input,
+            expected_output,
+            graders: list,
+        });
+    }
+    Ok((out, aggregation))
 }
 
 /// `threshold` of an `execution` mapping: a score in [0, 1].
@@ -677,7 +780,8 @@ fn test_cases(
             criteria.as_deref(),
         )?);
     }
-    if list.is_empty() {
+    let conversing = test.get("mode").and_then(Value::as_str) == Some("conversation");
+    if list.is_empty() && !conversing {
         // AgentV's default grader: the judge on the criteria (or the expected output).
         let text = criteria.clone().or_else(|| {
             expected_output
@@ -708,6 +812,31 @@ fn test_cases(
         threshold,
         judge: None,
         expected: test.get("expected_output").cloned(),
+        turns: Vec::new(),
+        first_turn: None,
+        aggregation: graders::Combine::Mean,
+    };
+    // A conversation (`mode: conversation`): its turns are sent one after another, the first
+    // with the test's input before it.
+    let (turns, aggregation) = conversation(doc, at, test, criteria.as_deref())?;
+    let mut turns = turns.into_iter();
+    let first_turn = turns.next();
+    let prompt = match &first_turn {
+        None => prompt,
+        Some(first) => {
+            let mut messages: Vec<Value> = input
+                .iter()
+                .map(|(role, text)| serde_json::json!({"role": role, "content": text}))
+                .collect();
+            messages.push(serde_json::json!({"role": "user", "content": first.input}));
+            Value::Array(messages).to_string()
+        }
+    };
+    let extras = AgentvCase {
+        turns: turns.collect(),
+        first_turn,
+        aggregation,
+        ..extras
     };
     let several = case_targets.len() > 1;
     let target_labels = super::unique_labels(case_targets.iter().map(|t| t.spec.label.as_str()));

@@ -15,7 +15,7 @@ use super::field_accuracy::FieldAccuracyCheck;
 use super::graders::{CompositeRule, Grader, GraderKind, Line, Metrics, PASS_AT};
 use super::judge::{Asked, JudgeCheck, layout};
 use super::skill_trigger::SkillTriggerCheck;
-use crate::graders::{Aggregate, Collect, Counting, Deciding, Skips};
+use crate::graders::{Aggregate, Collect, Combine, Counting, Deciding, Skips};
 use crate::{SuiteCase, TrajectoryCheck};
 use niceeval::__workspace::scope::{self as deferred, Defer};
 use niceeval::scope::{RunView, ScopedCheck};
@@ -50,6 +50,7 @@ pub(crate) fn grade(
         gates,
         gate_zeroes: true,
         skips: Skips::Fail,
+        combine: Combine::Mean,
         flips,
         label: format!(
             "AgentV score (weighted mean of its graders) ≥ {}",
@@ -57,6 +58,168 @@ pub(crate) fn grade(
         ),
     };
     drop(aggregate.register(niceeval::__workspace::eval::checks_of(t)));
+}
+
+/// A conversation test (`mode: conversation`): its later turns sent one after another (the
+/// first was sent as the case's prompt, with `first` its outcome), each turn scored by its
+/// graders (1 without any; 0 when the target failed it), the test's own graders scoring the
+/// whole conversation once; the test's score is the turns' and the conversation's scores
+/// made one by `aggregation`.
+pub(crate) async fn converse(
+    t: &mut Eval,
+    case: &SuiteCase,
+    av: &AgentvCase,
+    first: Result<String, String>,
+    context: &SpecContext,
+) {
+    let Some(first_turn) = av.first_turn.clone() else {
+        return;
+    };
+    let mut turns = vec![(first_turn, first)];
+    for turn in &av.turns {
+        let sent = match t.send(turn.input.clone()).await {
+            Ok(_) => Ok(t.reply().to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        turns.push((turn.clone(), sent));
+    }
+    let record = Arc::new(Collect::default());
+    let mut transcript = Vec::new();
+    for (i, (turn, reply)) in turns.iter().enumerate() {
+        let name = format!("turn-{}", i + 1);
+        transcript.push(format!("user: {}", turn.input));
+        let text = match reply {
+            Err(why) => {
+                let fixed = Fixed {
+                    name,
+                    score: 0.0,
+                    reason: format!("the target failed this turn: {why}"),
+                };
+                drop(deferred::register(record.clone(), fixed));
+                continue;
+            }
+            Ok(text) => text,
+        };
+        transcript.push(format!("assistant: {text}"));
+        if turn.graders.is_empty() {
+            let fixed = Fixed {
+                name,
+                score: 1.0,
+                reason: "a turn without graders".into(),
+            };
+            drop(deferred::register(record.clone(), fixed));
+            continue;
+        }
+        // The turn graded as a test of its own: its expected output, the conversation so
+        // far as its question.
+        let mut turn_case = case.clone();
+        turn_case.expected_output = turn.expected_output.clone();
+        turn_case.prompt = transcript.join("\n");
+        let turn_av = AgentvCase {
+            graders: turn.graders.clone(),
+            ..av.clone()
+        };
+        let scored = Arc::new(Collect::default());
+        for g in &turn_av.graders {
+            register(
+                t,
+                &turn_case,
+                &turn_av,
+                g,
+                text,
+                context,
+                scored.clone(),
+                g.weight,
+            );
+        }
+        let aggregate = Aggregate {
+            threshold: av.threshold,
+            done: Vec::new(),
+            pending: scored.take(),
+            counting: Counting::Scores,
+            gates: turn_av
+                .graders
+                .iter()
+                .map(|g| g.required.map(|r| r.min(av.threshold)))
+                .collect(),
+            gate_zeroes: true,
+            flips: turn_av.graders.iter().map(|g| g.negate).collect(),
+            skips: Skips::Exclude,
+            combine: Combine::Mean,
+            label: name,
+        };
+        drop(aggregate.register(record.clone()));
+    }
+    if !av.graders.is_empty() {
+        let last = turns
+            .iter()
+            .rev()
+            .find_map(|(_, r)| r.as_ref().ok())
+            .cloned()
+            .unwrap_or_default();
+        let mut whole = case.clone();
+        whole.prompt = transcript.join("\n");
+        let scored = Arc::new(Collect::default());
+        for g in &av.graders {
+            register(t, &whole, av, g, &last, context, scored.clone(), g.weight);
+        }
+        let aggregate = Aggregate {
+            threshold: av.threshold,
+            done: Vec::new(),
+            pending: scored.take(),
+            counting: Counting::Scores,
+            gates: av
+                .graders
+                .iter()
+                .map(|g| g.required.map(|r| r.min(av.threshold)))
+                .collect(),
+            gate_zeroes: true,
+            flips: av.graders.iter().map(|g| g.negate).collect(),
+            skips: Skips::Exclude,
+            combine: Combine::Mean,
+            label: "conversation".into(),
+        };
+        drop(aggregate.register(record.clone()));
+    }
+    let aggregate = Aggregate {
+        threshold: av.threshold,
+        done: Vec::new(),
+        pending: record.take(),
+        counting: Counting::Scores,
+        gates: Vec::new(),
+        gate_zeroes: false,
+        flips: Vec::new(),
+        skips: Skips::Fail,
+        combine: av.aggregation,
+        label: format!(
+            "AgentV score (the conversation's turns, {}) ≥ {}",
+            match av.aggregation {
+                Combine::Mean => "their mean",
+                Combine::Min => "the lowest",
+                Combine::Max => "the highest",
+            },
+            av.threshold
+        ),
+    };
+    drop(aggregate.register(niceeval::__workspace::eval::checks_of(t)));
+}
+
+/// A score known when the check is registered (a conversation's turn without graders, or
+/// one the target failed).
+struct Fixed {
+    name: String,
+    score: f64,
+    reason: String,
+}
+
+impl ScopedCheck for Fixed {
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
+
+    fn evaluate(&self, _run: &RunView<'_>) -> Grade {
+        Grade::score(self.score, self.reason.clone()).with_verdict(self.score >= PASS_AT)
+    }
 }
 
 /// Registers one grader's check on `record`, weighing `weight`.
@@ -139,6 +302,7 @@ fn register(
                 gates: lines.iter().map(|l| l.min).collect(),
                 gate_zeroes: false,
                 skips: Skips::Count,
+                combine: Combine::Mean,
                 flips: Vec::new(),
                 label: format!("{} ({} rubric items)", g.name, lines.len()),
             };
@@ -191,6 +355,7 @@ fn register(
                 gates: Vec::new(),
                 gate_zeroes: false,
                 skips: Skips::Exclude,
+                combine: Combine::Mean,
                 flips: members.iter().map(|m| m.negate).collect(),
                 label: format!("{} (composite of {})", g.name, members.len()),
             };
