@@ -663,6 +663,33 @@ pub(crate) enum Combine {
     Mean,
     Min,
     Max,
+    /// The lower bound of the 95% confidence interval of the members' mean (Student's t,
+    /// two-sided), clamped to [0, 1]: AgentV's `confidence_interval` trials.
+    LowerBound95,
+}
+
+/// Student's t critical values for a two-sided 95% interval, by degrees of freedom 1 to 29;
+/// from 30 on the normal value 1.96 is used (as AgentV does).
+const T95: [f64; 29] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045,
+];
+
+/// The lower bound of the 95% confidence interval of `values`' mean (the mean itself for
+/// fewer than two values), clamped to [0, 1].
+fn lower_bound_95(values: &[f64]) -> f64 {
+    let n = values.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    if n < 2 {
+        return mean.clamp(0.0, 1.0);
+    }
+    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let t = T95.get(n - 2).copied().unwrap_or(1.96);
+    (mean - t * variance.sqrt() / (n as f64).sqrt()).clamp(0.0, 1.0)
 }
 
 /// What a member of an [`Aggregate`] that could not be graded does.
@@ -739,6 +766,7 @@ impl Aggregate {
             Combine::Max => counts
                 .fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.max(c))))
                 .unwrap_or(0.0),
+            Combine::LowerBound95 => lower_bound_95(&counts.collect::<Vec<_>>()),
         };
         let failed_gate = members
             .iter()

@@ -956,14 +956,15 @@ async fn run_case(
     input: String,
 ) -> Result<(), Error> {
     let asserts = case.asserts.get()?;
-    // An AgentV conversation goes on when the target fails a turn (the turn scores 0).
-    let conversing = case
+    // An AgentV conversation, or trials, go on when the target fails a turn or a trial (it
+    // scores 0).
+    let goes_on = case
         .agentv
         .as_ref()
         .is_some_and(|av| av.first_turn.is_some());
-    let first = t.send(input).await;
+    let first = t.send(input.clone()).await;
     let first = match first {
-        Err(e) if !conversing => return Err(e),
+        Err(e) if !goes_on => return Err(e),
         Err(e) => Err(e.to_string()),
         Ok(_) => Ok(t.reply().to_string()),
     };
@@ -1032,8 +1033,10 @@ async fn run_case(
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        if conversing {
+        if av.first_turn.is_some() {
             agentv::score::converse(t, case, av, first, &context).await;
+        } else if let Some(trials) = &av.trials {
+            agentv::score::trials(t, case, av, &input, first, &context, trials).await;
         } else {
             agentv::score::grade(t, case, av, &text, &context);
         }

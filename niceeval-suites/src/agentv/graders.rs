@@ -109,6 +109,61 @@ pub(crate) struct Metrics {
 
 pub(crate) use crate::graders::Combine;
 
+/// `execution.trials`: how many times each test runs, and how the trials' scores make its
+/// score.
+#[derive(Debug, Clone)]
+pub(crate) struct Trials {
+    pub count: u32,
+    /// `pass_at_k`: the best (`Max`); `mean`; `confidence_interval`: the lower bound.
+    pub strategy: Combine,
+}
+
+/// Reads `execution.trials`.
+pub(super) fn trials(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    value: &Value,
+) -> Result<Trials, SuiteFileError> {
+    let Value::Object(map) = value else {
+        return Err(doc.err(at, "`trials` is a mapping with `count` and `strategy`"));
+    };
+    doc.keys(
+        at,
+        map,
+        &["count", "strategy", "cost_limit_usd", "costLimitUsd"],
+        "trials",
+    )?;
+    let count = map
+        .get("count")
+        .and_then(Value::as_u64)
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| {
+            doc.err(
+                &with(at, key("count")),
+                "`count` is a whole number, 1 or more",
+            )
+        })?;
+    let strategy = match map
+        .get("strategy")
+        .and_then(Value::as_str)
+        .unwrap_or("pass_at_k")
+    {
+        "pass_at_k" => Combine::Max,
+        "mean" => Combine::Mean,
+        "confidence_interval" => Combine::LowerBound95,
+        other => {
+            return Err(doc.err(
+                &with(at, key("strategy")),
+                format!("`strategy` is pass_at_k, mean or confidence_interval, not `{other}`"),
+            ));
+        }
+    };
+    Ok(Trials {
+        count: count.min(u64::from(u32::MAX)) as u32,
+        strategy,
+    })
+}
+
 /// A `composite`'s aggregator.
 #[derive(Debug, Clone)]
 pub(crate) enum CompositeRule {

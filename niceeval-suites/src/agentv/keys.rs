@@ -148,9 +148,10 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, Refusal> {
             "tests run independently; niceeval does not order them or skip one after another's failure"
         }
         (EXECUTION, "trials") => {
-            return Err(Refusal::new(
-                "repeated trials with a pass strategy are not supported; run the file with `--runs N`",
-            ));
+            "trials are read at the file's top level only, as AgentV reads them"
+        }
+        ("trials", "cost_limit_usd" | "costLimitUsd") => {
+            "every trial runs; niceeval.toml's [budget] limits a run's cost"
         }
         (TEST, "on_turn_failure") => {
             return Err(Refusal::new(

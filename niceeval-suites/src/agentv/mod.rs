@@ -153,6 +153,8 @@ pub(crate) struct AgentvCase {
     pub turns: Vec<Turn>,
     /// The first turn's graders and expected output, in a conversation test.
     pub first_turn: Option<Turn>,
+    /// `execution.trials`: the test run that many times, its score made of theirs.
+    pub trials: Option<graders::Trials>,
     /// How a conversation test's turn scores (and its conversation graders' score) make its
     /// score (`aggregation`).
     pub aggregation: graders::Combine,
@@ -232,6 +234,7 @@ fn read_with(path: &Path, text: &str, notes: &Notes) -> Result<Suite, SuiteFileE
                     "threshold",
                     "assertions",
                     "evaluators",
+                    "trials",
                 ],
                 keys::EXECUTION,
             )?;
@@ -379,6 +382,8 @@ struct Shared {
     suite_files: Vec<String>,
     /// `execution.threshold`, else AgentV's 0.8.
     threshold: f64,
+    /// `execution.trials`.
+    trials: Option<graders::Trials>,
 }
 
 fn shared_parts(
@@ -420,6 +425,10 @@ fn shared_parts(
         suite_input,
         suite_files: file_list(doc, &[key("input_files")], top.get("input_files"))?,
         threshold: threshold_of(doc, &[key("execution")], execution)?.unwrap_or(graders::PASS_AT),
+        trials: execution
+            .get("trials")
+            .map(|v| graders::trials(doc, &[key("execution"), key("trials")], v))
+            .transpose()?,
     })
 }
 
@@ -815,6 +824,7 @@ fn test_cases(
         turns: Vec::new(),
         first_turn: None,
         aggregation: graders::Combine::Mean,
+        trials: shared.trials.clone(),
     };
     // A conversation (`mode: conversation`): its turns are sent one after another, the first
     // with the test's input before it.
@@ -1080,11 +1090,11 @@ mod tests {
         let path = file(
             dir.path(),
             "EVAL.yaml",
-            "execution:\n  trials: {count: 3}\ntests:\n  - id: a\n    input: hi\n    criteria: c\n    turns: [{input: x}]\n  - id: b\n    input: hi\n    assertions:\n      - type: skill-trigger\n",
+            "preprocessors: [{type: xlsx, command: x}]\ntests:\n  - id: a\n    input: hi\n    criteria: c\n    window_size: 2\n  - id: b\n    input: hi\n    assertions:\n      - {type: composite, assertions: [], aggregator: {type: llm-grader}}\n",
         );
         let text = std::fs::read_to_string(&path).expect("read");
         let err = read(&path, &text).expect_err("refused").to_string();
-        for needle in ["trials", "turns", "skill-trigger"] {
+        for needle in ["preprocessors", "window_size", "aggregator"] {
             assert!(err.contains(needle), "{needle} missing from:\n{err}");
         }
     }

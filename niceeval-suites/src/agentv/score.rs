@@ -34,6 +34,28 @@ pub(crate) fn grade(
     output: &str,
     context: &SpecContext,
 ) {
+    let aggregate = scored(
+        t,
+        case,
+        av,
+        output,
+        context,
+        "AgentV score (weighted mean of its graders)",
+    );
+    drop(aggregate.register(niceeval::__workspace::eval::checks_of(t)));
+}
+
+/// The score of one answer over the test's graders: their weighted mean (a `negate`d grader
+/// counting 1 − score), 0 under a `required` grader's least score, an execution error when a
+/// grader is skipped.
+fn scored(
+    t: &mut Eval,
+    case: &SuiteCase,
+    av: &AgentvCase,
+    output: &str,
+    context: &SpecContext,
+    name: &str,
+) -> Aggregate {
     let record = Arc::new(Collect::default());
     let mut gates = Vec::new();
     let mut flips = Vec::new();
@@ -42,7 +64,7 @@ pub(crate) fn grade(
         gates.push(g.required.map(|r| r.min(av.threshold)));
         flips.push(g.negate);
     }
-    let aggregate = Aggregate {
+    Aggregate {
         threshold: av.threshold,
         done: Vec::new(),
         pending: record.take(),
@@ -52,10 +74,63 @@ pub(crate) fn grade(
         skips: Skips::Fail,
         combine: Combine::Mean,
         flips,
-        label: format!(
-            "AgentV score (weighted mean of its graders) ≥ {}",
-            av.threshold
-        ),
+        label: format!("{name} ≥ {}", av.threshold),
+    }
+}
+
+/// A test with `execution.trials`: the test run `count` times, each trial in a new session
+/// (the first was sent as the case's prompt, its answer `first`) and scored over the test's
+/// graders; the test's score is the trials' made one by the strategy (`pass_at_k`: the best,
+/// `mean`: their mean, `confidence_interval`: the lower bound of their mean's 95% interval).
+/// A trial the target fails scores 0. Every trial sees the run's tool calls so far.
+pub(crate) async fn trials(
+    t: &mut Eval,
+    case: &SuiteCase,
+    av: &AgentvCase,
+    input: &str,
+    first: Result<String, String>,
+    context: &SpecContext,
+    trials: &super::graders::Trials,
+) {
+    let collected = Arc::new(Collect::default());
+    let mut answer = first;
+    for n in 1..=trials.count {
+        if n > 1 {
+            t.new_session();
+            answer = match t.send(input.to_string()).await {
+                Ok(_) => Ok(t.reply().to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+        }
+        let name = format!("trial {n} of {}", trials.count);
+        match &answer {
+            Ok(text) => {
+                let mut context = context.clone();
+                context.latency_ms = Some(t.latency_ms());
+                let aggregate = scored(t, case, av, text, &context, &name);
+                drop(aggregate.register(collected.clone()));
+            }
+            Err(why) => {
+                let fixed = Fixed {
+                    name,
+                    score: 0.0,
+                    reason: format!("the target failed this trial: {why}"),
+                };
+                drop(deferred::register(collected.clone(), fixed));
+            }
+        }
+    }
+    let aggregate = Aggregate {
+        threshold: av.threshold,
+        done: Vec::new(),
+        pending: collected.take(),
+        counting: Counting::Scores,
+        gates: Vec::new(),
+        gate_zeroes: false,
+        skips: Skips::Count,
+        combine: trials.strategy,
+        flips: Vec::new(),
+        label: format!("AgentV score ({} trials) ≥ {}", trials.count, av.threshold),
     };
     drop(aggregate.register(niceeval::__workspace::eval::checks_of(t)));
 }
@@ -197,6 +272,7 @@ pub(crate) async fn converse(
                 Combine::Mean => "their mean",
                 Combine::Min => "the lowest",
                 Combine::Max => "the highest",
+                Combine::LowerBound95 => "the lower bound of their mean",
             },
             av.threshold
         ),
