@@ -33,6 +33,10 @@ pub(crate) struct Grader {
     pub required: Option<Required>,
     /// `negate`: its score turned over (1 − score) and its verdict with it.
     pub negate: bool,
+    /// An `llm-grader`'s `target`: the target whose judge grades it, instead of the test's.
+    pub judge_target: Option<String>,
+    /// That target's judge, found when the file's targets are read.
+    pub judge: Option<super::judge::Judge>,
 }
 
 /// How `required` is given.
@@ -228,6 +232,8 @@ pub(super) fn graders(
                 weight,
                 required: None,
                 negate: false,
+                judge_target: None,
+                judge: None,
             },
         );
     }
@@ -367,12 +373,20 @@ fn grader(
         (None, GraderKind::SkillTrigger(s)) => format!("skill-trigger-{}", s.skill),
         (None, _) => kind_name.to_string(),
     };
+    let judge_target = match map.get("target") {
+        Some(Value::String(t)) if kind_name.contains("grader") || kind_name.contains("rubric") => {
+            Some(t.clone())
+        }
+        _ => None,
+    };
     Ok(Grader {
         name,
         kind,
         weight,
         required,
         negate,
+        judge_target,
+        judge: None,
     })
 }
 

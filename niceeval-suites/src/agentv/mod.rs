@@ -432,6 +432,36 @@ fn shared_parts(
     })
 }
 
+/// The judge of each grader that names a `target` of its own (composites' members included).
+fn resolve_judges(
+    doc: &Doc<'_>,
+    at: &[OwnedStep],
+    list: &mut [graders::Grader],
+    named: &mut NamedTargets<'_>,
+) -> Result<(), SuiteFileError> {
+    for g in list.iter_mut() {
+        if let graders::GraderKind::Composite { members, .. } = &mut g.kind {
+            resolve_judges(doc, at, members, named)?;
+        }
+        let Some(name) = g.judge_target.clone() else {
+            continue;
+        };
+        let found = targets::named_target(named, &name, 0)?.ok_or_else(|| {
+            doc.err(
+                at,
+                format!("the grader `{}` names the target `{name}`, which is not a target of .agentv/targets.yaml", g.name),
+            )
+        })?;
+        g.judge = Some(found.as_judge().ok_or_else(|| {
+            doc.err(
+                at,
+                format!("the grader `{}` names the target `{name}`, which is neither a chat model nor a cli program", g.name),
+            )
+        })?);
+    }
+    Ok(())
+}
+
 /// A test's conversation: its `turns` (`mode: conversation`) and `aggregation`.
 fn conversation(
     doc: &Doc<'_>,
@@ -502,6 +532,8 @@ fn conversation(
                 weight: 1.0,
                 required: None,
                 negate: false,
+                judge_target: None,
+                judge: None,
             });
         }
         out.push(Turn {
@@ -759,6 +791,8 @@ fn test_cases(
             weight: 1.0,
             required: None,
             negate: false,
+            judge_target: None,
+            judge: None,
         });
     }
     let own = [
@@ -804,6 +838,8 @@ fn test_cases(
                 weight: 1.0,
                 required: None,
                 negate: false,
+                judge_target: None,
+                judge: None,
             }),
             None => {
                 return Err(doc.err(
@@ -813,6 +849,7 @@ fn test_cases(
             }
         }
     }
+    resolve_judges(doc, at, &mut list, named)?;
     let extras = AgentvCase {
         input: input.clone(),
         input_files: input_files.clone(),

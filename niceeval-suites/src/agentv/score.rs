@@ -324,14 +324,14 @@ fn register(
         GraderKind::Trajectory(trajectory) => {
             drop(deferred::register(target, TrajectoryCheck(trajectory.clone())).weight(weight));
         }
-        GraderKind::Judge { template } if av.judge.is_some() => {
+        GraderKind::Judge { template } if g.judge.is_some() || av.judge.is_some() => {
             let prompt = match template {
                 Some(template) => fill(template, &variables(case, av, output)),
                 None => sections(case, av, output, &[], false),
             };
             ask_judge(av, g, prompt, Asked::Score, target, weight);
         }
-        GraderKind::Rubrics { lines, scored } if av.judge.is_some() => {
+        GraderKind::Rubrics { lines, scored } if g.judge.is_some() || av.judge.is_some() => {
             let prompt = sections(case, av, output, lines, *scored);
             let asked = if *scored {
                 Asked::Scored(lines.clone())
@@ -480,7 +480,8 @@ fn ask_judge(
     target: Arc<dyn Defer>,
     weight: f64,
 ) {
-    let Some(judge) = av.judge.clone() else {
+    // The grader's own `target`, else the test's judge.
+    let Some(judge) = g.judge.clone().or_else(|| av.judge.clone()) else {
         return;
     };
     let check = JudgeCheck {

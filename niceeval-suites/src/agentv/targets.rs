@@ -23,6 +23,35 @@ pub(super) struct Target {
     pub cli_judge: Option<Arc<CliJudge>>,
 }
 
+impl Target {
+    /// The target as a judge itself (a grader's `target`): its chat model, or its program.
+    pub(super) fn as_judge(&self) -> Option<super::judge::Judge> {
+        match &self.spec.kind {
+            ProviderKind::Chat {
+                model,
+                base_url,
+                key_env,
+                ..
+            } => Some(super::judge::Judge::Model(JudgeSpec {
+                model: model.clone(),
+                base_url: base_url.clone(),
+                key_env: key_env.clone(),
+                unusable: None,
+            })),
+            ProviderKind::AgentvCli {
+                command,
+                cwd,
+                timeout_seconds,
+            } => Some(super::judge::Judge::Program(Arc::new(CliJudge {
+                command: command.clone(),
+                cwd: cwd.clone(),
+                timeout: timeout_seconds.map(std::time::Duration::from_secs),
+            }))),
+            _ => None,
+        }
+    }
+}
+
 /// A targets file: its path, its text and its `targets` list.
 type TargetsFile = (PathBuf, String, Vec<Value>);
 
