@@ -73,6 +73,7 @@ fn scored(
         gate_zeroes: true,
         skips: Skips::Fail,
         combine: Combine::Mean,
+        one_by_one: false,
         flips,
         label: format!("{name} ≥ {}", av.threshold),
     }
@@ -129,6 +130,7 @@ pub(crate) async fn trials(
         gate_zeroes: false,
         skips: Skips::Count,
         combine: trials.strategy,
+        one_by_one: true,
         flips: Vec::new(),
         label: format!("AgentV score ({} trials) ≥ {}", trials.count, av.threshold),
     };
@@ -221,6 +223,7 @@ pub(crate) async fn converse(
             flips: turn_av.graders.iter().map(|g| g.negate).collect(),
             skips: Skips::Exclude,
             combine: Combine::Mean,
+            one_by_one: false,
             label: name,
         };
         drop(aggregate.register(record.clone()));
@@ -252,6 +255,7 @@ pub(crate) async fn converse(
             flips: av.graders.iter().map(|g| g.negate).collect(),
             skips: Skips::Exclude,
             combine: Combine::Mean,
+            one_by_one: false,
             label: "conversation".into(),
         };
         drop(aggregate.register(record.clone()));
@@ -266,6 +270,7 @@ pub(crate) async fn converse(
         flips: Vec::new(),
         skips: Skips::Fail,
         combine: av.aggregation,
+        one_by_one: false,
         label: format!(
             "AgentV score (the conversation's turns, {}) ≥ {}",
             match av.aggregation {
@@ -379,6 +384,7 @@ fn register(
                 gate_zeroes: false,
                 skips: Skips::Count,
                 combine: Combine::Mean,
+                one_by_one: false,
                 flips: Vec::new(),
                 label: format!("{} ({} rubric items)", g.name, lines.len()),
             };
@@ -432,6 +438,7 @@ fn register(
                 gate_zeroes: false,
                 skips: Skips::Exclude,
                 combine: Combine::Mean,
+                one_by_one: false,
                 flips: members.iter().map(|m| m.negate).collect(),
                 label: format!("{} (composite of {})", g.name, members.len()),
             };
