@@ -68,7 +68,7 @@ pub(crate) enum GraderKind {
     /// An `llm-grader`: the judge's score, passing at 0.8, asked with its prompt template
     /// (`{{ output }}`, `{{ criteria }}` … filled), else with the test's criteria and expected
     /// output.
-    Judge { template: Option<String> },
+    Judge { template: Option<Template> },
     /// Rubric items, each asked of the judge: satisfied or not (a checklist), or a score of
     /// its bands (`score_ranges`).
     Rubrics { lines: Vec<Line>, scored: bool },
@@ -82,6 +82,20 @@ pub(crate) enum GraderKind {
     Composite {
         members: Vec<Grader>,
         rule: CompositeRule,
+    },
+}
+
+/// An `llm-grader`'s prompt template.
+#[derive(Debug, Clone)]
+pub(crate) enum Template {
+    /// Text with AgentV's `{{ variable }}`s.
+    Text(String),
+    /// A program that prints the prompt, given the test's grading payload on stdin
+    /// (`prompt: {command, config}`), run in its script's folder.
+    Script {
+        command: Vec<String>,
+        cwd: std::path::PathBuf,
+        config: Option<Value>,
     },
 }
 
@@ -398,7 +412,7 @@ fn judge_template(
     at: &[OwnedStep],
     map: &Map<String, Value>,
     kind: &str,
-) -> Result<Option<String>, SuiteFileError> {
+) -> Result<Option<Template>, SuiteFileError> {
     match map.get("prompt").or_else(|| map.get("value")) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(t)) => match t.strip_prefix("file://") {
@@ -414,15 +428,53 @@ fn judge_template(
                         )
                     })?;
                 std::fs::read_to_string(&file)
-                    .map(Some)
+                    .map(|text| Some(Template::Text(text)))
                     .map_err(|e| doc.err(at, format!("cannot read {}: {e}", file.display())))
             }
-            None => Ok(Some(t.clone())),
+            None => Ok(Some(Template::Text(t.clone()))),
         },
-        Some(Value::Object(_)) => Err(doc.err(
-            &with(at, key("prompt")),
-            "a grader prompt made by a script is not supported; give the prompt's text or file",
-        )),
+        Some(Value::Object(script)) => {
+            let at = with(at, key("prompt"));
+            doc.keys(
+                &at,
+                script,
+                &["command", "script", "config"],
+                "a prompt script",
+            )?;
+            let mut command: Vec<String> =
+                match script.get("command").or_else(|| script.get("script")) {
+                    Some(Value::String(c)) => c.split_whitespace().map(str::to_string).collect(),
+                    Some(Value::Array(parts)) => parts
+                        .iter()
+                        .map(|p| p.as_str().map(str::to_string))
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| doc.err(&at, "`command` is a list of words"))?,
+                    _ => return Err(doc.err(&at, "a prompt script needs `command`")),
+                };
+            // The script (the command's last word) is looked for as AgentV looks for files;
+            // it runs in its own folder.
+            let last = command.pop().unwrap_or_default();
+            let file = search_roots(&doc.base)
+                .into_iter()
+                .map(|root| root.join(&last))
+                .find(|f| f.is_file())
+                .ok_or_else(|| {
+                    doc.err(
+                        &at,
+                        format!("the prompt script {last} is not beside the eval file or above it"),
+                    )
+                })?;
+            let cwd = file
+                .parent()
+                .map(std::path::Path::to_path_buf)
+                .unwrap_or_default();
+            command.push(file.display().to_string());
+            Ok(Some(Template::Script {
+                command,
+                cwd,
+                config: script.get("config").cloned(),
+            }))
+        }
         Some(_) => Err(doc.err(at, format!("`{kind}`'s prompt is text"))),
     }
 }

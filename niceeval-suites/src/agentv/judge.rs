@@ -70,8 +70,59 @@ impl Asked {
 pub(crate) struct JudgeCheck {
     pub judge: Judge,
     pub name: String,
-    pub prompt: String,
+    pub prompt: Prompt,
     pub asked: Asked,
+}
+
+/// The grading prompt: made when the grader was registered, or by a script when it is graded.
+pub(crate) enum Prompt {
+    Ready(String),
+    /// A prompt script: its command, its folder, and the grading payload (JSON) it reads.
+    Script {
+        command: Vec<String>,
+        cwd: PathBuf,
+        payload: String,
+    },
+}
+
+/// Runs a prompt script: what it prints, trimmed (an error when it prints nothing).
+async fn scripted(
+    command: &[String],
+    cwd: &std::path::Path,
+    payload: &str,
+) -> Result<String, String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
+    let input = dir.path().join("payload.json");
+    std::fs::write(&input, payload).map_err(|e| format!("writing the payload: {e}"))?;
+    let Some((program, args)) = command.split_first() else {
+        return Err("the prompt script has no command".into());
+    };
+    // Through the process core (its stdin is null): the payload comes in by a redirection.
+    let mut sh = tokio::process::Command::new("sh");
+    sh.arg("-c")
+        .arg("exec \"$@\" < \"$NICEEVAL_PAYLOAD\"")
+        .arg("sh")
+        .arg(program)
+        .args(args)
+        .env("NICEEVAL_PAYLOAD", &input)
+        .current_dir(cwd)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let out = niceeval::__workspace::process::output(&mut sh)
+        .await
+        .map_err(|e| format!("running {program}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{program} exited with {}: {}",
+            out.status,
+            niceeval::__workspace::excerpt::elide(&String::from_utf8_lossy(&out.stderr), 500)
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if text.is_empty() {
+        return Err("the prompt script printed no prompt".into());
+    }
+    Ok(text)
 }
 
 /// How many times a judge is asked before its grader is skipped (AgentV's three attempts).
@@ -139,8 +190,8 @@ pub(crate) fn layout(
 
 impl JudgeCheck {
     /// The judge's answer to the prompt.
-    async fn ask(&self) -> Result<String, String> {
-        self.ask_with(&self.prompt).await
+    async fn ask(&self, prompt: &str) -> Result<String, String> {
+        self.ask_with(prompt).await
     }
 
     /// The judge's answer to `prompt`.
@@ -345,11 +396,27 @@ impl Check for JudgeCheck {
 
     fn grade(self: Box<Self>, _run: &RunView<'_>) -> BoxFuture<Graded> {
         Box::pin(async move {
+            let prompt = match &self.prompt {
+                Prompt::Ready(text) => text.clone(),
+                Prompt::Script {
+                    command,
+                    cwd,
+                    payload,
+                } => match scripted(command, cwd, payload).await {
+                    Ok(text) => text,
+                    Err(why) => {
+                        return (
+                            Grade::error(format!("{}: the prompt script failed: {why}", self.name)),
+                            None,
+                        );
+                    }
+                },
+            };
             let mut last = String::new();
             // The last answer that held JSON of the wrong shape, and why.
             let mut misshapen = None;
             for _ in 0..ATTEMPTS {
-                match self.ask().await {
+                match self.ask(&prompt).await {
                     Ok(answer) => match self.decide(&answer) {
                         Ok(grade) => return (grade, None),
                         Err(why) => {
@@ -400,7 +467,7 @@ mod tests {
                 timeout: None,
             })),
             name: "judge".into(),
-            prompt: String::new(),
+            prompt: Prompt::Ready(String::new()),
             asked,
         }
     }

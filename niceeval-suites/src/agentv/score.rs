@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::AgentvCase;
 use super::field_accuracy::FieldAccuracyCheck;
-use super::graders::{CompositeRule, Grader, GraderKind, Line, Metrics, PASS_AT};
-use super::judge::{Asked, JudgeCheck, layout};
+use super::graders::{CompositeRule, Grader, GraderKind, Line, Metrics, PASS_AT, Template};
+use super::judge::{Asked, JudgeCheck, Prompt, layout};
 use super::skill_trigger::SkillTriggerCheck;
 use crate::graders::{Aggregate, Collect, Combine, Counting, Deciding, Skips};
 use crate::{SuiteCase, TrajectoryCheck};
@@ -331,13 +331,24 @@ fn register(
         }
         GraderKind::Judge { template } if g.judge.is_some() || av.judge.is_some() => {
             let prompt = match template {
-                Some(template) => fill(template, &variables(case, av, output)),
-                None => sections(case, av, output, &[], false),
+                Some(Template::Text(template)) => {
+                    Prompt::Ready(fill(template, &variables(case, av, output)))
+                }
+                Some(Template::Script {
+                    command,
+                    cwd,
+                    config,
+                }) => Prompt::Script {
+                    command: command.clone(),
+                    cwd: cwd.clone(),
+                    payload: prompt_payload(case, av, output, context, config.as_ref()),
+                },
+                None => Prompt::Ready(sections(case, av, output, &[], false)),
             };
             ask_judge(av, g, prompt, Asked::Score, target, weight);
         }
         GraderKind::Rubrics { lines, scored } if g.judge.is_some() || av.judge.is_some() => {
-            let prompt = sections(case, av, output, lines, *scored);
+            let prompt = Prompt::Ready(sections(case, av, output, lines, *scored));
             let asked = if *scored {
                 Asked::Scored(lines.clone())
             } else {
@@ -347,8 +358,10 @@ fn register(
         }
         GraderKind::Judge { template } => {
             let text = match template {
-                Some(template) => fill(template, &variables(case, av, output)),
-                None => grading_context(case, None),
+                Some(Template::Text(template)) => fill(template, &variables(case, av, output)),
+                // A prompt script needs a judge the file names (niceeval's own judge asks
+                // with its own prompt).
+                Some(Template::Script { .. }) | None => grading_context(case, None),
             };
             let deciding: Arc<dyn Defer> = Arc::new(Deciding {
                 record: target,
@@ -482,7 +495,7 @@ fn judge_line(
 fn ask_judge(
     av: &AgentvCase,
     g: &Grader,
-    prompt: String,
+    prompt: Prompt,
     asked: Asked,
     target: Arc<dyn Defer>,
     weight: f64,
@@ -557,6 +570,38 @@ fn grading_context(case: &SuiteCase, item: Option<&str>) -> String {
         parts.push(format!("A reference answer to compare with: {expected}"));
     }
     parts.join("\n\n")
+}
+
+/// What a prompt script reads on stdin (AgentV's payload, snake_case): the criteria, the
+/// expected output, the answer, the input messages, the transcript, the metadata, the
+/// workspace and the script's `config`.
+fn prompt_payload(
+    case: &SuiteCase,
+    av: &AgentvCase,
+    output: &str,
+    context: &SpecContext,
+    config: Option<&Value>,
+) -> String {
+    let input: Vec<Value> = av
+        .input
+        .iter()
+        .map(|(role, text)| serde_json::json!({"role": role, "content": text}))
+        .collect();
+    serde_json::json!({
+        "criteria": case.criteria,
+        "expected_output": case.expected_output.as_ref().map(|e| vec![serde_json::json!({"role": "assistant", "content": e})]),
+        "output": output,
+        "answer": output,
+        "messages": context.messages,
+        "input_files": av.input_files,
+        "input": input,
+        "metadata": av.metadata,
+        "trace": Value::Null,
+        "file_changes": Value::Null,
+        "workspace_path": context.workspace_path,
+        "config": config,
+    })
+    .to_string()
 }
 
 /// The values an `llm-grader`'s prompt template names (AgentV's template variables).
