@@ -1034,9 +1034,13 @@ async fn run_case(
             other => other.to_string(),
         };
         if av.first_turn.is_some() {
-            agentv::score::converse(t, case, av, first, &context).await;
+            // Boxed: the conversation's sends are large futures of their own.
+            Box::pin(agentv::score::converse(t, case, av, first, &context)).await;
         } else if let Some(trials) = &av.trials {
-            agentv::score::trials(t, case, av, &input, first, &context, trials).await;
+            Box::pin(agentv::score::trials(
+                t, case, av, &input, first, &context, trials,
+            ))
+            .await;
         } else {
             agentv::score::grade(t, case, av, &text, &context);
         }

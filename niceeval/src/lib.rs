@@ -344,7 +344,7 @@ pub mod __workspace {
         pub use crate::base::process::output;
         /// Long-lived helper programs spoken to in lines of JSON (suite files' `transformVars`).
         #[cfg(feature = "inline-code")]
-        pub use crate::base::process::worker::{MARK, WorkerError, WorkerSpec, request_blocking};
+        pub use crate::base::process::worker::{WorkerError, WorkerSpec, request_blocking};
     }
     /// The history of runs: the results files, written, read and merged.
     pub mod results {

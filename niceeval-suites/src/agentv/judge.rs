@@ -108,7 +108,7 @@ async fn scripted(
         .current_dir(cwd)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let out = niceeval::__workspace::process::output(&mut sh)
+    let out = Box::pin(niceeval::__workspace::process::output(&mut sh))
         .await
         .map_err(|e| format!("running {program}: {e}"))?;
     if !out.status.success() {
@@ -197,7 +197,9 @@ impl JudgeCheck {
     /// The judge's answer to `prompt`.
     async fn ask_with(&self, prompt: &str) -> Result<String, String> {
         match &self.judge {
-            Judge::Program(program) => self.run_program(program, prompt).await,
+            // Boxed: a process's and an HTTP call's futures are large, and a judge runs deep in
+            // the nested futures of a test's score (a debug build's stack overflowed).
+            Judge::Program(program) => Box::pin(self.run_program(program, prompt)).await,
             Judge::Model(spec) => {
                 let client = crate::graders::client(
                     spec,
@@ -209,8 +211,7 @@ impl JudgeCheck {
                     .system(self.asked.shape())
                     .user(prompt)
                     .temperature(0.0);
-                client
-                    .complete(&request)
+                Box::pin(client.complete(&request))
                     .await
                     .map(|reply| reply.text)
                     .map_err(|e| e.to_string())
@@ -233,7 +234,7 @@ impl JudgeCheck {
             .current_dir(&program.cwd)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
-        let run = niceeval::__workspace::process::output(&mut sh);
+        let run = Box::pin(niceeval::__workspace::process::output(&mut sh));
         let out = match program.timeout {
             Some(limit) => tokio::time::timeout(limit, run)
                 .await

@@ -404,7 +404,10 @@ const DOORS: &[(&str, &str, usize)] = &[
     // What the code `#[eval]`, `main!` and `assert_report_snapshot!` expand to names.
     ("__private", "generated code", 32),
     // niceeval-suites, the `niceeval` command, the benchmarks and the integration tests.
-    ("__workspace", "the workspace's own crates", 150),
+    // 155: suite files' AgentV round added the long-lived worker (transformVars), a run's
+    // working copy for script graders, "did you mean" for suite keys, an agent's reported
+    // duration.
+    ("__workspace", "the workspace's own crates", 155),
 ];
 
 /// The items `pub mod <door> { .. }` of `lib` names: each leaf of a `pub use` (a glob is

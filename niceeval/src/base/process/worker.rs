@@ -31,7 +31,7 @@ use tokio::time::Instant;
 use super::{Spawned, Stderr, finish};
 
 /// What starts a line of a reply.
-pub const MARK: &str = "__NICEEVAL_RESULT__";
+pub(crate) const MARK: &str = "__NICEEVAL_RESULT__";
 
 /// How much of a worker's stderr is kept for the error of a worker that ended.
 const STDERR_KEEP: usize = 8 * 1024;

@@ -269,6 +269,9 @@ fn suite_runtime() -> std::io::Result<tokio::runtime::Runtime> {
                 .max(2),
         )
         .thread_name("niceeval-suite")
+        // A main thread's 8 MiB rather than tokio's 2 MiB: evals run in debug builds (`cargo
+        // test`), whose futures are large, and an overflow aborts the whole suite.
+        .thread_stack_size(8 * 1024 * 1024)
         .enable_all()
         .build()
 }
