@@ -149,8 +149,9 @@ pub(crate) async fn request(
     })
 }
 
-/// [`request`] from synchronous code (an assertion): waited for on the calling thread, as
-/// [`super::Job::run`] is.
+/// Sends `body` to the worker of `spec` and waits for its reply, at most `timeout`, from
+/// synchronous code (an assertion, a suite file being read): waited for on the calling thread,
+/// on a runtime of its own.
 pub fn request_blocking(
     spec: &WorkerSpec,
     body: Map<String, Value>,
