@@ -70,7 +70,7 @@ From a crate of your own, the suite binary does the same without installing this
 cargo test --test <suite> -- --report [PATH...] [--markdown FILE]
 
 `niceeval eval` runs a promptfoo config (-c promptfooconfig.yaml) or an AgentV eval file
-(*.eval.yaml) with the suite runner: its tests x prompts x providers as evals named
+(EVAL.yaml, *.eval.yaml, or a file with AgentV's keys) with the suite runner: its tests x prompts x providers as evals named
 <file stem>::<test>, -j N at once (default: evaluateOptions.maxConcurrency, else 4), the same
 reports, baselines and exit codes as a suite of Rust evals (0 passed, 101 failed, 2 bad command
 line or suite file, 3 regression). niceeval.toml and the results file are the current
@@ -123,7 +123,7 @@ fn eval(args: Vec<String>) -> ExitCode {
     }
     if files.is_empty() {
         eprintln!(
-            "error: niceeval eval: no suite file (give -c promptfooconfig.yaml or a *.eval.yaml)\n\n{USAGE}"
+            "error: niceeval eval: no suite file (give -c promptfooconfig.yaml, or an AgentV EVAL.yaml or *.eval.yaml)\n\n{USAGE}"
         );
         return ExitCode::from(2);
     }
