@@ -196,36 +196,7 @@ pub(crate) async fn converse(
             graders: turn.graders.clone(),
             ..av.clone()
         };
-        let scored = Arc::new(Collect::default());
-        for g in &turn_av.graders {
-            register(
-                t,
-                &turn_case,
-                &turn_av,
-                g,
-                text,
-                context,
-                scored.clone(),
-                g.weight,
-            );
-        }
-        let aggregate = Aggregate {
-            threshold: av.threshold,
-            done: Vec::new(),
-            pending: scored.take(),
-            counting: Counting::Scores,
-            gates: turn_av
-                .graders
-                .iter()
-                .map(|g| g.required.map(|r| r.min(av.threshold)))
-                .collect(),
-            gate_zeroes: true,
-            flips: turn_av.graders.iter().map(|g| g.negate).collect(),
-            skips: Skips::Exclude,
-            combine: Combine::Mean,
-            one_by_one: false,
-            label: name,
-        };
+        let aggregate = scored(t, &turn_case, &turn_av, text, context, &name);
         drop(aggregate.register(record.clone()));
     }
     if !av.graders.is_empty() {
@@ -237,27 +208,7 @@ pub(crate) async fn converse(
             .unwrap_or_default();
         let mut whole = case.clone();
         whole.prompt = transcript.join("\n");
-        let scored = Arc::new(Collect::default());
-        for g in &av.graders {
-            register(t, &whole, av, g, &last, context, scored.clone(), g.weight);
-        }
-        let aggregate = Aggregate {
-            threshold: av.threshold,
-            done: Vec::new(),
-            pending: scored.take(),
-            counting: Counting::Scores,
-            gates: av
-                .graders
-                .iter()
-                .map(|g| g.required.map(|r| r.min(av.threshold)))
-                .collect(),
-            gate_zeroes: true,
-            flips: av.graders.iter().map(|g| g.negate).collect(),
-            skips: Skips::Exclude,
-            combine: Combine::Mean,
-            one_by_one: false,
-            label: "conversation".into(),
-        };
+        let aggregate = scored(t, &whole, av, &last, context, "conversation");
         drop(aggregate.register(record.clone()));
     }
     let aggregate = Aggregate {
