@@ -63,6 +63,7 @@ pub(crate) fn read(
         concurrency: suite.concurrency,
         output_paths: suite.output_paths,
         notices: suite.notices,
+        ignored_keys: suite.ignored_keys,
     };
     Ok((cases, summary))
 }

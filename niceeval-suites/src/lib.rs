@@ -762,6 +762,9 @@ pub(crate) struct Suite {
     /// What niceeval does instead of a key it accepts without acting on it (one line each,
     /// for stderr).
     pub notices: Vec<String>,
+    /// The keys the format's schema does not know, dropped as the format drops them: one
+    /// line each (where, and the key probably meant).
+    pub ignored_keys: Vec<String>,
 }
 
 /// Reads a suite file: AgentV's when [`agentv::recognizes`] it (by its name or its keys),
@@ -853,6 +856,9 @@ pub struct SuiteSummary {
     /// Keys accepted without being acted on, each with what niceeval does instead: one line
     /// each for stderr.
     pub notices: Vec<String>,
+    /// Keys the format's schema does not know, dropped as it drops them (one line each, with
+    /// their places and the key probably meant); `--strict` makes them errors.
+    pub ignored_keys: Vec<String>,
 }
 
 /// What a case's run starts from: its vars, parsed, the turn's input, and the case as its

@@ -10,15 +10,30 @@ use std::cell::RefCell;
 
 use super::SuiteFileError;
 
-/// The rule for a key a reader does not act on (see [`unread`]): `Ok(notice)` accepts it,
-/// `Err(why)` refuses it.
-pub(crate) type KeyRule = fn(&str, &str) -> Result<String, Refusal>;
+/// The rule for a key a reader does not act on (see [`unread`]): `Ok(Some(notice))` accepts a
+/// key of the format's schema, `Ok(None)` a key the format's schema does not know (dropped, as
+/// the format drops it), `Err(why)` refuses it.
+pub(crate) type KeyRule = fn(&str, &str) -> Result<Option<String>, Refusal>;
+
+/// A key the format's schema does not know, and everywhere it is written.
+#[derive(Debug)]
+struct Unknown {
+    what: String,
+    key: String,
+    /// The key it was probably meant to be.
+    hint: Option<String>,
+    lines: Vec<usize>,
+}
 
 /// What reading a file noticed: notices to print, and refusals to report together.
 #[derive(Debug)]
 pub(crate) struct Notes {
     /// The file format's rule for keys its reader does not act on.
     rule: KeyRule,
+    /// The format, as its notes name it ("promptfoo", "AgentV").
+    format: &'static str,
+    /// Keys the format's schema does not know, each with its places.
+    unknown_keys: RefCell<Vec<Unknown>>,
     notices: RefCell<Vec<String>>,
     refusals: RefCell<Vec<SuiteFileError>>,
     /// The assertion types no reader knows, each once.
@@ -28,15 +43,17 @@ pub(crate) struct Notes {
 impl Default for Notes {
     /// A promptfoo file's notes.
     fn default() -> Self {
-        Notes::with_rule(unread)
+        Notes::with_rule(unread, "promptfoo")
     }
 }
 
 impl Notes {
     /// Notes of a format whose unread keys `rule` decides.
-    pub(crate) fn with_rule(rule: KeyRule) -> Self {
+    pub(crate) fn with_rule(rule: KeyRule, format: &'static str) -> Self {
         Notes {
             rule,
+            format,
+            unknown_keys: RefCell::default(),
             notices: RefCell::default(),
             refusals: RefCell::default(),
             unknown_types: RefCell::default(),
@@ -44,8 +61,27 @@ impl Notes {
     }
 
     /// What the file's format says of a key of `what` its reader does not act on.
-    pub(crate) fn unread(&self, what: &str, key: &str) -> Result<String, Refusal> {
+    pub(crate) fn unread(&self, what: &str, key: &str) -> Result<Option<String>, Refusal> {
         (self.rule)(what, key)
+    }
+
+    /// A key of `what` the format's schema does not know, written at `line`; `hint` the key
+    /// it was probably meant to be.
+    pub(crate) fn unknown_key(&self, what: &str, key: &str, hint: Option<&str>, line: usize) {
+        let mut unknown = self.unknown_keys.borrow_mut();
+        match unknown.iter_mut().find(|u| u.what == what && u.key == key) {
+            Some(u) => {
+                if !u.lines.contains(&line) {
+                    u.lines.push(line);
+                }
+            }
+            None => unknown.push(Unknown {
+                what: what.to_string(),
+                key: key.to_string(),
+                hint: hint.map(str::to_string),
+                lines: vec![line],
+            }),
+        }
     }
 
     /// A line for stderr (each said once).
@@ -80,11 +116,32 @@ impl Notes {
         !self.refusals.borrow().is_empty()
     }
 
-    /// The notices, or every refusal as one error.
-    pub(crate) fn finish(self) -> Result<Vec<String>, SuiteFileError> {
+    /// The notices and the notices of ignored keys (one a key: where it is written, what it
+    /// was probably meant to be), or every refusal as one error.
+    pub(crate) fn finish(self) -> Result<(Vec<String>, Vec<String>), SuiteFileError> {
         let mut refusals = self.refusals.into_inner();
         let unknown = self.unknown_types.into_inner();
         let mut notices = self.notices.into_inner();
+        let format = self.format;
+        let ignored = self
+            .unknown_keys
+            .into_inner()
+            .into_iter()
+            .map(|u| {
+                let lines: Vec<String> = u.lines.iter().map(ToString::to_string).collect();
+                let hint = u
+                    .hint
+                    .map(|h| format!(" Did you mean `{h}`?"))
+                    .unwrap_or_default();
+                format!(
+                    "`{}` in {} (line{} {}) is not a key of {format}'s: {format} drops it, and so does niceeval.{hint}",
+                    u.key,
+                    u.what,
+                    if lines.len() == 1 { "" } else { "s" },
+                    lines.join(", "),
+                )
+            })
+            .collect::<Vec<_>>();
         if !unknown.is_empty() {
             let names: Vec<String> = unknown.iter().map(|k| format!("`{k}`")).collect();
             notices.push(format!(
@@ -98,7 +155,7 @@ impl Notes {
             ));
         }
         match refusals.len() {
-            0 => Ok(notices),
+            0 => Ok((notices, ignored)),
             1 => Err(refusals.remove(0)),
             _ => Err(SuiteFileError::Several(refusals)),
         }
@@ -119,7 +176,7 @@ impl Refusal {
 /// What niceeval does about a key of `what` (a promptfoo config, a test, options, …) that it
 /// does not read: `Ok(notice)` to accept it, `Err(why)` when ignoring it would change a
 /// verdict.
-pub(crate) fn unread(what: &str, key: &str) -> Result<String, Refusal> {
+pub(crate) fn unread(what: &str, key: &str) -> Result<Option<String>, Refusal> {
     let instead = match (what, key) {
         (_, "writeLatestResults") => "niceeval writes its own results (results/ and --jsonl)",
         (_, "commandLineOptions") => "give niceeval's own flags on its command line",
@@ -179,9 +236,10 @@ pub(crate) fn unread(what: &str, key: &str) -> Result<String, Refusal> {
         (_, "factuality") => {
             return Err(Refusal::new("custom factuality scores are not supported"));
         }
-        _ => "promptfoo's schema does not know it and drops it; so does niceeval",
+        // promptfoo's schema does not know it and drops it; so does niceeval.
+        _ => return Ok(None),
     };
-    Ok(format!("`{key}` in {what}: {instead}"))
+    Ok(Some(format!("`{key}` in {what}: {instead}")))
 }
 
 #[cfg(test)]
@@ -223,6 +281,6 @@ mod tests {
         let quiet = Notes::default();
         quiet.notice("n".into());
         quiet.notice("n".into());
-        assert_eq!(quiet.finish().unwrap(), vec!["n".to_string()]);
+        assert_eq!(quiet.finish().unwrap().0, vec!["n".to_string()]);
     }
 }

@@ -47,6 +47,11 @@ pub fn run_files(
     extra: Vec<Box<dyn Reporter>>,
 ) -> i32 {
     let mut deferred = Vec::with_capacity(files.len());
+    // `--strict` (or `[run] strict` in niceeval.toml): a key the file's format does not know
+    // is an error, not a note.
+    let strict = args.strict
+        || niceeval::__workspace::config::Config::discover(dir).is_ok_and(|c| c.run.strict);
+    let mut ignored = 0usize;
     for file in files {
         let (cases, summary) = match crate::deferred(file, module, dir) {
             Ok(read) => read,
@@ -58,6 +63,21 @@ pub fn run_files(
         for notice in &summary.notices {
             eprintln!("note: {}: {notice}", file.display());
         }
+        if strict && !summary.ignored_keys.is_empty() {
+            for key in &summary.ignored_keys {
+                eprintln!("error: {}: {key}", file.display());
+            }
+            eprintln!(
+                "error: {}: {} unknown key(s), refused under --strict (or [run] strict); fix or remove them",
+                file.display(),
+                summary.ignored_keys.len()
+            );
+            return EXIT_USAGE;
+        }
+        for key in &summary.ignored_keys {
+            eprintln!("note: {}: {key}", file.display());
+        }
+        ignored += summary.ignored_keys.len();
         if args.concurrency.is_none() {
             args.concurrency = summary.concurrency;
         }
@@ -85,5 +105,12 @@ pub fn run_files(
         }
         deferred.push(cases);
     }
-    run_with_deferred(&args, evals, deferred, extra)
+    let code = run_with_deferred(&args, evals, deferred, extra);
+    // The closing count, so that a key written wrong is not missed above the run's output.
+    if ignored > 0 {
+        eprintln!(
+            "note: {ignored} unknown key(s) of the suite file(s) were ignored (listed before the run); --strict makes them errors"
+        );
+    }
+    code
 }

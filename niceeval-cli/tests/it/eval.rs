@@ -750,3 +750,48 @@ tests:
         "{stderr}"
     );
 }
+
+/// A key written wrong in a suite file (`asert` for `assert` in three tests) is dropped as
+/// promptfoo drops it, but cannot be missed: one note names the key, every line it is on and
+/// the key it was probably meant to be; the run's closing lines count it; `--strict` (and
+/// `[run] strict` in niceeval.toml) refuses the file.
+#[test]
+fn a_misspelled_key_is_named_where_it_is_and_strict_refuses_it() {
+    let fake = Fake::start();
+    let dir = tempfile::tempdir().unwrap();
+    let item = "      - type: contains\n        value: hello\n";
+    write(
+        dir.path(),
+        "promptfooconfig.yaml",
+        &format!(
+            "prompts: [\"{{{{q}}}}\"]\nproviders: [echo]\ntests:\n  - vars: {{q: hello}}\n    asert:\n{item}  - vars: {{q: bye}}\n    asert:\n{item}  - vars: {{q: hi}}\n    asert:\n{item}"
+        ),
+    );
+    let out = niceeval(dir.path(), &fake, &["-c", "promptfooconfig.yaml"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("`asert` in a test (lines 5, 9, 13) is not a key of promptfoo's")
+            && stderr.contains("Did you mean `assert`?"),
+        "{stderr}"
+    );
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("1 unknown key(s) of the suite file(s) were ignored"),
+        "{stderr}"
+    );
+    let out = niceeval(
+        dir.path(),
+        &fake,
+        &["-c", "promptfooconfig.yaml", "--strict"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("error: promptfooconfig.yaml: `asert`"),
+        "{stderr}"
+    );
+    write(dir.path(), "niceeval.toml", "[run]\nstrict = true\n");
+    let out = niceeval(dir.path(), &fake, &["-c", "promptfooconfig.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -176,11 +176,13 @@ pub(crate) struct Turn {
 /// Reads an AgentV eval file: every refusal of the file is reported at once, with the test
 /// errors met on the way.
 pub(crate) fn read(path: &Path, text: &str) -> Result<Suite, SuiteFileError> {
-    let notes = Notes::with_rule(keys::unread);
+    let notes = Notes::with_rule(keys::unread, "AgentV");
     let read = read_with(path, text, &notes);
     match read {
         Ok(mut suite) if !notes.refused() => {
-            suite.notices.extend(notes.finish()?);
+            let (notices, ignored) = notes.finish()?;
+            suite.notices.extend(notices);
+            suite.ignored_keys = ignored;
             Ok(suite)
         }
         Ok(_) => Err(notes
@@ -1147,10 +1149,12 @@ mod tests {
         let text = std::fs::read_to_string(&path).expect("read");
         let suite = read(&path, &text).expect("runs");
         assert_eq!(suite.cases.len(), 1);
-        let notices = suite.notices.join("\n");
+        let ignored = suite.ignored_keys.join("\n");
+        assert!(ignored.contains("`task` in a test (line 4)"), "{ignored}");
+        assert!(ignored.contains("Did you mean `assertions`?"), "{ignored}");
         assert!(
-            notices.contains("`task`") && notices.contains("did you mean `assertions`?"),
-            "{notices}"
+            ignored.contains("`defaults` in an AgentV eval file (line 1)"),
+            "{ignored}"
         );
     }
 

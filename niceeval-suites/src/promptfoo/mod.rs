@@ -241,6 +241,26 @@ impl Doc<'_> {
         }
     }
 
+    /// The line a key is written on: its value's line, or the nearest line above naming the
+    /// key (a block value starts below its key).
+    fn key_line(&self, place: &[OwnedStep], key: &str) -> usize {
+        let line = self.position(&steps(place)).map_or(1, |p| p.0);
+        let text = self.placed_text();
+        let names = |l: &str| {
+            let l = l.trim_start().trim_start_matches("- ").trim_start();
+            let l = l.trim_start_matches(['"', '\'']);
+            l.strip_prefix(key).is_some_and(|rest| {
+                rest.trim_start_matches(['"', '\''])
+                    .trim_start()
+                    .starts_with(':')
+            })
+        };
+        (line.saturating_sub(3).max(1)..=line)
+            .rev()
+            .find(|n| text.lines().nth(n - 1).is_some_and(names))
+            .unwrap_or(line)
+    }
+
     /// Whether the document has a text its nodes are placed in (a CSV file has none).
     fn has_text(&self) -> bool {
         !self.text.is_empty() || self.streamed.reread.is_some()
@@ -273,7 +293,13 @@ impl Doc<'_> {
                 .filter(|k| !allowed.contains(&k.as_str()) && !holder(k))
             {
                 match notes.unread(what, key) {
-                    Ok(notice) => notes.notice(notice),
+                    Ok(Some(notice)) => notes.notice(notice),
+                    Ok(None) => {
+                        let place = with(at, OwnedStep::Key(key.clone()));
+                        let line = self.key_line(&place, key);
+                        let hint = niceeval::__workspace::closest(key, allowed.iter().copied());
+                        notes.unknown_key(what, key, hint, line);
+                    }
                     Err(why) => notes.refuse(self.err(
                         &with(at, OwnedStep::Key(key.clone())),
                         format!("`{key}` in {what} is not supported: {why}"),
@@ -387,7 +413,7 @@ pub(crate) fn read(path: &Path, text: String) -> Result<Suite, SuiteFileError> {
     // reading comes after them.
     match (read, notes.refused()) {
         (Ok(mut suite), false) => {
-            suite.notices = notes.finish()?;
+            (suite.notices, suite.ignored_keys) = notes.finish()?;
             Ok(suite)
         }
         (Ok(_), true) => Err(notes
