@@ -587,3 +587,23 @@ fn cargo_features_page_lists_every_feature() {
         "docs/book/src/cargo-features.md has no row for {missing:?}"
     );
 }
+
+/// A page whose example derives `serde::Deserialize` says how to add serde (a new crate's
+/// first build fails with "cannot find module or crate serde" otherwise), and the scoped
+/// checks page says how to read a turn's reply.
+#[test]
+fn pages_say_what_their_examples_need() {
+    for name in pages() {
+        let text = page(&name);
+        if text.contains("derive(serde::Deserialize)") {
+            assert!(
+                text.contains("cargo add --dev serde --features derive"),
+                "{name} derives serde::Deserialize without saying to add serde"
+            );
+        }
+    }
+    assert!(
+        page("scoped-checks.md").contains("turn.message"),
+        "scoped-checks.md shows turn checks but not how to read a turn's reply"
+    );
+}
