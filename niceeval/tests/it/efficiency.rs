@@ -116,7 +116,7 @@ fn within_every_budget_passes_and_reports_the_estimated_cost() {
         "{reason}"
     );
     assert!(
-        report.render().contains("900000 tokens, $0.1800"),
+        report.render().contains("900000 tokens, $0.18"),
         "{}",
         report.render()
     );

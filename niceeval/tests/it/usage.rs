@@ -89,11 +89,11 @@ fn five_runs_show_every_run_and_the_total_with_the_judge_apart() {
     // The text report lists every run's usage and the totals.
     let text = report.render();
     assert!(
-        text.contains("run usage: 15 tokens $0.0000, 15 tokens $0.0000, 15 tokens $0.0000, 15 tokens $0.0000, 15 tokens $0.0000; total 75 tokens $0.0001"),
+        text.contains("run usage: 15 tokens $0.00002, 15 tokens $0.00002, 15 tokens $0.00002, 15 tokens $0.00002, 15 tokens $0.00002; total 75 tokens $0.0001"),
         "{text}"
     );
     assert!(
-        text.contains("judge usage over all runs: 750 tokens $0.0090"),
+        text.contains("judge usage over all runs: 750 tokens $0.009"),
         "{text}"
     );
 
@@ -102,11 +102,11 @@ fn five_runs_show_every_run_and_the_total_with_the_judge_apart() {
     assert_eq!(summary.usage.total_tokens(), 75);
     let cells = summary.table_cells("-");
     assert_eq!(cells[5], "75 (judge 750)");
-    assert_eq!(cells[6], "$0.0001 (judge $0.0090)");
+    assert_eq!(cells[6], "$0.0001 (judge $0.009)");
     let suite = SuiteReport::new(vec![summary.clone(), summary], 0, false, 1.0);
     assert_eq!(
         suite.spending().as_deref(),
-        Some("tokens: 150 agent + 1500 judge; cost: $0.0002 agent + $0.0180 judge")
+        Some("tokens: 150 agent + 1500 judge; cost: $0.0002 agent + $0.018 judge")
     );
 }
 

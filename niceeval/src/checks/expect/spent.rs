@@ -158,7 +158,7 @@ pub fn latency(max_ms: f64) -> Budget {
 impl Budget {
     fn show(&self, amount: f64) -> String {
         match self.kind {
-            Kind::Cost => format!("${amount:.4}"),
+            Kind::Cost => crate::base::excerpt::format_usd(amount),
             Kind::Latency => format!("{amount:.0} ms"),
         }
     }

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use super::{EvalReport, Names};
 use crate::base::assertion::{AssertionResult, Severity};
 use crate::base::event::Event;
+use crate::base::excerpt::format_usd;
 use crate::base::outcome::Outcome;
 
 /// Which form of the report text.
@@ -229,10 +230,11 @@ fn partial_changes(events: &[Event]) -> Vec<String> {
         .collect()
 }
 
-/// `120 tokens $0.0010`, or `120 tokens` when the cost is unknown.
+/// `120 tokens $0.001`, or `120 tokens` when the cost is unknown (small costs with four
+/// significant digits: `$0.00004500`).
 fn spent(tokens: u64, cost: Option<f64>) -> String {
     match cost {
-        Some(cost) => format!("{tokens} tokens ${cost:.4}"),
+        Some(cost) => format!("{tokens} tokens {}", format_usd(cost)),
         None => format!("{tokens} tokens"),
     }
 }
@@ -263,7 +265,7 @@ fn totals(out: &mut String, report: &EvalReport) {
         summary.push(format!("{} tokens", report.usage.total_tokens()));
     }
     if let Some(cost) = report.cost_usd {
-        summary.push(format!("${cost:.4}"));
+        summary.push(format_usd(cost));
     }
     let mut judge = crate::base::event::Usage::default();
     for usage in report.assertions.iter().filter_map(|a| a.usage.as_ref()) {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::EvalReport;
 use crate::base::event::Usage;
+use crate::base::excerpt::format_usd;
 use crate::base::outcome::Outcome;
 use crate::base::stats::Interval;
 use crate::run::compare::{Baseline, BaselineEval, Comparison, Tokens, mean, sd};
@@ -438,8 +439,12 @@ impl EvalSummary {
             },
             match (self.cost_usd, self.judge_usage.cost_usd) {
                 (None, None) => empty(),
-                (Some(c), None) => format!("${c:.4}"),
-                (c, Some(judge)) => format!("${:.4} (judge ${judge:.4})", c.unwrap_or(0.0)),
+                (Some(c), None) => format_usd(c),
+                (c, Some(judge)) => format!(
+                    "{} (judge {})",
+                    c.map_or_else(|| "unknown".to_string(), format_usd),
+                    format_usd(judge)
+                ),
             },
             format!("{:.2}s", self.duration_ms / 1000.0),
         ]
@@ -583,7 +588,8 @@ impl SuiteReport {
         if judged {
             tokens.push_str(&format!(" + {} judge", self.judge_usage.total_tokens()));
         }
-        let known = |usage: &Usage, who: &str| usage.cost_usd.map(|c| format!("${c:.4} {who}"));
+        let known =
+            |usage: &Usage, who: &str| usage.cost_usd.map(|c| format!("{} {who}", format_usd(c)));
         let spent = match (known(&self.usage, "agent"), judged) {
             (Some(agent), false) => agent,
             (None, false) => "unknown (agent)".to_string(),
