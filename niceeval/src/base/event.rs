@@ -625,27 +625,10 @@ impl Usage {
         self.input_tokens.saturating_add(self.output_tokens)
     }
 
-    /// Adds another usage to this one: tokens and known costs add up; a usage that spent
-    /// tokens at a cost nobody knows makes the sum's cost unknown (a cached judge answer's $0
-    /// plus an unpriced call is not $0), and only a usage that spent nothing leaves the other's
-    /// cost as it is.
-    ///
-    /// ```
-    /// use niceeval::Usage;
-    /// let priced = |tokens, cost| Usage { input_tokens: tokens, cost_usd: cost, ..Usage::default() };
-    /// let mut sum = priced(10, Some(0.0));
-    /// sum.add(&priced(10, None));
-    /// assert_eq!(sum.cost_usd, None);
-    /// let mut sum = priced(10, Some(0.5));
-    /// sum.add(&Usage::default());
-    /// assert_eq!(sum.cost_usd, Some(0.5));
-    /// ```
+    /// Adds another usage to this one; reported costs add up, an unreported cost stays unknown
+    /// only while no event reported one (an agent may report its tokens as it goes and its
+    /// cost once, at the end).
     pub fn add(&mut self, other: &Usage) {
-        // A cost nobody knows stays unknown in the sum: only a usage that spent nothing (no
-        // tokens, no cost) leaves the other's cost as it is.
-        let spent =
-            |u: &Usage| u.input_tokens > 0 || u.output_tokens > 0 || u.cache_read_tokens > 0;
-        let (mine_spent, theirs_spent) = (spent(self), spent(other));
         self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
         self.cache_read_tokens = self
@@ -653,10 +636,37 @@ impl Usage {
             .saturating_add(other.cache_read_tokens);
         self.cost_usd = match (self.cost_usd, other.cost_usd) {
             (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// Adds the usage of one whole call priced on its own (a judge's): tokens and known costs
+    /// add up, but a call that spent tokens at a cost nobody knows makes the sum's cost unknown
+    /// — a cached judge answer's $0 plus an unpriced call is not $0. A usage that spent
+    /// nothing leaves the sum's cost as it is.
+    ///
+    /// ```
+    /// use niceeval::Usage;
+    /// let priced = |tokens, cost| Usage { input_tokens: tokens, cost_usd: cost, ..Usage::default() };
+    /// let mut sum = priced(10, Some(0.0));
+    /// sum.add_call(&priced(10, None));
+    /// assert_eq!(sum.cost_usd, None);
+    /// let mut sum = priced(10, Some(0.5));
+    /// sum.add_call(&Usage::default());
+    /// assert_eq!(sum.cost_usd, Some(0.5));
+    /// ```
+    pub fn add_call(&mut self, other: &Usage) {
+        let spent =
+            |u: &Usage| u.input_tokens > 0 || u.output_tokens > 0 || u.cache_read_tokens > 0;
+        let (mine_spent, theirs_spent) = (spent(self), spent(other));
+        let cost = match (self.cost_usd, other.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
             (Some(a), None) if !theirs_spent => Some(a),
             (None, Some(b)) if !mine_spent => Some(b),
             _ => None,
         };
+        self.add(other);
+        self.cost_usd = cost;
     }
 
     /// Sums every `usage` event in `events`.

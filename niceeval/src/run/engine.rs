@@ -539,8 +539,9 @@ async fn run_once(
 /// What the assertions of a run spent themselves (the model calls of costly checks), summed.
 fn spent_by_assertions(assertions: &[crate::base::assertion::AssertionResult]) -> Usage {
     let mut total = Usage::default();
+    // Each judge call is priced on its own: an unpriced one makes the total unknown.
     for usage in assertions.iter().filter_map(|a| a.usage.as_ref()) {
-        total.add(usage);
+        total.add_call(usage);
     }
     total
 }

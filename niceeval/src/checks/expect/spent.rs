@@ -120,7 +120,7 @@ pub struct Budget {
 /// let r = AssertionResult::evaluate(&cost(0.05), &usage.subject());
 /// assert!(!r.passed);
 /// assert_eq!(r.score, 0.5);
-/// assert_eq!(r.reason, "cost $0.1000 is over the budget $0.0500");
+/// assert_eq!(r.reason, "cost $0.10 is over the budget $0.05");
 /// assert!(AssertionResult::evaluate(&cost(0.05), &0.01.subject()).passed);
 /// let none = AssertionResult::evaluate(&cost(0.05), &Usage::default().subject());
 /// assert!(none.error.is_some());

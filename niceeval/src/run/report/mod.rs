@@ -293,7 +293,7 @@ impl EvalReport {
                 cost_usd: run.cost_usd,
                 ..run.usage
             });
-            self.judge_usage.add(&run.judge_usage);
+            self.judge_usage.add_call(&run.judge_usage);
         }
         if self.runs.is_empty() {
             self.reliability = Reliability::new(0, 0);

@@ -269,7 +269,7 @@ fn totals(out: &mut String, report: &EvalReport) {
     }
     let mut judge = crate::base::event::Usage::default();
     for usage in report.assertions.iter().filter_map(|a| a.usage.as_ref()) {
-        judge.add(usage);
+        judge.add_call(usage);
     }
     if !judge.is_zero() {
         summary.push(format!(

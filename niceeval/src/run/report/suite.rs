@@ -239,7 +239,7 @@ impl Totals {
             cost_usd: eval.cost_usd,
             ..eval.usage
         });
-        self.judge_usage.add(&eval.judge_usage);
+        self.judge_usage.add_call(&eval.judge_usage);
         let (runs, passed) = eval.counted();
         if passed > 0 && passed < runs {
             self.flaky.push(Flaky::new(eval.id.clone(), runs, passed));
@@ -552,7 +552,7 @@ impl SuiteReport {
     }
 
     /// The suite's spending in one line, the agents' and the judges' apart
-    /// (`tokens: 1200 agent + 300 judge; cost: $0.0120 agent + $0.0030 judge`); a cost nobody
+    /// (`tokens: 1200 agent + 300 judge; cost: $0.012 agent + $0.003 judge`); a cost nobody
     /// reported or priced reads `unknown (agent)`; `None` when nothing reported tokens or cost.
     ///
     /// ```
@@ -570,13 +570,13 @@ impl SuiteReport {
     /// suite.judge_usage.cost_usd = Some(0.003);
     /// assert_eq!(
     ///     suite.spending().unwrap(),
-    ///     "tokens: 1000 agent + 300 judge; cost: unknown (agent) + $0.0030 judge"
+    ///     "tokens: 1000 agent + 300 judge; cost: unknown (agent) + $0.003 judge"
     /// );
     /// suite.usage.output_tokens = 200;
     /// suite.usage.cost_usd = Some(0.012);
     /// assert_eq!(
     ///     suite.spending().unwrap(),
-    ///     "tokens: 1200 agent + 300 judge; cost: $0.0120 agent + $0.0030 judge"
+    ///     "tokens: 1200 agent + 300 judge; cost: $0.012 agent + $0.003 judge"
     /// );
     /// ```
     pub fn spending(&self) -> Option<String> {
