@@ -708,17 +708,12 @@ impl Agent for AgentvCliAgent {
         let output_file = dir.path().join("output.json");
         std::fs::write(&prompt_file, request.input.text.as_bytes())
             .map_err(|e| AgentError::new(format!("writing {}: {e}", prompt_file.display())))?;
-        let command = self
-            .command
-            .replace("{PROMPT}", &shell_quote(&request.input.text))
-            .replace(
-                "{PROMPT_FILE}",
-                &shell_quote(&prompt_file.display().to_string()),
-            )
-            .replace(
-                "{OUTPUT_FILE}",
-                &shell_quote(&output_file.display().to_string()),
-            );
+        let command = agentv_command(
+            &self.command,
+            &request.input.text,
+            &prompt_file,
+            &output_file,
+        );
         // Through the process core: whatever the command leaves running is ended with it,
         // also when the turn times out or is cancelled.
         let mut sh = request.command("sh");

@@ -725,8 +725,17 @@ impl Aggregate {
         pending: Vec<Deferred>,
     ) -> Aggregate {
         Aggregate {
-            threshold,
             done,
+            ..Aggregate::of(threshold, pending, format!("test threshold {threshold}"))
+        }
+    }
+
+    /// The weighted mean of the scores of `pending`, passing at `threshold`: no gates, no
+    /// turned-over members, a member that cannot be graded counting 0, graded at once.
+    pub(crate) fn of(threshold: f64, pending: Vec<Deferred>, label: String) -> Aggregate {
+        Aggregate {
+            threshold,
+            done: Vec::new(),
             pending,
             counting: Counting::Scores,
             gates: Vec::new(),
@@ -735,7 +744,7 @@ impl Aggregate {
             skips: Skips::Count,
             combine: Combine::Mean,
             one_by_one: false,
-            label: format!("test threshold {threshold}"),
+            label,
         }
     }
 

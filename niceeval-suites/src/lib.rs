@@ -967,12 +967,13 @@ async fn run_case(
     let goes_on = case
         .agentv
         .as_ref()
-        .is_some_and(|av| av.first_turn.is_some());
-    let first = t.send(input.clone()).await;
-    let first = match first {
+        .is_some_and(|av| av.first_turn.is_some() || av.trials.is_some());
+    // Trials send the input again; nothing else keeps it.
+    let again = goes_on.then(|| input.clone());
+    let first = match t.send(input).await {
         Err(e) if !goes_on => return Err(e),
         Err(e) => Err(e.to_string()),
-        Ok(_) => Ok(t.reply().to_string()),
+        Ok(_) => Ok(()),
     };
     // The provider's text; a transform may make data of it (`JSON.parse(output)`), which the
     // items then see as data, as in promptfoo (text items see its JSON).
@@ -1044,7 +1045,13 @@ async fn run_case(
             Box::pin(agentv::score::converse(t, case, av, first, &context)).await;
         } else if let Some(trials) = &av.trials {
             Box::pin(agentv::score::trials(
-                t, case, av, &input, first, &context, trials,
+                t,
+                case,
+                av,
+                again.as_deref().unwrap_or_default(),
+                first,
+                &context,
+                trials,
             ))
             .await;
         } else {

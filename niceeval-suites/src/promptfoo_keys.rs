@@ -23,7 +23,13 @@ struct Unknown {
     /// The key it was probably meant to be.
     hint: Option<String>,
     lines: Vec<usize>,
+    /// Places past the first [`PLACES_NAMED`], counted.
+    more: usize,
 }
+
+/// How many places of one unknown key a note names (finding a key's line reads the text
+/// around it: a file of 100,000 tests with the same typo is not read 100,000 times).
+const PLACES_NAMED: usize = 20;
 
 /// What reading a file noticed: notices to print, and refusals to report together.
 #[derive(Debug)]
@@ -65,12 +71,20 @@ impl Notes {
         (self.rule)(what, key)
     }
 
-    /// A key of `what` the format's schema does not know, written at `line`; `hint` the key
-    /// it was probably meant to be.
-    pub(crate) fn unknown_key(&self, what: &str, key: &str, hint: Option<&str>, line: usize) {
+    /// A key of `what` the format's schema does not know, written at the line `line` finds;
+    /// `hint` the key it was probably meant to be.
+    pub(crate) fn unknown_key(
+        &self,
+        what: &str,
+        key: &str,
+        hint: Option<&str>,
+        line: impl FnOnce() -> usize,
+    ) {
         let mut unknown = self.unknown_keys.borrow_mut();
         match unknown.iter_mut().find(|u| u.what == what && u.key == key) {
+            Some(u) if u.lines.len() >= PLACES_NAMED => u.more += 1,
             Some(u) => {
+                let line = line();
                 if !u.lines.contains(&line) {
                     u.lines.push(line);
                 }
@@ -79,7 +93,8 @@ impl Notes {
                 what: what.to_string(),
                 key: key.to_string(),
                 hint: hint.map(str::to_string),
-                lines: vec![line],
+                lines: vec![line()],
+                more: 0,
             }),
         }
     }
@@ -128,7 +143,10 @@ impl Notes {
             .into_inner()
             .into_iter()
             .map(|u| {
-                let lines: Vec<String> = u.lines.iter().map(ToString::to_string).collect();
+                let mut lines: Vec<String> = u.lines.iter().map(ToString::to_string).collect();
+                if u.more > 0 {
+                    lines.push(format!("and {} more", u.more));
+                }
                 let hint = u
                     .hint
                     .map(|h| format!(" Did you mean `{h}`?"))

@@ -189,11 +189,6 @@ pub(crate) fn layout(
 }
 
 impl JudgeCheck {
-    /// The judge's answer to the prompt.
-    async fn ask(&self, prompt: &str) -> Result<String, String> {
-        self.ask_with(prompt).await
-    }
-
     /// The judge's answer to `prompt`.
     async fn ask_with(&self, prompt: &str) -> Result<String, String> {
         match &self.judge {
@@ -417,7 +412,7 @@ impl Check for JudgeCheck {
             // The last answer that held JSON of the wrong shape, and why.
             let mut misshapen = None;
             for _ in 0..ATTEMPTS {
-                match self.ask(&prompt).await {
+                match self.ask_with(&prompt).await {
                     Ok(answer) => match self.decide(&answer) {
                         Ok(grade) => return (grade, None),
                         Err(why) => {

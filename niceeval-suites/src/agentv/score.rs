@@ -65,17 +65,15 @@ fn scored(
         flips.push(g.negate);
     }
     Aggregate {
-        threshold: av.threshold,
-        done: Vec::new(),
-        pending: record.take(),
-        counting: Counting::Scores,
         gates,
         gate_zeroes: true,
         skips: Skips::Fail,
-        combine: Combine::Mean,
-        one_by_one: false,
         flips,
-        label: format!("{name} ≥ {}", av.threshold),
+        ..Aggregate::of(
+            av.threshold,
+            record.take(),
+            format!("{name} ≥ {}", av.threshold),
+        )
     }
 }
 
@@ -89,12 +87,12 @@ pub(crate) async fn trials(
     case: &SuiteCase,
     av: &AgentvCase,
     input: &str,
-    first: Result<String, String>,
+    first: Result<(), String>,
     context: &SpecContext,
     trials: &super::graders::Trials,
 ) {
     let collected = Arc::new(Collect::default());
-    let mut answer = first;
+    let mut answer = first.map(|()| t.reply().to_string());
     for n in 1..=trials.count {
         if n > 1 {
             t.new_session();
@@ -122,17 +120,13 @@ pub(crate) async fn trials(
         }
     }
     let aggregate = Aggregate {
-        threshold: av.threshold,
-        done: Vec::new(),
-        pending: collected.take(),
-        counting: Counting::Scores,
-        gates: Vec::new(),
-        gate_zeroes: false,
-        skips: Skips::Count,
         combine: trials.strategy,
         one_by_one: true,
-        flips: Vec::new(),
-        label: format!("AgentV score ({} trials) ≥ {}", trials.count, av.threshold),
+        ..Aggregate::of(
+            av.threshold,
+            collected.take(),
+            format!("AgentV score ({} trials) ≥ {}", trials.count, av.threshold),
+        )
     };
     drop(aggregate.register(niceeval::__workspace::eval::checks_of(t)));
 }
@@ -146,13 +140,13 @@ pub(crate) async fn converse(
     t: &mut Eval,
     case: &SuiteCase,
     av: &AgentvCase,
-    first: Result<String, String>,
+    first: Result<(), String>,
     context: &SpecContext,
 ) {
     let Some(first_turn) = av.first_turn.clone() else {
         return;
     };
-    let mut turns = vec![(first_turn, first)];
+    let mut turns = vec![(first_turn, first.map(|()| t.reply().to_string()))];
     for turn in &av.turns {
         let sent = match t.send(turn.input.clone()).await {
             Ok(_) => Ok(t.reply().to_string()),
@@ -212,26 +206,22 @@ pub(crate) async fn converse(
         drop(aggregate.register(record.clone()));
     }
     let aggregate = Aggregate {
-        threshold: av.threshold,
-        done: Vec::new(),
-        pending: record.take(),
-        counting: Counting::Scores,
-        gates: Vec::new(),
-        gate_zeroes: false,
-        flips: Vec::new(),
         skips: Skips::Fail,
         combine: av.aggregation,
-        one_by_one: false,
-        label: format!(
-            "AgentV score (the conversation's turns, {}) ≥ {}",
-            match av.aggregation {
-                Combine::Mean => "their mean",
-                Combine::Min => "the lowest",
-                Combine::Max => "the highest",
-                Combine::LowerBound95 => "the lower bound of their mean",
-            },
-            av.threshold
-        ),
+        ..Aggregate::of(
+            av.threshold,
+            record.take(),
+            format!(
+                "AgentV score (the conversation's turns, {}) ≥ {}",
+                match av.aggregation {
+                    Combine::Mean => "their mean",
+                    Combine::Min => "the lowest",
+                    Combine::Max => "the highest",
+                    Combine::LowerBound95 => "the lower bound of their mean",
+                },
+                av.threshold
+            ),
+        )
     };
     drop(aggregate.register(niceeval::__workspace::eval::checks_of(t)));
 }
@@ -336,21 +326,17 @@ fn register(
                 judge_line(t, case, line, *scored, output, items.clone());
             }
             let aggregate = Aggregate {
-                threshold: PASS_AT,
-                done: Vec::new(),
-                pending: items.take(),
                 counting: if *scored {
                     Counting::Scores
                 } else {
                     Counting::Passes
                 },
                 gates: lines.iter().map(|l| l.min).collect(),
-                gate_zeroes: false,
-                skips: Skips::Count,
-                combine: Combine::Mean,
-                one_by_one: false,
-                flips: Vec::new(),
-                label: format!("{} ({} rubric items)", g.name, lines.len()),
+                ..Aggregate::of(
+                    PASS_AT,
+                    items.take(),
+                    format!("{} ({} rubric items)", g.name, lines.len()),
+                )
             };
             drop(aggregate.register(target).weight(weight));
         }
@@ -394,17 +380,14 @@ fn register(
                 CompositeRule::Threshold(x) => (*x, Counting::Passes),
             };
             let aggregate = Aggregate {
-                threshold,
-                done: Vec::new(),
-                pending: inner.take(),
                 counting,
-                gates: Vec::new(),
-                gate_zeroes: false,
                 skips: Skips::Exclude,
-                combine: Combine::Mean,
-                one_by_one: false,
                 flips: members.iter().map(|m| m.negate).collect(),
-                label: format!("{} (composite of {})", g.name, members.len()),
+                ..Aggregate::of(
+                    threshold,
+                    inner.take(),
+                    format!("{} (composite of {})", g.name, members.len()),
+                )
             };
             drop(aggregate.register(target).weight(weight));
         }

@@ -26,29 +26,43 @@ pub(super) struct Target {
 impl Target {
     /// The target as a judge itself (a grader's `target`): its chat model, or its program.
     pub(super) fn as_judge(&self) -> Option<super::judge::Judge> {
-        match &self.spec.kind {
-            ProviderKind::Chat {
-                model,
-                base_url,
-                key_env,
-                ..
-            } => Some(super::judge::Judge::Model(JudgeSpec {
-                model: model.clone(),
-                base_url: base_url.clone(),
-                key_env: key_env.clone(),
-                unusable: None,
-            })),
-            ProviderKind::AgentvCli {
-                command,
-                cwd,
-                timeout_seconds,
-            } => Some(super::judge::Judge::Program(Arc::new(CliJudge {
-                command: command.clone(),
-                cwd: cwd.clone(),
-                timeout: timeout_seconds.map(std::time::Duration::from_secs),
-            }))),
-            _ => None,
-        }
+        program_judge(&self.spec.kind)
+            .map(super::judge::Judge::Program)
+            .or_else(|| chat_judge(&self.spec.kind).map(super::judge::Judge::Model))
+    }
+}
+
+/// The judge a chat target makes (its model, URL and key).
+fn chat_judge(kind: &ProviderKind) -> Option<JudgeSpec> {
+    match kind {
+        ProviderKind::Chat {
+            model,
+            base_url,
+            key_env,
+            ..
+        } => Some(JudgeSpec {
+            model: model.clone(),
+            base_url: base_url.clone(),
+            key_env: key_env.clone(),
+            unusable: None,
+        }),
+        _ => None,
+    }
+}
+
+/// The judge program a `cli` target makes.
+fn program_judge(kind: &ProviderKind) -> Option<Arc<CliJudge>> {
+    match kind {
+        ProviderKind::AgentvCli {
+            command,
+            cwd,
+            timeout_seconds,
+        } => Some(Arc::new(CliJudge {
+            command: command.clone(),
+            cwd: cwd.clone(),
+            timeout: timeout_seconds.map(std::time::Duration::from_secs),
+        })),
+        _ => None,
     }
 }
 
@@ -370,20 +384,6 @@ pub(super) fn named_target(
             }
         }
     };
-    let judge_of = |kind: &ProviderKind| match kind {
-        ProviderKind::Chat {
-            model,
-            base_url,
-            key_env,
-            ..
-        } => Some(JudgeSpec {
-            model: model.clone(),
-            base_url: base_url.clone(),
-            key_env: key_env.clone(),
-            unusable: None,
-        }),
-        _ => None,
-    };
     let grader = map
         .get("grader_target")
         .or_else(|| map.get("judge_target"))
@@ -393,20 +393,9 @@ pub(super) fn named_target(
     let judge = match grader {
         Some(g) => match named_target(named, &g, depth + 1)? {
             Some(t) => {
-                // A `cli` target grades as a program (see `cli_judge`).
-                if let ProviderKind::AgentvCli {
-                    command,
-                    cwd,
-                    timeout_seconds,
-                } = &t.spec.kind
-                {
-                    cli_judge = Some(Arc::new(CliJudge {
-                        command: command.clone(),
-                        cwd: cwd.clone(),
-                        timeout: timeout_seconds.map(std::time::Duration::from_secs),
-                    }));
-                }
-                t.judge.or_else(|| judge_of(&t.spec.kind))
+                // A `cli` target grades as a program (see `judge`).
+                cli_judge = program_judge(&t.spec.kind);
+                t.judge.or_else(|| chat_judge(&t.spec.kind))
             }
             None => {
                 return Err(tdoc.err(
@@ -416,7 +405,7 @@ pub(super) fn named_target(
             }
         },
         // An LLM target grades with itself, as AgentV does.
-        None => judge_of(&kind),
+        None => chat_judge(&kind),
     };
     Ok(Some(Target {
         spec: Arc::new(ProviderSpec {

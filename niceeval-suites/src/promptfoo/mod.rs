@@ -296,9 +296,8 @@ impl Doc<'_> {
                     Ok(Some(notice)) => notes.notice(notice),
                     Ok(None) => {
                         let place = with(at, OwnedStep::Key(key.clone()));
-                        let line = self.key_line(&place, key);
                         let hint = niceeval::__workspace::closest(key, allowed.iter().copied());
-                        notes.unknown_key(what, key, hint, line);
+                        notes.unknown_key(what, key, hint, || self.key_line(&place, key));
                     }
                     Err(why) => notes.refuse(self.err(
                         &with(at, OwnedStep::Key(key.clone())),
