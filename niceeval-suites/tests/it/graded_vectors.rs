@@ -276,8 +276,11 @@ pub(crate) fn run(vector: &Value) -> Result<SpecOutcome, String> {
     .map_err(|e| e.to_string())?;
     // No judge cache: two vectors asking the same question expect different mocked replies
     // (a cache in a target directory shared by earlier runs would answer with another's).
-    std::fs::write(dir.path().join("niceeval.toml"), "[judge]\ncache = \"off\"\n")
-        .map_err(|e| e.to_string())?;
+    std::fs::write(
+        dir.path().join("niceeval.toml"),
+        "[judge]\ncache = \"off\"\n",
+    )
+    .map_err(|e| e.to_string())?;
     let reports = Arc::new(Mutex::new(Vec::new()));
     let mut args = Args::default();
     args.quiet = true;
