@@ -327,6 +327,34 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
     assert_eq!(out.code(), Some(101), "{}", out.dump());
     assert!(out.stdout.contains("13 passed; 7 failed"), "{}", out.dump());
 
+    // A dataset that cannot be read leaves an error under the dataset eval's own name; once
+    // the file reads again, the next run's records replace it and that error leaves the
+    // results, as a deleted eval does (it stayed, an "earlier run" error forever).
+    let extra = dir.join("datasets/extra.jsonl");
+    let kept = std::fs::read_to_string(&extra).expect("readable");
+    std::fs::remove_file(&extra).expect("removable");
+    let out = with_results(&[&["-q"][..], &APART].concat());
+    assert_eq!(out.code(), Some(101), "{}", out.dump());
+    std::fs::write(&extra, &kept).expect("writable");
+    for _ in 0..2 {
+        let out = with_results(&[&["-q"][..], &APART].concat());
+        assert!(out.stdout.contains("13 passed; 7 failed"), "{}", out.dump());
+    }
+    let reports = niceeval::__workspace::results::read_reports(std::slice::from_ref(&results_dir))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stale: Vec<&str> = reports
+        .iter()
+        .map(|r| r.id.as_str())
+        .filter(|id| id.ends_with("extra"))
+        .collect();
+    assert!(stale.is_empty(), "the unreadable dataset's error stayed: {stale:?}");
+    let out = with_results(&["--report", "-q"]);
+    assert!(
+        out.stdout.contains("13 passed; 7 failed") && !out.stdout.contains("earlier run"),
+        "{}",
+        out.dump()
+    );
+
     // An edited file runs as it is now, without a rebuild: the built binary, run directly.
     let jsonl = dir.join("datasets/capitals.jsonl");
     let mut text = std::fs::read_to_string(&jsonl).expect("readable");

@@ -161,9 +161,10 @@ fn keep_runs(manifest_dir: &Path) -> usize {
 }
 
 /// The eval ids a test binary defines, for compaction: every eval, and every case of each
-/// dataset as its file holds them now (a row deleted from the file is no longer defined);
-/// the cases of a dataset whose file cannot be read are all kept, as nothing tells which
-/// still are.
+/// dataset as its file holds them now (a row deleted from the file is no longer defined, nor
+/// is the dataset eval's own name, which only an unreadable file's error record bears); a
+/// dataset whose file cannot be read defines its own name and keeps all its cases, as
+/// nothing tells which still are.
 pub(crate) struct Defined {
     ids: std::collections::HashSet<String>,
     unread: std::collections::HashSet<String>,
@@ -177,10 +178,13 @@ impl Defined {
             unread: Default::default(),
         };
         for def in defs {
-            defined.ids.insert(def.id());
             match crate::run::dataset::expand(def) {
+                // An eval is itself; a dataset eval whose file reads is its cases only: the
+                // error record a run wrote under its own name while the file could not be
+                // read is no longer produced, so it leaves.
                 Ok(cases) => defined.ids.extend(cases.into_iter().map(|d| d.id())),
                 Err(_) => {
+                    defined.ids.insert(def.id());
                     defined.unread.insert(def.id());
                 }
             }
