@@ -131,6 +131,9 @@ fn eval(args: Vec<String>) -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
+    // Each suite file's results stand until that file runs again: a results file (and run
+    // target) of their own, not the one of the `niceeval` binary.
+    niceeval::__workspace::results::name_after_suite_files(&files);
     let code = niceeval_suites::run_files(
         &files,
         "suite",

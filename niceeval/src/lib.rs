@@ -349,8 +349,9 @@ pub mod __workspace {
     /// The history of runs: the results files, written, read and merged.
     pub mod results {
         pub use crate::output::results::{
-            ReadError, ResultsFile, from_earlier_runs, latest, latest_records, merge, read_reports,
-            replay, results_dir, target_dir, this_run, this_target,
+            ReadError, ResultsFile, from_earlier_runs, latest, latest_records, merge,
+            name_after_suite_files, read_reports, replay, results_dir, suite_files_name,
+            target_dir, this_run, this_target,
         };
     }
     /// Statistics.

@@ -347,7 +347,10 @@ fn one_eval_per_case_everywhere_and_edited_files_need_no_rebuild() {
         .map(|r| r.id.as_str())
         .filter(|id| id.ends_with("extra"))
         .collect();
-    assert!(stale.is_empty(), "the unreadable dataset's error stayed: {stale:?}");
+    assert!(
+        stale.is_empty(),
+        "the unreadable dataset's error stayed: {stale:?}"
+    );
     let out = with_results(&["--report", "-q"]);
     assert!(
         out.stdout.contains("13 passed; 7 failed") && !out.stdout.contains("earlier run"),

@@ -795,3 +795,102 @@ fn a_misspelled_key_is_named_where_it_is_and_strict_refuses_it() {
     let out = niceeval(dir.path(), &fake, &["-c", "promptfooconfig.yaml"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn each_suite_file_keeps_its_results_until_that_file_runs_again() {
+    let fake = Fake::start();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = |tests: &[&str]| {
+        let mut text = String::from("prompts: [\"{{q}}\"]\nproviders: [echo]\ntests:\n");
+        for test in tests {
+            text.push_str(&format!(
+                "  - description: {test}\n    vars: {{q: {test}}}\n    assert: [{{type: contains, value: {test}}}]\n"
+            ));
+        }
+        text
+    };
+    write(dir.path(), "a.yaml", &suite(&["alpha", "beta"]));
+    write(dir.path(), "evals/b.yaml", &suite(&["gamma"]));
+    for file in ["a.yaml", "evals/b.yaml"] {
+        let out = niceeval(dir.path(), &fake, &["-c", file]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    }
+    let report = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_niceeval"))
+            .args(["report", "--jsonl", "all.jsonl"])
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let all = std::fs::read_to_string(dir.path().join("all.jsonl")).unwrap();
+        let mut ids: Vec<String> = all
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    // Both files' evals: the second run did not take the first one's results away.
+    let ids = report();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert!(ids.iter().any(|id| id.contains("a::alpha")), "{ids:?}");
+    assert!(ids.iter().any(|id| id.contains("b::gamma")), "{ids:?}");
+    // A file run again replaces its own results only: a test it no longer has leaves.
+    write(dir.path(), "a.yaml", &suite(&["alpha"]));
+    let out = niceeval(dir.path(), &fake, &["-c", "a.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let ids = report();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(ids.iter().any(|id| id.contains("b::gamma")), "{ids:?}");
+    assert!(!ids.iter().any(|id| id.contains("a::beta")), "{ids:?}");
+}
+
+#[test]
+fn report_mode_shows_the_runs_own_wall_time() {
+    let fake = Fake::start();
+    let dir = tempfile::tempdir().unwrap();
+    // Four tests of 0.7 s each, four at once: the run takes about 0.7 s, its evals 2.8 s.
+    let mut text =
+        String::from("prompts: [\"{{q}}\"]\nproviders: [\"exec: sleep 0.7; echo\"]\ntests:\n");
+    for q in ["a", "b", "c", "d"] {
+        text.push_str(&format!("  - vars: {{q: {q}}}\n"));
+    }
+    write(dir.path(), "promptfooconfig.yaml", &text);
+    let out = niceeval(
+        dir.path(),
+        &fake,
+        &[
+            "-c",
+            "promptfooconfig.yaml",
+            "-j",
+            "4",
+            "--markdown",
+            "live.md",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_niceeval"))
+        .args(["report", "--markdown", "report.md"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let seconds = |file: &str| -> f64 {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        let (_, after) = text
+            .split_once(" in ")
+            .unwrap_or_else(|| panic!("a time in {file}: {text}"));
+        let number: String = after
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        number.parse().unwrap_or_else(|_| panic!("{file}: {text}"))
+    };
+    let (live, report) = (seconds("live.md"), seconds("report.md"));
+    assert!(live < 2.5, "the live run ran its tests at once: {live}s");
+    assert!(
+        (report - live).abs() < 0.5,
+        "report mode shows the run's wall time ({live}s live), not its evals' sum: {report}s"
+    );
+}

@@ -45,7 +45,9 @@ pub use read::{ReadError, read_reports};
 pub(crate) use read::{Records, last_run};
 pub(crate) use stream::Index;
 pub use write::this_target;
-pub use write::{ResultsFile, results_dir, target_dir, this_run};
+pub use write::{
+    ResultsFile, name_after_suite_files, results_dir, suite_files_name, target_dir, this_run,
+};
 pub(crate) use write::{continue_run, this_file, under_nextest};
 
 #[cfg(test)]

@@ -29,6 +29,9 @@ struct Head {
     runs: Vec<RunHead>,
     #[serde(default)]
     run: Option<RunInfo>,
+    /// When the record was written (records since the run's wall time is shown have it).
+    #[serde(default)]
+    finished: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -52,6 +55,8 @@ struct Seen {
     /// Its runs, counted.
     runs: RunCounts,
     min_pass_rate: f64,
+    /// When it was written, in milliseconds since the Unix epoch.
+    finished: Option<u64>,
 }
 
 /// Every record of some results files, by eval id, as positions and counters (the first
@@ -98,6 +103,7 @@ impl Index {
                     outcome: head.outcome,
                     runs,
                     min_pass_rate: head.min_pass_rate,
+                    finished: head.finished.as_deref().and_then(epoch_ms),
                 };
                 match index.evals.get_mut(head.id.as_str()) {
                     Some(seen_before) => seen_before.push(seen),
@@ -291,6 +297,32 @@ impl Merged {
             .collect()
     }
 
+    /// The wall time of the runs the merged reports come from, in milliseconds: for each run,
+    /// from its start (the earliest of its processes') to its last record of those shown, the
+    /// runs' times added. `None` when a shown record does not say when it was written (one
+    /// of a version before that): the report then adds the evals' durations, as it did.
+    fn wall_time_ms(&self) -> Option<f64> {
+        // Per run id: the earliest start and the latest record shown.
+        let mut spans: HashMap<&str, (u64, u64)> = HashMap::new();
+        for (seen, pick) in self.index.evals.values().zip(&self.picks) {
+            let Some(pick) = *pick else { continue };
+            let run = &self.index.runs[pick as usize];
+            let started = epoch_ms(&run.started)?;
+            for s in seen.iter().filter(|s| s.run == Some(pick)) {
+                let finished = s.finished?;
+                let span = spans.entry(run.id.as_str()).or_insert((started, finished));
+                span.0 = span.0.min(started);
+                span.1 = span.1.max(finished);
+            }
+        }
+        (!spans.is_empty()).then(|| {
+            spans
+                .values()
+                .map(|(from, to)| to.saturating_sub(*from) as f64)
+                .sum()
+        })
+    }
+
     /// Reads each eval's records again, merges them and replays the merged report through
     /// `reporters` as if it had just run, in id order; returns the suite report, which
     /// `finish` completes (e.g. with the comparison with a baseline) before the reporters get
@@ -302,6 +334,7 @@ impl Merged {
         keep_baseline: bool,
         finish: impl FnOnce(&mut SuiteReport),
     ) -> Result<SuiteReport, ReadError> {
+        let wall = self.wall_time_ms();
         let Merged { index, .. } = self;
         let Index {
             mut files, evals, ..
@@ -336,11 +369,18 @@ impl Merged {
             summaries.push(summary);
             duration += report.duration_ms;
         }
-        let mut suite = SuiteReport::new(summaries, 0, false, duration);
+        let mut suite = SuiteReport::new(summaries, 0, false, wall.unwrap_or(duration));
         finish(&mut suite);
         for reporter in reporters.iter_mut() {
             let _ = reporter.on_run_complete(&suite);
         }
         Ok(suite)
     }
+}
+
+/// An RFC 3339 time in milliseconds since the Unix epoch.
+fn epoch_ms(time: &str) -> Option<u64> {
+    let at = humantime::parse_rfc3339_weak(time).ok()?;
+    let since = at.duration_since(std::time::UNIX_EPOCH).ok()?;
+    u64::try_from(since.as_millis()).ok()
 }

@@ -52,8 +52,69 @@ pub fn results_dir(manifest_dir: &Path) -> PathBuf {
     }
 }
 
-/// The running test binary's file stem (`evals-0123abcd`).
+/// The name [`name_after_suite_files`] gave this process's results, if any.
+static NAMED: OnceLock<String> = OnceLock::new();
+
+/// Names this process's results file (`<name>.jsonl`) and its run's target after the suite
+/// files it runs, instead of after the running binary: `niceeval eval` is one binary for
+/// every suite file, and under one name a second file's run compacted the first one's
+/// results away (and hid its run as an older run of the same target). The name is each
+/// file's path as given (relative to the current directory when it is under it), with
+/// characters other than letters, digits, `.`, `_` and `-` written `_`, the files joined with
+/// `+`; a name longer than 100 characters is cut and ends in a hash of the whole. Must come
+/// before anything asks for [`this_run`]; returns whether it did.
+///
+/// ```
+/// use std::path::PathBuf;
+/// assert_eq!(
+///     niceeval::__workspace::results::suite_files_name(&[PathBuf::from("./evals/promptfooconfig.yaml")]),
+///     "evals_promptfooconfig.yaml"
+/// );
+/// ```
+pub fn name_after_suite_files(files: &[PathBuf]) -> bool {
+    RUN.get().is_none() && NAMED.set(suite_files_name(files)).is_ok()
+}
+
+/// The name [`name_after_suite_files`] gives the results of a run of `files`.
+pub fn suite_files_name(files: &[PathBuf]) -> String {
+    let here = std::env::current_dir().ok();
+    let name = files
+        .iter()
+        .map(|file| {
+            let shown = here
+                .as_deref()
+                .and_then(|here| file.strip_prefix(here).ok())
+                .unwrap_or(file);
+            let text = shown.to_string_lossy();
+            let text = text.strip_prefix("./").unwrap_or(&text);
+            text.chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("+");
+    if name.len() <= 100 {
+        return name;
+    }
+    use sha2::Digest as _;
+    let hash = sha2::Sha256::digest(name.as_bytes());
+    let hex: String = hash[..8].iter().map(|b| format!("{b:02x}")).collect();
+    // `~`, not `-`: a `-` and 16 hex digits would read as Cargo's hash of a test binary.
+    format!("{}~{hex}", &name[..84])
+}
+
+/// The running test binary's file stem (`evals-0123abcd`), or the name
+/// [`name_after_suite_files`] gave.
 fn binary() -> String {
+    if let Some(named) = NAMED.get() {
+        return named.clone();
+    }
     std::env::current_exe()
         .ok()
         .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))

@@ -436,6 +436,10 @@ pub(crate) struct Versioned<'a> {
     /// The run that writes the record, when the report does not carry one already.
     #[serde(skip_serializing_if = "Option::is_none")]
     run: Option<&'a RunInfo>,
+    /// When the record was written (RFC 3339, UTC): with its run's start, the run's wall time
+    /// as report mode shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    finished: Option<String>,
 }
 
 impl<'a> Versioned<'a> {
@@ -445,15 +449,21 @@ impl<'a> Versioned<'a> {
             schema: SCHEMA_VERSION,
             report,
             run: None,
+            finished: None,
         }
     }
 
-    /// `report`, tagged with [`SCHEMA_VERSION`] and with `run` unless it names its own run.
+    /// `report`, tagged with [`SCHEMA_VERSION`], with `run` unless it names its own run, and
+    /// with the time it is written when it is `run`'s.
     pub(crate) fn stamped(report: &'a EvalReport, run: &'a RunInfo) -> Self {
+        let own = report.run.is_none();
         Versioned {
             schema: SCHEMA_VERSION,
             report,
-            run: report.run.is_none().then_some(run),
+            run: own.then_some(run),
+            finished: own.then(|| {
+                humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+            }),
         }
     }
 }
