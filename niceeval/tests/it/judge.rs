@@ -98,17 +98,14 @@ fn score_maps_and_rationale_follow_autoevals() {
     assert_eq!(factuality.path, "/v1/chat/completions");
     let prompt = factuality.prompt();
     assert!(
-        prompt.contains("[Question]: What is the capital of France?"),
+        prompt.contains("<question>\nWhat is the capital of France?\n</question>"),
         "{prompt}"
     );
     assert!(
-        prompt.contains("[Submission]: Paris is the capital of France."),
+        prompt.contains("<submission>\nParis is the capital of France.\n</submission>"),
         "{prompt}"
     );
-    assert!(
-        prompt.contains("a single choice from A, B, C, D, E."),
-        "{prompt}"
-    );
+    assert!(prompt.contains("exactly one of A, B, C, D, E."), "{prompt}");
     assert_eq!(
         factuality.body["tool_choice"],
         json!({"type": "function", "function": {"name": "select_choice"}})
@@ -352,7 +349,7 @@ fn four_judges(t: &mut Eval) -> BoxFuture<'_, BodyResult> {
 #[test]
 fn judges_of_one_run_are_asked_concurrently() {
     let server = FakeProvider::start(|n, seen| {
-        let reply = if seen.prompt().contains("[Rubric]") {
+        let reply = if seen.prompt().contains("<rubric>") {
             Reply::json(support::openai_tool_call(
                 "grade",
                 json!({"reasons": ["polite"], "score": 0.9}),
@@ -376,12 +373,12 @@ fn judges_of_one_run_are_asked_concurrently() {
     let rubric = server
         .seen()
         .into_iter()
-        .find(|s| s.prompt().contains("[Rubric]"))
+        .find(|s| s.prompt().contains("<rubric>"))
         .unwrap();
     assert!(
         rubric
             .prompt()
-            .contains("[Submission]: Hello there, friend!"),
+            .contains("<submission>\nHello there, friend!\n</submission>"),
         "{}",
         rubric.prompt()
     );
@@ -411,7 +408,7 @@ fn identical_concurrent_judge_calls_share_one_request() {
 #[test]
 fn a_warm_cache_makes_no_judge_requests_and_corrupt_entries_are_rewritten() {
     let server = FakeProvider::start(|n, seen| {
-        if seen.prompt().contains("[Rubric]") {
+        if seen.prompt().contains("<rubric>") {
             Reply::json(support::openai_tool_call(
                 "grade",
                 json!({"reasons": [], "score": 0.9}),

@@ -585,9 +585,12 @@ mod tests {
         let crate::agents::provider::ChatMessage::User(prompt) = &request.messages[0] else {
             panic!("expected a user message");
         };
-        assert!(prompt.contains("[Task]: Hi there"), "{prompt}");
-        assert!(prompt.contains("[Criterion]: Is it polite?"), "{prompt}");
-        assert!(prompt.ends_with("a single choice from Y, N."), "{prompt}");
+        assert!(prompt.contains("<task>\nHi there\n</task>"), "{prompt}");
+        assert!(
+            prompt.contains("<criterion>\nIs it polite?\n</criterion>"),
+            "{prompt}"
+        );
+        assert!(prompt.ends_with("exactly one of Y, N."), "{prompt}");
         let summary = Scorer::Summarizes {
             source: "SRC".into(),
         }
@@ -595,7 +598,10 @@ mod tests {
         let crate::agents::provider::ChatMessage::User(prompt) = &summary.messages[0] else {
             panic!("expected a user message");
         };
-        assert!(prompt.contains("[Source]: SRC") && prompt.contains("[Submission]: SUM"));
+        assert!(
+            prompt.contains("<source>\nSRC\n</source>")
+                && prompt.contains("<submission>\nSUM\n</submission>")
+        );
         let rubric = Scorer::Rubric { rubric: "R".into() }.request("q", "o");
         assert_eq!(rubric.tools[0].name(), "grade");
     }
