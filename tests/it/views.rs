@@ -656,7 +656,7 @@ fn every_view_fits_1400_by_900_and_shows_what_it_is_for() {
     );
     browser.eval(
         &tab,
-        "document.querySelector('#detail section.compared-with-the-baseline').scrollIntoView()",
+        "document.querySelector('#detail section.then-and-now').scrollIntoView()",
     );
     photograph(&mut browser, &tab, "then-and-now");
     wrong.extend(geometry(&mut browser, &tab, "then and now"));
