@@ -1,11 +1,11 @@
 //! Every view of the HTML viewer at 1400×900 in headless Chromium, on one run that has all
 //! of them: a list compared with a baseline, an eval with several runs (one failed), a suite
 //! file's matrix, then and now beside an earlier run (also at 2560×1440, side by side), a
-//! span waterfall. In each view the
-//! geometry holds — no two tables overlap, no word of a cell breaks or sticks out of it,
-//! nothing is wider than its pane, the page itself does not scroll — and what the view is for
-//! shows. Each view is photographed: `target/niceeval/viewer-*.png`, and `docs/viewer-*.png`
-//! with `NICEEVAL_UPDATE_SCREENSHOT=1` (the ones the docs show).
+//! span waterfall. In each view the geometry holds — no two tables overlap, no word of a cell
+//! breaks or sticks out of it, nothing is wider than its pane, the page itself does not scroll
+//! — and what the view is for shows. Each view is photographed: `target/niceeval/viewer-*.png`,
+//! and `docs/book/src/images/viewer-*.png` with `NICEEVAL_UPDATE_SCREENSHOT=1` (the ones the
+//! docs show).
 
 use std::path::{Path, PathBuf};
 
