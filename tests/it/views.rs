@@ -1,10 +1,11 @@
 //! Every view of the HTML viewer at 1400×900 in headless Chromium, on one run that has all
 //! of them: a list compared with a baseline, an eval with several runs (one failed), a suite
-//! file's matrix, then and now beside an earlier run, a span waterfall. In each view the
-//! geometry holds — no two tables overlap, no word of a cell breaks or sticks out of it,
-//! nothing is wider than its pane, the page itself does not scroll — and what the view is for
-//! shows. Each view is photographed: `target/niceeval/viewer-*.png`, and `docs/viewer-*.png`
-//! with `NICEEVAL_UPDATE_SCREENSHOT=1` (the ones the docs show).
+//! file's matrix, then and now beside an earlier run (also at 2560×1440, side by side), a
+//! span waterfall. In each view the geometry holds — no two tables overlap, no word of a cell
+//! breaks or sticks out of it, nothing is wider than its pane, the page itself does not scroll
+//! — and what the view is for shows. Each view is photographed: `target/niceeval/viewer-*.png`,
+//! and `docs/book/src/images/viewer-*.png` with `NICEEVAL_UPDATE_SCREENSHOT=1` (the ones the
+//! docs show).
 
 use std::path::{Path, PathBuf};
 
@@ -21,10 +22,13 @@ use niceeval_tests::synthetic;
 const SIZE: (u32, u32) = (1400, 900);
 
 /// The geometry of the page as shown, as a list of what is wrong (empty when nothing is):
-/// no pane (list, detail, matrix) and not the page scrolls sideways, every table lies within
-/// its pane, no two tables overlap, and no word of a table cell (a hyphen or `::` ends a word:
-/// a line may wrap after it; up to 40 characters: a longer one is a blob that has to wrap)
-/// breaks across lines or sticks out of its cell.
+/// no pane (list, detail, matrix), nothing in one and not the page scrolls sideways, every
+/// table lies within its pane and its parent's box, no two tables overlap, no row of an
+/// assertion tree is higher than its own text needs (then's and now's trees are laid out
+/// apart, not padded to each other's rows), and no word of a table cell (a hyphen, `::` or
+/// `/` ends a word: a line may wrap after it; up to 40 characters: a longer one is a blob
+/// that has to wrap) breaks across lines or sticks out of its cell; a blob wraps but does
+/// not stick out either.
 const GEOMETRY: &str = r##"(() => {
   const problems = [];
   const box = (e) => e.getBoundingClientRect();
@@ -46,6 +50,29 @@ const GEOMETRY: &str = r##"(() => {
     if (!pane) continue;
     const [r, p] = [box(t), box(pane)];
     if (r.left < p.left - 1 || r.right > p.right + 1) problems.push(`${describe(t)} (${r.left}..${r.right}) is wider than #${pane.id} (${p.left}..${p.right})`);
+    const q = box(t.parentElement);
+    if (r.left < q.left - 1 || r.right > q.right + 1) problems.push(`${describe(t)} (${r.left}..${r.right}) sticks out of its ${describe(t.parentElement)} (${q.left}..${q.right})`);
+  }
+  for (const pane of panes) {
+    for (const e of pane.querySelectorAll("*")) {
+      if (!visible(e) || !/auto|scroll/.test(getComputedStyle(e).overflowX)) continue;
+      if (e.scrollWidth > e.clientWidth + 1) problems.push(`${describe(e)} scrolls sideways: ${e.scrollWidth}px in ${e.clientWidth}px`);
+    }
+  }
+  // An assertion tree's row is as high as its tallest cell's text (plus padding and half a
+  // line), not padded to the height of a row of another table.
+  for (const row of tables.filter((t) => t.classList.contains("tree")).flatMap((t) => Array.from(t.rows))) {
+    let bottom = -Infinity, slack = 0;
+    for (const cell of row.cells) {
+      const range = document.createRange();
+      range.selectNodeContents(cell);
+      const rects = Array.from(range.getClientRects()).filter((q) => q.height > 0);
+      const style = getComputedStyle(cell);
+      const line = parseFloat(style.lineHeight) || 1.5 * parseFloat(style.fontSize);
+      slack = Math.max(slack, parseFloat(style.paddingBottom) + parseFloat(style.borderBottomWidth) + line / 2);
+      for (const q of rects) bottom = Math.max(bottom, q.bottom);
+    }
+    if (bottom > -Infinity && box(row).bottom - bottom > slack + 2) problems.push(`${describe(row)} is ${Math.round(box(row).bottom - bottom)}px higher than its text: padded to another row's height`);
   }
   for (let i = 0; i < tables.length; i++) {
     for (let j = i + 1; j < tables.length; j++) {
@@ -66,14 +93,17 @@ const GEOMETRY: &str = r##"(() => {
       let m;
       while ((m = words.exec(node.data))) {
         let at = m.index;
-        for (const word of m[0].split(/(?<=-|::)/)) {
+        for (const word of m[0].split(/(?<=-|::|\/)/)) {
           const start = at;
           at += word.length;
-          if (word.length > 40) continue;
           const range = document.createRange();
           range.setStart(node, start);
           range.setEnd(node, at);
           const rects = Array.from(range.getClientRects()).filter((q) => q.width > 0);
+          if (word.length > 40) {
+            if (rects.some((q) => q.right > c.right + 1 || q.left < c.left - 1)) problems.push(`"${word.slice(0, 40)}…" sticks out of ${describe(cell)}`);
+            continue;
+          }
           if (new Set(rects.map((q) => Math.round(q.top))).size > 1) problems.push(`"${word}" breaks across lines in ${describe(cell)}`);
           else if (rects.some((q) => q.right > c.right + 1 || q.left < c.left - 1)) problems.push(`"${word}" sticks out of ${describe(cell)}`);
         }
@@ -216,6 +246,65 @@ fn suite_case(test: usize, prompt: usize, provider: usize, passed: bool) -> Eval
     }))
 }
 
+/// Assertions from their JSON, with the fields every assertion has filled in.
+fn assertions(json: serde_json::Value) -> Vec<niceeval::AssertionResult> {
+    serde_json::from_value(json).expect("assertions")
+}
+
+/// `evals::capitals::paris` now, as a real run's tree reads: nested groups, scored checks
+/// with a threshold, a judge's reasons of a sentence or two, a reason with a long unbroken
+/// path and one with a URL, a metric, a budget.
+fn assertions_now() -> Vec<niceeval::AssertionResult> {
+    assertions(serde_json::json!([
+        {"name": "all_of", "kind": "value", "severity": "gate", "score": 0.5, "passed": false,
+         "reason": "2 of 4 passed", "children": [
+            {"name": "includes(\"Paris\")", "kind": "value", "severity": "gate", "score": 1.0, "passed": true,
+             "reason": "found \"Paris\" at 0"},
+            {"name": "judge(\"cites a source the reader can check\")", "kind": "judge", "severity": "soft",
+             "score": 0.35, "threshold": 0.7, "passed": false,
+             "reason": "The reply names the capital correctly but cites no source at all, so a reader cannot check the claim. The rubric asks for a link such as https://www.cia.gov/the-world-factbook/countries/france/#government-and-politics or the title of a reference work."},
+            {"name": "similar_to(\"Paris is the capital of France.\")", "kind": "value", "severity": "gate",
+             "score": 0.82, "threshold": 0.85, "passed": false,
+             "reason": "cosine similarity 0.82 with the reference answer (text-embedding-3-small), below the threshold of 0.85"},
+            {"name": "any_of", "kind": "value", "severity": "gate", "score": 1.0, "passed": true,
+             "reason": "1 of 2 passed", "children": [
+                {"name": "matches(r\"^Paris\\b\")", "kind": "value", "severity": "gate", "score": 1.0, "passed": true,
+                 "reason": "matched \"Paris\" at 0..5"},
+                {"name": "file_contains(\"answer.txt\", \"Paris\")", "kind": "scoped", "severity": "gate", "score": 0.0, "passed": false,
+                 "reason": "/tmp/niceeval/work/evals-capitals-paris-3f9c2a71d0b84e6f/workspace/answer.txt was never written: the agent wrote to a different path"}
+             ]}
+         ]},
+        {"name": "judge(\"answers in one short sentence, without hedging\")", "kind": "judge", "severity": "soft",
+         "score": 0.6, "threshold": 0.8, "metric": "concision", "passed": false,
+         "reason": "Two sentences where one was asked for; the second restates the file name. Otherwise direct, with no hedging."},
+        {"name": "max_tokens(100)", "kind": "efficiency", "severity": "gate", "score": 0.5, "passed": false,
+         "reason": "200 tokens, budget 100"}
+    ]))
+}
+
+/// `evals::capitals::paris` in the earlier run: it passed, with a tree of other rows than
+/// now's (a check since removed, none of now's nested group) so that the two sides' rows
+/// differ in number and height.
+fn assertions_then() -> Vec<niceeval::AssertionResult> {
+    assertions(serde_json::json!([
+        {"name": "all_of", "kind": "value", "severity": "gate", "score": 1.0, "passed": true,
+         "reason": "3 of 3 passed", "children": [
+            {"name": "includes(\"Paris\")", "kind": "value", "severity": "gate", "score": 1.0, "passed": true,
+             "reason": "found \"Paris\" at 0"},
+            {"name": "judge(\"cites a source the reader can check\")", "kind": "judge", "severity": "soft",
+             "score": 0.9, "threshold": 0.7, "passed": true,
+             "reason": "Cites the CIA World Factbook by name, which a reader can look up; a link would have been better still."},
+            {"name": "similar_to(\"Paris is the capital of France.\")", "kind": "value", "severity": "gate",
+             "score": 0.91, "threshold": 0.85, "passed": true,
+             "reason": "cosine similarity 0.91 with the reference answer (text-embedding-3-small)"}
+         ]},
+        {"name": "not_includes(\"I think\")", "kind": "value", "severity": "soft", "score": 1.0, "passed": true,
+         "reason": "not found"},
+        {"name": "max_tokens(100)", "kind": "efficiency", "severity": "gate", "score": 1.0, "passed": true,
+         "reason": "64 tokens, budget 100"}
+    ]))
+}
+
 /// The run now, in the order its evals finished (not by name), and the same evals in an
 /// earlier run.
 fn runs_now_and_then() -> (Vec<EvalReport>, Vec<EvalReport>) {
@@ -224,14 +313,11 @@ fn runs_now_and_then() -> (Vec<EvalReport>, Vec<EvalReport>) {
     let mut rich = super::html::rich_report();
     rich.cost_usd = Some(0.000_042);
     rich.usage.cost_usd = Some(0.000_042);
+    rich.assertions = assertions_now();
     let mut rich_then = rich.clone();
     rich_then.outcome = niceeval::Outcome::Passed;
     rich_then.score = Some(1.0);
-    for a in &mut rich_then.assertions {
-        a.passed = true;
-        a.score = 1.0;
-        a.reason = "every check passed in this run".into();
-    }
+    rich_then.assertions = assertions_then();
     rich_then.events = vec![
         Event::Message {
             role: Role::User,
@@ -571,16 +657,31 @@ fn every_view_fits_1400_by_900_and_shows_what_it_is_for() {
     );
     browser.eval(
         &tab,
-        "document.querySelector('#detail section.compared-with-the-baseline').scrollIntoView()",
+        "document.querySelector('#detail section.then-and-now').scrollIntoView()",
     );
     photograph(&mut browser, &tab, "then-and-now");
     wrong.extend(geometry(&mut browser, &tab, "then and now"));
+    assert!(
+        browser
+            .eval(
+                &tab,
+                "document.getElementById('list').getBoundingClientRect().width > 400"
+            )
+            .as_bool()
+            .expect("a boolean"),
+        "the list pane is beside the detail pane"
+    );
+    // Each side's tree whole: then's 6 rows, now's 9, the threshold column shown.
+    let trees = browser.eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#detail .then-and-now table.tree'), (t) => [t.rows.length - 1, t.rows[0].textContent])",
+    );
     assert_eq!(
-        browser.eval(
-            &tab,
-            "document.querySelectorAll('#detail .then-and-now table.tree').length"
-        ),
-        2
+        trees,
+        serde_json::json!([
+            [6, "verdictseverityassertionscorethresholdreason"],
+            [9, "verdictseverityassertionscorethresholdreason"]
+        ])
     );
 
     // On a wide screen, then and now side by side, neither overlapping the other.
@@ -592,12 +693,21 @@ fn every_view_fits_1400_by_900_and_shows_what_it_is_for() {
         &wide,
         "document.querySelector('#detail .then-and-now[data-loaded]')",
     );
+    browser.eval(
+        &wide,
+        "document.querySelector('#detail section.then-and-now').scrollIntoView()",
+    );
+    photograph(&mut browser, &wide, "then-and-now-wide");
     wrong.extend(geometry(&mut browser, &wide, "then and now at 2560×1440"));
     let tops = browser.eval(
         &wide,
         "Array.from(document.querySelectorAll('#detail .then-and-now .sides > div'), (d) => d.getBoundingClientRect().top)",
     );
-    assert_eq!(tops[0], tops[1], "side by side: {tops}");
+    if tops[0] != tops[1] {
+        wrong.push(format!(
+            "then and now at 2560×1440: one above the other (tops {tops}), not side by side"
+        ));
+    }
 
     // The waterfall: a time axis; tool names as written.
     browser.eval(

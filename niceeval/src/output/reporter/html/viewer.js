@@ -641,15 +641,26 @@
         table.append(el("tr", { class: "assertion" },
           el("td", { class: a.passed ? "pass" : a.severity === "soft" ? "below" : "fail" }, verdict),
           el("td", {}, a.severity),
-          el("td", {}, "\u00a0\u00a0".repeat(depth) + a.name + (a.metric ? ` [${a.metric}]` : "")),
+          el("td", { class: "name", style: depth ? `--depth:${depth}` : null }, a.name + (a.metric ? ` [${a.metric}]` : "")),
           el("td", { class: "num" }, fmt(a.score)),
           el("td", { class: "num" }, fmt(a.threshold)),
-          el("td", { class: "reason" }, a.error || a.reason || "")));
+          el("td", { class: "reason" }, ...breakable(a.error || a.reason || ""))));
         if (a.children) add(a.children, depth + 1);
       }
     };
     add(list, 0);
     return table;
+  }
+
+  // A reason's text with a line break allowed after each `/` (`<wbr>`): a path or URL wraps
+  // between its parts, not in the middle of one.
+  function breakable(text) {
+    const out = [];
+    text.split(/(?<=\/)(?!\/)/).forEach((part, k) => {
+      if (k) out.push(el("wbr", {}));
+      out.push(part);
+    });
+    return out;
   }
 
   // The conversation: messages, thinking, tool calls with their input and results, errors,
