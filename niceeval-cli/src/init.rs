@@ -208,7 +208,9 @@ fn parse_args(args: Vec<String>) -> Result<Option<InitOptions>, String> {
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
-            Some((flag, rest)) if flag.starts_with("--") => (flag.to_string(), Some(rest.to_string())),
+            Some((flag, rest)) if flag.starts_with("--") => {
+                (flag.to_string(), Some(rest.to_string()))
+            }
             _ => (arg.clone(), None),
         };
         let mut operand = |what: &str| -> Result<String, String> {
@@ -229,7 +231,9 @@ fn parse_args(args: Vec<String>) -> Result<Option<InitOptions>, String> {
             "--path" | "--git" => {
                 let given = if flag == "--path" { "--path" } else { "--git" };
                 if let Some(earlier) = source_given {
-                    return Err(format!("{earlier} and {given} both say where niceeval comes from: give one"));
+                    return Err(format!(
+                        "{earlier} and {given} both say where niceeval comes from: give one"
+                    ));
                 }
                 source_given = Some(given);
                 niceeval = if given == "--path" {
@@ -362,18 +366,25 @@ fn summary(options: &InitOptions, scaffold: &Scaffold) -> String {
     let mut out = String::new();
     let shown = options.dir.display();
     if let Some(name) = &scaffold.new_crate {
-        let _ = writeln!(out, "created the library crate `{name}` in {shown} (cargo init --lib)");
+        let _ = writeln!(
+            out,
+            "created the library crate `{name}` in {shown} (cargo init --lib)"
+        );
     }
     let _ = writeln!(
         out,
-        "added an eval suite to {} (agent: {}):",
-        options.dir.join("Cargo.toml").display(),
+        "added an eval suite to the crate in {shown} (agent: {}):",
         options.agent.name()
     );
     for change in &scaffold.manifest {
         let _ = writeln!(out, "  Cargo.toml  {change}");
     }
-    let width = scaffold.files.iter().map(|(p, _)| p.len()).max().unwrap_or(0);
+    let width = scaffold
+        .files
+        .iter()
+        .map(|(p, _)| p.len())
+        .max()
+        .unwrap_or(0);
     for (path, what) in &scaffold.files {
         let _ = writeln!(out, "  {path:width$}  {what}");
     }
@@ -482,7 +493,9 @@ fn cargo_init(dir: &Path, name: Option<&str>) -> Result<(), InitError> {
     if !output.status.success() {
         return Err(fail(
             output.status.to_string(),
-            String::from_utf8_lossy(&output.stderr).trim_end().to_string(),
+            String::from_utf8_lossy(&output.stderr)
+                .trim_end()
+                .to_string(),
         ));
     }
     Ok(())
@@ -531,7 +544,9 @@ fn edit_manifest(
     match serde_state(doc, dev_key) {
         Serde::Derive => {}
         Serde::DevWithoutDerive => {
-            let entry = dev_table(doc, dev_key).get_mut("serde").expect("serde is there");
+            let entry = dev_table(doc, dev_key)
+                .get_mut("serde")
+                .expect("serde is there");
             add_feature(entry, "derive");
             changes.push(format!("[{dev_key}] serde: feature \"derive\" added"));
         }
@@ -540,7 +555,9 @@ fn edit_manifest(
             table.insert("version", "1".into());
             table.insert("features", Value::Array(Array::from_iter(["derive"])));
             dev_table(doc, dev_key).insert("serde", Item::Value(Value::InlineTable(table)));
-            changes.push(format!("[{dev_key}] serde (the dataset's case type derives Deserialize)"));
+            changes.push(format!(
+                "[{dev_key}] serde (the dataset's case type derives Deserialize)"
+            ));
         }
     }
 
@@ -554,7 +571,9 @@ fn edit_manifest(
                 Value::Array(Array::from_iter(["json", "rustls-tls"])),
             );
             dev_table(doc, dev_key).insert("reqwest", Item::Value(Value::InlineTable(table)));
-            changes.push(format!("[{dev_key}] reqwest (the HTTP client of `service()`)"));
+            changes.push(format!(
+                "[{dev_key}] reqwest (the HTTP client of `service()`)"
+            ));
         } else {
             notes.push(
                 "reqwest was already a dependency: kept as it was (evals/main.rs needs its \
@@ -660,10 +679,13 @@ fn serde_state(doc: &DocumentMut, dev_key: &str) -> Serde {
 
 /// Adds `feature` to a dependency entry: `"1"` becomes `{ version = "1", features = [..] }`.
 fn add_feature(entry: &mut Item, feature: &str) {
-    if let Some(version) = entry.as_str().map(str::to_string) {
+    if let Some(Value::String(version)) = entry.as_value().cloned() {
         let mut table = InlineTable::new();
-        table.insert("version", version.into());
-        *entry = Item::Value(Value::InlineTable(table));
+        table.insert("version", version.value().as_str().into());
+        let mut replaced = Value::InlineTable(table);
+        // The comment after the entry, and its spacing, stay.
+        *replaced.decor_mut() = version.decor().clone();
+        *entry = Item::Value(replaced);
     }
     let Some(table) = entry.as_table_like_mut() else {
         return;
@@ -715,7 +737,11 @@ fn create_new(path: &Path, text: &str) -> Result<(), InitError> {
 fn files(agent: AgentKind) -> Vec<(&'static str, String, &'static str)> {
     let mut files = vec![
         (CONFIG, config(agent), config_what(agent)),
-        (SUITE, suite(agent), "the suite: greets_back, and answers:: one eval per case"),
+        (
+            SUITE,
+            suite(agent),
+            "the suite: greets_back, and answers:: one eval per case",
+        ),
         (DATASET, DATASET_TEXT.to_string(), "the dataset: 3 cases"),
     ];
     if agent == AgentKind::Command {
