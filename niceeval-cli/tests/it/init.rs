@@ -19,7 +19,7 @@ use std::process::{Command, Output};
 
 use niceeval::__workspace::config::{AgentConfig, Config};
 
-use crate::support::root;
+use crate::support::{Fake, root};
 
 /// `niceeval init ARGS` from `cwd`.
 fn init(cwd: &Path, args: &[&str]) -> Output {
@@ -254,7 +254,9 @@ regex = \"1\"  # for the order numbers
 }
 
 /// The http and openai scaffolds compile and pass as written, their evals skipped with what to
-/// set; the http one also passes against a loopback service once `AGENT_URL` names it.
+/// set; configured, they pass against loopback stand-ins: the http one against a service at
+/// `AGENT_URL`, the openai one against the fake OpenAI API (`scripts/fake-openai.py`) as its
+/// `base_url`, with a fake key.
 #[test]
 fn http_and_openai_scaffolds_pass_skipped_until_configured() {
     let tmp = outside();
@@ -286,6 +288,29 @@ fn http_and_openai_scaffolds_pass_skipped_until_configured() {
     assert_suite(&output, "ignored");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("set OPENAI_API_KEY"), "{}", dump(&output));
+
+    // Configured as a user would (a key, and here the loopback fake as the server), the same
+    // evals call the model and pass.
+    let answers = tmp.path().join("answers.json");
+    std::fs::write(
+        &answers,
+        r#"[{"match": "capital of france", "answer": "Paris."},
+            {"match": "2 + 2", "answer": "4"},
+            {"match": "spanish", "answer": "Gracias."}]"#,
+    )
+    .expect("write the fake's answers");
+    let fake = Fake::with_answers(&answers);
+    let config_path = dir.join("niceeval.toml");
+    let config = read(&config_path);
+    let commented = "# base_url = \"http://127.0.0.1:11434/v1\"";
+    assert!(config.contains(commented), "{config}");
+    std::fs::write(
+        &config_path,
+        config.replace(commented, &format!("base_url = \"{}\"", fake.url)),
+    )
+    .expect("write niceeval.toml");
+    let output = run_printed(tmp.path(), &dir, &command, &[("OPENAI_API_KEY", "sk-fake")]);
+    assert_suite(&output, "ok");
 }
 
 /// A loopback HTTP service answering every POST with one reply that passes every scaffolded
