@@ -320,10 +320,14 @@ pub(crate) fn run(options: &InitOptions) -> Result<Scaffold, InitError> {
             (doc, Some(name))
         }
     };
-    let mut manifest = edit_manifest(&mut doc, options.agent, &source, &mut notes);
+    let workspace = workspace_of(dir, &doc);
+    let inherited = workspace
+        .as_ref()
+        .map_or(Vec::new(), |(_, names)| names.clone());
+    let mut manifest = edit_manifest(&mut doc, options.agent, &source, &inherited, &mut notes);
     if new_crate.is_some() {
-        match workspace_above(dir) {
-            Some(root) => notes.push(format!(
+        match workspace {
+            Some((root, _)) => notes.push(format!(
                 "the new crate is a member of the workspace of {}: its build profile is that \
                  manifest's, so none was added (the guide's \"The build profile\" has one that \
                  keeps the first build short)",
@@ -501,26 +505,55 @@ fn cargo_init(dir: &Path, name: Option<&str>) -> Result<(), InitError> {
     Ok(())
 }
 
-/// The nearest manifest above `dir` with a `[workspace]` (the new crate's profiles would be
-/// ignored there).
-fn workspace_above(dir: &Path) -> Option<PathBuf> {
+/// The manifest of the workspace the crate in `dir` (manifest `own`) belongs to — its own when
+/// it has a `[workspace]`, else the nearest above with one — and the names of that workspace's
+/// `[workspace.dependencies]` (entries the scaffold inherits with `workspace = true`). A new
+/// crate's profiles would be ignored in a member.
+fn workspace_of(dir: &Path, own: &DocumentMut) -> Option<(PathBuf, Vec<String>)> {
+    let names = |doc: &DocumentMut| -> Vec<String> {
+        doc.get("workspace")
+            .and_then(|w| w.get("dependencies"))
+            .and_then(Item::as_table_like)
+            .map(|t| t.iter().map(|(name, _)| name.to_string()).collect())
+            .unwrap_or_default()
+    };
+    if own.get("workspace").is_some() {
+        return Some((dir.join("Cargo.toml"), names(own)));
+    }
     let dir = std::fs::canonicalize(dir).ok()?;
     dir.ancestors().skip(1).find_map(|up| {
         let manifest = up.join("Cargo.toml");
         let text = std::fs::read_to_string(&manifest).ok()?;
         let doc = text.parse::<DocumentMut>().ok()?;
-        doc.get("workspace").is_some().then_some(manifest)
+        let names = names(&doc);
+        doc.get("workspace").is_some().then_some((manifest, names))
     })
 }
 
 /// The dev-dependencies and the test target of the scaffold, added to `doc`; entries already
-/// there are kept (a note says when one may need a feature). Returns what changed.
+/// there are kept (a note says when one may need a feature), and a crate its workspace's
+/// `[workspace.dependencies]` (`inherited`) has is inherited from there (`workspace = true`).
+/// Returns what changed.
 fn edit_manifest(
     doc: &mut DocumentMut,
     agent: AgentKind,
     source: &Source,
+    inherited: &[String],
     notes: &mut Vec<String>,
 ) -> Vec<String> {
+    let inherits = |name: &str| inherited.iter().any(|n| n == name);
+    // `{ workspace = true, features = [..] }`.
+    let from_workspace = |features: &[&str]| {
+        let mut table = InlineTable::new();
+        table.insert("workspace", true.into());
+        if !features.is_empty() {
+            table.insert(
+                "features",
+                Value::Array(Array::from_iter(features.iter().copied())),
+            );
+        }
+        Item::Value(Value::InlineTable(table))
+    };
     let mut changes = Vec::new();
     let dev_key = if doc.contains_key("dev_dependencies") && !doc.contains_key("dev-dependencies") {
         "dev_dependencies"
@@ -528,7 +561,12 @@ fn edit_manifest(
         "dev-dependencies"
     };
 
-    if dependency(doc, "niceeval").is_none() {
+    if dependency(doc, "niceeval").is_none() && inherits("niceeval") {
+        dev_table(doc, dev_key).insert("niceeval", from_workspace(&[]));
+        changes.push(format!(
+            "[{dev_key}] niceeval (the workspace's: workspace = true)"
+        ));
+    } else if dependency(doc, "niceeval").is_none() {
         let entry = match source {
             Source::Version(version) => value(version.as_str()),
             Source::Path(path) => inline(&[("path", path.to_string_lossy().as_ref())]),
@@ -550,6 +588,13 @@ fn edit_manifest(
             add_feature(entry, "derive");
             changes.push(format!("[{dev_key}] serde: feature \"derive\" added"));
         }
+        Serde::Absent if inherits("serde") => {
+            dev_table(doc, dev_key).insert("serde", from_workspace(&["derive"]));
+            changes.push(format!(
+                "[{dev_key}] serde (the workspace's, with \"derive\": the dataset's case type \
+                 derives Deserialize)"
+            ));
+        }
         Serde::Absent => {
             let mut table = InlineTable::new();
             table.insert("version", "1".into());
@@ -562,7 +607,13 @@ fn edit_manifest(
     }
 
     if agent == AgentKind::Http {
-        if dependency(doc, "reqwest").is_none() {
+        if dependency(doc, "reqwest").is_none() && inherits("reqwest") {
+            dev_table(doc, dev_key).insert("reqwest", from_workspace(&["json"]));
+            changes.push(format!(
+                "[{dev_key}] reqwest (the workspace's, with \"json\": the HTTP client of \
+                 `service()`)"
+            ));
+        } else if dependency(doc, "reqwest").is_none() {
             let mut table = InlineTable::new();
             table.insert("version", "0.12".into());
             table.insert("default-features", false.into());
@@ -644,8 +695,7 @@ fn dev_table<'a>(doc: &'a mut DocumentMut, key: &str) -> &'a mut dyn TableLike {
 
 /// Whether serde's derive macros are there for the evals.
 enum Serde {
-    /// In the dependencies or the dev-dependencies, with `derive` (or inherited from the
-    /// workspace, whose features this does not read).
+    /// In the dependencies or the dev-dependencies, with `derive` in the entry itself.
     Derive,
     /// In the dev-dependencies without `derive`: the feature is added there.
     DevWithoutDerive,

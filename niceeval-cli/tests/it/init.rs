@@ -420,7 +420,7 @@ fn crate_with(tmp: &Path, name: &str, manifest: &str) -> PathBuf {
 }
 
 #[test]
-fn existing_manifests_are_added_to_not_rewritten() {
+fn existing_manifests_are_added_to_not_rewritten_and_workspaces_inherited() {
     let tmp = outside();
 
     // Dev-dependencies in the middle, with serde lacking `derive` and niceeval already there:
@@ -513,6 +513,37 @@ harness = false
         after.contains(&format!("niceeval = \"{}\"\n", env!("CARGO_PKG_VERSION"))),
         "{after}"
     );
+
+    // A workspace member: niceeval and serde inherited from [workspace.dependencies]. A new
+    // crate in the workspace (the members' glob takes it in) gets no profile, which cargo would
+    // ignore there, and a note saying so; its printed command passes.
+    let ws = tmp.path().join("ws-deps");
+    std::fs::create_dir_all(ws.join("crates")).expect("mkdir");
+    std::fs::write(
+        ws.join("Cargo.toml"),
+        format!(
+            "[workspace]\nresolver = \"2\"\nmembers = [\"crates/*\"]\n\n[workspace.dependencies]\n\
+             niceeval = {{ path = \"{}\" }}\nserde = \"1\"\n",
+            checkout.display()
+        ),
+    )
+    .expect("write the workspace's manifest");
+    let output = init(tmp.path(), &["ws-deps/crates/evals"]);
+    assert!(output.status.success(), "{}", dump(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("is a member of the workspace of") && stdout.contains("none was added"),
+        "{stdout}"
+    );
+    let member = read(&ws.join("crates/evals/Cargo.toml"));
+    assert!(
+        member.contains(
+            "[dev-dependencies]\nniceeval = { workspace = true }\nserde = { workspace = true, features = [\"derive\"] }\n"
+        ) && !member.contains("[profile"),
+        "{member}"
+    );
+    let output = run_printed(tmp.path(), &ws, &printed_command(&stdout), &[]);
+    assert_suite(&output, "ok");
 
     // A workspace's virtual manifest, --name for an existing crate, a bad --path: refused.
     let dir = tmp.path().join("ws");
