@@ -989,7 +989,8 @@ const HTTP_AGENT: &str = r#"
 /// error status or an answer without `"reply"` fails the turn, saying why.
 fn service() -> impl Agent {
     agent_fn(|request: Request| async move {
-        let url = std::env::var("AGENT_URL").map_err(|_| AgentError::new("AGENT_URL is not set"))?;
+        let url =
+            std::env::var("AGENT_URL").map_err(|_| AgentError::new("AGENT_URL is not set"))?;
         let fail = |e: reqwest::Error| AgentError::new(format!("POST {url}: {e}"));
         let answer: Value = reqwest::Client::new()
             .post(&url)
@@ -1001,9 +1002,9 @@ fn service() -> impl Agent {
             .json()
             .await
             .map_err(fail)?;
-        let reply = answer["reply"]
-            .as_str()
-            .ok_or_else(|| AgentError::new(format!("POST {url}: no \"reply\" string in {answer}")))?;
+        let reply = answer["reply"].as_str().ok_or_else(|| {
+            AgentError::new(format!("POST {url}: no \"reply\" string in {answer}"))
+        })?;
         request.events.say(reply);
         Ok(())
     })
@@ -1012,7 +1013,9 @@ fn service() -> impl Agent {
 /// Skips the eval, saying what to set, until $AGENT_URL names the service.
 fn needs_service(t: &Eval) -> niceeval::Result {
     if std::env::var_os("AGENT_URL").is_none() {
-        return t.skip("set AGENT_URL to your service's URL to run it (see `service` in evals/main.rs)");
+        return t.skip(
+            "set AGENT_URL to your service's URL to run it (see `service` in evals/main.rs)",
+        );
     }
     Ok(())
 }
@@ -1024,7 +1027,7 @@ const OPENAI_GUARD: &str = r#"
 /// this function and its calls.)
 fn needs_key(t: &Eval) -> niceeval::Result {
     if std::env::var_os("OPENAI_API_KEY").is_none() {
-        return t.skip("set OPENAI_API_KEY to run it (it calls the model of niceeval.toml's [agent])");
+        return t.skip("set OPENAI_API_KEY to run it (it calls the model in niceeval.toml)");
     }
     Ok(())
 }

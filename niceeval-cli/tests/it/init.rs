@@ -407,6 +407,16 @@ fn every_agent_kind_writes_a_config_niceeval_reads() {
             ("openai", Some(AgentConfig::Openai(chat))) => assert_eq!(chat.model, "gpt-4o-mini"),
             (kind, agent) => panic!("{kind}: [agent] is {agent:?}"),
         }
+        // The suite is written as rustfmt writes it (`cargo fmt` in the new crate changes nothing).
+        let suite = tmp.path().join(kind).join("evals/main.rs");
+        match Command::new("rustfmt")
+            .args(["--edition", "2024", "--check"])
+            .arg(&suite)
+            .output()
+        {
+            Ok(output) => assert!(output.status.success(), "{kind}: {}", dump(&output)),
+            Err(e) => eprintln!("NOTICE: skipping the rustfmt check: rustfmt does not run: {e}"),
+        }
     }
 }
 
