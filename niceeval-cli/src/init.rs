@@ -162,13 +162,13 @@ pub(crate) enum InitError {
         .path.display()
     )]
     NotACheckout { path: PathBuf },
-    #[error("`cargo init --lib {}` failed ({status}); niceeval init wrote nothing:\n{stderr}", .dir.display())]
+    #[error("`cargo init --lib {:?}` failed ({status}); niceeval init wrote nothing:\n{stderr}", .dir)]
     CargoInit {
         dir: PathBuf,
         status: String,
         stderr: String,
     },
-    #[error("cannot write {path}: {message} (the files listed before it were written)")]
+    #[error("cannot write {path}: {message}; niceeval init stopped there")]
     Write { path: PathBuf, message: String },
 }
 
@@ -325,37 +325,42 @@ pub(crate) fn run(options: &InitOptions) -> Result<Scaffold, InitError> {
         .as_ref()
         .map_or(Vec::new(), |(_, names)| names.clone());
     let mut manifest = edit_manifest(&mut doc, options.agent, &source, &inherited, &mut notes);
-    if new_crate.is_some() {
-        match workspace {
-            Some((root, _)) => notes.push(format!(
-                "the new crate is a member of the workspace of {}: its build profile is that \
-                 manifest's, so none was added (the guide's \"The build profile\" has one that \
-                 keeps the first build short)",
-                root.display()
-            )),
-            None => {
-                add_profile(&mut doc);
-                manifest.push("a [profile.dev] that keeps the first build short".to_string());
-            }
+    // Profiles count in a workspace's root manifest only.
+    let member = workspace
+        .as_ref()
+        .filter(|(root, _)| *root != manifest_path)
+        .map(|(root, _)| root.clone());
+    match (&new_crate, member) {
+        (Some(_), Some(root)) => notes.push(format!(
+            "the new crate is a member of the workspace of {}: its build profile is that \
+             manifest's, so none was added (the guide's \"The build profile\" has one that \
+             keeps the first build short)",
+            root.display()
+        )),
+        (Some(_), None) => {
+            add_profile(&mut doc);
+            manifest.push("a [profile.dev] that keeps the first build short".to_string());
         }
-    } else {
-        notes.push(
+        (None, None) if !doc.contains_key("profile") => notes.push(
             "no build profile was added to your crate: the guide's \"The build profile\" \
              (own-agent.md) has one that halves the first build"
                 .to_string(),
-        );
+        ),
+        (None, _) => {}
     }
-    std::fs::write(&manifest_path, doc.to_string()).map_err(|e| InitError::Write {
-        path: manifest_path.clone(),
-        message: e.to_string(),
-    })?;
 
+    // The files first, then the manifest that declares them: a write that fails leaves no
+    // target naming a missing file.
     let mut written = Vec::new();
     for (path, text, what) in files {
         let full = dir.join(path);
         create_new(&full, &text)?;
         written.push((path, what.to_string()));
     }
+    std::fs::write(&manifest_path, doc.to_string()).map_err(|e| InitError::Write {
+        path: manifest_path.clone(),
+        message: e.to_string(),
+    })?;
     Ok(Scaffold {
         new_crate,
         manifest,
