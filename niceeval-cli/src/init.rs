@@ -400,7 +400,11 @@ fn summary(options: &InitOptions, scaffold: &Scaffold) -> String {
     for note in &scaffold.notes {
         let _ = writeln!(out, "note: {note}");
     }
-    let _ = writeln!(out, "\nrun the suite:\n  {}", scaffold.command);
+    let _ = writeln!(
+        out,
+        "\nrun the suite (its first build compiles niceeval's dependencies, once):\n  {}",
+        scaffold.command
+    );
     out
 }
 
