@@ -13,12 +13,15 @@
 //! niceeval view [--baseline FILE] [--then PATH] [--combine] [--out FILE] [--no-open] [PATH...]
 //! niceeval eval -c promptfooconfig.yaml [-j N] [RUNNER OPTIONS...] [FILTER...]
 //! niceeval eval path/to/x.eval.yaml [...]
+//! niceeval init [DIR] [--agent rust|command|http|openai] [--path NICEEVAL_CHECKOUT]
 //! ```
 //! PATH is a JSONL file or a directory of them (default: target/niceeval/results).
 //!
 //! The command lives in this library (the binary `niceeval` calls [`main`]) so that a
 //! workspace can depend on the package, as niceeval's own fixture workspace does to build the
 //! command with the niceeval it already built.
+
+mod init;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -36,6 +39,7 @@ const USAGE: &str =
        niceeval eval -c FILE [-c FILE...] [-j N] [--runs N] [--jsonl F] [--junit F] [--markdown F]
                      [--html F] [--baseline F] [--save-baseline F] [...] [FILTER...]
        niceeval eval FILE.eval.yaml [...]
+       niceeval init [DIR] [--agent rust|command|http|openai] [--name NAME] [--path DIR | --git URL]
        niceeval --version
 
 Reads eval reports (JSONL files, or directories of them; default target/niceeval/results),
@@ -196,6 +200,7 @@ pub fn main() -> ExitCode {
             }
         },
         Some("view") => return view(args.collect()),
+        Some("init") => return init::main(args.collect()),
         #[cfg(feature = "eval")]
         Some("eval") => return eval(args.collect()),
         #[cfg(not(feature = "eval"))]
