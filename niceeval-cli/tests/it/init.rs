@@ -5,11 +5,12 @@
 //!
 //! The scaffolds depend on this checkout's niceeval (`--path`), and the printed command runs
 //! offline (`CARGO_NET_OFFLINE`) with this workspace's `Cargo.lock` copied in, so it resolves to
-//! the crates already downloaded. Every scaffolded crate builds into one target directory of
-//! its own, `<this workspace's target>/niceeval-init-tests`, with one dev profile (a
-//! `.cargo/config.toml` above the crates, the scaffold's own profile): niceeval and its
-//! dependencies compile there once (minutes, the first time), then each test compiles its small
-//! crate only. `OPENAI_API_KEY` and `AGENT_URL` are removed from the printed command's
+//! the crates already downloaded. Every scaffolded crate builds where the workspace's fixture
+//! crates build (`CARGO_TARGET_DIR=<target>/fixtures`, `CARGO_BUILD_BUILD_DIR=<target>`,
+//! see `tests/fixture.rs`) with their dev profile, exactly (a `.cargo/config.toml` above the
+//! crates): niceeval and the dependencies the fixtures and the workspace built already are
+//! shared, not compiled again (a target of its own cost CI minutes), and each test compiles its
+//! small crate only. `OPENAI_API_KEY` and `AGENT_URL` are removed from the printed command's
 //! environment: the scaffolds must pass as written, and no test calls a real model.
 
 use std::collections::BTreeMap;
@@ -67,14 +68,15 @@ fn printed_command(stdout: &str) -> String {
     command
 }
 
-/// The target directory the scaffolds build in (see the module's comment).
-fn scaffold_target() -> PathBuf {
+/// This workspace's target directory (the scaffolds' build directory; see the module's
+/// comment).
+fn workspace_target() -> PathBuf {
     // <target>/debug/niceeval
     let bin = Path::new(env!("CARGO_BIN_EXE_niceeval"));
     bin.parent()
         .and_then(Path::parent)
         .expect("the binary sits in <target>/debug")
-        .join("niceeval-init-tests")
+        .to_path_buf()
 }
 
 /// A temporary folder outside the repository, with the shared dev profile above the crates.
@@ -84,7 +86,9 @@ fn outside() -> tempfile::TempDir {
     std::fs::create_dir_all(dir.path().join(".cargo")).expect("create .cargo");
     std::fs::write(
         dir.path().join(".cargo/config.toml"),
-        "[profile.dev]\ndebug = \"line-tables-only\"\n\n[profile.dev.package.\"*\"]\ndebug = false\n",
+        // tests/fixtures/Cargo.toml's profile (the workspace's), so units are shared.
+        "[profile.dev]\ndebug = \"line-tables-only\"\n\n[profile.dev.package.\"*\"]\ndebug = false\n\n\
+         [profile.dev.package.miniz_oxide]\nopt-level = 3\n\n[profile.dev.package.crc32fast]\nopt-level = 3\n",
     )
     .expect("write .cargo/config.toml");
     dir
@@ -98,7 +102,8 @@ fn run_printed(cwd: &Path, crate_dir: &Path, command: &str, env: &[(&str, &str)]
     sh.arg("-c")
         .arg(command)
         .current_dir(cwd)
-        .env("CARGO_TARGET_DIR", scaffold_target())
+        .env("CARGO_TARGET_DIR", workspace_target().join("fixtures"))
+        .env("CARGO_BUILD_BUILD_DIR", workspace_target())
         .env("CARGO_NET_OFFLINE", "true")
         .env("CARGO_TERM_COLOR", "never")
         .env("NO_COLOR", "1")
