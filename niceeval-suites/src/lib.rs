@@ -41,6 +41,7 @@ mod file_cases;
 mod geval;
 mod graders;
 mod node;
+mod overrides;
 mod prompt;
 mod promptfoo;
 mod promptfoo_keys;
@@ -50,6 +51,7 @@ mod runner;
 mod select_best;
 mod stream;
 mod template;
+mod validate;
 mod vars_transform;
 
 use std::path::{Path, PathBuf};
@@ -67,8 +69,10 @@ use niceeval::{AssertionResult, Chain as _, Checkable as _, Error, Eval};
 pub(crate) use agents::ProviderSpec;
 pub use errors::SuiteFileError;
 use errors::{CaseError, TransformFailure};
+pub use overrides::{Overrides, set_overrides};
 pub use runner::{main_with_suites, run_files};
 pub use template::render_value;
+pub use validate::{Validation, validate};
 
 /// A model-graded item, run by the judge.
 #[derive(Debug, Clone)]
