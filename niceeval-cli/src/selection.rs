@@ -58,8 +58,9 @@ enum Kind {
 #[derive(Debug, Default)]
 struct Failures {
     ids: HashSet<String>,
-    /// (zero-based test index, prompt label, provider label), from promptfoo's own files.
-    cells: HashSet<(usize, String, String)>,
+    /// (zero-based test index, 1-based prompt position, provider label), from promptfoo's
+    /// own files.
+    cells: HashSet<(usize, usize, String)>,
 }
 
 /// promptfoo's test filters, as given.
@@ -169,11 +170,8 @@ impl TestFilters {
                 .is_none_or(|p| p.is_match(&cell.provider_label))
             && self.failures.as_ref().is_none_or(|f| {
                 f.ids.contains(id)
-                    || f.cells.contains(&(
-                        index,
-                        cell.prompt_label.clone(),
-                        cell.provider_label.clone(),
-                    ))
+                    || f.cells
+                        .contains(&(index, cell.prompt, cell.provider_label.clone()))
             })
     }
 
@@ -183,15 +181,17 @@ impl TestFilters {
     pub fn apply(&self, files: &[PathBuf], args: &mut Args) -> Result<(), SelectionError> {
         let mut names = Vec::new();
         for file in files {
-            let Ok((defs, _)) = niceeval_suites::definitions(file, "suite", Path::new(".")) else {
+            let Ok(cases) = niceeval_suites::cells(file, "suite", Path::new(".")) else {
                 return Ok(());
             };
-            for def in defs {
-                let name = def.test_name();
-                let Some(cell) = def.case.and_then(|c| c.matrix.as_ref()) else {
-                    continue;
-                };
-                if args.selects(&name, def.tags) && self.keeps(&def.id(), cell) {
+            for case in cases {
+                // The runner's filters see names without the crate (`suite::`).
+                let name = case
+                    .id
+                    .strip_prefix("suite::")
+                    .unwrap_or(&case.id)
+                    .to_string();
+                if args.selects(&name, &[]) && self.keeps(&case.id, &case.cell) {
                     names.push(name);
                 }
             }
@@ -275,20 +275,24 @@ fn read_failures(flag: &'static str, path: &Path, kind: Kind) -> Result<Failures
             continue;
         }
         let test = result.get("testIdx").and_then(Value::as_u64).unwrap_or(0) as usize;
-        let prompt = result
-            .get("promptIdx")
-            .and_then(Value::as_u64)
-            .and_then(|i| prompts.get(i as usize));
-        let label = |key: &str| {
-            prompt
-                .and_then(|p| p.get(key))
+        let index = result.get("promptIdx").and_then(Value::as_u64).unwrap_or(0) as usize;
+        // promptfoo lists each prompt once per provider: the prompt's position is its place
+        // among the entries of its provider.
+        let provider = |p: &Value| {
+            p.get("provider")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string()
         };
-        failures
-            .cells
-            .insert((test, label("label"), label("provider")));
+        let Some(entry) = prompts.get(index) else {
+            continue;
+        };
+        let position = prompts[..index]
+            .iter()
+            .filter(|p| provider(p) == provider(entry))
+            .count()
+            + 1;
+        failures.cells.insert((test, position, provider(entry)));
     }
     Ok(failures)
 }

@@ -35,6 +35,7 @@ mod agents;
 mod agentv;
 #[cfg(test)]
 mod agentv_schema_coverage;
+mod cells;
 mod deflated;
 mod errors;
 mod file_cases;
@@ -67,6 +68,7 @@ use niceeval::spec::{self, AssertSpec, SpecContext};
 use niceeval::{AssertionResult, Chain as _, Checkable as _, Error, Eval};
 
 pub(crate) use agents::ProviderSpec;
+pub use cells::{CaseCell, cells};
 pub use errors::SuiteFileError;
 use errors::{CaseError, TransformFailure};
 pub use overrides::{Overrides, set_overrides};

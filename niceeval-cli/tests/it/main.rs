@@ -3,10 +3,12 @@
 //! corpora run with promptfoo 0.123.1, AgentV 4.42.4 and niceeval.
 
 mod agentv_conformance;
+mod command;
 mod conformance;
 mod eval;
 mod footprint;
 mod prompt_forms;
+mod promptfoo_flags;
 mod support;
 mod wild_forms;
 mod wild_providers;
