@@ -55,7 +55,7 @@ pub enum Command {
     // `niceeval init` (niceeval-cli/src/init.rs) goes here: `Init(init::InitArgs)`.
 }
 
-/// The reports every report-mode subcommand can write.
+/// The reports every report-mode subcommand can write, and how the console shows them.
 #[derive(Debug, Clone, Default, ClapArgs)]
 pub struct ReportFiles {
     /// Write the results as JSONL (with `merge`: the merged results file).
@@ -73,6 +73,9 @@ pub struct ReportFiles {
     /// One character per eval on the console, then failures and the result line.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Print every eval's report, passing ones too.
+    #[arg(long, visible_alias = "show-output")]
+    pub nocapture: bool,
 }
 
 impl ReportFiles {
@@ -82,6 +85,7 @@ impl ReportFiles {
         push_path(out, "--markdown", self.markdown.as_ref());
         push_path(out, "--html", self.html.as_ref());
         push_flag(out, "--quiet", self.quiet);
+        push_flag(out, "--nocapture", self.nocapture);
     }
 }
 

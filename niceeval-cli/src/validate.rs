@@ -14,7 +14,20 @@ pub fn validate(args: &ValidateArgs) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
-    let mut files: Vec<PathBuf> = args.config.iter().chain(&args.files).cloned().collect();
+    // promptfoo's `validate config -c FILE` is `validate -c FILE`; its `validate target` calls
+    // providers, which validating does not.
+    let mut positional: &[PathBuf] = &args.files;
+    if let Some(first) = positional.first().filter(|f| !f.exists()) {
+        if first.as_os_str() == "config" {
+            positional = &positional[1..];
+        } else if first.as_os_str() == "target" {
+            eprintln!(
+                "error: niceeval validate does not call providers (promptfoo's `validate target`): `niceeval eval -n 1` runs the first test against every provider"
+            );
+            return ExitCode::from(2);
+        }
+    }
+    let mut files: Vec<PathBuf> = args.config.iter().chain(positional).cloned().collect();
     if files.is_empty() {
         files.extend(
             ["promptfooconfig.yaml", "promptfooconfig.yml"]

@@ -83,10 +83,12 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
         let name = entry.file_name();
         let name = name.to_string_lossy();
         match entry.file_type() {
-            Ok(t) if t.is_dir() => {
-                if !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_ref()) {
-                    walk(&path, files);
-                }
+            Ok(t)
+                if t.is_dir()
+                    && !name.starts_with('.')
+                    && !SKIPPED_DIRS.contains(&name.as_ref()) =>
+            {
+                walk(&path, files);
             }
             Ok(t) if t.is_file() => files.push(path),
             _ => {}

@@ -98,7 +98,10 @@ fn every_subcommand_has_a_help_naming_its_options() {
                 "[PATH]",
             ],
         ),
-        (&["merge"], &["--allow-mismatch", "--jsonl", "--combine"]),
+        (
+            &["merge"],
+            &["--allow-mismatch", "--jsonl", "--combine", "--nocapture"],
+        ),
         (&["baseline"], &["save"]),
         (&["baseline", "save"], &["<FILE>", "--combine", "[PATH]"]),
         (
@@ -256,6 +259,8 @@ fn validate_checks_without_running_and_lists_every_problem() {
     for args in [
         &["validate"][..],
         &["validate", "-c", "promptfooconfig.yaml"],
+        // promptfoo's form.
+        &["validate", "config", "-c", "promptfooconfig.yaml"],
     ] {
         let out = run(args);
         let (stdout, stderr) = text(&out);
@@ -288,4 +293,11 @@ fn validate_checks_without_running_and_lists_every_problem() {
     assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
     assert!(stderr.contains("missing.yaml"), "{stderr}");
     assert!(stdout.contains("promptfooconfig.yaml: ok"), "{stdout}");
+    let out = run(&["validate", "target"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).1.contains("niceeval eval -n 1"),
+        "{:?}",
+        text(&out)
+    );
 }
