@@ -171,13 +171,14 @@ pub fn output_file(
     duration_ms: f64,
 ) -> Value {
     let mut results: Vec<Value> = reports.iter().map(result).collect();
-    // One entry per prompt × provider column, in the order of their first case.
+    // One entry per prompt × provider column, in promptfoo's order: each provider's prompts,
+    // provider after provider.
     let mut columns: BTreeMap<(usize, usize), (String, String, PromptMetrics)> = BTreeMap::new();
     let mut stats = (0u64, 0u64, 0u64, Usage::default());
     for report in reports {
         let (_, _, prompt, prompt_label, provider, provider_label) = cell(report);
         let entry = columns
-            .entry((prompt, provider))
+            .entry((provider, prompt))
             .or_insert_with(|| (prompt_label, provider_label, PromptMetrics::default()));
         let m = &mut entry.2;
         if m.raw.is_empty() {
@@ -207,14 +208,14 @@ pub fn output_file(
     }
     let positions: Vec<(usize, usize)> = columns.keys().copied().collect();
     for r in &mut results {
-        // promptIdx is the column's position among the prompts list promptfoo writes.
+        // promptIdx is the column's position in `prompts`.
         if let Some(obj) = r.as_object_mut() {
             let prompt = obj.get("promptIdx").and_then(Value::as_u64).unwrap_or(0) as usize + 1;
             let provider = obj
                 .remove("_provider")
                 .and_then(|v| v.as_u64())
                 .unwrap_or(1) as usize;
-            if let Some(i) = positions.iter().position(|p| *p == (prompt, provider)) {
+            if let Some(i) = positions.iter().position(|p| *p == (provider, prompt)) {
                 obj.insert("promptIdx".into(), json!(i));
                 obj.insert("promptId".into(), json!(format!("prompt-{}", i + 1)));
             }
