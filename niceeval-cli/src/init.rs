@@ -28,53 +28,53 @@ const AGENT_SCRIPT: &str = "evals/agent.py";
 /// niceeval's configuration file.
 const CONFIG: &str = "niceeval.toml";
 
-const USAGE: &str = "usage: niceeval init [DIR] [--agent rust|command|http|openai] [--name NAME]
-                     [--path NICEEVAL_CHECKOUT | --git URL]
-
-Adds an eval suite to the crate in DIR (default: the current directory), or makes DIR a new
-library crate first (`cargo init --lib`) when it has no Cargo.toml. It adds niceeval (and
-serde, and for --agent http reqwest) as dev-dependencies, a `harness = false` test target
-`evals` (evals/main.rs: a plain eval and one eval per line of evals/data/cases.jsonl) and
-niceeval.toml, then prints the command that runs the suite. It overwrites nothing: when one of
-its files or a test target named `evals` exists, it changes nothing and exits 2.
-
---agent KIND   the agent under test (default: rust)
-    rust       a Rust function in evals/main.rs (a stand-in to replace with your agent)
-    command    a program in niceeval.toml's [agent] (a stand-in Python script, evals/agent.py)
-    http       your HTTP service at $AGENT_URL, called from evals/main.rs with reqwest; its
-               evals are skipped, saying so, until AGENT_URL is set
-    openai     a model in niceeval.toml's [agent] (type = \"openai\"); its evals are skipped,
-               saying so, until OPENAI_API_KEY is set
---name NAME    the new crate's name (default: the folder's); only when DIR has no Cargo.toml
---path DIR     depend on niceeval at DIR (a clone of niceeval-rs, or its niceeval/ folder)
-               instead of the published niceeval of this command's version
---git URL      depend on niceeval from a Git repository instead";
+/// `niceeval init`'s command line.
+#[derive(Debug, Clone, clap::Args)]
+#[command(
+    long_about = "Adds an eval suite to the crate in DIR (default: the current directory), or makes DIR \
+a new library crate first (`cargo init --lib`) when it has no Cargo.toml. It adds niceeval (and \
+serde, and for --agent http reqwest) as dev-dependencies, a `harness = false` test target `evals` \
+(evals/main.rs: a plain eval and one eval per line of evals/data/cases.jsonl) and niceeval.toml, \
+then prints the command that runs the suite.",
+    after_help = "It overwrites nothing: when one of its files or a test target named `evals` exists, \
+it changes nothing and exits 2."
+)]
+pub(crate) struct InitArgs {
+    /// The crate's folder (default: the current directory); a new library crate when it has no
+    /// Cargo.toml.
+    #[arg(value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// The agent under test.
+    #[arg(long, value_enum, value_name = "KIND", default_value_t = AgentKind::Rust)]
+    agent: AgentKind,
+    /// The new crate's name (default: the folder's); only when DIR has no Cargo.toml.
+    #[arg(long)]
+    name: Option<String>,
+    /// Depend on niceeval at this checkout (a clone of niceeval-rs, or its niceeval/ folder)
+    /// instead of the published niceeval of this command's version.
+    #[arg(long, value_name = "NICEEVAL_CHECKOUT", conflicts_with = "git")]
+    path: Option<PathBuf>,
+    /// Depend on niceeval from a Git repository instead.
+    #[arg(long, value_name = "URL")]
+    git: Option<String>,
+}
 
 /// The agent under test of the scaffold (`--agent`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum AgentKind {
-    /// A function returning `impl Agent` in the suite's file.
+    /// A Rust function in evals/main.rs (a stand-in to replace with your agent).
     Rust,
-    /// A program named in `niceeval.toml` (`[agent] type = "command"`).
+    /// A program in niceeval.toml's [agent] (a stand-in Python script, evals/agent.py).
     Command,
-    /// An HTTP service, called by a Rust agent in the suite's file (niceeval.toml has no HTTP
-    /// agent type).
+    /// Your HTTP service at $AGENT_URL, called from evals/main.rs with reqwest; its evals are
+    /// skipped, saying so, until AGENT_URL is set.
     Http,
-    /// A model on an OpenAI-compatible API (`[agent] type = "openai"`).
+    /// A model in niceeval.toml's [agent] (type = "openai"); its evals are skipped, saying so,
+    /// until OPENAI_API_KEY is set.
     Openai,
 }
 
 impl AgentKind {
-    fn parse(text: &str) -> Option<AgentKind> {
-        match text {
-            "rust" => Some(AgentKind::Rust),
-            "command" => Some(AgentKind::Command),
-            "http" => Some(AgentKind::Http),
-            "openai" => Some(AgentKind::Openai),
-            _ => None,
-        }
-    }
-
     fn name(self) -> &'static str {
         match self {
             AgentKind::Rust => "rust",
@@ -172,19 +172,18 @@ pub(crate) enum InitError {
     Write { path: PathBuf, message: String },
 }
 
-/// `niceeval init ARGS`: parses them, runs [`run`] and prints what it did and the next
-/// command; exits 2 on a wrong command line or a refusal.
-pub(crate) fn main(args: Vec<String>) -> ExitCode {
-    let options = match parse_args(args) {
-        Ok(Some(options)) => options,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("error: {message}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
+/// `niceeval init`: runs [`run`] with the command line's options and prints what it did and
+/// the next command; exits 2 on a refusal.
+pub(crate) fn init(args: &InitArgs) -> ExitCode {
+    let options = InitOptions {
+        agent: args.agent,
+        dir: args.dir.clone().unwrap_or_else(|| PathBuf::from(".")),
+        name: args.name.clone(),
+        niceeval: match (&args.path, &args.git) {
+            (Some(path), _) => Source::Path(path.clone()),
+            (None, Some(url)) => Source::Git(url.clone()),
+            (None, None) => Source::Version(env!("CARGO_PKG_VERSION").to_string()),
+        },
     };
     match run(&options) {
         Ok(scaffold) => {
@@ -196,72 +195,6 @@ pub(crate) fn main(args: Vec<String>) -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-/// The options of `niceeval init ARGS`; `None` for `--help`.
-fn parse_args(args: Vec<String>) -> Result<Option<InitOptions>, String> {
-    let mut agent = AgentKind::Rust;
-    let mut dir: Option<PathBuf> = None;
-    let mut name = None;
-    let mut niceeval = Source::Version(env!("CARGO_PKG_VERSION").to_string());
-    let mut source_given: Option<&'static str> = None;
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, rest)) if flag.starts_with("--") => {
-                (flag.to_string(), Some(rest.to_string()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let mut operand = |what: &str| -> Result<String, String> {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or_else(|| format!("{flag} needs {what}"))
-        };
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--agent" => {
-                let kind = operand("an agent kind: rust, command, http or openai")?;
-                agent = AgentKind::parse(&kind).ok_or_else(|| {
-                    format!("unknown agent kind {kind:?}: use rust, command, http or openai")
-                })?;
-            }
-            "--name" => name = Some(operand("the new crate's name")?),
-            "--path" | "--git" => {
-                let given = if flag == "--path" { "--path" } else { "--git" };
-                if let Some(earlier) = source_given {
-                    return Err(format!(
-                        "{earlier} and {given} both say where niceeval comes from: give one"
-                    ));
-                }
-                source_given = Some(given);
-                niceeval = if given == "--path" {
-                    Source::Path(operand("a niceeval checkout")?.into())
-                } else {
-                    Source::Git(operand("a Git URL")?)
-                };
-            }
-            other if other.starts_with('-') && other.len() > 1 => {
-                return Err(format!("niceeval init does not take {other}"));
-            }
-            _ => {
-                if let Some(first) = &dir {
-                    return Err(format!(
-                        "one folder at a time: {} and {arg}",
-                        first.display()
-                    ));
-                }
-                dir = Some(arg.into());
-            }
-        }
-    }
-    Ok(Some(InitOptions {
-        agent,
-        dir: dir.unwrap_or_else(|| PathBuf::from(".")),
-        name,
-        niceeval,
-    }))
 }
 
 /// Scaffolds the suite: checks everything first, then makes the crate if there is none, edits

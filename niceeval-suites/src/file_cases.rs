@@ -68,6 +68,16 @@ pub(crate) fn read(
     Ok((cases, summary))
 }
 
+impl FileCases {
+    /// The case at `index`, as read (`niceeval validate` looks at it without running it).
+    pub(crate) fn case(&self, index: usize) -> Option<SuiteCase> {
+        match &self.cases {
+            Cases::Built(cases) => cases.get(index).cloned(),
+            Cases::Stored(cases) => cases.case(index),
+        }
+    }
+}
+
 impl Deferred for FileCases {
     fn len(&self) -> usize {
         match &self.cases {

@@ -35,12 +35,14 @@ mod agents;
 mod agentv;
 #[cfg(test)]
 mod agentv_schema_coverage;
+mod cells;
 mod deflated;
 mod errors;
 mod file_cases;
 mod geval;
 mod graders;
 mod node;
+mod overrides;
 mod prompt;
 mod promptfoo;
 mod promptfoo_keys;
@@ -50,6 +52,7 @@ mod runner;
 mod select_best;
 mod stream;
 mod template;
+mod validate;
 mod vars_transform;
 
 use std::path::{Path, PathBuf};
@@ -65,10 +68,13 @@ use niceeval::spec::{self, AssertSpec, SpecContext};
 use niceeval::{AssertionResult, Chain as _, Checkable as _, Error, Eval};
 
 pub(crate) use agents::ProviderSpec;
+pub use cells::{CaseCell, cells};
 pub use errors::SuiteFileError;
 use errors::{CaseError, TransformFailure};
+pub use overrides::{Overrides, set_overrides};
 pub use runner::{main_with_suites, run_files};
 pub use template::render_value;
+pub use validate::{Validation, validate};
 
 /// A model-graded item, run by the judge.
 #[derive(Debug, Clone)]

@@ -626,7 +626,7 @@ fn niceeval_view_writes_the_page_and_prints_its_path_without_a_display() {
     let out = niceeval_tests::child::run(&mut command, niceeval_tests::fixture::RUN_DEADLINE);
     assert_eq!(out.code(), Some(2), "{}", out.dump());
     assert!(
-        out.stderr.contains("niceeval view does not take --bogus"),
+        out.stderr.contains("unexpected argument '--bogus'"),
         "{}",
         out.dump()
     );

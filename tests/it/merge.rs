@@ -374,7 +374,7 @@ fn the_report_command_says_when_there_is_nothing_to_read() {
     let out = child::run(&mut command, RUN_DEADLINE);
     assert_eq!(out.code(), Some(2), "{}", out.dump());
     assert!(
-        out.stderr.contains("unknown option --bogus"),
+        out.stderr.contains("unexpected argument '--bogus'"),
         "{}",
         out.dump()
     );

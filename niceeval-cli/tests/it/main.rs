@@ -4,11 +4,13 @@
 //! built and run as printed.
 
 mod agentv_conformance;
+mod command;
 mod conformance;
 mod eval;
 mod footprint;
 mod init;
 mod prompt_forms;
+mod promptfoo_flags;
 mod support;
 mod wild_forms;
 mod wild_providers;

@@ -467,6 +467,8 @@ fn read_with(path: &Path, text: String, notes: &Notes) -> Result<Suite, SuiteFil
         },
     };
     resolve_refs(&doc, &mut value)?;
+    // `niceeval eval --var` / `--grader`.
+    crate::overrides::apply(&mut value);
     let Value::Object(top) = value else {
         return Err(doc.err(
             &[],

@@ -2,6 +2,17 @@
 //! `--list`, `--ignored`, `--include-ignored`, `--test-threads`, ...) plus niceeval's own
 //! (`--runs`, `--concurrency`, `--strict`, `--tag`, `--timeout`, report files), and report
 //! mode (`--report`: merge results files instead of running evals).
+//!
+//! Parsed by hand, not with clap (which the `niceeval` command uses), measured for issue 42:
+//! clap 4.6 with `derive` added to a crate that already builds `syn` and `serde` (as every
+//! test binary of niceeval's does) cost 12.3 s and 12.6 s more CPU time in two clean debug
+//! builds (15.9 → 28.1 s, 19.9 → 32.6 s user+sys, `cargo build -j2`), +16 to +25 s of wall
+//! time on a loaded 2-core machine: every user's first `cargo test` would pay it, and the
+//! runner's grammar is libtest's, which clap does not shorten (`--report` turning the
+//! arguments after it into paths, `-Z unstable-options`, libtest's flags accepted and ignored,
+//! `--name=value` and `--name value` alike). An unknown option names the closest known one.
+//! The `niceeval` command declares these options in clap (its help, completions and
+//! suggestions) and hands them to [`Args::parse`].
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -169,6 +180,53 @@ const HELP: &str = help!("  --html PATH             (needs niceeval's `html` fea
 const HTML_NEEDS_FEATURE: &str =
     "--html needs niceeval's `html` feature; enable it in Cargo.toml (it is on by default)";
 
+/// Every option [`Args::parse`] knows, for "did you mean".
+const KNOWN: &[&str] = &[
+    "--help",
+    "--exact",
+    "--skip",
+    "--list",
+    "--ignored",
+    "--include-ignored",
+    "--format",
+    "--nocapture",
+    "--show-output",
+    "--no-capture",
+    "--report-time",
+    "--ensure-time",
+    "--shuffle",
+    "--force-run-in-process",
+    "--exclude-should-panic",
+    "--test",
+    "--color",
+    "--logfile",
+    "--shuffle-seed",
+    "--quiet",
+    "--test-threads",
+    "--concurrency",
+    "--limit",
+    "--sample",
+    "--seed",
+    "--runs",
+    "--strict",
+    "--tag",
+    "--timeout",
+    "--jsonl",
+    "--junit",
+    "--markdown",
+    "--otlp-endpoint",
+    "--html",
+    "--combine",
+    "--merge",
+    "--allow-mismatch",
+    "--baseline",
+    "--save-baseline",
+    "--rerun-failed",
+    "--resume",
+    "--retry-errors",
+    "--report",
+];
+
 impl Args {
     /// The help text.
     pub fn help() -> &'static str {
@@ -318,8 +376,11 @@ impl Args {
                     out.report = Some(Vec::new());
                 }
                 other if other.starts_with('-') => {
+                    let hint = crate::base::suggest::closest(other, KNOWN.iter().copied())
+                        .map(|known| format!(" (did you mean {known}?)"))
+                        .unwrap_or_default();
                     return Err(ArgsError(format!(
-                        "unknown option {other}; run with --help to see the options"
+                        "unknown option {other}{hint}; run with --help to see the options"
                     )));
                 }
                 _ => out.filters.push(arg),
@@ -427,6 +488,20 @@ mod tests {
             assert!(a.show_output, "{flag}");
         }
         assert!(!Args::parse(["x"]).unwrap().unwrap().show_output);
+    }
+
+    #[test]
+    fn an_unknown_option_names_the_closest_known_one() {
+        let e = Args::parse(["--exat"]).unwrap_err().to_string();
+        assert!(
+            e.contains("unknown option --exat (did you mean --exact?)"),
+            "{e}"
+        );
+        let e = Args::parse(["--bogus"]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("unknown option --bogus; run with --help"),
+            "{e}"
+        );
     }
 
     #[test]
