@@ -61,7 +61,9 @@ pub fn main() -> ExitCode {
         eprintln!("error: {message}");
         return ExitCode::from(2);
     }
-    let cli = match Cli::try_parse_from(&argv) {
+    // Usage lines say `niceeval`, whatever the binary's file is called (npx and uvx run a copy).
+    let named = std::iter::once("niceeval").chain(argv.iter().skip(1).map(String::as_str));
+    let cli = match Cli::try_parse_from(named) {
         Ok(cli) => cli,
         // Help and version print to stdout and exit 0; errors (with clap's "did you mean")
         // exit 2.
