@@ -459,6 +459,7 @@ pub struct EvalArgs {
 
 impl EvalArgs {
     /// The runner's own options, for `Args::parse` (promptfoo's flags are handled apart).
+    #[cfg(feature = "eval")]
     pub fn runner_args(&self) -> Vec<String> {
         let mut out = Vec::new();
         let value = |out: &mut Vec<String>, flag: &str, v: Option<&String>| {

@@ -2,6 +2,7 @@
 //! the table of every one, saying whether niceeval does the same or refuses it, and the
 //! refusals, each naming what to use instead.
 
+#[cfg(feature = "eval")]
 use crate::cli::EvalArgs;
 
 /// What `niceeval eval` does with one of promptfoo's flags.
@@ -212,6 +213,7 @@ pub fn refusal(args: &[String]) -> Option<String> {
 /// The refusal of a flag niceeval takes in its own meaning but promptfoo's form of which it
 /// does not: `--tag KEY=VALUE`, `--resume EVAL_ID`, `--retry-errors` without a number,
 /// `-o FILE.txt`.
+#[cfg(feature = "eval")]
 pub fn refusal_of_forms(args: &EvalArgs) -> Option<String> {
     if let Some(tag) = args.tag.iter().find(|t| t.contains('=')) {
         return Some(format!(
