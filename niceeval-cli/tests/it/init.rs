@@ -5,12 +5,14 @@
 //!
 //! The scaffolds depend on this checkout's niceeval (`--path`), and the printed command runs
 //! offline (`CARGO_NET_OFFLINE`) with this workspace's `Cargo.lock` copied in, so it resolves to
-//! the crates already downloaded. Every scaffolded crate builds where the workspace's fixture
-//! crates build (`CARGO_TARGET_DIR=<target>/fixtures`, `CARGO_BUILD_BUILD_DIR=<target>`,
-//! see `tests/fixture.rs`) with their dev profile, exactly (a `.cargo/config.toml` above the
-//! crates): niceeval and the dependencies the fixtures and the workspace built already are
-//! shared, not compiled again (a target of its own cost CI minutes), and each test compiles its
-//! small crate only. `OPENAI_API_KEY` and `AGENT_URL` are removed from the printed command's
+//! the crates already downloaded. Every scaffolded crate builds into one target directory of
+//! its own, `<this workspace's target>/niceeval-init-tests`, with one dev profile (a
+//! `.cargo/config.toml` above the crates): niceeval and its dependencies compile there once
+//! (minutes, the first time), then each test compiles its small crate only. Not the fixtures'
+//! build directory: ring's build script reruns when the CARGO_* variables of the cargo that
+//! builds it change (cargo compares the outer environment), so a build from this test process
+//! made niceeval-tests' fixtures and the book's page compile ring, rustls and niceeval again.
+//! `OPENAI_API_KEY` and `AGENT_URL` are removed from the printed command's
 //! environment: the scaffolds must pass as written, and no test calls a real model.
 
 use std::collections::BTreeMap;
@@ -68,15 +70,14 @@ fn printed_command(stdout: &str) -> String {
     command
 }
 
-/// This workspace's target directory (the scaffolds' build directory; see the module's
-/// comment).
-fn workspace_target() -> PathBuf {
+/// The target directory the scaffolds build in (see the module's comment).
+fn scaffold_target() -> PathBuf {
     // <target>/debug/niceeval
     let bin = Path::new(env!("CARGO_BIN_EXE_niceeval"));
     bin.parent()
         .and_then(Path::parent)
         .expect("the binary sits in <target>/debug")
-        .to_path_buf()
+        .join("niceeval-init-tests")
 }
 
 /// A temporary folder outside the repository, with the shared dev profile above the crates.
@@ -86,7 +87,6 @@ fn outside() -> tempfile::TempDir {
     std::fs::create_dir_all(dir.path().join(".cargo")).expect("create .cargo");
     std::fs::write(
         dir.path().join(".cargo/config.toml"),
-        // tests/fixtures/Cargo.toml's profile (the workspace's), so units are shared.
         "[profile.dev]\ndebug = \"line-tables-only\"\n\n[profile.dev.package.\"*\"]\ndebug = false\n\n\
          [profile.dev.package.miniz_oxide]\nopt-level = 3\n\n[profile.dev.package.crc32fast]\nopt-level = 3\n",
     )
@@ -102,8 +102,8 @@ fn run_printed(cwd: &Path, crate_dir: &Path, command: &str, env: &[(&str, &str)]
     sh.arg("-c")
         .arg(command)
         .current_dir(cwd)
-        .env("CARGO_TARGET_DIR", workspace_target().join("fixtures"))
-        .env("CARGO_BUILD_BUILD_DIR", workspace_target())
+        .env("CARGO_TARGET_DIR", scaffold_target())
+        .env_remove("CARGO_BUILD_BUILD_DIR")
         .env("CARGO_NET_OFFLINE", "true")
         .env("CARGO_TERM_COLOR", "never")
         .env("NO_COLOR", "1")
