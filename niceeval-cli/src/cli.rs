@@ -54,6 +54,7 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Add an eval suite to a crate (or make a new crate with one) and print the command that
     /// runs it.
+    #[cfg(feature = "init")]
     Init(crate::init::InitArgs),
 }
 

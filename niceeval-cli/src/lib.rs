@@ -33,6 +33,7 @@ mod cli;
 mod env_file;
 #[cfg(feature = "eval")]
 mod eval;
+#[cfg(feature = "init")]
 mod init;
 #[cfg(feature = "eval")]
 mod output_files;
@@ -83,6 +84,7 @@ pub fn main() -> ExitCode {
         Some(Command::Compare(args)) => report::report(args.runner_args()),
         Some(Command::Baseline(BaselineCommand::Save(args))) => report::report(args.runner_args()),
         Some(Command::View(args)) => view::view(&args),
+        #[cfg(feature = "init")]
         Some(Command::Init(args)) => init::init(&args),
         Some(Command::Completions(args)) => {
             cli::completions(args.shell, &mut std::io::stdout());
