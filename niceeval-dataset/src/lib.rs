@@ -26,7 +26,10 @@
 
 #![deny(missing_docs)]
 
+mod index;
 pub mod positions;
+
+pub use index::{Index, index};
 
 use std::path::{Path, PathBuf};
 
@@ -215,7 +218,12 @@ fn malformed(origin: &str, line: usize, message: impl Into<String>) -> DatasetEr
 
 /// The `id` field of a record: a string or an integer; anything else is an error.
 fn own_id(record: &Value, origin: &str, line: usize) -> Result<Option<String>, DatasetError> {
-    match record.get("id") {
+    id_of(record.get("id"), origin, line)
+}
+
+/// A record's own id from its `id` field (`None`: it has none).
+fn id_of(id: Option<&Value>, origin: &str, line: usize) -> Result<Option<String>, DatasetError> {
+    match id {
         // A blank id (an empty CSV cell) is no id: the case is named by its position.
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
@@ -276,15 +284,19 @@ fn jsonl_line(
     if line.trim().is_empty() {
         return Ok(());
     }
-    let value: Value = serde_json::from_str(line).map_err(|e| {
-        malformed(
-            origin,
-            index + 1,
-            format!("not a JSON record (column {}): {e}", e.column()),
-        )
-    })?;
+    let value: Value =
+        serde_json::from_str(line).map_err(|e| not_a_record(origin, index + 1, &e))?;
     out.push(record(value, origin, index + 1)?);
     Ok(())
+}
+
+/// Line `line` of a JSONL file is not JSON.
+fn not_a_record(origin: &str, line: usize, e: &serde_json::Error) -> DatasetError {
+    malformed(
+        origin,
+        line,
+        format!("not a JSON record (column {}): {e}", e.column()),
+    )
 }
 
 /// The 1-based line of `part`, a slice of `text`.
