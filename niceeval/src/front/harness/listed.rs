@@ -1,18 +1,22 @@
-//! What the suite runner lists, selects and runs: a definition of the process, or a case of
-//! [`Deferred`] data evals, which is named from its source and made only when its turn to run
-//! comes (see [`crate::run::data_eval::Deferred`]). A listed case costs its index; its
-//! definition, data and texts exist while it runs.
+//! What the suite runner lists, selects and runs: a definition of the process, a case of a
+//! dataset eval ([`Cases`]) or a case of [`Deferred`] data evals, each case named from its
+//! source and made only when its turn to run comes (see
+//! [`crate::run::data_eval::Deferred`]). A listed case costs its index; its definition, record
+//! and texts exist while it runs.
 
 use std::sync::Arc;
 
 use crate::run::data_eval::{Deferred, Place};
+use crate::run::dataset::Cases;
 use crate::run::definition::{Def, EvalDefinition};
 use crate::run::error::Error;
 
-/// One eval of a run: a definition, or case `.1` of deferred data evals.
+/// One eval of a run: a definition, case `.1` of a dataset eval, or case `.1` of deferred
+/// data evals.
 #[derive(Clone)]
 pub(crate) enum Listed {
     Defined(&'static EvalDefinition),
+    Case(Arc<Cases>, usize),
     Deferred(Arc<dyn Deferred>, usize),
 }
 
@@ -26,6 +30,7 @@ impl Listed {
     pub(crate) fn id(&self) -> String {
         match self {
             Listed::Defined(def) => def.id(),
+            Listed::Case(cases, index) => cases.id(*index),
             Listed::Deferred(cases, index) => format!("{}::{}", cases.module(), cases.name(*index)),
         }
     }
@@ -34,6 +39,7 @@ impl Listed {
     pub(crate) fn test_name(&self) -> String {
         match self {
             Listed::Defined(def) => def.test_name(),
+            Listed::Case(cases, index) => cases.test_name(*index),
             Listed::Deferred(cases, index) => match cases.module().split_once("::") {
                 Some((_, module)) => format!("{module}::{}", cases.name(*index)),
                 None => cases.name(*index).into_owned(),
@@ -41,18 +47,20 @@ impl Listed {
         }
     }
 
-    /// `#[eval(tags = [..])]` (a deferred case has none).
+    /// `#[eval(tags = [..])]` (a dataset's case has its dataset's; a deferred case has none).
     pub(crate) fn tags(&self) -> &'static [&'static str] {
         match self {
             Listed::Defined(def) => def.tags,
+            Listed::Case(cases, _) => cases.def().tags,
             Listed::Deferred(..) => &[],
         }
     }
 
-    /// `#[ignore]` (a deferred case never is).
+    /// `#[ignore]` (a dataset's case when its dataset is; a deferred case never is).
     pub(crate) fn ignored(&self) -> bool {
         match self {
             Listed::Defined(def) => def.ignored,
+            Listed::Case(cases, _) => cases.def().ignored,
             Listed::Deferred(..) => false,
         }
     }
@@ -61,15 +69,17 @@ impl Listed {
     pub(crate) fn manifest_dir(&self) -> &str {
         match self {
             Listed::Defined(def) => def.manifest_dir,
+            Listed::Case(cases, _) => cases.def().manifest_dir,
             Listed::Deferred(cases, _) => cases.dir(),
         }
     }
 
-    /// The definition the engine runs: a deferred case is made now, and its definition is
-    /// dropped with the report of its run.
+    /// The definition the engine runs: a case is made now (a dataset's record read from its
+    /// file), and its definition is dropped with the report of its run.
     pub(crate) fn definition(&self) -> Result<Def, Error> {
         match self {
             Listed::Defined(def) => Ok(Def::Static(def)),
+            Listed::Case(cases, index) => Ok(Def::Made(Arc::new(cases.make(*index)?))),
             Listed::Deferred(cases, index) => {
                 Ok(Def::Made(Arc::new(cases.make(*index)?.definition())))
             }
@@ -81,6 +91,7 @@ impl Listed {
     pub(crate) fn named(&self) -> Def {
         match self {
             Listed::Defined(def) => Def::Static(def),
+            Listed::Case(cases, index) => Def::Made(Arc::new(cases.named(*index))),
             Listed::Deferred(cases, index) => {
                 let place = Place::new(
                     cases.name(*index),
