@@ -10,6 +10,7 @@ use crate::run::data_eval::{Deferred, Place};
 use crate::run::dataset::Cases;
 use crate::run::definition::{Def, EvalDefinition};
 use crate::run::error::Error;
+use crate::run::report::{EvalIds, IdList};
 
 /// One eval of a run: a definition, case `.1` of a dataset eval, or case `.1` of deferred
 /// data evals.
@@ -17,12 +18,15 @@ use crate::run::error::Error;
 pub(crate) enum Listed {
     Defined(&'static EvalDefinition),
     Case(Arc<Cases>, usize),
-    Deferred(Arc<dyn Deferred>, usize),
+    /// The deferred evals behind a thin pointer: a listed case is 24 bytes, not 32 (a
+    /// million of them are listed at once).
+    Deferred(Arc<Arc<dyn Deferred>>, usize),
 }
 
 impl Listed {
     /// Every case of `deferred`, in order.
     pub(crate) fn cases(deferred: Arc<dyn Deferred>) -> impl Iterator<Item = Listed> {
+        let deferred = Arc::new(deferred);
         (0..deferred.len()).map(move |index| Listed::Deferred(deferred.clone(), index))
     }
 
@@ -31,7 +35,7 @@ impl Listed {
         match self {
             Listed::Defined(def) => def.id(),
             Listed::Case(cases, index) => cases.id(*index),
-            Listed::Deferred(cases, index) => format!("{}::{}", cases.module(), cases.name(*index)),
+            Listed::Deferred(cases, index) => deferred_id(&***cases, *index),
         }
     }
 
@@ -103,5 +107,73 @@ impl Listed {
                 Def::Made(Arc::new(crate::run::data_eval::Made::unmade(place)))
             }
         }
+    }
+}
+
+/// Case `index`'s id of deferred data evals: `module::name`.
+fn deferred_id(cases: &dyn Deferred, index: usize) -> String {
+    format!("{}::{}", cases.module(), cases.name(index))
+}
+
+/// The ids of `listed`, in order, as the suite's start gives them to the reporters:
+/// consecutive cases of one dataset or suite file are one entry of [`EvalIds`], each id made
+/// when a reporter reads it.
+pub(crate) fn eval_ids(listed: &[Listed]) -> EvalIds {
+    let mut ids = EvalIds::default();
+    // Each list's entry, made once (few: a run's datasets and suite files).
+    let mut lists: Vec<(*const (), Arc<dyn IdList>)> = Vec::new();
+    let mut list_of = |key: *const (), make: &dyn Fn() -> Arc<dyn IdList>| match lists
+        .iter()
+        .find(|(k, _)| std::ptr::addr_eq(*k, key))
+    {
+        Some((_, list)) => list.clone(),
+        None => {
+            let list = make();
+            lists.push((key, list.clone()));
+            list
+        }
+    };
+    for item in listed {
+        match item {
+            Listed::Defined(def) => ids.push(def.id()),
+            Listed::Case(cases, index) => {
+                let key = Arc::as_ptr(cases).cast::<()>();
+                let list = list_of(key, &|| Arc::new(CaseIds(cases.clone())));
+                ids.push_listed(&list, *index);
+            }
+            Listed::Deferred(cases, index) => {
+                let key = Arc::as_ptr(cases).cast::<()>();
+                let list = list_of(key, &|| Arc::new(DeferredIds(cases.clone())));
+                ids.push_listed(&list, *index);
+            }
+        }
+    }
+    ids
+}
+
+/// A dataset's cases as a list of ids.
+struct CaseIds(Arc<Cases>);
+
+impl IdList for CaseIds {
+    fn id(&self, index: usize) -> String {
+        self.0.id(index)
+    }
+}
+
+/// Deferred data evals as a list of ids.
+struct DeferredIds(Arc<Arc<dyn Deferred>>);
+
+impl IdList for DeferredIds {
+    fn id(&self, index: usize) -> String {
+        deferred_id(&**self.0, index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A run lists every case it selects at once: a million of them.
+    #[test]
+    fn a_listed_case_takes_24_bytes() {
+        assert_eq!(std::mem::size_of::<super::Listed>(), 24);
     }
 }

@@ -311,7 +311,10 @@ impl Selection {
         let all_defs = evals;
         // Each dataset eval becomes its cases, listed by index: a case is read from the file
         // and made when it runs. A dataset that cannot be read stays as itself.
-        let mut defined = args.baseline.is_some().then(std::collections::BTreeSet::new);
+        let mut defined = args
+            .baseline
+            .is_some()
+            .then(std::collections::BTreeSet::new);
         let mut evals: Vec<Listed> = Vec::with_capacity(all_defs.len());
         for listed in all_defs.iter().cloned() {
             let cases = match &listed {
@@ -346,7 +349,11 @@ impl Selection {
         let by_name = !args.filters.is_empty() || !args.skip.is_empty();
         let mut selected = evals;
         selected.retain(|d| {
-            let name = if by_name { d.test_name() } else { String::new() };
+            let name = if by_name {
+                d.test_name()
+            } else {
+                String::new()
+            };
             args.selects(&name, d.tags())
                 // libtest counts the evals --ignored leaves out as filtered out.
                 && (!args.ignored || d.ignored())

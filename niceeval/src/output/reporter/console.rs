@@ -246,7 +246,7 @@ impl<W: Write + Send> Reporter for Console<W> {
     fn on_run_start(&mut self, start: &SuiteStart) -> std::io::Result<()> {
         self.total = start.evals.len();
         self.started = Some(Instant::now());
-        self.names = Names::of(start.evals.iter().map(String::as_str));
+        self.names = start.evals.names();
         if self.replay {
             return Ok(());
         }
@@ -955,7 +955,7 @@ mod doc_examples {
         let mut console = Console::new(Vec::new(), false);
         console
             .on_run_start(&SuiteStart {
-                evals: vec![],
+                evals: Default::default(),
                 concurrency: 4,
             })
             .unwrap();

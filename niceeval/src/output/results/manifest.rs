@@ -140,12 +140,10 @@ pub(crate) fn write<I: Iterator<Item = (String, bool)>>(
             evals: &evals,
             ignored: false,
         },
-        ignored: evals()
-            .any(|(_, ignored)| ignored)
-            .then_some(Ids {
-                evals: &evals,
-                ignored: true,
-            }),
+        ignored: evals().any(|(_, ignored)| ignored).then_some(Ids {
+            evals: &evals,
+            ignored: true,
+        }),
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
@@ -601,5 +599,53 @@ mod tests {
         std::fs::write(&file, "[run]\nruns = 3\n").expect("writable");
         assert_ne!(one, config_hash(Some(&file)));
         assert_ne!(config_hash(None), one);
+    }
+
+    #[test]
+    fn a_streamed_manifest_is_the_manifest_as_written_before() {
+        for (evals, filter) in [
+            (
+                vec![("suite::a", false), ("suite::b", true), ("suite::c", false)],
+                Some("x"),
+            ),
+            (vec![("suite::a", false)], None),
+            (vec![], None),
+        ] {
+            let ids = || evals.iter().map(|(id, ignored)| (id.to_string(), *ignored));
+            let whole = Manifest {
+                schema: SCHEMA,
+                niceeval: "0.1.0".into(),
+                target: "suite".into(),
+                run: "r1".into(),
+                commit: None,
+                config_hash: "abc".into(),
+                shard: Some("hash:1/2".into()),
+                filter: filter.map(str::to_string),
+                evals: ids().filter(|e| !e.1).map(|e| e.0).collect(),
+                ignored: ids().filter(|e| e.1).map(|e| e.0).collect(),
+            };
+            let streamed = Streamed {
+                schema: SCHEMA,
+                niceeval: "0.1.0",
+                target: "suite",
+                run: "r1",
+                commit: None,
+                config_hash: "abc".into(),
+                shard: Some("hash:1/2".into()),
+                filter: filter.map(str::to_string),
+                evals: Ids {
+                    evals: &ids,
+                    ignored: false,
+                },
+                ignored: ids().any(|e| e.1).then_some(Ids {
+                    evals: &ids,
+                    ignored: true,
+                }),
+            };
+            assert_eq!(
+                serde_json::to_string_pretty(&streamed).expect("JSON"),
+                serde_json::to_string_pretty(&whole).expect("JSON")
+            );
+        }
     }
 }
