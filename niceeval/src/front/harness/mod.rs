@@ -156,7 +156,6 @@ pub fn run_with_deferred(
 /// [`run_with_deferred`] as its steps; `Err` is an exit code that ends the run early (a usage
 /// error, or nothing to do).
 fn run_steps(args: &Args, evals: Vec<Listed>, extra: Vec<Box<dyn Reporter>>) -> Result<i32, i32> {
-    keep_freed_memory();
     let mut selection = Selection::of(args, evals);
     // The target without fixing the run: `--resume` may continue an earlier one.
     let target = crate::output::results::this_target();
@@ -258,24 +257,6 @@ fn run_steps(args: &Args, evals: Vec<Listed>, extra: Vec<Box<dyn Reporter>>) -> 
     } else {
         exit_code(&suite, saved.is_ok())
     })
-}
-
-/// Asks glibc's allocator to keep what the run frees for the evals that follow, rather than
-/// hand the top of its heaps back to the system after each eval and take it again for the
-/// next (a run that holds little between evals did that for every case: 100,000 cases took
-/// 30% longer than when every case's definition was held to the end). Untouched pages cost no
-/// memory: the peak is what the evals use at once. Elsewhere, the allocator's own policy.
-fn keep_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `mallopt` only sets the allocator's parameters; it is called before the suite's
-    // threads start.
-    unsafe {
-        // Setting the trim threshold fixes the mmap threshold too (glibc stops adjusting it):
-        // set both to the largest the adjustment reaches.
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 * 1024 * 1024);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 * 1024 * 1024);
-        libc::mallopt(libc::M_TOP_PAD, 16 * 1024 * 1024);
-    }
 }
 
 /// The suite's runtime: a worker per core, at least two.
