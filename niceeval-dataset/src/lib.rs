@@ -3,7 +3,9 @@
 //! record as JSON — and checks what makes a dataset unusable (a malformed line or row, a
 //! duplicate id, no case at all). The `#[eval]` macro reads the file at compile time to name
 //! one test per case; the runtime reads it again when a suite starts, so an edited file runs
-//! without a rebuild. Both use this crate, so both name cases the same way.
+//! without a rebuild. Both use this crate, so both name cases the same way. A run of a large
+//! dataset reads it into an [`Index`] instead ([`index`]): each case's name and place, its
+//! record read from the file when the case is asked for.
 //!
 //! Naming ([`case_name`]): a record's `id` field (a string or an integer) when it has one, else
 //! its 1-based position zero-padded to the width of the case count; characters outside
@@ -46,9 +48,9 @@ pub struct Case {
     pub name: String,
     /// The 1-based line the record starts on (for CSV, the row's line).
     pub line: usize,
-    /// The record, as compact JSON text: a record's text takes a fraction of the memory its
-    /// parsed [`Value`] takes, which matters for datasets of 100,000 cases; parse it when the
-    /// case runs (`serde_json::from_str(record.get())`).
+    /// The record, as JSON text (compact; from an [`Index`] of a JSONL file, its line as
+    /// written): a record's text takes a fraction of the memory its parsed [`Value`] takes;
+    /// parse it when the case runs (`serde_json::from_str(record.get())`).
     pub record: Box<RawValue>,
 }
 
