@@ -10,7 +10,9 @@
 # no earlier results, later ones read the previous run back (and compact the file to
 # `[results] keep_runs`); each run's wall time and peak RSS are printed.
 # BENCH_DIR keeps the crate and its target directory between invocations (else a temporary one,
-# built from scratch: minutes).
+# built from scratch: minutes). With MAX_MIB, the script fails when a run of the suite peaks at
+# that many MiB or more: a guard on memory that stays flat as cases grow (1,000,000 cases peak
+# under 200 MiB, so `RUNS=1 PLAIN=0 MAX_MIB=200 … 1000000` guards that).
 #
 # MERGE=1 then splits the last run's results file into 3 shards (by a hash of the eval id, each
 # shard its own run id and run manifest, as 3 `cargo nextest run --partition hash:I/3` machines
@@ -24,6 +26,7 @@
 #   bash scripts/bench-dataset.sh [N]
 #   RUNS=5 BENCH_DIR=target/bench-dataset bash scripts/bench-dataset.sh 100000
 #   RUNS=1 MERGE=1 PLAIN=0 BENCH_DIR=target/bench-dataset bash scripts/bench-dataset.sh 100000
+#   RUNS=1 PLAIN=0 MAX_MIB=200 BENCH_DIR=target/bench-dataset bash scripts/bench-dataset.sh 1000000
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -119,6 +122,7 @@ binary="$(find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -executable -n
 read -r build <"$work/build.time"
 echo "cases: $n"
 echo "debug rebuild (${targets[*]}; --tests includes libtest's $n #[test]s) with $n cases instead of 10: ${build}s"
+over=""
 for run in $(seq 1 "$runs"); do
     /usr/bin/time -f '%e %M' -o "$work/run.time" "$binary" -q \
         >"$work/run.log" 2>&1 || { tail -n 20 "$work/run.log"; exit 1; }
@@ -127,8 +131,15 @@ for run in $(seq 1 "$runs"); do
     size="$(du -sm "$CARGO_TARGET_DIR/niceeval/results" | cut -f1)"
     per_case="$(python3 -c "print(f'{$wall * 1e6 / $n:.0f}')")"
     echo "run $run: suite runner over $n cases: ${wall}s wall (${per_case} µs per case), $((rss / 1024)) MiB peak RSS; results file: $results records, ${size} MB"
+    if [ -n "${MAX_MIB:-}" ] && [ "$((rss / 1024))" -ge "$MAX_MIB" ]; then
+        over+="run $run over $n cases: $((rss / 1024)) MiB peak RSS, the limit is $MAX_MIB MiB"$'\n'
+    fi
 done
 [ "$runs" = 0 ] || tail -n 2 "$work/run.log"
+if [ -n "$over" ]; then
+    printf 'bench-dataset: over MAX_MIB:\n%s' "$over" >&2
+    exit 1
+fi
 
 [ "${MERGE:-0}" = 1 ] || exit 0
 out="${MERGE_OUT:-$work/merge-out}"

@@ -3,7 +3,9 @@
 //! record as JSON — and checks what makes a dataset unusable (a malformed line or row, a
 //! duplicate id, no case at all). The `#[eval]` macro reads the file at compile time to name
 //! one test per case; the runtime reads it again when a suite starts, so an edited file runs
-//! without a rebuild. Both use this crate, so both name cases the same way.
+//! without a rebuild. Both use this crate, so both name cases the same way. A run of a large
+//! dataset reads it into an [`Index`] instead ([`index`]): each case's name and place, its
+//! record read from the file when the case is asked for.
 //!
 //! Naming ([`case_name`]): a record's `id` field (a string or an integer) when it has one, else
 //! its 1-based position zero-padded to the width of the case count; characters outside
@@ -26,7 +28,10 @@
 
 #![deny(missing_docs)]
 
+mod index;
 pub mod positions;
+
+pub use index::{Index, index};
 
 use std::path::{Path, PathBuf};
 
@@ -43,9 +48,9 @@ pub struct Case {
     pub name: String,
     /// The 1-based line the record starts on (for CSV, the row's line).
     pub line: usize,
-    /// The record, as compact JSON text: a record's text takes a fraction of the memory its
-    /// parsed [`Value`] takes, which matters for datasets of 100,000 cases; parse it when the
-    /// case runs (`serde_json::from_str(record.get())`).
+    /// The record, as JSON text (compact; from an [`Index`] of a JSONL file, its line as
+    /// written): a record's text takes a fraction of the memory its parsed [`Value`] takes;
+    /// parse it when the case runs (`serde_json::from_str(record.get())`).
     pub record: Box<RawValue>,
 }
 
@@ -215,7 +220,12 @@ fn malformed(origin: &str, line: usize, message: impl Into<String>) -> DatasetEr
 
 /// The `id` field of a record: a string or an integer; anything else is an error.
 fn own_id(record: &Value, origin: &str, line: usize) -> Result<Option<String>, DatasetError> {
-    match record.get("id") {
+    id_of(record.get("id"), origin, line)
+}
+
+/// A record's own id from its `id` field (`None`: it has none).
+fn id_of(id: Option<&Value>, origin: &str, line: usize) -> Result<Option<String>, DatasetError> {
+    match id {
         // A blank id (an empty CSV cell) is no id: the case is named by its position.
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
@@ -276,15 +286,19 @@ fn jsonl_line(
     if line.trim().is_empty() {
         return Ok(());
     }
-    let value: Value = serde_json::from_str(line).map_err(|e| {
-        malformed(
-            origin,
-            index + 1,
-            format!("not a JSON record (column {}): {e}", e.column()),
-        )
-    })?;
+    let value: Value =
+        serde_json::from_str(line).map_err(|e| not_a_record(origin, index + 1, &e))?;
     out.push(record(value, origin, index + 1)?);
     Ok(())
+}
+
+/// Line `line` of a JSONL file is not JSON.
+fn not_a_record(origin: &str, line: usize, e: &serde_json::Error) -> DatasetError {
+    malformed(
+        origin,
+        line,
+        format!("not a JSON record (column {}): {e}", e.column()),
+    )
 }
 
 /// The 1-based line of `part`, a slice of `text`.

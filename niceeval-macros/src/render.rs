@@ -167,7 +167,7 @@ pub fn render(function: ItemFn, options: Options) -> TokenStream {
             let case_body = quote! {
                 fn __niceeval_case_body<'__niceeval>(
                     #handle: &'__niceeval mut #krate::__private::Eval,
-                    #case: &'static #krate::__private::Case,
+                    #case: &'__niceeval #krate::__private::Case,
                 ) -> #krate::__private::BoxFuture<'__niceeval, ::core::result::Result<(), #krate::__private::Error>> {
                     let #case = match #from_record {
                         ::core::result::Result::Ok(case) => case,

@@ -364,7 +364,7 @@ pub mod __workspace {
     }
     /// Datasets.
     pub mod dataset {
-        pub use crate::run::dataset::expand;
+        pub use crate::run::dataset::{Cases, cases, expand};
     }
     /// Snapshots.
     pub mod snapshot {

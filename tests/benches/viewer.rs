@@ -51,7 +51,7 @@ fn write(cases: usize, page: &std::path::Path) -> std::path::PathBuf {
         .map(|k| format!("{}::case_{:06}", synthetic::DATASET, case(k)))
         .collect();
     html.on_run_start(&SuiteStart {
-        evals: ids,
+        evals: ids.into(),
         concurrency: 8,
     })
     .expect("start");

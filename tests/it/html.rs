@@ -22,7 +22,7 @@ fn write_page(reports: impl IntoIterator<Item = EvalReport>, ids: Vec<String>, p
         std::fs::File::create(path).expect("the page's file"),
     ));
     html.on_run_start(&SuiteStart {
-        evals: ids,
+        evals: ids.into(),
         concurrency: 1,
     })
     .expect("start");

@@ -322,7 +322,7 @@ fn an_interrupted_suite_says_so() {
     let reports = reports();
     console
         .on_run_start(&SuiteStart {
-            evals: vec![],
+            evals: Default::default(),
             concurrency: 2,
         })
         .expect("start");

@@ -295,7 +295,7 @@ fn not_a_function(_: &mut Eval) -> BoxFuture<'_, Result<(), Error>> {
     Box::pin(async { Err(Error::Case("a data eval runs through its DataEval".into())) })
 }
 
-fn not_a_record<'a>(t: &'a mut Eval, _: &'static Case) -> BoxFuture<'a, Result<(), Error>> {
+fn not_a_record<'a>(t: &'a mut Eval, _: &'a Case) -> BoxFuture<'a, Result<(), Error>> {
     not_a_function(t)
 }
 

@@ -1,11 +1,14 @@
-//! Dataset evals (`#[eval(cases = "..")]`): expanding one into an eval per case, read from its
-//! file when asked (so a suite runs the file as it is now, without a rebuild), and turning a
-//! case's record into the function's case type with the path of a field that does not fit.
+//! Dataset evals (`#[eval(cases = "..")]`): the cases of one, read from its file when asked
+//! (so a suite runs the file as it is now, without a rebuild), each made into an eval of its
+//! own when its turn to run comes, and a case's record turned into the function's case type
+//! with the path of a field that does not fit.
 //!
-//! A case's eval is a definition of its own, `<function>::<case>`, sharing the dataset eval's
-//! options; it lives for the rest of the process (cases are read once per process and test
-//! binary, and kept). The file format and naming rules are `niceeval_dataset`'s, shared with
-//! the macro that names one test per case at compile time.
+//! A case's eval is `<function>::<case>`, sharing the dataset eval's options. A run holds the
+//! file's [`Cases`] — each case's name and where its record is ([`niceeval_dataset::Index`]),
+//! a few bytes a case, read once per process — and makes each case's definition as it runs it,
+//! dropped with its report: a million cases are never all made at once. The file format and
+//! naming rules are `niceeval_dataset`'s, shared with the macro that names one test per case at
+//! compile time.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -13,13 +16,137 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::de::DeserializeOwned;
 
-use crate::run::definition::{Case, EvalDefinition};
+use crate::run::definition::{Case, EvalDefinition, Owned};
 use crate::run::error::Error;
 
+/// The cases of a dataset eval, listed by name: the suite runner lists, filters and counts
+/// them by index and name, and makes each one ([`Cases::make`]) when it runs it.
+#[derive(Debug)]
+pub struct Cases {
+    def: &'static EvalDefinition,
+    index: niceeval_dataset::Index,
+}
+
+impl Cases {
+    /// How many cases.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether there are none (never: a dataset of no case cannot be read).
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// The dataset eval.
+    pub fn def(&self) -> &'static EvalDefinition {
+        self.def
+    }
+
+    /// Case `i`'s name (`paris`): the last segment of its eval's id.
+    pub fn name(&self, i: usize) -> &str {
+        self.index.name(i)
+    }
+
+    /// Case `i`'s eval id (`evals::capitals::paris`), as [`EvalDefinition::id`].
+    pub fn id(&self, i: usize) -> String {
+        format!("{}::{}", self.def.id(), self.name(i))
+    }
+
+    /// Case `i`'s test name, as [`EvalDefinition::test_name`]: what filters match.
+    pub fn test_name(&self, i: usize) -> String {
+        format!("{}::{}", self.def.test_name(), self.name(i))
+    }
+
+    /// The position of the case named `name`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.index.position(name)
+    }
+
+    /// Case `i`'s definition, its record read from the file now: it owns its name and case,
+    /// and is dropped with its report.
+    pub fn make(&self, i: usize) -> Result<EvalDefinition, Error> {
+        let case = self.index.case(i).map_err(|source| Error::Dataset {
+            eval: self.def.id(),
+            source: Arc::new(source),
+        })?;
+        Ok(self.definition(Case {
+            id: case.id,
+            name: case.name,
+            line: case.line,
+            record: case.record,
+            matrix: None,
+        }))
+    }
+
+    /// A definition that only names case `i` (its record is not read): the report of a case
+    /// that is not run, or could not be made, is built on it.
+    pub fn named(&self, i: usize) -> EvalDefinition {
+        let name = self.name(i).to_string();
+        self.definition(Case {
+            id: name.clone(),
+            name,
+            line: self.index.line(i),
+            record: serde_json::value::RawValue::from_string("null".into())
+                .unwrap_or_else(|_| unreachable!("`null` is JSON")),
+            matrix: None,
+        })
+    }
+
+    fn definition(&self, case: Case) -> EvalDefinition {
+        let parent = self.def;
+        EvalDefinition {
+            name: "",
+            case: None,
+            data: parent.data.clone(),
+            owned: Some(Box::new(Owned {
+                name: format!("{}::{}", parent.name, case.name),
+                description: parent.description.map(str::to_string),
+                case,
+            })),
+            ..*parent
+        }
+    }
+}
+
+/// The cases of the dataset eval `def`, read from its file the first time a process asks
+/// (later calls share them); `None` when `def` is not a dataset eval (or is one of its cases).
+/// A dataset that cannot be read is an error naming the file (and line); the caller reports it
+/// as that eval's failure while the others run.
+///
+/// ```no_run
+/// for def in niceeval::__workspace::registered() {
+///     match niceeval::__workspace::dataset::cases(def) {
+///         Some(Ok(cases)) => println!("{}: {} case(s)", def.id(), cases.len()),
+///         Some(Err(e)) => eprintln!("{}: {e}", def.id()),
+///         None => println!("{}: an eval", def.id()),
+///     }
+/// }
+/// ```
+pub fn cases(def: &'static EvalDefinition) -> Option<Result<Arc<Cases>, Error>> {
+    let dataset = def.dataset.filter(|_| def.own_case().is_none())?;
+    type Read = Result<Arc<Cases>, Arc<niceeval_dataset::DatasetError>>;
+    static READ: OnceLock<Mutex<HashMap<usize, Read>>> = OnceLock::new();
+    let mut read = READ
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let key = def as *const EvalDefinition as usize;
+    let cases = read.entry(key).or_insert_with(|| {
+        let path = Path::new(def.manifest_dir).join(dataset.path);
+        let index = niceeval_dataset::index(&path).map_err(Arc::new)?;
+        Ok(Arc::new(Cases { def, index }))
+    });
+    Some(cases.clone().map_err(|source| Error::Dataset {
+        eval: def.id(),
+        source,
+    }))
+}
+
 /// The evals `def` stands for: itself, or — for a dataset eval — one per case of its file, in
-/// file order. A dataset that cannot be read is an error naming the file (and line); the
-/// caller reports it as that eval's failure while the others run. Reads the file once per
-/// process.
+/// file order, each defined for the rest of the process (the suite runner makes each case as
+/// it runs it instead: [`cases`]). A dataset that cannot be read is an error naming the file
+/// (and line).
 ///
 /// ```no_run
 /// for def in niceeval::__workspace::registered() {
@@ -30,28 +157,13 @@ use crate::run::error::Error;
 /// }
 /// ```
 pub fn expand(def: &'static EvalDefinition) -> Result<Vec<&'static EvalDefinition>, Error> {
-    let Some(dataset) = def.dataset.filter(|_| def.case.is_none()) else {
+    let Some(cases) = cases(def) else {
         return Ok(vec![def]);
     };
-    type Expanded = Result<Vec<&'static EvalDefinition>, Arc<niceeval_dataset::DatasetError>>;
-    static EXPANDED: OnceLock<Mutex<HashMap<usize, Expanded>>> = OnceLock::new();
-    let mut cache = EXPANDED
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    let key = def as *const EvalDefinition as usize;
-    let expanded = cache.entry(key).or_insert_with(|| {
-        let path = Path::new(def.manifest_dir).join(dataset.path);
-        let cases = niceeval_dataset::read(&path).map_err(Arc::new)?;
-        Ok(cases
-            .into_iter()
-            .map(|case| case_definition(def, case))
-            .collect())
-    });
-    expanded.clone().map_err(|source| Error::Dataset {
-        eval: def.id(),
-        source,
-    })
+    let cases = cases?;
+    (0..cases.len())
+        .map(|i| Ok(&*Box::leak(Box::new(cases.make(i)?))))
+        .collect()
 }
 
 /// A reproducible sample of `count` of `cases` (all of them when there are fewer), in file
@@ -89,44 +201,23 @@ pub fn sample<T>(cases: Vec<T>, count: usize, seed: u64) -> Vec<T> {
         .collect()
 }
 
-/// The definition of one case of the dataset eval `parent`.
-fn case_definition(
-    parent: &'static EvalDefinition,
-    case: niceeval_dataset::Case,
-) -> &'static EvalDefinition {
-    let name: &'static str = Box::leak(format!("{}::{}", parent.name, case.name).into_boxed_str());
-    let case: &'static Case = Box::leak(Box::new(Case {
-        id: case.id,
-        name: case.name,
-        line: case.line,
-        record: case.record,
-        matrix: None,
-    }));
-    Box::leak(Box::new(EvalDefinition {
-        name,
-        case: Some(case),
-        data: parent.data.clone(),
-        owned: None,
-        ..*parent
-    }))
-}
-
 /// The case named `name` of the dataset eval `def`, for the test the macro generated for it
-/// under plain `cargo test`.
+/// under plain `cargo test` (defined for the rest of the process: a test runs one case).
 pub(crate) fn case_named(
     def: &'static EvalDefinition,
     name: &str,
 ) -> Result<&'static EvalDefinition, Error> {
-    let cases = expand(def)?;
-    cases
-        .into_iter()
-        .find(|d| d.case.is_some_and(|c| c.name == name))
-        .ok_or_else(|| {
-            Error::Case(format!(
-                "case `{name}` is no longer in {} (the file changed after this test binary was built; `cargo test` rebuilds it)",
-                def.dataset.map_or("the dataset", |d| d.path)
-            ))
-        })
+    let cases = match cases(def) {
+        Some(cases) => cases?,
+        None => return Err(Error::Case(format!("{} is not a dataset eval", def.id()))),
+    };
+    let i = cases.position(name).ok_or_else(|| {
+        Error::Case(format!(
+            "case `{name}` is no longer in {} (the file changed after this test binary was built; `cargo test` rebuilds it)",
+            def.dataset.map_or("the dataset", |d| d.path)
+        ))
+    })?;
+    Ok(Box::leak(Box::new(cases.make(i)?)))
 }
 
 /// The record of `case` as the function's case type; a field that does not fit is an error

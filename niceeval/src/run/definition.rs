@@ -17,8 +17,9 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub type Body = for<'a> fn(&'a mut Eval) -> BoxFuture<'a, Result<(), Error>>;
 
 /// The body of a dataset eval: the handle and one case, whose record the macro's shim
-/// deserializes into the function's case type.
-pub type CaseBody = for<'a> fn(&'a mut Eval, &'static Case) -> BoxFuture<'a, Result<(), Error>>;
+/// deserializes into the function's case type (the case is made for its run, and dropped
+/// with its report).
+pub type CaseBody = for<'a> fn(&'a mut Eval, &'a Case) -> BoxFuture<'a, Result<(), Error>>;
 
 /// `#[eval(cases = "..")]`: the dataset file and how to run one of its cases.
 #[derive(Debug, Clone, Copy)]
@@ -281,16 +282,17 @@ pub struct EvalDefinition {
     /// The body.
     pub body: Body,
     /// `cases = ".."`: a dataset eval (its cases are evals of their own, see
-    /// [`crate::run::dataset::expand`]).
+    /// [`crate::run::dataset::Cases`]).
     pub dataset: Option<Dataset>,
-    /// The case this definition runs, for the evals a dataset eval expands into.
+    /// The case this definition runs, for a data eval defined for the process (a dataset's
+    /// case is made for its run and owns it: [`EvalDefinition::own_case`]).
     pub case: Option<&'static Case>,
     /// `workspace = "dir"`: each run gets a working copy of this template directory (relative
     /// to [`EvalDefinition::manifest_dir`]).
     pub workspace: Option<&'static str>,
     /// An eval defined from data (`crate::run::data_eval`): the engine runs it instead of the body.
     pub(crate) data: Option<Defined>,
-    /// A definition made for its run alone (a case of `data_eval::Deferred`) owns its name,
+    /// A definition made for its run alone (a case of `data_eval::Deferred` or of a dataset) owns its name,
     /// description and case here; its `name` is empty and its `description` and `case` `None`.
     pub(crate) owned: Option<Box<Owned>>,
 }

@@ -412,12 +412,12 @@ async fn run_once(
                     return run_data(handle, data).await;
                 }
                 let mut t = handle.eval(agent, None);
-                match (body.dataset, body.case) {
+                match (body.dataset, body.own_case()) {
                     (Some(dataset), Some(case)) => (dataset.body)(&mut t, case).await,
                     // A dataset eval runs as its cases; here only when they could not be read.
                     (Some(_), None) => match &body {
-                        Def::Static(def) => crate::run::dataset::expand(def),
-                        Def::Made(_) => Ok(Vec::new()),
+                        Def::Static(def) => crate::run::dataset::cases(def).transpose(),
+                        Def::Made(_) => Ok(None),
                     }
                     .and_then(|_| {
                         Err(crate::run::error::Error::Case(format!(

@@ -201,7 +201,7 @@ fn run_steps(args: &Args, evals: Vec<Listed>, extra: Vec<Box<dyn Reporter>>) -> 
         .iter()
         .filter_map(|listed| match listed {
             Listed::Defined(def) => Some(*def),
-            Listed::Deferred(..) => None,
+            Listed::Case(..) | Listed::Deferred(..) => None,
         })
         .collect();
     let deferred = || {
@@ -296,9 +296,8 @@ struct Selection {
 }
 
 impl Selection {
-    /// Dataset evals expanded into one eval per case, read from their files now (an edited
-    /// file runs without a rebuild; one that cannot be read stays as itself and fails saying
-    /// why), `--limit` / `--sample` applied to each dataset's cases, then the filters. A
+    /// Dataset evals listed as one eval per case, their files read now (an edited file runs
+    /// without a rebuild; one that cannot be read stays as itself and fails saying why), `--limit` / `--sample` applied to each dataset's cases, then the filters. A
     /// sample without `--seed` draws one and says which, so the same sample can be run again.
     fn of(args: &Args, evals: Vec<Listed>) -> Selection {
         let seed = match (args.sample, args.seed) {
@@ -309,55 +308,56 @@ impl Selection {
             }
             (_, seed) => seed.unwrap_or(0),
         };
-        let all_defs = evals.clone();
-        // A dataset that cannot be read stays as itself (`None`); a deferred case is itself
-        // (`Some` of nothing).
-        let expanded: Vec<(Listed, Option<Vec<&'static EvalDefinition>>)> = evals
-            .into_iter()
-            .map(|listed| {
-                let cases = match &listed {
-                    Listed::Defined(def) => crate::run::dataset::expand(def).ok(),
-                    Listed::Deferred(..) => Some(Vec::new()),
-                };
-                (listed, cases)
-            })
-            .collect();
-        let defined = args.baseline.is_some().then(|| {
-            expanded
-                .iter()
-                .flat_map(|(listed, evals)| match (listed, evals) {
-                    (Listed::Defined(_), Some(evals)) => evals.iter().map(|d| d.id()).collect(),
-                    _ => vec![listed.id()],
-                })
-                .collect()
-        });
-        let evals: Vec<Listed> = expanded
-            .into_iter()
-            .flat_map(|(listed, cases)| {
-                let cases = match (&listed, cases) {
-                    (Listed::Defined(def), Some(cases)) => {
-                        match (def.dataset, args.limit, args.sample) {
-                            (Some(_), Some(n), _) => cases.into_iter().take(n).collect(),
-                            (Some(_), None, Some(n)) => crate::run::dataset::sample(cases, n, seed),
-                            _ => cases,
-                        }
-                    }
-                    _ => return vec![listed],
-                };
-                cases.into_iter().map(Listed::Defined).collect()
-            })
-            .collect();
+        let all_defs = evals;
+        // Each dataset eval becomes its cases, listed by index: a case is read from the file
+        // and made when it runs. A dataset that cannot be read stays as itself.
+        let mut defined = args
+            .baseline
+            .is_some()
+            .then(std::collections::BTreeSet::new);
+        let mut evals: Vec<Listed> = Vec::with_capacity(all_defs.len());
+        for listed in all_defs.iter().cloned() {
+            let cases = match &listed {
+                Listed::Defined(def) => crate::run::dataset::cases(def).and_then(Result::ok),
+                Listed::Case(..) | Listed::Deferred(..) => None,
+            };
+            let Some(cases) = cases else {
+                if let Some(defined) = &mut defined {
+                    defined.insert(listed.id());
+                }
+                evals.push(listed);
+                continue;
+            };
+            if let Some(defined) = &mut defined {
+                defined.extend((0..cases.len()).map(|i| cases.id(i)));
+            }
+            let chosen: Box<dyn Iterator<Item = usize>> = match (args.limit, args.sample) {
+                (Some(n), _) => Box::new((0..cases.len()).take(n)),
+                (None, Some(n)) => Box::new(
+                    crate::run::dataset::sample((0..cases.len()).collect(), n, seed).into_iter(),
+                ),
+                _ => Box::new(0..cases.len()),
+            };
+            evals.extend(chosen.map(|i| Listed::Case(cases.clone(), i)));
+        }
         let total = evals.len();
         let known_tags = evals
             .iter()
             .flat_map(|d| d.tags().iter().copied())
             .collect();
-        let selected: Vec<Listed> = evals
-            .into_iter()
-            .filter(|d| args.selects(&d.test_name(), d.tags()))
-            // libtest counts the evals --ignored leaves out as filtered out.
-            .filter(|d| !args.ignored || d.ignored())
-            .collect();
+        // Names are made only when a filter reads them (a million cases' names otherwise).
+        let by_name = !args.filters.is_empty() || !args.skip.is_empty();
+        let mut selected = evals;
+        selected.retain(|d| {
+            let name = if by_name {
+                d.test_name()
+            } else {
+                String::new()
+            };
+            args.selects(&name, d.tags())
+                // libtest counts the evals --ignored leaves out as filtered out.
+                && (!args.ignored || d.ignored())
+        });
         Selection {
             all_defs,
             defined,
@@ -469,21 +469,29 @@ fn resume(args: &Args, selected: &[Listed], target: &str) -> Result<Option<PathB
 }
 
 /// Writes the run manifest next to the results file at `results` (see
-/// [`crate::output::results::manifest`]): every eval and dataset case id this binary defines, read
-/// again from the datasets' cache, one at a time. A manifest that cannot be written is said on
+/// [`crate::output::results::manifest`]): every eval and dataset case id this binary defines,
+/// named from the datasets' indexes one at a time as they are written. A manifest that cannot be written is said on
 /// stderr and fails nothing.
 fn write_manifest(results: &Path, def: &Listed, all_defs: &[Listed], args: &Args) {
     let source = crate::config::Config::for_manifest_dir(def.manifest_dir())
         .ok()
         .and_then(|c| c.source.clone());
-    let ids = all_defs.iter().flat_map(|listed| match listed {
-        Listed::Defined(def) => crate::run::dataset::expand(def)
-            .unwrap_or_else(|_| vec![def])
-            .into_iter()
-            .map(|d| (d.id(), d.ignored))
-            .collect(),
-        Listed::Deferred(..) => vec![(listed.id(), false)],
-    });
+    let ids = || {
+        all_defs.iter().flat_map(|listed| {
+            let ids: Box<dyn Iterator<Item = (String, bool)>> = match listed {
+                Listed::Defined(def) => match crate::run::dataset::cases(def) {
+                    Some(Ok(cases)) => {
+                        Box::new((0..cases.len()).map(move |i| (cases.id(i), def.ignored)))
+                    }
+                    _ => Box::new(std::iter::once((def.id(), def.ignored))),
+                },
+                Listed::Case(..) | Listed::Deferred(..) => {
+                    Box::new(std::iter::once((listed.id(), listed.ignored())))
+                }
+            };
+            ids
+        })
+    };
     let written = crate::output::results::manifest::write(
         results,
         Path::new(def.manifest_dir()),

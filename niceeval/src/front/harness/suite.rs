@@ -93,18 +93,25 @@ pub(crate) async fn run_suite_with(
         run_concurrency: None,
         retry_errors: args.retry_errors,
     });
-    let (to_run, ignored): (Vec<_>, Vec<_>) = selected.into_iter().partition(|d| {
-        if args.ignored {
+    // Split in place: a million listed cases are not copied into a second list.
+    let mut to_run = selected;
+    let mut ignored = Vec::new();
+    to_run.retain(|d| {
+        let runs = if args.ignored {
             d.ignored()
         } else {
             args.include_ignored || !d.ignored()
+        };
+        if !runs {
+            ignored.push(d.clone());
         }
+        runs
     });
     // Listening from here on: a signal that arrives while the first evals start is not lost.
     let mut signals = Signals::listen();
     let invalid = Arc::new(check_configs(&to_run));
     let start = SuiteStart {
-        evals: to_run.iter().map(|d| d.id()).collect(),
+        evals: super::listed::eval_ids(&to_run),
         concurrency,
     };
     super::outputs::deliver(reporters, |r| r.on_run_start(&start));
@@ -129,7 +136,6 @@ pub(crate) async fn run_suite_with(
         deliver(&report, reporters);
         kept.add(&report);
     }
-    let mut to_run = to_run;
     if let Some(resume) = resume {
         let finished = replay_finished(&resume, &to_run, reporters, &mut |report| kept.add(report));
         if !finished.is_empty() {

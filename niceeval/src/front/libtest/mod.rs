@@ -135,7 +135,7 @@ fn deliver(manifest_dir: &'static str, report: &EvalReport) {
                 started: std::time::Instant::now(),
             };
             session.outputs.start(&SuiteStart {
-                evals: Vec::new(),
+                evals: Default::default(),
                 concurrency: 1,
             });
             sessions.push(session);

@@ -21,6 +21,11 @@ use crate::run::report::{EvalReport, EvalSummary, Names, Progress, SuiteReport, 
 /// The width the console fits a suite file's matrix to when it cannot ask the terminal.
 const DEFAULT_WIDTH: usize = 120;
 
+/// The most rows the table of evals shows: past it the table shows the first rows by id and
+/// counts the rest, so the console of a run of a million evals keeps a bounded table (every
+/// result is in the results file).
+pub(crate) const MAX_TABLE_ROWS: usize = 10_000;
+
 /// Writes progress and a summary table to `out`.
 pub struct Console<W: Write + Send> {
     out: W,
@@ -45,6 +50,11 @@ pub struct Console<W: Write + Send> {
     last_plain: Duration,
     /// Quiet characters have been written on the current line.
     mid_line: bool,
+    /// The table's rows: the summaries of the first [`MAX_TABLE_ROWS`] evals by id (the
+    /// heap's top is the last of them).
+    rows: std::collections::BinaryHeap<ById>,
+    /// Evals past [`MAX_TABLE_ROWS`]: counted, not kept.
+    rows_left_out: usize,
     /// The matrices of the suite files' cases, printed at the end.
     matrices: Matrices,
     /// The width the matrices fit in, in columns.
@@ -93,6 +103,8 @@ impl<W: Write + Send> Console<W> {
             started: None,
             last_plain: Duration::ZERO,
             mid_line: false,
+            rows: std::collections::BinaryHeap::new(),
+            rows_left_out: 0,
             matrices: Matrices::default(),
             width: DEFAULT_WIDTH,
             colour: live && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
@@ -237,16 +249,58 @@ impl<W: Write + Send> Console<W> {
     }
 }
 
+/// An eval's row of the table, ordered by its id.
+struct ById(EvalSummary);
+
+impl PartialEq for ById {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.id == other.0.id
+    }
+}
+
+impl Eq for ById {}
+
+impl PartialOrd for ById {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ById {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.id.cmp(&other.0.id)
+    }
+}
+
+impl<W: Write + Send> Console<W> {
+    /// Keeps `report`'s row of the table while it is among the first [`MAX_TABLE_ROWS`] by id.
+    fn keep_row(&mut self, report: &EvalReport) {
+        if self.rows.len() == MAX_TABLE_ROWS {
+            match self.rows.peek() {
+                Some(last) if report.id < last.0.id => {
+                    self.rows.pop();
+                }
+                _ => {
+                    self.rows_left_out += 1;
+                    return;
+                }
+            }
+            self.rows_left_out += 1;
+        }
+        self.rows.push(ById(EvalSummary::without_baseline(report)));
+    }
+}
+
 impl<W: Write + Send> Reporter for Console<W> {
-    /// The table of every eval, which a quiet console does not write.
+    /// The console keeps its table's rows itself, bounded ([`MAX_TABLE_ROWS`]).
     fn reads_evals(&self) -> bool {
-        !self.quiet
+        false
     }
 
     fn on_run_start(&mut self, start: &SuiteStart) -> std::io::Result<()> {
         self.total = start.evals.len();
         self.started = Some(Instant::now());
-        self.names = Names::of(start.evals.iter().map(String::as_str));
+        self.names = start.evals.names();
         if self.replay {
             return Ok(());
         }
@@ -261,8 +315,9 @@ impl<W: Write + Send> Reporter for Console<W> {
     }
 
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
-        // The matrices are drawn under the table, which a quiet console does not write.
+        // The table and the matrices under it, which a quiet console does not write.
         if !self.quiet {
+            self.keep_row(report);
             self.matrices.add(report);
         }
         self.done += 1;
@@ -373,9 +428,28 @@ impl<W: Write + Send> Reporter for Console<W> {
                 )?;
             }
         }
-        if !suite.evals.is_empty() && !self.quiet {
+        // The rows kept as evals finished; a console that saw none takes the suite's.
+        let kept: Vec<EvalSummary>;
+        let rows = if self.done == 0 {
+            &suite.evals
+        } else {
+            kept = std::mem::take(&mut self.rows)
+                .into_sorted_vec()
+                .into_iter()
+                .map(|row| row.0)
+                .collect();
+            &kept
+        };
+        if !rows.is_empty() && !self.quiet {
             writeln!(self.out)?;
-            write_table(&mut self.out, &suite.evals, self.names)?;
+            write_table(&mut self.out, rows, self.names)?;
+            if self.rows_left_out > 0 {
+                writeln!(
+                    self.out,
+                    "... and {} more eval(s), not shown (the first {MAX_TABLE_ROWS} by id are); every result is in the results file (niceeval report --html FILE shows them all)",
+                    self.rows_left_out
+                )?;
+            }
             for dataset in &suite.datasets {
                 let name = self.name(&dataset.id).to_string();
                 writeln!(self.out, "dataset {name}: {}", dataset.counts())?;
@@ -660,6 +734,63 @@ mod tests {
             "min_pass_rate": 1.0
         }))
         .expect("a report")
+    }
+
+    /// Past [`MAX_TABLE_ROWS`] the table shows the first rows by id, whatever order the evals
+    /// finish in, and counts the rest; up to it, every row.
+    #[test]
+    fn the_table_keeps_its_first_rows_by_id_and_counts_the_rest() {
+        for (count, left_out) in [(MAX_TABLE_ROWS, 0), (MAX_TABLE_ROWS + 3, 3)] {
+            let mut console = Console::new(Vec::new(), false);
+            let ids: Vec<String> = (0..count)
+                .rev()
+                .map(|i| format!("evals::e{i:05}"))
+                .collect();
+            console
+                .on_run_start(&SuiteStart {
+                    evals: ids.clone().into(),
+                    concurrency: 1,
+                })
+                .expect("written");
+            let mut summaries = Vec::new();
+            for id in &ids {
+                let report = report(id, "passed");
+                console.on_eval_complete(&report).expect("written");
+                summaries.push(EvalSummary::from(&report));
+            }
+            // The suite's own summaries are not read: the console kept its rows.
+            let suite = SuiteReport::new(Vec::new(), 0, false, 1.0);
+            console.on_run_complete(&suite).expect("written");
+            let out = String::from_utf8(console.into_inner()).expect("UTF-8");
+            let table = out
+                .split("\n\n")
+                .find(|block| block.starts_with("eval "))
+                .expect("a table");
+            let rows: Vec<&str> = table.lines().skip(2).collect();
+            assert_eq!(
+                rows.len(),
+                MAX_TABLE_ROWS + usize::from(left_out > 0),
+                "{count}"
+            );
+            assert!(rows[0].starts_with("e00000 "), "{}", rows[0]);
+            assert!(rows[MAX_TABLE_ROWS - 1].starts_with("e09999 "));
+            if left_out > 0 {
+                assert_eq!(
+                    rows[MAX_TABLE_ROWS],
+                    "... and 3 more eval(s), not shown (the first 10000 by id are); every result is in the results file (niceeval report --html FILE shows them all)"
+                );
+            } else {
+                // Up to the bound, the table is the one every summary makes.
+                let whole = table_of(&summaries);
+                assert!(table.starts_with(whole.trim_end()), "{count}");
+            }
+        }
+    }
+
+    fn table_of(summaries: &[EvalSummary]) -> String {
+        let mut sorted = summaries.to_vec();
+        sorted.sort_by(|a, b| a.id.cmp(&b.id));
+        summary_table(&sorted)
     }
 
     /// A case of `suite::promptfooconfig`: test `test` with prompt `p` and provider `q`.
@@ -955,7 +1086,7 @@ mod doc_examples {
         let mut console = Console::new(Vec::new(), false);
         console
             .on_run_start(&SuiteStart {
-                evals: vec![],
+                evals: Default::default(),
                 concurrency: 4,
             })
             .unwrap();

@@ -214,7 +214,7 @@ fn failure(out: &mut Vec<(String, String)>, report: &EvalReport, names: Names) {
 
 impl<W: Write + Send> Reporter for Markdown<W> {
     fn on_run_start(&mut self, start: &SuiteStart) -> std::io::Result<()> {
-        self.names = Some(Names::of(start.evals.iter().map(String::as_str)));
+        self.names = Some(start.evals.names());
         Ok(())
     }
 

@@ -31,7 +31,7 @@ pub(crate) use markdown::Markdown;
 // The suite's data lives with the reports (`report/suite.rs`); reporters render it.
 pub use crate::run::definition::MatrixCell;
 pub use crate::run::report::{
-    DatasetSummary, EvalSummary, Flaky, Progress, Signal, SuiteReport, SuiteStart,
+    DatasetSummary, EvalIds, EvalSummary, Flaky, Progress, Signal, SuiteReport, SuiteStart,
 };
 
 use crate::run::report::EvalReport;

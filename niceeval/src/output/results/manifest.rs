@@ -108,13 +108,15 @@ fn commit(dir: &Path) -> Option<String> {
 
 /// Writes the manifest of the run writing `results`: under nextest only when the run's first
 /// process has not yet (it is never rewritten), otherwise every run (a temporary file renamed
-/// into place). `evals` yields every id the binary defines; `config_source` is the crate's
-/// `niceeval.toml`. Each id comes with whether it is `#[ignore]`d. Errors are returned, not raised: a missing manifest fails no eval.
-pub(crate) fn write(
+/// into place). `evals` yields every id the binary defines, each with whether it is
+/// `#[ignore]`d; it is called once per list the manifest writes, and the ids are written as
+/// they come (a million dataset cases are never held as a list). `config_source` is the
+/// crate's `niceeval.toml`. Errors are returned, not raised: a missing manifest fails no eval.
+pub(crate) fn write<I: Iterator<Item = (String, bool)>>(
     results: &Path,
     manifest_dir: &Path,
     config_source: Option<&Path>,
-    evals: impl Iterator<Item = (String, bool)>,
+    evals: impl Fn() -> I,
     filter: Option<String>,
     once: bool,
 ) -> std::io::Result<()> {
@@ -123,28 +125,26 @@ pub(crate) fn write(
         return Ok(());
     }
     let run = super::this_run();
-    let manifest = Manifest {
+    let manifest = Streamed {
         schema: SCHEMA,
-        niceeval: env!("CARGO_PKG_VERSION").to_string(),
-        target: run.target.clone(),
-        run: run.id.clone(),
+        niceeval: env!("CARGO_PKG_VERSION"),
+        target: &run.target,
+        run: &run.id,
         commit: commit(manifest_dir),
         config_hash: config_hash(config_source),
         shard: std::env::var("NICEEVAL_SHARD")
             .ok()
             .filter(|s| !s.trim().is_empty()),
         filter,
-        evals: Vec::new(),
-        ignored: Vec::new(),
+        evals: Ids {
+            evals: &evals,
+            ignored: false,
+        },
+        ignored: evals().any(|(_, ignored)| ignored).then_some(Ids {
+            evals: &evals,
+            ignored: true,
+        }),
     };
-    let mut manifest = manifest;
-    for (id, ignored) in evals {
-        if ignored {
-            manifest.ignored.push(id);
-        } else {
-            manifest.evals.push(id);
-        }
-    }
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
@@ -160,6 +160,45 @@ pub(crate) fn write(
         }
     } else {
         temp.persist(&path).map(|_| ()).map_err(|e| e.error)
+    }
+}
+
+/// A [`Manifest`] as [`write`] writes it: the same fields in the same order, its lists of ids
+/// written from an iterator rather than held.
+#[derive(Serialize)]
+#[serde(bound = "Ids<'a, F>: Serialize")]
+struct Streamed<'a, F> {
+    schema: u32,
+    niceeval: &'a str,
+    target: &'a str,
+    run: &'a str,
+    commit: Option<String>,
+    config_hash: String,
+    shard: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    filter: Option<String>,
+    evals: Ids<'a, F>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ignored: Option<Ids<'a, F>>,
+}
+
+/// The ids `evals` yields that are `#[ignore]`d (`ignored`) or not.
+struct Ids<'a, F> {
+    evals: &'a F,
+    ignored: bool,
+}
+
+impl<F, I> Serialize for Ids<'_, F>
+where
+    F: Fn() -> I,
+    I: Iterator<Item = (String, bool)>,
+{
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(
+            (self.evals)()
+                .filter(|(_, ignored)| *ignored == self.ignored)
+                .map(|(id, _)| id),
+        )
     }
 }
 
@@ -560,5 +599,53 @@ mod tests {
         std::fs::write(&file, "[run]\nruns = 3\n").expect("writable");
         assert_ne!(one, config_hash(Some(&file)));
         assert_ne!(config_hash(None), one);
+    }
+
+    #[test]
+    fn a_streamed_manifest_is_the_manifest_as_written_before() {
+        for (evals, filter) in [
+            (
+                vec![("suite::a", false), ("suite::b", true), ("suite::c", false)],
+                Some("x"),
+            ),
+            (vec![("suite::a", false)], None),
+            (vec![], None),
+        ] {
+            let ids = || evals.iter().map(|(id, ignored)| (id.to_string(), *ignored));
+            let whole = Manifest {
+                schema: SCHEMA,
+                niceeval: "0.1.0".into(),
+                target: "suite".into(),
+                run: "r1".into(),
+                commit: None,
+                config_hash: "abc".into(),
+                shard: Some("hash:1/2".into()),
+                filter: filter.map(str::to_string),
+                evals: ids().filter(|e| !e.1).map(|e| e.0).collect(),
+                ignored: ids().filter(|e| e.1).map(|e| e.0).collect(),
+            };
+            let streamed = Streamed {
+                schema: SCHEMA,
+                niceeval: "0.1.0",
+                target: "suite",
+                run: "r1",
+                commit: None,
+                config_hash: "abc".into(),
+                shard: Some("hash:1/2".into()),
+                filter: filter.map(str::to_string),
+                evals: Ids {
+                    evals: &ids,
+                    ignored: false,
+                },
+                ignored: ids().any(|e| e.1).then_some(Ids {
+                    evals: &ids,
+                    ignored: true,
+                }),
+            };
+            assert_eq!(
+                serde_json::to_string_pretty(&streamed).expect("JSON"),
+                serde_json::to_string_pretty(&whole).expect("JSON")
+            );
+        }
     }
 }

@@ -2,10 +2,11 @@
 //! finished eval (plain `cargo test`) or keeping the file open ([`ResultsFile`], the suite
 //! runner), and compacting a file the first time a process writes to it.
 
+use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::output::reporter::Reporter;
 use crate::run::report::{EvalReport, RunInfo, Versioned};
@@ -225,26 +226,34 @@ fn keep_runs(manifest_dir: &Path) -> usize {
 /// dataset as its file holds them now (a row deleted from the file is no longer defined, nor
 /// is the dataset eval's own name, which only an unreadable file's error record bears); a
 /// dataset whose file cannot be read defines its own name and keeps all its cases, as
-/// nothing tells which still are.
+/// nothing tells which still are. A dataset's cases are looked up in its index
+/// ([`crate::run::dataset::Cases`]), not held again as ids.
 pub(crate) struct Defined {
-    ids: std::collections::HashSet<String>,
-    unread: std::collections::HashSet<String>,
+    ids: HashSet<String>,
+    datasets: HashMap<String, Arc<crate::run::dataset::Cases>>,
+    unread: HashSet<String>,
 }
 
 impl Defined {
-    /// What `defs` define (datasets read from the cache of their expansion).
+    /// What `defs` define (datasets read once per process: [`crate::run::dataset::cases`]).
     pub(crate) fn of(defs: &[&'static crate::run::definition::EvalDefinition]) -> Defined {
         let mut defined = Defined {
             ids: Default::default(),
+            datasets: Default::default(),
             unread: Default::default(),
         };
         for def in defs {
-            match crate::run::dataset::expand(def) {
-                // An eval is itself; a dataset eval whose file reads is its cases only: the
-                // error record a run wrote under its own name while the file could not be
-                // read is no longer produced, so it leaves.
-                Ok(cases) => defined.ids.extend(cases.into_iter().map(|d| d.id())),
-                Err(_) => {
+            match crate::run::dataset::cases(def) {
+                None => {
+                    defined.ids.insert(def.id());
+                }
+                // A dataset eval whose file reads is its cases only: the error record a run
+                // wrote under its own name while the file could not be read is no longer
+                // produced, so it leaves.
+                Some(Ok(cases)) => {
+                    defined.datasets.insert(def.id(), cases);
+                }
+                Some(Err(_)) => {
                     defined.ids.insert(def.id());
                     defined.unread.insert(def.id());
                 }
@@ -256,11 +265,15 @@ impl Defined {
     /// Whether `id` is defined (anything is, when nothing was registered: a binary that
     /// cannot tell keeps every record).
     fn contains(&self, id: &str) -> bool {
-        self.ids.is_empty()
+        (self.ids.is_empty() && self.datasets.is_empty())
             || self.ids.contains(id)
-            || id
-                .rsplit_once("::")
-                .is_some_and(|(parent, _)| self.unread.contains(parent))
+            || id.rsplit_once("::").is_some_and(|(parent, name)| {
+                self.unread.contains(parent)
+                    || self
+                        .datasets
+                        .get(parent)
+                        .is_some_and(|cases| cases.position(name).is_some())
+            })
     }
 }
 
@@ -276,6 +289,10 @@ fn compact_for_run(
     defined: impl FnOnce() -> Defined,
 ) -> std::io::Result<()> {
     if !under_nextest() {
+        // Nothing to compact: what the binary defines is not asked for.
+        if !path.exists() {
+            return Ok(());
+        }
         return compact(path, keep_runs(manifest_dir), &defined());
     }
     match OpenOptions::new().write(true).create_new(true).open(path) {
@@ -396,7 +413,6 @@ fn kept_lines(
     keep_runs: usize,
     still_defined: impl Fn(&str) -> bool,
 ) -> Result<Vec<u32>, super::ReadError> {
-    use std::collections::HashMap;
     const NO_RUN: u32 = u32::MAX;
     // Run id → its number; by number, its id and latest start.
     let mut numbers: HashMap<String, u32> = HashMap::new();

@@ -19,8 +19,10 @@ mod suite;
 pub(crate) mod table;
 pub(crate) use names::Names;
 pub(crate) use render::{Style, render};
-pub(crate) use suite::Totals;
-pub use suite::{DatasetSummary, EvalSummary, Flaky, Progress, Signal, SuiteReport, SuiteStart};
+pub use suite::{
+    DatasetSummary, EvalIds, EvalSummary, Flaky, Progress, Signal, SuiteReport, SuiteStart,
+};
+pub(crate) use suite::{IdList, Totals};
 
 /// One run of an eval, summarized.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

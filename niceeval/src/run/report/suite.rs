@@ -1,14 +1,16 @@
-//! The suite's data: what reporters learn when a suite starts ([`SuiteStart`]) and while it
+//! The suite's data: what reporters learn when a suite starts ([`SuiteStart`], the ids it runs
+//! kept compactly in [`EvalIds`]) and while it
 //! runs ([`Progress`]), the compact [`EvalSummary`] a suite keeps of each finished eval, the
 //! [`SuiteReport`] every reporter gets at the end (totals, datasets, flaky evals, the
 //! comparison with a baseline), and the [`Signal`] that interrupted a run. Reporters render it;
 //! the suite runner and the results files build it.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::EvalReport;
+use super::{EvalReport, Names};
 use crate::base::event::Usage;
 use crate::base::excerpt::format_usd;
 use crate::base::outcome::Outcome;
@@ -19,9 +21,154 @@ use crate::run::compare::{Baseline, BaselineEval, Comparison, Tokens, mean, sd};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuiteStart {
     /// Ids of the evals that will run, in order.
-    pub evals: Vec<String>,
+    pub evals: EvalIds,
     /// How many evals run at once.
     pub concurrency: usize,
+}
+
+/// The ids of the evals a suite runs, in order, kept compactly: an eval's id as its text, and
+/// consecutive cases of one list (a dataset's, a suite file's) as the list and a range of its
+/// positions, each id made when it is read — a million dataset cases are one entry, not a
+/// million strings. Built from ids as any list is (`collect()`, `Vec<String>::into()`);
+/// serialized as the list of ids.
+///
+/// ```
+/// use niceeval::reporter::EvalIds;
+///
+/// let ids: EvalIds = vec!["evals::a".to_string(), "evals::b".to_string()].into();
+/// assert_eq!(ids.len(), 2);
+/// assert_eq!(ids.iter().collect::<Vec<_>>(), ["evals::a", "evals::b"]);
+/// ```
+#[derive(Clone, Default)]
+pub struct EvalIds {
+    parts: Vec<IdPart>,
+    len: usize,
+}
+
+#[derive(Clone)]
+enum IdPart {
+    One(String),
+    Run {
+        list: Arc<dyn IdList>,
+        start: usize,
+        len: usize,
+    },
+}
+
+impl IdPart {
+    fn first(&self) -> String {
+        match self {
+            IdPart::One(id) => id.clone(),
+            IdPart::Run { list, start, .. } => list.id(*start),
+        }
+    }
+}
+
+impl EvalIds {
+    /// How many evals.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The ids, in order, each made as it is read.
+    pub fn iter(&self) -> impl Iterator<Item = String> + '_ {
+        self.parts.iter().flat_map(|part| {
+            let ids: Box<dyn Iterator<Item = String> + '_> = match part {
+                IdPart::One(id) => Box::new(std::iter::once(id.clone())),
+                IdPart::Run { list, start, len } => {
+                    Box::new((*start..start + len).map(|i| list.id(i)))
+                }
+            };
+            ids
+        })
+    }
+
+    /// Adds `id`.
+    pub(crate) fn push(&mut self, id: String) {
+        self.parts.push(IdPart::One(id));
+        self.len += 1;
+    }
+
+    /// Adds the eval at `index` of `list`: it extends the last entry when that entry ends just
+    /// before it in the same list.
+    pub(crate) fn push_listed(&mut self, list: &Arc<dyn IdList>, index: usize) {
+        self.len += 1;
+        if let Some(IdPart::Run {
+            list: last,
+            start,
+            len,
+        }) = self.parts.last_mut()
+            && std::ptr::addr_eq(Arc::as_ptr(last), Arc::as_ptr(list))
+            && *start + *len == index
+        {
+            *len += 1;
+            return;
+        }
+        self.parts.push(IdPart::Run {
+            list: list.clone(),
+            start: index,
+            len: 1,
+        });
+    }
+
+    /// How the run's outputs name these evals ([`Names`]): from the first id of each entry
+    /// (the ids of one list share their test target).
+    pub(crate) fn names(&self) -> Names {
+        let firsts: Vec<String> = self.parts.iter().map(IdPart::first).collect();
+        Names::of(firsts.iter().map(String::as_str))
+    }
+}
+
+/// A list of evals named by position (a dataset's cases, a suite file's), as [`EvalIds`] keeps
+/// it.
+pub(crate) trait IdList: Send + Sync {
+    /// The id of the eval at `index`.
+    fn id(&self, index: usize) -> String;
+}
+
+impl FromIterator<String> for EvalIds {
+    fn from_iter<I: IntoIterator<Item = String>>(ids: I) -> Self {
+        let mut out = EvalIds::default();
+        for id in ids {
+            out.push(id);
+        }
+        out
+    }
+}
+
+impl From<Vec<String>> for EvalIds {
+    fn from(ids: Vec<String>) -> Self {
+        ids.into_iter().collect()
+    }
+}
+
+impl std::fmt::Debug for EvalIds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for EvalIds {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl Serialize for EvalIds {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for EvalIds {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<String>::deserialize(d).map(EvalIds::from)
+    }
 }
 
 /// A suite's progress between finished evals ([`crate::output::reporter::Reporter::on_progress`]).
