@@ -354,6 +354,14 @@ pub mod __workspace {
             target_dir, this_run, this_target,
         };
     }
+    /// The run history (`niceeval history`, the viewer's trends).
+    #[cfg(feature = "history")]
+    pub mod history {
+        pub use crate::output::history::{
+            EvalPoint, History, HistoryError, Mark, MarkRule, Place, Point, RunRow, SCHEMA, Shift,
+            SuitePoint, mark, store_path,
+        };
+    }
     /// Statistics.
     pub mod stats {
         pub use crate::base::stats::Reliability;

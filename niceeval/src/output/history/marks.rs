@@ -4,9 +4,9 @@
 //! A point is compared as a change point: the up-to-`window` points before it against itself
 //! and the up-to-`window - 1` points after it. Its **pass rate** is marked when the two sides'
 //! passes differ beyond chance by Fisher's exact test at `[compare] alpha`; its **score** when
-//! the two sides' mean scores differ by more than `[compare] metric_margin` and, with two
-//! points or more on each side, beyond chance by Welch's t-test at `alpha` — the rules a
-//! baseline comparison applies. Either way the point itself must move the way the sides did
+//! the two sides' mean scores differ by more than `[compare] metric_margin` and beyond chance
+//! by Welch's t-test at `alpha` (two scored points or more on each side) — the rules a
+//! baseline comparison applies to means over several runs. Either way the point itself must move the way the sides did
 //! (its pass rate or score differs from the point before it in that direction), so a change is
 //! marked where it starts, once, and not on the runs around it. The newest point has no runs
 //! after it: one run is rarely enough to say (an eval run once per run needs a few runs on each
@@ -65,8 +65,8 @@ pub struct Mark {
     /// The pass rate before the point and from it on, and Fisher's p-value; `None` when the
     /// pass rate did not move beyond chance.
     pub pass_rate: Option<Shift>,
-    /// The mean score before and from the point on (with Welch's p-value when both sides have
-    /// two points or more); `None` when it did not move beyond the margin.
+    /// The mean score before and from the point on, and Welch's p-value; `None` when it did
+    /// not move beyond the margin and beyond chance.
     pub score: Option<Shift>,
 }
 
@@ -161,6 +161,9 @@ fn score_shift(
         })
     };
     let ((mb, sb, nb), (ma, sa, na)) = (stats(before)?, stats(after)?);
+    if na < 2 || nb < 2 {
+        return None;
+    }
     let moved = here - previous;
     if (ma - mb).abs() <= rule.metric_margin
         || moved.abs() <= rule.metric_margin
@@ -168,14 +171,11 @@ fn score_shift(
     {
         return None;
     }
-    let p_value = (na >= 2 && nb >= 2).then(|| welch_t_test(ma, sa, na, mb, sb, nb));
-    if p_value.is_some_and(|p| p >= rule.alpha) {
-        return None;
-    }
-    Some(Shift {
+    let p_value = welch_t_test(ma, sa, na, mb, sb, nb);
+    (p_value < rule.alpha).then_some(Shift {
         before: mb,
         after: ma,
-        p_value,
+        p_value: Some(p_value),
     })
 }
 

@@ -18,7 +18,7 @@ mod query;
 mod recorder;
 mod store;
 
-pub use marks::{MarkRule, Point, mark};
+pub use marks::{Mark, MarkRule, Point, Shift, mark};
 pub use place::{Place, store_path};
 pub use query::{EvalPoint, RunRow, SuitePoint};
 pub(crate) use recorder::Recorder;

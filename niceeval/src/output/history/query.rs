@@ -116,9 +116,14 @@ const RUN_COLUMNS: &str = "r.run, r.target, r.started, r.finished, r.duration_ms
     coalesce(sum(e.outcome = 'skipped'), 0), sum(e.cost_usd), coalesce(sum(e.input_tokens), 0),
     coalesce(sum(e.output_tokens), 0), avg(e.score)";
 
+/// A count SQLite holds as a signed integer.
+fn count(row: &Row, index: usize) -> rusqlite::Result<u64> {
+    row.get::<_, i64>(index).map(|n| n.max(0) as u64)
+}
+
 fn run_row(row: &Row) -> rusqlite::Result<(RunRow, Option<f64>)> {
     let merged: Option<String> = row.get(10)?;
-    let (passed, failed): (u64, u64) = (row.get(13)?, row.get(14)?);
+    let (passed, failed): (u64, u64) = (count(row, 13)?, count(row, 14)?);
     Ok((
         RunRow {
             run: row.get(0)?,
@@ -135,14 +140,14 @@ fn run_row(row: &Row) -> rusqlite::Result<(RunRow, Option<f64>)> {
                 .and_then(|m| serde_json::from_str(&m).ok())
                 .unwrap_or_default(),
             interrupted: row.get(11)?,
-            evals: row.get(12)?,
+            evals: count(row, 12)?,
             passed,
             failed,
-            skipped: row.get(15)?,
+            skipped: count(row, 15)?,
             pass_rate: (passed + failed > 0).then(|| passed as f64 / (passed + failed) as f64),
             cost_usd: row.get(16)?,
-            input_tokens: row.get(17)?,
-            output_tokens: row.get(18)?,
+            input_tokens: count(row, 17)?,
+            output_tokens: count(row, 18)?,
         },
         row.get(19)?,
     ))
@@ -218,16 +223,16 @@ impl History {
                     commit: row.get(3)?,
                     filter: row.get(4)?,
                     outcome: row.get(5)?,
-                    runs: row.get(6)?,
-                    passed: row.get(7)?,
-                    counted: row.get(8)?,
+                    runs: count(row, 6)?,
+                    passed: count(row, 7)?,
+                    counted: count(row, 8)?,
                     pass_rate: row.get(9)?,
                     score: row.get(10)?,
                     metrics: metrics
                         .and_then(|m| serde_json::from_str(&m).ok())
                         .unwrap_or_default(),
-                    input_tokens: row.get(12)?,
-                    output_tokens: row.get(13)?,
+                    input_tokens: count(row, 12)?,
+                    output_tokens: count(row, 13)?,
                     cost_usd: row.get(14)?,
                     duration_ms: row.get(15)?,
                     significant: None,

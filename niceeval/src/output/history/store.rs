@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 
 /// The schema version this niceeval writes (`PRAGMA user_version`): the number of
 /// [`MIGRATIONS`].
@@ -315,19 +315,6 @@ impl History {
                 .map_err(|e| self.sqlite(e))?;
         }
         Ok(())
-    }
-
-    /// Whether the run has a row.
-    pub(crate) fn has_run(&self, run: &str, target: &str) -> Result<bool, HistoryError> {
-        self.connection
-            .query_row(
-                "SELECT 1 FROM runs WHERE run = ?1 AND target = ?2",
-                params![run, target],
-                |_| Ok(()),
-            )
-            .optional()
-            .map(|found| found.is_some())
-            .map_err(|e| self.sqlite(e))
     }
 }
 
