@@ -14,7 +14,9 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use niceeval::__workspace::history::{EvalPoint, History, Mark, MarkRule, Place, RunRow, store_path};
+use niceeval::__workspace::history::{
+    EvalPoint, History, Mark, MarkRule, Place, RunRow, store_path,
+};
 
 /// What `niceeval history` was asked.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -31,7 +33,8 @@ pub(crate) struct HistoryOptions {
     pub json: bool,
 }
 
-const USAGE: &str = "usage: niceeval history [EVAL_ID] [--last N] [--target NAME] [--file PATH] [--json]";
+const USAGE: &str =
+    "usage: niceeval history [EVAL_ID] [--last N] [--target NAME] [--file PATH] [--json]";
 
 /// Runs with the runs shown by default.
 const DEFAULT_LAST: usize = 30;
@@ -59,11 +62,9 @@ pub(crate) fn parse(args: &[String]) -> Result<Option<HistoryOptions>, String> {
             "--json" => options.json = true,
             "--last" | "-n" => {
                 let v = value("--last")?;
-                options.last = v
-                    .parse()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or(format!("--last takes a number of runs (1 or more), not `{v}`"))?;
+                options.last = v.parse().ok().filter(|n| *n > 0).ok_or(format!(
+                    "--last takes a number of runs (1 or more), not `{v}`"
+                ))?;
             }
             "--target" => options.target = Some(value("--target")?),
             "--file" => options.file = Some(PathBuf::from(value("--file")?)),
@@ -85,7 +86,9 @@ pub(crate) fn main(args: Vec<String>) -> ExitCode {
     match parse(&args) {
         Ok(Some(options)) => run(&options),
         Ok(None) => {
-            println!("{USAGE}\n\nThe runs the history recorded, newest first; with EVAL_ID, that eval's trend\nover its last runs, oldest first, with the changes beyond chance marked (*).");
+            println!(
+                "{USAGE}\n\nThe runs the history recorded, newest first; with EVAL_ID, that eval's trend\nover its last runs, oldest first, with the changes beyond chance marked (*)."
+            );
             ExitCode::SUCCESS
         }
         Err(message) => {
@@ -205,9 +208,20 @@ fn write_runs(out: &mut impl std::io::Write, runs: &[RunRow]) -> std::io::Result
         return writeln!(out, "no runs recorded yet");
     }
     let mut rows = vec![
-        ["started", "commit", "target", "passed", "failed", "skipped", "pass rate", "cost", "duration", "run"]
-            .map(String::from)
-            .to_vec(),
+        [
+            "started",
+            "commit",
+            "target",
+            "passed",
+            "failed",
+            "skipped",
+            "pass rate",
+            "cost",
+            "duration",
+            "run",
+        ]
+        .map(String::from)
+        .to_vec(),
     ];
     for run in runs {
         let mut kind = Vec::new();
@@ -233,7 +247,8 @@ fn write_runs(out: &mut impl std::io::Write, runs: &[RunRow]) -> std::io::Result
             run.passed.to_string(),
             run.failed.to_string(),
             run.skipped.to_string(),
-            run.pass_rate.map_or_else(|| "-".into(), |r| format!("{r:.2}")),
+            run.pass_rate
+                .map_or_else(|| "-".into(), |r| format!("{r:.2}")),
             cost(run.cost_usd),
             seconds(run.duration_ms),
             if kind.is_empty() {
@@ -271,12 +286,23 @@ fn describe(mark: &Mark) -> String {
     parts.join(", ")
 }
 
-fn write_trend(out: &mut impl std::io::Write, eval: &str, points: &[EvalPoint]) -> std::io::Result<()> {
-    writeln!(out, "{eval}: last {} run(s), oldest first (* a change beyond chance)", points.len())?;
+fn write_trend(
+    out: &mut impl std::io::Write,
+    eval: &str,
+    points: &[EvalPoint],
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{eval}: last {} run(s), oldest first (* a change beyond chance)",
+        points.len()
+    )?;
     let mut rows = vec![
-        ["", "#", "started", "commit", "outcome", "passed", "score", "tokens", "cost", "duration"]
-            .map(String::from)
-            .to_vec(),
+        [
+            "", "#", "started", "commit", "outcome", "passed", "score", "tokens", "cost",
+            "duration",
+        ]
+        .map(String::from)
+        .to_vec(),
     ];
     for (i, point) in points.iter().enumerate() {
         rows.push(vec![
@@ -286,7 +312,9 @@ fn write_trend(out: &mut impl std::io::Write, eval: &str, points: &[EvalPoint]) 
             short(point.commit.as_deref()),
             point.outcome.clone(),
             format!("{}/{}", point.passed, point.counted),
-            point.score.map_or_else(|| "-".into(), |s| format!("{s:.2}")),
+            point
+                .score
+                .map_or_else(|| "-".into(), |s| format!("{s:.2}")),
             (point.input_tokens + point.output_tokens).to_string(),
             cost(point.cost_usd),
             seconds(Some(point.duration_ms)),
@@ -330,13 +358,23 @@ mod tests {
             .unwrap();
         assert_eq!(options.eval.as_deref(), Some("evals::refund"));
         assert_eq!((options.last, options.json), (20, true));
-        let options = parse(&args(&["--last=5", "--file", "h.sqlite"])).unwrap().unwrap();
+        let options = parse(&args(&["--last=5", "--file", "h.sqlite"]))
+            .unwrap()
+            .unwrap();
         assert_eq!(options.last, 5);
         assert_eq!(options.file, Some(PathBuf::from("h.sqlite")));
         assert_eq!(parse(&args(&[])).unwrap().unwrap().last, DEFAULT_LAST);
         assert!(parse(&args(&["--help"])).unwrap().is_none());
-        assert!(parse(&args(&["--last", "0"])).unwrap_err().contains("--last"));
+        assert!(
+            parse(&args(&["--last", "0"]))
+                .unwrap_err()
+                .contains("--last")
+        );
         assert!(parse(&args(&["--bogus"])).unwrap_err().contains("--bogus"));
-        assert!(parse(&args(&["a", "b"])).unwrap_err().contains("one EVAL_ID"));
+        assert!(
+            parse(&args(&["a", "b"]))
+                .unwrap_err()
+                .contains("one EVAL_ID")
+        );
     }
 }

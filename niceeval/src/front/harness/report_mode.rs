@@ -83,7 +83,8 @@ pub fn run_report_of(
         && let Ok(manifests) = crate::output::results::manifest::read_all(&paths)
     {
         let manifests: Vec<_> = manifests.into_iter().map(|(_, m)| m).collect();
-        if let Some(recorder) = crate::output::history::Recorder::for_merge(Path::new("."), &manifests)
+        if let Some(recorder) =
+            crate::output::history::Recorder::for_merge(Path::new("."), &manifests)
         {
             extra.insert(0, Box::new(recorder));
         }

@@ -70,7 +70,11 @@ mod tests {
             store_path(&nested),
             Place::At(dir.path().join("../kept/history.sqlite"))
         );
-        std::fs::write(dir.path().join("niceeval.toml"), "[history]\nenabled = false\n").unwrap();
+        std::fs::write(
+            dir.path().join("niceeval.toml"),
+            "[history]\nenabled = false\n",
+        )
+        .unwrap();
         assert_eq!(store_path(dir.path()), Place::Off);
         std::fs::write(dir.path().join("niceeval.toml"), "").unwrap();
         let Place::At(default) = store_path(dir.path()) else {

@@ -47,8 +47,22 @@ impl Recorder {
     /// The recorder of the run `niceeval merge` makes of the shards `manifests` describe, in
     /// the history of the crate found from `dir`.
     pub(crate) fn for_merge(dir: &Path, manifests: &[Manifest]) -> Option<Recorder> {
-        let first = manifests.iter().min_by(|a, b| a.run.cmp(&b.run))?;
+        if manifests.is_empty() {
+            return None;
+        }
         let history = open(dir)?;
+        Some(Recorder {
+            history: Some(history),
+            ..Recorder::for_merge_with(manifests)
+        })
+    }
+
+    /// [`Recorder::for_merge`] without its store yet.
+    fn for_merge_with(manifests: &[Manifest]) -> Recorder {
+        let first = manifests
+            .iter()
+            .min_by(|a, b| a.run.cmp(&b.run))
+            .expect("a merge of one shard or more");
         let mut shards: Vec<String> = manifests.iter().map(|m| m.run.clone()).collect();
         shards.sort();
         shards.dedup();
@@ -63,13 +77,13 @@ impl Recorder {
             filter: manifests.iter().find_map(|m| m.filter.clone()),
             merged_from: Some(serde_json::to_string(&shards).unwrap_or_default()),
         };
-        Some(Recorder {
-            history: Some(history),
+        Recorder {
+            history: None,
             run,
             shards,
             started: false,
             pending: None,
-        })
+        }
     }
 
     /// Calls `write` on the store; on its first error says it and records nothing more.
@@ -220,5 +234,292 @@ impl Reporter for Recorder {
 
     fn reads_evals(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::reporter::SuiteReport;
+
+    impl Recorder {
+        /// A recorder of the run `run`, in `history`.
+        fn with(history: History, run: RunFacts) -> Recorder {
+            Recorder {
+                history: Some(history),
+                run,
+                shards: Vec::new(),
+                started: false,
+                pending: None,
+            }
+        }
+    }
+
+    fn report(id: &str, outcome: &str, run: Option<(&str, &str)>) -> EvalReport {
+        let score = match outcome {
+            "passed" => Some(1.0),
+            "failed" => Some(0.0),
+            _ => None,
+        };
+        serde_json::from_value(serde_json::json!({
+            "id": id, "file": "tests/evals.rs", "line": 3, "outcome": outcome,
+            "assertions": [], "duration_ms": 1200.0, "score": score,
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0},
+            "total_usage": {"input_tokens": 100, "output_tokens": 20, "cache_read_tokens": 0, "cost_usd": 0.001},
+            "runs": [{"outcome": outcome, "duration_ms": 1200.0,
+                      "usage": {"input_tokens": 100, "output_tokens": 20, "cache_read_tokens": 0}}],
+            "reliability": {"n": 1, "c": 1, "pass_rate": if outcome == "passed" { 1.0 } else { 0.0 },
+                            "pass_at_k": [1.0], "pass_hat_k": [1.0]},
+            "min_pass_rate": 1.0,
+            "run": run.map(|(id, started)| serde_json::json!({"id": id, "started": started, "target": "evals"})),
+        }))
+        .expect("a report")
+    }
+
+    fn facts(n: usize) -> RunFacts {
+        RunFacts {
+            run: format!("r{n:02}"),
+            target: "evals".into(),
+            started: format!("2026-01-01T00:{n:02}:00.000Z"),
+            commit: Some(format!("{n:02}abcdef0123")),
+            config_hash: Some("hash".into()),
+            ..RunFacts::default()
+        }
+    }
+
+    fn record(path: &Path, run: RunFacts, evals: &[(&str, &str)]) {
+        let mut recorder = Recorder::with(History::open(path).unwrap(), run);
+        recorder
+            .on_run_start(&SuiteStart {
+                evals: vec![],
+                concurrency: 1,
+            })
+            .unwrap();
+        for (id, outcome) in evals {
+            recorder
+                .on_eval_complete(&report(id, outcome, None))
+                .unwrap();
+        }
+        recorder
+            .on_run_complete(&SuiteReport::new(vec![], 0, false, 0.0))
+            .unwrap();
+    }
+
+    /// The "done when": 20 runs of a suite, one eval regressing at run 12.
+    #[test]
+    fn twenty_runs_with_one_eval_regressing_at_run_12_are_marked_there_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.sqlite");
+        for n in 1..=20 {
+            let refund = if n < 12 { "passed" } else { "failed" };
+            record(
+                &path,
+                facts(n),
+                &[
+                    ("evals::steady", "passed"),
+                    ("evals::refund", refund),
+                    ("evals::later", "skipped"),
+                ],
+            );
+        }
+        let history = History::open(&path).unwrap();
+        let rule = MarkRuleDefault::default();
+        let trend = history.trend("evals::refund", 30, &rule).unwrap();
+        assert_eq!(trend.len(), 20);
+        let marked: Vec<usize> = (0..20)
+            .filter(|&i| trend[i].significant.is_some())
+            .collect();
+        assert_eq!(marked, vec![11], "{trend:#?}");
+        assert_eq!(trend[11].commit.as_deref(), Some("12abcdef0123"));
+        assert_eq!((trend[11].passed, trend[11].counted), (0, 1));
+        assert_eq!(trend[11].cost_usd, Some(0.001));
+        assert_eq!(trend[11].input_tokens, 100);
+        let steady = history.trend("evals::steady", 30, &rule).unwrap();
+        assert!(steady.iter().all(|p| p.significant.is_none()));
+        // The last 8: the first of them still compared with the runs before.
+        let last = history.trend("evals::refund", 9, &rule).unwrap();
+        assert_eq!(last.len(), 9);
+        assert!(last[0].significant.is_some() && last[0].run == "r12");
+
+        let suite = history.suite_trend("evals", 30, &rule).unwrap();
+        let marked: Vec<&str> = suite
+            .iter()
+            .filter(|p| p.significant.is_some())
+            .map(|p| p.run.run.as_str())
+            .collect();
+        assert_eq!(marked, vec!["r12"]);
+
+        let runs = history.runs(3, None).unwrap();
+        let ids: Vec<&str> = runs.iter().map(|r| r.run.as_str()).collect();
+        assert_eq!(ids, vec!["r20", "r19", "r18"]);
+        assert_eq!((runs[0].passed, runs[0].failed, runs[0].skipped), (1, 1, 1));
+        assert_eq!(runs[0].pass_rate, Some(0.5));
+        assert!(runs[0].finished.is_some());
+        assert!((runs[0].cost_usd.unwrap() - 0.003).abs() < 1e-12);
+    }
+
+    type MarkRuleDefault = super::super::marks::MarkRule;
+
+    #[test]
+    fn a_filtered_run_is_listed_with_its_filter_and_left_out_of_the_suite_trend() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.sqlite");
+        record(&path, facts(1), &[("a", "passed"), ("b", "passed")]);
+        let filtered = RunFacts {
+            filter: Some("refund".into()),
+            ..facts(2)
+        };
+        record(&path, filtered, &[("a", "failed")]);
+        let history = History::open(&path).unwrap();
+        let runs = history.runs(10, None).unwrap();
+        assert_eq!(runs[0].filter.as_deref(), Some("refund"));
+        assert_eq!(runs.len(), 2);
+        let suite = history
+            .suite_trend("evals", 10, &MarkRuleDefault::default())
+            .unwrap();
+        assert_eq!(suite.len(), 1);
+        // The eval's own trend has both.
+        assert_eq!(
+            history
+                .trend("a", 10, &MarkRuleDefault::default())
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+
+    #[test]
+    fn a_merge_records_one_run_for_its_shards() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.sqlite");
+        record(
+            &path,
+            RunFacts {
+                shard: Some("1/2".into()),
+                ..facts(1)
+            },
+            &[("a", "passed")],
+        );
+        record(
+            &path,
+            RunFacts {
+                shard: Some("2/2".into()),
+                ..facts(2)
+            },
+            &[("b", "failed")],
+        );
+        let manifest = |run: &str| Manifest {
+            schema: 1,
+            niceeval: "0".into(),
+            target: "evals".into(),
+            run: run.into(),
+            commit: Some("feedface".into()),
+            config_hash: "hash".into(),
+            shard: None,
+            filter: None,
+            evals: vec![],
+            ignored: vec![],
+        };
+        let history = History::open(&path).unwrap();
+        let mut recorder = Recorder {
+            history: Some(history),
+            ..Recorder::for_merge_with(&[manifest("r01"), manifest("r02")])
+        };
+        recorder
+            .on_eval_complete(&report(
+                "a",
+                "passed",
+                Some(("r01", "2026-01-01T00:01:00.000Z")),
+            ))
+            .unwrap();
+        recorder
+            .on_eval_complete(&report(
+                "b",
+                "failed",
+                Some(("r02", "2026-01-01T00:02:00.000Z")),
+            ))
+            .unwrap();
+        recorder
+            .on_run_complete(&SuiteReport::new(vec![], 0, false, 2400.0))
+            .unwrap();
+        let history = History::open(&path).unwrap();
+        let runs = history.runs(10, None).unwrap();
+        assert_eq!(runs.len(), 1, "{runs:#?}");
+        assert_eq!(runs[0].run, "merge-r01");
+        assert_eq!(runs[0].merged_from, vec!["r01", "r02"]);
+        assert_eq!(runs[0].started, "2026-01-01T00:01:00.000Z");
+        assert_eq!((runs[0].passed, runs[0].failed), (1, 1));
+        assert_eq!(runs[0].duration_ms, Some(2400.0));
+    }
+
+    /// A run killed with SIGKILL while it writes leaves a file that opens, passes SQLite's
+    /// integrity check and holds every eval that finished before the kill.
+    #[cfg(unix)]
+    #[test]
+    fn a_run_killed_mid_way_leaves_a_sound_file_with_its_finished_evals() {
+        const CHILD: &str = "NICEEVAL_HISTORY_KILL_CHILD";
+        if let Some(path) = std::env::var_os(CHILD) {
+            // The child: a run that never ends, an eval every few milliseconds.
+            let mut recorder = Recorder::with(History::open(Path::new(&path)).unwrap(), facts(1));
+            recorder
+                .on_run_start(&SuiteStart {
+                    evals: vec![],
+                    concurrency: 1,
+                })
+                .unwrap();
+            for i in 0.. {
+                recorder
+                    .on_eval_complete(&report(&format!("e{i}"), "passed", None))
+                    .unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.sqlite");
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "output::history::recorder::tests::a_run_killed_mid_way_leaves_a_sound_file_with_its_finished_evals", "--nocapture"])
+            .env(CHILD, &path)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let count = |history: &History| -> i64 {
+            history
+                .connection
+                .query_row("SELECT count(*) FROM evals", [], |r| r.get(0))
+                .unwrap_or(0)
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            if path.exists()
+                && let Ok(history) = History::open(&path)
+                && count(&history) >= 50
+            {
+                break;
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the child ended before it was killed"
+            );
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the child wrote nothing"
+            );
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let history = History::open(&path).unwrap();
+        let check: String = history
+            .connection
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(check, "ok");
+        let rows = count(&history);
+        assert!(rows >= 50, "{rows}");
+        let runs = history.runs(10, None).unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].finished, None, "a killed run is unfinished");
+        assert_eq!(runs[0].evals as i64, rows);
     }
 }

@@ -384,14 +384,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let history = History::open(&dir.path().join("h.sqlite")).unwrap();
         history.upsert_run(&run("1")).unwrap();
-        history.upsert_eval("1", "evals", &eval("a", false)).unwrap();
+        history
+            .upsert_eval("1", "evals", &eval("a", false))
+            .unwrap();
         history.upsert_eval("1", "evals", &eval("a", true)).unwrap();
-        history.finish_run("1", "evals", "2026-01-01T00:02:00.000Z", 5.0, false).unwrap();
+        history
+            .finish_run("1", "evals", "2026-01-01T00:02:00.000Z", 5.0, false)
+            .unwrap();
         let runs = history.runs(10, None).unwrap();
         assert_eq!(runs.len(), 1);
         assert_eq!((runs[0].passed, runs[0].failed), (1, 0));
         assert_eq!(runs[0].commit.as_deref(), Some("c1"));
-        assert_eq!(runs[0].finished.as_deref(), Some("2026-01-01T00:02:00.000Z"));
+        assert_eq!(
+            runs[0].finished.as_deref(),
+            Some("2026-01-01T00:02:00.000Z")
+        );
     }
 
     #[test]
