@@ -10,7 +10,6 @@
 //! (`NICEEVAL_HISTORY`, `[history] path`, else `target/niceeval/history.sqlite`), or `--file`.
 //! Exit codes: 0, or 2 for a wrong command line or a history that cannot be read.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
