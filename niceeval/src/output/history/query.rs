@@ -174,11 +174,10 @@ impl History {
              GROUP BY r.run, r.target ORDER BY r.started DESC, r.run DESC LIMIT ?3"
         );
         let mut statement = self.connection.prepare(&sql).map_err(|e| self.sqlite(e))?;
-        let rows = statement
+        statement
             .query_map(params![target, full_only, last as i64], run_row)
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(|e| self.sqlite(e));
-        rows
+            .map_err(|e| self.sqlite(e))
     }
 
     /// The targets recorded, most recently run first.
@@ -187,11 +186,10 @@ impl History {
             .connection
             .prepare("SELECT target FROM runs GROUP BY target ORDER BY max(started) DESC")
             .map_err(|e| self.sqlite(e))?;
-        let targets = statement
+        statement
             .query_map([], |row| row.get(0))
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<String>>>())
-            .map_err(|e| self.sqlite(e));
-        targets
+            .map_err(|e| self.sqlite(e))
     }
 
     /// The eval's latest `last` runs, oldest first, marked by `rule`. The runs before them
