@@ -8,7 +8,7 @@ use std::time::Duration;
 use rusqlite::{Connection, params};
 
 /// The schema version this niceeval writes (`PRAGMA user_version`): the number of
-/// [`MIGRATIONS`].
+/// the migrations in code.
 pub const SCHEMA: u32 = MIGRATIONS.len() as u32;
 
 /// Each migration brings the file from version `i` to `i + 1`; a file of version 0 (new, or
