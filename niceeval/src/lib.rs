@@ -307,8 +307,8 @@ pub mod __workspace {
         pub use crate::config::{
             AgentConfig, CacheMode, ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig,
             CompareConfig, Config, ConfigError, DEFAULT_TIMEOUT, DurationSetting, FILE_NAME,
-            JudgeConfig, PriceConfig, ProviderConfig, ReplayConfig, ReportConfig, ResultsConfig,
-            RunConfig, TraceConfig, WorkspaceConfig, fields, find,
+            HistoryConfig, JudgeConfig, PriceConfig, ProviderConfig, ReplayConfig, ReportConfig,
+            ResultsConfig, RunConfig, TraceConfig, WorkspaceConfig, fields, find,
         };
     }
     /// The on-disk response cache.
