@@ -360,6 +360,36 @@ mod tests {
 
     type MarkRuleDefault = super::super::marks::MarkRule;
 
+    /// `[history] path` outside the target directory: the file is there after `cargo clean`
+    /// (the target directory removed).
+    #[test]
+    fn a_history_kept_outside_target_survives_removing_the_target_directory() {
+        if std::env::var_os("NICEEVAL_HISTORY").is_some() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("niceeval.toml"),
+            "[history]\npath = \".niceeval/history.sqlite\"\n",
+        )
+        .unwrap();
+        let target = dir.path().join("target");
+        std::fs::create_dir_all(target.join("niceeval/results")).unwrap();
+        let mut recorder = Recorder::for_run(dir.path(), None).expect("recording");
+        recorder
+            .on_eval_complete(&report("a", "passed", None))
+            .unwrap();
+        recorder
+            .on_run_complete(&SuiteReport::new(vec![], 0, false, 0.0))
+            .unwrap();
+        drop(recorder);
+        std::fs::remove_dir_all(&target).unwrap();
+        let history = History::open(&dir.path().join(".niceeval/history.sqlite")).unwrap();
+        let runs = history.runs(10, None).unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].evals, 1);
+    }
+
     #[test]
     fn a_filtered_run_is_listed_with_its_filter_and_left_out_of_the_suite_trend() {
         let dir = tempfile::tempdir().unwrap();
