@@ -33,6 +33,7 @@ mod cli;
 mod env_file;
 #[cfg(feature = "eval")]
 mod eval;
+mod history;
 #[cfg(feature = "init")]
 mod init;
 #[cfg(feature = "eval")]
@@ -54,6 +55,9 @@ use cli::{BaselineCommand, Cli, Command};
 /// Runs the command with the process's arguments; the exit code says how it went.
 pub fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).is_some_and(|a| a == "history") {
+        return history::main(argv[2..].to_vec());
+    }
     // promptfoo's flags niceeval does not take are refused before parsing, naming what to use
     // instead (clap would only say they are unknown).
     if argv.get(1).is_some_and(|a| a == "eval")

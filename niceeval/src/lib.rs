@@ -307,8 +307,8 @@ pub mod __workspace {
         pub use crate::config::{
             AgentConfig, CacheMode, ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig,
             CompareConfig, Config, ConfigError, DEFAULT_TIMEOUT, DurationSetting, FILE_NAME,
-            JudgeConfig, PriceConfig, ProviderConfig, ReplayConfig, ReportConfig, ResultsConfig,
-            RunConfig, TraceConfig, WorkspaceConfig, fields, find,
+            HistoryConfig, JudgeConfig, PriceConfig, ProviderConfig, ReplayConfig, ReportConfig,
+            ResultsConfig, RunConfig, TraceConfig, WorkspaceConfig, fields, find,
         };
     }
     /// The on-disk response cache.
@@ -352,6 +352,14 @@ pub mod __workspace {
             ReadError, ResultsFile, from_earlier_runs, latest, latest_records, merge,
             name_after_suite_files, read_reports, replay, results_dir, suite_files_name,
             target_dir, this_run, this_target,
+        };
+    }
+    /// The run history (`niceeval history`, the viewer's trends).
+    #[cfg(feature = "history")]
+    pub mod history {
+        pub use crate::output::history::{
+            EvalPoint, History, HistoryError, Mark, MarkRule, Place, Point, RunRow, SCHEMA, Shift,
+            SuitePoint, mark, store_path,
         };
     }
     /// Statistics.

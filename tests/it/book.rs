@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use niceeval::__workspace::config::{
-    ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig, CompareConfig, Config, JudgeConfig,
-    PriceConfig, ProviderConfig, ReplayConfig, ReportConfig, ResultsConfig, RunConfig, TraceConfig,
-    WorkspaceConfig,
+    ChatConfig, ClaudeCodeConfig, CodexConfig, CommandConfig, CompareConfig, Config, HistoryConfig,
+    JudgeConfig, PriceConfig, ProviderConfig, ReplayConfig, ReportConfig, ResultsConfig, RunConfig,
+    TraceConfig, WorkspaceConfig,
 };
 use niceeval_tests::fixture::{BUILD_DEADLINE, Fixtures, workspace_root};
 use niceeval_tests::{child, fixture};
@@ -330,6 +330,7 @@ fn accepted_keys() -> BTreeMap<String, BTreeSet<String>> {
             "workspace" => fields::<WorkspaceConfig>(),
             "trace" => fields::<TraceConfig>(),
             "results" => fields::<ResultsConfig>(),
+            "history" => fields::<HistoryConfig>(),
             "prices" => {
                 tables.insert(
                     "[prices.\"provider/model\"]".to_string(),

@@ -46,6 +46,9 @@
 //! baseline_include = []                    # also save "cost" and/or "duration" in baselines
 //! [results]                                # target/niceeval/results/*.jsonl
 //! keep_runs = 1                            # earlier runs of each eval a results file keeps (1+)
+//! [history]                                # the run history (feature `history`; `niceeval history`)
+//! enabled = true                           # record every finished run's summaries
+//! path = "../.niceeval/history.sqlite"     # default: target/niceeval/history.sqlite
 //!
 //! [workspace]                              # evals with #[eval(workspace = "dir")]
 //! isolation = "local"                      # local | bubblewrap (Debian's bwrap)
@@ -208,6 +211,9 @@ pub struct Config {
     /// `[results]`: the results files under `target/niceeval/results`.
     #[serde(default)]
     pub results: ResultsConfig,
+    /// `[history]`: the store of every finished run's summaries (`niceeval history`).
+    #[serde(default)]
+    pub history: HistoryConfig,
     /// Where the file was found (`None` when there is none).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -466,6 +472,27 @@ impl ResultsConfig {
     /// `keep_runs`, or its default.
     pub fn keep_runs(&self) -> usize {
         self.keep_runs.unwrap_or(Self::DEFAULT_KEEP_RUNS).max(1)
+    }
+}
+
+/// `[history]`: where the run history is kept (see the book's History page). The store
+/// itself is the feature `history`'s; without it these keys are read and do nothing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table with enabled, path")]
+pub struct HistoryConfig {
+    /// Whether finished runs are recorded (default `true`; `NICEEVAL_HISTORY=off` too).
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// The store's file, relative to the directory of `niceeval.toml` (default:
+    /// `niceeval/history.sqlite` in the Cargo target directory, gone with `cargo clean`).
+    #[serde(default)]
+    pub path: Option<PathBuf>,
+}
+
+impl HistoryConfig {
+    /// Whether runs are recorded: `enabled`, `true` when unset.
+    pub fn enabled(&self) -> bool {
+        self.enabled.unwrap_or(true)
     }
 }
 
@@ -942,6 +969,10 @@ path = "x"
                 export: Some("http://127.0.0.1:4318".into()),
             },
             results: ResultsConfig { keep_runs: Some(3) },
+            history: HistoryConfig {
+                enabled: Some(false),
+                path: Some("history.sqlite".into()),
+            },
             source: None,
         };
         let table: toml::Table = toml::from_str(&toml::to_string(&config).unwrap()).unwrap();
@@ -980,6 +1011,10 @@ path = "x"
         assert_eq!(
             keys(table["results"].as_table().unwrap()),
             set(parse::RESULTS_KEYS)
+        );
+        assert_eq!(
+            keys(table["history"].as_table().unwrap()),
+            set(parse::HISTORY_KEYS)
         );
     }
 

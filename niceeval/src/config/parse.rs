@@ -31,6 +31,7 @@ pub(super) const TABLES: &[&str] = &[
     "compare",
     "trace",
     "results",
+    "history",
 ];
 /// The keys of `[judge]`.
 pub(super) const JUDGE_KEYS: &[&str] = &[
@@ -64,6 +65,8 @@ pub(super) const COMPARE_KEYS: &[&str] = &[
 pub(super) const TRACE_KEYS: &[&str] = &["settle", "export"];
 /// The keys of `[results]`.
 pub(super) const RESULTS_KEYS: &[&str] = &["keep_runs"];
+/// The keys of `[history]`.
+pub(super) const HISTORY_KEYS: &[&str] = &["enabled", "path"];
 
 pub(super) const WORKSPACE_KEYS: &[&str] = &[
     "isolation",
@@ -316,6 +319,7 @@ fn unknown_keys(root: &mut DeTable<'_>) -> Vec<Unknown> {
             ("compare", COMPARE_KEYS),
             ("trace", TRACE_KEYS),
             ("results", RESULTS_KEYS),
+            ("history", HISTORY_KEYS),
         ]
         .into_iter()
         .filter(|(_, keys)| keys.contains(&key.as_str()))
@@ -349,6 +353,7 @@ fn unknown_keys(root: &mut DeTable<'_>) -> Vec<Unknown> {
         ("compare", COMPARE_KEYS),
         ("trace", TRACE_KEYS),
         ("results", RESULTS_KEYS),
+        ("history", HISTORY_KEYS),
     ] {
         if let Some(DeValue::Table(t)) = root.get_mut(table).map(Spanned::get_mut) {
             let header = format!("[{table}]");

@@ -58,7 +58,11 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
     ("run", "comparison", &["compare"]),
     ("run", "report", &["report"]),
     ("run", "engine", &["engine"]),
-    ("output", "outputs", &["results", "reporter", "snapshot"]),
+    (
+        "output",
+        "outputs",
+        &["results", "history", "reporter", "snapshot"],
+    ),
     ("front", "front ends", &["harness", "libtest"]),
 ];
 

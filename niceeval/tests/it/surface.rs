@@ -407,7 +407,10 @@ const DOORS: &[(&str, &str, usize)] = &[
     // 155: suite files' AgentV round added the long-lived worker (transformVars), a run's
     // working copy for script graders, "did you mean" for suite keys, an agent's reported
     // duration.
-    ("__workspace", "the workspace's own crates", 155),
+    // 169: the run history (`niceeval history` and the viewer's trends read it): the store,
+    // its rows and points, the marking rule and where the file is (13 names), and its
+    // `[history]` section's type (the book's config reference test reads it).
+    ("__workspace", "the workspace's own crates", 169),
 ];
 
 /// The items `pub mod <door> { .. }` of `lib` names: each leaf of a `pub use` (a glob is

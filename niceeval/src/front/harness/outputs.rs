@@ -4,7 +4,7 @@
 //! wired once.
 //!
 //! The list, in the order each finished eval reaches it: the results file
-//! ([`crate::output::results::ResultsFile`]), the report files asked for (JSONL, JUnit, Markdown,
+//! ([`crate::output::results::ResultsFile`]), the run history (feature `history`), the report files asked for (JSONL, JUnit, Markdown,
 //! HTML), the reporters given to `main!`, the OpenTelemetry export (`--otlp-endpoint` or
 //! `[trace] export`), and last the front end's own terminal reporter (the suite runner's
 //! console, `cargo test`'s exit notice) — so whatever the terminal has announced is on disk.
@@ -123,6 +123,16 @@ impl Outputs {
             }
         }
         let written = reporters.len();
+        // The run history: after the results file, so a run it records is in the file too.
+        #[cfg(feature = "history")]
+        if let Some(manifest_dir) = manifest_dir
+            && let Some(recorder) = crate::output::history::Recorder::for_run(
+                Path::new(manifest_dir),
+                results.as_deref(),
+            )
+        {
+            reporters.push(Box::new(recorder));
+        }
         reporters.extend(file_reporters(requested)?);
         reporters.extend(extra);
         #[cfg(feature = "otel")]

@@ -39,7 +39,7 @@ pub fn run_report_of(
     args: &Args,
     default_dir: &Path,
     own: Option<&str>,
-    extra: Vec<Box<dyn Reporter>>,
+    #[cfg_attr(not(feature = "history"), allow(unused_mut))] mut extra: Vec<Box<dyn Reporter>>,
 ) -> i32 {
     // `cargo test` runs a suite binary in its crate's directory; `niceeval report` where it
     // is started.
@@ -75,6 +75,19 @@ pub fn run_report_of(
     {
         eprintln!("error: {message}");
         return EXIT_USAGE;
+    }
+    // A merge is a run of the history: the shards' runs become one (the crate's history,
+    // found from the current directory as the baseline's `niceeval.toml` is).
+    #[cfg(feature = "history")]
+    if args.merge
+        && let Ok(manifests) = crate::output::results::manifest::read_all(&paths)
+    {
+        let manifests: Vec<_> = manifests.into_iter().map(|(_, m)| m).collect();
+        if let Some(recorder) =
+            crate::output::history::Recorder::for_merge(Path::new("."), &manifests)
+        {
+            extra.insert(0, Box::new(recorder));
+        }
     }
     if let Some(own) = own {
         let others = index.keep_target(own);

@@ -88,7 +88,7 @@ pub(crate) fn config_hash(source: Option<&Path>) -> String {
 
 /// The commit the run was built from: what CI says (`GITHUB_SHA`, `CI_COMMIT_SHA`), else
 /// `git rev-parse HEAD` in `dir`.
-fn commit(dir: &Path) -> Option<String> {
+pub(crate) fn commit(dir: &Path) -> Option<String> {
     for name in ["NICEEVAL_COMMIT", "GITHUB_SHA", "CI_COMMIT_SHA"] {
         if let Ok(sha) = std::env::var(name)
             && !sha.trim().is_empty()
