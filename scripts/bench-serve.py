@@ -55,7 +55,7 @@ try:
               "sort=id", "sort=-score", "sort=cost", "sort=-duration", "sort=outcome", "outcome=failed&sort=-duration"]:
         times = [get(f"/api/rows?{q}&limit=100")[0] for _ in range(3)]
         print(f"{q}: {min(times):.0f} ms (best of 3; {get(f'/api/rows?{q}&limit=1')[1]['total']} rows)")
-    ms, _ = get("/api/eval?id=evals::support_tickets::case_0500000")
+    ms, _ = get(f"/api/eval?id=evals::support_tickets::case_{a.evals // 2:07}")
     print(f"one eval's record: {ms:.1f} ms")
     status = open(f"/proc/{proc.pid}/status").read()
     hwm = [l for l in status.splitlines() if l.startswith("VmHWM")][0].split()[1]
