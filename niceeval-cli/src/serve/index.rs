@@ -57,8 +57,11 @@ struct File {
     path: PathBuf,
     /// Bytes read so far (up to the last complete line).
     read: u64,
-    /// Last seen modification time and size, to tell a file rewritten in place.
+    /// Last seen modification time and size, to know when to read.
     seen: Option<(std::time::SystemTime, u64)>,
+    /// The file's identity (device and inode on Unix) when it was read: a file renamed over
+    /// it (a compacted results file) is read again from its start.
+    identity: Option<(u64, u64)>,
 }
 
 /// Every eval of the results files, by id.
@@ -84,7 +87,8 @@ pub(super) struct Query {
     pub text: String,
     pub tag: String,
     pub dataset: String,
-    /// `id`, `outcome`, `score`, `cost`, `duration`; `-` before it sorts down.
+    /// `id`, `outcome`, `score`, `cost`, `duration`; `-` before it sorts down; empty: the
+    /// order the records were read in (the order evals finished).
     pub sort: String,
 }
 
@@ -121,6 +125,7 @@ impl Index {
                     path,
                     read: 0,
                     seen: None,
+                    identity: None,
                 });
             }
         }
@@ -133,7 +138,10 @@ impl Index {
             if f.seen == Some(stamp) {
                 continue;
             }
-            if meta.len() < f.read {
+            let identity = identity(&meta);
+            let replaced = f.identity.is_some() && f.identity != identity;
+            f.identity = identity;
+            if meta.len() < f.read || replaced {
                 // Compacted or rewritten: its rows go, and it is read again.
                 f.read = 0;
                 let file = u32::try_from(file).unwrap_or(u32::MAX);
@@ -297,25 +305,38 @@ impl Index {
             None => (false, query.sort.as_str()),
         };
         let rows = &self.rows;
-        let number = |f: fn(&Row) -> f32| {
-            move |a: &u32, b: &u32| {
-                let (x, y) = (f(&rows[*a as usize]), f(&rows[*b as usize]));
-                // Unknown numbers last, whichever the direction.
-                match (x.is_nan(), y.is_nan()) {
-                    (true, true) => std::cmp::Ordering::Equal,
-                    (true, false) => std::cmp::Ordering::Greater,
-                    (false, true) => std::cmp::Ordering::Less,
-                    _ if down => y.total_cmp(&x),
-                    _ => x.total_cmp(&y),
-                }
+        // A number sorts as a key and a position packed in a u64 (unknown numbers last,
+        // whichever the direction; ties in the order read): one unstable sort of integers.
+        let by_number = |kept: &mut Vec<u32>, f: fn(&Row) -> f32| {
+            let mut packed: Vec<u64> = kept
+                .iter()
+                .map(|&i| {
+                    let x = f(&rows[i as usize]);
+                    let key = if x.is_nan() {
+                        u32::MAX
+                    } else {
+                        let bits = x.to_bits();
+                        let up = if bits >> 31 == 1 {
+                            !bits
+                        } else {
+                            bits | 0x8000_0000
+                        };
+                        if down { !up } else { up }
+                    };
+                    (u64::from(key) << 32) | u64::from(i)
+                })
+                .collect();
+            packed.sort_unstable();
+            for (k, p) in kept.iter_mut().zip(packed) {
+                *k = (p & 0xffff_ffff) as u32;
             }
         };
         match key {
-            "score" => kept.sort_by(number(|r| r.score)),
-            "cost" => kept.sort_by(number(|r| r.cost)),
-            "duration" => kept.sort_by(number(|r| r.duration_ms)),
+            "score" => by_number(&mut kept, |r| r.score),
+            "cost" => by_number(&mut kept, |r| r.cost),
+            "duration" => by_number(&mut kept, |r| r.duration_ms),
             "outcome" => kept.sort_by_key(|i| rows[*i as usize].status),
-            "id" | "" => kept.sort_by(|a, b| rows[*a as usize].id.cmp(&rows[*b as usize].id)),
+            "id" => kept.sort_by(|a, b| rows[*a as usize].id.cmp(&rows[*b as usize].id)),
             _ => {}
         }
         if down && matches!(key, "outcome" | "id") {
@@ -363,6 +384,20 @@ impl Index {
             }
         }
         total
+    }
+}
+
+/// A file's device and inode (`None` where the platform does not say).
+fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
     }
 }
 

@@ -151,7 +151,7 @@ fn rows_filter_sort_and_page_on_the_server_and_records_come_by_id() {
     results(dir.path(), 0..100);
     let server = Server::start(dir.path(), &["results"]);
     let t = &server.token;
-    let all = server.json(&format!("/api/rows?token={t}&limit=10"));
+    let all = server.json(&format!("/api/rows?token={t}&limit=10&sort=id"));
     assert_eq!(all["total"], 100);
     assert_eq!(all["rows"].as_array().unwrap().len(), 10);
     assert_eq!(all["counts"]["skipped"], 2, "{all}");
@@ -251,4 +251,21 @@ fn a_record_appended_shows_within_a_second() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    // So is one renamed over it, even a longer one (another run's, compacted).
+    let lines: String = (10..14)
+        .map(|i| format!("{}\n", synthetic::case(i)))
+        .collect();
+    std::fs::write(dir.path().join("new.jsonl"), lines).expect("another file");
+    std::fs::rename(dir.path().join("new.jsonl"), results.join("evals.jsonl"))
+        .expect("renamed over");
+    let started = Instant::now();
+    while server.json(&format!("/api/status?token={t}"))["evals"] != 4 {
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the replaced file is read again"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let rows = server.json(&format!("/api/rows?token={t}&q=case_000001"));
+    assert_eq!(rows["total"], 0, "the earlier file's rows are gone: {rows}");
 }
