@@ -31,6 +31,9 @@ struct Head {
     error: Option<serde::de::IgnoredAny>,
 }
 
+/// How many records one refresh reads at most.
+const BATCH: usize = 50_000;
+
 /// An eval's status as the list shows it.
 pub(super) const STATUSES: [&str; 4] = ["passed", "failed", "error", "skipped"];
 
@@ -112,13 +115,16 @@ impl Index {
             name_ids: HashMap::new(),
             version: 0,
         };
+        // The first batch at once (all of a run of fewer evals); the follower reads the rest.
         index.refresh();
         index
     }
 
     /// Reads what was added to the files since the last refresh (and new files of the
-    /// directories); a file that shrank or was replaced is read again from its start.
-    pub(super) fn refresh(&mut self) {
+    /// directories); a file that shrank or was replaced is read again from its start. Reads
+    /// at most [`BATCH`] records, so that requests are answered between batches while a large
+    /// file is indexed; whether there is more to read.
+    pub(super) fn refresh(&mut self) -> bool {
         for path in self.list() {
             if !self.files.iter().any(|f| f.path == path) {
                 self.files.push(File {
@@ -154,9 +160,14 @@ impl Index {
                     .collect();
                 self.version += 1;
             }
-            self.files[file].seen = Some(stamp);
-            self.read_from(file);
+            let more = self.read_from(file);
+            // A file read in part is looked at again, whatever its stamp.
+            self.files[file].seen = (!more).then_some(stamp);
+            if more {
+                return true;
+            }
         }
+        false
     }
 
     /// The results files the roots name now.
@@ -180,19 +191,26 @@ impl Index {
         out
     }
 
-    /// Reads file `file`'s complete lines past what was read.
-    fn read_from(&mut self, file: usize) {
+    /// Reads file `file`'s complete lines past what was read, up to [`BATCH`] records;
+    /// whether it stopped there.
+    fn read_from(&mut self, file: usize) -> bool {
         let start = self.files[file].read;
         let Ok(mut handle) = std::fs::File::open(&self.files[file].path) else {
-            return;
+            return false;
         };
         if handle.seek(SeekFrom::Start(start)).is_err() {
-            return;
+            return false;
         }
+        let mut records = 0;
+        let mut more = false;
         let mut reader = std::io::BufReader::with_capacity(1 << 20, handle);
         let mut line = Vec::new();
         let mut offset = start;
         loop {
+            if records == BATCH {
+                more = true;
+                break;
+            }
             line.clear();
             let n = match std::io::BufRead::read_until(&mut reader, b'\n', &mut line) {
                 Ok(n) => n,
@@ -207,10 +225,12 @@ impl Index {
             {
                 let skip = line.iter().take_while(|b| b.is_ascii_whitespace()).count();
                 self.add(head, file, offset + skip as u64, body.len());
+                records += 1;
             }
             offset += n as u64;
         }
         self.files[file].read = offset;
+        more
     }
 
     fn name(&mut self, name: &str) -> u32 {

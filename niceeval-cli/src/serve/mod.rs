@@ -5,7 +5,8 @@
 //! paths), nothing loaded from outside the page (its content-security policy).
 //!
 //! The index ([`index`]) is kept up to date by a thread that reads what the files gained every
-//! 200 ms; the page asks `/api/status` a few times a second and, when the results changed,
+//! 200 ms (a large file in batches, answering requests between them: the first rows come
+//! before the whole file is read); the page asks `/api/status` a few times a second and, when the results changed,
 //! shows them (live: the evals of a running `cargo test`, suite runner or `niceeval eval` as
 //! they finish, with a progress bar where the run's manifest says how many to expect).
 
@@ -178,13 +179,15 @@ async fn run(args: &ViewArgs, roots: Vec<PathBuf>) -> ExitCode {
     let follower = Arc::downgrade(&state);
     std::thread::spawn(move || {
         while let Some(state) = follower.upgrade() {
-            state
+            let more = state
                 .index
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .refresh();
             drop(state);
-            std::thread::sleep(std::time::Duration::from_millis(200));
+            if !more {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
         }
     });
     let url = format!("http://127.0.0.1:{port}/?token={}", state.token);
