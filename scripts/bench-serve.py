@@ -50,7 +50,10 @@ try:
         return (time.time() - t) * 1000, json.loads(body)
 
     ms, first = get("/api/rows?limit=100")
-    print(f"first rows: {(time.time() - start) * 1000:.0f} ms from start ({first['total']} evals; the request {ms:.0f} ms)")
+    print(f"first rows: {(time.time() - start) * 1000:.0f} ms from start ({first['total']} evals indexed so far; the request {ms:.0f} ms)")
+    while get("/api/status")[1]["evals"] < a.evals and time.time() - start < 120:
+        time.sleep(0.05)
+    print(f"whole file indexed: {(time.time() - start) * 1000:.0f} ms from start")
     for q in ["outcome=failed", "outcome=skipped", "q=case_00999", "tag=refund", "dataset=evals::support_tickets",
               "sort=id", "sort=-score", "sort=cost", "sort=-duration", "sort=outcome", "outcome=failed&sort=-duration"]:
         times = [get(f"/api/rows?{q}&limit=100")[0] for _ in range(3)]
