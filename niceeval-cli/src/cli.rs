@@ -225,13 +225,16 @@ impl CompareArgs {
 /// `niceeval view`.
 #[derive(Debug, Clone, ClapArgs)]
 #[command(
-    after_help = "Opens the page with xdg-open (open on macOS) where there is a display; else, or with --no-open, prints its path. Exits 0 when the page was written, whatever the evals' outcomes; 2 when it could not be."
+    after_help = "Without --out (or --then): serves the viewer on 127.0.0.1 at a URL with a random token, live (evals show as a running suite writes them), until Ctrl-C. With --out: writes the one-file page. Opens the page with xdg-open (open on macOS) where there is a display; else, or with --no-open, prints its URL or path. Exits 0 when the page was written, whatever the evals' outcomes; 2 when it could not be."
 )]
 pub struct ViewArgs {
-    /// Where to write the page.
-    #[arg(long, value_name = "FILE", default_value = "target/niceeval/view.html")]
-    pub out: PathBuf,
-    /// Print the page's path instead of opening it.
+    /// Write the one-file page here instead of serving it.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// The server's port on 127.0.0.1 (default: one the OS picks).
+    #[arg(long, value_name = "N")]
+    pub port: Option<u16>,
+    /// Print the page's URL or path instead of opening it.
     #[arg(long)]
     pub no_open: bool,
     /// Results of an earlier run (files or directories): each eval's reply, score and

@@ -13,7 +13,7 @@
 //! niceeval merge [--allow-mismatch] [report options] PATH...   # the shards of one run
 //! niceeval baseline save FILE [PATH...]      # = niceeval report --quiet --save-baseline FILE
 //! niceeval compare BASELINE [PATH...] [...]  # = niceeval report --baseline BASELINE
-//! niceeval view [--baseline FILE] [--then PATH] [--combine] [--out FILE] [--no-open] [PATH...]
+//! niceeval view [--baseline FILE] [--then PATH] [--combine] [--out FILE] [--port N] [--no-open] [PATH...]
 //! niceeval init [DIR] [--agent rust|command|http|openai] [--path NICEEVAL_CHECKOUT]
 //! niceeval completions bash|zsh|fish|powershell|elvish
 //! ```
@@ -44,6 +44,8 @@ mod promptfoo_output;
 mod report;
 #[cfg(feature = "eval")]
 mod selection;
+#[cfg(feature = "serve")]
+mod serve;
 #[cfg(feature = "eval")]
 mod validate;
 mod view;

@@ -12,7 +12,14 @@ use crate::report::runner_args;
 
 /// Writes the page and opens it (or prints its path): 0 when it was written, 2 when not.
 pub fn view(view: &ViewArgs) -> ExitCode {
-    let out = view.out.clone();
+    #[cfg(feature = "serve")]
+    if view.out.is_none() && view.then.is_empty() {
+        return crate::serve::serve(view);
+    }
+    let out = view
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("target/niceeval/view.html"));
     let mut rest = vec!["--report".to_string(), "--quiet".to_string()];
     if view.combine {
         rest.push("--combine".to_string());

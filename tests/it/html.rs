@@ -527,7 +527,7 @@ fn a_page_of_100_000_cases_is_under_30_mb_and_opens_whole() {
     quiet(&browser);
 }
 
-/// `niceeval view DIR` where there is no display: writes the page under target/niceeval/,
+/// `niceeval view DIR --out target/niceeval/view.html` where there is no display: writes the page,
 /// prints its path, and the page shows the results read; with `--then`, an earlier run's
 /// report beside each eval's.
 #[test]
@@ -545,7 +545,9 @@ fn niceeval_view_writes_the_page_and_prints_its_path_without_a_display() {
         .current_dir(dir.path())
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
-        .args(["view", "results"]);
+        // Without --out it serves the page (niceeval-cli's tests/it/serve.rs); with it, the
+        // one-file page.
+        .args(["view", "results", "--out", "target/niceeval/view.html"]);
     let out = niceeval_tests::child::run(&mut command, niceeval_tests::fixture::RUN_DEADLINE);
     assert_eq!(
         out.code(),

@@ -11,6 +11,7 @@ mod footprint;
 mod init;
 mod prompt_forms;
 mod promptfoo_flags;
+mod serve;
 mod support;
 mod wild_forms;
 mod wild_providers;

@@ -1,0 +1,222 @@
+//! The server's requests: the token first (403 without it), then the page (`/`), the run's
+//! status (`/api/status`), a page of rows (`/api/rows`) and an eval's record (`/api/eval?id=`).
+//! Parameters are eval ids, filters and numbers, never paths: an unknown parameter is refused
+//! (400), so no request can name a file.
+
+use std::sync::Arc;
+
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::{Request, Response, StatusCode};
+
+use super::State;
+use super::index::{Query, STATUSES};
+
+/// The policy of everything served: nothing from anywhere but the page itself, and requests
+/// to its own server only.
+pub(super) const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// Answers one request.
+pub(super) async fn handle<B>(
+    state: Arc<State>,
+    request: Request<B>,
+) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
+    Ok(answer(&state, request.method(), request.uri()).await)
+}
+
+async fn answer(
+    state: &Arc<State>,
+    method: &hyper::Method,
+    uri: &hyper::Uri,
+) -> Response<Full<Bytes>> {
+    let params = parse_query(uri.query().unwrap_or(""));
+    let token = params
+        .iter()
+        .find(|(k, _)| k == "token")
+        .map(|(_, v)| v.as_str());
+    if !token.is_some_and(|t| super::token::matches(t, &state.token)) {
+        return plain(
+            StatusCode::FORBIDDEN,
+            "forbidden: this server answers requests that carry its token (the URL it printed)\n",
+        );
+    }
+    if method != hyper::Method::GET && method != hyper::Method::HEAD {
+        return plain(StatusCode::METHOD_NOT_ALLOWED, "only GET\n");
+    }
+    let allowed: &[&str] = match uri.path() {
+        "/" | "/index.html" | "/api/status" => &["token"],
+        "/api/rows" => &[
+            "token", "offset", "limit", "outcome", "q", "tag", "dataset", "sort",
+        ],
+        "/api/eval" => &["token", "id"],
+        _ => return plain(StatusCode::NOT_FOUND, "not found\n"),
+    };
+    if let Some((k, _)) = params.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+        return plain(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "unknown parameter {k:?}: the server reads the results it was started on, by eval id\n"
+            ),
+        );
+    }
+    let get = |name: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or("", |(_, v)| v.as_str())
+            .to_string()
+    };
+    match uri.path() {
+        "/" | "/index.html" => {
+            let state = Arc::clone(state);
+            let page = tokio::task::spawn_blocking(move || state.page())
+                .await
+                .unwrap_or_else(|_| Arc::new(b"the page could not be made".to_vec()));
+            let mut response = Response::new(Full::new(Bytes::from((*page).clone())));
+            headers(&mut response, "text/html; charset=utf-8");
+            response
+        }
+        "/api/status" => {
+            let index = state.index.lock().unwrap_or_else(|e| e.into_inner());
+            let page = index.query(&Query::default());
+            let counts: serde_json::Map<String, serde_json::Value> = STATUSES
+                .iter()
+                .zip(page.counts)
+                .map(|(s, c)| ((*s).to_string(), c.into()))
+                .collect();
+            json(&serde_json::json!({
+                "version": index.version,
+                "evals": index.len(),
+                "expected": index.expected(),
+                "counts": counts,
+            }))
+        }
+        "/api/rows" => {
+            let number = |name: &str, default: usize| get(name).parse().unwrap_or(default);
+            let query = Query {
+                offset: number("offset", 0),
+                limit: number("limit", 200).min(10_000),
+                outcome: get("outcome"),
+                text: get("q"),
+                tag: get("tag"),
+                dataset: get("dataset"),
+                sort: get("sort"),
+            };
+            let index = state.index.lock().unwrap_or_else(|e| e.into_inner());
+            let page = index.query(&query);
+            let finite = |x: f32| x.is_finite().then_some(f64::from(x));
+            let rows: Vec<serde_json::Value> = page
+                .rows
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "id": &*r.id,
+                        "status": STATUSES[r.status as usize],
+                        "score": finite(r.score),
+                        "duration_ms": finite(r.duration_ms),
+                        "cost_usd": finite(r.cost),
+                        "dataset": index.name_of(r.dataset),
+                        "tags": r.tags.iter().filter_map(|t| index.name_of(*t)).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            let counts: serde_json::Map<String, serde_json::Value> = STATUSES
+                .iter()
+                .zip(page.counts)
+                .map(|(s, c)| ((*s).to_string(), c.into()))
+                .collect();
+            json(&serde_json::json!({"total": page.total, "counts": counts, "rows": rows}))
+        }
+        "/api/eval" => {
+            let id = get("id");
+            let record = state
+                .index
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .record(&id);
+            match record {
+                Some(bytes) => {
+                    let mut response = Response::new(Full::new(Bytes::from(bytes)));
+                    headers(&mut response, "application/json");
+                    response
+                }
+                None => plain(StatusCode::NOT_FOUND, "no such eval\n"),
+            }
+        }
+        _ => plain(StatusCode::NOT_FOUND, "not found\n"),
+    }
+}
+
+fn headers(response: &mut Response<Full<Bytes>>, kind: &'static str) {
+    let h = response.headers_mut();
+    h.insert(
+        "content-type",
+        hyper::header::HeaderValue::from_static(kind),
+    );
+    h.insert(
+        "content-security-policy",
+        hyper::header::HeaderValue::from_static(CSP),
+    );
+    h.insert(
+        "x-content-type-options",
+        hyper::header::HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        "referrer-policy",
+        hyper::header::HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        "cache-control",
+        hyper::header::HeaderValue::from_static("no-store"),
+    );
+}
+
+fn json(value: &serde_json::Value) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(value.to_string())));
+    headers(&mut response, "application/json");
+    response
+}
+
+fn plain(status: StatusCode, text: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(text.to_string())));
+    *response.status_mut() = status;
+    headers(&mut response, "text/plain; charset=utf-8");
+    response
+}
+
+/// `a=1&b=x%20y` as pairs, percent-decoded (`+` is a space).
+fn parse_query(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+fn decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push(h * 16 + l);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn hex(b: u8) -> Option<u8> {
+    (b as char).to_digit(16).and_then(|d| u8::try_from(d).ok())
+}

@@ -1,0 +1,271 @@
+//! `niceeval view`'s server over plain HTTP: every request without the token it printed
+//! (page, API, anything) is refused with 403, a parameter that could name a path with 400;
+//! rows page, filter and sort on the server; an eval's record comes by id; and a record
+//! appended to a results file shows in the server's status within a second (live).
+
+use std::io::{BufRead as _, Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[path = "../../../tests/synthetic.rs"]
+#[allow(dead_code)]
+mod synthetic;
+
+/// The server, stopped when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    token: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn start(dir: &Path, args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_niceeval"))
+            .arg("view")
+            .arg("--no-open")
+            .args(args)
+            .current_dir(dir)
+            .env("NO_COLOR", "1")
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the niceeval binary runs");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("piped"))
+            .read_line(&mut line)
+            .expect("the server prints its URL");
+        let url = line
+            .trim()
+            .strip_prefix("niceeval view: serving http://127.0.0.1:")
+            .unwrap_or_else(|| panic!("printed {line:?}"))
+            .to_string();
+        let (port, token) = url.split_once("/?token=").expect("a token in the URL");
+        assert_eq!(token.len(), 64, "32 random bytes, hex: {token}");
+        Server {
+            child,
+            port: port.parse().expect("a port"),
+            token: token.to_string(),
+        }
+    }
+
+    /// `GET target`: the status and the body.
+    fn get(&self, target: &str) -> (u16, String) {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("the server listens");
+        write!(
+            stream,
+            "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
+        .expect("request sent");
+        let mut response = String::new();
+        stream.read_to_string(&mut response).expect("a response");
+        let status = response
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let body = response
+            .split_once("\r\n\r\n")
+            .map_or(String::new(), |(_, b)| b.to_string());
+        (status, body)
+    }
+
+    fn json(&self, target: &str) -> serde_json::Value {
+        let (status, body) = self.get(target);
+        assert_eq!(status, 200, "{target}: {body}");
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("{target}: {e}: {body}"))
+    }
+}
+
+fn results(dir: &Path, cases: std::ops::Range<usize>) -> std::path::PathBuf {
+    let results = dir.join("results");
+    std::fs::create_dir_all(&results).expect("results directory");
+    let lines: String = cases.map(|i| format!("{}\n", synthetic::case(i))).collect();
+    std::fs::write(results.join("evals.jsonl"), lines).expect("results file");
+    results
+}
+
+#[test]
+fn every_request_needs_the_token_and_none_names_a_path() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    results(dir.path(), 0..20);
+    std::fs::write(dir.path().join("secret.txt"), "not for the page").expect("a file");
+    let server = Server::start(dir.path(), &["results"]);
+    let wrong = "0".repeat(64);
+    for target in [
+        "/".to_string(),
+        "/index.html".to_string(),
+        "/api/status".to_string(),
+        "/api/rows".to_string(),
+        "/api/eval?id=x".to_string(),
+        "/viewer.js".to_string(),
+        "/secret.txt".to_string(),
+        format!("/?token={wrong}"),
+        format!("/api/rows?token={wrong}"),
+        format!("/api/eval?token={wrong}&id=x"),
+        format!("/?token={}", &server.token[..63]),
+        format!("/../secret.txt?token={wrong}"),
+    ] {
+        let (status, body) = server.get(&target);
+        assert_eq!(status, 403, "{target}: {body}");
+        assert!(!body.contains("not for the page"));
+    }
+    let t = &server.token;
+    for target in [
+        format!("/api/eval?token={t}&path=../secret.txt"),
+        format!("/api/rows?token={t}&file=secret.txt"),
+        format!("/?token={t}&path=%2Fetc%2Fpasswd"),
+    ] {
+        let (status, body) = server.get(&target);
+        assert_eq!(status, 400, "{target}: {body}");
+    }
+    for target in [
+        format!("/secret.txt?token={t}"),
+        format!("/../secret.txt?token={t}"),
+        format!("/api/eval?token={t}&id=..%2Fsecret.txt"),
+    ] {
+        let (status, body) = server.get(&target);
+        assert_eq!(status, 404, "{target}: {body}");
+        assert!(!body.contains("not for the page"));
+    }
+    // With the token: the page (the viewer, allowed to ask its own server only).
+    let (status, page) = server.get(&format!("/?token={t}"));
+    assert_eq!(status, 200);
+    assert!(page.contains("connect-src 'self'"), "{}", &page[..400]);
+    assert!(page.contains("id=\"rows-data\""));
+    assert!(page.contains("/api/status?token="));
+}
+
+#[test]
+fn rows_filter_sort_and_page_on_the_server_and_records_come_by_id() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    results(dir.path(), 0..100);
+    let server = Server::start(dir.path(), &["results"]);
+    let t = &server.token;
+    let all = server.json(&format!("/api/rows?token={t}&limit=10&sort=id"));
+    assert_eq!(all["total"], 100);
+    assert_eq!(all["rows"].as_array().unwrap().len(), 10);
+    assert_eq!(all["counts"]["skipped"], 2, "{all}");
+    assert_eq!(all["counts"]["failed"], 10, "{all}");
+    let id0 = format!("{}::case_000000", synthetic::DATASET);
+    assert_eq!(all["rows"][0]["id"], id0.as_str());
+    let failed = server.json(&format!("/api/rows?token={t}&outcome=failed&limit=1000"));
+    assert_eq!(failed["total"], 10);
+    assert!(
+        failed["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["status"] == "failed")
+    );
+    let text = server.json(&format!("/api/rows?token={t}&q=CASE_00009"));
+    assert_eq!(text["total"], 10, "case_000090..99");
+    let tag = server.json(&format!("/api/rows?token={t}&tag=refund"));
+    assert_eq!(tag["total"], 34);
+    let none = server.json(&format!("/api/rows?token={t}&dataset=nothing"));
+    assert_eq!(none["total"], 0);
+    let slow = server.json(&format!("/api/rows?token={t}&sort=-duration&limit=100"));
+    let durations: Vec<f64> = slow["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["duration_ms"].as_f64().unwrap())
+        .collect();
+    assert!(durations.windows(2).all(|w| w[0] >= w[1]), "{durations:?}");
+    let page2 = server.json(&format!("/api/rows?token={t}&offset=95&limit=10"));
+    assert_eq!(page2["rows"].as_array().unwrap().len(), 5);
+    let record = server.json(&format!(
+        "/api/eval?token={t}&id={}",
+        id0.replace(':', "%3A")
+    ));
+    assert_eq!(record, synthetic::case(0));
+}
+
+#[test]
+fn a_record_appended_shows_within_a_second() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let results = results(dir.path(), 0..3);
+    std::fs::write(
+        results.join("evals.manifest.json"),
+        serde_json::json!({"schema": 1, "niceeval": "0", "target": "evals", "run": "r",
+            "commit": null, "config_hash": "", "shard": null,
+            "evals": (0..6).map(|i| format!("{}::case_{i:06}", synthetic::DATASET)).collect::<Vec<_>>()})
+        .to_string(),
+    )
+    .expect("a manifest");
+    let server = Server::start(dir.path(), &[]);
+    let t = server.token.clone();
+    // Without PATH it reads target/niceeval/results: nothing there.
+    let status = server.json(&format!("/api/status?token={t}"));
+    assert_eq!(status["evals"], 0);
+    drop(server);
+    let server = Server::start(dir.path(), &["results"]);
+    let t = server.token.clone();
+    let status = server.json(&format!("/api/status?token={t}"));
+    assert_eq!(status["evals"], 3);
+    assert_eq!(status["expected"], 6);
+    let (_, page) = server.get(&format!("/?token={t}"));
+    for i in 3..6 {
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(results.join("evals.jsonl"))
+            .expect("the results file");
+        writeln!(file, "{}", synthetic::case(i)).expect("a record appended");
+        drop(file);
+        let written = Instant::now();
+        loop {
+            let status = server.json(&format!("/api/status?token={t}"));
+            if status["evals"] == i + 1 {
+                break;
+            }
+            assert!(
+                written.elapsed() < Duration::from_secs(1),
+                "eval {i} not shown after 1 s: {status}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    // The page is made again for the new results.
+    let (_, again) = server.get(&format!("/?token={t}"));
+    assert_ne!(page, again);
+    // A compacted file (shorter) is read again.
+    std::fs::write(
+        results.join("evals.jsonl"),
+        format!("{}\n", synthetic::case(1)),
+    )
+    .expect("compacted");
+    let started = Instant::now();
+    while server.json(&format!("/api/status?token={t}"))["evals"] != 1 {
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the compacted file is read again"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // So is one renamed over it, even a longer one (another run's, compacted).
+    let lines: String = (10..14)
+        .map(|i| format!("{}\n", synthetic::case(i)))
+        .collect();
+    std::fs::write(dir.path().join("new.jsonl"), lines).expect("another file");
+    std::fs::rename(dir.path().join("new.jsonl"), results.join("evals.jsonl"))
+        .expect("renamed over");
+    let started = Instant::now();
+    while server.json(&format!("/api/status?token={t}"))["evals"] != 4 {
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the replaced file is read again"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let rows = server.json(&format!("/api/rows?token={t}&q=case_000001"));
+    assert_eq!(rows["total"], 0, "the earlier file's rows are gone: {rows}");
+}
