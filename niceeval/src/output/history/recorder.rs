@@ -291,7 +291,7 @@ mod tests {
         let mut recorder = Recorder::with(History::open(path).unwrap(), run);
         recorder
             .on_run_start(&SuiteStart {
-                evals: vec![],
+                evals: Vec::<String>::new().into(),
                 concurrency: 1,
             })
             .unwrap();
@@ -447,7 +447,7 @@ mod tests {
             config_hash: "hash".into(),
             shard: None,
             filter: None,
-            evals: vec![],
+            evals: Vec::<String>::new().into(),
             ignored: vec![],
         };
         let history = History::open(&path).unwrap();
@@ -493,7 +493,7 @@ mod tests {
             let mut recorder = Recorder::with(History::open(Path::new(&path)).unwrap(), facts(1));
             recorder
                 .on_run_start(&SuiteStart {
-                    evals: vec![],
+                    evals: Vec::<String>::new().into(),
                     concurrency: 1,
                 })
                 .unwrap();
