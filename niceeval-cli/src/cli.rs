@@ -51,6 +51,7 @@ pub enum Command {
     /// Open the viewer: served live on 127.0.0.1, or one self-contained HTML page (`--out`).
     View(ViewArgs),
     /// The runs the history recorded, or one eval's trend across them.
+    #[cfg(feature = "history")]
     History(crate::history::HistoryArgs),
     /// Print a shell's completion script: `source <(niceeval completions bash)`.
     Completions(CompletionsArgs),

@@ -33,6 +33,7 @@ mod cli;
 mod env_file;
 #[cfg(feature = "eval")]
 mod eval;
+#[cfg(feature = "history")]
 mod history;
 #[cfg(feature = "init")]
 mod init;
@@ -87,6 +88,7 @@ pub fn main() -> ExitCode {
         Some(Command::Compare(args)) => report::report(args.runner_args()),
         Some(Command::Baseline(BaselineCommand::Save(args))) => report::report(args.runner_args()),
         Some(Command::View(args)) => view::view(&args),
+        #[cfg(feature = "history")]
         Some(Command::History(args)) => history::history(&args),
         #[cfg(feature = "init")]
         Some(Command::Init(args)) => init::init(&args),
