@@ -309,7 +309,8 @@ mod tests {
     }
 
     #[test]
-    fn several_skips_and_marked_passes_are_counted_and_listed_by_id_whatever_order_they_finished_in() {
+    fn several_skips_and_marked_passes_are_counted_and_listed_by_id_whatever_order_they_finished_in()
+     {
         let notes = Notes {
             skipped: vec![
                 ("evals::b".into(), "later".into()),
