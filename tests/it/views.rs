@@ -114,7 +114,7 @@ const GEOMETRY: &str = r##"(() => {
 })()"##;
 
 /// What is wrong with the geometry of `view`, each line naming the view.
-fn geometry(browser: &mut Browser, tab: &Tab, view: &str) -> Vec<String> {
+pub(super) fn geometry(browser: &mut Browser, tab: &Tab, view: &str) -> Vec<String> {
     let problems: Vec<String> =
         serde_json::from_value(browser.eval(tab, GEOMETRY)).expect("a list of problems");
     problems
@@ -135,7 +135,7 @@ const IN_DOCS: [&str; 6] = [
 
 /// Saves a screenshot of the view as `viewer-NAME.png`: under target/niceeval/, and in
 /// docs/book/src/images/ with `NICEEVAL_UPDATE_SCREENSHOT` set (the views of [`IN_DOCS`]).
-fn photograph(browser: &mut Browser, tab: &Tab, name: &str) {
+pub(super) fn photograph(browser: &mut Browser, tab: &Tab, name: &str) {
     let png = browser.screenshot(tab);
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
