@@ -638,6 +638,18 @@ fn every_view_fits_1400_by_900_and_shows_what_it_is_for() {
         rows[2][3].starts_with("difference −0.60, 95% CI ["),
         "{rows:?}"
     );
+    // The differences drawn with their intervals: the pass rate's clear of zero, worse.
+    let drawn = browser.eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#detail figure[data-plot=intervals] g.interval'), (g) => [g.dataset.what, g.getAttribute('class'), Number(g.dataset.change), Number(g.dataset.high)])",
+    );
+    let drawn: Vec<(String, String, f64, f64)> = serde_json::from_value(drawn).expect("rows");
+    assert_eq!(drawn[0].0, "pass rate", "{drawn:?}");
+    assert_eq!(drawn[0].1, "interval worse", "{drawn:?}");
+    assert!(
+        (drawn[0].2 + 0.6).abs() < 1e-9 && drawn[0].3 < 0.0,
+        "{drawn:?}"
+    );
     assert!(
         browser
             .eval(

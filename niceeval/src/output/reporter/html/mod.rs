@@ -632,9 +632,18 @@ fn change_intervals(change: &EvalChange, alpha: f64) -> serde_json::Value {
         ]));
     }
     let mut delta = |what: String, d: &crate::run::compare::Delta| {
-        let Some(difference) = d.change() else {
+        let Some(mut difference) = d.change() else {
             return;
         };
+        // The same value a side, summed in another order: no change, not 1e-20 of one.
+        let scale = d
+            .baseline
+            .unwrap_or(0.0)
+            .abs()
+            .max(d.current.unwrap_or(0.0).abs());
+        if difference.abs() <= 1e-9 * scale {
+            difference = 0.0;
+        }
         let interval = d.p_value.and_then(|p| {
             let z = normal_quantile(1.0 - p / 2.0);
             (z.is_finite() && z > 0.0 && difference != 0.0).then(|| {
@@ -1064,6 +1073,78 @@ mod tests {
             serde_json::json!([1, "paris", 2, "prompt 2", 1, "echo"])
         );
         assert_eq!(rows[0][14], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn a_history_source_is_asked_with_the_pages_ids_and_its_trends_embedded() {
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = std::sync::Arc::clone(&asked);
+        let mut html = Html::new(Vec::new()).with_history(Box::new(move |ids: &[&str]| {
+            seen.lock()
+                .expect("not poisoned")
+                .extend(ids.iter().map(|s| s.to_string()));
+            Some(serde_json::json!({"runs": [["r1", "2026-01-01T00:00:00Z", "abc", null]]}))
+        }));
+        for id in ["evals::b", "evals::a"] {
+            html.on_eval_complete(&report(id, None, "passed"))
+                .expect("eval");
+        }
+        html.on_run_complete(&SuiteReport::new(vec![], 0, false, 1.0))
+            .expect("complete");
+        let page = String::from_utf8(html.into_inner()).expect("UTF-8");
+        assert_eq!(
+            *asked.lock().expect("not poisoned"),
+            ["evals::b", "evals::a"]
+        );
+        assert_eq!(decoded(&page, "history-data")["runs"][0][2], "abc");
+        // Without a source (or without a history) the page has no such element.
+        assert!(!page_without_history().contains("history-data"));
+    }
+
+    fn page_without_history() -> String {
+        page(&[report("evals::a", None, "passed")])
+    }
+
+    #[test]
+    fn a_changed_pass_rate_has_its_newcombe_interval_and_a_score_its_welch_one() {
+        let change: EvalChange = serde_json::from_value(serde_json::json!({
+            "id": "evals::a", "kind": "worse",
+            "pass_rate": crate::run::compare::PassRateChange::new(18, 20, 6, 20, 0.05),
+            "score": {"baseline": 0.9, "current": 0.5, "p_value": 0.01},
+            "tokens": {"baseline": 100.0, "current": 150.0},
+            "cost": {},
+        }))
+        .expect("a change");
+        let rows = change_intervals(&change, 0.05);
+        assert_eq!(rows[0][0], "pass rate");
+        let (d, low, high) = (
+            rows[0][1].as_f64().expect("a change"),
+            rows[0][2].as_f64().expect("low"),
+            rows[0][3].as_f64().expect("high"),
+        );
+        assert!(
+            (d + 0.6).abs() < 1e-9 && low < d && d < high && high < 0.0,
+            "{rows}"
+        );
+        assert_eq!(rows[1][0], "score");
+        assert_eq!(rows[1][5], "welch");
+        // p = 0.01 < 0.05: the interval is clear of zero; its half-width 1.96/2.576 of |d|.
+        let (low, high) = (
+            rows[1][2].as_f64().expect("low"),
+            rows[1][3].as_f64().expect("high"),
+        );
+        assert!(high < 0.0, "{rows}");
+        assert!(
+            ((high - low) / 2.0 - 0.4 * 1.959_964 / 2.575_829).abs() < 1e-3,
+            "{rows}"
+        );
+        assert_eq!(rows[2][0], "tokens/run");
+        assert_eq!(rows[2][5], "point");
+        assert_eq!(
+            rows.as_array().map(Vec::len),
+            Some(3),
+            "no cost known: no row"
+        );
     }
 
     #[test]

@@ -157,7 +157,8 @@ const NiceevalPlots = (() => {
   // labelled `mark.label` (the commit) under the axis.
   function trend(name, heading, points, format, domain) {
     const f = format || plain;
-    const W = 300, H = 122, left = 38, right = 10, top = 10, bottom = 30;
+    const W = 300, H = 122, right = 10, top = 10, bottom = 30;
+    let left = 38;
     const plot = s("svg", { class: "plot", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": heading + " across runs" });
     const figure = document.createElement("figure");
     figure.className = "plot trend";
@@ -171,11 +172,15 @@ const NiceevalPlots = (() => {
       plot.append(s("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "empty" }, "no values"));
       return figure;
     }
-    let [lo, hi] = domain || [Math.min(...known.map((p) => p.y)), Math.max(...known.map((p) => p.y))];
+    const least = Math.min(...known.map((p) => p.y)), most = Math.max(...known.map((p) => p.y));
+    // A domain given is widened to values outside it, never narrowed.
+    let [lo, hi] = domain ? [Math.min(domain[0], least), Math.max(domain[1], most)] : [least, most];
     if (!domain) {
       if (lo > 0 && lo < hi * 0.5) lo = 0;
       if (hi === lo) { hi = lo + (Math.abs(lo) || 1) * 0.5; lo = lo - (hi - lo); if (known.every((p) => p.y >= 0)) lo = Math.max(0, lo); }
     }
+    // Room for the longer of the y axis's labels (about 6 units a character).
+    left = Math.max(left, 10 + 6 * Math.max(f(hi).length, f(lo).length));
     const inner = W - left - right, tall = H - top - bottom;
     const x = (i) => left + (points.length > 1 ? (i / (points.length - 1)) * inner : inner / 2);
     const y = (v) => top + tall - ((v - lo) / (hi - lo || 1)) * tall;
@@ -314,6 +319,7 @@ const NiceevalPlots = (() => {
       dists.replaceChildren(dists.firstChild, el("p", { class: "note" }, `over the ${list.length} evals the filters keep`), grid);
       drawn = true;
       document.body.dataset.plots = String(list.length);
+      document.body.dataset.plotsMs = performance.now().toFixed(0);
     }
     function schedule(delay) {
       clearTimeout(timer);
@@ -381,7 +387,7 @@ const NiceevalPlots = (() => {
         });
         const score = points.map((p, i) => ({ x: String(i + 1), y: p[4], mark: markOf(p[8], h.runs[p[0]] || []), tip: tip(h.runs[p[0]] || [], i, `mean score ${two(p[4])}`) }));
         const grid = el("div", { class: "plots" }, trend("suite-pass-rate", "pass rate", rate, two, [0, 1]));
-        if (score.some((p) => p.y !== null && p.y !== undefined)) grid.append(trend("suite-score", "mean score", score, two));
+        if (score.some((p) => p.y !== null && p.y !== undefined)) grid.append(trend("suite-score", "mean score", score, two, [0, 1]));
         const part = section("suite-trend", `Across runs: ${target}`, el("p", { class: "note" }, `the last ${points.length} full runs, oldest first; a ringed point is a change beyond chance (Fisher's exact test on the evals passed, Welch's on the mean score, at α = ${h.alpha})`), grid, changes(points, h.runs));
         part.dataset.target = target;
         out.push(part);
@@ -415,7 +421,7 @@ const NiceevalPlots = (() => {
           tip: tip(runs[p[0]] || [], i, `${["passed", "failed", "skipped"][p[1]]}, ${p[2]}/${p[3]} runs passed, score ${two(p[4])}, ${v.ms(p[7])}, ${tokens(p[5])} tokens, ${v.usd(p[6])}`),
         })), format, domain);
         const grid = el("div", { class: "plots" }, series("trend-pass-rate", "pass rate", (p) => (p[3] ? p[2] / p[3] : null), two, [0, 1], true));
-        if (points.some((p) => p[4] !== null)) grid.append(series("trend-score", "score", (p) => p[4], two, null, true));
+        if (points.some((p) => p[4] !== null)) grid.append(series("trend-score", "score", (p) => p[4], two, [0, 1], true));
         grid.append(series("trend-duration", "time", (p) => p[7], v.ms));
         if (points.some((p) => p[5])) grid.append(series("trend-tokens", "tokens", (p) => p[5], tokens));
         if (points.some((p) => p[6] !== null)) grid.append(series("trend-cost", "cost", (p) => p[6], v.usd));
@@ -433,7 +439,7 @@ const NiceevalPlots = (() => {
     function comparisonIntervals(list) {
       const format = (what, x) => x === null || x === undefined ? "–"
         : what.startsWith("tokens") ? signed(x, (a) => short(Math.round(a)))
-        : what.startsWith("cost") ? signed(x, (a) => v.usd(a).replace("$", "$"))
+        : what.startsWith("cost") ? signed(x, (a) => "$" + short(a))
         : signed(x, (a) => a.toFixed(2));
       const worse = (what, x) => (what.startsWith("tokens") || what.startsWith("cost") ? x > 0 : x < 0);
       const figure = intervals(list, format, worse);
