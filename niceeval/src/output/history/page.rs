@@ -65,12 +65,29 @@ impl History {
         last: usize,
         rule: &MarkRule,
     ) -> Result<Value, HistoryError> {
+        // The targets the page's evals were recorded under (of its first PAGE_EVALS evals),
+        // and those its ids name (`target::…`; `niceeval eval` records its suite files' cases
+        // under a target of its own).
+        let mut recorded = std::collections::BTreeSet::new();
+        {
+            let mut statement = self
+                .connection
+                .prepare("SELECT DISTINCT target FROM evals WHERE eval = ?1")
+                .map_err(|e| self.sqlite(e))?;
+            for id in evals.iter().take(PAGE_EVALS) {
+                let found = statement
+                    .query_map([id], |row| row.get::<_, String>(0))
+                    .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+                    .map_err(|e| self.sqlite(e))?;
+                recorded.extend(found);
+            }
+        }
         let targets: Vec<String> = self
             .targets()?
             .into_iter()
             .filter(|t| {
                 let prefix = format!("{t}::");
-                evals.iter().any(|id| id.starts_with(&prefix))
+                recorded.contains(t) || evals.iter().any(|id| id.starts_with(&prefix))
             })
             .collect();
         let embedded = if evals.len() <= PAGE_EVALS {
@@ -234,6 +251,14 @@ mod tests {
         let suite = page["suites"]["evals"].as_array().unwrap();
         assert_eq!(suite.len(), 20);
         assert_eq!(suite[0][1], 2, "both passed");
+        // An eval recorded under a target its id does not name (`niceeval eval`'s cases):
+        // that target's trend comes with it.
+        history
+            .upsert_eval("r20", "evals", &eval("suite::case", true))
+            .unwrap();
+        let page = history.for_page(&["suite::case"], 30, &rule).unwrap();
+        assert_eq!(page["suites"]["evals"].as_array().map(Vec::len), Some(20));
+        assert_eq!(page["evals"]["suite::case"].as_array().map(Vec::len), Some(1));
         // Fewer runs asked: the last ones.
         let page = history.for_page(&["evals::refund"], 5, &rule).unwrap();
         assert_eq!(

@@ -409,7 +409,7 @@ const NiceevalPlots = (() => {
         }
         if (!points) {
           part.replaceChildren(part.firstChild, el("p", { class: "note" }, h && h.omitted
-            ? `Trends of single evals are left out of a page of more than ${h.omitted > 1000 ? "1,000" : h.omitted} evals; \`niceeval history ${id}\` shows this one's.`
+            ? `A page of more than 1,000 evals embeds the suites' trends only; \`niceeval history ${id}\` shows this eval's.`
             : "No run of this eval in the history yet."));
           part.dataset.loaded = "none";
           return;
