@@ -1098,7 +1098,7 @@ mod tests {
         );
         assert_eq!(decoded(&page, "history-data")["runs"][0][2], "abc");
         // Without a source (or without a history) the page has no such element.
-        assert!(!page_without_history().contains("history-data"));
+        assert!(!page_without_history().contains("id=\"history-data\""));
     }
 
     fn page_without_history() -> String {
