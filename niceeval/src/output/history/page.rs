@@ -27,11 +27,14 @@ use super::store::{History, HistoryError};
 /// The most evals whose trends a page embeds.
 pub const PAGE_EVALS: usize = 1000;
 
+/// A run as the page orders them: (started, run, target).
+type RunKey = (String, String, String);
+
 /// The runs a page's points refer to, by (run, target), numbered once all are known.
 #[derive(Default)]
 struct Runs {
-    /// (started, run, target) → (commit, filter).
-    seen: BTreeMap<(String, String, String), (Option<String>, Option<String>)>,
+    /// Each run's commit and filter.
+    seen: BTreeMap<RunKey, (Option<String>, Option<String>)>,
 }
 
 impl Runs {
@@ -258,7 +261,10 @@ mod tests {
             .unwrap();
         let page = history.for_page(&["suite::case"], 30, &rule).unwrap();
         assert_eq!(page["suites"]["evals"].as_array().map(Vec::len), Some(20));
-        assert_eq!(page["evals"]["suite::case"].as_array().map(Vec::len), Some(1));
+        assert_eq!(
+            page["evals"]["suite::case"].as_array().map(Vec::len),
+            Some(1)
+        );
         // Fewer runs asked: the last ones.
         let page = history.for_page(&["evals::refund"], 5, &rule).unwrap();
         assert_eq!(
