@@ -232,8 +232,8 @@ const NiceevalPlots = (() => {
   // of rows, each on its own scale around zero: the interval as a bar, the change as a dot,
   // zero as a line; an interval clear of zero is toned (worse or better by `worse(what,
   // change)`), and its numbers are written beside it.
-  function intervals(rows, format, worse) {
-    const W = 460, row = 22, left = 96, right = 150, top = 6;
+  function intervals(rows, format, worse, labelWidth) {
+    const W = 460, row = 22, left = labelWidth || 96, right = 150, top = 6;
     const H = top * 2 + row * rows.length;
     const plot = s("svg", { class: "plot intervals", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "differences with their intervals" });
     const figure = document.createElement("figure");
@@ -253,8 +253,11 @@ const NiceevalPlots = (() => {
         : `, ${how === "welch" ? "approximate interval from Welch's p" : "Newcombe's interval"} [${f(low)}, ${f(high)}]`)
         + (p !== null && p !== undefined ? `, p = ${p < 0.0001 ? p.toExponential(1) : p.toFixed(4)}` : "");
       const g = s("g", { class: "interval " + tone, "data-what": what, "data-change": change, "data-low": low, "data-high": high }, title(tip));
+      // A label longer than its room keeps its end (an id's own name).
+      const room = Math.floor((left - 8) / 5.6);
+      const label = what.length > room ? "…" + what.slice(what.length - room + 1) : what;
       g.append(
-        s("text", { x: left - 6, y: cy + 4, "text-anchor": "end", class: "label" }, what),
+        s("text", { x: left - 6, y: cy + 4, "text-anchor": "end", class: "label" }, label),
         s("line", { x1: x(0), x2: x(0), y1: cy - row / 2 + 2, y2: cy + row / 2 - 2, class: "zero" }),
       );
       if (how !== "point") g.append(s("line", { x1: x(low), x2: x(high), y1: cy, y2: cy, class: "whisker" }),
@@ -292,6 +295,9 @@ const NiceevalPlots = (() => {
       return answer.ok ? answer.json() : null;
     }
     const tokens = (x) => (x === null || x === undefined ? "–" : short(x));
+    const signed = (x, text) => (x < 0 ? "−" + text(-x) : x > 0 ? "+" + text(x) : text(0));
+    // The most evals whose pass-rate changes the summary draws.
+    const FOREST = 12;
     const two = (x) => (x === null || x === undefined ? "–" : Number(x).toFixed(2));
 
     // Distributions of the rows the filters keep.
@@ -300,6 +306,18 @@ const NiceevalPlots = (() => {
     const dists = section("distributions", "Distributions", el("p", { class: "note" }, "drawn after the list…"));
     const suites = el("div", { class: "suite-trends" });
     box.append(dists, suites);
+    // The comparison's pass-rate changes, largest first, with their intervals.
+    function forest() {
+      const changed = Object.entries(v.changes || {})
+        .filter(([, c]) => c.intervals && c.intervals.length && c.intervals[0][0] === "pass rate")
+        .sort((a, b) => Math.abs(b[1].intervals[0][1]) - Math.abs(a[1].intervals[0][1]));
+      if (!changed.length) return;
+      const shown = changed.slice(0, FOREST);
+      const rows = shown.map(([id, c]) => [v.name(id), ...c.intervals[0].slice(1)]);
+      const figure = intervals(rows, (what, x) => (x === null || x === undefined ? "–" : signed(x, (a) => a.toFixed(2))), (what, x) => x < 0, 190);
+      box.insertBefore(section("pass-rate-changes", "Pass rates since the baseline",
+        el("p", { class: "note" }, `each changed eval's pass rate, now − baseline, with Newcombe's interval` + (changed.length > FOREST ? ` (the ${FOREST} largest of ${changed.length})` : "")), figure), dists);
+    }
     function distributions() {
       const list = shown || [];
       const values = (field) => {
@@ -331,6 +349,7 @@ const NiceevalPlots = (() => {
         started = true;
         // After the first rows are painted (the page's ready mark comes first).
         requestAnimationFrame(() => setTimeout(() => setTimeout(() => {
+          forest();
           distributions();
           suiteTrends();
         }, 0), 0));
@@ -435,7 +454,6 @@ const NiceevalPlots = (() => {
     }
 
     // A comparison's differences, each on its own scale around zero.
-    const signed = (x, text) => (x < 0 ? "−" + text(-x) : x > 0 ? "+" + text(x) : text(0));
     function comparisonIntervals(list) {
       const format = (what, x) => x === null || x === undefined ? "–"
         : what.startsWith("tokens") ? signed(x, (a) => short(Math.round(a)))

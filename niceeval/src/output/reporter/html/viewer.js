@@ -91,7 +91,7 @@
   const ms = (x) => (x === null || x === undefined ? "–" : x >= 1000 ? (x / 1000).toFixed(2) + "s" : Math.round(x) + "ms");
   const baseline = suite.baseline !== null && suite.baseline !== undefined;
   // Plots (plots.js): distributions, trends from the history, the comparison's intervals.
-  const plots = NiceevalPlots.viewer({ rows, SCORE, DURATION, TOKENS, COST, ms, usd, decode });
+  const plots = NiceevalPlots.viewer({ rows, SCORE, DURATION, TOKENS, COST, ms, usd, decode, name, changes: suite.changes });
   const change = (id) => suite.changes[id];
 
   // The view: filters, sort and the open eval, kept in the URL's hash.
