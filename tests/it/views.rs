@@ -549,7 +549,10 @@ fn every_view_fits_1400_by_900_and_shows_what_it_is_for() {
     let forest: Vec<(String, String)> = serde_json::from_value(forest).expect("rows");
     assert_eq!(
         forest.first(),
-        Some(&("support::tone".to_string(), "interval worse".to_string())),
+        Some(&(
+            "evals::support::tone".to_string(),
+            "interval worse".to_string()
+        )),
         "{forest:?}"
     );
     browser.eval(

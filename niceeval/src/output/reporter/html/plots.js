@@ -121,7 +121,8 @@ const NiceevalPlots = (() => {
         class: "bar", x: (left + k * bw + 0.5).toFixed(2), y: (top + tall - h).toFixed(2), width: Math.max(0.5, bw - 1).toFixed(2), height: h.toFixed(2),
         "data-lo": lo, "data-hi": hi, "data-count": c, "data-last": last ? "1" : null,
       }, title(`${f(lo)} – ${f(hi)}${last ? "" : " (excl.)"}: ${c} eval${c === 1 ? "" : "s"}`)));
-      if (c && bw >= 16) {
+      // A count over its bar where it fits (about 5.5 units a digit).
+      if (c && bw >= 5.5 * short(c).length + 3) {
         plot.append(s("text", { x: (left + k * bw + bw / 2).toFixed(2), y: (top + tall - h - 2).toFixed(2), "text-anchor": "middle", class: "count" }, short(c)));
       }
     });
