@@ -44,6 +44,10 @@ mod html;
 /// is wider than its pane), what each view is for, and a screenshot of each.
 mod views;
 
+/// The viewer's plots in headless Chromium: a run's distributions counted right, and the trends
+/// of 20 recorded runs of a suite, one eval regressing at run 12, marked there with its commit.
+mod plots;
+
 /// `cargo insta test` / `accept` / CI on a copy of a crate with #[eval(snapshot)] evals.
 mod insta_workflow;
 
