@@ -137,12 +137,15 @@ fn every_request_needs_the_token_and_none_names_a_path() {
         assert_eq!(status, 404, "{target}: {body}");
         assert!(!body.contains("not for the page"));
     }
-    // With the token: the page (the viewer, allowed to ask its own server only).
+    // With the token: the page (the viewer, allowed to ask its own server only), with no
+    // data of its own: it asks the API for it.
     let (status, page) = server.get(&format!("/?token={t}"));
     assert_eq!(status, 200);
     assert!(page.contains("connect-src 'self'"), "{}", &page[..400]);
-    assert!(page.contains("id=\"rows-data\""));
-    assert!(page.contains("/api/status?token="));
+    assert!(page.contains("<script type=\"application/json\" id=\"source\">{\"api\":\"/api/\"}</script>"));
+    assert!(!page.contains("id=\"rows-data\""));
+    assert!(!page.contains("case_000001"), "no row is inline");
+    assert!(page.contains("function server(config)"), "the viewer's script");
 }
 
 #[test]
@@ -213,7 +216,6 @@ fn a_record_appended_shows_within_a_second() {
     let status = server.json(&format!("/api/status?token={t}"));
     assert_eq!(status["evals"], 3);
     assert_eq!(status["expected"], 6);
-    let (_, page) = server.get(&format!("/?token={t}"));
     for i in 3..6 {
         let mut file = std::fs::OpenOptions::new()
             .append(true)
@@ -234,9 +236,13 @@ fn a_record_appended_shows_within_a_second() {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    // The page is made again for the new results.
-    let (_, again) = server.get(&format!("/?token={t}"));
-    assert_ne!(page, again);
+    // The rows too.
+    let rows = server.json(&format!("/api/rows?token={t}&sort=name"));
+    assert_eq!(rows["total"], 6);
+    assert_eq!(
+        rows["rows"][5]["id"],
+        format!("{}::case_000005", synthetic::DATASET)
+    );
     // A compacted file (shorter) is read again.
     std::fs::write(
         results.join("evals.jsonl"),
