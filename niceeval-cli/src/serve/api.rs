@@ -107,6 +107,7 @@ async fn answer(
                 "running_count": live.running.len(),
                 "tags": index.tags(),
                 "datasets": index.datasets(),
+                "read": {"from_index": index.from_index, "from_records": index.from_records},
             }))
         }
         "/api/rows" => {

@@ -146,6 +146,9 @@ pub(super) struct Index {
     named: usize,
     /// Bumped whenever a row is added or changed.
     pub version: u64,
+    /// Records read back from index files, and read (parsed) from results files.
+    pub from_index: u64,
+    pub from_records: u64,
 }
 
 /// What a rows query asks for.
@@ -187,6 +190,8 @@ impl Index {
             by_name: Vec::new(),
             named: 0,
             version: 0,
+            from_index: 0,
+            from_records: 0,
         };
         // The first batch at once (all of a run of fewer evals); the follower reads the rest.
         index.refresh();
@@ -249,7 +254,9 @@ impl Index {
             let more = self.read_from(file);
             let f = &mut self.files[file];
             if let Some(store) = &mut f.store
-                && store.save(f.read, f.crc.clone().finalize(), modified).is_err()
+                && store
+                    .save(f.read, f.crc.clone().finalize(), modified)
+                    .is_err()
             {
                 f.store = None;
             }
@@ -341,6 +348,7 @@ impl Index {
                         offset: r.offset,
                         len: r.len,
                     });
+                    self.from_index += 1;
                     records += 1;
                 }
                 Ok(None) => return false,
@@ -414,6 +422,7 @@ impl Index {
             {
                 let skip = line.iter().take_while(|b| b.is_ascii_whitespace()).count();
                 self.add(head, file, offset + skip as u64, body.len());
+                self.from_records += 1;
                 records += 1;
             }
             self.files[file].crc.update(&line);
@@ -430,9 +439,8 @@ impl Index {
             return;
         }
         let rows = &self.rows;
-        let by = |a: &u32, b: &u32| {
-            natural(&rows[*a as usize].id, &rows[*b as usize].id).then(a.cmp(b))
-        };
+        let by =
+            |a: &u32, b: &u32| natural(&rows[*a as usize].id, &rows[*b as usize].id).then(a.cmp(b));
         let mut new: Vec<u32> = (self.named..rows.len())
             .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
             .collect();
@@ -482,9 +490,7 @@ impl Index {
         // As the one-file page counts them: all runs' usage when there is one, and the cost
         // the usage reports, else the report's.
         let usage = match (&head.total_usage, &head.usage) {
-            (Some(t), _) if t.input_tokens + t.output_tokens > 0 || t.cost_usd.is_some() => {
-                Some(t)
-            }
+            (Some(t), _) if t.input_tokens + t.output_tokens > 0 || t.cost_usd.is_some() => Some(t),
             (_, u) => u.as_ref(),
         };
         let tokens = usage.map_or(0, |u| u.input_tokens + u.output_tokens);

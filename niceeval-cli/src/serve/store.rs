@@ -191,7 +191,10 @@ impl Store {
             };
         };
         if let Some((header, replay)) = valid(&path, source, meta)
-            && let Ok(file) = std::fs::OpenOptions::new().read(true).write(true).open(&path)
+            && let Ok(file) = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
         {
             // Entries past the valid ones (a server stopped between writing and saying so)
             // are dropped.
@@ -280,7 +283,12 @@ impl Store {
     /// Makes the entries appended so far count: they cover the first `read` bytes of the
     /// file, whose CRC-32 is `crc` and whose modification time was `modified` before they
     /// were read.
-    pub(super) fn save(&mut self, read: u64, crc: u32, modified: SystemTime) -> std::io::Result<()> {
+    pub(super) fn save(
+        &mut self,
+        read: u64,
+        crc: u32,
+        modified: SystemTime,
+    ) -> std::io::Result<()> {
         self.out.flush()?;
         self.header(read, crc, modified)
     }
@@ -340,12 +348,13 @@ impl Replay {
         }
         let input = &mut self.input;
         let mut used = 0u64;
-        let mut take = |n: usize, input: &mut BufReader<std::fs::File>| -> std::io::Result<Vec<u8>> {
-            let mut b = vec![0u8; n];
-            input.read_exact(&mut b)?;
-            used += n as u64;
-            Ok(b)
-        };
+        let mut take =
+            |n: usize, input: &mut BufReader<std::fs::File>| -> std::io::Result<Vec<u8>> {
+                let mut b = vec![0u8; n];
+                input.read_exact(&mut b)?;
+                used += n as u64;
+                Ok(b)
+            };
         let u32_of = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         let f32_of = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "a damaged index");
@@ -430,15 +439,23 @@ mod tests {
             Some(dir.path().join(".niceeval-index/evals.jsonl.idx"))
         );
         assert!(dir.path().join(".niceeval-index/evals.jsonl.idx").is_file());
-        store.append(&Item::Name("evals::ds".into())).expect("append");
+        store
+            .append(&Item::Name("evals::ds".into()))
+            .expect("append");
         store.append(&Item::Name("refund".into())).expect("append");
-        store.append(&Item::Record(record("evals::a", 0))).expect("append");
+        store
+            .append(&Item::Record(record("evals::a", 0)))
+            .expect("append");
         // Appended but not saved: not read back.
-        store.append(&Item::Record(record("evals::b", 5))).expect("append");
+        store
+            .append(&Item::Record(record("evals::b", 5)))
+            .expect("append");
         let crc = crc32fast::hash(b"0123456789\n");
         let modified = meta.modified().expect("mtime");
         store.save(11, crc, modified).expect("save");
-        store.append(&Item::Record(record("evals::c", 99))).expect("append");
+        store
+            .append(&Item::Record(record("evals::c", 99)))
+            .expect("append");
         drop(store);
         let opened = Store::open(&source, &meta);
         assert_eq!((opened.read, opened.crc), (11, crc));
