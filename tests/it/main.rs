@@ -44,6 +44,11 @@ mod html;
 /// is wider than its pane), what each view is for, and a screenshot of each.
 mod views;
 
+/// `niceeval view`'s server with its page in headless Chromium: a suite running beside it shows
+/// as it goes (each eval within a second of finishing, what is running), requests without the
+/// token or naming a path are refused, the served page fits 1400×900.
+mod served;
+
 /// `cargo insta test` / `accept` / CI on a copy of a crate with #[eval(snapshot)] evals.
 mod insta_workflow;
 

@@ -114,7 +114,7 @@ const GEOMETRY: &str = r##"(() => {
 })()"##;
 
 /// What is wrong with the geometry of `view`, each line naming the view.
-fn geometry(browser: &mut Browser, tab: &Tab, view: &str) -> Vec<String> {
+pub(super) fn geometry(browser: &mut Browser, tab: &Tab, view: &str) -> Vec<String> {
     let problems: Vec<String> =
         serde_json::from_value(browser.eval(tab, GEOMETRY)).expect("a list of problems");
     problems

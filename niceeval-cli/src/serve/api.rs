@@ -80,7 +80,8 @@ async fn answer(
             response
         }
         "/api/status" => {
-            let index = state.index.lock().unwrap_or_else(|e| e.into_inner());
+            let mut index = state.index.lock().unwrap_or_else(|e| e.into_inner());
+            let expected = index.expected();
             let page = index.query(&Query::default());
             let counts: serde_json::Map<String, serde_json::Value> = STATUSES
                 .iter()
@@ -97,7 +98,7 @@ async fn answer(
             json(&serde_json::json!({
                 "version": index.version,
                 "evals": index.len(),
-                "expected": index.expected(),
+                "expected": expected,
                 "counts": counts,
                 "run": (live.runs > 0).then(|| serde_json::json!({
                     "total": live.total,

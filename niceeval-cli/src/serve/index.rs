@@ -146,6 +146,8 @@ pub(super) struct Index {
     named: usize,
     /// Bumped whenever a row is added or changed.
     pub version: u64,
+    /// Each manifest read: its stamp (modification time, length) and how many evals it lists.
+    manifests: HashMap<PathBuf, ((std::time::SystemTime, u64), Option<usize>)>,
     /// Records read back from index files, and read (parsed) from results files.
     pub from_index: u64,
     pub from_records: u64,
@@ -190,6 +192,7 @@ impl Index {
             by_name: Vec::new(),
             named: 0,
             version: 0,
+            manifests: HashMap::new(),
             from_index: 0,
             from_records: 0,
         };
@@ -723,20 +726,33 @@ impl Index {
         Some(buf)
     }
 
-    /// How many evals the runs' manifests beside the files expect (`None` without one).
-    pub(super) fn expected(&self) -> Option<usize> {
+    /// How many evals the runs' manifests beside the files expect (`None` without one). A
+    /// manifest is read again only when it changed (a million evals' is 30 MB).
+    pub(super) fn expected(&mut self) -> Option<usize> {
         let mut total = None;
         for f in &self.files {
             let manifest = f.path.with_extension("manifest.json");
-            let Ok(text) = std::fs::read(&manifest) else {
+            let Ok(meta) = std::fs::metadata(&manifest) else {
                 continue;
             };
-            #[derive(Deserialize)]
-            struct Evals {
-                evals: Vec<serde::de::IgnoredAny>,
-            }
-            if let Ok(m) = serde_json::from_slice::<Evals>(&text) {
-                *total.get_or_insert(0) += m.evals.len();
+            let stamp = (meta.modified().unwrap_or(std::time::UNIX_EPOCH), meta.len());
+            let count = match self.manifests.get(&manifest) {
+                Some((seen, count)) if *seen == stamp => *count,
+                _ => {
+                    #[derive(Deserialize)]
+                    struct Evals {
+                        evals: Vec<serde::de::IgnoredAny>,
+                    }
+                    let count = std::fs::read(&manifest)
+                        .ok()
+                        .and_then(|text| serde_json::from_slice::<Evals>(&text).ok())
+                        .map(|m| m.evals.len());
+                    self.manifests.insert(manifest, (stamp, count));
+                    count
+                }
+            };
+            if let Some(count) = count {
+                *total.get_or_insert(0) += count;
             }
         }
         total
