@@ -102,7 +102,7 @@ fn quiet(browser: &Browser) {
 
 /// Records in the page, for each eval, when its row first appeared in the list
 /// (`window.seen[id]`, milliseconds since the epoch).
-const WATCH_ROWS: &str = r#"(() => {
+const WATCH_ROWS: &str = r##"(() => {
   window.seen = {};
   const note = () => {
     for (const row of document.querySelectorAll("#rows .row[data-id]")) {
@@ -112,7 +112,7 @@ const WATCH_ROWS: &str = r#"(() => {
   new MutationObserver(note).observe(document.getElementById("rows"), { childList: true, subtree: true });
   note();
   return true;
-})()"#;
+})()"##;
 
 #[test]
 fn a_running_suite_shows_in_the_page_as_each_eval_finishes() {
@@ -150,13 +150,13 @@ fn a_running_suite_shows_in_the_page_as_each_eval_finishes() {
         "(() => { const rows = Array.from(document.querySelectorAll('#detail table.running tr.running'), (r) => [r.dataset.id, r.cells[1].textContent]); return rows.length && rows; })()",
     );
     let shown = shown.as_array().expect("rows");
-    assert!(
-        shown.len() <= 3,
-        "three at a time: {shown:?}"
-    );
+    assert!(shown.len() <= 3, "three at a time: {shown:?}");
     for row in shown {
         let id = row[0].as_str().expect("an id");
-        assert!(id.starts_with("suite::slow::e") || id == "suite::smoke::greets", "{id}");
+        assert!(
+            id.starts_with("suite::slow::e") || id == "suite::smoke::greets",
+            "{id}"
+        );
         let secs: f64 = row[1]
             .as_str()
             .and_then(|t| t.strip_suffix('s'))
@@ -187,7 +187,10 @@ fn a_running_suite_shows_in_the_page_as_each_eval_finishes() {
             let record: serde_json::Value = serde_json::from_str(l).expect("a record");
             (
                 record["id"].as_str().expect("an id").to_string(),
-                record["finished"].as_str().expect("when it finished").to_string(),
+                record["finished"]
+                    .as_str()
+                    .expect("when it finished")
+                    .to_string(),
             )
         })
         .collect();
@@ -204,13 +207,18 @@ fn a_running_suite_shows_in_the_page_as_each_eval_finishes() {
         .iter()
         .filter(|(_, ms)| !(-50.0..1000.0).contains(ms))
         .collect();
-    assert!(late.is_empty(), "not shown within 1 s of finishing: {late:?} (all: {lags:?})");
+    assert!(
+        late.is_empty(),
+        "not shown within 1 s of finishing: {late:?} (all: {lags:?})"
+    );
 
     // The run is over: nothing running, the totals as they are.
     browser.wait_for(&tab, "document.body.dataset.running === '0'");
     let totals = browser.eval(&tab, "document.querySelector('#top .totals').textContent");
     assert!(
-        totals.as_str().is_some_and(|t| t.starts_with("13 passed0 failed0 skipped")),
+        totals
+            .as_str()
+            .is_some_and(|t| t.starts_with("13 passed0 failed0 skipped")),
         "{totals}"
     );
     assert_eq!(browser.eval(&tab, "document.body.dataset.shown"), "13");
@@ -220,13 +228,19 @@ fn a_running_suite_shows_in_the_page_as_each_eval_finishes() {
         &tab,
         "document.querySelector('#rows .row[data-id=\"suite::smoke::greets\"]').click()",
     );
-    browser.wait_for(&tab, "document.body.dataset.opened === 'suite::smoke::greets'");
+    browser.wait_for(
+        &tab,
+        "document.body.dataset.opened === 'suite::smoke::greets'",
+    );
     let titles = browser.eval(
         &tab,
         "Array.from(document.querySelectorAll('#detail section > h3'), (h) => h.textContent)",
     );
     assert_eq!(titles, serde_json::json!(["Assertions", "Conversation"]));
-    let reply = browser.eval(&tab, "document.querySelector('#detail .msg.assistant').textContent");
+    let reply = browser.eval(
+        &tab,
+        "document.querySelector('#detail .msg.assistant').textContent",
+    );
     assert!(
         reply.as_str().is_some_and(|t| t.contains("echo: hello")),
         "{reply}"
@@ -348,7 +362,10 @@ fn the_served_page_fits_1400_by_900() {
 
     // The list and the summary, with what is running.
     let tab = open(&mut browser, &server, "");
-    browser.wait_for(&tab, "document.querySelectorAll('#detail table.running tr.running').length === 4");
+    browser.wait_for(
+        &tab,
+        "document.querySelectorAll('#detail table.running tr.running').length === 4",
+    );
     wrong.extend(super::views::geometry(&mut browser, &tab, "served list"));
     let first = browser.eval(
         &tab,
@@ -396,11 +413,18 @@ fn the_served_page_fits_1400_by_900() {
         durations.as_array().is_some_and(|d| d.len() > 10),
         "{durations}"
     );
-    wrong.extend(super::views::geometry(&mut browser, &tab, "served list, filtered"));
+    wrong.extend(super::views::geometry(
+        &mut browser,
+        &tab,
+        "served list, filtered",
+    ));
 
     // An eval opened: its details (conversation, diff, spans) come from its record.
     let tab = open(&mut browser, &server, "#open=evals::capitals::paris");
-    browser.wait_for(&tab, "document.body.dataset.opened === 'evals::capitals::paris'");
+    browser.wait_for(
+        &tab,
+        "document.body.dataset.opened === 'evals::capitals::paris'",
+    );
     for section in ["assertions", "spans", "conversation"] {
         assert_eq!(
             browser.eval(
@@ -416,7 +440,11 @@ fn the_served_page_fits_1400_by_900() {
         &tab,
         "document.querySelector('#detail section.spans').scrollIntoView()",
     );
-    wrong.extend(super::views::geometry(&mut browser, &tab, "served eval's spans"));
+    wrong.extend(super::views::geometry(
+        &mut browser,
+        &tab,
+        "served eval's spans",
+    ));
     quiet(&browser);
     assert!(
         wrong.is_empty(),

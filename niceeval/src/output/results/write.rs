@@ -627,7 +627,9 @@ impl Reporter for ResultsFile {
         // tick were never listed: a write per eval would cost a million writes a million).
         if let Some(at) = running.listed.iter().position(|(id, _)| *id == report.id) {
             running.listed.swap_remove(at);
-            running.listed.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+            running
+                .listed
+                .sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
             if running.live {
                 running.write();
             }
