@@ -8,7 +8,7 @@ use std::io::{BufRead as _, Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use niceeval_tests::chromium::{Browser, Tab};
 use niceeval_tests::fixture::Fixtures;
