@@ -64,8 +64,9 @@ struct Reliability {
     pass_rate: Option<f64>,
 }
 
-/// How many records one refresh reads at most (from an index file: ten times as many).
-const BATCH: usize = 50_000;
+/// How many records one refresh reads at most (from an index file: four times as many), so
+/// that the index's lock is held a fraction of a second at a time while a large file is read.
+const BATCH: usize = 25_000;
 
 /// An eval's status as the list shows it.
 pub(super) const STATUSES: [&str; 5] = ["passed", "failed", "error", "skipped", "below"];
@@ -163,7 +164,7 @@ pub(super) struct Query {
     pub text: String,
     pub tag: String,
     pub dataset: String,
-    /// `name` (numbers in names as numbers), `id`, `outcome`, `score`, `tokens`, `cost`,
+    /// `name` or `id` (ids with numbers as numbers), `outcome`, `score`, `tokens`, `cost`,
     /// `duration`; `-` before it sorts down; empty: the order the records were read in (the
     /// order evals finished).
     pub sort: String,
@@ -298,7 +299,7 @@ impl Index {
         self.version += 1;
     }
 
-    /// Reads file `file`'s index file back, up to ten batches of entries; whether it stopped
+    /// Reads file `file`'s index file back, up to four batches of entries; whether it stopped
     /// there. An index file that cannot be read to its end is dropped, and the file read
     /// again from its start.
     fn replay(&mut self, file: usize) -> bool {
@@ -307,7 +308,7 @@ impl Index {
         };
         let mut records = 0;
         loop {
-            if records == BATCH * 10 {
+            if records == BATCH * 4 {
                 self.files[file].replay = Some(replay);
                 return true;
             }
@@ -633,7 +634,7 @@ impl Index {
         let mut kept: Vec<u32> = Vec::new();
         // In name order, the rows are walked in it (the rows added since the last refresh
         // last); else in the order read.
-        let order: Box<dyn Iterator<Item = u32>> = if key == "name" {
+        let order: Box<dyn Iterator<Item = u32>> = if matches!(key, "name" | "id") {
             let named = u32::try_from(self.named).unwrap_or(u32::MAX);
             let len = u32::try_from(self.rows.len()).unwrap_or(u32::MAX);
             Box::new(self.by_name.iter().copied().chain(named..len))
@@ -695,7 +696,6 @@ impl Index {
             "duration" => by_number(&mut kept, |r| r.duration_ms),
             "tokens" => by_number(&mut kept, |r| r.tokens),
             "outcome" => kept.sort_by_key(|i| rows[*i as usize].status),
-            "id" => kept.sort_by(|a, b| rows[*a as usize].id.cmp(&rows[*b as usize].id)),
             _ => {}
         }
         if down && matches!(key, "outcome" | "id" | "name") {
@@ -764,7 +764,20 @@ impl Index {
 fn natural(a: &str, b: &str) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     let (a, b) = (a.as_bytes(), b.as_bytes());
-    let (mut i, mut j) = (0, 0);
+    // The bytes both share compare equal, up to the digit run the first difference is in:
+    // skipped eight at a time (ids share long prefixes: `module::dataset::case_`).
+    let n = a.len().min(b.len());
+    let mut k = 0;
+    while k + 8 <= n && a[k..k + 8] == b[k..k + 8] {
+        k += 8;
+    }
+    while k < n && a[k] == b[k] {
+        k += 1;
+    }
+    while k > 0 && a[k - 1].is_ascii_digit() {
+        k -= 1;
+    }
+    let (mut i, mut j) = (k, k);
     while i < a.len() && j < b.len() {
         if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
             let (si, sj) = (i, j);
@@ -800,4 +813,51 @@ fn contains_lower(hay: &str, needle: &str) -> bool {
     n.len() <= h.len()
         && h.windows(n.len())
             .any(|w| w.iter().zip(n).all(|(a, b)| a.to_ascii_lowercase() == *b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::natural;
+    use std::cmp::Ordering;
+
+    #[test]
+    fn names_compare_with_numbers_as_numbers() {
+        let mut names = vec![
+            "dataset::cases::q100",
+            "dataset::cases::q19",
+            "dataset::cases::q2000",
+            "dataset::cases::q1999",
+            "dataset::cases::q2",
+            "evals::case_10",
+            "evals::case_2",
+            "evals::case_1b",
+            "evals::a",
+            "dataset::cases",
+            "dataset::cases::r1",
+        ];
+        names.sort_by(|a, b| natural(a, b));
+        assert_eq!(
+            names,
+            [
+                "dataset::cases",
+                "dataset::cases::q2",
+                "dataset::cases::q19",
+                "dataset::cases::q100",
+                "dataset::cases::q1999",
+                "dataset::cases::q2000",
+                "dataset::cases::r1",
+                "evals::a",
+                "evals::case_1b",
+                "evals::case_2",
+                "evals::case_10",
+            ]
+        );
+        assert_eq!(
+            natural("case_007", "case_7"),
+            Ordering::Equal,
+            "as the one-file page: padded"
+        );
+        assert_eq!(natural("case_7", "case_7"), Ordering::Equal);
+        assert_eq!(natural("x12345678y2", "x12345678y10"), Ordering::Less);
+    }
 }

@@ -346,47 +346,48 @@ impl Replay {
         if self.left == 0 {
             return Ok(None);
         }
-        let input = &mut self.input;
-        let mut used = 0u64;
-        let mut take =
-            |n: usize, input: &mut BufReader<std::fs::File>| -> std::io::Result<Vec<u8>> {
-                let mut b = vec![0u8; n];
-                input.read_exact(&mut b)?;
-                used += n as u64;
-                Ok(b)
-            };
-        let u32_of = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        let f32_of = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "a damaged index");
-        let kind = take(1, input)?[0];
-        let text = |b: Vec<u8>| String::from_utf8(b).map_err(|_| bad());
-        let item = match kind {
-            1 => {
-                let len = u32_of(&take(4, input)?) as usize;
-                Item::Name(text(take(len, input)?)?.into())
-            }
+        let input = &mut self.input;
+        let mut head = [0u8; 5];
+        input.read_exact(&mut head)?;
+        let len = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
+        if len as u64 > self.left {
+            return Err(bad());
+        }
+        let mut text = vec![0u8; len];
+        input.read_exact(&mut text)?;
+        let text: Box<str> = String::from_utf8(text).map_err(|_| bad())?.into();
+        let mut used = 5 + len as u64;
+        let item = match head[0] {
+            1 => Item::Name(text),
             2 => {
-                let len = u32_of(&take(4, input)?) as usize;
-                let id = text(take(len, input)?)?.into();
-                let fixed = take(1 + 2 + 5 * 4 + 4 + 2, input)?;
+                let mut fixed = [0u8; 29];
+                input.read_exact(&mut fixed)?;
+                let u32_at = |b: &[u8], at: usize| {
+                    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+                };
+                let f32_at = |at: usize| f32::from_bits(u32_at(&fixed, at));
                 let tags_len = usize::from(u16::from_le_bytes([fixed[27], fixed[28]]));
-                let tags_bytes = take(tags_len * 4, input)?;
-                let tail = take(8 + 4, input)?;
+                let mut tags = vec![0u8; tags_len * 4];
+                input.read_exact(&mut tags)?;
+                let mut tail = [0u8; 12];
+                input.read_exact(&mut tail)?;
                 let mut offset = [0u8; 8];
                 offset.copy_from_slice(&tail[..8]);
+                used += 29 + tags.len() as u64 + 12;
                 Item::Record(Record {
-                    id,
+                    id: text,
                     status: fixed[0],
                     runs: u16::from_le_bytes([fixed[1], fixed[2]]),
-                    score: f32_of(&fixed[3..]),
-                    duration_ms: f32_of(&fixed[7..]),
-                    cost: f32_of(&fixed[11..]),
-                    tokens: f32_of(&fixed[15..]),
-                    pass_rate: f32_of(&fixed[19..]),
-                    dataset: u32_of(&fixed[23..]),
-                    tags: tags_bytes.chunks_exact(4).map(u32_of).collect(),
+                    score: f32_at(3),
+                    duration_ms: f32_at(7),
+                    cost: f32_at(11),
+                    tokens: f32_at(15),
+                    pass_rate: f32_at(19),
+                    dataset: u32_at(&fixed, 23),
+                    tags: tags.chunks_exact(4).map(|b| u32_at(b, 0)).collect(),
                     offset: u64::from_le_bytes(offset),
-                    len: u32_of(&tail[8..]),
+                    len: u32_at(&tail, 8),
                 })
             }
             _ => return Err(bad()),

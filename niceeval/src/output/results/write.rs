@@ -606,6 +606,11 @@ impl ResultsFile {
 
 impl Reporter for ResultsFile {
     fn on_run_start(&mut self, start: &crate::run::report::SuiteStart) -> std::io::Result<()> {
+        // The suite runner says what it will run; plain `cargo test` (one eval at a time, as
+        // libtest calls them) does not, and has no progress to tell.
+        if start.evals.is_empty() {
+            return Ok(());
+        }
         self.running.live = true;
         self.running.started = std::time::SystemTime::now();
         self.running.total = start.evals.len();
