@@ -12,7 +12,7 @@ only; bounded in requests and time. The index folder is removed first (--keep-in
 
     python3 scripts/bench-serve.py [--evals N | --results FILE] [--niceeval target/release/niceeval]
 """
-import argparse, json, os, shutil, subprocess, sys, tempfile, time, urllib.parse, urllib.request
+import argparse, fcntl, json, os, shutil, subprocess, sys, tempfile, time, urllib.parse, urllib.request
 
 p = argparse.ArgumentParser()
 p.add_argument("--evals", type=int, default=1_000_000)
@@ -20,6 +20,7 @@ p.add_argument("--niceeval", default="target/release/niceeval")
 p.add_argument("--dir", default=None, help="where to write the results (kept)")
 p.add_argument("--results", default=None, help="a results file to serve (not written)")
 p.add_argument("--keep-index", action="store_true", help="start with the index kept beside the file")
+p.add_argument("--chromium", default="/usr/bin/chromium", help="headless Chromium for the page's own timing ('' to skip)")
 a = p.parse_args()
 
 if a.results:
@@ -51,6 +52,69 @@ if not a.results and (not os.path.exists(path) or sum(1 for _ in open(path)) != 
             }) + "\n")
     print(f"wrote {a.evals} records ({os.path.getsize(path) / 1e6:.0f} MB) in {time.time() - t:.1f}s", file=sys.stderr)
 
+def page_ready(url):
+    """The served page opened in headless Chromium (DevTools over a pipe, as tests/chromium.rs
+    drives it) at 1400x900: its own `data-ready` (performance.now() when the summary and the
+    first rows are painted, from navigation start), after the server has read the file."""
+    if not a.chromium or not os.path.exists(a.chromium):
+        return None
+    profile = tempfile.mkdtemp(prefix="niceeval-bench-chromium-")
+    commands_r, commands_w = os.pipe()
+    answers_r, answers_w = os.pipe()
+
+    def fds():
+        r = fcntl.fcntl(commands_r, fcntl.F_DUPFD, 10)
+        w = fcntl.fcntl(answers_w, fcntl.F_DUPFD, 10)
+        os.dup2(r, 3)
+        os.dup2(w, 4)
+
+    chrome = subprocess.Popen([a.chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                               "--remote-debugging-pipe", "--window-size=1400,900", f"--user-data-dir={profile}"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              close_fds=False, preexec_fn=fds)
+    os.close(commands_r)
+    os.close(answers_w)
+    answers = os.fdopen(answers_r, "rb")
+    buffered = b""
+    next_id = [0]
+
+    def call(method, params, session=None):
+        nonlocal buffered
+        next_id[0] += 1
+        message = {"id": next_id[0], "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        os.write(commands_w, json.dumps(message).encode() + b"\0")
+        while True:
+            while b"\0" not in buffered:
+                chunk = answers.read1(1 << 16)
+                if not chunk:
+                    raise RuntimeError("chromium closed its pipe")
+                buffered += chunk
+            raw, buffered = buffered.split(b"\0", 1)
+            answer = json.loads(raw)
+            if answer.get("id") == next_id[0]:
+                return answer.get("result", {})
+
+    try:
+        target = call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        call("Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session)
+        call("Page.navigate", {"url": url}, session)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            value = call("Runtime.evaluate", {"expression": "document.body && [document.body.dataset.ready, document.querySelectorAll('#rows .row[data-id]').length]", "returnByValue": True}, session)
+            ready = value.get("result", {}).get("value")
+            if ready and ready[0]:
+                return float(ready[0]), ready[1]
+            time.sleep(0.02)
+        return None
+    finally:
+        chrome.kill()
+        chrome.wait()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
 def serve(label, measure):
     start = time.time()
     proc = subprocess.Popen([a.niceeval, "view", "--no-open", path], stdout=subprocess.PIPE, text=True,
@@ -77,6 +141,10 @@ def serve(label, measure):
             time.sleep(0.05)
         status = get("/api/status")[1]
         print(f"whole file indexed: {(time.time() - start) * 1000:.0f} ms from start ({status['read']['from_index']} rows from the index kept beside the file, {status['read']['from_records']} from records)")
+        for _ in range(3 if measure else 0):
+            ready = page_ready(url)
+            if ready:
+                print(f"the served page in headless Chromium: summary and first rows painted at {ready[0]:.0f} ms ({ready[1]} rows drawn)")
         if measure:
             for q in ["outcome=failed", "outcome=skipped", "q=q99999", "tag=refund", "dataset=dataset::cases",
                       "sort=name", "sort=id", "sort=-score", "sort=cost", "sort=-duration", "sort=tokens", "sort=outcome",
