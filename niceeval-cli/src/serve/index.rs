@@ -232,7 +232,8 @@ impl Index {
             if f.seen == Some(stamp) {
                 continue;
             }
-            let identity = Some(store::identity(&meta));
+            let now = store::identity(&meta);
+            let identity = Some(now);
             if f.identity.is_none() {
                 // First seen: its index file, if it still describes it.
                 f.identity = identity;
@@ -252,7 +253,7 @@ impl Index {
             f.identity = identity;
             if meta.len() < f.read || replaced {
                 // Compacted or rewritten: its rows go, and it is read again.
-                self.forget(file, identity.unwrap_or((0, 0)));
+                self.forget(file, now);
             }
             let modified = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
             let more = self.read_from(file);

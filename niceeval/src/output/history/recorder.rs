@@ -447,7 +447,7 @@ mod tests {
             config_hash: "hash".into(),
             shard: None,
             filter: None,
-            evals: Vec::<String>::new().into(),
+            evals: Vec::<String>::new(),
             ignored: vec![],
         };
         let history = History::open(&path).unwrap();
