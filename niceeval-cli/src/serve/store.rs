@@ -180,22 +180,38 @@ fn crc_of(path: &Path, len: u64) -> Option<u32> {
 
 impl Store {
     /// Opens the index of `source` (whose metadata is `meta`): its entries when it still
-    /// describes the file, else a new, empty index in its place.
+    /// describes the file, else a new, empty index in its place. The index file is locked
+    /// while it is open: a second server on the same file reads the records and keeps no
+    /// index (two writers would interleave their entries).
     pub(super) fn open(source: &Path, meta: &std::fs::Metadata) -> Opened {
-        let Some(path) = path_of(source) else {
-            return Opened {
-                store: None,
-                replay: None,
-                read: 0,
-                crc: 0,
-            };
+        let none = || Opened {
+            store: None,
+            replay: None,
+            read: 0,
+            crc: 0,
         };
-        if let Some((header, replay)) = valid(&path, source, meta)
-            && let Ok(file) = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open(&path)
-        {
+        let Some(path) = path_of(source) else {
+            return none();
+        };
+        let Some(dir) = path.parent() else {
+            return none();
+        };
+        if std::fs::create_dir_all(dir).is_err() {
+            return none();
+        }
+        let Ok(file) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+        else {
+            return none();
+        };
+        if file.try_lock().is_err() {
+            return none();
+        }
+        if let Some((header, replay)) = valid(&path, source, meta) {
             // Entries past the valid ones (a server stopped between writing and saying so)
             // are dropped.
             let end = HEADER + header.written;
@@ -213,27 +229,26 @@ impl Store {
                         crc: header.crc,
                     };
                 }
+                return none();
             }
         }
+        if file.set_len(0).is_err() {
+            return none();
+        }
+        let mut store = Store {
+            out: BufWriter::with_capacity(1 << 16, file),
+            written: 0,
+            identity: identity(meta),
+        };
+        if store.header(0, 0, UNIX_EPOCH).is_err() {
+            return none();
+        }
         Opened {
-            store: Store::create(&path, identity(meta)),
+            store: Some(store),
             replay: None,
             read: 0,
             crc: 0,
         }
-    }
-
-    /// A new, empty index at `path`.
-    fn create(path: &Path, identity: (u64, u64)) -> Option<Store> {
-        std::fs::create_dir_all(path.parent()?).ok()?;
-        let file = std::fs::File::create(path).ok()?;
-        let mut store = Store {
-            out: BufWriter::with_capacity(1 << 16, file),
-            written: 0,
-            identity,
-        };
-        store.header(0, 0, UNIX_EPOCH).ok()?;
-        Some(store)
     }
 
     /// Empties the index (its file was rewritten: it is indexed again from its start).
@@ -440,6 +455,9 @@ mod tests {
             Some(dir.path().join(".niceeval-index/evals.jsonl.idx"))
         );
         assert!(dir.path().join(".niceeval-index/evals.jsonl.idx").is_file());
+        // A second server on the same file keeps no index while the first has it open.
+        let second = Store::open(&source, &meta);
+        assert!(second.store.is_none() && second.replay.is_none() && second.read == 0);
         store
             .append(&Item::Name("evals::ds".into()))
             .expect("append");
@@ -461,6 +479,7 @@ mod tests {
         let opened = Store::open(&source, &meta);
         assert_eq!((opened.read, opened.crc), (11, crc));
         let items = replayed(&mut opened.replay.expect("valid"));
+        drop(opened.store);
         assert_eq!(items.len(), 4, "the unsaved entry is dropped: {items:?}");
         assert_eq!(items[3], Item::Record(record("evals::b", 5)));
 
