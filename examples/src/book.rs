@@ -62,6 +62,10 @@ pub struct Comparison;
 #[doc = include_str!("../../docs/book/src/snapshots.md")]
 pub struct Snapshots;
 
+/// `docs/book/src/history.md`
+#[doc = include_str!("../../docs/book/src/history.md")]
+pub struct History;
+
 /// `docs/book/src/ci.md`
 #[doc = include_str!("../../docs/book/src/ci.md")]
 pub struct Ci;

@@ -48,8 +48,11 @@ pub enum Command {
     Baseline(BaselineCommand),
     /// Compare results with a baseline (`niceeval report --baseline BASELINE`).
     Compare(CompareArgs),
-    /// Write the results as one self-contained HTML page and open it.
+    /// Open the viewer: served live on 127.0.0.1, or one self-contained HTML page (`--out`).
     View(ViewArgs),
+    /// The runs the history recorded, or one eval's trend across them.
+    #[cfg(feature = "history")]
+    History(crate::history::HistoryArgs),
     /// Print a shell's completion script: `source <(niceeval completions bash)`.
     Completions(CompletionsArgs),
     /// Add an eval suite to a crate (or make a new crate with one) and print the command that

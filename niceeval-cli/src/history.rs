@@ -17,88 +17,32 @@ use niceeval::__workspace::history::{
     EvalPoint, History, Mark, MarkRule, Place, RunRow, store_path,
 };
 
-/// What `niceeval history` was asked.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub(crate) struct HistoryOptions {
+/// `niceeval history`: the runs, or one eval's trend.
+#[derive(Debug, Clone, clap::Args)]
+#[command(
+    after_help = "Without EVAL_ID: the runs the history recorded, newest first. With it: that eval's trend over its last runs, oldest first, the changes beyond chance marked (*) with their commits (the comparison's statistics: Fisher's exact test on pass rates at [compare] alpha, Welch's t-test and the metric's margin on scores).\n\nThe history is the crate's (NICEEVAL_HISTORY, [history] path in niceeval.toml, else target/niceeval/history.sqlite), or --file. Exits 0, or 2 when the history cannot be read."
+)]
+pub(crate) struct HistoryArgs {
     /// An eval's id: its trend instead of the runs.
+    #[arg(value_name = "EVAL_ID")]
     pub eval: Option<String>,
-    /// How many runs (default 30).
-    pub last: usize,
+    /// How many runs.
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
+    pub last: u32,
     /// Only this test target's runs.
+    #[arg(long, value_name = "NAME")]
     pub target: Option<String>,
-    /// The history file (default: the crate's).
+    /// The history file to read (default: the crate's).
+    #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
     /// JSON instead of a table.
+    #[arg(long)]
     pub json: bool,
 }
 
-const USAGE: &str =
-    "usage: niceeval history [EVAL_ID] [--last N] [--target NAME] [--file PATH] [--json]";
-
-/// Runs with the runs shown by default.
-const DEFAULT_LAST: usize = 30;
-
-/// Parses the arguments after `history` (by hand until the command line is clap's).
-pub(crate) fn parse(args: &[String]) -> Result<Option<HistoryOptions>, String> {
-    let mut options = HistoryOptions {
-        last: DEFAULT_LAST,
-        ..HistoryOptions::default()
-    };
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = |name: &str| {
-            inline
-                .clone()
-                .or_else(|| args.next().cloned())
-                .ok_or(format!("{name} needs a value"))
-        };
-        match flag {
-            "-h" | "--help" => return Ok(None),
-            "--json" => options.json = true,
-            "--last" | "-n" => {
-                let v = value("--last")?;
-                options.last = v.parse().ok().filter(|n| *n > 0).ok_or(format!(
-                    "--last takes a number of runs (1 or more), not `{v}`"
-                ))?;
-            }
-            "--target" => options.target = Some(value("--target")?),
-            "--file" => options.file = Some(PathBuf::from(value("--file")?)),
-            other if other.starts_with('-') => {
-                return Err(format!("unknown option `{other}`"));
-            }
-            id => {
-                if options.eval.replace(id.to_string()).is_some() {
-                    return Err("one EVAL_ID at a time".into());
-                }
-            }
-        }
-    }
-    Ok(Some(options))
-}
-
-/// `niceeval history ARGS…` (the wiring of the hand-parsed command line).
-pub(crate) fn main(args: Vec<String>) -> ExitCode {
-    match parse(&args) {
-        Ok(Some(options)) => run(&options),
-        Ok(None) => {
-            println!(
-                "{USAGE}\n\nThe runs the history recorded, newest first; with EVAL_ID, that eval's trend\nover its last runs, oldest first, with the changes beyond chance marked (*)."
-            );
-            ExitCode::SUCCESS
-        }
-        Err(message) => {
-            eprintln!("error: {message}\n{USAGE}");
-            ExitCode::from(2)
-        }
-    }
-}
-
 /// Shows what `options` ask.
-pub(crate) fn run(options: &HistoryOptions) -> ExitCode {
+pub(crate) fn history(options: &HistoryArgs) -> ExitCode {
+    let last = options.last as usize;
     let path = match &options.file {
         Some(file) => file.clone(),
         None => match store_path(Path::new(".")) {
@@ -130,20 +74,40 @@ pub(crate) fn run(options: &HistoryOptions) -> ExitCode {
         .unwrap_or_default();
     let mut out = std::io::stdout().lock();
     let written = match &options.eval {
-        None => match history.runs(options.last, options.target.as_deref()) {
+        None => match history.runs(last, options.target.as_deref()) {
             Ok(runs) if options.json => json(&mut out, &runs),
             Ok(runs) => write_runs(&mut out, &runs),
             Err(e) => return failed(e),
         },
-        Some(eval) => match history.trend(eval, options.last, &rule) {
-            Ok(points) if points.is_empty() => {
-                eprintln!("error: no run of `{eval}` in {}", path.display());
-                return ExitCode::from(2);
+        Some(name) => {
+            let eval = match history.evals_named(name) {
+                Ok(ids) if ids.len() == 1 => ids[0].clone(),
+                Ok(ids) if ids.is_empty() => {
+                    eprintln!("error: no run of `{name}` in {}", path.display());
+                    return ExitCode::from(2);
+                }
+                Ok(ids) => {
+                    eprintln!(
+                        "error: `{name}` names {} evals in {}; give one of:\n  {}",
+                        ids.len(),
+                        path.display(),
+                        ids.join("\n  ")
+                    );
+                    return ExitCode::from(2);
+                }
+                Err(e) => return failed(e),
+            };
+            let eval = eval.as_str();
+            match history.trend(eval, last, &rule) {
+                Ok(points) if points.is_empty() => {
+                    eprintln!("error: no run of `{eval}` in {}", path.display());
+                    return ExitCode::from(2);
+                }
+                Ok(points) if options.json => json(&mut out, &points),
+                Ok(points) => write_trend(&mut out, eval, &points),
+                Err(e) => return failed(e),
             }
-            Ok(points) if options.json => json(&mut out, &points),
-            Ok(points) => write_trend(&mut out, eval, &points),
-            Err(e) => return failed(e),
-        },
+        }
     };
     match written {
         Ok(()) => ExitCode::SUCCESS,
@@ -159,7 +123,11 @@ fn failed(e: impl std::fmt::Display) -> ExitCode {
 }
 
 fn json(out: &mut impl std::io::Write, value: &impl serde::Serialize) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::other)?;
+    serde_json::to_writer_pretty(&mut *out, value).map_err(|e| match e.io_error_kind() {
+        // Keeps a closed pipe a BrokenPipe, which is not an error.
+        Some(kind) => std::io::Error::from(kind),
+        None => std::io::Error::other(e),
+    })?;
     writeln!(out)
 }
 
@@ -340,40 +308,4 @@ fn write_trend(
         )?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn flags_parse_and_mistakes_are_named() {
-        let options = parse(&args(&["evals::refund", "--last", "20", "--json"]))
-            .unwrap()
-            .unwrap();
-        assert_eq!(options.eval.as_deref(), Some("evals::refund"));
-        assert_eq!((options.last, options.json), (20, true));
-        let options = parse(&args(&["--last=5", "--file", "h.sqlite"]))
-            .unwrap()
-            .unwrap();
-        assert_eq!(options.last, 5);
-        assert_eq!(options.file, Some(PathBuf::from("h.sqlite")));
-        assert_eq!(parse(&args(&[])).unwrap().unwrap().last, DEFAULT_LAST);
-        assert!(parse(&args(&["--help"])).unwrap().is_none());
-        assert!(
-            parse(&args(&["--last", "0"]))
-                .unwrap_err()
-                .contains("--last")
-        );
-        assert!(parse(&args(&["--bogus"])).unwrap_err().contains("--bogus"));
-        assert!(
-            parse(&args(&["a", "b"]))
-                .unwrap_err()
-                .contains("one EVAL_ID")
-        );
-    }
 }

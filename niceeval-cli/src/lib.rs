@@ -33,6 +33,7 @@ mod cli;
 mod env_file;
 #[cfg(feature = "eval")]
 mod eval;
+#[cfg(feature = "history")]
 mod history;
 #[cfg(feature = "init")]
 mod init;
@@ -57,9 +58,6 @@ use cli::{BaselineCommand, Cli, Command};
 /// Runs the command with the process's arguments; the exit code says how it went.
 pub fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
-    if argv.get(1).is_some_and(|a| a == "history") {
-        return history::main(argv[2..].to_vec());
-    }
     // promptfoo's flags niceeval does not take are refused before parsing, naming what to use
     // instead (clap would only say they are unknown).
     if argv.get(1).is_some_and(|a| a == "eval")
@@ -90,6 +88,8 @@ pub fn main() -> ExitCode {
         Some(Command::Compare(args)) => report::report(args.runner_args()),
         Some(Command::Baseline(BaselineCommand::Save(args))) => report::report(args.runner_args()),
         Some(Command::View(args)) => view::view(&args),
+        #[cfg(feature = "history")]
+        Some(Command::History(args)) => history::history(&args),
         #[cfg(feature = "init")]
         Some(Command::Init(args)) => init::init(&args),
         Some(Command::Completions(args)) => {

@@ -2,8 +2,9 @@
 //! writes the page of a run of `VIEWER_CASES` synthetic dataset cases (default 100,000)
 //! through the `--html` reporter, then prints the file's size, the time to write it, the time
 //! the page takes to open (summary and first rows painted, the page's own `performance.now()`
-//! from navigation start, median of three fresh tabs) and the time filtering and sorting all
-//! rows take (the page's own measure of one `apply`).
+//! from navigation start, median of three fresh tabs), when the distributions were drawn after
+//! it (`data-plots-ms`), and the time filtering and sorting all rows take (the page's own
+//! measure of one `apply`).
 //!
 //! `VIEWER_KEEP=FILE` keeps a copy of the page. `VIEWER_SCRAMBLED=1` writes the cases in a
 //! scrambled order (case `k × 7919 mod n` finishes `k`-th, as a concurrent run finishes them),
@@ -116,6 +117,12 @@ fn open(cases: usize, page: &std::path::Path) {
         loads[1], loads
     );
     let tab = tab.expect("a tab");
+    // The distributions are drawn after the first paint; when (a page without them says so).
+    let plots = browser.wait_for(
+        &tab,
+        "new Promise((done) => setTimeout(() => done(document.body.dataset.plotsMs || 'none'), 3000))",
+    );
+    println!("viewer: distributions drawn at {plots} ms");
     let rendered = browser.eval(&tab, "document.body.dataset.rendered");
     assert_eq!(rendered, cases.to_string(), "every row is in the list");
     for (what, hash) in [

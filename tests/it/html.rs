@@ -343,7 +343,7 @@ fn a_conversation_a_workspace_diff_and_a_span_waterfall_render() {
 /// A page of `n` synthetic dataset cases (`niceeval_tests::synthetic`) in `dir`, written in
 /// a scrambled order (case `k × 7919 mod n` finishes `k`-th), as a concurrent run finishes
 /// them.
-fn synthetic_page(dir: &Path, n: usize) -> PathBuf {
+pub(super) fn synthetic_page(dir: &Path, n: usize) -> PathBuf {
     assert!(
         !n.is_multiple_of(7919),
         "7919 is prime: a permutation of 0..n"

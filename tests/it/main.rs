@@ -44,6 +44,10 @@ mod html;
 /// is wider than its pane), what each view is for, and a screenshot of each.
 mod views;
 
+/// The viewer's plots in headless Chromium: a run's distributions counted right, and the trends
+/// of 20 recorded runs of a suite, one eval regressing at run 12, marked there with its commit.
+mod plots;
+
 /// `niceeval view`'s server with its page in headless Chromium: a suite running beside it shows
 /// as it goes (each eval within a second of finishing, what is running), requests without the
 /// token or naming a path are refused, the served page fits 1400×900.

@@ -135,7 +135,7 @@ const IN_DOCS: [&str; 6] = [
 
 /// Saves a screenshot of the view as `viewer-NAME.png`: under target/niceeval/, and in
 /// docs/book/src/images/ with `NICEEVAL_UPDATE_SCREENSHOT` set (the views of [`IN_DOCS`]).
-fn photograph(browser: &mut Browser, tab: &Tab, name: &str) {
+pub(super) fn photograph(browser: &mut Browser, tab: &Tab, name: &str) {
     let png = browser.screenshot(tab);
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -539,6 +539,28 @@ fn every_view_fits_1400_by_900_and_shows_what_it_is_for() {
     );
     photograph(&mut browser, &tab, "summary");
     wrong.extend(geometry(&mut browser, &tab, "summary"));
+    // The summary's plots: the pass rates that changed, with their intervals (the largest
+    // first), and the distributions.
+    browser.wait_for(&tab, "document.body.dataset.plots === '255'");
+    let forest = browser.eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#detail section.pass-rate-changes g.interval'), (g) => [g.dataset.what, g.getAttribute('class')])",
+    );
+    let forest: Vec<(String, String)> = serde_json::from_value(forest).expect("rows");
+    assert_eq!(
+        forest.first(),
+        Some(&(
+            "evals::support::tone".to_string(),
+            "interval worse".to_string()
+        )),
+        "{forest:?}"
+    );
+    browser.eval(
+        &tab,
+        "document.querySelector('#detail section.distributions').scrollIntoView()",
+    );
+    photograph(&mut browser, &tab, "summary-plots");
+    wrong.extend(geometry(&mut browser, &tab, "summary with plots"));
     quiet(&browser);
 
     // An eval with several runs: which run the details are, and why the failed run failed.
@@ -637,6 +659,19 @@ fn every_view_fits_1400_by_900_and_shows_what_it_is_for() {
     assert!(
         rows[2][3].starts_with("difference −0.60, 95% CI ["),
         "{rows:?}"
+    );
+    // The differences drawn with their intervals: the pass rate's clear of zero, worse.
+    let drawn = browser.eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#detail figure[data-plot=intervals] g.interval'), (g) => [g.dataset.what, g.getAttribute('class'), Number(g.dataset.change), g.dataset.high === undefined ? null : Number(g.dataset.high)])",
+    );
+    let drawn: Vec<(String, String, f64, Option<f64>)> =
+        serde_json::from_value(drawn).expect("rows");
+    assert_eq!(drawn[0].0, "pass rate", "{drawn:?}");
+    assert_eq!(drawn[0].1, "interval worse", "{drawn:?}");
+    assert!(
+        (drawn[0].2 + 0.6).abs() < 1e-9 && drawn[0].3.is_some_and(|high| high < 0.0),
+        "{drawn:?}"
     );
     assert!(
         browser

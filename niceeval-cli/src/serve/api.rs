@@ -1,6 +1,7 @@
 //! The server's requests: the token first (403 without it), then the page (`/`), the run's
-//! status (`/api/status`: totals, progress, what is running), a page of rows (`/api/rows`)
-//! and an eval's record (`/api/eval?id=`). Parameters are eval ids, filters and numbers, never
+//! status (`/api/status`: totals, progress, what is running), a page of rows (`/api/rows`),
+//! an eval's record (`/api/eval?id=`) and the run history's trends (`/api/history`, `?eval=`
+//! an eval's, `&last=` how many runs). Parameters are eval ids, filters and numbers, never
 //! paths: an unknown parameter is refused (400), so no request can name a file.
 
 use std::sync::Arc;
@@ -52,6 +53,7 @@ async fn answer(
             "token", "offset", "limit", "outcome", "q", "tag", "dataset", "sort",
         ],
         "/api/eval" => &["token", "id"],
+        "/api/history" => &["token", "eval", "last"],
         _ => return plain(StatusCode::NOT_FOUND, "not found\n"),
     };
     if let Some((k, _)) = params.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
@@ -109,6 +111,7 @@ async fn answer(
                 "tags": index.tags(),
                 "datasets": index.datasets(),
                 "read": {"from_index": index.from_index, "from_records": index.from_records},
+                "history": has_history(),
             }))
         }
         "/api/rows" => {
@@ -171,7 +174,70 @@ async fn answer(
                 None => plain(StatusCode::NOT_FOUND, "no such eval\n"),
             }
         }
+        "/api/history" => {
+            let Some(last) = (match get("last").as_str() {
+                "" => Some(HISTORY_RUNS),
+                n => n
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=MAX_HISTORY_RUNS).contains(n)),
+            }) else {
+                return plain(
+                    StatusCode::BAD_REQUEST,
+                    &format!("last: a number of runs from 1 to {MAX_HISTORY_RUNS}\n"),
+                );
+            };
+            let eval = get("eval");
+            match tokio::task::spawn_blocking(move || history(&eval, last)).await {
+                Ok(Ok(value)) => json(&value),
+                Ok(Err((status, text))) => plain(status, &text),
+                Err(_) => plain(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the history could not be read\n",
+                ),
+            }
+        }
         _ => plain(StatusCode::NOT_FOUND, "not found\n"),
+    }
+}
+
+/// Whether the crate the server was started in has a run history (`/api/history` answers).
+fn has_history() -> bool {
+    use niceeval::__workspace::history::{Place, store_path};
+    matches!(store_path(std::path::Path::new(".")), Place::At(path) if path.is_file())
+}
+
+/// Runs the history's trends go back by default (as the one-file page's).
+const HISTORY_RUNS: usize = 30;
+/// The most runs `/api/history?last=` answers.
+const MAX_HISTORY_RUNS: usize = 500;
+
+/// The trends of the history of the crate the server was started in (as `niceeval history`
+/// finds it): `eval`'s (and its target's suite) when named, else every target's suite; in the
+/// compact form the page reads (`History::for_page`). 404 when there is no history.
+fn history(eval: &str, last: usize) -> Result<serde_json::Value, (StatusCode, String)> {
+    use niceeval::__workspace::history::{History, MarkRule, Place, store_path};
+    let here = std::path::Path::new(".");
+    let missing = |why: &str| (StatusCode::NOT_FOUND, format!("no history: {why}\n"));
+    let Place::At(path) = store_path(here) else {
+        return Err(missing(
+            "it is off (NICEEVAL_HISTORY=off or [history] enabled = false)",
+        ));
+    };
+    if !path.is_file() {
+        return Err(missing("no run recorded yet"));
+    }
+    let failed = |e: niceeval::__workspace::history::HistoryError| {
+        (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n"))
+    };
+    let rule = niceeval::__workspace::config::Config::discover(here)
+        .map(|config| MarkRule::of(&config.compare))
+        .unwrap_or_default();
+    let history = History::open(&path).map_err(failed)?;
+    if eval.is_empty() {
+        history.for_suites(last, &rule).map_err(failed)
+    } else {
+        history.for_page(&[eval], last, &rule).map_err(failed)
     }
 }
 

@@ -1,6 +1,7 @@
 //! The `niceeval` command as a command: a short help listing the subcommands, `--help` for
 //! each (exit 0, naming its options), "did you mean" for a mistyped subcommand or flag,
-//! completion scripts that load in bash, and `niceeval validate`.
+//! completion scripts that load in bash, `niceeval validate`, and `niceeval history` over the
+//! runs `niceeval eval` recorded.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -36,6 +37,7 @@ fn the_top_level_help_is_short_and_lists_the_subcommands() {
             "baseline",
             "compare",
             "view",
+            "history",
             "init",
             "completions",
         ] {
@@ -110,6 +112,10 @@ fn every_subcommand_has_a_help_naming_its_options() {
             &["<BASELINE>", "--markdown", "--save-baseline"],
         ),
         (&["view"], &["--out", "--no-open", "--then", "--baseline"]),
+        (
+            &["history"],
+            &["[EVAL_ID]", "--last", "--target", "--file", "--json"],
+        ),
         (
             &["init"],
             &[
@@ -308,4 +314,75 @@ fn validate_checks_without_running_and_lists_every_problem() {
         "{:?}",
         text(&out)
     );
+}
+
+/// `niceeval eval` records each run in the history; `niceeval history` lists the runs (newest
+/// first) and one eval's trend (oldest first), from the crate's history or `--file`; a wrong
+/// value or a missing file exits 2 naming it.
+#[test]
+fn history_lists_the_runs_eval_recorded_and_an_evals_trend() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("kept/history.sqlite");
+    std::fs::write(
+        dir.path().join("suite.yaml"),
+        "prompts: ['{{q}}']\nproviders: ['echo']\ntests:\n  - vars: {q: alpha}\n    assert: [{type: contains, value: alpha}]\n  - vars: {q: beta}\n    assert: [{type: contains, value: gamma}]\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_niceeval"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .env("NICEEVAL_HISTORY", &store)
+            .output()
+            .expect("the niceeval binary runs")
+    };
+    for _ in 0..3 {
+        let out = run(&["eval", "-c", "suite.yaml"]);
+        // libtest's exit code for a failure.
+        assert_eq!(
+            out.status.code(),
+            Some(101),
+            "one case fails: {:?}",
+            text(&out)
+        );
+    }
+    assert!(store.is_file(), "the history was kept at NICEEVAL_HISTORY");
+
+    let out = run(&["history", "--json"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let runs: serde_json::Value = serde_json::from_str(&stdout).expect("--json prints JSON");
+    let runs = runs.as_array().expect("a list of runs");
+    assert_eq!(runs.len(), 3, "{stdout}");
+    let run0 = &runs[0];
+    assert_eq!(run0["evals"], 2, "{run0}");
+
+    let out = run(&["history", "--last", "2", "--json"]);
+    let runs: serde_json::Value = serde_json::from_str(&text(&out).0).unwrap();
+    assert_eq!(runs.as_array().map(Vec::len), Some(2));
+
+    // The table, then the failing case's trend: three points, each a failure.
+    let out = run(&["history"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out).0.lines().filter(|l| l.contains("suite")).count(),
+        3,
+        "{}",
+        text(&out).0
+    );
+    let failing = "suite::test 2";
+    let out = run(&["history", failing, "--json"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{failing}: {stdout}{stderr}");
+    let points: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(points.as_array().map(Vec::len), Some(3), "{stdout}");
+
+    // Mistakes name themselves.
+    let out = run(&["history", "--last", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).1.contains("--last"), "{:?}", text(&out));
+    let out = run(&["history", "--file", "missing.sqlite"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).1.contains("missing.sqlite"), "{:?}", text(&out));
 }

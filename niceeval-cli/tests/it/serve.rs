@@ -1,7 +1,8 @@
 //! `niceeval view`'s server over plain HTTP: every request without the token it printed
 //! (page, API, anything) is refused with 403, a parameter that could name a path with 400;
-//! rows page, filter and sort on the server; an eval's record comes by id; and a record
-//! appended to a results file shows in the server's status within a second (live).
+//! rows page, filter and sort on the server; an eval's record comes by id; the run history's
+//! trends come by eval id; and a record appended to a results file shows in the server's
+//! status within a second (live).
 
 use std::io::{BufRead as _, Read as _, Write as _};
 use std::net::TcpStream;
@@ -29,7 +30,12 @@ impl Drop for Server {
 
 impl Server {
     fn start(dir: &Path, args: &[&str]) -> Server {
+        Server::start_with(dir, args, &[])
+    }
+
+    fn start_with(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_niceeval"))
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .arg("view")
             .arg("--no-open")
             .args(args)
@@ -427,4 +433,100 @@ fn the_index_kept_beside_the_file_is_read_again_and_never_gives_stale_rows() {
     let status = indexed(&server, 23);
     assert_eq!(status["read"]["from_index"], 23, "{status}");
     assert_eq!(every_row(&server), rows);
+}
+
+/// `/api/history`: the trends of the history `niceeval eval` recorded (three runs of a suite
+/// file), a suite's and an eval's by id, as many runs as asked; a parameter that is not an
+/// eval id or a number is refused, and so is a request without the token.
+#[test]
+fn the_history_comes_by_eval_id_and_no_parameter_names_a_file() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(
+        dir.path().join("promptfooconfig.yaml"),
+        "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: a refund please}\n    assert:\n      - type: contains\n        value: refund\n",
+    )
+    .expect("a suite file");
+    let history = dir.path().join("kept/history.sqlite");
+    for _ in 0..3 {
+        let out = Command::new(env!("CARGO_BIN_EXE_niceeval"))
+            .args(["eval", "-c", "promptfooconfig.yaml"])
+            .current_dir(dir.path())
+            .env("NICEEVAL_HISTORY", &history)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("the niceeval binary runs");
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(history.is_file(), "the runs were recorded");
+    let server = Server::start_with(dir.path(), &[], &[("NICEEVAL_HISTORY", &history)]);
+    let t = &server.token;
+    let suites = server.json(&format!("/api/history?token={t}"));
+    assert_eq!(suites["runs"].as_array().map(Vec::len), Some(3), "{suites}");
+    let targets = suites["suites"].as_object().expect("suites");
+    assert_eq!(targets.len(), 1, "{suites}");
+    let (target, points) = targets.iter().next().expect("a target");
+    assert_eq!(points.as_array().map(Vec::len), Some(3), "{suites}");
+    // [run#, passed, failed, skipped, …], runs oldest first.
+    assert_eq!(points[2][0], 2);
+    assert_eq!((&points[2][1], &points[2][2]), (&1.into(), &0.into()));
+    assert_eq!(suites["evals"], serde_json::json!({}));
+
+    let rows = server.json(&format!("/api/rows?token={t}"));
+    let id = rows["rows"][0]["id"].as_str().expect("an eval").to_string();
+    let query = id
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect::<String>();
+    let trend = server.json(&format!("/api/history?token={t}&eval={query}"));
+    let points = trend["evals"][&id].as_array().expect("the eval's trend");
+    assert_eq!(points.len(), 3, "{trend}");
+    assert!(
+        points.iter().all(|p| p[1] == 0),
+        "passed each time: {trend}"
+    );
+    // Its suite's trend too: the target it was recorded under (`niceeval eval`'s own, not
+    // its id's first part).
+    assert_eq!(
+        trend["suites"][target].as_array().map(Vec::len),
+        Some(3),
+        "{id} of {target}: {trend}"
+    );
+    let last = server.json(&format!("/api/history?token={t}&eval={query}&last=2"));
+    assert_eq!(last["evals"][&id].as_array().map(Vec::len), Some(2));
+    let unknown = server.json(&format!("/api/history?token={t}&eval=nothing"));
+    assert_eq!(unknown["evals"], serde_json::json!({}));
+
+    for target in [
+        format!("/api/history?token={t}&path=kept%2Fhistory.sqlite"),
+        format!("/api/history?token={t}&file=history.sqlite"),
+        format!("/api/history?token={t}&last=0"),
+        format!("/api/history?token={t}&last=../x"),
+    ] {
+        let (status, body) = server.get(&target);
+        assert_eq!(status, 400, "{target}: {body}");
+    }
+    let (status, body) = server.get("/api/history");
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = server.get(&format!(
+        "/api/history?token={}&eval={query}",
+        "0".repeat(64)
+    ));
+    assert_eq!(status, 403, "{body}");
+    drop(server);
+    // No history: said, not an empty answer.
+    let server = Server::start_with(dir.path(), &[], &[("NICEEVAL_HISTORY", Path::new("off"))]);
+    let (status, body) = server.get(&format!("/api/history?token={}", server.token));
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("no history"), "{body}");
 }

@@ -20,8 +20,10 @@ use serde_json::Value;
 /// `WorkingCopy`) joined it; 163 once assertions as data read what the provider returned and
 /// the run's trace (`spec::ProviderResponse`, `spec::TraceSpan`, both filled by a runner);
 /// 165 once a runner's cases could be made when their turn to run comes
-/// (`data_eval::Deferred`, `data_eval::Made`), so that 100,000 of them are not held at once.
-const MAX_ITEMS: usize = 165;
+/// (`data_eval::Deferred`, `data_eval::Made`), so that 100,000 of them are not held at once;
+/// 166 once a suite's start listed its evals without a string per case
+/// (`reporter::EvalIds`: a million dataset cases are one entry).
+const MAX_ITEMS: usize = 166;
 
 /// Item kinds that count, as rustdoc's JSON names them.
 const COUNTED: &[&str] = &[

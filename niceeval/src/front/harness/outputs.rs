@@ -133,7 +133,12 @@ impl Outputs {
         {
             reporters.push(Box::new(recorder));
         }
-        reporters.extend(file_reporters(requested)?);
+        // The page's trends come from the history of the crate (the current directory's, in
+        // report mode).
+        reporters.extend(file_reporters(
+            requested,
+            Path::new(manifest_dir.unwrap_or(".")),
+        )?);
         reporters.extend(extra);
         #[cfg(feature = "otel")]
         {
@@ -199,18 +204,26 @@ pub(crate) fn deliver(
     }
 }
 
-/// The report files `requested` names.
-fn file_reporters(requested: &Requested) -> Result<Vec<Box<dyn Reporter>>, OutputsError> {
+/// How many runs back the HTML page's trends go.
+#[cfg(all(feature = "html", feature = "history"))]
+pub(crate) const TREND_RUNS: usize = 30;
+
+/// The report files `requested` names; the HTML page with the trends of the history of the
+/// crate at `dir` (feature `history`).
+fn file_reporters(
+    requested: &Requested,
+    #[cfg_attr(
+        not(all(feature = "html", feature = "history")),
+        allow(unused_variables)
+    )]
+    dir: &Path,
+) -> Result<Vec<Box<dyn Reporter>>, OutputsError> {
     type Make = fn(&Path) -> std::io::Result<Box<dyn Reporter>>;
     let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
     let files: &[(&Option<PathBuf>, Make)] = &[
         (&requested.jsonl, |p| Ok(Box::new(Jsonl::create(p)?))),
         (&requested.junit, |p| Ok(Box::new(Junit::create(p)?))),
         (&requested.markdown, |p| Ok(Box::new(Markdown::create(p)?))),
-        #[cfg(feature = "html")]
-        (&requested.html, |p| {
-            Ok(Box::new(crate::output::reporter::Html::create(p)?))
-        }),
     ];
     for (path, make) in files {
         if let Some(path) = *path {
@@ -220,5 +233,40 @@ fn file_reporters(requested: &Requested) -> Result<Vec<Box<dyn Reporter>>, Outpu
             })?);
         }
     }
+    #[cfg(feature = "html")]
+    if let Some(path) = &requested.html {
+        let html = crate::output::reporter::Html::create(path).map_err(|source| {
+            OutputsError::ReportFile {
+                path: path.clone(),
+                source,
+            }
+        })?;
+        #[cfg(feature = "history")]
+        let html = html.with_history(history_source(dir.to_path_buf()));
+        reporters.push(Box::new(html));
+    }
     Ok(reporters)
+}
+
+/// The trends of the history of the crate at `dir` for the evals of a page, over its last
+/// [`TREND_RUNS`] runs, marked by its `[compare]` rule; nothing when the history is off or has
+/// no file yet (a page never creates one).
+#[cfg(all(feature = "html", feature = "history"))]
+fn history_source(dir: PathBuf) -> crate::output::reporter::html::HistorySource {
+    Box::new(move |ids| {
+        use crate::output::history::{History, MarkRule, Place, store_path};
+        let Place::At(path) = store_path(&dir) else {
+            return None;
+        };
+        if !path.is_file() {
+            return None;
+        }
+        let rule = crate::config::Config::discover(&dir)
+            .map(|config| MarkRule::of(&config.compare))
+            .unwrap_or_default();
+        History::open(&path)
+            .and_then(|history| history.for_page(ids, TREND_RUNS, &rule))
+            .map_err(|e| eprintln!("niceeval: the page shows no trends: {e}"))
+            .ok()
+    })
 }

@@ -15,7 +15,8 @@ use crate::run::report::{DatasetSummary, EvalReport, SuiteReport};
 /// What the notice lists.
 #[derive(Debug, Default)]
 pub(crate) struct Notes {
-    /// `(eval id, reason)` of every skipped eval, in the order they finished.
+    /// `(eval id, reason)` of every skipped eval (listed by id: libtest runs tests in
+    /// parallel, so the order they finished in changes from run to run).
     skipped: Vec<(String, String)>,
     /// `(eval id, the soft assertions below their threshold)` of every marked pass.
     below: Vec<(String, Vec<String>)>,
@@ -175,7 +176,9 @@ pub(crate) fn notice(notes: &Notes) -> Option<String> {
             "a skipped eval (libtest has no runtime skip)",
             "skipped evals (libtest has no runtime skip)",
         ));
-        for (id, reason) in &notes.skipped {
+        let mut skipped: Vec<&(String, String)> = notes.skipped.iter().collect();
+        skipped.sort();
+        for (id, reason) in skipped {
             text.push_str(&format!("  {id}: {reason}\n"));
         }
     }
@@ -185,7 +188,9 @@ pub(crate) fn notice(notes: &Notes) -> Option<String> {
             "an eval that passed with soft assertions below their threshold (strict mode would fail it)",
             "evals that passed with soft assertions below their threshold (strict mode would fail them)",
         ));
-        for (id, below) in &notes.below {
+        let mut below_list: Vec<&(String, Vec<String>)> = notes.below.iter().collect();
+        below_list.sort();
+        for (id, below) in below_list {
             text.push_str(&format!("  {id}: {}\n", below.join("; ")));
         }
     }
@@ -304,7 +309,8 @@ mod tests {
     }
 
     #[test]
-    fn several_skips_and_marked_passes_are_counted_and_listed_in_order() {
+    fn several_skips_and_marked_passes_are_counted_and_listed_by_id_whatever_order_they_finished_in()
+     {
         let notes = Notes {
             skipped: vec![
                 ("evals::b".into(), "later".into()),
@@ -312,12 +318,12 @@ mod tests {
             ],
             below: vec![
                 (
-                    "evals::c".into(),
-                    vec!["similarity(\"x\") scored 0.10 (needs ≥ 0.90)".into()],
-                ),
-                (
                     "evals::d".into(),
                     vec!["a scored 0.20".into(), "b scored 0.30".into()],
+                ),
+                (
+                    "evals::c".into(),
+                    vec!["similarity(\"x\") scored 0.10 (needs ≥ 0.90)".into()],
                 ),
             ],
             ..Notes::default()
@@ -326,7 +332,7 @@ mod tests {
         assert_eq!(
             text,
             "niceeval: 2 of the tests counted as passed above were skipped evals (libtest has no runtime skip):\n  \
-             evals::b: later\n  evals::a: no key\n\
+             evals::a: no key\n  evals::b: later\n\
              niceeval: 2 of the tests counted as passed above were evals that passed with soft assertions below their threshold (strict mode would fail them):\n  \
              evals::c: similarity(\"x\") scored 0.10 (needs ≥ 0.90)\n  evals::d: a scored 0.20; b scored 0.30\n"
         );

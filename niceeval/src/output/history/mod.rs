@@ -2,7 +2,8 @@
 //! metrics, tokens, cost, duration — and the run's own row — commit, config hash, shard,
 //! filter, niceeval version, totals — in one SQLite file (feature `history`), and what is read
 //! back from it: the runs, newest first, and an eval's or a suite's trend with the points where
-//! it moved beyond chance marked (`niceeval history`).
+//! it moved beyond chance marked (`niceeval history`), and what the viewer's page gets of them
+//! (`page.rs`: bounded, compact).
 //!
 //! The file is `<target>/niceeval/history.sqlite` unless `[history] path` or
 //! `NICEEVAL_HISTORY` names another (`place.rs`); `[history] enabled = false` or
@@ -13,6 +14,7 @@
 //! and rows are upserted by (run, target, eval).
 
 mod marks;
+mod page;
 mod place;
 mod query;
 mod recorder;

@@ -180,6 +180,28 @@ impl History {
             .map_err(|e| self.sqlite(e))
     }
 
+    /// The recorded evals `name` can mean: its exact id, else every id that ends with
+    /// `::name` — the console shows ids without their crate's name (`suite::test 2` for
+    /// `suite::suite::test 2`). Sorted.
+    pub fn evals_named(&self, name: &str) -> Result<Vec<String>, HistoryError> {
+        let mut statement = self
+            .connection
+            .prepare(
+                "SELECT DISTINCT eval FROM evals
+                 WHERE eval = ?1 OR substr(eval, -length(?1) - 2) = '::' || ?1
+                 ORDER BY eval = ?1 DESC, eval",
+            )
+            .map_err(|e| self.sqlite(e))?;
+        let found = statement
+            .query_map(params![name], |row| row.get::<_, String>(0))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.sqlite(e))?;
+        Ok(match found.first() {
+            Some(exact) if exact == name => vec![exact.clone()],
+            _ => found,
+        })
+    }
+
     /// The targets recorded, most recently run first.
     pub fn targets(&self) -> Result<Vec<String>, HistoryError> {
         let mut statement = self

@@ -447,7 +447,7 @@ mod tests {
             config_hash: "hash".into(),
             shard: None,
             filter: None,
-            evals: Vec::<String>::new(),
+            evals: Vec::new(),
             ignored: vec![],
         };
         let history = History::open(&path).unwrap();

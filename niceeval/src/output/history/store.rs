@@ -319,7 +319,7 @@ impl History {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     pub(crate) fn run(id: &str) -> RunFacts {

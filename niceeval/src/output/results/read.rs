@@ -185,6 +185,10 @@ impl Records {
                 // Cut short: the last line of a killed writer, or (under nextest, where the
                 // processes append to one file) a line the next writer started after.
                 Err(e) if e.is_eof() => cut_short(&self.path, self.line),
+                // The file's last line without its newline: a writer killed mid-line, cut
+                // anywhere — inside a number or a keyword the parser says "invalid", not "end
+                // of input".
+                Err(_) if !complete => cut_short(&self.path, self.line),
                 Err(e) => return Err(self.error(e.to_string())),
             }
         }

@@ -47,6 +47,43 @@ fn a_last_line_cut_short_by_a_crash_is_ignored() {
     assert_eq!(reports.len(), 2);
 }
 
+/// Wherever the kill cuts the last line (inside a number, `tru`, a string, after a comma),
+/// the records before it are read, whole or by the few fields a pass needs (the fields passed
+/// over are checked less: `1.` at the end is "invalid number" there, not "end of input"). A
+/// resumed run failed on a cut inside a number.
+#[test]
+fn a_last_line_cut_anywhere_is_ignored() {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[allow(dead_code)]
+        id: String,
+    }
+    let line = LINE.replacen(
+        r#""id":"#,
+        r#""extra_number":1.25,"extra_negative":-7,"extra_flag":true,"id":"#,
+        1,
+    );
+    for end in 1..line.len() {
+        if !line.is_char_boundary(end) {
+            continue;
+        }
+        let (_dir, path) = file(&format!("{line}\n{}", &line[..end]));
+        let reports = read_reports(std::slice::from_ref(&path))
+            .unwrap_or_else(|e| panic!("cut at {end}: {e}"));
+        assert_eq!(reports.len(), 1, "cut at {end}");
+        let mut records = Records::open(&path).expect("opens");
+        let mut heads = 0;
+        while records
+            .next_record::<Head>()
+            .unwrap_or_else(|e| panic!("cut at {end}, by its head: {e}"))
+            .is_some()
+        {
+            heads += 1;
+        }
+        assert_eq!(heads, 1, "cut at {end}");
+    }
+}
+
 #[test]
 fn a_line_cut_short_before_more_records_is_skipped() {
     // Under nextest the next process appends after a killed one's cut line.

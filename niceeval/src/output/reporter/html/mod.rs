@@ -12,6 +12,11 @@
 //! filters, sorting and a view kept in the URL's hash, and decodes a report's chunk only when
 //! the report is opened.
 //!
+//! The plots (`html/plots.js`, in the script's element before the viewer) are drawn by the
+//! page from its own data: the distributions from the rows, the comparison's intervals from the
+//! suite's data (`change_intervals`), the trends from the run history's, embedded compressed
+//! (`history-data`) when a [`HistorySource`] gives it.
+//!
 //! Memory does not grow with full reports: what is kept is compressed (the rows; the chunk
 //! being filled) and the rest is in the spool file.
 
@@ -35,6 +40,15 @@ use crate::run::report::{EvalReport, Names, SuiteReport};
 const STYLE: &str = include_str!("viewer.css");
 /// The page's script.
 const SCRIPT: &str = include_str!("viewer.js");
+/// The plots' drawing functions (SVG), in the script's element before it.
+const PLOTS: &str = include_str!("plots.js");
+
+/// Where the page's trends come from: called once, when the run completes, with the ids of the
+/// evals on the page; returns the run history's trends of them in the compact form the page
+/// reads (the history layer's `for_page`), or `None` when there is no history. The reporter
+/// cannot read the history itself (the history's recorder is a reporter: the layer above
+/// passes it in).
+pub type HistorySource = Box<dyn FnOnce(&[&str]) -> Option<serde_json::Value> + Send>;
 
 /// A chunk of reports is written out when it holds this many reports…
 const CHUNK_REPORTS: usize = 64;
@@ -64,6 +78,8 @@ pub struct Html<W: Write + Send> {
     earlier_count: usize,
     /// Assertion scores in ten buckets, for the histogram.
     scores: [usize; 10],
+    /// The run history's trends, asked for when the run completes.
+    history: Option<HistorySource>,
 }
 
 /// Reports being compressed into one chunk.
@@ -86,7 +102,14 @@ impl<W: Write + Send> Html<W> {
             earlier: GzEncoder::new(Vec::new(), flate2::Compression::default()),
             earlier_count: 0,
             scores: [0; 10],
+            history: None,
         }
+    }
+
+    /// Embeds the trends `source` gives (see [`HistorySource`]) when the run completes.
+    pub fn with_history(mut self, source: HistorySource) -> Self {
+        self.history = Some(source);
+        self
     }
 
     /// The writer back.
@@ -208,6 +231,13 @@ impl<W: Write + Send> Html<W> {
         );
         self.out.write_all(summary.as_bytes())?;
         let count = self.row_ids.len();
+        let history = match self.history.take() {
+            Some(source) => {
+                let ids: Vec<&str> = self.row_ids.iter().map(|(id, _)| &**id).collect();
+                source(&ids)
+            }
+            None => None,
+        };
         let rows = self.rows_by_name(names)?;
         let mut earlier = std::mem::replace(
             &mut self.earlier,
@@ -220,9 +250,20 @@ impl<W: Write + Send> Html<W> {
             .map_err(std::io::Error::other)?;
         let data = data.finish()?;
         let base64 = base64::engine::general_purpose::STANDARD;
+        let history = match history {
+            Some(history) => {
+                let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::default());
+                serde_json::to_writer(&mut gz, &history).map_err(std::io::Error::other)?;
+                format!(
+                    "<script type=\"application/x-niceeval-gz\" id=\"history-data\">{}</script>\n",
+                    base64.encode(gz.finish()?)
+                )
+            }
+            None => String::new(),
+        };
         write!(
             self.out,
-            "<script type=\"application/x-niceeval-gz\" id=\"rows-data\" data-count=\"{}\" data-chunks=\"{}\">{}</script>\n<script type=\"application/x-niceeval-gz\" id=\"suite-data\">{}</script>\n<script type=\"application/x-niceeval-gz\" id=\"then-data\">{}</script>\n<script>{SCRIPT}</script>\n</body></html>\n",
+            "<script type=\"application/x-niceeval-gz\" id=\"rows-data\" data-count=\"{}\" data-chunks=\"{}\">{}</script>\n<script type=\"application/x-niceeval-gz\" id=\"suite-data\">{}</script>\n<script type=\"application/x-niceeval-gz\" id=\"then-data\">{}</script>\n{history}<script>{PLOTS}\n{SCRIPT}</script>\n</body></html>\n",
             count,
             self.chunks,
             base64.encode(rows),
@@ -317,7 +358,8 @@ impl Html<Vec<u8>> {
 <main id="app" hidden><div id="bar"></div><div id="panes"><div id="list" tabindex="0" role="listbox" aria-label="evals"><div id="rows"></div></div><div id="matrix" hidden></div><div id="detail" tabindex="-1"></div></div></main>
 <section id="summary"><p class="totals"></p></section>
 <script type="application/json" id="source">{{"api":"/api/"}}</script>
-<script>{SCRIPT}</script>
+<script>{PLOTS}
+{SCRIPT}</script>
 </body></html>
 "#
         )
@@ -519,6 +561,7 @@ fn suite_data(suite: &SuiteReport, names: Names) -> serde_json::Value {
             if change.changed() {
                 entry["details"] = text::details(change).into();
                 entry["stats"] = change_stats(change);
+                entry["intervals"] = change_intervals(change, c.alpha);
             }
             changes.insert(change.id.clone(), entry);
         }
@@ -593,6 +636,60 @@ fn change_stats(change: &EvalChange) -> serde_json::Value {
         &change.cost,
         text::cost_digits(&change.cost),
     );
+    rows.into()
+}
+
+/// Each difference the comparison measured, for the page's interval chart: `[what, change,
+/// low, high, p-value, how]` — the pass rate's with Newcombe's interval (`how` "newcombe"); a
+/// score's or metric's mean with Welch's p-value, its interval the normal one that p-value
+/// implies (`"welch"`: approximate, `±z(1−α/2)·|d|/z(1−p/2)`); tokens and cost per run as
+/// they changed, without an interval (`"point"`: one value a side).
+fn change_intervals(change: &EvalChange, alpha: f64) -> serde_json::Value {
+    use crate::base::stats::normal_quantile;
+    let mut rows = Vec::new();
+    if let Some(r) = &change.pass_rate {
+        rows.push(serde_json::json!([
+            "pass rate",
+            r.change(),
+            r.difference.low,
+            r.difference.high,
+            r.p_value,
+            "newcombe"
+        ]));
+    }
+    let mut delta = |what: String, d: &crate::run::compare::Delta| {
+        let Some(mut difference) = d.change() else {
+            return;
+        };
+        // The same value a side, summed in another order: no change, not 1e-20 of one.
+        let scale = d
+            .baseline
+            .unwrap_or(0.0)
+            .abs()
+            .max(d.current.unwrap_or(0.0).abs());
+        if difference.abs() <= 1e-9 * scale {
+            difference = 0.0;
+        }
+        let interval = d.p_value.and_then(|p| {
+            let z = normal_quantile(1.0 - p / 2.0);
+            (z.is_finite() && z > 0.0 && difference != 0.0).then(|| {
+                let half = normal_quantile(1.0 - alpha / 2.0) * difference.abs() / z;
+                (difference - half, difference + half)
+            })
+        });
+        rows.push(match interval {
+            Some((low, high)) => {
+                serde_json::json!([what, difference, low, high, d.p_value, "welch"])
+            }
+            None => serde_json::json!([what, difference, null, null, d.p_value, "point"]),
+        });
+    };
+    delta("score".into(), &change.score);
+    for (name, d) in &change.metrics {
+        delta(format!("metric {name}"), d);
+    }
+    delta("tokens/run".into(), &change.tokens);
+    delta("cost/run (USD)".into(), &change.cost);
     rows.into()
 }
 
@@ -1002,6 +1099,78 @@ mod tests {
             serde_json::json!([1, "paris", 2, "prompt 2", 1, "echo"])
         );
         assert_eq!(rows[0][14], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn a_history_source_is_asked_with_the_pages_ids_and_its_trends_embedded() {
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = std::sync::Arc::clone(&asked);
+        let mut html = Html::new(Vec::new()).with_history(Box::new(move |ids: &[&str]| {
+            seen.lock()
+                .expect("not poisoned")
+                .extend(ids.iter().map(|s| s.to_string()));
+            Some(serde_json::json!({"runs": [["r1", "2026-01-01T00:00:00Z", "abc", null]]}))
+        }));
+        for id in ["evals::b", "evals::a"] {
+            html.on_eval_complete(&report(id, None, "passed"))
+                .expect("eval");
+        }
+        html.on_run_complete(&SuiteReport::new(vec![], 0, false, 1.0))
+            .expect("complete");
+        let page = String::from_utf8(html.into_inner()).expect("UTF-8");
+        assert_eq!(
+            *asked.lock().expect("not poisoned"),
+            ["evals::b", "evals::a"]
+        );
+        assert_eq!(decoded(&page, "history-data")["runs"][0][2], "abc");
+        // Without a source (or without a history) the page has no such element.
+        assert!(!page_without_history().contains("id=\"history-data\""));
+    }
+
+    fn page_without_history() -> String {
+        page(&[report("evals::a", None, "passed")])
+    }
+
+    #[test]
+    fn a_changed_pass_rate_has_its_newcombe_interval_and_a_score_its_welch_one() {
+        let change: EvalChange = serde_json::from_value(serde_json::json!({
+            "id": "evals::a", "kind": "worse",
+            "pass_rate": crate::run::compare::PassRateChange::new(18, 20, 6, 20, 0.05),
+            "score": {"baseline": 0.9, "current": 0.5, "p_value": 0.01},
+            "tokens": {"baseline": 100.0, "current": 150.0},
+            "cost": {},
+        }))
+        .expect("a change");
+        let rows = change_intervals(&change, 0.05);
+        assert_eq!(rows[0][0], "pass rate");
+        let (d, low, high) = (
+            rows[0][1].as_f64().expect("a change"),
+            rows[0][2].as_f64().expect("low"),
+            rows[0][3].as_f64().expect("high"),
+        );
+        assert!(
+            (d + 0.6).abs() < 1e-9 && low < d && d < high && high < 0.0,
+            "{rows}"
+        );
+        assert_eq!(rows[1][0], "score");
+        assert_eq!(rows[1][5], "welch");
+        // p = 0.01 < 0.05: the interval is clear of zero; its half-width 1.96/2.576 of |d|.
+        let (low, high) = (
+            rows[1][2].as_f64().expect("low"),
+            rows[1][3].as_f64().expect("high"),
+        );
+        assert!(high < 0.0, "{rows}");
+        assert!(
+            ((high - low) / 2.0 - 0.4 * 1.959_964 / 2.575_829).abs() < 1e-3,
+            "{rows}"
+        );
+        assert_eq!(rows[2][0], "tokens/run");
+        assert_eq!(rows[2][5], "point");
+        assert_eq!(
+            rows.as_array().map(Vec::len),
+            Some(3),
+            "no cost known: no row"
+        );
     }
 
     #[test]

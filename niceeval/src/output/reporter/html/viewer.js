@@ -117,6 +117,10 @@
   };
   const ms = (x) => (x === null || x === undefined ? "–" : x >= 1000 ? (x / 1000).toFixed(2) + "s" : Math.round(x) + "ms");
   const baseline = suite.baseline !== null && suite.baseline !== undefined;
+  // Plots (plots.js): distributions, trends from the history, the comparison's intervals.
+  // Served, the page holds only the rows in view: no distributions; the trends come from
+  // `/api/history` when the server has a history.
+  const plots = NiceevalPlots.viewer({ rows: api ? null : rows, history: initial ? initial.history : undefined, SCORE, DURATION, TOKENS, COST, ms, usd, decode, name, changes: suite.changes });
   const change = (id) => suite.changes[id];
 
   // The view: filters, sort and the open eval, kept in the URL's hash.
@@ -321,6 +325,7 @@
     else paint();
     document.body.dataset.shown = String(m);
     document.body.dataset.applyMs = (performance.now() - started).toFixed(1);
+    plots.filtered(shown);
   }
 
   // On the server: the hash's filters and sort as a query, the total and counts of what they
@@ -665,7 +670,7 @@
   const summary = $("summary");
   function home() {
     const detail = $("detail");
-    detail.replaceChildren(...[summary, el("p", { class: "note" }, "Select an eval (click, or ↑/↓ and Enter) to see its details; Esc comes back here.")].filter((x) => x));
+    detail.replaceChildren(...[summary, plots.home(), el("p", { class: "note" }, "Select an eval (click, or ↑/↓ and Enter) to see its details; Esc comes back here.")].filter((x) => x));
     delete detail.dataset.id;
   }
   function close() {
@@ -701,6 +706,7 @@
     if (r.runs.length > 1) out.push(runs(r));
     const c = change(r.id);
     if (c) out.push(comparison(c, r));
+    out.push(...plots.across(r.id));
     if (earlier[r.id]) out.push(thenAndNow(r));
     // With several runs, what follows is one run's: each title says which.
     const of = r.runs.length > 1 ? ` (run ${shownRun(r) + 1} of ${r.runs.length})` : "";
@@ -737,6 +743,7 @@
       box.append(el("table", { class: "then-now" },
         el("tr", {}, el("th", {}, ""), el("th", {}, "then (baseline)"), el("th", {}, "now"), el("th", {}, "statistics")),
         ...c.stats.map(([what, then, now, stats]) => el("tr", {}, el("th", {}, what), el("td", { class: "then" }, then), el("td", { class: "now" }, now), el("td", {}, stats)))));
+      if (c.intervals && c.intervals.length) box.append(plots.intervals(c.intervals));
       if (earlier[r.id]) return box; // the earlier run's report is shown beside this one
       const reply = lastReply(r.events);
       const failing = flat(r.assertions).filter((a) => !a.passed).map((a) => `${a.name}: ${fmt(a.score)} — ${a.error || a.reason}`);
