@@ -202,9 +202,9 @@ async fn run(args: &ViewArgs, roots: Vec<PathBuf>) -> ExitCode {
                 .unwrap_or_else(|e| e.into_inner())
                 .refresh();
             drop(state);
-            if !more {
-                std::thread::sleep(std::time::Duration::from_millis(200));
-            }
+            // Between batches a moment without the lock: a request waiting for it gets it (the
+            // lock is not fair: taken again at once, a request could wait for the whole file).
+            std::thread::sleep(std::time::Duration::from_millis(if more { 2 } else { 200 }));
         }
     });
     let url = format!("http://127.0.0.1:{port}/?token={}", state.token);
