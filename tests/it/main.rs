@@ -48,6 +48,11 @@ mod views;
 /// of 20 recorded runs of a suite, one eval regressing at run 12, marked there with its commit.
 mod plots;
 
+/// `niceeval view`'s server with its page in headless Chromium: a suite running beside it shows
+/// as it goes (each eval within a second of finishing, what is running), requests without the
+/// token or naming a path are refused, the served page fits 1400×900.
+mod served;
+
 /// `cargo insta test` / `accept` / CI on a copy of a crate with #[eval(snapshot)] evals.
 mod insta_workflow;
 

@@ -1,8 +1,8 @@
 //! The server's requests: the token first (403 without it), then the page (`/`), the run's
-//! status (`/api/status`), a page of rows (`/api/rows`), an eval's record (`/api/eval?id=`) and
-//! the run history's trends (`/api/history`, `?eval=` an eval's, `&last=` how many runs).
-//! Parameters are eval ids, filters and numbers, never paths: an unknown parameter is refused
-//! (400), so no request can name a file.
+//! status (`/api/status`: totals, progress, what is running), a page of rows (`/api/rows`),
+//! an eval's record (`/api/eval?id=`) and the run history's trends (`/api/history`, `?eval=`
+//! an eval's, `&last=` how many runs). Parameters are eval ids, filters and numbers, never
+//! paths: an unknown parameter is refused (400), so no request can name a file.
 
 use std::sync::Arc;
 
@@ -16,6 +16,9 @@ use super::index::{Query, STATUSES};
 /// The policy of everything served: nothing from anywhere but the page itself, and requests
 /// to its own server only.
 pub(super) const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// How many of the running evals the status names (the longest running).
+const RUNNING_SHOWN: usize = 50;
 
 /// Answers one request.
 pub(super) async fn handle<B>(
@@ -79,18 +82,36 @@ async fn answer(
             response
         }
         "/api/status" => {
-            let index = state.index.lock().unwrap_or_else(|e| e.into_inner());
+            let mut index = state.index.lock().unwrap_or_else(|e| e.into_inner());
+            let expected = index.expected();
             let page = index.query(&Query::default());
             let counts: serde_json::Map<String, serde_json::Value> = STATUSES
                 .iter()
                 .zip(page.counts)
                 .map(|(s, c)| ((*s).to_string(), c.into()))
                 .collect();
+            let live = super::running::read(index.paths());
+            let running: Vec<serde_json::Value> = live
+                .running
+                .iter()
+                .take(RUNNING_SHOWN)
+                .map(|(id, ms)| serde_json::json!({"id": id, "ms": ms}))
+                .collect();
             json(&serde_json::json!({
                 "version": index.version,
                 "evals": index.len(),
-                "expected": index.expected(),
+                "expected": expected,
                 "counts": counts,
+                "run": (live.runs > 0).then(|| serde_json::json!({
+                    "total": live.total,
+                    "finished": live.finished,
+                })),
+                "running": running,
+                "running_count": live.running.len(),
+                "tags": index.tags(),
+                "datasets": index.datasets(),
+                "read": {"from_index": index.from_index, "from_records": index.from_records},
+                "history": has_history(),
             }))
         }
         "/api/rows" => {
@@ -117,6 +138,9 @@ async fn answer(
                         "score": finite(r.score),
                         "duration_ms": finite(r.duration_ms),
                         "cost_usd": finite(r.cost),
+                        "tokens": finite(r.tokens),
+                        "runs": r.runs,
+                        "pass_rate": finite(r.pass_rate),
                         "dataset": index.name_of(r.dataset),
                         "tags": r.tags.iter().filter_map(|t| index.name_of(*t)).collect::<Vec<_>>(),
                     })
@@ -127,7 +151,12 @@ async fn answer(
                 .zip(page.counts)
                 .map(|(s, c)| ((*s).to_string(), c.into()))
                 .collect();
-            json(&serde_json::json!({"total": page.total, "counts": counts, "rows": rows}))
+            json(&serde_json::json!({
+                "total": page.total,
+                "evals": index.len(),
+                "counts": counts,
+                "rows": rows,
+            }))
         }
         "/api/eval" => {
             let id = get("id");
@@ -170,6 +199,12 @@ async fn answer(
         }
         _ => plain(StatusCode::NOT_FOUND, "not found\n"),
     }
+}
+
+/// Whether the crate the server was started in has a run history (`/api/history` answers).
+fn has_history() -> bool {
+    use niceeval::__workspace::history::{Place, store_path};
+    matches!(store_path(std::path::Path::new(".")), Place::At(path) if path.is_file())
 }
 
 /// Runs the history's trends go back by default (as the one-file page's).

@@ -6,12 +6,19 @@
 //!
 //! The index ([`index`]) is kept up to date by a thread that reads what the files gained every
 //! 200 ms (a large file in batches, answering requests between them: the first rows come
-//! before the whole file is read); the page asks `/api/status` a few times a second and, when the results changed,
-//! shows them (live: the evals of a running `cargo test`, suite runner or `niceeval eval` as
-//! they finish, with a progress bar where the run's manifest says how many to expect).
+//! before the whole file is read), and kept beside each file ([`store`]) for the next start.
+//! The page is the viewer's script and style without data (a few hundred kilobytes whatever
+//! the run's size): it asks `/api/status` a few times a second — the totals, the progress of
+//! the run writing the results and what is running ([`running`]) — and `/api/rows` for the
+//! rows in view, again when the results changed (live: the evals of a running `cargo test`,
+//! suite runner or `niceeval eval` as they finish), and `/api/eval` for an eval when it is
+//! opened. With `--baseline` or `--combine` it serves the one-file page instead (the
+//! comparison and the merge are made over the whole run), made again when the results change.
 
 mod api;
 mod index;
+mod running;
+mod store;
 mod token;
 
 use std::path::PathBuf;
@@ -26,13 +33,22 @@ pub(crate) struct State {
     index: Mutex<index::Index>,
     /// The page as last made, and the index version it was made at.
     page: Mutex<Option<(u64, Arc<Vec<u8>>)>>,
+    /// The page that asks the server for its data.
+    shell: std::sync::OnceLock<Arc<Vec<u8>>>,
     args: ViewArgs,
     roots: Vec<PathBuf>,
 }
 
 impl State {
-    /// The page for the results as they are now (made again when they changed).
+    /// The page: the viewer asking this server for its data, or with `--baseline` or
+    /// `--combine` the one-file page for the results as they are now (made again when they
+    /// changed).
     fn page(&self) -> Arc<Vec<u8>> {
+        if self.args.baseline.is_none() && !self.args.combine {
+            return Arc::clone(self.shell.get_or_init(|| {
+                Arc::new(niceeval::__workspace::reporter::Html::served_page().into_bytes())
+            }));
+        }
         let version = self.index.lock().unwrap_or_else(|e| e.into_inner()).version;
         let mut cached = self.page.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((v, page)) = &*cached
@@ -172,6 +188,7 @@ async fn run(args: &ViewArgs, roots: Vec<PathBuf>) -> ExitCode {
         token: token::new(),
         index: Mutex::new(index::Index::new(roots.clone())),
         page: Mutex::new(None),
+        shell: std::sync::OnceLock::new(),
         args: args.clone(),
         roots,
     });
@@ -185,9 +202,9 @@ async fn run(args: &ViewArgs, roots: Vec<PathBuf>) -> ExitCode {
                 .unwrap_or_else(|e| e.into_inner())
                 .refresh();
             drop(state);
-            if !more {
-                std::thread::sleep(std::time::Duration::from_millis(200));
-            }
+            // Between batches a moment without the lock: a request waiting for it gets it (the
+            // lock is not fair: taken again at once, a request could wait for the whole file).
+            std::thread::sleep(std::time::Duration::from_millis(if more { 2 } else { 200 }));
         }
     });
     let url = format!("http://127.0.0.1:{port}/?token={}", state.token);

@@ -143,12 +143,22 @@ fn every_request_needs_the_token_and_none_names_a_path() {
         assert_eq!(status, 404, "{target}: {body}");
         assert!(!body.contains("not for the page"));
     }
-    // With the token: the page (the viewer, allowed to ask its own server only).
+    // With the token: the page (the viewer, allowed to ask its own server only), with no
+    // data of its own: it asks the API for it.
     let (status, page) = server.get(&format!("/?token={t}"));
     assert_eq!(status, 200);
     assert!(page.contains("connect-src 'self'"), "{}", &page[..400]);
-    assert!(page.contains("id=\"rows-data\""));
-    assert!(page.contains("/api/status?token="));
+    assert!(
+        page.contains(
+            "<script type=\"application/json\" id=\"source\">{\"api\":\"/api/\"}</script>"
+        )
+    );
+    assert!(!page.contains("id=\"rows-data\""));
+    assert!(!page.contains("case_000001"), "no row is inline");
+    assert!(
+        page.contains("function server(config)"),
+        "the viewer's script"
+    );
 }
 
 #[test]
@@ -219,7 +229,6 @@ fn a_record_appended_shows_within_a_second() {
     let status = server.json(&format!("/api/status?token={t}"));
     assert_eq!(status["evals"], 3);
     assert_eq!(status["expected"], 6);
-    let (_, page) = server.get(&format!("/?token={t}"));
     for i in 3..6 {
         let mut file = std::fs::OpenOptions::new()
             .append(true)
@@ -240,9 +249,13 @@ fn a_record_appended_shows_within_a_second() {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    // The page is made again for the new results.
-    let (_, again) = server.get(&format!("/?token={t}"));
-    assert_ne!(page, again);
+    // The rows too.
+    let rows = server.json(&format!("/api/rows?token={t}&sort=name"));
+    assert_eq!(rows["total"], 6);
+    assert_eq!(
+        rows["rows"][5]["id"],
+        format!("{}::case_000005", synthetic::DATASET)
+    );
     // A compacted file (shorter) is read again.
     std::fs::write(
         results.join("evals.jsonl"),
@@ -274,6 +287,152 @@ fn a_record_appended_shows_within_a_second() {
     }
     let rows = server.json(&format!("/api/rows?token={t}&q=case_000001"));
     assert_eq!(rows["total"], 0, "the earlier file's rows are gone: {rows}");
+}
+
+/// Waits until the server has read `evals` evals.
+fn indexed(server: &Server, evals: usize) -> serde_json::Value {
+    let started = Instant::now();
+    loop {
+        let status = server.json(&format!("/api/status?token={}", server.token));
+        if status["evals"] == evals {
+            return status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{evals} evals never read: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The ids and statuses of every row, by id.
+fn every_row(server: &Server) -> Vec<(String, String)> {
+    let rows = server.json(&format!(
+        "/api/rows?token={}&sort=id&limit=10000",
+        server.token
+    ));
+    rows["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().expect("an id").to_string(),
+                r["status"].as_str().expect("a status").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_index_kept_beside_the_file_is_read_again_and_never_gives_stale_rows() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let results = results(dir.path(), 0..20);
+    let file = results.join("evals.jsonl");
+    let server = Server::start(dir.path(), &["results"]);
+    let status = indexed(&server, 20);
+    assert_eq!(status["read"]["from_records"], 20, "{status}");
+    let first = every_row(&server);
+    drop(server);
+    let kept = results.join(".niceeval-index/evals.jsonl.idx");
+    assert!(kept.is_file(), "the index is kept beside the file");
+
+    // Started again: the rows come from the index, not the records.
+    let server = Server::start(dir.path(), &["results"]);
+    let status = indexed(&server, 20);
+    assert_eq!(
+        (
+            &status["read"]["from_index"],
+            &status["read"]["from_records"]
+        ),
+        (&20.into(), &0.into()),
+        "{status}"
+    );
+    assert_eq!(every_row(&server), first);
+    drop(server);
+
+    // Grown while no server ran: the index, then only the new records.
+    let mut appended = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .expect("the results file");
+    for i in 20..23 {
+        writeln!(appended, "{}", synthetic::case(i)).expect("a record appended");
+    }
+    drop(appended);
+    let server = Server::start(dir.path(), &["results"]);
+    let status = indexed(&server, 23);
+    assert_eq!(
+        (
+            &status["read"]["from_index"],
+            &status["read"]["from_records"]
+        ),
+        (&20.into(), &3.into()),
+        "{status}"
+    );
+    drop(server);
+
+    // Rewritten in place to the same length with other outcomes ("passed" and "failed" are
+    // as long): the index no longer describes it, and the rows are the file's.
+    let text = std::fs::read_to_string(&file).expect("the results file");
+    let flipped = text
+        .replace("\"outcome\":\"passed\"", "\"outcome\":\"FAILED\"")
+        .replace("\"outcome\":\"failed\"", "\"outcome\":\"passed\"")
+        .replace("\"outcome\":\"FAILED\"", "\"outcome\":\"failed\"");
+    assert_eq!(flipped.len(), text.len());
+    assert_ne!(flipped, text);
+    std::fs::write(&file, &flipped).expect("rewritten in place");
+    let server = Server::start(dir.path(), &["results"]);
+    let status = indexed(&server, 23);
+    assert_eq!(status["read"]["from_index"], 0, "{status}");
+    let now = every_row(&server);
+    let expected: Vec<(String, String)> = flipped
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a record");
+            let status = match (
+                v["outcome"].as_str(),
+                v["error"].is_null(),
+                v["below_threshold"] == true,
+            ) {
+                (Some("failed"), false, _) => "error",
+                (Some("passed"), _, true) => "below",
+                (Some(o), _, _) => o,
+                _ => "",
+            };
+            (
+                v["id"].as_str().expect("an id").to_string(),
+                status.to_string(),
+            )
+        })
+        .collect();
+    let mut expected = expected;
+    expected.sort();
+    assert_eq!(now, expected);
+    assert_ne!(now[..20], first[..], "the outcomes changed");
+    drop(server);
+
+    // Another file of the same length renamed over it: the same.
+    let other: String = text
+        .lines()
+        .map(|l| format!("{}\n", l.replace("case_0000", "case_9999")))
+        .collect();
+    assert_eq!(other.len(), text.len());
+    std::fs::write(dir.path().join("other.jsonl"), &other).expect("another file");
+    std::fs::rename(dir.path().join("other.jsonl"), &file).expect("renamed over");
+    let server = Server::start(dir.path(), &["results"]);
+    indexed(&server, 23);
+    let rows = every_row(&server);
+    assert!(
+        rows.iter().all(|(id, _)| id.contains("case_9999")),
+        "{rows:?}"
+    );
+    drop(server);
+    // And started once more on it: from its new index.
+    let server = Server::start(dir.path(), &["results"]);
+    let status = indexed(&server, 23);
+    assert_eq!(status["read"]["from_index"], 23, "{status}");
+    assert_eq!(every_row(&server), rows);
 }
 
 /// `/api/history`: the trends of the history `niceeval eval` recorded (three runs of a suite

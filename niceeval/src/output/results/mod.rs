@@ -25,6 +25,8 @@
 //! compacts the binary's earlier files instead (earlier runs', plain `cargo test`'s) to what
 //! it defines now, so a deleted eval or row leaves the results at the next nextest run too.
 //! `NICEEVAL_RESULTS_DIR` overrides the directory; `NICEEVAL_RESULTS=0` turns the files off.
+//! While the suite runner runs, `<stem>.running.json` beside its file says what is running
+//! (for `niceeval view`; removed when the run ends).
 //!
 //! ```no_run
 //! // After `cargo test`: every eval of every test binary, merged into one summary.

@@ -1,6 +1,8 @@
 //! Writing results files: where they are, the run that writes them, appending one line per
 //! finished eval (plain `cargo test`) or keeping the file open ([`ResultsFile`], the suite
-//! runner), and compacting a file the first time a process writes to it.
+//! runner), and compacting a file the first time a process writes to it. The suite runner's
+//! file has a small companion while the run goes, `<stem>.running.json`: what is running now
+//! and since when (see [`RUNNING_SUFFIX`]), read by `niceeval view`'s server.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
@@ -479,13 +481,66 @@ fn kept_lines(
         .collect())
 }
 
+/// The suffix of the file beside a results file (`<stem>.running.json`, as the run manifest is
+/// `<stem>.manifest.json`) that says, while the suite runner runs, what is running: JSON
+/// `{"schema": 1, "run", "pid", "started_ms", "updated_ms", "total", "finished", "running":
+/// [{"id", "since_ms"}]}` (times in milliseconds since the Unix epoch; `total` the evals the
+/// run will run, `finished` those done so far). Rewritten (to a temporary file, then renamed)
+/// when the run starts, at each progress tick (about once a second: the evals running then)
+/// and when an eval it listed finishes; removed when the run completes. A file whose
+/// `updated_ms` is more than a few seconds old was left by a run that was killed.
+pub(crate) const RUNNING_SUFFIX: &str = "running.json";
+
 /// The results file as a reporter, for the suite runner: opens the file once (compacting it,
 /// except under nextest), then writes and flushes one line per finished eval — a crash or a
-/// kill loses nothing that finished.
+/// kill loses nothing that finished. Beside it, what is running ([`RUNNING_SUFFIX`]).
 pub struct ResultsFile {
     path: PathBuf,
     file: std::fs::File,
     line: Vec<u8>,
+    running: Running,
+}
+
+/// What the run's `<stem>.running.json` says.
+struct Running {
+    path: PathBuf,
+    started: std::time::SystemTime,
+    total: usize,
+    finished: usize,
+    /// The evals running at the last progress tick, with when each started.
+    listed: Vec<(String, std::time::SystemTime)>,
+    /// Whether the run started (the file is written from then on).
+    live: bool,
+}
+
+impl Running {
+    /// Writes the file (best effort: a run is not stopped or slowed by a file only a viewer
+    /// reads, so a failure is left unsaid).
+    fn write(&self) {
+        let ms = |t: std::time::SystemTime| {
+            t.duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64)
+        };
+        let running: Vec<serde_json::Value> = self
+            .listed
+            .iter()
+            .map(|(id, since)| serde_json::json!({"id": id, "since_ms": ms(*since)}))
+            .collect();
+        let json = serde_json::json!({
+            "schema": 1,
+            "run": this_run().id,
+            "pid": std::process::id(),
+            "started_ms": ms(self.started),
+            "updated_ms": ms(std::time::SystemTime::now()),
+            "total": self.total,
+            "finished": self.finished,
+            "running": running,
+        });
+        let temporary = self.path.with_extension(format!("{RUNNING_SUFFIX}.tmp"));
+        if std::fs::write(&temporary, json.to_string()).is_ok() {
+            let _ = std::fs::rename(&temporary, &self.path);
+        }
+    }
 }
 
 impl ResultsFile {
@@ -527,10 +582,19 @@ impl ResultsFile {
         })?;
         let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
         end_cut_line(&path, &mut file)?;
+        let running = Running {
+            path: path.with_extension(RUNNING_SUFFIX),
+            started: std::time::SystemTime::now(),
+            total: 0,
+            finished: 0,
+            listed: Vec::new(),
+            live: false,
+        };
         Ok(Some(ResultsFile {
             path,
             file,
             line: Vec::new(),
+            running,
         }))
     }
 
@@ -541,6 +605,19 @@ impl ResultsFile {
 }
 
 impl Reporter for ResultsFile {
+    fn on_run_start(&mut self, start: &crate::run::report::SuiteStart) -> std::io::Result<()> {
+        // The suite runner says what it will run; plain `cargo test` (one eval at a time, as
+        // libtest calls them) does not, and has no progress to tell.
+        if start.evals.is_empty() {
+            return Ok(());
+        }
+        self.running.live = true;
+        self.running.started = std::time::SystemTime::now();
+        self.running.total = start.evals.len();
+        self.running.write();
+        Ok(())
+    }
+
     fn on_eval_complete(&mut self, report: &EvalReport) -> std::io::Result<()> {
         // The whole line in one write: a kill never leaves half a report behind.
         self.line.clear();
@@ -548,7 +625,43 @@ impl Reporter for ResultsFile {
             .map_err(std::io::Error::other)?;
         self.line.push(b'\n');
         self.file.write_all(&self.line)?;
-        self.file.flush()
+        self.file.flush()?;
+        let running = &mut self.running;
+        running.finished += 1;
+        // An eval the file lists as running leaves it now (those that started since the last
+        // tick were never listed: a write per eval would cost a million writes a million).
+        if let Some(at) = running.listed.iter().position(|(id, _)| *id == report.id) {
+            running.listed.swap_remove(at);
+            running
+                .listed
+                .sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+            if running.live {
+                running.write();
+            }
+        }
+        Ok(())
+    }
+
+    fn on_progress(&mut self, progress: &crate::run::report::Progress) -> std::io::Result<()> {
+        if !self.running.live {
+            return Ok(());
+        }
+        let now = std::time::SystemTime::now();
+        self.running.listed = progress
+            .running
+            .iter()
+            .map(|(id, elapsed)| (id.clone(), now.checked_sub(*elapsed).unwrap_or(now)))
+            .collect();
+        self.running.write();
+        Ok(())
+    }
+
+    fn on_run_complete(&mut self, _suite: &crate::run::report::SuiteReport) -> std::io::Result<()> {
+        if self.running.live {
+            let _ = std::fs::remove_file(&self.running.path);
+            self.running.live = false;
+        }
+        Ok(())
     }
 
     /// Each report is written as it comes.

@@ -340,6 +340,32 @@ fn name_key(name: &str) -> String {
     key
 }
 
+impl Html<Vec<u8>> {
+    /// The viewer as `niceeval view`'s server serves it: the one-file page's style and script,
+    /// and no data. The script asks the server that served it (`<script id="source">`, the
+    /// API's path) for the run's status, the rows in view (filtered and sorted there) and an
+    /// eval's record when it is opened, so the page stays small whatever the run's size. Its
+    /// policy allows requests to its own server only (`connect-src 'self'`).
+    pub fn served_page() -> String {
+        format!(
+            r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'self'">
+<title>niceeval</title>
+<style>{STYLE}</style></head><body>
+<noscript><p>The list of evals and their details need JavaScript.</p></noscript>
+<header id="top"><h1>niceeval</h1></header>
+<main id="app" hidden><div id="bar"></div><div id="panes"><div id="list" tabindex="0" role="listbox" aria-label="evals"><div id="rows"></div></div><div id="matrix" hidden></div><div id="detail" tabindex="-1"></div></div></main>
+<section id="summary"><p class="totals"></p></section>
+<script type="application/json" id="source">{{"api":"/api/"}}</script>
+<script>{PLOTS}
+{SCRIPT}</script>
+</body></html>
+"#
+        )
+    }
+}
+
 impl Html<super::ReportFile> {
     /// A reporter writing the file at `path` when the suite completes, whole or not at all
     /// (see [`super::ReportFile`]): parent directories are created and the directory's

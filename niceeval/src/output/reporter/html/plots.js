@@ -287,7 +287,7 @@ const NiceevalPlots = (() => {
     };
     const section = (cls, heading, ...children) => el("section", { class: cls }, el("h3", {}, heading), ...children);
     const params = new URLSearchParams(location.search);
-    const served = /^https?:$/.test(location.protocol) && params.has("token");
+    const served = /^https?:$/.test(location.protocol) && params.has("token") && v.history !== false;
     const node = document.getElementById("history-data");
     let history = null; // the embedded history, decoded on first use
     const embedded = () => history || (history = node ? v.decode(node) : Promise.resolve(null));
@@ -306,7 +306,7 @@ const NiceevalPlots = (() => {
     const box = el("div", { class: "plots-home" });
     const dists = section("distributions", "Distributions", el("p", { class: "note" }, "drawn after the list…"));
     const suites = el("div", { class: "suite-trends" });
-    box.append(dists, suites);
+    box.append(...(v.rows ? [dists] : []), suites);
     // The comparison's pass-rate changes, largest first, with their intervals.
     function forest() {
       const changed = Object.entries(v.changes || {})

@@ -2,7 +2,9 @@
 // a virtualized list with filters and sorting kept in the URL's hash, and decodes a report's
 // chunk only when the report is opened. No network, no storage. When the summary and the
 // first rows are painted, <body data-ready="MS"> says after how many milliseconds
-// (performance.now(), from navigation start).
+// (performance.now(), from navigation start). Served by `niceeval view` (a <script
+// id="source"> says so), the same page asks the server that served it instead: the run's
+// status, the rows in view, an eval's record when it is opened (see `server` below).
 "use strict";
 (async function () {
   const $ = (id) => document.getElementById(id);
@@ -50,8 +52,33 @@
     return JSON.parse(parts.join(""));
   }
 
-  // The rows, the suite's data, and where each report of an earlier run is (`--then`).
-  const [rows, suite, earlier] = await Promise.all([decode($("rows-data")), decode($("suite-data")), decode($("then-data"))]);
+  // Where the data comes from: the page itself (the one-file page: rows, reports and the
+  // suite's data inline), or the server that served it (`niceeval view`): the run's status,
+  // a window of rows at a time filtered and sorted on the server, an eval's record when it is
+  // opened. Both feed the same rendering below.
+  const api = $("source") ? server(JSON.parse($("source").textContent)) : null;
+  function server(config) {
+    const token = new URLSearchParams(location.search).get("token") || "";
+    const get = async (path, params) => {
+      const query = new URLSearchParams(params || {});
+      query.set("token", token);
+      const response = await fetch(config.api + path + "?" + query, { cache: "no-store" });
+      if (!response.ok) throw new Error(`${path}: ${response.status}`);
+      return response.json();
+    };
+    return {
+      status: () => get("status"),
+      rows: (params) => get("rows", params),
+      report: (id) => get("eval", { id }).catch(() => null),
+    };
+  }
+  const initial = api ? await api.status() : null;
+
+  // The rows, the suite's data, and where each report of an earlier run is (`--then`); on the
+  // server, the rows fetched so far.
+  const [rows, suite, earlier] = api
+    ? [[], { several: false, baseline: null, flaky: {}, changes: {}, datasets: {} }, {}]
+    : await Promise.all([decode($("rows-data")), decode($("suite-data")), decode($("then-data"))]);
   const n = rows.length;
   // Row fields (see html.rs `row`).
   const ID = 0, OUTCOME = 1, FLAGS = 2, SCORE = 3, DURATION = 4, TOKENS = 5, COST = 6, TAGS = 7,
@@ -91,7 +118,9 @@
   const ms = (x) => (x === null || x === undefined ? "–" : x >= 1000 ? (x / 1000).toFixed(2) + "s" : Math.round(x) + "ms");
   const baseline = suite.baseline !== null && suite.baseline !== undefined;
   // Plots (plots.js): distributions, trends from the history, the comparison's intervals.
-  const plots = NiceevalPlots.viewer({ rows, SCORE, DURATION, TOKENS, COST, ms, usd, decode, name, changes: suite.changes });
+  // Served, the page holds only the rows in view: no distributions; the trends come from
+  // `/api/history` when the server has a history.
+  const plots = NiceevalPlots.viewer({ rows: api ? null : rows, history: initial ? initial.history : undefined, SCORE, DURATION, TOKENS, COST, ms, usd, decode, name, changes: suite.changes });
   const change = (id) => suite.changes[id];
 
   // The view: filters, sort and the open eval, kept in the URL's hash.
@@ -118,7 +147,7 @@
 
   // The filter bar.
   const unique = (values) => Array.from(new Set(values)).sort();
-  const tagSet = new Set(), datasetSet = new Set();
+  const tagSet = new Set(initial ? initial.tags : []), datasetSet = new Set(initial ? initial.datasets : []);
   for (let i = 0; i < n; i++) {
     const r = rows[i];
     if (r[TAGS]) for (const t of r[TAGS]) tagSet.add(t);
@@ -130,7 +159,7 @@
     el("label", {}, label + " ", el("select", { id }, ...options.map(([v, text]) => el("option", { value: v }, text))));
   const bar = $("bar");
   bar.append(
-    el("input", { id: "q", type: "search", placeholder: "filter names, replies, reasons; /regex/", "aria-label": "filter" }),
+    el("input", { id: "q", type: "search", placeholder: api ? "filter ids" : "filter names, replies, reasons; /regex/", "aria-label": "filter" }),
     select("o", "outcome", [["", "all"], ["passed", "passed"], ["failed", "failed"], ["error", "error"], ["below", "below threshold"], ["skipped", "skipped"]]),
   );
   if (tags.length) bar.append(select("tag", "tag", [["", "all"], ...tags.map((t) => [t, t])]));
@@ -247,7 +276,8 @@
     for (let k = 0; k < m; k++) out[k] = list[packed[k] % span];
     return out;
   }
-  function apply() {
+  function apply(keep) {
+    if (api) return applyServer(keep);
     const started = performance.now();
     const text = state.q ? matcher(state.q) : null;
     const kept = new Int32Array(n);
@@ -298,6 +328,146 @@
     plots.filtered(shown);
   }
 
+  // On the server: the hash's filters and sort as a query, the total and counts of what they
+  // keep, and the rows in view fetched a window at a time (`shown` holds -1 for a row not
+  // fetched yet; the rows fetched are kept up to a bound, then fetched again as needed).
+  const WINDOW = 200;
+  let generation = 0; // bumped by each query: a window of an earlier query is dropped
+  const asked = new Map(); // a window's first position → its fetch
+  let total = initial ? initial.evals : n;
+  function serverQuery() {
+    const query = { sort: state.sort || "name" };
+    if (state.q) query.q = state.q;
+    if (state.o) query.outcome = state.o;
+    if (state.tag) query.tag = state.tag;
+    if (state.ds) query.dataset = state.ds;
+    return query;
+  }
+  function fromServer(r) {
+    const outcome = r.status === "failed" || r.status === "error" ? 1 : r.status === "skipped" ? 2 : 0;
+    const flags = (r.status === "below" ? BELOW : 0) | (r.status === "error" ? ERROR : 0);
+    return [r.id, outcome, flags, r.score, r.duration_ms, r.tokens, r.cost_usd, r.tags, r.dataset, null, null, r.runs, r.pass_rate, "", null];
+  }
+  function forget() {
+    rows.length = 0;
+    names.length = 0;
+    ids = new Map();
+    asked.clear();
+  }
+  function place(list, offset) {
+    list.forEach((r, k) => {
+      if (offset + k >= shown.length) return;
+      const i = rows.length;
+      rows.push(fromServer(r));
+      names.push(name(r.id));
+      ids.set(r.id, i);
+      shown[offset + k] = i;
+    });
+  }
+  function want(p) {
+    const offset = p - (p % WINDOW);
+    if (asked.has(offset)) return asked.get(offset);
+    if (rows.length > 100 * WINDOW) {
+      forget();
+      shown.fill(-1);
+    }
+    const mine = generation;
+    const fetched = api.rows({ ...serverQuery(), offset, limit: WINDOW }).then((page) => {
+      if (mine !== generation) return;
+      place(page.rows, offset);
+      if (!frame) frame = requestAnimationFrame(() => { frame = 0; paint(); });
+    }, () => asked.delete(offset));
+    asked.set(offset, fetched);
+    return fetched;
+  }
+  async function applyServer(keep) {
+    const started = performance.now();
+    const mine = ++generation;
+    const top = keep ? list.scrollTop : 0;
+    const from = Math.max(0, Math.floor(top / ROW) - 8);
+    const offset = from - (from % WINDOW);
+    const page = await api.rows({ ...serverQuery(), offset, limit: 2 * WINDOW });
+    if (mine !== generation) return;
+    forget();
+    total = page.evals;
+    const m = page.total;
+    shown = new Int32Array(m).fill(-1);
+    place(page.rows, offset);
+    asked.set(offset, Promise.resolve());
+    asked.set(offset + WINDOW, Promise.resolve());
+    const wanted = (s) => !state.o || s === state.o || (state.o === "failed" && s === "error") || (state.o === "passed" && s === "below");
+    $("count").textContent = `${m} of ${total} evals`;
+    $("counts").replaceChildren(
+      ...STATUSES.filter((s) => wanted(s) && page.counts[s]).map((s) => el("span", { class: tone[s] }, `${page.counts[s]} ${s}`)),
+    );
+    if (!keep) list.scrollTop = 0;
+    rowsBox.style.height = m * ROW + "px";
+    paint();
+    document.body.dataset.shown = String(m);
+    document.body.dataset.applyMs = (performance.now() - started).toFixed(1);
+  }
+
+  // Live, on the server: the run's status a few times a second — the totals and a progress
+  // bar in the header, what is running and for how long in the summary — and, when the
+  // results changed, the rows in view again (the scroll, the filters and the open eval kept).
+  const ago = (ms) => (ms >= 60000 ? Math.floor(ms / 60000) + "m " + Math.floor((ms % 60000) / 1000) + "s" : (ms / 1000).toFixed(1) + "s");
+  const liveBar = api ? el("span", { class: "live" }, el("progress", { id: "live-progress", max: "1", value: "0" }), el("span", { id: "live-text" })) : null;
+  const runBox = api ? el("div", { class: "run" }) : null;
+  if (api) {
+    $("summary").prepend(runBox);
+    const totalsLine = $("summary").querySelector(".totals");
+    if (totalsLine) totalsLine.append(liveBar);
+  }
+  let version = initial ? initial.version : 0;
+  function showStatus(s) {
+    const c = s.counts;
+    const totalsLine = document.querySelector(".totals");
+    if (totalsLine) {
+      totalsLine.replaceChildren(
+        el("span", { class: "pass" }, `${c.passed + c.below} passed`),
+        el("span", { class: "fail" }, `${c.failed + c.error} failed`),
+        el("span", { class: "skip" }, `${c.skipped} skipped`),
+        liveBar,
+      );
+    }
+    const progress = $("live-progress");
+    const [done, of] = s.run ? [s.run.finished, s.run.total] : [s.evals, s.expected];
+    progress.max = of || 1;
+    progress.value = of ? Math.min(done, of) : done ? 1 : 0;
+    progress.hidden = !of;
+    $("live-text").textContent = (of ? `${done} of ${of}` : `${s.evals}`) + " evals" + (s.run ? ` · ${s.running_count} running` : "");
+    const running = s.running.map(({ id, ms }) => el("tr", { class: "running", "data-id": id },
+      el("td", {}, el("code", {}, name(id))), el("td", { class: "num" }, ago(ms))));
+    runBox.replaceChildren(
+      el("h2", {}, s.run ? "Running now" : "Results"),
+      s.run
+        ? el("p", {}, `${s.run.finished} of ${s.run.total} evals of the run finished, ${s.running_count} running`
+          + (s.running_count > s.running.length ? ` (the ${s.running.length} running longest below)` : "") + ".")
+        : el("p", { class: "note" }, `No run is writing these results now: ${s.evals} evals, as the files hold them.`),
+      running.length
+        ? el("table", { class: "running" }, el("tr", {}, el("th", {}, "eval"), el("th", { class: "num" }, "running for")), ...running)
+        : null,
+    );
+    document.body.dataset.liveEvals = String(s.evals);
+    document.body.dataset.liveExpected = String(of || "");
+    document.body.dataset.running = String(s.running_count);
+  }
+  async function live() {
+    try {
+      const s = await api.status();
+      showStatus(s);
+      if (s.version !== version) {
+        version = s.version;
+        await apply(true);
+      }
+      delete document.body.dataset.stopped;
+    } catch (e) {
+      $("live-text").textContent = "the server stopped";
+      document.body.dataset.stopped = "true";
+    }
+    setTimeout(live, 300);
+  }
+
   // The virtualized list: only the rows in view (and a few around them) exist.
   const ROW = 26;
   const list = $("list");
@@ -326,10 +496,18 @@
     const nodes = [];
     for (let p = first; p < last; p++) {
       const i = shown[p];
+      if (i < 0) {
+        // On the server: a row not fetched yet.
+        const row = el("div", { class: "row wait", "data-p": p }, el("span", { class: "o" }, "…"));
+        row.style.top = p * ROW + "px";
+        nodes.push(row);
+        want(p);
+        continue;
+      }
       const r = rows[i];
       const s = status(r);
       const c = baseline ? change(r[ID]) : null;
-      const row = el("div", { class: "row" + (p === selected ? " sel" : ""), role: "option", "data-id": r[ID], "data-p": p },
+      const row = el("div", { class: "row" + (p === selected || (api && r[ID] === state.open) ? " sel" : ""), role: "option", "data-id": r[ID], "data-p": p },
         el("span", { class: "o " + tone[s] }, badge[s]),
         nameCell(i),
         baseline ? el("span", { class: "c " + (c ? c.tone : ""), title: c && c.details ? c.details : null }, c ? c.label : "") : null,
@@ -374,6 +552,10 @@
   });
   function select_(p) {
     if (p < 0 || p >= shown.length) return;
+    if (shown[p] < 0) {
+      want(p).then(() => { if (shown[p] >= 0) select_(p); });
+      return;
+    }
     selected = p;
     const top = p * ROW;
     const visible = list.clientHeight - ROW;
@@ -474,8 +656,9 @@
   async function open(id) {
     const detail = $("detail");
     const i = byId.get(id);
-    if (i === undefined) { home(); return; }
-    const r = await report(i);
+    if (i === undefined && !api) { home(); return; }
+    const r = api ? await api.report(id) : await report(i);
+    if (r === null) { if (state.open === id) home(); return; }
     if (state.open !== id) return; // another eval was opened meanwhile
     detail.replaceChildren(...details(r));
     detail.dataset.id = id;
@@ -814,7 +997,8 @@
   $("app").hidden = false;
   readHash();
   showState();
-  apply();
+  await apply();
+  if (api) live();
   if (state.open) {
     const p = shown.indexOf(byId.get(state.open));
     if (p >= 0) select_(p);
