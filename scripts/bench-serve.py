@@ -151,6 +151,9 @@ def serve(label, measure):
                       "outcome=failed&sort=-duration"]:
                 times = [get(f"/api/rows?{q}&limit=100")[0] for _ in range(3)]
                 print(f"{q}: {min(times):.0f} ms (best of 3; {get(f'/api/rows?{q}&limit=1')[1]['total']} rows)")
+            for q in ["", "outcome=failed"]:
+                times = [get("/api/distributions" + (f"?{q}" if q else ""))[0] for _ in range(3)]
+                print(f"distributions {q or '(all)'}: {min(times):.0f} ms (best of 3)")
             some = get(f"/api/rows?offset={a.evals // 2}&limit=1")[1]["rows"][0]["id"]
             ms, _ = get(f"/api/eval?id={urllib.parse.quote(some)}")
             print(f"one eval's record: {ms:.1f} ms")

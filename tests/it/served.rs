@@ -379,6 +379,19 @@ fn the_served_page_fits_1400_by_900() {
         "(() => { const p = document.getElementById('live-progress'); return [p.value, p.max, p.getBoundingClientRect().width > 0]; })()",
     );
     assert_eq!(progress, serde_json::json!([301, 400, true]));
+    // The distributions, binned by the server over what the filters keep (the page holds only
+    // the rows in view): each figure's bars add up to its count of values.
+    let figures = "Array.from(document.querySelectorAll('figure.dist'), (f) => [f.dataset.plot, +f.dataset.n, Array.from(f.querySelectorAll('rect.bar'), (b) => +b.dataset.count).reduce((a, b) => a + b, 0) + +(f.dataset.zeros || 0)])";
+    browser.wait_for(&tab, "document.body.dataset.plots === '301'");
+    let drawn = browser.eval(&tab, figures);
+    let drawn = drawn.as_array().expect("a list of figures");
+    let names: Vec<&str> = drawn.iter().filter_map(|f| f[0].as_str()).collect();
+    assert_eq!(names, ["score", "duration", "cost", "tokens"], "{drawn:?}");
+    for figure in drawn {
+        let n = figure[1].as_u64().expect("a count");
+        assert!(n > 250 && n <= 301, "{figure}: most evals have each value");
+        assert_eq!(figure[1], figure[2], "{figure}: the bars hold every value");
+    }
     let ids = browser.eval(
         &tab,
         "Array.from(document.querySelectorAll('#rows .row[data-id]'), (r) => r.dataset.id).slice(0, 3)",
@@ -406,6 +419,8 @@ fn the_served_page_fits_1400_by_900() {
     // Filtered and sorted on the server, as the hash says.
     browser.eval(&tab, "location.hash = 'o=failed&sort=-duration'");
     browser.wait_for(&tab, "document.body.dataset.shown === '31'");
+    // The distributions follow the filter.
+    browser.wait_for(&tab, "document.body.dataset.plots === '31'");
     let durations = browser.eval(
         &tab,
         "Array.from(document.querySelectorAll('#rows .row[data-id] .v.time'), (c) => c.textContent)",

@@ -1,6 +1,7 @@
 //! The server's requests: the token first (403 without it), then the page (`/`), the run's
 //! status (`/api/status`: totals, progress, what is running), a page of rows (`/api/rows`),
-//! an eval's record (`/api/eval?id=`) and the run history's trends (`/api/history`, `?eval=`
+//! an eval's record (`/api/eval?id=`), the distributions of the evals a filter keeps
+//! (`/api/distributions`, binned for the plots) and the run history's trends (`/api/history`, `?eval=`
 //! an eval's, `&last=` how many runs). Parameters are eval ids, filters and numbers, never
 //! paths: an unknown parameter is refused (400), so no request can name a file.
 
@@ -53,6 +54,7 @@ async fn answer(
             "token", "offset", "limit", "outcome", "q", "tag", "dataset", "sort",
         ],
         "/api/eval" => &["token", "id"],
+        "/api/distributions" => &["token", "outcome", "q", "tag", "dataset"],
         "/api/history" => &["token", "eval", "last"],
         _ => return plain(StatusCode::NOT_FOUND, "not found\n"),
     };
@@ -113,6 +115,19 @@ async fn answer(
                 "read": {"from_index": index.from_index, "from_records": index.from_records},
                 "history": has_history(),
             }))
+        }
+        "/api/distributions" => {
+            let query = Query {
+                limit: usize::MAX,
+                outcome: get("outcome"),
+                text: get("q"),
+                tag: get("tag"),
+                dataset: get("dataset"),
+                ..Query::default()
+            };
+            let index = state.index.lock().unwrap_or_else(|e| e.into_inner());
+            let page = index.query(&query);
+            json(&super::distribution::distributions(&page.rows))
         }
         "/api/rows" => {
             let number = |name: &str, default: usize| get(name).parse().unwrap_or(default);

@@ -16,6 +16,7 @@
 //! comparison and the merge are made over the whole run), made again when the results change.
 
 mod api;
+mod distribution;
 mod index;
 mod running;
 mod store;

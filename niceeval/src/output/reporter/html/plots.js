@@ -85,9 +85,13 @@ const NiceevalPlots = (() => {
   // A histogram of `values` in a <figure>: `name` (its data-plot), a title, `format` for the
   // axis, options for `bins`. Bars' heights are counts (the tallest labelled), the x axis the
   // bins' edges (log scale said so), the caption the count, median and 90th percentile.
+  // `values` may come binned already (the served page: the server bins the evals the filters
+  // keep, the page holding only the rows in view): `{edges, counts, log, zeros, n, median,
+  // p90}`, as `bins` makes them.
   function histogram(name, heading, values, format, options) {
     const f = format || plain;
-    const b = bins(values, options);
+    const binned = values && !ArrayBuffer.isView(values) && !Array.isArray(values) ? values : null;
+    const b = binned ? { min: NaN, max: NaN, ...binned } : bins(values, options);
     const W = 300, H = 132, left = 34, right = 8, top = 14, bottom = 34;
     const plot = s("svg", { class: "plot", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": heading + " distribution" });
     const figure = document.createElement("figure");
@@ -143,8 +147,9 @@ const NiceevalPlots = (() => {
       plot.append(s("line", { x1: at, x2: at, y1: top + tall, y2: top + tall + 3, class: "axis" }),
         s("text", { x: at, y: top + tall + 13, "text-anchor": anchor, class: "tick" }, f(t)));
     }
-    const sorted = Float64Array.from(values).sort();
-    const note = [`${b.n} eval${b.n === 1 ? "" : "s"}`, `median ${f(quantile(sorted, 0.5))}`, `p90 ${f(quantile(sorted, 0.9))}`];
+    const sorted = binned ? null : Float64Array.from(values).sort();
+    const [median, p90] = binned ? [binned.median, binned.p90] : [quantile(sorted, 0.5), quantile(sorted, 0.9)];
+    const note = [`${b.n} eval${b.n === 1 ? "" : "s"}`, `median ${f(median)}`, `p90 ${f(p90)}`];
     if (b.log) note.push("log scale");
     if (b.zeros) note.push(`${b.zeros} at 0`);
     plot.append(s("text", { x: left, y: H - 4, class: "label" }, note.join(" · ")));
@@ -306,7 +311,7 @@ const NiceevalPlots = (() => {
     const box = el("div", { class: "plots-home" });
     const dists = section("distributions", "Distributions", el("p", { class: "note" }, "drawn after the list…"));
     const suites = el("div", { class: "suite-trends" });
-    box.append(...(v.rows ? [dists] : []), suites);
+    box.append(...(v.rows || v.distributions ? [dists] : []), suites);
     // The comparison's pass-rate changes, largest first, with their intervals.
     function forest() {
       const changed = Object.entries(v.changes || {})
@@ -319,7 +324,24 @@ const NiceevalPlots = (() => {
       box.insertBefore(section("pass-rate-changes", "Pass rates since the baseline",
         el("p", { class: "note" }, `each changed eval's pass rate, now − baseline, with Newcombe's interval` + (changed.length > FOREST ? ` (the ${FOREST} largest of ${changed.length})` : "")), figure), dists);
     }
+    // Served: the server bins the evals the filters keep (`v.distributions()`).
+    let asked = 0;
+    async function servedDistributions() {
+      const mine = ++asked;
+      const d = await v.distributions().catch(() => null);
+      if (mine !== asked || !d) return;
+      const grid = el("div", { class: "plots" },
+        histogram("score", "score", d.score, two),
+        histogram("duration", "time (duration)", d.duration, v.ms),
+        histogram("cost", "cost", d.cost, v.usd),
+        histogram("tokens", "tokens", d.tokens, tokens));
+      dists.replaceChildren(dists.firstChild, el("p", { class: "note" }, `over the ${d.evals} evals the filters keep`), grid);
+      drawn = true;
+      document.body.dataset.plots = String(d.evals);
+      document.body.dataset.plotsMs = performance.now().toFixed(0);
+    }
     function distributions() {
+      if (!v.rows && v.distributions) return servedDistributions();
       const list = shown || [];
       const values = (field) => {
         const out = new Float64Array(list.length);

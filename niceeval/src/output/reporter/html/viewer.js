@@ -70,6 +70,7 @@
       status: () => get("status"),
       rows: (params) => get("rows", params),
       report: (id) => get("eval", { id }).catch(() => null),
+      distributions: (params) => get("distributions", params),
     };
   }
   const initial = api ? await api.status() : null;
@@ -120,7 +121,9 @@
   // Plots (plots.js): distributions, trends from the history, the comparison's intervals.
   // Served, the page holds only the rows in view: no distributions; the trends come from
   // `/api/history` when the server has a history.
-  const plots = NiceevalPlots.viewer({ rows: api ? null : rows, history: initial ? initial.history : undefined, SCORE, DURATION, TOKENS, COST, ms, usd, decode, name, changes: suite.changes });
+  // Served, the distributions are binned by the server over what the filters keep.
+  const served = api ? () => { const { sort, ...query } = serverQuery(); return api.distributions(query); } : null;
+  const plots = NiceevalPlots.viewer({ rows: api ? null : rows, distributions: served, history: initial ? initial.history : undefined, SCORE, DURATION, TOKENS, COST, ms, usd, decode, name, changes: suite.changes });
   const change = (id) => suite.changes[id];
 
   // The view: filters, sort and the open eval, kept in the URL's hash.
@@ -405,6 +408,7 @@
     paint();
     document.body.dataset.shown = String(m);
     document.body.dataset.applyMs = (performance.now() - started).toFixed(1);
+    plots.filtered(null);
   }
 
   // Live, on the server: the run's status a few times a second — the totals and a progress
