@@ -288,6 +288,32 @@ fn twenty_runs_regressing_at_run_12_are_marked_there_with_the_commit_and_fit_the
             .is_some_and(|t| t.contains("no change beyond chance over these 20 runs"))
     );
     quiet(&browser);
+
+    // The same runs served (`niceeval view`): the page asks `/api/history` for the eval's
+    // trend, marked at run 12 only.
+    let server =
+        super::served::Server::start_with(dir.path(), &results, &[("NICEEVAL_HISTORY", &history)]);
+    let tab = browser.open_sized(
+        &format!("{}#open=trend::evals::refund", server.url()),
+        Some(SIZE),
+    );
+    browser.wait_for(&tab, "document.body && document.body.dataset.ready");
+    browser.wait_for(
+        &tab,
+        "document.querySelector('#detail section.across-runs[data-loaded=\"20\"]')",
+    );
+    let served = browser.eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#detail section.across-runs figure[data-plot=trend-pass-rate] circle[data-mark]'), (c) => Number(c.dataset.run))",
+    );
+    assert_eq!(served, serde_json::json!([12]), "served");
+    let label = browser.eval(
+        &tab,
+        "document.querySelector('#detail figure[data-plot=trend-pass-rate] text.commit').textContent",
+    );
+    assert_eq!(label, &commit(12)[..7], "served");
+    wrong.extend(geometry(&mut browser, &tab, "an eval's trends, served"));
+    quiet(&browser);
     assert!(
         wrong.is_empty(),
         "at {}×{}:\n{}",

@@ -18,7 +18,7 @@ use niceeval_tests::synthetic;
 const SIZE: (u32, u32) = (1400, 900);
 
 /// `niceeval view` serving `results`, stopped when dropped.
-struct Server {
+pub(super) struct Server {
     child: Child,
     port: u16,
     token: String,
@@ -33,8 +33,14 @@ impl Drop for Server {
 
 impl Server {
     fn start(dir: &Path, results: &Path) -> Server {
+        Server::start_with(dir, results, &[])
+    }
+
+    /// [`Server::start`] with `env` set (`NICEEVAL_HISTORY`: the history it serves).
+    pub(super) fn start_with(dir: &Path, results: &Path, env: &[(&str, &Path)]) -> Server {
         let mut command = Command::new(Fixtures::get().niceeval_cli());
         niceeval_tests::child::clean_env(&mut command);
+        command.envs(env.iter().copied());
         let mut child = command
             .args(["view", "--no-open"])
             .arg(results)
@@ -59,7 +65,7 @@ impl Server {
         }
     }
 
-    fn url(&self) -> String {
+    pub(super) fn url(&self) -> String {
         format!("http://127.0.0.1:{}/?token={}", self.port, self.token)
     }
 
