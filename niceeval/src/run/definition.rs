@@ -285,7 +285,7 @@ pub struct EvalDefinition {
     /// [`crate::run::dataset::Cases`]).
     pub dataset: Option<Dataset>,
     /// The case this definition runs, for a data eval defined for the process (a dataset's
-    /// case is made for its run and owns it: [`EvalDefinition::own_case`]).
+    /// case is made for its run and owns it: `EvalDefinition::own_case`).
     pub case: Option<&'static Case>,
     /// `workspace = "dir"`: each run gets a working copy of this template directory (relative
     /// to [`EvalDefinition::manifest_dir`]).

@@ -493,7 +493,7 @@ pub(crate) const RUNNING_SUFFIX: &str = "running.json";
 
 /// The results file as a reporter, for the suite runner: opens the file once (compacting it,
 /// except under nextest), then writes and flushes one line per finished eval — a crash or a
-/// kill loses nothing that finished. Beside it, what is running ([`RUNNING_SUFFIX`]).
+/// kill loses nothing that finished. Beside it, what is running (`<stem>.running.json`).
 pub struct ResultsFile {
     path: PathBuf,
     file: std::fs::File,
