@@ -618,6 +618,7 @@ impl Index {
     /// The rows `query` asks for.
     pub(super) fn query(&self, query: &Query) -> Page<'_> {
         let text = query.text.to_lowercase();
+        let pattern = id_pattern(&query.text);
         let tag = (!query.tag.is_empty()).then(|| self.name_ids.get(query.tag.as_str()));
         let dataset =
             (!query.dataset.is_empty()).then(|| self.name_ids.get(query.dataset.as_str()));
@@ -656,8 +657,10 @@ impl Index {
                     _ => continue,
                 }
             }
-            if !text.is_empty() && !contains_lower(&r.id, &text) {
-                continue;
+            match &pattern {
+                Some(re) if !re.is_match(&r.id) => continue,
+                None if !text.is_empty() && !contains_lower(&r.id, &text) => continue,
+                _ => {}
             }
             counts[r.status as usize] += 1;
             if wanted(r.status) {
@@ -809,6 +812,21 @@ fn natural(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 /// Whether `hay` contains `needle` (already lowercase), ignoring ASCII case.
+/// `/re/` (flags after the last slash, case-insensitive always) as a regular expression over
+/// ids, as the one-file page reads its search box; `None` for plain text, and for a pattern that
+/// does not compile (then searched as text, as the page does).
+fn id_pattern(text: &str) -> Option<regex::Regex> {
+    let body = text.strip_prefix('/')?;
+    let (pattern, flags) = body.rsplit_once('/')?;
+    if pattern.is_empty() || !flags.bytes().all(|b| b.is_ascii_lowercase()) {
+        return None;
+    }
+    regex::RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .build()
+        .ok()
+}
+
 fn contains_lower(hay: &str, needle: &str) -> bool {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
     n.len() <= h.len()
@@ -818,7 +836,19 @@ fn contains_lower(hay: &str, needle: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::natural;
+    use super::{id_pattern, natural};
+
+    #[test]
+    fn a_search_between_slashes_is_a_case_insensitive_pattern_over_ids() {
+        let re = id_pattern("/case_0+1$/").expect("a pattern");
+        assert!(re.is_match("dataset::CASE_0001"));
+        assert!(!re.is_match("dataset::case_0011"));
+        assert!(id_pattern("/refund/i").is_some());
+        // Plain text, and a pattern that does not compile, are searched as text.
+        assert!(id_pattern("refund").is_none());
+        assert!(id_pattern("/(unclosed/").is_none());
+        assert!(id_pattern("//").is_none());
+    }
     use std::cmp::Ordering;
 
     #[test]

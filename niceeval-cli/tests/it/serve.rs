@@ -185,6 +185,30 @@ fn rows_filter_sort_and_page_on_the_server_and_records_come_by_id() {
     );
     let text = server.json(&format!("/api/rows?token={t}&q=CASE_00009"));
     assert_eq!(text["total"], 10, "case_000090..99");
+    // Between slashes, a regular expression over ids (case-insensitive, as the page's box).
+    let pattern = server.json(&format!(
+        "/api/rows?token={t}&q=%2FCASE_0000%5B0-4%5D7%24%2F"
+    ));
+    assert_eq!(
+        pattern["total"], 5,
+        "case_000007, 17, 27, 37, 47: {pattern}"
+    );
+    // The distributions of what a filter keeps, binned on the server.
+    let failed_plots = server.json(&format!("/api/distributions?token={t}&outcome=failed"));
+    assert_eq!(failed_plots["evals"], 10, "{failed_plots}");
+    for field in ["score", "duration", "cost", "tokens"] {
+        let d = &failed_plots[field];
+        let counted: u64 = d["counts"]
+            .as_array()
+            .map_or(0, |c| c.iter().filter_map(|x| x.as_u64()).sum());
+        assert_eq!(
+            counted + d["zeros"].as_u64().unwrap_or(0),
+            d["n"].as_u64().unwrap_or(u64::MAX),
+            "{field}: {d}"
+        );
+    }
+    let (status, _) = server.get(&format!("/api/distributions?token={t}&sort=name"));
+    assert_eq!(status, 400, "the distributions take filters only");
     let tag = server.json(&format!("/api/rows?token={t}&tag=refund"));
     assert_eq!(tag["total"], 34);
     let none = server.json(&format!("/api/rows?token={t}&dataset=nothing"));
