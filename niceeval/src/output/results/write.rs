@@ -387,6 +387,10 @@ fn compact_with(
         }
         out.flush()?;
     }
+    // The file keeps its own permissions (a temporary file is the owner's alone).
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = temp.as_file().set_permissions(meta.permissions());
+    }
     temp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
@@ -673,6 +677,24 @@ impl Reporter for ResultsFile {
 #[cfg(test)]
 mod tests {
     use super::{compact_with, earlier_files, target_name};
+
+    /// Compaction writes a temporary file and renames it over the results: the results keep
+    /// the permissions they had (they were left owner-only, 0600, by the temporary file).
+    #[cfg(unix)]
+    #[test]
+    fn a_compacted_file_keeps_its_permissions() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("evals.jsonl");
+        std::fs::write(&path, "").expect("writable");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        compact_with(&path, 1, |_| true).expect("compacted");
+        let mode = std::fs::metadata(&path)
+            .expect("there")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o644);
+    }
 
     #[test]
     fn the_earlier_files_of_a_binary_are_its_own_and_not_the_current_one() {
