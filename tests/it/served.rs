@@ -32,8 +32,10 @@ impl Drop for Server {
 }
 
 impl Server {
+    /// Without a history: the command, built in the fixtures' target directory, would find
+    /// the history the fixtures' other runs recorded there.
     fn start(dir: &Path, results: &Path) -> Server {
-        Server::start_with(dir, results, &[])
+        Server::start_with(dir, results, &[("NICEEVAL_HISTORY", Path::new("off"))])
     }
 
     /// [`Server::start`] with `env` set (`NICEEVAL_HISTORY`: the history it serves).
@@ -398,6 +400,7 @@ fn the_served_page_fits_1400_by_900() {
         assert!(n > 250 && n <= 301, "{figure}: most evals have each value");
         assert_eq!(figure[1], figure[2], "{figure}: the bars hold every value");
     }
+    super::views::photograph(&mut browser, &tab, "served");
     let ids = browser.eval(
         &tab,
         "Array.from(document.querySelectorAll('#rows .row[data-id]'), (r) => r.dataset.id).slice(0, 3)",
