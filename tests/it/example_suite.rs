@@ -84,6 +84,12 @@ fn mask(line: &str) -> String {
             line.replace_range(start..end, "[time]");
         }
     }
+    // `(/abs/target-dir/debug/deps/…)` (an absolute `CARGO_TARGET_DIR`) → `(target/debug/deps/…)`.
+    if let Some(open) = line.find("(/")
+        && let Some(deps) = line[open..].find("/debug/deps/")
+    {
+        line.replace_range(open + 1..open + deps, "target");
+    }
     // `target/debug/deps/evals-d55eb1319753f220` → `evals-[hash]`.
     if let Some(at) = line.find("target/debug/deps/") {
         let start = at + "target/debug/deps/".len();
@@ -144,10 +150,10 @@ fn the_example_suites_output_is_unchanged_apart_from_timings() {
 }
 
 #[test]
-fn normalizing_masks_timings_hashes_and_order() {
-    let text = "test slow has been running for over 60 seconds\nniceeval: SKIPPED c: to run it, install `claude` (npm i claude), set K\ntest examples/src/book.rs - book::SuiteFiles (line 76) ... ignored\n   Compiling x v1\n     Running tests/evals/main.rs (target/debug/deps/evals-d55eb1319753f220)\n\nrunning 2 tests\ntest b ... ok\ntest a ... ok\n\ntest result: ok. 2 passed; finished in 0.79s\n\nrunning 2 evals (concurrency 4)\nall doctests ran in 2.07s; merged doctests compilation took 2.05s\n";
+fn normalizing_masks_timings_hashes_target_directories_and_order() {
+    let text = "test slow has been running for over 60 seconds\nniceeval: SKIPPED c: to run it, install `claude` (npm i claude), set K\ntest examples/src/book.rs - book::SuiteFiles (line 76) ... ignored\n   Compiling x v1\n     Running unittests src/lib.rs (/home/ci/cache/target/debug/deps/niceeval_examples-6942b7a8ec8752a3)\n     Running tests/evals/main.rs (target/debug/deps/evals-d55eb1319753f220)\n\nrunning 2 tests\ntest b ... ok\ntest a ... ok\n\ntest result: ok. 2 passed; finished in 0.79s\n\nrunning 2 evals (concurrency 4)\nall doctests ran in 2.07s; merged doctests compilation took 2.05s\n";
     assert_eq!(
         normalize(text),
-        "niceeval: SKIPPED c: to run it, set K\ntest examples/src/book.rs - book::SuiteFiles (line [n]) ... ignored\n     Running tests/evals/main.rs (target/debug/deps/evals-[hash])\n\nrunning 2 tests\n\ntest a ... ok\ntest b ... ok\ntest result: ok. 2 passed; finished in [time]\n\nrunning 2 evals (concurrency [n])\nall doctests ran in [time]; merged doctests compilation took [time]\n"
+        "niceeval: SKIPPED c: to run it, set K\ntest examples/src/book.rs - book::SuiteFiles (line [n]) ... ignored\n     Running unittests src/lib.rs (target/debug/deps/niceeval_examples-[hash])\n     Running tests/evals/main.rs (target/debug/deps/evals-[hash])\n\nrunning 2 tests\n\ntest a ... ok\ntest b ... ok\ntest result: ok. 2 passed; finished in [time]\n\nrunning 2 evals (concurrency [n])\nall doctests ran in [time]; merged doctests compilation took [time]\n"
     );
 }
