@@ -84,12 +84,14 @@ async fn answer(
             response
         }
         "/api/status" => {
+            // The configuration is read outside the index's lock (it is asked a few times a
+            // second by each open page).
+            let history = has_history();
             let mut index = state.index.lock().unwrap_or_else(|e| e.into_inner());
             let expected = index.expected();
-            let page = index.query(&Query::default());
             let counts: serde_json::Map<String, serde_json::Value> = STATUSES
                 .iter()
-                .zip(page.counts)
+                .zip(index.counts())
                 .map(|(s, c)| ((*s).to_string(), c.into()))
                 .collect();
             let live = super::running::read(index.paths());
@@ -113,7 +115,7 @@ async fn answer(
                 "tags": index.tags(),
                 "datasets": index.datasets(),
                 "read": {"from_index": index.from_index, "from_records": index.from_records},
-                "history": has_history(),
+                "history": history,
             }))
         }
         "/api/distributions" => {

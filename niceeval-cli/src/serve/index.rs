@@ -584,6 +584,16 @@ impl Index {
         self.version += 1;
     }
 
+    /// How many rows have each status (the unfiltered query's counts, without listing the
+    /// rows).
+    pub(super) fn counts(&self) -> [usize; STATUSES.len()] {
+        let mut counts = [0usize; STATUSES.len()];
+        for r in &self.rows {
+            counts[r.status as usize] += 1;
+        }
+        counts
+    }
+
     /// How many evals there are.
     pub(super) fn len(&self) -> usize {
         self.rows.len()
